@@ -1,0 +1,165 @@
+/* The kernel interface: every kernel is one `const struct cbk_kernel` in one
+ * file, listed once in registry.c. The core (option parsing, the repetition
+ * loop, rank reduction, JSON output, cleanup) never names a kernel. */
+#ifndef CBK_H
+#define CBK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef CBK_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#define CBK_VERSION "0.1.0"
+/* Bumped whenever a record's fields change meaning; Python checks it. */
+#define CBK_SCHEMA 1
+#define CBK_MAX_PARAMS 48
+#define CBK_MAX_FIELDS 24
+#define CBK_MAX_WARNINGS 4
+
+/* Exit statuses, shared with the Python side. */
+enum { CBK_EXIT_OK = 0, CBK_EXIT_FAILED = 1, CBK_EXIT_BAD_INPUT = 2 };
+
+enum cbk_param_type {
+    CBK_SIZE,    /* bytes, binary suffixes k/m/g/t */
+    CBK_INT,     /* signed integer */
+    CBK_REAL,    /* floating point */
+    CBK_CHOICE,  /* one of `choices` */
+    CBK_BOOL,    /* --name, --name=true|false */
+    CBK_STRING,
+    CBK_PATH,    /* a directory or file the kernel works in */
+};
+
+struct cbk_param {
+    const char *name;
+    enum cbk_param_type type;
+    const char *default_value; /* parsed like user input; NULL: required */
+    const char *unit;          /* printed by --describe, e.g. "bytes", "s" */
+    const char *choices;       /* comma separated, CBK_CHOICE only */
+    const char *min, *max;     /* inclusive bounds as text; NULL: none */
+    const char *help;
+};
+
+union cbk_value {
+    uint64_t size;
+    int64_t integer;
+    double real;
+    const char *text; /* CBK_CHOICE, CBK_STRING, CBK_PATH */
+    bool flag;
+};
+
+struct cbk_kernel;
+
+/* Parsed parameters: slot i belongs to kernel->params[i]; the common
+ * parameters (cbk_common_params) follow after the kernel's own. */
+struct cbk_args {
+    const struct cbk_kernel *kernel;
+    int count;
+    const struct cbk_param *param[CBK_MAX_PARAMS];
+    union cbk_value value[CBK_MAX_PARAMS];
+    const char *text[CBK_MAX_PARAMS]; /* as given, for the run record */
+};
+
+/* Everything a kernel may touch besides its parameters. */
+struct cbk_ctx {
+    int rank, size;          /* 0 and 1 without MPI */
+    int node_rank, node_size;/* rank within its node, ranks on its node */
+    int nodes;               /* distinct hosts */
+#ifdef CBK_HAVE_MPI
+    MPI_Comm comm;
+#endif
+    FILE *out;               /* measurement records (rank 0 writes) */
+    const struct cbk_kernel *kernel;
+    const struct cbk_args *args;
+    int repetition;          /* set by the driver before each run() */
+    double epoch_s;          /* cbk_clock() just after the repetition's barrier */
+    uint64_t run_id;         /* random per invocation; stamps data blocks */
+    double timer_resolution_s;
+    void *state;             /* owned by the kernel: setup() to teardown() */
+};
+
+/* A kernel-specific value attached to a record. */
+enum cbk_field_type { CBK_F_U64, CBK_F_I64, CBK_F_REAL, CBK_F_TEXT, CBK_F_BOOL };
+struct cbk_field {
+    const char *key;
+    enum cbk_field_type type;
+    union { uint64_t u64; int64_t i64; double real; const char *text; bool flag; } v;
+};
+#define CBK_U64(k, x)  ((struct cbk_field){ .key = (k), .type = CBK_F_U64, .v.u64 = (x) })
+#define CBK_I64(k, x)  ((struct cbk_field){ .key = (k), .type = CBK_F_I64, .v.i64 = (x) })
+#define CBK_REAL(k, x) ((struct cbk_field){ .key = (k), .type = CBK_F_REAL, .v.real = (x) })
+#define CBK_TEXT(k, x) ((struct cbk_field){ .key = (k), .type = CBK_F_TEXT, .v.text = (x) })
+#define CBK_BOOL(k, x) ((struct cbk_field){ .key = (k), .type = CBK_F_BOOL, .v.flag = (x) })
+
+/* One timed phase as seen by one rank. Times are seconds since the
+ * driver's barrier that opened this repetition, so ranks on different
+ * nodes are comparable (IOR's method: rate = all bytes over latest end
+ * minus earliest begin). */
+struct cbk_phase {
+    const char *phase;       /* "write", "read", ... */
+    const char *mode;        /* cache/durability state: "fsync", "cold", ... */
+    uint64_t bytes, ops;     /* this rank's */
+    double begin_s, end_s;
+    /* Kernels whose figure is not bytes/second set these (e.g. MFLOPS);
+     * `value` is this rank's share and is summed over ranks. */
+    const char *value_unit;
+    double value;
+    struct cbk_field field[CBK_MAX_FIELDS];
+    int fields;
+    const char *warning[CBK_MAX_WARNINGS];
+    int warnings;
+};
+
+struct cbk_kernel {
+    const char *name;
+    const char *summary;       /* one line */
+    unsigned flags;            /* CBK_PARALLEL: meaningful on many ranks */
+    const struct cbk_param *params; /* ends with an entry whose name is NULL */
+    /* Checks input before anything is created. Returns 0, or fills `why`
+     * with one line a person can act on. All hooks below are optional. */
+    int (*validate)(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t why_len);
+    int (*setup)(const struct cbk_args *a, struct cbk_ctx *c);
+    /* One repetition: runs its timed phases and reports them. */
+    int (*run)(const struct cbk_args *a, struct cbk_ctx *c);
+    void (*teardown)(const struct cbk_args *a, struct cbk_ctx *c);
+};
+#define CBK_PARALLEL 1u
+
+/* registry.c */
+extern const struct cbk_kernel *const cbk_kernels[];
+const struct cbk_kernel *cbk_find_kernel(const char *name);
+extern const struct cbk_param cbk_common_params[];
+
+/* Parameter access by name (setup time only, never inside a timed loop). */
+uint64_t cbk_arg_size(const struct cbk_args *a, const char *name);
+int64_t cbk_arg_int(const struct cbk_args *a, const char *name);
+double cbk_arg_real(const struct cbk_args *a, const char *name);
+const char *cbk_arg_text(const struct cbk_args *a, const char *name);
+bool cbk_arg_flag(const struct cbk_args *a, const char *name);
+
+/* Reports one phase: reduces over ranks, rank 0 prints the record. Every
+ * rank must call it. */
+void cbk_report(struct cbk_ctx *c, const struct cbk_phase *p);
+void cbk_phase_field(struct cbk_phase *p, struct cbk_field f);
+void cbk_phase_warn(struct cbk_phase *p, const char *warning);
+
+/* Seconds since the current repetition's barrier: the time base of
+ * cbk_phase.begin_s/end_s, comparable across nodes. */
+double cbk_now(const struct cbk_ctx *c);
+
+/* Collective helpers; plain values without MPI. */
+void cbk_barrier(struct cbk_ctx *c);
+int cbk_all_max_int(struct cbk_ctx *c, int v);
+
+/* Fatal errors: one JSON record on stderr, cleanup, exit. Input errors
+ * exit 2, failed measurements 1. */
+_Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Runs one kernel with parsed arguments; the library entry main() calls. */
+int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx *c);
+
+#endif

@@ -1,0 +1,113 @@
+#include "cleanup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The only mutable file-scope state in cbk: a signal handler cannot be
+ * handed a context, so the directories to remove must live here. */
+static char dirs[CBK_CLEANUP_DIRS][CBK_PATH_MAX];
+static volatile sig_atomic_t dir_count;
+
+struct linux_dirent64 {
+    unsigned long long d_ino;
+    long long d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+/* Our private directories hold plain files, or one level of per-rank
+ * subdirectories holding files; remove both levels. */
+static void empty_dir(int dfd, int depth)
+{
+    char buf[4096];
+    /* Unlinking while reading a directory may skip entries, so read it
+     * again from the start until a pass removes nothing. */
+    for (int removed = 1; removed;) {
+        removed = 0;
+        lseek(dfd, 0, SEEK_SET);
+        long n;
+        while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+            for (long off = 0; off < n;) {
+                struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
+                off += d->d_reclen;
+                if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+                    continue;
+                if (!unlinkat(dfd, d->d_name, 0)) {
+                    removed++;
+                } else if (errno == EISDIR && depth < 2) {
+                    int sub = openat(dfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+                    if (sub >= 0) {
+                        empty_dir(sub, depth + 1);
+                        close(sub);
+                    }
+                    if (!unlinkat(dfd, d->d_name, AT_REMOVEDIR))
+                        removed++;
+                }
+            }
+        }
+    }
+}
+
+void cbk_cleanup_run(void)
+{
+    for (int i = dir_count - 1; i >= 0; i--) {
+        if (!dirs[i][0])
+            continue;
+        int dfd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (dfd >= 0) {
+            empty_dir(dfd, 1);
+            close(dfd);
+        }
+        rmdir(dirs[i]);
+        dirs[i][0] = '\0';
+    }
+}
+
+static void on_signal(int sig)
+{
+    cbk_cleanup_run();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cbk_cleanup_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_len)
+{
+    if (dir_count == CBK_CLEANUP_DIRS)
+        return -EMFILE;
+    int n = snprintf(out, out_len, "%s/cbk-%s-XXXXXX", parent, tag);
+    if (n < 0 || (size_t)n >= out_len || (size_t)n >= CBK_PATH_MAX)
+        return -ENAMETOOLONG;
+    /* Block signals while the directory exists but is not yet registered. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    int rc = 0;
+    if (!mkdtemp(out)) {
+        rc = -errno;
+    } else {
+        memcpy(dirs[dir_count], out, (size_t)n + 1);
+        dir_count++;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* Removal of what a run created, at exit and on SIGINT/SIGTERM/SIGHUP.
+ * Kernels create their files only inside private directories registered
+ * here; cleanup empties and removes exactly those directories (it never
+ * follows a path it was not given), so nothing the toolkit did not create
+ * is touched. The handler uses only async-signal-safe calls (open,
+ * getdents64, unlinkat, rmdir), hence the fixed-size table below. */
+#ifndef CBK_CLEANUP_H
+#define CBK_CLEANUP_H
+
+#include <stddef.h>
+
+#define CBK_CLEANUP_DIRS 8
+#define CBK_PATH_MAX 4096
+
+/* Installs the signal handlers; call once before any file is created. */
+void cbk_cleanup_install(void);
+
+/* Creates a fresh private directory "<parent>/cbk-<tag>-XXXXXX", registers
+ * it and writes its path to `out`. Returns 0 or -errno. */
+int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_len);
+
+/* Empties and removes every registered directory (idempotent). */
+void cbk_cleanup_run(void);
+
+#endif

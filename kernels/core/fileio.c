@@ -1,0 +1,136 @@
+#include "fileio.h"
+
+#include "params.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len)
+{
+    struct stat st;
+    if (stat(dir, &st)) {
+        snprintf(why, why_len, "target directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, why_len, "target %s is not a directory", dir);
+        return -1;
+    }
+    struct statvfs fs;
+    if (statvfs(dir, &fs)) {
+        snprintf(why, why_len, "target directory %s: statvfs: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (fs.f_flag & ST_RDONLY) {
+        snprintf(why, why_len, "target directory %s is on a read-only file system", dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK)) {
+        snprintf(why, why_len, "target directory %s is not writable: %s", dir, strerror(errno));
+        return -1;
+    }
+    uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+    if (need_bytes > avail) {
+        char need[32], have[32];
+        snprintf(why, why_len, "not enough space in %s: the run needs %s, %s is free", dir,
+                 cbk_format_size(need_bytes, need, sizeof need), cbk_format_size(avail, have, sizeof have));
+        return -1;
+    }
+    return 0;
+}
+
+int cbk_check_block_sizes(uint64_t file_bytes, uint64_t block_bytes, bool direct,
+                          char *why, size_t why_len)
+{
+    char f[32], b[32];
+    cbk_format_size(file_bytes, f, sizeof f);
+    cbk_format_size(block_bytes, b, sizeof b);
+    if (block_bytes > file_bytes) {
+        snprintf(why, why_len, "block size %s is larger than file size %s", b, f);
+        return -1;
+    }
+    if (file_bytes % block_bytes) {
+        snprintf(why, why_len, "file size %s is not a multiple of block size %s", f, b);
+        return -1;
+    }
+    if (direct && block_bytes % 512) {
+        snprintf(why, why_len, "block size %s is not a multiple of 512 bytes, as O_DIRECT requires", b);
+        return -1;
+    }
+    if (block_bytes > ((uint64_t)1 << 31)) {
+        snprintf(why, why_len, "block size %s is larger than 2 GiB, the most one system call moves", b);
+        return -1;
+    }
+    return 0;
+}
+
+int cbk_write_blocks(int fd, struct cbk_pattern *pat, uint64_t file_bytes, uint64_t logical_base)
+{
+    size_t block = pat->block_bytes;
+    for (uint64_t off = 0; off < file_bytes; off += block) {
+        cbk_pattern_fill(pat, pat->pool, logical_base + off);
+        size_t done = 0;
+        while (done < block) {
+            ssize_t n = pwrite(fd, pat->pool + done, block - done, (off_t)(off + done));
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -errno;
+            }
+            if (n == 0)
+                return -EIO;
+            done += (size_t)n;
+        }
+    }
+    return 0;
+}
+
+int cbk_read_blocks(int fd, unsigned char *buf, size_t block_bytes, uint64_t file_bytes,
+                    const struct cbk_pattern *pat, uint64_t logical_base, uint64_t *bad_offset)
+{
+    for (uint64_t off = 0; off < file_bytes; off += block_bytes) {
+        size_t done = 0;
+        while (done < block_bytes) {
+            ssize_t n = pread(fd, buf + done, block_bytes - done, (off_t)(off + done));
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -errno;
+            }
+            if (n == 0)
+                return -ENODATA; /* the file is shorter than it should be */
+            done += (size_t)n;
+        }
+        if (pat && !cbk_pattern_check(pat, buf, block_bytes, logical_base + off, bad_offset)) {
+            *bad_offset -= logical_base;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int cbk_test_corrupt(const char *path, uint64_t file_bytes)
+{
+    const char *v = getenv("CBK_TEST_CORRUPT_OFFSET");
+    uint64_t off;
+    if (!v || cbk_parse_size(v, &off) || off >= file_bytes)
+        return 0;
+    int fd = open(path, O_RDWR);
+    if (fd < 0)
+        return -errno;
+    unsigned char byte;
+    int rc = 0;
+    if (pread(fd, &byte, 1, (off_t)off) != 1)
+        rc = -EIO;
+    byte ^= 0xff;
+    if (!rc && (pwrite(fd, &byte, 1, (off_t)off) != 1 || fsync(fd)))
+        rc = -EIO;
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* File I/O shared by the I/O kernels: checking a target directory before
+ * anything is created, and the block loops that move a file's bytes. */
+#ifndef CBK_FILEIO_H
+#define CBK_FILEIO_H
+
+#include "pattern.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Checks that `dir` exists, is a directory on a writable file system and
+ * has room for `need_bytes`. Returns 0, or a line in `why`. */
+int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len);
+
+/* Checks the block/file size pair every I/O kernel takes. `direct`: the
+ * block must suit O_DIRECT (a multiple of 512 bytes). */
+int cbk_check_block_sizes(uint64_t file_bytes, uint64_t block_bytes, bool direct,
+                          char *why, size_t why_len);
+
+/* Writes `file_bytes` to `fd` in blocks from `pat` (its pool is the write
+ * buffer); `logical_base` is added to each block's offset in the stamped
+ * header, so different files of one run never hold equal blocks.
+ * Returns 0 or -errno. */
+int cbk_write_blocks(int fd, struct cbk_pattern *pat, uint64_t file_bytes, uint64_t logical_base);
+
+/* Reads `file_bytes` in blocks into `buf`; with `pat`, checks every block
+ * and stops at the first bad byte (*bad_offset, return 1). Returns 0,
+ * 1 on a verify failure, or -errno. */
+int cbk_read_blocks(int fd, unsigned char *buf, size_t block_bytes, uint64_t file_bytes,
+                    const struct cbk_pattern *pat, uint64_t logical_base, uint64_t *bad_offset);
+
+/* Test hook: when the environment variable CBK_TEST_CORRUPT_OFFSET holds
+ * an offset inside the file, flips the byte there (between write and
+ * read), so tests can prove --verify catches corruption. */
+int cbk_test_corrupt(const char *path, uint64_t file_bytes);
+
+#endif

@@ -1,0 +1,307 @@
+#include "params.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const type_names[] = {
+    [CBK_SIZE] = "size", [CBK_INT] = "int", [CBK_REAL] = "real",
+    [CBK_CHOICE] = "choice", [CBK_BOOL] = "bool", [CBK_STRING] = "string",
+    [CBK_PATH] = "path",
+};
+
+int cbk_parse_size(const char *text, uint64_t *out)
+{
+    if (!text || !*text || *text == '-' || *text == '+')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (errno || end == text)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    case '\0': break;
+    default: return -1;
+    }
+    if (*end) {
+        end++;
+        /* accept "4KiB", "4kb" and "4k" alike */
+        if (*end == 'i' || *end == 'I')
+            end++;
+        if (*end == 'b' || *end == 'B')
+            end++;
+        if (*end)
+            return -1;
+    }
+    if (shift && n > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)n << shift;
+    return 0;
+}
+
+static int parse_int(const char *text, int64_t *out)
+{
+    if (!text || !*text)
+        return -1;
+    errno = 0;
+    char *end;
+    long long n = strtoll(text, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+static int parse_real(const char *text, double *out)
+{
+    if (!text || !*text)
+        return -1;
+    errno = 0;
+    char *end;
+    double d = strtod(text, &end);
+    if (errno || *end || !isfinite(d))
+        return -1;
+    *out = d;
+    return 0;
+}
+
+static int parse_flag(const char *text, bool *out)
+{
+    static const char *const yes[] = { "1", "true", "yes", "on" };
+    static const char *const no[] = { "0", "false", "no", "off" };
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(text, yes[i])) { *out = true; return 0; }
+        if (!strcasecmp(text, no[i])) { *out = false; return 0; }
+    }
+    return -1;
+}
+
+static bool in_choices(const char *choices, const char *text)
+{
+    size_t n = strlen(text);
+    for (const char *p = choices; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && !strncmp(p, text, n))
+            return true;
+        p = comma ? comma + 1 : NULL;
+    }
+    return false;
+}
+
+/* Converts one value and checks its bounds. */
+static int convert(const struct cbk_param *p, const char *text, union cbk_value *v,
+                   char *why, size_t why_len)
+{
+    switch (p->type) {
+    case CBK_SIZE: {
+        uint64_t lo = 0, hi = UINT64_MAX;
+        if (cbk_parse_size(text, &v->size)) {
+            snprintf(why, why_len, "--%s=%s is not a size (use a number with an optional k, m, g or t suffix, e.g. 4m)", p->name, text);
+            return -1;
+        }
+        if ((p->min && !cbk_parse_size(p->min, &lo) && v->size < lo) ||
+            (p->max && !cbk_parse_size(p->max, &hi) && v->size > hi)) {
+            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
+                     p->min ? p->min : "0", p->max ? p->max : "unbounded");
+            return -1;
+        }
+        return 0;
+    }
+    case CBK_INT: {
+        int64_t lo, hi;
+        if (parse_int(text, &v->integer)) {
+            snprintf(why, why_len, "--%s=%s is not an integer", p->name, text);
+            return -1;
+        }
+        if ((p->min && !parse_int(p->min, &lo) && v->integer < lo) ||
+            (p->max && !parse_int(p->max, &hi) && v->integer > hi)) {
+            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
+                     p->min ? p->min : "-inf", p->max ? p->max : "inf");
+            return -1;
+        }
+        return 0;
+    }
+    case CBK_REAL: {
+        double lo, hi;
+        if (parse_real(text, &v->real)) {
+            snprintf(why, why_len, "--%s=%s is not a number", p->name, text);
+            return -1;
+        }
+        if ((p->min && !parse_real(p->min, &lo) && v->real < lo) ||
+            (p->max && !parse_real(p->max, &hi) && v->real > hi)) {
+            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
+                     p->min ? p->min : "-inf", p->max ? p->max : "inf");
+            return -1;
+        }
+        return 0;
+    }
+    case CBK_BOOL:
+        if (parse_flag(text, &v->flag)) {
+            snprintf(why, why_len, "--%s=%s is not a boolean (true or false)", p->name, text);
+            return -1;
+        }
+        return 0;
+    case CBK_CHOICE:
+        if (!in_choices(p->choices, text)) {
+            snprintf(why, why_len, "--%s=%s is not one of: %s", p->name, text, p->choices);
+            return -1;
+        }
+        v->text = text;
+        return 0;
+    case CBK_STRING:
+    case CBK_PATH:
+        if (!*text) {
+            snprintf(why, why_len, "--%s is empty", p->name);
+            return -1;
+        }
+        v->text = text;
+        return 0;
+    }
+    return -1;
+}
+
+static int add_table(struct cbk_args *a, const struct cbk_param *table)
+{
+    for (const struct cbk_param *p = table; p && p->name; p++) {
+        if (a->count == CBK_MAX_PARAMS)
+            return -1;
+        a->param[a->count] = p;
+        a->text[a->count] = p->default_value;
+        a->count++;
+    }
+    return 0;
+}
+
+int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
+                   struct cbk_args *a, char *why, size_t why_len)
+{
+    memset(a, 0, sizeof *a);
+    a->kernel = k;
+    if (add_table(a, k->params) || add_table(a, cbk_common_params)) {
+        snprintf(why, why_len, "kernel %s has more than %d parameters", k->name, CBK_MAX_PARAMS);
+        return -1;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) || !arg[2]) {
+            snprintf(why, why_len, "unexpected argument '%s' (parameters are --name=value)", arg);
+            return -1;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+        int slot = -1;
+        for (int s = 0; s < a->count; s++)
+            if (strlen(a->param[s]->name) == name_len && !strncmp(a->param[s]->name, name, name_len))
+                slot = s;
+        if (slot < 0) {
+            snprintf(why, why_len, "kernel %s has no parameter --%.*s (see cbk --describe)",
+                     k->name, (int)name_len, name);
+            return -1;
+        }
+        if (!eq && a->param[slot]->type != CBK_BOOL) {
+            snprintf(why, why_len, "--%s needs a value (--%s=VALUE)", a->param[slot]->name, a->param[slot]->name);
+            return -1;
+        }
+        a->text[slot] = eq ? eq + 1 : "true";
+    }
+    for (int s = 0; s < a->count; s++) {
+        if (!a->text[s]) {
+            snprintf(why, why_len, "--%s is required", a->param[s]->name);
+            return -1;
+        }
+        if (convert(a->param[s], a->text[s], &a->value[s], why, why_len))
+            return -1;
+    }
+    return 0;
+}
+
+static const union cbk_value *lookup(const struct cbk_args *a, const char *name,
+                                     enum cbk_param_type type)
+{
+    for (int s = 0; s < a->count; s++)
+        if (!strcmp(a->param[s]->name, name)) {
+            bool text_like = type == CBK_CHOICE || type == CBK_STRING || type == CBK_PATH;
+            enum cbk_param_type t = a->param[s]->type;
+            bool t_text = t == CBK_CHOICE || t == CBK_STRING || t == CBK_PATH;
+            if (t == type || (text_like && t_text))
+                return &a->value[s];
+            break;
+        }
+    /* A kernel asking for a parameter it did not declare is a bug in cbk. */
+    fprintf(stderr, "cbk internal error: kernel %s reads undeclared parameter %s\n",
+            a->kernel->name, name);
+    abort();
+}
+
+uint64_t cbk_arg_size(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_SIZE)->size; }
+int64_t cbk_arg_int(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_INT)->integer; }
+double cbk_arg_real(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_REAL)->real; }
+const char *cbk_arg_text(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_STRING)->text; }
+bool cbk_arg_flag(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_BOOL)->flag; }
+
+void cbk_describe_params(struct cbk_json *j, const char *key, const struct cbk_param *params)
+{
+    cbk_json_array(j, key);
+    for (const struct cbk_param *p = params; p && p->name; p++) {
+        cbk_json_object(j, NULL);
+        cbk_json_text(j, "name", p->name);
+        cbk_json_text(j, "type", type_names[p->type]);
+        cbk_json_text(j, "default", p->default_value);
+        cbk_json_text(j, "unit", p->unit);
+        if (p->choices) {
+            cbk_json_array(j, "choices");
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", p->choices);
+            for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+                cbk_json_text(j, NULL, tok);
+            cbk_json_close(j);
+        } else {
+            cbk_json_null(j, "choices");
+        }
+        cbk_json_text(j, "min", p->min);
+        cbk_json_text(j, "max", p->max);
+        cbk_json_text(j, "help", p->help);
+        cbk_json_close(j);
+    }
+    cbk_json_close(j);
+}
+
+void cbk_write_args(struct cbk_json *j, const char *key, const struct cbk_args *a)
+{
+    cbk_json_object(j, key);
+    for (int s = 0; s < a->count; s++) {
+        const struct cbk_param *p = a->param[s];
+        const union cbk_value *v = &a->value[s];
+        switch (p->type) {
+        case CBK_SIZE: cbk_json_u64(j, p->name, v->size); break;
+        case CBK_INT: cbk_json_i64(j, p->name, v->integer); break;
+        case CBK_REAL: cbk_json_real(j, p->name, v->real); break;
+        case CBK_BOOL: cbk_json_bool(j, p->name, v->flag); break;
+        default: cbk_json_text(j, p->name, v->text); break;
+        }
+    }
+    cbk_json_close(j);
+}
+
+const char *cbk_format_size(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int u = 0;
+    double v = (double)bytes;
+    while (v >= 1024 && u < 4 && fmod(v, 1024) == 0) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.0f %s", v, units[u]);
+    return buf;
+}

@@ -1,0 +1,26 @@
+/* Parameters are data (struct cbk_param tables): parsing, bounds checks and
+ * --describe are all generated from the tables, never written per kernel. */
+#ifndef CBK_PARAMS_H
+#define CBK_PARAMS_H
+
+#include "cbk.h"
+#include "json.h"
+
+/* Parses "1g", "4k", "512" (binary suffixes, as IOR and fio). 0 on success. */
+int cbk_parse_size(const char *text, uint64_t *out);
+
+/* Fills `a` from defaults and argv ("--name=value" or "--flag"). Returns 0,
+ * or writes one line to `why`. */
+int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
+                   struct cbk_args *a, char *why, size_t why_len);
+
+/* Writes the kernel's parameters as a JSON array under `key`. */
+void cbk_describe_params(struct cbk_json *j, const char *key, const struct cbk_param *params);
+
+/* Writes every parameter's value as given or defaulted. */
+void cbk_write_args(struct cbk_json *j, const char *key, const struct cbk_args *a);
+
+/* Formats bytes with a binary unit ("1 GiB", "32 KiB"), for messages. */
+const char *cbk_format_size(uint64_t bytes, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,24 @@
+#include "record.h"
+
+#include <string.h>
+
+void cbk_record_begin(struct cbk_json *j, FILE *f, const struct cbk_ctx *c, const char *type)
+{
+    cbk_json_begin(j, f);
+    cbk_json_i64(j, "schema", CBK_SCHEMA);
+    cbk_json_text(j, "type", type);
+    cbk_json_text(j, "kernel", c && c->kernel ? c->kernel->name : NULL);
+    if (c && c->kernel && (!strcmp(type, "measurement") || !strcmp(type, "error")))
+        cbk_json_i64(j, "repetition", c->repetition);
+}
+
+void cbk_write_field(struct cbk_json *j, const struct cbk_field *f)
+{
+    switch (f->type) {
+    case CBK_F_U64: cbk_json_u64(j, f->key, f->v.u64); break;
+    case CBK_F_I64: cbk_json_i64(j, f->key, f->v.i64); break;
+    case CBK_F_REAL: cbk_json_real(j, f->key, f->v.real); break;
+    case CBK_F_TEXT: cbk_json_text(j, f->key, f->v.text); break;
+    case CBK_F_BOOL: cbk_json_bool(j, f->key, f->v.flag); break;
+    }
+}

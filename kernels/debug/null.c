@@ -1,0 +1,39 @@
+/* The null kernel does no work: it reports a phase of a chosen length so
+ * the Python side (runner, store, statistics, reports) can be tested fast
+ * and deterministically, as IOR's DUMMY backend tests IOR's driver. */
+#include "../core/cbk.h"
+
+#include <time.h>
+
+static const struct cbk_param params[] = {
+    { .name = "seconds", .type = CBK_REAL, .default_value = "0", .unit = "s", .min = "0", .max = "3600",
+      .help = "time each repetition sleeps inside its timed phase" },
+    { .name = "bytes", .type = CBK_SIZE, .default_value = "1m", .unit = "bytes",
+      .help = "bytes the phase claims to have moved" },
+    { .name = "fail-at", .type = CBK_INT, .default_value = "-1", .unit = "repetition",
+      .help = "repetition that fails with exit status 1 (-1: none), to test error handling" },
+    { 0 },
+};
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    if (cbk_arg_int(a, "fail-at") == c->repetition)
+        cbk_fail(c, CBK_EXIT_FAILED, "null: failing at repetition %d as asked", c->repetition);
+    double s = cbk_arg_real(a, "seconds");
+    struct cbk_phase p = { .phase = "null", .mode = "none", .bytes = cbk_arg_size(a, "bytes"), .ops = 1 };
+    p.begin_s = cbk_now(c);
+    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+    while (nanosleep(&ts, &ts))
+        ;
+    p.end_s = cbk_now(c);
+    cbk_report(c, &p);
+    return 0;
+}
+
+const struct cbk_kernel cbk_kernel_null = {
+    .name = "null",
+    .summary = "does nothing for a given time; tests the harness",
+    .flags = CBK_PARALLEL,
+    .params = params,
+    .run = run,
+};

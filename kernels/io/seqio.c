@@ -1,0 +1,209 @@
+/* seqio: how fast is this disk really (E1)? Writes one file in blocks,
+ * then reads it back, each phase in a stated cache mode. Timing includes
+ * open and close, as IOR's does: write = open..last write (buffered) or
+ * open..fsync+close (fsync) or open..close with O_DIRECT (direct). */
+#include "../core/buffer.h"
+#include "../core/cbk.h"
+#include "../core/cleanup.h"
+#include "../core/fileio.h"
+#include "../core/pagecache.h"
+#include "../core/pattern.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct cbk_param params[] = {
+    { .name = "dir", .type = CBK_PATH, .default_value = ".", .help = "directory to test; cbk works in a private subdirectory it removes" },
+    { .name = "file-size", .type = CBK_SIZE, .default_value = "1g", .unit = "bytes", .min = "4k", .help = "size of the file written and read" },
+    { .name = "block-size", .type = CBK_SIZE, .default_value = "1m", .unit = "bytes", .min = "512", .help = "bytes per write() and read() call" },
+    { .name = "write", .type = CBK_CHOICE, .default_value = "fsync", .choices = "fsync,buffered,direct",
+      .help = "write mode: fsync = until fsync+close return (durable); buffered = until the last write returns, the sync after it timed separately; direct = O_DIRECT" },
+    { .name = "read", .type = CBK_CHOICE, .default_value = "cold", .choices = "cold,warm,direct,none",
+      .help = "read mode: cold = page cache emptied first (and checked); warm = right after writing; direct = O_DIRECT; none = no read" },
+    { .name = "cold-method", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,drop-caches,fadvise",
+      .help = "how a cold read empties the cache: drop-caches (root), fadvise (any user), auto = drop-caches when root" },
+    { .name = "verify", .type = CBK_BOOL, .default_value = "false", .help = "check every 4 KiB unit read against what was written (inside the timed read)" },
+    { 0 },
+};
+
+struct seqio {
+    char dir[CBK_PATH_MAX];
+    char path[CBK_PATH_MAX + 16];
+    struct cbk_pattern pattern;
+    unsigned char *read_buf;
+};
+
+static bool is(const char *a, const char *b) { return !strcmp(a, b); }
+
+static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
+{
+    (void)c;
+    uint64_t file = cbk_arg_size(a, "file-size"), block = cbk_arg_size(a, "block-size");
+    bool direct = is(cbk_arg_text(a, "write"), "direct") || is(cbk_arg_text(a, "read"), "direct");
+    if (cbk_check_block_sizes(file, block, direct, why, len))
+        return -1;
+    return cbk_check_target_dir(cbk_arg_text(a, "dir"), file, why, len);
+}
+
+static int setup(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct seqio *s = calloc(1, sizeof *s);
+    if (!s)
+        cbk_fail(c, CBK_EXIT_FAILED, "seqio: out of memory");
+    c->state = s;
+    size_t block = cbk_arg_size(a, "block-size");
+    if (cbk_pattern_init(&s->pattern, c->run_id, (uint32_t)c->rank, block) ||
+        !(s->read_buf = cbk_buffer_alloc(block)))
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "seqio: cannot allocate two buffers of %zu bytes", block);
+    int rc = cbk_private_dir(cbk_arg_text(a, "dir"), "seqio", s->dir, sizeof s->dir);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "seqio: cannot create a directory in %s: %s",
+                 cbk_arg_text(a, "dir"), strerror(-rc));
+    snprintf(s->path, sizeof s->path, "%s/data", s->dir);
+    return 0;
+}
+
+/* ENOSPC and EDQUOT are the user's to fix (a smaller file, another
+ * directory): bad input. Anything else is a failed measurement. */
+static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
+
+static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct seqio *s)
+{
+    const char *mode = cbk_arg_text(a, "write");
+    uint64_t file = cbk_arg_size(a, "file-size");
+    int flags = O_WRONLY | O_CREAT | O_TRUNC | (is(mode, "direct") ? O_DIRECT : 0);
+    struct cbk_phase p = { .phase = "write", .mode = mode, .bytes = file, .ops = file / s->pattern.block_bytes };
+
+    cbk_barrier(c);
+    p.begin_s = cbk_now(c);
+    int fd = open(s->path, flags, 0600);
+    if (fd < 0)
+        cbk_fail(c, errno == EINVAL ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED,
+                 "seqio: open %s%s: %s", s->path, is(mode, "direct") ? " with O_DIRECT" : "",
+                 errno == EINVAL ? "the file system does not support O_DIRECT" : strerror(errno));
+    int rc = cbk_write_blocks(fd, &s->pattern, file, 0);
+    if (rc)
+        cbk_fail(c, status_of(-rc), "seqio: write %s: %s", s->path, strerror(-rc));
+    double written_s = cbk_now(c);
+    if (is(mode, "fsync") && fsync(fd))
+        cbk_fail(c, status_of(errno), "seqio: fsync %s: %s", s->path, strerror(errno));
+    double sync_begin_s = cbk_now(c);
+    if (is(mode, "buffered") && fsync(fd))
+        cbk_fail(c, status_of(errno), "seqio: fsync %s: %s", s->path, strerror(errno));
+    double sync_s = cbk_now(c) - sync_begin_s;
+    if (close(fd))
+        cbk_fail(c, status_of(errno), "seqio: close %s: %s", s->path, strerror(errno));
+    p.end_s = cbk_now(c);
+
+    cbk_phase_field(&p, CBK_U64("file_bytes", file));
+    cbk_phase_field(&p, CBK_U64("block_bytes", s->pattern.block_bytes));
+    cbk_phase_field(&p, CBK_TEXT("dir", cbk_arg_text(a, "dir")));
+    if (is(mode, "buffered")) {
+        /* E1: the write "finishes" when the page cache has it; the sync
+         * after it is the rest of the truth. Two records, both labelled. */
+        struct cbk_phase synced = p;
+        synced.mode = "buffered+sync";
+        p.end_s = written_s;
+        cbk_phase_field(&p, CBK_REAL("sync_seconds", sync_s));
+        cbk_phase_warn(&p, "buffered write: timed until the data reached the page cache, not the device");
+        cbk_report(c, &p);
+        cbk_phase_field(&synced, CBK_REAL("sync_seconds", sync_s));
+        cbk_report(c, &synced);
+    } else {
+        cbk_report(c, &p);
+    }
+}
+
+static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct seqio *s)
+{
+    const char *mode = cbk_arg_text(a, "read");
+    uint64_t file = cbk_arg_size(a, "file-size");
+    bool verify = cbk_arg_flag(a, "verify");
+    struct cbk_phase p = { .phase = "read", .mode = mode, .bytes = file, .ops = file / s->pattern.block_bytes };
+
+    int rc = cbk_test_corrupt(s->path, file);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "seqio: test hook could not corrupt %s: %s", s->path, strerror(-rc));
+    const char *method = "none";
+    if (is(mode, "cold")) {
+        int fd = open(s->path, O_RDONLY);
+        if (fd < 0 || (rc = cbk_make_cold(fd, cbk_arg_text(a, "cold-method"), &method)))
+            cbk_fail(c, CBK_EXIT_FAILED, "seqio: emptying the page cache for %s (%s): %s", s->path,
+                     method, strerror(fd < 0 ? errno : -rc));
+        close(fd);
+    }
+    int probe = open(s->path, O_RDONLY);
+    double resident = probe >= 0 ? cbk_resident_fraction(probe, file) : -1.0;
+    if (probe >= 0)
+        close(probe);
+
+    uint64_t bad = 0;
+    cbk_barrier(c);
+    p.begin_s = cbk_now(c);
+    int fd = open(s->path, O_RDONLY | (is(mode, "direct") ? O_DIRECT : 0));
+    if (fd < 0)
+        cbk_fail(c, CBK_EXIT_FAILED, "seqio: open %s: %s", s->path, strerror(errno));
+    rc = cbk_read_blocks(fd, s->read_buf, s->pattern.block_bytes, file, verify ? &s->pattern : NULL, 0, &bad);
+    if (rc < 0)
+        cbk_fail(c, CBK_EXIT_FAILED, "seqio: read %s: %s", s->path, strerror(-rc));
+    close(fd);
+    p.end_s = cbk_now(c);
+
+    cbk_phase_field(&p, CBK_U64("file_bytes", file));
+    cbk_phase_field(&p, CBK_U64("block_bytes", s->pattern.block_bytes));
+    cbk_phase_field(&p, CBK_TEXT("dir", cbk_arg_text(a, "dir")));
+    cbk_phase_field(&p, CBK_REAL("resident_fraction_before", resident));
+    if (is(mode, "cold")) {
+        cbk_phase_field(&p, CBK_TEXT("cold_method", method));
+        bool cold = resident >= 0 && resident < CBK_COLD_RESIDENT_LIMIT;
+        cbk_phase_field(&p, CBK_BOOL("cold_achieved", cold));
+        if (!cold)
+            cbk_phase_warn(&p, "cold read not achieved: part of the file was still in the page cache (see resident_fraction_before)");
+    }
+    if (is(mode, "warm"))
+        cbk_phase_warn(&p, "warm read: served from the page cache as far as it held the file");
+    cbk_phase_field(&p, CBK_BOOL("verify", verify));
+    if (verify) {
+        cbk_phase_field(&p, CBK_BOOL("verify_ok", rc == 0));
+        if (rc)
+            cbk_phase_field(&p, CBK_U64("verify_first_bad_offset", bad));
+    }
+    cbk_report(c, &p);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "seqio: verify failed: byte at offset %llu of %s differs from what was written",
+                 (unsigned long long)bad, s->path);
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct seqio *s = c->state;
+    write_phase(a, c, s);
+    if (!is(cbk_arg_text(a, "read"), "none"))
+        read_phase(a, c, s);
+    unlink(s->path);
+    return 0;
+}
+
+static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    (void)a;
+    struct seqio *s = c->state;
+    cbk_pattern_free(&s->pattern);
+    cbk_buffer_free(s->read_buf);
+    free(s);
+    c->state = NULL;
+}
+
+const struct cbk_kernel cbk_kernel_seqio = {
+    .name = "seqio",
+    .summary = "sequential write then read of one file, with stated cache modes (E1)",
+    .params = params,
+    .validate = validate,
+    .setup = setup,
+    .run = run,
+    .teardown = teardown,
+};

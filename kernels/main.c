@@ -1,0 +1,168 @@
+/* cbk: parse, start MPI when built with it, hand over to cbk_run(). */
+#include "core/cbk.h"
+#include "core/cleanup.h"
+#include "core/params.h"
+#include "core/pattern.h"
+#include "core/record.h"
+#include "core/timer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void mpi_library(char *buf, size_t len)
+{
+#ifdef CBK_HAVE_MPI
+    /* callable before MPI_Init (MPI-3.0 section 8.1.1) */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(lib, &n);
+    lib[strcspn(lib, "\n")] = '\0';
+    snprintf(buf, len, "%.*s", (int)(len - 1), lib);
+#else
+    snprintf(buf, len, "none");
+#endif
+}
+
+static void describe(void)
+{
+    char lib[512];
+    mpi_library(lib, sizeof lib);
+    struct cbk_json j;
+    cbk_record_begin(&j, stdout, NULL, "describe");
+    cbk_json_text(&j, "cbk_version", CBK_VERSION);
+#ifdef CBK_HAVE_MPI
+    cbk_json_bool(&j, "mpi", true);
+    cbk_json_text(&j, "mpi_library", lib);
+#else
+    cbk_json_bool(&j, "mpi", false);
+    cbk_json_null(&j, "mpi_library");
+#endif
+    cbk_describe_params(&j, "common_parameters", cbk_common_params);
+    cbk_json_array(&j, "kernels");
+    for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++) {
+        cbk_json_object(&j, NULL);
+        cbk_json_text(&j, "name", (*k)->name);
+        cbk_json_text(&j, "summary", (*k)->summary);
+        cbk_json_bool(&j, "parallel", (*k)->flags & CBK_PARALLEL);
+        cbk_describe_params(&j, "parameters", (*k)->params);
+        cbk_json_close(&j);
+    }
+    cbk_json_close(&j);
+    cbk_json_end(&j);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cbk --describe | --version | KERNEL [--name=value ...] | KERNEL --help\n"
+               "Runs one measurement kernel and prints JSON records, one per line.\nkernels:\n");
+    for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)
+        fprintf(f, "  %-12s %s\n", (*k)->name, (*k)->summary);
+}
+
+static void kernel_help(const struct cbk_kernel *k)
+{
+    printf("cbk %s: %s\nparameters:\n", k->name, k->summary);
+    const struct cbk_param *tables[] = { k->params, cbk_common_params };
+    for (int t = 0; t < 2; t++)
+        for (const struct cbk_param *p = tables[t]; p && p->name; p++)
+            printf("  --%-16s %s (default %s%s%s%s%s)\n", p->name, p->help,
+                   p->default_value ? p->default_value : "required",
+                   p->unit ? ", " : "", p->unit ? p->unit : "",
+                   p->choices ? ", one of " : "", p->choices ? p->choices : "");
+}
+
+static void bad_input(const char *msg)
+{
+    struct cbk_json j;
+    cbk_record_begin(&j, stderr, NULL, "error");
+    cbk_json_i64(&j, "status", CBK_EXIT_BAD_INPUT);
+    cbk_json_text(&j, "message", msg);
+    cbk_json_end(&j);
+}
+
+static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
+{
+    c->rank = 0;
+    c->size = c->node_rank = 0;
+    c->size = c->node_size = c->nodes = 1;
+#ifdef CBK_HAVE_MPI
+    MPI_Init(argc, argv);
+    c->comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->size);
+    MPI_Comm node;
+    MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &c->node_rank);
+    MPI_Comm_size(node, &c->node_size);
+    MPI_Comm_free(&node);
+    int leader = c->node_rank == 0;
+    MPI_Allreduce(&leader, &c->nodes, 1, MPI_INT, MPI_SUM, c->comm);
+    /* one run id for all ranks: data written by one rank is checked by another */
+    c->run_id = cbk_random_u64();
+    MPI_Bcast(&c->run_id, 1, MPI_UINT64_T, 0, c->comm);
+#else
+    (void)argc;
+    (void)argv;
+    c->run_id = cbk_random_u64();
+#endif
+}
+
+static void stop_parallel(void)
+{
+#ifdef CBK_HAVE_MPI
+    MPI_Finalize();
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CBK_EXIT_BAD_INPUT;
+    }
+    if (!strcmp(argv[1], "--describe")) {
+        describe();
+        return 0;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        char lib[512];
+        mpi_library(lib, sizeof lib);
+        printf("cbk %s (MPI: %s)\n", CBK_VERSION, lib);
+        return 0;
+    }
+    const struct cbk_kernel *k = cbk_find_kernel(argv[1]);
+    if (!k) {
+        char msg[512];
+        int n = snprintf(msg, sizeof msg, "no such kernel: '%s' (kernels:", argv[1]);
+        for (const struct cbk_kernel *const *q = cbk_kernels; *q && n < (int)sizeof msg; q++)
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " %s", (*q)->name);
+        if (n < (int)sizeof msg)
+            snprintf(msg + n, sizeof msg - (size_t)n, ")");
+        bad_input(msg);
+        return CBK_EXIT_BAD_INPUT;
+    }
+    if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+        kernel_help(k);
+        return 0;
+    }
+    struct cbk_args args;
+    char why[1024];
+    if (cbk_parse_args(k, argc - 2, argv + 2, &args, why, sizeof why)) {
+        bad_input(why);
+        return CBK_EXIT_BAD_INPUT;
+    }
+    struct cbk_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.out = stdout;
+    cbk_cleanup_install();
+    start_parallel(&ctx, &argc, &argv);
+    ctx.timer_resolution_s = cbk_timer_resolution();
+    int status = cbk_run(k, &args, &ctx);
+    cbk_cleanup_run();
+    stop_parallel();
+    return status;
+}

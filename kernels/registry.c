@@ -1,0 +1,24 @@
+/* The one list of kernels. Adding a kernel: one file under kernels/<family>/
+ * and one line here (inside #ifdef CBK_HAVE_MPI when it needs MPI). */
+#include "core/cbk.h"
+
+#include <string.h>
+
+extern const struct cbk_kernel cbk_kernel_null;
+extern const struct cbk_kernel cbk_kernel_seqio;
+extern const struct cbk_kernel cbk_kernel_manyfiles;
+
+const struct cbk_kernel *const cbk_kernels[] = {
+    &cbk_kernel_seqio,
+    &cbk_kernel_manyfiles,
+    &cbk_kernel_null,
+    NULL,
+};
+
+const struct cbk_kernel *cbk_find_kernel(const char *name)
+{
+    for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)
+        if (!strcmp((*k)->name, name))
+            return *k;
+    return NULL;
+}
