@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Sets clusterbench up in ./.venv on a fresh Debian machine (Python 3.11, gcc):
+# the Debian packages in scripts/apt-packages.txt (when root and missing), the
+# MPICH wheel when no mpicc is on PATH, then the package itself, whose build
+# compiles cbk against the first mpicc on PATH.
+#   scripts/setup.sh          runtime only
+#   scripts/setup.sh --test   plus the test dependencies
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras=""
+[ "${1:-}" = "--test" ] && extras="[test]"
+
+missing=()
+while read -r pkg _; do
+  [ -z "$pkg" ] && continue
+  case "$pkg" in \#*) continue ;; esac
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done < scripts/apt-packages.txt
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages (install them as root): ${missing[*]}" >&2
+  fi
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+export PATH="$PWD/.venv/bin:$PATH"
+if ! command -v mpicc >/dev/null; then
+  echo "setup: no mpicc on PATH: installing the MPICH wheel into .venv"
+  .venv/bin/pip install -q "mpich>=4.1"
+fi
+echo "setup: building cbk with $(command -v mpicc) and installing clusterbench"
+.venv/bin/pip install -q ".$extras"
+.venv/bin/clusterbench --version

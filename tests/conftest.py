@@ -1,0 +1,93 @@
+"""Shared test fixtures: the cbk binary under test, and a runner for it.
+
+The cbk under test is $CLUSTERBENCH_CBK when set, else the one installed
+beside the Python running the tests (scripts/setup.sh puts it there), else
+build/cbk of a developer's CMake build.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def find_cbk() -> str | None:
+    candidates = [
+        os.environ.get("CLUSTERBENCH_CBK"),
+        str(Path(sys.executable).parent / "cbk"),
+        str(REPO / "build" / "cbk"),
+        shutil.which("cbk"),
+    ]
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+@dataclass
+class CbkResult:
+    status: int
+    records: list[dict]
+    errors: list[dict]
+    stderr: str
+
+    def measurements(self, phase: str | None = None) -> list[dict]:
+        return [r for r in self.records
+                if r.get("type") == "measurement" and (phase is None or r.get("phase") == phase)]
+
+    def run_record(self) -> dict:
+        runs = [r for r in self.records if r.get("type") == "run"]
+        assert len(runs) == 1, self.records
+        return runs[0]
+
+
+def _parse_lines(text: str) -> list[dict]:
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            out.append(json.loads(line))
+    return out
+
+
+@pytest.fixture(scope="session")
+def cbk_bin() -> str:
+    path = find_cbk()
+    if not path:
+        pytest.fail("no cbk binary: run scripts/setup.sh --test or set CLUSTERBENCH_CBK")
+    return path
+
+
+@pytest.fixture(scope="session")
+def mpiexec(cbk_bin) -> str:
+    """mpiexec of the MPI cbk was built with; skips when cbk has no MPI."""
+    desc = json.loads(subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True, check=True).stdout)
+    if not desc["mpi"]:
+        pytest.skip("cbk was built without MPI")
+    exe = shutil.which("mpiexec", path=str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""))
+    if not exe:
+        pytest.skip("no mpiexec on PATH")
+    return exe
+
+
+@pytest.fixture
+def run_cbk(cbk_bin):
+    """run_cbk(kernel, *args, launcher=None, timeout=120, env=None) -> CbkResult."""
+
+    def run(kernel: str, *args: str, launcher: list[str] | None = None, timeout: float = 120,
+            env: dict | None = None) -> CbkResult:
+        cmd = (launcher or []) + [cbk_bin, kernel, *args]
+        full_env = dict(os.environ, **(env or {}))
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+        errors = [r for r in _parse_lines(p.stderr) if r.get("type") == "error"]
+        return CbkResult(p.returncode, _parse_lines(p.stdout), errors, p.stderr)
+
+    return run
