@@ -44,8 +44,8 @@ def expand(kernel: str, params: dict, *, repeat: int, ranks: int | list[int] = 1
     steps = []
     for np_ in rank_values:
         for combo in itertools.product(*swept.values()) if swept else [()]:
-            p = dict(fixed)
-            p.update({k: as_text(v) for k, v in zip(swept, combo)})
+            chosen = {k: as_text(v) for k, v in zip(swept, combo)}
+            p = {k: chosen.get(k, fixed.get(k)) for k in params}  # the order the user gave
             label = name
             if swept or len(rank_values) > 1:
                 parts = [f"{k}={as_text(v)}" for k, v in zip(swept, combo)]
