@@ -151,7 +151,8 @@ def test_cbk_builds_without_mpi(tmp_path):
     if not cmake:
         pytest.skip("cmake not on PATH")
     build = tmp_path / "build"
-    subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF"], check=True,
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF", *generator], check=True,
                    capture_output=True)
     subprocess.run([cmake, "--build", str(build), "-j2"], check=True, capture_output=True)
     cbk = build / "cbk"
