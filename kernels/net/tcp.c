@@ -1,0 +1,345 @@
+/* tcp: network throughput (parallel streams, either direction or both) and
+ * request/response latency between a client and a server (E2, E5, E6).
+ *
+ * Roles: `server` waits for one client session and exits; `client` runs the
+ * test against --server; `loopback` runs both in one process over
+ * 127.0.0.1; `pairs` (MPI builds) runs N client/server pairs at one agreed
+ * moment: rank i < N serves, rank i + N connects to rank i. Without MPI,
+ * concurrent pairs are separate clients given one --start-at.
+ *
+ * The files: tcp_session.c (control protocol, both sides), tcp_stream.c and
+ * tcp_rr.c (timed loops), tcp_socket.c (bounded socket calls),
+ * tcp_control.c (messages), tcp_report.c (records), tcp_pairs.c (MPI). */
+#include "tcp.h"
+
+#include "../core/pattern.h"
+#include "../core/record.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const struct cbk_param params[] = {
+    { .name = "role", .type = CBK_CHOICE, .default_value = "loopback", .choices = "loopback,server,client,pairs",
+      .help = "loopback = server and client in this process over 127.0.0.1; server = wait for one client session, then exit; "
+              "client = test against --server; pairs = under MPI, rank i < N serves and rank i+N connects to it, all pairs start together" },
+    { .name = "test", .type = CBK_CHOICE, .default_value = "stream", .choices = "stream,rr",
+      .help = "stream = throughput for --duration; rr = request/response transactions (netperf TCP_RR): rate and latency percentiles" },
+    { .name = "server", .type = CBK_STRING, .default_value = "auto",
+      .help = "client: the server's address or host name (required); pairs: comma-separated address of each pair's server, "
+              "or auto = each server tells its client its addresses over MPI and the client picks one on a shared subnet" },
+    { .name = "port", .type = CBK_INT, .default_value = "5301", .min = "0", .max = "65535",
+      .help = "TCP port of the server, for the control and the data connections; 0 (server, loopback, pairs) = any free port, "
+              "printed in the server's `listening` record; pairs: server rank i uses port+i" },
+    { .name = "bind", .type = CBK_STRING, .default_value = "any",
+      .help = "local address to listen on (server, pairs servers) or to connect from (client); any = all addresses / the kernel's choice" },
+    { .name = "duration", .type = CBK_REAL, .default_value = "10", .unit = "s", .min = "0.01", .max = "86400",
+      .help = "how long the senders send (stream) or the client sends requests (rr)" },
+    { .name = "streams", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "128",
+      .help = "parallel data connections per direction, one thread each (rr: concurrent request/response connections)" },
+    { .name = "message-size", .type = CBK_SIZE, .default_value = "128k", .unit = "bytes", .min = "1", .max = "1g",
+      .help = "stream: bytes per send() and recv() call (iperf3's --length)" },
+    { .name = "direction", .type = CBK_CHOICE, .default_value = "send", .choices = "send,reverse,bidir",
+      .help = "stream: send = client to server; reverse = server to client; bidir = both at once, --streams each way" },
+    { .name = "nodelay", .type = CBK_BOOL, .default_value = "false",
+      .help = "set TCP_NODELAY on the data connections (Nagle's algorithm off)" },
+    { .name = "sndbuf", .type = CBK_SIZE, .default_value = "0", .unit = "bytes", .max = "1g",
+      .help = "SO_SNDBUF of the data connections, both sides; 0 = kernel autotuning (the kernel doubles a value set)" },
+    { .name = "rcvbuf", .type = CBK_SIZE, .default_value = "0", .unit = "bytes", .max = "1g",
+      .help = "SO_RCVBUF of the data connections, both sides, set before connecting; 0 = kernel autotuning" },
+    { .name = "zerocopy", .type = CBK_BOOL, .default_value = "false",
+      .help = "stream: senders use MSG_ZEROCOPY (Linux >= 4.14); a record warns when the kernel copied anyway" },
+    { .name = "request-size", .type = CBK_SIZE, .default_value = "1", .unit = "bytes", .min = "1", .max = "1g",
+      .help = "rr: bytes the client sends per transaction" },
+    { .name = "response-size", .type = CBK_SIZE, .default_value = "1", .unit = "bytes", .min = "1", .max = "1g",
+      .help = "rr: bytes the server answers per transaction" },
+    { .name = "interval", .type = CBK_REAL, .default_value = "1", .unit = "s", .min = "0.01", .max = "3600",
+      .help = "length of the intervals of the per-interval series in the tcp_streams record" },
+    { .name = "timeout", .type = CBK_REAL, .default_value = "10", .unit = "s", .min = "0.1", .max = "3600",
+      .help = "longest wait for the peer: connecting, each control message, any send()/recv() without progress; "
+              "a dead or unreachable peer is an error after at most this long" },
+    { .name = "idle-timeout", .type = CBK_REAL, .default_value = "600", .unit = "s", .min = "0", .max = "31536000",
+      .help = "server: how long to wait for a client to start a test before giving up (0 = forever)" },
+    { .name = "start-at", .type = CBK_REAL, .default_value = "0", .unit = "s since 1970-01-01 UTC", .min = "0",
+      .help = "client: start the test at this CLOCK_REALTIME moment (date +%s.%N), so clients on several hosts run "
+              "concurrently; 0 = as soon as connected" },
+    { .name = "link-speed", .type = CBK_REAL, .default_value = "0", .unit = "Gbit/s", .min = "0", .max = "100000",
+      .help = "nominal speed of one pair's path for the link_ratio figure; 0 = the slower NIC of the two hosts from "
+              "/sys/class/net/<if>/speed, when known" },
+    { 0 },
+};
+
+struct tcp_state {
+    struct tcp_listener listener;
+    struct tcp_result *result;
+    void *pairs;
+};
+
+static bool is(const char *a, const char *b) { return !strcmp(a, b); }
+
+static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
+{
+    const char *role = cbk_arg_text(a, "role");
+    bool rr = is(cbk_arg_text(a, "test"), "rr");
+    double duration = cbk_arg_real(a, "duration"), start_at = cbk_arg_real(a, "start-at");
+    if (is(role, "client") && is(cbk_arg_text(a, "server"), "auto")) {
+        snprintf(why, len, "role=client needs --server=ADDRESS (the host running cbk tcp --role=server)");
+        return -1;
+    }
+    if (is(role, "client") && cbk_arg_int(a, "port") == 0) {
+        snprintf(why, len, "role=client needs the server's --port (0 means any free port, for servers only)");
+        return -1;
+    }
+    if (is(role, "pairs")) {
+#ifndef CBK_HAVE_MPI
+        snprintf(why, len, "role=pairs needs cbk built with MPI; without MPI run one server and one client per pair "
+                           "and give every client the same --start-at");
+        return -1;
+#else
+        if (c->size < 2 || c->size % 2) {
+            snprintf(why, len, "role=pairs needs an even number of ranks (a server and a client per pair), got %d", c->size);
+            return -1;
+        }
+        const char *list = cbk_arg_text(a, "server");
+        if (!is(list, "auto")) {
+            int n = 1;
+            for (const char *p = list; *p; p++)
+                n += *p == ',';
+            if (n != c->size / 2) {
+                snprintf(why, len, "--server lists %d addresses for %d pairs", n, c->size / 2);
+                return -1;
+            }
+        }
+#endif
+    } else if (c->size > 1) {
+        snprintf(why, len, "role=%s runs in one process; under MPI use role=pairs", role);
+        return -1;
+    }
+    if (rr && cbk_arg_flag(a, "zerocopy")) {
+        snprintf(why, len, "--zerocopy applies to test=stream only");
+        return -1;
+    }
+    if (rr && !is(cbk_arg_text(a, "direction"), "send")) {
+        snprintf(why, len, "--direction applies to test=stream only (rr: the client sends requests, the server answers)");
+        return -1;
+    }
+    if (duration / cbk_arg_real(a, "interval") > 1e6) {
+        snprintf(why, len, "--duration=%g with --interval=%g makes more than a million intervals", duration,
+                 cbk_arg_real(a, "interval"));
+        return -1;
+    }
+    if (start_at > 0) {
+        double now = tcp_realtime();
+        if (!is(role, "client")) {
+            snprintf(why, len, "--start-at applies to role=client (pairs start together by MPI barrier)");
+            return -1;
+        }
+        if (cbk_arg_int(a, "repetitions") != 1) {
+            snprintf(why, len, "--start-at fixes one moment: run one repetition per invocation");
+            return -1;
+        }
+        if (start_at > now + 86400 || start_at < now - 3600) {
+            snprintf(why, len, "--start-at=%.3f is %.0f s from now: give CLOCK_REALTIME seconds since 1970 (date +%%s)",
+                     start_at, start_at - now);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+const char *tcp_bind_arg(const struct cbk_args *a)
+{
+    const char *b = cbk_arg_text(a, "bind");
+    return is(b, "any") ? "" : b;
+}
+
+void tcp_config_from_args(const struct cbk_args *a, struct tcp_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->test = is(cbk_arg_text(a, "test"), "rr") ? TCP_TEST_RR : TCP_TEST_STREAM;
+    const char *d = cbk_arg_text(a, "direction");
+    cfg->dir = is(d, "reverse") ? TCP_DIR_REVERSE : is(d, "bidir") ? TCP_DIR_BIDIR : TCP_DIR_SEND;
+    cfg->streams = (uint32_t)cbk_arg_int(a, "streams");
+    cfg->message_bytes = cbk_arg_size(a, "message-size");
+    cfg->request_bytes = cbk_arg_size(a, "request-size");
+    cfg->response_bytes = cbk_arg_size(a, "response-size");
+    cfg->sndbuf_bytes = cbk_arg_size(a, "sndbuf");
+    cfg->rcvbuf_bytes = cbk_arg_size(a, "rcvbuf");
+    cfg->duration_s = cbk_arg_real(a, "duration");
+    cfg->interval_s = cbk_arg_real(a, "interval");
+    cfg->timeout_s = cbk_arg_real(a, "timeout");
+    cfg->start_at = cbk_arg_real(a, "start-at");
+    cfg->nodelay = cbk_arg_flag(a, "nodelay");
+    cfg->zerocopy = cbk_arg_flag(a, "zerocopy");
+    cfg->cookie = cbk_random_u64();
+}
+
+/* Tells whoever started the server (a script, a test) where it listens. */
+static void print_listening(struct cbk_ctx *c, const struct tcp_listener *l)
+{
+    struct cbk_json j;
+    cbk_record_begin(&j, c->out, c, "listening");
+    cbk_json_text(&j, "bind", l->bind[0] ? l->bind : NULL);
+    cbk_json_i64(&j, "port", l->port);
+    cbk_json_end(&j);
+}
+
+static int setup(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct tcp_state *s = calloc(1, sizeof *s);
+    if (!s || !(s->result = calloc(1, sizeof *s->result)))
+        cbk_fail(c, CBK_EXIT_FAILED, "tcp: out of memory");
+    c->state = s;
+    s->listener.fd = -1;
+    const char *role = cbk_arg_text(a, "role");
+    char why[TCP_WHY];
+    if (is(role, "server") || is(role, "loopback")) {
+        const char *bind = is(role, "loopback") ? "127.0.0.1" : tcp_bind_arg(a);
+        if (tcp_listen(&s->listener, bind, (int)cbk_arg_int(a, "port"), why, sizeof why))
+            cbk_fail(c, CBK_EXIT_FAILED, "tcp: %s", why);
+        if (is(role, "server"))
+            print_listening(c, &s->listener);
+    } else if (is(role, "pairs")) {
+        return tcp_pairs_setup(a, c, &s->pairs);
+    }
+    return 0;
+}
+
+static int wait_start_at(void *arg, char *why, size_t len)
+{
+    double at = *(const double *)arg, now = tcp_realtime();
+    /* A pair that starts late does not run concurrently with the others:
+     * a failure, not a quiet overlap of part of the test. */
+    if (now > at + 0.1) {
+        snprintf(why, len, "--start-at=%.3f had passed %.3f s before this client was connected: give a later start time",
+                 at, now - at);
+        return -1;
+    }
+    struct timespec ts = { .tv_sec = (time_t)at, .tv_nsec = (long)((at - floor(at)) * 1e9) };
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+    return 0;
+}
+
+static void report(struct cbk_ctx *c, const struct tcp_result *r, const char *server, double link_speed)
+{
+    if (r->cfg.test == TCP_TEST_RR)
+        tcp_report_rr(c, r, server, link_speed);
+    else
+        tcp_report_stream(c, r, server, link_speed);
+}
+
+static int run_server(const struct cbk_args *a, struct cbk_ctx *c, struct tcp_state *s)
+{
+    double timeout = cbk_arg_real(a, "timeout"), wait = cbk_arg_real(a, "idle-timeout");
+    char why[TCP_WHY];
+    /* one run() serves one client's whole set of repetitions */
+    for (;;) {
+        struct tcp_config seen;
+        if (tcp_server_session(&s->listener, wait, timeout, NULL, &seen, why, sizeof why))
+            cbk_fail(c, CBK_EXIT_FAILED, "tcp server: %s", why);
+        if (seen.repetition + 1 >= seen.repetitions)
+            return 0;
+        wait = seen.timeout_s;
+    }
+}
+
+static int run_client(const struct cbk_args *a, struct cbk_ctx *c, struct tcp_state *s)
+{
+    struct tcp_config cfg;
+    tcp_config_from_args(a, &cfg);
+    cfg.repetition = c->repetition;
+    cfg.repetitions = (int32_t)cbk_arg_int(a, "repetitions");
+    double at = cfg.start_at;
+    struct tcp_hook hook = { .before_start = wait_start_at, .arg = &at };
+    char why[TCP_WHY];
+    const char *server = cbk_arg_text(a, "server");
+    tcp_result_free(s->result);
+    if (tcp_client_session(&cfg, server, (int)cbk_arg_int(a, "port"), tcp_bind_arg(a),
+                           at > 0 ? &hook : NULL, s->result, why, sizeof why))
+        cbk_fail(c, CBK_EXIT_FAILED, "tcp: %s", why);
+    report(c, s->result, server, cbk_arg_real(a, "link-speed"));
+    return 0;
+}
+
+struct loopback_server {
+    struct tcp_listener *listener;
+    double timeout_s;
+    int rc;
+    char why[TCP_WHY];
+};
+
+static void *loopback_server_main(void *arg)
+{
+    struct loopback_server *ls = arg;
+    struct tcp_config seen;
+    ls->rc = tcp_server_session(ls->listener, ls->timeout_s, ls->timeout_s, NULL, &seen, ls->why, sizeof ls->why);
+    return NULL;
+}
+
+static int run_loopback(const struct cbk_args *a, struct cbk_ctx *c, struct tcp_state *s)
+{
+    struct tcp_config cfg;
+    tcp_config_from_args(a, &cfg);
+    cfg.repetition = 0;
+    cfg.repetitions = 1;
+    struct loopback_server ls = { .listener = &s->listener, .timeout_s = cfg.timeout_s };
+    pthread_t server;
+    int rc = pthread_create(&server, NULL, loopback_server_main, &ls);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "tcp: cannot start the server thread: %s", strerror(rc));
+    char why[TCP_WHY];
+    tcp_result_free(s->result);
+    int client_rc = tcp_client_session(&cfg, "127.0.0.1", s->listener.port, "", NULL, s->result, why, sizeof why);
+    pthread_join(server, NULL);
+    /* The client's message includes what the server reported; a server
+     * error alone means the client never got far enough to hear it. */
+    if (client_rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "tcp: %s", why);
+    if (ls.rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "tcp loopback server: %s", ls.why);
+    report(c, s->result, "127.0.0.1", cbk_arg_real(a, "link-speed"));
+    return 0;
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct tcp_state *s = c->state;
+    const char *role = cbk_arg_text(a, "role");
+    if (is(role, "server"))
+        return run_server(a, c, s);
+    if (is(role, "client"))
+        return run_client(a, c, s);
+    if (is(role, "pairs"))
+        return tcp_pairs_run(a, c, s->pairs);
+    return run_loopback(a, c, s);
+}
+
+static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    (void)a;
+    struct tcp_state *s = c->state;
+    if (!s)
+        return;
+    tcp_listener_close(&s->listener);
+    if (s->pairs)
+        tcp_pairs_teardown(c, s->pairs);
+    tcp_result_free(s->result);
+    free(s->result);
+    free(s);
+    c->state = NULL;
+}
+
+const struct cbk_kernel cbk_kernel_tcp = {
+    .name = "tcp",
+    .summary = "TCP throughput (parallel streams, both directions) and request/response latency; pairs started together (E2, E5, E6)",
+    .flags = CBK_PARALLEL,
+    .params = params,
+    .validate = validate,
+    .setup = setup,
+    .run = run,
+    .teardown = teardown,
+};
