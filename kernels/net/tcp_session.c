@@ -323,7 +323,11 @@ int tcp_client_session(const struct tcp_config *cfg_in, const char *host, int po
     crew_join(&cr);
 
     const char *local_err = crew_error(&cr);
-    int got = tcp_msg_recv(ctl, &m, cfg->timeout_s, "waiting for the server's counts", tmp, sizeof tmp);
+    /* After a local failure the server's word only refines the message: a
+     * live server answers at once, so do not add a whole timeout for a dead
+     * one. */
+    double result_wait = local_err && cfg->timeout_s > 0.5 ? 0.5 : cfg->timeout_s;
+    int got = tcp_msg_recv(ctl, &m, result_wait, "waiting for the server's counts", tmp, sizeof tmp);
     if (got == 0 && tcp_msg_is(&m, "ERROR")) {
         char reason[TCP_WHY] = "no reason given";
         tcp_msg_get_text(&m, "why", reason, sizeof reason);
@@ -332,8 +336,11 @@ int tcp_client_session(const struct tcp_config *cfg_in, const char *host, int po
     }
     if (got) {
         /* a dead server usually shows first as a data error; name both */
-        snprintf(why, len, "lost the server at %s during the test: %s%s%s", r->peer, tmp,
-                 local_err ? "; " : "", local_err ? local_err : "");
+        if (local_err)
+            snprintf(why, len, "lost the server at %s during the test: %s (control connection: %s)", r->peer,
+                     local_err, tmp);
+        else
+            snprintf(why, len, "lost the server at %s during the test: %s", r->peer, tmp);
         goto out;
     }
     if (local_err) {

@@ -24,7 +24,8 @@
 
 static int fail(struct tcp_worker *w, const char *call, int err)
 {
-    if (err == EAGAIN || err == EWOULDBLOCK)
+    /* EAGAIN: SO_SNDTIMEO/SO_RCVTIMEO; ETIMEDOUT: TCP_USER_TIMEOUT */
+    if (err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT)
         snprintf(w->why, sizeof w->why, "data connection %u: %s made no progress for %g s (peer gone or link down?)",
                  w->index, call, w->cfg->timeout_s);
     else

@@ -1,0 +1,338 @@
+"""The tcp kernel: loopback throughput and request/response, server and client
+roles, failures within the timeout, bad input; with root, rate-limited links
+and the E6 topology in network namespaces (clusterbench.testbed.netns)."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from clusterbench.testbed.netns import TestBed, available
+
+NETNS_OK, NETNS_WHY = available()
+needs_netns = pytest.mark.skipif(not NETNS_OK, reason=f"no network test bed: {NETNS_WHY}")
+
+
+def records(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def start_server(cbk_bin: str, *args: str, launcher: list[str] | None = None) -> tuple[subprocess.Popen, int]:
+    """A server on a free port; returns it and its port (from its `listening` record)."""
+    p = subprocess.Popen([*(launcher or []), cbk_bin, "tcp", "--role=server", "--port=0", "--idle-timeout=20", *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line:
+        p.wait(timeout=5)
+        pytest.fail(f"server did not start: {p.stderr.read()}")
+    rec = json.loads(line)
+    assert rec["type"] == "listening", rec
+    return p, rec["port"]
+
+
+def stop(p: subprocess.Popen) -> None:
+    if p.poll() is None:
+        p.kill()
+    p.wait(timeout=10)
+    for f in (p.stdout, p.stderr):
+        if f:
+            f.close()
+
+
+def streams_record(res) -> dict:
+    recs = [r for r in res.records if r.get("type") == "tcp_streams"]
+    assert len(recs) == 1, res.records
+    return recs[0]
+
+
+# ---------------------------------------------------------------- loopback
+
+@pytest.mark.timeout(30)
+def test_loopback_throughput_counts_what_the_receiver_got(run_cbk):
+    res = run_cbk("tcp", "--role=loopback", "--port=0", "--duration=1", "--streams=2")
+    assert res.status == 0, res.stderr
+    (m,) = res.measurements("send")
+    assert m["mode"] == "receiver" and m["rate_unit"] == "Gbit/s"
+    assert m["rate"] > 0.1
+    # Gbit/s is decimal bits, MiB/s binary bytes, both over the same time
+    assert m["rate"] == pytest.approx(m["bytes"] * 8 / m["seconds"] / 1e9)
+    assert m["mib_per_s"] == pytest.approx(m["bytes"] / m["seconds"] / 2**20)
+    assert m["seconds"] >= 1.0
+    assert m["sender_bytes"] >= m["bytes"] > 0
+    assert m["streams"] == 2 and m["retransmits"] >= 0
+    s = streams_record(res)
+    assert [x["stream"] for x in s["streams"]] == [0, 1]
+    assert sum(x["bytes"] for x in s["streams"]) == m["bytes"]
+    for x in s["streams"]:
+        assert x["direction"] == "send"
+        assert 1 <= len(x["intervals_gbit_per_s"]) <= 2
+        assert all(v >= 0 for v in x["intervals_gbit_per_s"])
+
+
+@pytest.mark.timeout(30)
+def test_loopback_reverse_and_bidir_report_each_direction(run_cbk):
+    rev = run_cbk("tcp", "--role=loopback", "--port=0", "--duration=0.5", "--direction=reverse")
+    assert rev.status == 0, rev.stderr
+    assert [m["phase"] for m in rev.measurements()] == ["receive"]
+    bi = run_cbk("tcp", "--role=loopback", "--port=0", "--duration=0.5", "--direction=bidir", "--streams=2")
+    assert bi.status == 0, bi.stderr
+    assert [m["phase"] for m in bi.measurements()] == ["send", "receive"]
+    assert [x["direction"] for x in streams_record(bi)["streams"]] == ["send", "send", "receive", "receive"]
+    assert all(m["bytes"] > 0 for m in bi.measurements())
+
+
+@pytest.mark.timeout(30)
+def test_loopback_rr_reports_transactions_and_latency_percentiles(run_cbk):
+    res = run_cbk("tcp", "--role=loopback", "--port=0", "--test=rr", "--duration=1", "--request-size=64",
+                  "--response-size=1k", "--streams=2")
+    assert res.status == 0, res.stderr
+    (m,) = res.measurements("rr")
+    assert m["rate_unit"] == "transactions/s"
+    assert m["ops"] > 100 and m["latency_samples"] == m["ops"]
+    assert m["rate"] == pytest.approx(m["ops"] / m["seconds"])
+    assert m["bytes"] == m["ops"] * (64 + 1024)
+    assert 0 < m["latency_us_min"] <= m["latency_us_p50"] <= m["latency_us_p90"] <= m["latency_us_p99"] \
+        <= m["latency_us_p99_9"] <= m["latency_us_max"]
+    # the histogram's buckets are within 1 % of the value
+    assert m["latency_us_min"] <= m["latency_us_mean"] <= m["latency_us_max"]
+    s = streams_record(res)
+    assert sum(x["transactions"] for x in s["streams"]) == m["ops"]
+
+
+@pytest.mark.timeout(30)
+def test_zerocopy_runs_and_says_when_the_kernel_copied(run_cbk):
+    res = run_cbk("tcp", "--role=loopback", "--port=0", "--duration=0.5", "--zerocopy", "--nodelay",
+                  "--sndbuf=1m", "--rcvbuf=1m")
+    if res.status == 1 and "MSG_ZEROCOPY is not available" in res.errors[0]["message"]:
+        pytest.skip(res.errors[0]["message"])
+    assert res.status == 0, res.stderr
+    (m,) = res.measurements("send")
+    assert m["zerocopy"] is True and m["bytes"] > 0
+    # loopback cannot send from user pages: the kernel copies and says so
+    assert any("MSG_ZEROCOPY fell back to copying" in w for w in m["warnings"])
+
+
+# ------------------------------------------------------- server and client
+
+@pytest.mark.timeout(30)
+def test_server_serves_all_client_repetitions_then_exits(cbk_bin, run_cbk):
+    server, port = start_server(cbk_bin)
+    try:
+        res = run_cbk("tcp", "--role=client", "--server=127.0.0.1", f"--port={port}", "--duration=0.3",
+                      "--repetitions=2", "--test=rr")
+        assert res.status == 0, res.stderr
+        assert [m["repetition"] for m in res.measurements("rr")] == [0, 1]
+        assert server.wait(timeout=10) == 0
+        assert [r["type"] for r in records(server.stdout.read())] == ["run"]
+    finally:
+        stop(server)
+
+
+@pytest.mark.timeout(30)
+def test_killed_server_gives_the_client_a_clear_error_within_the_timeout(cbk_bin, run_cbk):
+    server, port = start_server(cbk_bin)
+    client = subprocess.Popen([cbk_bin, "tcp", "--role=client", "--server=127.0.0.1", f"--port={port}",
+                               "--duration=10", "--timeout=2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        time.sleep(0.7)
+        server.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        _, err = client.communicate(timeout=10)
+        assert time.monotonic() - killed < 2 + 1
+        assert client.returncode == 1
+        (e,) = [r for r in records(err) if r["type"] == "error"]
+        assert "lost the server at 127.0.0.1" in e["message"]
+    finally:
+        stop(client)
+        stop(server)
+
+
+@pytest.mark.timeout(30)
+def test_killed_client_makes_the_server_fail_not_succeed(cbk_bin):
+    server, port = start_server(cbk_bin, "--timeout=2")
+    client = subprocess.Popen([cbk_bin, "tcp", "--role=client", "--server=127.0.0.1", f"--port={port}",
+                               "--duration=10", "--direction=reverse"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.7)
+        client.kill()
+        killed = time.monotonic()
+        assert server.wait(timeout=10) == 1
+        assert time.monotonic() - killed < 2 + 1
+        (e,) = [r for r in records(server.stderr.read()) if r["type"] == "error"]
+        assert e["message"].startswith("tcp server:")
+    finally:
+        stop(client)
+        stop(server)
+
+
+@pytest.mark.timeout(30)
+def test_port_in_use_and_refused_connection_are_clear_errors(cbk_bin, run_cbk):
+    server, port = start_server(cbk_bin)
+    try:
+        res = run_cbk("tcp", "--role=server", f"--port={port}")
+        assert res.status == 1
+        assert f"port {port} is in use" in res.errors[0]["message"]
+    finally:
+        stop(server)
+    res = run_cbk("tcp", "--role=client", "--server=127.0.0.1", f"--port={port}", "--duration=1", "--timeout=2")
+    assert res.status == 1
+    assert "refused" in res.errors[0]["message"]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("args, message", [
+    (["--port=70000"], "--port=70000 is out of range"),
+    (["--duration=0"], "--duration=0 is out of range"),
+    (["--streams=0"], "--streams=0 is out of range"),
+    (["--role=client"], "needs --server"),
+    (["--role=client", "--server=127.0.0.1", "--port=0"], "needs the server's --port"),
+    (["--test=rr", "--direction=reverse"], "--direction applies to test=stream"),
+    (["--role=client", "--server=127.0.0.1", "--start-at=12"], "--start-at=12.000 is"),
+])
+def test_bad_input_exits_2_with_one_line(run_cbk, args, message):
+    res = run_cbk("tcp", *args)
+    assert res.status == 2
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert message in res.errors[0]["message"]
+
+
+@pytest.mark.timeout(30)
+def test_pairs_without_an_even_number_of_ranks_is_bad_input(run_cbk):
+    res = run_cbk("tcp", "--role=pairs")
+    assert res.status == 2
+    assert "role=pairs needs" in res.errors[0]["message"]
+
+
+# ------------------------------------------------- network namespaces (root)
+
+def measure(host, cbk_bin: str, server_host, *args: str) -> dict:
+    """One client/server test across the test bed; the client's send record."""
+    server, port = start_server(cbk_bin, launcher=server_host.command([]))
+    try:
+        p = host.run([cbk_bin, "tcp", "--role=client", f"--server={server_host.address}", f"--port={port}",
+                      "--timeout=5", *args], timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert server.wait(timeout=10) == 0
+    finally:
+        stop(server)
+    (m,) = [r for r in records(p.stdout) if r["type"] == "measurement"]
+    return m
+
+
+@needs_netns
+@pytest.mark.timeout(60)
+def test_link_limited_to_1_gbit_measures_between_0_85_and_1(cbk_bin):
+    with TestBed() as bed:
+        a, b = bed.add_host("a"), bed.add_host("b")
+        bed.connect(a, b, rate="1gbit")
+        m = measure(a, cbk_bin, b, "--duration=1.5", "--link-speed=1")
+        assert 0.85 <= m["rate"] <= 1.0, m
+        assert m["interface"] == "eth0"
+        assert m["link_ratio"] == pytest.approx(m["rate"])
+        rev = measure(a, cbk_bin, b, "--duration=1", "--direction=reverse")
+        assert 0.85 <= rev["rate"] <= 1.0, rev
+
+
+@needs_netns
+@pytest.mark.timeout(60)
+def test_unreachable_and_unplugged_peers_fail_within_the_timeout(cbk_bin):
+    with TestBed() as bed:
+        a, b = bed.add_host("a"), bed.add_host("b")
+        bed.connect(a, b)
+        t = time.monotonic()
+        p = a.run([cbk_bin, "tcp", "--role=client", "--server=198.18.0.200", "--duration=1", "--timeout=1.5"],
+                  timeout=30)
+        assert p.returncode == 1 and time.monotonic() - t < 1.5 + 3.5
+        (e,) = [r for r in records(p.stderr) if r["type"] == "error"]
+        assert "198.18.0.200" in e["message"]
+
+        # A peer whose link goes down sends no reset: only the timeouts end the wait.
+        server, port = start_server(cbk_bin, "--timeout=1.5", launcher=b.command([]))
+        client = a.popen([cbk_bin, "tcp", "--role=client", f"--server={b.address}", f"--port={port}",
+                          "--duration=10", "--timeout=1.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(0.7)
+            b.run(["ip", "link", "set", "eth0", "down"], check=True)
+            down = time.monotonic()
+            _, err = client.communicate(timeout=20)
+            assert client.returncode == 1
+            assert time.monotonic() - down < 1.5 + 1.5
+            (e,) = [r for r in records(err) if r["type"] == "error"]
+            assert "no progress for 1.5 s (peer gone or link down?)" in e["message"], e
+            assert server.wait(timeout=20) == 1
+        finally:
+            stop(client)
+            stop(server)
+
+
+def e6_bed(bed: TestBed):
+    """E6: two switches joined by one 2 Gbit/s link, four servers on one,
+    four clients on the other, every host link 1 Gbit/s."""
+    sw1, sw2 = bed.add_switch("sw1"), bed.add_switch("sw2")
+    bed.connect(sw1, sw2, rate="2gbit")
+    servers = [bed.add_host(f"s{i}", switch=sw1, rate="1gbit") for i in range(4)]
+    clients = [bed.add_host(f"c{i}", switch=sw2, rate="1gbit") for i in range(4)]
+    return servers, clients
+
+
+@needs_netns
+@pytest.mark.timeout(90)
+def test_e6_pairs_alone_fill_their_link_and_together_share_the_2_gbit_link(cbk_bin, mpiexec):
+    with TestBed() as bed:
+        servers, clients = e6_bed(bed)
+        for s, c in zip(servers, clients):
+            alone = measure(c, cbk_bin, s, "--duration=1.2")
+            assert alone["rate"] >= 0.85, alone
+
+        # all four at once: MPI ranks in the eight namespaces (MPMD launch)
+        cmd = [mpiexec]
+        for k, h in enumerate(servers + clients):
+            cmd += [":"] * (k > 0) + ["-n", "1", *h.command([cbk_bin, "tcp", "--role=pairs", "--duration=1.5",
+                                                              "--link-speed=1", "--timeout=5"])]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        recs = records(p.stdout)
+        (m,) = [r for r in recs if r["type"] == "measurement"]
+        (pairs,) = [r for r in recs if r["type"] == "tcp_pairs"]
+        assert m["pairs"] == 4 and len(pairs["pairs"]) == 4
+        assert m["rate"] <= 2.2, m
+        assert pairs["aggregate_gbit_per_s"] == pytest.approx(m["rate"])
+        assert [x["server"] for x in pairs["pairs"]] == [s.address for s in servers]
+        assert all(x["gbit_per_s"] > 0 for x in pairs["pairs"])
+        assert sum(x["gbit_per_s"] for x in pairs["pairs"]) <= 2.2
+        # E6's finding in one figure: half of the four links' nominal 4 Gbit/s
+        assert pairs["nominal_gbit_per_s"] == 4 and pairs["ratio"] <= 0.55
+        assert m["start_spread_s"] < 0.1
+
+
+@needs_netns
+@pytest.mark.timeout(60)
+def test_clients_given_one_start_time_run_concurrently_without_mpi(cbk_bin):
+    with TestBed() as bed:
+        sw1, sw2 = bed.add_switch("sw1"), bed.add_switch("sw2")
+        bed.connect(sw1, sw2, rate="1gbit")
+        servers = [bed.add_host(f"s{i}", switch=sw1) for i in range(2)]
+        clients = [bed.add_host(f"c{i}", switch=sw2) for i in range(2)]
+        started = [start_server(cbk_bin, launcher=s.command([])) for s in servers]
+        start_at = time.time() + 1.5
+        try:
+            runs = [c.popen([cbk_bin, "tcp", "--role=client", f"--server={s.address}", f"--port={port}",
+                             "--duration=1.5", f"--start-at={start_at:.3f}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+                    for c, s, (_, port) in zip(clients, servers, started)]
+            outs = [r.communicate(timeout=30) for r in runs]
+            assert [r.returncode for r in runs] == [0, 0], [e for _, e in outs]
+        finally:
+            for srv, _ in started:
+                stop(srv)
+        ms = [[r for r in records(o) if r["type"] == "measurement"][0] for o, _ in outs]
+        starts = [m["start_realtime"] for m in ms]
+        assert all(abs(s - start_at) < 0.05 for s in starts), starts
+        # sharing one 1 Gbit/s link: together under 1, each well under alone
+        assert sum(m["rate"] for m in ms) <= 1.0
+        assert all(m["rate"] < 0.7 for m in ms)
