@@ -159,8 +159,8 @@ def test_missing_files_become_error_keys_without_exceptions():
     expected_errors = {
         "cpu.model_error": "no such file /proc/cpuinfo",
         "cpu.threads_error": "no such file /sys/devices/system/cpu/online",
-        "cpu.governor_error": ("no such file /sys/devices/system/cpu/cpufreq (no cpufreq driver: "
-                               "a virtual machine, or frequency scaling disabled)"),
+        "cpu.governor_error": ("no cpufreq policy in /sys/devices/system/cpu/cpufreq (no cpufreq driver: "
+                               "a virtual machine, or frequency scaling off)"),
         "memory.available_bytes_error": "no MemAvailable line in /proc/meminfo",
         "numa.nodes_error": "no node directories in /sys/devices/system/node (kernel without NUMA support)",
         "os.name_error": "no such file /etc/os-release or /usr/lib/os-release",
@@ -426,3 +426,35 @@ def test_unreadable_file_says_permission_denied(tmp_path):
     (root / "etc/tuned/active_profile").chmod(0)
     env = environment.collect(root=root, run_commands=False)
     assert env["tuned.profile_error"] == "permission denied: /etc/tuned/active_profile"
+
+
+def _documented_form(key: str) -> str:
+    """A key with its variable parts as written in docs/environment.md."""
+    key = key.removesuffix("_error")
+    for pattern, repl in ((r"^target\..*\.([a-z_]+)$", r"target.<dir>.\1"),
+                          (r"^net\.(?!interfaces)[^.]+\.", "net.<if>."),
+                          (r"^ib\.(?!hcas)[^.]+\.\d+\.", "ib.<hca>.<port>."),
+                          (r"^ib\.(?!hcas)[^.]+\.(?!<)", "ib.<hca>."),
+                          (r"^numa\.node\d+\.", "numa.node<N>."),
+                          (r"^gpu\.\d+\.", "gpu.<i>."),
+                          (r"^gpu\.pci\..*", "gpu.pci.<address>"),
+                          (r"^memory\.dimm\..*", "memory.dimm.<slot>"),
+                          (r"^mpi\.env\..*", "mpi.env.<VAR>")):
+        key = re.sub(pattern, repl, key)
+    return key
+
+
+@pytest.mark.timeout(30)
+def test_every_key_is_documented(tmp_path):
+    keys = set(environment.collect([str(tmp_path)]))
+    for name in ("xeon2s_hdd", "ib_qdr", "sparse"):
+        keys |= set(fixture_env(name, ["/data", "/scratch", "/data/vm images/x", "/home"]))
+    keys |= set(gpu.nvidia_keys(gpu.parse_nvidia_smi((COMMANDS / "nvidia-smi.csv").read_text())))
+    keys |= set(memory.dimm_keys(memory.parse_dmidecode_memory((COMMANDS / "dmidecode-memory.txt").read_text())))
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "environment.md").read_text()
+    documented = set(re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", doc, flags=re.S)))
+    forms = {_documented_form(k) for k in keys} - {"gpu.query"}  # gpu.query_error has no value twin
+    assert sorted(f for f in forms if f not in documented) == []
+    assert "gpu.query_error" in documented
+    for k in environment.VOLATILE_KEYS:
+        assert f"`{k}`" in doc

@@ -118,7 +118,7 @@ def _joined(values: list[str]) -> str:
 def _frequency(env: dict, ctx: Context, first: dict) -> None:
     policies = _policies(ctx)
     if not policies:
-        why = f"no such file {CPU}/cpufreq (no cpufreq driver: a virtual machine, or frequency scaling disabled)"
+        why = f"no cpufreq policy in {CPU}/cpufreq (no cpufreq driver: a virtual machine, or frequency scaling off)"
         for k in ("freq_min_mhz", "freq_max_mhz", "governor", "scaling_driver"):
             env[f"cpu.{k}_error"] = why
         if first.get("cpu MHz"):

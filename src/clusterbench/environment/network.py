@@ -49,9 +49,9 @@ def collect(env: dict, ctx: Context) -> None:
         else:
             env[f"net.{n}.driver_error"] = f"no driver link at {base}/device/driver"
         if ctx.link_name(f"{base}/device/subsystem") == "pci":
-            vendor, device = ctx.read(f"{base}/device/vendor"), ctx.read(f"{base}/device/device")
-            if vendor.ok and device.ok:
-                env[f"net.{n}.pci_id"] = f"{vendor.text.strip().removeprefix('0x')}:{device.text.strip().removeprefix('0x')}"
+            ids = [ctx.read(f"{base}/device/{f}") for f in ("vendor", "device")]
+            if all(r.ok for r in ids):
+                env[f"net.{n}.pci_id"] = ":".join(r.text.strip().removeprefix("0x") for r in ids)
             numa = ctx.read(f"{base}/device/numa_node")
             if numa.ok and numa.text.strip().lstrip("-").isdigit() and int(numa.text) >= 0:
                 env[f"net.{n}.numa_node"] = int(numa.text)

@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import re
+from typing import Mapping
 
 from clusterbench.environment.sources import Context, Reading, find_program, put
 
@@ -40,7 +41,7 @@ def parse_mpiexec_version(text: str) -> tuple[str, str]:
     raise ValueError(first_line(text))
 
 
-def mpi_env(environ: dict[str, str]) -> dict[str, str]:
+def mpi_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {f"mpi.env.{k}": v for k, v in sorted(environ.items())
             if k.startswith(MPI_ENV_PREFIXES) and not k.startswith(LAUNCHER_INTERNAL_PREFIXES)}
 
@@ -73,7 +74,8 @@ def _mpi(env: dict, ctx: Context) -> None:
     if wrapped and os.path.basename(wrapped[0]) != "cc":
         put(env, "compiler.mpicc_compiler", ctx.run([wrapped[0], "--version"]), first_line)
     # the launcher's environment is the job's: on a compute node this is what ranks see
-    env.update(mpi_env(dict(os.environ)) if ctx.is_real_root else {})
+    if ctx.is_real_root:
+        env.update(mpi_env(os.environ))
 
 
 def _clusterbench(env: dict) -> None:
@@ -89,10 +91,13 @@ def _cbk(env: dict, ctx: Context) -> None:
     """The kernel runner's build: version, MPI library, compiler and flags."""
     try:
         from clusterbench.catalogue import cbk_path
-
+    except ImportError as e:
+        env["cbk.version_error"] = f"cannot look for cbk: {e}"
+        return
+    try:
         path = cbk_path()
-    except Exception as e:  # no catalogue module, or no cbk installed: say which
-        env["cbk.version_error"] = f"cbk not found: {e}"
+    except Exception as e:  # BadInput naming where cbk was looked for
+        env["cbk.version_error"] = str(e)
         return
     env["cbk.path"] = path
     out = ctx.run([path, "--describe"])

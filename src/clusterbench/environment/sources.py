@@ -150,7 +150,8 @@ class Context:
         err = p.stderr.decode("utf-8", "replace")
         if p.returncode != 0:
             first = next((ln.strip() for ln in (err + "\n" + out).splitlines() if ln.strip()), "")
-            return Reading(error=f"{' '.join(argv)} exited with status {p.returncode}" + (f": {first}" if first else ""))
+            why = f"{' '.join(argv)} exited with status {p.returncode}"
+            return Reading(error=f"{why}: {first}" if first else why)
         return Reading(text=out if out.strip() else err)
 
 

@@ -3,12 +3,7 @@ snapshot: one (item, text) pair per line, in the order articles use.
 A value that was not readable is shown as "unavailable: reason"."""
 from __future__ import annotations
 
-MISSING = object()
-
-
-def _get(env: dict, key: str, default: object = MISSING) -> object:
-    return env.get(key, default)
-
+from collections import Counter
 
 def _why(env: dict, key: str) -> str:
     reason = env.get(key + "_error")
@@ -197,11 +192,11 @@ def _thp(env: dict) -> str:
 def _gpus(env: dict) -> str:
     count = env.get("gpu.count")
     if env.get("gpu.source") == "nvidia-smi":
-        names = {}
-        for i in range(count):
-            d = f"{env.get(f'gpu.{i}.name')} ({env.get(f'gpu.{i}.memory_mib')} MiB, driver {env.get(f'gpu.{i}.driver_version')})"
-            names[d] = names.get(d, 0) + 1
-        return ", ".join(f"{n} x {d}" for d, n in names.items())
+        kinds: Counter[str] = Counter()
+        for k in sorted(k for k in env if k.startswith("gpu.") and k.endswith(".name")):
+            g = k.removesuffix(".name")
+            kinds[f"{env[k]} ({env.get(g + '.memory_mib')} MiB, driver {env.get(g + '.driver_version')})"] += 1
+        return ", ".join(f"{n} x {d}" for d, n in kinds.items())
     if count:
         vendors = sorted({v for k, v in env.items() if k.startswith("gpu.pci.")})
         return f"{count} {'/'.join(vendors)} GPU(s) on the PCI bus; names {_why(env, 'gpu.query')}"
