@@ -6,6 +6,7 @@
 #include "core/record.h"
 #include "core/timer.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,9 @@ static void describe(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cbk --describe | --version | KERNEL [--name=value ...] | KERNEL --help\n"
-               "Runs one measurement kernel and prints JSON records, one per line.\nkernels:\n");
+    fprintf(f, "usage: cbk --describe | --version | [--check] KERNEL [--name=value ...] | KERNEL --help\n"
+               "Runs one measurement kernel and prints JSON records, one per line.\n"
+               "--check only parses and validates the parameters (exit 0 or 2), creating nothing.\nkernels:\n");
     for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)
         fprintf(f, "  %-12s %s\n", (*k)->name, (*k)->summary);
 }
@@ -134,6 +136,16 @@ int main(int argc, char **argv)
         printf("cbk %s (MPI: %s)\n", CBK_VERSION, lib);
         return 0;
     }
+    /* --check: parse and validate only, on this host, as one process */
+    bool check_only = !strcmp(argv[1], "--check");
+    if (check_only) {
+        argv++;
+        argc--;
+        if (argc < 2) {
+            usage(stderr);
+            return CBK_EXIT_BAD_INPUT;
+        }
+    }
     const struct cbk_kernel *k = cbk_find_kernel(argv[1]);
     if (!k) {
         char msg[512];
@@ -158,6 +170,16 @@ int main(int argc, char **argv)
     struct cbk_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.out = stdout;
+    if (check_only) {
+        ctx.size = ctx.node_size = ctx.nodes = 1;
+        ctx.kernel = k;
+        ctx.args = &args;
+        if (k->validate && k->validate(&args, &ctx, why, sizeof why)) {
+            bad_input(why);
+            return CBK_EXIT_BAD_INPUT;
+        }
+        return 0;
+    }
     cbk_cleanup_install();
     start_parallel(&ctx, &argc, &argv);
     ctx.timer_resolution_s = cbk_timer_resolution();

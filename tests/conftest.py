@@ -91,3 +91,34 @@ def run_cbk(cbk_bin):
         return CbkResult(p.returncode, _parse_lines(p.stdout), errors, p.stderr)
 
     return run
+
+
+@dataclass
+class CliResult:
+    status: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def store_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'results.db'}"
+
+
+@pytest.fixture
+def cli(cbk_bin, store_url):
+    """cli(*args, timeout=300) runs `python -m clusterbench` against a private store."""
+
+    def run(*args: str, timeout: float = 300, env: dict | None = None) -> CliResult:
+        full_env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="200",
+                        PATH=str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""), **(env or {}))
+        p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
+                           timeout=timeout, env=full_env)
+        return CliResult(p.returncode, p.stdout, p.stderr)
+
+    return run
+
+
+def tree(path: Path) -> list[str]:
+    """Everything under path, for 'nothing left behind' checks."""
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))

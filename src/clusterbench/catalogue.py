@@ -1,0 +1,105 @@
+"""What kernels exist and what they take, read from `cbk --describe`.
+
+cbk is the single source of truth for kernel parameters: nothing here
+repeats a kernel's parameter list.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterbench.errors import BadInput
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    default: str | None
+    unit: str | None
+    choices: tuple[str, ...] | None
+    min: str | None
+    max: str | None
+    help: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    summary: str
+    parallel: bool
+    params: tuple[Param, ...]
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    cbk: str
+    version: str
+    mpi: bool
+    mpi_library: str | None
+    common: tuple[Param, ...]
+    kernels: dict[str, Kernel]
+
+    def kernel(self, name: str) -> Kernel:
+        try:
+            return self.kernels[name]
+        except KeyError:
+            raise BadInput(f"no such kernel: '{name}' (kernels: {', '.join(self.kernels)})") from None
+
+    def check_params(self, kernel: Kernel, params: dict[str, str]) -> None:
+        """Rejects parameter names the kernel does not take; cbk checks values."""
+        known = {p.name for p in kernel.params}
+        for name in params:
+            if name == "repetitions":
+                raise BadInput("repetitions are set with --repeat N")
+            if name not in known:
+                raise BadInput(f"kernel {kernel.name} has no parameter --{name} "
+                               f"(see: clusterbench kernels {kernel.name})")
+
+
+def cbk_path() -> str:
+    """The cbk executable: $CLUSTERBENCH_CBK, else the one installed with this Python, else PATH."""
+    env = os.environ.get("CLUSTERBENCH_CBK")
+    if env:
+        return env
+    beside = Path(sys.executable).parent / "cbk"
+    if os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("cbk")
+    if found:
+        return found
+    raise BadInput("cbk, the kernel runner, is not installed: run scripts/setup.sh, "
+                   "or set CLUSTERBENCH_CBK to its path")
+
+
+def _param(d: dict) -> Param:
+    return Param(d["name"], d["type"], d["default"], d["unit"],
+                 tuple(d["choices"]) if d.get("choices") else None, d.get("min"), d.get("max"), d["help"])
+
+
+@functools.cache
+def load(cbk: str | None = None) -> Catalogue:
+    cbk = cbk or cbk_path()
+    try:
+        out = subprocess.run([cbk, "--describe"], capture_output=True, text=True, check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise BadInput(f"cannot run {cbk} --describe: {e}") from None
+    d = json.loads(out)
+    if d.get("schema") != SCHEMA:
+        raise BadInput(f"{cbk} speaks record schema {d.get('schema')}, this clusterbench expects {SCHEMA}: "
+                       "reinstall both from one source tree")
+    kernels = {k["name"]: Kernel(k["name"], k["summary"], k["parallel"], tuple(_param(p) for p in k["parameters"]))
+               for k in d["kernels"]}
+    return Catalogue(cbk, d["cbk_version"], d["mpi"], d.get("mpi_library"),
+                     tuple(_param(p) for p in d["common_parameters"]), kernels)

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import json
+
+import click
+
+from clusterbench.commands.options import db_option, open_store
+from clusterbench.errors import BadInput
+
+
+@click.command("env")
+@click.option("--diff", nargs=2, metavar="RUN_A RUN_B", help="Show what differs between two runs' environments.")
+@click.option("--target", "targets", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Also describe the file system of this directory (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print every collected key as JSON.")
+@db_option
+def command(diff, targets, as_json, db_url):
+    """Describe this machine as a benchmark report's environment block (E10)."""
+    import os
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from clusterbench import environment
+
+    console = Console()
+    if diff:
+        store = open_store(db_url)
+        a_id, b_id = (store.resolve(r)[0] for r in diff)
+        env_a, env_b = store.environments_of(a_id), store.environments_of(b_id)
+        if not env_a or not env_b:
+            raise BadInput("one of the runs has no stored environment")
+        pairs = list(zip(sorted(env_a), sorted(env_b))) if set(env_a) != set(env_b) else [(h, h) for h in sorted(env_a)]
+        for ha, hb in pairs:
+            lines = environment.diff(env_a[ha], env_b[hb])
+            t = Table("key", f"run {a_id} ({ha})", f"run {b_id} ({hb})",
+                      title=f"environment differences: {len(lines)} line(s)")
+            for key, va, vb in lines:
+                t.add_row(key, "" if va is None else str(va), "" if vb is None else str(vb))
+            console.print(t)
+        return
+    env = environment.collect([os.path.abspath(t) for t in targets])
+    if as_json:
+        click.echo(json.dumps(env, indent=1, sort_keys=True, default=str))
+        return
+    t = Table("item", "value", title="test environment")
+    for k, v in environment.summary_block(env):
+        t.add_row(k, v)
+    console.print(t)

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import click
+
+from clusterbench.commands.options import db_option, open_store
+from clusterbench.report import formats
+
+
+@click.command("export")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(formats()), default="json", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout).")
+@db_option
+def command(runs, fmt, output, db_url):
+    """Export runs (ids or labels) with every raw sample."""
+    from pathlib import Path
+
+    from clusterbench.report import render
+    from clusterbench.report.data import load_run
+
+    store = open_store(db_url)
+    ids = [i for ref in runs for i in store.resolve(ref)]
+    text = render(fmt, [load_run(store, i) for i in ids])
+    if output:
+        Path(output).write_text(text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)

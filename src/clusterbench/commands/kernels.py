@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import click
+
+
+@click.command("kernels")
+@click.argument("name", required=False)
+def command(name):
+    """List the kernels (from cbk --describe), or one kernel's parameters."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from clusterbench import catalogue
+
+    cat = catalogue.load()
+    console = Console()
+    if not name:
+        t = Table("kernel", "parallel", "summary", title=f"cbk {cat.version}, MPI: {cat.mpi_library or 'not built in'}")
+        for k in cat.kernels.values():
+            t.add_row(k.name, "MPI" if k.parallel else "", k.summary)
+        console.print(t)
+        return
+    k = cat.kernel(name)
+    t = Table("parameter", "type", "default", "unit", "allowed", "help", title=f"{k.name}: {k.summary}")
+    for p in k.params:
+        allowed = ", ".join(p.choices) if p.choices else (
+            f"{p.min or ''}..{p.max or ''}" if (p.min or p.max) else "")
+        t.add_row(f"--{p.name}", p.type, p.default or "(required)", p.unit or "", allowed, p.help)
+    console.print(t)

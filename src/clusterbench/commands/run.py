@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import sys
+
+import click
+
+from clusterbench.commands.options import db_option, open_store
+from clusterbench.errors import BadInput
+
+
+def parse_extra(args: list[str]) -> dict[str, str]:
+    """--name=value, --name value, and a bare --flag (true)."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("--") or len(a) == 2:
+            raise BadInput(f"unexpected argument '{a}' (kernel parameters are --name=value)")
+        if "=" in a:
+            k, v = a[2:].split("=", 1)
+        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+            k, v = a[2:], args[i + 1]
+            i += 1
+        else:
+            k, v = a[2:], "true"
+        out[k] = v
+        i += 1
+    return out
+
+
+def absolute_paths(steps, cat):
+    """Path parameters become absolute, so records and the environment name the same directory."""
+    out, targets = [], []
+    for s in steps:
+        kernel = cat.kernel(s.kernel)
+        params = dict(s.params)
+        for p in kernel.params:
+            if p.type == "path":
+                params[p.name] = os.path.abspath(params.get(p.name, p.default or "."))
+                targets.append(params[p.name])
+        out.append(dataclasses.replace(s, params=params))
+    return out, list(dict.fromkeys(targets))
+
+
+@click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("target")
+@click.option("--repeat", type=click.IntRange(1, 100000), default=None,
+              help="Repetitions of each step (default 3; a suite's own counts unless given).")
+@click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
+@click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
+@click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
+@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
+@click.option("--launcher", help="local or mpiexec (default: mpiexec when --np > 1).")
+@click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
+@click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
+@db_option
+@click.pass_context
+def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubscribe, quiet, db_url):
+    """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
+    path to a .toml file), and store every repetition.
+
+    Kernel parameters follow as --name=value (clusterbench kernels KERNEL
+    lists them); for a suite they set its variables, e.g. --dir=/scratch.
+
+    \b
+    Examples:
+      clusterbench run quick --dir=/scratch
+      clusterbench run seqio --dir=/data --file-size=10g --label=ssd
+      clusterbench run null --np 2 --seconds=0.1
+    """
+    from rich.console import Console
+
+    from clusterbench import catalogue, suites
+    from clusterbench.errors import MeasurementFailed
+    from clusterbench.plan import expand
+    from clusterbench.progress import Progress
+    from clusterbench.report.data import load_run
+    from clusterbench.report.terminal import print_run
+    from clusterbench.runner import RunRequest, execute
+
+    extra = parse_extra(ctx.args)
+    cat = catalogue.load()
+    if suites.is_suite(target):
+        if ranks or ppn:
+            raise BadInput("--np and --ppn apply to a kernel; a suite sets them per step")
+        suite = suites.load(target, extra)
+        steps = [dataclasses.replace(s, repeat=repeat) if repeat else s for s in suite.steps]
+        suite_name = suite.name
+    else:
+        kernel = cat.kernel(target)
+        cat.check_params(kernel, extra)
+        if (ranks or 1) > 1 and not kernel.parallel:
+            raise BadInput(f"kernel {kernel.name} runs as one process; --np {ranks} needs a parallel kernel")
+        steps = expand(kernel.name, extra, repeat=repeat or 3, ranks=ranks or 1, ranks_per_node=ppn,
+                       launcher=launcher)
+        suite_name = None
+    steps, targets = absolute_paths(steps, cat)
+    store = open_store(db_url)
+    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
+                     hostfile, oversubscribe)
+    console = Console()
+    try:
+        run_id = execute(store, cat, req, Progress(enabled=not quiet))
+    except MeasurementFailed:
+        if not quiet:
+            print_run(console, load_run(store, store.list_runs(limit=1)[0].id))
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        sys.exit(130)
+    if not quiet:
+        print_run(console, load_run(store, run_id))
+    click.echo(f"stored as run {run_id} in {store.url}")

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import click
+
+from clusterbench.commands.options import db_option, open_store
+
+
+@click.command("show")
+@click.argument("runs", nargs=-1, required=True)
+@db_option
+def command(runs, db_url):
+    """Show runs (ids or labels): per step median, min, max, n, unit, cache mode and warnings."""
+    from rich.console import Console
+
+    from clusterbench.report.data import load_run
+    from clusterbench.report.terminal import print_run
+
+    store = open_store(db_url)
+    console = Console()
+    for ref in runs:
+        for run_id in store.resolve(ref):
+            print_run(console, load_run(store, run_id))

@@ -1,0 +1,85 @@
+"""Runs cbk under mpiexec. MPICH's Hydra and Open MPI spell ranks per
+node, host files and oversubscription differently; the flavour is read
+from `mpiexec --version`. The mpiexec used is the one beside cbk when
+present (the MPI cbk was built with), else the first on PATH."""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from clusterbench.errors import BadInput
+from clusterbench.launch.job import Job, Launcher
+
+
+@functools.cache
+def find_mpiexec(cbk: str | None = None) -> str | None:
+    if cbk:
+        beside = Path(cbk).parent / "mpiexec"
+        if os.access(beside, os.X_OK):
+            return str(beside)
+    return shutil.which("mpiexec")
+
+
+@functools.cache
+def flavour(mpiexec: str) -> str:
+    """'mpich' (Hydra), 'openmpi', or 'unknown'."""
+    try:
+        text = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if "HYDRA" in text or "MPICH" in text or "Intel(R) MPI" in text:
+        return "mpich"
+    if "Open MPI" in text or "OpenRTE" in text or "Open RTE" in text:
+        return "openmpi"
+    return "unknown"
+
+
+def hydra_command(mpiexec: str, job: Job) -> list[str]:
+    cmd = [mpiexec, "-n", str(job.ranks)]
+    if job.ranks_per_node:
+        cmd += ["-ppn", str(job.ranks_per_node)]
+    if job.hostfile:
+        cmd += ["-f", job.hostfile]
+    for k, v in sorted(job.env.items()):
+        cmd += ["-genv", k, v]
+    # Hydra oversubscribes without being asked
+    return cmd + [job.cbk, job.kernel, *job.args]
+
+
+def openmpi_command(mpiexec: str, job: Job, as_root: bool) -> list[str]:
+    cmd = [mpiexec, "-n", str(job.ranks)]
+    if job.ranks_per_node:
+        cmd += ["--map-by", f"ppr:{job.ranks_per_node}:node"]
+    if job.hostfile:
+        cmd += ["--hostfile", job.hostfile]
+    if job.oversubscribe:
+        cmd += ["--oversubscribe"]
+    if as_root:
+        cmd += ["--allow-run-as-root"]
+    for k, v in sorted(job.env.items()):
+        cmd += ["-x", f"{k}={v}"]
+    return cmd + [job.cbk, job.kernel, *job.args]
+
+
+class MpiExec(Launcher):
+    name = "mpiexec"
+
+    def unavailable(self, cbk: str | None = None) -> str | None:
+        return None if find_mpiexec(cbk) else "no mpiexec on PATH (install an MPI, or pip install mpich)"
+
+    def command(self, job: Job) -> list[str]:
+        exe = find_mpiexec(job.cbk)
+        if not exe:
+            raise BadInput("no mpiexec on PATH (install an MPI, or pip install mpich)")
+        kind = flavour(exe)
+        if kind == "openmpi":
+            return openmpi_command(exe, job, os.geteuid() == 0)
+        if kind == "mpich":
+            return hydra_command(exe, job)
+        raise BadInput(f"{exe} is neither MPICH Hydra nor Open MPI: cannot tell how to pass ranks per node")
+
+
+LAUNCHER = MpiExec()

@@ -1,0 +1,74 @@
+"""Physical-limit checks: warnings for figures that can only have come
+from a cache. They are attached to the stored samples and shown with them.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+# Network file systems: a read there is also bounded by the fastest link.
+NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "fuse.glusterfs", "glusterfs", "lustre", "beegfs", "gpfs",
+              "fuse.sshfs", "ceph", "fuse.ceph", "9p", "virtiofs")
+
+
+def target_fs_type(env: dict, directory: str | None) -> str | None:
+    if not directory:
+        return None
+    v = env.get(f"target.{directory}.fs_type")
+    return v if isinstance(v, str) else None
+
+
+def fastest_link_bits_per_s(env: dict) -> float | None:
+    """The fastest NIC or InfiniBand port speed the environment knows, in bit/s."""
+    best = None
+    for k, v in env.items():
+        if k.startswith("net.") and k.endswith(".speed_mbps") and isinstance(v, (int, float)) and v > 0:
+            best = max(best or 0, v * 1e6)
+        if k.startswith("ib.") and k.endswith(".rate_gbps") and isinstance(v, (int, float)) and v > 0:
+            best = max(best or 0, v * 1e9)
+    return best
+
+
+def record_warnings(record: dict, env: dict) -> list[str]:
+    """Warnings for one measurement record, judged against its host's environment."""
+    out = list(record.get("warnings") or [])
+    phase, mode = record.get("phase"), record.get("mode")
+    size = record.get("file_bytes") or record.get("bytes")
+    available = env.get("memory.available_bytes")
+    cold_proven = record.get("cold_achieved") is True or mode in ("direct",)
+    if phase == "read" and not cold_proven and size and isinstance(available, (int, float)) and size < available:
+        out.append(f"likely cache effect: the data read ({size / 2**20:.0f} MiB) fits in free memory "
+                   f"({available / 2**30:.1f} GiB) and the read was not proven cold")
+    fs = target_fs_type(env, record.get("dir"))
+    link = fastest_link_bits_per_s(env)
+    rate = record.get("rate")
+    if (phase == "read" and fs in NETWORK_FS and link and record.get("rate_unit") == "MiB/s"
+            and isinstance(rate, (int, float)) and rate * 2**20 * 8 > link):
+        out.append(f"likely cache effect: read over {fs} at {rate * 2**20 * 8 / 1e9:.2f} Gbit/s is faster than "
+                   f"the fastest network link ({link / 1e9:.0f} Gbit/s)")
+    return out
+
+
+def cross_sample_warnings(samples: Iterable[dict]) -> dict[int, list[str]]:
+    """Checks between samples of one run: a cold read faster than the direct
+    read of the same directory cannot have come from the device alone.
+    `samples` are dicts with id, record; returns {sample id: new warnings}."""
+    direct: dict[str, list[float]] = {}
+    cold: list[tuple[int, str, float]] = []
+    for s in samples:
+        r = s["record"]
+        if r.get("phase") != "read" or r.get("rate_unit") != "MiB/s" or not r.get("dir"):
+            continue
+        if r.get("mode") == "direct":
+            direct.setdefault(r["dir"], []).append(r["rate"])
+        elif r.get("mode") == "cold":
+            cold.append((s["id"], r["dir"], r["rate"]))
+    out: dict[int, list[str]] = {}
+    for sid, d, rate in cold:
+        if d in direct:
+            best = max(direct[d])
+            # 20 % margin: readahead legitimately helps a buffered read
+            if rate > 1.2 * best:
+                out[sid] = [f"cold read ({rate:.0f} MiB/s) faster than the O_DIRECT read of the same directory "
+                            f"({best:.0f} MiB/s): readahead or a cache below the page cache (RAID controller, "
+                            f"hypervisor, server) helped; not a device figure"]
+    return out

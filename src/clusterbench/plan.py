@@ -1,0 +1,57 @@
+"""A plan: the measurement steps of one run, with sweeps expanded.
+
+A parameter given as a list is swept: one step per value, and several
+swept parameters give their cartesian product, in the order given.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Step:
+    kernel: str
+    params: dict[str, str]
+    repeat: int = 3
+    ranks: int = 1
+    ranks_per_node: int | None = None
+    launcher: str | None = None
+    name: str | None = None
+    requires: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+    def title(self) -> str:
+        return self.name or self.kernel
+
+    def cbk_args(self) -> tuple[str, ...]:
+        args = [f"--{k}={v}" for k, v in self.params.items()]
+        return (*args, f"--repetitions={self.repeat}")
+
+
+def as_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def expand(kernel: str, params: dict, *, repeat: int, ranks: int | list[int] = 1,
+           ranks_per_node: int | None = None, launcher: str | None = None, name: str | None = None,
+           requires: tuple[str, ...] = (), env: dict | None = None) -> list[Step]:
+    swept = {k: v for k, v in params.items() if isinstance(v, list)}
+    fixed = {k: as_text(v) for k, v in params.items() if not isinstance(v, list)}
+    rank_values = ranks if isinstance(ranks, list) else [ranks]
+    steps = []
+    for np_ in rank_values:
+        for combo in itertools.product(*swept.values()) if swept else [()]:
+            chosen = {k: as_text(v) for k, v in zip(swept, combo)}
+            p = {k: chosen.get(k, fixed.get(k)) for k in params}  # the order the user gave
+            label = name
+            if swept or len(rank_values) > 1:
+                parts = [f"{k}={as_text(v)}" for k, v in zip(swept, combo)]
+                if len(rank_values) > 1:
+                    parts.append(f"np={np_}")
+                label = f"{name or kernel} [{', '.join(parts)}]"
+            steps.append(Step(kernel, p, repeat, int(np_), ranks_per_node, launcher, label, requires,
+                              dict(env or {})))
+    return steps

@@ -1,0 +1,39 @@
+"""Everything known about a run, as plain data for the formats."""
+from __future__ import annotations
+
+from clusterbench import summary
+from clusterbench.store import Store
+
+
+def _iso(t) -> str | None:
+    return t.isoformat() if t is not None else None
+
+
+def load_run(store: Store, run_id: int) -> dict:
+    run = store.run(run_id)
+    steps = []
+    for st in store.steps_of(run_id):
+        samples = store.samples_of(st.id)
+        steps.append({
+            "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
+            "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
+            "status": st.status, "message": st.message, "started": _iso(st.started),
+            "finished": _iso(st.finished), "build": st.build,
+            "summary": summary.rows(samples),
+            "samples": [{"repetition": s.repetition, "phase": s.phase, "mode": s.mode, "value": s.value,
+                         "unit": s.unit, "seconds": s.seconds, "bytes": s.bytes, "ops": s.ops,
+                         "warnings": s.warnings, "record": s.record} for s in samples],
+        })
+    return {
+        "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
+        "suite": run.suite, "status": run.status, "message": run.message, "started": _iso(run.started),
+        "finished": _iso(run.finished), "steps": steps, "environments": store.environments_of(run_id),
+    }
+
+
+def step_title(step: dict) -> str:
+    return step["name"] or step["kernel"]
+
+
+def params_text(step: dict) -> str:
+    return " ".join(f"--{k}={v}" for k, v in step["params"].items())

@@ -1,0 +1,40 @@
+"""Markdown: the tables a person pastes into a wiki or a blog post."""
+from __future__ import annotations
+
+from clusterbench.report.data import params_text, step_title
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def render(runs: list[dict]) -> str:
+    out: list[str] = []
+    for run in runs:
+        out.append(f"## Run {run['id']}{' (' + run['label'] + ')' if run['label'] else ''}: {run['status']}\n")
+        out.append(f"{run['started']} on {run['host']} by {run['user']}: `{run['command']}`\n")
+        for host, env in run["environments"].items():
+            from clusterbench.environment import summary_block
+
+            out.append(f"### Environment: {host}\n")
+            out += [f"- **{k}**: {v}" for k, v in summary_block(env)]
+            out.append("")
+        for st in run["steps"]:
+            out.append(f"### {step_title(st)}: {st['status']}\n")
+            out.append(f"`{st['kernel']} {params_text(st)}`, {st['ranks']} rank(s)\n")
+            if st["message"]:
+                out.append(f"> {st['message']}\n")
+            out.append("| phase | mode | n | median | min | max | unit |")
+            out.append("|---|---|---:|---:|---:|---:|---|")
+            for r in st["summary"]:
+                unit = r.unit or ""
+                if r.median_decimal is not None:
+                    unit += f" ({_num(r.median_decimal)} {r.decimal_unit} median)"
+                out.append(f"| {r.phase} | {r.mode or ''} | {r.n} | {_num(r.median)} | {_num(r.minimum)} | "
+                           f"{_num(r.maximum)} | {unit} |")
+            warnings = [w for r in st["summary"] for w in r.warnings]
+            out += [""] + [f"- warning: {w}" for w in dict.fromkeys(warnings)]
+            out.append("")
+    return "\n".join(out) + "\n"

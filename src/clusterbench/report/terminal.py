@@ -1,0 +1,35 @@
+"""The terminal view of a run: one table per step, warnings under it."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from clusterbench.report.data import params_text, step_title
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def print_run(console: Console, run: dict) -> None:
+    label = f" ({run['label']})" if run["label"] else ""
+    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}"
+                  + (f": {run['message']}" if run["message"] else ""))
+    for st in run["steps"]:
+        t = Table(title=f"{step_title(st)} [{st['status']}]", title_justify="left",
+                  caption=f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)", caption_justify="left")
+        for col, just in (("phase", "left"), ("mode (cache)", "left"), ("n", "right"), ("median", "right"),
+                          ("min", "right"), ("max", "right"), ("unit", "left"), ("median, decimal", "right")):
+            t.add_column(col, justify=just)
+        for r in st["summary"]:
+            dec = f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else ""
+            t.add_row(r.phase, r.mode or "", str(r.n), _num(r.median), _num(r.minimum), _num(r.maximum),
+                      r.unit or "", dec)
+        console.print(t)
+        if st["message"]:
+            console.print(f"  [red]{st['message']}[/red]")
+        for w in dict.fromkeys(w for r in st["summary"] for w in r.warnings):
+            console.print(f"  [yellow]warning:[/yellow] {w}")
+        console.print()

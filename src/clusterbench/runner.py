@@ -1,0 +1,178 @@
+"""Runs a plan: starts each step through its launcher, streams cbk's
+records into the store as they arrive (a crash keeps what was measured),
+attaches limit warnings, and marks the run's outcome."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+from dataclasses import dataclass
+
+from clusterbench import limits
+from clusterbench.catalogue import Catalogue
+from clusterbench.errors import BadInput, MeasurementFailed
+from clusterbench.launch import Job, choose
+from clusterbench.plan import Step
+from clusterbench.progress import Progress
+from clusterbench.records import error_message, parse_line
+from clusterbench.store import Store
+
+# How long a step may take to stop after Ctrl-C before it is killed.
+STOP_GRACE_S = 15
+
+
+class Interrupted(Exception):
+    pass
+
+
+@dataclass
+class RunRequest:
+    steps: list[Step]
+    label: str | None
+    command: str
+    suite: str | None
+    targets: list[str]
+    hostfile: str | None = None
+    oversubscribe: bool = False
+
+
+def _raise_interrupted(signum, _frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def capture_environment(store: Store, run_id: int, targets: list[str]) -> dict:
+    from clusterbench import environment
+
+    env = environment.collect(targets)
+    h = environment.snapshot_hash(env)
+    store.add_environment(env, h)
+    store.link_host(run_id, socket.gethostname(), h)
+    return env
+
+
+def missing_requirement(step: Step, cat: Catalogue) -> str | None:
+    for r in step.requires:
+        if r == "mpi" and not cat.mpi:
+            return "cbk was built without MPI"
+        if r == "root" and os.geteuid() != 0:
+            return "needs root"
+        if r not in ("mpi", "root"):
+            return f"unknown requirement '{r}'"
+    return None
+
+
+def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
+             env: dict, progress: Progress) -> str:
+    """Runs one step; returns its status (ok, failed, skipped)."""
+    launcher = choose(step.launcher, step.ranks, cat.cbk)
+    job = Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node, req.hostfile,
+              req.oversubscribe, step.env)
+    cmd = launcher.command(job)
+    step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                               params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
+                               ranks_per_node=step.ranks_per_node)
+    why = missing_requirement(step, cat)
+    if why:
+        store.finish_step(step_id, "skipped", message=why)
+        progress.note(f"skipped {step.title()}: {why}")
+        return "skipped"
+    progress.start_step(step.title(), step.repeat)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **step.env})
+    stderr_chunks: list[str] = []
+    reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    build = None
+    try:
+        for line in proc.stdout:
+            rec = parse_line(line)
+            if rec is None:
+                continue
+            if rec.get("type") == "measurement":
+                store.add_sample(step_id, rec, limits.record_warnings(rec, env))
+                progress.record(rec)
+            elif rec.get("type") == "run":
+                build = rec
+        status = proc.wait()
+    except BaseException:
+        _stop(proc)
+        reader.join(timeout=5)
+        store.finish_step(step_id, "interrupted", build=build, message="interrupted by a signal")
+        raise
+    reader.join(timeout=30)
+    stderr = "".join(stderr_chunks)
+    if status == 0:
+        store.finish_step(step_id, "ok", build=build)
+        progress.end_step()
+        return "ok"
+    msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
+    store.finish_step(step_id, "failed", build=build, message=msg)
+    progress.end_step()
+    if status == 2:
+        raise BadInput(f"{step.title()}: {msg}")
+    progress.note(f"step failed: {step.title()}: {msg}")
+    return "failed"
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Lets cbk clean up (it removes its files on SIGINT), then insists."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def add_cross_warnings(store: Store, run_id: int) -> None:
+    rows = [{"id": s.id, "record": s.record} for st in store.steps_of(run_id) for s in store.samples_of(st.id)]
+    for sid, extra in limits.cross_sample_warnings(rows).items():
+        store.add_sample_warnings(sid, extra)
+
+
+def preflight(cat: Catalogue, req: RunRequest) -> None:
+    """Rejects bad input before anything is stored or started."""
+    for step in req.steps:
+        cat.check_params(cat.kernel(step.kernel), step.params)
+        launcher = choose(step.launcher, step.ranks, cat.cbk)
+        launcher.command(Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node,
+                             req.hostfile, req.oversubscribe, step.env))
+        check = subprocess.run([cat.cbk, "--check", step.kernel, *step.cbk_args()], capture_output=True,
+                               text=True, timeout=60)
+        if check.returncode:
+            raise BadInput(f"{step.title()}: {error_message(check.stderr) or check.stderr.strip()}")
+
+
+def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:
+    """Runs the request; returns the run id. Raises BadInput (exit 2),
+    MeasurementFailed (exit 1) or KeyboardInterrupt after marking the run."""
+    preflight(cat, req)
+    run_id = store.begin_run(label=req.label, command=req.command, suite=req.suite)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    statuses: list[str] = []
+    try:
+        env = capture_environment(store, run_id, req.targets)
+        with progress:
+            for i, step in enumerate(req.steps):
+                statuses.append(run_step(store, cat, run_id, i, step, req, env, progress))
+        add_cross_warnings(store, run_id)
+    except (KeyboardInterrupt, Interrupted):
+        store.finish_run(run_id, "interrupted", "interrupted by a signal")
+        raise KeyboardInterrupt from None
+    except BadInput as e:
+        store.finish_run(run_id, "failed", e.message)
+        raise
+    except BaseException as e:
+        store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if "failed" in statuses:
+        store.finish_run(run_id, "failed", f"{statuses.count('failed')} step(s) failed")
+        raise MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
+                                f"(clusterbench show {run_id})")
+    store.finish_run(run_id, "ok")
+    return run_id

@@ -1,0 +1,209 @@
+"""Reading and writing runs, steps, samples and environments.
+
+Every write is its own short transaction, so a run killed at any moment
+leaves what it measured so far and a consistent store; SQLite runs in WAL
+mode with a busy timeout so two runs can write at once.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import os
+import socket
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from clusterbench.errors import BadInput
+from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def default_url() -> str:
+    """$CLUSTERBENCH_DB, else results.db in the user's data directory."""
+    env = os.environ.get("CLUSTERBENCH_DB")
+    if env:
+        return env if "://" in env else f"sqlite:///{Path(env).resolve()}"
+    from platformdirs import user_data_dir
+
+    path = Path(user_data_dir("clusterbench")) / "results.db"
+    return f"sqlite:///{path}"
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=60000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+@contextlib.contextmanager
+def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
+    """Two first runs on a new SQLite file must not both create the tables."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        yield
+        return
+    with open(url.database + ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+class Store:
+    def __init__(self, url: str | None = None):
+        self.url = url or default_url()
+        parsed = sa.engine.make_url(self.url)
+        if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+            try:
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise BadInput(f"cannot create the store's directory for {parsed.database}: {e.strerror}") from None
+        try:
+            self.engine = sa.create_engine(self.url)
+        except (sa.exc.ArgumentError, ImportError) as e:
+            raise BadInput(f"cannot use store URL {self.url}: {e}") from None
+        if parsed.get_backend_name() == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        with _migration_lock(parsed):
+            self._migrate()
+
+    def _migrate(self) -> None:
+        from alembic import command
+        from alembic.config import Config
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        try:
+            with self.engine.begin() as conn:
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+        except sa.exc.OperationalError as e:
+            raise BadInput(f"cannot open the store {self.url}: {e.orig}") from None
+
+    # -- writing ---------------------------------------------------------
+    def add_environment(self, env: dict, env_hash: str) -> str:
+        with self.engine.begin() as c:
+            if not c.execute(sa.select(environments.c.hash).where(environments.c.hash == env_hash)).first():
+                try:
+                    with c.begin_nested():
+                        c.execute(environments.insert().values(hash=env_hash, captured=now(), data=env))
+                except sa.exc.IntegrityError:
+                    pass  # stored meanwhile by a concurrent run
+        return env_hash
+
+    def begin_run(self, *, label: str | None, command: str, suite: str | None, user: str | None = None) -> int:
+        with self.engine.begin() as c:
+            r = c.execute(runs.insert().values(
+                label=label, user=user or os.environ.get("USER") or os.environ.get("LOGNAME"),
+                host=socket.gethostname(), pid=os.getpid(), command=command, suite=suite,
+                started=now(), status="running"))
+            return r.inserted_primary_key[0]
+
+    def link_host(self, run_id: int, host: str, env_hash: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(run_hosts.insert().values(run_id=run_id, host=host, environment_hash=env_hash))
+
+    def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(runs.update().where(runs.c.id == run_id).values(status=status, finished=now(), message=message))
+
+    def begin_step(self, run_id: int, *, position: int, name: str | None, kernel: str, params: dict,
+                   launcher: str, ranks: int, ranks_per_node: int | None) -> int:
+        with self.engine.begin() as c:
+            r = c.execute(steps.insert().values(
+                run_id=run_id, position=position, name=name, kernel=kernel, params=params, launcher=launcher,
+                ranks=ranks, ranks_per_node=ranks_per_node, status="running", started=now()))
+            return r.inserted_primary_key[0]
+
+    def finish_step(self, step_id: int, status: str, build: dict | None = None, message: str | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(steps.update().where(steps.c.id == step_id).values(
+                status=status, finished=now(), build=build, message=message))
+
+    def add_sample(self, step_id: int, record: dict, warnings: list[str]) -> None:
+        with self.engine.begin() as c:
+            c.execute(samples.insert().values(
+                step_id=step_id, repetition=record.get("repetition", 0), phase=record.get("phase", "?"),
+                mode=record.get("mode"), value=record.get("rate"), unit=record.get("rate_unit"),
+                seconds=record.get("seconds"), bytes=record.get("bytes"), ops=record.get("ops"),
+                warnings=warnings, record=record))
+
+    def add_sample_warnings(self, sample_id: int, extra: list[str]) -> None:
+        with self.engine.begin() as c:
+            row = c.execute(sa.select(samples.c.warnings).where(samples.c.id == sample_id)).first()
+            if row is not None:
+                c.execute(samples.update().where(samples.c.id == sample_id)
+                          .values(warnings=list(row.warnings) + extra))
+
+    # -- reading ---------------------------------------------------------
+    def reap_dead_runs(self) -> None:
+        """A run still 'running' whose process on this host is gone was killed."""
+        host = socket.gethostname()
+        with self.engine.begin() as c:
+            for row in c.execute(sa.select(runs.c.id, runs.c.pid).where(
+                    runs.c.status == "running", runs.c.host == host)).all():
+                if row.pid and not _alive(row.pid):
+                    c.execute(runs.update().where(runs.c.id == row.id).values(
+                        status="killed", message="the run's process ended without closing the run"))
+                    c.execute(steps.update().where(steps.c.run_id == row.id, steps.c.status == "running")
+                              .values(status="killed"))
+
+    def list_runs(self, label: str | None = None, limit: int | None = None) -> list[Any]:
+        q = sa.select(runs).order_by(runs.c.id.desc())
+        if label:
+            q = q.where(runs.c.label == label)
+        if limit:
+            q = q.limit(limit)
+        with self.engine.connect() as c:
+            return c.execute(q).all()
+
+    def resolve(self, ref: str) -> list[int]:
+        """Run ids for a run id or a label (newest first)."""
+        with self.engine.connect() as c:
+            if ref.isdigit() and c.execute(sa.select(runs.c.id).where(runs.c.id == int(ref))).first():
+                return [int(ref)]
+            ids = [r.id for r in c.execute(sa.select(runs.c.id).where(runs.c.label == ref)
+                                           .order_by(runs.c.id.desc())).all()]
+        if not ids:
+            raise BadInput(f"no run with id or label '{ref}' in {self.url} (see: clusterbench list)")
+        return ids
+
+    def run(self, run_id: int) -> Any:
+        with self.engine.connect() as c:
+            row = c.execute(sa.select(runs).where(runs.c.id == run_id)).first()
+        if row is None:
+            raise BadInput(f"no run {run_id} in {self.url}")
+        return row
+
+    def steps_of(self, run_id: int) -> list[Any]:
+        with self.engine.connect() as c:
+            return c.execute(sa.select(steps).where(steps.c.run_id == run_id).order_by(steps.c.position)).all()
+
+    def samples_of(self, step_id: int) -> list[Any]:
+        with self.engine.connect() as c:
+            return c.execute(sa.select(samples).where(samples.c.step_id == step_id).order_by(samples.c.id)).all()
+
+    def environments_of(self, run_id: int) -> dict[str, dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(run_hosts.c.host, environments.c.data)
+                             .join(environments, environments.c.hash == run_hosts.c.environment_hash)
+                             .where(run_hosts.c.run_id == run_id)).all()
+        return {r.host: r.data for r in rows}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,73 @@
+"""The results store's tables (SQLAlchemy Core). Changes go through a new
+Alembic migration in migrations/versions, never by editing an old one."""
+from __future__ import annotations
+
+from sqlalchemy import (JSON, Column, DateTime, Float, ForeignKey, Integer, MetaData, String, Table, Text,
+                        BigInteger)
+
+metadata = MetaData()
+
+# One row per distinct machine description, referenced by hash.
+environments = Table(
+    "environments", metadata,
+    Column("hash", String(64), primary_key=True),
+    Column("captured", DateTime(timezone=True), nullable=False),
+    Column("data", JSON, nullable=False),
+)
+
+runs = Table(
+    "runs", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("label", String(200)),
+    Column("user", String(100)),
+    Column("host", String(255)),
+    Column("pid", Integer),
+    Column("command", Text),
+    Column("suite", String(200)),
+    Column("started", DateTime(timezone=True), nullable=False),
+    Column("finished", DateTime(timezone=True)),
+    # running | ok | failed | interrupted | killed
+    Column("status", String(20), nullable=False),
+    Column("message", Text),
+)
+
+run_hosts = Table(
+    "run_hosts", metadata,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("host", String(255), primary_key=True),
+    Column("environment_hash", String(64), ForeignKey("environments.hash"), nullable=False),
+)
+
+steps = Table(
+    "steps", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("position", Integer, nullable=False),
+    Column("name", String(200)),
+    Column("kernel", String(100), nullable=False),
+    Column("params", JSON, nullable=False),       # as requested (text values)
+    Column("launcher", String(50), nullable=False),
+    Column("ranks", Integer, nullable=False),
+    Column("ranks_per_node", Integer),
+    Column("status", String(20), nullable=False),
+    Column("started", DateTime(timezone=True), nullable=False),
+    Column("finished", DateTime(timezone=True)),
+    Column("build", JSON),                        # cbk's final "run" record
+    Column("message", Text),
+)
+
+samples = Table(
+    "samples", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("step_id", Integer, ForeignKey("steps.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("repetition", Integer, nullable=False),
+    Column("phase", String(100), nullable=False),
+    Column("mode", String(100)),
+    Column("value", Float),
+    Column("unit", String(50)),
+    Column("seconds", Float),
+    Column("bytes", BigInteger),
+    Column("ops", BigInteger),
+    Column("warnings", JSON, nullable=False),
+    Column("record", JSON, nullable=False),       # the raw cbk record
+)

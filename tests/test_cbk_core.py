@@ -1,0 +1,168 @@
+"""cbk's common behaviour: self-description, parameter parsing, bad input."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import tree
+
+
+def describe(cbk_bin) -> dict:
+    out = subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def test_describe_is_valid_json_with_every_parameter_field(cbk_bin):
+    d = describe(cbk_bin)
+    assert d["schema"] == 1 and d["type"] == "describe"
+    names = [k["name"] for k in d["kernels"]]
+    assert {"seqio", "manyfiles", "null"} <= set(names)
+    for k in d["kernels"]:
+        assert k["summary"]
+        for p in k["parameters"]:
+            assert set(p) == {"name", "type", "default", "unit", "choices", "min", "max", "help"}
+            assert p["type"] in {"size", "int", "real", "choice", "bool", "string", "path"}
+            assert p["help"]
+            if p["type"] == "choice":
+                assert p["default"] in p["choices"]
+
+
+def test_describe_and_version_say_whether_mpi_is_built_in(cbk_bin):
+    d = describe(cbk_bin)
+    version = subprocess.run([cbk_bin, "--version"], capture_output=True, text=True, check=True).stdout
+    if d["mpi"]:
+        assert d["mpi_library"] and d["mpi_library"].split()[0] in version
+    else:
+        assert d["mpi_library"] is None and "MPI: none" in version
+
+
+def test_python_catalogue_matches_describe(cbk_bin):
+    from clusterbench import catalogue
+
+    d = describe(cbk_bin)
+    cat = catalogue.load(cbk_bin)
+    assert list(cat.kernels) == [k["name"] for k in d["kernels"]]
+    for k in d["kernels"]:
+        ours = cat.kernels[k["name"]]
+        assert [p.name for p in ours.params] == [p["name"] for p in k["parameters"]]
+        assert [p.default for p in ours.params] == [p["default"] for p in k["parameters"]]
+        assert [p.unit for p in ours.params] == [p["unit"] for p in k["parameters"]]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args, message", [
+    (["nosuchkernel"], "no such kernel"),
+    (["seqio", "--nosuch=1"], "has no parameter --nosuch"),
+    (["seqio", "--file-size=abc"], "is not a size"),
+    (["seqio", "--file-size=10X"], "is not a size"),
+    (["seqio", "--file-size=-1m"], "is not a size"),
+    (["seqio", "--file-size=0"], "out of range"),
+    (["seqio", "--block-size=0"], "out of range"),
+    (["seqio", "--file-size=1m", "--block-size=4m"], "block size 4 MiB is larger than file size 1 MiB"),
+    (["seqio", "--file-size=10m", "--block-size=3m"], "not a multiple of block size"),
+    (["seqio", "--write=direct", "--block-size=1000", "--file-size=1000000"], "multiple of 512"),
+    (["seqio", "--write=sometimes"], "is not one of"),
+    (["seqio", "--verify=maybe"], "is not a boolean"),
+    (["seqio", "--repetitions=0"], "out of range"),
+    (["manyfiles", "--files=0"], "out of range"),
+    (["manyfiles", "--files=many"], "is not an integer"),
+    (["seqio", "stray"], "unexpected argument"),
+])
+def test_bad_input_gives_one_error_record_exit_2_and_creates_nothing(run_cbk, tmp_path, args, message):
+    kernel_args = args[1:] + ([f"--dir={tmp_path}"] if args[0] != "nosuchkernel" else [])
+    r = run_cbk(args[0], *kernel_args)
+    assert r.status == 2
+    assert len(r.errors) == 1 and message in r.errors[0]["message"], r.stderr
+    assert r.stderr.strip().count("\n") == 0
+    assert r.records == []
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
+def test_missing_directory_and_file_as_directory_are_rejected(run_cbk, tmp_path):
+    r = run_cbk("seqio", f"--dir={tmp_path}/absent")
+    assert r.status == 2 and "No such file or directory" in r.errors[0]["message"]
+    f = tmp_path / "plain"
+    f.write_text("x")
+    r = run_cbk("seqio", f"--dir={f}")
+    assert r.status == 2 and "is not a directory" in r.errors[0]["message"]
+    assert tree(tmp_path) == ["plain"]
+
+
+def test_check_mode_validates_without_running(cbk_bin, tmp_path):
+    ok = subprocess.run([cbk_bin, "--check", "seqio", f"--dir={tmp_path}", "--file-size=1g"],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout == "" and tree(tmp_path) == []
+    bad = subprocess.run([cbk_bin, "--check", "seqio", f"--dir={tmp_path}", "--file-size=1m", "--block-size=2m"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "larger than file size" in bad.stderr
+
+
+@pytest.mark.timeout(60)
+def test_sizes_take_binary_suffixes(run_cbk, tmp_path):
+    r = run_cbk("seqio", f"--dir={tmp_path}", "--file-size=2m", "--block-size=64k", "--read=none")
+    assert r.status == 0, r.stderr
+    (w,) = r.measurements("write")
+    assert w["bytes"] == 2 * 1024 * 1024 and w["block_bytes"] == 64 * 1024 and w["ops"] == 32
+    params = r.run_record()["parameters"]
+    assert params["file-size"] == 2097152 and params["block-size"] == 65536
+
+
+def test_run_record_describes_build_and_run(run_cbk, tmp_path):
+    r = run_cbk("null", "--seconds=0", "--repetitions=2")
+    assert r.status == 0
+    run = r.run_record()
+    for key in ("cbk_version", "compiler", "compiler_flags", "mpi", "mpi_library", "ranks", "ranks_per_node",
+                "hosts", "timer_resolution_s", "parameters"):
+        assert key in run
+    assert run["ranks"] == 1 and len(run["hosts"]) == 1
+    assert 0 < run["timer_resolution_s"] < 1e-3
+    assert [m["repetition"] for m in r.measurements()] == [0, 1]
+
+
+@pytest.mark.timeout(60)
+def test_null_kernel_under_mpiexec_reduces_over_ranks(run_cbk, mpiexec):
+    r = run_cbk("null", "--seconds=0.05", "--bytes=1m", launcher=[mpiexec, "-n", "2"])
+    assert r.status == 0, r.stderr
+    (m,) = r.measurements()
+    assert m["ranks"] == 2 and m["bytes"] == 2 * 2**20
+    assert m["rank_seconds_min"] >= 0.05 and m["seconds"] >= m["rank_seconds_max"]
+    assert m["slowest_rank"] in (0, 1)
+    assert r.run_record()["ranks"] == 2 and len(r.run_record()["hosts"]) == 2
+
+
+@pytest.mark.timeout(60)
+def test_failure_inside_a_kernel_is_one_error_record_and_exit_1(run_cbk):
+    r = run_cbk("null", "--fail-at=1", "--repetitions=3")
+    assert r.status == 1
+    assert len(r.measurements()) == 1
+    assert "failing at repetition 1" in r.errors[0]["message"]
+
+
+@pytest.mark.timeout(240)
+def test_cbk_builds_without_mpi(tmp_path):
+    import shutil
+
+    from conftest import REPO
+
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not on PATH")
+    build = tmp_path / "build"
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF", *generator], check=True,
+                   capture_output=True)
+    subprocess.run([cmake, "--build", str(build), "-j2"], check=True, capture_output=True)
+    cbk = build / "cbk"
+    d = json.loads(subprocess.run([str(cbk), "--describe"], capture_output=True, text=True, check=True).stdout)
+    assert d["mpi"] is False
+    names = {k["name"] for k in d["kernels"]}
+    assert {"seqio", "manyfiles"} <= names
+    target = tmp_path / "target"
+    target.mkdir()
+    r = subprocess.run([str(cbk), "seqio", f"--dir={target}", "--file-size=1m", "--block-size=64k"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert tree(target) == []

@@ -1,0 +1,172 @@
+"""clusterbench run/list/show/export against a real store and real cbk."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from conftest import tree
+
+
+def store_rows(url: str, sql: str) -> list:
+    eng = sa.create_engine(url)
+    with eng.connect() as c:
+        return c.execute(sa.text(sql)).all()
+
+
+@pytest.mark.timeout(120)
+def test_run_stores_every_repetition_with_environment_and_shows_a_table(cli, tmp_path, store_url):
+    target = tmp_path / "target"
+    target.mkdir()
+    r = cli("run", "seqio", f"--dir={target}", "--file-size=4m", "--block-size=1m", "--repeat", "3",
+            "--label", "disk")
+    assert r.status == 0, r.stderr
+    assert "stored as run 1" in r.stdout
+    for col in ("median", "min", "max", "MiB/s", "fsync", "cold"):
+        assert col in r.stdout
+    assert store_rows(store_url, "select status, label from runs") == [("ok", "disk")]
+    samples = store_rows(store_url, "select phase, mode, repetition, unit from samples order by id")
+    assert samples == [(p, m, rep, "MiB/s") for rep in range(3) for p, m in (("write", "fsync"), ("read", "cold"))]
+    (params,) = store_rows(store_url, "select params from steps")
+    assert json.loads(params[0])["dir"] == str(target)
+    assert len(store_rows(store_url, "select * from run_hosts")) == 1
+    assert tree(target) == []
+
+    shown = cli("show", "disk")
+    assert shown.status == 0 and "write" in shown.stdout and "cold" in shown.stdout
+    listed = cli("list")
+    assert listed.status == 0 and "disk" in listed.stdout and "ok" in listed.stdout
+
+
+@pytest.mark.timeout(120)
+def test_export_formats_are_valid(cli, tmp_path):
+    assert cli("run", "null", "--seconds=0.01", "--repeat", "2", "--label", "n").status == 0
+    j = cli("export", "n", "--format", "json")
+    doc = json.loads(j.stdout)
+    (run,) = doc["runs"]
+    assert run["label"] == "n" and len(run["steps"][0]["samples"]) == 2
+    c = cli("export", "1", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(c.stdout)))
+    assert len(rows) == 2 and rows[0]["unit"] == "MiB/s" and float(rows[0]["value"]) > 0
+    md = cli("export", "1", "--format", "md", "-o", str(tmp_path / "r.md"))
+    text = (tmp_path / "r.md").read_text()
+    assert md.status == 0 and "| phase | mode | n | median |" in text and "| null | none | 2 |" in text
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args, message", [
+    (["run", "nosuch"], "no such kernel"),
+    (["run", "seqio", "--nosuch=1"], "has no parameter --nosuch"),
+    (["run", "seqio", "--file-size=10X"], "is not a size"),
+    (["run", "seqio", "--dir=/nonexistent/dir"], "No such file or directory"),
+    (["run", "seqio", "--np", "2"], "runs as one process"),
+    (["run", "seqio", "--repetitions=2"], "--repeat"),
+    (["run", "null", "--launcher", "nosuch"], "no such launcher"),
+    (["run", "missing-suite.toml"], "does not exist"),
+    (["show", "nolabel"], "no run with id or label"),
+    (["export", "42"], "no run with id or label"),
+])
+def test_bad_input_is_one_line_exit_2_and_stores_nothing(cli, store_url, args, message):
+    r = cli(*args)
+    assert r.status == 2, r.stderr
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    if os.path.exists(store_url.removeprefix("sqlite:///")):
+        assert store_rows(store_url, "select count(*) from runs") == [(0,)]
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_path, store_url):
+    target = tmp_path / "target"
+    target.mkdir()
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={target}",
+                          "--file-size=8g", "--write=buffered", "--read=none", "--quiet"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(target.rglob("data")):
+        time.sleep(0.02)
+    assert any(target.rglob("data")), "the write never started"
+    # Ctrl-C at a terminal reaches the whole foreground process group
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert tree(target) == []
+    assert store_rows(store_url, "select status from runs") == [("interrupted",)]
+    assert store_rows(store_url, "select status from steps") == [("interrupted",)]
+
+
+@pytest.mark.timeout(120)
+def test_kill_9_leaves_a_readable_store_and_the_run_marked_killed(cli, cbk_bin, store_url):
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.2", "--repeat", "50",
+                          "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            if store_rows(store_url, "select count(*) from samples")[0][0] >= 2:
+                break
+        except sa.exc.OperationalError:
+            pass
+        time.sleep(0.1)
+    p.kill()
+    p.wait()
+    r = cli("list")
+    assert r.status == 0 and "killed" in r.stdout
+    shown = cli("show", "1")
+    assert shown.status == 0 and "null" in shown.stdout
+    assert store_rows(store_url, "select count(*) from samples")[0][0] >= 2
+
+
+@pytest.mark.timeout(120)
+def test_two_concurrent_runs_both_land(cbk_bin, store_url):
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
+    procs = [subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.02",
+                               "--repeat", "20", "--label", f"c{i}", "--quiet"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=90)
+        assert p.returncode == 0, err
+    rows = store_rows(store_url, "select r.label, r.status, count(s.id) from runs r join steps t on t.run_id = r.id "
+                                 "join samples s on s.step_id = t.id group by r.id order by r.label")
+    assert rows == [("c0", "ok", 20), ("c1", "ok", 20)]
+
+
+@pytest.mark.timeout(120)
+def test_mpi_run_through_the_launcher(cli, mpiexec, store_url):
+    r = cli("run", "null", "--np", "2", "--seconds=0.01", "--repeat", "2")
+    assert r.status == 0, r.stderr
+    assert store_rows(store_url, "select launcher, ranks from steps") == [("mpiexec", 2)]
+    recs = [json.loads(x[0]) for x in store_rows(store_url, "select record from samples")]
+    assert all(rec["ranks"] == 2 for rec in recs)
+
+
+@pytest.mark.timeout(60)
+def test_failed_measurement_exits_1_and_keeps_the_run(cli, store_url):
+    r = cli("run", "null", "--fail-at=1", "--repeat", "3")
+    assert r.status == 1
+    assert store_rows(store_url, "select status from runs") == [("failed",)]
+    assert store_rows(store_url, "select status, message from steps")[0][0] == "failed"
+    assert store_rows(store_url, "select count(*) from samples") == [(1,)]
+
+
+def test_help_is_instant_and_imports_nothing_heavy():
+    code = ("import sys; from clusterbench import cli; "
+            "heavy = [m for m in ('rich', 'numpy', 'sqlalchemy', 'scipy', 'matplotlib') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "clusterbench", "--help"], check=True, capture_output=True)
+    assert time.perf_counter() - t0 < 5  # generous: shared machines; the import check above is the real test
+
+
+def test_version_says_whether_mpi_is_built_in(cli, cbk_bin):
+    r = cli("--version")
+    assert r.status == 0 and "cbk" in r.stdout and "MPI" in r.stdout

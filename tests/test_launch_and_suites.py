@@ -1,0 +1,60 @@
+"""Launcher command lines (exact strings), suites and sweeps."""
+from __future__ import annotations
+
+import pytest
+
+from clusterbench.errors import BadInput
+from clusterbench.launch import Job
+from clusterbench.launch.local import Local
+from clusterbench.launch.mpiexec import hydra_command, openmpi_command
+from clusterbench.plan import expand
+from clusterbench import suites
+
+JOB = Job("/opt/cb/cbk", "null", ("--seconds=1", "--repetitions=3"), ranks=8, ranks_per_node=4,
+          hostfile="/tmp/hosts", oversubscribe=True, env={"MPIR_CVAR_X": "1"})
+
+
+def test_hydra_command_line():
+    assert hydra_command("/usr/bin/mpiexec", JOB) == [
+        "/usr/bin/mpiexec", "-n", "8", "-ppn", "4", "-f", "/tmp/hosts", "-genv", "MPIR_CVAR_X", "1",
+        "/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"]
+
+
+def test_openmpi_command_line():
+    assert openmpi_command("/usr/bin/mpiexec", JOB, as_root=True) == [
+        "/usr/bin/mpiexec", "-n", "8", "--map-by", "ppr:4:node", "--hostfile", "/tmp/hosts", "--oversubscribe",
+        "--allow-run-as-root", "-x", "MPIR_CVAR_X=1", "/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"]
+
+
+def test_local_runs_one_process_only():
+    assert Local().command(Job("cbk", "seqio", ("--dir=/x",))) == ["cbk", "seqio", "--dir=/x"]
+    with pytest.raises(BadInput, match="one process"):
+        Local().command(JOB)
+
+
+def test_sweep_expands_lists_as_a_cartesian_product():
+    steps = expand("seqio", {"block-size": ["4k", "1m"], "write": ["fsync", "direct"], "dir": "/d"}, repeat=2)
+    assert [(s.params["block-size"], s.params["write"]) for s in steps] == [
+        ("4k", "fsync"), ("4k", "direct"), ("1m", "fsync"), ("1m", "direct")]
+    assert steps[0].name == "seqio [block-size=4k, write=fsync]"
+    assert steps[0].cbk_args() == ("--block-size=4k", "--write=fsync", "--dir=/d", "--repetitions=2")
+    ranks = expand("null", {}, repeat=1, ranks=[2, 4])
+    assert [s.ranks for s in ranks] == [2, 4]
+
+
+def test_quick_suite_loads_with_the_target_directory():
+    quick = suites.load("quick", {"dir": "/scratch"})
+    assert quick.steps and all(s.params.get("dir") == "/scratch" for s in quick.steps if "dir" in s.params)
+    assert {"seqio", "manyfiles"} <= {s.kernel for s in quick.steps}
+
+
+def test_suite_errors_are_bad_input(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[steps]]\nkernel = "seqio"\nflavour = "x"\n')
+    with pytest.raises(BadInput, match="unknown key"):
+        suites.load(str(bad), {})
+    var = tmp_path / "var.toml"
+    var.write_text('[[steps]]\nkernel = "seqio"\nparams = { dir = "{scratch}" }\n')
+    with pytest.raises(BadInput, match=r"no --scratch=VALUE"):
+        suites.load(str(var), {})
+    assert suites.load(str(var), {"scratch": "/s"}).steps[0].params["dir"] == "/s"
