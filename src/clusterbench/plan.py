@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 class Step:
     kernel: str
     params: dict[str, str]
-    repeat: int = 3
+    repeat: int = 5
     ranks: int = 1
     ranks_per_node: int | None = None
     launcher: str | None = None

@@ -1,10 +1,11 @@
-"""Per-step summaries of stored samples: one row per (phase, mode) with
-median, min, max and n. (Confidence intervals and outlier rules live in
-the statistics module; this is the plain description `show` prints.)"""
+"""Per-step summaries of stored samples: one row per (phase, mode, unit),
+in the order first seen, described by the statistics module."""
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+
+from clusterbench import stats
 
 
 @dataclass
@@ -18,20 +19,37 @@ class Row:
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def stats(self) -> stats.Summary:
+        return stats.summarize(self.values)
+
+    @property
     def n(self) -> int:
         return len(self.values)
 
     @property
     def median(self) -> float | None:
-        return statistics.median(self.values) if self.values else None
+        return self.stats.median
 
     @property
     def minimum(self) -> float | None:
-        return min(self.values) if self.values else None
+        return self.stats.minimum
 
     @property
     def maximum(self) -> float | None:
-        return max(self.values) if self.values else None
+        return self.stats.maximum
+
+    @property
+    def outlier_values(self) -> list[float]:
+        return [self.values[i] for i in self.stats.outliers]
+
+    def all_warnings(self) -> list[str]:
+        """The samples' warnings, plus one naming the outliers (flagged, never dropped)."""
+        out = list(self.warnings)
+        if self.outlier_values:
+            vals = ", ".join(f"{v:,.4g}" for v in self.outlier_values)
+            out.append(f"outlier(s) by modified Z-score > {stats.OUTLIER_Z} ({self.phase} {self.mode or ''}): "
+                       f"{vals} {self.unit or ''}; kept in median, min and max")
+        return out
 
     @property
     def median_decimal(self) -> float | None:

@@ -48,7 +48,7 @@ def absolute_paths(steps, cat):
 @click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("target")
 @click.option("--repeat", type=click.IntRange(1, 100000), default=None,
-              help="Repetitions of each step (default 3; a suite's own counts unless given).")
+              help="Repetitions of each step (default 5: fewer cannot show a significant difference; a suite's own counts unless given).")
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
 @click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
@@ -94,7 +94,7 @@ def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubs
         cat.check_params(kernel, extra)
         if (ranks or 1) > 1 and not kernel.parallel:
             raise BadInput(f"kernel {kernel.name} runs as one process; --np {ranks} needs a parallel kernel")
-        steps = expand(kernel.name, extra, repeat=repeat or 3, ranks=ranks or 1, ranks_per_node=ppn,
+        steps = expand(kernel.name, extra, repeat=repeat or 5, ranks=ranks or 1, ranks_per_node=ppn,
                        launcher=launcher)
         suite_name = None
     steps, targets = absolute_paths(steps, cat)
