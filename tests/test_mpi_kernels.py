@@ -312,7 +312,7 @@ def test_unknown_names_are_rejected_with_the_valid_ones():
 def test_recorded_variables_picks_mpi_tuning_only():
     env = {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring", "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
            "OMPI_MCA_btl": "^openib", "UCX_TLS": "rc,sm", "FI_PROVIDER": "verbs", "I_MPI_ADJUST_ALLREDUCE": "2",
-           "PATH": "/usr/bin", "HOME": "/root", "MPIR_CVARX": "no"}
+           "PATH": "/usr/bin", "HOME": "/root", "MPIR_CVARX": "no", "OMPI_MCA_orte_hnp_uri": "123@tcp://x"}
     assert mpi_tuning.recorded_variables(env) == {
         "FI_PROVIDER": "verbs", "I_MPI_ADJUST_ALLREDUCE": "2", "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring",
         "OMPI_MCA_btl": "^openib", "OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "UCX_TLS": "rc,sm",

@@ -579,11 +579,17 @@ static int check_size(struct mpi_state *s, size_t bytes, struct check *k)
 
 /* ---- setup ---- */
 
-/* The MPI library's run-time settings (collective algorithms, transports),
- * as clusterbench.mpi_tuning.TUNING_PREFIXES lists them. */
+/* The MPI library's run-time settings (collective algorithms, transports):
+ * the prefixes of clusterbench.environment.software.MPI_ENV_PREFIXES, less
+ * the per-job internals Open MPI's launcher sets (LAUNCHER_INTERNAL_PREFIXES). */
 static bool is_tuning_variable(const char *entry)
 {
-    static const char *const prefixes[] = { "MPIR_CVAR_", "OMPI_MCA_", "I_MPI_", "MV2_", "UCX_", "FI_" };
+    static const char *const prefixes[] = { "MPIR_CVAR_", "OMPI_MCA_", "I_MPI_", "UCX_", "FI_", "MV2_", "PSM2_", "HCOLL_" };
+    static const char *const internal[] = { "OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_prte_",
+                                            "OMPI_MCA_initial_wdir", "OMPI_MCA_ras_" };
+    for (size_t i = 0; i < sizeof internal / sizeof *internal; i++)
+        if (!strncmp(entry, internal[i], strlen(internal[i])))
+            return false;
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (!strncmp(entry, prefixes[i], strlen(prefixes[i])))
             return true;

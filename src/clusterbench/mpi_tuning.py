@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from clusterbench.environment.software import LAUNCHER_INTERNAL_PREFIXES, MPI_ENV_PREFIXES
 from clusterbench.errors import BadInput
 
 FLAVOURS = ("mpich", "openmpi")
@@ -44,9 +45,9 @@ COLLECTIVES = ("allreduce", "bcast", "alltoall", "allgather", "reduce", "barrier
 # Names meaning "the library's own choice": no variable is set.
 LIBRARY_CHOICE = ("library", "default", "auto")
 
-# Environment variables that change what an MPI library does at run time,
-# recorded with every run (the cbk mpi kernel records the same prefixes).
-TUNING_PREFIXES = ("MPIR_CVAR_", "OMPI_MCA_", "I_MPI_", "MV2_", "UCX_", "FI_")
+# Environment variables that change what an MPI library does at run time:
+# the environment capture's list (the cbk mpi kernel records the same).
+TUNING_PREFIXES = MPI_ENV_PREFIXES
 
 # MPICH 4.x/5.0 MPIR_CVAR_<COLL>_INTRA_ALGORITHM values (`mpivars` lists them).
 _MPICH: dict[str, tuple[str, ...]] = {
@@ -137,4 +138,5 @@ def recorded_variables(environ: Mapping[str, str] | None = None) -> dict[str, st
     """The MPI tuning variables set in `environ` (default: this process's),
     sorted by name, so a run records which algorithm and transport it asked for."""
     env = os.environ if environ is None else environ
-    return {k: env[k] for k in sorted(env) if k.startswith(TUNING_PREFIXES)}
+    return {k: env[k] for k in sorted(env)
+            if k.startswith(TUNING_PREFIXES) and not k.startswith(LAUNCHER_INTERNAL_PREFIXES)}
