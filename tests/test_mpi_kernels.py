@@ -2,11 +2,17 @@
 small machine), and the library algorithm selection of mpi_tuning."""
 from __future__ import annotations
 
+import json
 import os
+import re
+import subprocess
+import tomllib
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
-from clusterbench import mpi_tuning
+from clusterbench import mpi_tuning, suites
 from clusterbench.errors import BadInput
 from clusterbench.launch.mpiexec import flavour
 
@@ -216,7 +222,6 @@ def test_bad_input_gives_one_error_from_rank_0_and_exit_2(run_cbk, mpiexec, rank
 
 @pytest.mark.timeout(30)
 def test_check_mode_leaves_rank_count_rules_to_the_launch(cbk_bin, mpiexec):
-    import subprocess
     ok = subprocess.run([cbk_bin, "--check", "mpi", "--op=pingpong"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     bad = subprocess.run([cbk_bin, "--check", "mpi", "--op=pingpong", "--sizes=2,1"], capture_output=True, text=True)
@@ -319,3 +324,43 @@ def test_recorded_variables_picks_mpi_tuning_only():
     }
     assert list(mpi_tuning.recorded_variables(env)) == sorted(mpi_tuning.recorded_variables(env))
     assert mpi_tuning.recorded_variables({}) == {}
+
+
+# ---- suites and the orchestrator ----
+
+def suite_steps_of_mpi():
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "kernels" / "mpi.md").read_text()
+    (e7,) = re.findall(r"```toml\n(.*?)```", doc, re.S)
+    steps = [s for name in ("quick", "mpi-sweep") for s in suites.load(name, {}).steps if s.kernel == "mpi"]
+    tomllib.loads(e7)
+    return steps, e7
+
+
+@pytest.mark.timeout(60)
+def test_shipped_and_documented_suites_give_valid_mpi_steps(cbk_bin, mpiexec, tmp_path):
+    steps, e7 = suite_steps_of_mpi()
+    path = tmp_path / "e7-placement.toml"
+    path.write_text(e7)
+    placement = suites.load(str(path), {}).steps
+    assert {(s.ranks, s.ranks_per_node) for s in placement} == {(16, 16), (16, 4), (16, 1)}
+    steps += placement
+    assert steps and all(s.requires == ("mpi",) for s in steps)
+    for s in steps:
+        p = subprocess.run([cbk_bin, "--check", "mpi", *s.cbk_args()], capture_output=True, text=True)
+        assert p.returncode == 0, (s.title(), p.stderr)
+
+
+@pytest.mark.timeout(120)
+def test_a_suite_step_stores_one_sample_per_size_and_repetition(cli, mpiexec, tmp_path, store_url):
+    suite = tmp_path / "small.toml"
+    suite.write_text('description = "t"\n[[steps]]\nkernel = "mpi"\nnp = 2\nrepeat = 2\nrequires = ["mpi"]\n'
+                     'params = { op = "allreduce", algorithm = "ring", sizes = "8,1k", iterations = 10, warmup = 1 }\n')
+    r = cli("run", str(suite))
+    assert r.status == 0, r.stderr
+    with sa.create_engine(store_url).connect() as c:
+        rows = c.execute(sa.text("select phase, mode, unit, value, record from samples")).all()
+    assert len(rows) == 4
+    assert {(p, m, u) for p, m, u, _, _ in rows} == {("allreduce", "ring", "us")}
+    recs = [json.loads(rec) if isinstance(rec, str) else rec for *_, rec in rows]
+    assert sorted((x["repetition"], x["size_bytes"]) for x in recs) == [(0, 8), (0, 1024), (1, 8), (1, 1024)]
+    assert all(v > 0 for _, _, _, v, _ in rows) and all(x["check"] == "passed" for x in recs)

@@ -136,6 +136,8 @@ def add_cross_warnings(store: Store, run_id: int) -> None:
 def preflight(cat: Catalogue, req: RunRequest) -> None:
     """Rejects bad input before anything is stored or started."""
     for step in req.steps:
+        if missing_requirement(step, cat):
+            continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         launcher.command(Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node,
