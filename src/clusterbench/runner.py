@@ -66,6 +66,15 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
              env: dict, progress: Progress) -> str:
     """Runs one step; returns its status (ok, failed, skipped)."""
+    why = missing_requirement(step, cat)
+    if why:
+        # before choosing a launcher: a build without MPI may have no mpiexec either
+        step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                                   params=dict(step.params), launcher=step.launcher or "none",
+                                   ranks=step.ranks, ranks_per_node=step.ranks_per_node)
+        store.finish_step(step_id, "skipped", message=why)
+        progress.note(f"skipped {step.title()}: {why}")
+        return "skipped"
     launcher = choose(step.launcher, step.ranks, cat.cbk)
     job = Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node, req.hostfile,
               req.oversubscribe, step.env)
@@ -73,11 +82,6 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
                                params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
                                ranks_per_node=step.ranks_per_node)
-    why = missing_requirement(step, cat)
-    if why:
-        store.finish_step(step_id, "skipped", message=why)
-        progress.note(f"skipped {step.title()}: {why}")
-        return "skipped"
     progress.start_step(step.title(), step.repeat)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **step.env})
