@@ -31,6 +31,9 @@ static void describe(void)
     struct cbk_json j;
     cbk_record_begin(&j, stdout, NULL, "describe");
     cbk_json_text(&j, "cbk_version", CBK_VERSION);
+    cbk_json_text(&j, "compiler", "gcc-compatible " __VERSION__);
+    cbk_json_text(&j, "compiler_flags", CBK_COMPILER_FLAGS);
+    cbk_json_text(&j, "build_type", CBK_BUILD_TYPE);
 #ifdef CBK_HAVE_MPI
     cbk_json_bool(&j, "mpi", true);
     cbk_json_text(&j, "mpi_library", lib);

@@ -170,3 +170,15 @@ def test_help_is_instant_and_imports_nothing_heavy():
 def test_version_says_whether_mpi_is_built_in(cli, cbk_bin):
     r = cli("--version")
     assert r.status == 0 and "cbk" in r.stdout and "MPI" in r.stdout
+
+
+@pytest.mark.timeout(120)
+def test_host_file_run_stores_an_environment_per_node(cli, mpiexec, tmp_path, store_url):
+    import socket
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text(f"{socket.gethostname()}:2\n")
+    r = cli("run", "null", "--np", "2", "--hostfile", str(hosts), "--seconds=0.01", "--repeat", "1")
+    assert r.status == 0, r.stderr
+    assert [h for (h,) in store_rows(store_url, "select host from run_hosts")] == [socket.gethostname()]
+    assert store_rows(store_url, "select user from runs")[0][0]

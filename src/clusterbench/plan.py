@@ -24,6 +24,9 @@ class Step:
     def title(self) -> str:
         return self.name or self.kernel
 
+    def argv(self, cbk: str) -> tuple[str, ...]:
+        return (cbk, self.kernel, *self.cbk_args())
+
     def cbk_args(self) -> tuple[str, ...]:
         args = [f"--{k}={v}" for k, v in self.params.items()]
         return (*args, f"--repetitions={self.repeat}")

@@ -3,10 +3,12 @@ records into the store as they arrive (a crash keeps what was measured),
 attaches limit warnings, and marks the run's outcome."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -42,14 +44,45 @@ def _raise_interrupted(signum, _frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
-def capture_environment(store: Store, run_id: int, targets: list[str]) -> dict:
+def hostfile_hosts(path: str) -> list[str]:
+    """Host names of an MPICH ("host:n") or Open MPI ("host slots=n") host file."""
+    hosts = []
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                hosts.append(line.split()[0].split(":")[0])
+    return list(dict.fromkeys(hosts))
+
+
+def remote_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> list[dict]:
+    """One snapshot per host of the host file: the collector runs once per
+    node under the MPI launcher (it needs only Python and this package)."""
+    hosts = hostfile_hosts(req.hostfile)
+    argv = (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
+    cmd = choose("mpiexec", len(hosts), cat.cbk).command(Job(argv, len(hosts), 1, req.hostfile))
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunRequest) -> dict:
+    """Snapshots of this host and, with a host file, of every node in it;
+    returns this host's (the limit checks use it)."""
     from clusterbench import environment
 
-    env = environment.collect(targets)
-    h = environment.snapshot_hash(env)
-    store.add_environment(env, h)
-    store.link_host(run_id, socket.gethostname(), h)
-    return env
+    local = environment.collect(req.targets)
+    snapshots = {socket.gethostname(): local}
+    if req.hostfile and any(s.ranks > 1 for s in req.steps):
+        for env in remote_environments(cat, req, req.targets):
+            snapshots.setdefault(str(env.get("host.name")), env)
+    for host, env in snapshots.items():
+        h = environment.snapshot_hash(env)
+        store.add_environment(env, h)
+        store.link_host(run_id, host, h)
+    return local
 
 
 def missing_requirement(step: Step, cat: Catalogue) -> str | None:
@@ -76,8 +109,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         progress.note(f"skipped {step.title()}: {why}")
         return "skipped"
     launcher = choose(step.launcher, step.ranks, cat.cbk)
-    job = Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node, req.hostfile,
-              req.oversubscribe, step.env)
+    job = Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe, step.env)
     cmd = launcher.command(job)
     step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
                                params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
@@ -144,8 +176,8 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
             continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
-        launcher.command(Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node,
-                             req.hostfile, req.oversubscribe, step.env))
+        launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
+                             req.oversubscribe, step.env))
         check = subprocess.run([cat.cbk, "--check", step.kernel, *step.cbk_args()], capture_output=True,
                                text=True, timeout=60)
         if check.returncode:
@@ -160,7 +192,7 @@ def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -
     previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     statuses: list[str] = []
     try:
-        env = capture_environment(store, run_id, req.targets)
+        env = capture_environment(store, cat, run_id, req)
         with progress:
             for i, step in enumerate(req.steps):
                 statuses.append(run_step(store, cat, run_id, i, step, req, env, progress))

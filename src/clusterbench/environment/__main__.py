@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", default="/", help="read /proc, /sys and /etc under this directory (fixture trees)")
     ap.add_argument("--no-commands", action="store_true", help="do not run mpiexec, cc, dmidecode, nvidia-smi, ...")
     ap.add_argument("--summary", action="store_true", help="print the report's environment block instead of JSON")
+    ap.add_argument("--line", action="store_true",
+                    help="JSON on one line (one line per node when several nodes print at once)")
     args = ap.parse_args(argv)
     env = collect(args.target, root=args.root, run_commands=not args.no_commands)
     if args.summary:
@@ -26,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{k:<{width}}  {v}")
         print(f"{'Snapshot':<{width}}  {snapshot_hash(env)[:16]}")
     else:
-        json.dump(env, sys.stdout, indent=1, sort_keys=True, default=str)
+        json.dump(env, sys.stdout, indent=None if args.line else 1, sort_keys=True, default=str)
         sys.stdout.write("\n")
     return 0
 

@@ -102,7 +102,7 @@ class Store:
     def begin_run(self, *, label: str | None, command: str, suite: str | None, user: str | None = None) -> int:
         with self.engine.begin() as c:
             r = c.execute(runs.insert().values(
-                label=label, user=user or os.environ.get("USER") or os.environ.get("LOGNAME"),
+                label=label, user=user or _user(),
                 host=socket.gethostname(), pid=os.getpid(), command=command, suite=suite,
                 started=now(), status="running"))
             return r.inserted_primary_key[0]
@@ -197,6 +197,15 @@ class Store:
                              .join(environments, environments.c.hash == run_hosts.c.environment_hash)
                              .where(run_hosts.c.run_id == run_id)).all()
         return {r.host: r.data for r in rows}
+
+
+def _user() -> str | None:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return None
 
 
 def _alive(pid: int) -> bool:
