@@ -7,11 +7,17 @@
 extern const struct cbk_kernel cbk_kernel_null;
 extern const struct cbk_kernel cbk_kernel_seqio;
 extern const struct cbk_kernel cbk_kernel_manyfiles;
+#ifdef CBK_HAVE_MPI
+extern const struct cbk_kernel cbk_kernel_mpi;
+#endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
     &cbk_kernel_manyfiles,
     &cbk_kernel_null,
+#ifdef CBK_HAVE_MPI
+    &cbk_kernel_mpi,
+#endif
     NULL,
 };
 

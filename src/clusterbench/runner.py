@@ -99,17 +99,21 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
              env: dict, progress: Progress) -> str:
     """Runs one step; returns its status (ok, failed, skipped)."""
+    why = missing_requirement(step, cat)
+    if why:
+        # before choosing a launcher: a build without MPI may have no mpiexec either
+        step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                                   params=dict(step.params), launcher=step.launcher or "none",
+                                   ranks=step.ranks, ranks_per_node=step.ranks_per_node)
+        store.finish_step(step_id, "skipped", message=why)
+        progress.note(f"skipped {step.title()}: {why}")
+        return "skipped"
     launcher = choose(step.launcher, step.ranks, cat.cbk)
     job = Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe, step.env)
     cmd = launcher.command(job)
     step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
                                params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
                                ranks_per_node=step.ranks_per_node)
-    why = missing_requirement(step, cat)
-    if why:
-        store.finish_step(step_id, "skipped", message=why)
-        progress.note(f"skipped {step.title()}: {why}")
-        return "skipped"
     progress.start_step(step.title(), step.repeat)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **step.env})
@@ -168,6 +172,8 @@ def add_cross_warnings(store: Store, run_id: int) -> None:
 def preflight(cat: Catalogue, req: RunRequest) -> None:
     """Rejects bad input before anything is stored or started."""
     for step in req.steps:
+        if missing_requirement(step, cat):
+            continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,

@@ -34,7 +34,12 @@ def parse_extra(args: list[str]) -> dict[str, str]:
 def absolute_paths(steps, cat):
     """Path parameters become absolute, so records and the environment name the same directory."""
     out, targets = [], []
+    from clusterbench.runner import missing_requirement
+
     for s in steps:
+        if missing_requirement(s, cat):
+            out.append(s)  # skipped when run; its kernel may not exist in this build
+            continue
         kernel = cat.kernel(s.kernel)
         params = dict(s.params)
         for p in kernel.params:
