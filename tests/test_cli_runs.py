@@ -182,3 +182,14 @@ def test_host_file_run_stores_an_environment_per_node(cli, mpiexec, tmp_path, st
     assert r.status == 0, r.stderr
     assert [h for (h,) in store_rows(store_url, "select host from run_hosts")] == [socket.gethostname()]
     assert store_rows(store_url, "select user from runs")[0][0]
+
+
+@pytest.mark.timeout(120)
+def test_mpi_algorithm_selection_reaches_the_library_and_is_recorded(cli, mpiexec, store_url):
+    r = cli("run", "mpi", "--np", "2", "--op=allreduce", "--sizes=1k", "--repeat", "1",
+            "--mpi-algorithm", "allreduce=recursive_doubling")
+    assert r.status == 0, r.stderr
+    (rec,) = [json.loads(x[0]) for x in store_rows(store_url, "select record from samples")]
+    assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" in json.dumps(rec)
+    bad = cli("run", "mpi", "--np", "2", "--mpi-algorithm", "allreduce=nonsense")
+    assert bad.status == 2 and "nonsense" in bad.stderr

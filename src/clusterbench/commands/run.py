@@ -50,6 +50,24 @@ def absolute_paths(steps, cat):
     return out, list(dict.fromkeys(targets))
 
 
+def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
+    """Environment selecting the MPI library's collective algorithms."""
+    from clusterbench import mpi_tuning
+    from clusterbench.launch.mpiexec import find_mpiexec, flavour
+
+    exe = find_mpiexec(cbk)
+    kind = flavour(exe) if exe else "unknown"
+    if kind not in ("mpich", "openmpi"):
+        raise BadInput("--mpi-algorithm needs MPICH or Open MPI's mpiexec; found " + (exe or "none"))
+    env: dict[str, str] = {}
+    for req in requests:
+        collective, sep, algorithm = req.partition("=")
+        if not sep or not algorithm:
+            raise BadInput(f"--mpi-algorithm {req}: expected COLLECTIVE=ALGORITHM, e.g. allreduce=ring")
+        env.update(mpi_tuning.selection_env(kind, collective.strip().lower(), algorithm.strip()))
+    return env
+
+
 @click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("target")
 @click.option("--repeat", type=click.IntRange(1, 100000), default=None,
@@ -60,10 +78,14 @@ def absolute_paths(steps, cat):
 @click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
 @click.option("--launcher", help="local or mpiexec (default: mpiexec when --np > 1).")
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
+@click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
+              help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
+                   "MCA parameters, passed through the launcher and recorded). Repeatable.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
 @db_option
 @click.pass_context
-def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubscribe, quiet, db_url):
+def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms, quiet,
+            db_url):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
@@ -102,6 +124,9 @@ def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubs
         steps = expand(kernel.name, extra, repeat=repeat or 5, ranks=ranks or 1, ranks_per_node=ppn,
                        launcher=launcher)
         suite_name = None
+    if mpi_algorithms:
+        tuning = library_selection(mpi_algorithms, cat.cbk)
+        steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]
     steps, targets = absolute_paths(steps, cat)
     store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,

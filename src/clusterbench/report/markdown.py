@@ -33,7 +33,7 @@ def render(runs: list[dict]) -> str:
                 unit = r.unit or ""
                 if r.median_decimal is not None:
                     unit += f" ({_num(r.median_decimal)} {r.decimal_unit} median)"
-                out.append(f"| {r.phase} | {r.mode or ''} | {r.n} | {_num(r.median)} | {ci_text(r.stats)} | "
+                out.append(f"| {r.label} | {r.mode or ''} | {r.n} | {_num(r.median)} | {ci_text(r.stats)} | "
                            f"{_num(r.minimum)} | {_num(r.maximum)} | {unit} |")
             warnings = [w for r in st["summary"] for w in r.all_warnings()]
             out += [""] + [f"- warning: {w}" for w in dict.fromkeys(warnings)]

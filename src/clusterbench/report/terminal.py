@@ -34,7 +34,7 @@ def print_run(console: Console, run: dict) -> None:
         for r in st["summary"]:
             s = r.stats
             dec = f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else ""
-            t.add_row(r.phase, r.mode or "", str(r.n), _num(s.median), ci_text(s), _num(s.minimum), _num(s.maximum),
+            t.add_row(r.label, r.mode or "", str(r.n), _num(s.median), ci_text(s), _num(s.minimum), _num(s.maximum),
                       f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or "", dec)
         console.print(t)
         if st["message"]:
