@@ -207,6 +207,11 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  dir, first, cbk_arg_text(a, "strategy"));
         return -1;
     }
+    if (first < c->size && is(cbk_arg_text(a, "read"), "shifted") && !is(cbk_arg_text(a, "phases"), "write-only")) {
+        snprintf(why, len, "target %s is not shared: rank %d does not see a file rank 0 created there, so a rank "
+                 "cannot read another rank's file (use read=same for node-local storage)", dir, first);
+        return -1;
+    }
     return 0;
 }
 
@@ -558,9 +563,10 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
         return CBK_EXIT_OK;
     if (c->rank == 0) {
         char msg[CBK_PATH_MAX + 256];
+        char file[CBK_PATH_MAX + 32];
+        file_name(s, first.writer, file, sizeof file);
         snprintf(msg, sizeof msg, "pario: verify failed: rank %d read a wrong byte at offset %" PRIu64
-                 " of %s (data written by rank %d)", first.rank, first.offset,
-                 s->shared ? s->path : "its source file", first.writer);
+                 " of %s (data written by rank %d)", first.rank, first.offset, file, first.writer);
         struct cbk_json j;
         cbk_record_begin(&j, stderr, c, "error");
         cbk_json_i64(&j, "status", CBK_EXIT_FAILED);
