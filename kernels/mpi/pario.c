@@ -63,7 +63,11 @@ static const struct cbk_param params[] = {
     { .name = "read", .type = CBK_CHOICE, .default_value = "shifted", .choices = "shifted,same",
       .help = "shifted = each rank reads what another rank wrote (IOR -C), so a node never reads its own writes back from its cache; same = its own data" },
     { .name = "shift", .type = CBK_INT, .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
-      .help = "read=shifted: rank r reads rank (r+shift) mod ranks' data; 0 = ranks per node when on several nodes, else 1 (IOR -Q x tasks per node)" },
+      .help = "read=shifted: rank r reads rank (r+shift) mod ranks' data; 0 = shift-nodes x ranks per node when on several nodes, else 1" },
+    { .name = "shift-nodes", .type = CBK_INT, .default_value = "1", .unit = "nodes", .min = "1", .max = "1000000",
+      .help = "read=shifted with shift=0: read the data of the node this many nodes further on (IOR -Q)" },
+    { .name = "direct", .type = CBK_BOOL, .default_value = "false",
+      .help = "api posix: open with O_DIRECT, bypassing the page cache (IOR -B); transfer-size must be a multiple of 4 KiB" },
     { .name = "cold", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,drop-caches,fadvise,none",
       .help = "empty the page cache before reading (as seqio: drop-caches needs root, fadvise forgets the file's pages; auto picks); none = warm" },
     { .name = "verify", .type = CBK_BOOL, .default_value = "false",
@@ -137,6 +141,15 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
     char b[32], t[32], f[32];
     if (is(strategy, "collective") && !api_of(api)->collective) {
         snprintf(why, len, "strategy collective needs api mpiio: %s has no collective I/O", api);
+        return -1;
+    }
+    if (cbk_arg_flag(a, "direct") && !is(api, "posix")) {
+        snprintf(why, len, "direct=true needs api posix (MPI-IO's direct I/O is a file-system hint, not offered here)");
+        return -1;
+    }
+    if (cbk_arg_flag(a, "direct") && transfer % CBK_ALIGN_BYTES) {
+        snprintf(why, len, "direct=true: transfer size %s is not a multiple of 4 KiB, as O_DIRECT requires",
+                 cbk_format_size(transfer, t, sizeof t));
         return -1;
     }
     if (!is(cbk_arg_text(a, "layout"), "strided") && cbk_arg_int(a, "blocks-per-rank") != 1) {
@@ -253,7 +266,7 @@ static int source_rank(const struct cbk_args *a, const struct cbk_ctx *c, int re
         return reader;
     int64_t shift = cbk_arg_int(a, "shift");
     if (!shift)
-        shift = c->nodes > 1 ? c->node_size : 1;
+        shift = c->nodes > 1 ? cbk_arg_int(a, "shift-nodes") * c->node_size : 1;
     return (int)((reader + shift) % c->size);
 }
 
@@ -394,7 +407,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     const char *fsync_mode = cbk_arg_text(a, "fsync");
     bool each = is(fsync_mode, "each"), end = is(fsync_mode, "end");
     const struct pario_api *api = s->api;
-    struct pario_file f = { .fd = -1 };
+    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
     struct times t;
     unsigned char *buf = s->pat.pool;
 
@@ -430,7 +443,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     if (!report)
         return;
 
-    struct cbk_phase p = { .phase = "write", .mode = each ? "fsync-each" : "cached",
+    struct cbk_phase p = { .phase = "write", .mode = each ? "fsync-each" : f.direct ? "direct" : "cached",
                            .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
                            .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
@@ -492,7 +505,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     const struct pario_api *api = s->api;
     const char *method;
     double resident = prepare_read(a, c, s, &method);
-    struct pario_file f = { .fd = -1 };
+    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
     struct times t;
     bool bad = false;
     uint64_t bad_offset = 0;
@@ -537,7 +550,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     }
 
     bool cold = !is(cbk_arg_text(a, "cold"), "none");
-    struct cbk_phase p = { .phase = "read", .mode = cold ? "cold" : "warm",
+    struct cbk_phase p = { .phase = "read", .mode = f.direct ? "direct" : cold ? "cold" : "warm",
                            .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
                            .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);

@@ -15,6 +15,7 @@ enum pario_open { PARIO_WRITE, PARIO_READ };
 
 struct pario_file {
     const char *path;
+    bool direct;     /* set by the driver before open: bypass the page cache */
     int fd;          /* posix */
     MPI_File fh;     /* mpiio */
     char err[512];   /* the last failure: call, path and the library's reason */

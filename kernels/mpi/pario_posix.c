@@ -20,7 +20,12 @@ static int posix_open(struct pario_file *f, const char *path, enum pario_open ho
 {
     (void)comm;
     f->path = path;
-    f->fd = open(path, how == PARIO_WRITE ? O_WRONLY | O_CREAT : O_RDONLY, 0600);
+    int flags = (how == PARIO_WRITE ? O_WRONLY | O_CREAT : O_RDONLY) | (f->direct ? O_DIRECT : 0);
+    f->fd = open(path, flags, 0600);
+    if (f->fd < 0 && f->direct && errno == EINVAL) {
+        snprintf(f->err, sizeof f->err, "open %s with O_DIRECT: the file system does not support O_DIRECT", path);
+        return -1;
+    }
     return f->fd < 0 ? fail(f, "open") : 0;
 }
 
