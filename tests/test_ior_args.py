@@ -74,3 +74,41 @@ def test_bad_lines_name_the_option(line, message):
         translate(shlex.split(line))
     assert message in e.value.message
     assert "\n" not in e.value.message
+
+
+@pytest.mark.timeout(90)
+def test_cli_runs_an_ior_line_and_prints_ior_summary(cli, mpiexec, tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    r = cli("ior", "--quiet", "mpiexec", "-n", "2", "IOR", "-a", "MPIIO", "-b", "256k", "-t", "64k", "-i", "2",
+            "-F", "-C", "-e", "-W", "-o", str(target / "output"))
+    assert r.status == 0, r.stderr
+    r = cli("ior", "mpiexec", "-n", "2", "IOR", "-a", "POSIX", "-b", "256k", "-t", "64k", "-i", "2", "-c")
+    assert r.status == 2 and "-c (collective) needs -a MPIIO" in r.stderr
+    r = cli("ior", "--np", "2", "-a", "MPIIO", "-c", "-b", "256k", "-t", "64k", "-i", "2", "-R",
+            "-o", str(target / "shared"))
+    assert r.status == 0, r.stderr
+    assert "--strategy=collective" in r.stdout and "(ranks 2)" in r.stdout
+    lines = r.stdout.splitlines()
+    assert any(line.startswith("Max Write: ") and "MiB/sec (" in line for line in lines)
+    assert any(line.startswith("Max Read: ") for line in lines)
+    rows = [line.split() for line in lines if line.startswith(("write ", "read "))]
+    assert [row[0] for row in rows] == ["write", "read"]
+    for row in rows:
+        mx, mn, mean = float(row[1]), float(row[2]), float(row[3])
+        assert mn <= mean <= mx
+        assert row[10:14] == ["2", "2", "2", "0"]  # tasks, tasks per node, reps, file per process
+        assert float(row[14]) == 0.5                # aggregate MiB: 2 ranks x 256 KiB
+    assert list(target.iterdir()) == []
+    r = cli("ior", "--np", "2", "-a", "MPIIO", "-wK")
+    assert r.status == 2 and "unknown IOR option -K" in r.stderr
+
+
+def test_summary_statistics_as_ior():
+    from clusterbench.commands.ior import _stats, ior_figures
+
+    assert _stats([1.0, 3.0]) == (3.0, 1.0, 2.0, 1.0)  # population standard deviation, as IOR
+    samples = [{"phase": "write", "mode": "cached", "record": {"m": 1}},
+               {"phase": "write", "mode": "fsync", "record": {"m": 2}},
+               {"phase": "read", "mode": "cold", "record": {"m": 3}}]
+    assert ior_figures(samples) == {"write": [{"m": 2}], "read": [{"m": 3}]}
