@@ -96,11 +96,13 @@ def test_four_ranks_oversubscribed_random_offsets(run_cbk, mpiexec, tmp_path, ap
 
 @pytest.mark.timeout(60)
 def test_file_size_divides_among_ranks_and_repetitions_each_leave_files(run_cbk, mpiexec, tmp_path):
-    res, files = run_pario(run_cbk, mpiexec, tmp_path, 4, "--file-size=256k", "--transfer-size=4k",
+    # transfer-size=0: one call per piece, 256 KiB / 4 ranks / 16 pieces = 4 KiB
+    res, files = run_pario(run_cbk, mpiexec, tmp_path, 4, "--file-size=256k", "--transfer-size=0",
                            "--strategy=collective", "--api=mpiio", "--layout=strided", "--blocks-per-rank=16",
                            "--verify", "--repetitions=2", "--delay=0.01")
     assert res.status == 0, res.stderr
-    assert [(w["repetition"], w["block_bytes"]) for w in res.measurements("write")] == [(0, 65536), (1, 65536)]
+    assert [(w["repetition"], w["block_bytes"], w["transfer_bytes"]) for w in res.measurements("write")] == \
+        [(0, 65536, 4096), (1, 65536, 4096)]
     assert files == [["0", "data", str(256 * 1024)], ["1", "data", str(256 * 1024)]]
 
 
@@ -227,3 +229,20 @@ def test_read_only_and_write_only_report_one_phase(run_cbk, mpiexec, tmp_path):
     assert res.status == 0 and res.measurements("write") == [] and len(res.measurements("read")) == 1
     res, _ = run_pario(run_cbk, mpiexec, tmp_path, 2, "--phases=write-only", "--block-size=64k", "--transfer-size=16k")
     assert res.status == 0 and res.measurements("read") == [] and len(res.measurements("write")) == 1
+
+
+@pytest.mark.timeout(120)
+def test_quick_suite_pario_step_runs_through_the_cli(cli, mpiexec, tmp_path):
+    """The parallel-io suite's parameters are valid pario parameters, and
+    quick's pario step runs (shrunk to 1 MiB) through `clusterbench run`."""
+    from clusterbench import suites
+
+    for name in ("parallel-io", "quick"):
+        steps = [s for s in suites.load(name, {"dir": str(tmp_path)}).steps if s.kernel == "pario"]
+        assert steps
+    step = steps[-1]
+    params = {**step.params, "block-size": "1m", "transfer-size": "256k", "cold": "fadvise"}
+    r = cli("run", "pario", "--np", str(step.ranks), "--repeat", "2", "--quiet",
+            *[f"--{k}={v}" for k, v in params.items()])
+    assert r.status == 0, r.stderr
+    assert [p for p in tree(tmp_path) if not p.startswith("results.db")] == []

@@ -45,8 +45,8 @@ static const struct cbk_param params[] = {
       .help = "bytes per rank per segment (IOR -b)" },
     { .name = "file-size", .type = CBK_SIZE, .default_value = "0", .unit = "bytes",
       .help = "instead of block-size: total bytes of the run (E8's 256 MB file), divided evenly among ranks and segments; 0 = use block-size" },
-    { .name = "transfer-size", .type = CBK_SIZE, .default_value = "256k", .unit = "bytes", .min = "1", .max = "2g",
-      .help = "bytes per I/O call (IOR -t)" },
+    { .name = "transfer-size", .type = CBK_SIZE, .default_value = "256k", .unit = "bytes", .min = "0", .max = "2g",
+      .help = "bytes per I/O call (IOR -t); 0 = one call per piece (block-size / blocks-per-rank), as E8 wrote its strided blocks" },
     { .name = "segments", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "100000000",
       .help = "segments (IOR -s): in a shared file, segment i holds every rank's block i" },
     { .name = "layout", .type = CBK_CHOICE, .default_value = "contiguous", .choices = "contiguous,strided",
@@ -131,12 +131,18 @@ static int64_t pieces_of(const struct cbk_args *a)
     return is(cbk_arg_text(a, "layout"), "strided") ? cbk_arg_int(a, "blocks-per-rank") : 1;
 }
 
+static uint64_t transfer_of(const struct cbk_args *a, int ranks)
+{
+    uint64_t t = cbk_arg_size(a, "transfer-size");
+    return t ? t : block_of(a, ranks) / (uint64_t)pieces_of(a);
+}
+
 /* Checks that need no other rank; the same on every rank but the target. */
 static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     const char *strategy = cbk_arg_text(a, "strategy");
     const char *api = cbk_arg_text(a, "api");
-    uint64_t file = cbk_arg_size(a, "file-size"), transfer = cbk_arg_size(a, "transfer-size");
+    uint64_t file = cbk_arg_size(a, "file-size"), transfer = transfer_of(a, c->size);
     int64_t segments = cbk_arg_int(a, "segments"), pieces = pieces_of(a);
     char b[32], t[32], f[32];
     if (is(strategy, "collective") && !api_of(api)->collective) {
@@ -163,6 +169,11 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
     }
     uint64_t block = block_of(a, c->size);
     cbk_format_size(block, b, sizeof b);
+    if (!transfer || transfer > ((uint64_t)1 << 31)) {
+        snprintf(why, len, "transfer-size=0 makes one call per piece, here %s: not between 1 byte and 2 GiB",
+                 cbk_format_size(transfer, t, sizeof t));
+        return -1;
+    }
     cbk_format_size(transfer, t, sizeof t);
     if (block < transfer || block % transfer) {
         snprintf(why, len, "block size %s (per rank) is not a multiple of transfer size %s", b, t);
@@ -325,7 +336,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->shared = s->strategy != SPLIT;
     s->collective = s->strategy == COLLECTIVE;
     s->block = block_of(a, c->size);
-    s->transfer = cbk_arg_size(a, "transfer-size");
+    s->transfer = transfer_of(a, c->size);
     s->segments = cbk_arg_int(a, "segments");
     s->pieces = pieces_of(a);
     s->chunk = s->block / (uint64_t)s->pieces;
