@@ -50,6 +50,16 @@ def absolute_paths(steps, cat):
     return out, list(dict.fromkeys(targets))
 
 
+def default_report_path(run_id: int) -> str:
+    from pathlib import Path
+
+    from platformdirs import user_data_dir
+
+    folder = Path(user_data_dir("clusterbench")) / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / f"run-{run_id}.html")
+
+
 def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
     """Environment selecting the MPI library's collective algorithms."""
     from clusterbench import mpi_tuning
@@ -82,10 +92,12 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
                    "MCA parameters, passed through the launcher and recorded). Repeatable.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="Write an HTML report here (suites write one by default into the data directory).")
 @db_option
 @click.pass_context
 def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms, quiet,
-            db_url):
+            report_path, db_url):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
@@ -144,3 +156,8 @@ def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubs
     if not quiet:
         print_run(console, load_run(store, run_id))
     click.echo(f"stored as run {run_id} in {store.url}")
+    if report_path or suite_name:
+        from clusterbench.report import write_report
+
+        path = report_path or default_report_path(run_id)
+        click.echo(f"report: {write_report(store, [str(run_id)], 'html', path)}")
