@@ -40,7 +40,8 @@ def run_section(run: dict) -> list[str]:
         out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env)]
     for st in run["steps"]:
         out.append(f"<h3>{esc(step_title(st))}: {esc(st['status'])}</h3>")
-        out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {st['ranks']} rank(s)</p>")
+        stop = f"; repetition stopped by {esc(st['stop_reason'])}" if st.get("stop_reason") else ""
+        out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {st['ranks']} rank(s){stop}</p>")
         if st["message"]:
             out.append(f'<p class="warn">{esc(st["message"])}</p>')
         out.append("<table><tr><th>phase</th><th>mode (cache)</th><th>n</th><th>median</th><th>CI of median</th>"
