@@ -66,3 +66,28 @@ def test_compare_bad_input_is_one_line_exit_2(cli, tmp_path, setup, args, messag
         assert cli(*" ".join(s).split()).status == 0
     r = cli(*args)
     assert r.status == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(120)
+def test_sweep_prints_the_swept_parameter_as_rows_and_configurations_as_columns(cli, tmp_path):
+    suite = tmp_path / "sweep.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nrepeat = 5\n'
+                     'params = { seconds = "0.001", bytes = ["1m", "2m", "4m", "8m"] }\n')
+    for label in ("x", "y"):
+        assert cli("run", str(suite), "--label", label, "--quiet", "--report", str(tmp_path / f"{label}.html")).status == 0
+    r = cli("compare", "x", "y")
+    assert r.status == 0, r.stderr
+    sweep = r.stdout[r.stdout.index("sweep of bytes"):]
+    lines = [line for line in sweep.splitlines() if line.strip().startswith("│")]
+    assert [line.split("│")[1].strip() for line in lines[:4]] == ["1m", "2m", "4m", "8m"]
+    assert "x median" in sweep and "y median" in sweep
+    html = (tmp_path / "x.html").read_text()
+    assert "Sweep of bytes" in html and html.count("<svg") >= 2
+
+
+def test_different_rank_counts_do_not_pool(cli, mpiexec):
+    for np_ in ("1", "2"):
+        assert cli("run", "null", "--np", np_, "--seconds=0.001", "--repeat", "5", "--label", f"np{np_}",
+                   "--quiet").status == 0
+    r = cli("compare", "np1", "np2")
+    assert r.status == 2 and "no measurement with equal kernel and parameters" in r.stderr

@@ -77,9 +77,8 @@ def _step_title(st) -> str:
     return st.name or st.kernel
 
 
-def build(store: Store, refs: list[str]) -> Table:
-    if len(refs) < 2:
-        raise BadInput("compare needs at least two labels or run ids")
+def collect(store: Store, refs: list[str]) -> tuple[list[Config], list[Point]]:
+    """Every measured point of the configurations, matched across them."""
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
     points: dict[tuple, Point] = {}
     skip_cache: dict[str, set[str]] = {}
@@ -88,15 +87,25 @@ def build(store: Store, refs: list[str]) -> Table:
             for st in store.steps_of(run_id):
                 skip = skip_cache.setdefault(st.kernel, path_params(st.kernel))
                 params = {k: v for k, v in sorted(st.params.items()) if k not in skip}
+                params["np"] = str(st.ranks)  # rank counts are part of what was measured
+                if st.ranks_per_node:
+                    params["ppn"] = str(st.ranks_per_node)
                 for s in store.samples_of(st.id):
                     size = (s.record or {}).get("size_bytes")
                     key = (st.kernel, tuple(params.items()), s.phase, s.mode, s.unit, size)
                     p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.phase, s.mode, s.unit, size))
                     if s.value is not None:
                         p.values.setdefault(cfg.name, []).append(float(s.value))
+    return configs, list(points.values())
+
+
+def build(store: Store, refs: list[str]) -> Table:
+    if len(refs) < 2:
+        raise BadInput("compare needs at least two labels or run ids")
+    configs, points = collect(store, refs)
     names = [c.name for c in configs]
-    full = [p for p in points.values() if all(n in p.values for n in names)]
-    partial = [p for p in points.values() if not all(n in p.values for n in names)]
+    full = [p for p in points if all(n in p.values for n in names)]
+    partial = [p for p in points if not all(n in p.values for n in names)]
     if not full:
         raise BadInput(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
     return Table(configs, full, partial, env_diffs(store, configs))
@@ -129,4 +138,40 @@ def env_diffs(store: Store, configs: list[Config]) -> list[EnvDiff]:
         for hb, ho in pairs:
             out.append(EnvDiff(base.name, other.name, hb, ho,
                                environment.diff(single_target(base_envs[hb]), single_target(envs[ho]))))
+    return out
+
+
+@dataclass
+class Sweep:
+    param: str
+    title: str                    # kernel, phase, mode and the parameters held fixed
+    unit: str | None
+    values: list[str]             # the swept parameter's values, in order
+    points: list[Point]           # one per value
+
+    def numeric(self) -> list[float] | None:
+        from clusterbench.catalogue import parse_size
+
+        out = [parse_size(v) for v in self.values]
+        return None if any(v is None for v in out) else [float(v) for v in out]
+
+
+def sweeps(points: list[Point]) -> list[Sweep]:
+    """Groups of points that differ in exactly one parameter: a sweep of it."""
+    groups: dict[tuple, dict[str, Point]] = {}
+    for p in points:
+        for k, v in p.params.items():
+            rest = tuple((a, b) for a, b in p.params.items() if a != k)
+            key = (k, p.kernel, p.phase, p.mode, p.unit, p.size_bytes, rest)
+            groups.setdefault(key, {})[v] = p
+    out = []
+    for (k, kernel, phase, mode, unit, size, rest), by_value in groups.items():
+        if len(by_value) < 2:
+            continue
+        from clusterbench.catalogue import parse_size
+
+        order = sorted(by_value, key=lambda v: (parse_size(v) is None, parse_size(v) or 0, v))
+        fixed = ", ".join(f"{a}={b}" for a, b in rest)
+        label = phase if size is None else f"{phase} {size_text(size)}"
+        out.append(Sweep(k, f"{kernel} {label} {mode or ''} ({fixed})", unit, order, [by_value[v] for v in order]))
     return out

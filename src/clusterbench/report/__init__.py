@@ -41,7 +41,10 @@ def write_report(store, refs: list[str], fmt: str, output) -> str:
         from clusterbench.report import html
 
         table = compare.build(store, refs) if len(refs) > 1 else None
-        text = html.render(runs, table)
+        configs, points = compare.collect(store, refs)
+        names = [c.name for c in configs]
+        points = table.points if table else points
+        text = html.render(runs, table, points, names)
     else:
         text = render(fmt, runs)
     path = Path(output)

@@ -44,5 +44,13 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             row += [ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         t.add_row(*row)
     console.print(t)
+    from clusterbench.compare import sweeps
+
+    for sw in sweeps(table.points):
+        st = Table(sw.param, *[f"{n} median [CI]" for n in names], title=f"sweep of {sw.param}: {sw.title} [{sw.unit}]",
+                   title_justify="left")
+        for v, p in zip(sw.values, sw.points):
+            st.add_row(v, *[f"{_num(p.summary(n).median)} [{ci_text(p.summary(n))}]" for n in names])
+        console.print(st)
     for p in table.partial:
         console.print(f"  only in {', '.join(n for n in names if n in p.values)}: {p.step}: {p.label} {p.mode or ''}")

@@ -113,10 +113,34 @@ def comparison_section(table) -> list[str]:
     return out
 
 
-def render(runs: list[dict], comparison=None) -> str:
+def sweep_section(points, names: list[str]) -> list[str]:
+    from clusterbench.compare import sweeps
+    from clusterbench.report import plots
+
+    out = []
+    for sw in sweeps(points):
+        head = "".join(f"<th>{esc(n)}: median [CI]</th>" for n in names)
+        out.append(f"<h3>Sweep of {esc(sw.param)}: {esc(sw.title)}</h3><table><tr><th>{esc(sw.param)}</th>{head}</tr>")
+        for v, p in zip(sw.values, sw.points):
+            cells = "".join(f"<td class=n>{_num(p.summary(n).median)} [{esc(ci_text(p.summary(n)))}]</td>"
+                            for n in names)
+            out.append(f"<tr><td>{esc(v)}</td>{cells}</tr>")
+        out.append("</table>")
+        xs = sw.numeric()
+        if xs:
+            series = {n: [(x, p.summary(n).median) for x, p in zip(xs, sw.points) if p.summary(n).median is not None]
+                      for n in names}
+            out.append(plots.curves(f"sweep of {sw.param}", sw.param, sw.unit or "", series))
+    return out
+
+
+def render(runs: list[dict], comparison=None, points=None, names=None) -> str:
+    """`points`/`names`: measured points per configuration (compare.collect) for sweep tables."""
     body = ["<h1>clusterbench report</h1>"]
     if comparison is not None:
         body += comparison_section(comparison)
+    if points:
+        body += sweep_section(points, names)
     for run in runs:
         body += run_section(run)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clusterbench report</title>"
