@@ -9,7 +9,7 @@ Rules (docs/statistics.md explains them for readers):
   (1 - 2^(1-n)), never a pretended 95 %.
 - Outliers: modified Z-score on the median absolute deviation (Iglewicz and
   Hoaglin): |0.6745 (x - median) / MAD| > 3.5. MAD = 0 is replaced by the
-  smallest positive float, as hyperfine does. Outliers are flagged and shown,
+  machine epsilon, as hyperfine does. Outliers are flagged and shown,
   dropped only on request, and the result says so.
 - Comparison: two-sided Mann-Whitney U (exact for small samples without ties).
   When the sample sizes cannot reach the significance level at all (3 vs 3
@@ -20,6 +20,7 @@ Rules (docs/statistics.md explains them for readers):
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -61,7 +62,7 @@ def modified_z(values: list[float]) -> list[float]:
     med = _median(values)
     mad = _median([abs(v - med) for v in values])
     if mad == 0:
-        mad = math.ulp(0.0)
+        mad = sys.float_info.epsilon
     return [0.6745 * (v - med) / mad for v in values]
 
 

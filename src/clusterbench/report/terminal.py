@@ -25,8 +25,11 @@ def print_run(console: Console, run: dict) -> None:
     console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}"
                   + (f": {run['message']}" if run["message"] else ""))
     for st in run["steps"]:
+        caption = f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)"
+        if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):
+            caption += f"; repetition stopped by {st['stop_reason']}"
         t = Table(title=f"{step_title(st)} [{st['status']}]", title_justify="left",
-                  caption=f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)", caption_justify="left")
+                  caption=caption, caption_justify="left")
         for col, just in (("phase", "left"), ("mode (cache)", "left"), ("n", "right"), ("median", "right"),
                           ("CI of median", "right"), ("min", "right"), ("max", "right"), ("CV", "right"),
                           ("unit", "left"), ("median, decimal", "right")):
