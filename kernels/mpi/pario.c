@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,10 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
         return -1;
     }
     cbk_format_size(transfer, t, sizeof t);
+    if (is(strategy, "io-master") && transfer > (uint64_t)INT_MAX) {
+        snprintf(why, len, "strategy io-master: transfer size %s exceeds what one MPI_Gather moves (2 GiB - 1)", t);
+        return -1;
+    }
     if (block < transfer || block % transfer) {
         snprintf(why, len, "block size %s (per rank) is not a multiple of transfer size %s", b, t);
         return -1;
