@@ -8,12 +8,20 @@ extern const struct cbk_kernel cbk_kernel_null;
 extern const struct cbk_kernel cbk_kernel_seqio;
 extern const struct cbk_kernel cbk_kernel_manyfiles;
 extern const struct cbk_kernel cbk_kernel_tcp;
+#ifdef CBK_HAVE_MPI
+extern const struct cbk_kernel cbk_kernel_mpi;
+extern const struct cbk_kernel cbk_kernel_pario;
+#endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
     &cbk_kernel_manyfiles,
     &cbk_kernel_tcp,
     &cbk_kernel_null,
+#ifdef CBK_HAVE_MPI
+    &cbk_kernel_mpi,
+    &cbk_kernel_pario,
+#endif
     NULL,
 };
 

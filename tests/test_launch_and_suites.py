@@ -10,7 +10,7 @@ from clusterbench.launch.mpiexec import hydra_command, openmpi_command
 from clusterbench.plan import expand
 from clusterbench import suites
 
-JOB = Job("/opt/cb/cbk", "null", ("--seconds=1", "--repetitions=3"), ranks=8, ranks_per_node=4,
+JOB = Job(("/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"), ranks=8, ranks_per_node=4,
           hostfile="/tmp/hosts", oversubscribe=True, env={"MPIR_CVAR_X": "1"})
 
 
@@ -27,7 +27,7 @@ def test_openmpi_command_line():
 
 
 def test_local_runs_one_process_only():
-    assert Local().command(Job("cbk", "seqio", ("--dir=/x",))) == ["cbk", "seqio", "--dir=/x"]
+    assert Local().command(Job(("cbk", "seqio", "--dir=/x"))) == ["cbk", "seqio", "--dir=/x"]
     with pytest.raises(BadInput, match="one process"):
         Local().command(JOB)
 
@@ -58,3 +58,11 @@ def test_suite_errors_are_bad_input(tmp_path):
     with pytest.raises(BadInput, match=r"no --scratch=VALUE"):
         suites.load(str(var), {})
     assert suites.load(str(var), {"scratch": "/s"}).steps[0].params["dir"] == "/s"
+
+
+def test_hostfile_hosts_reads_both_flavours(tmp_path):
+    from clusterbench.runner import hostfile_hosts
+
+    f = tmp_path / "hosts"
+    f.write_text("# nodes\nnode1:16\nnode2 slots=16\n\nnode1:4\n")
+    assert hostfile_hosts(str(f)) == ["node1", "node2"]

@@ -14,6 +14,13 @@
 #endif
 
 #define CBK_VERSION "0.1.0"
+/* Set by CMake so every record names its build. */
+#ifndef CBK_COMPILER_FLAGS
+#define CBK_COMPILER_FLAGS "unknown"
+#endif
+#ifndef CBK_BUILD_TYPE
+#define CBK_BUILD_TYPE "unknown"
+#endif
 /* Bumped whenever a record's fields change meaning; Python checks it. */
 #define CBK_SCHEMA 1
 #define CBK_MAX_PARAMS 48

@@ -14,12 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef CBK_COMPILER_FLAGS
-#define CBK_COMPILER_FLAGS "unknown"
-#endif
-#ifndef CBK_BUILD_TYPE
-#define CBK_BUILD_TYPE "unknown"
-#endif
 
 const struct cbk_param cbk_common_params[] = {
     { .name = "repetitions", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1",

@@ -3,11 +3,14 @@ records into the store as they arrive (a crash keeps what was measured),
 attaches limit warnings, and marks the run's outcome."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
+import time
 from dataclasses import dataclass
 
 from clusterbench import limits
@@ -42,14 +45,45 @@ def _raise_interrupted(signum, _frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
-def capture_environment(store: Store, run_id: int, targets: list[str]) -> dict:
+def hostfile_hosts(path: str) -> list[str]:
+    """Host names of an MPICH ("host:n") or Open MPI ("host slots=n") host file."""
+    hosts = []
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                hosts.append(line.split()[0].split(":")[0])
+    return list(dict.fromkeys(hosts))
+
+
+def remote_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> list[dict]:
+    """One snapshot per host of the host file: the collector runs once per
+    node under the MPI launcher (it needs only Python and this package)."""
+    hosts = hostfile_hosts(req.hostfile)
+    argv = (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
+    cmd = choose("mpiexec", len(hosts), cat.cbk).command(Job(argv, len(hosts), 1, req.hostfile))
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunRequest) -> dict:
+    """Snapshots of this host and, with a host file, of every node in it;
+    returns this host's (the limit checks use it)."""
     from clusterbench import environment
 
-    env = environment.collect(targets)
-    h = environment.snapshot_hash(env)
-    store.add_environment(env, h)
-    store.link_host(run_id, socket.gethostname(), h)
-    return env
+    local = environment.collect(req.targets)
+    snapshots = {socket.gethostname(): local}
+    if req.hostfile and any(s.ranks > 1 for s in req.steps):
+        for env in remote_environments(cat, req, req.targets):
+            snapshots.setdefault(str(env.get("host.name")), env)
+    for host, env in snapshots.items():
+        h = environment.snapshot_hash(env)
+        store.add_environment(env, h)
+        store.link_host(run_id, host, h)
+    return local
 
 
 def missing_requirement(step: Step, cat: Catalogue) -> str | None:
@@ -66,19 +100,68 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
              env: dict, progress: Progress) -> str:
     """Runs one step; returns its status (ok, failed, skipped)."""
-    launcher = choose(step.launcher, step.ranks, cat.cbk)
-    job = Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node, req.hostfile,
-              req.oversubscribe, step.env)
-    cmd = launcher.command(job)
-    step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                               params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
-                               ranks_per_node=step.ranks_per_node)
     why = missing_requirement(step, cat)
     if why:
+        # before choosing a launcher: a build without MPI may have no mpiexec either
+        step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                                   params=dict(step.params), launcher=step.launcher or "none",
+                                   ranks=step.ranks, ranks_per_node=step.ranks_per_node)
         store.finish_step(step_id, "skipped", message=why)
         progress.note(f"skipped {step.title()}: {why}")
         return "skipped"
-    progress.start_step(step.title(), step.repeat)
+    launcher = choose(step.launcher, step.ranks, cat.cbk)
+    step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                               params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
+                               ranks_per_node=step.ranks_per_node)
+    progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
+    figures: dict[tuple, list[float]] = {}
+    done, build, started = 0, None, time.monotonic()
+    stop_reason = f"fixed: {step.repeat} repetitions"
+    while True:
+        batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
+        if step.auto:
+            batch = min(batch, step.auto.max_repeat - done)
+        job = Job(step.argv(cat.cbk, batch), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe,
+                  step.env)
+        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
+        build = b or build
+        done += batch
+        if status != 0 or not step.auto:
+            break
+        stop_reason = auto_stop(step.auto, figures, done, time.monotonic() - started)
+        if stop_reason:
+            break
+    if status == 0:
+        store.finish_step(step_id, "ok", build=build, stop_reason=stop_reason)
+        progress.end_step()
+        return "ok"
+    msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
+    store.finish_step(step_id, "failed", build=build, message=msg)
+    progress.end_step()
+    if status == 2:
+        raise BadInput(f"{step.title()}: {msg}")
+    progress.note(f"step failed: {step.title()}: {msg}")
+    return "failed"
+
+
+def auto_stop(auto, figures: dict[tuple, list[float]], done: int, elapsed_s: float) -> str | None:
+    """Why adaptive repetition stops now, or None to go on."""
+    from clusterbench import stats
+
+    widths = [stats.ci_width_ratio(v) for v in figures.values()]
+    if widths and all(w is not None and w <= auto.ci_target for w in widths):
+        return f"ci: 95 % CI within {max(widths):.1%} of the median (target {auto.ci_target:.0%}) after {done}"
+    if done >= auto.max_repeat:
+        return f"max-repeat: {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    if elapsed_s >= auto.max_seconds:
+        return f"max-time: {elapsed_s:.0f} s after {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    return None
+
+
+def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
+              offset: int, figures: dict[tuple, list[float]]) -> tuple[int, str, dict | None]:
+    """One cbk launch; its records go to the store as they arrive.
+    Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **step.env})
     stderr_chunks: list[str] = []
@@ -91,8 +174,11 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
             if rec is None:
                 continue
             if rec.get("type") == "measurement":
-                store.add_sample(step_id, rec, limits.record_warnings(rec, env))
-                progress.record(rec)
+                store.add_sample(step_id, rec, limits.record_warnings(rec, env), repetition_offset=offset)
+                key = (rec.get("phase"), rec.get("mode"), rec.get("rate_unit"), rec.get("size_bytes"))
+                if isinstance(rec.get("rate"), (int, float)):
+                    figures.setdefault(key, []).append(float(rec["rate"]))
+                progress.record({**rec, "repetition": rec.get("repetition", 0) + offset})
             elif rec.get("type") == "run":
                 build = rec
         status = proc.wait()
@@ -102,18 +188,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         store.finish_step(step_id, "interrupted", build=build, message="interrupted by a signal")
         raise
     reader.join(timeout=30)
-    stderr = "".join(stderr_chunks)
-    if status == 0:
-        store.finish_step(step_id, "ok", build=build)
-        progress.end_step()
-        return "ok"
-    msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
-    store.finish_step(step_id, "failed", build=build, message=msg)
-    progress.end_step()
-    if status == 2:
-        raise BadInput(f"{step.title()}: {msg}")
-    progress.note(f"step failed: {step.title()}: {msg}")
-    return "failed"
+    return status, "".join(stderr_chunks), build
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -136,10 +211,12 @@ def add_cross_warnings(store: Store, run_id: int) -> None:
 def preflight(cat: Catalogue, req: RunRequest) -> None:
     """Rejects bad input before anything is stored or started."""
     for step in req.steps:
+        if missing_requirement(step, cat):
+            continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
-        launcher.command(Job(cat.cbk, step.kernel, step.cbk_args(), step.ranks, step.ranks_per_node,
-                             req.hostfile, req.oversubscribe, step.env))
+        launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
+                             req.oversubscribe, step.env))
         check = subprocess.run([cat.cbk, "--check", step.kernel, *step.cbk_args()], capture_output=True,
                                text=True, timeout=60)
         if check.returncode:
@@ -154,7 +231,7 @@ def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -
     previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     statuses: list[str] = []
     try:
-        env = capture_environment(store, run_id, req.targets)
+        env = capture_environment(store, cat, run_id, req)
         with progress:
             for i, step in enumerate(req.steps):
                 statuses.append(run_step(store, cat, run_id, i, step, req, env, progress))

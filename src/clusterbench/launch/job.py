@@ -6,9 +6,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Job:
-    cbk: str
-    kernel: str
-    args: tuple[str, ...]          # "--name=value" for cbk
+    argv: tuple[str, ...]          # the program each rank runs: cbk KERNEL --name=value ...
     ranks: int = 1
     ranks_per_node: int | None = None
     hostfile: str | None = None

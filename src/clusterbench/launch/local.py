@@ -11,7 +11,7 @@ class Local(Launcher):
     def command(self, job: Job) -> list[str]:
         if job.ranks != 1:
             raise BadInput(f"the local launcher runs one process; for --np {job.ranks} use --launcher mpiexec")
-        return [job.cbk, job.kernel, *job.args]
+        return list(job.argv)
 
 
 LAUNCHER = Local()

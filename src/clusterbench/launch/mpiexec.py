@@ -46,7 +46,7 @@ def hydra_command(mpiexec: str, job: Job) -> list[str]:
     for k, v in sorted(job.env.items()):
         cmd += ["-genv", k, v]
     # Hydra oversubscribes without being asked
-    return cmd + [job.cbk, job.kernel, *job.args]
+    return cmd + list(job.argv)
 
 
 def openmpi_command(mpiexec: str, job: Job, as_root: bool) -> list[str]:
@@ -61,7 +61,7 @@ def openmpi_command(mpiexec: str, job: Job, as_root: bool) -> list[str]:
         cmd += ["--allow-run-as-root"]
     for k, v in sorted(job.env.items()):
         cmd += ["-x", f"{k}={v}"]
-    return cmd + [job.cbk, job.kernel, *job.args]
+    return cmd + list(job.argv)
 
 
 class MpiExec(Launcher):
@@ -71,7 +71,7 @@ class MpiExec(Launcher):
         return None if find_mpiexec(cbk) else "no mpiexec on PATH (install an MPI, or pip install mpich)"
 
     def command(self, job: Job) -> list[str]:
-        exe = find_mpiexec(job.cbk)
+        exe = find_mpiexec(job.argv[0])
         if not exe:
             raise BadInput("no mpiexec on PATH (install an MPI, or pip install mpich)")
         kind = flavour(exe)

@@ -1,0 +1,88 @@
+"""Environment capture (E10): one flat dict describing a host, hashed so
+runs reference one stored snapshot, and diffed so a comparison shows the
+line that differs.
+
+Each topic is one small module with `collect(env, ctx)` that reads through
+`sources.Context` and never raises: a value that cannot be read becomes
+"<key>_error": reason. The modules are listed here by name and imported
+when collecting, so a broken one costs its own keys only.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Sequence
+
+from clusterbench.environment.sources import Context
+from clusterbench.environment.summary import summary_block
+
+SCHEMA = 1
+COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "network", "software", "gpu")
+# Values that change between two captures of an unchanged machine. They are
+# kept in the snapshot (the limit checks read free memory) but left out of
+# its hash and of diffs, so they neither split snapshots nor hide the line
+# that matters. Their *_error twins are volatile too.
+VOLATILE_KEYS = frozenset({
+    "capture.time", "capture.seconds", "cpu.freq_cur_mhz", "memory.available_bytes", "memory.free_bytes",
+    "system.load_1min", "system.boot_time",
+})
+
+__all__ = ["collect", "snapshot_hash", "diff", "summary_block", "is_volatile", "COLLECTORS", "VOLATILE_KEYS"]
+
+
+def is_volatile(key: str) -> bool:
+    return key in VOLATILE_KEYS or key.removesuffix("_error") in VOLATILE_KEYS
+
+
+def _collect_one(name: str, ctx: Context) -> dict:
+    part: dict = {}
+    try:
+        importlib.import_module(f"{__name__}.{name}").collect(part, ctx)
+    except Exception as e:  # a collector bug: keep what it found, say what broke
+        part[f"{name}.collector_error"] = f"{type(e).__name__}: {e}"
+    return part
+
+
+def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: bool = True) -> dict:
+    """Describes this host (or the file tree at `root`) and each target
+    directory's file system and devices. Never raises."""
+    started = time.monotonic()
+    ctx = Context(Path(root), tuple(str(t) for t in targets), run_commands)
+    env: dict = {"capture.schema": SCHEMA,
+                 "capture.time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    # Topics run side by side: a slow command (nvidia-smi without its
+    # persistence daemon, an mpiexec on a stale network mount) then costs
+    # its own timeout, not the sum of all of them.
+    with ThreadPoolExecutor(max_workers=len(COLLECTORS), thread_name_prefix="envcap") as pool:
+        parts = [pool.submit(_collect_one, name, ctx) for name in COLLECTORS]
+        for p in parts:
+            env.update(p.result())
+    env["capture.seconds"] = round(time.monotonic() - started, 3)
+    return dict(sorted(env.items()))
+
+
+def _stable(env: dict) -> dict:
+    return {k: v for k, v in env.items() if not is_volatile(k)}
+
+
+def snapshot_hash(env: dict) -> str:
+    """sha256 of the canonical JSON of the non-volatile keys."""
+    text = json.dumps(_stable(env), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def diff(a: dict, b: dict) -> list[tuple[str, object, object]]:
+    """(key, value in a, value in b) for each non-volatile key that differs
+    or exists on one side only (None on the other), sorted by key."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if is_volatile(key):
+            continue
+        if key not in a or key not in b or a[key] != b[key]:
+            out.append((key, a.get(key), b.get(key)))
+    return out

@@ -1,0 +1,37 @@
+"""`python -m clusterbench.environment [--target DIR ...]`: this host's
+snapshot as JSON on stdout. The launcher starts one per node to capture
+compute nodes; stdlib only, so it starts fast and needs nothing extra."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from clusterbench.environment import collect, snapshot_hash, summary_block
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m clusterbench.environment",
+                                 description="Print this host's environment snapshot as JSON.")
+    ap.add_argument("--target", action="append", default=[], metavar="DIR",
+                    help="also describe the file system and devices of this directory (repeatable)")
+    ap.add_argument("--root", default="/", help="read /proc, /sys and /etc under this directory (fixture trees)")
+    ap.add_argument("--no-commands", action="store_true", help="do not run mpiexec, cc, dmidecode, nvidia-smi, ...")
+    ap.add_argument("--summary", action="store_true", help="print the report's environment block instead of JSON")
+    ap.add_argument("--line", action="store_true",
+                    help="JSON on one line (one line per node when several nodes print at once)")
+    args = ap.parse_args(argv)
+    env = collect(args.target, root=args.root, run_commands=not args.no_commands)
+    if args.summary:
+        width = max(len(k) for k, _ in summary_block(env))
+        for k, v in summary_block(env):
+            print(f"{k:<{width}}  {v}")
+        print(f"{'Snapshot':<{width}}  {snapshot_hash(env)[:16]}")
+    else:
+        json.dump(env, sys.stdout, indent=None if args.line else 1, sort_keys=True, default=str)
+        sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""The "test environment" block of a benchmark report (E10), from a
+snapshot: one (item, text) pair per line, in the order articles use.
+A value that was not readable is shown as "unavailable: reason"."""
+from __future__ import annotations
+
+from collections import Counter
+
+def _why(env: dict, key: str) -> str:
+    reason = env.get(key + "_error")
+    return f"unavailable: {reason}" if reason else "unavailable"
+
+
+def _val(env: dict, key: str, fmt=str) -> str:
+    return fmt(env[key]) if key in env else _why(env, key)
+
+
+def size_text(n: object) -> str:
+    if not isinstance(n, (int, float)):
+        return str(n)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} B"
+
+
+def _host(env: dict) -> str:
+    text = _val(env, "host.name")
+    machine = " ".join(str(env[k]) for k in ("system.vendor", "system.product") if k in env)
+    board = env.get("system.board")
+    extra = ", ".join(x for x in (machine, f"board {board}" if board else "") if x)
+    return text + (f" ({extra})" if extra else "")
+
+
+def _cpu(env: dict) -> str:
+    model = _val(env, "cpu.model")
+    sockets = env.get("cpu.sockets")
+    text = f"{sockets} x {model}" if sockets else model
+    if "cpu.cores" in env and "cpu.threads" in env:
+        text += f", {env['cpu.cores']} cores / {env['cpu.threads']} threads"
+    elif "cpu.threads" in env:
+        text += f", {env['cpu.threads']} threads"
+    if env.get("cpu.hypervisor"):
+        text += ", virtual machine"
+    return text
+
+
+def _clock(env: dict) -> str:
+    parts = []
+    for label, key in (("min", "cpu.freq_min_mhz"), ("base", "cpu.freq_base_mhz"), ("max", "cpu.freq_max_mhz")):
+        if key in env:
+            parts.append(f"{label} {env[key]:g} MHz")
+    turbo = ("on" if env["cpu.turbo"] else "off") if "cpu.turbo" in env else _why(env, "cpu.turbo")
+    if not parts and "cpu.governor" not in env and \
+            env.get("cpu.freq_max_mhz_error") == env.get("cpu.governor_error"):
+        # no cpufreq at all: one reason for range and governor
+        return f"{_why(env, 'cpu.governor')}; turbo {turbo}"
+    gov = _val(env, "cpu.governor")
+    if "cpu.scaling_driver" in env:
+        gov += f" ({env['cpu.scaling_driver']})"
+    return f"{', '.join(parts) or 'range ' + _why(env, 'cpu.freq_max_mhz')}; governor {gov}; turbo {turbo}"
+
+
+def _memory(env: dict) -> str:
+    text = _val(env, "memory.total_bytes", size_text)
+    if "memory.dimms" in env:
+        text += f"; {env['memory.dimms']} in {env.get('memory.dimm_slots', '?')} slots"
+    else:
+        text += f"; DIMM layout {_why(env, 'memory.dimms')}"
+    return text
+
+
+def _numa(env: dict) -> str:
+    if "numa.nodes" not in env:
+        return _why(env, "numa.nodes")
+    nodes = []
+    for n in range(env["numa.nodes"]):
+        k = f"numa.node{n}"
+        mem = f" ({size_text(env[k + '.memory_bytes'])})" if k + ".memory_bytes" in env else ""
+        nodes.append(f"node{n}: cpus {env.get(k + '.cpus', '?')}{mem}")
+    return f"{env['numa.nodes']} node(s); " + "; ".join(nodes)
+
+
+def _os(env: dict) -> str:
+    return f"{_val(env, 'os.name')}, kernel {_val(env, 'kernel.release')}"
+
+
+def _targets(env: dict) -> list[tuple[str, str]]:
+    names = sorted({k[len("target."):].rsplit(".", 1)[0] for k in env if k.startswith("target.")})
+    out = []
+    for t in names:
+        k = f"target.{t}."
+        if k + "fs_type" not in env:
+            out.append((f"Target {t}", _why(env, k + "fs_type")))
+            continue
+        text = f"{env[k + 'fs_type']} on {env.get(k + 'source', '?')} mounted at {env.get(k + 'mount_point', '?')}"
+        text += f" ({env.get(k + 'mount_options', '')})"
+        if k + "device" not in env:
+            out.append((f"Target {t}", f"{text}; block device {_why(env, k + 'device')}"))
+            continue
+        dev = env[k + "device"]
+        if k + "raid_level" in env:
+            dev += f" {env[k + 'raid_level']}"
+        if k + "dm_name" in env:
+            dev += f" ({env[k + 'dm_name']})"
+        if k + "size_bytes" in env:
+            dev += f", {size_text(env[k + 'size_bytes'])}"
+        disks = env.get(k + "disks", "")
+        rot = env.get(k + "rotational")
+        rot_text = {True: "rotational", False: "non-rotational"}.get(rot, f"rotational: {rot}") \
+            if k + "rotational" in env else f"rotational {_why(env, k + 'rotational')}"
+        details = [f"model {_val(env, k + 'model')}", rot_text, f"scheduler {_val(env, k + 'scheduler')}"]
+        if k + "write_cache" in env:
+            details.append(f"write cache {env[k + 'write_cache']}")
+        if k + "read_ahead_kb" in env:
+            details.append(f"read-ahead {env[k + 'read_ahead_kb']} KiB")
+        out.append((f"Target {t}", f"{text}; device {dev}; disk(s) {disks}: {', '.join(details)}"))
+    return out
+
+
+def _network(env: dict) -> list[tuple[str, str]]:
+    out = []
+    for n in str(env.get("net.interfaces", "")).split():
+        k = f"net.{n}."
+        speed = f"{env[k + 'speed_mbps']} Mbit/s" if k + "speed_mbps" in env else f"speed {_why(env, k + 'speed_mbps')}"
+        parts = [speed, f"MTU {env.get(k + 'mtu', '?')}", str(env.get(k + "operstate", "?"))]
+        if k + "driver" in env:
+            parts.append(f"driver {env[k + 'driver']}")
+        if k + "bond_mode" in env:
+            parts.append(f"bond {env[k + 'bond_mode']} of {env.get(k + 'bond_slaves', '?')}")
+        out.append((f"NIC {n}", ", ".join(parts)))
+    for hca in str(env.get("ib.hcas", "")).split():
+        ports = sorted({k.split(".")[2] for k in env if k.startswith(f"ib.{hca}.") and k.count(".") >= 3})
+        for p in ports:
+            k = f"ib.{hca}.{p}."
+            parts = [_val(env, k + "rate"), str(env.get(k + "state", "?")), str(env.get(k + "link_layer", "?"))]
+            if k + "active_mtu" in env:
+                parts.append(f"MTU {env[k + 'active_mtu']}")
+            hw = " ".join(str(env[f"ib.{hca}.{a}"]) for a in ("hca_type", "board_id") if f"ib.{hca}.{a}" in env)
+            if hw:
+                parts.append(hw + (f" fw {env[f'ib.{hca}.fw_ver']}" if f"ib.{hca}.fw_ver" in env else ""))
+            out.append((f"IB {hca} port {p}", ", ".join(parts)))
+    if "net.interfaces_error" in env:
+        out.insert(0, ("Network", _why(env, "net.interfaces")))
+    return out or [("Network", "no hardware interfaces found")]
+
+
+def _mpi(env: dict) -> list[tuple[str, str]]:
+    if "mpi.flavour" in env:
+        text = f"{env['mpi.flavour']} {env.get('mpi.version', '')}".strip()
+    elif "mpi.mpiexec_version" in env:
+        text = str(env["mpi.mpiexec_version"])
+    else:
+        text = _why(env, "mpi.flavour")
+    if "mpi.mpiexec" in env:
+        text += f" ({env['mpi.mpiexec']})"
+    out = [("MPI", text)]
+    tuning = [f"{k[len('mpi.env.'):]}={v}" for k, v in sorted(env.items()) if k.startswith("mpi.env.")]
+    if tuning:
+        out.append(("MPI variables", " ".join(tuning)))
+    return out
+
+
+def _compiler(env: dict) -> str:
+    text = _val(env, "compiler.cc")
+    if "compiler.mpicc_compiler" in env:
+        text += f"; mpicc wraps {env['compiler.mpicc_compiler']}"
+    return text
+
+
+def _cbk(env: dict) -> str:
+    if "cbk.version" not in env:
+        return _why(env, "cbk.version")
+    parts = [str(env["cbk.version"])]
+    if "cbk.mpi" in env:
+        parts.append(f"MPI {' '.join(str(env.get('cbk.mpi_library') or '').split())}" if env["cbk.mpi"] else "no MPI")
+    build = " ".join(str(env[k]) for k in ("cbk.compiler", "cbk.compiler_flags", "cbk.build_type") if k in env)
+    parts.append(build or f"build flags {_why(env, 'cbk.compiler_flags')}")
+    return ", ".join(parts)
+
+
+def _dirty(env: dict) -> str:
+    names = ("dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes",
+             "dirty_expire_centisecs", "dirty_writeback_centisecs")
+    shown = [f"{n}={env[f'vm.{n}']}" for n in names if f"vm.{n}" in env]
+    return " ".join(shown) if shown else _why(env, "vm.dirty_ratio")
+
+
+def _thp(env: dict) -> str:
+    return f"enabled {_val(env, 'thp.enabled')}, defrag {_val(env, 'thp.defrag')}"
+
+
+def _gpus(env: dict) -> str:
+    count = env.get("gpu.count")
+    if env.get("gpu.source") == "nvidia-smi":
+        kinds: Counter[str] = Counter()
+        for k in sorted(k for k in env if k.startswith("gpu.") and k.endswith(".name")):
+            g = k.removesuffix(".name")
+            kinds[f"{env[k]} ({env.get(g + '.memory_mib')} MiB, driver {env.get(g + '.driver_version')})"] += 1
+        return ", ".join(f"{n} x {d}" for d, n in kinds.items())
+    if count:
+        vendors = sorted({v for k, v in env.items() if k.startswith("gpu.pci.")})
+        return f"{count} {'/'.join(vendors)} GPU(s) on the PCI bus; names {_why(env, 'gpu.query')}"
+    if count == 0:
+        return f"none: {env.get('gpu.query_error', 'no GPU listed')}, and no GPU on the PCI bus"
+    return _why(env, "gpu.count")
+
+
+def _software(env: dict) -> str:
+    return f"Python {_val(env, 'python.version')}, clusterbench {_val(env, 'clusterbench.version')}"
+
+
+def summary_block(env: dict) -> list[tuple[str, str]]:
+    lines = [("Host", _host(env)), ("CPU", _cpu(env)), ("CPU clock", _clock(env)), ("Memory", _memory(env)),
+             ("NUMA", _numa(env)), ("OS", _os(env))]
+    lines += _targets(env)
+    lines += _network(env)
+    lines += _mpi(env)
+    lines += [("Compiler", _compiler(env)), ("cbk", _cbk(env)), ("Tuned profile", _val(env, "tuned.profile")),
+              ("vm.dirty", _dirty(env)), ("Transparent huge pages", _thp(env)), ("GPUs", _gpus(env)),
+              ("Software", _software(env))]
+    return lines

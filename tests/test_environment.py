@@ -1,0 +1,460 @@
+"""Environment capture (E10): collectors on fixture trees (a fake /proc and
+/sys), error keys instead of exceptions, hashing, diffs, the summary
+block, and one real capture of this machine."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clusterbench import environment
+from clusterbench.environment import gpu, memory, network, software, summary_block
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "environment"
+COMMANDS = FIXTURES / "commands"
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def fixture_env(name: str, targets=()) -> dict:
+    return environment.collect(targets, root=FIXTURES / name, run_commands=False)
+
+
+def no_collector_errors(env: dict) -> None:
+    assert [k for k in env if k.endswith(".collector_error")] == []
+
+
+@pytest.mark.timeout(10)
+def test_two_socket_xeon_with_hyperthreading_is_described_exactly():
+    env = fixture_env("xeon2s_hdd")
+    no_collector_errors(env)
+    expected = {
+        "host.name": "node01",
+        "system.vendor": "Dell Inc.", "system.product": "PowerEdge R640", "system.board": "0H28RR",
+        "cpu.model": "Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz", "cpu.vendor": "GenuineIntel",
+        "cpu.sockets": 2, "cpu.cores": 4, "cpu.threads": 8, "cpu.threads_per_core": 2, "cpu.online": "0-7",
+        "cpu.smt_active": True, "cpu.hypervisor": False, "cpu.isa_extensions": "sse4_2 avx avx2 fma avx512f",
+        "cpu.freq_min_mhz": 1000, "cpu.freq_base_mhz": 2300, "cpu.freq_max_mhz": 3700, "cpu.scaling_max_mhz": 3700,
+        "cpu.freq_cur_mhz": 2950, "cpu.governor": "performance", "cpu.scaling_driver": "intel_pstate",
+        "cpu.turbo": True,
+        "memory.total_bytes": 196608000 * 1024, "memory.available_bytes": 185000000 * 1024,
+        "memory.swap_total_bytes": 8388604 * 1024, "memory.hugepage_size_bytes": 2 << 20,
+        "numa.nodes": 2, "numa.node0.cpus": "0-1,4-5", "numa.node1.cpus": "2-3,6-7",
+        "numa.node0.memory_bytes": 98304000 * 1024, "numa.node1.distances": "21 10",
+        "os.name": "Rocky Linux 8.9 (Green Obsidian)", "os.id": "rocky", "os.version_id": "8.9",
+        "kernel.release": "4.18.0-513.5.1.el8_9.x86_64", "kernel.clocksource": "tsc",
+        "tuned.profile": "balanced",
+        "vm.dirty_ratio": 40, "vm.dirty_background_ratio": 10, "vm.dirty_bytes": 0,
+        "vm.dirty_expire_centisecs": 3000, "vm.dirty_writeback_centisecs": 500,
+        "thp.enabled": "always", "thp.defrag": "madvise",
+        "system.boot_time": "2023-11-14T22:13:20+00:00", "system.load_1min": 0.5,
+        "net.interfaces": "eno1 eno2", "net.eno1.speed_mbps": 10000, "net.eno1.mtu": 9000,
+        "net.eno1.operstate": "up", "net.eno1.driver": "ixgbe", "net.eno1.pci_id": "8086:1563",
+        "net.eno1.numa_node": 0, "ib.hcas": "",
+        "gpu.count": 0, "gpu.source": "pci", "gpu.nvidia_device_files": 0,
+    }
+    assert {k: env.get(k) for k in expected} == expected
+    # a link that is down reports no speed: an error key, not 0 and not -1
+    assert "net.eno2.speed_mbps" not in env
+    assert env["net.eno2.speed_mbps_error"] == "link speed not reported by the driver (-1 in /sys/class/net/eno2/speed)"
+
+
+@pytest.mark.timeout(10)
+def test_hdd_target_resolves_partition_to_its_disk():
+    env = fixture_env("xeon2s_hdd", ["/data"])
+    t = "target./data."
+    assert {k[len(t):]: v for k, v in env.items() if k.startswith(t)} == {
+        "mount_point": "/data", "fs_type": "xfs", "source": "/dev/sdb1",
+        "mount_options": "rw,noatime,attr2,inode64,noquota",
+        "device": "sdb1", "size_bytes": 7814000000 * 512, "disks": "sdb",
+        "model": "ST4000NM0035-1V4107", "rotational": True, "scheduler": "bfq",
+        "write_cache": "write through", "read_ahead_kb": 128,
+    }
+
+
+@pytest.mark.timeout(10)
+def test_md_dm_and_network_targets():
+    env = fixture_env("xeon2s_hdd", ["/scratch/job1", "/data/vm images/disk.qcow2", "/home/alice", "/srv"])
+    # md RAID 1 over two SSDs: the members' queues are the ones that matter
+    assert env["target./scratch/job1.device"] == "md0"
+    assert env["target./scratch/job1.raid_level"] == "raid1"
+    assert env["target./scratch/job1.disks"] == "sdc sdd"
+    assert env["target./scratch/job1.model"] == "SAMSUNG MZ7L3960HCJR"
+    assert env["target./scratch/job1.rotational"] is False
+    assert env["target./scratch/job1.scheduler"] == "none"
+    assert env["target./scratch/job1.read_ahead_kb"] == 8192
+    # LVM volume on a partition, mounted at a path with a space (\040 in mountinfo),
+    # nested inside /data: the longest mount point wins
+    vm = "target./data/vm images/disk.qcow2."
+    assert env[vm + "mount_point"] == "/data/vm images"
+    assert env[vm + "device"] == "dm-0"
+    assert env[vm + "dm_name"] == "vg0-images"
+    assert env[vm + "disks"] == "sda"
+    assert env[vm + "model"] == "INTEL SSDSC2KG480G8"
+    # NFS: options include the superblock ones (vers=, rsize=), and no device is invented
+    assert env["target./home/alice.fs_type"] == "nfs4"
+    assert env["target./home/alice.mount_options"] == "rw,relatime,vers=4.2,rsize=1048576,wsize=1048576,proto=tcp"
+    assert env["target./home/alice.device_error"] == ("nfs4 on nfs01:/export/home is not a local block device "
+                                                      "(device 0:50 not in /sys/dev/block)")
+    assert not any(k.startswith("target./home/alice.") and k.endswith((".model", ".rotational")) for k in env)
+    # anything else is on the root file system
+    assert env["target./srv.mount_point"] == "/"
+    assert env["target./srv.device"] == "sda2"
+    assert env["target./srv.rotational"] is False
+
+
+@pytest.mark.timeout(10)
+def test_infiniband_qdr_box():
+    env = fixture_env("ib_qdr", ["/lustre/scratch/run1", "/tmp"])
+    no_collector_errors(env)
+    assert env["ib.hcas"] == "mlx4_0"
+    assert env["ib.mlx4_0.1.rate"] == "40 Gb/sec (4X QDR)"
+    assert env["ib.mlx4_0.1.rate_gbps"] == 40.0
+    assert env["ib.mlx4_0.1.state"] == "ACTIVE"
+    assert env["ib.mlx4_0.1.phys_state"] == "LinkUp"
+    assert env["ib.mlx4_0.1.link_layer"] == "InfiniBand"
+    assert env["ib.mlx4_0.2.rate_gbps"] == 10.0
+    assert env["ib.mlx4_0.2.state"] == "DOWN"
+    assert env["ib.mlx4_0.hca_type"] == "MT26428"
+    assert env["ib.mlx4_0.fw_ver"] == "2.9.1000"
+    assert env["ib.mlx4_0.1.active_mtu_error"].startswith("not run:")
+    assert env["net.interfaces"] == "bond0 ib0"
+    assert (env["net.ib0.speed_mbps"], env["net.ib0.mtu"], env["net.ib0.driver"]) == (40000, 65520, "mlx4_core")
+    assert "net.ib0.numa_node" not in env  # -1: the platform does not say
+    assert (env["net.bond0.bond_mode"], env["net.bond0.bond_slaves"]) == ("802.3ad", "eth0 eth1")
+    # one socket, no SMT, acpi-cpufreq with mixed governors and boost
+    assert (env["cpu.sockets"], env["cpu.cores"], env["cpu.threads"]) == (1, 4, 4)
+    assert env["cpu.smt_active"] is False
+    assert env["cpu.governor"] == "performance, ondemand"
+    assert env["cpu.turbo"] is True
+    assert "cpu.freq_base_mhz" not in env
+    assert env["tuned.profile"] == "latency-performance"
+    assert env["thp.enabled"] == "never"
+    assert env["memory.hugepages_total"] == 16
+    # Lustre: a network file system, no local block device
+    assert env["target./lustre/scratch/run1.fs_type"] == "lustre"
+    assert env["target./lustre/scratch/run1.source"] == "10.0.0.1@o2ib:/scratch"
+    assert "target./lustre/scratch/run1.device_error" in env
+    # NVMe partition: the model is the controller's
+    assert env["target./tmp.device"] == "nvme0n1p2"
+    assert env["target./tmp.disks"] == "nvme0n1"
+    assert env["target./tmp.model"] == "SAMSUNG MZQL2960HCJR-00A07"
+    # a GPU on the PCI bus without nvidia-smi: counted, not named
+    assert (env["gpu.count"], env["gpu.source"], env["gpu.nvidia_device_files"]) == (1, "pci", 1)
+    assert env["gpu.pci.0000:41:00.0"] == "NVIDIA"
+
+
+@pytest.mark.timeout(10)
+def test_missing_files_become_error_keys_without_exceptions():
+    env = fixture_env("sparse", ["/data"])
+    no_collector_errors(env)
+    assert env["host.name"] == "bare"
+    assert env["memory.total_bytes"] == 8000000 * 1024
+    expected_errors = {
+        "cpu.model_error": "no such file /proc/cpuinfo",
+        "cpu.threads_error": "no such file /sys/devices/system/cpu/online",
+        "cpu.governor_error": ("no cpufreq policy in /sys/devices/system/cpu/cpufreq (no cpufreq driver: "
+                               "a virtual machine, or frequency scaling off)"),
+        "memory.available_bytes_error": "no MemAvailable line in /proc/meminfo",
+        "numa.nodes_error": "no node directories in /sys/devices/system/node (kernel without NUMA support)",
+        "os.name_error": "no such file /etc/os-release or /usr/lib/os-release",
+        "kernel.release_error": "no such file /proc/sys/kernel/osrelease",
+        "tuned.profile_error": "no such file /etc/tuned/active_profile",
+        "vm.dirty_ratio_error": "no such file /proc/sys/vm/dirty_ratio",
+        "thp.enabled_error": "no such file /sys/kernel/mm/transparent_hugepage/enabled",
+        "target./data.fs_type_error": "no such file /proc/self/mountinfo",
+        "net.interfaces_error": "no such file /sys/class/net",
+        "gpu.count_error": "no such file /sys/bus/pci/devices (no PCI bus visible)",
+    }
+    assert {k: env.get(k) for k in expected_errors} == expected_errors
+    # no guesses: nothing that could not be read has a value
+    for key in expected_errors:
+        assert key.removesuffix("_error") not in env
+    assert env["memory.dimms_error"] == "not run: command execution disabled (dmidecode)"
+    lines = dict(summary_block(env))
+    assert lines["CPU"] == "unavailable: no such file /proc/cpuinfo"
+    assert lines["Tuned profile"] == "unavailable: no such file /etc/tuned/active_profile"
+
+
+@pytest.mark.timeout(10)
+def test_a_collector_that_breaks_costs_only_its_own_keys(monkeypatch):
+    from clusterbench.environment import cpu
+
+    def broken(env, ctx):
+        env["cpu.model"] = "partial"
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(cpu, "collect", broken)
+    env = fixture_env("xeon2s_hdd")
+    assert env["cpu.collector_error"] == "ZeroDivisionError: division by zero"
+    assert env["cpu.model"] == "partial"
+    assert env["memory.total_bytes"] == 196608000 * 1024
+
+
+def _copy(name: str, dest: Path) -> Path:
+    root = dest / name
+    shutil.copytree(FIXTURES / name, root, symlinks=True)
+    return root
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("content", ["garbage", "", "-5", "[x] y", "0-99999999999", "\x00\xff"])
+def test_garbage_in_every_file_gives_error_keys_not_exceptions(tmp_path, content):
+    root = _copy("xeon2s_hdd", tmp_path)
+    for p in root.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            p.write_bytes(content.encode("latin-1") + b"\n")
+    env = environment.collect(["/data", "/scratch"], root=root, run_commands=False)
+    no_collector_errors(env)
+    assert "cpu.threads" not in env and "cpu.threads_error" in env
+    assert "tuned.profile" in env or "tuned.profile_error" in env
+    summary_block(env)
+
+
+@pytest.mark.timeout(10)
+def test_diff_shows_only_the_tuned_profile_line(tmp_path):
+    a_root, b_root = _copy("xeon2s_hdd", tmp_path / "a"), _copy("xeon2s_hdd", tmp_path / "b")
+    (b_root / "etc/tuned/active_profile").write_text("latency-performance\n")
+    # volatile facts differ too: free memory, load, current clock, boot time
+    meminfo = b_root / "proc/meminfo"
+    meminfo.write_text(meminfo.read_text().replace("185000000", "1000"))
+    (b_root / "proc/loadavg").write_text("7.00 7.00 7.00 9/500 1\n")
+    (b_root / "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq").write_text("1200000\n")
+    (b_root / "proc/stat").write_text("btime 1710000000\n")
+    a = environment.collect(["/data"], root=a_root, run_commands=False)
+    b = environment.collect(["/data"], root=b_root, run_commands=False)
+    assert a["memory.available_bytes"] != b["memory.available_bytes"]
+    assert environment.diff(a, b) == [("tuned.profile", "balanced", "latency-performance")]
+    assert environment.diff(a, a) == []
+
+
+@pytest.mark.timeout(10)
+def test_diff_lists_keys_present_on_one_side_sorted(tmp_path):
+    a_root, b_root = _copy("xeon2s_hdd", tmp_path / "a"), _copy("xeon2s_hdd", tmp_path / "b")
+    (b_root / "etc/tuned/active_profile").unlink()
+    (b_root / "proc/sys/vm/dirty_ratio").write_text("10\n")
+    a = environment.collect(root=a_root, run_commands=False)
+    b = environment.collect(root=b_root, run_commands=False)
+    assert environment.diff(a, b) == [
+        ("tuned.profile", "balanced", None),
+        ("tuned.profile_error", None, "no such file /etc/tuned/active_profile"),
+        ("vm.dirty_ratio", 40, 10),
+    ]
+
+
+@pytest.mark.timeout(10)
+def test_hash_is_stable_and_ignores_volatile_keys(tmp_path):
+    first = fixture_env("xeon2s_hdd", ["/data"])
+    second = fixture_env("xeon2s_hdd", ["/data"])
+    h = environment.snapshot_hash(first)
+    assert re.fullmatch(r"[0-9a-f]{64}", h)
+    assert environment.snapshot_hash(second) == h
+    # a snapshot read back from the store (JSON) hashes the same
+    assert environment.snapshot_hash(json.loads(json.dumps(first))) == h
+    # key order does not matter
+    assert environment.snapshot_hash(dict(reversed(list(first.items())))) == h
+    volatile = dict(first, **{"capture.time": "2030-01-01T00:00:00+00:00", "capture.seconds": 9.9,
+                              "memory.available_bytes": 1, "memory.free_bytes": 1, "cpu.freq_cur_mhz": 800,
+                              "system.load_1min": 99.0, "system.boot_time": "2030-01-01T00:00:00+00:00"})
+    assert environment.snapshot_hash(volatile) == h
+    assert environment.snapshot_hash(dict(first, **{"tuned.profile": "throughput-performance"})) != h
+    assert environment.snapshot_hash(fixture_env("ib_qdr", ["/data"])) != h
+
+
+@pytest.mark.timeout(10)
+def test_summary_block_reads_like_a_test_environment_list():
+    env = fixture_env("xeon2s_hdd", ["/data"])
+    lines = summary_block(env)
+    items = [k for k, _ in lines]
+    assert items[:6] == ["Host", "CPU", "CPU clock", "Memory", "NUMA", "OS"]
+    d = dict(lines)
+    assert d["Host"] == "node01 (Dell Inc. PowerEdge R640, board 0H28RR)"
+    assert d["CPU"] == "2 x Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz, 4 cores / 8 threads"
+    assert d["CPU clock"] == ("min 1000 MHz, base 2300 MHz, max 3700 MHz; governor performance (intel_pstate); "
+                              "turbo on")
+    assert d["Memory"].startswith("187.5 GiB; DIMM layout unavailable: not run: ")
+    assert d["NUMA"] == "2 node(s); node0: cpus 0-1,4-5 (93.8 GiB); node1: cpus 2-3,6-7 (93.8 GiB)"
+    assert d["OS"] == "Rocky Linux 8.9 (Green Obsidian), kernel 4.18.0-513.5.1.el8_9.x86_64"
+    assert d["Target /data"] == (
+        "xfs on /dev/sdb1 mounted at /data (rw,noatime,attr2,inode64,noquota); device sdb1, 3.6 TiB; "
+        "disk(s) sdb: model ST4000NM0035-1V4107, rotational, scheduler bfq, write cache write through, "
+        "read-ahead 128 KiB")
+    assert d["NIC eno1"] == "10000 Mbit/s, MTU 9000, up, driver ixgbe"
+    assert d["Tuned profile"] == "balanced"
+    assert d["vm.dirty"] == ("dirty_ratio=40 dirty_background_ratio=10 dirty_bytes=0 dirty_background_bytes=0 "
+                             "dirty_expire_centisecs=3000 dirty_writeback_centisecs=500")
+    assert d["Transparent huge pages"] == "enabled always, defrag madvise"
+    assert "MPI" in d and "Compiler" in d and "GPUs" in d
+    ib = dict(summary_block(fixture_env("ib_qdr")))
+    assert ib["IB mlx4_0 port 1"] == "40 Gb/sec (4X QDR), ACTIVE, InfiniBand, MT26428 MT_0D90110009 fw 2.9.1000"
+    assert ib["CPU clock"] == "min 1500 MHz, max 3000 MHz; governor performance, ondemand (acpi-cpufreq); turbo on"
+
+
+@pytest.mark.timeout(10)
+def test_dimm_layout_from_dmidecode_output():
+    keys = memory.dimm_keys(memory.parse_dmidecode_memory((COMMANDS / "dmidecode-memory.txt").read_text()))
+    assert keys == {
+        "memory.dimm_slots": 4, "memory.dimms_populated": 2,
+        "memory.dimms": "2 x 32 GiB DDR4 2666 MT/s (rated 2933 MT/s)",
+        "memory.dimm.A1": "32 GiB DDR4 2666 MT/s (rated 2933 MT/s), 00AD00B300AD HMA84GR7CJR4N-WM",
+        "memory.dimm.A2": "empty",
+        "memory.dimm.B1": "32 GiB DDR4 2666 MT/s (rated 2933 MT/s), 00AD00B300AD HMA84GR7CJR4N-WM",
+        "memory.dimm.B2": "empty",
+    }
+    env = dict(fixture_env("sparse"), **keys)
+    assert dict(summary_block(env))["Memory"] == "7.6 GiB; 2 x 32 GiB DDR4 2666 MT/s (rated 2933 MT/s) in 4 slots"
+
+
+@pytest.mark.timeout(10)
+def test_command_outputs_are_parsed():
+    versions = {f: software.parse_mpiexec_version((COMMANDS / f"mpiexec-{f}.txt").read_text())
+                for f in ("mpich", "openmpi", "intel")}
+    assert versions == {"mpich": ("MPICH", "4.1.2"), "openmpi": ("Open MPI", "4.1.5"),
+                        "intel": ("Intel MPI", "2021.10 build 20230619")}
+    with pytest.raises(ValueError):
+        software.parse_mpiexec_version("srun: slurm 23.02.6\n")
+    assert network.parse_ibv_devinfo_mtu((COMMANDS / "ibv_devinfo.txt").read_text()) == {
+        ("mlx4_0", "1"): 4096, ("mlx4_0", "2"): 2048}
+    gpus = gpu.nvidia_keys(gpu.parse_nvidia_smi((COMMANDS / "nvidia-smi.csv").read_text()))
+    assert gpus == {"gpu.count": 2, "gpu.source": "nvidia-smi",
+                    **{f"gpu.{i}.{k}": v for i in (0, 1) for k, v in (
+                        ("name", "NVIDIA A100-SXM4-40GB"), ("driver_version", "535.104.05"),
+                        ("memory_mib", 40960), ("pcie_gen", 4), ("pcie_width", 16))}}
+    assert dict(summary_block(gpus))["GPUs"] == "2 x NVIDIA A100-SXM4-40GB (40960 MiB, driver 535.104.05)"
+
+
+@pytest.mark.timeout(10)
+def test_mpi_tuning_variables_kept_and_launcher_internals_left_out():
+    environ = {"UCX_TLS": "rc,sm", "FI_PROVIDER": "verbs", "MPIR_CVAR_ASYNC_PROGRESS": "1",
+               "OMPI_MCA_btl": "^openib", "OMPI_MCA_ess_base_jobid": "1234", "OMPI_MCA_orte_hnp_uri": "x",
+               "I_MPI_PIN_DOMAIN": "core", "PATH": "/usr/bin", "HOME": "/root"}
+    assert software.mpi_env(environ) == {
+        "mpi.env.FI_PROVIDER": "verbs", "mpi.env.I_MPI_PIN_DOMAIN": "core",
+        "mpi.env.MPIR_CVAR_ASYNC_PROGRESS": "1", "mpi.env.OMPI_MCA_btl": "^openib", "mpi.env.UCX_TLS": "rc,sm"}
+
+
+@pytest.mark.timeout(30)
+def test_real_capture_of_this_machine(tmp_path, monkeypatch):
+    monkeypatch.setenv("UCX_TLS", "self,sm")
+    env = environment.collect([str(tmp_path)])
+    no_collector_errors(env)
+    assert isinstance(env["cpu.model"], str) and env["cpu.model"]
+    assert env["cpu.threads"] == os.cpu_count()  # online CPUs, as sysconf counts them
+    with open("/proc/meminfo") as f:
+        total_kib = int(f.readline().split()[1])
+    assert env["memory.total_bytes"] == total_kib * 1024
+    assert env["kernel.release"] == os.uname().release
+    assert env["host.name"] == os.uname().nodename
+    findmnt = shutil.which("findmnt")
+    expected_fs = subprocess.run([findmnt, "-n", "-o", "FSTYPE", "--target", str(tmp_path)], capture_output=True,
+                                 text=True, check=True).stdout.strip() if findmnt else "ext4"
+    assert env[f"target.{tmp_path}.fs_type"] == expected_fs
+    assert env["mpi.env.UCX_TLS"] == "self,sm"
+    cc = shutil.which("cc")
+    if cc:
+        first = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+        assert env["compiler.cc"] == first.strip()
+    assert env["python.version"] == ".".join(map(str, sys.version_info[:3]))
+    # well under a command timeout: nothing hung
+    assert env["capture.seconds"] < 3.0
+    assert all(isinstance(v, (str, int, float, bool)) for v in env.values())
+    summary_block(env)  # renders without error on a real snapshot
+
+
+@pytest.mark.timeout(30)
+def test_no_command_runs_when_disabled():
+    env = environment.collect([], run_commands=False)
+    assert env["mpi.flavour_error"] == "not run: command execution disabled (mpiexec)"
+    assert env["compiler.cc_error"] == "not run: command execution disabled (cc)"
+    assert "cpu.model" in env and "memory.total_bytes" in env
+
+
+@pytest.mark.timeout(30)
+def test_module_entry_prints_json_for_compute_nodes(tmp_path):
+    envvars = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, "-m", "clusterbench.environment", "--target", str(tmp_path)],
+                       capture_output=True, text=True, env=envvars, timeout=25)
+    assert p.returncode == 0, p.stderr
+    env = json.loads(p.stdout)
+    assert env["capture.schema"] == 1
+    assert f"target.{tmp_path}.fs_type" in env
+    p = subprocess.run([sys.executable, "-m", "clusterbench.environment", "--root", str(FIXTURES / "ib_qdr"),
+                        "--summary"], capture_output=True, text=True, env=envvars, timeout=25)
+    assert p.returncode == 0, p.stderr
+    assert "IB mlx4_0 port 1" in p.stdout and "40 Gb/sec (4X QDR)" in p.stdout
+
+
+@pytest.mark.timeout(30)
+def test_cbk_build_is_read_from_its_self_description(tmp_path, monkeypatch):
+    pytest.importorskip("clusterbench.catalogue", reason="the cbk lookup lives in clusterbench.catalogue")
+    fake = tmp_path / "cbk"
+    fake.write_text("#!/bin/sh\necho '" + json.dumps({
+        "schema": 1, "type": "describe", "cbk_version": "9.9.9", "mpi": True,
+        "mpi_library": "Open MPI v4.1.5", "compiler": "gcc 12.2.0", "kernels": []}) + "'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CLUSTERBENCH_CBK", str(fake))
+    env = environment.collect([])
+    assert (env["cbk.path"], env["cbk.version"], env["cbk.mpi"], env["cbk.mpi_library"], env["cbk.compiler"]) == (
+        str(fake), "9.9.9", True, "Open MPI v4.1.5", "gcc 12.2.0")
+    assert env["cbk.compiler_flags_error"] == f"not in {fake} --describe (every run record of cbk states it)"
+    monkeypatch.setenv("CLUSTERBENCH_CBK", str(tmp_path / "missing-cbk"))
+    env = environment.collect([])
+    assert "cbk.version" not in env and env["cbk.version_error"]
+
+
+@pytest.mark.timeout(10)
+def test_os_errors_become_reasons_a_person_can_act_on():
+    from clusterbench.environment.sources import _os_error_reason
+
+    assert _os_error_reason(OSError(errno.EACCES, "x"), "/etc/tuned/active_profile") == \
+        "permission denied: /etc/tuned/active_profile"
+    # sysfs answers EINVAL for the speed of a link that is down
+    assert _os_error_reason(OSError(errno.EINVAL, "x"), "/sys/class/net/eth1/speed") == \
+        "not reported by the driver (invalid argument): /sys/class/net/eth1/speed"
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_says_permission_denied(tmp_path):
+    root = _copy("ib_qdr", tmp_path)
+    (root / "etc/tuned/active_profile").chmod(0)
+    env = environment.collect(root=root, run_commands=False)
+    assert env["tuned.profile_error"] == "permission denied: /etc/tuned/active_profile"
+
+
+def _documented_form(key: str) -> str:
+    """A key with its variable parts as written in docs/environment.md."""
+    key = key.removesuffix("_error")
+    for pattern, repl in ((r"^target\..*\.([a-z_]+)$", r"target.<dir>.\1"),
+                          (r"^net\.(?!interfaces)[^.]+\.", "net.<if>."),
+                          (r"^ib\.(?!hcas)[^.]+\.\d+\.", "ib.<hca>.<port>."),
+                          (r"^ib\.(?!hcas)[^.]+\.(?!<)", "ib.<hca>."),
+                          (r"^numa\.node\d+\.", "numa.node<N>."),
+                          (r"^gpu\.\d+\.", "gpu.<i>."),
+                          (r"^gpu\.pci\..*", "gpu.pci.<address>"),
+                          (r"^memory\.dimm\..*", "memory.dimm.<slot>"),
+                          (r"^mpi\.env\..*", "mpi.env.<VAR>")):
+        key = re.sub(pattern, repl, key)
+    return key
+
+
+@pytest.mark.timeout(30)
+def test_every_key_is_documented(tmp_path):
+    keys = set(environment.collect([str(tmp_path)]))
+    for name in ("xeon2s_hdd", "ib_qdr", "sparse"):
+        keys |= set(fixture_env(name, ["/data", "/scratch", "/data/vm images/x", "/home"]))
+    keys |= set(gpu.nvidia_keys(gpu.parse_nvidia_smi((COMMANDS / "nvidia-smi.csv").read_text())))
+    keys |= set(memory.dimm_keys(memory.parse_dmidecode_memory((COMMANDS / "dmidecode-memory.txt").read_text())))
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "environment.md").read_text()
+    documented = set(re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", doc, flags=re.S)))
+    forms = {_documented_form(k) for k in keys} - {"gpu.query"}  # gpu.query_error has no value twin
+    assert sorted(f for f in forms if f not in documented) == []
+    assert "gpu.query_error" in documented
+    for k in environment.VOLATILE_KEYS:
+        assert f"`{k}`" in doc
