@@ -208,6 +208,25 @@ def test_pairs_without_an_even_number_of_ranks_is_bad_input(run_cbk):
     assert "role=pairs needs" in res.errors[0]["message"]
 
 
+@pytest.mark.timeout(60)
+def test_mpi_pairs_on_one_host_report_every_pair_and_the_aggregate(run_cbk, mpiexec):
+    res = run_cbk("tcp", "--role=pairs", "--pairing=adjacent", "--port=0", "--duration=0.5", "--direction=bidir",
+                  launcher=[mpiexec, "-n", "4"])
+    assert res.status == 0, res.stderr
+    assert [m["phase"] for m in res.measurements()] == ["send", "receive"]
+    pairs = [r for r in res.records if r.get("type") == "tcp_pairs"]
+    assert [p["phase"] for p in pairs] == ["send", "receive"]
+    for m, p in zip(res.measurements(), pairs):
+        assert m["pairs"] == 2 and m["ranks"] == 4
+        assert [(x["server_rank"], x["client_rank"]) for x in p["pairs"]] == [(0, 1), (2, 3)]
+        assert m["bytes"] == sum(x["bytes"] for x in p["pairs"])
+        assert p["aggregate_gbit_per_s"] == pytest.approx(m["rate"])
+    rr = run_cbk("tcp", "--role=pairs", "--port=0", "--test=rr", "--duration=0.3", launcher=[mpiexec, "-n", "2"])
+    assert rr.status == 0, rr.stderr
+    (m,) = rr.measurements("rr")
+    assert m["ops"] > 0 and m["latency_us_p50"] <= m["latency_us_p99"]
+
+
 # ------------------------------------------------- network namespaces (root)
 
 def measure(host, cbk_bin: str, server_host, *args: str) -> dict:

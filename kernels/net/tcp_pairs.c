@@ -1,5 +1,6 @@
 /* role=pairs (E6): N client/server pairs under MPI, started at one moment.
- * Rank i < N serves, rank i + N connects to rank i. Each server tells its
+ * Rank i < N serves, rank i + N connects to rank i (--pairing=halves), or
+ * rank 2i serves and rank 2i + 1 connects (--pairing=adjacent). Each server tells its
  * client over MPI where it listens (port, hostname, addresses); the client
  * picks the server address on a subnet it shares, unless --server lists one
  * per pair. After every pair is connected, all ranks pass one MPI barrier,
@@ -46,8 +47,8 @@ struct announce {
 };
 
 struct pairs {
-    int n, pair;
-    bool server;
+    int n, pair, peer;       /* pairs, this rank's pair, the other rank of it */
+    bool server, adjacent;   /* adjacent: rank 2i serves 2i+1; else i serves i+N */
     struct tcp_listener listener;
     char server_addr[TCP_HOST_LEN], server_host[NAME_LEN];
     int server_port;
@@ -61,6 +62,9 @@ struct pair_summary {
     int32_t client;
     char client_host[NAME_LEN], server_host[NAME_LEN], server[TCP_HOST_LEN];
 };
+
+static int server_rank(const struct pairs *p, int pair) { return p->adjacent ? 2 * pair : pair; }
+static int client_rank(const struct pairs *p, int pair) { return p->adjacent ? 2 * pair + 1 : pair + p->n; }
 
 static int barrier(void *arg, char *why, size_t len)
 {
@@ -76,8 +80,10 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
         cbk_fail(c, CBK_EXIT_FAILED, "tcp: out of memory");
     *state = p;
     p->n = c->size / 2;
-    p->pair = c->rank % p->n;
-    p->server = c->rank < p->n;
+    p->adjacent = !strcmp(cbk_arg_text(a, "pairing"), "adjacent");
+    p->pair = p->adjacent ? c->rank / 2 : c->rank % p->n;
+    p->server = c->rank == server_rank(p, p->pair);
+    p->peer = p->server ? client_rank(p, p->pair) : server_rank(p, p->pair);
     p->listener.fd = -1;
     struct announce an;
     memset(&an, 0, sizeof an);
@@ -94,9 +100,9 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
             snprintf(an.host, sizeof an.host, "unknown");
         an.host[sizeof an.host - 1] = '\0';
         tcp_local_addresses(an.addresses, sizeof an.addresses);
-        MPI_Send(&an, sizeof an, MPI_BYTE, c->rank + p->n, TAG_ANNOUNCE, c->comm);
+        MPI_Send(&an, sizeof an, MPI_BYTE, p->peer, TAG_ANNOUNCE, c->comm);
     } else {
-        MPI_Recv(&an, sizeof an, MPI_BYTE, c->rank - p->n, TAG_ANNOUNCE, c->comm, MPI_STATUS_IGNORE);
+        MPI_Recv(&an, sizeof an, MPI_BYTE, p->peer, TAG_ANNOUNCE, c->comm, MPI_STATUS_IGNORE);
         p->server_port = an.port;
         snprintf(p->server_host, sizeof p->server_host, "%s", an.host);
         const char *list = cbk_arg_text(a, "server");
@@ -141,15 +147,15 @@ static void interval_series(const struct tcp_result *r, bool client_sends, uint6
     }
 }
 
-static void write_pairs_record(struct cbk_ctx *c, const struct tcp_config *cfg, const char *phase,
-                               const struct pair_summary *all, const uint64_t *series, double *rates, uint32_t slots,
-                               int n)
+static void write_pairs_record(struct cbk_ctx *c, const struct pairs *p, const struct tcp_config *cfg, const char *phase,
+                               const struct pair_summary *all, const uint64_t *series, double *rates, uint32_t slots)
 {
+    int n = p->n;
     bool rr = cfg->test == TCP_TEST_RR;
     double total_bits = 0, begin = INFINITY, end = -INFINITY, nominal = 0, first_start = INFINITY;
     bool nominal_known = true;
     for (int i = 0; i < n; i++) {
-        const struct pair_summary *s = &all[n + i];
+        const struct pair_summary *s = &all[client_rank(p, i)];
         total_bits += rr ? s->calls : s->bytes * 8.0;
         begin = fmin(begin, s->begin_s);
         end = fmax(end, s->end_s);
@@ -168,12 +174,12 @@ static void write_pairs_record(struct cbk_ctx *c, const struct tcp_config *cfg, 
     cbk_json_real(&j, "interval_s", cfg->interval_s);
     cbk_json_array(&j, "pairs");
     for (int i = 0; i < n; i++) {
-        const struct pair_summary *s = &all[n + i];
+        const struct pair_summary *s = &all[client_rank(p, i)];
         cbk_json_object(&j, NULL);
         cbk_json_i64(&j, "pair", i);
-        cbk_json_i64(&j, "server_rank", i);
-        cbk_json_i64(&j, "client_rank", n + i);
-        cbk_json_text(&j, "server_host", all[i].server_host);
+        cbk_json_i64(&j, "server_rank", server_rank(p, i));
+        cbk_json_i64(&j, "client_rank", client_rank(p, i));
+        cbk_json_text(&j, "server_host", all[server_rank(p, i)].server_host);
         cbk_json_text(&j, "client_host", s->client_host);
         cbk_json_text(&j, "server", s->server);
         cbk_json_u64(&j, "bytes", (uint64_t)s->bytes);
@@ -191,7 +197,7 @@ static void write_pairs_record(struct cbk_ctx *c, const struct tcp_config *cfg, 
             cbk_json_real(&j, "link_gbit_per_s", s->nominal_gbit > 0 ? s->nominal_gbit : NAN);
             cbk_json_real(&j, "link_ratio", s->nominal_gbit > 0 ? g / s->nominal_gbit : NAN);
             /* slots used: up to the pair's longest receiver time */
-            const uint64_t *mine = series + (size_t)(n + i) * slots;
+            const uint64_t *mine = series + (size_t)client_rank(p, i) * slots;
             uint32_t used = 0;
             while (used < slots && (double)used * cfg->interval_s < s->seconds)
                 used++;
@@ -267,11 +273,11 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
         mine.client = 1;
         times[0] = ph.begin_s;
         times[1] = ph.end_s;
-        MPI_Send(times, 2, MPI_DOUBLE, c->rank - p->n, TAG_ANNOUNCE + 1, c->comm);
+        MPI_Send(times, 2, MPI_DOUBLE, p->peer, TAG_ANNOUNCE + 1, c->comm);
     } else {
         /* a server rank reports no bytes of its own, over its client's
          * time span, so the rank spread shows the pairs' spread */
-        MPI_Recv(times, 2, MPI_DOUBLE, c->rank + p->n, TAG_ANNOUNCE + 1, c->comm, MPI_STATUS_IGNORE);
+        MPI_Recv(times, 2, MPI_DOUBLE, p->peer, TAG_ANNOUNCE + 1, c->comm, MPI_STATUS_IGNORE);
         ph.phase = rr ? "rr" : client_sends ? "send" : "receive";
         ph.mode = rr ? "round-trip" : "receiver";
         ph.value_unit = rr ? "transactions/s" : "Gbit/s";
@@ -327,7 +333,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
         double bytes = 0, begin = INFINITY, end = -INFINITY;
         bool known = true;
         for (int i = 0; i < p->n; i++) {
-            const struct pair_summary *s = &all[p->n + i];
+            const struct pair_summary *s = &all[client_rank(p, i)];
             double rate = rr ? (s->seconds > 0 ? s->calls / s->seconds : 0) : gbit(s->bytes, s->seconds);
             sender += s->sender_bytes;
             retrans += s->retransmits;
@@ -372,7 +378,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
     }
     cbk_report(c, &ph);
     if (c->rank == 0)
-        write_pairs_record(c, cfg, ph.phase, all, all_series, rates, slots, p->n);
+        write_pairs_record(c, p, cfg, ph.phase, all, all_series, rates, slots);
     cbk_histogram_free(&merged);
     free(series);
     free(all);
