@@ -7,10 +7,12 @@
 extern const struct cbk_kernel cbk_kernel_null;
 extern const struct cbk_kernel cbk_kernel_seqio;
 extern const struct cbk_kernel cbk_kernel_manyfiles;
+extern const struct cbk_kernel cbk_kernel_himeno;
 
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
     &cbk_kernel_manyfiles,
+    &cbk_kernel_himeno,
     &cbk_kernel_null,
     NULL,
 };
