@@ -89,7 +89,7 @@ def test_himeno_time_mode_calibrates_and_runs_about_the_target(run_cbk):
     (["--decomposition=2x1x1"], "decomposition"),
     (["--grid=3x40x40"], None),  # valid: one interior plane
     (["--grid=2x40x40"], "--grid"),
-    (["--threads=2", "--gosa-order=reference"], "--gosa-order"),
+    (["--threads=2", "--gosa-order=reference"], "--gosa-order|without OpenMP"),
 ])
 def test_himeno_bad_input_exits_2_with_one_line(run_cbk, args, needle):
     r = run_cbk("himeno", "--iterations=1", *args)
@@ -97,7 +97,7 @@ def test_himeno_bad_input_exits_2_with_one_line(run_cbk, args, needle):
         assert r.status == 0, r.stderr
         return
     assert r.status == 2 and r.records == []
-    assert len(r.stderr.strip().splitlines()) == 1 and needle in r.errors[0]["message"]
+    assert len(r.stderr.strip().splitlines()) == 1 and any(n in r.errors[0]["message"] for n in needle.split("|"))
 
 
 @pytest.mark.timeout(60)

@@ -93,6 +93,10 @@ static int allowed_cpus(void)
 static int threads_of(const struct cbk_args *a, const struct cbk_ctx *c)
 {
     int t = (int)cbk_arg_int(a, "threads");
+#ifndef CBK_HAVE_OPENMP
+    if (t == 0)
+        return 1; /* "all" is one thread without OpenMP */
+#endif
     if (t == 0) {
         t = allowed_cpus() / (c->node_size > 0 ? c->node_size : 1);
         if (t < 1)

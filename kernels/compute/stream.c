@@ -57,6 +57,10 @@ static int allowed_cpus(void)
 static int threads_of(const struct cbk_args *a)
 {
     int t = (int)cbk_arg_int(a, "threads");
+#ifndef CBK_HAVE_OPENMP
+    if (t == 0)
+        return 1; /* "all" is one thread without OpenMP */
+#endif
     return t ? t : allowed_cpus();
 }
 
