@@ -166,7 +166,8 @@ int main(int argc, char **argv)
     }
     struct cbk_args args;
     char why[1024];
-    if (cbk_parse_args(k, argc - 2, argv + 2, &args, why, sizeof why)) {
+    int parse_failed = cbk_parse_args(k, argc - 2, argv + 2, &args, why, sizeof why);
+    if (parse_failed && check_only) {
         bad_input(why);
         return CBK_EXIT_BAD_INPUT;
     }
@@ -185,6 +186,13 @@ int main(int argc, char **argv)
     }
     cbk_cleanup_install();
     start_parallel(&ctx, &argc, &argv);
+    if (parse_failed) {
+        /* under mpiexec every rank parsed the same arguments: one explains */
+        if (ctx.rank == 0)
+            bad_input(why);
+        stop_parallel();
+        return CBK_EXIT_BAD_INPUT;
+    }
     ctx.timer_resolution_s = cbk_timer_resolution();
     int status = cbk_run(k, &args, &ctx);
     cbk_cleanup_run();

@@ -10,6 +10,9 @@ extern const struct cbk_kernel cbk_kernel_manyfiles;
 extern const struct cbk_kernel cbk_kernel_himeno;
 extern const struct cbk_kernel cbk_kernel_stream;
 extern const struct cbk_kernel cbk_kernel_cpufreq;
+#ifdef CBK_HAVE_MPI
+extern const struct cbk_kernel cbk_kernel_mpi;
+#endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
@@ -18,6 +21,9 @@ const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_stream,
     &cbk_kernel_cpufreq,
     &cbk_kernel_null,
+#ifdef CBK_HAVE_MPI
+    &cbk_kernel_mpi,
+#endif
     NULL,
 };
 

@@ -182,3 +182,26 @@ def test_host_file_run_stores_an_environment_per_node(cli, mpiexec, tmp_path, st
     assert r.status == 0, r.stderr
     assert [h for (h,) in store_rows(store_url, "select host from run_hosts")] == [socket.gethostname()]
     assert store_rows(store_url, "select user from runs")[0][0]
+
+
+@pytest.mark.timeout(120)
+def test_mpi_algorithm_selection_reaches_the_library_and_is_recorded(cli, mpiexec, store_url):
+    r = cli("run", "mpi", "--np", "2", "--op=allreduce", "--sizes=1k", "--repeat", "1",
+            "--mpi-algorithm", "allreduce=recursive_doubling")
+    assert r.status == 0, r.stderr
+    (rec,) = [json.loads(x[0]) for x in store_rows(store_url, "select record from samples")]
+    assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" in json.dumps(rec)
+    bad = cli("run", "mpi", "--np", "2", "--mpi-algorithm", "allreduce=nonsense")
+    assert bad.status == 2 and "nonsense" in bad.stderr
+
+
+@pytest.mark.timeout(120)
+def test_suite_run_ends_with_an_html_report(cli, tmp_path):
+    suite = tmp_path / "tiny.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nrepeat = 5\nparams = { seconds = "0.001", bytes = ["1m", "2m"] }\n')
+    out = tmp_path / "r.html"
+    r = cli("run", str(suite), "--report", str(out))
+    assert r.status == 0, r.stderr
+    assert f"report: {out}" in r.stdout
+    text = out.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "MiB/s" in text and "CI of median" in text

@@ -68,6 +68,16 @@ class Catalogue:
                                f"(see: clusterbench kernels {kernel.name})")
 
 
+def parse_size(text: str) -> int | None:
+    """cbk's size syntax (binary suffixes k, m, g, t) for plain numbers too; None if not a size."""
+    import re
+
+    m = re.fullmatch(r"(\d+)([kmgt]?)(i?b)?", str(text).strip().lower())
+    if not m:
+        return None
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)]
+
+
 def cbk_path() -> str:
     """The cbk executable: $CLUSTERBENCH_CBK, else the one installed with this Python, else PATH."""
     env = os.environ.get("CLUSTERBENCH_CBK")

@@ -12,6 +12,8 @@ COMMANDS = {
     "run": ("clusterbench.commands.run", "Run a kernel or a suite and store the results."),
     "list": ("clusterbench.commands.list_runs", "List stored runs."),
     "show": ("clusterbench.commands.show", "Show a run's results: a table per step."),
+    "compare": ("clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),
+    "report": ("clusterbench.commands.report", "Write a report (HTML with plots, Markdown, CSV, JSON)."),
     "export": ("clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
     "env": ("clusterbench.commands.env", "Describe this machine, or diff two runs' environments."),
 }

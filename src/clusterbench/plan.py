@@ -10,26 +10,37 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class AutoRepeat:
+    """Repeat until the median's 95 % CI is narrower than `ci_target` (a
+    fraction of the median) for every figure of the step, or a limit is hit."""
+    ci_target: float = 0.05
+    min_repeat: int = 6      # the first n at which a 95 % order-statistic CI exists
+    max_repeat: int = 30
+    max_seconds: float = 600.0
+
+
+@dataclass(frozen=True)
 class Step:
     kernel: str
     params: dict[str, str]
-    repeat: int = 3
+    repeat: int = 5
     ranks: int = 1
     ranks_per_node: int | None = None
     launcher: str | None = None
     name: str | None = None
     requires: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    auto: AutoRepeat | None = None
 
     def title(self) -> str:
         return self.name or self.kernel
 
-    def argv(self, cbk: str) -> tuple[str, ...]:
-        return (cbk, self.kernel, *self.cbk_args())
+    def argv(self, cbk: str, repetitions: int | None = None) -> tuple[str, ...]:
+        return (cbk, self.kernel, *self.cbk_args(repetitions))
 
-    def cbk_args(self) -> tuple[str, ...]:
+    def cbk_args(self, repetitions: int | None = None) -> tuple[str, ...]:
         args = [f"--{k}={v}" for k, v in self.params.items()]
-        return (*args, f"--repetitions={self.repeat}")
+        return (*args, f"--repetitions={repetitions or self.repeat}")
 
 
 def as_text(value) -> str:

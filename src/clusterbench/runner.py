@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 
 from clusterbench import limits
@@ -99,18 +100,68 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
              env: dict, progress: Progress) -> str:
     """Runs one step; returns its status (ok, failed, skipped)."""
-    launcher = choose(step.launcher, step.ranks, cat.cbk)
-    job = Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe, step.env)
-    cmd = launcher.command(job)
-    step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                               params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
-                               ranks_per_node=step.ranks_per_node)
     why = missing_requirement(step, cat)
     if why:
+        # before choosing a launcher: a build without MPI may have no mpiexec either
+        step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                                   params=dict(step.params), launcher=step.launcher or "none",
+                                   ranks=step.ranks, ranks_per_node=step.ranks_per_node)
         store.finish_step(step_id, "skipped", message=why)
         progress.note(f"skipped {step.title()}: {why}")
         return "skipped"
-    progress.start_step(step.title(), step.repeat)
+    launcher = choose(step.launcher, step.ranks, cat.cbk)
+    step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                               params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
+                               ranks_per_node=step.ranks_per_node)
+    progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
+    figures: dict[tuple, list[float]] = {}
+    done, build, started = 0, None, time.monotonic()
+    stop_reason = f"fixed: {step.repeat} repetitions"
+    while True:
+        batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
+        if step.auto:
+            batch = min(batch, step.auto.max_repeat - done)
+        job = Job(step.argv(cat.cbk, batch), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe,
+                  step.env)
+        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
+        build = b or build
+        done += batch
+        if status != 0 or not step.auto:
+            break
+        stop_reason = auto_stop(step.auto, figures, done, time.monotonic() - started)
+        if stop_reason:
+            break
+    if status == 0:
+        store.finish_step(step_id, "ok", build=build, stop_reason=stop_reason)
+        progress.end_step()
+        return "ok"
+    msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
+    store.finish_step(step_id, "failed", build=build, message=msg)
+    progress.end_step()
+    if status == 2:
+        raise BadInput(f"{step.title()}: {msg}")
+    progress.note(f"step failed: {step.title()}: {msg}")
+    return "failed"
+
+
+def auto_stop(auto, figures: dict[tuple, list[float]], done: int, elapsed_s: float) -> str | None:
+    """Why adaptive repetition stops now, or None to go on."""
+    from clusterbench import stats
+
+    widths = [stats.ci_width_ratio(v) for v in figures.values()]
+    if widths and all(w is not None and w <= auto.ci_target for w in widths):
+        return f"ci: 95 % CI within {max(widths):.1%} of the median (target {auto.ci_target:.0%}) after {done}"
+    if done >= auto.max_repeat:
+        return f"max-repeat: {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    if elapsed_s >= auto.max_seconds:
+        return f"max-time: {elapsed_s:.0f} s after {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    return None
+
+
+def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
+              offset: int, figures: dict[tuple, list[float]]) -> tuple[int, str, dict | None]:
+    """One cbk launch; its records go to the store as they arrive.
+    Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **step.env})
     stderr_chunks: list[str] = []
@@ -123,8 +174,11 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
             if rec is None:
                 continue
             if rec.get("type") == "measurement":
-                store.add_sample(step_id, rec, limits.record_warnings(rec, env))
-                progress.record(rec)
+                store.add_sample(step_id, rec, limits.record_warnings(rec, env), repetition_offset=offset)
+                key = (rec.get("phase"), rec.get("mode"), rec.get("rate_unit"), rec.get("size_bytes"))
+                if isinstance(rec.get("rate"), (int, float)):
+                    figures.setdefault(key, []).append(float(rec["rate"]))
+                progress.record({**rec, "repetition": rec.get("repetition", 0) + offset})
             elif rec.get("type") == "run":
                 build = rec
         status = proc.wait()
@@ -134,18 +188,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         store.finish_step(step_id, "interrupted", build=build, message="interrupted by a signal")
         raise
     reader.join(timeout=30)
-    stderr = "".join(stderr_chunks)
-    if status == 0:
-        store.finish_step(step_id, "ok", build=build)
-        progress.end_step()
-        return "ok"
-    msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
-    store.finish_step(step_id, "failed", build=build, message=msg)
-    progress.end_step()
-    if status == 2:
-        raise BadInput(f"{step.title()}: {msg}")
-    progress.note(f"step failed: {step.title()}: {msg}")
-    return "failed"
+    return status, "".join(stderr_chunks), build
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -168,6 +211,8 @@ def add_cross_warnings(store: Store, run_id: int) -> None:
 def preflight(cat: Catalogue, req: RunRequest) -> None:
     """Rejects bad input before anything is stored or started."""
     for step in req.steps:
+        if missing_requirement(step, cat):
+            continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,

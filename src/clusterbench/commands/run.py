@@ -34,7 +34,12 @@ def parse_extra(args: list[str]) -> dict[str, str]:
 def absolute_paths(steps, cat):
     """Path parameters become absolute, so records and the environment name the same directory."""
     out, targets = [], []
+    from clusterbench.runner import missing_requirement
+
     for s in steps:
+        if missing_requirement(s, cat):
+            out.append(s)  # skipped when run; its kernel may not exist in this build
+            continue
         kernel = cat.kernel(s.kernel)
         params = dict(s.params)
         for p in kernel.params:
@@ -45,20 +50,61 @@ def absolute_paths(steps, cat):
     return out, list(dict.fromkeys(targets))
 
 
+def default_report_path(run_id: int) -> str:
+    from pathlib import Path
+
+    from platformdirs import user_data_dir
+
+    folder = Path(user_data_dir("clusterbench")) / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / f"run-{run_id}.html")
+
+
+def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
+    """Environment selecting the MPI library's collective algorithms."""
+    from clusterbench import mpi_tuning
+    from clusterbench.launch.mpiexec import find_mpiexec, flavour
+
+    exe = find_mpiexec(cbk)
+    kind = flavour(exe) if exe else "unknown"
+    if kind not in ("mpich", "openmpi"):
+        raise BadInput("--mpi-algorithm needs MPICH or Open MPI's mpiexec; found " + (exe or "none"))
+    env: dict[str, str] = {}
+    for req in requests:
+        collective, sep, algorithm = req.partition("=")
+        if not sep or not algorithm:
+            raise BadInput(f"--mpi-algorithm {req}: expected COLLECTIVE=ALGORITHM, e.g. allreduce=ring")
+        env.update(mpi_tuning.selection_env(kind, collective.strip().lower(), algorithm.strip()))
+    return env
+
+
 @click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("target")
-@click.option("--repeat", type=click.IntRange(1, 100000), default=None,
-              help="Repetitions of each step (default 3; a suite's own counts unless given).")
+@click.option("--repeat", default=None, metavar="N|auto",
+              help="Repetitions of each step (default 5: fewer cannot show a significant difference; a suite's "
+                   "own counts unless given), or auto: repeat until the median's 95 % CI is within --ci-target.")
+@click.option("--ci-target", type=click.FloatRange(0.1, 100), default=5.0, show_default=True,
+              help="With --repeat auto: the CI width to reach, in % of the median.")
+@click.option("--max-repeat", type=click.IntRange(6, 100000), default=30, show_default=True,
+              help="With --repeat auto: stop after this many repetitions.")
+@click.option("--max-time", type=click.FloatRange(1), default=600, show_default=True,
+              help="With --repeat auto: stop a step after this many seconds.")
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
 @click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
 @click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
 @click.option("--launcher", help="local or mpiexec (default: mpiexec when --np > 1).")
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
+@click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
+              help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
+                   "MCA parameters, passed through the launcher and recorded). Repeatable.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="Write an HTML report here (suites write one by default into the data directory).")
 @db_option
 @click.pass_context
-def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubscribe, quiet, db_url):
+def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms, quiet,
+            report_path, db_url):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
@@ -82,6 +128,15 @@ def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubs
     from clusterbench.runner import RunRequest, execute
 
     extra = parse_extra(ctx.args)
+    auto = None
+    if repeat == "auto":
+        from clusterbench.plan import AutoRepeat
+
+        auto, repeat = AutoRepeat(ci_target / 100, 6, max_repeat, max_time), None
+    elif repeat is not None:
+        if not repeat.isdigit() or not 1 <= int(repeat) <= 100000:
+            raise BadInput(f"--repeat {repeat}: give a number from 1 to 100000, or auto")
+        repeat = int(repeat)
     cat = catalogue.load()
     if suites.is_suite(target):
         if ranks or ppn:
@@ -94,9 +149,14 @@ def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubs
         cat.check_params(kernel, extra)
         if (ranks or 1) > 1 and not kernel.parallel:
             raise BadInput(f"kernel {kernel.name} runs as one process; --np {ranks} needs a parallel kernel")
-        steps = expand(kernel.name, extra, repeat=repeat or 3, ranks=ranks or 1, ranks_per_node=ppn,
+        steps = expand(kernel.name, extra, repeat=repeat or 5, ranks=ranks or 1, ranks_per_node=ppn,
                        launcher=launcher)
         suite_name = None
+    if auto:
+        steps = [dataclasses.replace(s, auto=auto) for s in steps]
+    if mpi_algorithms:
+        tuning = library_selection(mpi_algorithms, cat.cbk)
+        steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]
     steps, targets = absolute_paths(steps, cat)
     store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
@@ -114,3 +174,8 @@ def command(ctx, target, repeat, label, ranks, ppn, hostfile, launcher, oversubs
     if not quiet:
         print_run(console, load_run(store, run_id))
     click.echo(f"stored as run {run_id} in {store.url}")
+    if report_path or suite_name:
+        from clusterbench.report import write_report
+
+        path = report_path or default_report_path(run_id)
+        click.echo(f"report: {write_report(store, [str(run_id)], 'html', path)}")

@@ -10,6 +10,7 @@ _FORMATS = {
     "json": "clusterbench.report.json_format",
     "csv": "clusterbench.report.csv_format",
     "md": "clusterbench.report.markdown",
+    "html": "clusterbench.report.html",
 }
 
 
@@ -23,3 +24,31 @@ def render(fmt: str, runs: list[dict]) -> str:
     except KeyError:
         raise BadInput(f"no such format: '{fmt}' (formats: {', '.join(_FORMATS)})") from None
     return module.render(runs)
+
+
+def write_report(store, refs: list[str], fmt: str, output) -> str:
+    """Renders runs (and, in HTML with several refs, their comparison) to
+    `output`, written whole or not at all."""
+    import os
+    from pathlib import Path
+
+    from clusterbench.report.data import load_run
+
+    ids = list(dict.fromkeys(i for ref in refs for i in store.resolve(ref)))
+    runs = [load_run(store, i) for i in ids]
+    if fmt == "html":
+        from clusterbench import compare
+        from clusterbench.report import html
+
+        table = compare.build(store, refs) if len(refs) > 1 else None
+        configs, points = compare.collect(store, refs)
+        names = [c.name for c in configs]
+        points = table.points if table else points
+        text = html.render(runs, table, points, names)
+    else:
+        text = render(fmt, runs)
+    path = Path(output)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return str(path)

@@ -18,7 +18,7 @@ def load_run(store: Store, run_id: int) -> dict:
             "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
-            "finished": _iso(st.finished), "build": st.build,
+            "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
             "summary": summary.rows(samples),
             "samples": [{"repetition": s.repetition, "phase": s.phase, "mode": s.mode, "value": s.value,
                          "unit": s.unit, "seconds": s.seconds, "bytes": s.bytes, "ops": s.ops,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from clusterbench.report.data import params_text, step_title
+from clusterbench.report.terminal import ci_text
 
 
 def _num(v: float | None) -> str:
@@ -26,15 +27,15 @@ def render(runs: list[dict]) -> str:
             out.append(f"`{st['kernel']} {params_text(st)}`, {st['ranks']} rank(s)\n")
             if st["message"]:
                 out.append(f"> {st['message']}\n")
-            out.append("| phase | mode | n | median | min | max | unit |")
-            out.append("|---|---|---:|---:|---:|---:|---|")
+            out.append("| phase | mode | n | median | CI of median | min | max | unit |")
+            out.append("|---|---|---:|---:|---:|---:|---:|---|")
             for r in st["summary"]:
                 unit = r.unit or ""
                 if r.median_decimal is not None:
                     unit += f" ({_num(r.median_decimal)} {r.decimal_unit} median)"
-                out.append(f"| {r.phase} | {r.mode or ''} | {r.n} | {_num(r.median)} | {_num(r.minimum)} | "
-                           f"{_num(r.maximum)} | {unit} |")
-            warnings = [w for r in st["summary"] for w in r.warnings]
+                out.append(f"| {r.label} | {r.mode or ''} | {r.n} | {_num(r.median)} | {ci_text(r.stats)} | "
+                           f"{_num(r.minimum)} | {_num(r.maximum)} | {unit} |")
+            warnings = [w for r in st["summary"] for w in r.all_warnings()]
             out += [""] + [f"- warning: {w}" for w in dict.fromkeys(warnings)]
             out.append("")
     return "\n".join(out) + "\n"

@@ -13,23 +13,35 @@ def _num(v: float | None) -> str:
     return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
+def ci_text(s) -> str:
+    """'lo..hi (95 %)': the interval with its real coverage."""
+    if s.ci_low is None or s.n < 2:
+        return "-"
+    return f"{_num(s.ci_low)}..{_num(s.ci_high)} ({s.ci_coverage:.0%})"
+
+
 def print_run(console: Console, run: dict) -> None:
     label = f" ({run['label']})" if run["label"] else ""
     console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}"
                   + (f": {run['message']}" if run["message"] else ""))
     for st in run["steps"]:
+        caption = f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)"
+        if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):
+            caption += f"; repetition stopped by {st['stop_reason']}"
         t = Table(title=f"{step_title(st)} [{st['status']}]", title_justify="left",
-                  caption=f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)", caption_justify="left")
+                  caption=caption, caption_justify="left")
         for col, just in (("phase", "left"), ("mode (cache)", "left"), ("n", "right"), ("median", "right"),
-                          ("min", "right"), ("max", "right"), ("unit", "left"), ("median, decimal", "right")):
+                          ("CI of median", "right"), ("min", "right"), ("max", "right"), ("CV", "right"),
+                          ("unit", "left"), ("median, decimal", "right")):
             t.add_column(col, justify=just)
         for r in st["summary"]:
+            s = r.stats
             dec = f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else ""
-            t.add_row(r.phase, r.mode or "", str(r.n), _num(r.median), _num(r.minimum), _num(r.maximum),
-                      r.unit or "", dec)
+            t.add_row(r.label, r.mode or "", str(r.n), _num(s.median), ci_text(s), _num(s.minimum), _num(s.maximum),
+                      f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or "", dec)
         console.print(t)
         if st["message"]:
             console.print(f"  [red]{st['message']}[/red]")
-        for w in dict.fromkeys(w for r in st["summary"] for w in r.warnings):
+        for w in dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()):
             console.print(f"  [yellow]warning:[/yellow] {w}")
         console.print()

@@ -123,15 +123,16 @@ class Store:
                 ranks=ranks, ranks_per_node=ranks_per_node, status="running", started=now()))
             return r.inserted_primary_key[0]
 
-    def finish_step(self, step_id: int, status: str, build: dict | None = None, message: str | None = None) -> None:
+    def finish_step(self, step_id: int, status: str, build: dict | None = None, message: str | None = None,
+                    stop_reason: str | None = None) -> None:
         with self.engine.begin() as c:
             c.execute(steps.update().where(steps.c.id == step_id).values(
-                status=status, finished=now(), build=build, message=message))
+                status=status, finished=now(), build=build, message=message, stop_reason=stop_reason))
 
-    def add_sample(self, step_id: int, record: dict, warnings: list[str]) -> None:
+    def add_sample(self, step_id: int, record: dict, warnings: list[str], repetition_offset: int = 0) -> None:
         with self.engine.begin() as c:
             c.execute(samples.insert().values(
-                step_id=step_id, repetition=record.get("repetition", 0), phase=record.get("phase", "?"),
+                step_id=step_id, repetition=record.get("repetition", 0) + repetition_offset, phase=record.get("phase", "?"),
                 mode=record.get("mode"), value=record.get("rate"), unit=record.get("rate_unit"),
                 seconds=record.get("seconds"), bytes=record.get("bytes"), ops=record.get("ops"),
                 warnings=warnings, record=record))

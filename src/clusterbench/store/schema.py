@@ -54,6 +54,7 @@ steps = Table(
     Column("finished", DateTime(timezone=True)),
     Column("build", JSON),                        # cbk's final "run" record
     Column("message", Text),
+    Column("stop_reason", String(200)),          # why repetition stopped (0002)
 )
 
 samples = Table(

@@ -5,7 +5,7 @@ clusterbench/suites/; any path to a .toml file works too.
     [[steps]]
     name = "disk: durable write, cold read"
     kernel = "seqio"
-    repeat = 3                       # repetitions (default 3)
+    repeat = 5                       # repetitions (default 5)
     np = 1                           # ranks; a list sweeps
     ppn = 1                          # ranks per node (optional)
     requires = ["mpi"]               # skipped when cbk lacks it
@@ -81,7 +81,7 @@ def load(target: str, variables: dict[str, str]) -> Suite:
         if "kernel" not in s:
             raise BadInput(f"{where}: no kernel")
         params = {k: _substitute(v, values, where) for k, v in s.get("params", {}).items()}
-        steps += expand(s["kernel"], params, repeat=int(s.get("repeat", 3)), ranks=s.get("np", 1),
+        steps += expand(s["kernel"], params, repeat=int(s.get("repeat", 5)), ranks=s.get("np", 1),
                         ranks_per_node=s.get("ppn"), launcher=s.get("launcher"), name=s.get("name"),
                         requires=tuple(s.get("requires", ())), env=s.get("env"))
     if not steps:

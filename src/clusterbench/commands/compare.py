@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import click
+
+from clusterbench.commands.options import db_option, open_store
+
+
+@click.command("compare")
+@click.argument("refs", nargs=-1, required=True)
+@click.option("--env-lines", type=click.IntRange(0), default=40, show_default=True,
+              help="At most this many environment differences per host pair.")
+@db_option
+def command(refs, env_lines, db_url):
+    """Compare configurations: REFS are labels (all their runs pooled) or run
+    ids, the first being the baseline. Prints the environment differences,
+    then every matching measurement with medians, CIs, ratio, % change,
+    p-value and a verdict."""
+    from rich.console import Console
+
+    from clusterbench import compare
+    from clusterbench.report.compare_terminal import print_comparison
+
+    table = compare.build(open_store(db_url), list(refs))
+    print_comparison(Console(), table, env_lines)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+import click
+
+from clusterbench.commands.options import db_option, open_store
+from clusterbench.report import formats
+
+
+@click.command("report")
+@click.argument("refs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(formats()), default="html", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True,
+              help="File to write.")
+@db_option
+def command(refs, fmt, output, db_url):
+    """Write a report of runs (ids or labels). With several labels or runs,
+    the HTML report opens with their comparison (as clusterbench compare)."""
+    from clusterbench.report import write_report
+
+    path = write_report(open_store(db_url), list(refs), fmt, output)
+    click.echo(f"wrote {path}")

@@ -1,0 +1,68 @@
+"""Plots as inline SVG (matplotlib's SVG backend): bar charts with the
+median's CI as error bars for comparisons, curves on log axes for sizes."""
+from __future__ import annotations
+
+import io
+import re
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    text = buf.getvalue()
+    # inline use: drop the XML prologue and DOCTYPE (its URL is only an identifier, but keep it clean)
+    return text[text.index("<svg"):]
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "clusterbench"  # stable ids: equal input, equal file
+    matplotlib.rcParams["svg.fonttype"] = "none"  # real text: small, selectable, no shared glyph ids
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[float, float, float]]]) -> str:
+    """groups along x; one bar per series in each group; values (median, ci_low, ci_high)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(groups) * max(1, len(series)) ** 0.5 + 2), 3.2))
+    width = 0.8 / max(1, len(series))
+    for i, (name, vals) in enumerate(series.items()):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        med = [v[0] for v in vals]
+        err = [[max(0.0, v[0] - v[1]) for v in vals], [max(0.0, v[2] - v[0]) for v in vals]]
+        ax.bar(xs, med, width, yerr=err, capsize=3, label=name)
+    ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel(unit)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[float, float]]]) -> str:
+    """One line per series of (x, median); log axes where x doubles."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for name, pts in series.items():
+        pts = sorted(pts)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    xs = sorted({p[0] for pts in series.values() for p in pts})
+    if len(xs) > 2 and all(b >= 1.9 * a for a, b in zip(xs, xs[1:]) if a > 0):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(unit)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+def strip_ids(svg: str) -> str:
+    return re.sub(r'\s+id="[^"]*"', "", svg)

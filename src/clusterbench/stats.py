@@ -1,0 +1,176 @@
+"""Statistics of repeated measurements. Pure computation: nothing here prints.
+
+Rules (docs/statistics.md explains them for readers):
+- Centre: the median; spread: min, max, standard deviation, coefficient of variation.
+- Confidence interval of the median from order statistics (distribution-free):
+  the narrowest interval [x(j), x(n+1-j)] whose binomial coverage
+  P(j <= B <= n-j), B ~ Bin(n, 1/2), reaches the level. Below n = 6 no such
+  interval reaches 95 %; then [min, max] is given with its real coverage
+  (1 - 2^(1-n)), never a pretended 95 %.
+- Outliers: modified Z-score on the median absolute deviation (Iglewicz and
+  Hoaglin): |0.6745 (x - median) / MAD| > 3.5. MAD = 0 is replaced by the
+  machine epsilon, as hyperfine does. Outliers are flagged and shown,
+  dropped only on request, and the result says so.
+- Comparison: two-sided Mann-Whitney U (exact for small samples without ties).
+  When the sample sizes cannot reach the significance level at all (3 vs 3
+  cannot: the smallest two-sided p is 0.1) the verdict is "undecidable" with
+  that reason. A significant difference smaller than the relative threshold
+  counts as no difference. Direction comes from the unit.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from enum import Enum
+
+OUTLIER_Z = 3.5
+CONFIDENCE = 0.95
+ALPHA = 0.05
+THRESHOLD = 0.02  # relative change below which a significant difference is not reported
+
+HIGHER_IS_BETTER = {"MiB/s", "MB/s", "GiB/s", "GB/s", "Gbit/s", "Mbit/s", "IOPS", "MFLOPS", "GFLOPS", "ops/s",
+                    "MHz", "transactions/s", "files/s"}
+LOWER_IS_BETTER = {"ns", "us", "ms", "s"}
+
+
+@dataclass
+class Summary:
+    n: int
+    median: float | None
+    mean: float | None
+    minimum: float | None
+    maximum: float | None
+    std: float | None
+    cv: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_coverage: float | None      # the interval's real coverage probability
+    outliers: list[int] = field(default_factory=list)  # indices into the values given
+    excluded_outliers: bool = False
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    m = len(s) // 2
+    return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
+
+
+def modified_z(values: list[float]) -> list[float]:
+    if not values:
+        return []
+    med = _median(values)
+    mad = _median([abs(v - med) for v in values])
+    if mad == 0:
+        mad = sys.float_info.epsilon
+    return [0.6745 * (v - med) / mad for v in values]
+
+
+def outlier_indices(values: list[float], threshold: float = OUTLIER_Z) -> list[int]:
+    return [i for i, z in enumerate(modified_z(values)) if abs(z) > threshold]
+
+
+def _binom_coverage(n: int, j: int) -> float:
+    """P(j <= B <= n - j) for B ~ Bin(n, 1/2): coverage of [x(j), x(n+1-j)] (1-based)."""
+    return sum(math.comb(n, k) for k in range(j, n - j + 1)) / 2 ** n
+
+
+def median_ci(values: list[float], confidence: float = CONFIDENCE) -> tuple[float | None, float | None, float | None]:
+    """(low, high, coverage) of the median from order statistics."""
+    n = len(values)
+    if n == 0:
+        return None, None, None
+    s = sorted(values)
+    if n == 1:
+        return s[0], s[0], 0.0
+    best = 1
+    for j in range(1, n // 2 + 1):
+        if _binom_coverage(n, j) >= confidence:
+            best = j
+        else:
+            break
+    return s[best - 1], s[n - best], _binom_coverage(n, best)
+
+
+def summarize(values: list[float], exclude_outliers: bool = False) -> Summary:
+    values = [float(v) for v in values if v is not None and math.isfinite(v)]
+    outliers = outlier_indices(values)
+    used = [v for i, v in enumerate(values) if i not in set(outliers)] if exclude_outliers else values
+    n = len(used)
+    if n == 0:
+        return Summary(0, None, None, None, None, None, None, None, None, None, outliers, exclude_outliers)
+    mean = sum(used) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in used) / (n - 1)) if n > 1 else None
+    lo, hi, cov = median_ci(used)
+    return Summary(n, _median(used), mean, min(used), max(used), std,
+                   std / mean if std is not None and mean else None, lo, hi, cov, outliers, exclude_outliers)
+
+
+def ci_width_ratio(values: list[float]) -> float | None:
+    """CI width relative to the median, for adaptive repetition; None while no 95 % CI exists."""
+    s = summarize(values)
+    if s.ci_coverage is None or s.ci_coverage < CONFIDENCE or not s.median:
+        return None
+    return (s.ci_high - s.ci_low) / abs(s.median)
+
+
+class Verdict(str, Enum):
+    FASTER = "faster"
+    SLOWER = "slower"
+    SAME = "no significant difference"
+    CHANGED = "changed (direction unknown)"
+    UNDECIDABLE = "undecidable"
+
+
+@dataclass
+class Comparison:
+    ratio: float | None          # median(b) / median(a)
+    change: float | None         # ratio - 1
+    p: float | None
+    test: str
+    verdict: Verdict
+    reason: str = ""
+
+
+def direction(unit: str | None) -> int:
+    """+1 when higher is better, -1 when lower is, 0 when unknown."""
+    if unit in HIGHER_IS_BETTER:
+        return 1
+    if unit in LOWER_IS_BETTER:
+        return -1
+    return 0
+
+
+def min_two_sided_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p an exact Mann-Whitney test can give."""
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
+
+
+def compare(a: list[float], b: list[float], unit: str | None, alpha: float = ALPHA,
+            threshold: float = THRESHOLD) -> Comparison:
+    """Is b different from a (the baseline)?"""
+    a = [float(v) for v in a if v is not None and math.isfinite(v)]
+    b = [float(v) for v in b if v is not None and math.isfinite(v)]
+    if not a or not b:
+        return Comparison(None, None, None, "none", Verdict.UNDECIDABLE, "a side has no values")
+    ma, mb = _median(a), _median(b)
+    ratio = mb / ma if ma else None
+    change = ratio - 1 if ratio is not None else None
+    if min_two_sided_p(len(a), len(b)) >= alpha:
+        return Comparison(ratio, change, None, "Mann-Whitney U", Verdict.UNDECIDABLE,
+                          f"n = {len(a)} vs {len(b)} cannot reach p < {alpha} (repeat at least 4 times each)")
+    if len(set(a) | set(b)) == 1:
+        return Comparison(ratio, change, 1.0, "Mann-Whitney U", Verdict.SAME, "all values equal")
+    from scipy.stats import mannwhitneyu
+
+    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    if p >= alpha:
+        return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.SAME)
+    if change is None or abs(change) < threshold:
+        return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.SAME,
+                          f"significant but below the {threshold:.0%} threshold")
+    d = direction(unit)
+    if d == 0:
+        return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.CHANGED)
+    better = (change > 0) == (d > 0)
+    return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.FASTER if better else Verdict.SLOWER)

@@ -1,0 +1,61 @@
+"""--repeat auto and its recorded stopping rule; store migrations from old versions."""
+from __future__ import annotations
+
+import sqlalchemy as sa
+import pytest
+
+
+def rows(url: str, sql: str) -> list:
+    with sa.create_engine(url).connect() as c:
+        return c.execute(sa.text(sql)).all()
+
+
+@pytest.mark.timeout(120)
+def test_repeat_auto_stops_on_the_ci_and_says_so(cli, store_url):
+    r = cli("run", "null", "--seconds=0.02", "--repeat", "auto", "--ci-target", "20")
+    assert r.status == 0, r.stderr
+    ((reason,),) = rows(store_url, "select stop_reason from steps")
+    assert reason.startswith("ci: ") and "target 20%" in reason
+    n = rows(store_url, "select count(*), max(repetition) from samples")[0]
+    assert n[0] >= 6 and n[1] == n[0] - 1  # repetitions numbered on across batches
+
+
+@pytest.mark.timeout(120)
+def test_repeat_auto_stops_at_max_repeat_when_the_ci_is_out_of_reach(cli, store_url):
+    r = cli("run", "null", "--seconds=0.001", "--repeat", "auto", "--ci-target", "0.1", "--max-repeat", "8")
+    assert r.status == 0, r.stderr
+    ((reason,),) = rows(store_url, "select stop_reason from steps")
+    assert reason.startswith("max-repeat: 8") or reason.startswith("ci: ")
+    if reason.startswith("max-repeat"):
+        assert rows(store_url, "select count(*) from samples") == [(8,)]
+
+
+@pytest.mark.parametrize("value", ["0", "many", "-3"])
+def test_bad_repeat_is_bad_input(cli, value):
+    r = cli("run", "null", "--repeat", value)
+    assert r.status == 2 and "--repeat" in r.stderr
+
+
+def test_a_version_0001_store_is_upgraded_keeping_its_runs(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+
+    from clusterbench.store import Store
+    from clusterbench.store.database import MIGRATIONS
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = sa.create_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+        conn.execute(sa.text("insert into runs (label, started, status) values ('old', '2025-01-01', 'ok')"))
+        conn.execute(sa.text("insert into steps (run_id, position, kernel, params, launcher, ranks, status, started) "
+                             "values (1, 0, 'seqio', '{}', 'local', 1, 'ok', '2025-01-01')"))
+    assert "stop_reason" not in {c["name"] for c in sa.inspect(engine).get_columns("steps")}
+    store = Store(url)
+    assert "stop_reason" in {c["name"] for c in sa.inspect(store.engine).get_columns("steps")}
+    assert [r.label for r in store.list_runs()] == ["old"]
+    assert store.steps_of(1)[0].stop_reason is None
+    assert rows(url, "select version_num from alembic_version") == [("0002",)]

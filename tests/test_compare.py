@@ -1,0 +1,93 @@
+"""compare on real runs: a tmpfs directory against the disk, and N labels."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+
+@pytest.fixture
+def tmpfs_dir(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "tmpfs"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", str(mnt)], check=True)
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=True)
+
+
+@pytest.mark.timeout(180)
+def test_compare_two_file_systems_shows_the_file_system_line_and_verdicts(cli, tmp_path, tmpfs_dir):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    common = ["--file-size=16m", "--block-size=1m", "--write=fsync", "--read=warm", "--repeat", "5", "--quiet"]
+    assert cli("run", "seqio", f"--dir={disk}", "--label", "disk", *common).status == 0
+    assert cli("run", "seqio", f"--dir={tmpfs_dir}", "--label", "tmpfs", *common).status == 0
+    r = cli("compare", "disk", "tmpfs")
+    assert r.status == 0, r.stderr
+    fs_line = next(line for line in r.stdout.splitlines() if "target.fs_type" in line)
+    assert "tmpfs" in fs_line and "ext4" in fs_line or "xfs" in fs_line or "btrfs" in fs_line
+    assert "seqio: write" in r.stdout and "seqio: read" in r.stdout
+    assert "tmpfs/disk" in r.stdout
+    assert any(v in r.stdout for v in ("faster", "slower", "no significant difference"))
+
+
+@pytest.mark.timeout(180)
+def test_compare_three_labels_and_steps_on_one_side_only(cli, tmp_path, tmpfs_dir):
+    disk, disk2 = tmp_path / "disk", tmp_path / "disk2"
+    disk.mkdir()
+    disk2.mkdir()
+    common = ["--file-size=8m", "--block-size=1m", "--write=buffered", "--read=warm", "--repeat", "5", "--quiet"]
+    for label, d in (("disk", disk), ("tmpfs", tmpfs_dir), ("disk2", disk2)):
+        assert cli("run", "seqio", f"--dir={d}", "--label", label, *common).status == 0
+    assert cli("run", "seqio", f"--dir={disk}", "--label", "disk", "--file-size=4m", "--read=none",
+               "--repeat", "5", "--quiet").status == 0
+    r = cli("compare", "disk", "tmpfs", "disk2")
+    assert r.status == 0, r.stderr
+    assert "tmpfs/disk" in r.stdout and "disk2/disk" in r.stdout
+    assert r.stdout.count("environment: disk vs") == 2
+    assert "only in disk:" in r.stdout
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("setup, args, message", [
+    ([], ["compare", "x", "y"], "no run with id or label"),
+    ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"]], ["compare", "a", "zz"], "no run with id or label"),
+    ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"]], ["compare", "a"], "at least two"),
+    ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"],
+      ["run", "seqio", "--file-size=1m", "--read=none", "--repeat", "5", "--label", "b", "--quiet"]],
+     ["compare", "a", "b"], "no measurement with equal kernel and parameters"),
+])
+def test_compare_bad_input_is_one_line_exit_2(cli, tmp_path, setup, args, message):
+    for s in setup:
+        s = [x.replace("--file-size=1m", f"--file-size=1m --dir={tmp_path}") for x in s]
+        assert cli(*" ".join(s).split()).status == 0
+    r = cli(*args)
+    assert r.status == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(120)
+def test_sweep_prints_the_swept_parameter_as_rows_and_configurations_as_columns(cli, tmp_path):
+    suite = tmp_path / "sweep.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nrepeat = 5\n'
+                     'params = { seconds = "0.001", bytes = ["1m", "2m", "4m", "8m"] }\n')
+    for label in ("x", "y"):
+        assert cli("run", str(suite), "--label", label, "--quiet", "--report", str(tmp_path / f"{label}.html")).status == 0
+    r = cli("compare", "x", "y")
+    assert r.status == 0, r.stderr
+    sweep = r.stdout[r.stdout.index("sweep of bytes"):]
+    lines = [line for line in sweep.splitlines() if line.strip().startswith("│")]
+    assert [line.split("│")[1].strip() for line in lines[:4]] == ["1m", "2m", "4m", "8m"]
+    assert "x median" in sweep and "y median" in sweep
+    html = (tmp_path / "x.html").read_text()
+    assert "Sweep of bytes" in html and html.count("<svg") >= 2
+
+
+def test_different_rank_counts_do_not_pool(cli, mpiexec):
+    for np_ in ("1", "2"):
+        assert cli("run", "null", "--np", np_, "--seconds=0.001", "--repeat", "5", "--label", f"np{np_}",
+                   "--quiet").status == 0
+    r = cli("compare", "np1", "np2")
+    assert r.status == 2 and "no measurement with equal kernel and parameters" in r.stderr

@@ -1,0 +1,394 @@
+"""The mpi kernel under real mpiexec (2, 3 and 4 ranks, oversubscribed on a
+small machine), and the library algorithm selection of mpi_tuning."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from clusterbench import mpi_tuning, suites
+from clusterbench.errors import BadInput
+from clusterbench.launch.mpiexec import flavour
+
+LATENCY_OPS = ["pingpong", "allreduce", "reduce", "alltoall", "allgather", "bcast", "barrier"]
+BANDWIDTH_OPS = ["bw", "bibw"]
+COLLECTIVES_CHECKED = ["allreduce", "reduce", "alltoall", "allgather", "bcast"]
+COMMON_KEYS = {"phase", "mode", "rate", "rate_unit", "seconds", "bytes", "size_bytes", "iterations", "element_type",
+               "t_avg_us", "t_min_us", "t_max_us", "median_us", "p99_us", "check", "ranks", "nodes",
+               "ranks_per_node", "library_tuning", "warnings"}
+# Small and few: 4 ranks on 2 cores time-slice, every message costs milliseconds.
+FAST = ("--iterations=10", "--warmup=2", "--min-iterations=2")
+FASTER = ("--iterations=3", "--warmup=1", "--min-iterations=1")
+
+
+def launch(mpiexec: str, ranks: int, env: dict[str, str] | None = None) -> list[str]:
+    cmd = [mpiexec, "-n", str(ranks)]
+    for k, v in sorted((env or {}).items()):
+        cmd += ["-genv", k, v]
+    return cmd
+
+
+def sizes_of(records: list[dict]) -> list[int]:
+    return [r["size_bytes"] for r in records]
+
+
+def assert_sane(rec: dict, op: str, ranks: int) -> None:
+    assert COMMON_KEYS <= set(rec), COMMON_KEYS - set(rec)
+    assert rec["phase"] == op and rec["ranks"] == ranks and rec["nodes"] == 1 and rec["ranks_per_node"] == ranks
+    assert rec["seconds"] > 0 and rec["rate"] > 0 and rec["iterations"] >= 1
+    assert rec["t_min_us"] <= rec["t_avg_us"] * (1 + 1e-12) and rec["t_avg_us"] <= rec["t_max_us"] * (1 + 1e-12)
+    assert 0 < rec["iteration_min_us"] <= rec["median_us"] <= rec["p99_us"]
+    if op in BANDWIDTH_OPS:
+        assert rec["rate_unit"] == "MiB/s" and rec["rate_decimal_unit"] == "MB/s"
+        assert rec["rate"] == pytest.approx(rec["bytes"] / rec["seconds"] / 2**20)
+        assert rec["rate_decimal"] == pytest.approx(rec["bytes"] / rec["seconds"] / 1e6)
+    else:
+        assert rec["rate_unit"] == "us" and rec["rate"] == pytest.approx(rec["seconds"] * 1e6)
+        assert rec["rate"] == pytest.approx(rec["t_avg_us"])
+    if op in ("allreduce", "reduce"):
+        assert rec["element_type"] == "MPI_FLOAT" and rec["count"] == rec["size_bytes"] // 4
+    elif op == "barrier":
+        assert rec["element_type"] is None and rec["size_bytes"] == 0
+    else:
+        assert rec["element_type"] == "MPI_BYTE"
+    if op in COLLECTIVES_CHECKED:
+        assert rec["check"] == "passed" and rec["check_max_rel_error"] <= rec["check_tolerance"]
+    else:
+        assert rec["check"] == "not applicable"
+    if op in ["pingpong"] + BANDWIDTH_OPS:
+        assert rec["pairs"] == ranks // 2 and rec["pairs_same_node"] == rec["pairs"] and rec["same_node"] is True
+        assert rec["bandwidth_mib_s"] > 0 and rec["bandwidth_mb_s"] == pytest.approx(rec["bandwidth_mib_s"] * 1.048576)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("op", LATENCY_OPS + BANDWIDTH_OPS)
+def test_every_operation_on_2_ranks_gives_one_record_per_size(run_cbk, mpiexec, op):
+    r = run_cbk("mpi", f"--op={op}", "--sizes=4,1k,64k", *FAST, launcher=launch(mpiexec, 2))
+    assert r.status == 0, r.stderr
+    recs = r.measurements(op)
+    assert sizes_of(recs) == ([0] if op == "barrier" else [4, 1024, 65536])
+    for rec in recs:
+        assert_sane(rec, op, 2)
+        assert rec["mode"] == "library" and rec["repetition"] == 0
+    run = r.run_record()
+    assert run["ranks"] == 2 and len(run["hosts"]) == 2
+
+
+@pytest.mark.timeout(90)
+def test_every_operation_on_4_oversubscribed_ranks(run_cbk, mpiexec):
+    for op in LATENCY_OPS + BANDWIDTH_OPS:
+        r = run_cbk("mpi", f"--op={op}", "--sizes=4,4k", *FASTER, "--window=4", launcher=launch(mpiexec, 4))
+        assert r.status == 0, (op, r.stderr)
+        recs = r.measurements(op)
+        assert sizes_of(recs) == ([0] if op == "barrier" else [4, 4096])
+        for rec in recs:
+            assert_sane(rec, op, 4)
+            oversubscribed = any("oversubscribed" in w for w in rec["warnings"])
+            assert oversubscribed == (4 > (os.cpu_count() or 1))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("op,algorithm,ranks", [
+    ("allreduce", "ring", 2), ("allreduce", "ring", 3), ("allreduce", "ring", 4),
+    ("allreduce", "recursive-doubling", 2), ("allreduce", "recursive-doubling", 4),
+    ("allreduce", "rabenseifner", 2), ("allreduce", "rabenseifner", 4),
+    ("allgather", "ring", 3), ("allgather", "recursive-doubling", 4),
+    ("bcast", "binomial", 3), ("alltoall", "pairwise", 3),
+])
+def test_hand_written_algorithm_gives_the_library_result(run_cbk, mpiexec, op, algorithm, ranks):
+    # 4 B is one float: fewer elements than ranks, so some blocks are empty;
+    # 4100 B = 1025 floats splits unevenly over 2, 3 and 4 ranks.
+    r = run_cbk("mpi", f"--op={op}", f"--algorithm={algorithm}", "--sizes=4,12,4100,64k", *FASTER,
+                launcher=launch(mpiexec, ranks))
+    assert r.status == 0, r.stderr
+    recs = r.measurements(op)
+    assert sizes_of(recs) == [4, 12, 4100, 65536]
+    for rec in recs:
+        assert rec["mode"] == algorithm and rec["check"] == "passed"
+        assert rec["check_reference"] == ("MPI_Allreduce" if op == "allreduce" else "expected bytes")
+        assert rec["check_max_rel_error"] <= rec["check_tolerance"]
+        assert rec["library_selection"] is None
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("algorithm", ["ring", "recursive-doubling", "rabenseifner"])
+def test_a_broken_allreduce_is_caught_before_timing(run_cbk, mpiexec, algorithm, ranks):
+    r = run_cbk("mpi", "--op=allreduce", f"--algorithm={algorithm}", "--sizes=4,1k", *FASTER,
+                launcher=launch(mpiexec, ranks), env={"CBK_TEST_MPI_BROKEN": algorithm})
+    assert r.status == 1, r.stderr
+    assert r.measurements() == []
+    (err,) = r.errors
+    assert err["rank"] == 0 and f"allreduce {algorithm} at 4 B gives a wrong result" in err["message"]
+    assert "MPI_Allreduce" in err["message"]
+
+
+@pytest.mark.timeout(30)
+def test_the_broken_hook_leaves_other_algorithms_alone(run_cbk, mpiexec):
+    r = run_cbk("mpi", "--op=allreduce", "--algorithm=ring", "--sizes=4,1k", *FASTER,
+                launcher=launch(mpiexec, 2), env={"CBK_TEST_MPI_BROKEN": "rabenseifner"})
+    assert r.status == 0, r.stderr
+    assert [rec["check"] for rec in r.measurements()] == ["passed", "passed"]
+
+
+@pytest.mark.timeout(30)
+def test_library_reductions_are_checked_against_the_exact_sum(run_cbk, mpiexec):
+    for op in ("allreduce", "reduce"):
+        r = run_cbk("mpi", f"--op={op}", "--sizes=8,4k", *FAST, launcher=launch(mpiexec, 2))
+        assert r.status == 0, r.stderr
+        assert {rec["check_reference"] for rec in r.measurements()} == {"exact sum"}
+
+
+@pytest.mark.timeout(30)
+def test_pingpong_is_half_a_round_trip_with_units_and_placement(run_cbk, mpiexec):
+    r = run_cbk("mpi", "--op=pingpong", "--sizes=1,8,1k,256k", *FAST, launcher=launch(mpiexec, 2))
+    assert r.status == 0, r.stderr
+    recs = r.measurements("pingpong")
+    assert sizes_of(recs) == [1, 8, 1024, 262144]
+    for rec in recs:
+        assert rec["rate_unit"] == "us" and rec["rate"] > 0 and rec["bytes"] == rec["size_bytes"]
+        # IMB PingPong's bandwidth: the message over the one-way time
+        assert rec["bandwidth_mb_s"] == pytest.approx(rec["size_bytes"] / rec["seconds"] / 1e6)
+        assert rec["same_node"] is True and rec["pairing"] == "half" and rec["pairs"] == 1
+    assert r.run_record()["hosts"][0] == r.run_record()["hosts"][1]
+
+
+@pytest.mark.timeout(30)
+def test_iterations_shrink_with_size_and_warmup_with_them(run_cbk, mpiexec):
+    r = run_cbk("mpi", "--op=pingpong", "--sizes=1k,64k,1m", "--iterations=100", "--warmup=10",
+                "--min-iterations=4", "--volume=4m", launcher=launch(mpiexec, 2))
+    assert r.status == 0, r.stderr
+    recs = r.measurements()
+    assert [x["iterations"] for x in recs] == [100, 64, 4]
+    assert [x["warmup_iterations"] for x in recs] == [10, 7, 1]
+
+
+@pytest.mark.timeout(30)
+def test_default_sweep_is_powers_of_two_and_reductions_start_at_one_float(run_cbk, mpiexec):
+    r = run_cbk("mpi", "--op=bcast", "--max-size=64", *FASTER, launcher=launch(mpiexec, 2))
+    assert sizes_of(r.measurements()) == [1, 2, 4, 8, 16, 32, 64]
+    r = run_cbk("mpi", "--op=allreduce", "--max-size=64", *FASTER, launcher=launch(mpiexec, 2))
+    assert sizes_of(r.measurements()) == [4, 8, 16, 32, 64]
+
+
+@pytest.mark.timeout(30)
+def test_pairing_first_runs_imb_pingpong_on_odd_rank_counts(run_cbk, mpiexec):
+    r = run_cbk("mpi", "--op=pingpong", "--pairing=first", "--sizes=8", *FASTER, launcher=launch(mpiexec, 3))
+    assert r.status == 0, r.stderr
+    (rec,) = r.measurements()
+    assert rec["pairs"] == 1 and rec["pairing"] == "first" and rec["same_node"] is True
+
+
+@pytest.mark.timeout(30)
+def test_back_to_back_collectives_and_the_empty_iteration(run_cbk, mpiexec):
+    r = run_cbk("mpi", "--op=allreduce", "--sync=none", "--sizes=8", *FAST, launcher=launch(mpiexec, 2))
+    assert r.status == 0, r.stderr
+    assert r.measurements()[0]["sync"] == "none"
+    r = run_cbk("mpi", "--op=none", "--sync=none", "--iterations=1000", launcher=launch(mpiexec, 2))
+    (rec,) = r.measurements("none")
+    assert rec["rate_unit"] == "us" and rec["rate"] > 0 and rec["element_type"] is None
+    assert rec["iterations"] == 1000 and rec["check"] == "not applicable"
+
+
+# ---- bad input: one error from rank 0, exit 2, no hang ----
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("ranks,args,message", [
+    (3, ["--op=pingpong"], "needs an even number of ranks, got 3"),
+    (3, ["--op=bw", "--pairing=neighbour"], "needs an even number of ranks, got 3"),
+    (2, ["--op=pingpong", "--sizes=8,1k,512"], "--sizes must increase: 512 B follows 1 KiB"),
+    (2, ["--op=allreduce", "--sizes=6"], "size 6 B is not a whole number of floats"),
+    (2, ["--op=allreduce", "--algorithm=butterfly"], "--algorithm=butterfly is not one of"),
+    (2, ["--op=bcast", "--algorithm=ring"], "algorithm ring is not available for bcast (available: library,binomial)"),
+    (3, ["--op=allreduce", "--algorithm=recursive-doubling"], "needs a power-of-two number of ranks, got 3"),
+    (3, ["--op=allreduce", "--algorithm=rabenseifner"], "needs a power-of-two number of ranks, got 3"),
+    (2, ["--op=bcast", "--min-size=1m", "--max-size=4k"], "--min-size=1 MiB is larger than --max-size=4 KiB"),
+    (2, ["--op=bcast", "--sizes=8,lots"], "--sizes: 'lots' is not a size"),
+])
+def test_bad_input_gives_one_error_from_rank_0_and_exit_2(run_cbk, mpiexec, ranks, args, message):
+    r = run_cbk("mpi", *args, *FASTER, launcher=launch(mpiexec, ranks), timeout=25)
+    assert r.status == 2, r.stderr
+    assert len(r.errors) == 1, r.stderr
+    assert message in r.errors[0]["message"]
+    assert r.errors[0].get("rank", 0) == 0
+    assert r.measurements() == []
+
+
+@pytest.mark.timeout(30)
+def test_check_mode_leaves_rank_count_rules_to_the_launch(cbk_bin, mpiexec):
+    ok = subprocess.run([cbk_bin, "--check", "mpi", "--op=pingpong"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    bad = subprocess.run([cbk_bin, "--check", "mpi", "--op=pingpong", "--sizes=2,1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--sizes must increase" in bad.stderr
+
+
+# ---- the library's own algorithm, selected through the launcher ----
+
+@pytest.mark.timeout(60)
+def test_mpich_cvar_selection_is_recorded_and_the_result_still_checks(run_cbk, mpiexec):
+    if flavour(mpiexec) != "mpich":
+        pytest.skip("needs MPICH's mpiexec")
+    env = mpi_tuning.selection_env("mpich", "allreduce", "recursive-doubling")
+    r = run_cbk("mpi", "--op=allreduce", "--sizes=4,4100,64k", *FAST, launcher=launch(mpiexec, 2, env))
+    assert r.status == 0, r.stderr
+    for rec in r.measurements():
+        assert rec["check"] == "passed" and rec["check_reference"] == "exact sum"
+        assert rec["library_selection"] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling"
+        for k, v in env.items():
+            assert rec["library_tuning"][k] == v
+    # without selection the record says so
+    r = run_cbk("mpi", "--op=allreduce", "--sizes=4", *FASTER, launcher=launch(mpiexec, 2))
+    assert r.measurements()[0]["library_selection"] == "default"
+
+
+@pytest.mark.timeout(60)
+def test_mpich_obeys_the_selection(run_cbk, mpiexec):
+    """pairwise_sendrecv_replace only works in place: MPICH must refuse it,
+    which proves the variables reach its algorithm selection."""
+    if flavour(mpiexec) != "mpich":
+        pytest.skip("needs MPICH's mpiexec")
+    env = mpi_tuning.selection_env("mpich", "alltoall", "pairwise_sendrecv_replace")
+    r = run_cbk("mpi", "--op=alltoall", "--sizes=4", *FASTER, launcher=launch(mpiexec, 2, env))
+    assert r.status != 0
+    assert "not usable" in r.stderr
+    env = mpi_tuning.selection_env("mpich", "alltoall", "pairwise")
+    r = run_cbk("mpi", "--op=alltoall", "--sizes=4", *FASTER, launcher=launch(mpiexec, 2, env))
+    assert r.status == 0, r.stderr
+
+
+def test_selection_env_mpich_exact_strings():
+    assert mpi_tuning.selection_env("mpich", "allreduce", "ring") == {
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring",
+        "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0",
+        "MPIR_CVAR_COLLECTIVE_FALLBACK": "error",
+    }
+    assert mpi_tuning.selection_env("mpich", "allreduce", "rabenseifner")[
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "reduce_scatter_allgather"
+    assert mpi_tuning.selection_env("mpich", "bcast", "scatter-ring-allgather") == {
+        "MPIR_CVAR_BCAST_INTRA_ALGORITHM": "scatter_ring_allgather",
+        "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0",
+        "MPIR_CVAR_COLLECTIVE_FALLBACK": "error",
+    }
+    assert mpi_tuning.selection_env("mpich", "alltoall", "Bruck")["MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM"] == "brucks"
+
+
+def test_selection_env_openmpi_exact_strings():
+    assert mpi_tuning.selection_env("openmpi", "allreduce", "recursive-doubling") == {
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_allreduce_algorithm": "3",
+    }
+    assert mpi_tuning.selection_env("openmpi", "allreduce", "ring")["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "4"
+    assert mpi_tuning.selection_env("openmpi", "allreduce", "rabenseifner")[
+        "OMPI_MCA_coll_tuned_allreduce_algorithm"] == "6"
+    assert mpi_tuning.selection_env("openmpi", "bcast", "binomial") == {
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_bcast_algorithm": "6",
+    }
+    assert mpi_tuning.selection_env("openmpi", "alltoall", "bruck")["OMPI_MCA_coll_tuned_alltoall_algorithm"] == "3"
+    assert mpi_tuning.selection_env("openmpi", "barrier", "double_ring")[
+        "OMPI_MCA_coll_tuned_barrier_algorithm"] == "2"
+
+
+@pytest.mark.parametrize("name", ["library", "default", "AUTO"])
+def test_the_library_choice_sets_nothing(name):
+    assert mpi_tuning.selection_env("mpich", "allreduce", name) == {}
+    assert mpi_tuning.selection_env("openmpi", "alltoall", name) == {}
+
+
+def test_unknown_names_are_rejected_with_the_valid_ones():
+    with pytest.raises(BadInput, match="MPICH has no allreduce algorithm 'butterfly' .*recursive_doubling"):
+        mpi_tuning.selection_env("mpich", "allreduce", "butterfly")
+    with pytest.raises(BadInput, match=r"Open MPI \(coll/tuned\) has no bcast algorithm 'ring'"):
+        mpi_tuning.selection_env("openmpi", "bcast", "ring")
+    with pytest.raises(BadInput, match="MPI flavour 'intel'"):
+        mpi_tuning.selection_env("intel", "allreduce", "ring")
+    with pytest.raises(BadInput, match="collective 'scan'"):
+        mpi_tuning.selection_env("mpich", "scan", "ring")
+    assert "ring" in mpi_tuning.algorithms("mpich", "allgather")
+    assert mpi_tuning.algorithms("openmpi", "allreduce")[:2] == ["basic_linear", "nonoverlapping"]
+
+
+def test_recorded_variables_picks_mpi_tuning_only():
+    env = {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring", "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+           "OMPI_MCA_btl": "^openib", "UCX_TLS": "rc,sm", "FI_PROVIDER": "verbs", "I_MPI_ADJUST_ALLREDUCE": "2",
+           "PATH": "/usr/bin", "HOME": "/root", "MPIR_CVARX": "no", "OMPI_MCA_orte_hnp_uri": "123@tcp://x"}
+    assert mpi_tuning.recorded_variables(env) == {
+        "FI_PROVIDER": "verbs", "I_MPI_ADJUST_ALLREDUCE": "2", "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring",
+        "OMPI_MCA_btl": "^openib", "OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "UCX_TLS": "rc,sm",
+    }
+    assert list(mpi_tuning.recorded_variables(env)) == sorted(mpi_tuning.recorded_variables(env))
+    assert mpi_tuning.recorded_variables({}) == {}
+
+
+# ---- suites and the orchestrator ----
+
+def suite_steps_of_mpi():
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "kernels" / "mpi.md").read_text()
+    (e7,) = re.findall(r"```toml\n(.*?)```", doc, re.S)
+    steps = [s for name in ("quick", "mpi-sweep") for s in suites.load(name, {}).steps if s.kernel == "mpi"]
+    tomllib.loads(e7)
+    return steps, e7
+
+
+@pytest.mark.timeout(60)
+def test_shipped_and_documented_suites_give_valid_mpi_steps(cbk_bin, mpiexec, tmp_path):
+    steps, e7 = suite_steps_of_mpi()
+    path = tmp_path / "e7-placement.toml"
+    path.write_text(e7)
+    placement = suites.load(str(path), {}).steps
+    assert {(s.ranks, s.ranks_per_node) for s in placement} == {(16, 16), (16, 4), (16, 1)}
+    steps += placement
+    assert steps and all(s.requires == ("mpi",) for s in steps)
+    for s in steps:
+        p = subprocess.run([cbk_bin, "--check", "mpi", *s.cbk_args()], capture_output=True, text=True)
+        assert p.returncode == 0, (s.title(), p.stderr)
+
+
+@pytest.mark.timeout(120)
+def test_a_suite_step_stores_one_sample_per_size_and_repetition(cli, mpiexec, tmp_path, store_url):
+    suite = tmp_path / "small.toml"
+    suite.write_text('description = "t"\n[[steps]]\nkernel = "mpi"\nnp = 2\nrepeat = 2\nrequires = ["mpi"]\n'
+                     'params = { op = "allreduce", algorithm = "ring", sizes = "8,1k", iterations = 10, warmup = 1 }\n')
+    r = cli("run", str(suite))
+    assert r.status == 0, r.stderr
+    with sa.create_engine(store_url).connect() as c:
+        rows = c.execute(sa.text("select phase, mode, unit, value, record from samples")).all()
+    assert len(rows) == 4
+    assert {(p, m, u) for p, m, u, _, _ in rows} == {("allreduce", "ring", "us")}
+    recs = [json.loads(rec) if isinstance(rec, str) else rec for *_, rec in rows]
+    assert sorted((x["repetition"], x["size_bytes"]) for x in recs) == [(0, 8), (0, 1024), (1, 8), (1, 1024)]
+    assert all(v > 0 for _, _, _, v, _ in rows) and all(x["check"] == "passed" for x in recs)
+
+
+@pytest.mark.timeout(240)
+def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(tmp_path, store_url):
+    import shutil
+    import sys
+
+    from conftest import REPO
+
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not on PATH")
+    build = tmp_path / "build"
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF", *generator], check=True,
+                   capture_output=True)
+    subprocess.run([cmake, "--build", str(build), "-j2"], check=True, capture_output=True)
+    suite = tmp_path / "mixed.toml"
+    suite.write_text('description = "t"\n[[steps]]\nkernel = "mpi"\nnp = 2\nrequires = ["mpi"]\n'
+                     'params = { op = "pingpong", sizes = "8" }\n[[steps]]\nkernel = "null"\nrepeat = 1\n')
+    # no mpiexec on this PATH either, as on a machine without MPI
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(build / "cbk"), CLUSTERBENCH_DB=store_url, PATH="/usr/bin:/bin")
+    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    with sa.create_engine(store_url).connect() as c:
+        steps = c.execute(sa.text("select kernel, status, message from steps order by position")).all()
+    assert [tuple(s) for s in steps] == [("mpi", "skipped", "cbk was built without MPI"), ("null", "ok", None)]

@@ -1,0 +1,82 @@
+"""Statistics against known data, and the error rates of the verdicts."""
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from clusterbench import stats
+from clusterbench.stats import Verdict
+
+
+def test_summary_of_known_sample():
+    s = stats.summarize([3.0, 1.0, 2.0, 5.0, 4.0, 6.0, 7.0, 9.0, 8.0, 10.0])
+    assert (s.n, s.median, s.minimum, s.maximum, s.mean) == (10, 5.5, 1.0, 10.0, 5.5)
+    assert s.std == pytest.approx(math.sqrt(sum((x - 5.5) ** 2 for x in range(1, 11)) / 9))
+    # n = 10: [x(2), x(9)] covers 1 - 2*(1+10)/1024 = 0.9785; [x(3), x(8)] only 0.8906
+    assert (s.ci_low, s.ci_high) == (2.0, 9.0)
+    assert s.ci_coverage == pytest.approx(1 - 22 / 1024)
+
+
+def test_small_samples_state_the_coverage_they_really_have():
+    lo, hi, cov = stats.median_ci([5.0, 1.0, 3.0])
+    assert (lo, hi) == (1.0, 5.0) and cov == pytest.approx(0.75)
+    lo, hi, cov = stats.median_ci([float(x) for x in range(6)])
+    assert (lo, hi) == (0.0, 5.0) and cov == pytest.approx(1 - 2 / 64)
+    assert stats.median_ci([]) == (None, None, None)
+    assert stats.median_ci([4.0]) == (4.0, 4.0, 0.0)
+
+
+def test_injected_outlier_is_flagged_not_dropped():
+    values = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 250.0]
+    s = stats.summarize(values)
+    assert s.outliers == [6] and s.n == 7 and s.maximum == 250.0
+    kept = stats.summarize(values, exclude_outliers=True)
+    assert kept.n == 6 and kept.maximum == 101.0 and kept.excluded_outliers
+
+
+@pytest.mark.parametrize("values, flagged", [
+    ([], []), ([1.0], []), ([1.0, 2.0], []), ([7.0, 7.0, 7.0, 7.0], []),
+    ([7.0, 7.0, 7.0, 7.0, 8.0], [4]),  # MAD = 0: any departure from the median stands out
+])
+def test_modified_z_edge_cases(values, flagged):
+    assert stats.outlier_indices(values) == flagged
+    assert all(math.isfinite(z) for z in stats.modified_z(values))
+
+
+def test_verdict_direction_follows_the_unit():
+    a, b = [100, 101, 99, 100, 102], [110, 111, 109, 112, 110]
+    assert stats.compare(a, b, "MiB/s").verdict is Verdict.FASTER
+    assert stats.compare(a, b, "us").verdict is Verdict.SLOWER
+    assert stats.compare(a, b, "widgets").verdict is Verdict.CHANGED
+    c = stats.compare(a, b, "MiB/s")
+    assert c.ratio == pytest.approx(110 / 100) and c.p < 0.05
+
+
+def test_too_few_repetitions_are_undecidable_not_significant():
+    c = stats.compare([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], "MiB/s")
+    assert c.verdict is Verdict.UNDECIDABLE and "3 vs 3" in c.reason
+    assert stats.compare([], [1.0], "s").verdict is Verdict.UNDECIDABLE
+
+
+def test_significant_change_below_threshold_is_no_difference():
+    a = [100.0, 100.1, 100.2, 100.3, 100.4, 100.5]
+    b = [v * 1.01 + 0.6 for v in a]  # clearly separated, about +1.6 %
+    c = stats.compare(a, b, "MiB/s")
+    assert c.p < 0.05 and c.verdict is Verdict.SAME and "threshold" in c.reason
+
+
+def test_error_rates_over_seeded_trials():
+    """10 % apart with 5 % noise, n = 10: called different nearly always;
+    same distribution: called different rarely (about alpha)."""
+    rng = random.Random(1234)
+    detected = false_alarms = 0
+    for _ in range(100):
+        a = [rng.gauss(100, 5) for _ in range(10)]
+        b = [rng.gauss(110, 5) for _ in range(10)]
+        same = [rng.gauss(100, 5) for _ in range(10)]
+        detected += stats.compare(a, b, "MiB/s").verdict is Verdict.FASTER
+        false_alarms += stats.compare(a, same, "MiB/s").verdict in (Verdict.FASTER, Verdict.SLOWER)
+    assert detected >= 95, detected
+    assert false_alarms <= 10, false_alarms
