@@ -186,3 +186,25 @@ def test_cpufreq_clock_is_near_nominal(run_cbk):
 def test_cpufreq_bad_input(run_cbk):
     r = run_cbk("cpufreq", f"--max-busy={allowed_cpus() + 1}")
     assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(60)
+def test_himeno_thread_sweep_reports_every_count_on_distinct_cpus(run_cbk, cbk_bin):
+    n = allowed_cpus() if openmp_built(cbk_bin) else 1
+    r = run_cbk("himeno", "--size=XS", "--iterations=3", "--sweep=threads", "--threads=0")
+    assert r.status == 0, r.stderr
+    ms = r.measurements("jacobi")
+    assert [m["threads"] for m in ms] == list(range(1, n + 1))
+    for m in ms:
+        cpus = m["cpus_rank0"].split(",")
+        assert len(cpus) == m["threads"] == len(set(cpus))  # pinned, one CPU each
+        assert m["gosa"] == pytest.approx(REFERENCE_GOSA["XS"], rel=0.01)
+
+
+@pytest.mark.timeout(60)
+def test_stream_thread_sweep(run_cbk, cbk_bin):
+    n = allowed_cpus() if openmp_built(cbk_bin) else 1
+    r = run_cbk("stream", "--array-size=8m", "--passes=3", "--sweep=threads")
+    assert r.status == 0, r.stderr
+    assert [m["threads"] for m in r.measurements("triad")] == list(range(1, n + 1))
+    assert all(m["validated"] for m in r.measurements())

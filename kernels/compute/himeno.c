@@ -30,6 +30,8 @@ static const struct cbk_param params[] = {
       .help = "target run time in time mode (the reference uses 60)" },
     { .name = "threads", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "0", .max = "1024",
       .help = "OpenMP threads per rank; 0 = this rank's share of the CPUs it may use" },
+    { .name = "sweep", .type = CBK_CHOICE, .default_value = "none", .choices = "none,threads",
+      .help = "threads = one record per thread count 1 .. --threads (cores first, then SMT siblings: the E9 curve), arrays reallocated and first-touched for each" },
     { .name = "bind", .type = CBK_CHOICE, .default_value = "cores", .choices = "cores,none",
       .help = "cores = pin each thread to its own CPU, distinct physical cores first, then SMT siblings; none = leave placement to the OS/launcher" },
     { .name = "decomposition", .type = CBK_STRING, .default_value = "auto",
@@ -53,10 +55,11 @@ struct himeno {
     int n[3], off[3];    /* this rank's interior points per axis; global index of local 0 */
     ptrdiff_t si, sj;    /* strides of the local array (halo of one point) */
     size_t cells;        /* local array elements */
-    int threads;
+    int threads, max_threads;
     float *a0, *a1, *a2, *a3, *b0, *b1, *b2, *c0, *c1, *c2, *bnd, *wrk1, *p, *wrk2;
     int cpu_of_thread[CBK_MAX_CPUS];
     char cpus[4096];
+    struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
 #ifdef CBK_HAVE_MPI
     MPI_Comm cart;
     MPI_Datatype face[3];
@@ -379,10 +382,7 @@ static float *alloc_floats(struct cbk_ctx *c, size_t n)
 static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h)
 {
     bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
-    struct cbk_cpu_order order;
-    int rc = pin ? cbk_cpu_order(&order) : 0;
-    if (rc)
-        cbk_fail(c, CBK_EXIT_FAILED, "himeno: sched_getaffinity: %s", strerror(-rc));
+    const struct cbk_cpu_order *order = &h->order;
     int failed = 0;
 #ifdef CBK_HAVE_OPENMP
 #pragma omp parallel num_threads(h->threads) reduction(+:failed)
@@ -393,14 +393,39 @@ static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct hi
 #else
         int t = 0;
 #endif
-        if (pin && order.count > 0)
-            failed += cbk_pin_self(order.cpu[(c->node_rank * h->threads + t) % order.count]) != 0;
+        if (pin && order->count > 0)
+            failed += cbk_pin_self(order->cpu[(c->node_rank * h->threads + t) % order->count]) != 0;
         if (t < CBK_MAX_CPUS)
             h->cpu_of_thread[t] = sched_getcpu();
     }
     if (failed)
         cbk_fail(c, CBK_EXIT_FAILED, "himeno: pthread_setaffinity_np failed for %d threads", failed);
     cbk_format_cpus(h->cpu_of_thread, h->threads < CBK_MAX_CPUS ? h->threads : CBK_MAX_CPUS, h->cpus, sizeof h->cpus);
+}
+
+#define ARRAYS(h) { &(h)->a0, &(h)->a1, &(h)->a2, &(h)->a3, &(h)->b0, &(h)->b1, &(h)->b2, \
+                    &(h)->c0, &(h)->c1, &(h)->c2, &(h)->bnd, &(h)->wrk1, &(h)->p, &(h)->wrk2 }
+
+static void release_arrays(struct himeno *h)
+{
+    float **arrays[] = ARRAYS(h);
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+}
+
+/* Threads placed first, then the arrays allocated and first-touched by
+ * them, so each thread's rows live on its own NUMA node. */
+static void prepare(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h, int threads)
+{
+    release_arrays(h);
+    h->threads = threads;
+    place_threads(a, c, h);
+    float **arrays[] = ARRAYS(h);
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        *arrays[i] = alloc_floats(c, h->cells);
+    init_arrays(h, false);
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)
@@ -436,23 +461,22 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         }
     }
 #endif
-    place_threads(a, c, h);
-    float **arrays[] = { &h->a0, &h->a1, &h->a2, &h->a3, &h->b0, &h->b1, &h->b2,
-                         &h->c0, &h->c1, &h->c2, &h->bnd, &h->wrk1, &h->p, &h->wrk2 };
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        *arrays[i] = alloc_floats(c, h->cells);
-    init_arrays(h, false);
+    h->max_threads = threads_of(a, c);
+    int rc = cbk_cpu_order(&h->order);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "himeno: sched_getaffinity: %s", strerror(-rc));
+    if (strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        prepare(a, c, h, h->max_threads);
     return 0;
 }
 
-static int run(const struct cbk_args *a, struct cbk_ctx *c)
+static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h, bool fresh)
 {
-    struct himeno *h = c->state;
     bool reference = !strcmp(cbk_arg_text(a, "gosa-order"), "reference");
     bool timed = !strcmp(cbk_arg_text(a, "mode"), "time");
     long iterations = (long)cbk_arg_int(a, "iterations");
     double calib_s = 0.0;
-    if (c->repetition > 0)
+    if (!fresh)
         init_arrays(h, true);
     if (timed) {
         /* the reference: 3 sweeps, then as many as fit the target time */
@@ -510,7 +534,23 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
 #else
     cbk_phase_field(&p, CBK_BOOL("openmp", false));
 #endif
+    if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        cbk_phase_field(&p, CBK_TEXT("sweep", "threads"));
     cbk_report(c, &p);
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct himeno *h = c->state;
+    if (strcmp(cbk_arg_text(a, "sweep"), "threads")) {
+        measure(a, c, h, c->repetition == 0);
+        return 0;
+    }
+    for (int t = 1; t <= h->max_threads; t++) {
+        prepare(a, c, h, t);
+        measure(a, c, h, true);
+    }
+    release_arrays(h);
     return 0;
 }
 
@@ -520,9 +560,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     struct himeno *h = c->state;
     if (!h)
         return;
-    float *arrays[] = { h->a0, h->a1, h->a2, h->a3, h->b0, h->b1, h->b2, h->c0, h->c1, h->c2, h->bnd, h->wrk1, h->p, h->wrk2 };
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        free(arrays[i]);
+    release_arrays(h);
 #ifdef CBK_HAVE_MPI
     if (h->cart != MPI_COMM_NULL) {
         for (int d = 0; d < 3; d++)

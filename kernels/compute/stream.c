@@ -25,6 +25,8 @@ static const struct cbk_param params[] = {
       .help = "passes of the four kernels (STREAM's NTIMES); the first is dropped from best and median" },
     { .name = "threads", .type = CBK_INT, .default_value = "0", .unit = "count", .min = "0", .max = "1024",
       .help = "OpenMP threads; 0 = every CPU this process may use" },
+    { .name = "sweep", .type = CBK_CHOICE, .default_value = "none", .choices = "none,threads",
+      .help = "threads = records for every thread count 1 .. --threads (cores first, then SMT siblings), arrays reallocated and first-touched for each" },
     { .name = "bind", .type = CBK_CHOICE, .default_value = "cores", .choices = "cores,none",
       .help = "cores = pin each thread to its own CPU, distinct physical cores first, then SMT siblings; none = leave placement to the OS" },
     { 0 },
@@ -43,9 +45,11 @@ struct stream {
     double *times;       /* [pass][kernel] */
     double *begins;
     double *sorted;      /* scratch for the median */
+    int threads_max;
     int cpu_of_thread[CBK_MAX_CPUS];
     char cpus[4096];
     char size_source[160];
+    struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
 };
 
 static int allowed_cpus(void)
@@ -191,10 +195,8 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
 static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
 {
     bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
-    struct cbk_cpu_order order;
-    int rc = pin ? cbk_cpu_order(&order) : 0, failed = 0;
-    if (rc)
-        cbk_fail(c, CBK_EXIT_FAILED, "stream: sched_getaffinity: %s", strerror(-rc));
+    const struct cbk_cpu_order *order = &s->order;
+    int failed = 0;
 #ifdef CBK_HAVE_OPENMP
 #pragma omp parallel num_threads(s->threads) reduction(+:failed)
 #endif
@@ -204,8 +206,8 @@ static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct st
 #else
         int t = 0;
 #endif
-        if (pin && order.count > 0)
-            failed += cbk_pin_self(order.cpu[(c->node_rank * s->threads + t) % order.count]) != 0;
+        if (pin && order->count > 0)
+            failed += cbk_pin_self(order->cpu[(c->node_rank * s->threads + t) % order->count]) != 0;
         if (t < CBK_MAX_CPUS)
             s->cpu_of_thread[t] = sched_getcpu();
     }
@@ -235,6 +237,31 @@ static void init_arrays(struct stream *s)
         a[j] = 2.0E0 * a[j];
 }
 
+static void release_arrays(struct stream *s)
+{
+    free(s->a);
+    free(s->b);
+    free(s->c);
+    s->a = s->b = s->c = NULL;
+}
+
+/* Threads placed, then arrays allocated; the first touch is init_arrays(),
+ * done by the same threads with the same static schedule as the kernels. */
+static void prepare(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s, int threads)
+{
+    release_arrays(s);
+    s->threads = threads;
+    place_threads(a, c, s);
+    double **arrays[] = { &s->a, &s->b, &s->c };
+    for (int i = 0; i < 3; i++) {
+        void *p = NULL;
+        int rc = posix_memalign(&p, 4096, s->n * sizeof(double));
+        if (rc)
+            cbk_fail(c, CBK_EXIT_FAILED, "stream: cannot allocate %zu bytes: %s", s->n * sizeof(double), strerror(rc));
+        *arrays[i] = p;
+    }
+}
+
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct stream *s = calloc(1, sizeof *s);
@@ -244,22 +271,18 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     char why[256];
     if (elements_of(a, &s->n, s->size_source, sizeof s->size_source, why, sizeof why))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "stream: %s", why);
-    s->threads = threads_of(a);
+    s->threads_max = threads_of(a);
     int passes = (int)cbk_arg_int(a, "passes");
-    double **arrays[] = { &s->a, &s->b, &s->c };
-    for (int i = 0; i < 3; i++) {
-        void *p = NULL;
-        int rc = posix_memalign(&p, 4096, s->n * sizeof(double));
-        if (rc)
-            cbk_fail(c, CBK_EXIT_FAILED, "stream: cannot allocate %zu bytes: %s", s->n * sizeof(double), strerror(rc));
-        *arrays[i] = p;
-    }
+    int rc = cbk_cpu_order(&s->order);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "stream: sched_getaffinity: %s", strerror(-rc));
     s->times = calloc((size_t)passes * KERNELS, sizeof(double));
     s->begins = calloc((size_t)passes * KERNELS, sizeof(double));
     s->sorted = calloc((size_t)passes, sizeof(double));
     if (!s->times || !s->begins || !s->sorted)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: out of memory");
-    place_threads(a, c, s);
+    if (strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        prepare(a, c, s, s->threads_max);
     return 0;
 }
 
@@ -296,9 +319,8 @@ static int compare_doubles(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static int run(const struct cbk_args *a, struct cbk_ctx *c)
+static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
 {
-    struct stream *s = c->state;
     const int passes = (int)cbk_arg_int(a, "passes");
     const size_t n = s->n;
     double *restrict A = s->a, *restrict B = s->b, *restrict C = s->c;
@@ -390,6 +412,20 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     if (bad)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: validation failed: average relative errors a %.3e, b %.3e, c %.3e (limit 1e-13)",
                  err[0], err[1], err[2]);
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct stream *s = c->state;
+    if (strcmp(cbk_arg_text(a, "sweep"), "threads")) {
+        measure(a, c, s);
+        return 0;
+    }
+    for (int t = 1; t <= s->threads_max; t++) {
+        prepare(a, c, s, t);
+        measure(a, c, s);
+    }
+    release_arrays(s);
     return 0;
 }
 
@@ -399,9 +435,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     struct stream *s = c->state;
     if (!s)
         return;
-    free(s->a);
-    free(s->b);
-    free(s->c);
+    release_arrays(s);
     free(s->times);
     free(s->begins);
     free(s->sorted);
