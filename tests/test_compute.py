@@ -174,6 +174,7 @@ def test_cpufreq_clock_is_near_nominal(run_cbk):
     for m in records:
         per = [float(x) for x in m["mhz_per_thread"].split(",")]
         assert len(per) == m["busy_cpus"] == len(m["cpus"].split(","))
+        assert m["mode"].startswith(f"{m['busy_cpus']} busy")
         assert m["rate_unit"] == "MHz" and m["rate"] == pytest.approx(m["mhz_mean"], rel=1e-6)
         assert 0.5 * nominal < m["mhz_mean"] < 1.5 * nominal, (m["mhz_mean"], nominal, source)
         assert m["sysfs_cur_mhz"] and m["boost"]
@@ -198,6 +199,7 @@ def test_himeno_thread_sweep_reports_every_count_on_distinct_cpus(run_cbk, cbk_b
     for m in ms:
         cpus = m["cpus_rank0"].split(",")
         assert len(cpus) == m["threads"] == len(set(cpus))  # pinned, one CPU each
+        assert m["mode"] == f"iterations, {m['threads']} threads"  # summaries group by mode
         assert m["gosa"] == pytest.approx(REFERENCE_GOSA["XS"], rel=0.01)
 
 
@@ -207,4 +209,19 @@ def test_stream_thread_sweep(run_cbk, cbk_bin):
     r = run_cbk("stream", "--array-size=8m", "--passes=3", "--sweep=threads")
     assert r.status == 0, r.stderr
     assert [m["threads"] for m in r.measurements("triad")] == list(range(1, n + 1))
+    assert [m["mode"] for m in r.measurements("triad")] == [f"best, {k} threads" for k in range(1, n + 1)]
     assert all(m["validated"] for m in r.measurements())
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("suite", ["quick", "node"])
+def test_compute_suite_steps_pass_cbk_check(cbk_bin, suite):
+    from clusterbench import catalogue, suites
+
+    cat = catalogue.load(cbk_bin)
+    steps = [s for s in suites.load(suite, {}).steps if s.kernel in ("himeno", "stream", "cpufreq")]
+    assert {s.kernel for s in steps} == {"himeno", "stream", "cpufreq"}
+    for s in steps:
+        cat.check_params(cat.kernel(s.kernel), s.params)
+        p = subprocess.run([cbk_bin, "--check", s.kernel, *s.cbk_args()], capture_output=True, text=True)
+        assert p.returncode == 0, (s.name, p.stderr)

@@ -489,7 +489,13 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
         init_arrays(h, true);
     }
 
-    struct cbk_phase p = { .phase = "jacobi", .mode = timed ? "time" : "iterations", .ops = (uint64_t)iterations };
+    /* a sweep's thread count goes into the mode: summaries group by it */
+    char mode[48];
+    if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        snprintf(mode, sizeof mode, "%s, %d threads", timed ? "time" : "iterations", h->threads);
+    else
+        snprintf(mode, sizeof mode, "%s", timed ? "time" : "iterations");
+    struct cbk_phase p = { .phase = "jacobi", .mode = mode, .ops = (uint64_t)iterations };
     cbk_barrier(c);
     double t0 = cbk_clock();
     p.begin_s = cbk_now(c);

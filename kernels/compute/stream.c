@@ -146,7 +146,7 @@ static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t
             return -1;
         }
         if (bytes / sizeof(double) < MIN_ELEMENTS) {
-            snprintf(why, len, "--array-size=%llu: at least %u doubles per array", (unsigned long long)bytes, MIN_ELEMENTS);
+            snprintf(why, len, "--array-size=%llu bytes: an array needs at least %u doubles (%u bytes)", (unsigned long long)bytes, MIN_ELEMENTS, MIN_ELEMENTS * 8u);
             return -1;
         }
         snprintf(source, source_len, "given");
@@ -381,7 +381,13 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         uint64_t bytes = (uint64_t)arrays_touched[q] * sizeof(double) * n;
         /* the record's time span is the best pass, so its rate is STREAM's
          * "Best Rate" (in MiB/s; decimal MB/s beside it, as STREAM prints) */
-        struct cbk_phase p = { .phase = names[q], .mode = "best", .bytes = bytes, .ops = n };
+        /* a sweep's thread count goes into the mode: summaries group by it */
+        char mode[48];
+        if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
+            snprintf(mode, sizeof mode, "best, %d threads", s->threads);
+        else
+            snprintf(mode, sizeof mode, "best");
+        struct cbk_phase p = { .phase = names[q], .mode = mode, .bytes = bytes, .ops = n };
         p.begin_s = s->begins[(size_t)best_k * KERNELS + q];
         p.end_s = p.begin_s + sorted[0];
         cbk_phase_field(&p, CBK_TEXT("method", "based on a variant of the STREAM benchmark"));
