@@ -65,11 +65,15 @@ def test_himeno_mpi_matches_serial(run_cbk, mpiexec, ranks, extra, dec):
 
 
 @pytest.mark.timeout(60)
-def test_himeno_mpi_with_threads_and_uneven_split(run_cbk, mpiexec):
-    # 3x3x3 interior split over 2 ranks along I: 2 + 1 planes
+@pytest.mark.parametrize("threads", [1, 2])
+def test_himeno_mpi_with_threads_and_uneven_split(run_cbk, mpiexec, cbk_bin, threads):
+    if threads > 1 and (allowed_cpus() < 2 or not openmp_built(cbk_bin)):
+        pytest.skip("MPI x OpenMP needs OpenMP and 2 CPUs")
+    # 3 interior planes along I split over 2 ranks: 2 + 1, and 18 along J over 2 more
     serial = one(run_cbk("himeno", "--grid=5x20x33", "--iterations=7", "--gosa-order=reference"), "jacobi")
-    m = one(run_cbk("himeno", "--grid=5x20x33", "--iterations=7", "--threads=1", "--decomposition=2x1x1",
-                    launcher=[mpiexec, "-n", "2"]), "jacobi")
+    m = one(run_cbk("himeno", "--grid=5x20x33", "--iterations=7", f"--threads={threads}", "--decomposition=2x2x1",
+                    launcher=[mpiexec, "-n", "4"]), "jacobi")
+    assert m["threads"] == threads and m["ranks"] == 4
     assert m["gosa"] == pytest.approx(serial["gosa"], rel=0.01)
 
 
@@ -225,3 +229,11 @@ def test_compute_suite_steps_pass_cbk_check(cbk_bin, suite):
         cat.check_params(cat.kernel(s.kernel), s.params)
         p = subprocess.run([cbk_bin, "--check", s.kernel, *s.cbk_args()], capture_output=True, text=True)
         assert p.returncode == 0, (s.name, p.stderr)
+
+
+@pytest.mark.timeout(60)
+def test_himeno_swap_update_gives_the_same_gosa_as_copy(run_cbk):
+    copy = one(run_cbk("himeno", "--size=XS", "--iterations=10"), "jacobi")
+    swap = one(run_cbk("himeno", "--size=XS", "--iterations=10", "--update=swap"), "jacobi")
+    assert copy["update"] == "copy" and swap["update"] == "swap"
+    assert swap["gosa"] == copy["gosa"]
