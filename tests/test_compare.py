@@ -91,3 +91,21 @@ def test_different_rank_counts_do_not_pool(cli, mpiexec):
                    "--quiet").status == 0
     r = cli("compare", "np1", "np2")
     assert r.status == 2 and "no measurement with equal kernel and parameters" in r.stderr
+
+
+def test_excluding_outliers_is_stated_and_changes_the_figures(tmp_path):
+    from clusterbench.compare import Point
+
+    p = Point("s", "null", {}, "null", "none", "MiB/s", None,
+              {"a": [100, 101, 99, 100, 100, 500], "b": [100, 100, 101, 99, 100, 100]})
+    assert p.summary("a").maximum == 500
+    p.exclude_outliers = True
+    assert p.summary("a").maximum == 101 and p.summary("a").excluded_outliers
+    assert p.kept("a") == [100, 101, 99, 100, 100]
+
+
+def test_compare_with_excluded_outliers_says_so(cli):
+    for label in ("a", "b"):
+        assert cli("run", "null", "--seconds=0.001", "--repeat", "5", "--label", label, "--quiet").status == 0
+    r = cli("compare", "a", "b", "--exclude-outliers")
+    assert r.status == 0 and "outliers excluded" in r.stdout

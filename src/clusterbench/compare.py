@@ -32,16 +32,25 @@ class Point:
     unit: str | None
     size_bytes: int | None
     values: dict[str, list[float]] = field(default_factory=dict)  # config name -> samples
+    exclude_outliers: bool = False
+
+    def kept(self, config: str) -> list[float]:
+        """The samples used: all, or without the modified-Z outliers when asked."""
+        vals = self.values.get(config, [])
+        if not self.exclude_outliers:
+            return vals
+        out = set(stats.outlier_indices(vals))
+        return [v for i, v in enumerate(vals) if i not in out]
 
     @property
     def label(self) -> str:
         return self.phase if self.size_bytes is None else f"{self.phase} {size_text(self.size_bytes)}"
 
     def summary(self, config: str) -> stats.Summary:
-        return stats.summarize(self.values.get(config, []))
+        return stats.summarize(self.values.get(config, []), exclude_outliers=self.exclude_outliers)
 
     def versus(self, base: str, other: str) -> stats.Comparison:
-        return stats.compare(self.values.get(base, []), self.values.get(other, []), self.unit)
+        return stats.compare(self.kept(base), self.kept(other), self.unit)
 
 
 @dataclass
@@ -59,6 +68,7 @@ class Table:
     points: list[Point]          # present in every configuration
     partial: list[Point]         # present in some only: listed, not hidden
     env_diffs: list[EnvDiff]
+    exclude_outliers: bool = False
 
 
 def path_params(kernel: str) -> set[str]:
@@ -77,7 +87,7 @@ def _step_title(st) -> str:
     return st.name or st.kernel
 
 
-def collect(store: Store, refs: list[str]) -> tuple[list[Config], list[Point]]:
+def collect(store: Store, refs: list[str], exclude_outliers: bool = False) -> tuple[list[Config], list[Point]]:
     """Every measured point of the configurations, matched across them."""
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
     points: dict[tuple, Point] = {}
@@ -93,22 +103,23 @@ def collect(store: Store, refs: list[str]) -> tuple[list[Config], list[Point]]:
                 for s in store.samples_of(st.id):
                     size = (s.record or {}).get("size_bytes")
                     key = (st.kernel, tuple(params.items()), s.phase, s.mode, s.unit, size)
-                    p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.phase, s.mode, s.unit, size))
+                    p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.phase, s.mode, s.unit, size,
+                                                     exclude_outliers=exclude_outliers))
                     if s.value is not None:
                         p.values.setdefault(cfg.name, []).append(float(s.value))
     return configs, list(points.values())
 
 
-def build(store: Store, refs: list[str]) -> Table:
+def build(store: Store, refs: list[str], exclude_outliers: bool = False) -> Table:
     if len(refs) < 2:
         raise BadInput("compare needs at least two labels or run ids")
-    configs, points = collect(store, refs)
+    configs, points = collect(store, refs, exclude_outliers)
     names = [c.name for c in configs]
     full = [p for p in points if all(n in p.values for n in names)]
     partial = [p for p in points if not all(n in p.values for n in names)]
     if not full:
         raise BadInput(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
-    return Table(configs, full, partial, env_diffs(store, configs))
+    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers)
 
 
 def single_target(env: dict) -> dict:

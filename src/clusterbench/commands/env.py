@@ -32,7 +32,9 @@ def command(diff, targets, as_json, db_url):
             raise BadInput("one of the runs has no stored environment")
         pairs = list(zip(sorted(env_a), sorted(env_b))) if set(env_a) != set(env_b) else [(h, h) for h in sorted(env_a)]
         for ha, hb in pairs:
-            lines = environment.diff(env_a[ha], env_b[hb])
+            from clusterbench.compare import single_target
+
+            lines = environment.diff(single_target(env_a[ha]), single_target(env_b[hb]))
             t = Table("key", f"run {a_id} ({ha})", f"run {b_id} ({hb})",
                       title=f"environment differences: {len(lines)} line(s)")
             for key, va, vb in lines:

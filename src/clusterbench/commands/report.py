@@ -11,11 +11,12 @@ from clusterbench.report import formats
 @click.option("--format", "fmt", type=click.Choice(formats()), default="html", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True,
               help="File to write.")
+@click.option("--exclude-outliers", is_flag=True, help="In the comparison, leave modified-Z outliers out (stated).")
 @db_option
-def command(refs, fmt, output, db_url):
+def command(refs, fmt, output, exclude_outliers, db_url):
     """Write a report of runs (ids or labels). With several labels or runs,
     the HTML report opens with their comparison (as clusterbench compare)."""
     from clusterbench.report import write_report
 
-    path = write_report(open_store(db_url), list(refs), fmt, output)
+    path = write_report(open_store(db_url), list(refs), fmt, output, exclude_outliers)
     click.echo(f"wrote {path}")

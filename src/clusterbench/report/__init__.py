@@ -26,7 +26,7 @@ def render(fmt: str, runs: list[dict]) -> str:
     return module.render(runs)
 
 
-def write_report(store, refs: list[str], fmt: str, output) -> str:
+def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False) -> str:
     """Renders runs (and, in HTML with several refs, their comparison) to
     `output`, written whole or not at all."""
     import os
@@ -40,7 +40,7 @@ def write_report(store, refs: list[str], fmt: str, output) -> str:
         from clusterbench import compare
         from clusterbench.report import html
 
-        table = compare.build(store, refs) if len(refs) > 1 else None
+        table = compare.build(store, refs, exclude_outliers) if len(refs) > 1 else None
         configs, points = compare.collect(store, refs)
         names = [c.name for c in configs]
         points = table.points if table else points

@@ -26,7 +26,8 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
         if len(d.lines) > env_lines:
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
         console.print(t)
-    t = Table(title=f"comparison, baseline {names[0]}", title_justify="left")
+    excluded = ", outliers excluded (modified Z > 3.5)" if table.exclude_outliers else ""
+    t = Table(title=f"comparison, baseline {names[0]}{excluded}", title_justify="left")
     for col in ("measurement", "mode", "unit", *[f"{n}: median [CI] n" for n in names]):
         t.add_column(col)
     for n in names[1:]:

@@ -79,7 +79,8 @@ def comparison_section(table) -> list[str]:
     from clusterbench.report import plots
 
     names = [c.name for c in table.configs]
-    out = [f"<h2>Comparison, baseline {esc(names[0])}</h2>"]
+    excluded = ", outliers excluded (modified Z &gt; 3.5)" if table.exclude_outliers else ""
+    out = [f"<h2>Comparison, baseline {esc(names[0])}{excluded}</h2>"]
     for d in table.env_diffs:
         out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({len(d.lines)} differences)</h3><table>"
                    f"<tr><th>key</th><th>{esc(d.base)}</th><th>{esc(d.other)}</th></tr>")
