@@ -12,6 +12,7 @@ extern const struct cbk_kernel cbk_kernel_stream;
 extern const struct cbk_kernel cbk_kernel_cpufreq;
 #ifdef CBK_HAVE_MPI
 extern const struct cbk_kernel cbk_kernel_mpi;
+extern const struct cbk_kernel cbk_kernel_pario;
 #endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
@@ -23,6 +24,7 @@ const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_null,
 #ifdef CBK_HAVE_MPI
     &cbk_kernel_mpi,
+    &cbk_kernel_pario,
 #endif
     NULL,
 };

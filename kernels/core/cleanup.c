@@ -111,3 +111,19 @@ int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_l
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
+
+int cbk_cleanup_register(const char *path)
+{
+    size_t n = strlen(path);
+    if (dir_count == CBK_CLEANUP_DIRS)
+        return -EMFILE;
+    if (n >= CBK_PATH_MAX)
+        return -ENAMETOOLONG;
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    memcpy(dirs[dir_count], path, n + 1);
+    dir_count++;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return 0;
+}

@@ -19,6 +19,11 @@ void cbk_cleanup_install(void);
  * it and writes its path to `out`. Returns 0 or -errno. */
 int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_len);
 
+/* Registers an existing directory another process created (e.g. rank 0's
+ * private directory, its name broadcast to the other ranks), so this
+ * process removes it too on exit and on signals. Returns 0 or -errno. */
+int cbk_cleanup_register(const char *path);
+
 /* Empties and removes every registered directory (idempotent). */
 void cbk_cleanup_run(void);
 

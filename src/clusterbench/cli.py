@@ -10,6 +10,7 @@ import click
 COMMANDS = {
     "kernels": ("clusterbench.commands.kernels", "List the kernels cbk offers and their parameters."),
     "run": ("clusterbench.commands.run", "Run a kernel or a suite and store the results."),
+    "ior": ("clusterbench.commands.ior", "Run an IOR command line (IOR's options) with the pario kernel."),
     "list": ("clusterbench.commands.list_runs", "List stored runs."),
     "show": ("clusterbench.commands.show", "Show a run's results: a table per step."),
     "compare": ("clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),

@@ -1,0 +1,684 @@
+/* pario: parallel file I/O as IOR measures it (E2, E3, E8). Every rank
+ * writes block-size x segments bytes in transfers of transfer-size, to its
+ * own file (strategy split, IOR -F) or to one shared file (independent,
+ * collective or io-master), through one of the back ends in pario_api.h;
+ * then reads them back, by default from another rank than the writer (IOR
+ * -C) after emptying the page cache. Timing as IOR: after a barrier each
+ * rank notes open start, transfer end and close end; the rate is all bytes
+ * over (latest close end - earliest open start), which cbk_report() does.
+ * Method, diagrams and the IOR option mapping: docs/kernels/pario.md. */
+#include "../core/buffer.h"
+#include "../core/cbk.h"
+#include "../core/cleanup.h"
+#include "../core/fileio.h"
+#include "../core/pagecache.h"
+#include "../core/params.h"
+#include "../core/pattern.h"
+#include "../core/record.h"
+#include "pario_api.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The back ends; adding an API = one file and one line here. */
+static const struct pario_api *const apis[] = { &pario_posix, &pario_mpiio, NULL };
+
+static const struct cbk_param params[] = {
+    { .name = "dir", .type = CBK_PATH, .default_value = ".",
+      .help = "directory to test (IOR -o's directory); cbk works in a private subdirectory it removes on every rank" },
+    { .name = "api", .type = CBK_CHOICE, .default_value = "posix", .choices = "posix,mpiio",
+      .help = "I/O interface (IOR -a): posix = open/pwrite/pread/fsync; mpiio = MPI_File_* (ROMIO)" },
+    { .name = "strategy", .type = CBK_CHOICE, .default_value = "independent",
+      .choices = "split,independent,collective,io-master",
+      .help = "split = one file per rank (IOR -F); independent = one shared file, each rank writes its offsets; "
+              "collective = shared file with MPI_File_write_at_all (IOR -c, api mpiio); "
+              "io-master = MPI_Gather to rank 0, which writes the shared file alone (reads: rank 0 reads and scatters)" },
+    { .name = "block-size", .type = CBK_SIZE, .default_value = "1m", .unit = "bytes", .min = "1",
+      .help = "bytes per rank per segment (IOR -b)" },
+    { .name = "file-size", .type = CBK_SIZE, .default_value = "0", .unit = "bytes",
+      .help = "instead of block-size: total bytes of the run (E8's 256 MB file), divided evenly among ranks and segments; 0 = use block-size" },
+    { .name = "transfer-size", .type = CBK_SIZE, .default_value = "256k", .unit = "bytes", .min = "0", .max = "2g",
+      .help = "bytes per I/O call (IOR -t); 0 = one call per piece (block-size / blocks-per-rank), as E8 wrote its strided blocks" },
+    { .name = "segments", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "100000000",
+      .help = "segments (IOR -s): in a shared file, segment i holds every rank's block i" },
+    { .name = "layout", .type = CBK_CHOICE, .default_value = "contiguous", .choices = "contiguous,strided",
+      .help = "shared file: contiguous = each rank's block is one region; strided = cut into blocks-per-rank pieces interleaved with the other ranks' (E8)" },
+    { .name = "blocks-per-rank", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "1000000",
+      .help = "strided layout: interleaved pieces per rank per segment (E8: 4, 16, 256)" },
+    { .name = "offsets", .type = CBK_CHOICE, .default_value = "sequential", .choices = "sequential,random",
+      .help = "order of each rank's transfers: sequential, or a random permutation of the same offsets (IOR -z)" },
+    { .name = "fsync", .type = CBK_CHOICE, .default_value = "none", .choices = "none,end,each",
+      .help = "none = no fsync (figure: data handed to the file system); end = fsync before close, inside the timing (IOR -e), "
+              "reported twice: mode cached (until the last write returned) and mode fsync; each = fsync after every write (IOR -Y)" },
+    { .name = "phases", .type = CBK_CHOICE, .default_value = "both", .choices = "both,write-only,read-only",
+      .help = "what is timed and reported: both = write then read; write-only (IOR -w); read-only (IOR -r; the data is still written first, untimed)" },
+    { .name = "read", .type = CBK_CHOICE, .default_value = "shifted", .choices = "shifted,same",
+      .help = "shifted = each rank reads what another rank wrote (IOR -C), so a node never reads its own writes back from its cache; same = its own data" },
+    { .name = "shift", .type = CBK_INT, .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
+      .help = "read=shifted: rank r reads rank (r+shift) mod ranks' data; 0 = shift-nodes x ranks per node when on several nodes, else 1" },
+    { .name = "shift-nodes", .type = CBK_INT, .default_value = "1", .unit = "nodes", .min = "1", .max = "1000000",
+      .help = "read=shifted with shift=0: read the data of the node this many nodes further on (IOR -Q)" },
+    { .name = "direct", .type = CBK_BOOL, .default_value = "false",
+      .help = "api posix: open with O_DIRECT, bypassing the page cache (IOR -B); transfer-size must be a multiple of 4 KiB" },
+    { .name = "cold", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,drop-caches,fadvise,none",
+      .help = "empty the page cache before reading (as seqio: drop-caches needs root, fadvise forgets the file's pages; auto picks); none = warm" },
+    { .name = "verify", .type = CBK_BOOL, .default_value = "false",
+      .help = "check every 4 KiB unit read against what its writer wrote (inside the timed read; IOR -R/-W)" },
+    { .name = "delay", .type = CBK_REAL, .default_value = "0", .unit = "s", .min = "0", .max = "86400",
+      .help = "pause before every repetition after the first (IOR -d)" },
+    { 0 },
+};
+
+enum strategy { SPLIT, INDEPENDENT, COLLECTIVE, IO_MASTER };
+static const char *const strategy_names[] = { "split", "independent", "collective", "io-master", NULL };
+
+struct pario {
+    const struct pario_api *api;
+    enum strategy strategy;
+    bool shared;            /* one file for all ranks */
+    bool collective;
+    uint64_t block, chunk, transfer, ops;   /* ops: transfers per rank */
+    int64_t segments, pieces;               /* pieces: blocks per rank */
+    int src;                /* whose data this rank reads */
+    char dir[CBK_PATH_MAX];
+    char path[CBK_PATH_MAX + 32];     /* the file this rank writes */
+    char src_path[CBK_PATH_MAX + 32]; /* the file this rank reads */
+    uint64_t *offsets;      /* this rank's write offsets, in order */
+    uint64_t *src_offsets;  /* the offsets of the data this rank reads */
+    uint64_t *master_offsets; /* io-master, rank 0: every rank's, rank-major */
+    int *master_src;        /* io-master, rank 0: source rank of each reader */
+    struct cbk_pattern pat, src_pat;
+    unsigned char *read_buf, *master_buf;
+};
+
+static bool is(const char *a, const char *b) { return !strcmp(a, b); }
+
+static int index_of(const char *const *names, const char *name)
+{
+    for (int i = 0; names[i]; i++)
+        if (is(names[i], name))
+            return i;
+    return -1;
+}
+
+static const struct pario_api *api_of(const char *name)
+{
+    for (int i = 0; apis[i]; i++)
+        if (is(apis[i]->name, name))
+            return apis[i];
+    return NULL;
+}
+
+/* Per-rank block from the parameters (file-size wins when set). */
+static uint64_t block_of(const struct cbk_args *a, int ranks)
+{
+    uint64_t file = cbk_arg_size(a, "file-size");
+    if (!file)
+        return cbk_arg_size(a, "block-size");
+    return file / ((uint64_t)ranks * (uint64_t)cbk_arg_int(a, "segments"));
+}
+
+static int64_t pieces_of(const struct cbk_args *a)
+{
+    return is(cbk_arg_text(a, "layout"), "strided") ? cbk_arg_int(a, "blocks-per-rank") : 1;
+}
+
+static uint64_t transfer_of(const struct cbk_args *a, int ranks)
+{
+    uint64_t t = cbk_arg_size(a, "transfer-size");
+    return t ? t : block_of(a, ranks) / (uint64_t)pieces_of(a);
+}
+
+/* Checks that need no other rank; the same on every rank but the target. */
+static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
+{
+    const char *strategy = cbk_arg_text(a, "strategy");
+    const char *api = cbk_arg_text(a, "api");
+    uint64_t file = cbk_arg_size(a, "file-size"), transfer = transfer_of(a, c->size);
+    int64_t segments = cbk_arg_int(a, "segments"), pieces = pieces_of(a);
+    char b[32], t[32], f[32];
+    if (is(strategy, "collective") && !api_of(api)->collective) {
+        snprintf(why, len, "strategy collective needs api mpiio: %s has no collective I/O", api);
+        return -1;
+    }
+    if (cbk_arg_flag(a, "direct") && !is(api, "posix")) {
+        snprintf(why, len, "direct=true needs api posix (MPI-IO's direct I/O is a file-system hint, not offered here)");
+        return -1;
+    }
+    if (cbk_arg_flag(a, "direct") && transfer % CBK_ALIGN_BYTES) {
+        snprintf(why, len, "direct=true: transfer size %s is not a multiple of 4 KiB, as O_DIRECT requires",
+                 cbk_format_size(transfer, t, sizeof t));
+        return -1;
+    }
+    if (!is(cbk_arg_text(a, "layout"), "strided") && cbk_arg_int(a, "blocks-per-rank") != 1) {
+        snprintf(why, len, "blocks-per-rank=%" PRId64 " needs layout=strided", cbk_arg_int(a, "blocks-per-rank"));
+        return -1;
+    }
+    if (file && file % ((uint64_t)c->size * (uint64_t)segments)) {
+        snprintf(why, len, "file size %s does not divide evenly among %d ranks x %" PRId64 " segments",
+                 cbk_format_size(file, f, sizeof f), c->size, segments);
+        return -1;
+    }
+    uint64_t block = block_of(a, c->size);
+    cbk_format_size(block, b, sizeof b);
+    if (!transfer || transfer > ((uint64_t)1 << 31)) {
+        snprintf(why, len, "transfer-size=0 makes one call per piece, here %s: not between 1 byte and 2 GiB",
+                 cbk_format_size(transfer, t, sizeof t));
+        return -1;
+    }
+    cbk_format_size(transfer, t, sizeof t);
+    if (is(strategy, "io-master") && transfer > (uint64_t)INT_MAX) {
+        snprintf(why, len, "strategy io-master: transfer size %s exceeds what one MPI_Gather moves (2 GiB - 1)", t);
+        return -1;
+    }
+    if (block < transfer || block % transfer) {
+        snprintf(why, len, "block size %s (per rank) is not a multiple of transfer size %s", b, t);
+        return -1;
+    }
+    if (block % (uint64_t)pieces || (block / (uint64_t)pieces) % transfer) {
+        snprintf(why, len, "strided layout: block size %s cut into %" PRId64 " blocks per rank does not give "
+                 "pieces that are whole multiples of transfer size %s", b, pieces, t);
+        return -1;
+    }
+    uint64_t node_bytes = block * (uint64_t)segments * (uint64_t)(is(strategy, "split") ? c->node_size : c->size);
+    return cbk_check_target_dir(cbk_arg_text(a, "dir"), node_bytes, why, len);
+}
+
+/* A shared file needs a directory every rank sees: rank 0 creates a probe
+ * file, the others look for it. Returns the lowest rank that does not see
+ * it, or c->size when all do; -1 when rank 0 could not create it. */
+static int probe_shared(const char *dir, struct cbk_ctx *c, char *why, size_t len)
+{
+    char path[CBK_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/.cbk-pario-probe-%016" PRIx64, dir, c->run_id);
+    int made = 0;
+    if (c->rank == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        if (fd < 0)
+            snprintf(why, len, "cannot create a probe file in %s: %s", dir, strerror(errno));
+        else
+            made = 1, close(fd);
+    }
+    MPI_Bcast(&made, 1, MPI_INT, 0, c->comm);
+    if (!made)
+        return -1;
+    struct stat st;
+    int mine = c->rank == 0 || !stat(path, &st) ? c->size : c->rank, first;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
+    if (c->rank == 0)
+        unlink(path);
+    return first;
+}
+
+static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
+{
+    int bad = check_local(a, c, why, len) ? 1 : 0;
+    /* Every rank takes part in the probe below or none does. */
+    if (cbk_all_max_int(c, bad) || c->size == 1)
+        return bad ? -1 : 0;
+    const char *dir = cbk_arg_text(a, "dir");
+    int first = probe_shared(dir, c, why, len);
+    if (first < 0)
+        return c->rank == 0 ? -1 : 0;
+    if (first < c->size && !is(cbk_arg_text(a, "strategy"), "split")) {
+        /* the same line on every rank, so rank 0 is the one that prints it */
+        snprintf(why, len, "target %s is not shared: rank %d does not see a file rank 0 created there, and strategy %s "
+                 "needs one file all ranks open (use strategy=split for node-local storage)",
+                 dir, first, cbk_arg_text(a, "strategy"));
+        return -1;
+    }
+    if (first < c->size && is(cbk_arg_text(a, "read"), "shifted") && !is(cbk_arg_text(a, "phases"), "write-only")) {
+        snprintf(why, len, "target %s is not shared: rank %d does not see a file rank 0 created there, so a rank "
+                 "cannot read another rank's file (use read=same for node-local storage)", dir, first);
+        return -1;
+    }
+    return 0;
+}
+
+/* A small generator for the random offset order, seeded per writer so
+ * readers and the io-master recompute any rank's order. */
+static uint64_t next_random(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Writer w's offsets in the order it moves them. Transfer i of a rank
+ * lies in segment i / (block/transfer), piece (i mod ...) / (chunk/transfer).
+ * Shared file: segment base + piece * ranks * chunk + w * chunk (IOR's
+ * segmented layout when there is one piece). Own file: i * transfer. */
+static void fill_offsets(const struct pario *s, const struct cbk_ctx *c, int w, uint64_t *out)
+{
+    uint64_t per_seg = s->block / s->transfer, per_piece = s->chunk / s->transfer, n = (uint64_t)c->size;
+    for (uint64_t i = 0; i < s->ops; i++) {
+        uint64_t seg = i / per_seg, rem = i % per_seg, piece = rem / per_piece, j = rem % per_piece;
+        out[i] = s->shared ? seg * n * s->block + piece * n * s->chunk + (uint64_t)w * s->chunk + j * s->transfer
+                           : i * s->transfer;
+    }
+    if (is(cbk_arg_text(c->args, "offsets"), "random")) {
+        uint64_t seed = c->run_id ^ ((uint64_t)w * 0x2545f4914f6cdd1dull);
+        for (uint64_t i = s->ops - 1; i > 0; i--) {
+            uint64_t k = next_random(&seed) % (i + 1), t = out[i];
+            out[i] = out[k];
+            out[k] = t;
+        }
+    }
+}
+
+static int source_rank(const struct cbk_args *a, const struct cbk_ctx *c, int reader)
+{
+    if (is(cbk_arg_text(a, "read"), "same") || c->size == 1)
+        return reader;
+    int64_t shift = cbk_arg_int(a, "shift");
+    if (!shift)
+        shift = c->nodes > 1 ? cbk_arg_int(a, "shift-nodes") * c->node_size : 1;
+    return (int)((reader + shift) % c->size);
+}
+
+static void file_name(const struct pario *s, int w, char *out, size_t len)
+{
+    if (s->shared)
+        snprintf(out, len, "%s/data", s->dir);
+    else
+        snprintf(out, len, "%s/data.%08d", s->dir, w);
+}
+
+/* Rank 0 makes the private directory and tells the others its name; a rank
+ * that does not see it (node-local storage, split only) makes its own of
+ * the same name. Every rank registers it, so it goes on exit and on
+ * signals wherever the job is stopped. */
+static void make_dir(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
+{
+    const char *parent = cbk_arg_text(a, "dir");
+    int rc = 0;
+    if (c->rank == 0)
+        rc = cbk_private_dir(parent, "pario", s->dir, sizeof s->dir);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot create a directory in %s: %s", parent, strerror(-rc));
+    char base[64];
+    if (c->rank == 0)
+        snprintf(base, sizeof base, "%s", strrchr(s->dir, '/') + 1);
+    MPI_Bcast(base, sizeof base, MPI_CHAR, 0, c->comm);
+    if (c->rank != 0) {
+        snprintf(s->dir, sizeof s->dir, "%s/%s", parent, base);
+        struct stat st;
+        if (stat(s->dir, &st) && mkdir(s->dir, 0700) && errno != EEXIST)
+            cbk_fail(c, CBK_EXIT_FAILED, "pario: mkdir %s: %s", s->dir, strerror(errno));
+        if ((rc = cbk_cleanup_register(s->dir)))
+            cbk_fail(c, CBK_EXIT_FAILED, "pario: cannot register %s for cleanup: %s", s->dir, strerror(-rc));
+    }
+    MPI_Barrier(c->comm);
+}
+
+static void *alloc_or_fail(struct cbk_ctx *c, size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        cbk_fail(c, CBK_EXIT_FAILED, "pario: out of memory (%zu bytes)", bytes);
+    return p;
+}
+
+static int setup(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct pario *s = calloc(1, sizeof *s);
+    if (!s)
+        cbk_fail(c, CBK_EXIT_FAILED, "pario: out of memory");
+    c->state = s;
+    s->api = api_of(cbk_arg_text(a, "api"));
+    s->strategy = (enum strategy)index_of(strategy_names, cbk_arg_text(a, "strategy"));
+    s->shared = s->strategy != SPLIT;
+    s->collective = s->strategy == COLLECTIVE;
+    s->block = block_of(a, c->size);
+    s->transfer = transfer_of(a, c->size);
+    s->segments = cbk_arg_int(a, "segments");
+    s->pieces = pieces_of(a);
+    s->chunk = s->block / (uint64_t)s->pieces;
+    s->ops = s->block / s->transfer * (uint64_t)s->segments;
+    s->src = source_rank(a, c, c->rank);
+    s->offsets = alloc_or_fail(c, s->ops * sizeof *s->offsets);
+    s->src_offsets = alloc_or_fail(c, s->ops * sizeof *s->src_offsets);
+    fill_offsets(s, c, c->rank, s->offsets);
+    fill_offsets(s, c, s->src, s->src_offsets);
+    if (s->strategy == IO_MASTER && c->rank == 0) {
+        s->master_offsets = alloc_or_fail(c, (size_t)c->size * s->ops * sizeof *s->master_offsets);
+        s->master_src = alloc_or_fail(c, (size_t)c->size * sizeof *s->master_src);
+        for (int w = 0; w < c->size; w++) {
+            fill_offsets(s, c, w, s->master_offsets + (size_t)w * s->ops);
+            s->master_src[w] = source_rank(a, c, w);
+        }
+        if (!(s->master_buf = cbk_buffer_alloc((size_t)c->size * s->transfer)))
+            cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: io-master: cannot allocate %d x %" PRIu64 " bytes on rank 0",
+                     c->size, s->transfer);
+    }
+    if (cbk_pattern_init(&s->pat, c->run_id, (uint32_t)c->rank, s->transfer) ||
+        cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, s->transfer) ||
+        !(s->read_buf = cbk_buffer_alloc(s->transfer)))
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", s->transfer);
+    make_dir(a, c, s);
+    file_name(s, c->rank, s->path, sizeof s->path);
+    file_name(s, s->src, s->src_path, sizeof s->src_path);
+    return 0;
+}
+
+/* ENOSPC and EDQUOT are the user's to fix: bad input. */
+static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
+
+static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
+{
+    cbk_fail(c, status_of(errno), "pario: rank %d: %s", c->rank, f->err);
+}
+
+/* One rank's view of a phase: open start, open end, transfer end, close end. */
+struct times { double open_begin, open_end, xfer_end, close_end; };
+
+/* Adds the common fields and the open/transfer/close spread over ranks
+ * (every rank calls it: it reduces). */
+static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct pario *s, struct cbk_phase *p,
+                       const struct times *t)
+{
+    double mine[3] = { t->open_end - t->open_begin, t->xfer_end - t->open_end, t->close_end - t->xfer_end };
+    double lo[3], hi[3];
+    MPI_Reduce(mine, lo, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
+    MPI_Reduce(mine, hi, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    cbk_phase_field(p, CBK_TEXT("api", s->api->name));
+    cbk_phase_field(p, CBK_TEXT("strategy", strategy_names[s->strategy]));
+    cbk_phase_field(p, CBK_TEXT("layout", cbk_arg_text(a, "layout")));
+    cbk_phase_field(p, CBK_I64("blocks_per_rank", s->pieces));
+    cbk_phase_field(p, CBK_U64("block_bytes", s->block));
+    cbk_phase_field(p, CBK_U64("transfer_bytes", s->transfer));
+    cbk_phase_field(p, CBK_I64("segments", s->segments));
+    cbk_phase_field(p, CBK_TEXT("offsets", cbk_arg_text(a, "offsets")));
+    cbk_phase_field(p, CBK_I64("files", s->shared ? 1 : c->size));
+    cbk_phase_field(p, CBK_U64("file_bytes", s->block * (uint64_t)s->segments * (s->shared ? (uint64_t)c->size : 1)));
+    cbk_phase_field(p, CBK_REAL("open_s_min", lo[0]));
+    cbk_phase_field(p, CBK_REAL("open_s_max", hi[0]));
+    cbk_phase_field(p, CBK_REAL("transfer_s_min", lo[1]));
+    cbk_phase_field(p, CBK_REAL("transfer_s_max", hi[1]));
+    cbk_phase_field(p, CBK_REAL("close_s_min", lo[2]));
+    cbk_phase_field(p, CBK_REAL("close_s_max", hi[2]));
+}
+
+/* Who opens: every rank, except under io-master where rank 0 alone does.
+ * With which communicator: all ranks for a shared file opened by all. */
+static bool opens(const struct pario *s, const struct cbk_ctx *c) { return s->strategy != IO_MASTER || c->rank == 0; }
+static MPI_Comm open_comm(const struct pario *s, const struct cbk_ctx *c)
+{
+    return s->strategy == INDEPENDENT || s->strategy == COLLECTIVE ? c->comm : MPI_COMM_SELF;
+}
+
+static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, bool report)
+{
+    const char *fsync_mode = cbk_arg_text(a, "fsync");
+    bool each = is(fsync_mode, "each"), end = is(fsync_mode, "end");
+    const struct pario_api *api = s->api;
+    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
+    struct times t;
+    unsigned char *buf = s->pat.pool;
+
+    cbk_barrier(c);
+    t.open_begin = cbk_now(c);
+    if (opens(s, c) && api->open(&f, s->path, PARIO_WRITE, open_comm(s, c)))
+        io_fail(c, &f);
+    t.open_end = cbk_now(c);
+    if (s->strategy == IO_MASTER) {
+        for (uint64_t i = 0; i < s->ops; i++) {
+            cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
+            MPI_Gather(buf, (int)s->transfer, MPI_BYTE, s->master_buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
+            if (c->rank != 0)
+                continue;
+            for (int w = 0; w < c->size; w++) {
+                if (api->write_at(&f, s->master_offsets[(size_t)w * s->ops + i],
+                                  s->master_buf + (size_t)w * s->transfer, s->transfer, false) ||
+                    (each && api->sync(&f)))
+                    io_fail(c, &f);
+            }
+        }
+    } else {
+        for (uint64_t i = 0; i < s->ops; i++) {
+            cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
+            if (api->write_at(&f, s->offsets[i], buf, s->transfer, s->collective) || (each && api->sync(&f)))
+                io_fail(c, &f);
+        }
+    }
+    t.xfer_end = cbk_now(c);
+    if (opens(s, c) && ((end && api->sync(&f)) || api->close(&f)))
+        io_fail(c, &f);
+    t.close_end = cbk_now(c);
+    if (!report)
+        return;
+
+    struct cbk_phase p = { .phase = "write", .mode = each ? "fsync-each" : f.direct ? "direct" : "cached",
+                           .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
+                           .begin_s = t.open_begin, .end_s = t.close_end };
+    add_fields(a, c, s, &p, &t);
+    cbk_phase_field(&p, CBK_TEXT("fsync", fsync_mode));
+    if (end) {
+        /* E8's pair: until the file system had the data, then until it
+         * was on the device (fsync) and closed. */
+        struct cbk_phase synced = p;
+        synced.mode = "fsync";
+        p.end_s = t.xfer_end;
+        cbk_phase_warn(&p, "cached: timed until the last write returned (data handed to the file system), before fsync and close");
+        cbk_report(c, &p);
+        cbk_report(c, &synced);
+    } else {
+        if (!each)
+            cbk_phase_warn(&p, "no fsync: the data may still be in a cache when the timing ends");
+        cbk_report(c, &p);
+    }
+}
+
+/* Before a read: the corruption test hook, then the page cache emptied on
+ * every node (split: each rank its source file; shared: one rank per
+ * node). Returns the largest resident fraction any rank saw after. */
+static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, const char **method)
+{
+    const char *cold = cbk_arg_text(a, "cold");
+    uint64_t file_bytes = s->block * (uint64_t)s->segments * (s->shared ? (uint64_t)c->size : 1);
+    cbk_barrier(c);
+    if (c->rank == 0) {
+        int rc = cbk_test_corrupt(s->path, file_bytes);
+        if (rc)
+            cbk_fail(c, CBK_EXIT_FAILED, "pario: test hook could not corrupt %s: %s", s->path, strerror(-rc));
+    }
+    cbk_barrier(c);
+    *method = "none";
+    if (!is(cold, "none") && (!s->shared || c->node_rank == 0)) {
+        int fd = open(s->src_path, O_RDONLY), rc = 0;
+        if (fd < 0 || (rc = cbk_make_cold(fd, cold, method)))
+            cbk_fail(c, CBK_EXIT_FAILED, "pario: emptying the page cache for %s (%s): %s", s->src_path, *method,
+                     strerror(fd < 0 ? errno : -rc));
+        close(fd);
+    }
+    cbk_barrier(c);
+    int fd = open(s->src_path, O_RDONLY);
+    double resident = fd >= 0 ? cbk_resident_fraction(fd, file_bytes) : -1.0, worst;
+    if (fd >= 0)
+        close(fd);
+    MPI_Allreduce(&resident, &worst, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    /* a rank that could not tell makes the whole figure unknown */
+    double unknown = resident < 0 ? 1.0 : 0.0, any;
+    MPI_Allreduce(&unknown, &any, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    /* the method used is the one of the rank that emptied; rank 0 always does */
+    return any > 0 ? -1.0 : worst;
+}
+
+static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
+{
+    bool verify = cbk_arg_flag(a, "verify");
+    const struct pario_api *api = s->api;
+    const char *method;
+    double resident = prepare_read(a, c, s, &method);
+    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
+    struct times t;
+    bool bad = false;
+    uint64_t bad_offset = 0;
+    unsigned char *buf = s->read_buf;
+
+    cbk_barrier(c);
+    t.open_begin = cbk_now(c);
+    const char *path = s->strategy == IO_MASTER ? s->path : s->src_path;
+    if (opens(s, c) && api->open(&f, path, PARIO_READ, open_comm(s, c)))
+        io_fail(c, &f);
+    t.open_end = cbk_now(c);
+    for (uint64_t i = 0; i < s->ops; i++) {
+        if (s->strategy == IO_MASTER) {
+            if (c->rank == 0)
+                for (int r = 0; r < c->size; r++)
+                    if (api->read_at(&f, s->master_offsets[(size_t)s->master_src[r] * s->ops + i],
+                                     s->master_buf + (size_t)r * s->transfer, s->transfer, false))
+                        io_fail(c, &f);
+            MPI_Scatter(s->master_buf, (int)s->transfer, MPI_BYTE, buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
+        } else if (api->read_at(&f, s->src_offsets[i], buf, s->transfer, s->collective)) {
+            io_fail(c, &f);
+        }
+        /* a collective read must go on to the end on every rank: only the
+         * first bad byte is kept */
+        if (verify && !bad && !cbk_pattern_check(&s->src_pat, buf, s->transfer, s->src_offsets[i], &bad_offset))
+            bad = true;
+    }
+    t.xfer_end = cbk_now(c);
+    if (opens(s, c) && api->close(&f))
+        io_fail(c, &f);
+    t.close_end = cbk_now(c);
+
+    /* The lowest rank that found a bad byte tells everyone where. */
+    struct { int rank; int writer; uint64_t offset; } first = { c->size, 0, 0 };
+    int mine = bad ? c->rank : c->size;
+    MPI_Allreduce(&mine, &first.rank, 1, MPI_INT, MPI_MIN, c->comm);
+    if (first.rank < c->size) {
+        uint64_t info[2] = { (uint64_t)s->src, bad_offset };
+        MPI_Bcast(info, 2, MPI_UINT64_T, first.rank, c->comm);
+        first.writer = (int)info[0];
+        first.offset = info[1];
+    }
+
+    bool cold = !is(cbk_arg_text(a, "cold"), "none");
+    struct cbk_phase p = { .phase = "read", .mode = f.direct ? "direct" : cold ? "cold" : "warm",
+                           .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
+                           .begin_s = t.open_begin, .end_s = t.close_end };
+    add_fields(a, c, s, &p, &t);
+    cbk_phase_field(&p, CBK_TEXT("read_from", c->size > 1 && s->src != c->rank ? "shifted" : "same"));
+    cbk_phase_field(&p, CBK_I64("read_shift", ((s->src - c->rank) % c->size + c->size) % c->size));
+    cbk_phase_field(&p, CBK_REAL("resident_fraction_before", resident));
+    if (cold) {
+        cbk_phase_field(&p, CBK_TEXT("cold_method", method));
+        bool achieved = resident >= 0 && resident < CBK_COLD_RESIDENT_LIMIT;
+        cbk_phase_field(&p, CBK_BOOL("cold_achieved", achieved));
+        if (!achieved)
+            cbk_phase_warn(&p, "cold read not achieved: part of the data was still in the page cache (see resident_fraction_before)");
+    } else {
+        cbk_phase_warn(&p, "warm read: served from the page cache as far as it held the data");
+    }
+    if (c->size == 1 || s->src == c->rank)
+        cbk_phase_warn(&p, "each rank read its own data back (read=same or one rank)");
+    cbk_phase_field(&p, CBK_BOOL("verify", verify));
+    if (verify)
+        cbk_phase_field(&p, CBK_BOOL("verify_ok", first.rank == c->size));
+    cbk_report(c, &p);
+    if (first.rank == c->size)
+        return CBK_EXIT_OK;
+    if (c->rank == 0) {
+        char msg[CBK_PATH_MAX + 256];
+        char file[CBK_PATH_MAX + 32];
+        file_name(s, first.writer, file, sizeof file);
+        snprintf(msg, sizeof msg, "pario: verify failed: rank %d read a wrong byte at offset %" PRIu64
+                 " of %s (data written by rank %d)", first.rank, first.offset, file, first.writer);
+        struct cbk_json j;
+        cbk_record_begin(&j, stderr, c, "error");
+        cbk_json_i64(&j, "status", CBK_EXIT_FAILED);
+        cbk_json_i64(&j, "rank", first.rank);
+        cbk_json_i64(&j, "writer_rank", first.writer);
+        cbk_json_u64(&j, "offset", first.offset);
+        cbk_json_text(&j, "message", msg);
+        cbk_json_end(&j);
+    }
+    return CBK_EXIT_FAILED;
+}
+
+/* Test hook: CBK_TEST_LISTING=<file> makes rank 0 append "name size" of
+ * every file in the private directory, before they are removed, so tests
+ * check the bytes on disk against the parameters. */
+static void test_listing(const struct pario *s, const struct cbk_ctx *c)
+{
+    const char *out = getenv("CBK_TEST_LISTING");
+    if (!out || c->rank != 0)
+        return;
+    FILE *f = fopen(out, "a");
+    DIR *d = opendir(s->dir);
+    struct dirent *e;
+    while (f && d && (e = readdir(d))) {
+        char path[CBK_PATH_MAX + 300];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+        if (e->d_name[0] != '.' && !stat(path, &st))
+            fprintf(f, "%d %s %lld\n", c->repetition, e->d_name, (long long)st.st_size);
+    }
+    if (d)
+        closedir(d);
+    if (f)
+        fclose(f);
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct pario *s = c->state;
+    double delay = cbk_arg_real(a, "delay");
+    if (c->repetition > 0 && delay > 0) {
+        struct timespec ts = { (time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9) };
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+    }
+    const char *phases = cbk_arg_text(a, "phases");
+    write_phase(a, c, s, !is(phases, "read-only"));
+    int status = CBK_EXIT_OK;
+    if (!is(phases, "write-only"))
+        status = read_phase(a, c, s);
+    cbk_barrier(c);
+    test_listing(s, c);
+    cbk_barrier(c);
+    /* IOR removes its files after each repetition (unless -k) */
+    if ((!s->shared || c->rank == 0) && unlink(s->path) && errno != ENOENT)
+        cbk_fail(c, CBK_EXIT_FAILED, "pario: unlink %s: %s", s->path, strerror(errno));
+    cbk_barrier(c);
+    return status;
+}
+
+static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    (void)a;
+    struct pario *s = c->state;
+    cbk_pattern_free(&s->pat);
+    cbk_pattern_free(&s->src_pat);
+    cbk_buffer_free(s->read_buf);
+    cbk_buffer_free(s->master_buf);
+    free(s->offsets);
+    free(s->src_offsets);
+    free(s->master_offsets);
+    free(s->master_src);
+    free(s);
+    c->state = NULL;
+}
+
+const struct cbk_kernel cbk_kernel_pario = {
+    .name = "pario",
+    .summary = "parallel file I/O as IOR: file per process or one shared file, POSIX or MPI-IO, E8's strategies (E2, E3, E8)",
+    .flags = CBK_PARALLEL,
+    .params = params,
+    .validate = validate,
+    .setup = setup,
+    .run = run,
+    .teardown = teardown,
+};
