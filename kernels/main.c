@@ -91,7 +91,9 @@ static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
     c->size = c->node_rank = 0;
     c->size = c->node_size = c->nodes = 1;
 #ifdef CBK_HAVE_MPI
-    MPI_Init(argc, argv);
+    /* FUNNELED: OpenMP kernels (himeno) call MPI only outside parallel regions */
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     c->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);

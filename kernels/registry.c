@@ -7,6 +7,9 @@
 extern const struct cbk_kernel cbk_kernel_null;
 extern const struct cbk_kernel cbk_kernel_seqio;
 extern const struct cbk_kernel cbk_kernel_manyfiles;
+extern const struct cbk_kernel cbk_kernel_himeno;
+extern const struct cbk_kernel cbk_kernel_stream;
+extern const struct cbk_kernel cbk_kernel_cpufreq;
 #ifdef CBK_HAVE_MPI
 extern const struct cbk_kernel cbk_kernel_mpi;
 extern const struct cbk_kernel cbk_kernel_pario;
@@ -15,6 +18,9 @@ extern const struct cbk_kernel cbk_kernel_pario;
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
     &cbk_kernel_manyfiles,
+    &cbk_kernel_himeno,
+    &cbk_kernel_stream,
+    &cbk_kernel_cpufreq,
     &cbk_kernel_null,
 #ifdef CBK_HAVE_MPI
     &cbk_kernel_mpi,

@@ -1,0 +1,617 @@
+/* himeno: the Himeno benchmark (RIKEN), a Jacobi sweep of a 19-point
+ * Poisson-pressure stencil in single precision, with the coefficients,
+ * initial conditions and omega of the reference himenoBMTxpa.c (E9).
+ * Serial, OpenMP threads, MPI with a 3-D Cartesian decomposition and halo
+ * exchange, or both. Flops: 34 per interior point per iteration. */
+#include "../core/affinity.h"
+#include "../core/cbk.h"
+#include "../core/timer.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef CBK_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+static const struct cbk_param params[] = {
+    { .name = "size", .type = CBK_CHOICE, .default_value = "M", .choices = "XS,S,M,L,XL",
+      .help = "grid as himenoBMTxpa defines it: XS 32x32x64, S 64x64x128, M 128x128x256, L 256x256x512, XL 512x512x1024 points" },
+    { .name = "grid", .type = CBK_STRING, .default_value = "size",
+      .help = "explicit grid IxJxK in points (each >= 3), boundary included; overrides --size (default: size = use --size)" },
+    { .name = "mode", .type = CBK_CHOICE, .default_value = "iterations", .choices = "iterations,time",
+      .help = "iterations = run --iterations sweeps; time = calibrate with 3 sweeps as the reference does, then run for --seconds" },
+    { .name = "iterations", .type = CBK_INT, .default_value = "100", .unit = "count", .min = "1", .max = "100000000",
+      .help = "sweeps in iterations mode" },
+    { .name = "seconds", .type = CBK_REAL, .default_value = "60", .unit = "s", .min = "0.001", .max = "86400",
+      .help = "target run time in time mode (the reference uses 60)" },
+    { .name = "threads", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "0", .max = "1024",
+      .help = "OpenMP threads per rank; 0 = this rank's share of the CPUs it may use" },
+    { .name = "sweep", .type = CBK_CHOICE, .default_value = "none", .choices = "none,threads",
+      .help = "threads = one record per thread count 1 .. --threads (cores first, then SMT siblings: the E9 curve), arrays reallocated and first-touched for each" },
+    { .name = "update", .type = CBK_CHOICE, .default_value = "copy", .choices = "copy,swap",
+      .help = "copy = copy the new values back into p after each sweep, as the reference does (same memory traffic); swap = exchange the two arrays instead (less traffic, same GOSA)" },
+    { .name = "bind", .type = CBK_CHOICE, .default_value = "cores", .choices = "cores,none",
+      .help = "cores = pin each thread to its own CPU, distinct physical cores first, then SMT siblings; none = leave placement to the OS/launcher" },
+    { .name = "decomposition", .type = CBK_STRING, .default_value = "auto",
+      .help = "MPI process grid PxQxR over the I, J, K axes (product = ranks); auto = MPI_Dims_create" },
+    { .name = "gosa-order", .type = CBK_CHOICE, .default_value = "default", .choices = "default,reference",
+      .help = "reference = one thread, one rank, GOSA summed point by point in the reference's order (bit-comparable GOSA); default = vectorised per-row sums" },
+    { 0 },
+};
+
+static const struct { const char *name; int m[3]; } sizes[] = {
+    { "XS", { 32, 32, 64 } },     { "S", { 64, 64, 128 } },     { "M", { 128, 128, 256 } },
+    { "L", { 256, 256, 512 } },   { "XL", { 512, 512, 1024 } },
+};
+
+#define FLOPS_PER_POINT 34.0
+static const float omega = 0.8f; /* the reference's `static float omega=0.8` */
+
+struct himeno {
+    int m[3];            /* global points per axis, boundary included */
+    int dims[3], coords[3];
+    int n[3], off[3];    /* this rank's interior points per axis; global index of local 0 */
+    ptrdiff_t si, sj;    /* strides of the local array (halo of one point) */
+    size_t cells;        /* local array elements */
+    int threads, max_threads;
+    bool copy;           /* --update=copy: the reference's copy-back loop */
+    float *a0, *a1, *a2, *a3, *b0, *b1, *b2, *c0, *c1, *c2, *bnd, *wrk1, *p, *wrk2;
+    int cpu_of_thread[CBK_MAX_CPUS];
+    char cpus[4096];
+    struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
+#ifdef CBK_HAVE_MPI
+    MPI_Comm cart;
+    MPI_Datatype face[3];
+    int lo[3], hi[3];
+#endif
+};
+
+static int parse_triple(const char *text, int out[3])
+{
+    char tail;
+    return sscanf(text, "%dx%dx%d%c", &out[0], &out[1], &out[2], &tail) == 3 ? 0 : -1;
+}
+
+static bool explicit_grid(const struct cbk_args *a) { return strcmp(cbk_arg_text(a, "grid"), "size") != 0; }
+
+static void grid_of(const struct cbk_args *a, int m[3])
+{
+    const char *g = cbk_arg_text(a, "grid");
+    if (explicit_grid(a) && !parse_triple(g, m))
+        return;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (!strcmp(sizes[i].name, cbk_arg_text(a, "size")))
+            memcpy(m, sizes[i].m, sizeof sizes[i].m);
+}
+
+static int allowed_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set))
+        return 1;
+    return CPU_COUNT(&set);
+}
+
+static int threads_of(const struct cbk_args *a, const struct cbk_ctx *c)
+{
+    int t = (int)cbk_arg_int(a, "threads");
+#ifndef CBK_HAVE_OPENMP
+    if (t == 0)
+        return 1; /* "all" is one thread without OpenMP */
+#endif
+    if (t == 0) {
+        t = allowed_cpus() / (c->node_size > 0 ? c->node_size : 1);
+        if (t < 1)
+            t = 1;
+    }
+    return t;
+}
+
+static long mem_available_kib(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long kib = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* Process grid: given, or MPI_Dims_create's balanced one. */
+static int dims_of(const struct cbk_args *a, const struct cbk_ctx *c, int dims[3], char *why, size_t len)
+{
+    const char *d = cbk_arg_text(a, "decomposition");
+    if (!strcmp(d, "auto")) {
+        dims[0] = dims[1] = dims[2] = 0;
+#ifdef CBK_HAVE_MPI
+        if (c->size > 1) {
+            MPI_Dims_create(c->size, 3, dims);
+            return 0;
+        }
+#endif
+        dims[0] = dims[1] = dims[2] = 1;
+        return 0;
+    }
+    if (parse_triple(d, dims) || dims[0] < 1 || dims[1] < 1 || dims[2] < 1) {
+        snprintf(why, len, "--decomposition=%s: expected PxQxR with positive integers, or auto", d);
+        return -1;
+    }
+    if ((long)dims[0] * dims[1] * dims[2] != c->size) {
+        snprintf(why, len, "--decomposition=%s has %ld parts but there are %d ranks", d,
+                 (long)dims[0] * dims[1] * dims[2], c->size);
+        return -1;
+    }
+    return 0;
+}
+
+static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
+{
+    int m[3] = { 0, 0, 0 };
+    const char *g = cbk_arg_text(a, "grid");
+    if (explicit_grid(a) && (parse_triple(g, m) || m[0] < 3 || m[1] < 3 || m[2] < 3 || m[0] > 65536 || m[1] > 65536 || m[2] > 65536)) {
+        snprintf(why, len, "--grid=%s: expected IxJxK points, each between 3 and 65536", g);
+        return -1;
+    }
+    grid_of(a, m);
+    int threads = threads_of(a, c), allowed = allowed_cpus();
+#ifndef CBK_HAVE_OPENMP
+    allowed = 1;
+#endif
+    if (threads > allowed) {
+#ifdef CBK_HAVE_OPENMP
+        snprintf(why, len, "--threads=%d but this process may use only %d CPUs", threads, allowed);
+#else
+        snprintf(why, len, "--threads=%d but cbk was built without OpenMP (one thread only)", threads);
+#endif
+        return -1;
+    }
+    if (!strcmp(cbk_arg_text(a, "gosa-order"), "reference") && (threads != 1 || c->size != 1)) {
+        snprintf(why, len, "--gosa-order=reference sums in one order: it needs --threads=1 and one rank (have %d threads, %d ranks)",
+                 threads, c->size);
+        return -1;
+    }
+    int dims[3];
+    if (dims_of(a, c, dims, why, len))
+        return -1;
+    static const char axis[] = "IJK";
+    for (int d = 0; d < 3; d++)
+        if (dims[d] > m[d] - 2) {
+            snprintf(why, len, "decomposition %dx%dx%d does not divide the grid %dx%dx%d: %d parts along %c but only %d interior points",
+                     dims[0], dims[1], dims[2], m[0], m[1], m[2], dims[d], axis[d], m[d] - 2);
+            return -1;
+        }
+    /* 14 single-precision arrays, as the reference allocates; a rank's
+     * share, with halos, times the ranks on this node. */
+    double bytes = 14.0 * 4.0 * ((double)(m[0] - 2) / dims[0] + 3) * ((double)(m[1] - 2) / dims[1] + 3) *
+                   ((double)(m[2] - 2) / dims[2] + 3) * c->node_size;
+    long avail = mem_available_kib();
+    if (avail > 0 && bytes > 0.9 * 1024.0 * (double)avail) {
+        snprintf(why, len, "grid %dx%dx%d needs %.1f GiB on this node but only %.1f GiB is available",
+                 m[0], m[1], m[2], bytes / 1073741824.0, (double)avail / 1048576.0);
+        return -1;
+    }
+    return 0;
+}
+
+static void decompose(struct himeno *h)
+{
+    for (int d = 0; d < 3; d++) {
+        int interior = h->m[d] - 2, base = interior / h->dims[d], rem = interior % h->dims[d];
+        int k = h->coords[d];
+        h->n[d] = base + (k < rem ? 1 : 0);
+        h->off[d] = k * base + (k < rem ? k : rem); /* global index of local index 0 */
+    }
+    h->sj = h->n[2] + 2;
+    h->si = (ptrdiff_t)(h->n[1] + 2) * h->sj;
+    h->cells = (size_t)(h->n[0] + 2) * (size_t)h->si;
+}
+
+/* Initial conditions of himenoBMTxpa: p(i,j,k) = i^2/(mimax-1)^2 along the
+ * first axis; a = 1,1,1,1/6; b = 0; c = 1; bnd = 1; wrk1 = 0. wrk2 starts
+ * as a copy of p so the two can swap roles (boundaries never change).
+ * Written by the threads that will compute on them: first touch places
+ * the pages on their NUMA node. */
+static void init_arrays(struct himeno *h, bool pressure_only)
+{
+    const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
+    const float denom = (float)((h->m[0] - 1) * (h->m[0] - 1));
+#ifdef CBK_HAVE_OPENMP
+#pragma omp parallel for collapse(2) schedule(static) num_threads(h->threads)
+#endif
+    for (int i = 0; i <= ni + 1; i++)
+        for (int j = 0; j <= nj + 1; j++) {
+            int gi = h->off[0] + i;
+            float pv = (float)(gi * gi) / denom;
+            for (int k = 0; k <= nk + 1; k++) {
+                size_t x = (size_t)i * (size_t)h->si + (size_t)j * (size_t)h->sj + (size_t)k;
+                h->p[x] = pv;
+                h->wrk2[x] = pv;
+                if (pressure_only)
+                    continue;
+                h->a0[x] = h->a1[x] = h->a2[x] = 1.0f;
+                h->a3[x] = (float)(1.0 / 6.0);
+                h->b0[x] = h->b1[x] = h->b2[x] = 0.0f;
+                h->c0[x] = h->c1[x] = h->c2[x] = 1.0f;
+                h->bnd[x] = 1.0f;
+                h->wrk1[x] = 0.0f;
+            }
+        }
+}
+
+/* After a sweep: p takes the new values. The reference copies wrk2's
+ * interior back into p (a second pass over two arrays); swapping the
+ * pointers gives the same numbers with less memory traffic, valid
+ * because both arrays hold the same fixed boundary. */
+static void update(struct himeno *h)
+{
+    if (!h->copy) {
+        float *t = h->p;
+        h->p = h->wrk2;
+        h->wrk2 = t;
+        return;
+    }
+    const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
+    const ptrdiff_t si = h->si, sj = h->sj;
+#ifdef CBK_HAVE_OPENMP
+#pragma omp parallel for collapse(2) schedule(static) num_threads(h->threads)
+#endif
+    for (int i = 1; i <= ni; i++)
+        for (int j = 1; j <= nj; j++) {
+            float *restrict dst = h->p + i * si + j * sj;
+            const float *restrict src = h->wrk2 + i * si + j * sj;
+            for (int k = 1; k <= nk; k++)
+                dst[k] = src[k];
+        }
+}
+
+/* One Jacobi sweep over this rank's interior, new values into wrk2; then
+ * update() moves them into p. Returns this rank's sum of squared residuals. Each
+ * (i,j) row is a vector loop along k with its own partial sum. */
+static double sweep(struct himeno *h)
+{
+    const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
+    const ptrdiff_t si = h->si, sj = h->sj;
+    double gosa = 0.0;
+#ifdef CBK_HAVE_OPENMP
+#pragma omp parallel for collapse(2) schedule(static) reduction(+:gosa) num_threads(h->threads)
+#endif
+    for (int i = 1; i <= ni; i++)
+        for (int j = 1; j <= nj; j++) {
+            const ptrdiff_t r = i * si + j * sj;
+            const float *restrict P = h->p + r, *restrict a0 = h->a0 + r, *restrict a1 = h->a1 + r,
+                        *restrict a2 = h->a2 + r, *restrict a3 = h->a3 + r, *restrict b0 = h->b0 + r,
+                        *restrict b1 = h->b1 + r, *restrict b2 = h->b2 + r, *restrict c0 = h->c0 + r,
+                        *restrict c1 = h->c1 + r, *restrict c2 = h->c2 + r, *restrict bn = h->bnd + r,
+                        *restrict w1 = h->wrk1 + r;
+            float *restrict w2 = h->wrk2 + r;
+            float g = 0.0f;
+#pragma omp simd reduction(+:g)
+            for (int k = 1; k <= nk; k++) {
+                float s0 = a0[k] * P[k + si] + a1[k] * P[k + sj] + a2[k] * P[k + 1]
+                         + b0[k] * (P[k + si + sj] - P[k + si - sj] - P[k - si + sj] + P[k - si - sj])
+                         + b1[k] * (P[k + sj + 1] - P[k - sj + 1] - P[k + sj - 1] + P[k - sj - 1])
+                         + b2[k] * (P[k + si + 1] - P[k - si + 1] - P[k + si - 1] + P[k - si - 1])
+                         + c0[k] * P[k - si] + c1[k] * P[k - sj] + c2[k] * P[k - 1] + w1[k];
+                float ss = (s0 * a3[k] - P[k]) * bn[k];
+                g += ss * ss;
+                w2[k] = P[k] + omega * ss;
+            }
+            gosa += g;
+        }
+    update(h);
+    return gosa;
+}
+
+/* The reference's summation: one float accumulator, point by point in
+ * i, j, k order, so GOSA matches himenoBMTxpa's digits. */
+static double sweep_reference(struct himeno *h)
+{
+    const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
+    const ptrdiff_t si = h->si, sj = h->sj;
+    float gosa = 0.0f;
+    for (int i = 1; i <= ni; i++)
+        for (int j = 1; j <= nj; j++)
+            for (int k = 1; k <= nk; k++) {
+                const ptrdiff_t x = i * si + j * sj + k;
+                const float *P = h->p;
+                float s0 = h->a0[x] * P[x + si] + h->a1[x] * P[x + sj] + h->a2[x] * P[x + 1]
+                         + h->b0[x] * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj])
+                         + h->b1[x] * (P[x + sj + 1] - P[x - sj + 1] - P[x + sj - 1] + P[x - sj - 1])
+                         + h->b2[x] * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1])
+                         + h->c0[x] * P[x - si] + h->c1[x] * P[x - sj] + h->c2[x] * P[x - 1] + h->wrk1[x];
+                float ss = (s0 * h->a3[x] - P[x]) * h->bnd[x];
+                gosa += ss * ss;
+                h->wrk2[x] = P[x] + omega * ss;
+            }
+    update(h);
+    return gosa;
+}
+
+#ifdef CBK_HAVE_MPI
+/* Faces in axis order I, J, K; each later exchange includes the halos the
+ * earlier ones filled, so the edge points the diagonal terms read
+ * (i+-1, j+-1), (j+-1, k+-1), (i+-1, k+-1) arrive too. */
+static void exchange(struct himeno *h)
+{
+    if (h->cart == MPI_COMM_NULL)
+        return;
+    const ptrdiff_t s[3] = { h->si, h->sj, 1 };
+    for (int d = 0; d < 3; d++) {
+        /* the face's first element: index 1 along d, and 1 along the axes
+         * after d (0 along the axes before d, whose halos it carries) */
+        ptrdiff_t base = 0;
+        for (int e = d + 1; e < 3; e++)
+            base += s[e];
+        ptrdiff_t lo_in = base + s[d], hi_in = base + h->n[d] * s[d];
+        ptrdiff_t lo_halo = base, hi_halo = base + (h->n[d] + 1) * s[d];
+        MPI_Sendrecv(h->p + hi_in, 1, h->face[d], h->hi[d], d, h->p + lo_halo, 1, h->face[d], h->lo[d], d,
+                     h->cart, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(h->p + lo_in, 1, h->face[d], h->lo[d], 3 + d, h->p + hi_halo, 1, h->face[d], h->hi[d], 3 + d,
+                     h->cart, MPI_STATUS_IGNORE);
+    }
+}
+#endif
+
+static double iterate(struct himeno *h, struct cbk_ctx *c, bool reference, long iterations)
+{
+    double gosa = 0.0;
+    (void)c;
+    for (long n = 0; n < iterations; n++) {
+#ifdef CBK_HAVE_MPI
+        exchange(h);
+#endif
+        double own = reference ? sweep_reference(h) : sweep(h);
+#ifdef CBK_HAVE_MPI
+        /* the reference MPI version reduces GOSA every sweep, too */
+        if (c->size > 1)
+            MPI_Allreduce(&own, &gosa, 1, MPI_DOUBLE, MPI_SUM, c->comm);
+        else
+            gosa = own;
+#else
+        gosa = own;
+#endif
+    }
+    return gosa;
+}
+
+static double max_over_ranks(struct cbk_ctx *c, double v)
+{
+#ifdef CBK_HAVE_MPI
+    double out = v;
+    if (c->size > 1)
+        MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    return out;
+#else
+    (void)c;
+    return v;
+#endif
+}
+
+static float *alloc_floats(struct cbk_ctx *c, size_t n)
+{
+    void *p = NULL;
+    int rc = posix_memalign(&p, 64, n * sizeof(float));
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "himeno: cannot allocate %zu bytes: %s", n * sizeof(float), strerror(rc));
+    return p; /* not touched here: the computing threads touch it first */
+}
+
+static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h)
+{
+    bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
+    const struct cbk_cpu_order *order = &h->order;
+    int failed = 0;
+#ifdef CBK_HAVE_OPENMP
+#pragma omp parallel num_threads(h->threads) reduction(+:failed)
+#endif
+    {
+#ifdef CBK_HAVE_OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+        if (pin && order->count > 0)
+            failed += cbk_pin_self(order->cpu[(c->node_rank * h->threads + t) % order->count]) != 0;
+        if (t < CBK_MAX_CPUS)
+            h->cpu_of_thread[t] = sched_getcpu();
+    }
+    if (failed)
+        cbk_fail(c, CBK_EXIT_FAILED, "himeno: pthread_setaffinity_np failed for %d threads", failed);
+    cbk_format_cpus(h->cpu_of_thread, h->threads < CBK_MAX_CPUS ? h->threads : CBK_MAX_CPUS, h->cpus, sizeof h->cpus);
+}
+
+#define ARRAYS(h) { &(h)->a0, &(h)->a1, &(h)->a2, &(h)->a3, &(h)->b0, &(h)->b1, &(h)->b2, \
+                    &(h)->c0, &(h)->c1, &(h)->c2, &(h)->bnd, &(h)->wrk1, &(h)->p, &(h)->wrk2 }
+
+static void release_arrays(struct himeno *h)
+{
+    float **arrays[] = ARRAYS(h);
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+}
+
+/* Threads placed first, then the arrays allocated and first-touched by
+ * them, so each thread's rows live on its own NUMA node. */
+static void prepare(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h, int threads)
+{
+    release_arrays(h);
+    h->threads = threads;
+    place_threads(a, c, h);
+    float **arrays[] = ARRAYS(h);
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        *arrays[i] = alloc_floats(c, h->cells);
+    init_arrays(h, false);
+}
+
+static int setup(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct himeno *h = calloc(1, sizeof *h);
+    if (!h)
+        cbk_fail(c, CBK_EXIT_FAILED, "himeno: out of memory");
+    c->state = h;
+    grid_of(a, h->m);
+    h->threads = threads_of(a, c);
+    char why[256];
+    if (dims_of(a, c, h->dims, why, sizeof why))
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "himeno: %s", why);
+#ifdef CBK_HAVE_MPI
+    h->cart = MPI_COMM_NULL;
+    if (c->size > 1) {
+        int periods[3] = { 0, 0, 0 };
+        MPI_Cart_create(c->comm, 3, h->dims, periods, 0, &h->cart);
+        MPI_Cart_coords(h->cart, c->rank, 3, h->coords);
+        for (int d = 0; d < 3; d++)
+            MPI_Cart_shift(h->cart, d, 1, &h->lo[d], &h->hi[d]);
+    }
+#endif
+    decompose(h);
+#ifdef CBK_HAVE_MPI
+    if (h->cart != MPI_COMM_NULL) {
+        int full[3] = { h->n[0] + 2, h->n[1] + 2, h->n[2] + 2 };
+        int sub[3][3] = { { 1, h->n[1], h->n[2] }, { h->n[0] + 2, 1, h->n[2] }, { h->n[0] + 2, h->n[1] + 2, 1 } };
+        int start[3] = { 0, 0, 0 };
+        for (int d = 0; d < 3; d++) {
+            MPI_Type_create_subarray(3, full, sub[d], start, MPI_ORDER_C, MPI_FLOAT, &h->face[d]);
+            MPI_Type_commit(&h->face[d]);
+        }
+    }
+#endif
+    h->max_threads = threads_of(a, c);
+    h->copy = !strcmp(cbk_arg_text(a, "update"), "copy");
+    int rc = cbk_cpu_order(&h->order);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "himeno: sched_getaffinity: %s", strerror(-rc));
+    if (strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        prepare(a, c, h, h->max_threads);
+    return 0;
+}
+
+static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h, bool fresh)
+{
+    bool reference = !strcmp(cbk_arg_text(a, "gosa-order"), "reference");
+    bool timed = !strcmp(cbk_arg_text(a, "mode"), "time");
+    long iterations = (long)cbk_arg_int(a, "iterations");
+    double calib_s = 0.0;
+    if (!fresh)
+        init_arrays(h, true);
+    if (timed) {
+        /* the reference: 3 sweeps, then as many as fit the target time */
+        cbk_barrier(c);
+        double t0 = cbk_clock();
+        iterate(h, c, reference, 3);
+        calib_s = max_over_ranks(c, cbk_clock() - t0);
+        double n = cbk_arg_real(a, "seconds") / (calib_s / 3.0);
+        iterations = n < 1.0 ? 1 : n > 1e9 ? 1000000000L : (long)n;
+        init_arrays(h, true);
+    }
+
+    /* a sweep's thread count goes into the mode: summaries group by it */
+    char mode[48];
+    if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        snprintf(mode, sizeof mode, "%s, %d threads", timed ? "time" : "iterations", h->threads);
+    else
+        snprintf(mode, sizeof mode, "%s", timed ? "time" : "iterations");
+    struct cbk_phase p = { .phase = "jacobi", .mode = mode, .ops = (uint64_t)iterations };
+    cbk_barrier(c);
+    double t0 = cbk_clock();
+    p.begin_s = cbk_now(c);
+    double gosa = iterate(h, c, reference, iterations);
+    p.end_s = cbk_now(c);
+    double own_s = cbk_clock() - t0;
+    double wall_s = max_over_ranks(c, own_s);
+
+    double own_points = (double)h->n[0] * h->n[1] * h->n[2];
+    double points = (double)(h->m[0] - 2) * (h->m[1] - 2) * (h->m[2] - 2);
+    double ref_points = (double)(h->m[0] - 3) * (h->m[1] - 3) * (h->m[2] - 3);
+    p.value = FLOPS_PER_POINT * own_points * (double)iterations / 1e6;
+    p.value_unit = "MFLOPS";
+
+    char grid[64], dec[64], bind[96];
+    snprintf(grid, sizeof grid, "%dx%dx%d", h->m[0], h->m[1], h->m[2]);
+    snprintf(dec, sizeof dec, "%dx%dx%d", h->dims[0], h->dims[1], h->dims[2]);
+    const char *env_bind = getenv("OMP_PROC_BIND"), *env_places = getenv("OMP_PLACES");
+    snprintf(bind, sizeof bind, "%s; OMP_PROC_BIND=%s; OMP_PLACES=%s", cbk_arg_text(a, "bind"),
+             env_bind ? env_bind : "unset", env_places ? env_places : "unset");
+    cbk_phase_field(&p, CBK_REAL("gosa", gosa));
+    cbk_phase_field(&p, CBK_TEXT("gosa_order", reference ? "reference" : "default"));
+    cbk_phase_field(&p, CBK_TEXT("update", h->copy ? "copy" : "swap"));
+    cbk_phase_field(&p, CBK_I64("iterations", iterations));
+    cbk_phase_field(&p, CBK_REAL("seconds", wall_s));
+    cbk_phase_field(&p, CBK_TEXT("grid", grid));
+    cbk_phase_field(&p, CBK_TEXT("size", explicit_grid(a) ? "custom" : cbk_arg_text(a, "size")));
+    cbk_phase_field(&p, CBK_TEXT("decomposition", dec));
+    cbk_phase_field(&p, CBK_I64("ranks", c->size));
+    cbk_phase_field(&p, CBK_I64("threads", h->threads));
+    cbk_phase_field(&p, CBK_TEXT("binding", bind));
+    cbk_phase_field(&p, CBK_TEXT("cpus_rank0", h->cpus));
+    cbk_phase_field(&p, CBK_TEXT("flop_count", "34 per interior point per sweep, interior = (I-2)(J-2)(K-2) points"));
+    cbk_phase_field(&p, CBK_REAL("points", points));
+    cbk_phase_field(&p, CBK_REAL("reference_points", ref_points));
+    cbk_phase_field(&p, CBK_REAL("mflops_reference_count", FLOPS_PER_POINT * ref_points * (double)iterations / 1e6 / wall_s));
+    if (timed) {
+        cbk_phase_field(&p, CBK_REAL("calibration_seconds", calib_s));
+        cbk_phase_field(&p, CBK_REAL("target_seconds", cbk_arg_real(a, "seconds")));
+    }
+#ifdef CBK_HAVE_OPENMP
+    cbk_phase_field(&p, CBK_BOOL("openmp", true));
+#else
+    cbk_phase_field(&p, CBK_BOOL("openmp", false));
+#endif
+    if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        cbk_phase_field(&p, CBK_TEXT("sweep", "threads"));
+    cbk_report(c, &p);
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct himeno *h = c->state;
+    if (strcmp(cbk_arg_text(a, "sweep"), "threads")) {
+        measure(a, c, h, c->repetition == 0);
+        return 0;
+    }
+    for (int t = 1; t <= h->max_threads; t++) {
+        prepare(a, c, h, t);
+        measure(a, c, h, true);
+    }
+    release_arrays(h);
+    return 0;
+}
+
+static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    (void)a;
+    struct himeno *h = c->state;
+    if (!h)
+        return;
+    release_arrays(h);
+#ifdef CBK_HAVE_MPI
+    if (h->cart != MPI_COMM_NULL) {
+        for (int d = 0; d < 3; d++)
+            MPI_Type_free(&h->face[d]);
+        MPI_Comm_free(&h->cart);
+    }
+#endif
+    free(h);
+    c->state = NULL;
+}
+
+const struct cbk_kernel cbk_kernel_himeno = {
+    .name = "himeno",
+    .summary = "Himeno Poisson-pressure Jacobi sweep, single precision, serial/OpenMP/MPI (E9)",
+    .flags = CBK_PARALLEL,
+    .params = params,
+    .validate = validate,
+    .setup = setup,
+    .run = run,
+    .teardown = teardown,
+};

@@ -1,0 +1,82 @@
+#include "affinity.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Reads one integer from a sysfs file; -1 when absent. */
+static long read_long(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long v = -1;
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}
+
+int cbk_cpu_order(struct cbk_cpu_order *o)
+{
+    cpu_set_t set;
+    memset(o, 0, sizeof *o);
+    if (sched_getaffinity(0, sizeof set, &set))
+        return -errno;
+    int cpus[CBK_MAX_CPUS], n = 0;
+    long core_key[CBK_MAX_CPUS];
+    for (int cpu = 0; cpu < CPU_SETSIZE && cpu < CBK_MAX_CPUS; cpu++) {
+        if (!CPU_ISSET(cpu, &set))
+            continue;
+        char path[128];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+        long core = read_long(path);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+        long pkg = read_long(path);
+        /* Unknown topology: each CPU its own core, the safe reading. */
+        core_key[n] = core < 0 ? -1 - cpu : (pkg < 0 ? 0 : pkg) * 1000000L + core;
+        cpus[n++] = cpu;
+    }
+    /* rank of each CPU within its core, in CPU number order */
+    int rank[CBK_MAX_CPUS], max_rank = 0;
+    for (int i = 0; i < n; i++) {
+        rank[i] = 0;
+        for (int j = 0; j < i; j++)
+            if (core_key[j] == core_key[i])
+                rank[i]++;
+        if (rank[i] > max_rank)
+            max_rank = rank[i];
+        if (rank[i] == 0)
+            o->cores++;
+    }
+    for (int r = 0; r <= max_rank; r++)
+        for (int i = 0; i < n; i++)
+            if (rank[i] == r) {
+                o->sibling_rank[o->count] = r;
+                o->cpu[o->count++] = cpus[i];
+            }
+    return 0;
+}
+
+int cbk_pin_self(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+void cbk_format_cpus(const int *cpus, int n, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < n && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%d", i ? "," : "", cpus[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}

@@ -1,0 +1,28 @@
+/* CPU placement for compute kernels: the CPUs this process may use, ordered
+ * one per physical core first and SMT siblings after (sysfs topology), so
+ * "k threads" means k distinct cores while k <= cores. */
+#ifndef CBK_AFFINITY_H
+#define CBK_AFFINITY_H
+
+#include <stddef.h>
+
+#define CBK_MAX_CPUS 1024
+
+struct cbk_cpu_order {
+    int count;              /* CPUs in this process's affinity mask */
+    int cores;              /* distinct physical cores among them */
+    int cpu[CBK_MAX_CPUS];  /* cores first, then siblings */
+    int sibling_rank[CBK_MAX_CPUS]; /* 0: first thread of its core, 1: second... */
+};
+
+/* Fills `o` from sched_getaffinity and /sys/devices/system/cpu/cpuN/topology.
+ * Returns 0 or -errno. Without topology files every CPU counts as a core. */
+int cbk_cpu_order(struct cbk_cpu_order *o);
+
+/* Pins the calling thread to one CPU. Returns 0 or an errno value. */
+int cbk_pin_self(int cpu);
+
+/* Writes "0,2,4" style lists into buf. */
+void cbk_format_cpus(const int *cpus, int n, char *buf, size_t len);
+
+#endif
