@@ -87,8 +87,7 @@ static void bad_input(const char *msg)
 
 static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
 {
-    c->rank = 0;
-    c->size = c->node_rank = 0;
+    c->rank = c->node_rank = 0;
     c->size = c->node_size = c->nodes = 1;
 #ifdef CBK_HAVE_MPI
     /* FUNNELED: OpenMP kernels (himeno) call MPI only outside parallel regions */

@@ -59,3 +59,27 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(tmp_path):
     assert [r.label for r in store.list_runs()] == ["old"]
     assert store.steps_of(1)[0].stop_reason is None
     assert rows(url, "select version_num from alembic_version") == [("0002",)]
+
+
+@pytest.mark.parametrize("values, done, elapsed_s, expected", [
+    # 8 values within +-1 %: the CI [x(2), x(7)] is 1 % of the median -> the CI rule
+    ([100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3], 8, 1.0, "ci: "),
+    # spread +-50 %: the CI cannot reach 5 %; the count limit is hit first
+    ([50.0, 150.0, 100.0, 60.0, 140.0, 90.0, 110.0, 70.0], 8, 1.0, "max-repeat: 8"),
+    # same spread, fewer repetitions but out of time
+    ([50.0, 150.0, 100.0, 60.0, 140.0, 90.0], 6, 5.0, "max-time: 5 s after 6"),
+    # neither: go on
+    ([50.0, 150.0, 100.0, 60.0, 140.0, 90.0], 6, 1.0, None),
+    # under 6 values there is no 95 % CI: never the CI rule, however tight
+    ([100.0] * 5, 5, 1.0, None),
+])
+def test_auto_stop_rules(values, done, elapsed_s, expected):
+    from clusterbench.plan import AutoRepeat
+    from clusterbench.runner import auto_stop
+
+    reason = auto_stop(AutoRepeat(ci_target=0.05, max_repeat=8, max_seconds=4.0), {("write", None): values},
+                       done, elapsed_s)
+    if expected is None:
+        assert reason is None
+    else:
+        assert reason.startswith(expected), reason

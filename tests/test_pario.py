@@ -196,22 +196,25 @@ def test_split_on_node_local_storage_with_read_same(cbk_bin, mpiexec, tmp_path):
 
 
 @pytest.mark.timeout(60)
-def test_sigterm_removes_the_directory_on_every_rank(cbk_bin, mpiexec, tmp_path):
-    """A long run stopped by SIGTERM (as a scheduler does) leaves nothing."""
+@pytest.mark.parametrize("sig,strategy", [("SIGTERM", "split"), ("SIGINT", "split"), ("SIGINT", "independent")])
+def test_signal_removes_the_directory_on_every_rank(cbk_bin, mpiexec, tmp_path, sig, strategy):
+    """A long run stopped by SIGTERM (as a scheduler does) or SIGINT (Ctrl-C at
+    mpiexec, which forwards it to every rank) leaves nothing, whether each
+    rank writes its own file or all share rank 0's directory."""
     import signal
     import subprocess
     import time
     data = tmp_path / "target"
     data.mkdir()
-    p = subprocess.Popen([mpiexec, "-n", "2", cbk_bin, "pario", f"--dir={data}", "--cold=none", "--strategy=split",
+    p = subprocess.Popen([mpiexec, "-n", "2", cbk_bin, "pario", f"--dir={data}", "--cold=none", f"--strategy={strategy}",
                           "--block-size=1m", "--transfer-size=4k", "--fsync=each", "--repetitions=100000"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.time() + 20
-        while time.time() < deadline and not list(data.glob("cbk-pario-*/data.*")):
+        while time.time() < deadline and not list(data.glob("cbk-pario-*/data*")):
             time.sleep(0.05)
-        assert list(data.glob("cbk-pario-*/data.*")), "the run never created its files"
-        p.send_signal(signal.SIGTERM)
+        assert list(data.glob("cbk-pario-*/data*")), "the run never created its files"
+        p.send_signal(getattr(signal, sig))
         p.wait(timeout=20)
     finally:
         if p.poll() is None:

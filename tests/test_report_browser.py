@@ -1,6 +1,7 @@
 """The HTML report in a real browser: loads, draws its plots, needs nothing from the network."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -10,6 +11,22 @@ import pytest
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--enable-logging=stderr", "--v=0"]
+
+
+def page_requests(net_log) -> list[str]:
+    """URLs the page itself asked for, from Chromium's NetLog. The browser's own
+    background traffic (update and account checks it makes despite the flags)
+    is not the page's: only requests made on behalf of the file:// page count."""
+    log = json.loads(net_log.read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [e["params"]["url"] for e in log["events"]
+            if e["type"] == start and str(e.get("params", {}).get("network_isolation_key", "")).startswith("file://")
+            and not e["params"]["url"].startswith(("file:", "data:"))]
+
+
+def dump_dom(chromium, page, profile, net_log):
+    return subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--log-net-log={net_log}",
+                           "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.timeout(180)
@@ -34,9 +51,14 @@ def test_html_report_loads_self_contained_with_plots_and_units(cli, tmp_path):
 
     profile = tmp_path / "profile"
     shot = tmp_path / "report.png"
-    dom = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-                          out.as_uri()], capture_output=True, text=True, timeout=120)
+    # the network check can fail: a page loading from loopback is caught
+    control = tmp_path / "control.html"
+    control.write_text('<html><body><img src="http://127.0.0.1:9/x.png"></body></html>')
+    assert dump_dom(chromium, control, tmp_path / "control-profile", tmp_path / "control.json").returncode == 0
+    assert page_requests(tmp_path / "control.json") == ["http://127.0.0.1:9/x.png"]
+    dom = dump_dom(chromium, out, profile, tmp_path / "net.json")
     assert dom.returncode == 0, dom.stderr[-2000:]
+    assert page_requests(tmp_path / "net.json") == []
     assert "CONSOLE" not in dom.stderr, dom.stderr
     assert dom.stdout.count("<svg") >= 1 and "<path" in dom.stdout
     assert "MiB/s" in dom.stdout and "CI of median" in dom.stdout and "Test environment" in dom.stdout

@@ -57,6 +57,8 @@ def test_verdict_direction_follows_the_unit():
 def test_too_few_repetitions_are_undecidable_not_significant():
     c = stats.compare([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], "MiB/s")
     assert c.verdict is Verdict.UNDECIDABLE and "3 vs 3" in c.reason
+    assert "do not overlap" in c.reason and "not a result" in c.reason
+    assert "the CIs overlap" in stats.compare([1.0, 2.0, 3.0], [2.5, 3.5, 4.0], "MiB/s").reason
     assert stats.compare([], [1.0], "s").verdict is Verdict.UNDECIDABLE
 
 

@@ -116,6 +116,11 @@ struct cbk_phase {
     double value;
     struct cbk_field field[CBK_MAX_FIELDS];
     int fields;
+    /* An optional series printed as a JSON array under series_key (e.g.
+     * IOPS per second, so a stall shows); rank 0's, not reduced. */
+    const char *series_key;
+    const double *series;
+    int series_len;
     const char *warning[CBK_MAX_WARNINGS];
     int warnings;
 };

@@ -155,6 +155,12 @@ void cbk_report(struct cbk_ctx *c, const struct cbk_phase *p)
     cbk_json_i64(&j, "slowest_rank", r.slowest_rank);
     for (int i = 0; i < p->fields; i++)
         cbk_write_field(&j, &p->field[i]);
+    if (p->series_key) {
+        cbk_json_array(&j, p->series_key);
+        for (int i = 0; i < p->series_len; i++)
+            cbk_json_real(&j, NULL, p->series[i]);
+        cbk_json_close(&j);
+    }
     cbk_json_array(&j, "warnings");
     for (int i = 0; i < p->warnings; i++)
         cbk_json_text(&j, NULL, p->warning[i]);

@@ -146,6 +146,17 @@ def min_two_sided_p(n_a: int, n_b: int) -> float:
     return min(1.0, 2 / math.comb(n_a + n_b, n_a))
 
 
+def _overlap_note(a: list[float], b: list[float]) -> str:
+    """Information only, never a verdict: with n this small the CIs are
+    [min, max] at 75 % coverage (n = 3), and non-overlapping ranges of 3 vs 3
+    are the most extreme ordering, p = 0.1, not significant at 0.05."""
+    sa, sb = summarize(a), summarize(b)
+    if sa.ci_high < sb.ci_low or sb.ci_high < sa.ci_low:
+        return (f"the CIs ({sa.ci_coverage:.0%}, {sb.ci_coverage:.0%} coverage) do not overlap: "
+                "a hint worth measuring again, not a result")
+    return "the CIs overlap"
+
+
 def compare(a: list[float], b: list[float], unit: str | None, alpha: float = ALPHA,
             threshold: float = THRESHOLD) -> Comparison:
     """Is b different from a (the baseline)?"""
@@ -158,7 +169,8 @@ def compare(a: list[float], b: list[float], unit: str | None, alpha: float = ALP
     change = ratio - 1 if ratio is not None else None
     if min_two_sided_p(len(a), len(b)) >= alpha:
         return Comparison(ratio, change, None, "Mann-Whitney U", Verdict.UNDECIDABLE,
-                          f"n = {len(a)} vs {len(b)} cannot reach p < {alpha} (repeat at least 4 times each)")
+                          f"n = {len(a)} vs {len(b)} cannot reach p < {alpha} (repeat at least 4 times each); "
+                          + _overlap_note(a, b))
     if len(set(a) | set(b)) == 1:
         return Comparison(ratio, change, 1.0, "Mann-Whitney U", Verdict.SAME, "all values equal")
     from scipy.stats import mannwhitneyu

@@ -1,4 +1,6 @@
-"""CSV: one row per sample (every repetition and phase), for spreadsheets."""
+"""CSV: one row per sample (every repetition and phase), for spreadsheets.
+`outlier` is 1 when the sample is a modified-Z outlier within its step's
+(phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped."""
 from __future__ import annotations
 
 import csv
@@ -6,7 +8,20 @@ import io
 import json
 
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
-           "value", "unit", "seconds", "bytes", "ops", "warnings"]
+           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings"]
+
+
+def _outliers(samples: list[dict]) -> set[int]:
+    """Positions (in `samples`) of the modified-Z outliers of each group."""
+    from clusterbench.stats import outlier_indices
+
+    groups: dict[tuple, list[int]] = {}
+    for i, s in enumerate(samples):
+        if s["value"] is not None:
+            key = (s["phase"], s["mode"], s["unit"], (s["record"] or {}).get("size_bytes"))
+            groups.setdefault(key, []).append(i)
+    return {members[j] for members in groups.values()
+            for j in outlier_indices([float(samples[i]["value"]) for i in members])}
 
 
 def render(runs: list[dict]) -> str:
@@ -15,9 +30,10 @@ def render(runs: list[dict]) -> str:
     w.writerow(COLUMNS)
     for run in runs:
         for st in run["steps"]:
-            for s in st["samples"]:
+            flagged = _outliers(st["samples"])
+            for i, s in enumerate(st["samples"]):
                 w.writerow([run["id"], run["label"] or "", st["name"] or st["kernel"], st["kernel"],
                             json.dumps(st["params"], sort_keys=True), st["ranks"], s["repetition"], s["phase"],
                             s["mode"] or "", s["value"], s["unit"] or "", s["seconds"], s["bytes"], s["ops"],
-                            " | ".join(s["warnings"])])
+                            int(i in flagged), " | ".join(s["warnings"])])
     return buf.getvalue()

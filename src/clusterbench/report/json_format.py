@@ -4,11 +4,18 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from clusterbench.stats import OUTLIER_Z
+
 
 def _plain(o):
     if dataclasses.is_dataclass(o):
         d = dataclasses.asdict(o)
-        d.update(n=o.n, median=o.median, min=o.minimum, max=o.maximum)
+        st = o.stats
+        # the statistics of docs/statistics.md; outliers as indices into "values", kept in every figure
+        d.update(n=o.n, median=o.median, min=o.minimum, max=o.maximum, mean=st.mean, std=st.std, cv=st.cv,
+                 ci_low=st.ci_low, ci_high=st.ci_high, ci_coverage=st.ci_coverage, ci_method="order statistics",
+                 outliers=st.outliers, outlier_rule=f"modified Z-score > {OUTLIER_Z}",
+                 excluded_outliers=st.excluded_outliers)
         return d
     raise TypeError(f"cannot write {type(o).__name__} as JSON")
 

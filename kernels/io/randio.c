@@ -1,0 +1,395 @@
+/* randio: random IOPS at a queue depth with latency percentiles (E5).
+ * Each job is a thread with its own file descriptor and queue, all jobs on
+ * one shared file (as one database or scratch file is shared in practice).
+ * Latency is submission to completion (fio's `lat`), recorded in a
+ * fixed-memory log-bucketed histogram (core/histogram.h): nothing is
+ * allocated in the timed loop. Completions during the ramp are not counted. */
+#include "../core/buffer.h"
+#include "../core/cbk.h"
+#include "../core/cleanup.h"
+#include "../core/fileio.h"
+#include "../core/histogram.h"
+#include "../core/params.h"
+#include "../core/pattern.h"
+#include "../core/timer.h"
+#include "randio_engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct randio_engine *const engines[] = {
+    &randio_engine_io_uring, &randio_engine_libaio, &randio_engine_psync,
+};
+
+static const struct cbk_param params[] = {
+    { .name = "dir", .type = CBK_PATH, .default_value = ".", .help = "directory to test; cbk works in a private subdirectory it removes" },
+    { .name = "file-size", .type = CBK_SIZE, .default_value = "1g", .unit = "bytes", .min = "4k", .help = "size of the file the random I/O covers (pre-written, not timed)" },
+    { .name = "block-size", .type = CBK_SIZE, .default_value = "4k", .unit = "bytes", .min = "512", .max = "64m", .help = "bytes per I/O; offsets are aligned to it" },
+    { .name = "pattern", .type = CBK_CHOICE, .default_value = "randread", .choices = "randread,randwrite,randrw", .help = "random reads, random writes, or a mix (see rwmix)" },
+    { .name = "rwmix", .type = CBK_INT, .default_value = "70", .unit = "%", .min = "0", .max = "100", .help = "randrw: percentage of reads" },
+    { .name = "iodepth", .type = CBK_INT, .default_value = "32", .unit = "I/Os", .min = "1", .max = "65536", .help = "I/Os in flight per job (psync: always 1)" },
+    { .name = "jobs", .type = CBK_INT, .default_value = "1", .unit = "threads", .min = "1", .max = "1024", .help = "threads, each with its own queue, on one shared file" },
+    { .name = "runtime", .type = CBK_REAL, .default_value = "30", .unit = "s", .min = "0.1", .max = "86400", .help = "measured time per repetition, after the ramp" },
+    { .name = "ramp", .type = CBK_REAL, .default_value = "2", .unit = "s", .min = "0", .max = "3600", .help = "time run first and not counted (caches, queues and clocks settle)" },
+    { .name = "direct", .type = CBK_BOOL, .default_value = "true", .help = "O_DIRECT (default); false = buffered, labelled as such" },
+    { .name = "engine", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,io_uring,libaio,psync", .help = "I/O engine; auto = io_uring when built in, else libaio, else psync" },
+    { .name = "seed", .type = CBK_INT, .default_value = "0", .min = "0", .help = "random generator seed (0: a random seed, recorded)" },
+    { 0 },
+};
+
+#define LAT_LOWEST_NS 1ull
+#define LAT_HIGHEST_NS 100000000000ull /* 100 s */
+
+struct job {
+    pthread_t thread;
+    int index, fd;
+    const struct randio_engine *engine;
+    struct randio_queue queue;
+    struct randio_io *ios;
+    struct randio_io **done;
+    unsigned char *bufs;
+    struct cbk_histogram lat_read, lat_write;
+    uint64_t reads, writes, errors;
+    double *per_second;   /* completions per second after the ramp */
+    int seconds;
+    uint64_t rng;
+    int first_error;      /* errno of the first failed I/O, 0 if none */
+    /* shared, read-only while running */
+    const char *path;
+    uint64_t blocks, block_bytes;
+    int rwmix, read_only, write_only, direct;
+    double ramp_s, runtime_s;
+};
+
+struct randio {
+    char dir[CBK_PATH_MAX];
+    char path[CBK_PATH_MAX + 16];
+    const struct randio_engine *engine;
+    struct job *jobs;
+    int njobs;
+    uint64_t seed;
+    double *series;
+    struct cbk_histogram merged_read, merged_write;
+};
+
+static bool is(const char *a, const char *b) { return !strcmp(a, b); }
+
+static const struct randio_engine *pick_engine(const char *name)
+{
+    for (size_t i = 0; i < sizeof engines / sizeof *engines; i++) {
+        if (is(name, "auto") ? !engines[i]->unavailable : is(name, engines[i]->name))
+            return engines[i];
+    }
+    return &randio_engine_psync;
+}
+
+/* xorshift64* (Vigna): fast, 64-bit state per job, good enough for offsets */
+static inline uint64_t next_random(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
+{
+    (void)c;
+    uint64_t file = cbk_arg_size(a, "file-size"), block = cbk_arg_size(a, "block-size");
+    char f[32], b[32];
+    if (block > file) {
+        snprintf(why, len, "file size %s is smaller than block size %s", cbk_format_size(file, f, sizeof f),
+                 cbk_format_size(block, b, sizeof b));
+        return -1;
+    }
+    if (cbk_arg_flag(a, "direct") && block % 512) {
+        snprintf(why, len, "block size %s is not a multiple of 512 bytes, as O_DIRECT requires",
+                 cbk_format_size(block, b, sizeof b));
+        return -1;
+    }
+    const struct randio_engine *e = pick_engine(cbk_arg_text(a, "engine"));
+    if (e->unavailable) {
+        snprintf(why, len, "%s", e->unavailable);
+        return -1;
+    }
+    return cbk_check_target_dir(cbk_arg_text(a, "dir"), file, why, len);
+}
+
+/* Pre-writes the file with incompressible data, in the largest block that divides it up to 1 MiB. */
+static void prepare_file(struct cbk_ctx *c, struct randio *r, uint64_t file, uint64_t block)
+{
+    uint64_t chunk = block;
+    while (chunk * 2 <= (1u << 20) && file % (chunk * 2) == 0)
+        chunk *= 2;
+    struct cbk_pattern pat;
+    if (cbk_pattern_init(&pat, c->run_id, 0, chunk))
+        cbk_fail(c, CBK_EXIT_FAILED, "randio: out of memory for a %llu-byte buffer", (unsigned long long)chunk);
+    int fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int rc = fd < 0 ? -errno : cbk_write_blocks(fd, &pat, file / chunk * chunk, 0);
+    if (!rc && fsync(fd))
+        rc = -errno;
+    if (fd >= 0)
+        close(fd);
+    cbk_pattern_free(&pat);
+    if (rc)
+        cbk_fail(c, rc == -ENOSPC ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED, "randio: preparing %s: %s", r->path,
+                 strerror(-rc));
+}
+
+static int setup(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct randio *r = calloc(1, sizeof *r);
+    if (!r)
+        cbk_fail(c, CBK_EXIT_FAILED, "randio: out of memory");
+    c->state = r;
+    r->engine = pick_engine(cbk_arg_text(a, "engine"));
+    r->njobs = (int)cbk_arg_int(a, "jobs");
+    r->seed = (uint64_t)cbk_arg_int(a, "seed");
+    if (!r->seed)
+        r->seed = cbk_random_u64() | 1;
+    uint64_t file = cbk_arg_size(a, "file-size"), block = cbk_arg_size(a, "block-size");
+    unsigned depth = r->engine->queues ? (unsigned)cbk_arg_int(a, "iodepth") : 1;
+    int seconds = (int)ceil(cbk_arg_real(a, "runtime")) + 1;
+    int rc = cbk_private_dir(cbk_arg_text(a, "dir"), "randio", r->dir, sizeof r->dir);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "randio: cannot create a directory in %s: %s", cbk_arg_text(a, "dir"),
+                 strerror(-rc));
+    snprintf(r->path, sizeof r->path, "%s/data", r->dir);
+    prepare_file(c, r, file, block);
+
+    r->jobs = calloc((size_t)r->njobs, sizeof *r->jobs);
+    r->series = calloc((size_t)seconds, sizeof(double));
+    struct cbk_pattern pat;
+    if (!r->jobs || !r->series || cbk_pattern_init(&pat, c->run_id, 0, block) ||
+        cbk_histogram_init(&r->merged_read, LAT_LOWEST_NS, LAT_HIGHEST_NS) ||
+        cbk_histogram_init(&r->merged_write, LAT_LOWEST_NS, LAT_HIGHEST_NS))
+        cbk_fail(c, CBK_EXIT_FAILED, "randio: out of memory");
+    for (int i = 0; i < r->njobs; i++) {
+        struct job *j = &r->jobs[i];
+        j->index = i;
+        j->engine = r->engine;
+        j->path = r->path;
+        j->blocks = file / block;
+        j->block_bytes = block;
+        j->rwmix = is(cbk_arg_text(a, "pattern"), "randrw") ? (int)cbk_arg_int(a, "rwmix")
+                   : is(cbk_arg_text(a, "pattern"), "randread") ? 100 : 0;
+        j->direct = cbk_arg_flag(a, "direct");
+        j->ramp_s = cbk_arg_real(a, "ramp");
+        j->runtime_s = cbk_arg_real(a, "runtime");
+        j->seconds = seconds;
+        j->queue.depth = depth;
+        j->queue.block_bytes = block;
+        j->ios = calloc(depth, sizeof *j->ios);
+        j->done = calloc(depth, sizeof *j->done);
+        j->bufs = cbk_buffer_alloc((size_t)block * depth);
+        j->per_second = calloc((size_t)seconds, sizeof(double));
+        if (!j->ios || !j->done || !j->bufs || !j->per_second ||
+            cbk_histogram_init(&j->lat_read, LAT_LOWEST_NS, LAT_HIGHEST_NS) ||
+            cbk_histogram_init(&j->lat_write, LAT_LOWEST_NS, LAT_HIGHEST_NS))
+            cbk_fail(c, CBK_EXIT_FAILED, "randio: out of memory for job %d (%u x %llu bytes)", i, depth,
+                     (unsigned long long)block);
+        for (unsigned q = 0; q < depth; q++) {
+            j->ios[q].buf = j->bufs + (size_t)q * block;
+            cbk_pattern_fill(&pat, j->ios[q].buf, (uint64_t)q * block); /* writes carry incompressible data */
+        }
+    }
+    cbk_pattern_free(&pat);
+    return 0;
+}
+
+static void aim(struct job *j, struct randio_io *io)
+{
+    io->offset = next_random(&j->rng) % j->blocks * j->block_bytes;
+    io->is_read = j->rwmix == 100 || (j->rwmix > 0 && (int)(next_random(&j->rng) % 100) < j->rwmix);
+}
+
+static void *job_main(void *arg)
+{
+    struct job *j = arg;
+    unsigned depth = j->queue.depth, inflight = 0;
+    double start = cbk_clock(), counted_from = start + j->ramp_s, stop = counted_from + j->runtime_s;
+    for (unsigned q = 0; q < depth; q++) {
+        aim(j, &j->ios[q]);
+        j->ios[q].submitted_s = cbk_clock();
+        if (j->engine->submit(&j->queue, &j->ios[q]) == 0)
+            inflight++;
+    }
+    bool stopping = false;
+    while (inflight > 0) {
+        int n = j->engine->reap(&j->queue, j->done, depth);
+        if (n < 0) {
+            j->first_error = -n;
+            break;
+        }
+        double now = cbk_clock();
+        inflight -= (unsigned)n;
+        if (now >= stop)
+            stopping = true;
+        for (int k = 0; k < n; k++) {
+            struct randio_io *io = j->done[k];
+            if (io->result != (int)j->block_bytes) {
+                j->errors++;
+                if (!j->first_error)
+                    j->first_error = io->result < 0 ? -io->result : EIO;
+                stopping = true;
+            } else if (now >= counted_from && now < stop) {
+                uint64_t ns = (uint64_t)((now - io->submitted_s) * 1e9);
+                cbk_histogram_record(io->is_read ? &j->lat_read : &j->lat_write, ns);
+                if (io->is_read)
+                    j->reads++;
+                else
+                    j->writes++;
+                j->per_second[(int)(now - counted_from)] += 1;
+            }
+            if (!stopping) {
+                aim(j, io);
+                io->submitted_s = cbk_clock();
+                if (j->engine->submit(&j->queue, io) == 0)
+                    inflight++;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r, bool reads, double begin_s,
+                   double end_s)
+{
+    struct cbk_histogram *h = reads ? &r->merged_read : &r->merged_write;
+    uint64_t ops = 0, errors = 0;
+    for (int i = 0; i < r->njobs; i++) {
+        ops += reads ? r->jobs[i].reads : r->jobs[i].writes;
+        errors += r->jobs[i].errors;
+    }
+    uint64_t block = cbk_arg_size(a, "block-size");
+    bool direct = cbk_arg_flag(a, "direct");
+    struct cbk_phase p = { .phase = reads ? "randread" : "randwrite", .mode = direct ? "direct" : "buffered",
+                           .bytes = ops * block, .ops = ops, .begin_s = begin_s, .end_s = end_s,
+                           .value_unit = "IOPS", .value = (double)ops };
+    cbk_phase_field(&p, CBK_REAL("mib_per_s", (double)(ops * block) / (end_s - begin_s) / 1048576.0));
+    cbk_phase_field(&p, CBK_TEXT("engine", r->engine->name));
+    cbk_phase_field(&p, CBK_I64("iodepth", (int64_t)r->jobs[0].queue.depth));
+    cbk_phase_field(&p, CBK_I64("jobs", r->njobs));
+    cbk_phase_field(&p, CBK_U64("block_bytes", block));
+    cbk_phase_field(&p, CBK_U64("file_bytes", cbk_arg_size(a, "file-size")));
+    cbk_phase_field(&p, CBK_TEXT("dir", cbk_arg_text(a, "dir")));
+    cbk_phase_field(&p, CBK_U64("histogram_count", cbk_histogram_count(h)));
+    static const struct { const char *key; double q; } pct[] = {
+        { "lat_us_p50", 50 }, { "lat_us_p90", 90 }, { "lat_us_p99", 99 }, { "lat_us_p99_9", 99.9 },
+        { "lat_us_p99_99", 99.99 },
+    };
+    for (size_t i = 0; i < sizeof pct / sizeof *pct; i++)
+        cbk_phase_field(&p, CBK_REAL(pct[i].key, (double)cbk_histogram_percentile(h, pct[i].q) / 1000.0));
+    cbk_phase_field(&p, CBK_REAL("lat_us_min", (double)cbk_histogram_min(h) / 1000.0));
+    cbk_phase_field(&p, CBK_REAL("lat_us_max", (double)cbk_histogram_max(h) / 1000.0));
+    cbk_phase_field(&p, CBK_REAL("lat_us_mean", cbk_histogram_mean(h) / 1000.0));
+    cbk_phase_field(&p, CBK_U64("errors", errors));
+    cbk_phase_field(&p, CBK_U64("seed", r->seed));
+    cbk_phase_field(&p, CBK_TEXT("generator", "xorshift64* per job, seeded seed + job index"));
+    if (is(cbk_arg_text(a, "pattern"), "randrw"))
+        cbk_phase_field(&p, CBK_I64("rwmix_read_percent", cbk_arg_int(a, "rwmix")));
+    if (!direct)
+        cbk_phase_warn(&p, "buffered I/O: the page cache may serve reads and absorb writes");
+    if (!r->engine->queues && cbk_arg_int(a, "iodepth") > 1)
+        cbk_phase_warn(&p, "psync does one I/O at a time: the queue depth per job is 1");
+    p.series_key = "iops_per_s";
+    p.series = r->series;
+    p.series_len = (int)floor(cbk_arg_real(a, "runtime"));
+    cbk_report(c, &p);
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    struct randio *r = c->state;
+    int flags = O_RDWR | (cbk_arg_flag(a, "direct") ? O_DIRECT : 0);
+    for (int i = 0; i < r->njobs; i++) {
+        struct job *j = &r->jobs[i];
+        j->reads = j->writes = j->errors = 0;
+        j->first_error = 0;
+        j->rng = r->seed + (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)c->repetition;
+        if (!j->rng)
+            j->rng = 1;
+        memset(j->per_second, 0, (size_t)j->seconds * sizeof(double));
+        cbk_histogram_reset(&j->lat_read);
+        cbk_histogram_reset(&j->lat_write);
+        j->fd = open(r->path, flags);
+        if (j->fd < 0)
+            cbk_fail(c, errno == EINVAL ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED, "randio: open %s: %s", r->path,
+                     errno == EINVAL ? "the file system does not support O_DIRECT" : strerror(errno));
+        j->queue.engine = j->engine;
+        j->queue.fd = j->fd;
+        int rc = j->engine->init(&j->queue);
+        if (rc)
+            cbk_fail(c, CBK_EXIT_FAILED, "randio: engine %s: %s", j->engine->name, strerror(-rc));
+    }
+    double begin = cbk_now(c) + cbk_arg_real(a, "ramp");
+    for (int i = 0; i < r->njobs; i++)
+        if (pthread_create(&r->jobs[i].thread, NULL, job_main, &r->jobs[i]))
+            cbk_fail(c, CBK_EXIT_FAILED, "randio: cannot start job thread %d", i);
+    for (int i = 0; i < r->njobs; i++)
+        pthread_join(r->jobs[i].thread, NULL);
+    double end = begin + cbk_arg_real(a, "runtime");
+    cbk_histogram_reset(&r->merged_read);
+    cbk_histogram_reset(&r->merged_write);
+    memset(r->series, 0, (size_t)r->jobs[0].seconds * sizeof(double));
+    int error = 0;
+    for (int i = 0; i < r->njobs; i++) {
+        struct job *j = &r->jobs[i];
+        j->engine->exit(&j->queue);
+        close(j->fd);
+        cbk_histogram_merge(&r->merged_read, &j->lat_read);
+        cbk_histogram_merge(&r->merged_write, &j->lat_write);
+        for (int s = 0; s < j->seconds; s++)
+            r->series[s] += j->per_second[s];
+        if (!error)
+            error = j->first_error;
+    }
+    if (error)
+        cbk_fail(c, CBK_EXIT_FAILED, "randio: I/O on %s failed: %s", r->path, strerror(error));
+    const char *pattern = cbk_arg_text(a, "pattern");
+    if (!is(pattern, "randwrite"))
+        report(c, a, r, true, begin, end);
+    if (!is(pattern, "randread"))
+        report(c, a, r, false, begin, end);
+    return 0;
+}
+
+static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    (void)a;
+    struct randio *r = c->state;
+    for (int i = 0; r->jobs && i < r->njobs; i++) {
+        struct job *j = &r->jobs[i];
+        free(j->ios);
+        free(j->done);
+        cbk_buffer_free(j->bufs);
+        free(j->per_second);
+        cbk_histogram_free(&j->lat_read);
+        cbk_histogram_free(&j->lat_write);
+    }
+    cbk_histogram_free(&r->merged_read);
+    cbk_histogram_free(&r->merged_write);
+    free(r->jobs);
+    free(r->series);
+    unlink(r->path);
+    free(r);
+    c->state = NULL;
+}
+
+const struct cbk_kernel cbk_kernel_randio = {
+    .name = "randio",
+    .summary = "random IOPS at a queue depth with latency percentiles (E5)",
+    .params = params,
+    .validate = validate,
+    .setup = setup,
+    .run = run,
+    .teardown = teardown,
+};

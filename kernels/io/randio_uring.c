@@ -1,0 +1,84 @@
+/* io_uring through liburing: submissions batched per reap, completions
+ * peeked in batches after waiting for the first. */
+#include "randio_engine.h"
+
+#ifdef CBK_HAVE_LIBURING
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+
+struct uring {
+    struct io_uring ring;
+    unsigned unsubmitted;
+};
+
+static int init(struct randio_queue *q)
+{
+    struct uring *u = calloc(1, sizeof *u);
+    if (!u)
+        return -ENOMEM;
+    int rc = io_uring_queue_init(q->depth, &u->ring, 0);
+    if (rc < 0) {
+        free(u);
+        return rc;
+    }
+    q->priv = u;
+    return 0;
+}
+
+static int submit(struct randio_queue *q, struct randio_io *io)
+{
+    struct uring *u = q->priv;
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+    if (!sqe)
+        return -EBUSY;
+    if (io->is_read)
+        io_uring_prep_read(sqe, q->fd, io->buf, (unsigned)q->block_bytes, io->offset);
+    else
+        io_uring_prep_write(sqe, q->fd, io->buf, (unsigned)q->block_bytes, io->offset);
+    io_uring_sqe_set_data(sqe, io);
+    u->unsubmitted++;
+    return 0;
+}
+
+static int reap(struct randio_queue *q, struct randio_io **done, unsigned max)
+{
+    struct uring *u = q->priv;
+    struct io_uring_cqe *cqe;
+    /* one system call submits what was queued and waits for a completion */
+    int rc = io_uring_submit_and_wait(&u->ring, 1);
+    if (rc < 0 && rc != -EINTR)
+        return rc;
+    u->unsubmitted = 0;
+    unsigned n = 0, head;
+    io_uring_for_each_cqe(&u->ring, head, cqe) {
+        if (n == max)
+            break;
+        struct randio_io *io = io_uring_cqe_get_data(cqe);
+        io->result = cqe->res;
+        done[n++] = io;
+    }
+    io_uring_cq_advance(&u->ring, n);
+    return (int)n;
+}
+
+static void finish(struct randio_queue *q)
+{
+    struct uring *u = q->priv;
+    if (u) {
+        io_uring_queue_exit(&u->ring);
+        free(u);
+    }
+    q->priv = NULL;
+}
+
+const struct randio_engine randio_engine_io_uring = {
+    .name = "io_uring", .queues = true, .init = init, .submit = submit, .reap = reap, .exit = finish,
+};
+#else
+const struct randio_engine randio_engine_io_uring = {
+    .name = "io_uring",
+    .unavailable = "engine io_uring not available: cbk was built without liburing "
+                   "(apt-get install liburing-dev, then reinstall clusterbench)",
+};
+#endif

@@ -1,0 +1,97 @@
+"""randio on real files: engines, patterns, queue depths, percentiles, bad input."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import tree
+
+
+def available_engines(cbk_bin, tmp_path) -> list[str]:
+    out = []
+    for e in ("psync", "io_uring", "libaio"):
+        r = subprocess.run([cbk_bin, "--check", "randio", f"--engine={e}", f"--dir={tmp_path}", "--file-size=1m"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            out.append(e)
+    return out
+
+
+def test_psync_is_always_available_and_missing_engines_say_how_to_get_them(cbk_bin, tmp_path):
+    engines = available_engines(cbk_bin, tmp_path)
+    assert "psync" in engines
+    for e in {"io_uring", "libaio"} - set(engines):
+        r = subprocess.run([cbk_bin, "randio", f"--engine={e}", f"--dir={tmp_path}"], capture_output=True, text=True)
+        assert r.returncode == 2 and "apt-get install" in r.stderr
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("engine", ["psync", "io_uring", "libaio"])
+@pytest.mark.parametrize("pattern", ["randread", "randwrite", "randrw"])
+@pytest.mark.parametrize("depth", [1, 32])
+def test_engines_patterns_depths(run_cbk, cbk_bin, tmp_path, engine, pattern, depth):
+    if engine not in available_engines(cbk_bin, tmp_path):
+        pytest.skip(f"{engine} not built in")
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=16m", f"--engine={engine}", f"--pattern={pattern}",
+                f"--iodepth={depth}", "--runtime=0.4", "--ramp=0.1", "--rwmix=60", "--seed=42")
+    assert r.status == 0, r.stderr
+    phases = {m["phase"]: m for m in r.measurements()}
+    expected = {"randread": {"randread"}, "randwrite": {"randwrite"}, "randrw": {"randread", "randwrite"}}[pattern]
+    assert set(phases) == expected
+    for m in phases.values():
+        assert m["engine"] == engine and m["mode"] == "direct" and m["seed"] == 42
+        assert m["iodepth"] == (depth if engine != "psync" else 1)
+        assert m["ops"] > 0 and m["histogram_count"] == m["ops"] and m["errors"] == 0
+        assert m["rate_unit"] == "IOPS" and m["rate"] == pytest.approx(m["ops"] / m["seconds"])
+        assert m["bytes"] == m["ops"] * 4096
+        assert 0 < m["lat_us_min"] <= m["lat_us_p50"] <= m["lat_us_p90"] <= m["lat_us_p99"] \
+            <= m["lat_us_p99_9"] <= m["lat_us_p99_99"] <= m["lat_us_max"]
+        assert isinstance(m["iops_per_s"], list)
+    if pattern == "randrw":
+        share = phases["randread"]["ops"] / (phases["randread"]["ops"] + phases["randwrite"]["ops"])
+        assert 0.45 < share < 0.75  # rwmix=60
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
+def test_per_second_series_covers_the_runtime(run_cbk, tmp_path):
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--engine=psync", "--runtime=2.2", "--ramp=0")
+    assert r.status == 0, r.stderr
+    (m,) = r.measurements()
+    assert len(m["iops_per_s"]) == 2 and all(v > 0 for v in m["iops_per_s"])
+    assert sum(m["iops_per_s"]) <= m["ops"]
+
+
+@pytest.mark.timeout(60)
+def test_buffered_mode_is_labelled(run_cbk, tmp_path):
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--direct=false", "--runtime=0.3", "--ramp=0")
+    assert r.status == 0, r.stderr
+    (m,) = r.measurements()
+    assert m["mode"] == "buffered" and any("page cache" in w for w in m["warnings"])
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args, message", [
+    (["--iodepth=0"], "out of range"),
+    (["--block-size=1000"], "multiple of 512"),
+    (["--file-size=4k", "--block-size=8k"], "smaller than block size"),
+    (["--engine=spdk"], "is not one of"),
+    (["--runtime=0"], "out of range"),
+    (["--rwmix=101"], "out of range"),
+])
+def test_bad_input(run_cbk, tmp_path, args, message):
+    r = run_cbk("randio", f"--dir={tmp_path}", *args)
+    assert r.status == 2 and len(r.errors) == 1 and message in r.errors[0]["message"], r.stderr
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(120)
+def test_randio_through_the_cli_stores_iops(cli, tmp_path, store_url):
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("run", "randio", f"--dir={target}", "--file-size=8m", "--runtime=0.3", "--ramp=0", "--repeat", "2")
+    assert r.status == 0, r.stderr
+    assert "IOPS" in r.stdout and "randread" in r.stdout
+    assert tree(target) == []

@@ -1,0 +1,43 @@
+"""CSV and JSON carry the statistics: CI, spread and the flagged outlier, parsed back."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+
+@pytest.mark.timeout(60)
+def test_json_and_csv_carry_ci_and_outliers(tmp_path):
+    from clusterbench.report import render
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = store.begin_run(label="x", command="test", suite=None)
+    step = store.begin_step(run, position=0, name="seqio", kernel="seqio", params={}, launcher="local", ranks=1,
+                            ranks_per_node=None)
+    values = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 250.0]  # the last is the outlier
+    for i, v in enumerate(values):
+        store.add_sample(step, {"repetition": i, "phase": "write", "mode": "fsync", "rate": v,
+                                "rate_unit": "MiB/s"}, [])
+        store.add_sample(step, {"repetition": i, "phase": "read", "mode": "cold", "rate": 200.0 + i,
+                                "rate_unit": "MiB/s"}, [])
+    store.finish_step(step, "ok")
+    store.finish_run(run, "ok")
+    data = [load_run(store, run)]
+
+    (write, read) = json.loads(render("json", data))["runs"][0]["steps"][0]["summary"]
+    assert (write["phase"], write["median"], write["outliers"]) == ("write", 100.2, [6])
+    # n = 7: [x(1), x(7)] is the narrowest order-statistic interval reaching 95 % (coverage 1 - 2/128)
+    assert (write["ci_low"], write["ci_high"]) == (99.0, 250.0)
+    assert write["ci_coverage"] == pytest.approx(1 - 2 / 128) and write["ci_method"] == "order statistics"
+    assert write["std"] > 0 and write["cv"] == pytest.approx(write["std"] / write["mean"])
+    assert read["outliers"] == [] and read["excluded_outliers"] is False
+
+    rows = list(csv.DictReader(io.StringIO(render("csv", data))))
+    assert len(rows) == 14
+    flagged = [(r["phase"], float(r["value"])) for r in rows if r["outlier"] == "1"]
+    assert flagged == [("write", 250.0)]
+    assert {r["outlier"] for r in rows} == {"0", "1"}
