@@ -5,7 +5,6 @@ writer and offset; bad input fails on every rank with one message, exit 2,
 nothing left behind."""
 from __future__ import annotations
 
-import itertools
 
 import pytest
 

@@ -1,7 +1,6 @@
 """randio on real files: engines, patterns, queue depths, percentiles, bad input."""
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest

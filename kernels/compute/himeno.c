@@ -407,25 +407,10 @@ static float *alloc_floats(struct cbk_ctx *c, size_t n)
 static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h)
 {
     bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
-    const struct cbk_cpu_order *order = &h->order;
-    int failed = 0;
-#ifdef CBK_HAVE_OPENMP
-#pragma omp parallel num_threads(h->threads) reduction(+:failed)
-#endif
-    {
-#ifdef CBK_HAVE_OPENMP
-        int t = omp_get_thread_num();
-#else
-        int t = 0;
-#endif
-        if (pin && order->count > 0)
-            failed += cbk_pin_self(order->cpu[(c->node_rank * h->threads + t) % order->count]) != 0;
-        if (t < CBK_MAX_CPUS)
-            h->cpu_of_thread[t] = sched_getcpu();
-    }
+    int failed = cbk_place_threads(&h->order, h->threads, c->node_rank, pin, h->cpu_of_thread, h->cpus,
+                                   sizeof h->cpus);
     if (failed)
         cbk_fail(c, CBK_EXIT_FAILED, "himeno: pthread_setaffinity_np failed for %d threads", failed);
-    cbk_format_cpus(h->cpu_of_thread, h->threads < CBK_MAX_CPUS ? h->threads : CBK_MAX_CPUS, h->cpus, sizeof h->cpus);
 }
 
 #define ARRAYS(h) { &(h)->a0, &(h)->a1, &(h)->a2, &(h)->a3, &(h)->b0, &(h)->b1, &(h)->b2, \

@@ -195,25 +195,10 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
 static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
 {
     bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
-    const struct cbk_cpu_order *order = &s->order;
-    int failed = 0;
-#ifdef CBK_HAVE_OPENMP
-#pragma omp parallel num_threads(s->threads) reduction(+:failed)
-#endif
-    {
-#ifdef CBK_HAVE_OPENMP
-        int t = omp_get_thread_num();
-#else
-        int t = 0;
-#endif
-        if (pin && order->count > 0)
-            failed += cbk_pin_self(order->cpu[(c->node_rank * s->threads + t) % order->count]) != 0;
-        if (t < CBK_MAX_CPUS)
-            s->cpu_of_thread[t] = sched_getcpu();
-    }
+    int failed = cbk_place_threads(&s->order, s->threads, c->node_rank, pin, s->cpu_of_thread, s->cpus,
+                                   sizeof s->cpus);
     if (failed)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: pthread_setaffinity_np failed for %d threads", failed);
-    cbk_format_cpus(s->cpu_of_thread, s->threads < CBK_MAX_CPUS ? s->threads : CBK_MAX_CPUS, s->cpus, sizeof s->cpus);
 }
 
 /* STREAM's initial values, written by the threads that will use each

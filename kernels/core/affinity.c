@@ -1,5 +1,9 @@
 #include "affinity.h"
 
+#ifdef CBK_HAVE_OPENMP
+#include <omp.h>
+#endif
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -79,4 +83,26 @@ void cbk_format_cpus(const int *cpus, int n, char *buf, size_t len)
             break;
         used += (size_t)w;
     }
+}
+
+int cbk_place_threads(const struct cbk_cpu_order *order, int threads, int node_rank, bool pin,
+                      int *cpu_of_thread, char *cpus, size_t cpus_len)
+{
+    int failed = 0;
+#ifdef CBK_HAVE_OPENMP
+#pragma omp parallel num_threads(threads) reduction(+:failed)
+#endif
+    {
+#ifdef CBK_HAVE_OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+        if (pin && order->count > 0)
+            failed += cbk_pin_self(order->cpu[(node_rank * threads + t) % order->count]) != 0;
+        if (t < CBK_MAX_CPUS)
+            cpu_of_thread[t] = sched_getcpu();
+    }
+    cbk_format_cpus(cpu_of_thread, threads < CBK_MAX_CPUS ? threads : CBK_MAX_CPUS, cpus, cpus_len);
+    return failed;
 }

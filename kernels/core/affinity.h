@@ -4,6 +4,7 @@
 #ifndef CBK_AFFINITY_H
 #define CBK_AFFINITY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CBK_MAX_CPUS 1024
@@ -24,5 +25,12 @@ int cbk_pin_self(int cpu);
 
 /* Writes "0,2,4" style lists into buf. */
 void cbk_format_cpus(const int *cpus, int n, char *buf, size_t len);
+
+/* Starts an OpenMP team of `threads` (one thread without OpenMP); when `pin`,
+ * thread t of the rank with node_rank r goes to order->cpu[(r * threads + t)
+ * mod count]. Records each thread's CPU in cpu_of_thread (CBK_MAX_CPUS long)
+ * and as a list in `cpus`. Returns how many pins failed. */
+int cbk_place_threads(const struct cbk_cpu_order *order, int threads, int node_rank, bool pin,
+                      int *cpu_of_thread, char *cpus, size_t cpus_len);
 
 #endif

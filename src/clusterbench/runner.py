@@ -249,7 +249,9 @@ def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -
         signal.signal(signal.SIGTERM, previous)
     if "failed" in statuses:
         store.finish_run(run_id, "failed", f"{statuses.count('failed')} step(s) failed")
-        raise MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
-                                f"(clusterbench show {run_id})")
+        failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
+                                   f"(clusterbench show {run_id})")
+        failed.run_id = run_id
+        raise failed
     store.finish_run(run_id, "ok")
     return run_id

@@ -82,17 +82,12 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
       clusterbench ior mpiexec -n 36 IOR -a MPIIO -b 4g -t 4m -i 1 -F -o /gluster/output
       clusterbench ior --np 4 -a POSIX -b 64m -t 1m -F -C -e -o /scratch/test
     """
-    from rich.console import Console
-
     from clusterbench import catalogue
-    from clusterbench.commands.run import absolute_paths
-    from clusterbench.errors import MeasurementFailed
+    from clusterbench.commands.run import absolute_paths, execute_and_show
     from clusterbench.ior_args import translate
     from clusterbench.plan import expand
-    from clusterbench.progress import Progress
     from clusterbench.report.data import load_run
-    from clusterbench.report.terminal import print_run
-    from clusterbench.runner import RunRequest, execute
+    from clusterbench.runner import RunRequest
 
     t = translate(list(ior_args))
     if ranks and t.ranks and ranks != t.ranks:
@@ -115,19 +110,9 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
     store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
                      oversubscribe)
-    console = Console()
-    try:
-        run_id = execute(store, cat, req, Progress(enabled=not quiet))
-    except MeasurementFailed:
-        if not quiet:
-            print_run(console, load_run(store, store.list_runs(limit=1)[0].id))
-        raise
-    except KeyboardInterrupt:
-        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        sys.exit(130)
+    run_id = execute_and_show(store, cat, req, quiet)
     run = load_run(store, run_id)
     if not quiet:
-        print_run(console, run)
         step = run["steps"][0]
         for line in summary_lines(ior_figures(step["samples"]), params, ranks, ppn):
             click.echo(line)

@@ -50,6 +50,31 @@ def absolute_paths(steps, cat):
     return out, list(dict.fromkeys(targets))
 
 
+def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
+    """Runs the request; prints the result tables (also of a run whose steps
+    failed, before its exit 1); exit 130 after Ctrl-C. Returns the run id."""
+    from rich.console import Console
+
+    from clusterbench.errors import MeasurementFailed
+    from clusterbench.progress import Progress
+    from clusterbench.report.data import load_run
+    from clusterbench.report.terminal import print_run
+    from clusterbench.runner import execute
+
+    try:
+        run_id = execute(store, cat, req, Progress(enabled=not quiet))
+    except MeasurementFailed as e:
+        if not quiet:
+            print_run(Console(), load_run(store, e.run_id))
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        sys.exit(130)
+    if show and not quiet:
+        print_run(Console(), load_run(store, run_id))
+    return run_id
+
+
 def default_report_path(run_id: int) -> str:
     from pathlib import Path
 
@@ -117,15 +142,9 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
       clusterbench run seqio --dir=/data --file-size=10g --label=ssd
       clusterbench run null --np 2 --seconds=0.1
     """
-    from rich.console import Console
-
     from clusterbench import catalogue, suites
-    from clusterbench.errors import MeasurementFailed
     from clusterbench.plan import expand
-    from clusterbench.progress import Progress
-    from clusterbench.report.data import load_run
-    from clusterbench.report.terminal import print_run
-    from clusterbench.runner import RunRequest, execute
+    from clusterbench.runner import RunRequest
 
     extra = parse_extra(ctx.args)
     auto = None
@@ -161,18 +180,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
                      hostfile, oversubscribe)
-    console = Console()
-    try:
-        run_id = execute(store, cat, req, Progress(enabled=not quiet))
-    except MeasurementFailed:
-        if not quiet:
-            print_run(console, load_run(store, store.list_runs(limit=1)[0].id))
-        raise
-    except KeyboardInterrupt:
-        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        sys.exit(130)
-    if not quiet:
-        print_run(console, load_run(store, run_id))
+    run_id = execute_and_show(store, cat, req, quiet)
     click.echo(f"stored as run {run_id} in {store.url}")
     if report_path or suite_name:
         from clusterbench.report import write_report
