@@ -1,6 +1,7 @@
 """randio on real files: engines, patterns, queue depths, percentiles, bad input."""
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -55,6 +56,35 @@ def test_engines_patterns_depths(run_cbk, cbk_bin, tmp_path, engine, pattern, de
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine", ["io_uring", "libaio"])
+@pytest.mark.parametrize("batch, effective", [(1, 1), (8, 8), (64, 16)])
+def test_submit_batch_is_recorded_and_capped_at_the_depth(run_cbk, cbk_bin, tmp_path, engine, batch, effective):
+    if engine not in available_engines(cbk_bin, tmp_path):
+        pytest.skip(f"{engine} not built in")
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", f"--engine={engine}", "--iodepth=16",
+                f"--submit-batch={batch}", "--runtime=0.3", "--ramp=0", "--pattern=randwrite")
+    assert r.status == 0, r.stderr
+    (m,) = r.measurements()
+    assert m["submit_batch"] == effective
+    assert m["ops"] > 0 and m["histogram_count"] == m["ops"] and m["errors"] == 0
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
+def test_cpus_pins_every_job_and_the_record_says_where_they_ran(run_cbk, tmp_path):
+    cpu = max(os.sched_getaffinity(0))
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--jobs=3", f"--cpus={cpu}", "--runtime=0.3",
+                "--ramp=0")
+    assert r.status == 0, r.stderr
+    (m,) = r.measurements()
+    assert m["cpus_allowed"] == str(cpu) and m["cpus"] == ",".join([str(cpu)] * 3)
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--jobs=2", "--runtime=0.3", "--ramp=0")
+    (m,) = r.measurements()
+    assert m["cpus_allowed"] == "any"
+    assert {int(c) for c in m["cpus"].split(",")} <= os.sched_getaffinity(0)
+
+
+@pytest.mark.timeout(60)
 def test_per_second_series_covers_the_runtime(run_cbk, tmp_path):
     r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--engine=psync", "--runtime=2.2", "--ramp=0")
     assert r.status == 0, r.stderr
@@ -79,6 +109,9 @@ def test_buffered_mode_is_labelled(run_cbk, tmp_path):
     (["--engine=spdk"], "is not one of"),
     (["--runtime=0"], "out of range"),
     (["--rwmix=101"], "out of range"),
+    (["--cpus=99999"], "not a list of CPUs"),
+    (["--cpus=3-1"], "not a list of CPUs"),
+    (["--cpus=one"], "not a list of CPUs"),
 ])
 def test_bad_input(run_cbk, tmp_path, args, message):
     r = run_cbk("randio", f"--dir={tmp_path}", *args)

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,6 +71,38 @@ int cbk_pin_self(int cpu)
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+int cbk_parse_cpu_list(const char *text, int *cpus, int max)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed))
+        return -1;
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p || lo < 0)
+            return -1;
+        p = end;
+        if (*p == '-') {
+            hi = strtol(p + 1, &end, 10);
+            if (end == p + 1 || hi < lo)
+                return -1;
+            p = end;
+        }
+        for (long c = lo; c <= hi; c++) {
+            if (c >= CPU_SETSIZE || !CPU_ISSET((int)c, &allowed) || n == max)
+                return -1;
+            cpus[n++] = (int)c;
+        }
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return n ? n : -1;
 }
 
 void cbk_format_cpus(const int *cpus, int n, char *buf, size_t len)

@@ -23,6 +23,11 @@ int cbk_cpu_order(struct cbk_cpu_order *o);
 /* Pins the calling thread to one CPU. Returns 0 or an errno value. */
 int cbk_pin_self(int cpu);
 
+/* Parses a CPU list as taskset and fio's cpus_allowed write it ("1",
+ * "0-3,8"): fills cpus (at most max) and returns the count, or -1 when the
+ * text is not such a list or names a CPU this process may not use. */
+int cbk_parse_cpu_list(const char *text, int *cpus, int max);
+
 /* Writes "0,2,4" style lists into buf. */
 void cbk_format_cpus(const int *cpus, int n, char *buf, size_t len);
 

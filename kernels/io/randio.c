@@ -4,6 +4,7 @@
  * Latency is submission to completion (fio's `lat`), recorded in a
  * fixed-memory log-bucketed histogram (core/histogram.h): nothing is
  * allocated in the timed loop. Completions during the ramp are not counted. */
+#include "../core/affinity.h"
 #include "../core/buffer.h"
 #include "../core/cbk.h"
 #include "../core/cleanup.h"
@@ -18,6 +19,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +36,13 @@ static const struct cbk_param params[] = {
     { .name = "pattern", .type = CBK_CHOICE, .default_value = "randread", .choices = "randread,randwrite,randrw", .help = "random reads, random writes, or a mix (see rwmix)" },
     { .name = "rwmix", .type = CBK_INT, .default_value = "70", .unit = "%", .min = "0", .max = "100", .help = "randrw: percentage of reads" },
     { .name = "iodepth", .type = CBK_INT, .default_value = "32", .unit = "I/Os", .min = "1", .max = "65536", .help = "I/Os in flight per job (psync: always 1)" },
+    { .name = "submit-batch", .type = CBK_INT, .default_value = "1", .unit = "I/Os", .min = "1", .max = "65536", .help = "I/Os queued before they are handed to the kernel in one call (at most iodepth); 1 = each at once, as fio's default iodepth_batch_submit" },
     { .name = "jobs", .type = CBK_INT, .default_value = "1", .unit = "threads", .min = "1", .max = "1024", .help = "threads, each with its own queue, on one shared file" },
     { .name = "runtime", .type = CBK_REAL, .default_value = "30", .unit = "s", .min = "0.1", .max = "86400", .help = "measured time per repetition, after the ramp" },
     { .name = "ramp", .type = CBK_REAL, .default_value = "2", .unit = "s", .min = "0", .max = "3600", .help = "time run first and not counted (caches, queues and clocks settle)" },
     { .name = "direct", .type = CBK_BOOL, .default_value = "true", .help = "O_DIRECT (default); false = buffered, labelled as such" },
     { .name = "engine", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,io_uring,libaio,psync", .help = "I/O engine; auto = io_uring when built in, else libaio, else psync" },
+    { .name = "cpus", .type = CBK_STRING, .default_value = "any", .help = "CPUs the jobs may run on, as taskset and fio's cpus_allowed (\"1\", \"0-3\"); any = where the OS puts them. At QD 1 the CPU that takes the disk's interrupts can be 1.5x faster than another" },
     { .name = "seed", .type = CBK_INT, .default_value = "0", .min = "0", .help = "random generator seed (0: a random seed, recorded)" },
     { 0 },
 };
@@ -60,6 +64,10 @@ struct job {
     int seconds;
     uint64_t rng;
     int first_error;      /* errno of the first failed I/O, 0 if none */
+    int init_error;       /* errno from the engine's set-up, 0 if none */
+    unsigned batch, queued; /* flush every `batch` submissions; `queued` not yet flushed */
+    const cpu_set_t *allowed; /* NULL: the OS places the job */
+    int cpu;              /* the CPU the job was on when it ended */
     /* shared, read-only while running */
     const char *path;
     uint64_t blocks, block_bytes;
@@ -76,6 +84,8 @@ struct randio {
     uint64_t seed;
     double *series;
     struct cbk_histogram merged_read, merged_write;
+    cpu_set_t allowed;    /* --cpus, shared by every job as fio's cpus_allowed */
+    char cpus_seen[1024]; /* the CPU each job ended on */
 };
 
 static bool is(const char *a, const char *b) { return !strcmp(a, b); }
@@ -113,6 +123,13 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     if (cbk_arg_flag(a, "direct") && block % 512) {
         snprintf(why, len, "block size %s is not a multiple of 512 bytes, as O_DIRECT requires",
                  cbk_format_size(block, b, sizeof b));
+        return -1;
+    }
+    int cpus[CBK_MAX_CPUS];
+    const char *list = cbk_arg_text(a, "cpus");
+    if (!is(list, "any") && cbk_parse_cpu_list(list, cpus, CBK_MAX_CPUS) < 0) {
+        snprintf(why, len, "--cpus=%s is not a list of CPUs this process may use (e.g. 1, 0-3 or 0,2; see taskset -p $$)",
+                 list);
         return -1;
     }
     const struct randio_engine *e = pick_engine(cbk_arg_text(a, "engine"));
@@ -175,6 +192,13 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
                  strerror(-rc));
     snprintf(r->path, sizeof r->path, "%s/data", r->dir);
     prepare_file(c, r, file, block, cbk_arg_flag(a, "direct"));
+    bool pinned = !is(cbk_arg_text(a, "cpus"), "any");
+    if (pinned) {
+        int cpus[CBK_MAX_CPUS], n = cbk_parse_cpu_list(cbk_arg_text(a, "cpus"), cpus, CBK_MAX_CPUS);
+        CPU_ZERO(&r->allowed);
+        for (int i = 0; i < n; i++)
+            CPU_SET(cpus[i], &r->allowed);
+    }
 
     r->jobs = calloc((size_t)r->njobs, sizeof *r->jobs);
     r->series = calloc((size_t)seconds, sizeof(double));
@@ -186,6 +210,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     for (int i = 0; i < r->njobs; i++) {
         struct job *j = &r->jobs[i];
         j->index = i;
+        j->allowed = pinned ? &r->allowed : NULL;
         j->engine = r->engine;
         j->path = r->path;
         j->blocks = file / block;
@@ -197,6 +222,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         j->runtime_s = cbk_arg_real(a, "runtime");
         j->seconds = seconds;
         j->queue.depth = depth;
+        j->batch = (unsigned)cbk_arg_int(a, "submit-batch") < depth ? (unsigned)cbk_arg_int(a, "submit-batch") : depth;
         j->queue.block_bytes = block;
         j->ios = calloc(depth, sizeof *j->ios);
         j->done = calloc(depth, sizeof *j->done);
@@ -222,24 +248,56 @@ static void aim(struct job *j, struct randio_io *io)
     io->is_read = j->rwmix == 100 || (j->rwmix > 0 && (int)(next_random(&j->rng) % 100) < j->rwmix);
 }
 
+/* Queues one I/O and hands the queue to the kernel every `batch` I/Os, except
+ * when `then_reap`: the reap that follows at once hands it over in the same
+ * system call (at QD 1: one call per I/O, not two). Returns 0 when the I/O is
+ * in flight or queued for reap(), else -errno; a failed hand-over is
+ * recorded as the job's error. */
+static int start_io(struct job *j, struct randio_io *io, bool then_reap)
+{
+    aim(j, io);
+    io->submitted_s = cbk_clock();
+    int rc = j->engine->submit(&j->queue, io);
+    if (rc || !j->engine->flush || ++j->queued < j->batch || then_reap)
+        return rc;
+    j->queued = 0;
+    int flushed = j->engine->flush(&j->queue);
+    if (flushed && !j->first_error)
+        j->first_error = -flushed;
+    return 0;
+}
+
 static void *job_main(void *arg)
 {
     struct job *j = arg;
+    if (j->allowed && pthread_setaffinity_np(pthread_self(), sizeof *j->allowed, j->allowed)) {
+        j->init_error = EINVAL;
+        return NULL;
+    }
+    /* the thread that submits sets the queue up (io_uring: single issuer) */
+    int rc = j->engine->init(&j->queue);
+    if (rc) {
+        j->init_error = -rc;
+        return NULL;
+    }
     unsigned depth = j->queue.depth, inflight = 0;
     double start = cbk_clock(), counted_from = start + j->ramp_s, stop = counted_from + j->runtime_s;
-    for (unsigned q = 0; q < depth; q++) {
-        aim(j, &j->ios[q]);
-        j->ios[q].submitted_s = cbk_clock();
-        if (j->engine->submit(&j->queue, &j->ios[q]) == 0)
+    j->queued = 0;
+    for (unsigned q = 0; q < depth && !j->first_error; q++) {
+        int rc = start_io(j, &j->ios[q], q + 1 == depth);
+        if (rc == 0)
             inflight++;
+        else
+            j->first_error = -rc;
     }
-    bool stopping = false;
+    bool stopping = j->first_error != 0;
     while (inflight > 0) {
         int n = j->engine->reap(&j->queue, j->done, depth);
         if (n < 0) {
             j->first_error = -n;
             break;
         }
+        j->queued = 0; /* reap() handed over whatever was queued */
         double now = cbk_clock();
         inflight -= (unsigned)n;
         if (now >= stop)
@@ -261,13 +319,18 @@ static void *job_main(void *arg)
                 j->per_second[(int)(now - counted_from)] += 1;
             }
             if (!stopping) {
-                aim(j, io);
-                io->submitted_s = cbk_clock();
-                if (j->engine->submit(&j->queue, io) == 0)
+                int rc = start_io(j, io, k + 1 == n);
+                if (rc == 0)
                     inflight++;
+                else if (!j->first_error)
+                    j->first_error = -rc;
+                if (j->first_error)
+                    stopping = true;
             }
         }
     }
+    j->engine->exit(&j->queue);
+    j->cpu = sched_getcpu();
     return NULL;
 }
 
@@ -288,7 +351,10 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
     cbk_phase_field(&p, CBK_REAL("mib_per_s", (double)(ops * block) / (end_s - begin_s) / 1048576.0));
     cbk_phase_field(&p, CBK_TEXT("engine", r->engine->name));
     cbk_phase_field(&p, CBK_I64("iodepth", (int64_t)r->jobs[0].queue.depth));
+    cbk_phase_field(&p, CBK_I64("submit_batch", (int64_t)r->jobs[0].batch));
     cbk_phase_field(&p, CBK_I64("jobs", r->njobs));
+    cbk_phase_field(&p, CBK_TEXT("cpus_allowed", cbk_arg_text(a, "cpus")));
+    cbk_phase_field(&p, CBK_TEXT("cpus", r->cpus_seen)); /* where each job ended: placement moves figures */
     cbk_phase_field(&p, CBK_U64("block_bytes", block));
     cbk_phase_field(&p, CBK_U64("file_bytes", cbk_arg_size(a, "file-size")));
     cbk_phase_field(&p, CBK_TEXT("dir", cbk_arg_text(a, "dir")));
@@ -324,7 +390,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     for (int i = 0; i < r->njobs; i++) {
         struct job *j = &r->jobs[i];
         j->reads = j->writes = j->errors = 0;
-        j->first_error = 0;
+        j->first_error = j->init_error = 0;
         j->rng = r->seed + (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)c->repetition;
         if (!j->rng)
             j->rng = 1;
@@ -337,9 +403,6 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
                      errno == EINVAL ? "the file system does not support O_DIRECT" : strerror(errno));
         j->queue.engine = j->engine;
         j->queue.fd = j->fd;
-        int rc = j->engine->init(&j->queue);
-        if (rc)
-            cbk_fail(c, CBK_EXIT_FAILED, "randio: engine %s: %s", j->engine->name, strerror(-rc));
     }
     double begin = cbk_now(c) + cbk_arg_real(a, "ramp");
     for (int i = 0; i < r->njobs; i++)
@@ -351,11 +414,15 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     cbk_histogram_reset(&r->merged_read);
     cbk_histogram_reset(&r->merged_write);
     memset(r->series, 0, (size_t)r->jobs[0].seconds * sizeof(double));
-    int error = 0;
+    int error = 0, seen[CBK_MAX_CPUS];
     for (int i = 0; i < r->njobs; i++) {
         struct job *j = &r->jobs[i];
-        j->engine->exit(&j->queue);
         close(j->fd);
+        if (j->init_error)
+            cbk_fail(c, CBK_EXIT_FAILED, "randio: setting up job %d (engine %s, cpus %s): %s", i, j->engine->name,
+                     cbk_arg_text(a, "cpus"), strerror(j->init_error));
+        if (i < CBK_MAX_CPUS)
+            seen[i] = j->cpu;
         cbk_histogram_merge(&r->merged_read, &j->lat_read);
         cbk_histogram_merge(&r->merged_write, &j->lat_write);
         for (int s = 0; s < j->seconds; s++)
@@ -363,6 +430,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         if (!error)
             error = j->first_error;
     }
+    cbk_format_cpus(seen, r->njobs < CBK_MAX_CPUS ? r->njobs : CBK_MAX_CPUS, r->cpus_seen, sizeof r->cpus_seen);
     if (error)
         cbk_fail(c, CBK_EXIT_FAILED, "randio: I/O on %s failed: %s", r->path, strerror(error));
     const char *pattern = cbk_arg_text(a, "pattern");

@@ -56,7 +56,7 @@ static int submit(struct randio_queue *q, struct randio_io *io)
     return 0;
 }
 
-static int reap(struct randio_queue *q, struct randio_io **done, unsigned max)
+static int flush(struct randio_queue *q)
 {
     struct aio *a = q->priv;
     for (unsigned off = 0; off < a->queued;) {
@@ -66,6 +66,15 @@ static int reap(struct randio_queue *q, struct randio_io **done, unsigned max)
         off += rc > 0 ? (unsigned)rc : 0;
     }
     a->queued = 0;
+    return 0;
+}
+
+static int reap(struct randio_queue *q, struct randio_io **done, unsigned max)
+{
+    struct aio *a = q->priv;
+    int rc = flush(q);
+    if (rc)
+        return rc;
     if (max > q->depth)
         max = q->depth;
     int n;
@@ -98,7 +107,7 @@ static void finish(struct randio_queue *q)
 }
 
 const struct randio_engine randio_engine_libaio = {
-    .name = "libaio", .queues = true, .init = init, .submit = submit, .reap = reap, .exit = finish,
+    .name = "libaio", .queues = true, .init = init, .submit = submit, .flush = flush, .reap = reap, .exit = finish,
 };
 #else
 const struct randio_engine randio_engine_libaio = {

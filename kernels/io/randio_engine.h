@@ -1,6 +1,7 @@
 /* randio's I/O engines, one file each, behind one small interface (as
- * fio's ioengine_ops): a job queues I/Os with submit() and collects
- * completions with reap(). An engine whose library was absent at build time
+ * fio's ioengine_ops): a job queues I/Os with submit(), hands the queued
+ * ones to the kernel with flush() (every `submit-batch` I/Os), and collects
+ * completions with reap(), which also hands over any still queued. An engine whose library was absent at build time
  * still registers, with `unavailable` saying how to get it. */
 #ifndef RANDIO_ENGINE_H
 #define RANDIO_ENGINE_H
@@ -33,7 +34,8 @@ struct randio_engine {
     const char *unavailable;  /* NULL when built in, else why not and how to get it */
     bool queues;              /* false: one I/O at a time whatever the depth (psync) */
     int (*init)(struct randio_queue *q);                    /* 0 or -errno */
-    int (*submit)(struct randio_queue *q, struct randio_io *io);
+    int (*submit)(struct randio_queue *q, struct randio_io *io);     /* queues; 0 or -errno */
+    int (*flush)(struct randio_queue *q);    /* NULL when submit() already did the I/O; 0 or -errno */
     /* Waits for at least one completion; fills done[] (at most max) and returns how many, or -errno. */
     int (*reap)(struct randio_queue *q, struct randio_io **done, unsigned max);
     void (*exit)(struct randio_queue *q);

@@ -1,5 +1,9 @@
 /* io_uring through liburing: submissions batched per reap, completions
- * peeked in batches after waiting for the first. */
+ * peeked in batches after waiting for the first. The ring is set up by the
+ * job thread that uses it, so it can be single-issuer with deferred task
+ * work (as fio 3.33 sets it up): completions are then run when the thread
+ * waits, not by interrupting it, which on a small VM was worth several
+ * percent of IOPS at depth 32. */
 #include "randio_engine.h"
 
 #ifdef CBK_HAVE_LIBURING
@@ -7,9 +11,14 @@
 #include <liburing.h>
 #include <stdlib.h>
 
+#ifndef IORING_SETUP_DEFER_TASKRUN /* kernel headers older than 6.1 */
+#define IORING_SETUP_COOP_TASKRUN (1U << 8)
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
+
 struct uring {
     struct io_uring ring;
-    unsigned unsubmitted;
 };
 
 static int init(struct randio_queue *q)
@@ -17,7 +26,15 @@ static int init(struct randio_queue *q)
     struct uring *u = calloc(1, sizeof *u);
     if (!u)
         return -ENOMEM;
-    int rc = io_uring_queue_init(q->depth, &u->ring, 0);
+    /* newest flags first; older kernels reject them with EINVAL */
+    static const unsigned flag_sets[] = {
+        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+        IORING_SETUP_COOP_TASKRUN,
+        0,
+    };
+    int rc = -EINVAL;
+    for (size_t i = 0; i < sizeof flag_sets / sizeof *flag_sets && rc == -EINVAL; i++)
+        rc = io_uring_queue_init(q->depth, &u->ring, flag_sets[i]);
     if (rc < 0) {
         free(u);
         return rc;
@@ -37,8 +54,18 @@ static int submit(struct randio_queue *q, struct randio_io *io)
     else
         io_uring_prep_write(sqe, q->fd, io->buf, (unsigned)q->block_bytes, io->offset);
     io_uring_sqe_set_data(sqe, io);
-    u->unsubmitted++;
     return 0;
+}
+
+static int flush(struct randio_queue *q)
+{
+    struct uring *u = q->priv;
+    int rc;
+    do {
+        rc = io_uring_submit(&u->ring);
+    } while (rc == -EINTR);
+    /* EAGAIN/EBUSY: the kernel is short of resources; what was not taken stays queued for reap() */
+    return rc < 0 && rc != -EAGAIN && rc != -EBUSY ? rc : 0;
 }
 
 static int reap(struct randio_queue *q, struct randio_io **done, unsigned max)
@@ -49,7 +76,6 @@ static int reap(struct randio_queue *q, struct randio_io **done, unsigned max)
     int rc = io_uring_submit_and_wait(&u->ring, 1);
     if (rc < 0 && rc != -EINTR)
         return rc;
-    u->unsubmitted = 0;
     unsigned n = 0, head;
     io_uring_for_each_cqe(&u->ring, head, cqe) {
         if (n == max)
@@ -73,7 +99,7 @@ static void finish(struct randio_queue *q)
 }
 
 const struct randio_engine randio_engine_io_uring = {
-    .name = "io_uring", .queues = true, .init = init, .submit = submit, .reap = reap, .exit = finish,
+    .name = "io_uring", .queues = true, .init = init, .submit = submit, .flush = flush, .reap = reap, .exit = finish,
 };
 #else
 const struct randio_engine randio_engine_io_uring = {
