@@ -386,7 +386,9 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct randio *r = c->state;
-    int flags = O_RDWR | (cbk_arg_flag(a, "direct") ? O_DIRECT : 0);
+    /* read-only when only reading, as fio opens it */
+    int flags = (is(cbk_arg_text(a, "pattern"), "randread") ? O_RDONLY : O_RDWR) |
+                (cbk_arg_flag(a, "direct") ? O_DIRECT : 0);
     for (int i = 0; i < r->njobs; i++) {
         struct job *j = &r->jobs[i];
         j->reads = j->writes = j->errors = 0;
