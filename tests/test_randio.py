@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -127,3 +129,32 @@ def test_randio_through_the_cli_stores_iops(cli, tmp_path, store_url):
     assert r.status == 0, r.stderr
     assert "IOPS" in r.stdout and "randread" in r.stdout
     assert tree(target) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_reader_that_goes_away_leaves_no_directory(cbk_bin, tmp_path):
+    """`cbk randio ... | head -1`: the reader closes the pipe after the first record,
+    the next write raises SIGPIPE, and cbk must still remove its private directory."""
+    p = subprocess.Popen([cbk_bin, "randio", f"--dir={tmp_path}", "--file-size=4m", "--engine=psync",
+                          "--runtime=0.2", "--ramp=0", "--repetitions=3"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    assert p.stdout.readline().startswith(b"{")
+    p.stdout.close()
+    p.wait(timeout=30)
+    assert p.returncode == -signal.SIGPIPE
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_systems_warning_signal_leaves_no_file(cbk_bin, tmp_path):
+    p = subprocess.Popen([cbk_bin, "randio", f"--dir={tmp_path}", "--file-size=4m", "--engine=psync",
+                          "--runtime=30", "--ramp=0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while time.time() < deadline and not any(tmp_path.rglob("data")):
+        time.sleep(0.02)
+    assert any(tmp_path.rglob("data")), "the run never started"
+    time.sleep(0.3)
+    p.send_signal(signal.SIGUSR1)  # e.g. sbatch --signal=USR1@60 before the time limit
+    p.wait(timeout=30)
+    assert p.returncode == -signal.SIGUSR1
+    assert tree(tmp_path) == []

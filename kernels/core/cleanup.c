@@ -85,7 +85,10 @@ void cbk_cleanup_install(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    /* every signal whose default ends the process: a reader that went away
+     * (SIGPIPE from `cbk ... | head`), a file-size or CPU limit, a batch
+     * system's warning signal */
+    int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ, SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2 };
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
         sigaction(sigs[i], &sa, NULL);
 }
