@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets clusterbench up in ./.venv on a fresh Debian machine (Python 3.11, gcc):
-# the Debian packages in scripts/apt-packages.txt (when root and missing), the
+# the Debian packages in scripts/apt-packages.txt (and, with --test,
+# scripts/apt-packages-test.txt) when root and missing, the
 # MPICH wheel when no mpicc is on PATH, then the package itself, whose build
 # compiles cbk against the first mpicc on PATH.
 #   scripts/setup.sh          runtime only
@@ -8,14 +9,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
+lists=(scripts/apt-packages.txt)
+if [ "${1:-}" = "--test" ]; then
+  extras="[test]"
+  lists+=(scripts/apt-packages-test.txt)
+fi
 
 missing=()
 while read -r pkg _; do
   [ -z "$pkg" ] && continue
   case "$pkg" in \#*) continue ;; esac
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done < scripts/apt-packages.txt
+done < <(cat "${lists[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing Debian packages: ${missing[*]}"

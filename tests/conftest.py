@@ -122,3 +122,12 @@ def cli(cbk_bin, store_url):
 def tree(path: Path) -> list[str]:
     """Everything under path, for 'nothing left behind' checks."""
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+def store_rows(url: str, sql: str) -> list:
+    """Rows of a SQL query against a test's store."""
+    import sqlalchemy as sa
+
+    eng = sa.create_engine(url)
+    with eng.connect() as c:
+        return c.execute(sa.text(sql)).all()

@@ -13,13 +13,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from conftest import tree
-
-
-def store_rows(url: str, sql: str) -> list:
-    eng = sa.create_engine(url)
-    with eng.connect() as c:
-        return c.execute(sa.text(sql)).all()
+from conftest import store_rows, tree
 
 
 @pytest.mark.timeout(120)

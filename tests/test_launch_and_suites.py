@@ -7,6 +7,7 @@ from clusterbench.errors import BadInput
 from clusterbench.launch import Job
 from clusterbench.launch.local import Local
 from clusterbench.launch.mpiexec import hydra_command, openmpi_command
+from clusterbench.launch.srun import srun_command
 from clusterbench.plan import expand
 from clusterbench import suites
 
@@ -24,6 +25,14 @@ def test_openmpi_command_line():
     assert openmpi_command("/usr/bin/mpiexec", JOB, as_root=True) == [
         "/usr/bin/mpiexec", "-n", "8", "--map-by", "ppr:4:node", "--hostfile", "/tmp/hosts", "--oversubscribe",
         "--allow-run-as-root", "-x", "MPIR_CVAR_X=1", "/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"]
+
+
+def test_srun_command_line():
+    assert srun_command("/usr/bin/srun", JOB, "pmi2") == [
+        "/usr/bin/srun", "--ntasks=8", "--mpi=pmi2", "--kill-on-bad-exit=1", "--ntasks-per-node=4",
+        "--nodefile=/tmp/hosts", "--overcommit", "/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"]
+    assert srun_command("srun", Job(("cbk", "null")), "pmix") == [
+        "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "cbk", "null"]
 
 
 def test_local_runs_one_process_only():

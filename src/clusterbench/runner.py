@@ -125,6 +125,10 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
                   step.env)
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
         build = b or build
+        if status == 0 and b and b.get("ranks") != step.ranks:
+            # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
+            status, stderr = 1, (f"the launcher started cbk as {b.get('ranks')} rank(s), not {step.ranks}: "
+                                 f"{launcher.name} and cbk's MPI library do not work together here")
         done += batch
         if status != 0 or not step.auto:
             break

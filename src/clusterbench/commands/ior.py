@@ -65,7 +65,7 @@ def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn:
               help="MPI ranks (or give them with a leading `mpiexec -n N`).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
 @click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
-@click.option("--launcher", help="local or mpiexec (default: mpiexec when more than one rank).")
+@click.option("--launcher", help="local, mpiexec or srun (Slurm) (default: mpiexec when more than one rank).")
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--label", help="Name of the configuration measured.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables.")

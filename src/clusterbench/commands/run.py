@@ -118,7 +118,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
 @click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
-@click.option("--launcher", help="local or mpiexec (default: mpiexec when --np > 1).")
+@click.option("--launcher", help="local, mpiexec or srun (Slurm; inside an allocation its nodes) (default: mpiexec when --np > 1).")
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "

@@ -14,6 +14,7 @@ from clusterbench.launch.job import Job, Launcher
 _MODULES = {
     "local": "clusterbench.launch.local",
     "mpiexec": "clusterbench.launch.mpiexec",
+    "srun": "clusterbench.launch.srun",
 }
 
 

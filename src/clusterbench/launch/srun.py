@@ -1,0 +1,48 @@
+"""Runs cbk under Slurm's srun. Inside an allocation (salloc, sbatch) the
+ranks go to that allocation's nodes; outside one, srun asks Slurm for an
+allocation of its own, per step. cbk's MPI must speak a PMI that srun
+serves: `--mpi` is taken from $CLUSTERBENCH_SRUN_MPI, else pmi2 (Slurm's
+pmi2 plugin also answers PMI-1, which MPICH, the pip wheel included, speaks
+by default; tested with Slurm 22.05). A mismatch shows as N single-rank
+runs, which the runner rejects."""
+from __future__ import annotations
+
+import os
+import shutil
+
+from clusterbench.errors import BadInput
+from clusterbench.launch.job import Job, Launcher
+
+NOT_HERE = "no srun on PATH (this host is not a Slurm client: apt-get install slurm-client, or use mpiexec)"
+
+
+def srun_command(srun: str, job: Job, mpi: str) -> list[str]:
+    cmd = [srun, f"--ntasks={job.ranks}", f"--mpi={mpi}", "--kill-on-bad-exit=1"]
+    if job.ranks_per_node:
+        cmd.append(f"--ntasks-per-node={job.ranks_per_node}")
+    if job.hostfile:
+        cmd.append(f"--nodefile={job.hostfile}")
+    if job.oversubscribe:
+        cmd.append("--overcommit")
+    # srun passes this process's environment on; the job's own variables are
+    # set in that environment by the runner, so they need no --export here
+    return cmd + list(job.argv)
+
+
+class Srun(Launcher):
+    name = "srun"
+
+    def unavailable(self, cbk: str | None = None) -> str | None:
+        return None if shutil.which("srun") else NOT_HERE
+
+    def mpi(self) -> str:
+        return os.environ.get("CLUSTERBENCH_SRUN_MPI", "pmi2")
+
+    def command(self, job: Job) -> list[str]:
+        srun = shutil.which("srun")
+        if not srun:
+            raise BadInput(NOT_HERE)
+        return srun_command(srun, job, self.mpi())
+
+
+LAUNCHER = Srun()

@@ -1,0 +1,118 @@
+"""A real one-node Slurm cluster for the tests: munged, slurmctld and slurmd
+started from a configuration in a temporary directory, on loopback ports,
+and stopped afterwards. Needs root and Debian's slurm-wlm and munge
+(scripts/apt-packages.txt); `why_not()` says what is missing."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sinfo")
+MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
+
+
+def why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "a test Slurm cluster needs root (its daemons run as root here)"
+    missing = [d for d in DAEMONS if not shutil.which(d) and not Path("/usr/sbin", d).exists()]
+    return f"not installed: {', '.join(missing)} (apt-get install slurm-wlm munge)" if missing else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _exe(name: str) -> str:
+    return shutil.which(name) or str(Path("/usr/sbin", name))
+
+
+CONF = """\
+ClusterName=cbtest
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation={dir}/state
+SlurmdSpoolDir={dir}/spool
+SlurmctldPidFile={dir}/slurmctld.pid
+SlurmdPidFile={dir}/slurmd.pid
+SlurmctldLogFile={dir}/slurmctld.log
+SlurmdLogFile={dir}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+MpiDefault=none
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+SlurmctldTimeout=30
+SlurmdTimeout=30
+NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
+PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+"""
+
+
+class SlurmCluster:
+    def __init__(self, workdir: Path):
+        self.dir = workdir
+        self.conf = workdir / "slurm.conf"
+        self.procs: list[subprocess.Popen] = []
+        self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
+        self.started_munge = False
+
+    def start(self, timeout_s: float = 60) -> None:
+        for sub in ("state", "spool"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        host = socket.gethostname().split(".")[0]
+        self.conf.write_text(CONF.format(host=host, dir=self.dir, ctld_port=_free_port(), d_port=_free_port(),
+                                         cpus=os.cpu_count() or 1))
+        if not MUNGE_SOCKET.exists():
+            MUNGE_SOCKET.parent.mkdir(parents=True, exist_ok=True)
+            # munged daemonises; stop() ends it only if it was started here
+            subprocess.run([_exe("munged"), "--force"], check=True, capture_output=True, timeout=30)
+            self.started_munge = True
+        self.procs.append(subprocess.Popen([_exe("slurmctld"), "-D", "-i", "-f", str(self.conf)],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env))
+        self.procs.append(subprocess.Popen([_exe("slurmd"), "-D", "-f", str(self.conf)],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            r = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, env=self.env)
+            if r.returncode == 0 and r.stdout.strip() in ("idle", "mix", "alloc"):
+                return
+            if any(p.poll() is not None for p in self.procs):
+                break
+            time.sleep(0.5)
+        logs = "\n".join(f.read_text()[-2000:] for f in self.dir.glob("*.log"))
+        self.stop()
+        raise RuntimeError(f"the test Slurm cluster did not come up:\n{logs}")
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.procs.clear()
+        pidfile = Path("/run/munge/munged.pid")
+        if self.started_munge and pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text().split()[0]), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
+            self.started_munge = False

@@ -1,0 +1,75 @@
+"""clusterbench under a real Slurm (one node, started by the test): srun as
+the launcher, a batch script submitted with sbatch, and a launcher whose PMI
+does not meet cbk's MPI rejected rather than stored as N one-rank runs."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, store_rows, tree
+from slurm_cluster import SlurmCluster, why_not
+
+pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def scli(cli, slurm):
+    """The cli fixture, pointed at the test cluster."""
+    return lambda *args, env=None, **kw: cli(*args, env={"SLURM_CONF": str(slurm.conf), **(env or {})}, **kw)
+
+
+@pytest.mark.timeout(180)
+def test_srun_launches_the_ranks_as_one_mpi_job(scli, mpiexec, store_url, tmp_path):
+    r = scli("run", "mpi", "--launcher", "srun", "--np", "2", "--op=pingpong", "--sizes=8,4k",
+             "--iterations=50", "--warmup=5", "--repeat", "2")
+    assert r.status == 0, r.stderr
+    assert store_rows(store_url, "select launcher, ranks, status from steps") == [("srun", 2, "ok")]
+    sizes = store_rows(store_url, "select json_extract(record, '$.size_bytes'), json_extract(record, '$.ranks') "
+                                  "from samples")
+    assert sorted(sizes) == [(8, 2), (8, 2), (4096, 2), (4096, 2)]
+
+
+@pytest.mark.timeout(180)
+def test_a_pmi_mismatch_fails_the_step_instead_of_storing_one_rank_runs(scli, mpiexec, store_url):
+    # --mpi=none: srun starts two processes that each think they are MPI's only rank
+    r = scli("run", "null", "--launcher", "srun", "--np", "2", "--seconds=0.01",
+             env={"CLUSTERBENCH_SRUN_MPI": "none"})
+    assert r.status == 1
+    (status, message), = store_rows(store_url, "select status, message from steps")
+    assert status == "failed" and "as 1 rank(s), not 2" in message and "srun" in message
+
+
+@pytest.mark.timeout(300)
+def test_the_example_batch_script_runs_under_sbatch(slurm, cbk_bin, tmp_path, store_url):
+    """examples/slurm/quick.sbatch as a user submits it: sbatch --wait, results in the store."""
+    script = REPO / "examples" / "slurm" / "quick.sbatch"
+    bindir = Path(sys.executable).parent
+    clusterbench = bindir / "clusterbench"
+    if not clusterbench.exists():  # a developer's tree run with PYTHONPATH=src
+        clusterbench = tmp_path / "clusterbench"
+        clusterbench.write_text(f'#!/bin/sh\nexec {sys.executable} -m clusterbench "$@"\n')
+        clusterbench.chmod(0o755)
+    env = {**os.environ, "SLURM_CONF": str(slurm.conf), "CLUSTERBENCH": str(clusterbench),
+           "CLUSTERBENCH_DB": store_url, "CLUSTERBENCH_CBK": cbk_bin,
+           "PATH": f"{Path(cbk_bin).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run(["sbatch", "--wait", f"--output={tmp_path}/job.out", str(script)], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=280)
+    out = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
+    assert r.returncode == 0, r.stderr + out
+    job = r.stdout.split()[-1]
+    runs = store_rows(store_url, "select label, status from runs order by id")
+    assert runs == [(f"slurm-{job}", "ok"), (f"slurm-{job}", "ok")], out
+    assert store_rows(store_url, "select launcher, ranks from steps order by id") == [("srun", 2), ("local", 1)]
+    assert not [p for p in tree(tmp_path) if "cbk-" in p]
