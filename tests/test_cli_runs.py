@@ -24,7 +24,7 @@ def test_run_stores_every_repetition_with_environment_and_shows_a_table(cli, tmp
             "--label", "disk")
     assert r.status == 0, r.stderr
     assert "stored as run 1" in r.stdout
-    for col in ("median", "min", "max", "MiB/s", "fsync", "cold"):
+    for col in ("median", "min", "max", "MiB/s", "fsync", "cold", "MB/s"):
         assert col in r.stdout
     assert store_rows(store_url, "select status, label from runs") == [("ok", "disk")]
     samples = store_rows(store_url, "select phase, mode, repetition, unit from samples order by id")

@@ -30,15 +30,19 @@ def print_run(console: Console, run: dict) -> None:
             caption += f"; repetition stopped by {st['stop_reason']}"
         t = Table(title=f"{step_title(st)} [{st['status']}]", title_justify="left",
                   caption=caption, caption_justify="left")
+        # the decimal column (MB/s beside MiB/s) only where some row has one: an empty column costs width
+        decimal = any(r.median_decimal is not None for r in st["summary"])
         for col, just in (("phase", "left"), ("mode (cache)", "left"), ("n", "right"), ("median", "right"),
                           ("CI of median", "right"), ("min", "right"), ("max", "right"), ("CV", "right"),
-                          ("unit", "left"), ("median, decimal", "right")):
+                          ("unit", "left")) + ((("median, decimal", "right"),) if decimal else ()):
             t.add_column(col, justify=just)
         for r in st["summary"]:
             s = r.stats
-            dec = f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else ""
-            t.add_row(r.label, r.mode or "", str(r.n), _num(s.median), ci_text(s), _num(s.minimum), _num(s.maximum),
-                      f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or "", dec)
+            cells = [r.label, r.mode or "", str(r.n), _num(s.median), ci_text(s), _num(s.minimum), _num(s.maximum),
+                     f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
+            if decimal:
+                cells.append(f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
+            t.add_row(*cells)
         console.print(t)
         if st["message"]:
             console.print(f"  [red]{st['message']}[/red]")
