@@ -3,7 +3,9 @@ the launcher, a batch script submitted with sbatch, and a launcher whose PMI
 does not meet cbk's MPI rejected rather than stored as N one-rank runs."""
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +75,15 @@ def test_the_example_batch_script_runs_under_sbatch(slurm, cbk_bin, tmp_path, st
     assert runs == [(f"slurm-{job}", "ok"), (f"slurm-{job}", "ok")], out
     assert store_rows(store_url, "select launcher, ranks from steps order by id") == [("srun", 2), ("local", 1)]
     assert not [p for p in tree(tmp_path) if "cbk-" in p]
+
+
+@pytest.mark.timeout(180)
+def test_inside_an_allocation_every_node_gets_an_environment_snapshot(slurm, tmp_path):
+    code = ("import json; from clusterbench.runner import slurm_environments; "
+            f"print(json.dumps([e.get('host.name') for e in slurm_environments([{str(tmp_path)!r}])]))")
+    r = subprocess.run(["salloc", "--nodes=1", sys.executable, "-c", code], capture_output=True, text=True,
+                       env=slurm.env, timeout=170)
+    assert r.returncode == 0, r.stderr
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("[")]
+    got = json.loads(line)
+    assert got == [socket.gethostname()]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from clusterbench import limits
 from clusterbench.catalogue import Catalogue
 from clusterbench.errors import BadInput, MeasurementFailed
-from clusterbench.launch import Job, choose
+from clusterbench.launch import Job, choose, get
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
 from clusterbench.records import error_message, parse_line
@@ -60,8 +60,23 @@ def remote_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> 
     """One snapshot per host of the host file: the collector runs once per
     node under the MPI launcher (it needs only Python and this package)."""
     hosts = hostfile_hosts(req.hostfile)
-    argv = (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
-    cmd = choose("mpiexec", len(hosts), cat.cbk).command(Job(argv, len(hosts), 1, req.hostfile))
+    cmd = choose("mpiexec", len(hosts), cat.cbk).command(Job(_collector_argv(targets), len(hosts), 1, req.hostfile))
+    return _collect_lines(cmd)
+
+
+def slurm_environments(targets: list[str]) -> list[dict]:
+    """One snapshot per node of the Slurm allocation this process runs in
+    (salloc, sbatch), through srun with one task per node."""
+    nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+    cmd = get("srun").command(Job(_collector_argv(targets), nodes, 1))
+    return _collect_lines(cmd)
+
+
+def _collector_argv(targets: list[str]) -> tuple[str, ...]:
+    return (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
+
+
+def _collect_lines(cmd: list[str]) -> list[dict]:
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     except (OSError, subprocess.SubprocessError):
@@ -76,9 +91,13 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
 
     local = environment.collect(req.targets)
     snapshots = {socket.gethostname(): local}
+    remote: list[dict] = []
     if req.hostfile and any(s.ranks > 1 for s in req.steps):
-        for env in remote_environments(cat, req, req.targets):
-            snapshots.setdefault(str(env.get("host.name")), env)
+        remote = remote_environments(cat, req, req.targets)
+    elif os.environ.get("SLURM_JOB_ID") and any(s.launcher == "srun" for s in req.steps):
+        remote = slurm_environments(req.targets)
+    for env in remote:
+        snapshots.setdefault(str(env.get("host.name")), env)
     for host, env in snapshots.items():
         h = environment.snapshot_hash(env)
         store.add_environment(env, h)
