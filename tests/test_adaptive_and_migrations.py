@@ -58,7 +58,23 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(tmp_path):
     assert "stop_reason" in {c["name"] for c in sa.inspect(store.engine).get_columns("steps")}
     assert [r.label for r in store.list_runs()] == ["old"]
     assert store.steps_of(1)[0].stop_reason is None
-    assert rows(url, "select version_num from alembic_version") == [("0002",)]
+    assert store.list_runs()[0].batch_job is None
+    assert rows(url, "select version_num from alembic_version") == [("0003",)]
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({}, None),
+    ({"SLURM_JOB_ID": "1234"}, "slurm 1234"),
+    ({"SLURM_JOB_ID": "1240", "SLURM_ARRAY_JOB_ID": "1234", "SLURM_ARRAY_TASK_ID": "6"}, "slurm 1234_6"),
+    ({"JOB_ID": "77", "SGE_ROOT": "/opt/sge", "SGE_TASK_ID": "undefined"}, "sge 77"),
+    ({"JOB_ID": "77", "SGE_ROOT": "/opt/sge", "SGE_TASK_ID": "3"}, "sge 77.3"),
+    ({"JOB_ID": "77"}, None),  # a JOB_ID without Grid Engine around it is someone else's variable
+    ({"PBS_JOBID": "42.head"}, "pbs 42.head"),
+])
+def test_the_batch_job_is_named_from_the_schedulers_variables(env, expected):
+    from clusterbench import batchjob
+
+    assert batchjob.current(env) == expected
 
 
 @pytest.mark.parametrize("values, done, elapsed_s, expected", [

@@ -54,7 +54,7 @@ def test_a_pmi_mismatch_fails_the_step_instead_of_storing_one_rank_runs(scli, mp
 
 
 @pytest.mark.timeout(300)
-def test_the_example_batch_script_runs_under_sbatch(slurm, cbk_bin, tmp_path, store_url):
+def test_the_example_batch_script_runs_under_sbatch(slurm, cli, cbk_bin, tmp_path, store_url):
     """examples/slurm/quick.sbatch as a user submits it: sbatch --wait, results in the store."""
     script = REPO / "examples" / "slurm" / "quick.sbatch"
     bindir = Path(sys.executable).parent
@@ -71,8 +71,10 @@ def test_the_example_batch_script_runs_under_sbatch(slurm, cbk_bin, tmp_path, st
     out = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
     assert r.returncode == 0, r.stderr + out
     job = r.stdout.split()[-1]
-    runs = store_rows(store_url, "select label, status from runs order by id")
-    assert runs == [(f"slurm-{job}", "ok"), (f"slurm-{job}", "ok")], out
+    runs = store_rows(store_url, "select label, status, batch_job from runs order by id")
+    assert runs == [(f"slurm-{job}", "ok", f"slurm {job}")] * 2, out
+    listed = cli("list")
+    assert listed.status == 0 and "batch job" in listed.stdout and f"slurm {job}" in listed.stdout
     assert store_rows(store_url, "select launcher, ranks from steps order by id") == [("srun", 2), ("local", 1)]
     assert not [p for p in tree(tmp_path) if "cbk-" in p]
 

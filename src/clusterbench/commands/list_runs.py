@@ -19,9 +19,9 @@ def command(label, limit, db_url):
     if not rows:
         click.echo(f"no runs in {store.url}" + (f" with label {label}" if label else ""))
         return
-    t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "command")
+    t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
     for r in rows:
         dur = f"{(r.finished - r.started).total_seconds():.1f} s" if r.finished else "-"
         t.add_row(str(r.id), r.label or "", r.status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur, r.host or "",
-                  r.user or "", r.command or "")
+                  r.user or "", r.batch_job or "", r.command or "")
     Console().print(t)

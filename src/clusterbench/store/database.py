@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import sqlalchemy as sa
 from sqlalchemy import event
 
+from clusterbench import batchjob
 from clusterbench.errors import BadInput
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
 
@@ -104,7 +105,7 @@ class Store:
             r = c.execute(runs.insert().values(
                 label=label, user=user or _user(),
                 host=socket.gethostname(), pid=os.getpid(), command=command, suite=suite,
-                started=now(), status="running"))
+                started=now(), status="running", batch_job=batchjob.current()))
             return r.inserted_primary_key[0]
 
     def link_host(self, run_id: int, host: str, env_hash: str) -> None:

@@ -29,6 +29,7 @@ runs = Table(
     # running | ok | failed | interrupted | killed
     Column("status", String(20), nullable=False),
     Column("message", Text),
+    Column("batch_job", String(100)),  # "slurm 1234", "sge 5678.3"... (batchjob.py); NULL outside one
 )
 
 run_hosts = Table(
