@@ -75,6 +75,10 @@ def test_the_example_batch_script_runs_under_sbatch(slurm, cli, cbk_bin, tmp_pat
     assert runs == [(f"slurm-{job}", "ok", f"slurm {job}")] * 2, out
     listed = cli("list")
     assert listed.status == 0 and "batch job" in listed.stdout and f"slurm {job}" in listed.stdout
+    shown = cli("show", "1")
+    assert shown.status == 0 and f"in batch job slurm {job}" in shown.stdout
+    exported = json.loads(cli("export", "1", "--format", "json").stdout)
+    assert exported["runs"][0]["batch_job"] == f"slurm {job}"
     assert store_rows(store_url, "select launcher, ranks from steps order by id") == [("srun", 2), ("local", 1)]
     assert not [p for p in tree(tmp_path) if "cbk-" in p]
 

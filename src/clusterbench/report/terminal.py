@@ -22,7 +22,8 @@ def ci_text(s) -> str:
 
 def print_run(console: Console, run: dict) -> None:
     label = f" ({run['label']})" if run["label"] else ""
-    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}"
+    job = f" in batch job {run['batch_job']}" if run.get("batch_job") else ""
+    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}{job}"
                   + (f": {run['message']}" if run["message"] else ""))
     for st in run["steps"]:
         caption = f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)"
