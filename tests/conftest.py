@@ -131,3 +131,15 @@ def store_rows(url: str, sql: str) -> list:
     eng = sa.create_engine(url)
     with eng.connect() as c:
         return c.execute(sa.text(sql)).all()
+
+
+def wait_for_data_file(root: Path, timeout_s: float = 20) -> bool:
+    """True once a kernel's file named `data` exists under root (its timed part is about to start)."""
+    import time
+
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if any(root.rglob("data")):
+            return True
+        time.sleep(0.02)
+    return False

@@ -13,7 +13,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from conftest import store_rows, tree
+from conftest import store_rows, tree, wait_for_data_file
 
 
 @pytest.mark.timeout(120)
@@ -84,10 +84,7 @@ def test_ctrl_c_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_path, stor
     p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={target}",
                           "--file-size=8g", "--write=buffered", "--read=none", "--quiet"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.time() + 30
-    while time.time() < deadline and not any(target.rglob("data")):
-        time.sleep(0.02)
-    assert any(target.rglob("data")), "the write never started"
+    assert wait_for_data_file(target, timeout_s=30), "the write never started"
     # Ctrl-C at a terminal reaches the whole foreground process group
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=60)

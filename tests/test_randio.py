@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import tree
+from conftest import tree, wait_for_data_file
 
 
 def available_engines(cbk_bin, tmp_path) -> list[str]:
@@ -150,10 +150,7 @@ def test_a_reader_that_goes_away_leaves_no_directory(cbk_bin, tmp_path):
 def test_a_batch_systems_warning_signal_leaves_no_file(cbk_bin, tmp_path):
     p = subprocess.Popen([cbk_bin, "randio", f"--dir={tmp_path}", "--file-size=4m", "--engine=psync",
                           "--runtime=30", "--ramp=0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 20
-    while time.time() < deadline and not any(tmp_path.rglob("data")):
-        time.sleep(0.02)
-    assert any(tmp_path.rglob("data")), "the run never started"
+    assert wait_for_data_file(tmp_path), "the run never started"
     time.sleep(0.3)
     p.send_signal(signal.SIGUSR1)  # e.g. sbatch --signal=USR1@60 before the time limit
     p.wait(timeout=30)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import tree
+from conftest import tree, wait_for_data_file
 
 SIZE = 8 * 2**20
 
@@ -111,10 +111,7 @@ def test_data_is_incompressible(tmp_path, cbk_bin):
 def test_sigint_during_write_leaves_no_file(cbk_bin, tmp_path):
     p = subprocess.Popen([cbk_bin, "seqio", f"--dir={tmp_path}", "--file-size=8g", "--block-size=1m",
                           "--write=buffered", "--read=none"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 20
-    while time.time() < deadline and not any(tmp_path.rglob("data")):
-        time.sleep(0.02)
-    assert any(tmp_path.rglob("data")), "the write never started"
+    assert wait_for_data_file(tmp_path), "the write never started"
     time.sleep(0.2)
     p.send_signal(signal.SIGINT)
     p.wait(timeout=30)
