@@ -1,7 +1,10 @@
-"""A real one-node Slurm cluster for the tests: munged, slurmctld and slurmd
-started from a configuration in a temporary directory, on loopback ports,
-and stopped afterwards. Needs root and Debian's slurm-wlm and munge
-(scripts/apt-packages.txt); `why_not()` says what is missing."""
+"""A real one-node Slurm cluster for the tests: a private munged, slurmctld
+and slurmd started from a configuration in a temporary directory, on
+loopback ports and a private munge socket, and stopped afterwards. The
+system's munged is never used: its socket may be left over from a daemon
+that is gone (seen in CI), and a test must not depend on the host's key.
+Needs root and Debian's slurm-wlm and munge (scripts/apt-packages-test.txt);
+`why_not()` says what is missing."""
 from __future__ import annotations
 
 import os
@@ -12,8 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sinfo")
-MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
+DAEMONS = ("munged", "munge", "slurmctld", "slurmd", "srun", "sinfo")
 
 
 def why_not() -> str | None:
@@ -41,6 +43,7 @@ SlurmdPort={d_port}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+AuthInfo=socket={dir}/munge/socket
 StateSaveLocation={dir}/state
 SlurmdSpoolDir={dir}/spool
 SlurmctldPidFile={dir}/slurmctld.pid
@@ -70,7 +73,6 @@ class SlurmCluster:
         self.conf = workdir / "slurm.conf"
         self.procs: list[subprocess.Popen] = []
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
-        self.started_munge = False
 
     def start(self, timeout_s: float = 60) -> None:
         for sub in ("state", "spool"):
@@ -78,11 +80,7 @@ class SlurmCluster:
         host = socket.gethostname().split(".")[0]
         self.conf.write_text(CONF.format(host=host, dir=self.dir, ctld_port=_free_port(), d_port=_free_port(),
                                          cpus=os.cpu_count() or 1))
-        if not MUNGE_SOCKET.exists():
-            MUNGE_SOCKET.parent.mkdir(parents=True, exist_ok=True)
-            # munged daemonises; stop() ends it only if it was started here
-            subprocess.run([_exe("munged"), "--force"], check=True, capture_output=True, timeout=30)
-            self.started_munge = True
+        self._start_munged()
         self.procs.append(subprocess.Popen([_exe("slurmctld"), "-D", "-i", "-f", str(self.conf)],
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env))
         self.procs.append(subprocess.Popen([_exe("slurmd"), "-D", "-f", str(self.conf)],
@@ -99,6 +97,31 @@ class SlurmCluster:
         self.stop()
         raise RuntimeError(f"the test Slurm cluster did not come up:\n{logs}")
 
+    def _start_munged(self, timeout_s: float = 20) -> None:
+        mdir = self.dir / "munge"
+        mdir.mkdir(mode=0o700, exist_ok=True)
+        key = mdir / "key"
+        key.write_bytes(os.urandom(1024))
+        key.chmod(0o400)
+        socket_path = mdir / "socket"
+        self.procs.append(subprocess.Popen(
+            [_exe("munged"), "--foreground", "--force", f"--socket={socket_path}", f"--key-file={key}",
+             f"--log-file={mdir / 'munged.log'}", f"--pid-file={mdir / 'munged.pid'}",
+             f"--seed-file={mdir / 'seed'}", "--num-threads=4"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            ok = subprocess.run(["munge", f"--socket={socket_path}", "--no-input"],
+                                capture_output=True).returncode == 0
+            if ok:
+                return
+            if self.procs[-1].poll() is not None:
+                break
+            time.sleep(0.2)
+        log = (mdir / "munged.log").read_text() if (mdir / "munged.log").exists() else ""
+        self.stop()
+        raise RuntimeError(f"the test munged did not come up:\n{log[-2000:]}")
+
     def stop(self) -> None:
         for p in reversed(self.procs):
             if p.poll() is None:
@@ -109,10 +132,3 @@ class SlurmCluster:
                     p.kill()
                     p.wait()
         self.procs.clear()
-        pidfile = Path("/run/munge/munged.pid")
-        if self.started_munge and pidfile.exists():
-            try:
-                os.kill(int(pidfile.read_text().split()[0]), signal.SIGTERM)
-            except (OSError, ValueError):
-                pass
-            self.started_munge = False
