@@ -25,6 +25,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing Debian packages: ${missing[*]}"
     apt-get update -qq
+    debconf-set-selections scripts/debconf-selections.txt
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
     echo "setup: missing Debian packages (install them as root): ${missing[*]}" >&2

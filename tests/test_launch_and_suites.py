@@ -7,6 +7,7 @@ from clusterbench.errors import BadInput
 from clusterbench.launch import Job
 from clusterbench.launch.local import Local
 from clusterbench.launch.mpiexec import hydra_command, openmpi_command
+from clusterbench.launch.qrsh import qrsh_command
 from clusterbench.launch.srun import srun_command
 from clusterbench.plan import expand
 from clusterbench import suites
@@ -33,6 +34,14 @@ def test_srun_command_line():
         "--nodefile=/tmp/hosts", "--overcommit", "/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"]
     assert srun_command("srun", Job(("cbk", "null")), "pmix") == [
         "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "cbk", "null"]
+
+
+def test_qrsh_command_line():
+    inner = ["/usr/bin/mpiexec", "-n", "8", "/opt/cb/cbk", "null"]
+    assert qrsh_command("/usr/bin/qrsh", JOB, "mpi", inner) == [
+        "/usr/bin/qrsh", "-V", "-now", "no", "-cwd", "-pe", "mpi", "8", *inner]
+    assert qrsh_command("qrsh", Job(("cbk", "null")), "mpi", ["cbk", "null"]) == [
+        "qrsh", "-V", "-now", "no", "-cwd", "cbk", "null"]
 
 
 def test_local_runs_one_process_only():

@@ -15,6 +15,7 @@ _MODULES = {
     "local": "clusterbench.launch.local",
     "mpiexec": "clusterbench.launch.mpiexec",
     "srun": "clusterbench.launch.srun",
+    "qrsh": "clusterbench.launch.qrsh",
 }
 
 
