@@ -77,7 +77,8 @@ def test_bad_input_is_one_line_exit_2_and_stores_nothing(cli, store_url, args, m
 
 
 @pytest.mark.timeout(120)
-def test_ctrl_c_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_path, store_url):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGUSR1"])  # Ctrl-C; Grid Engine's -notify / s_rt warning
+def test_a_stop_signal_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_path, store_url, sig):
     target = tmp_path / "target"
     target.mkdir()
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
@@ -85,8 +86,8 @@ def test_ctrl_c_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_path, stor
                           "--file-size=8g", "--write=buffered", "--read=none", "--quiet"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     assert wait_for_data_file(target, timeout_s=30), "the write never started"
-    # Ctrl-C at a terminal reaches the whole foreground process group
-    os.killpg(p.pid, signal.SIGINT)
+    # Ctrl-C at a terminal, and a batch system's signal, reach the whole process group
+    os.killpg(p.pid, getattr(signal, sig))
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert tree(target) == []

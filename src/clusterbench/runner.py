@@ -41,6 +41,13 @@ class RunRequest:
     oversubscribe: bool = False
 
 
+# What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
+# Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
+# a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
+# files and the run is stored as interrupted, with what was measured.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+
+
 def _raise_interrupted(signum, _frame):
     raise Interrupted(signal.Signals(signum).name)
 
@@ -251,7 +258,7 @@ def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -
     MeasurementFailed (exit 1) or KeyboardInterrupt after marking the run."""
     preflight(cat, req)
     run_id = store.begin_run(label=req.label, command=req.command, suite=req.suite)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
     statuses: list[str] = []
     try:
         env = capture_environment(store, cat, run_id, req)
@@ -269,7 +276,8 @@ def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -
         store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
         raise
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if "failed" in statuses:
         store.finish_run(run_id, "failed", f"{statuses.count('failed')} step(s) failed")
         failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
