@@ -84,7 +84,10 @@ def test_a_stop_signal_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_pat
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
     p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={target}",
                           "--file-size=8g", "--write=buffered", "--read=none", "--quiet"],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                         # a shell's background job (CI run with `&`) ignores SIGINT, and Python keeps
+                         # an ignored SIGINT ignored: give the run the disposition a terminal's has
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert wait_for_data_file(target, timeout_s=30), "the write never started"
     # Ctrl-C at a terminal, and a batch system's signal, reach the whole process group
     os.killpg(p.pid, getattr(signal, sig))

@@ -1,27 +1,72 @@
 from __future__ import annotations
 
+import datetime as dt
+
 import click
 
 from clusterbench.commands.options import db_option, open_store
+from clusterbench.history import GROUPS
+
+STATUSES = ("ok", "failed", "interrupted", "killed", "running")
+DAY = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m"])
+
+
+def _utc(d: dt.datetime | None) -> dt.datetime | None:
+    return d.replace(tzinfo=dt.timezone.utc) if d else None
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 @click.command("list")
 @click.option("--label", help="Only runs with this label.")
-@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--user", help="Only runs started by this user.")
+@click.option("--host", help="Only runs started on this host.")
+@click.option("--status", type=click.Choice(STATUSES), help="Only runs that ended so (or are still running).")
+@click.option("--kernel", help="Only runs with a step of this kernel (e.g. randio).")
+@click.option("--since", type=DAY, help="Only runs started on or after this UTC date (YYYY-MM-DD[ HH:MM]).")
+@click.option("--until", type=DAY, help="Only runs started before this UTC date.")
+@click.option("--by", type=click.Choice(sorted(GROUPS)),
+              help="Instead of the runs, one line per month/user/host/...: how many ran, failed or were "
+                   "cut short, and how long they took. Counts every matching run (--limit is ignored).")
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="Newest runs listed.")
 @db_option
-def command(label, limit, db_url):
-    """List stored runs, newest first: when, where, by whom, how long, outcome."""
+def command(label, user, host, status, kernel, since, until, by, limit, db_url):
+    """List stored runs, newest first: when, where, by whom, how long, outcome.
+
+    \b
+    clusterbench list --status failed --since 2026-11-01
+    clusterbench list --by month          # runs per month, failures, time used
+    clusterbench list --by user --kernel randio
+    """
     from rich.console import Console
     from rich.table import Table
 
     store = open_store(db_url)
-    rows = store.list_runs(label, limit)
+    rows = store.list_runs(label, None if by else limit, user=user, host=host, status=status, kernel=kernel,
+                           since=_utc(since), until=_utc(until))
     if not rows:
-        click.echo(f"no runs in {store.url}" + (f" with label {label}" if label else ""))
+        click.echo(f"no matching runs in {store.url}")
+        return
+    if by:
+        from clusterbench.history import summarise
+
+        t = Table(by, title=f"{len(rows)} runs by {by} (cut short: interrupted by a signal or killed)")
+        for name in ("runs", "ok", "failed", "cut short", "running", "time used", "median run"):
+            t.add_column(name, justify="right")
+        for g in summarise(rows, by):
+            t.add_row(g.key, str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
+                      _duration(g.total_s), _duration(g.median_s))
+        Console().print(t)
         return
     t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
     for r in rows:
-        dur = f"{(r.finished - r.started).total_seconds():.1f} s" if r.finished else "-"
+        dur = _duration((r.finished - r.started).total_seconds()) if r.finished else "-"
         t.add_row(str(r.id), r.label or "", r.status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur, r.host or "",
                   r.user or "", r.batch_job or "", r.command or "")
     Console().print(t)

@@ -158,10 +158,21 @@ class Store:
                     c.execute(steps.update().where(steps.c.run_id == row.id, steps.c.status == "running")
                               .values(status="killed"))
 
-    def list_runs(self, label: str | None = None, limit: int | None = None) -> list[Any]:
+    def list_runs(self, label: str | None = None, limit: int | None = None, *, user: str | None = None,
+                  host: str | None = None, status: str | None = None, kernel: str | None = None,
+                  since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[Any]:
+        """Runs newest first; each filter given narrows them (times are UTC, `until` exclusive)."""
         q = sa.select(runs).order_by(runs.c.id.desc())
-        if label:
-            q = q.where(runs.c.label == label)
+        for column, value in ((runs.c.label, label), (runs.c.user, user), (runs.c.host, host),
+                              (runs.c.status, status)):
+            if value:
+                q = q.where(column == value)
+        if kernel:
+            q = q.where(sa.exists().where(steps.c.run_id == runs.c.id, steps.c.kernel == kernel))
+        if since:
+            q = q.where(runs.c.started >= since)
+        if until:
+            q = q.where(runs.c.started < until)
         if limit:
             q = q.limit(limit)
         with self.engine.connect() as c:

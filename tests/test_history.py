@@ -1,0 +1,75 @@
+"""`clusterbench list` as a browsable history (E11): filters, and the
+per-month/user/... summary of how many runs ran, failed and how long."""
+from __future__ import annotations
+
+import datetime as dt
+
+
+from clusterbench.history import summarise
+from clusterbench.store.database import Store
+from clusterbench.store.schema import runs, steps
+
+UTC = dt.timezone.utc
+
+
+def seed(store_url: str) -> None:
+    """Five runs by two users over two months, with each outcome."""
+    store = Store(store_url)
+    plan = [  # user, start, seconds, status, kernel
+        ("ana", dt.datetime(2026, 10, 3, 9, 0, tzinfo=UTC), 60, "ok", "randio"),
+        ("ana", dt.datetime(2026, 10, 20, 9, 0, tzinfo=UTC), 120, "failed", "seqio"),
+        ("bo", dt.datetime(2026, 11, 1, 0, 0, tzinfo=UTC), 30, "ok", "randio"),
+        ("bo", dt.datetime(2026, 11, 2, 8, 0, tzinfo=UTC), 10, "interrupted", "mpi"),
+        ("ana", dt.datetime(2026, 11, 5, 8, 0, tzinfo=UTC), 7200, "ok", "stream"),
+    ]
+    for user, start, seconds, status, kernel in plan:
+        rid = store.begin_run(label=f"{user}-{kernel}", command=f"clusterbench run {kernel}", suite=None, user=user)
+        store.begin_step(rid, position=0, name=None, kernel=kernel, params={}, launcher="local", ranks=1,
+                         ranks_per_node=None)
+        store.finish_run(rid, status)
+        with store.engine.begin() as c:  # back-date it: the history spans months
+            c.execute(runs.update().where(runs.c.id == rid).values(
+                started=start, finished=start + dt.timedelta(seconds=seconds)))
+            c.execute(steps.update().where(steps.c.run_id == rid).values(status=status))
+
+
+def test_summary_counts_outcomes_and_time_per_month(store_url):
+    seed(store_url)
+    groups = {g.key: g for g in summarise(Store(store_url).list_runs(), "month")}
+    assert list(groups) == ["2026-10", "2026-11"]
+    oct_, nov = groups["2026-10"], groups["2026-11"]
+    assert (oct_.runs, oct_.ok, oct_.failed, oct_.cut_short) == (2, 1, 1, 0)
+    assert (nov.runs, nov.ok, nov.failed, nov.cut_short) == (3, 2, 0, 1)
+    assert oct_.total_s == 180 and nov.total_s == 7240 and nov.median_s == 30
+
+
+def test_list_filters_narrow_the_runs(cli, store_url):
+    seed(store_url)
+
+    def ids(*args):
+        r = cli("list", *args)
+        assert r.status == 0, r.stderr
+        return [line.split()[1] for line in r.stdout.splitlines() if line.startswith("│ ")]
+
+    assert ids("--user", "bo") == ["4", "3"]
+    assert ids("--status", "failed") == ["2"]
+    assert ids("--kernel", "randio") == ["3", "1"]
+    assert ids("--since", "2026-11-01", "--until", "2026-11-05") == ["4", "3"]
+    assert ids("--since", "2026-11") == ["5", "4", "3"]
+    r = cli("list", "--user", "nobody")
+    assert r.status == 0 and "no matching runs" in r.stdout
+    r = cli("list", "--since", "yesterday")
+    assert r.status == 2 and "yesterday" in r.stderr
+
+
+def test_list_by_user_prints_the_report_table(cli, store_url):
+    seed(store_url)
+    r = cli("list", "--by", "user")
+    assert r.status == 0, r.stderr
+    lines = {line.split()[1]: line.split("│")[2:-1] for line in r.stdout.splitlines() if line.startswith("│ ")}
+    cells = {user: [c.strip() for c in row] for user, row in lines.items()}
+    # runs, ok, failed, cut short, running, time used, median run
+    assert cells["ana"] == ["3", "2", "1", "0", "0", "2.0 h", "2.0 min"]
+    assert cells["bo"] == ["2", "1", "0", "1", "0", "40.0 s", "20.0 s"]
+    r = cli("list", "--by", "month", "--kernel", "randio")
+    assert r.status == 0 and "2026-10" in r.stdout and "2026-11" in r.stdout and "2 runs by month" in r.stdout
