@@ -73,3 +73,18 @@ def test_list_by_user_prints_the_report_table(cli, store_url):
     assert cells["bo"] == ["2", "1", "0", "1", "0", "40.0 s", "20.0 s"]
     r = cli("list", "--by", "month", "--kernel", "randio")
     assert r.status == 0 and "2026-10" in r.stdout and "2026-11" in r.stdout and "2 runs by month" in r.stdout
+
+
+def test_piped_tables_are_not_cut_to_80_columns(cbk_bin, store_url):
+    """In a CI log or a file rich would assume 80 columns and elide cells."""
+    import os
+    import subprocess
+    import sys
+
+    seed(store_url)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env.update(CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
+    out = subprocess.run([sys.executable, "-m", "clusterbench", "list"], capture_output=True, text=True,
+                         env=env, timeout=120).stdout
+    assert "clusterbench run stream" in out and "…" not in out
+    assert max(len(line) for line in out.splitlines()) > 80

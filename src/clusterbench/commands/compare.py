@@ -17,10 +17,10 @@ def command(refs, env_lines, exclude_outliers, db_url):
     ids, the first being the baseline. Prints the environment differences,
     then every matching measurement with medians, CIs, ratio, % change,
     p-value and a verdict."""
-    from rich.console import Console
+    from clusterbench.console import stdout_console
 
     from clusterbench import compare
     from clusterbench.report.compare_terminal import print_comparison
 
     table = compare.build(open_store(db_url), list(refs), exclude_outliers)
-    print_comparison(Console(), table, env_lines)
+    print_comparison(stdout_console(), table, env_lines)

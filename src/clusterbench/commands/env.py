@@ -18,12 +18,12 @@ def command(diff, targets, as_json, db_url):
     """Describe this machine as a benchmark report's environment block (E10)."""
     import os
 
-    from rich.console import Console
+    from clusterbench.console import stdout_console
     from rich.table import Table
 
     from clusterbench import environment
 
-    console = Console()
+    console = stdout_console()
     if diff:
         store = open_store(db_url)
         a_id, b_id = (store.resolve(r)[0] for r in diff)

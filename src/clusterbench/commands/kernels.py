@@ -7,13 +7,13 @@ import click
 @click.argument("name", required=False)
 def command(name):
     """List the kernels (from cbk --describe), or one kernel's parameters."""
-    from rich.console import Console
+    from clusterbench.console import stdout_console
     from rich.table import Table
 
     from clusterbench import catalogue
 
     cat = catalogue.load()
-    console = Console()
+    console = stdout_console()
     if not name:
         t = Table("kernel", "parallel", "summary", title=f"cbk {cat.version}, MPI: {cat.mpi_library or 'not built in'}")
         for k in cat.kernels.values():

@@ -44,7 +44,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     clusterbench list --by month          # runs per month, failures, time used
     clusterbench list --by user --kernel randio
     """
-    from rich.console import Console
+    from clusterbench.console import stdout_console
     from rich.table import Table
 
     store = open_store(db_url)
@@ -62,11 +62,11 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         for g in summarise(rows, by):
             t.add_row(g.key, str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
                       _duration(g.total_s), _duration(g.median_s))
-        Console().print(t)
+        stdout_console().print(t)
         return
     t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
     for r in rows:
         dur = _duration((r.finished - r.started).total_seconds()) if r.finished else "-"
         t.add_row(str(r.id), r.label or "", r.status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur, r.host or "",
                   r.user or "", r.batch_job or "", r.command or "")
-    Console().print(t)
+    stdout_console().print(t)

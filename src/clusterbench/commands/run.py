@@ -53,7 +53,7 @@ def absolute_paths(steps, cat):
 def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
     """Runs the request; prints the result tables (also of a run whose steps
     failed, before its exit 1); exit 130 after Ctrl-C. Returns the run id."""
-    from rich.console import Console
+    from clusterbench.console import stdout_console
 
     from clusterbench.errors import MeasurementFailed
     from clusterbench.progress import Progress
@@ -65,13 +65,13 @@ def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
         run_id = execute(store, cat, req, Progress(enabled=not quiet))
     except MeasurementFailed as e:
         if not quiet:
-            print_run(Console(), load_run(store, e.run_id))
+            print_run(stdout_console(), load_run(store, e.run_id))
         raise
     except KeyboardInterrupt:
         click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
         sys.exit(130)
     if show and not quiet:
-        print_run(Console(), load_run(store, run_id))
+        print_run(stdout_console(), load_run(store, run_id))
     return run_id
 
 

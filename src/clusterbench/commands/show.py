@@ -10,13 +10,13 @@ from clusterbench.commands.options import db_option, open_store
 @db_option
 def command(runs, db_url):
     """Show runs (ids or labels): per step median, min, max, n, unit, cache mode and warnings."""
-    from rich.console import Console
+    from clusterbench.console import stdout_console
 
     from clusterbench.report.data import load_run
     from clusterbench.report.terminal import print_run
 
     store = open_store(db_url)
-    console = Console()
+    console = stdout_console()
     for ref in runs:
         for run_id in store.resolve(ref):
             print_run(console, load_run(store, run_id))
