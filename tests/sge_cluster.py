@@ -13,6 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from ports import free_port
+
 SYSTEM_ROOT = Path("/var/lib/gridengine")   # Debian's SGE_ROOT: bin, lib, util, utilbin
 LIBEXEC = Path("/usr/lib/gridengine")
 SHARE = Path("/usr/share/gridengine")
@@ -29,11 +31,6 @@ def why_not() -> str | None:
         return f"not installed: {', '.join(missing)} (apt-get install gridengine-master gridengine-exec gridengine-client)"
     return None
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # queue_conf(5): qconf -Aq wants every attribute
@@ -94,7 +91,7 @@ class GridEngineCell:
         self.root = workdir
         self.cell = "cbtest"
         self.env = {**os.environ, "SGE_ROOT": str(workdir), "SGE_CELL": self.cell,
-                    "SGE_QMASTER_PORT": str(_free_port()), "SGE_EXECD_PORT": str(_free_port())}
+                    "SGE_QMASTER_PORT": str(free_port()), "SGE_EXECD_PORT": str(free_port())}
 
     def _run(self, *cmd: str) -> None:
         r = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=60)

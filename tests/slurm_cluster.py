@@ -15,6 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from ports import free_port
+
 DAEMONS = ("munged", "munge", "slurmctld", "slurmd", "srun", "sinfo")
 
 
@@ -24,11 +26,6 @@ def why_not() -> str | None:
     missing = [d for d in DAEMONS if not shutil.which(d) and not Path("/usr/sbin", d).exists()]
     return f"not installed: {', '.join(missing)} (apt-get install slurm-wlm munge)" if missing else None
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _exe(name: str) -> str:
@@ -78,7 +75,7 @@ class SlurmCluster:
         for sub in ("state", "spool"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         host = socket.gethostname().split(".")[0]
-        self.conf.write_text(CONF.format(host=host, dir=self.dir, ctld_port=_free_port(), d_port=_free_port(),
+        self.conf.write_text(CONF.format(host=host, dir=self.dir, ctld_port=free_port(), d_port=free_port(),
                                          cpus=os.cpu_count() or 1))
         self._start_munged()
         self.procs.append(subprocess.Popen([_exe("slurmctld"), "-D", "-i", "-f", str(self.conf)],
