@@ -66,7 +66,7 @@ static const struct cbk_param params[] = {
     { .name = "fsync", .type = CBK_BOOL, .default_value = "false",
       .help = "fsync each file after its write, inside the create timing (mdtest -y)" },
     { .name = "sync-phase", .type = CBK_BOOL, .default_value = "false",
-      .help = "sync() the file systems at the end of every phase, inside its timing (mdtest -Y)" },
+      .help = "syncfs() the tested file system at the end of every phase, inside its timing (mdtest -Y)" },
     { 0 },
 };
 
@@ -290,6 +290,10 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
             memcpy(m->write_buf + off, p.pool, n);
         }
         cbk_pattern_free(&p);
+        if (m->write_bytes >= sizeof(int32_t)) {
+            int32_t rank = c->rank;
+            memcpy(m->write_buf, &rank, sizeof rank);
+        }
     }
     if (is(cbk_arg_text(a, "order"), "random")) {
         if (!(m->order = malloc(m->l.per_loop * sizeof *m->order)))
@@ -387,7 +391,9 @@ static void create_file(struct cbk_ctx *c, const struct metadata *m, const char 
         op_fail(c, "close", path, errno);
 }
 
-static void read_file(struct cbk_ctx *c, const struct metadata *m, const char *path)
+/* Each file starts with its writer's rank (when write-bytes >= 4), so a
+ * read proves whose item it opened: the stride is checked, not assumed. */
+static void read_file(struct cbk_ctx *c, const struct metadata *m, const char *path, int owner, int32_t *writer)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0)
@@ -397,12 +403,19 @@ static void read_file(struct cbk_ctx *c, const struct metadata *m, const char *p
         if (n < 0 || (uint64_t)n != m->read_bytes)
             cbk_fail(c, CBK_EXIT_FAILED, "metadata: rank %d: read %s: %s", c->rank, path,
                      n < 0 ? strerror(errno) : "the file is shorter than read-bytes");
+        if (m->read_bytes >= sizeof *writer) {
+            memcpy(writer, m->read_buf, sizeof *writer);
+            if (*writer != owner)
+                cbk_fail(c, CBK_EXIT_FAILED, "metadata: rank %d: %s holds data written by rank %d, not rank %d",
+                         c->rank, path, (int)*writer, owner);
+        }
     }
     close(fd);
 }
 
 /* One pass of phase k over every item of one owner in one test directory. */
-static void items_pass(struct cbk_ctx *c, const struct metadata *m, enum phase k, bool dirs, const struct item_ctx *x)
+static void items_pass(struct cbk_ctx *c, const struct metadata *m, enum phase k, bool dirs, const struct item_ctx *x,
+                       int32_t *writer)
 {
     char path[ITEM_PATH_MAX + 4], prev[ITEM_PATH_MAX + 4], first[ITEM_PATH_MAX + 4];
     struct stat st;
@@ -441,7 +454,7 @@ static void items_pass(struct cbk_ctx *c, const struct metadata *m, enum phase k
                 op_fail(c, "stat", path, errno);
             break;
         case READ:
-            read_file(c, m, path);
+            read_file(c, m, path, x->owner, writer);
             break;
         case REMOVE:
             if (dirs ? rmdir(path) : unlink(path))
@@ -462,7 +475,7 @@ static const char *phase_label(enum phase k, bool dirs)
 
 /* Reports one timed span; every rank calls it (it reduces). */
 static void report(struct cbk_ctx *c, const struct metadata *m, const char *label, uint64_t items, uint64_t bytes,
-                   double begin_s, double end_s)
+                   double begin_s, double end_s, int owner, int32_t writer)
 {
     double own = end_s - begin_s, rate = own > 0 ? (double)items / own : 0;
     double rate_min = all_min(c, rate), rate_max = all_max(c, rate);
@@ -478,7 +491,21 @@ static void report(struct cbk_ctx *c, const struct metadata *m, const char *labe
     cbk_phase_field(&p, CBK_I64("stride", m->stride));
     cbk_phase_field(&p, CBK_U64("write_bytes", m->write_bytes));
     cbk_phase_field(&p, CBK_U64("read_bytes", m->read_bytes));
+    /* rank 0's view: whose items it worked on, and the writer its reads found */
+    cbk_phase_field(&p, CBK_I64("rank0_items_of_rank", owner));
+    if (writer >= 0)
+        cbk_phase_field(&p, CBK_I64("rank0_read_data_of_rank", writer));
     cbk_report(c, &p);
+}
+
+/* mdtest -Y calls sync(); syncfs() of the tested file system alone keeps
+ * other file systems' dirty data out of the figure. */
+static void sync_dir(struct cbk_ctx *c, const struct metadata *m)
+{
+    int fd = open(m->dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || syncfs(fd))
+        op_fail(c, "syncfs", m->dir, errno);
+    close(fd);
 }
 
 /* Phase k over all test directories; timed and reported when asked for. */
@@ -490,23 +517,24 @@ static void run_phase(struct cbk_ctx *c, const struct metadata *m, enum phase k,
     if (k == READ && (!timed || dirs))
         return;  /* mdtest's directory read does nothing */
     struct item_ctx x;
+    int32_t writer = -1;
     x.owner = owner_of(m, c, k);
     tree_base(m, tree_of(m, c, x.owner), x.base, sizeof x.base);
     cbk_barrier(c);
     double begin = cbk_now(c);
     for (uint64_t loop = 0; loop < m->l.loops; loop++) {
         test_dir(m, c, loop, x.root, sizeof x.root);
-        items_pass(c, m, k, dirs, &x);
+        items_pass(c, m, k, dirs, &x, &writer);
     }
     if (m->timed[k] && cbk_arg_flag(c->args, "sync-phase"))
-        sync();
+        sync_dir(c, m);
     double end = cbk_now(c);
     cbk_barrier(c);
     if (!timed)
         return;
     uint64_t items = m->l.per_loop * m->l.loops;
     uint64_t bytes = dirs ? 0 : k == CREATE ? items * m->write_bytes : k == READ ? items * m->read_bytes : 0;
-    report(c, m, phase_label(k, dirs), items, bytes, begin, end);
+    report(c, m, phase_label(k, dirs), items, bytes, begin, end, x.owner, writer);
 }
 
 /* The trees: rank 0 makes the test directories; then each tree is made by
@@ -543,7 +571,7 @@ static void tree_pass(struct cbk_ctx *c, const struct metadata *m, bool create)
         }
     if (m->timed[create ? CREATE : REMOVE]) {
         uint64_t dirs = mine ? m->l.tree_dirs * m->l.loops : 0;
-        report(c, m, create ? "tree-create" : "tree-remove", dirs, 0, begin, end);
+        report(c, m, create ? "tree-create" : "tree-remove", dirs, 0, begin, end, c->rank, -1);
     }
 }
 
