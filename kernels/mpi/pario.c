@@ -61,8 +61,13 @@ static const struct cbk_param params[] = {
               "reported twice: mode cached (until the last write returned) and mode fsync; each = fsync after every write (IOR -Y)" },
     { .name = "phases", .type = CBK_CHOICE, .default_value = "both", .choices = "both,write-only,read-only",
       .help = "what is timed and reported: both = write then read; write-only (IOR -w); read-only (IOR -r; the data is still written first, untimed)" },
-    { .name = "read", .type = CBK_CHOICE, .default_value = "shifted", .choices = "shifted,same",
-      .help = "shifted = each rank reads what another rank wrote (IOR -C), so a node never reads its own writes back from its cache; same = its own data" },
+    { .name = "read", .type = CBK_CHOICE, .default_value = "shifted", .choices = "shifted,same,random",
+      .help = "shifted = each rank reads what another rank wrote (IOR -C), so a node never reads its own writes back from its cache; same = its own data; "
+              "random = the data of a rank drawn as IOR -Z draws it (C rand() seeded with rank + seed), at least shift-nodes nodes away on several nodes" },
+    { .name = "seed", .type = CBK_INT, .default_value = "0", .unit = "count", .min = "-2147483647", .max = "2147483647",
+      .help = "read=random: the seed (IOR -X); a negative seed -s draws anew every repetition with s + repetition" },
+    { .name = "multi-file", .type = CBK_BOOL, .default_value = "false",
+      .help = "every repetition writes and reads files of its own name (data.<repetition>, IOR -m)" },
     { .name = "shift", .type = CBK_INT, .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
       .help = "read=shifted: rank r reads rank (r+shift) mod ranks' data; 0 = shift-nodes x ranks per node when on several nodes, else 1" },
     { .name = "shift-nodes", .type = CBK_INT, .default_value = "1", .unit = "nodes", .min = "1", .max = "1000000",
@@ -98,6 +103,8 @@ struct pario {
     int *master_src;        /* io-master, rank 0: source rank of each reader */
     struct cbk_pattern pat, src_pat;
     unsigned char *read_buf, *master_buf;
+    bool multi_file;        /* IOR -m: names carry the repetition */
+    int repetition;         /* the one the names are for */
 };
 
 static bool is(const char *a, const char *b) { return !strcmp(a, b); }
@@ -236,7 +243,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  dir, first, cbk_arg_text(a, "strategy"));
         return -1;
     }
-    if (first < c->size && is(cbk_arg_text(a, "read"), "shifted") && !is(cbk_arg_text(a, "phases"), "write-only")) {
+    if (first < c->size && !is(cbk_arg_text(a, "read"), "same") && !is(cbk_arg_text(a, "phases"), "write-only")) {
         snprintf(why, len, "target %s is not shared: rank %d does not see a file rank 0 created there, so a rank "
                  "cannot read another rank's file (use read=same for node-local storage)", dir, first);
         return -1;
@@ -276,22 +283,41 @@ static void fill_offsets(const struct pario *s, const struct cbk_ctx *c, int w, 
     }
 }
 
+/* IOR -Z: rankOffset = rand() % N after srand(rank + seed), drawn again
+ * while it is less than (shift-nodes, at most nodes - 1) x ranks per node.
+ * The C library's rand() is IOR's, so the same seed picks the same ranks. */
+static int random_source(const struct cbk_args *a, const struct cbk_ctx *c, int reader)
+{
+    int64_t seed = cbk_arg_int(a, "seed");
+    unsigned iseed = seed < 0 ? (unsigned)(-seed + c->repetition) : (unsigned)seed;
+    int64_t nodeoffset = cbk_arg_int(a, "shift-nodes");
+    if (nodeoffset > c->nodes - 1)
+        nodeoffset = c->nodes - 1;
+    srand((unsigned)reader + iseed);
+    int offset = rand() % c->size;
+    while (offset < nodeoffset * c->node_size)
+        offset = rand() % c->size;
+    return (reader + offset) % c->size;
+}
+
 static int source_rank(const struct cbk_args *a, const struct cbk_ctx *c, int reader)
 {
     if (is(cbk_arg_text(a, "read"), "same") || c->size == 1)
         return reader;
+    if (is(cbk_arg_text(a, "read"), "random"))
+        return random_source(a, c, reader);
     int64_t shift = cbk_arg_int(a, "shift");
     if (!shift)
         shift = c->nodes > 1 ? cbk_arg_int(a, "shift-nodes") * c->node_size : 1;
     return (int)((reader + shift) % c->size);
 }
 
+/* IOR's names: "data", "data.<rank>"; with multi-file (-m) ".<repetition>" after. */
 static void file_name(const struct pario *s, int w, char *out, size_t len)
 {
-    if (s->shared)
-        snprintf(out, len, "%s/data", s->dir);
-    else
-        snprintf(out, len, "%s/data.%08d", s->dir, w);
+    int n = s->shared ? snprintf(out, len, "%s/data", s->dir) : snprintf(out, len, "%s/data.%08d", s->dir, w);
+    if (s->multi_file && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, ".%d", s->repetition);
 }
 
 /* Rank 0 makes the private directory and tells the others its name; a rank
@@ -346,30 +372,46 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->pieces = pieces_of(a);
     s->chunk = s->block / (uint64_t)s->pieces;
     s->ops = s->block / s->transfer * (uint64_t)s->segments;
-    s->src = source_rank(a, c, c->rank);
+    s->multi_file = cbk_arg_flag(a, "multi-file");
     s->offsets = alloc_or_fail(c, s->ops * sizeof *s->offsets);
     s->src_offsets = alloc_or_fail(c, s->ops * sizeof *s->src_offsets);
     fill_offsets(s, c, c->rank, s->offsets);
-    fill_offsets(s, c, s->src, s->src_offsets);
     if (s->strategy == IO_MASTER && c->rank == 0) {
         s->master_offsets = alloc_or_fail(c, (size_t)c->size * s->ops * sizeof *s->master_offsets);
         s->master_src = alloc_or_fail(c, (size_t)c->size * sizeof *s->master_src);
-        for (int w = 0; w < c->size; w++) {
+        for (int w = 0; w < c->size; w++)
             fill_offsets(s, c, w, s->master_offsets + (size_t)w * s->ops);
-            s->master_src[w] = source_rank(a, c, w);
-        }
         if (!(s->master_buf = cbk_buffer_alloc((size_t)c->size * s->transfer)))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: io-master: cannot allocate %d x %" PRIu64 " bytes on rank 0",
                      c->size, s->transfer);
     }
     if (cbk_pattern_init(&s->pat, c->run_id, (uint32_t)c->rank, s->transfer) ||
-        cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, s->transfer) ||
         !(s->read_buf = cbk_buffer_alloc(s->transfer)))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", s->transfer);
+    s->src = -1;
     make_dir(a, c, s);
+    return 0;
+}
+
+/* Before every repetition: the names (multi-file) and whose data each rank
+ * reads (read=random with a negative seed draws anew each repetition). */
+static void choose_files(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
+{
+    int src = source_rank(a, c, c->rank);
+    s->repetition = c->repetition;
+    if (src != s->src) {
+        if (s->src >= 0)
+            cbk_pattern_free(&s->src_pat);
+        s->src = src;
+        fill_offsets(s, c, s->src, s->src_offsets);
+        if (cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, s->transfer))
+            cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", s->transfer);
+    }
+    if (s->master_src)
+        for (int w = 0; w < c->size; w++)
+            s->master_src[w] = source_rank(a, c, w);
     file_name(s, c->rank, s->path, sizeof s->path);
     file_name(s, s->src, s->src_path, sizeof s->src_path);
-    return 0;
 }
 
 /* ENOSPC and EDQUOT are the user's to fix: bad input. */
@@ -571,6 +613,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
                            .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
     cbk_phase_field(&p, CBK_TEXT("read_from", c->size > 1 && s->src != c->rank ? "shifted" : "same"));
+    cbk_phase_field(&p, CBK_I64("rank0_read_data_of_rank", s->src));
     cbk_phase_field(&p, CBK_I64("read_shift", ((s->src - c->rank) % c->size + c->size) % c->size));
     cbk_phase_field(&p, CBK_REAL("resident_fraction_before", resident));
     if (cold) {
@@ -642,6 +685,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
             ;
     }
     const char *phases = cbk_arg_text(a, "phases");
+    choose_files(a, c, s);
     write_phase(a, c, s, !is(phases, "read-only"));
     int status = CBK_EXIT_OK;
     if (!is(phases, "write-only"))
@@ -661,7 +705,8 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     (void)a;
     struct pario *s = c->state;
     cbk_pattern_free(&s->pat);
-    cbk_pattern_free(&s->src_pat);
+    if (s->src >= 0)
+        cbk_pattern_free(&s->src_pat);
     cbk_buffer_free(s->read_buf);
     cbk_buffer_free(s->master_buf);
     free(s->offsets);
