@@ -75,6 +75,7 @@ class MdtestLine:
     repetitions: int = 1
     show: tuple[str, ...] = ("rate",)    # summary tables: rate, time or both (-Z, -P)
     argv: list[str] = field(default_factory=list)  # the mdtest program and its options, as given
+    path: str = "./out"                 # mdtest's -d, for its Path line
     notes: list[str] = field(default_factory=list)
 
 
@@ -132,6 +133,7 @@ def translate(argv: list[str]) -> MdtestLine:
                 problems.append(f"-d {value}: several directories (dir1@dir2) are not implemented")
             else:
                 params["dir"] = _dir_of(value, notes)
+                line.path = value
         elif opt == "-F":
             files = True
         elif opt == "-D":

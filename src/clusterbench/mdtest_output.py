@@ -82,12 +82,18 @@ def nodemap_line(hosts: list[str]) -> str:
     return "Nodemap: " + "".join("1" if h == hosts[0] else "0" for h in hosts)
 
 
-def banner_lines(argv: list[str], ranks: int, hosts: list[str], path: str, started: float) -> list[str]:
+def banner_lines(argv: list[str], ranks: int, hosts: list[str], path: str, statfs_path: str, started: float,
+                 read_without_bytes: bool) -> list[str]:
+    """`path` is mdtest's -d as given; `statfs_path` the directory that exists."""
     nodes = len(set(hosts)) or 1
+    fs = filesystem_lines(statfs_path)
+    if fs:
+        fs[0] = f"{'Path':<20s}: {path}"
     return [f"-- started at {_stamp(started)} --", "",
             f"mdtest-4.0.0 was launched with {ranks} total task(s) on {nodes} node(s)",
-            f"Command line used: {command_line(argv)}", *filesystem_lines(path),
-            *([nodemap_line(hosts)] if hosts else [])]
+            f"Command line used: {command_line(argv)}",
+            *(["WARNING: Read bytes is 0, thus, a read test will actually just open/close"] if read_without_bytes else []),
+            *fs, *([nodemap_line(hosts)] if hosts else [])]
 
 
 def items_line(ranks: int, items_per_rank: int, kind: str) -> str:

@@ -73,8 +73,12 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
         build = step["build"] or {}
         per_rank = next((r["items_per_rank"] for r in records if not r["phase"].startswith("tree")), 0)
         kind = line.params.get("kind", "both")
-        out = mdtest_output.banner_lines(line.argv, ranks, build.get("hosts", []), step["params"]["dir"], started)
-        out += ["", mdtest_output.items_line(ranks, per_rank, kind)]
+        phases = line.params.get("phases", "all")
+        read_without_bytes = kind != "dirs" and ("read" in phases or phases == "all") \
+            and line.params.get("read-bytes", "0") == "0"
+        out = mdtest_output.banner_lines(line.argv, ranks, build.get("hosts", []), line.path, step["params"]["dir"],
+                                         started, read_without_bytes)
+        out.append(mdtest_output.items_line(ranks, per_rank, kind))
         for what in line.show:
             out += ["", *mdtest_output.summary_lines(records, kind, line.repetitions, what)]
         out.append(mdtest_output.finished_line(time.time()))
