@@ -422,8 +422,9 @@ static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
     cbk_fail(c, status_of(errno), "pario: rank %d: %s", c->rank, f->err);
 }
 
-/* One rank's view of a phase: open start, open end, transfer end, close end. */
-struct times { double open_begin, open_end, xfer_end, close_end; };
+/* One rank's view of a phase: open start, open end, transfer end, end of
+ * the fsync (-e; = transfer end without), close end. */
+struct times { double open_begin, open_end, xfer_end, sync_end, close_end; };
 
 /* Adds the common fields and the open/transfer/close spread over ranks
  * (every rank calls it: it reduces). */
@@ -450,6 +451,17 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     cbk_phase_field(p, CBK_REAL("transfer_s_max", hi[1]));
     cbk_phase_field(p, CBK_REAL("close_s_min", lo[2]));
     cbk_phase_field(p, CBK_REAL("close_s_max", hi[2]));
+    /* IOR's Results columns: each step from the earliest start to the latest
+     * end over ranks (fsync, -e, counts in wr/rd as in IOR), and its latency
+     * column, rank 0's transfer time per transfer of one block */
+    double starts[3] = { t->open_begin, t->open_end, t->sync_end }, ends[3] = { t->open_end, t->sync_end, t->close_end };
+    double first[3], last[3];
+    MPI_Reduce(starts, first, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
+    MPI_Reduce(ends, last, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    cbk_phase_field(p, CBK_REAL("open_span_s", last[0] - first[0]));
+    cbk_phase_field(p, CBK_REAL("transfer_span_s", last[1] - first[1]));
+    cbk_phase_field(p, CBK_REAL("close_span_s", last[2] - first[2]));
+    cbk_phase_field(p, CBK_REAL("rank0_transfer_s", t->sync_end - t->open_end));
 }
 
 /* Who opens: every rank, except under io-master where rank 0 alone does.
@@ -495,7 +507,10 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
         }
     }
     t.xfer_end = cbk_now(c);
-    if (opens(s, c) && ((end && api->sync(&f)) || api->close(&f)))
+    if (opens(s, c) && end && api->sync(&f))
+        io_fail(c, &f);
+    t.sync_end = cbk_now(c);
+    if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
     t.close_end = cbk_now(c);
     if (!report)
@@ -591,7 +606,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
         if (verify && !bad && !cbk_pattern_check(&s->src_pat, buf, s->transfer, s->src_offsets[i], &bad_offset))
             bad = true;
     }
-    t.xfer_end = cbk_now(c);
+    t.xfer_end = t.sync_end = cbk_now(c);
     if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
     t.close_end = cbk_now(c);
