@@ -101,7 +101,7 @@ for _name in ("posix.beegfs.numtargets", "posix.beegfs.chunksize", "posix.gpfs.h
     REFUSED[_name] = f"--{_name}: file-system specific hints are not implemented"
 APIS = {"POSIX": "posix", "MPIIO": "mpiio"}
 SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtTpP]?)\s*$")
-DEFAULTS = {"api": "POSIX", "blocksize": "1048576", "transfersize": "262144", "segmentcount": "1",
+DEFAULTS = {"api": "POSIX", "blocksize": "1m", "transfersize": "256k", "segmentcount": "1",
             "repetitions": "1", "taskpernodeoffset": "1", "testfile": "testFile", "refnum": "0",
             "reordertasksrandomseed": "0", "verbose": "0"}
 
