@@ -92,9 +92,9 @@ def test_notes_say_what_is_ignored():
 
 BAD = [
     ("ior -a HDF5", ["-a HDF5: pario offers the APIs POSIX, MPIIO"]),
-    ("ior -D 5 -O stoneWallingWearOut=1 -M 50% -y -F -T 2 -E",
-     ["-D: stonewalling", "stoneWallingWearOut: stonewalling", "-M: the memory hog", "-y: dual mount",
-      "-T: a time limit", "-E: pario always writes fresh files"]),
+    ("ior -D 5 -O stoneWallingStatusFile=s,stoneWallingWearOutIterations=9 -M 50% -y -F -T 2 -E",
+     ["stoneWallingStatusFile: splitting", "stoneWallingWearOutIterations: a fixed transfer count",
+      "-M: the memory hog", "-y: dual mount", "-T: a time limit", "-E: pario always writes fresh files"]),
     ("ior --mpiio.hintsFileName=h -a MPIIO --posix.rangelocks --mpiio.useFileView -wq",
      ["--mpiio.hintsFileName", "--posix.rangelocks", "--mpiio.useFileView", "-q: unknown option"]),
     ("ior -C -Z", ["Both Constant and Random task re-ordering specified"]),
@@ -307,11 +307,11 @@ def test_ior_line_runs_and_prints_iors_output(cli, mpiexec, tmp_path, ranks, lin
 
 @pytest.mark.timeout(60)
 def test_refused_line_names_every_unsupported_option_and_leaves_nothing(cli, tmp_path):
-    r = cli("ior", "--np", "2", "-D", "5", "-M", "50%", "--mpiio.hintsFileName=h", "-E", "-K", "-q",
+    r = cli("ior", "--np", "2", "-T", "5", "-M", "50%", "--mpiio.hintsFileName=h", "-E", "-K", "-q",
             "-o", str(tmp_path / "f"))
     assert r.status == 2
     line = r.stderr.strip().splitlines()[-1]
-    for opt in ("-D:", "-M:", "--mpiio.hintsFileName:", "-E:", "-q: unknown option"):
+    for opt in ("-T:", "-M:", "--mpiio.hintsFileName:", "-E:", "-q: unknown option"):
         assert opt in line, line
     assert "-K" not in line  # IOR's keepFileWithError is accepted (a note)
     assert tree(tmp_path) == []
@@ -365,4 +365,24 @@ def test_multifile_gives_every_repetition_its_own_files(cli, mpiexec, tmp_path):
     assert r.status == 0, r.stderr
     names = sorted((int(rep), name) for rep, name, _ in (line.split() for line in listing.read_text().splitlines()))
     assert names == [(rep, f"data.{rank:08d}.{rep}") for rep in range(3) for rank in range(2)]
+    assert tree(target) == []
+
+
+@pytest.mark.timeout(120)
+def test_stonewalling_stops_at_the_deadline_and_wear_out_evens_the_ranks(cli, mpiexec, store_url, tmp_path):
+    """-D 1 with stoneWallingWearOut=1: a write that cannot finish in a second
+    (fsync after every 64 KiB) stops after it, every rank then goes on to the
+    largest count any rank reached, and the read reads what was written."""
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", "2", "ior", "-D", "1", "-O", "stoneWallingWearOut=1", "-b", "1g", "-t", "64k",
+            "-Y", "-F", "-w", "-r", "-R", "-o", str(target / "f"))
+    assert r.status == 0, r.stderr
+    recs = {x["phase"]: x for x in run_records(store_url, r.stderr)}
+    write, read = recs["write"], recs["read"]
+    assert write["stonewall_s"] > 1.0 and write["transfers_min"] == write["transfers_max"]
+    assert 0 < write["bytes"] < 2 * 1024 ** 3 and write["bytes"] == 2 * write["transfers_max"] * 65536
+    assert read["bytes"] <= write["bytes"] and read["verify_ok"] is True
+    (row, _) = parse_summary(r.stdout)
+    assert float(row["Stonewall(s)"]) >= 1.0 and float(row["Stonewall(MiB)"]) > 0
     assert tree(target) == []

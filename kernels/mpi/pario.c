@@ -78,6 +78,12 @@ static const struct cbk_param params[] = {
       .help = "empty the page cache before reading (as seqio: drop-caches needs root, fadvise forgets the file's pages; auto picks); none = warm" },
     { .name = "verify", .type = CBK_BOOL, .default_value = "false",
       .help = "check every 4 KiB unit read against what its writer wrote (inside the timed read; IOR -R/-W)" },
+    { .name = "deadline", .type = CBK_REAL, .default_value = "0", .unit = "s", .min = "0", .max = "86400",
+      .help = "stonewalling (IOR -D): a rank stops moving data this long after its first transfer; 0 = move every byte. "
+              "Shared collective and io-master runs stop together on rank 0's clock, as IOR" },
+    { .name = "wear-out", .type = CBK_BOOL, .default_value = "false",
+      .help = "with deadline: after the stonewall every rank goes on to the largest transfer count any rank reached "
+              "(IOR -O stoneWallingWearOut=1), so every rank moves the same amount" },
     { .name = "delay", .type = CBK_REAL, .default_value = "0", .unit = "s", .min = "0", .max = "86400",
       .help = "pause before every repetition after the first (IOR -d)" },
     { 0 },
@@ -104,6 +110,9 @@ struct pario {
     struct cbk_pattern pat, src_pat;
     unsigned char *read_buf, *master_buf;
     bool multi_file;        /* IOR -m: names carry the repetition */
+    double deadline_s;      /* stonewalling, 0 = none */
+    bool wear_out;
+    uint64_t *written;      /* transfers each rank wrote this repetition (stonewalling) */
     int repetition;         /* the one the names are for */
 };
 
@@ -164,6 +173,10 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
     if (cbk_arg_flag(a, "direct") && transfer % CBK_ALIGN_BYTES) {
         snprintf(why, len, "direct=true: transfer size %s is not a multiple of 4 KiB, as O_DIRECT requires",
                  cbk_format_size(transfer, t, sizeof t));
+        return -1;
+    }
+    if (cbk_arg_flag(a, "wear-out") && cbk_arg_real(a, "deadline") <= 0) {
+        snprintf(why, len, "wear-out=true is only sensible with a stonewalling deadline (IOR -D)");
         return -1;
     }
     if (!is(cbk_arg_text(a, "layout"), "strided") && cbk_arg_int(a, "blocks-per-rank") != 1) {
@@ -373,6 +386,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->chunk = s->block / (uint64_t)s->pieces;
     s->ops = s->block / s->transfer * (uint64_t)s->segments;
     s->multi_file = cbk_arg_flag(a, "multi-file");
+    s->deadline_s = cbk_arg_real(a, "deadline");
+    s->wear_out = cbk_arg_flag(a, "wear-out");
+    s->written = alloc_or_fail(c, (size_t)c->size * sizeof *s->written);
     s->offsets = alloc_or_fail(c, s->ops * sizeof *s->offsets);
     s->src_offsets = alloc_or_fail(c, s->ops * sizeof *s->src_offsets);
     fill_offsets(s, c, c->rank, s->offsets);
@@ -472,6 +488,73 @@ static MPI_Comm open_comm(const struct pario *s, const struct cbk_ctx *c)
     return s->strategy == INDEPENDENT || s->strategy == COLLECTIVE ? c->comm : MPI_COMM_SELF;
 }
 
+/* Stonewalling as IOR's WriteOrRead: the clock starts at the first
+ * transfer; a rank stops after the transfer that passes the deadline.
+ * Where ranks move data in lockstep (collective calls, io-master) rank 0's
+ * decision is every rank's, or a collective would hang. */
+static bool hit_stonewall(struct cbk_ctx *c, const struct pario *s, double start_s)
+{
+    if (s->deadline_s <= 0)
+        return false;
+    int hit = cbk_now(c) - start_s > s->deadline_s;
+    if (s->collective || s->strategy == IO_MASTER)
+        MPI_Bcast(&hit, 1, MPI_INT, 0, c->comm);
+    return hit;
+}
+
+/* What a stonewalled phase reports, as IOR's summary columns need it. */
+struct stonewall { uint64_t at_wall; double wall_s; };
+
+static void write_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, uint64_t i, bool each)
+{
+    const struct pario_api *api = s->api;
+    unsigned char *buf = s->pat.pool;
+    cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
+    if (s->strategy == IO_MASTER) {
+        MPI_Gather(buf, (int)s->transfer, MPI_BYTE, s->master_buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
+        if (c->rank != 0)
+            return;
+        for (int w = 0; w < c->size; w++)
+            if (api->write_at(f, s->master_offsets[(size_t)w * s->ops + i], s->master_buf + (size_t)w * s->transfer,
+                              s->transfer, false) || (each && api->sync(f)))
+                io_fail(c, f);
+    } else if (api->write_at(f, s->offsets[i], buf, s->transfer, s->collective) || (each && api->sync(f))) {
+        io_fail(c, f);
+    }
+}
+
+/* With wear-out, the count every rank goes on to: the largest reached. */
+static uint64_t wear_out_target(struct cbk_ctx *c, const struct pario *s, uint64_t done, double start_s,
+                                struct stonewall *sw)
+{
+    sw->at_wall = done;
+    sw->wall_s = cbk_now(c) - start_s;
+    if (!s->wear_out)
+        return done;
+    uint64_t most;
+    MPI_Allreduce(&done, &most, 1, MPI_UINT64_T, MPI_MAX, c->comm);
+    return most;
+}
+
+static void stonewall_fields(struct cbk_ctx *c, const struct pario *s, struct cbk_phase *p, uint64_t done,
+                             const struct stonewall *sw)
+{
+    if (s->deadline_s <= 0)
+        return;
+    uint64_t lo, hi, sum, at = sw->at_wall;
+    MPI_Reduce(&done, &lo, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
+    MPI_Reduce(&done, &hi, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
+    MPI_Reduce(&at, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+    cbk_phase_field(p, CBK_REAL("stonewall_deadline_s", s->deadline_s));
+    cbk_phase_field(p, CBK_BOOL("stonewall_wear_out", s->wear_out));
+    cbk_phase_field(p, CBK_REAL("stonewall_s", sw->wall_s));
+    cbk_phase_field(p, CBK_REAL("stonewall_bytes_mean", (double)sum * (double)s->transfer / c->size));
+    cbk_phase_field(p, CBK_U64("transfers_min", lo));
+    cbk_phase_field(p, CBK_U64("transfers_max", hi));
+    if (lo < s->ops)
+        cbk_phase_warn(p, "stonewalled: the deadline stopped the transfers before all the data was moved");
+}
+
 static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, bool report)
 {
     const char *fsync_mode = cbk_arg_text(a, "fsync");
@@ -479,33 +562,23 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     const struct pario_api *api = s->api;
     struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
     struct times t;
-    unsigned char *buf = s->pat.pool;
 
     cbk_barrier(c);
     t.open_begin = cbk_now(c);
     if (opens(s, c) && api->open(&f, s->path, PARIO_WRITE, open_comm(s, c)))
         io_fail(c, &f);
     t.open_end = cbk_now(c);
-    if (s->strategy == IO_MASTER) {
-        for (uint64_t i = 0; i < s->ops; i++) {
-            cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
-            MPI_Gather(buf, (int)s->transfer, MPI_BYTE, s->master_buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
-            if (c->rank != 0)
-                continue;
-            for (int w = 0; w < c->size; w++) {
-                if (api->write_at(&f, s->master_offsets[(size_t)w * s->ops + i],
-                                  s->master_buf + (size_t)w * s->transfer, s->transfer, false) ||
-                    (each && api->sync(&f)))
-                    io_fail(c, &f);
-            }
-        }
-    } else {
-        for (uint64_t i = 0; i < s->ops; i++) {
-            cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
-            if (api->write_at(&f, s->offsets[i], buf, s->transfer, s->collective) || (each && api->sync(&f)))
-                io_fail(c, &f);
-        }
+    uint64_t done = 0, target;
+    struct stonewall sw;
+    while (done < s->ops) {
+        write_one(c, s, &f, done++, each);
+        if (hit_stonewall(c, s, t.open_end))
+            break;
     }
+    target = wear_out_target(c, s, done, t.open_end, &sw);
+    while (done < target)
+        write_one(c, s, &f, done++, each);
+    MPI_Allgather(&done, 1, MPI_UINT64_T, s->written, 1, MPI_UINT64_T, c->comm);
     t.xfer_end = cbk_now(c);
     if (opens(s, c) && end && api->sync(&f))
         io_fail(c, &f);
@@ -517,9 +590,9 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
         return;
 
     struct cbk_phase p = { .phase = "write", .mode = each ? "fsync-each" : f.direct ? "direct" : "cached",
-                           .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
-                           .begin_s = t.open_begin, .end_s = t.close_end };
+                           .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
+    stonewall_fields(c, s, &p, done, &sw);
     cbk_phase_field(&p, CBK_TEXT("fsync", fsync_mode));
     if (end) {
         /* E8's pair: until the file system had the data, then until it
@@ -572,6 +645,26 @@ static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct p
     return any > 0 ? -1.0 : worst;
 }
 
+static void read_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, uint64_t i, unsigned char *buf,
+                     bool verify, bool *bad, uint64_t *bad_offset)
+{
+    const struct pario_api *api = s->api;
+    if (s->strategy == IO_MASTER) {
+        if (c->rank == 0)
+            for (int r = 0; r < c->size; r++)
+                if (api->read_at(f, s->master_offsets[(size_t)s->master_src[r] * s->ops + i],
+                                 s->master_buf + (size_t)r * s->transfer, s->transfer, false))
+                    io_fail(c, f);
+        MPI_Scatter(s->master_buf, (int)s->transfer, MPI_BYTE, buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
+    } else if (api->read_at(f, s->src_offsets[i], buf, s->transfer, s->collective)) {
+        io_fail(c, f);
+    }
+    /* a collective read must go on to the end on every rank: only the
+     * first bad byte is kept */
+    if (verify && !*bad && !cbk_pattern_check(&s->src_pat, buf, s->transfer, s->src_offsets[i], bad_offset))
+        *bad = true;
+}
+
 static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
 {
     bool verify = cbk_arg_flag(a, "verify");
@@ -590,22 +683,18 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     if (opens(s, c) && api->open(&f, path, PARIO_READ, open_comm(s, c)))
         io_fail(c, &f);
     t.open_end = cbk_now(c);
-    for (uint64_t i = 0; i < s->ops; i++) {
-        if (s->strategy == IO_MASTER) {
-            if (c->rank == 0)
-                for (int r = 0; r < c->size; r++)
-                    if (api->read_at(&f, s->master_offsets[(size_t)s->master_src[r] * s->ops + i],
-                                     s->master_buf + (size_t)r * s->transfer, s->transfer, false))
-                        io_fail(c, &f);
-            MPI_Scatter(s->master_buf, (int)s->transfer, MPI_BYTE, buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
-        } else if (api->read_at(&f, s->src_offsets[i], buf, s->transfer, s->collective)) {
-            io_fail(c, &f);
-        }
-        /* a collective read must go on to the end on every rank: only the
-         * first bad byte is kept */
-        if (verify && !bad && !cbk_pattern_check(&s->src_pat, buf, s->transfer, s->src_offsets[i], &bad_offset))
-            bad = true;
+    /* a stonewalled write left fewer transfers: read what the writer wrote */
+    uint64_t limit = s->written[s->strategy == IO_MASTER ? 0 : s->src], done = 0, target;
+    struct stonewall sw;
+    while (done < limit) {
+        read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
+        done++;
+        if (hit_stonewall(c, s, t.open_end))
+            break;
     }
+    target = wear_out_target(c, s, done, t.open_end, &sw);
+    for (; done < target && done < limit; done++)
+        read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
     t.xfer_end = t.sync_end = cbk_now(c);
     if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
@@ -624,9 +713,9 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
 
     bool cold = !is(cbk_arg_text(a, "cold"), "none");
     struct cbk_phase p = { .phase = "read", .mode = f.direct ? "direct" : cold ? "cold" : "warm",
-                           .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
-                           .begin_s = t.open_begin, .end_s = t.close_end };
+                           .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
+    stonewall_fields(c, s, &p, done, &sw);
     cbk_phase_field(&p, CBK_TEXT("read_from", c->size > 1 && s->src != c->rank ? "shifted" : "same"));
     cbk_phase_field(&p, CBK_I64("rank0_read_data_of_rank", s->src));
     cbk_phase_field(&p, CBK_I64("read_shift", ((s->src - c->rank) % c->size + c->size) % c->size));
@@ -728,6 +817,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     free(s->src_offsets);
     free(s->master_offsets);
     free(s->master_src);
+    free(s->written);
     free(s);
     c->state = NULL;
 }

@@ -73,10 +73,9 @@ NOTES = {
 # Refused: pario does not do it, and it would change what is measured.
 REFUSED = {
     "useexistingtestfile": "-E: pario always writes fresh files in a private directory it removes",
-    "deadlineforstonewalling": "-D: stonewalling deadlines are not implemented: pario moves every byte",
-    "stonewallingwearout": "stoneWallingWearOut: stonewalling is not implemented",
-    "stonewallingwearoutiterations": "stoneWallingWearOutIterations: stonewalling is not implemented",
-    "stonewallingstatusfile": "stoneWallingStatusFile: stonewalling is not implemented",
+    "stonewallingwearoutiterations": "stoneWallingWearOutIterations: a fixed transfer count per rank is not implemented",
+    "stonewallingstatusfile": "stoneWallingStatusFile: splitting write and read into two runs is not possible "
+                              "(pario removes its files)",
     "maxtimeduration": "-T: a time limit per test is not implemented",
     "mintimeduration": "minTimeDuration: a minimum run time is not implemented",
     "memorypernode": "-M: the memory hog is not implemented (it would shrink the page cache the figures see)",
@@ -356,6 +355,13 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
         if params["api"] != "posix":
             problems.append("--posix.odirect needs -a POSIX")
         params["direct"] = "true"
+    deadline = int_of(s.get("deadlineforstonewalling", "0"))
+    if deadline < 0:
+        problems.append(f"-D {deadline}: expected seconds")
+    elif deadline:
+        params["deadline"] = str(deadline)
+        if on("stonewallingwearout"):
+            params["wear-out"] = "true"
     delay = s.get("intertestdelay", "0")
     if int_of(delay) < 0:
         problems.append(f"-d {delay}: expected a delay in seconds")

@@ -164,6 +164,8 @@ class Point:
     wrrd_s: float
     close_s: float
     rank0_wrrd_s: float
+    stonewall_s: float = 0.0          # time to the stonewall (-D), rank 0's
+    stonewall_bytes_mean: float = 0.0  # bytes a rank had moved at the stonewall, mean over ranks
 
 
 def points(samples: list[dict], op: str) -> list[Point]:
@@ -173,7 +175,8 @@ def points(samples: list[dict], op: str) -> list[Point]:
         recs = [r for r in recs if r["mode"] == "fsync"]
     recs.sort(key=lambda r: r.get("repetition", 0))
     return [Point(i, r["bytes"], r["seconds"], r["ops"], r.get("open_span_s", -1.0), r.get("transfer_span_s", -1.0),
-                  r.get("close_span_s", -1.0), r.get("rank0_transfer_s", -1.0)) for i, r in enumerate(recs)]
+                  r.get("close_span_s", -1.0), r.get("rank0_transfer_s", -1.0), r.get("stonewall_s", 0.0),
+                  r.get("stonewall_bytes_mean", 0.0)) for i, r in enumerate(recs)]
 
 
 @dataclass
@@ -283,6 +286,9 @@ def _options(e: Emitter, t: IorTest, job: Job) -> None:
     e.kv("aggregate filesize", human(block * segments * job.ranks))
     if t.flag("verbose"):
         e.kv_int("verbose", t.flag("verbose"))
+    if t.flag("deadlineforstonewalling") > 0:
+        e.kv_int("stonewallingTime", t.flag("deadlineforstonewalling"))
+        e.kv_int("stoneWallingWearOut", t.flag("stonewallingwearout"))
     e.end_section()
 
 
@@ -337,9 +343,13 @@ def _summary_row(e: Emitter, op: str, pts: list[Point], t: IorTest, job: Job) ->
             "reordrand": t.flag("reordertasksrandom"), "seed": int_of(s.get("reordertasksrandomseed", "0")),
             "refnum": int_of(s.get("refnum", "0"))}
     api = s.get("api", "POSIX")
+    wear_out = t.flag("stonewallingwearout") > 0
+    wall_s = sum(p.stonewall_s for p in pts)
+    wall_mib = sum(p.stonewall_bytes_mean for p in pts) / wall_s / MIB if wall_s > 0 else 0.0
     if e.fmt == "default":
+        walls = f"{wall_s / len(pts):10.2f} {wall_mib:13.2f}" if wear_out else f"{'NA':>10s} {'NA':>13s}"
         e.w(f"{op:<9s} " + "".join(f"{v / MIB:10.2f} " for v in bw) + "".join(f"{v:10.2f} " for v in ops)
-            + f"{mean_s:10.5f} {'NA':>10s} {'NA':>13s} {t.id:5d} {job.ranks:6d} {job.tasks_per_node:3d} "
+            + f"{mean_s:10.5f} {walls} {t.id:5d} {job.ranks:6d} {job.tasks_per_node:3d} "
             f"{t.repetitions:4d} {t.flag('fileperproc'):3d} {ints['reord']:5d} {ints['reordoff']:8d} "
             f"{ints['reordrand']:9d} {ints['seed']:4d} {t.segments:6d} {t.block:8d} "
             f"{transfer:8d} {agg:9.1f} {api:>3s} {ints['refnum']:6d}\n")
@@ -356,8 +366,12 @@ def _summary_row(e: Emitter, op: str, pts: list[Point], t: IorTest, job: Job) ->
             e.kv_int(k, v)
         for k, v in (("bwMaxMIB", bw[0] / MIB), ("bwMinMIB", bw[1] / MIB), ("bwMeanMIB", bw[2] / MIB),
                      ("bwStdMIB", bw[3] / MIB), ("OPsMax", ops[0]), ("OPsMin", ops[1]), ("OPsMean", ops[2]),
-                     ("OPsSD", ops[3]), ("MeanTime", mean_s), ("xsizeMiB", agg)):
+                     ("OPsSD", ops[3]), ("MeanTime", mean_s)):
             e.kv_double(k, v)
+        if wear_out:
+            e.kv_double("StoneWallTime", wall_s / len(pts))
+            e.kv_double("StoneWallbwMeanMIB", wall_mib)
+        e.kv_double("xsizeMiB", agg)
         e.end_section()
 
 
