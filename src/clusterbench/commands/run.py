@@ -181,6 +181,12 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
                      hostfile, oversubscribe)
     run_id = execute_and_show(store, cat, req, quiet)
+    if suite_name == "io500-like":
+        from clusterbench.io500_score import score_lines
+        from clusterbench.report.data import load_run
+
+        for line in score_lines(load_run(store, run_id)):
+            click.echo(line)
     click.echo(f"stored as run {run_id} in {store.url}")
     if report_path or suite_name:
         from clusterbench.report import write_report
