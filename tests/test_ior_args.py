@@ -386,3 +386,26 @@ def test_stonewalling_stops_at_the_deadline_and_wear_out_evens_the_ranks(cli, mp
     (row, _) = parse_summary(r.stdout)
     assert float(row["Stonewall(s)"]) >= 1.0 and float(row["Stonewall(MiB)"]) > 0
     assert tree(target) == []
+
+
+@pytest.mark.timeout(120)
+def test_hints_file_reaches_mpi_file_open_and_show_hints_prints_them(cli, mpiexec, store_url, tmp_path):
+    """--mpiio.hintsFileName: IOR_HINT__MPI__ lines become MPI_File_open's
+    info; the library's answer (MPI_File_get_info) shows ROMIO took them."""
+    hints = tmp_path / "hints"
+    hints.write_text("IOR_HINT__MPI__romio_cb_write=enable\n# a comment\nIOR_HINT__MPI__cb_buffer_size=2097152\n")
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", "2", "ior", "-a", "MPIIO", "-c", f"--mpiio.hintsFileName={hints}",
+            "--mpiio.showHints", "-b", "64k", "-t", "16k", "-o", str(target / "f"))
+    assert r.status == 0, r.stderr
+    passed = "\nhints passed to MPI_File_open() {\n\tromio_cb_write = enable\n\tcb_buffer_size = 2097152\n}\n"
+    assert r.stdout.count(passed) == 2  # before the write row and before the read row, as IOR prints at each open
+    returned = r.stdout.split("hints returned from opened file {\n")[1].split("}")[0]
+    assert "\tromio_cb_write = enable\n" in returned and "\tcb_buffer_size = 2097152\n" in returned
+    (write,) = [x for x in run_records(store_url, r.stderr) if x["phase"] == "write"]
+    assert "cb_buffer_size=2097152" in write["mpi_hints_in_effect"].split(";")
+    bad = tmp_path / "gpfs"
+    bad.write_text("IOR_HINT__GPFS__hint=1\n")
+    with pytest.raises(BadInput, match="only IOR_HINT__MPI__"):
+        translate(["ior", "-a", "MPIIO", f"--mpiio.hintsFileName={bad}"])

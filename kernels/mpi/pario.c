@@ -84,6 +84,9 @@ static const struct cbk_param params[] = {
     { .name = "wear-out", .type = CBK_BOOL, .default_value = "false",
       .help = "with deadline: after the stonewall every rank goes on to the largest transfer count any rank reached "
               "(IOR -O stoneWallingWearOut=1), so every rank moves the same amount" },
+    { .name = "hints", .type = CBK_STRING, .default_value = "none",
+      .help = "api mpiio: MPI-IO hints for MPI_File_open, key=value[,key=value] (IOR --mpiio.hintsFileName), or none; "
+              "the hints the library used are recorded either way" },
     { .name = "delay", .type = CBK_REAL, .default_value = "0", .unit = "s", .min = "0", .max = "86400",
       .help = "pause before every repetition after the first (IOR -d)" },
     { 0 },
@@ -154,6 +157,12 @@ static uint64_t transfer_of(const struct cbk_args *a, int ranks)
     return t ? t : block_of(a, ranks) / (uint64_t)pieces_of(a);
 }
 
+static const char *hints_of(const struct cbk_args *a)
+{
+    const char *h = cbk_arg_text(a, "hints");
+    return is(h, "none") ? "" : h;
+}
+
 /* Checks that need no other rank; the same on every rank but the target. */
 static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
@@ -174,6 +183,24 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
         snprintf(why, len, "direct=true: transfer size %s is not a multiple of 4 KiB, as O_DIRECT requires",
                  cbk_format_size(transfer, t, sizeof t));
         return -1;
+    }
+    const char *hints = hints_of(a);
+    if (*hints && !is(api, "mpiio")) {
+        snprintf(why, len, "hints need api mpiio (they are MPI-IO hints)");
+        return -1;
+    }
+    if (strlen(hints) >= 2000) {
+        snprintf(why, len, "hints: more than 2000 characters");
+        return -1;
+    }
+    for (const char *h = hints; *h;) {
+        size_t n = strcspn(h, ",");
+        const char *eq = memchr(h, '=', n);
+        if (!eq || eq == h) {
+            snprintf(why, len, "hints: '%.*s' is not key=value", (int)n, h);
+            return -1;
+        }
+        h += n + (h[n] == ',');
     }
     if (cbk_arg_flag(a, "wear-out") && cbk_arg_real(a, "deadline") <= 0) {
         snprintf(why, len, "wear-out=true is only sensible with a stonewalling deadline (IOR -D)");
@@ -560,7 +587,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     const char *fsync_mode = cbk_arg_text(a, "fsync");
     bool each = is(fsync_mode, "each"), end = is(fsync_mode, "end");
     const struct pario_api *api = s->api;
-    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
+    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct"), .hints = hints_of(a) };
     struct times t;
 
     cbk_barrier(c);
@@ -593,6 +620,10 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
                            .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
     stonewall_fields(c, s, &p, done, &sw);
+    if (s->api == &pario_mpiio) {
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_in_effect", f.hints_in_effect));
+    }
     cbk_phase_field(&p, CBK_TEXT("fsync", fsync_mode));
     if (end) {
         /* E8's pair: until the file system had the data, then until it
@@ -671,7 +702,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     const struct pario_api *api = s->api;
     const char *method;
     double resident = prepare_read(a, c, s, &method);
-    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
+    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct"), .hints = hints_of(a) };
     struct times t;
     bool bad = false;
     uint64_t bad_offset = 0;
@@ -716,6 +747,10 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
                            .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
     stonewall_fields(c, s, &p, done, &sw);
+    if (s->api == &pario_mpiio) {
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_in_effect", f.hints_in_effect));
+    }
     cbk_phase_field(&p, CBK_TEXT("read_from", c->size > 1 && s->src != c->rank ? "shifted" : "same"));
     cbk_phase_field(&p, CBK_I64("rank0_read_data_of_rank", s->src));
     cbk_phase_field(&p, CBK_I64("read_shift", ((s->src - c->rank) % c->size + c->size) % c->size));

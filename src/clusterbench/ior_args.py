@@ -68,7 +68,6 @@ NOTES = {
     "random-offset-seed": "--random-offset-seed: pario draws the random offsets from the run id",
     "warningaserrors": "--warningAsErrors: every failure is already an error",
     "refnum": "", "verbose": "", "summaryformat": "", "summaryfile": "", "platform": "",
-    "mpiio.showhints": "--mpiio.showHints: the hints are not printed (pario sets none)",
 }
 # Refused: pario does not do it, and it would change what is measured.
 REFUSED = {
@@ -88,7 +87,6 @@ REFUSED = {
     "numnodes": "numNodes: the launcher places the ranks", "numtasksonnode0": "numTasksOnNode0: the launcher places the ranks",
     "debug": "debug mode is not implemented", "summaryalways": "summaryAlways is not implemented",
     "posix.rangelocks": "--posix.rangelocks: range locks are not implemented",
-    "mpiio.hintsfilename": "--mpiio.hintsFileName: MPI-IO hints are not implemented",
     "mpiio.preallocate": "--mpiio.preallocate: preallocation is not implemented",
     "mpiio.usestrideddatatype": "--mpiio.useStridedDatatype: derived datatypes are not implemented",
     "mpiio.usefileview": "--mpiio.useFileView: file views are not implemented",
@@ -242,6 +240,29 @@ def read_script(path: str, base: dict[str, str], problems: list[str]) -> list[di
     return tests
 
 
+def mpi_hints(hints_file: str | None, problems: list[str]) -> dict[str, str]:
+    """IOR's SetHints: IOR_HINT__MPI__<key>=<value> from the environment, then
+    from the hints file's lines; GPFS hints (IOR_HINT__GPFS__) are refused."""
+    lines = [f"{k}={v}" for k, v in os.environ.items() if k.startswith("IOR_HINT")]
+    if hints_file:
+        try:
+            with open(hints_file, encoding="utf-8", errors="replace") as f:
+                lines += [line.strip() for line in f if line.startswith("IOR_HINT")]
+        except OSError as e:
+            problems.append(f"--mpiio.hintsFileName {hints_file}: cannot read it: {e.strerror}")
+    hints: dict[str, str] = {}
+    for line in lines:
+        name, _, value = line.partition("=")
+        layer, _, key = name[len("IOR_HINT__"):].partition("__")
+        if layer != "MPI" or not key:
+            problems.append(f"{name}: only IOR_HINT__MPI__<key> hints are implemented")
+        elif "," in value or "," in key:
+            problems.append(f"{name}: a hint with a comma is not implemented")
+        else:
+            hints[key] = value.strip()
+    return hints
+
+
 def _settings_of_line(rest: list[str], problems: list[str]) -> tuple[dict[str, str], str | None]:
     parsed = tokens(rest, GRAMMAR)
     problems.extend(f"{p}" for p in parsed.problems)
@@ -362,6 +383,14 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
         params["deadline"] = str(deadline)
         if on("stonewallingwearout"):
             params["wear-out"] = "true"
+    hints = mpi_hints(s.get("mpiio.hintsfilename"), problems)
+    if hints:
+        if params["api"] != "mpiio":
+            notes.append("MPI-IO hints ignored: the API is POSIX")
+        else:
+            params["hints"] = ",".join(f"{k}={v}" for k, v in hints.items())
+    if on("mpiio.showhints") and params["api"] != "mpiio":
+        notes.append("--mpiio.showHints ignored: the API is POSIX")
     delay = s.get("intertestdelay", "0")
     if int_of(delay) < 0:
         problems.append(f"-d {delay}: expected a delay in seconds")

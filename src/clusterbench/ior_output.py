@@ -375,6 +375,22 @@ def _summary_row(e: Emitter, op: str, pts: list[Point], t: IorTest, job: Job) ->
         e.end_section()
 
 
+def _hints(samples: list[dict]) -> dict[str, str]:
+    """--mpiio.showHints: IOR prints at every open the hints it passed and
+    those the opened file has; pario records both (rank 0's)."""
+    out = {}
+    for s in samples:
+        r = s["record"]
+        if r["phase"] in out or "mpi_hints_in_effect" not in r:
+            continue
+        passed = [kv.split("=", 1) for kv in r["mpi_hints_passed"].split(",") if kv]
+        effect = [kv.split("=", 1) for kv in r["mpi_hints_in_effect"].split(";") if kv]
+        out[r["phase"]] = ("\nhints passed to MPI_File_open() {\n" + "".join(f"\t{k} = {v}\n" for k, v in passed) + "}\n"
+                           + "\nhints returned from opened file {\n" + "".join(f"\t{k} = {v}\n" for k, v in effect)
+                           + "}\n")
+    return out
+
+
 def render(tr: Translation, job: Job, runs: list[list[dict]]) -> str:
     """IOR's whole output; runs[i] holds the samples of test i."""
     e = Emitter(tr.output)
@@ -415,9 +431,12 @@ def render(tr: Translation, job: Job, runs: list[list[dict]]) -> str:
         elif e.fmt == "csv":
             e.w("access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),numTasks,iter\n")
         reps = max((len(p) for p in ops.values()), default=0)
+        hints = _hints(samples) if t.flag("mpiio.showhints") and t.params["api"] == "mpiio" else {}
         for rep in range(reps):
             for op, pts in ops.items():
                 if rep < len(pts):
+                    if op in hints and e.fmt == "default":
+                        e.w(hints[op])
                     _result(e, op, pts[rep], t, job.ranks)
         e.array_end()  # PrintRepeatEnd
         if verbose > 0:  # PrintShortSummary
