@@ -307,11 +307,11 @@ def test_ior_line_runs_and_prints_iors_output(cli, mpiexec, tmp_path, ranks, lin
 
 @pytest.mark.timeout(60)
 def test_refused_line_names_every_unsupported_option_and_leaves_nothing(cli, tmp_path):
-    r = cli("ior", "--np", "2", "-T", "5", "-M", "50%", "--mpiio.hintsFileName=h", "-E", "-K", "-q",
+    r = cli("ior", "--np", "2", "-T", "5", "-M", "50%", "--mpiio.useFileView", "-E", "-K", "-q",
             "-o", str(tmp_path / "f"))
     assert r.status == 2
     line = r.stderr.strip().splitlines()[-1]
-    for opt in ("-T:", "-M:", "--mpiio.hintsFileName:", "-E:", "-q: unknown option"):
+    for opt in ("-T:", "-M:", "--mpiio.useFileView:", "-E:", "-q: unknown option"):
         assert opt in line, line
     assert "-K" not in line  # IOR's keepFileWithError is accepted (a note)
     assert tree(tmp_path) == []
