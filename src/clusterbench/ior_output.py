@@ -421,6 +421,8 @@ def render(tr: Translation, job: Job, runs: list[list[dict]]) -> str:
             _filesystem(e, _file_name(t))
             if e.fmt == "json":
                 _parameters(e, t, job)
+            if verbose > 0 and e.fmt == "default":
+                e.w(f"Participating tasks : {job.ranks}\n")
             _options(e, t, job)  # ShowSetup
             e.named_start("Results", "[")
         if e.fmt == "default":
