@@ -1,0 +1,44 @@
+"""One suite (or kernel) under several conditions, in one command (E5):
+`--setting-a X --setting-b Y`, or a suite's [[conditions]] blocks. Each
+condition is one stored run labelled with it; the last thing printed is
+their comparison, the first condition being the baseline."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from clusterbench.conditions import apply
+from clusterbench.conditions.spec import Conditions, new_cgroup_name
+from clusterbench.errors import MeasurementFailed
+
+
+def conditions_of(req, variants: tuple[Conditions, ...]) -> list[Conditions]:
+    base = req.conditions or Conditions()
+    # a fresh cgroup name per run: a killed run's leftover never meets the next one
+    return [replace(base.merged(v), cgroup_name=new_cgroup_name()) for v in variants]
+
+
+def run_under_each(store, cat, req, variants: tuple[Conditions, ...], quiet: bool,
+                   execute_and_show: Callable) -> list[int]:
+    """Runs req once per condition; returns the run ids (exit 1 after the
+    comparison when a run had failed steps)."""
+    each = conditions_of(req, variants)
+    for c in each:
+        apply.check(c, req)  # a refused setting of the second condition stops the first run from starting
+    run_ids, failed = [], None
+    for c in each:
+        label = f"{req.label}/{c.title()}" if req.label else c.title()
+        try:
+            run_ids.append(execute_and_show(store, cat, replace(req, label=label, conditions=c), quiet))
+        except MeasurementFailed as e:
+            run_ids.append(e.run_id)
+            failed = e
+    if not quiet and len(run_ids) > 1:
+        from clusterbench import compare
+        from clusterbench.console import stdout_console
+        from clusterbench.report.compare_terminal import print_comparison
+
+        print_comparison(stdout_console(), compare.build(store, [str(i) for i in run_ids]))
+    if failed:
+        raise failed
+    return run_ids
