@@ -200,12 +200,13 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         variants = (conditions.Conditions(settings=conditions.parse_settings(settings_a, "--setting-a")),
                     conditions.Conditions(settings=conditions.parse_settings(settings_b, "--setting-b")))
     steps, targets = absolute_paths(steps, cat)
-    store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
                      hostfile, oversubscribe, run_conditions or None)
-    if variants:
-        from clusterbench.conditions import recipe
+    from clusterbench.conditions import recipe
 
+    recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
+    store = open_store(db_url)
+    if variants:
         run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
     else:
         run_ids = [execute_and_show(store, cat, req, quiet)]

@@ -60,9 +60,12 @@ def check(c: Conditions | None, req) -> list[settings.Change]:
         raise BadInput(str(e)) from None
     if c.memory_limit_bytes:
         try:
-            cgroup.find()
+            h = cgroup.find()
         except cgroup.CgroupUnavailable as e:
             raise BadInput(f"--memory-limit: {e}") from None
+        if not os.access(h.parent, os.W_OK):
+            raise BadInput(f"--memory-limit needs root or a delegated cgroup: {h.parent} ({h.describe()}) "
+                           f"is not writable by this user")
     return changes
 
 
@@ -124,7 +127,7 @@ def _apply(changes: list[settings.Change], j: journal.Journal) -> list[Applied]:
             settings.write(ch)
             during = settings.current(ch)
         except settings.SettingError as e:
-            raise BadInput(str(e)) from None  # the caller's finally restores what was changed
+            raise BadInput(f"--setting {ch.text}: {e}") from None  # the caller's finally restores the rest
         done.append(Applied(ch.setting, ch.value, _one(before), _one(during)))
     return done
 

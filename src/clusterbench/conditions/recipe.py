@@ -18,13 +18,18 @@ def conditions_of(req, variants: tuple[Conditions, ...]) -> list[Conditions]:
     return [replace(base.merged(v), cgroup_name=new_cgroup_name()) for v in variants]
 
 
+def check_all(req, variants: tuple[Conditions, ...]) -> None:
+    """Refuses (BadInput) what any of the runs could not apply, before the first starts."""
+    for c in conditions_of(req, variants) if variants else [req.conditions]:
+        apply.check(c, req)
+
+
 def run_under_each(store, cat, req, variants: tuple[Conditions, ...], quiet: bool,
                    execute_and_show: Callable) -> list[int]:
     """Runs req once per condition; returns the run ids (exit 1 after the
     comparison when a run had failed steps)."""
     each = conditions_of(req, variants)
-    for c in each:
-        apply.check(c, req)  # a refused setting of the second condition stops the first run from starting
+    check_all(req, variants)
     run_ids, failed = [], None
     for c in each:
         label = f"{req.label}/{c.title()}" if req.label else c.title()

@@ -215,7 +215,7 @@ def write_file(path: Path, text: str) -> None:
         if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise SettingError(f"cannot write {path}: {os.strerror(e.errno).lower()} "
                                f"(settings need root, and a writable /proc/sys and /sys)") from None
-        raise SettingError(f"the kernel refused {text!r} for {path}: {os.strerror(e.errno).lower()}") from None
+        raise SettingError(f"the kernel refused it ({os.strerror(e.errno).lower()}: {path})") from None
 
 
 def write(change: Change) -> None:
