@@ -38,8 +38,9 @@ def _start(h: cgroup.Hierarchy, name: str, limit: int, argv: list[str]) -> tuple
     for _ in range(CREATE_TRIES):
         path = cgroup.create(h, name, limit)
         try:
-            # preexec_fn is safe here: this process has one thread
-            return subprocess.Popen(argv, preexec_fn=lambda: cgroup.join_self(path)), path
+            # preexec_fn is safe here: this process has one thread. The kernel inherits every
+            # descriptor, as if started directly: MPI process managers pass PMI_FD and the like.
+            return subprocess.Popen(argv, preexec_fn=lambda: cgroup.join_self(path), close_fds=False), path
         except subprocess.SubprocessError:
             continue  # the cgroup vanished under us (the last rank of a previous launch removed it)
     raise cgroup.CgroupUnavailable(f"cannot move the kernel into the cgroup {h.parent / name}")

@@ -170,15 +170,16 @@ def members(path: Path) -> list[int]:
 
 
 def remove(path: Path, wait_s: float = 2.0) -> bool:
-    """rmdir once empty. False while processes are still inside (another
-    rank on this host: the last one out removes it)."""
+    """rmdir once empty; True if this call removed it. False while processes
+    are still inside (another rank on this host: the last one out removes
+    it) or when another rank removed it first."""
     deadline = time.monotonic() + wait_s
     while True:
         try:
             path.rmdir()
             return True
         except FileNotFoundError:
-            return True
+            return False
         except OSError as e:
             if e.errno != errno.EBUSY or members(path):
                 return False
@@ -206,4 +207,4 @@ def evict_and_remove(path: Path, grace_s: float = 15.0) -> bool:
         deadline = time.monotonic() + wait
         while members(path) and time.monotonic() < deadline:
             time.sleep(0.05)
-    return remove(path)
+    return remove(path) or not path.exists()

@@ -139,12 +139,16 @@ def replay_stale(say: Callable[[str], None] = lambda m: print(m, file=sys.stderr
     """Undoes what runs that ended without restoring left changed on this
     host; returns how many journals were replayed. Cheap when there are none."""
     d = state_dir()
-    if not d.is_dir():
-        return 0
-    prefix = f"{_host()}-"
+    try:
+        stale = sorted(d.glob(f"{_host()}-*.json")) if d.is_dir() else []
+    except OSError:
+        return 0  # a state directory this user cannot read holds no journal of this user's runs
     replayed = 0
-    for path in sorted(d.glob(f"{prefix}*.json")):
-        fd = _lock(path.with_suffix(".lock"), blocking=False)
+    for path in stale:
+        try:
+            fd = _lock(path.with_suffix(".lock"), blocking=False)
+        except OSError:
+            continue
         if fd is None:
             continue  # its run is alive
         try:
