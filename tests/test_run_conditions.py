@@ -403,3 +403,29 @@ def test_memory_hierarchy_is_found_in_v2_v1_and_a_v1_container():
     assert cgroup.find(docker, "4:memory:/docker/x/sub\n").parent == Path("/sys/fs/cgroup/memory/sub")
     with pytest.raises(cgroup.CgroupUnavailable):
         cgroup.find("31 25 0:28 / /nonexistent rw - cgroup2 cgroup2 rw\n", "0::/\n")
+
+
+# --- suites ----------------------------------------------------------------------------------------------
+
+def test_suite_conditions_keys_are_read_and_checked(tmp_path):
+    from clusterbench import suites
+    from clusterbench.errors import BadInput
+
+    path = tmp_path / "s.toml"
+    path.write_text('memory-limit = "1g"\nsettings = { "vm.dirty_ratio" = 5 }\n'
+                    '[[conditions]]\nsettings = { tuned = "{a}" }\n'
+                    '[[conditions]]\nname = "lowlat"\nsettings = { tuned = "latency-performance" }\nmemory-limit = "2g"\n'
+                    '[[steps]]\nkernel = "null"\n')
+    s = suites.load(str(path), {"a": "balanced"})
+    assert s.conditions.memory_limit_bytes == 1 << 30 and s.conditions.settings == (("vm.dirty_ratio", "5"),)
+    assert [v.settings for v in s.variants] == [(("tuned", "balanced"),), (("tuned", "latency-performance"),)]
+    assert [v.title() for v in s.variants] == ["tuned=balanced", "lowlat"]
+    merged = s.conditions.merged(s.variants[1])
+    assert merged.memory_limit_bytes == 2 << 30 and dict(merged.settings) == {"vm.dirty_ratio": "5",
+                                                                               "tuned": "latency-performance"}
+    path.write_text('[[conditions]]\nsetting = { thp = "never" }\n[[steps]]\nkernel = "null"\n')
+    with pytest.raises(BadInput, match="conditions block 1: unknown key"):
+        suites.load(str(path), {})
+    path.write_text('memory-limit = "lots"\n[[steps]]\nkernel = "null"\n')
+    with pytest.raises(BadInput, match="memory-limit lots: give a size"):
+        suites.load(str(path), {})
