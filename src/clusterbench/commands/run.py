@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
 from clusterbench.errors import BadInput
 
 
@@ -123,13 +123,8 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
                    "MCA parameters, passed through the launcher and recorded). Repeatable.")
-@click.option("--memory-limit", metavar="SIZE",
-              help="Run the kernel's processes in a memory cgroup capped at SIZE (e.g. 1g) on every host, so "
-                   "their page cache cannot exceed it (as booting with mem= did). Needs root or delegation.")
-@click.option("--setting", "settings", multiple=True, metavar="NAME=VALUE",
-              help="Change a system setting for this run and restore it after: a sysctl (vm.dirty_ratio=5), "
-                   "tuned=PROFILE, governor=, thp=, thp-defrag=, io-scheduler=, read-ahead= (of --dir's disk). "
-                   "Needs root. Repeatable.")
+@memory_limit_option
+@setting_option
 @click.option("--setting-a", "settings_a", multiple=True, metavar="NAME=VALUE",
               help="With --setting-b: run everything twice, under A then under B, and compare them. Repeatable.")
 @click.option("--setting-b", "settings_b", multiple=True, metavar="NAME=VALUE",
@@ -161,8 +156,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     from clusterbench.runner import RunRequest
 
     extra = parse_extra(ctx.args)
-    run_conditions = conditions.Conditions(conditions.parse_memory_limit(memory_limit),
-                                           conditions.parse_settings(settings))
+    common = run_conditions(memory_limit, settings) or conditions.Conditions()
     variants: tuple = ()
     auto = None
     if repeat == "auto":
@@ -180,7 +174,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         suite = suites.load(target, extra)
         steps = [dataclasses.replace(s, repeat=repeat) if repeat else s for s in suite.steps]
         suite_name = suite.name
-        run_conditions, variants = suite.conditions.merged(run_conditions), suite.variants
+        common, variants = suite.conditions.merged(common), suite.variants
     else:
         kernel = cat.kernel(target)
         cat.check_params(kernel, extra)
@@ -201,7 +195,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
                     conditions.Conditions(settings=conditions.parse_settings(settings_b, "--setting-b")))
     steps, targets = absolute_paths(steps, cat)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
-                     hostfile, oversubscribe, run_conditions or None)
+                     hostfile, oversubscribe, common or None)
     from clusterbench.conditions import recipe
 
     recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
