@@ -429,3 +429,46 @@ def test_suite_conditions_keys_are_read_and_checked(tmp_path):
     path.write_text('memory-limit = "lots"\n[[steps]]\nkernel = "null"\n')
     with pytest.raises(BadInput, match="memory-limit lots: give a size"):
         suites.load(str(path), {})
+
+
+FAKE_TUNED_ADM = """#!/bin/sh
+# Stands in for tuned-adm, whose daemon (D-Bus, systemd) this test machine cannot run and whose
+# profiles would retune the whole shared machine; prints what tuned-adm 2.20 prints.
+state="$FAKE_TUNED_STATE"
+case "$1" in
+  list) printf 'Available profiles:\\n- balanced                    - General non-specialized tuned profile\\n'
+        printf -- '- latency-performance         - Optimize for deterministic performance\\n'
+        echo "Current active profile: $(cat "$state")";;
+  active) echo "Current active profile: $(cat "$state")";;
+  profile) echo "$2" > "$state"; echo "profile $2" >> "$state.log";;
+  off) : > "$state"; echo off >> "$state.log";;
+  *) exit 1;;
+esac
+"""
+
+
+@pytest.mark.timeout(60)
+def test_tuned_profile_switched_for_the_run_and_back(cbk_bin, tmp_path, state_dir, store_url):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tuned-adm").write_text(FAKE_TUNED_ADM)
+    (bin_dir / "tuned-adm").chmod(0o755)
+    state = tmp_path / "tuned-state"
+    state.write_text("balanced\n")
+    env = run_env(cbk_bin, store_url)
+    env.update(FAKE_TUNED_STATE=str(state), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "clusterbench", *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    r = cli("run", "null", "--repeat", "1", "--setting", "tuned=latency-performance")
+    assert r.returncode == 0, r.stderr
+    env_ = environment_of(store_url)
+    assert env_["conditions.setting.tuned"] == "latency-performance"
+    assert env_["conditions.setting.tuned.before"] == "balanced"
+    assert (tmp_path / "tuned-state.log").read_text().split("\n")[:2] == ["profile latency-performance",
+                                                                         "profile balanced"]
+    assert state.read_text().strip() == "balanced"
+    r = cli("run", "null", "--repeat", "1", "--setting", "tuned=throughput-performance")
+    assert r.returncode == 2 and "no such tuned profile" in r.stderr
