@@ -30,9 +30,10 @@ def run_under_each(store, cat, req, variants: tuple[Conditions, ...], quiet: boo
     comparison when a run had failed steps)."""
     each = conditions_of(req, variants)
     check_all(req, variants)
-    run_ids, failed = [], None
+    run_ids, failed, titles = [], None, []
     for c in each:
         label = f"{req.label}/{c.title()}" if req.label else c.title()
+        titles.append(label)
         try:
             run_ids.append(execute_and_show(store, cat, replace(req, label=label, conditions=c), quiet))
         except MeasurementFailed as e:
@@ -43,7 +44,10 @@ def run_under_each(store, cat, req, variants: tuple[Conditions, ...], quiet: boo
         from clusterbench.console import stdout_console
         from clusterbench.report.compare_terminal import print_comparison
 
-        print_comparison(stdout_console(), compare.build(store, [str(i) for i in run_ids]))
+        console = stdout_console()
+        # by run id: a label may also name older runs, which must not be pooled in
+        console.print("comparing " + ", ".join(f"run {i} ({t})" for i, t in zip(run_ids, titles)), markup=False)
+        print_comparison(console, compare.build(store, [str(i) for i in run_ids]))
     if failed:
         raise failed
     return run_ids
