@@ -472,3 +472,15 @@ def test_tuned_profile_switched_for_the_run_and_back(cbk_bin, tmp_path, state_di
     assert state.read_text().strip() == "balanced"
     r = cli("run", "null", "--repeat", "1", "--setting", "tuned=throughput-performance")
     assert r.returncode == 2 and "no such tuned profile" in r.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_limit_below_the_kernels_own_memory_fails_the_step_saying_so(cli, memory_parent, state_dir, store_url):
+    before = our_cgroups(memory_parent)
+    # three 64 MiB arrays of anonymous memory in a 32 MiB cgroup: the out-of-memory killer ends cbk
+    r = cli("run", "stream", "--array-size=64m", "--threads=1", "--passes=2", "--repeat", "1",
+            "--memory-limit", "32m")
+    assert r.status == 1
+    (message,) = store_rows(store_url, "select message from steps")[0]
+    assert "out-of-memory killer" in message and "--memory-limit 32 MiB is too small" in message
+    assert our_cgroups(memory_parent) == before

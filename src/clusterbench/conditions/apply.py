@@ -78,13 +78,19 @@ def applied(c: Conditions | None, req) -> Iterator[Conditions | None]:
     changes = check(c, req)
     journal.replay_stale()
     lock = None
-    if changes:
-        lock = journal.settings_lock()
-        if lock is None:
-            raise BadInput("another clusterbench run on this host is changing system settings: "
-                           "run this one after it")
+    try:
+        if changes:
+            lock = journal.settings_lock()
+            if lock is None:
+                raise BadInput("another clusterbench run on this host is changing system settings: "
+                               "run this one after it")
+        j = journal.Journal(req.command)
+    except OSError as e:
+        if lock is not None:
+            os.close(lock)
+        raise BadInput(f"cannot write the restoration journal in {journal.state_dir()}: "
+                       f"{e.strerror or e}") from None
     previous = {sig: signal.signal(sig, _interrupt) for sig in HELD if sig != signal.SIGINT}
-    j = journal.Journal(req.command)
     try:
         with _held_signals():
             if c.memory_limit_bytes:
@@ -128,6 +134,8 @@ def _apply(changes: list[settings.Change], j: journal.Journal) -> list[Applied]:
             during = settings.current(ch)
         except settings.SettingError as e:
             raise BadInput(f"--setting {ch.text}: {e}") from None  # the caller's finally restores the rest
+        except OSError as e:  # the journal could not be written: nothing was changed for this one
+            raise BadInput(f"cannot write the restoration journal {j.path}: {e.strerror or e}") from None
         done.append(Applied(ch.setting, ch.value, _one(before), _one(during)))
     return done
 
