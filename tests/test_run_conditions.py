@@ -226,8 +226,9 @@ def test_settings_hold_during_the_run_are_recorded_and_restored(cli, keep_settin
 
 
 @pytest.mark.timeout(120)
-def test_ctrl_c_restores_settings_and_removes_the_cgroup(cbk_bin, keep_settings, memory_parent, state_dir,
-                                                         store_url):
+@pytest.mark.parametrize("how", ["Ctrl-C to the process group", "kill (SIGTERM) of the Python process"])
+def test_ctrl_c_or_kill_restores_settings_and_removes_the_cgroup(cbk_bin, keep_settings, memory_parent, state_dir,
+                                                                 store_url, how):
     expire, thp = keep_settings[EXPIRE], keep_settings[THP]
     before = our_cgroups(memory_parent)
     p = start(cbk_bin, store_url, "null", "--seconds=30", "--repeat", "1", "--memory-limit", "64m",
@@ -235,7 +236,10 @@ def test_ctrl_c_restores_settings_and_removes_the_cgroup(cbk_bin, keep_settings,
     try:
         assert wait_until(lambda: any(cgroup.members(memory_parent / n) for n in our_cgroups(memory_parent) - before))
         assert selected(EXPIRE) != expire and selected(THP) != thp
-        os.killpg(p.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        if how.startswith("Ctrl-C"):
+            os.killpg(p.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        else:
+            p.terminate()
         out, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
