@@ -488,3 +488,14 @@ def test_a_limit_below_the_kernels_own_memory_fails_the_step_saying_so(cli, memo
     (message,) = store_rows(store_url, "select message from steps")[0]
     assert "out-of-memory killer" in message and "--memory-limit 32 MiB is too small" in message
     assert our_cgroups(memory_parent) == before
+
+
+@pytest.mark.timeout(60)
+def test_governor_without_cpufreq_is_refused(cli, state_dir):
+    import glob
+
+    if glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"):
+        pytest.skip("this machine has cpufreq: changing its governor would disturb other jobs")
+    r = cli("run", "null", "--repeat", "1", "--setting", "governor=performance")
+    assert r.status == 2 and "no CPU frequency scaling here" in r.stderr
+    assert journals(state_dir) == []
