@@ -97,8 +97,11 @@ def load(target: str, variables: dict[str, str]) -> Suite:
     def run_conditions(table: dict, where: str) -> conditions.Conditions:
         if not isinstance(table, dict):
             raise BadInput(f"{where}: expected a table")
-        table = {k: _substitute(v, values, where) if k != "settings" or not isinstance(v, dict)
-                 else {n: _substitute(x, values, where) for n, x in v.items()} for k, v in table.items()}
+        table = dict(table)  # "{var}" works in settings values and the memory limit, as in params
+        if isinstance(table.get("settings"), dict):
+            table["settings"] = {n: _substitute(v, values, where) for n, v in table["settings"].items()}
+        if "memory-limit" in table:
+            table["memory-limit"] = _substitute(table["memory-limit"], values, where)
         return conditions.from_table(table, where)
 
     common = run_conditions({k: doc[k] for k in ("memory-limit", "settings") if k in doc}, f"suite {name}")
