@@ -170,6 +170,8 @@ def test_memory_limit_caps_the_page_cache_of_a_buffered_write(cli, slow_disk, me
     # rate is at most about fsync x 512/384 = 1.33 x (uncapped it is 2.5-5 x fsync on this disk)
     assert rate["buffered"] < 1.6 * rate["fsync"], rate
     assert environment_of(store_url)["conditions.memory_limit_bytes"] == 128 * MiB
+    md = cli("export", "1", "--format", "md").stdout
+    assert "**Run conditions**: memory limit 128 MiB" in md and "memory limit 128 MiB (cgroup v" in md
     assert our_cgroups(memory_parent) == before
     assert journals(state_dir) == []
 
@@ -223,6 +225,8 @@ def test_settings_hold_during_the_run_are_recorded_and_restored(cli, keep_settin
                for rec in records(store_url))
     assert selected(EXPIRE) == expire and selected(THP) == thp
     assert journals(state_dir) == []
+    md = cli("export", "1", "--format", "md")
+    assert f"vm.dirty_expire_centisecs={new_expire} (was {expire})" in md.stdout and "**Run conditions**" in md.stdout
 
 
 @pytest.mark.timeout(120)
