@@ -14,7 +14,7 @@ import time
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
 from clusterbench.errors import BadInput
 
 
@@ -26,10 +26,12 @@ from clusterbench.errors import BadInput
 @click.option("--launcher", help="local, mpiexec or srun (Slurm) (default: mpiexec when more than one rank).")
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--label", help="Name of the configuration measured.")
+@memory_limit_option
+@setting_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables.")
 @db_option
 @click.argument("mdtest_args", nargs=-1, type=click.UNPROCESSED)
-def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url, mdtest_args):
+def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, mdtest_args):
     """Run an mdtest command line with the metadata kernel and store it.
 
     Paste the mdtest options (a leading `mpiexec -n N mdtest` is understood);
@@ -62,9 +64,12 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
     steps = expand("metadata", line.params, repeat=line.repetitions, ranks=ranks, ranks_per_node=ppn,
                    launcher=launcher, name="mdtest " + shlex.join(mdtest_args))
     steps, targets = absolute_paths(steps, cat)
-    store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
-                     oversubscribe)
+                     oversubscribe, run_conditions(memory_limit, settings))
+    from clusterbench.conditions.apply import check
+
+    check(req.conditions, req)  # refused before the store is opened
+    store = open_store(db_url)
     started = time.time()
     run_id = execute_and_show(store, cat, req, quiet)
     if not quiet:
