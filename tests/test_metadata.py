@@ -75,7 +75,7 @@ def test_layout_items_accounted_for(run_cbk, mpiexec, tmp_path, name, args, per_
             (rec,) = res.measurements(phase)
             assert rec["ops"] == items and rec["items_per_rank"] == per_rank, phase
             assert rec["rate"] > 0 and rec["rate_unit"] == "items/s"
-            assert 0 < rec["rank_rate_min"] <= rec["rank_rate_max"]
+            assert 0 < rec["rank_items_per_s_min"] <= rec["rank_items_per_s_max"]
             # mdtest's figure: all items over (latest end - earliest start)
             assert rec["rate"] == pytest.approx(items / rec["seconds"])
     created, removed = res.measurements("tree-create"), res.measurements("tree-remove")

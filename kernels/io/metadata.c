@@ -486,8 +486,8 @@ static void report(struct cbk_ctx *c, const struct metadata *m, const char *labe
                            .begin_s = begin_s, .end_s = end_s };
     cbk_phase_field(&p, CBK_U64("items_per_rank", items));
     cbk_phase_field(&p, CBK_TEXT("tree", m->unique ? "unique" : "shared"));
-    cbk_phase_field(&p, CBK_REAL("rank_rate_min", rate_min));
-    cbk_phase_field(&p, CBK_REAL("rank_rate_max", rate_max));
+    cbk_phase_field(&p, CBK_REAL("rank_items_per_s_min", rate_min));
+    cbk_phase_field(&p, CBK_REAL("rank_items_per_s_max", rate_max));
     cbk_phase_field(&p, CBK_U64("tree_dirs", m->l.tree_dirs));
     cbk_phase_field(&p, CBK_U64("items_per_dir", m->l.per_dir));
     cbk_phase_field(&p, CBK_U64("test_dirs", m->l.loops));
