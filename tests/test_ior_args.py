@@ -195,7 +195,8 @@ def check_default(out: str, exp: dict, ranks: int) -> list[dict]:
         assert int(r["reps"]) == exp["reps_of"][int(r["Test#"])]
         assert (int(r["fPP"]), r["API"]) == (exp["fpp"], exp["api"])
         assert int(r["blksiz"]) == exp["block"] and int(r["xsize"]) == exp["xfer"]
-        assert float(r["aggs(MiB)"]) == pytest.approx(round(exp["block"] * exp.get("seg", 1) * ranks / MIB, 1), abs=0.05)
+        agg_mib = round(exp["block"] * exp.get("seg", 1) * ranks / MIB, 1)
+        assert float(r["aggs(MiB)"]) == pytest.approx(agg_mib, abs=0.05)
         assert int(r["RefNum"]) == exp.get("refnum", 0)
     return rows
 
@@ -214,7 +215,8 @@ def check_json(out: str, exp: dict, ranks: int) -> None:
 
 def check_csv(out: str, exp: dict, ranks: int) -> None:
     lines = out.splitlines()
-    assert lines[0] == "access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),numTasks,iter"
+    assert lines[0] == ("access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),"
+                        "numTasks,iter")
     rows = [line.split(",") for line in lines[1:]]
     assert len(rows) == sum(exp["reps_of"]) * len(exp["ops"])
     for r in rows:
@@ -295,7 +297,8 @@ def test_ior_line_runs_and_prints_iors_output(cli, mpiexec, tmp_path, ranks, lin
             assert [(s["API"], s["filePerProc"]) for s in doc["summary"]] == [("POSIX", 1)] * 2 + [("MPIIO", 0)] * 2
         else:
             rows = parse_summary(r.stdout)
-            assert [(x["API"], x["fPP"], x["reps"]) for x in rows] == [("POSIX", "1", "1")] * 2 + [("MPIIO", "0", "2")] * 2
+            expected = [("POSIX", "1", "1")] * 2 + [("MPIIO", "0", "2")] * 2
+            assert [(x["API"], x["fPP"], x["reps"]) for x in rows] == expected
     elif fmt == "json":
         check_json(r.stdout, exp, ranks)
     elif fmt == "csv":

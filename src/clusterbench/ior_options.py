@@ -54,7 +54,8 @@ NOTES = {
 # Refused: pario does not do it, and it would change what is measured.
 REFUSED = {
     "useexistingtestfile": "-E: pario always writes fresh files in a private directory it removes",
-    "stonewallingwearoutiterations": "stoneWallingWearOutIterations: a fixed transfer count per rank is not implemented",
+    "stonewallingwearoutiterations": "stoneWallingWearOutIterations: a fixed transfer count per rank is not "
+                                     "implemented",
     "stonewallingstatusfile": "stoneWallingStatusFile: splitting write and read into two runs is not possible "
                               "(pario removes its files)",
     "maxtimeduration": "-T: a time limit per test is not implemented",
@@ -66,7 +67,8 @@ REFUSED = {
     "saverankperformancedetailscsv": "saveRankPerformanceDetailsCSV: per-rank CSV files are not written",
     "allocatebufferongpu": "GPU buffers are not implemented", "gpuid": "GPU buffers are not implemented",
     "gpudirect": "GPU buffers are not implemented",
-    "numnodes": "numNodes: the launcher places the ranks", "numtasksonnode0": "numTasksOnNode0: the launcher places the ranks",
+    "numnodes": "numNodes: the launcher places the ranks",
+    "numtasksonnode0": "numTasksOnNode0: the launcher places the ranks",
     "debug": "debug mode is not implemented", "summaryalways": "summaryAlways is not implemented",
     "posix.rangelocks": "--posix.rangelocks: range locks are not implemented",
     "mpiio.preallocate": "--mpiio.preallocate: preallocation is not implemented",

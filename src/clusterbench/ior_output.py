@@ -385,9 +385,9 @@ def _hints(samples: list[dict]) -> dict[str, str]:
             continue
         passed = [kv.split("=", 1) for kv in r["mpi_hints_passed"].split(",") if kv]
         effect = [kv.split("=", 1) for kv in r["mpi_hints_in_effect"].split(";") if kv]
-        out[r["phase"]] = ("\nhints passed to MPI_File_open() {\n" + "".join(f"\t{k} = {v}\n" for k, v in passed) + "}\n"
-                           + "\nhints returned from opened file {\n" + "".join(f"\t{k} = {v}\n" for k, v in effect)
-                           + "}\n")
+        out[r["phase"]] = ("\nhints passed to MPI_File_open() {\n" + "".join(f"\t{k} = {v}\n" for k, v in passed)
+                           + "}\n\nhints returned from opened file {\n"
+                           + "".join(f"\t{k} = {v}\n" for k, v in effect) + "}\n")
     return out
 
 

@@ -47,7 +47,8 @@ UNSUPPORTED = {
     "-g": "Lustre directory layouts (-g) are not implemented",
     "--print-all-procs": "per-process figures are stored with the run (clusterbench show/export), not printed",
     "--saveRankPerformanceDetails": "per-rank CSV files are not written; export the run instead",
-    "--showRankStatistics": "per-rank statistics columns are not printed (rank_items_per_s_min/max are stored with the run)",
+    "--showRankStatistics": "per-rank statistics columns are not printed "
+                            "(rank_items_per_s_min/max are stored with the run)",
     "--run-cmd-before-phase": "commands around phases are not run",
     "--run-cmd-after-phase": "commands around phases are not run",
     "--allocateBufferOnGPU": "GPU buffers are not implemented",

@@ -19,6 +19,7 @@ DIR_ROWS = [("dir-create", "Directory creation"), ("dir-stat", "Directory stat")
             ("dir-rename", "Directory rename"), ("dir-remove", "Directory removal")]
 FILE_ROWS = [("file-create", "File creation"), ("file-stat", "File stat"), ("file-read", "File read"),
              ("file-remove", "File removal")]
+READ_WARNING = "WARNING: Read bytes is 0, thus, a read test will actually just open/close"
 TREE_ROWS = [("tree-create", "Tree creation"), ("tree-remove", "Tree removal")]
 
 
@@ -92,7 +93,7 @@ def banner_lines(argv: list[str], ranks: int, hosts: list[str], path: str, statf
     return [f"-- started at {_stamp(started)} --", "",
             f"mdtest-4.0.0 was launched with {ranks} total task(s) on {nodes} node(s)",
             f"Command line used: {command_line(argv)}",
-            *(["WARNING: Read bytes is 0, thus, a read test will actually just open/close"] if read_without_bytes else []),
+            *([READ_WARNING] if read_without_bytes else []),
             *fs, *([nodemap_line(hosts)] if hosts else [])]
 
 
