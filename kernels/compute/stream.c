@@ -18,17 +18,20 @@
 #include <omp.h>
 #endif
 
+struct stream_options {
+    uint64_t array_size;
+    int64_t passes;
+    struct cbk_thread_options threads;
+};
+#define OPT struct stream_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "array-size", .type = CBK_SIZE, .default_value = "0", .unit = "bytes",
+    { .name = "array-size", CBK_AT_SIZE(OPT, array_size), .default_value = "0", .unit = "bytes",
       .help = "bytes per array (three arrays); 0 = at least 4x the sum of last-level caches (STREAM's rule), capped to fit memory" },
-    { .name = "passes", .type = CBK_INT, .default_value = "10", .unit = "count", .min = "2", .max = "100000",
+    { .name = "passes", CBK_AT_INT(OPT, passes), .default_value = "10", .unit = "count", .min = "2", .max = "100000",
       .help = "passes of the four kernels (STREAM's NTIMES); the first is dropped from best and median" },
-    { .name = "threads", .type = CBK_INT, .default_value = "0", .unit = "count", .min = "0", .max = "1024",
-      .help = "OpenMP threads; 0 = every CPU this process may use" },
-    { .name = "sweep", .type = CBK_CHOICE, .default_value = "none", .choices = "none,threads",
-      .help = "threads = records for every thread count 1 .. --threads (cores first, then SMT siblings), arrays reallocated and first-touched for each" },
-    { .name = "bind", .type = CBK_CHOICE, .default_value = "cores", .choices = "cores,none",
-      .help = "cores = pin each thread to its own CPU, distinct physical cores first, then SMT siblings; none = leave placement to the OS" },
+    CBK_THREAD_PARAMS(OPT, threads, "0", "OpenMP threads; 0 = every CPU this process may use"),
     { 0 },
 };
 
@@ -51,22 +54,6 @@ struct stream {
     char size_source[160];
     struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
 };
-
-static int allowed_cpus(void)
-{
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) ? 1 : CPU_COUNT(&set);
-}
-
-static int threads_of(const struct cbk_args *a)
-{
-    int t = (int)cbk_arg_int(a, "threads");
-#ifndef CBK_HAVE_OPENMP
-    if (t == 0)
-        return 1; /* "all" is one thread without OpenMP */
-#endif
-    return t ? t : allowed_cpus();
-}
 
 static long mem_available_kib(void)
 {
@@ -136,7 +123,7 @@ static uint64_t last_level_cache_bytes(int *level_out)
 /* Elements per array; fills `why` when the request cannot fit. */
 static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t source_len, char *why, size_t len)
 {
-    uint64_t bytes = cbk_arg_size(a, "array-size");
+    uint64_t bytes = opt(a)->array_size;
     long avail = mem_available_kib();
     double cap = avail > 0 ? 0.5 * 1024.0 * (double)avail / 3.0 : 1e18; /* three arrays in half of free memory */
     if (bytes) {
@@ -173,7 +160,7 @@ static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     (void)c;
-    int threads = threads_of(a), allowed = allowed_cpus();
+    int threads = cbk_thread_count(&opt(a)->threads, 1), allowed = cbk_allowed_cpus();
 #ifndef CBK_HAVE_OPENMP
     allowed = 1;
 #endif
@@ -194,7 +181,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
 
 static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
 {
-    bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
+    bool pin = opt(a)->threads.bind == CBK_BIND_CORES;
     int failed = cbk_place_threads(&s->order, s->threads, c->node_rank, pin, s->cpu_of_thread, s->cpus,
                                    sizeof s->cpus);
     if (failed)
@@ -256,8 +243,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     char why[256];
     if (elements_of(a, &s->n, s->size_source, sizeof s->size_source, why, sizeof why))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "stream: %s", why);
-    s->threads_max = threads_of(a);
-    int passes = (int)cbk_arg_int(a, "passes");
+    s->threads_max = cbk_thread_count(&opt(a)->threads, 1);
+    int passes = (int)opt(a)->passes;
     int rc = cbk_cpu_order(&s->order);
     if (rc)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: sched_getaffinity: %s", strerror(-rc));
@@ -266,7 +253,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->sorted = calloc((size_t)passes, sizeof(double));
     if (!s->times || !s->begins || !s->sorted)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: out of memory");
-    if (strcmp(cbk_arg_text(a, "sweep"), "threads"))
+    if (opt(a)->threads.sweep != CBK_SWEEP_THREADS)
         prepare(a, c, s, s->threads_max);
     return 0;
 }
@@ -306,7 +293,7 @@ static int compare_doubles(const void *x, const void *y)
 
 static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
 {
-    const int passes = (int)cbk_arg_int(a, "passes");
+    const int passes = (int)opt(a)->passes;
     const size_t n = s->n;
     double *restrict A = s->a, *restrict B = s->b, *restrict C = s->c;
     init_arrays(s);
@@ -368,7 +355,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
          * "Best Rate" (in MiB/s; decimal MB/s beside it, as STREAM prints) */
         /* a sweep's thread count goes into the mode: summaries group by it */
         char mode[48];
-        if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
+        if (opt(a)->threads.sweep == CBK_SWEEP_THREADS)
             snprintf(mode, sizeof mode, "best, %d threads", s->threads);
         else
             snprintf(mode, sizeof mode, "best");
@@ -388,7 +375,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         cbk_phase_field(&p, CBK_U64("array_bytes", n * sizeof(double)));
         cbk_phase_field(&p, CBK_TEXT("array_size_source", s->size_source));
         cbk_phase_field(&p, CBK_I64("threads", s->threads));
-        cbk_phase_field(&p, CBK_TEXT("bind", cbk_arg_text(a, "bind")));
+        cbk_phase_field(&p, CBK_TEXT("bind", cbk_bind_names[opt(a)->threads.bind]));
         cbk_phase_field(&p, CBK_TEXT("cpus", s->cpus));
         cbk_phase_field(&p, CBK_BOOL("validated", bad == 0));
         cbk_phase_field(&p, CBK_REAL("avg_rel_error_a", err[0]));
@@ -408,7 +395,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct stream *s = c->state;
-    if (strcmp(cbk_arg_text(a, "sweep"), "threads")) {
+    if (opt(a)->threads.sweep != CBK_SWEEP_THREADS) {
         measure(a, c, s);
         return 0;
     }
@@ -438,6 +425,7 @@ const struct cbk_kernel cbk_kernel_stream = {
     .name = "stream",
     .summary = "memory bandwidth: copy, scale, add, triad over threads; based on a variant of the STREAM benchmark",
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

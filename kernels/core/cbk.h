@@ -31,34 +31,59 @@
 enum { CBK_EXIT_OK = 0, CBK_EXIT_FAILED = 1, CBK_EXIT_BAD_INPUT = 2 };
 
 enum cbk_param_type {
-    CBK_SIZE,    /* bytes, binary suffixes k/m/g/t */
-    CBK_INT,     /* signed integer */
-    CBK_REAL,    /* floating point */
-    CBK_CHOICE,  /* one of `choices` */
-    CBK_BOOL,    /* --name, --name=true|false */
-    CBK_STRING,
-    CBK_PATH,    /* a directory or file the kernel works in */
+    CBK_SIZE,    /* bytes, binary suffixes k/m/g/t: uint64_t */
+    CBK_INT,     /* signed integer: int64_t */
+    CBK_REAL,    /* floating point: double */
+    CBK_CHOICE,  /* one of `choices`: its index, into an enum (or int) field */
+    CBK_BOOL,    /* --name, --name=true|false: bool */
+    CBK_STRING,  /* const char * */
+    CBK_PATH,    /* a directory or file the kernel works in: const char * */
 };
 
+/* One parameter, bound as fio binds its options: the parsed value is
+ * stored at `offset` in the kernel's options struct (see CBK_AT_*), so a
+ * kernel reads typed fields and never looks a parameter up by name. */
 struct cbk_param {
     const char *name;
     enum cbk_param_type type;
     const char *default_value; /* parsed like user input; NULL: required */
     const char *unit;          /* printed by --describe, e.g. "bytes", "s" */
-    const char *choices;       /* comma separated, CBK_CHOICE only */
+    const char *const *choices;/* CBK_CHOICE only: names, NULL-terminated, in enum order */
     const char *min, *max;     /* inclusive bounds as text; NULL: none */
     const char *help;
+    size_t offset;             /* of the value in the options struct */
 };
+
+/* Bindings: type and offset of a parameter in options struct T. The field's
+ * C type is checked at compile time, so a renamed or mistyped field fails
+ * the build: _Generic has no match, or the choice field is not int-sized. */
+#define CBK_OFFSET_TYPED(T, f, ctype) (offsetof(T, f) + 0 * sizeof(_Generic(((T *)0)->f, ctype: 1)))
+#define CBK_AT_SIZE(T, f)   .type = CBK_SIZE, .offset = CBK_OFFSET_TYPED(T, f, uint64_t)
+#define CBK_AT_INT(T, f)    .type = CBK_INT, .offset = CBK_OFFSET_TYPED(T, f, int64_t)
+#define CBK_AT_REAL(T, f)   .type = CBK_REAL, .offset = CBK_OFFSET_TYPED(T, f, double)
+#define CBK_AT_BOOL(T, f)   .type = CBK_BOOL, .offset = CBK_OFFSET_TYPED(T, f, bool)
+#define CBK_AT_STRING(T, f) .type = CBK_STRING, .offset = CBK_OFFSET_TYPED(T, f, const char *)
+#define CBK_AT_PATH(T, f)   .type = CBK_PATH, .offset = CBK_OFFSET_TYPED(T, f, const char *)
+#define CBK_AT_CHOICE(T, f, names) .type = CBK_CHOICE, .choices = (names), \
+    .offset = offsetof(T, f) + 0 * sizeof(char[sizeof(((T *)0)->f) == sizeof(int) ? 1 : -1])
 
 union cbk_value {
     uint64_t size;
     int64_t integer;
     double real;
-    const char *text; /* CBK_CHOICE, CBK_STRING, CBK_PATH */
+    int choice;       /* index into cbk_param.choices */
+    const char *text; /* CBK_STRING, CBK_PATH */
     bool flag;
 };
 
 struct cbk_kernel;
+
+/* The parameters every kernel takes (cbk_common_params binds into it). */
+struct cbk_common_options {
+    int64_t repetitions;
+};
+
+#define CBK_MAX_OPTION_BYTES 1024
 
 /* Parsed parameters: slot i belongs to kernel->params[i]; the common
  * parameters (cbk_common_params) follow after the kernel's own. */
@@ -68,7 +93,14 @@ struct cbk_args {
     const struct cbk_param *param[CBK_MAX_PARAMS];
     union cbk_value value[CBK_MAX_PARAMS];
     const char *text[CBK_MAX_PARAMS]; /* as given, for the run record */
+    struct cbk_common_options common;
+    /* the kernel's options struct (kernel->options_size bytes): cbk_options() */
+    _Alignas(max_align_t) unsigned char option_bytes[CBK_MAX_OPTION_BYTES];
 };
+
+/* The kernel's own options struct, filled by the parser:
+ *   const struct seqio_options *o = cbk_options(a); */
+static inline const void *cbk_options(const struct cbk_args *a) { return a->option_bytes; }
 
 /* Everything a kernel may touch besides its parameters. */
 struct cbk_ctx {
@@ -130,6 +162,7 @@ struct cbk_kernel {
     const char *summary;       /* one line */
     unsigned flags;            /* CBK_PARALLEL: meaningful on many ranks */
     const struct cbk_param *params; /* ends with an entry whose name is NULL */
+    size_t options_size;       /* sizeof the struct `params` bind into */
     /* Checks input before anything is created. Returns 0, or fills `why`
      * with one line a person can act on. All hooks below are optional. */
     int (*validate)(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t why_len);
@@ -144,13 +177,6 @@ struct cbk_kernel {
 extern const struct cbk_kernel *const cbk_kernels[];
 const struct cbk_kernel *cbk_find_kernel(const char *name);
 extern const struct cbk_param cbk_common_params[];
-
-/* Parameter access by name (setup time only, never inside a timed loop). */
-uint64_t cbk_arg_size(const struct cbk_args *a, const char *name);
-int64_t cbk_arg_int(const struct cbk_args *a, const char *name);
-double cbk_arg_real(const struct cbk_args *a, const char *name);
-const char *cbk_arg_text(const struct cbk_args *a, const char *name);
-bool cbk_arg_flag(const struct cbk_args *a, const char *name);
 
 /* Reports one phase: reduces over ranks, rank 0 prints the record. Every
  * rank must call it. */

@@ -16,7 +16,7 @@
 
 
 const struct cbk_param cbk_common_params[] = {
-    { .name = "repetitions", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1",
+    { .name = "repetitions", CBK_AT_INT(struct cbk_common_options, repetitions), .default_value = "1", .unit = "count", .min = "1",
       .max = "100000", .help = "times the measurement is repeated in this invocation; each repetition is reported" },
     { 0 },
 };
@@ -52,16 +52,6 @@ static int all_min_int(struct cbk_ctx *c, int v)
     return -cbk_all_max_int(c, -v);
 }
 
-static void write_error(const struct cbk_ctx *c, int status, const char *msg)
-{
-    struct cbk_json j;
-    cbk_record_begin(&j, stderr, c, "error");
-    cbk_json_i64(&j, "status", status);
-    cbk_json_i64(&j, "rank", c ? c->rank : 0);
-    cbk_json_text(&j, "message", msg);
-    cbk_json_end(&j);
-}
-
 _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
 {
     char msg[1024];
@@ -69,7 +59,7 @@ _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    write_error(c, status, msg);
+    cbk_error_record(c, status, c ? c->rank : 0, msg, NULL, 0);
     cbk_cleanup_run();
 #ifdef CBK_HAVE_MPI
     /* One rank failing alone must not leave the others waiting in a
@@ -84,8 +74,29 @@ _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
     exit(status);
 }
 
+/* Keys cbk_report() writes itself: a kernel field of the same name would
+ * make a record with a duplicate key (a strict parser rejects it, most keep
+ * the last), so it is a bug in the kernel, caught on its first run. */
+static const char *const driver_keys[] = {
+    "schema", "type", "kernel", "repetition", "phase", "mode", "ranks", "bytes", "ops", "seconds",
+    "rate", "rate_unit", "rate_decimal", "rate_decimal_unit", "ops_per_s", "rank_seconds_min",
+    "rank_seconds_max", "slowest_rank", "warnings", NULL,
+};
+
+static _Noreturn void duplicate_key(const char *key)
+{
+    fprintf(stderr, "cbk internal error: a measurement record would hold the key %s twice\n", key);
+    abort();
+}
+
 void cbk_phase_field(struct cbk_phase *p, struct cbk_field f)
 {
+    for (const char *const *k = driver_keys; *k; k++)
+        if (!strcmp(*k, f.key))
+            duplicate_key(f.key);
+    for (int i = 0; i < p->fields; i++)
+        if (!strcmp(p->field[i].key, f.key))
+            duplicate_key(f.key);
     if (p->fields < CBK_MAX_FIELDS)
         p->field[p->fields++] = f;
 }
@@ -228,13 +239,13 @@ int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx
     int first_bad = all_min_int(c, bad ? c->rank : c->size);
     if (first_bad < c->size) {
         if (c->rank == first_bad)
-            write_error(c, CBK_EXIT_BAD_INPUT, why);
+            cbk_error_record(c, CBK_EXIT_BAD_INPUT, c->rank, why, NULL, 0);
         return CBK_EXIT_BAD_INPUT;
     }
     double t0 = cbk_clock();
     if (k->setup && k->setup(a, c))
         cbk_fail(c, CBK_EXIT_FAILED, "%s: setup failed", k->name);
-    int64_t reps = cbk_arg_int(a, "repetitions");
+    int64_t reps = a->common.repetitions;
     int status = CBK_EXIT_OK;
     for (int64_t r = 0; r < reps && status == CBK_EXIT_OK; r++) {
         c->repetition = (int)r;

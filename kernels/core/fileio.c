@@ -11,6 +11,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+const char *const cbk_write_mode_names[] = {
+    [CBK_WRITE_FSYNC] = "fsync", [CBK_WRITE_BUFFERED] = "buffered", [CBK_WRITE_DIRECT] = "direct", NULL,
+};
+const char *const cbk_read_mode_names[] = {
+    [CBK_READ_COLD] = "cold", [CBK_READ_WARM] = "warm", [CBK_READ_DIRECT] = "direct", [CBK_READ_NONE] = "none", NULL,
+};
+
 int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len)
 {
     struct stat st;

@@ -9,6 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The cache and durability modes of the I/O kernels' write and read
+ * phases (the record's `mode`); the names are in enum order, so choice
+ * parameters bind to the enums. */
+enum cbk_write_mode { CBK_WRITE_FSYNC, CBK_WRITE_BUFFERED, CBK_WRITE_DIRECT };
+enum cbk_read_mode { CBK_READ_COLD, CBK_READ_WARM, CBK_READ_DIRECT, CBK_READ_NONE };
+extern const char *const cbk_write_mode_names[]; /* fsync, buffered, direct */
+extern const char *const cbk_read_mode_names[];  /* cold, warm, direct, none */
+
 /* Checks that `dir` exists, is a directory on a writable file system and
  * has room for `need_bytes`. Returns 0, or a line in `why`. */
 int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len);

@@ -22,3 +22,16 @@ void cbk_write_field(struct cbk_json *j, const struct cbk_field *f)
     case CBK_F_BOOL: cbk_json_bool(j, f->key, f->v.flag); break;
     }
 }
+
+void cbk_error_record(const struct cbk_ctx *c, int status, int rank, const char *message,
+                      const struct cbk_field *facts, int nfacts)
+{
+    struct cbk_json j;
+    cbk_record_begin(&j, stderr, c, "error");
+    cbk_json_i64(&j, "status", status);
+    cbk_json_i64(&j, "rank", rank);
+    for (int i = 0; i < nfacts; i++)
+        cbk_write_field(&j, &facts[i]);
+    cbk_json_text(&j, "message", message);
+    cbk_json_end(&j);
+}

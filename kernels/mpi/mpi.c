@@ -23,69 +23,99 @@ extern char **environ;
 #define MAX_TUNING 64
 #define MAX_SIZE_TEXT "1g"
 
+/* The operations and algorithms: the names (the parameters' choices and the
+ * records' labels) are written here once, in enum order; ops[] below holds
+ * what the kernel knows of each operation. */
+enum op { OP_PINGPONG, OP_BW, OP_BIBW, OP_ALLREDUCE, OP_REDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_BCAST, OP_BARRIER, OP_NONE };
+static const char *const op_names[] = {
+    [OP_PINGPONG] = "pingpong", [OP_BW] = "bw", [OP_BIBW] = "bibw", [OP_ALLREDUCE] = "allreduce",
+    [OP_REDUCE] = "reduce", [OP_ALLTOALL] = "alltoall", [OP_ALLGATHER] = "allgather", [OP_BCAST] = "bcast",
+    [OP_BARRIER] = "barrier", [OP_NONE] = "none", NULL,
+};
+enum alg { ALG_LIBRARY, ALG_RING, ALG_RECURSIVE_DOUBLING, ALG_RABENSEIFNER, ALG_BINOMIAL, ALG_PAIRWISE, ALGS };
+static const char *const alg_names[] = {
+    [ALG_LIBRARY] = "library", [ALG_RING] = "ring", [ALG_RECURSIVE_DOUBLING] = "recursive-doubling",
+    [ALG_RABENSEIFNER] = "rabenseifner", [ALG_BINOMIAL] = "binomial", [ALG_PAIRWISE] = "pairwise", NULL,
+};
+enum mpi_pairing { MPI_PAIRING_HALF, MPI_PAIRING_NEIGHBOUR, MPI_PAIRING_FIRST };
+static const char *const pairing_names[] = { "half", "neighbour", "first", NULL };
+enum mpi_sync { MPI_SYNC_BARRIER, MPI_SYNC_NONE };
+static const char *const sync_names[] = { "barrier", "none", NULL };
+
+struct mpi_options {
+    enum op op;
+    enum alg algorithm;
+    uint64_t min_size;
+    uint64_t max_size;
+    const char *sizes;
+    int64_t iterations;
+    int64_t min_iterations;
+    uint64_t volume;
+    int64_t warmup;
+    int64_t window;
+    enum mpi_pairing pairing;
+    enum mpi_sync sync;
+};
+#define OPT struct mpi_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "op", .type = CBK_CHOICE, .default_value = "pingpong",
-      .choices = "pingpong,bw,bibw,allreduce,reduce,alltoall,allgather,bcast,barrier,none",
+    { .name = "op", CBK_AT_CHOICE(OPT, op, op_names), .default_value = "pingpong",
       .help = "operation: pingpong = half round-trip latency; bw/bibw = uni/bidirectional bandwidth with a window of "
               "non-blocking sends; collectives with MPI_FLOAT sums for reductions; none = an empty iteration (the harness's own cost)" },
-    { .name = "algorithm", .type = CBK_CHOICE, .default_value = "library",
-      .choices = "library,ring,recursive-doubling,rabenseifner,binomial,pairwise",
+    { .name = "algorithm", CBK_AT_CHOICE(OPT, algorithm, alg_names), .default_value = "library",
       .help = "library = the MPI's own (select it with the launcher's CVAR/MCA variables); hand-written over point-to-point: "
               "allreduce ring|recursive-doubling|rabenseifner, allgather ring|recursive-doubling, bcast binomial, alltoall pairwise" },
-    { .name = "min-size", .type = CBK_SIZE, .default_value = "1", .unit = "bytes", .max = MAX_SIZE_TEXT,
+    { .name = "min-size", CBK_AT_SIZE(OPT, min_size), .default_value = "1", .unit = "bytes", .max = MAX_SIZE_TEXT,
       .help = "smallest message of the power-of-two sweep (reductions start at 4 B, one float)" },
-    { .name = "max-size", .type = CBK_SIZE, .default_value = "4m", .unit = "bytes", .max = MAX_SIZE_TEXT,
+    { .name = "max-size", CBK_AT_SIZE(OPT, max_size), .default_value = "4m", .unit = "bytes", .max = MAX_SIZE_TEXT,
       .help = "largest message of the power-of-two sweep" },
-    { .name = "sizes", .type = CBK_STRING, .default_value = "powers-of-two",
+    { .name = "sizes", CBK_AT_STRING(OPT, sizes), .default_value = "powers-of-two",
       .help = "comma-separated increasing message sizes (e.g. 8,1k,32k,1m) instead of the min-size..max-size sweep" },
-    { .name = "iterations", .type = CBK_INT, .default_value = "1000", .unit = "count", .min = "1", .max = "1000000",
+    { .name = "iterations", CBK_AT_INT(OPT, iterations), .default_value = "1000", .unit = "count", .min = "1", .max = "1000000",
       .help = "timed iterations per size at small sizes; fewer at large sizes (see volume)" },
-    { .name = "min-iterations", .type = CBK_INT, .default_value = "10", .unit = "count", .min = "1", .max = "1000000",
+    { .name = "min-iterations", CBK_AT_INT(OPT, min_iterations), .default_value = "10", .unit = "count", .min = "1", .max = "1000000",
       .help = "timed iterations per size never drop below this" },
-    { .name = "volume", .type = CBK_SIZE, .default_value = "256m", .unit = "bytes", .min = "1",
+    { .name = "volume", CBK_AT_SIZE(OPT, volume), .default_value = "256m", .unit = "bytes", .min = "1",
       .help = "iterations per size = volume / bytes per iteration, between min-iterations and iterations" },
-    { .name = "warmup", .type = CBK_INT, .default_value = "100", .unit = "count", .min = "0", .max = "1000000",
+    { .name = "warmup", CBK_AT_INT(OPT, warmup), .default_value = "100", .unit = "count", .min = "0", .max = "1000000",
       .help = "untimed iterations before the timed ones at small sizes, scaled down with iterations" },
-    { .name = "window", .type = CBK_INT, .default_value = "64", .unit = "messages", .min = "1", .max = "1024",
+    { .name = "window", CBK_AT_INT(OPT, window), .default_value = "64", .unit = "messages", .min = "1", .max = "1024",
       .help = "bw/bibw: non-blocking sends in flight per iteration (OSU's window size)" },
-    { .name = "pairing", .type = CBK_CHOICE, .default_value = "half", .choices = "half,neighbour,first",
+    { .name = "pairing", CBK_AT_CHOICE(OPT, pairing, pairing_names), .default_value = "half",
       .help = "point-to-point pairs: half = rank r with r+n/2 (all pairs at once), neighbour = 2k with 2k+1, "
               "first = ranks 0 and 1 only, the others idle (IMB PingPong)" },
-    { .name = "sync", .type = CBK_CHOICE, .default_value = "barrier", .choices = "barrier,none",
+    { .name = "sync", CBK_AT_CHOICE(OPT, sync, sync_names), .default_value = "barrier",
       .help = "collectives: barrier = a barrier before each timed call, outside the timing (OSU); none = calls back to back (IMB)" },
     { 0 },
 };
 
-enum op { OP_PINGPONG, OP_BW, OP_BIBW, OP_ALLREDUCE, OP_REDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_BCAST, OP_BARRIER, OP_NONE };
-enum alg { ALG_LIBRARY, ALG_RING, ALG_RECURSIVE_DOUBLING, ALG_RABENSEIFNER, ALG_BINOMIAL, ALG_PAIRWISE };
 enum kind { PT2PT, COLLECTIVE, EMPTY };
-
-static const char *const alg_names[] = { "library", "ring", "recursive-doubling", "rabenseifner", "binomial", "pairwise" };
+#define ALG(a) (1u << (a))
 
 static const struct op_info {
-    const char *name;
     enum kind kind;
     bool reduction;       /* MPI_FLOAT sum: sizes in whole floats */
     bool sized;           /* barrier and none have no message */
-    const char *algorithms;
+    unsigned algorithms;  /* ALG() bits of the algorithms it has */
     const char *cvar, *mca; /* the library's selection variables */
 } ops[] = {
-    [OP_PINGPONG] = { "pingpong", PT2PT, false, true, "library", NULL, NULL },
-    [OP_BW] = { "bw", PT2PT, false, true, "library", NULL, NULL },
-    [OP_BIBW] = { "bibw", PT2PT, false, true, "library", NULL, NULL },
-    [OP_ALLREDUCE] = { "allreduce", COLLECTIVE, true, true, "library,ring,recursive-doubling,rabenseifner",
+    [OP_PINGPONG] = { PT2PT, false, true, ALG(ALG_LIBRARY), NULL, NULL },
+    [OP_BW] = { PT2PT, false, true, ALG(ALG_LIBRARY), NULL, NULL },
+    [OP_BIBW] = { PT2PT, false, true, ALG(ALG_LIBRARY), NULL, NULL },
+    [OP_ALLREDUCE] = { COLLECTIVE, true, true, ALG(ALG_LIBRARY) | ALG(ALG_RING) | ALG(ALG_RECURSIVE_DOUBLING) | ALG(ALG_RABENSEIFNER),
                        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "OMPI_MCA_coll_tuned_allreduce_algorithm" },
-    [OP_REDUCE] = { "reduce", COLLECTIVE, true, true, "library",
+    [OP_REDUCE] = { COLLECTIVE, true, true, ALG(ALG_LIBRARY),
                     "MPIR_CVAR_REDUCE_INTRA_ALGORITHM", "OMPI_MCA_coll_tuned_reduce_algorithm" },
-    [OP_ALLTOALL] = { "alltoall", COLLECTIVE, false, true, "library,pairwise",
+    [OP_ALLTOALL] = { COLLECTIVE, false, true, ALG(ALG_LIBRARY) | ALG(ALG_PAIRWISE),
                       "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM", "OMPI_MCA_coll_tuned_alltoall_algorithm" },
-    [OP_ALLGATHER] = { "allgather", COLLECTIVE, false, true, "library,ring,recursive-doubling",
+    [OP_ALLGATHER] = { COLLECTIVE, false, true, ALG(ALG_LIBRARY) | ALG(ALG_RING) | ALG(ALG_RECURSIVE_DOUBLING),
                        "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM", "OMPI_MCA_coll_tuned_allgather_algorithm" },
-    [OP_BCAST] = { "bcast", COLLECTIVE, false, true, "library,binomial",
+    [OP_BCAST] = { COLLECTIVE, false, true, ALG(ALG_LIBRARY) | ALG(ALG_BINOMIAL),
                    "MPIR_CVAR_BCAST_INTRA_ALGORITHM", "OMPI_MCA_coll_tuned_bcast_algorithm" },
-    [OP_BARRIER] = { "barrier", COLLECTIVE, false, false, "library",
+    [OP_BARRIER] = { COLLECTIVE, false, false, ALG(ALG_LIBRARY),
                      "MPIR_CVAR_BARRIER_INTRA_ALGORITHM", "OMPI_MCA_coll_tuned_barrier_algorithm" },
-    [OP_NONE] = { "none", EMPTY, false, false, "library", NULL, NULL },
+    [OP_NONE] = { EMPTY, false, false, ALG(ALG_LIBRARY), NULL, NULL },
 };
 
 struct plan {
@@ -122,25 +152,15 @@ struct mpi_state {
     int tunings;
 };
 
-static int find_index(const char *const *names, int n, const char *name)
+/* "library,ring": the algorithms an operation has, for messages. */
+static const char *algorithm_list(unsigned bits, char *buf, size_t len)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], name))
-            return i;
-    return -1;
-}
-
-static bool listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n))
-            return true;
-        p = comma ? comma + 1 : NULL;
-    }
-    return false;
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < ALGS && n < len; a++)
+        if (bits & ALG(a))
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", alg_names[a]);
+    return buf;
 }
 
 /* Sizes from --sizes or the power-of-two sweep. Reductions need whole
@@ -156,7 +176,7 @@ static int plan_sizes(const struct cbk_args *a, struct plan *p, char *why, size_
     }
     uint64_t limit;
     cbk_parse_size(MAX_SIZE_TEXT, &limit);
-    const char *list = cbk_arg_text(a, "sizes");
+    const char *list = opt(a)->sizes;
     char b1[32], b2[32];
     if (strcmp(list, "powers-of-two")) {
         char buf[1024];
@@ -178,7 +198,7 @@ static int plan_sizes(const struct cbk_args *a, struct plan *p, char *why, size_
             }
             if (info->reduction && (v == 0 || v % sizeof(float))) {
                 snprintf(why, len, "%s sums MPI_FLOAT (4 bytes): size %s is not a whole number of floats",
-                         info->name, cbk_format_size(v, b1, sizeof b1));
+                         op_names[p->op], cbk_format_size(v, b1, sizeof b1));
                 return -1;
             }
             if (p->sizes == MAX_SIZES) {
@@ -188,7 +208,7 @@ static int plan_sizes(const struct cbk_args *a, struct plan *p, char *why, size_
             p->size[p->sizes++] = v;
         }
     } else {
-        uint64_t lo = cbk_arg_size(a, "min-size"), hi = cbk_arg_size(a, "max-size");
+        uint64_t lo = opt(a)->min_size, hi = opt(a)->max_size;
         if (lo > hi) {
             snprintf(why, len, "--min-size=%s is larger than --max-size=%s", cbk_format_size(lo, b1, sizeof b1),
                      cbk_format_size(hi, b2, sizeof b2));
@@ -199,14 +219,14 @@ static int plan_sizes(const struct cbk_args *a, struct plan *p, char *why, size_
                 continue;
             if (info->reduction && v % sizeof(float)) {
                 snprintf(why, len, "%s sums MPI_FLOAT (4 bytes): --min-size=%s gives sizes that are not whole floats",
-                         info->name, cbk_format_size(lo, b1, sizeof b1));
+                         op_names[p->op], cbk_format_size(lo, b1, sizeof b1));
                 return -1;
             }
             p->size[p->sizes++] = v;
         }
     }
     if (!p->sizes) {
-        snprintf(why, len, "no message size left to measure (%s needs at least 4 B)", info->name);
+        snprintf(why, len, "no message size left to measure (%s needs at least 4 B)", op_names[p->op]);
         return -1;
     }
     return 0;
@@ -214,14 +234,14 @@ static int plan_sizes(const struct cbk_args *a, struct plan *p, char *why, size_
 
 static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, struct plan *p, char *why, size_t len)
 {
-    static const char *const op_names[] = { "pingpong", "bw", "bibw", "allreduce", "reduce",
-                                            "alltoall", "allgather", "bcast", "barrier", "none" };
-    p->op = (enum op)find_index(op_names, 10, cbk_arg_text(a, "op"));
-    p->alg = (enum alg)find_index(alg_names, 6, cbk_arg_text(a, "algorithm"));
+    p->op = opt(a)->op;
+    p->alg = opt(a)->algorithm;
     const struct op_info *info = &ops[p->op];
     const char *alg = alg_names[p->alg];
-    if (!listed(info->algorithms, alg)) {
-        snprintf(why, len, "algorithm %s is not available for %s (available: %s)", alg, info->name, info->algorithms);
+    if (!(info->algorithms & ALG(p->alg))) {
+        char list[128];
+        snprintf(why, len, "algorithm %s is not available for %s (available: %s)", alg, op_names[p->op],
+                 algorithm_list(info->algorithms, list, sizeof list));
         return -1;
     }
     /* `cbk --check` validates as one process before the launch, when the
@@ -234,14 +254,14 @@ static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, struct p
         return -1;
     }
     if (running && info->kind == PT2PT) {
-        const char *pairing = cbk_arg_text(a, "pairing");
+        enum mpi_pairing pairing = opt(a)->pairing;
         if (c->size < 2) {
-            snprintf(why, len, "%s needs at least 2 ranks, got %d (start it with mpiexec -n 2)", info->name, c->size);
+            snprintf(why, len, "%s needs at least 2 ranks, got %d (start it with mpiexec -n 2)", op_names[p->op], c->size);
             return -1;
         }
-        if (strcmp(pairing, "first") && c->size % 2) {
+        if (pairing != MPI_PAIRING_FIRST && c->size % 2) {
             snprintf(why, len, "%s with --pairing=%s pairs every rank and needs an even number of ranks, got %d "
-                     "(or use --pairing=first: ranks 0 and 1 only, as IMB PingPong)", info->name, pairing, c->size);
+                     "(or use --pairing=first: ranks 0 and 1 only, as IMB PingPong)", op_names[p->op], pairing_names[pairing], c->size);
             return -1;
         }
     }
@@ -251,7 +271,7 @@ static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, struct p
     if ((p->op == OP_ALLTOALL || p->op == OP_ALLGATHER) && largest * (uint64_t)c->size > 0x7fffffffu) {
         char b[32];
         snprintf(why, len, "%s of %s on %d ranks needs a buffer over 2 GiB (MPI counts are int): use smaller sizes",
-                 info->name, cbk_format_size(largest, b, sizeof b), c->size);
+                 op_names[p->op], cbk_format_size(largest, b, sizeof b), c->size);
         return -1;
     }
     return 0;
@@ -614,13 +634,13 @@ static void placement(struct cbk_ctx *c, struct mpi_state *s)
     MPI_Allreduce(&over, &any_over, 1, MPI_INT, MPI_MAX, s->comm);
     s->oversubscribed = any_over;
 
-    const char *pairing = cbk_arg_text(c->args, "pairing");
+    enum mpi_pairing pairing = opt(c->args)->pairing;
     s->active = true;
-    if (!strcmp(pairing, "half")) {
+    if (pairing == MPI_PAIRING_HALF) {
         s->initiator = r < p / 2;
         s->partner = s->initiator ? r + p / 2 : r - p / 2;
         s->pairs = p / 2;
-    } else if (!strcmp(pairing, "neighbour")) {
+    } else if (pairing == MPI_PAIRING_NEIGHBOUR) {
         s->initiator = r % 2 == 0;
         s->partner = r ^ 1;
         s->pairs = p / 2;
@@ -632,8 +652,8 @@ static void placement(struct cbk_ctx *c, struct mpi_state *s)
     }
     s->pairs_same_node = 0;
     for (int a = 0; a < p && p >= 2; a++) {
-        int b = !strcmp(pairing, "half") ? a + p / 2 : !strcmp(pairing, "neighbour") ? a + 1 : 1;
-        bool first_of_pair = !strcmp(pairing, "half") ? a < p / 2 : !strcmp(pairing, "neighbour") ? a % 2 == 0 : a == 0;
+        int b = pairing == MPI_PAIRING_HALF ? a + p / 2 : pairing == MPI_PAIRING_NEIGHBOUR ? a + 1 : 1;
+        bool first_of_pair = pairing == MPI_PAIRING_HALF ? a < p / 2 : pairing == MPI_PAIRING_NEIGHBOUR ? a % 2 == 0 : a == 0;
         if (first_of_pair && b < p && node_of[a] == node_of[b])
             s->pairs_same_node++;
     }
@@ -653,12 +673,12 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->comm = c->comm;
     s->rank = c->rank;
     s->size = c->size;
-    s->iterations = cbk_arg_int(a, "iterations");
-    s->min_iterations = cbk_arg_int(a, "min-iterations");
-    s->warmup = cbk_arg_int(a, "warmup");
-    s->window = cbk_arg_int(a, "window");
-    s->volume_bytes = cbk_arg_size(a, "volume");
-    s->barrier_sync = !strcmp(cbk_arg_text(a, "sync"), "barrier");
+    s->iterations = opt(a)->iterations;
+    s->min_iterations = opt(a)->min_iterations;
+    s->warmup = opt(a)->warmup;
+    s->window = opt(a)->window;
+    s->volume_bytes = opt(a)->volume;
+    s->barrier_sync = opt(a)->sync == MPI_SYNC_BARRIER;
     s->fn = choose(s->plan.op, s->plan.alg);
     s->coll = (struct cbk_coll){ .comm = c->comm, .rank = c->rank, .size = c->size };
     const char *broken = getenv("CBK_TEST_MPI_BROKEN");
@@ -783,7 +803,7 @@ static void write_record(struct cbk_ctx *c, const struct mpi_state *s, uint64_t 
     uint64_t bytes = bw ? per_pair * (uint64_t)s->pairs : size;
     struct cbk_json j;
     cbk_record_begin(&j, c->out, c, "measurement");
-    cbk_json_text(&j, "phase", info->name);
+    cbk_json_text(&j, "phase", op_names[s->plan.op]);
     cbk_json_text(&j, "mode", alg_names[s->plan.alg]);
     cbk_json_i64(&j, "ranks", s->size);
     cbk_json_i64(&j, "nodes", c->nodes);
@@ -817,7 +837,7 @@ static void write_record(struct cbk_ctx *c, const struct mpi_state *s, uint64_t 
         /* per pair: IMB PingPong's and osu_bw's figure; rate above sums the pairs */
         cbk_json_real(&j, "bandwidth_mib_s", (double)per_pair / st->avg / 1048576.0);
         cbk_json_real(&j, "bandwidth_mb_s", (double)per_pair / st->avg / 1e6);
-        cbk_json_text(&j, "pairing", cbk_arg_text(c->args, "pairing"));
+        cbk_json_text(&j, "pairing", pairing_names[opt(c->args)->pairing]);
         cbk_json_i64(&j, "pairs", s->pairs);
         cbk_json_i64(&j, "pairs_same_node", s->pairs_same_node);
         if (s->pairs_same_node == s->pairs || s->pairs_same_node == 0)
@@ -852,15 +872,10 @@ static void check_failed(struct cbk_ctx *c, const struct mpi_state *s, uint64_t 
     char msg[512], b[32];
     snprintf(msg, sizeof msg, "mpi: %s %s at %s gives a wrong result: %llu %s (over all ranks) differ from %s (first at index %lld; "
              "largest relative error %.3g, tolerance %.3g)",
-             s->info->name, alg_names[s->plan.alg], cbk_format_size(size, b, sizeof b), (unsigned long long)k->wrong,
+             op_names[s->plan.op], alg_names[s->plan.alg], cbk_format_size(size, b, sizeof b), (unsigned long long)k->wrong,
              s->info->reduction ? "elements" : "bytes", k->reference, (long long)k->first_wrong, k->max_rel_error,
              k->tolerance);
-    struct cbk_json j;
-    cbk_record_begin(&j, stderr, c, "error");
-    cbk_json_i64(&j, "status", CBK_EXIT_FAILED);
-    cbk_json_i64(&j, "rank", c->rank);
-    cbk_json_text(&j, "message", msg);
-    cbk_json_end(&j);
+    cbk_error_record(c, CBK_EXIT_FAILED, c->rank, msg, NULL, 0);
 }
 
 /* Iterations shrink with size as IMB's do (a fixed volume per size), and
@@ -898,7 +913,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         struct stats st;
         rc |= reduce_stats(s, n, s->plan.op == OP_PINGPONG ? 0.5 : 1.0, &st);
         if (rc != MPI_SUCCESS)
-            cbk_fail(c, CBK_EXIT_FAILED, "mpi: %s failed at %llu bytes (MPI error %d)", s->info->name,
+            cbk_fail(c, CBK_EXIT_FAILED, "mpi: %s failed at %llu bytes (MPI error %d)", op_names[s->plan.op],
                      (unsigned long long)size, rc);
         if (c->rank == 0)
             write_record(c, s, size, n, warm, &st, &k);
@@ -911,6 +926,7 @@ const struct cbk_kernel cbk_kernel_mpi = {
     .summary = "MPI point-to-point and collectives over message sizes, with algorithm variants (E7)",
     .flags = CBK_PARALLEL,
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

@@ -80,7 +80,7 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
         cbk_fail(c, CBK_EXIT_FAILED, "tcp: out of memory");
     *state = p;
     p->n = c->size / 2;
-    p->adjacent = !strcmp(cbk_arg_text(a, "pairing"), "adjacent");
+    p->adjacent = tcp_options(a)->pairing == TCP_PAIRING_ADJACENT;
     p->pair = p->adjacent ? c->rank / 2 : c->rank % p->n;
     p->server = c->rank == server_rank(p, p->pair);
     p->peer = p->server ? client_rank(p, p->pair) : server_rank(p, p->pair);
@@ -89,7 +89,7 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
     memset(&an, 0, sizeof an);
     char why[TCP_WHY];
     if (p->server) {
-        int64_t port = cbk_arg_int(a, "port");
+        int64_t port = tcp_options(a)->port;
         if (port && port + p->pair > 65535)
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "tcp: pair %d would listen on port %lld + %d, beyond 65535: give a lower --port",
                      p->pair, (long long)port, p->pair);
@@ -105,7 +105,7 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
         MPI_Recv(&an, sizeof an, MPI_BYTE, p->peer, TAG_ANNOUNCE, c->comm, MPI_STATUS_IGNORE);
         p->server_port = an.port;
         snprintf(p->server_host, sizeof p->server_host, "%s", an.host);
-        const char *list = cbk_arg_text(a, "server");
+        const char *list = tcp_options(a)->server;
         if (strcmp(list, "auto")) {
             /* the pair-th entry of the comma-separated list */
             const char *s = list;
@@ -228,7 +228,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
     const struct tcp_result *r = p->result;
     const struct tcp_config *cfg = &r->cfg;
     bool rr = cfg->test == TCP_TEST_RR;
-    double link_arg = cbk_arg_real(a, "link-speed");
+    double link_arg = tcp_options(a)->link_speed;
     struct pair_summary mine;
     memset(&mine, 0, sizeof mine);
     struct cbk_phase ph;
@@ -392,7 +392,7 @@ int tcp_pairs_run(const struct cbk_args *a, struct cbk_ctx *c, void *state)
     struct tcp_config cfg;
     tcp_config_from_args(a, &cfg);
     cfg.repetition = c->repetition;
-    cfg.repetitions = (int32_t)cbk_arg_int(a, "repetitions");
+    cfg.repetitions = (int32_t)a->common.repetitions;
     struct tcp_hook hook = { .before_start = barrier, .arg = c };
     char why[TCP_WHY];
     if (p->server) {
