@@ -75,7 +75,8 @@ def test_every_operation_on_2_ranks_gives_one_record_per_size(run_cbk, mpiexec, 
     assert sizes_of(recs) == ([0] if op == "barrier" else [4, 1024, 65536])
     for rec in recs:
         assert_sane(rec, op, 2)
-        assert rec["mode"] == "library" and rec["repetition"] == 0
+        assert rec["mode"] == "n/a" and rec["algorithm"] == "library" and rec["repetition"] == 0
+        assert rec["sweep_key"] == "size_bytes" and rec["qualifiers"] == ["algorithm"]  # docs/records.md
     run = r.run_record()
     assert run["ranks"] == 2 and len(run["hosts"]) == 2
 
@@ -110,7 +111,7 @@ def test_hand_written_algorithm_gives_the_library_result(run_cbk, mpiexec, op, a
     recs = r.measurements(op)
     assert sizes_of(recs) == [4, 12, 4100, 65536]
     for rec in recs:
-        assert rec["mode"] == algorithm and rec["check"] == "passed"
+        assert rec["algorithm"] == algorithm and rec["check"] == "passed"
         assert rec["check_reference"] == ("MPI_Allreduce" if op == "allreduce" else "expected bytes")
         assert rec["check_max_rel_error"] <= rec["check_tolerance"]
         assert rec["library_selection"] is None

@@ -210,16 +210,8 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         pthread_barrier_t start;
         if ((rc = pthread_barrier_init(&start, NULL, (unsigned)k + 1)))
             cbk_fail(c, CBK_EXIT_FAILED, "cpufreq: pthread_barrier_init: %s", strerror(rc));
-        /* the count of busy CPUs is in the mode: summaries group by it */
-        char mode[48];
-        int smt = 0;
-        for (int i = 0; i < k; i++)
-            smt += o.sibling_rank[i] > 0;
-        if (smt)
-            snprintf(mode, sizeof mode, "%d busy (%d SMT)", k, smt);
-        else
-            snprintf(mode, sizeof mode, "%d busy", k);
-        struct cbk_phase p = { .phase = "clock", .mode = mode, .ops = (uint64_t)k };
+        /* the count of busy CPUs is the sweep: summaries group by it */
+        struct cbk_phase p = { .phase = "clock", .sweep_key = "busy_cpus", .ops = (uint64_t)k };
         for (int i = 0; i < k; i++) {
             w[i] = (struct worker){ .cpu = o.cpu[i], .seconds = seconds, .start = &start, .one = 1 };
             if ((rc = pthread_create(&w[i].thread, NULL, busy, &w[i])))

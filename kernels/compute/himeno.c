@@ -493,13 +493,10 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
         init_arrays(h, true);
     }
 
-    /* a sweep's thread count goes into the mode: summaries group by it */
-    char mode[48];
-    if (opt(a)->threads.sweep == CBK_SWEEP_THREADS)
-        snprintf(mode, sizeof mode, "%s, %d threads", timed ? "time" : "iterations", h->threads);
-    else
-        snprintf(mode, sizeof mode, "%s", timed ? "time" : "iterations");
-    struct cbk_phase p = { .phase = "jacobi", .mode = mode, .ops = (uint64_t)iterations };
+    /* a thread sweep's records differ in `threads`: the sweep key */
+    struct cbk_phase p = { .phase = "jacobi", .ops = (uint64_t)iterations,
+                           .sweep_key = opt(a)->threads.sweep == CBK_SWEEP_THREADS ? "threads" : NULL };
+    cbk_phase_qualifier(&p, "run_length", mode_names[opt(a)->mode]);
     cbk_barrier(c);
     double t0 = cbk_clock();
     p.begin_s = cbk_now(c);
@@ -524,6 +521,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
     cbk_phase_field(&p, CBK_TEXT("gosa_order", reference ? "reference" : "default"));
     cbk_phase_field(&p, CBK_TEXT("update", h->copy ? "copy" : "swap"));
     cbk_phase_field(&p, CBK_I64("iterations", iterations));
+    cbk_phase_field(&p, CBK_REAL("loop_seconds", wall_s));
     cbk_phase_field(&p, CBK_TEXT("grid", grid));
     cbk_phase_field(&p, CBK_TEXT("size", explicit_grid(a) ? "custom" : size_names[opt(a)->size]));
     cbk_phase_field(&p, CBK_TEXT("decomposition", dec));

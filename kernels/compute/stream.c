@@ -353,13 +353,10 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         uint64_t bytes = (uint64_t)arrays_touched[q] * sizeof(double) * n;
         /* the record's time span is the best pass, so its rate is STREAM's
          * "Best Rate" (in MiB/s; decimal MB/s beside it, as STREAM prints) */
-        /* a sweep's thread count goes into the mode: summaries group by it */
-        char mode[48];
-        if (opt(a)->threads.sweep == CBK_SWEEP_THREADS)
-            snprintf(mode, sizeof mode, "best, %d threads", s->threads);
-        else
-            snprintf(mode, sizeof mode, "best");
-        struct cbk_phase p = { .phase = names[q], .mode = mode, .bytes = bytes, .ops = n };
+        /* a thread sweep's records differ in `threads`: the sweep key */
+        struct cbk_phase p = { .phase = names[q], .bytes = bytes, .ops = n,
+                               .sweep_key = opt(a)->threads.sweep == CBK_SWEEP_THREADS ? "threads" : NULL };
+        cbk_phase_qualifier(&p, "statistic", "best");
         p.begin_s = s->begins[(size_t)best_k * KERNELS + q];
         p.end_s = p.begin_s + sorted[0];
         cbk_phase_field(&p, CBK_TEXT("method", "based on a variant of the STREAM benchmark"));

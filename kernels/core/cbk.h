@@ -24,8 +24,9 @@
 /* Bumped whenever a record's fields change meaning; Python checks it. */
 #define CBK_SCHEMA 1
 #define CBK_MAX_PARAMS 48
-#define CBK_MAX_FIELDS 24
+#define CBK_MAX_FIELDS 32
 #define CBK_MAX_WARNINGS 4
+#define CBK_MAX_QUALIFIERS 4
 
 /* Exit statuses, shared with the Python side. */
 enum { CBK_EXIT_OK = 0, CBK_EXIT_FAILED = 1, CBK_EXIT_BAD_INPUT = 2 };
@@ -121,17 +122,21 @@ struct cbk_ctx {
 };
 
 /* A kernel-specific value attached to a record. */
-enum cbk_field_type { CBK_F_U64, CBK_F_I64, CBK_F_REAL, CBK_F_TEXT, CBK_F_BOOL };
+enum cbk_field_type { CBK_F_U64, CBK_F_I64, CBK_F_REAL, CBK_F_TEXT, CBK_F_BOOL, CBK_F_PAIRS };
 struct cbk_field {
     const char *key;
     enum cbk_field_type type;
-    union { uint64_t u64; int64_t i64; double real; const char *text; bool flag; } v;
+    union {
+        uint64_t u64; int64_t i64; double real; const char *text; bool flag;
+        struct { const char *const *item; int count; } pairs; /* "NAME=value" each: a JSON object */
+    } v;
 };
 #define CBK_U64(k, x)  ((struct cbk_field){ .key = (k), .type = CBK_F_U64, .v.u64 = (x) })
 #define CBK_I64(k, x)  ((struct cbk_field){ .key = (k), .type = CBK_F_I64, .v.i64 = (x) })
 #define CBK_REAL(k, x) ((struct cbk_field){ .key = (k), .type = CBK_F_REAL, .v.real = (x) })
 #define CBK_TEXT(k, x) ((struct cbk_field){ .key = (k), .type = CBK_F_TEXT, .v.text = (x) })
 #define CBK_BOOL(k, x) ((struct cbk_field){ .key = (k), .type = CBK_F_BOOL, .v.flag = (x) })
+#define CBK_PAIRS(k, items, n) ((struct cbk_field){ .key = (k), .type = CBK_F_PAIRS, .v.pairs = { (items), (n) } })
 
 /* One timed phase as seen by one rank. Times are seconds since the
  * driver's barrier that opened this repetition, so ranks on different
@@ -139,7 +144,14 @@ struct cbk_field {
  * minus earliest begin). */
 struct cbk_phase {
     const char *phase;       /* "write", "read", ... */
-    const char *mode;        /* cache/durability state: "fsync", "cold", ... */
+    /* The record contract (docs/records.md): `mode` is the cache/durability
+     * state only ("fsync", "cold", ...; NULL = "n/a"); the field that varies
+     * within one launch is named by sweep_key; other fields that tell
+     * measurements of one phase apart are named by cbk_phase_qualifier(). */
+    const char *mode;
+    const char *sweep_key;
+    const char *qualifier[CBK_MAX_QUALIFIERS];
+    int qualifiers;
     uint64_t bytes, ops;     /* this rank's */
     double begin_s, end_s;
     /* Kernels whose figure is not bytes/second set these (e.g. MFLOPS);
@@ -182,6 +194,29 @@ extern const struct cbk_param cbk_common_params[];
  * rank must call it. */
 void cbk_report(struct cbk_ctx *c, const struct cbk_phase *p);
 void cbk_phase_field(struct cbk_phase *p, struct cbk_field f);
+/* A text field that tells measurements of one phase apart (an algorithm,
+ * a statistic), listed in the record's `qualifiers`. */
+void cbk_phase_qualifier(struct cbk_phase *p, const char *key, const char *value);
+
+/* Per-iteration timing, as OSU and IMB report it: every rank timed each of
+ * `count` iterations. cbk_report_iterations() reduces over ranks (IMB's
+ * t_min/t_avg/t_max of each rank's mean) and over iterations (median, p99
+ * and fastest of each iteration's slowest rank) and writes the record:
+ * `seconds` = t_avg, `bytes` = bytes per iteration (the phase's `bytes`,
+ * not summed), `ops` = count, and `rate` the latency t_avg in us, or with
+ * `bandwidth` bytes / t_avg in MiB/s. Every rank must call it. */
+struct cbk_iterations {
+    double *seconds;   /* this rank's time of each iteration; scaled in place */
+    double *scratch;   /* count doubles: each iteration's slowest rank (rank 0) */
+    int64_t count;
+    double scale;      /* applied to every time first (pingpong: 0.5, half a round trip) */
+    bool active;       /* false: this rank idled (point-to-point bystanders) and is not counted */
+    bool bandwidth;
+    int streams;       /* > 0: also bandwidth_mib_s/_mb_s of one of this many equal parts (a pair) */
+    double messages;   /* > 0: messages per iteration, for messages_per_s */
+};
+/* Returns 0 or the first MPI error code. */
+int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct cbk_iterations *it);
 void cbk_phase_warn(struct cbk_phase *p, const char *warning);
 
 /* Seconds since the current repetition's barrier: the time base of

@@ -27,7 +27,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     if (o->fail_at == c->repetition)
         cbk_fail(c, CBK_EXIT_FAILED, "null: failing at repetition %d as asked", c->repetition);
     double s = o->seconds;
-    struct cbk_phase p = { .phase = "null", .mode = "none", .bytes = o->bytes, .ops = 1 };
+    struct cbk_phase p = { .phase = "null", .bytes = o->bytes, .ops = 1 };
     p.begin_s = cbk_now(c);
     struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
     while (nanosleep(&ts, &ts))

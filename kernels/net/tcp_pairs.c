@@ -248,7 +248,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
             mine.lat_p50_us = (double)cbk_histogram_percentile(&r->latency, 50) / 1e3;
             mine.lat_p99_us = (double)cbk_histogram_percentile(&r->latency, 99) / 1e3;
             ph.phase = "rr";
-            ph.mode = "round-trip";
+            cbk_phase_qualifier(&ph, "rate_basis", "round-trip");
             ph.bytes = (uint64_t)mine.bytes;
             ph.ops = (uint64_t)mine.calls;
             ph.value_unit = "transactions/s";
@@ -279,7 +279,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
          * time span, so the rank spread shows the pairs' spread */
         MPI_Recv(times, 2, MPI_DOUBLE, p->peer, TAG_ANNOUNCE + 1, c->comm, MPI_STATUS_IGNORE);
         ph.phase = rr ? "rr" : client_sends ? "send" : "receive";
-        ph.mode = rr ? "round-trip" : "receiver";
+        cbk_phase_qualifier(&ph, "rate_basis", rr ? "round-trip" : "receiver");
         ph.value_unit = rr ? "transactions/s" : "Gbit/s";
         ph.begin_s = times[0];
         ph.end_s = times[1];
