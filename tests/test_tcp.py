@@ -221,10 +221,12 @@ def test_mpi_pairs_on_one_host_report_every_pair_and_the_aggregate(run_cbk, mpie
         assert [(x["server_rank"], x["client_rank"]) for x in p["pairs"]] == [(0, 1), (2, 3)]
         assert m["bytes"] == sum(x["bytes"] for x in p["pairs"])
         assert p["aggregate_gbit_per_s"] == pytest.approx(m["rate"])
-    rr = run_cbk("tcp", "--role=pairs", "--port=0", "--test=rr", "--duration=0.3", launcher=[mpiexec, "-n", "2"])
+    rr = run_cbk("tcp", "--role=pairs", "--port=0", "--test=rr", "--duration=0.3", launcher=[mpiexec, "-n", "4"])
     assert rr.status == 0, rr.stderr
     (m,) = rr.measurements("rr")
-    assert m["ops"] > 0 and m["latency_us_p50"] <= m["latency_us_p99"]
+    assert m["ops"] > 0 and m["latency_us_p50"] <= m["latency_us_p99"] <= m["latency_us_max"]
+    # the latency histograms of both pairs were summed over ranks (cbk_reduce_histogram)
+    assert m["latency_samples"] == m["ops"] and m["pairs"] == 2
 
 
 # ------------------------------------------------- network namespaces (root)

@@ -226,6 +226,11 @@ double cbk_now(const struct cbk_ctx *c);
 /* Collective helpers; plain values without MPI. */
 void cbk_barrier(struct cbk_ctx *c);
 int cbk_all_max_int(struct cbk_ctx *c, int v);
+/* Adds every rank's histogram (core/histogram.h, all made with one range)
+ * into `sum` on rank 0: buckets, counts and sums add, extremes take the
+ * extremes. Every rank calls it; `sum` is initialised by rank 0. */
+struct cbk_histogram;
+void cbk_reduce_histogram(struct cbk_ctx *c, const struct cbk_histogram *h, struct cbk_histogram *sum);
 
 /* Fatal errors: one JSON record on stderr, cleanup, exit. Input errors
  * exit 2, failed measurements 1. */

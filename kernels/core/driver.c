@@ -4,6 +4,7 @@
 #include "cbk.h"
 
 #include "cleanup.h"
+#include "histogram.h"
 #include "params.h"
 #include "record.h"
 #include "timer.h"
@@ -47,6 +48,33 @@ int cbk_all_max_int(struct cbk_ctx *c, int v)
     (void)c;
 #endif
     return v;
+}
+
+void cbk_reduce_histogram(struct cbk_ctx *c, const struct cbk_histogram *h, struct cbk_histogram *sum)
+{
+#ifdef CBK_HAVE_MPI
+    if (c->size > 1) {
+        MPI_Reduce(h->counts, c->rank == 0 ? sum->counts : NULL, (int)h->buckets, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+        uint64_t counts[2] = { h->count, h->clamped }, total[2] = { 0, 0 };
+        MPI_Reduce(counts, total, 2, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+        /* an empty histogram's min_seen says nothing */
+        uint64_t lo = h->count ? h->min_seen : UINT64_MAX, hi = h->max_seen, lo_all = 0, hi_all = 0;
+        double total_sum = 0;
+        MPI_Reduce(&lo, &lo_all, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
+        MPI_Reduce(&hi, &hi_all, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
+        MPI_Reduce(&h->sum, &total_sum, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm);
+        if (c->rank == 0) {
+            sum->count = total[0];
+            sum->clamped = total[1];
+            sum->min_seen = lo_all;
+            sum->max_seen = hi_all;
+            sum->sum = total_sum;
+        }
+        return;
+    }
+#endif
+    cbk_histogram_reset(sum);
+    cbk_histogram_merge(sum, h);
 }
 
 static int all_min_int(struct cbk_ctx *c, int v)

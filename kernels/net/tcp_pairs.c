@@ -314,15 +314,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
         }
         if (cbk_histogram_init(&merged, TCP_HIST_LOW_NS, TCP_HIST_HIGH_NS))
             cbk_fail(c, CBK_EXIT_FAILED, "tcp: out of memory for a histogram");
-        MPI_Reduce(h->counts, merged.counts, (int)h->buckets, MPI_UINT64_T, MPI_SUM, 0, c->comm);
-        uint64_t sums[3] = { h->count, h->clamped, 0 }, total[3];
-        MPI_Reduce(sums, total, 3, MPI_UINT64_T, MPI_SUM, 0, c->comm);
-        uint64_t lo = h->count ? h->min_seen : UINT64_MAX, hi = h->max_seen;
-        MPI_Reduce(&lo, &merged.min_seen, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
-        MPI_Reduce(&hi, &merged.max_seen, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
-        MPI_Reduce(&h->sum, &merged.sum, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm);
-        merged.count = total[0];
-        merged.clamped = total[1];
+        cbk_reduce_histogram(c, h, &merged);
         if (p->server)
             cbk_histogram_free(&empty);
     }
