@@ -4,6 +4,7 @@
  * Serial, OpenMP threads, MPI with a 3-D Cartesian decomposition and halo
  * exchange, or both. Flops: 34 per interior point per iteration. */
 #include "../core/affinity.h"
+#include "../core/buffer.h"
 #include "../core/cbk.h"
 #include "../core/timer.h"
 
@@ -104,20 +105,6 @@ static void grid_of(const struct cbk_args *a, int m[3])
     memcpy(m, size_points[opt(a)->size], sizeof size_points[0]);
 }
 
-static long mem_available_kib(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long kib = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
-
 /* Process grid: given, or MPI_Dims_create's balanced one. */
 static int dims_of(const struct cbk_args *a, const struct cbk_ctx *c, int dims[3], char *why, size_t len)
 {
@@ -185,7 +172,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
      * share, with halos, times the ranks on this node. */
     double bytes = 14.0 * 4.0 * ((double)(m[0] - 2) / dims[0] + 3) * ((double)(m[1] - 2) / dims[1] + 3) *
                    ((double)(m[2] - 2) / dims[2] + 3) * c->node_size;
-    long avail = mem_available_kib();
+    long avail = cbk_mem_available_kib();
     if (avail > 0 && bytes > 0.9 * 1024.0 * (double)avail) {
         snprintf(why, len, "grid %dx%dx%d needs %.1f GiB on this node but only %.1f GiB is available",
                  m[0], m[1], m[2], bytes / 1073741824.0, (double)avail / 1048576.0);

@@ -5,6 +5,7 @@
  * element); results checked as STREAM's checkSTREAMresults does. Modified
  * from STREAM: results labelled as a variant, as STREAM's licence asks. */
 #include "../core/affinity.h"
+#include "../core/buffer.h"
 #include "../core/cbk.h"
 #include "../core/timer.h"
 
@@ -54,20 +55,6 @@ struct stream {
     char size_source[160];
     struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
 };
-
-static long mem_available_kib(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long kib = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
 
 /* Sum of the highest-level caches, each counted once (by its
  * shared_cpu_list), from sysfs. 0 when sysfs has no cache entries. */
@@ -124,7 +111,7 @@ static uint64_t last_level_cache_bytes(int *level_out)
 static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t source_len, char *why, size_t len)
 {
     uint64_t bytes = opt(a)->array_size;
-    long avail = mem_available_kib();
+    long avail = cbk_mem_available_kib();
     double cap = avail > 0 ? 0.5 * 1024.0 * (double)avail / 3.0 : 1e18; /* three arrays in half of free memory */
     if (bytes) {
         if ((double)bytes > cap) {

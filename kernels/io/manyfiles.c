@@ -120,8 +120,6 @@ static void add_file_times(struct cbk_phase *p, struct manyfiles *m, uint64_t fi
     cbk_phase_field(p, CBK_REAL("file_seconds_max", m->file_s[m->files - 1]));
 }
 
-static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
-
 static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct manyfiles *m)
 {
     const OPT *o = cbk_options(a);
@@ -140,15 +138,15 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct many
         double t0 = cbk_clock();
         int fd = open(path, flags, 0600);
         if (fd < 0)
-            cbk_fail(c, errno == EINVAL ? CBK_EXIT_BAD_INPUT : status_of(errno), "manyfiles: open %s: %s", path,
+            cbk_fail(c, errno == EINVAL ? CBK_EXIT_BAD_INPUT : cbk_io_status(errno), "manyfiles: open %s: %s", path,
                      errno == EINVAL ? "the file system does not support O_DIRECT" : strerror(errno));
         int rc = cbk_write_blocks(fd, &m->pattern, file, (uint64_t)i * file);
         if (rc)
-            cbk_fail(c, status_of(-rc), "manyfiles: write %s: %s", path, strerror(-rc));
+            cbk_fail(c, cbk_io_status(-rc), "manyfiles: write %s: %s", path, strerror(-rc));
         if (each_fsync && fsync(fd))
-            cbk_fail(c, status_of(errno), "manyfiles: fsync %s: %s", path, strerror(errno));
+            cbk_fail(c, cbk_io_status(errno), "manyfiles: fsync %s: %s", path, strerror(errno));
         if (close(fd))
-            cbk_fail(c, status_of(errno), "manyfiles: close %s: %s", path, strerror(errno));
+            cbk_fail(c, cbk_io_status(errno), "manyfiles: close %s: %s", path, strerror(errno));
         m->file_s[i] = cbk_clock() - t0;
     }
     p.end_s = cbk_now(c);
@@ -162,18 +160,10 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct many
         close(dfd);
     }
     add_file_times(&p, m, file);
-    if (mode == CBK_WRITE_BUFFERED) {
-        struct cbk_phase synced = p;
-        synced.mode = "buffered+sync";
-        synced.end_s = p.end_s + sync_s;
-        cbk_phase_field(&p, CBK_REAL("sync_seconds", sync_s));
-        cbk_phase_warn(&p, "buffered write: timed until the data reached the page cache, not the device");
+    if (mode == CBK_WRITE_BUFFERED)
+        cbk_report_buffered_write(c, &p, p.end_s, p.end_s + sync_s, sync_s);
+    else
         cbk_report(c, &p);
-        cbk_phase_field(&synced, CBK_REAL("sync_seconds", sync_s));
-        cbk_report(c, &synced);
-    } else {
-        cbk_report(c, &p);
-    }
 }
 
 static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct manyfiles *m)

@@ -75,10 +75,6 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     return 0;
 }
 
-/* ENOSPC and EDQUOT are the user's to fix (a smaller file, another
- * directory): bad input. Anything else is a failed measurement. */
-static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
-
 static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct seqio *s)
 {
     const OPT *o = cbk_options(a);
@@ -97,35 +93,25 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct seqi
                  errno == EINVAL ? "the file system does not support O_DIRECT" : strerror(errno));
     int rc = cbk_write_blocks(fd, &s->pattern, file, 0);
     if (rc)
-        cbk_fail(c, status_of(-rc), "seqio: write %s: %s", s->path, strerror(-rc));
+        cbk_fail(c, cbk_io_status(-rc), "seqio: write %s: %s", s->path, strerror(-rc));
     double written_s = cbk_now(c);
     if (mode == CBK_WRITE_FSYNC && fsync(fd))
-        cbk_fail(c, status_of(errno), "seqio: fsync %s: %s", s->path, strerror(errno));
+        cbk_fail(c, cbk_io_status(errno), "seqio: fsync %s: %s", s->path, strerror(errno));
     double sync_begin_s = cbk_now(c);
     if (mode == CBK_WRITE_BUFFERED && fsync(fd))
-        cbk_fail(c, status_of(errno), "seqio: fsync %s: %s", s->path, strerror(errno));
+        cbk_fail(c, cbk_io_status(errno), "seqio: fsync %s: %s", s->path, strerror(errno));
     double sync_s = cbk_now(c) - sync_begin_s;
     if (close(fd))
-        cbk_fail(c, status_of(errno), "seqio: close %s: %s", s->path, strerror(errno));
+        cbk_fail(c, cbk_io_status(errno), "seqio: close %s: %s", s->path, strerror(errno));
     p.end_s = cbk_now(c);
 
     cbk_phase_field(&p, CBK_U64("file_bytes", file));
     cbk_phase_field(&p, CBK_U64("block_bytes", s->pattern.block_bytes));
     cbk_phase_field(&p, CBK_TEXT("dir", o->dir));
-    if (mode == CBK_WRITE_BUFFERED) {
-        /* E1: the write "finishes" when the page cache has it; the sync
-         * after it is the rest of the truth. Two records, both labelled. */
-        struct cbk_phase synced = p;
-        synced.mode = "buffered+sync";
-        p.end_s = written_s;
-        cbk_phase_field(&p, CBK_REAL("sync_seconds", sync_s));
-        cbk_phase_warn(&p, "buffered write: timed until the data reached the page cache, not the device");
+    if (mode == CBK_WRITE_BUFFERED)
+        cbk_report_buffered_write(c, &p, written_s, p.end_s, sync_s);
+    else
         cbk_report(c, &p);
-        cbk_phase_field(&synced, CBK_REAL("sync_seconds", sync_s));
-        cbk_report(c, &synced);
-    } else {
-        cbk_report(c, &p);
-    }
 }
 
 static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct seqio *s)

@@ -389,12 +389,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     return 0;
 }
 
-/* ENOSPC and EDQUOT are the user's to fix: bad input. */
-static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
-
 static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
 {
-    cbk_fail(c, status_of(errno), "pario: rank %d: %s", c->rank, f->err);
+    cbk_fail(c, cbk_io_status(errno), "pario: rank %d: %s", c->rank, f->err);
 }
 
 /* One rank's view of a phase: open start, open end, transfer end, close end. */
