@@ -44,7 +44,7 @@ static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
 static const struct cbk_param params[] = {
     { .name = "size", CBK_AT_CHOICE(OPT, size, size_names), .default_value = "M",
       .help = "grid as himenoBMTxpa defines it: XS 32x32x64, S 64x64x128, M 128x128x256, L 256x256x512, XL 512x512x1024 points" },
-    { .name = "grid", CBK_AT_STRING(OPT, grid), .default_value = "size",
+    { .name = "grid", CBK_AT_STRING(OPT, grid), .default_value = "size", .keyword = "size",
       .help = "explicit grid IxJxK in points (each >= 3), boundary included; overrides --size (default: size = use --size)" },
     { .name = "mode", CBK_AT_CHOICE(OPT, mode, mode_names), .default_value = "iterations",
       .help = "iterations = run --iterations sweeps; time = calibrate with 3 sweeps as the reference does, then run for --seconds" },
@@ -55,7 +55,7 @@ static const struct cbk_param params[] = {
     CBK_THREAD_PARAMS(OPT, threads, "1", "OpenMP threads per rank; 0 = this rank's share of the CPUs it may use"),
     { .name = "update", CBK_AT_CHOICE(OPT, update, update_names), .default_value = "copy",
       .help = "copy = copy the new values back into p after each sweep, as the reference does (same memory traffic); swap = exchange the two arrays instead (less traffic, same GOSA)" },
-    { .name = "decomposition", CBK_AT_STRING(OPT, decomposition), .default_value = "auto",
+    { .name = "decomposition", CBK_AT_STRING(OPT, decomposition), .default_value = "auto", .keyword = "auto",
       .help = "MPI process grid PxQxR over the I, J, K axes (product = ranks); auto = MPI_Dims_create" },
     { .name = "gosa-order", CBK_AT_CHOICE(OPT, gosa_order, gosa_order_names), .default_value = "default",
       .help = "reference = one thread, one rank, GOSA summed point by point in the reference's order (bit-comparable GOSA); default = vectorised per-row sums" },
@@ -95,7 +95,7 @@ static int parse_triple(const char *text, int out[3])
     return sscanf(text, "%dx%dx%d%c", &out[0], &out[1], &out[2], &tail) == 3 ? 0 : -1;
 }
 
-static bool explicit_grid(const struct cbk_args *a) { return strcmp(opt(a)->grid, "size") != 0; }
+static bool explicit_grid(const struct cbk_args *a) { return opt(a)->grid != NULL; }
 
 static void grid_of(const struct cbk_args *a, int m[3])
 {
@@ -109,7 +109,7 @@ static void grid_of(const struct cbk_args *a, int m[3])
 static int dims_of(const struct cbk_args *a, const struct cbk_ctx *c, int dims[3], char *why, size_t len)
 {
     const char *d = opt(a)->decomposition;
-    if (!strcmp(d, "auto")) {
+    if (!d) {
         dims[0] = dims[1] = dims[2] = 0;
 #ifdef CBK_HAVE_MPI
         if (c->size > 1) {

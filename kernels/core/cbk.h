@@ -53,6 +53,9 @@ struct cbk_param {
     const char *min, *max;     /* inclusive bounds as text; NULL: none */
     const char *help;
     size_t offset;             /* of the value in the options struct */
+    /* CBK_STRING: the word that means "not given, cbk decides" ("auto",
+     * "any"); it binds NULL, so kernels test the pointer, not the word */
+    const char *keyword;
 };
 
 /* Bindings: type and offset of a parameter in options struct T. The field's

@@ -199,7 +199,11 @@ static void store(const struct cbk_param *p, const union cbk_value *v, unsigned 
     case CBK_REAL: memcpy(field, &v->real, sizeof v->real); break;
     case CBK_CHOICE: memcpy(field, &v->choice, sizeof v->choice); break;
     case CBK_BOOL: memcpy(field, &v->flag, sizeof v->flag); break;
-    default: memcpy(field, &v->text, sizeof v->text); break;
+    default: {
+        const char *text = p->keyword && !strcmp(v->text, p->keyword) ? NULL : v->text;
+        memcpy(field, &text, sizeof text);
+        break;
+    }
     }
 }
 
@@ -208,6 +212,10 @@ int cbk_check_params(const struct cbk_param *table, size_t options_size, char *w
     for (const struct cbk_param *p = table; p && p->name; p++) {
         if (p->offset + value_bytes(p->type) > options_size) {
             snprintf(why, why_len, "parameter --%s is bound outside its options struct", p->name);
+            return -1;
+        }
+        if (p->keyword && p->type != CBK_STRING) {
+            snprintf(why, why_len, "parameter --%s: only a string parameter has a keyword", p->name);
             return -1;
         }
         if ((p->type == CBK_CHOICE) != (p->choices != NULL) || (p->choices && !p->choices[0])) {

@@ -67,7 +67,7 @@ static const struct cbk_param params[] = {
     { .name = "ramp", CBK_AT_REAL(OPT, ramp), .default_value = "2", .unit = "s", .min = "0", .max = "3600", .help = "time run first and not counted (caches, queues and clocks settle)" },
     { .name = "direct", CBK_AT_BOOL(OPT, direct), .default_value = "true", .help = "O_DIRECT (default); false = buffered, labelled as such" },
     { .name = "engine", CBK_AT_CHOICE(OPT, engine, engine_names), .default_value = "auto", .help = "I/O engine; auto = io_uring when built in, else libaio, else psync" },
-    { .name = "cpus", CBK_AT_STRING(OPT, cpus), .default_value = "any", .help = "CPUs the jobs may run on, as taskset and fio's cpus_allowed (\"1\", \"0-3\"); any = where the OS puts them. At QD 1 the CPU that takes the disk's interrupts can be 1.5x faster than another" },
+    { .name = "cpus", CBK_AT_STRING(OPT, cpus), .default_value = "any", .keyword = "any", .help = "CPUs the jobs may run on, as taskset and fio's cpus_allowed (\"1\", \"0-3\"); any = where the OS puts them. At QD 1 the CPU that takes the disk's interrupts can be 1.5x faster than another" },
     { .name = "seed", CBK_AT_INT(OPT, seed), .default_value = "0", .min = "0", .help = "random generator seed (0: a random seed, recorded)" },
     { 0 },
 };
@@ -123,8 +123,6 @@ static const struct randio_engine *pick_engine(int choice)
     return &randio_engine_psync;
 }
 
-/* --cpus=any: where the OS puts the jobs (a string parameter, not a choice) */
-static bool any_cpu(const char *list) { return !strcmp(list, "any"); }
 
 /* xorshift64* (Vigna): fast, 64-bit state per job, good enough for offsets */
 static inline uint64_t next_random(uint64_t *s)
@@ -154,7 +152,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     }
     int cpus[CBK_MAX_CPUS];
     const char *list = opt(a)->cpus;
-    if (!any_cpu(list) && cbk_parse_cpu_list(list, cpus, CBK_MAX_CPUS) < 0) {
+    if (list && cbk_parse_cpu_list(list, cpus, CBK_MAX_CPUS) < 0) {
         snprintf(why, len, "--cpus=%s is not a list of CPUs this process may use (e.g. 1, 0-3 or 0,2; see taskset -p $$)",
                  list);
         return -1;
@@ -219,7 +217,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
                  strerror(-rc));
     snprintf(r->path, sizeof r->path, "%s/data", r->dir);
     prepare_file(c, r, file, block, opt(a)->direct);
-    bool pinned = !any_cpu(opt(a)->cpus);
+    bool pinned = opt(a)->cpus != NULL; /* NULL: --cpus=any, where the OS puts them */
     if (pinned) {
         int cpus[CBK_MAX_CPUS], n = cbk_parse_cpu_list(opt(a)->cpus, cpus, CBK_MAX_CPUS);
         CPU_ZERO(&r->allowed);
@@ -380,7 +378,7 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
     cbk_phase_field(&p, CBK_I64("iodepth", (int64_t)r->jobs[0].queue.depth));
     cbk_phase_field(&p, CBK_I64("submit_batch", (int64_t)r->jobs[0].batch));
     cbk_phase_field(&p, CBK_I64("jobs", r->njobs));
-    cbk_phase_field(&p, CBK_TEXT("cpus_allowed", opt(a)->cpus));
+    cbk_phase_field(&p, CBK_TEXT("cpus_allowed", opt(a)->cpus ? opt(a)->cpus : "any"));
     cbk_phase_field(&p, CBK_TEXT("cpus", r->cpus_seen)); /* where each job ended: placement moves figures */
     cbk_phase_field(&p, CBK_U64("block_bytes", block));
     cbk_phase_field(&p, CBK_U64("file_bytes", opt(a)->file_size));
@@ -449,7 +447,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         close(j->fd);
         if (j->init_error)
             cbk_fail(c, CBK_EXIT_FAILED, "randio: setting up job %d (engine %s, cpus %s): %s", i, j->engine->name,
-                     opt(a)->cpus, strerror(j->init_error));
+                     opt(a)->cpus ? opt(a)->cpus : "any", strerror(j->init_error));
         if (i < CBK_MAX_CPUS)
             seen[i] = j->cpu;
         cbk_histogram_merge(&r->merged_read, &j->lat_read);

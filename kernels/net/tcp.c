@@ -35,7 +35,7 @@ static const struct cbk_param params[] = {
               "client = test against --server; pairs = under MPI, rank i < N serves and rank i+N connects to it, all pairs start together" },
     { .name = "test", CBK_AT_CHOICE(OPT, test, test_names), .default_value = "stream",
       .help = "stream = throughput for --duration; rr = request/response transactions (netperf TCP_RR): rate and latency percentiles" },
-    { .name = "server", CBK_AT_STRING(OPT, server), .default_value = "auto",
+    { .name = "server", CBK_AT_STRING(OPT, server), .default_value = "auto", .keyword = "auto",
       .help = "client: the server's address or host name (required); pairs: comma-separated address of each pair's server, "
               "or auto = each server tells its client its addresses over MPI and the client picks one on a shared subnet" },
     { .name = "port", CBK_AT_INT(OPT, port), .default_value = "5301", .min = "0", .max = "65535",
@@ -44,7 +44,7 @@ static const struct cbk_param params[] = {
     { .name = "pairing", CBK_AT_CHOICE(OPT, pairing, pairing_names), .default_value = "halves",
       .help = "pairs: halves = rank i < N serves rank i+N (hostfile: all servers, then all clients); "
               "adjacent = rank 2i serves rank 2i+1 (hostfile: server, client, server, client, ...)" },
-    { .name = "bind", CBK_AT_STRING(OPT, bind), .default_value = "any",
+    { .name = "bind", CBK_AT_STRING(OPT, bind), .default_value = "any", .keyword = "any",
       .help = "local address to listen on (server, pairs servers) or to connect from (client); any = all addresses / the kernel's choice" },
     { .name = "duration", CBK_AT_REAL(OPT, duration), .default_value = "10", .unit = "s", .min = "0.01", .max = "86400",
       .help = "how long the senders send (stream) or the client sends requests (rr)" },
@@ -88,9 +88,6 @@ struct tcp_state {
     void *pairs;
 };
 
-/* --server=auto: no address given (a string parameter's default, not a choice) */
-static bool is_auto(const char *text) { return !strcmp(text, "auto"); }
-
 /* The rank count is known only once MPI runs: `cbk --check` validates as
  * one process before the launch, and must not judge it. */
 static bool ranks_known(void)
@@ -109,7 +106,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     enum tcp_role role = tcp_options(a)->role;
     bool rr = tcp_options(a)->test == TCP_TEST_RR;
     double duration = tcp_options(a)->duration, start_at = tcp_options(a)->start_at;
-    if (role == TCP_ROLE_CLIENT && is_auto(tcp_options(a)->server)) {
+    if (role == TCP_ROLE_CLIENT && !tcp_options(a)->server) {
         snprintf(why, len, "role=client needs --server=ADDRESS (the host running cbk tcp --role=server)");
         return -1;
     }
@@ -128,7 +125,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
             return -1;
         }
         const char *list = tcp_options(a)->server;
-        if (!is_auto(list)) {
+        if (list) {
             int n = 1;
             for (const char *p = list; *p; p++)
                 n += *p == ',';
@@ -177,7 +174,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
 const char *tcp_bind_arg(const struct cbk_args *a)
 {
     const char *b = tcp_options(a)->bind;
-    return strcmp(b, "any") ? b : "";
+    return b ? b : "";
 }
 
 void tcp_config_from_args(const struct cbk_args *a, struct tcp_config *cfg)

@@ -106,7 +106,7 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
         p->server_port = an.port;
         snprintf(p->server_host, sizeof p->server_host, "%s", an.host);
         const char *list = tcp_options(a)->server;
-        if (strcmp(list, "auto")) {
+        if (list) {
             /* the pair-th entry of the comma-separated list */
             const char *s = list;
             for (int i = 0; i < p->pair && s; i++)
