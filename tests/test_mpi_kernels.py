@@ -44,6 +44,11 @@ def assert_sane(rec: dict, op: str, ranks: int) -> None:
     assert rec["seconds"] > 0 and rec["rate"] > 0 and rec["iterations"] >= 1
     assert rec["t_min_us"] <= rec["t_avg_us"] * (1 + 1e-12) and rec["t_avg_us"] <= rec["t_max_us"] * (1 + 1e-12)
     assert 0 < rec["iteration_min_us"] <= rec["median_us"] <= rec["p99_us"]
+    # the driver's per-iteration entry: each rank's own mean iteration time, the slowest rank
+    assert rec["rank_seconds_min"] == pytest.approx(rec["t_min_us"] / 1e6)
+    assert rec["rank_seconds_max"] == pytest.approx(rec["t_max_us"] / 1e6)
+    assert 0 <= rec["slowest_rank"] < ranks and rec["ops"] == rec["iterations"]
+    assert rec["ops_per_s"] == pytest.approx(1 / rec["seconds"])
     if op in BANDWIDTH_OPS:
         assert rec["rate_unit"] == "MiB/s" and rec["rate_decimal_unit"] == "MB/s"
         assert rec["rate"] == pytest.approx(rec["bytes"] / rec["seconds"] / 2**20)
@@ -395,3 +400,11 @@ def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(tmp_path, store_u
     with sa.create_engine(store_url).connect() as c:
         steps = c.execute(sa.text("select kernel, status, message from steps order by position")).all()
     assert [tuple(s) for s in steps] == [("mpi", "skipped", "cbk was built without MPI"), ("null", "ok", None)]
+
+
+@pytest.mark.timeout(60)
+def test_more_warmup_than_timed_iterations_runs_cleanly(run_cbk, mpiexec):
+    """Warm-up iterations are timed into the same array: it must hold the longer run."""
+    r = run_cbk("mpi", "--op=pingpong", "--sizes=8,1k", "--iterations=10", "--warmup=100", launcher=launch(mpiexec, 2))
+    assert r.status == 0, r.stderr
+    assert [(m["iterations"], m["warmup_iterations"]) for m in r.measurements("pingpong")] == [(10, 100), (10, 100)]

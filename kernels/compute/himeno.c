@@ -508,7 +508,6 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
     cbk_phase_field(&p, CBK_TEXT("gosa_order", reference ? "reference" : "default"));
     cbk_phase_field(&p, CBK_TEXT("update", h->copy ? "copy" : "swap"));
     cbk_phase_field(&p, CBK_I64("iterations", iterations));
-    cbk_phase_field(&p, CBK_REAL("loop_seconds", wall_s));
     cbk_phase_field(&p, CBK_TEXT("grid", grid));
     cbk_phase_field(&p, CBK_TEXT("size", explicit_grid(a) ? "custom" : size_names[opt(a)->size]));
     cbk_phase_field(&p, CBK_TEXT("decomposition", dec));

@@ -206,8 +206,10 @@ void cbk_phase_qualifier(struct cbk_phase *p, const char *key, const char *value
  * t_min/t_avg/t_max of each rank's mean) and over iterations (median, p99
  * and fastest of each iteration's slowest rank) and writes the record:
  * `seconds` = t_avg, `bytes` = bytes per iteration (the phase's `bytes`,
- * not summed), `ops` = count, and `rate` the latency t_avg in us, or with
- * `bandwidth` bytes / t_avg in MiB/s. Every rank must call it. */
+ * not summed), `ops` = count, `ops_per_s` = 1 / t_avg (iterations per
+ * second), `rank_seconds_min/max` = t_min/t_max and `slowest_rank` its rank,
+ * and `rate` the latency t_avg in us, or with `bandwidth` bytes / t_avg in
+ * MiB/s. Every rank must call it. */
 struct cbk_iterations {
     double *seconds;   /* this rank's time of each iteration; scaled in place */
     double *scratch;   /* count doubles: each iteration's slowest rank (rank 0) */

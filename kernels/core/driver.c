@@ -266,7 +266,7 @@ int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct c
     /* ranks idle in a point-to-point test count in no statistic */
     double mean = it->active ? sum / (double)n : 0.0;
     double avg = mean, lo = mean, hi = mean;
-    int rc = 0;
+    int rc = 0, slowest = c->rank;
     if (!it->active)
         memset(it->seconds, 0, (size_t)n * sizeof *it->seconds);
     memcpy(it->scratch, it->seconds, (size_t)n * sizeof *it->seconds);
@@ -276,7 +276,10 @@ int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct c
         double lo_in = it->active ? mean : DBL_MAX;
         rc |= MPI_Reduce(sums, tot, 2, MPI_DOUBLE, MPI_SUM, 0, c->comm);
         rc |= MPI_Reduce(&lo_in, &lo, 1, MPI_DOUBLE, MPI_MIN, 0, c->comm);
-        rc |= MPI_Reduce(&mean, &hi, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+        struct { double v; int rank; } in = { mean, c->rank }, out = { 0, 0 };
+        rc |= MPI_Reduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, 0, c->comm);
+        hi = out.v;
+        slowest = out.rank;
         rc |= MPI_Reduce(it->seconds, it->scratch, (int)n, MPI_DOUBLE, MPI_MAX, 0, c->comm);
         avg = tot[0] / tot[1];
     }
@@ -301,6 +304,12 @@ int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct c
         cbk_json_real(&j, "rate", avg * 1e6);
         cbk_json_text(&j, "rate_unit", "us");
     }
+    /* per iteration: iterations per second of the average rank, and each
+     * rank's own mean iteration time (IMB's t_min/t_max) */
+    cbk_json_real(&j, "ops_per_s", 1.0 / avg);
+    cbk_json_real(&j, "rank_seconds_min", lo);
+    cbk_json_real(&j, "rank_seconds_max", hi);
+    cbk_json_i64(&j, "slowest_rank", slowest);
     cbk_json_real(&j, "t_avg_us", avg * 1e6);
     cbk_json_real(&j, "t_min_us", lo * 1e6);
     cbk_json_real(&j, "t_max_us", hi * 1e6);

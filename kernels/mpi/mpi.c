@@ -231,7 +231,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         recv_bytes = per_rank * (size_t)c->size;
     s->send = cbk_buffer_alloc(send_bytes);
     s->recv = cbk_buffer_alloc(recv_bytes);
-    s->t = calloc((size_t)s->iterations, sizeof *s->t);
+    /* the warm-up loops time their iterations too: room for the longer of the two */
+    s->t = calloc((size_t)(s->warmup > s->iterations ? s->warmup : s->iterations), sizeof *s->t);
     s->t_max = calloc((size_t)s->iterations, sizeof *s->t_max);
     s->req = calloc(2 * (size_t)s->window, sizeof *s->req);
     if (s->info->reduction) {

@@ -53,7 +53,7 @@ struct mpi_state {
     bool barrier_sync;
     coll_fn fn;
     char *send, *recv, *ref;  /* message buffers; ref: MPI_Allreduce's result for the check */
-    double *t;                /* this rank's duration of each iteration */
+    double *t;                /* this rank's duration of each iteration (warm-up ones too) */
     double *t_max;            /* rank 0: each iteration's maximum over ranks */
     MPI_Request *req;
     struct cbk_coll coll;
