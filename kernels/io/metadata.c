@@ -32,40 +32,61 @@
 #define MAX_DEPTH 32
 #define MAX_TREE_DIRS 10000000ull
 
+enum md_kind { KIND_BOTH, KIND_FILES, KIND_DIRS };
+static const char *const kind_names[] = { "both", "files", "dirs", NULL };
+enum md_order { ORDER_SEQUENTIAL, ORDER_RANDOM };
+static const char *const order_names[] = { "sequential", "random", NULL };
+
+struct metadata_options {
+    const char *dir;
+    int64_t items, items_per_dir, depth, branching;
+    bool unique_dir;
+    enum md_kind kind;
+    const char *phases;
+    uint64_t write_bytes, read_bytes;
+    int64_t stride;
+    bool leaf_only;
+    enum md_order order;
+    int64_t seed;
+    bool fsync, sync_phase;
+};
+#define OPT struct metadata_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "dir", .type = CBK_PATH, .default_value = ".",
+    { .name = "dir", CBK_AT_PATH(OPT, dir), .default_value = ".",
       .help = "directory to test (mdtest -d); cbk works in a private subdirectory every rank sees, removed at the end" },
-    { .name = "items", .type = CBK_INT, .default_value = "1000", .unit = "count", .min = "0", .max = "1000000000",
+    { .name = "items", CBK_AT_INT(OPT, items), .default_value = "1000", .unit = "count", .min = "0", .max = "1000000000",
       .help = "items per rank (mdtest -n), spread evenly over the tree's directories; 0 = items-per-dir x directories" },
-    { .name = "items-per-dir", .type = CBK_INT, .default_value = "0", .unit = "count", .min = "0", .max = "1000000000",
+    { .name = "items-per-dir", CBK_AT_INT(OPT, items_per_dir), .default_value = "0", .unit = "count", .min = "0", .max = "1000000000",
       .help = "items per directory (mdtest -I); with items as well, items / items-per-dir separate test directories" },
-    { .name = "depth", .type = CBK_INT, .default_value = "0", .unit = "levels", .min = "0", .max = "32",
+    { .name = "depth", CBK_AT_INT(OPT, depth), .default_value = "0", .unit = "levels", .min = "0", .max = "32",
       .help = "depth of the directory tree below its root (mdtest -z)" },
-    { .name = "branching", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "1000000",
+    { .name = "branching", CBK_AT_INT(OPT, branching), .default_value = "1", .unit = "count", .min = "1", .max = "1000000",
       .help = "subdirectories per tree directory (mdtest -b)" },
-    { .name = "unique-dir", .type = CBK_BOOL, .default_value = "false",
+    { .name = "unique-dir", CBK_AT_BOOL(OPT, unique_dir), .default_value = "false",
       .help = "one tree per rank instead of one tree all ranks share (mdtest -u)" },
-    { .name = "kind", .type = CBK_CHOICE, .default_value = "both", .choices = "both,files,dirs",
+    { .name = "kind", CBK_AT_CHOICE(OPT, kind, kind_names), .default_value = "both",
       .help = "items tested: directories then files (mdtest's default), files only (-F) or directories only (-D)" },
-    { .name = "phases", .type = CBK_STRING, .default_value = "all",
+    { .name = "phases", CBK_AT_STRING(OPT, phases), .default_value = "all",
       .help = "timed phases, comma separated: create (-C), stat (-T), read (-E), rename, remove (-r); all = every one, as mdtest "
               "without phase options. A phase needed but not listed (create before stat, remove at the end) runs untimed" },
-    { .name = "write-bytes", .type = CBK_SIZE, .default_value = "0", .unit = "bytes", .max = "1g",
+    { .name = "write-bytes", CBK_AT_SIZE(OPT, write_bytes), .default_value = "0", .unit = "bytes", .max = "1g",
       .help = "bytes written to each file when it is created, in one write (mdtest -w)" },
-    { .name = "read-bytes", .type = CBK_SIZE, .default_value = "0", .unit = "bytes", .max = "1g",
+    { .name = "read-bytes", CBK_AT_SIZE(OPT, read_bytes), .default_value = "0", .unit = "bytes", .max = "1g",
       .help = "bytes read from each file in the read phase, in one read (mdtest -e); 0 = open and close only" },
-    { .name = "stride", .type = CBK_INT, .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
+    { .name = "stride", CBK_AT_INT(OPT, stride), .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
       .help = "phase k (create 0, stat and rename 1, read 2, remove 3) works on the items of rank (rank + k x stride); "
               "on several nodes the stride is multiplied by the ranks per node, as mdtest -N does" },
-    { .name = "leaf-only", .type = CBK_BOOL, .default_value = "false",
+    { .name = "leaf-only", CBK_AT_BOOL(OPT, leaf_only), .default_value = "false",
       .help = "items only in the tree's leaf directories (mdtest -L)" },
-    { .name = "order", .type = CBK_CHOICE, .default_value = "sequential", .choices = "sequential,random",
+    { .name = "order", CBK_AT_CHOICE(OPT, order, order_names), .default_value = "sequential",
       .help = "order of stat and read: item number order, or a random permutation per rank (mdtest -R)" },
-    { .name = "seed", .type = CBK_INT, .default_value = "0", .unit = "count", .min = "0", .max = "2147483647",
+    { .name = "seed", CBK_AT_INT(OPT, seed), .default_value = "0", .unit = "count", .min = "0", .max = "2147483647",
       .help = "order=random: seed, plus the rank (mdtest --random-seed); 0 = a new one per run" },
-    { .name = "fsync", .type = CBK_BOOL, .default_value = "false",
+    { .name = "fsync", CBK_AT_BOOL(OPT, fsync), .default_value = "false",
       .help = "fsync each file after its write, inside the create timing (mdtest -y)" },
-    { .name = "sync-phase", .type = CBK_BOOL, .default_value = "false",
+    { .name = "sync-phase", CBK_AT_BOOL(OPT, sync_phase), .default_value = "false",
       .help = "syncfs() the tested file system at the end of every phase, inside its timing (mdtest -Y)" },
     { 0 },
 };
@@ -137,9 +158,9 @@ static uint64_t power(uint64_t b, int64_t e)
  * (rounded down), -I alone fills each, both make n / I test directories. */
 static int make_layout(const struct cbk_args *a, struct layout *l, char *why, size_t len)
 {
-    int64_t depth = cbk_arg_int(a, "depth");
-    uint64_t b = (uint64_t)cbk_arg_int(a, "branching");
-    uint64_t n = (uint64_t)cbk_arg_int(a, "items"), per = (uint64_t)cbk_arg_int(a, "items-per-dir");
+    int64_t depth = opt(a)->depth;
+    uint64_t b = (uint64_t)opt(a)->branching;
+    uint64_t n = (uint64_t)opt(a)->items, per = (uint64_t)opt(a)->items_per_dir;
     uint64_t leaves = power(b, depth);
     l->tree_dirs = b == 1 ? (uint64_t)depth + 1 : (power(b, depth + 1) - 1) / (b - 1);
     if (leaves > MAX_TREE_DIRS || l->tree_dirs > MAX_TREE_DIRS) {
@@ -147,7 +168,7 @@ static int make_layout(const struct cbk_args *a, struct layout *l, char *why, si
                  depth, b, MAX_TREE_DIRS);
         return -1;
     }
-    bool leaf_only = cbk_arg_flag(a, "leaf-only");
+    bool leaf_only = opt(a)->leaf_only;
     uint64_t holders = leaf_only ? leaves : l->tree_dirs;
     l->first_dir = leaf_only ? l->tree_dirs - leaves : 0;
     l->loops = 1;
@@ -156,7 +177,7 @@ static int make_layout(const struct cbk_args *a, struct layout *l, char *why, si
         return -1;
     }
     if (n && per) {
-        if (cbk_arg_flag(a, "unique-dir")) {
+        if (opt(a)->unique_dir) {
             snprintf(why, len, "give items (-n) or items-per-dir (-I), not both, with unique-dir (-u), as mdtest requires");
             return -1;
         }
@@ -185,10 +206,10 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     (void)c;
     struct layout l;
     bool timed[PHASES];
-    if (make_layout(a, &l, why, len) || parse_phases(cbk_arg_text(a, "phases"), timed, why, len))
+    if (make_layout(a, &l, why, len) || parse_phases(opt(a)->phases, timed, why, len))
         return -1;
-    uint64_t w = cbk_arg_size(a, "write-bytes"), r = cbk_arg_size(a, "read-bytes");
-    bool files = !is(cbk_arg_text(a, "kind"), "dirs");
+    uint64_t w = opt(a)->write_bytes, r = opt(a)->read_bytes;
+    bool files = opt(a)->kind != KIND_DIRS;
     if (timed[READ] && files && r > w) {
         char rs[32], ws[32];
         snprintf(why, len, "read-bytes %s is more than write-bytes %s: the files hold only what was written (mdtest -e <= -w)",
@@ -196,7 +217,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
         return -1;
     }
     uint64_t items = l.per_loop * l.loops;
-    return cbk_check_target_dir(cbk_arg_text(a, "dir"), files ? items * w * (uint64_t)c->node_size : 0, why, len);
+    return cbk_check_target_dir(opt(a)->dir, files ? items * w * (uint64_t)c->node_size : 0, why, len);
 }
 
 static void bcast(struct cbk_ctx *c, void *buf, int bytes)
@@ -229,7 +250,7 @@ static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT
  * tree and the stride need one name space), and registers it for cleanup. */
 static void make_dir(const struct cbk_args *a, struct cbk_ctx *c, struct metadata *m)
 {
-    const char *parent = cbk_arg_text(a, "dir");
+    const char *parent = opt(a)->dir;
     int rc = 0;
     if (c->rank == 0)
         rc = cbk_private_dir(parent, "metadata", m->dir, sizeof m->dir);
@@ -265,17 +286,17 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "metadata: out of memory");
     c->state = m;
     make_layout(a, &m->l, why, sizeof why);
-    parse_phases(cbk_arg_text(a, "phases"), m->timed, why, sizeof why);
-    const char *kind = cbk_arg_text(a, "kind");
-    m->files = !is(kind, "dirs");
-    m->dirs = !is(kind, "files");
-    m->unique = cbk_arg_flag(a, "unique-dir");
-    m->branching = (uint64_t)cbk_arg_int(a, "branching");
-    m->stride = cbk_arg_int(a, "stride");
+    parse_phases(opt(a)->phases, m->timed, why, sizeof why);
+    enum md_kind kind = opt(a)->kind;
+    m->files = kind != KIND_DIRS;
+    m->dirs = kind != KIND_FILES;
+    m->unique = opt(a)->unique_dir;
+    m->branching = (uint64_t)opt(a)->branching;
+    m->stride = opt(a)->stride;
     if (c->nodes > 1)
         m->stride *= c->node_size;
-    m->write_bytes = cbk_arg_size(a, "write-bytes");
-    m->read_bytes = cbk_arg_size(a, "read-bytes");
+    m->write_bytes = opt(a)->write_bytes;
+    m->read_bytes = opt(a)->read_bytes;
     if ((m->write_bytes && !(m->write_buf = cbk_buffer_alloc(m->write_bytes))) ||
         (m->read_bytes && !(m->read_buf = cbk_buffer_alloc(m->read_bytes))))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "metadata: cannot allocate buffers of %" PRIu64 " bytes",
@@ -295,11 +316,11 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
             memcpy(m->write_buf, &rank, sizeof rank);
         }
     }
-    if (is(cbk_arg_text(a, "order"), "random")) {
+    if (opt(a)->order == ORDER_RANDOM) {
         if (!(m->order = malloc(m->l.per_loop * sizeof *m->order)))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "metadata: cannot allocate the random order of %" PRIu64 " items",
                      m->l.per_loop);
-        int64_t seed = cbk_arg_int(a, "seed");
+        int64_t seed = opt(a)->seed;
         uint64_t s = (seed ? (uint64_t)seed : c->run_id) + (uint64_t)c->rank;
         for (uint64_t i = 0; i < m->l.per_loop; i++)
             m->order[i] = i;
@@ -385,7 +406,7 @@ static void create_file(struct cbk_ctx *c, const struct metadata *m, const char 
         if (n < 0 || (uint64_t)n != m->write_bytes)
             op_fail(c, "write", path, n < 0 ? errno : EIO);
     }
-    if (m->write_bytes && cbk_arg_flag(c->args, "fsync") && fsync(fd))
+    if (m->write_bytes && opt(c->args)->fsync && fsync(fd))
         op_fail(c, "fsync", path, errno);
     if (close(fd))
         op_fail(c, "close", path, errno);
@@ -480,7 +501,7 @@ static void report(struct cbk_ctx *c, const struct metadata *m, const char *labe
     double own = end_s - begin_s, rate = own > 0 ? (double)items / own : 0;
     double rate_min = all_min(c, rate), rate_max = all_max(c, rate);
     /* mode is the cache/durability state only (docs/records.md) */
-    bool synced = !strcmp(label, "file-create") && m->write_bytes && cbk_arg_flag(c->args, "fsync");
+    bool synced = !strcmp(label, "file-create") && m->write_bytes && opt(c->args)->fsync;
     struct cbk_phase p = { .phase = label, .mode = synced ? "fsync" : "n/a", .bytes = bytes,
                            .ops = items, .value = (double)items, .value_unit = "items/s",
                            .begin_s = begin_s, .end_s = end_s };
@@ -529,7 +550,7 @@ static void run_phase(struct cbk_ctx *c, const struct metadata *m, enum phase k,
         test_dir(m, c, loop, x.root, sizeof x.root);
         items_pass(c, m, k, dirs, &x, &writer);
     }
-    if (m->timed[k] && cbk_arg_flag(c->args, "sync-phase"))
+    if (m->timed[k] && opt(c->args)->sync_phase)
         sync_dir(c, m);
     double end = cbk_now(c);
     cbk_barrier(c);
@@ -643,6 +664,7 @@ const struct cbk_kernel cbk_kernel_metadata = {
     .summary = "file and directory create/stat/read/rename/remove rates with mdtest's layouts (E4, IO500's mdtest)",
     .flags = CBK_PARALLEL,
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,
