@@ -87,7 +87,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
     from clusterbench.ior_args import translate
     from clusterbench.plan import expand
     from clusterbench.report.data import load_run
-    from clusterbench.runner import RunRequest
+    from clusterbench.runner import RunRequest, preflight
 
     t = translate(list(ior_args))
     if ranks and t.ranks and ranks != t.ranks:
@@ -100,16 +100,18 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
     cat = catalogue.load()
     kernel = cat.kernel("pario")  # BadInput when cbk was built without MPI
     cat.check_params(kernel, params)
+    steps = expand("pario", params, repeat=repeat, ranks=ranks, ranks_per_node=ppn, launcher=launcher,
+                   name="ior " + shlex.join(ior_args))
+    steps, targets = absolute_paths(steps, cat)
+    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
+                     oversubscribe)
+    # bad input (a missing -o directory, ...) is only its error line: check before the translation is shown
+    preflight(cat, req)
     if not quiet:
         click.echo("pario " + " ".join(f"--{k}={v}" for k, v in t.params.items()) + f"  (ranks {ranks})")
         for note in t.notes:
             click.echo("note: " + note)
-    steps = expand("pario", params, repeat=repeat, ranks=ranks, ranks_per_node=ppn, launcher=launcher,
-                   name="ior " + shlex.join(ior_args))
-    steps, targets = absolute_paths(steps, cat)
     store = open_store(db_url)
-    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
-                     oversubscribe)
     run_id = execute_and_show(store, cat, req, quiet)
     run = load_run(store, run_id)
     if not quiet:
