@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, open_store, width_option
 from clusterbench.errors import BadInput
 
 MIB, MB = 1048576.0, 1e6
@@ -70,6 +70,7 @@ def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn:
 @click.option("--label", help="Name of the configuration measured.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables.")
 @db_option
+@width_option
 @click.argument("ior_args", nargs=-1, type=click.UNPROCESSED)
 def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url, ior_args):
     """Run an IOR command line with the pario kernel and store it.
