@@ -20,6 +20,32 @@ def ci_text(s) -> str:
     return f"{_num(s.ci_low)}..{_num(s.ci_high)} ({s.ci_coverage:.0%})"
 
 
+def _choice_parameters(kernel: str) -> dict[str, tuple[str, ...]]:
+    """The kernel's choice parameters (name -> choices) from cbk --describe; none without cbk."""
+    from clusterbench import catalogue
+    from clusterbench.errors import BadInput
+
+    try:
+        k = catalogue.load().kernels.get(kernel)
+    except BadInput:
+        return {}
+    return {p.name: p.choices for p in k.params if p.choices} if k else {}
+
+
+def condition_header(rows, kernel: str) -> str | None:
+    """The mode column's heading, named after what it holds in this step
+    (cache, algorithm, busy cpus, ...); None when no row has a condition.
+    An older record's mode text that is a value of one of the kernel's
+    choice parameters (mpi's library, ring) is named after that parameter."""
+    names = list(dict.fromkeys(n for r in rows for n in r.condition))
+    if "mode" in names:
+        texts = {r.mode for r in rows if "mode" in r.condition}
+        named = [p for p, choices in _choice_parameters(kernel).items() if texts <= set(choices)]
+        if len(named) == 1:
+            names[names.index("mode")] = named[0]
+    return " / ".join(n.replace("_", " ") for n in names) or None
+
+
 def print_run(console: Console, run: dict) -> None:
     label = f" ({run['label']})" if run["label"] else ""
     job = f" in batch job {run['batch_job']}" if run.get("batch_job") else ""
@@ -33,14 +59,16 @@ def print_run(console: Console, run: dict) -> None:
                   caption=caption, caption_justify="left")
         # the decimal column (MB/s beside MiB/s) only where some row has one: an empty column costs width
         decimal = any(r.median_decimal is not None for r in st["summary"])
-        for col, just in (("phase", "left"), ("mode (cache)", "left"), ("n", "right"), ("median", "right"),
-                          ("CI of median", "right"), ("min", "right"), ("max", "right"), ("CV", "right"),
-                          ("unit", "left")) + ((("median, decimal", "right"),) if decimal else ()):
+        condition = condition_header(st["summary"], st["kernel"])  # no column for kernels without one (null)
+        for col, just in (("phase", "left"),) + (((condition, "left"),) if condition else ()) + (
+                ("n", "right"), ("median", "right"), ("CI of median", "right"), ("min", "right"), ("max", "right"),
+                ("CV", "right"), ("unit", "left")) + ((("median, decimal", "right"),) if decimal else ()):
             t.add_column(col, justify=just)
         for r in st["summary"]:
             s = r.stats
-            cells = [r.label, r.mode or "", str(r.n), _num(s.median), ci_text(s), _num(s.minimum), _num(s.maximum),
-                     f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
+            cells = [r.label] + ([r.mode or ""] if condition else []) + [
+                str(r.n), _num(s.median), ci_text(s), _num(s.minimum), _num(s.maximum),
+                f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
             if decimal:
                 cells.append(f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
             t.add_row(*cells)
