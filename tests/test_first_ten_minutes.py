@@ -73,22 +73,23 @@ def test_folding_keeps_names_with_digits_and_counts_each_sample_once():
 
 
 # 2. the mode column
-@pytest.mark.parametrize("how", ["160", "pipe"])
-def test_the_mode_column_is_named_after_what_it_holds(warm_run, cli, store_url, mpiexec, how):
-    io = seen(["show", "1"], how, warm_run)
-    header = next(line for line in io.lines if "median" in line)
-    assert re.search(r"phase\s+┃ cache\s+┃ n", header) and "mode" not in header, io.text
-
+def test_the_mode_column_is_named_after_what_it_holds(warm_run, cli, store_url, mpiexec):
     assert cli("run", "null", "--seconds=0.001", "--repeat", "1", "--quiet").status == 0
     assert cli("run", "mpi", "--np", "2", "--op=allreduce", "--sizes=8", "--algorithm=recursive-doubling",
                "--repeat", "1", "--quiet").status == 0
     env = {**warm_run, "CLUSTERBENCH_DB": store_url}
-    null, mpi = seen(["show", "1"], how, env), seen(["show", "2"], how, env)
-    null_header = next(line for line in null.lines if "median" in line)
-    assert re.search(r"phase\s+┃ n\s+┃", null_header), null.text  # nothing to say: no column
-    mpi_header = next(line for line in mpi.lines if "median" in line)
-    assert re.search(r"phase\s+┃ algorithm\s+┃ n", mpi_header), mpi.text
-    assert "recursive-doubling" in mpi.text
+
+    def header(args, env, how):
+        r = seen(args, how, env)
+        return next(line for line in r.lines if "median" in line), r.text
+
+    for how in ("160", "pipe"):
+        io, text = header(["show", "1"], warm_run, how)
+        assert re.search(r"phase\s+┃ cache\s+┃ n", io) and "mode" not in io, text
+        null, text = header(["show", "1"], env, how)
+        assert re.search(r"phase\s+┃ n\s+┃", null), text  # nothing to say: no column
+        mpi, text = header(["show", "2"], env, how)
+        assert re.search(r"phase\s+┃ algorithm\s+┃ n", mpi) and "recursive-doubling" in text, text
 
 
 def test_records_that_declare_their_qualifiers_name_the_column_after_them():
