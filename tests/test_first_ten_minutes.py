@@ -198,8 +198,17 @@ def _widest(text: str) -> int:
     return max(len(line.rstrip()) for line in text.splitlines())
 
 
+def _whole(text: str) -> bool:
+    """No cell cut short (…) and no table line cropped at the right edge."""
+    rows = [line.rstrip() for line in text.splitlines() if line and line[0] in "┏┃┡│└"]
+    return "…" not in text and all(line[-1] in "┓┃┩│┘" for line in rows)
+
+
 def test_tables_fit_the_terminal_or_width_and_pipes_get_160(warm_run):
-    assert _widest(on_terminal(["show", "1"], 80, warm_run).text) <= 80
+    at_80 = on_terminal(["show", "1"], 80, warm_run).text
+    assert _widest(at_80) <= 80 and _whole(at_80), at_80
+    narrow = on_terminal(["show", "1", "--width", "50"], 160, warm_run).text
+    assert _widest(narrow) <= 50 and _whole(narrow), narrow
     at_160 = _widest(on_terminal(["show", "1"], 160, warm_run).text)
     assert 80 < at_160 <= 160
     assert _widest(on_terminal(["show", "1", "--width", "100"], 160, warm_run).text) <= 100
