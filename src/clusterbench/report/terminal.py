@@ -115,8 +115,8 @@ def print_run(console: Console, run: dict) -> None:
     for st in run["steps"]:
         console.print(fitting_table(st, console.width))
         if st["message"]:
-            console.print(Padding(Text(st["message"], style="red"), (0, 0, 0, 2)))
+            console.print(Padding(Text(st["message"], style="red"), (0, 0, 0, 2), expand=False))
         for w in dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table
-            console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2)))
+            console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2), expand=False))
         console.print()
