@@ -83,13 +83,14 @@ def test_the_mode_column_is_named_after_what_it_holds(warm_run, cli, store_url, 
         r = seen(args, how, env)
         return next(line for line in r.lines if "median" in line), r.text
 
-    for how in ("160", "pipe"):
+    for how in SEEN_AS:
         io, text = header(["show", "1"], warm_run, how)
         assert re.search(r"phase\s+┃ cache\s+┃ n", io) and "mode" not in io, text
         null, text = header(["show", "1"], env, how)
         assert re.search(r"phase\s+┃ n\s+┃", null), text  # nothing to say: no column
-        mpi, text = header(["show", "2"], env, how)
-        assert re.search(r"phase\s+┃ algorithm\s+┃ n", mpi) and "recursive-doubling" in text, text
+        if how != "80":  # there the mpi table folds its cells, headings included
+            mpi, text = header(["show", "2"], env, how)
+            assert re.search(r"phase\s+┃ algorithm\s+┃ n", mpi) and "recursive-doubling" in text, text
 
 
 def test_records_that_declare_their_qualifiers_name_the_column_after_them():
