@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from clusterbench.commands.options import db_option, open_store, width_option
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 
 MIB, MB = 1048576.0, 1e6
@@ -68,11 +68,13 @@ def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn:
 @click.option("--launcher", help="local, mpiexec or srun (Slurm) (default: mpiexec when more than one rank).")
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--label", help="Name of the configuration measured.")
+@memory_limit_option
+@setting_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables.")
 @db_option
 @width_option
 @click.argument("ior_args", nargs=-1, type=click.UNPROCESSED)
-def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url, ior_args):
+def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, ior_args):
     """Run an IOR command line with the pario kernel and store it.
 
     Paste the IOR options (a leading `mpiexec -n N IOR` is understood);
@@ -105,8 +107,12 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
                    name="ior " + shlex.join(ior_args))
     steps, targets = absolute_paths(steps, cat)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
-                     oversubscribe)
-    # bad input (a missing -o directory, ...) is only its error line: check before the translation is shown
+                     oversubscribe, run_conditions(memory_limit, settings))
+    from clusterbench.conditions.apply import check
+
+    # bad input (a missing -o directory, a refused setting) is only its error line: checked before the
+    # translation is shown and the store is opened
+    check(req.conditions, req)
     preflight(cat, req)
     if not quiet:
         click.echo("pario " + " ".join(f"--{k}={v}" for k, v in t.params.items()) + f"  (ranks {ranks})")

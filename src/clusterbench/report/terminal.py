@@ -65,6 +65,10 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
     decimal = decimal and not dropped
     if dropped:
         caption += "; MB/s left out to fit (--width)"
+    from clusterbench.conditions.apply import cgroup_caption
+
+    if cgroup_caption(st.get("build")):
+        caption += f"\n{cgroup_caption(st.get('build'))}"
     t = Table(title=escape(f"{step_title(st)} [{st['status']}]"), title_justify="left",
               caption=escape(caption), caption_justify="left", pad_edge=tier < CI_LINES)
     columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [
