@@ -17,7 +17,7 @@ MPI_ENV_PREFIXES = ("MPIR_CVAR_", "OMPI_MCA_", "I_MPI_", "UCX_", "FI_", "MV2_", 
 LAUNCHER_INTERNAL_PREFIXES = ("OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_prte_",
                               "OMPI_MCA_initial_wdir", "OMPI_MCA_ras_")
 # Fields of cbk's self-description that describe its build.
-CBK_FIELDS = ("cbk_version", "mpi", "mpi_library", "compiler", "compiler_flags", "build_type")
+CBK_FIELDS = ("cbk_version", "mpi", "mpi_library", "mpi_built_with", "compiler", "compiler_flags", "build_type")
 
 
 def first_line(text: str) -> str:
