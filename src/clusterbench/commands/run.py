@@ -123,13 +123,18 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
                    "MCA parameters, passed through the launcher and recorded). Repeatable.")
+@click.option("--gpus-per-rank", type=click.IntRange(1), default=None, metavar="N",
+              help="Give each rank N GPUs of its own from those the batch system granted (SGE_HGR_gpu, "
+                   "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
+@click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
+              "when too few are granted (otherwise that is an error).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
               help="Write an HTML report here (suites write one by default into the data directory).")
 @db_option
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms, quiet,
-            report_path, db_url):
+            report_path, db_url, gpus_per_rank=None, share_gpus=False):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
@@ -173,6 +178,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         suite_name = None
     if auto:
         steps = [dataclasses.replace(s, auto=auto) for s in steps]
+    if share_gpus and not gpus_per_rank:
+        raise BadInput("--share-gpus applies with --gpus-per-rank N")
+    if gpus_per_rank:
+        steps = [dataclasses.replace(s, gpus_per_rank=gpus_per_rank, share_gpus=share_gpus) for s in steps]
     if mpi_algorithms:
         tuning = library_selection(mpi_algorithms, cat.cbk)
         steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]
