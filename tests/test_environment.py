@@ -337,9 +337,11 @@ def test_command_outputs_are_parsed():
 def test_mpi_tuning_variables_kept_and_launcher_internals_left_out():
     environ = {"UCX_TLS": "rc,sm", "FI_PROVIDER": "verbs", "MPIR_CVAR_ASYNC_PROGRESS": "1",
                "OMPI_MCA_btl": "^openib", "OMPI_MCA_ess_base_jobid": "1234", "OMPI_MCA_orte_hnp_uri": "x",
-               "I_MPI_PIN_DOMAIN": "core", "PATH": "/usr/bin", "HOME": "/root"}
+               "I_MPI_PIN_DOMAIN": "core", "PATH": "/usr/bin", "HOME": "/root",
+               "MPICH_OFI_NIC_POLICY": "NUMA", "NCCL_IB_HCA": "mlx5_0"}
     assert software.mpi_env(environ) == {
         "mpi.env.FI_PROVIDER": "verbs", "mpi.env.I_MPI_PIN_DOMAIN": "core",
+        "mpi.env.MPICH_OFI_NIC_POLICY": "NUMA", "mpi.env.NCCL_IB_HCA": "mlx5_0",
         "mpi.env.MPIR_CVAR_ASYNC_PROGRESS": "1", "mpi.env.OMPI_MCA_btl": "^openib", "mpi.env.UCX_TLS": "rc,sm"}
 
 
@@ -567,3 +569,10 @@ def test_fabric_library_versions_from_the_real_tools():
         else:
             assert env[key + "_error"] == f"{tool} not installed (not on PATH)"
     assert env["fabric.ofed_version_error"] == "ofed_info not installed (not on PATH)" or env["fabric.ofed_version"]
+
+
+@pytest.mark.timeout(10)
+def test_the_granted_gpus_are_part_of_the_environment():
+    assert gpu.grant_keys({"SGE_HGR_gpu": "2 3"}) == {"gpu.granted": "2 3", "gpu.granted_source": "SGE_HGR_gpu"}
+    assert gpu.grant_keys({"SGE_HGR_gpu": "two"})["gpu.granted_error"].startswith("SGE_HGR_gpu='two' is not a list")
+    assert gpu.grant_keys({})["gpu.granted_error"].startswith("no grant in the environment")

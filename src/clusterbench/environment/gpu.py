@@ -121,7 +121,26 @@ def add_pci_keys(env: dict, ctx: Context) -> None:
             env.update(pci_keys(ctx, str(i), bus, env))
 
 
+def grant_keys(environ) -> dict[str, object]:
+    """The GPUs the batch system granted this job (what --gpus-per-rank splits)."""
+    from clusterbench.errors import BadInput
+    from clusterbench.gpubind import granted
+
+    try:
+        grant = granted(environ)
+    except BadInput as e:
+        return {"gpu.granted_error": e.message}
+    if grant is None:
+        return {"gpu.granted_error": "no grant in the environment (SGE_HGR_gpu, SLURM_STEP_GPUS, SLURM_JOB_GPUS, "
+                                     "CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK unset)"}
+    return {"gpu.granted": " ".join(grant.devices), "gpu.granted_source": grant.source}
+
+
 def collect(env: dict, ctx: Context) -> None:
+    if ctx.is_real_root:
+        import os
+
+        env.update(grant_keys(os.environ))
     env["gpu.nvidia_device_files"] = sum(1 for n in ctx.listdir("/dev") if n.startswith("nvidia") and n[6:].isdigit())
     smi = ctx.run(["nvidia-smi", f"--query-gpu={','.join(QUERY)}", "--format=csv,noheader,nounits"])
     gpus = parse_nvidia_smi(smi.text) if smi.ok else []
