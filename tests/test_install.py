@@ -76,7 +76,7 @@ def test_sdist_installs_in_a_clean_venv_against_the_mpicc_on_path_and_runs_a_ker
                         str(sdist)], capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     (wheel,) = wheels.glob("clusterbench-*.whl")
-    assert wheel.name.endswith("-py3-none-linux_x86_64.whl") or "-py3-none-linux_" in wheel.name
+    assert "-py3-none-linux_" in wheel.name  # one machine type, any Python 3: cbk is an executable
     p = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", str(wheel)],
                        capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
