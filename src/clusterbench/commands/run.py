@@ -134,7 +134,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @db_option
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms, quiet,
-            report_path, db_url, gpus_per_rank=None, share_gpus=False):
+            report_path, db_url, gpus_per_rank, share_gpus):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
