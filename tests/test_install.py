@@ -77,7 +77,8 @@ def test_sdist_installs_in_a_clean_venv_against_the_mpicc_on_path_and_runs_a_ker
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     (wheel,) = wheels.glob("clusterbench-*.whl")
     assert "-py3-none-linux_" in wheel.name  # one machine type, any Python 3: cbk is an executable
-    p = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", str(wheel)],
+    # --no-compile: byte-compiling SciPy and Matplotlib is most of an install's time, and tests nothing here
+    p = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel)],
                        capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
 
