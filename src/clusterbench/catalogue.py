@@ -50,6 +50,8 @@ class Catalogue:
     mpi_library: str | None
     common: tuple[Param, ...]
     kernels: dict[str, Kernel]
+    mpi_built_with: str | None = None   # mpi.h's MPI at build time (mpi_library is the run time's)
+    mpi_compiler: str | None = None
 
     def kernel(self, name: str) -> Kernel:
         try:
@@ -115,4 +117,5 @@ def load(cbk: str | None = None) -> Catalogue:
     kernels = {k["name"]: Kernel(k["name"], k["summary"], k["parallel"], tuple(_param(p) for p in k["parameters"]))
                for k in d["kernels"]}
     return Catalogue(cbk, d["cbk_version"], d["mpi"], d.get("mpi_library"),
-                     tuple(_param(p) for p in d["common_parameters"]), kernels)
+                     tuple(_param(p) for p in d["common_parameters"]), kernels,
+                     d.get("mpi_built_with"), d.get("mpi_compiler"))

@@ -75,10 +75,20 @@ def _version(ctx, _param, value):
         from clusterbench import catalogue
 
         cat = catalogue.load()
-        mpi = f"MPI built in: {cat.mpi_library}" if cat.mpi else "MPI not built in"
-        click.echo(f"clusterbench {__version__}, cbk {cat.version} ({cat.cbk}), {mpi}")
     except click.ClickException as e:
         click.echo(f"clusterbench {__version__}, cbk unavailable: {e.message}")
+        ctx.exit()
+    from clusterbench import mpi_consistency
+    from clusterbench.launch.mpiexec import find_mpiexec
+
+    click.echo(f"clusterbench {__version__}, cbk {cat.version} ({cat.cbk})")
+    built_with = (cat.mpi_built_with or "unknown (cbk predates mpi_built_with)") if cat.mpi else None
+    lines, warnings = mpi_consistency.report(built_with, cat.mpi_compiler, cat.mpi_library,
+                                             find_mpiexec(cat.cbk) if cat.mpi else None)
+    for line in lines:
+        click.echo(line)
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
     ctx.exit()
 
 

@@ -156,6 +156,11 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="With --setting-b: run everything twice, under A then under B, and compare them. Repeatable.")
 @click.option("--setting-b", "settings_b", multiple=True, metavar="NAME=VALUE",
               help="The second condition of --setting-a. Repeatable.")
+@click.option("--gpus-per-rank", type=click.IntRange(1), default=None, metavar="N",
+              help="Give each rank N GPUs of its own from those the batch system granted (SGE_HGR_gpu, "
+                   "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
+@click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
+              "when too few are granted (otherwise that is an error).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
               help="Write an HTML report here (a suite writes one anyway, beside a SQLite store or into "
@@ -167,7 +172,8 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @width_option
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
-            memory_limit, settings, settings_a, settings_b, quiet, report_path, report_dir, db_url):
+            memory_limit, settings, settings_a, settings_b, gpus_per_rank, share_gpus, quiet, report_path,
+            report_dir, db_url):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
@@ -217,6 +223,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         suite_name = None
     if auto:
         steps = [dataclasses.replace(s, auto=auto) for s in steps]
+    if share_gpus and not gpus_per_rank:
+        raise BadInput("--share-gpus applies with --gpus-per-rank N")
+    if gpus_per_rank:
+        steps = [dataclasses.replace(s, gpus_per_rank=gpus_per_rank, share_gpus=share_gpus) for s in steps]
     if mpi_algorithms:
         tuning = library_selection(mpi_algorithms, cat.cbk)
         steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]
