@@ -71,13 +71,16 @@ class Catalogue:
 
 
 def parse_size(text: str) -> int | None:
-    """cbk's size syntax (binary suffixes k, m, g, t) for plain numbers too; None if not a size."""
+    """cbk's size syntax (binary suffixes k, m, g, t; decimals that come to
+    whole bytes, such as 1.5g) for plain numbers too; None if not a size."""
     import re
+    from fractions import Fraction
 
-    m = re.fullmatch(r"(\d+)([kmgt]?)(i?b)?", str(text).strip().lower())
+    m = re.fullmatch(r"(\d+(?:\.\d{1,9})?)([kmgt]?)(i?b)?", str(text).strip().lower())
     if not m:
         return None
-    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)]
+    size = Fraction(m.group(1)) * (1 << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)])
+    return int(size) if size.denominator == 1 else None
 
 
 def cbk_path() -> str:
