@@ -17,7 +17,7 @@ import time
 
 import click
 
-from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 
 
@@ -33,6 +33,7 @@ from clusterbench.errors import BadInput
 @setting_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no notes; IOR's output only.")
 @db_option
+@width_option
 @click.argument("ior_args", nargs=-1, type=click.UNPROCESSED)
 def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, ior_args):
     """Run an IOR command line with the pario kernel and store it.
@@ -51,7 +52,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     from clusterbench.ior_args import translate
     from clusterbench.plan import expand
     from clusterbench.report.data import load_run
-    from clusterbench.runner import RunRequest
+    from clusterbench.runner import RunRequest, preflight
 
     t = translate(list(ior_args))
     if ranks and t.ranks and ranks != t.ranks:
@@ -63,20 +64,23 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     steps = []
     for test in t.tests:
         cat.check_params(kernel, test.params)
-        if not quiet:
-            click.echo(f"test {test.id}: pario " + " ".join(f"--{k}={v}" for k, v in test.params.items())
-                       + f" --repetitions={test.repetitions}  (ranks {ranks})", err=True)
         steps += expand("pario", test.params, repeat=test.repetitions, ranks=ranks, ranks_per_node=ppn,
                         launcher=launcher, name=f"ior test {test.id}: " + shlex.join(ior_args))
-    if not quiet:
-        for note in t.notes:
-            click.echo("note: " + note, err=True)
     steps, targets = absolute_paths(steps, cat)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 
-    check(req.conditions, req)  # refused before the store is opened
+    # bad input (a missing -o directory, a refused setting) is only its error line: checked before the
+    # translation is shown and the store is opened
+    check(req.conditions, req)
+    preflight(cat, req)
+    if not quiet:  # on stderr: stdout is IOR's output alone
+        for test in t.tests:
+            click.echo(f"test {test.id}: pario " + " ".join(f"--{k}={v}" for k, v in test.params.items())
+                       + f" --repetitions={test.repetitions}  (ranks {ranks})", err=True)
+        for note in t.notes:
+            click.echo("note: " + note, err=True)
     store = open_store(db_url)
     began = time.time()
     run_id = execute_and_show(store, cat, req, quiet, show=False)

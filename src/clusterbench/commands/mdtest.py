@@ -14,7 +14,8 @@ import time
 
 import click
 
-from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
+from clusterbench.commands.options import (db_option, memory_limit_option, open_store, run_conditions,
+                                           setting_option, width_option)
 from clusterbench.errors import BadInput
 
 
@@ -30,6 +31,7 @@ from clusterbench.errors import BadInput
 @setting_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables.")
 @db_option
+@width_option
 @click.argument("mdtest_args", nargs=-1, type=click.UNPROCESSED)
 def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, mdtest_args):
     """Run an mdtest command line with the metadata kernel and store it.
@@ -47,7 +49,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     from clusterbench.mdtest_args import translate
     from clusterbench.plan import expand
     from clusterbench.report.data import load_run
-    from clusterbench.runner import RunRequest
+    from clusterbench.runner import RunRequest, preflight
 
     line = translate(list(mdtest_args))
     if ranks and line.ranks and ranks != line.ranks:
@@ -57,10 +59,6 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     cat = catalogue.load()
     kernel = cat.kernel("metadata")
     cat.check_params(kernel, line.params)
-    if not quiet:
-        click.echo("metadata " + " ".join(f"--{k}={v}" for k, v in line.params.items()) + f"  (ranks {ranks})")
-        for note in line.notes:
-            click.echo("note: " + note)
     steps = expand("metadata", line.params, repeat=line.repetitions, ranks=ranks, ranks_per_node=ppn,
                    launcher=launcher, name="mdtest " + shlex.join(mdtest_args))
     steps, targets = absolute_paths(steps, cat)
@@ -68,7 +66,13 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 
-    check(req.conditions, req)  # refused before the store is opened
+    # bad input is only its error line: checked before the translation is shown and the store is opened
+    check(req.conditions, req)
+    preflight(cat, req)
+    if not quiet:
+        click.echo("metadata " + " ".join(f"--{k}={v}" for k, v in line.params.items()) + f"  (ranks {ranks})")
+        for note in line.notes:
+            click.echo("note: " + note)
     store = open_store(db_url)
     started = time.time()
     run_id = execute_and_show(store, cat, req, quiet)
