@@ -11,6 +11,7 @@ COMMANDS = {
     "kernels": ("clusterbench.commands.kernels", "List the kernels cbk offers and their parameters."),
     "run": ("clusterbench.commands.run", "Run a kernel or a suite and store the results."),
     "ior": ("clusterbench.commands.ior", "Run an IOR command line (IOR's options) with the pario kernel."),
+    "mdtest": ("clusterbench.commands.mdtest", "Run an mdtest command line (mdtest's options) with the metadata kernel."),
     "list": ("clusterbench.commands.list_runs", "List stored runs."),
     "show": ("clusterbench.commands.show", "Show a run's results: a table per step."),
     "compare": ("clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),

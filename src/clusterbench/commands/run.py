@@ -248,6 +248,13 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
     else:
         run_ids = [execute_and_show(store, cat, req, quiet)]
+    if suite_name == "io500-like":
+        from clusterbench.io500_score import score_lines
+        from clusterbench.report.data import load_run
+
+        for run_id in run_ids:
+            for line in score_lines(load_run(store, run_id)):
+                click.echo(line)
     click.echo(f"stored as run{'s' if len(run_ids) > 1 else ''} {', '.join(map(str, run_ids))} in {store.url}")
     if report_path or report_dir or suite_name:
         from clusterbench.report import write_report
