@@ -307,18 +307,21 @@ static void init_arrays(struct himeno *h, bool pressure_only)
  * interior back into p (a second pass over two arrays); swapping the
  * pointers gives the same numbers with less memory traffic, valid
  * because both arrays hold the same fixed boundary. */
-static void update(struct himeno *h)
+static void swap_p_wrk2(struct himeno *h)
 {
-    if (!h->copy) {
-        float *t = h->p;
-        h->p = h->wrk2;
-        h->wrk2 = t;
-        return;
-    }
+    float *t = h->p;
+    h->p = h->wrk2;
+    h->wrk2 = t;
+}
+
+/* --update=copy, called by every thread of the sweep's parallel region
+ * (after the sweep's implicit barrier): one fork and join per sweep. */
+static void copy_back(struct himeno *h)
+{
     const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
     const ptrdiff_t si = h->si, sj = h->sj;
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for collapse(2) schedule(static) num_threads(h->threads)
+#pragma omp for collapse(2) schedule(static)
 #endif
     for (int i = 1; i <= ni; i++)
         for (int j = 1; j <= nj; j++) {
@@ -418,7 +421,7 @@ static __attribute__((noinline)) float sweep_row(const struct himeno *h, int i, 
 }
 
 /* One Jacobi sweep over this rank's interior, new values into wrk2; then
- * update() moves them into p. Returns this rank's sum of squared residuals:
+ * copy_back() or swap_p_wrk2() moves them into p. Returns this rank's sum of squared residuals:
  * each thread sums its rows (a contiguous block in i, j order) in one
  * float, in the reference's order; the threads' sums are added in thread
  * order. One thread: the reference's GOSA, bit for bit. */
@@ -441,11 +444,14 @@ static double sweep(struct himeno *h)
 #else
         h->gosa_of_thread[0] = g;
 #endif
+        if (h->copy)
+            copy_back(h);
     }
+    if (!h->copy)
+        swap_p_wrk2(h);
     float gosa = 0.0f;
     for (int t = 0; t < h->threads; t++)
         gosa += h->gosa_of_thread[t];
-    update(h);
     return gosa;
 }
 
@@ -472,7 +478,10 @@ static double sweep_reference(struct himeno *h)
                 gosa += ss * ss;
                 h->wrk2[x] = P[x] + omega * ss;
             }
-    update(h);
+    if (h->copy)
+        copy_back(h);
+    else
+        swap_p_wrk2(h);
     return gosa;
 }
 
