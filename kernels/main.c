@@ -1,6 +1,7 @@
 /* cbk: parse, start MPI when built with it, hand over to cbk_run(). */
 #include "core/cbk.h"
 #include "core/cleanup.h"
+#include "core/mpi_build.h"
 #include "core/params.h"
 #include "core/pattern.h"
 #include "core/record.h"
@@ -51,9 +52,13 @@ static void describe(void)
 #ifdef CBK_HAVE_MPI
     cbk_json_bool(&j, "mpi", true);
     cbk_json_text(&j, "mpi_library", lib);
+    cbk_json_text(&j, "mpi_built_with", cbk_mpi_built_with());
+    cbk_json_text(&j, "mpi_compiler", cbk_mpi_compiler());
 #else
     cbk_json_bool(&j, "mpi", false);
     cbk_json_null(&j, "mpi_library");
+    cbk_json_null(&j, "mpi_built_with");
+    cbk_json_null(&j, "mpi_compiler");
 #endif
     cbk_describe_params(&j, "common_parameters", cbk_common_params);
     cbk_json_array(&j, "kernels");
@@ -150,7 +155,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version")) {
         char lib[512];
         mpi_library(lib, sizeof lib);
-        printf("cbk %s (MPI: %s)\n", CBK_VERSION, lib);
+        printf("cbk %s (MPI: %s; built with %s)\n", CBK_VERSION, lib, cbk_mpi_built_with());
         return 0;
     }
     /* --check: parse and validate only, on this host, as one process */

@@ -7,6 +7,7 @@
 extern const struct cbk_kernel cbk_kernel_null;
 extern const struct cbk_kernel cbk_kernel_seqio;
 extern const struct cbk_kernel cbk_kernel_manyfiles;
+extern const struct cbk_kernel cbk_kernel_metadata;
 extern const struct cbk_kernel cbk_kernel_randio;
 extern const struct cbk_kernel cbk_kernel_himeno;
 extern const struct cbk_kernel cbk_kernel_stream;
@@ -20,6 +21,7 @@ extern const struct cbk_kernel cbk_kernel_pario;
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
     &cbk_kernel_manyfiles,
+    &cbk_kernel_metadata,
     &cbk_kernel_randio,
     &cbk_kernel_himeno,
     &cbk_kernel_stream,

@@ -1,38 +1,57 @@
-"""IOR command lines -> pario parameters, for a table of real IOR lines."""
+"""IOR 4.0 command lines through `clusterbench ior`: the option forms IOR's
+parser takes, -O directives and -f scripts, refusals that name every
+unsupported option at once, IOR's own rejections; then a table of IOR
+lines run for real at 2 and 3 ranks whose output is read by parsers
+written from IOR's format (the 27-column summary, JSON, CSV); and the
+behaviours IOR documents for -m, -Z/-X and -C (which rank reads whose
+file, checked by verifying the data read)."""
 from __future__ import annotations
 
+import ctypes
+import json
+import re
 import shlex
 
 import pytest
 
 from clusterbench.errors import BadInput
 from clusterbench.ior_args import translate
+from clusterbench.ior_optparse import tokens
+from conftest import tree
 
 BASE = {"api": "posix", "strategy": "independent", "read": "same", "block-size": "1m",
-        "transfer-size": "256k", "segments": "1"}
+        "transfer-size": "256k", "segments": "1", "dir": "."}
 
 TABLE = [
     # E3 (GlusterFS): MPI-IO, 4 GiB per task, 4 MiB transfers, one repetition, file per process
     ("mpiexec -n 36 IOR -a MPIIO -b 4g -t 4m -i 1 -F -o /gluster/output", 36, None,
-     {"api": "mpiio", "block-size": "4g", "transfer-size": "4m", "repetitions": "1", "strategy": "split",
-      "dir": "/gluster"}),
-    # IOR's own README example: shared file, fsync, task reordering for reads
+     {"api": "mpiio", "block-size": "4g", "transfer-size": "4m", "strategy": "split", "dir": "/gluster"}),
+    # IOR's README example: file per process, fsync, task reordering for reads
     ("mpirun -np 64 ior -t 1m -b 16m -s 16 -F -C -e -o /scratch/ior/test", 64, None,
      {"transfer-size": "1m", "block-size": "16m", "segments": "16", "strategy": "split", "read": "shifted",
-      "fsync": "end", "dir": "/scratch/ior"}),
-    # collective MPI-IO on a shared file, write check and read check
+      "shift-nodes": "1", "fsync": "end", "dir": "/scratch/ior"}),
     ("mpiexec -n 8 -ppn 4 ior -a MPIIO -c -b 256m -t 1m -W -R -w -r -o /lustre/f", 8, 4,
      {"api": "mpiio", "strategy": "collective", "block-size": "256m", "transfer-size": "1m", "verify": "true",
       "dir": "/lustre"}),
-    # write only, fsync per write, random offsets, three repetitions 5 s apart, clustered flags
     ("ior -wYz -b 64k -t 4k -i 3 -d 5 -o out", None, None,
      {"fsync": "each", "offsets": "random", "phases": "write-only", "block-size": "64k", "transfer-size": "4k",
-      "repetitions": "3", "delay": "5", "dir": "."}),
-    # read only, -C with -Q 2 (two nodes away), O_DIRECT, glued values
-    ("/opt/ior/bin/ior -r -C -Q 2 -B -b1g -t2m -k", None, None,
+      "repetitions": "3", "delay": "5"}),
+    ("/opt/ior/bin/ior -r -C -Q 2 --posix.odirect -b1g -t2m -k", None, None,
      {"phases": "read-only", "read": "shifted", "shift-nodes": "2", "direct": "true", "block-size": "1g",
       "transfer-size": "2m"}),
-    # IOR defaults: shared file, POSIX, 1 MiB block, 256 KiB transfers
+    ("ior -F -Z -X -5 -m -i 2", None, None,
+     {"strategy": "split", "read": "random", "seed": "-5", "shift-nodes": "1", "multi-file": "true",
+      "repetitions": "2"}),
+    ("ior -O blockSize=8m,transferSize=2m,filePerProc=1,reorderTasksRandom=1 -O reorderTasksRandomSeed=3", None, None,
+     {"block-size": "8m", "transfer-size": "2m", "strategy": "split", "read": "random", "seed": "3",
+      "shift-nodes": "1"}),
+    ("ior -O useO_DIRECT=1 -a POSIX -b 4m -t 4m", None, None,
+     {"direct": "true", "block-size": "4m", "transfer-size": "4m"}),
+    ("ior -zk -b 8k -t 4k", None, None, {"offsets": "random", "block-size": "8k", "transfer-size": "4k"}),
+    ("ior -z-k -b 8k -t 4k", None, None, {"offsets": "random", "block-size": "8k", "transfer-size": "4k"}),
+    ("ior -Fb 8k -t=4k --collective -a MPIIO", None, None,
+     {"strategy": "split", "api": "mpiio", "block-size": "8k", "transfer-size": "4k"}),
+    ("ior -N 4 -b 1p", 4, None, {"block-size": str(1 << 50)}),
     ("IOR", None, None, {}),
 ]
 
@@ -46,69 +65,350 @@ def test_translation_table(line, ranks, ppn, expected):
 
 
 @pytest.mark.timeout(10)
+@pytest.mark.parametrize("argv,options", [
+    ("-zk", [("-z", None), ("-k", None)]),
+    ("-z-k", [("-z", None), ("-k", None)]),          # IOR's parser skips the '-'
+    ("-b4m", [("-b", "4m")]),                        # IOR would also set -m here; getopt does not
+    ("-b=4m -t 1m", [("-b", "4m"), ("-t", "1m")]),
+    ("-Fb 4m", [("-F", None), ("-b", "4m")]),
+    ("-v=3", [("-v", "3")]),
+    ("--posix.odirect --mpiio.hintsFileName h.txt --mpiio.hintsFileName=i.txt",
+     [("--posix.odirect", None), ("--mpiio.hintsFileName", "h.txt"), ("--mpiio.hintsFileName", "i.txt")]),
+])
+def test_option_forms_as_iors_parser_reads_them(argv, options):
+    from clusterbench.ior_args import GRAMMAR
+    parsed = tokens(shlex.split(argv), GRAMMAR)
+    assert parsed.options == options and parsed.problems == []
+
+
+@pytest.mark.timeout(10)
 def test_notes_say_what_is_ignored():
-    t = translate(shlex.split("ior -k -g -o /x/y"))
-    assert any(n.startswith("-k ignored") for n in t.notes)
-    assert any(n.startswith("-g ignored") for n in t.notes)
+    t = translate(shlex.split("ior -k -g -x -j 3 -o /x/y"))
+    for opt in ("-k", "-g", "-x", "-j"):
+        assert any(n.startswith(f"{opt} ignored") for n in t.notes), t.notes
+    t = translate(shlex.split("ior -c -a POSIX"))
+    assert any("POSIX has no collective I/O" in n for n in t.notes)
 
 
 BAD = [
-    ("ior -a HDF5", "IOR -a HDF5"),
-    ("ior -E -o /x", "IOR option -E is not supported"),
-    ("ior -wK", "unknown IOR option -K"),
-    ("ior -c -a POSIX", "-c (collective) needs -a MPIIO"),
-    ("ior -F -c -a MPIIO", "cannot be combined"),
-    ("ior -b", "-b needs a value"),
-    ("ior -b four", "expected a size"),
-    ("ior -s 0", "expected a positive count"),
-    ("mpiexec -hosts a,b -n 2 ior", "launcher option -hosts"),
-    ("ior --posix.odirect", "unexpected IOR argument"),
-    ("ior -O stoneWallingWearOut=1", "IOR option -O is not supported"),
+    ("ior -a HDF5", ["-a HDF5: pario offers the APIs POSIX, MPIIO"]),
+    ("ior -D 5 -O stoneWallingStatusFile=s,stoneWallingWearOutIterations=9 -M 50% -y -F -T 2 -E",
+     ["stoneWallingStatusFile: splitting", "stoneWallingWearOutIterations: a fixed transfer count",
+      "-M: the memory hog", "-y: dual mount", "-T: a time limit", "-E: pario always writes fresh files"]),
+    ("ior --mpiio.hintsFileName=h -a MPIIO --posix.rangelocks --mpiio.useFileView -wq",
+     ["--mpiio.hintsFileName", "--posix.rangelocks", "--mpiio.useFileView", "-q: unknown option"]),
+    ("ior -C -Z", ["Both Constant and Random task re-ordering specified"]),
+    ("ior -z -C -b 8k -t 4k", ["random offset and reorder tasks specified with single-shared-file"]),
+    ("ior -z -b 4k -t 4k", ["choose blocksize > transferSize"]),
+    ("ior -r -R", ["use -G"]),
+    ("ior -b 3k -t 2k", ["block size must be a multiple of transfer size"]),
+    ("ior -t 0", ["zero transfer size"]),
+    ("ior -y", ["Dual Mount can only be used with File Per Process"]),
+    ("ior -O stoneWallingWearOut=1", ["only sensible when setting a stonewall deadline with -D"]),
+    ("ior -O summaryFormat=XML", ["Unknown summaryFormat"]),
+    ("ior -O frobnicate=1", ["-O frobnicate: unknown IOR parameter"]),
+    ("ior -O blocksize", ["expected key=value"]),
+    ("ior -b", ["-b: needs a value"]),
+    ("ior -b four", ["-b four: expected a size"]),
+    ("ior -s 0", ["-s 0: expected a count of at least 1"]),
+    ("ior extra", ["'extra': unexpected word"]),
+    ("mpiexec -hosts a,b -n 2 ior", ["launcher option -hosts"]),
+    ("mpiexec -n 2 ior -N 3", ["-N 3: give the rank count to the launcher"]),
+    ("ior -f /nonexistent/script", ["cannot read the script"]),
 ]
 
 
 @pytest.mark.timeout(10)
-@pytest.mark.parametrize("line,message", BAD, ids=[b[0] for b in BAD])
-def test_bad_lines_name_the_option(line, message):
+@pytest.mark.parametrize("line,messages", BAD, ids=[b[0] for b in BAD])
+def test_bad_lines_name_every_problem_in_one_line(line, messages):
     with pytest.raises(BadInput) as e:
         translate(shlex.split(line))
-    assert message in e.value.message
+    for m in messages:
+        assert m in e.value.message, e.value.message
     assert "\n" not in e.value.message
 
 
-@pytest.mark.timeout(90)
-def test_cli_runs_an_ior_line_and_prints_ior_summary(cli, mpiexec, tmp_path):
+SCRIPT = """# two tests, the second inherits the first's settings
+IOR START
+    api=POSIX
+    blockSize=64k   # per task
+    transferSize=16k
+    filePerProc=1
+RUN
+    api=MPIIO, filePerProc=0
+    repetitions=2
+RUN
+IOR STOP
+"""
+
+
+@pytest.mark.timeout(10)
+def test_script_runs_one_test_per_run_with_the_settings_in_force(tmp_path):
+    script = tmp_path / "s.ior"
+    script.write_text(SCRIPT + "blockSize=1g\n")  # after IOR STOP: ignored, as IOR does
+    t = translate(["ior", "-f", str(script), "-o", str(tmp_path / "f")])
+    assert [(x.params["api"], x.params["strategy"], x.params["block-size"], x.repetitions) for x in t.tests] == \
+        [("posix", "split", "64k", 1), ("mpiio", "independent", "64k", 2)]
+    assert all(x.params["dir"] == str(tmp_path) for x in t.tests)
+    script.write_text("IOR START\nblockSize=8k\ntransferSize=4k\nRUN\nRUN\nsegmentCount=2\nIOR STOP\n")
+    t = translate(["ior", "-f", str(script)])
+    # two RUNs in a row repeat the test; a directive after a RUN starts the next
+    assert [x.params["segments"] for x in t.tests] == ["1", "1", "2"]
+
+
+# ---- real runs -------------------------------------------------------------------------------
+MIB = 1048576
+SUMMARY_COLUMNS = ["Operation", "Max(MiB)", "Min(MiB)", "Mean(MiB)", "StdDev", "Max(OPs)", "Min(OPs)", "Mean(OPs)",
+                   "StdDev", "Mean(s)", "Stonewall(s)", "Stonewall(MiB)", "Test#", "#Tasks", "tPN", "reps", "fPP",
+                   "reord", "reordoff", "reordrand", "seed", "segcnt", "blksiz", "xsize", "aggs(MiB)", "API", "RefNum"]
+
+
+def parse_summary(text: str) -> list[dict]:
+    """IOR 4's 'Summary of all tests:' table: a header of 27 names, one row per test and operation."""
+    lines = text.splitlines()
+    i = lines.index("Summary of all tests:")
+    assert lines[i + 1].split() == SUMMARY_COLUMNS
+    rows = []
+    for line in lines[i + 2:]:
+        if line.startswith("Finished"):
+            break
+        cells = line.split()
+        assert len(cells) == 27, line
+        rows.append(dict(zip(["op", *SUMMARY_COLUMNS[1:]], cells)))
+    return rows
+
+
+def check_default(out: str, exp: dict, ranks: int) -> list[dict]:
+    lines = out.splitlines()
+    assert lines[0] == "IOR-4.0.0: MPI Coordinated Test of Parallel I/O"
+    assert lines[1].startswith("Began               : ") and lines[-1].startswith("Finished            : ")
+    assert lines.count("Options: ") == exp.get("tests", 1) and lines.count("Results: ") == exp.get("tests", 1)
+    results = [line.split() for line in lines if re.match(r"^(write|read) +\d", line) and len(line.split()) == 11]
+    assert len(results) == sum(exp["reps_of"]) * len(exp["ops"])
+    assert ("Max Write:" in out) == (exp.get("verbose", False) and "write" in exp["ops"])
+    rows = parse_summary(out)
+    assert [r["op"] for r in rows] == exp["ops"] * exp.get("tests", 1)
+    for r in rows:
+        assert float(r["Max(MiB)"]) >= float(r["Mean(MiB)"]) >= float(r["Min(MiB)"]) > 0
+        assert float(r["Max(OPs)"]) >= float(r["Min(OPs)"]) > 0
+        assert int(r["#Tasks"]) == ranks and int(r["tPN"]) == ranks
+        assert int(r["reps"]) == exp["reps_of"][int(r["Test#"])]
+        assert (int(r["fPP"]), r["API"]) == (exp["fpp"], exp["api"])
+        assert int(r["blksiz"]) == exp["block"] and int(r["xsize"]) == exp["xfer"]
+        agg_mib = round(exp["block"] * exp.get("seg", 1) * ranks / MIB, 1)
+        assert float(r["aggs(MiB)"]) == pytest.approx(agg_mib, abs=0.05)
+        assert int(r["RefNum"]) == exp.get("refnum", 0)
+    return rows
+
+
+def check_json(out: str, exp: dict, ranks: int) -> None:
+    doc = json.loads(out)
+    assert doc["Version"] == "4.0.0" and len(doc["tests"]) == exp.get("tests", 1)
+    for test in doc["tests"]:
+        assert test["Options"]["tasks"] == ranks
+        assert {r["access"] for r in test["Results"]} == set(exp["ops"])
+    assert [s["operation"] for s in doc["summary"]] == exp["ops"] * exp.get("tests", 1)
+    for s in doc["summary"]:
+        assert s["numTasks"] == ranks and s["blockSize"] == exp["block"] and s["filePerProc"] == exp["fpp"]
+        assert s["bwMaxMIB"] >= s["bwMinMIB"] > 0 and s["xsizeMiB"] > 0
+
+
+def check_csv(out: str, exp: dict, ranks: int) -> None:
+    lines = out.splitlines()
+    assert lines[0] == ("access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),"
+                        "numTasks,iter")
+    rows = [line.split(",") for line in lines[1:]]
+    assert len(rows) == sum(exp["reps_of"]) * len(exp["ops"])
+    for r in rows:
+        assert r[0] in exp["ops"] and float(r[1]) > 0 and int(r[10]) == ranks and float(r[4]) == exp["block"] / 1024
+
+
+W, WR = ["write"], ["write", "read"]
+P64 = {"block": 65536, "xfer": 16384}
+
+
+def e(ops=WR, fpp=0, api="POSIX", reps=(1,), **kw):
+    return {"ops": ops, "fpp": fpp, "api": api, "reps_of": list(reps), **P64, **kw}
+
+
+RUNS = [
+    (2, "-a POSIX -b 64k -t 16k", e()),
+    (2, "-a POSIX -b 64k -t 16k -F", e(fpp=1)),
+    (2, "-a MPIIO -b 64k -t 16k", e(api="MPIIO")),
+    (2, "-a MPIIO -b 64k -t 16k -F", e(api="MPIIO", fpp=1)),
+    (2, "-a MPIIO -c -b 64k -t 16k", e(api="MPIIO")),
+    (2, "-a POSIX -c -b 64k -t 16k", e()),
+    (2, "-w -b 64k -t 16k", e(ops=W)),
+    (2, "-r -b 64k -t 16k", e(ops=["read"])),
+    (2, "-wr -C -b 64k -t 16k -F", e(fpp=1)),
+    (2, "-w -r -Z -X 7 -F -b 64k -t 16k", e(fpp=1)),
+    (2, "-Z -X -3 -i 2 -F -b 64k -t 16k", e(fpp=1, reps=(2,))),
+    (2, "-m -i 2 -F -b 64k -t 16k", e(fpp=1, reps=(2,))),
+    (2, "-e -b 64k -t 16k", e()),
+    (2, "-Y -b 64k -t 16k -F", e(fpp=1)),
+    (2, "-z -b 64k -t 16k -F", e(fpp=1)),
+    (2, "-zk -b 64k -t 16k -F", e(fpp=1)),
+    (2, "-z-k -b 64k -t 16k -F", e(fpp=1)),
+    (2, "-s 3 -b 32k -t 8k", e(block=32768, xfer=8192, seg=3)),
+    (2, "-b64k -t16k -s2", e(seg=2)),
+    (2, "-b=64k -t=16k", e()),
+    (2, "-W -w -b 64k -t 16k", e(ops=W)),
+    (2, "-w -r -R -b 64k -t 16k", e()),
+    (2, "-r -R -G 5 -b 64k -t 16k", e(ops=["read"])),
+    (2, "-O summaryFormat=JSON -b 64k -t 16k", e(fmt="json")),
+    (2, "-O summaryFormat=CSV,repetitions=2 -b 64k -t 16k", e(fmt="csv", reps=(2,))),
+    (2, "-O blockSize=64k,transferSize=16k,filePerProc=1", e(fpp=1)),
+    (2, "--mpiio.showHints -a MPIIO -b 64k -t 16k", e(api="MPIIO")),
+    (2, "-v -b 64k -t 16k", e(verbose=True)),
+    (2, "-vv -g -k -K -j 5 -x -u -l t -A 42 -b 64k -t 16k", e(verbose=True, refnum=42)),
+    (2, "-f SCRIPT", e(fpp=None, api=None, tests=2, reps=(1, 2))),
+    (2, "-f SCRIPT -O summaryFormat=JSON", e(fpp=None, api=None, tests=2, reps=(1, 2), fmt="json")),
+    (2, "-d 0 -i 2 -b 64k -t 16k", e(reps=(2,))),
+    (2, "-N 2 -b 64k -t 16k", e()),
+    (2, "-Q 1 -C -b 64k -t 16k -F", e(fpp=1)),
+    (3, "-a POSIX -b 64k -t 16k -F -C -e -i 2", e(fpp=1, reps=(2,))),
+    (3, "-a MPIIO -c -b 48k -t 16k -s 2", e(api="MPIIO", block=49152, seg=2)),
+    (3, "-a MPIIO -b 64k -t 16k -O summaryFormat=JSON", e(api="MPIIO", fmt="json")),
+    (3, "-Z -X 11 -F -w -r -R -b 64k -t 16k", e(fpp=1)),
+    (3, "-m -i 3 -F -b 32k -t 8k", e(fpp=1, reps=(3,), block=32768, xfer=8192)),
+    (3, "-z -b 64k -t 16k -F -O summaryFormat=CSV", e(fpp=1, fmt="csv")),
+    (3, "-w -Y -b 64k -t 16k", e(ops=W)),
+    (3, "-a POSIX -b 64k -t 16k -v", e(verbose=True)),
+    (3, "-f SCRIPT", e(fpp=None, api=None, tests=2, reps=(1, 2))),
+]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("ranks,line,exp", RUNS, ids=[f"{r} ranks: {line}" for r, line, _ in RUNS])
+def test_ior_line_runs_and_prints_iors_output(cli, mpiexec, tmp_path, ranks, line, exp):
     target = tmp_path / "target"
     target.mkdir()
-    r = cli("ior", "--quiet", "mpiexec", "-n", "2", "IOR", "-a", "MPIIO", "-b", "256k", "-t", "64k", "-i", "2",
-            "-F", "-C", "-e", "-W", "-o", str(target / "output"))
+    args = shlex.split(line)
+    if "SCRIPT" in args:
+        script = tmp_path / "tests.ior"
+        script.write_text(SCRIPT)
+        args[args.index("SCRIPT")] = str(script)
+    r = cli("ior", "--quiet", "mpiexec", "-n", str(ranks), "ior", *args, "-o", str(target / "testFile"))
     assert r.status == 0, r.stderr
-    r = cli("ior", "mpiexec", "-n", "2", "IOR", "-a", "POSIX", "-b", "256k", "-t", "64k", "-i", "2", "-c")
-    assert r.status == 2 and "-c (collective) needs -a MPIIO" in r.stderr
-    r = cli("ior", "--np", "2", "-a", "MPIIO", "-c", "-b", "256k", "-t", "64k", "-i", "2", "-R",
-            "-o", str(target / "shared"))
+    fmt = exp.get("fmt", "default")
+    if exp["api"] is None:  # the script: test 0 POSIX file per process, test 1 MPIIO shared
+        if fmt == "json":
+            doc = json.loads(r.stdout)
+            assert [(s["API"], s["filePerProc"]) for s in doc["summary"]] == [("POSIX", 1)] * 2 + [("MPIIO", 0)] * 2
+        else:
+            rows = parse_summary(r.stdout)
+            expected = [("POSIX", "1", "1")] * 2 + [("MPIIO", "0", "2")] * 2
+            assert [(x["API"], x["fPP"], x["reps"]) for x in rows] == expected
+    elif fmt == "json":
+        check_json(r.stdout, exp, ranks)
+    elif fmt == "csv":
+        check_csv(r.stdout, exp, ranks)
+    else:
+        check_default(r.stdout, exp, ranks)
+    assert tree(target) == []
+
+
+@pytest.mark.timeout(60)
+def test_refused_line_names_every_unsupported_option_and_leaves_nothing(cli, tmp_path):
+    r = cli("ior", "--np", "2", "-T", "5", "-M", "50%", "--mpiio.useFileView", "-E", "-K", "-q",
+            "-o", str(tmp_path / "f"))
+    assert r.status == 2
+    line = r.stderr.strip().splitlines()[-1]
+    for opt in ("-T:", "-M:", "--mpiio.useFileView:", "-E:", "-q: unknown option"):
+        assert opt in line, line
+    assert "-K" not in line  # IOR's keepFileWithError is accepted (a note)
+    assert tree(tmp_path) == []
+
+
+def run_records(store_url: str, stdout_err: str) -> list[dict]:
+    from clusterbench.commands.options import open_store
+    from clusterbench.report.data import load_run
+    run_id = int(re.search(r"stored as run (\d+)", stdout_err).group(1))
+    run = load_run(open_store(store_url), run_id)
+    return [s["record"] for step in run["steps"] for s in step["samples"]]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("ranks,seed", [(2, 0), (3, 7), (3, 11)])
+def test_random_task_reordering_reads_the_file_ior_would_pick(cli, mpiexec, store_url, tmp_path, ranks, seed):
+    """-Z -X S: rank r reads the file of (r + rand() % N) after srand(r + S),
+    as IOR; the data read is verified against that writer's stamp."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.srand(0 + seed)
+    expected = libc.rand() % ranks
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", str(ranks), "ior", "-Z", "-X", str(seed), "-F", "-w", "-r", "-R",
+            "-b", "64k", "-t", "16k", "-o", str(target / "f"))
     assert r.status == 0, r.stderr
-    assert "--strategy=collective" in r.stdout and "(ranks 2)" in r.stdout
-    lines = r.stdout.splitlines()
-    assert any(line.startswith("Max Write: ") and "MiB/sec (" in line for line in lines)
-    assert any(line.startswith("Max Read: ") for line in lines)
-    rows = [line.split() for line in lines if line.startswith(("write ", "read "))]
-    assert [row[0] for row in rows] == ["write", "read"]
-    for row in rows:
-        mx, mn, mean = float(row[1]), float(row[2]), float(row[3])
-        assert mn <= mean <= mx
-        assert row[10:14] == ["2", "2", "2", "0"]  # tasks, tasks per node, reps, file per process
-        assert float(row[14]) == 0.5                # aggregate MiB: 2 ranks x 256 KiB
-    assert list(target.iterdir()) == []
-    r = cli("ior", "--np", "2", "-a", "MPIIO", "-wK")
-    assert r.status == 2 and "unknown IOR option -K" in r.stderr
+    (read,) = [x for x in run_records(store_url, r.stderr) if x["phase"] == "read"]
+    assert read["rank0_read_data_of_rank"] == expected and read["verify_ok"] is True
 
 
-def test_summary_statistics_as_ior():
-    from clusterbench.commands.ior import _stats, ior_figures
+@pytest.mark.timeout(120)
+def test_constant_reordering_reads_the_next_ranks_file(cli, mpiexec, store_url, tmp_path):
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", "3", "ior", "-C", "-F", "-w", "-r", "-R", "-b", "64k", "-t", "16k",
+            "-o", str(target / "f"))
+    assert r.status == 0, r.stderr
+    (read,) = [x for x in run_records(store_url, r.stderr) if x["phase"] == "read"]
+    assert read["rank0_read_data_of_rank"] == 1 and read["verify_ok"] is True
 
-    assert _stats([1.0, 3.0]) == (3.0, 1.0, 2.0, 1.0)  # population standard deviation, as IOR
-    samples = [{"phase": "write", "mode": "cached", "record": {"m": 1}},
-               {"phase": "write", "mode": "fsync", "record": {"m": 2}},
-               {"phase": "read", "mode": "cold", "record": {"m": 3}}]
-    assert ior_figures(samples) == {"write": [{"m": 2}], "read": [{"m": 3}]}
+
+@pytest.mark.timeout(120)
+def test_multifile_gives_every_repetition_its_own_files(cli, mpiexec, tmp_path):
+    """-m: IOR appends the repetition to the file name; the listing hook
+    shows each repetition's files as they were on disk."""
+    target = tmp_path / "t"
+    target.mkdir()
+    listing = tmp_path / "listing.txt"
+    r = cli("ior", "--quiet", "mpiexec", "-n", "2", "ior", "-m", "-i", "3", "-F", "-b", "64k", "-t", "16k",
+            "-o", str(target / "f"), env={"CBK_TEST_LISTING": str(listing)})
+    assert r.status == 0, r.stderr
+    names = sorted((int(rep), name) for rep, name, _ in (line.split() for line in listing.read_text().splitlines()))
+    assert names == [(rep, f"data.{rank:08d}.{rep}") for rep in range(3) for rank in range(2)]
+    assert tree(target) == []
+
+
+@pytest.mark.timeout(120)
+def test_stonewalling_stops_at_the_deadline_and_wear_out_evens_the_ranks(cli, mpiexec, store_url, tmp_path):
+    """-D 1 with stoneWallingWearOut=1: a write that cannot finish in a second
+    (fsync after every 64 KiB) stops after it, every rank then goes on to the
+    largest count any rank reached, and the read reads what was written."""
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", "2", "ior", "-D", "1", "-O", "stoneWallingWearOut=1", "-b", "1g", "-t", "64k",
+            "-Y", "-F", "-w", "-r", "-R", "-o", str(target / "f"))
+    assert r.status == 0, r.stderr
+    recs = {x["phase"]: x for x in run_records(store_url, r.stderr)}
+    write, read = recs["write"], recs["read"]
+    assert write["stonewall_s"] > 1.0 and write["transfers_min"] == write["transfers_max"]
+    assert 0 < write["bytes"] < 2 * 1024 ** 3 and write["bytes"] == 2 * write["transfers_max"] * 65536
+    assert read["bytes"] <= write["bytes"] and read["verify_ok"] is True
+    (row, _) = parse_summary(r.stdout)
+    assert float(row["Stonewall(s)"]) >= 1.0 and float(row["Stonewall(MiB)"]) > 0
+    assert tree(target) == []
+
+
+@pytest.mark.timeout(120)
+def test_hints_file_reaches_mpi_file_open_and_show_hints_prints_them(cli, mpiexec, store_url, tmp_path):
+    """--mpiio.hintsFileName: IOR_HINT__MPI__ lines become MPI_File_open's
+    info; the library's answer (MPI_File_get_info) shows ROMIO took them."""
+    hints = tmp_path / "hints"
+    hints.write_text("IOR_HINT__MPI__romio_cb_write=enable\n# a comment\nIOR_HINT__MPI__cb_buffer_size=2097152\n")
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", "2", "ior", "-a", "MPIIO", "-c", f"--mpiio.hintsFileName={hints}",
+            "--mpiio.showHints", "-b", "64k", "-t", "16k", "-o", str(target / "f"))
+    assert r.status == 0, r.stderr
+    passed = "\nhints passed to MPI_File_open() {\n\tromio_cb_write = enable\n\tcb_buffer_size = 2097152\n}\n"
+    assert r.stdout.count(passed) == 2  # before the write row and before the read row, as IOR prints at each open
+    returned = r.stdout.split("hints returned from opened file {\n")[1].split("}")[0]
+    assert "\tromio_cb_write = enable\n" in returned and "\tcb_buffer_size = 2097152\n" in returned
+    (write,) = [x for x in run_records(store_url, r.stderr) if x["phase"] == "write"]
+    assert "cb_buffer_size=2097152" in write["mpi_hints_in_effect"].split(";")
+    bad = tmp_path / "gpfs"
+    bad.write_text("IOR_HINT__GPFS__hint=1\n")
+    with pytest.raises(BadInput, match="only IOR_HINT__MPI__"):
+        translate(["ior", "-a", "MPIIO", f"--mpiio.hintsFileName={bad}"])

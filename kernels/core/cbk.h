@@ -24,7 +24,7 @@
 /* Bumped whenever a record's fields change meaning; Python checks it. */
 #define CBK_SCHEMA 1
 #define CBK_MAX_PARAMS 48
-#define CBK_MAX_FIELDS 32
+#define CBK_MAX_FIELDS 48
 #define CBK_MAX_WARNINGS 4
 #define CBK_MAX_QUALIFIERS 4
 

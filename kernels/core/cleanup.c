@@ -24,8 +24,9 @@ struct linux_dirent64 {
     char d_name[];
 };
 
-/* Our private directories hold plain files, or one level of per-rank
- * subdirectories holding files; remove both levels. */
+/* Our private directories hold plain files, per-rank subdirectories, or
+ * (metadata) trees of directories down to CBK_CLEANUP_DEPTH levels; each
+ * level costs a 4 KiB buffer of stack and one descriptor. */
 static void empty_dir(int dfd, int depth)
 {
     char buf[4096];
@@ -43,7 +44,7 @@ static void empty_dir(int dfd, int depth)
                     continue;
                 if (!unlinkat(dfd, d->d_name, 0)) {
                     removed++;
-                } else if (errno == EISDIR && depth < 2) {
+                } else if (errno == EISDIR && depth < CBK_CLEANUP_DEPTH) {
                     int sub = openat(dfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
                     if (sub >= 0) {
                         empty_dir(sub, depth + 1);

@@ -11,6 +11,8 @@
 
 #define CBK_CLEANUP_DIRS 8
 #define CBK_PATH_MAX 4096
+/* Directory levels cleanup descends below a private directory. */
+#define CBK_CLEANUP_DEPTH 48
 
 /* Installs the signal handlers; call once before any file is created. */
 void cbk_cleanup_install(void);

@@ -325,17 +325,41 @@ int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct c
     return 0;
 }
 
+/* The GPUs this rank may use, as its launcher or clusterbench's per-rank
+ * binding (clusterbench.gpubind) left them; unset (every device visible)
+ * is written as null. */
+#define CBK_DEVICES_LEN 256
+static void visible_devices(char *buf)
+{
+    static const char *const vars[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"};
+    buf[0] = '\x01';
+    buf[1] = '\0';
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v) {
+            snprintf(buf, CBK_DEVICES_LEN, "%s", v);
+            return;
+        }
+    }
+}
+
 static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double seconds)
 {
     char host[HOST_NAME_MAX + 1] = "unknown";
     gethostname(host, sizeof host);
     host[HOST_NAME_MAX] = '\0';
     char *hosts = NULL;
+    char devices[CBK_DEVICES_LEN];
+    char *all_devices = NULL;
+    visible_devices(devices);
 #ifdef CBK_HAVE_MPI
     if (c->size > 1) {
-        if (c->rank == 0)
+        if (c->rank == 0) {
             hosts = calloc((size_t)c->size, sizeof host);
+            all_devices = calloc((size_t)c->size, sizeof devices);
+        }
         MPI_Gather(host, sizeof host, MPI_CHAR, hosts, sizeof host, MPI_CHAR, 0, c->comm);
+        MPI_Gather(devices, sizeof devices, MPI_CHAR, all_devices, sizeof devices, MPI_CHAR, 0, c->comm);
     }
 #endif
     if (c->rank != 0)
@@ -350,6 +374,15 @@ static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double
     cbk_json_array(&j, "hosts");
     for (int r = 0; r < c->size; r++)
         cbk_json_text(&j, NULL, hosts ? hosts + (size_t)r * sizeof host : host);
+    cbk_json_close(&j);
+    cbk_json_array(&j, "gpu_devices");
+    for (int r = 0; r < c->size; r++) {
+        const char *d = all_devices ? all_devices + (size_t)r * sizeof devices : devices;
+        if (d[0] == '\x01')
+            cbk_json_null(&j, NULL);
+        else
+            cbk_json_text(&j, NULL, d);
+    }
     cbk_json_close(&j);
     cbk_json_u64(&j, "run_id", c->run_id);
     cbk_json_real(&j, "seconds", seconds);
@@ -372,6 +405,7 @@ static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double
 #endif
     cbk_json_end(&j);
     free(hosts);
+    free(all_devices);
 }
 
 int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx *c)
@@ -380,6 +414,15 @@ int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx
     c->args = a;
     char why[1024] = "";
     int bad = k->validate ? k->validate(a, c, why, sizeof why) : 0;
+    /* A per-rank wrapper that found this rank's input bad (clusterbench.gpubind:
+     * no GPU left for it) cannot stop the job alone: a rank that exits before
+     * MPI_Init leaves the others waiting. It hands the reason on instead, and
+     * it fails here as any validation does, on every rank at once. */
+    const char *launch_error = getenv("CBK_LAUNCH_ERROR");
+    if (!bad && launch_error && *launch_error) {
+        snprintf(why, sizeof why, "%s", launch_error);
+        bad = 1;
+    }
     /* Validation may depend on the rank's node (its directory, its memory):
      * agree on the outcome, and let the lowest failing rank explain. */
     int first_bad = all_min_int(c, bad ? c->rank : c->size);

@@ -1,5 +1,6 @@
 #include "params.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -15,13 +16,26 @@ static const char *const type_names[] = {
 
 int cbk_parse_size(const char *text, uint64_t *out)
 {
-    if (!text || !*text || *text == '-' || *text == '+')
-        return -1;
+    if (!text || !isdigit((unsigned char)*text))
+        return CBK_SIZE_INVALID;
     errno = 0;
     char *end;
     unsigned long long n = strtoull(text, &end, 10);
-    if (errno || end == text)
-        return -1;
+    if (errno)
+        return CBK_SIZE_INVALID;
+    /* decimals, as frac / scale: at most 9 digits, so the exact test below cannot overflow */
+    uint64_t frac = 0, scale = 1;
+    if (*end == '.') {
+        end++;
+        if (!isdigit((unsigned char)*end))
+            return CBK_SIZE_INVALID;
+        for (; isdigit((unsigned char)*end); end++) {
+            if (scale == 1000000000ULL)
+                return CBK_SIZE_INVALID;
+            frac = frac * 10 + (uint64_t)(*end - '0');
+            scale *= 10;
+        }
+    }
     unsigned shift = 0;
     switch (*end) {
     case 'k': case 'K': shift = 10; break;
@@ -29,7 +43,7 @@ int cbk_parse_size(const char *text, uint64_t *out)
     case 'g': case 'G': shift = 30; break;
     case 't': case 'T': shift = 40; break;
     case '\0': break;
-    default: return -1;
+    default: return CBK_SIZE_INVALID;
     }
     if (*end) {
         end++;
@@ -39,11 +53,25 @@ int cbk_parse_size(const char *text, uint64_t *out)
         if (*end == 'b' || *end == 'B')
             end++;
         if (*end)
-            return -1;
+            return CBK_SIZE_INVALID;
     }
     if (shift && n > (UINT64_MAX >> shift))
-        return -1;
-    *out = (uint64_t)n << shift;
+        return CBK_SIZE_INVALID;
+    /* frac / scale of 2^shift bytes must be whole bytes ("1.5g" is, "1.3" is not).
+     * scale is 2^d 5^d: cancel the 2s against the shift first, then frac << rest
+     * < 10^d 2^(40-d) <= 5^9 2^40 < 2^62. */
+    unsigned rest = shift;
+    while (rest && scale % 2 == 0) {
+        scale /= 2;
+        rest--;
+    }
+    uint64_t part = frac << rest;
+    if (part % scale)
+        return CBK_SIZE_NOT_WHOLE;
+    uint64_t whole = (uint64_t)n << shift;
+    if (whole > UINT64_MAX - part / scale)
+        return CBK_SIZE_INVALID;
+    *out = whole + part / scale;
     return 0;
 }
 
@@ -108,8 +136,14 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
     switch (p->type) {
     case CBK_SIZE: {
         uint64_t lo = 0, hi = UINT64_MAX;
-        if (cbk_parse_size(text, &v->size)) {
-            snprintf(why, why_len, "--%s=%s is not a size (use a number with an optional k, m, g or t suffix, e.g. 4m)", p->name, text);
+        int bad = cbk_parse_size(text, &v->size);
+        if (bad == CBK_SIZE_NOT_WHOLE) {
+            snprintf(why, why_len, "--%s=%s is not a whole number of bytes", p->name, text);
+            return -1;
+        }
+        if (bad) {
+            snprintf(why, why_len, "--%s=%s is not a size (use a number with an optional k, m, g or t suffix, "
+                     "e.g. 4m or 1.5g)", p->name, text);
             return -1;
         }
         if ((p->min && !cbk_parse_size(p->min, &lo) && v->size < lo) ||

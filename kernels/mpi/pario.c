@@ -44,8 +44,8 @@ enum pario_fsync { PARIO_FSYNC_NONE, PARIO_FSYNC_END, PARIO_FSYNC_EACH };
 static const char *const fsync_names[] = { "none", "end", "each", NULL };
 enum pario_phases { PARIO_PHASES_BOTH, PARIO_PHASES_WRITE_ONLY, PARIO_PHASES_READ_ONLY };
 static const char *const phases_names[] = { "both", "write-only", "read-only", NULL };
-enum pario_read { PARIO_READ_SHIFTED, PARIO_READ_SAME };
-static const char *const read_names[] = { "shifted", "same", NULL };
+enum pario_read { PARIO_READ_SHIFTED, PARIO_READ_SAME, PARIO_READ_RANDOM };
+static const char *const read_names[] = { "shifted", "same", "random", NULL };
 
 struct pario_options {
     const char *dir;
@@ -61,11 +61,16 @@ struct pario_options {
     enum pario_fsync fsync;
     enum pario_phases phases;
     enum pario_read read;
+    int64_t seed;           /* read=random (IOR -X) */
+    bool multi_file;        /* IOR -m */
     int64_t shift;
     int64_t shift_nodes;
     bool direct;
     enum cbk_cold_method cold;
     bool verify;
+    double deadline;        /* stonewalling (IOR -D) */
+    bool wear_out;
+    const char *hints;      /* MPI-IO hints, "none" = none */
     double delay;
 };
 #define OPT struct pario_options
@@ -100,7 +105,12 @@ static const struct cbk_param params[] = {
     { .name = "phases", CBK_AT_CHOICE(OPT, phases, phases_names), .default_value = "both",
       .help = "what is timed and reported: both = write then read; write-only (IOR -w); read-only (IOR -r; the data is still written first, untimed)" },
     { .name = "read", CBK_AT_CHOICE(OPT, read, read_names), .default_value = "shifted",
-      .help = "shifted = each rank reads what another rank wrote (IOR -C), so a node never reads its own writes back from its cache; same = its own data" },
+      .help = "shifted = each rank reads what another rank wrote (IOR -C), so a node never reads its own writes back from its cache; same = its own data; "
+              "random = the data of a rank drawn as IOR -Z draws it (C rand() seeded with rank + seed), at least shift-nodes nodes away on several nodes" },
+    { .name = "seed", CBK_AT_INT(OPT, seed), .default_value = "0", .unit = "count", .min = "-2147483647", .max = "2147483647",
+      .help = "read=random: the seed (IOR -X); a negative seed -s draws anew every repetition with s + repetition" },
+    { .name = "multi-file", CBK_AT_BOOL(OPT, multi_file), .default_value = "false",
+      .help = "every repetition writes and reads files of its own name (data.<repetition>, IOR -m)" },
     { .name = "shift", CBK_AT_INT(OPT, shift), .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
       .help = "read=shifted: rank r reads rank (r+shift) mod ranks' data; 0 = shift-nodes x ranks per node when on several nodes, else 1" },
     { .name = "shift-nodes", CBK_AT_INT(OPT, shift_nodes), .default_value = "1", .unit = "nodes", .min = "1", .max = "1000000",
@@ -111,6 +121,15 @@ static const struct cbk_param params[] = {
       .help = "empty the page cache before reading (as seqio: drop-caches needs root, fadvise forgets the file's pages; auto picks); none = warm" },
     { .name = "verify", CBK_AT_BOOL(OPT, verify), .default_value = "false",
       .help = "check every 4 KiB unit read against what its writer wrote (inside the timed read; IOR -R/-W)" },
+    { .name = "deadline", CBK_AT_REAL(OPT, deadline), .default_value = "0", .unit = "s", .min = "0", .max = "86400",
+      .help = "stonewalling (IOR -D): a rank stops moving data this long after its first transfer; 0 = move every byte. "
+              "Shared collective and io-master runs stop together on rank 0's clock, as IOR" },
+    { .name = "wear-out", CBK_AT_BOOL(OPT, wear_out), .default_value = "false",
+      .help = "with deadline: after the stonewall every rank goes on to the largest transfer count any rank reached "
+              "(IOR -O stoneWallingWearOut=1), so every rank moves the same amount" },
+    { .name = "hints", CBK_AT_STRING(OPT, hints), .default_value = "none",
+      .help = "api mpiio: MPI-IO hints for MPI_File_open, key=value[,key=value] (IOR --mpiio.hintsFileName), or none; "
+              "the hints the library used are recorded either way" },
     { .name = "delay", CBK_AT_REAL(OPT, delay), .default_value = "0", .unit = "s", .min = "0", .max = "86400",
       .help = "pause before every repetition after the first (IOR -d)" },
     { 0 },
@@ -133,6 +152,11 @@ struct pario {
     int *master_src;        /* io-master, rank 0: source rank of each reader */
     struct cbk_pattern pat, src_pat;
     unsigned char *read_buf, *master_buf;
+    bool multi_file;        /* IOR -m: names carry the repetition */
+    double deadline_s;      /* stonewalling, 0 = none */
+    bool wear_out;
+    uint64_t *written;      /* transfers each rank wrote this repetition (stonewalling) */
+    int repetition;         /* the one the names are for */
 };
 
 /* Per-rank block from the parameters (file-size wins when set). */
@@ -155,6 +179,12 @@ static uint64_t transfer_of(const struct cbk_args *a, int ranks)
     return t ? t : block_of(a, ranks) / (uint64_t)pieces_of(a);
 }
 
+static const char *hints_of(const struct cbk_args *a)
+{
+    const char *h = opt(a)->hints;
+    return !h || !strcmp(h, "none") ? "" : h;
+}
+
 /* Checks that need no other rank; the same on every rank but the target. */
 static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
@@ -174,6 +204,28 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
     if (opt(a)->direct && transfer % CBK_ALIGN_BYTES) {
         snprintf(why, len, "direct=true: transfer size %s is not a multiple of 4 KiB, as O_DIRECT requires",
                  cbk_format_size(transfer, t, sizeof t));
+        return -1;
+    }
+    const char *hints = hints_of(a);
+    if (*hints && apis[opt(a)->api] != &pario_mpiio) {
+        snprintf(why, len, "hints need api mpiio (they are MPI-IO hints)");
+        return -1;
+    }
+    if (strlen(hints) >= 2000) {
+        snprintf(why, len, "hints: more than 2000 characters");
+        return -1;
+    }
+    for (const char *h = hints; *h;) {
+        size_t n = strcspn(h, ",");
+        const char *eq = memchr(h, '=', n);
+        if (!eq || eq == h) {
+            snprintf(why, len, "hints: '%.*s' is not key=value", (int)n, h);
+            return -1;
+        }
+        h += n + (h[n] == ',');
+    }
+    if (opt(a)->wear_out && opt(a)->deadline <= 0) {
+        snprintf(why, len, "wear-out=true is only sensible with a stonewalling deadline (IOR -D)");
         return -1;
     }
     if (opt(a)->layout != PARIO_LAYOUT_STRIDED && opt(a)->blocks_per_rank != 1) {
@@ -253,7 +305,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  dir, first, strategy_names[opt(a)->strategy]);
         return -1;
     }
-    if (first < c->size && opt(a)->read == PARIO_READ_SHIFTED && opt(a)->phases != PARIO_PHASES_WRITE_ONLY) {
+    if (first < c->size && opt(a)->read != PARIO_READ_SAME && opt(a)->phases != PARIO_PHASES_WRITE_ONLY) {
         snprintf(why, len, "target %s is not shared: rank %d does not see a file rank 0 created there, so a rank "
                  "cannot read another rank's file (use read=same for node-local storage)", dir, first);
         return -1;
@@ -293,22 +345,41 @@ static void fill_offsets(const struct pario *s, const struct cbk_ctx *c, int w, 
     }
 }
 
+/* IOR -Z: rankOffset = rand() % N after srand(rank + seed), drawn again
+ * while it is less than (shift-nodes, at most nodes - 1) x ranks per node.
+ * The C library's rand() is IOR's, so the same seed picks the same ranks. */
+static int random_source(const struct cbk_args *a, const struct cbk_ctx *c, int reader)
+{
+    int64_t seed = opt(a)->seed;
+    unsigned iseed = seed < 0 ? (unsigned)(-seed + c->repetition) : (unsigned)seed;
+    int64_t nodeoffset = opt(a)->shift_nodes;
+    if (nodeoffset > c->nodes - 1)
+        nodeoffset = c->nodes - 1;
+    srand((unsigned)reader + iseed);
+    int offset = rand() % c->size;
+    while (offset < nodeoffset * c->node_size)
+        offset = rand() % c->size;
+    return (reader + offset) % c->size;
+}
+
 static int source_rank(const struct cbk_args *a, const struct cbk_ctx *c, int reader)
 {
     if (opt(a)->read == PARIO_READ_SAME || c->size == 1)
         return reader;
+    if (opt(a)->read == PARIO_READ_RANDOM)
+        return random_source(a, c, reader);
     int64_t shift = opt(a)->shift;
     if (!shift)
         shift = c->nodes > 1 ? opt(a)->shift_nodes * c->node_size : 1;
     return (int)((reader + shift) % c->size);
 }
 
+/* IOR's names: "data", "data.<rank>"; with multi-file (-m) ".<repetition>" after. */
 static void file_name(const struct pario *s, int w, char *out, size_t len)
 {
-    if (s->shared)
-        snprintf(out, len, "%s/data", s->dir);
-    else
-        snprintf(out, len, "%s/data.%08d", s->dir, w);
+    int n = s->shared ? snprintf(out, len, "%s/data", s->dir) : snprintf(out, len, "%s/data.%08d", s->dir, w);
+    if (s->multi_file && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, ".%d", s->repetition);
 }
 
 /* Rank 0 makes the private directory and tells the others its name; a rank
@@ -363,30 +434,49 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->pieces = pieces_of(a);
     s->chunk = s->block / (uint64_t)s->pieces;
     s->ops = s->block / s->transfer * (uint64_t)s->segments;
-    s->src = source_rank(a, c, c->rank);
+    s->multi_file = opt(a)->multi_file;
+    s->deadline_s = opt(a)->deadline;
+    s->wear_out = opt(a)->wear_out;
+    s->written = alloc_or_fail(c, (size_t)c->size * sizeof *s->written);
     s->offsets = alloc_or_fail(c, s->ops * sizeof *s->offsets);
     s->src_offsets = alloc_or_fail(c, s->ops * sizeof *s->src_offsets);
     fill_offsets(s, c, c->rank, s->offsets);
-    fill_offsets(s, c, s->src, s->src_offsets);
     if (s->strategy == IO_MASTER && c->rank == 0) {
         s->master_offsets = alloc_or_fail(c, (size_t)c->size * s->ops * sizeof *s->master_offsets);
         s->master_src = alloc_or_fail(c, (size_t)c->size * sizeof *s->master_src);
-        for (int w = 0; w < c->size; w++) {
+        for (int w = 0; w < c->size; w++)
             fill_offsets(s, c, w, s->master_offsets + (size_t)w * s->ops);
-            s->master_src[w] = source_rank(a, c, w);
-        }
         if (!(s->master_buf = cbk_buffer_alloc((size_t)c->size * s->transfer)))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: io-master: cannot allocate %d x %" PRIu64 " bytes on rank 0",
                      c->size, s->transfer);
     }
     if (cbk_pattern_init(&s->pat, c->run_id, (uint32_t)c->rank, s->transfer) ||
-        cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, s->transfer) ||
         !(s->read_buf = cbk_buffer_alloc(s->transfer)))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", s->transfer);
+    s->src = -1;
     make_dir(a, c, s);
+    return 0;
+}
+
+/* Before every repetition: the names (multi-file) and whose data each rank
+ * reads (read=random with a negative seed draws anew each repetition). */
+static void choose_files(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
+{
+    int src = source_rank(a, c, c->rank);
+    s->repetition = c->repetition;
+    if (src != s->src) {
+        if (s->src >= 0)
+            cbk_pattern_free(&s->src_pat);
+        s->src = src;
+        fill_offsets(s, c, s->src, s->src_offsets);
+        if (cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, s->transfer))
+            cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", s->transfer);
+    }
+    if (s->master_src)
+        for (int w = 0; w < c->size; w++)
+            s->master_src[w] = source_rank(a, c, w);
     file_name(s, c->rank, s->path, sizeof s->path);
     file_name(s, s->src, s->src_path, sizeof s->src_path);
-    return 0;
 }
 
 static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
@@ -394,8 +484,9 @@ static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
     cbk_fail(c, cbk_io_status(errno), "pario: rank %d: %s", c->rank, f->err);
 }
 
-/* One rank's view of a phase: open start, open end, transfer end, close end. */
-struct times { double open_begin, open_end, xfer_end, close_end; };
+/* One rank's view of a phase: open start, open end, transfer end, end of
+ * the fsync (-e; = transfer end without), close end. */
+struct times { double open_begin, open_end, xfer_end, sync_end, close_end; };
 
 /* Adds the common fields and the open/transfer/close spread over ranks
  * (every rank calls it: it reduces). */
@@ -422,6 +513,17 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     cbk_phase_field(p, CBK_REAL("transfer_s_max", hi[1]));
     cbk_phase_field(p, CBK_REAL("close_s_min", lo[2]));
     cbk_phase_field(p, CBK_REAL("close_s_max", hi[2]));
+    /* IOR's Results columns: each step from the earliest start to the latest
+     * end over ranks (fsync, -e, counts in wr/rd as in IOR), and its latency
+     * column, rank 0's transfer time per transfer of one block */
+    double starts[3] = { t->open_begin, t->open_end, t->sync_end }, ends[3] = { t->open_end, t->sync_end, t->close_end };
+    double first[3], last[3];
+    MPI_Reduce(starts, first, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
+    MPI_Reduce(ends, last, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    cbk_phase_field(p, CBK_REAL("open_span_s", last[0] - first[0]));
+    cbk_phase_field(p, CBK_REAL("transfer_span_s", last[1] - first[1]));
+    cbk_phase_field(p, CBK_REAL("close_span_s", last[2] - first[2]));
+    cbk_phase_field(p, CBK_REAL("rank0_transfer_s", t->sync_end - t->open_end));
 }
 
 /* Who opens: every rank, except under io-master where rank 0 alone does.
@@ -432,50 +534,114 @@ static MPI_Comm open_comm(const struct pario *s, const struct cbk_ctx *c)
     return s->strategy == INDEPENDENT || s->strategy == COLLECTIVE ? c->comm : MPI_COMM_SELF;
 }
 
+/* Stonewalling as IOR's WriteOrRead: the clock starts at the first
+ * transfer; a rank stops after the transfer that passes the deadline.
+ * Where ranks move data in lockstep (collective calls, io-master) rank 0's
+ * decision is every rank's, or a collective would hang. */
+static bool hit_stonewall(struct cbk_ctx *c, const struct pario *s, double start_s)
+{
+    if (s->deadline_s <= 0)
+        return false;
+    int hit = cbk_now(c) - start_s > s->deadline_s;
+    if (s->collective || s->strategy == IO_MASTER)
+        MPI_Bcast(&hit, 1, MPI_INT, 0, c->comm);
+    return hit;
+}
+
+/* What a stonewalled phase reports, as IOR's summary columns need it. */
+struct stonewall { uint64_t at_wall; double wall_s; };
+
+static void write_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, uint64_t i, bool each)
+{
+    const struct pario_api *api = s->api;
+    unsigned char *buf = s->pat.pool;
+    cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
+    if (s->strategy == IO_MASTER) {
+        MPI_Gather(buf, (int)s->transfer, MPI_BYTE, s->master_buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
+        if (c->rank != 0)
+            return;
+        for (int w = 0; w < c->size; w++)
+            if (api->write_at(f, s->master_offsets[(size_t)w * s->ops + i], s->master_buf + (size_t)w * s->transfer,
+                              s->transfer, false) || (each && api->sync(f)))
+                io_fail(c, f);
+    } else if (api->write_at(f, s->offsets[i], buf, s->transfer, s->collective) || (each && api->sync(f))) {
+        io_fail(c, f);
+    }
+}
+
+/* With wear-out, the count every rank goes on to: the largest reached. */
+static uint64_t wear_out_target(struct cbk_ctx *c, const struct pario *s, uint64_t done, double start_s,
+                                struct stonewall *sw)
+{
+    sw->at_wall = done;
+    sw->wall_s = cbk_now(c) - start_s;
+    if (!s->wear_out)
+        return done;
+    uint64_t most;
+    MPI_Allreduce(&done, &most, 1, MPI_UINT64_T, MPI_MAX, c->comm);
+    return most;
+}
+
+static void stonewall_fields(struct cbk_ctx *c, const struct pario *s, struct cbk_phase *p, uint64_t done,
+                             const struct stonewall *sw)
+{
+    if (s->deadline_s <= 0)
+        return;
+    uint64_t lo, hi, sum, at = sw->at_wall;
+    MPI_Reduce(&done, &lo, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
+    MPI_Reduce(&done, &hi, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
+    MPI_Reduce(&at, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+    cbk_phase_field(p, CBK_REAL("stonewall_deadline_s", s->deadline_s));
+    cbk_phase_field(p, CBK_BOOL("stonewall_wear_out", s->wear_out));
+    cbk_phase_field(p, CBK_REAL("stonewall_s", sw->wall_s));
+    cbk_phase_field(p, CBK_REAL("stonewall_bytes_mean", (double)sum * (double)s->transfer / c->size));
+    cbk_phase_field(p, CBK_U64("transfers_min", lo));
+    cbk_phase_field(p, CBK_U64("transfers_max", hi));
+    if (lo < s->ops)
+        cbk_phase_warn(p, "stonewalled: the deadline stopped the transfers before all the data was moved");
+}
+
 static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, bool report)
 {
     bool each = opt(a)->fsync == PARIO_FSYNC_EACH, end = opt(a)->fsync == PARIO_FSYNC_END;
     const struct pario_api *api = s->api;
-    struct pario_file f = { .fd = -1, .direct = opt(a)->direct };
+    struct pario_file f = { .fd = -1, .direct = opt(a)->direct, .hints = hints_of(a) };
     struct times t;
-    unsigned char *buf = s->pat.pool;
 
     cbk_barrier(c);
     t.open_begin = cbk_now(c);
     if (opens(s, c) && api->open(&f, s->path, PARIO_WRITE, open_comm(s, c)))
         io_fail(c, &f);
     t.open_end = cbk_now(c);
-    if (s->strategy == IO_MASTER) {
-        for (uint64_t i = 0; i < s->ops; i++) {
-            cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
-            MPI_Gather(buf, (int)s->transfer, MPI_BYTE, s->master_buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
-            if (c->rank != 0)
-                continue;
-            for (int w = 0; w < c->size; w++) {
-                if (api->write_at(&f, s->master_offsets[(size_t)w * s->ops + i],
-                                  s->master_buf + (size_t)w * s->transfer, s->transfer, false) ||
-                    (each && api->sync(&f)))
-                    io_fail(c, &f);
-            }
-        }
-    } else {
-        for (uint64_t i = 0; i < s->ops; i++) {
-            cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
-            if (api->write_at(&f, s->offsets[i], buf, s->transfer, s->collective) || (each && api->sync(&f)))
-                io_fail(c, &f);
-        }
+    uint64_t done = 0, target;
+    struct stonewall sw;
+    while (done < s->ops) {
+        write_one(c, s, &f, done++, each);
+        if (hit_stonewall(c, s, t.open_end))
+            break;
     }
+    target = wear_out_target(c, s, done, t.open_end, &sw);
+    while (done < target)
+        write_one(c, s, &f, done++, each);
+    MPI_Allgather(&done, 1, MPI_UINT64_T, s->written, 1, MPI_UINT64_T, c->comm);
     t.xfer_end = cbk_now(c);
-    if (opens(s, c) && ((end && api->sync(&f)) || api->close(&f)))
+    if (opens(s, c) && end && api->sync(&f))
+        io_fail(c, &f);
+    t.sync_end = cbk_now(c);
+    if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
     t.close_end = cbk_now(c);
     if (!report)
         return;
 
     struct cbk_phase p = { .phase = "write", .mode = each ? "fsync-each" : f.direct ? "direct" : "cached",
-                           .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
-                           .begin_s = t.open_begin, .end_s = t.close_end };
+                           .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
+    stonewall_fields(c, s, &p, done, &sw);
+    if (s->api == &pario_mpiio) {
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_in_effect", f.hints_in_effect));
+    }
     cbk_phase_field(&p, CBK_TEXT("fsync", fsync_names[opt(a)->fsync]));
     if (end) {
         /* E8's pair: until the file system had the data, then until it
@@ -528,13 +694,33 @@ static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct p
     return cbk_resident_worst(worst, any > 0 ? -1.0 : 0.0);
 }
 
+static void read_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, uint64_t i, unsigned char *buf,
+                     bool verify, bool *bad, uint64_t *bad_offset)
+{
+    const struct pario_api *api = s->api;
+    if (s->strategy == IO_MASTER) {
+        if (c->rank == 0)
+            for (int r = 0; r < c->size; r++)
+                if (api->read_at(f, s->master_offsets[(size_t)s->master_src[r] * s->ops + i],
+                                 s->master_buf + (size_t)r * s->transfer, s->transfer, false))
+                    io_fail(c, f);
+        MPI_Scatter(s->master_buf, (int)s->transfer, MPI_BYTE, buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
+    } else if (api->read_at(f, s->src_offsets[i], buf, s->transfer, s->collective)) {
+        io_fail(c, f);
+    }
+    /* a collective read must go on to the end on every rank: only the
+     * first bad byte is kept */
+    if (verify && !*bad && !cbk_pattern_check(&s->src_pat, buf, s->transfer, s->src_offsets[i], bad_offset))
+        *bad = true;
+}
+
 static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
 {
     bool verify = opt(a)->verify;
     const struct pario_api *api = s->api;
     const char *method;
     double resident = prepare_read(a, c, s, &method);
-    struct pario_file f = { .fd = -1, .direct = opt(a)->direct };
+    struct pario_file f = { .fd = -1, .direct = opt(a)->direct, .hints = hints_of(a) };
     struct times t;
     bool bad = false;
     uint64_t bad_offset = 0;
@@ -546,23 +732,19 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     if (opens(s, c) && api->open(&f, path, PARIO_READ, open_comm(s, c)))
         io_fail(c, &f);
     t.open_end = cbk_now(c);
-    for (uint64_t i = 0; i < s->ops; i++) {
-        if (s->strategy == IO_MASTER) {
-            if (c->rank == 0)
-                for (int r = 0; r < c->size; r++)
-                    if (api->read_at(&f, s->master_offsets[(size_t)s->master_src[r] * s->ops + i],
-                                     s->master_buf + (size_t)r * s->transfer, s->transfer, false))
-                        io_fail(c, &f);
-            MPI_Scatter(s->master_buf, (int)s->transfer, MPI_BYTE, buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
-        } else if (api->read_at(&f, s->src_offsets[i], buf, s->transfer, s->collective)) {
-            io_fail(c, &f);
-        }
-        /* a collective read must go on to the end on every rank: only the
-         * first bad byte is kept */
-        if (verify && !bad && !cbk_pattern_check(&s->src_pat, buf, s->transfer, s->src_offsets[i], &bad_offset))
-            bad = true;
+    /* a stonewalled write left fewer transfers: read what the writer wrote */
+    uint64_t limit = s->written[s->strategy == IO_MASTER ? 0 : s->src], done = 0, target;
+    struct stonewall sw;
+    while (done < limit) {
+        read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
+        done++;
+        if (hit_stonewall(c, s, t.open_end))
+            break;
     }
-    t.xfer_end = cbk_now(c);
+    target = wear_out_target(c, s, done, t.open_end, &sw);
+    for (; done < target && done < limit; done++)
+        read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
+    t.xfer_end = t.sync_end = cbk_now(c);
     if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
     t.close_end = cbk_now(c);
@@ -580,10 +762,15 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
 
     bool cold = opt(a)->cold != CBK_COLD_NONE;
     struct cbk_phase p = { .phase = "read", .mode = f.direct ? "direct" : cold ? "cold" : "warm",
-                           .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
-                           .begin_s = t.open_begin, .end_s = t.close_end };
+                           .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
+    stonewall_fields(c, s, &p, done, &sw);
+    if (s->api == &pario_mpiio) {
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
+        cbk_phase_field(&p, CBK_TEXT("mpi_hints_in_effect", f.hints_in_effect));
+    }
     cbk_phase_field(&p, CBK_TEXT("read_from", c->size > 1 && s->src != c->rank ? "shifted" : "same"));
+    cbk_phase_field(&p, CBK_I64("rank0_read_data_of_rank", s->src));
     cbk_phase_field(&p, CBK_I64("read_shift", ((s->src - c->rank) % c->size + c->size) % c->size));
     cbk_label_read(&p, cold, !cold, resident, method);
     if (c->size == 1 || s->src == c->rank)
@@ -640,6 +827,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
             ;
     }
     enum pario_phases phases = opt(a)->phases;
+    choose_files(a, c, s);
     write_phase(a, c, s, phases != PARIO_PHASES_READ_ONLY);
     int status = CBK_EXIT_OK;
     if (phases != PARIO_PHASES_WRITE_ONLY)
@@ -659,13 +847,15 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     (void)a;
     struct pario *s = c->state;
     cbk_pattern_free(&s->pat);
-    cbk_pattern_free(&s->src_pat);
+    if (s->src >= 0)
+        cbk_pattern_free(&s->src_pat);
     cbk_buffer_free(s->read_buf);
     cbk_buffer_free(s->master_buf);
     free(s->offsets);
     free(s->src_offsets);
     free(s->master_offsets);
     free(s->master_src);
+    free(s->written);
     free(s);
     c->state = NULL;
 }

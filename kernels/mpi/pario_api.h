@@ -18,6 +18,8 @@ struct pario_file {
     bool direct;     /* set by the driver before open: bypass the page cache */
     int fd;          /* posix */
     MPI_File fh;     /* mpiio */
+    const char *hints;          /* mpiio: "key=value,..." for MPI_File_open, or "" */
+    char hints_in_effect[2048]; /* mpiio: "key=value;..." as MPI_File_get_info returns them */
     char err[512];   /* the last failure: call, path and the library's reason */
 };
 

@@ -34,11 +34,56 @@ static int moved(struct pario_file *f, MPI_Status *st, size_t want, const char *
     return -1;
 }
 
+/* "key=value,key=value" (validated by pario) into an MPI_Info, as IOR's
+ * IOR_HINT__MPI__key=value lines become one. */
+static MPI_Info info_of(const char *hints)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (!hints || !*hints)
+        return info;
+    MPI_Info_create(&info);
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", hints);
+    for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq) {
+            *eq = '\0';
+            MPI_Info_set(info, kv, eq + 1);
+        }
+    }
+    return info;
+}
+
+/* The hints the library attached to the open file ("key=value;..."). */
+static void hints_in_effect(struct pario_file *f)
+{
+    MPI_Info info;
+    int nkeys = 0, flag, pos = 0;
+    f->hints_in_effect[0] = '\0';
+    if (MPI_File_get_info(f->fh, &info) != MPI_SUCCESS)
+        return;
+    MPI_Info_get_nkeys(info, &nkeys);
+    for (int i = 0; i < nkeys && pos < (int)sizeof f->hints_in_effect; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], value[256];
+        MPI_Info_get_nthkey(info, i, key);
+        MPI_Info_get(info, key, sizeof value - 1, value, &flag);
+        pos += snprintf(f->hints_in_effect + pos, sizeof f->hints_in_effect - (size_t)pos, "%s%s=%s", i ? ";" : "",
+                        key, flag ? value : "");
+    }
+    MPI_Info_free(&info);
+}
+
 static int mpiio_open(struct pario_file *f, const char *path, enum pario_open how, MPI_Comm comm)
 {
     f->path = path;
     int mode = how == PARIO_WRITE ? MPI_MODE_WRONLY | MPI_MODE_CREATE : MPI_MODE_RDONLY;
-    return check(f, MPI_File_open(comm, path, mode, MPI_INFO_NULL, &f->fh), "MPI_File_open");
+    MPI_Info info = info_of(f->hints);
+    int rc = check(f, MPI_File_open(comm, path, mode, info, &f->fh), "MPI_File_open");
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (!rc)
+        hints_in_effect(f);
+    return rc;
 }
 
 static int mpiio_write_at(struct pario_file *f, uint64_t offset, const void *buf, size_t len, bool collective)

@@ -1,63 +1,24 @@
 """`clusterbench ior IOR-ARGS...`: run an IOR command line as pario.
 
 The line is translated by clusterbench.ior_args (a leading `mpiexec -n N`
-gives the ranks), then run and stored through the same path as
-`clusterbench run pario ...`; after our table it prints IOR's familiar
-summary (Max Write/Max Read and the per-operation Max/Min/Mean/StdDev
-table), computed over the repetitions as IOR computes it.
+gives the ranks; a script file `-f` gives one step per test), run and
+stored through the same path as `clusterbench run pario ...`, and IOR's
+own output is printed on stdout in the format the line asked for
+(clusterbench.ior_output: IOR's text, `-O summaryFormat=JSON` or `CSV`,
+or into `-O summaryFile=FILE`), so a script that parses IOR's output
+parses ours. clusterbench's notes and the run number go to stderr.
 """
 from __future__ import annotations
 
-import math
+import os
 import shlex
 import sys
+import time
 
 import click
 
-from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
-
-MIB, MB = 1048576.0, 1e6
-
-
-def ior_figures(samples: list[dict]) -> dict[str, list[dict]]:
-    """Per IOR operation, the records IOR would have reported: the write
-    figure includes fsync when -e was given (mode fsync), as IOR's does."""
-    ops: dict[str, list[dict]] = {"write": [], "read": []}
-    writes = [s for s in samples if s["phase"] == "write"]
-    if any(s["mode"] == "fsync" for s in writes):
-        writes = [s for s in writes if s["mode"] == "fsync"]
-    ops["write"] = [s["record"] for s in writes]
-    ops["read"] = [s["record"] for s in samples if s["phase"] == "read"]
-    return {k: v for k, v in ops.items() if v}
-
-
-def _stats(values: list[float]) -> tuple[float, float, float, float]:
-    """Max, min, mean and IOR's standard deviation (population: divided by n)."""
-    mean = sum(values) / len(values)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-    return max(values), min(values), mean, sd
-
-
-def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn: int | None) -> list[str]:
-    out = []
-    for op, recs in figures.items():
-        bw = [r["bytes"] / r["seconds"] / MIB for r in recs]
-        out.append(f"Max {op.capitalize()}: {max(bw):.2f} MiB/sec ({max(bw) * MIB / MB:.2f} MB/sec)")
-    out.append("")
-    out.append("Summary of all tests:")
-    out.append(f"{'Operation':<10} {'Max(MiB)':>10} {'Min(MiB)':>10} {'Mean(MiB)':>10} {'StdDev':>10} "
-               f"{'Max(OPs)':>10} {'Min(OPs)':>10} {'Mean(OPs)':>10} {'StdDev':>10} {'Mean(s)':>10} "
-               f"{'#Tasks':>6} {'tPN':>4} {'reps':>4} {'fPP':>4} {'aggs(MiB)':>10}")
-    for op, recs in figures.items():
-        bw = _stats([r["bytes"] / r["seconds"] / MIB for r in recs])
-        iops = _stats([r["ops"] / r["seconds"] for r in recs])
-        mean_s = sum(r["seconds"] for r in recs) / len(recs)
-        fpp = 1 if params.get("strategy") == "split" else 0
-        out.append(f"{op:<10} {bw[0]:>10.2f} {bw[1]:>10.2f} {bw[2]:>10.2f} {bw[3]:>10.2f} "
-                   f"{iops[0]:>10.2f} {iops[1]:>10.2f} {iops[2]:>10.2f} {iops[3]:>10.2f} {mean_s:>10.5f} "
-                   f"{ranks:>6} {ppn or ranks:>4} {len(recs):>4} {fpp:>4} {recs[0]['bytes'] / MIB:>10.2f}")
-    return out
 
 
 @click.command("ior", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -70,55 +31,71 @@ def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn:
 @click.option("--label", help="Name of the configuration measured.")
 @memory_limit_option
 @setting_option
-@click.option("--quiet", is_flag=True, help="No progress bar and no tables.")
+@click.option("--quiet", is_flag=True, help="No progress bar and no notes; IOR's output only.")
 @db_option
+@width_option
 @click.argument("ior_args", nargs=-1, type=click.UNPROCESSED)
 def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, ior_args):
     """Run an IOR command line with the pario kernel and store it.
 
     Paste the IOR options (a leading `mpiexec -n N IOR` is understood);
-    our options come first.
+    our options come first. IOR's output goes to stdout.
 
     \b
     Examples:
       clusterbench ior mpiexec -n 36 IOR -a MPIIO -b 4g -t 4m -i 1 -F -o /gluster/output
-      clusterbench ior --np 4 -a POSIX -b 64m -t 1m -F -C -e -o /scratch/test
+      clusterbench ior --np 4 -a POSIX -b 64m -t 1m -F -C -e -o /scratch/test -O summaryFormat=JSON
+      clusterbench ior --np 4 -f tests.ior
     """
-    from clusterbench import catalogue
+    from clusterbench import catalogue, ior_output
     from clusterbench.commands.run import absolute_paths, execute_and_show
     from clusterbench.ior_args import translate
     from clusterbench.plan import expand
     from clusterbench.report.data import load_run
-    from clusterbench.runner import RunRequest
+    from clusterbench.runner import RunRequest, preflight
 
     t = translate(list(ior_args))
     if ranks and t.ranks and ranks != t.ranks:
         raise BadInput(f"--np {ranks} and the launcher's -n {t.ranks} disagree")
     ranks = ranks or t.ranks or 1
     ppn = ppn or t.ranks_per_node
-    # IOR -i repeats inside one launch: clusterbench's repeat (cbk --repetitions)
-    params = dict(t.params)
-    repeat = int(params.pop("repetitions", "1"))
     cat = catalogue.load()
     kernel = cat.kernel("pario")  # BadInput when cbk was built without MPI
-    cat.check_params(kernel, params)
-    if not quiet:
-        click.echo("pario " + " ".join(f"--{k}={v}" for k, v in t.params.items()) + f"  (ranks {ranks})")
-        for note in t.notes:
-            click.echo("note: " + note)
-    steps = expand("pario", params, repeat=repeat, ranks=ranks, ranks_per_node=ppn, launcher=launcher,
-                   name="ior " + shlex.join(ior_args))
+    steps = []
+    for test in t.tests:
+        cat.check_params(kernel, test.params)
+        steps += expand("pario", test.params, repeat=test.repetitions, ranks=ranks, ranks_per_node=ppn,
+                        launcher=launcher, name=f"ior test {test.id}: " + shlex.join(ior_args))
     steps, targets = absolute_paths(steps, cat)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 
-    check(req.conditions, req)  # refused before the store is opened
+    # bad input (a missing -o directory, a refused setting) is only its error line: checked before the
+    # translation is shown and the store is opened
+    check(req.conditions, req)
+    preflight(cat, req)
+    if not quiet:  # on stderr: stdout is IOR's output alone
+        for test in t.tests:
+            click.echo(f"test {test.id}: pario " + " ".join(f"--{k}={v}" for k, v in test.params.items())
+                       + f" --repetitions={test.repetitions}  (ranks {ranks})", err=True)
+        for note in t.notes:
+            click.echo("note: " + note, err=True)
     store = open_store(db_url)
-    run_id = execute_and_show(store, cat, req, quiet)
+    began = time.time()
+    run_id = execute_and_show(store, cat, req, quiet, show=False)
+    finished = time.time()
     run = load_run(store, run_id)
-    if not quiet:
-        step = run["steps"][0]
-        for line in summary_lines(ior_figures(step["samples"]), params, ranks, ppn):
-            click.echo(line)
-    click.echo(f"stored as run {run_id} in {store.url}")
+    build = run["steps"][0]["build"] or {}
+    uname = os.uname()
+    job = ior_output.Job(ranks=ranks, tasks_per_node=build.get("ranks_per_node", ppn or ranks),
+                         nodes=build.get("nodes", 1), machine=f"{uname.sysname} {uname.nodename}",
+                         platform=f"{uname.nodename}({uname.sysname})", began=began, finished=finished)
+    text = ior_output.render(t, job, [step["samples"] for step in run["steps"]])
+    if t.summary_file:
+        with open(t.summary_file, "w", encoding="utf-8") as f:
+            f.write(text)
+        click.echo(f"Writing output to {t.summary_file}")
+    else:
+        click.echo(text, nl=False)
+    click.echo(f"stored as run {run_id} in {store.url}", err=True)

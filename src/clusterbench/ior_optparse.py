@@ -1,0 +1,85 @@
+"""Option tokens as IOR 4 and mdtest take them (their src/option.c), pure Python.
+
+Both tools share one parser; this module reads a command line the same way:
+`-b 4m`, `-b4m`, `-b=4m`, clustered flags `-wrC`, a value option at the end
+of a cluster taking the next word (`-Fb 4m`), long options `--name`,
+`--name=value` or `--name value`, and a flag given a count (`-v=2`). Like
+IOR, a '-' inside a cluster is skipped (`-z-k` is `-z -k`). Unlike IOR, the
+letters of a glued value are not also read as flags: IOR takes `-b4m` as
+`-b 4m` *and* `-m` (its loop goes on over the value's letters), a parser
+bug that `-t1k` (`-k` too) shows; here a glued value ends the token, as
+getopt does (docs/kernels/pario.md, "Deliberate differences").
+
+`tokens()` never raises on an unknown option: it returns every problem of
+the line, so a refusal can name them all at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Which short letters and long names take a value and which are flags."""
+    short_values: frozenset[str]
+    short_flags: frozenset[str]
+    long_values: frozenset[str] = frozenset()
+    long_flags: frozenset[str] = frozenset()
+
+
+@dataclass
+class Parsed:
+    options: list[tuple[str, str | None]] = field(default_factory=list)  # ("-b", "4m"), ("-F", None)
+    problems: list[str] = field(default_factory=list)                   # one line each
+
+
+def tokens(argv: list[str], g: Grammar) -> Parsed:
+    out = Parsed()
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        if not word.startswith("-") or word == "-":
+            out.problems.append(f"'{word}': unexpected word (options start with -)")
+            continue
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            if name in g.long_flags:
+                out.options.append(("--" + name, value if eq else None))
+            elif name in g.long_values:
+                if not eq:
+                    if i >= len(argv):
+                        out.problems.append(f"--{name}: needs a value")
+                        continue
+                    value = argv[i]
+                    i += 1
+                out.options.append(("--" + name, value))
+            else:
+                out.problems.append(f"--{name}: unknown option")
+            continue
+        body, eq, eq_value = word[1:].partition("=")
+        for pos, letter in enumerate(body):
+            if letter == "-":
+                continue  # IOR's parser skips it: -z-k is -z -k
+            opt = "-" + letter
+            if letter in g.short_flags:
+                out.options.append((opt, eq_value if eq else None))
+            elif letter in g.short_values:
+                if eq and pos == len(body) - 1:
+                    value = eq_value
+                elif pos < len(body) - 1:
+                    value = body[pos + 1:] + (eq + eq_value if eq else "")
+                elif i < len(argv):
+                    value = argv[i]
+                    i += 1
+                else:
+                    out.problems.append(f"{opt}: needs a value")
+                    break
+                if value == "":
+                    out.problems.append(f"{opt}: needs a value")
+                else:
+                    out.options.append((opt, value))
+                break
+            else:
+                out.problems.append(f"{opt}: unknown option")
+    return out

@@ -1,0 +1,257 @@
+"""metadata under real mpiexec (2 ranks) on real directories in tmp_path: every
+mdtest layout option gives the items the layout says, on disk (counted by
+the listing hook after each create) and in the records (every phase's items
+over every rank), with positive rates and nothing left; the stride makes a
+rank read another rank's data (the writer's stamp read back from disk);
+bad input is one line, exit 2, nothing left; a signal mid-run removes a
+deep tree; `clusterbench mdtest` prints mdtest's SUMMARY table from the
+stored run."""
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+from conftest import tree
+
+ITEM_PHASES = {"dirs": ["dir-create", "dir-stat", "dir-rename", "dir-remove"],
+               "files": ["file-create", "file-stat", "file-read", "file-remove"]}
+
+
+def run_md(run_cbk, mpiexec, tmp_path, n, *args):
+    data = tmp_path / "target"
+    data.mkdir(exist_ok=True)
+    listing = tmp_path / "listing.txt"
+    res = run_cbk("metadata", f"--dir={data}", *args, launcher=[mpiexec, "-n", str(n)], timeout=60,
+                  env={"CBK_TEST_LISTING": str(listing)})
+    seen = {}
+    if listing.exists():
+        for line in listing.read_text().splitlines():
+            rep, kind, files, dirs = line.split()
+            seen[(int(rep), kind)] = (int(files), int(dirs))
+        listing.unlink()
+    assert tree(data) == [], "items left behind"
+    return res, seen
+
+
+def tree_dirs(depth: int, b: int) -> int:
+    return depth + 1 if b == 1 else (b ** (depth + 1) - 1) // (b - 1)
+
+
+# (mdtest options as kernel args, items per rank, tree dirs, test dirs, trees, kinds)
+LAYOUTS = [
+    ("-n 12", ["--items=12"], 12, 1, 1, 1, ("dirs", "files")),
+    ("-I 5", ["--items=0", "--items-per-dir=5"], 5, 1, 1, 1, ("dirs", "files")),
+    ("-n 12 -I 4 (3 test dirs)", ["--items=12", "--items-per-dir=4"], 12, 1, 3, 1, ("dirs", "files")),
+    ("-n 20 -z 2 -b 2", ["--items=20", "--depth=2", "--branching=2"], 14, 7, 1, 1, ("dirs", "files")),
+    ("-I 3 -z 3 (b 1)", ["--items=0", "--items-per-dir=3", "--depth=3"], 12, 4, 1, 1, ("dirs", "files")),
+    ("-n 20 -z 2 -b 2 -L", ["--items=20", "--depth=2", "--branching=2", "--leaf-only"], 20, 7, 1, 1,
+     ("dirs", "files")),
+    ("-n 10 -u", ["--items=10", "--unique-dir"], 10, 1, 1, 2, ("dirs", "files")),
+    ("-I 2 -z 1 -b 3 -u", ["--items=0", "--items-per-dir=2", "--depth=1", "--branching=3", "--unique-dir"], 8, 4, 1, 2,
+     ("dirs", "files")),
+    ("-F -n 9 -w 4k -e 1k -y", ["--items=9", "--kind=files", "--write-bytes=4k", "--read-bytes=1k", "--fsync"], 9, 1, 1,
+     1, ("files",)),
+    ("-D -n 9 -Y", ["--items=9", "--kind=dirs", "--sync-phase"], 9, 1, 1, 1, ("dirs",)),
+    ("-n 10 -N 1 -u -R", ["--items=10", "--stride=1", "--unique-dir", "--order=random"], 10, 1, 1, 2,
+     ("dirs", "files")),
+]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name,args,per_rank,dirs_per_tree,loops,trees,kinds", LAYOUTS, ids=[t[0] for t in LAYOUTS])
+def test_layout_items_accounted_for(run_cbk, mpiexec, tmp_path, name, args, per_rank, dirs_per_tree, loops, trees,
+                                    kinds):
+    n = 2
+    res, seen = run_md(run_cbk, mpiexec, tmp_path, n, *args)
+    assert res.status == 0, res.stderr
+    skeleton = loops + loops * trees * dirs_per_tree  # test directories and the trees in them
+    for kind in kinds:
+        items = n * per_rank
+        # on disk, right after the create: the items and the skeleton, nothing else
+        assert seen[(0, kind)] == ((0, skeleton + items) if kind == "dirs" else (items, skeleton))
+        for phase in ITEM_PHASES[kind]:
+            (rec,) = res.measurements(phase)
+            assert rec["ops"] == items and rec["items_per_rank"] == per_rank, phase
+            assert rec["rate"] > 0 and rec["rate_unit"] == "items/s"
+            assert 0 < rec["rank_items_per_s_min"] <= rec["rank_items_per_s_max"]
+            # mdtest's figure: all items over (latest end - earliest start)
+            assert rec["rate"] == pytest.approx(items / rec["seconds"])
+    created, removed = res.measurements("tree-create"), res.measurements("tree-remove")
+    assert created[0]["ops"] == removed[0]["ops"] == trees * dirs_per_tree * loops
+    other = {"dirs": "files", "files": "dirs"}
+    for kind in other:
+        if kind not in kinds:
+            assert all(not res.measurements(p) for p in ITEM_PHASES[kind])
+
+
+@pytest.mark.timeout(60)
+def test_write_and_read_bytes_are_counted(run_cbk, mpiexec, tmp_path):
+    res, _ = run_md(run_cbk, mpiexec, tmp_path, 2, "--items=6", "--kind=files", "--write-bytes=3901",
+                    "--read-bytes=3901")
+    assert res.status == 0, res.stderr
+    assert res.measurements("file-create")[0]["bytes"] == 2 * 6 * 3901
+    assert res.measurements("file-read")[0]["bytes"] == 2 * 6 * 3901
+    assert res.measurements("file-stat")[0]["bytes"] == 0
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("n,stride,stat_owner,read_owner,remove_owner", [
+    (2, 0, 0, 0, 0), (2, 1, 1, 0, 1), (3, 1, 1, 2, 0)])
+def test_stride_reads_another_ranks_items(run_cbk, mpiexec, tmp_path, n, stride, stat_owner, read_owner, remove_owner):
+    """mdtest -N: phase k works on rank (r + k x N)'s items (stat 1, read 2,
+    remove 3); the read proves it with the writer rank stamped in each file."""
+    res, _ = run_md(run_cbk, mpiexec, tmp_path, n, "--items=6", "--kind=files", f"--stride={stride}",
+                    "--write-bytes=64", "--read-bytes=8", "--unique-dir")
+    assert res.status == 0, res.stderr
+    assert res.measurements("file-stat")[0]["rank0_items_of_rank"] == stat_owner
+    read = res.measurements("file-read")[0]
+    assert read["rank0_items_of_rank"] == read["rank0_read_data_of_rank"] == read_owner
+    assert res.measurements("file-remove")[0]["rank0_items_of_rank"] == remove_owner
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("phases,timed", [
+    ("create", ["tree-create", "file-create"]),
+    ("stat", ["file-stat"]),
+    ("remove", ["file-remove", "tree-remove"]),
+    ("create,stat,read,remove", ["tree-create", "file-create", "file-stat", "file-read", "file-remove", "tree-remove"]),
+])
+def test_phase_options_time_only_their_phases(run_cbk, mpiexec, tmp_path, phases, timed):
+    """-C/-T/-E/-r: only those phases are reported; the rest still runs
+    untimed, so every item is created and removed (nothing left)."""
+    res, seen = run_md(run_cbk, mpiexec, tmp_path, 2, "--items=5", "--kind=files", f"--phases={phases}")
+    assert res.status == 0, res.stderr
+    assert [r["phase"] for r in res.measurements()] == timed
+    assert seen[(0, "files")] == (10, 2)
+
+
+@pytest.mark.timeout(60)
+def test_repetitions_each_report_every_phase(run_cbk, mpiexec, tmp_path):
+    res, seen = run_md(run_cbk, mpiexec, tmp_path, 2, "--items=4", "--repetitions=3")
+    assert res.status == 0, res.stderr
+    assert len(res.measurements("dir-rename")) == len(res.measurements("file-remove")) == 3
+    assert sorted(seen) == [(r, k) for r in range(3) for k in ("dirs", "files")]
+
+
+BAD = [
+    (["--items=0"], "nothing to create"),
+    (["--items=10", "--items-per-dir=3"], "not a multiple of items-per-dir"),
+    (["--items=10", "--items-per-dir=5", "--unique-dir"], "not both"),
+    (["--items=3", "--depth=2", "--branching=2"], "less than one per directory"),
+    (["--kind=files", "--write-bytes=10", "--read-bytes=20"], "read-bytes 20 B is more than write-bytes 10 B"),
+    (["--phases=create,list"], "unknown phase 'list'"),
+    (["--depth=9", "--branching=100"], "more than 10000000 directories"),
+    (["--depth=33"], "depth"),
+]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args,message", BAD, ids=[m for _, m in BAD])
+def test_bad_input_one_line_exit_2_nothing_left(run_cbk, mpiexec, tmp_path, args, message):
+    res, _ = run_md(run_cbk, mpiexec, tmp_path, 2, *args)
+    assert res.status == 2, res.stderr
+    assert len(res.errors) == 1 and message in res.errors[0]["message"], res.stderr
+    assert res.measurements() == []
+
+
+@pytest.mark.timeout(60)
+def test_sigterm_mid_run_removes_a_deep_tree(cbk_bin, mpiexec, tmp_path):
+    """The tree goes down 12 levels below the private directory: cleanup
+    descends all of them, on a signal as at the end."""
+    import signal
+    import subprocess
+    import time
+    data = tmp_path / "target"
+    data.mkdir()
+    p = subprocess.Popen([mpiexec, "-n", "2", cbk_bin, "metadata", f"--dir={data}", "--items-per-dir=2", "--items=0",
+                          "--depth=9", "--repetitions=100000", "--unique-dir"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline and not list(data.glob("cbk-metadata-*/#test-dir.*/*/*/*/*/*/*/*/*/*/*/*")):
+            time.sleep(0.02)
+        assert list(data.glob("cbk-metadata-*/#test-dir.*/*")), "the run never made its tree"
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline and tree(data):
+        time.sleep(0.05)
+    assert tree(data) == []
+
+
+ROW = re.compile(r"^   (\S.{0,21}?)\s+(\d+\.\d{3}) +(\d+\.\d{3}) +(\d+\.\d{3}) +(\d+\.\d{3})$")
+
+
+def summary_rows(text: str, what: str = "rate") -> dict[str, tuple[float, ...]]:
+    """Rows of mdtest's SUMMARY table, read as a script reading mdtest's output would."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"SUMMARY {what}: (of "))
+    assert lines[start + 1].split() == ["Operation", "Max", "Min", "Mean", "Std", "Dev"]
+    rows = {}
+    for line in lines[start + 3:]:
+        m = ROW.match(line)
+        if not m:
+            break
+        rows[m.group(1).strip()] = tuple(float(x) for x in m.groups()[1:])
+    return rows
+
+
+@pytest.mark.timeout(120)
+def test_clusterbench_mdtest_prints_mdtests_summary_and_stores_the_run(cli, mpiexec, tmp_path):
+    data = tmp_path / "md"
+    data.mkdir()
+    r = cli("mdtest", "mpiexec", "-n", "2", "mdtest", "-n", "8", "-z", "1", "-b", "2", "-i", "2", "-w", "512",
+            "-e", "512", "-N", "1", "-P", "-d", str(data / "out"))
+    assert r.status == 0, r.stderr
+    assert "mdtest-4.0.0 was launched with 2 total task(s) on 1 node(s)" in r.stdout
+    assert "Command line used: mdtest '-n' '8' '-z' '1'" in r.stdout
+    assert "2 tasks, 12 files/directories" in r.stdout  # 8 over 3 directories: 2 each
+    rates, times = summary_rows(r.stdout, "rate"), summary_rows(r.stdout, "time")
+    assert list(rates) == ["Directory creation", "Directory stat", "Directory rename", "Directory removal",
+                           "File creation", "File stat", "File read", "File removal", "Tree creation", "Tree removal"]
+    for name, (mx, mn, mean, sd) in rates.items():
+        assert mx >= mean >= mn > 0 and sd >= 0, name
+        assert times[name][0] >= times[name][1] >= 0  # seconds, printed to 1 ms as mdtest does
+    run_id = int(re.search(r"stored as run (\d+)", r.stdout).group(1))
+    shown = cli("export", "--format", "json", str(run_id))
+    assert shown.status == 0 and '"dir-create"' in shown.stdout
+    assert tree(data) == []
+
+
+@pytest.mark.timeout(60)
+def test_clusterbench_mdtest_refuses_every_unsupported_option_at_once(cli, tmp_path):
+    r = cli("mdtest", "--np", "2", "-n", "10", "-S", "-c", "-W", "5", "--verify-read", "-K", "-d", str(tmp_path))
+    assert r.status == 2
+    line = r.stderr.strip().splitlines()[-1]
+    for opt in ("-S:", "-c:", "-W:", "--verify-read:", "-K: unknown option"):
+        assert opt in line, line
+    assert tree(tmp_path) == []
+
+
+MDTEST_LINES = [
+    ("mpiexec -n 4 mdtest -n 1000 -u -d /tmp", 4, {"items": "1000", "unique-dir": "true", "dir": "/tmp"}, 1),
+    ("mdtest -I 10 -z 5 -b 2 -L -i 3", None, {"items": "0", "items-per-dir": "10", "depth": "5", "branching": "2",
+                                              "leaf-only": "true"}, 3),
+    ("mdtest -F -C -T -r -n 100 -w 3901 -e 3901 -N 1", None,
+     {"items": "100", "kind": "files", "phases": "create,stat,remove", "write-bytes": "3901", "read-bytes": "3901",
+      "stride": "1"}, 1),
+    ("mdtest -D -n100 -R --random-seed=7 -y -Y -v -vv", None,
+     {"items": "100", "kind": "dirs", "order": "random", "seed": "7", "fsync": "true", "sync-phase": "true"}, 1),
+    ("mdtest -F -D -n 5 -E", None, {"items": "5", "phases": "read"}, 1),
+    ("mdtest -Cn 5", None, {"items": "5", "phases": "create"}, 1),
+]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("line,ranks,params,reps", MDTEST_LINES, ids=[t[0] for t in MDTEST_LINES])
+def test_mdtest_lines_translate(line, ranks, params, reps):
+    from clusterbench.mdtest_args import translate
+    t = translate(shlex.split(line))
+    assert t.params == {"dir": ".", **params}
+    assert (t.ranks, t.repetitions) == (ranks, reps)
