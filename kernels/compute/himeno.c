@@ -9,6 +9,7 @@
 #include "../core/timer.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,15 +71,38 @@ static const int size_points[][3] = {
 #define FLOPS_PER_POINT 34.0
 static const float omega = 0.8f; /* the reference's `static float omega=0.8` */
 
+/* Layout. The 12 read-only fields (a0-a3, b0-b2, c0-c2, bnd, wrk1) are
+ * interleaved in tiles of COEF_TILE points along k: a tile is a0[16],
+ * a1[16], ..., wrk1[16], 12 consecutive cache lines, so the sweep reads
+ * them as one sequential stream from one pointer at compile-time offsets.
+ * The reference's 14 separate arrays are 23 streams with the 9 rows of p
+ * the stencil reads: they do not fit x86-64's 16 registers (each vector
+ * iteration reloaded ~20 pointers from the stack), and separate arrays of
+ * equal power-of-two size sat on the same cache sets (cbk ran at a third
+ * of the reference). A row's last tile is shifted back to end at the
+ * row's last point, so every tile is a full vector loop; its first lanes
+ * repeat points already done and are left out of GOSA. Coefficients exist
+ * for interior points only; p and wrk2 keep halos for the stencil and MPI. */
+#define COEF_TILE 16          /* floats: one cache line per field */
+#define COEF_PREFETCH_TILES 4
+enum { A0, A1, A2, A3, B0, B1, B2, C0, C1, C2, BND, WRK1, COEF_FIELDS };
+#define MAX_THREADS 1024
+
 struct himeno {
     int m[3];            /* global points per axis, boundary included */
     int dims[3], coords[3];
     int n[3], off[3];    /* this rank's interior points per axis; global index of local 0 */
-    ptrdiff_t si, sj;    /* strides of the local array (halo of one point) */
-    size_t cells;        /* local array elements */
+    ptrdiff_t si, sj;    /* strides of p and wrk2 (halo of one point, padded) */
+    size_t cells;        /* elements of p, and of wrk2 */
+    int tiles;           /* coefficient tiles per (i, j) row */
+    int last_k0;         /* first point (from 0) of a row's last tile */
+    size_t coef_floats;  /* elements of coef */
     int threads, max_threads;
     bool copy;           /* --update=copy: the reference's copy-back loop */
-    float *a0, *a1, *a2, *a3, *b0, *b1, *b2, *c0, *c1, *c2, *bnd, *wrk1, *p, *wrk2;
+    float *coef;         /* COEF_FIELDS x COEF_TILE floats per tile, see COEF_TILE */
+    float *pw;           /* one allocation for p and wrk2 */
+    float *p, *wrk2;
+    float gosa_of_thread[MAX_THREADS];
     int cpu_of_thread[CBK_MAX_CPUS];
     char cpus[4096];
     struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
@@ -168,10 +192,12 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                      dims[0], dims[1], dims[2], m[0], m[1], m[2], dims[d], axis[d], m[d] - 2);
             return -1;
         }
-    /* 14 single-precision arrays, as the reference allocates; a rank's
-     * share, with halos, times the ranks on this node. */
-    double bytes = 14.0 * 4.0 * ((double)(m[0] - 2) / dims[0] + 3) * ((double)(m[1] - 2) / dims[1] + 3) *
-                   ((double)(m[2] - 2) / dims[2] + 3) * c->node_size;
+    /* a rank's share, times the ranks on this node: p and wrk2 with halos
+     * and padding, 12 coefficient fields on the interior in whole tiles */
+    double ni = ceil((double)(m[0] - 2) / dims[0]), nj = ceil((double)(m[1] - 2) / dims[1]),
+           nk = ceil((double)(m[2] - 2) / dims[2]);
+    double bytes = 4.0 * c->node_size *
+                   (2.0 * (ni + 2) * (nj + 3) * (nk + 3) + COEF_FIELDS * ni * nj * ceil(nk / COEF_TILE) * COEF_TILE);
     long avail = cbk_mem_available_kib();
     if (avail > 0 && bytes > 0.9 * 1024.0 * (double)avail) {
         snprintf(why, len, "grid %dx%dx%d needs %.1f GiB on this node but only %.1f GiB is available",
@@ -189,11 +215,32 @@ static void decompose(struct himeno *h)
         h->n[d] = base + (k < rem ? 1 : 0);
         h->off[d] = k * base + (k < rem ? k : rem); /* global index of local index 0 */
     }
-    h->sj = h->n[2] + 2;
-    h->si = (ptrdiff_t)(h->n[1] + 2) * h->sj;
+    /* odd row and plane lengths, as the reference's MKMAX = kmax+1: with
+     * power-of-two lengths the 9 rows the stencil reads map to few cache sets */
+    h->sj = (h->n[2] + 2) | 1;
+    h->si = (ptrdiff_t)((h->n[1] + 2) | 1) * h->sj;
     h->cells = (size_t)(h->n[0] + 2) * (size_t)h->si;
+    h->tiles = (h->n[2] + COEF_TILE - 1) / COEF_TILE;
+    h->last_k0 = h->n[2] > COEF_TILE ? h->n[2] - COEF_TILE : 0;
+    h->coef_floats = (size_t)h->n[0] * (size_t)h->n[1] * (size_t)h->tiles * COEF_FIELDS * COEF_TILE;
 }
 
+/* First coefficient of interior row (i, j), i and j from 1. */
+static inline size_t coef_row(const struct himeno *h, int i, int j)
+{
+    return ((size_t)(i - 1) * (size_t)h->n[1] + (size_t)(j - 1)) * (size_t)h->tiles * COEF_FIELDS * COEF_TILE;
+}
+
+/* First point (from 0) of tile t of a row. */
+static inline int tile_k0(const struct himeno *h, int t) { return t == h->tiles - 1 ? h->last_k0 : t * COEF_TILE; }
+
+/* Field f at interior point (i, j, k), k from 1. */
+static inline float coef_at(const struct himeno *h, int f, int i, int j, int k)
+{
+    int t = (k - 1) / COEF_TILE;
+    int kk = t == h->tiles - 1 ? k - 1 - h->last_k0 : (k - 1) % COEF_TILE;
+    return h->coef[coef_row(h, i, j) + ((size_t)t * COEF_FIELDS + (size_t)f) * COEF_TILE + (size_t)kk];
+}
 /* Initial conditions of himenoBMTxpa: p(i,j,k) = i^2/(mimax-1)^2 along the
  * first axis; a = 1,1,1,1/6; b = 0; c = 1; bnd = 1; wrk1 = 0. wrk2 starts
  * as a copy of p so the two can swap roles (boundaries never change).
@@ -214,15 +261,25 @@ static void init_arrays(struct himeno *h, bool pressure_only)
                 size_t x = (size_t)i * (size_t)h->si + (size_t)j * (size_t)h->sj + (size_t)k;
                 h->p[x] = pv;
                 h->wrk2[x] = pv;
-                if (pressure_only)
-                    continue;
-                h->a0[x] = h->a1[x] = h->a2[x] = 1.0f;
-                h->a3[x] = (float)(1.0 / 6.0);
-                h->b0[x] = h->b1[x] = h->b2[x] = 0.0f;
-                h->c0[x] = h->c1[x] = h->c2[x] = 1.0f;
-                h->bnd[x] = 1.0f;
-                h->wrk1[x] = 0.0f;
             }
+        }
+    if (pressure_only)
+        return;
+    static const float value[COEF_FIELDS] = {
+        [A0] = 1.0f, [A1] = 1.0f, [A2] = 1.0f, [A3] = (float)(1.0 / 6.0), [B0] = 0.0f, [B1] = 0.0f,
+        [B2] = 0.0f, [C0] = 1.0f, [C1] = 1.0f, [C2] = 1.0f, [BND] = 1.0f, [WRK1] = 0.0f,
+    };
+#ifdef CBK_HAVE_OPENMP
+#pragma omp parallel for collapse(2) schedule(static) num_threads(h->threads)
+#endif
+    for (int i = 1; i <= ni; i++)
+        for (int j = 1; j <= nj; j++) {
+            float *row = h->coef + coef_row(h, i, j);
+            for (int t = 0; t < h->tiles; t++)
+                for (int f = 0; f < COEF_FIELDS; f++)
+                    for (int kk = 0; kk < COEF_TILE; kk++) /* past nk (nk < 16): never read, zero */
+                        row[((size_t)t * COEF_FIELDS + (size_t)f) * COEF_TILE + (size_t)kk] =
+                            tile_k0(h, t) + kk < nk ? value[f] : 0.0f;
         }
 }
 
@@ -230,18 +287,21 @@ static void init_arrays(struct himeno *h, bool pressure_only)
  * interior back into p (a second pass over two arrays); swapping the
  * pointers gives the same numbers with less memory traffic, valid
  * because both arrays hold the same fixed boundary. */
-static void update(struct himeno *h)
+static void swap_p_wrk2(struct himeno *h)
 {
-    if (!h->copy) {
-        float *t = h->p;
-        h->p = h->wrk2;
-        h->wrk2 = t;
-        return;
-    }
+    float *t = h->p;
+    h->p = h->wrk2;
+    h->wrk2 = t;
+}
+
+/* --update=copy, called by every thread of the sweep's parallel region
+ * (after the sweep's implicit barrier): one fork and join per sweep. */
+static void copy_back(struct himeno *h)
+{
     const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
     const ptrdiff_t si = h->si, sj = h->sj;
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for collapse(2) schedule(static) num_threads(h->threads)
+#pragma omp for collapse(2) schedule(static)
 #endif
     for (int i = 1; i <= ni; i++)
         for (int j = 1; j <= nj; j++) {
@@ -252,41 +312,126 @@ static void update(struct himeno *h)
         }
 }
 
+/* Vectors of the widest width the build targets (SSE2 by default; AVX or
+ * AVX-512 with CBK_NATIVE=ON); a tile is COEF_TILE / VLEN of them. */
+#if defined(__AVX512F__)
+#define VLEN 16
+#elif defined(__AVX__)
+#define VLEN 8
+#else
+#define VLEN 4
+#endif
+typedef float vfloat __attribute__((vector_size(VLEN * sizeof(float))));
+static inline vfloat vload(const float *x)
+{
+    vfloat v;
+    memcpy(&v, x, sizeof v); /* unaligned load */
+    return v;
+}
+static inline void vstore(float *x, vfloat v) { memcpy(x, &v, sizeof v); }
+
+/* One tile of 16 points of row r (an index of p) with coefficients cf.
+ * The expression is the reference's, term by term in its order, each lane
+ * a point, so every new value is the reference's to the bit. GOSA is summed
+ * in the reference's order too: one float, point after point; lanes below
+ * `repeat` were done by the previous tile and are not added again. */
+static inline __attribute__((always_inline)) float sweep_tile(const struct himeno *h, ptrdiff_t r,
+                                                              const float *restrict cf, int repeat, float g)
+{
+    const ptrdiff_t si = h->si, sj = h->sj;
+    const float *pc = h->p + r, *pip = pc + si, *pim = pc - si, *pjp = pc + sj, *pjm = pc - sj;
+    const float *pipjp = pip + sj, *pipjm = pip - sj, *pimjp = pim + sj, *pimjm = pim - sj;
+    float *w2 = h->wrk2 + r;
+    const vfloat om = (vfloat){ 0 } + omega;
+    /* one dense stream runs out of the hardware prefetcher's depth sooner
+     * than the reference's 12 thin ones: ask for the tile 4 tiles ahead */
+    for (int l = 0; l < COEF_FIELDS; l++)
+        __builtin_prefetch(cf + COEF_PREFETCH_TILES * COEF_FIELDS * COEF_TILE + l * COEF_TILE);
+    for (int v = 0; v < COEF_TILE; v += VLEN) {
+        const float *c = cf + v;
+#define F(f) vload(c + (f) * COEF_TILE)
+#define P(row, dk) vload((row) + v + (dk))
+        vfloat s0 = F(A0) * P(pip, 0) + F(A1) * P(pjp, 0) + F(A2) * P(pc, 1)
+                  + F(B0) * (P(pipjp, 0) - P(pipjm, 0) - P(pimjp, 0) + P(pimjm, 0))
+                  + F(B1) * (P(pjp, 1) - P(pjm, 1) - P(pjp, -1) + P(pjm, -1))
+                  + F(B2) * (P(pip, 1) - P(pim, 1) - P(pip, -1) + P(pim, -1))
+                  + F(C0) * P(pim, 0) + F(C1) * P(pjm, 0) + F(C2) * P(pc, -1) + F(WRK1);
+        vfloat ss = (s0 * F(A3) - P(pc, 0)) * F(BND);
+        vstore(w2 + v, P(pc, 0) + om * ss);
+#undef F
+#undef P
+        vfloat sq = ss * ss;
+        for (int l = repeat > v ? repeat - v : 0; l < VLEN; l++)
+            g += sq[l];
+    }
+    return g;
+}
+
+/* A row of fewer than 16 points (tiny grids): the same sum, point by point. */
+static float sweep_short_row(const struct himeno *h, ptrdiff_t r, const float *cf, float g)
+{
+    const ptrdiff_t si = h->si, sj = h->sj;
+    const float *P = h->p + r;
+    for (int k = 0; k < h->n[2]; k++) {
+        const float *c = cf + k;
+        float s0 = c[A0 * COEF_TILE] * P[k + si] + c[A1 * COEF_TILE] * P[k + sj] + c[A2 * COEF_TILE] * P[k + 1]
+                 + c[B0 * COEF_TILE] * (P[k + si + sj] - P[k + si - sj] - P[k - si + sj] + P[k - si - sj])
+                 + c[B1 * COEF_TILE] * (P[k + sj + 1] - P[k - sj + 1] - P[k + sj - 1] + P[k - sj - 1])
+                 + c[B2 * COEF_TILE] * (P[k + si + 1] - P[k - si + 1] - P[k + si - 1] + P[k - si - 1])
+                 + c[C0 * COEF_TILE] * P[k - si] + c[C1 * COEF_TILE] * P[k - sj] + c[C2 * COEF_TILE] * P[k - 1]
+                 + c[WRK1 * COEF_TILE];
+        float ss = (s0 * c[A3 * COEF_TILE] - P[k]) * c[BND * COEF_TILE];
+        g += ss * ss;
+        h->wrk2[r + k] = P[k] + omega * ss;
+    }
+    return g;
+}
+
+/* Row (i, j), its GOSA terms added to g in order. Not inlined: in the
+ * OpenMP outlined loop the compiler spilled the vector registers. */
+static __attribute__((noinline)) float sweep_row(const struct himeno *h, int i, int j, float g)
+{
+    const float *cf = h->coef + coef_row(h, i, j);
+    const ptrdiff_t r = i * h->si + j * h->sj + 1;
+    if (h->n[2] < COEF_TILE)
+        return sweep_short_row(h, r, cf, g);
+    for (int t = 0; t < h->tiles - 1; t++, cf += COEF_FIELDS * COEF_TILE)
+        g = sweep_tile(h, r + t * COEF_TILE, cf, 0, g);
+    return sweep_tile(h, r + h->last_k0, cf, (h->tiles - 1) * COEF_TILE - h->last_k0, g);
+}
+
 /* One Jacobi sweep over this rank's interior, new values into wrk2; then
- * update() moves them into p. Returns this rank's sum of squared residuals. Each
- * (i,j) row is a vector loop along k with its own partial sum. */
+ * copy_back() or swap_p_wrk2() moves them into p. Returns this rank's sum of squared residuals:
+ * each thread sums its rows (a contiguous block in i, j order) in one
+ * float, in the reference's order; the threads' sums are added in thread
+ * order. One thread: the reference's GOSA, bit for bit. */
 static double sweep(struct himeno *h)
 {
-    const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
-    const ptrdiff_t si = h->si, sj = h->sj;
-    double gosa = 0.0;
+    const int ni = h->n[0], nj = h->n[1];
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for collapse(2) schedule(static) reduction(+:gosa) num_threads(h->threads)
+#pragma omp parallel num_threads(h->threads)
 #endif
-    for (int i = 1; i <= ni; i++)
-        for (int j = 1; j <= nj; j++) {
-            const ptrdiff_t r = i * si + j * sj;
-            const float *restrict P = h->p + r, *restrict a0 = h->a0 + r, *restrict a1 = h->a1 + r,
-                        *restrict a2 = h->a2 + r, *restrict a3 = h->a3 + r, *restrict b0 = h->b0 + r,
-                        *restrict b1 = h->b1 + r, *restrict b2 = h->b2 + r, *restrict c0 = h->c0 + r,
-                        *restrict c1 = h->c1 + r, *restrict c2 = h->c2 + r, *restrict bn = h->bnd + r,
-                        *restrict w1 = h->wrk1 + r;
-            float *restrict w2 = h->wrk2 + r;
-            float g = 0.0f;
-#pragma omp simd reduction(+:g)
-            for (int k = 1; k <= nk; k++) {
-                float s0 = a0[k] * P[k + si] + a1[k] * P[k + sj] + a2[k] * P[k + 1]
-                         + b0[k] * (P[k + si + sj] - P[k + si - sj] - P[k - si + sj] + P[k - si - sj])
-                         + b1[k] * (P[k + sj + 1] - P[k - sj + 1] - P[k + sj - 1] + P[k - sj - 1])
-                         + b2[k] * (P[k + si + 1] - P[k - si + 1] - P[k + si - 1] + P[k - si - 1])
-                         + c0[k] * P[k - si] + c1[k] * P[k - sj] + c2[k] * P[k - 1] + w1[k];
-                float ss = (s0 * a3[k] - P[k]) * bn[k];
-                g += ss * ss;
-                w2[k] = P[k] + omega * ss;
-            }
-            gosa += g;
-        }
-    update(h);
+    {
+        float g = 0.0f;
+#ifdef CBK_HAVE_OPENMP
+#pragma omp for collapse(2) schedule(static)
+#endif
+        for (int i = 1; i <= ni; i++)
+            for (int j = 1; j <= nj; j++)
+                g = sweep_row(h, i, j, g);
+#ifdef CBK_HAVE_OPENMP
+        h->gosa_of_thread[omp_get_thread_num()] = g;
+#else
+        h->gosa_of_thread[0] = g;
+#endif
+        if (h->copy)
+            copy_back(h);
+    }
+    if (!h->copy)
+        swap_p_wrk2(h);
+    float gosa = 0.0f;
+    for (int t = 0; t < h->threads; t++)
+        gosa += h->gosa_of_thread[t];
     return gosa;
 }
 
@@ -302,16 +447,21 @@ static double sweep_reference(struct himeno *h)
             for (int k = 1; k <= nk; k++) {
                 const ptrdiff_t x = i * si + j * sj + k;
                 const float *P = h->p;
-                float s0 = h->a0[x] * P[x + si] + h->a1[x] * P[x + sj] + h->a2[x] * P[x + 1]
-                         + h->b0[x] * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj])
-                         + h->b1[x] * (P[x + sj + 1] - P[x - sj + 1] - P[x + sj - 1] + P[x - sj - 1])
-                         + h->b2[x] * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1])
-                         + h->c0[x] * P[x - si] + h->c1[x] * P[x - sj] + h->c2[x] * P[x - 1] + h->wrk1[x];
-                float ss = (s0 * h->a3[x] - P[x]) * h->bnd[x];
+#define C(f) coef_at(h, f, i, j, k)
+                float s0 = C(A0) * P[x + si] + C(A1) * P[x + sj] + C(A2) * P[x + 1]
+                         + C(B0) * (P[x + si + sj] - P[x + si - sj] - P[x - si + sj] + P[x - si - sj])
+                         + C(B1) * (P[x + sj + 1] - P[x - sj + 1] - P[x + sj - 1] + P[x - sj - 1])
+                         + C(B2) * (P[x + si + 1] - P[x - si + 1] - P[x + si - 1] + P[x - si - 1])
+                         + C(C0) * P[x - si] + C(C1) * P[x - sj] + C(C2) * P[x - 1] + C(WRK1);
+                float ss = (s0 * C(A3) - P[x]) * C(BND);
+#undef C
                 gosa += ss * ss;
                 h->wrk2[x] = P[x] + omega * ss;
             }
-    update(h);
+    if (h->copy)
+        copy_back(h);
+    else
+        swap_p_wrk2(h);
     return gosa;
 }
 
@@ -393,17 +543,16 @@ static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct hi
         cbk_fail(c, CBK_EXIT_FAILED, "himeno: pthread_setaffinity_np failed for %d threads", failed);
 }
 
-#define ARRAYS(h) { &(h)->a0, &(h)->a1, &(h)->a2, &(h)->a3, &(h)->b0, &(h)->b1, &(h)->b2, \
-                    &(h)->c0, &(h)->c1, &(h)->c2, &(h)->bnd, &(h)->wrk1, &(h)->p, &(h)->wrk2 }
-
 static void release_arrays(struct himeno *h)
 {
-    float **arrays[] = ARRAYS(h);
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
-        free(*arrays[i]);
-        *arrays[i] = NULL;
-    }
+    free(h->coef);
+    free(h->pw);
+    h->coef = h->pw = h->p = h->wrk2 = NULL;
 }
+
+/* wrk2 starts 17 cache lines past a 64-float multiple after p: two arrays
+ * of equal power-of-two size would otherwise share cache sets point by point. */
+static size_t wrk2_offset(const struct himeno *h) { return (h->cells + 15) / 16 * 16 + 17 * 16; }
 
 /* Threads placed first, then the arrays allocated and first-touched by
  * them, so each thread's rows live on its own NUMA node. */
@@ -412,9 +561,10 @@ static void prepare(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
     release_arrays(h);
     h->threads = threads;
     place_threads(a, c, h);
-    float **arrays[] = ARRAYS(h);
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        *arrays[i] = alloc_floats(c, h->cells);
+    h->coef = alloc_floats(c, h->coef_floats);
+    h->pw = alloc_floats(c, wrk2_offset(h) + h->cells);
+    h->p = h->pw;
+    h->wrk2 = h->pw + wrk2_offset(h);
     init_arrays(h, false);
 }
 
@@ -442,7 +592,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     decompose(h);
 #ifdef CBK_HAVE_MPI
     if (h->cart != MPI_COMM_NULL) {
-        int full[3] = { h->n[0] + 2, h->n[1] + 2, h->n[2] + 2 };
+        int full[3] = { h->n[0] + 2, (int)(h->si / h->sj), (int)h->sj };
         int sub[3][3] = { { 1, h->n[1], h->n[2] }, { h->n[0] + 2, 1, h->n[2] }, { h->n[0] + 2, h->n[1] + 2, 1 } };
         int start[3] = { 0, 0, 0 };
         for (int d = 0; d < 3; d++) {

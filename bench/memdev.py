@@ -1,0 +1,127 @@
+"""A memory-backed device for the I/O benches: ext4 on a loop device with
+direct I/O (`losetup --direct-io=on`) over a file on a private tmpfs.
+
+On a virtual machine the real disk is often served from the host's cache:
+the same tool run twice differs by up to 5x and ratios against fio swing
+from 0.85 to 1.8. This device has no host cache behind it, so the same
+comparison is repeatable; it measures the tools, not the storage. It is
+created for one bench run and removed after it, also on Ctrl-C and SIGTERM
+(needs root: mount, losetup, mkfs.ext4).
+
+    with memory_device(2 << 30) as mnt:   # a Path: ext4, mounted
+        ...
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+EXT4_SLACK_BYTES = 256 << 20  # journal, inode tables, reserved blocks
+
+
+def available() -> str | None:
+    """None when the device can be made here, else why not."""
+    if os.geteuid() != 0:
+        return "needs root (mount, losetup)"
+    for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
+        if not any(os.access(Path(d) / tool, os.X_OK) for d in os.environ.get("PATH", "").split(os.pathsep)
+                   + ["/sbin", "/usr/sbin"]):
+            return f"no {tool}"
+    return None
+
+
+def _run(cmd: list[str]) -> str:
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: {p.stderr.strip()}")
+    return p.stdout.strip()
+
+
+@contextlib.contextmanager
+def memory_device(data_bytes: int, prefix: str = "cbk-bench"):
+    """Yields the mount point of a fresh ext4 holding data_bytes plus slack."""
+    why = available()
+    if why:
+        sys.exit(f"memory device: {why}")
+    device_bytes = data_bytes + data_bytes // 4 + EXT4_SLACK_BYTES
+    base = Path(tempfile.mkdtemp(prefix=f"{prefix}-memdev-"))
+    tmpfs, mnt = base / "tmpfs", base / "ext4"
+    tmpfs.mkdir()
+    mnt.mkdir()
+    mounted: list[Path] = []
+    loop = None
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+
+    def stop(signum, _frame):  # unwinds through the finally below
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    for s in previous:
+        signal.signal(s, stop)
+    try:
+        _run(["mount", "-t", "tmpfs", "-o", f"size={device_bytes + (16 << 20)},mode=0700", "cbk-bench-memdev",
+              str(tmpfs)])
+        mounted.append(tmpfs)
+        image = tmpfs / "device.img"
+        with open(image, "wb") as f:
+            f.truncate(device_bytes)
+        loop = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)])
+        _run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop])
+        _run(["mount", loop, str(mnt)])
+        mounted.append(mnt)
+        yield mnt
+    finally:
+        if mnt in mounted:
+            subprocess.run(["umount", str(mnt)], capture_output=True)
+        if loop:
+            subprocess.run(["losetup", "-d", loop], capture_output=True)
+        if tmpfs in mounted:  # the loop lets go of its file asynchronously (seconds, under load)
+            for _ in range(300):
+                if subprocess.run(["umount", str(tmpfs)], capture_output=True).returncode == 0:
+                    break
+                time.sleep(0.1)
+            else:  # detached now, freed when the loop lets go
+                subprocess.run(["umount", "--lazy", str(tmpfs)], capture_output=True)
+        for d in (mnt, tmpfs, base):  # empty once unmounted; never a recursive delete
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def describe(mnt: Path) -> str:
+    src = _run(["findmnt", "-n", "-o", "SOURCE", str(mnt)])
+    dio = Path(f"/sys/block/{Path(src).name}/loop/dio")
+    return f"memory device {src} (ext4, loop direct-io={dio.read_text().strip() if dio.exists() else '?'}, on tmpfs)"
+
+
+@contextlib.contextmanager
+def places(device: str, disk_dir: str, data_bytes: int, prefix: str = "cbk-bench"):
+    """The directories a bench runs in for --device disk, memory or both:
+    a list of (label, path), the memory device made for the run and removed
+    after it. With both, a machine that cannot make one runs the disk only."""
+    with contextlib.ExitStack() as stack:
+        out: list[tuple[str, Path]] = []
+        if device in ("disk", "both"):
+            out.append((f"disk: {os.path.abspath(disk_dir)}", Path(disk_dir)))
+        if device in ("memory", "both"):
+            why = available()
+            if why and device == "both":
+                print(f"memory device skipped: {why}", file=sys.stderr)
+            else:
+                mnt = stack.enter_context(memory_device(data_bytes, prefix))
+                out.append((describe(mnt), mnt))
+        yield out
+
+
+def add_argument(ap) -> None:
+    ap.add_argument("--device", choices=("disk", "memory", "both"), default="both",
+                    help="disk = in --dir; memory = on a memory-backed ext4 (loop device with direct I/O over "
+                         "tmpfs, made and removed by the bench; root); both (default) = one after the other")
