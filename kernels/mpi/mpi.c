@@ -674,8 +674,11 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         recv_bytes = per_rank * (size_t)c->size;
     s->send = cbk_buffer_alloc(send_bytes);
     s->recv = cbk_buffer_alloc(recv_bytes);
-    s->t = calloc((size_t)s->iterations, sizeof *s->t);
-    s->t_max = calloc((size_t)s->iterations, sizeof *s->t_max);
+    /* the warm-up loop times its iterations too, and may run more of them
+     * than the timed loop (--warmup=100 --iterations=10) */
+    size_t timed_slots = (size_t)(s->warmup > s->iterations ? s->warmup : s->iterations);
+    s->t = calloc(timed_slots, sizeof *s->t);
+    s->t_max = calloc(timed_slots, sizeof *s->t_max);
     s->req = calloc(2 * (size_t)s->window, sizeof *s->req);
     if (s->info->reduction) {
         /* ref: MPI_Allreduce's result, or the exact sums in double */
