@@ -181,11 +181,8 @@ class Cluster:
             "OMPI_MCA_btl_tcp_if_include": subnet,
             "OMPI_MCA_oob_tcp_if_include": subnet,
             "PRTE_MCA_oob_tcp_if_include": subnet,
-            "OMPI_MCA_btl": "self,vader,sm,tcp",
-            "OMPI_MCA_pml": "ob1",
             "OMPI_MCA_hwloc_base_binding_policy": "none",
             "PRTE_MCA_hwloc_default_binding_policy": "none",
-            "OMPI_MCA_btl_base_warn_component_unused": "0",
             "CLUSTERBENCH_TESTBED": str(self.dir),
         }
 
