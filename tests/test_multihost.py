@@ -70,7 +70,8 @@ def measurements(step: dict) -> list[dict]:
 
 @pytest.mark.timeout(400)
 def test_hostfile_runs_snapshot_every_host_and_place_ranks_across_hosts(cluster, hcli, tmp_path):
-    p = hcli("run", "cluster-smoke", "--hostfile", str(cluster.hostfile), "--oversubscribe",
+    p = hcli("run", str(REPO / "tests" / "fixtures" / "e7-placements.toml"), "--hostfile", str(cluster.hostfile),
+             "--oversubscribe",
              "--report", str(tmp_path / "report.html"))
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     run = exported(hcli)
