@@ -183,3 +183,29 @@ def test_link_specs_are_read_in_tc_units():
     assert tc.delay_ms("500us") == 0.5
     with pytest.raises(tc.BadCluster, match="not a tc rate"):
         tc.parse_link("fast")
+
+
+@needs_root
+@pytest.mark.timeout(120)
+def test_two_clusters_up_at_once_get_their_own_addresses_and_names(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    ups = [subprocess.Popen([*CLI, "testbed", "up", "--hosts", "2", "--dir", str(d)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True) for d in (a, b)]
+    try:
+        assert [p.wait(timeout=60) for p in ups] == [0, 0], [p.stderr.read() for p in ups]
+        sa, sb = (json.loads(tb("status", "--json", state_dir=d).stdout) for d in (a, b))
+        assert sa["subnet"] != sb["subnet"] and sa["id"] != sb["id"]
+        # each cluster's h01 reaches its own h02, by name
+        for d, st in ((a, sa), (b, sb)):
+            got = tb("exec", "h01", "--", sys.executable, "-c",
+                     "import socket; print(socket.gethostbyname('h02'))", state_dir=d)
+            assert got.stdout.strip() == st["hosts"][1]["address"]
+        assert tb("down", state_dir=a).returncode == 0
+        assert objects_of(sa["id"], a) == set()
+        assert all(h["up"] for h in json.loads(tb("status", "--json", state_dir=b).stdout)["hosts"])
+    finally:
+        for p in ups:
+            p.stderr.close()
+        for d in (a, b):
+            if (d / tc.STATE_FILE).exists():
+                tb("down", state_dir=d)
