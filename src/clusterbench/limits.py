@@ -34,6 +34,9 @@ def record_warnings(record: dict, env: dict) -> list[str]:
     phase, mode = record.get("phase"), record.get("mode")
     size = record.get("file_bytes") or record.get("bytes")
     available = env.get("memory.available_bytes")
+    limit = env.get("conditions.memory_limit_bytes")  # --memory-limit: the cache cannot outgrow the cgroup
+    if isinstance(limit, int) and isinstance(available, (int, float)):
+        available = min(available, limit)
     cold_proven = record.get("cold_achieved") is True or mode in ("direct",)
     if phase == "read" and not cold_proven and size and isinstance(available, (int, float)) and size < available:
         out.append(f"likely cache effect: the data read ({size / 2**20:.0f} MiB) fits in free memory "
