@@ -11,12 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from conftest import store_rows
+from conftest import REPO, find_cbk, store_rows
 from clusterbench.testbed import cluster as tc
 from slurm_cluster import MultiNodeSlurm, why_not
 
 WHY = tc.why_not() or why_not()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
+OPENMPI_CBK = REPO / ".venv-openmpi" / "bin" / "cbk"
+# srun serves MPICH through pmi2 and Open MPI 5 through PMIx (Slurm's
+# mpi/pmix plugin needs Debian's libpmix-dev for its libpmix.so)
+SRUN_MPI = {"mpich": "pmi2", "openmpi": "pmix"}
+
+
+@pytest.fixture(params=["mpich", "openmpi"])
+def family(request) -> tuple[str, str]:
+    if request.param == "openmpi" and not os.access(OPENMPI_CBK, os.X_OK):
+        pytest.skip("no Open MPI cbk: run scripts/build-openmpi-cbk.sh")
+    return request.param, str(OPENMPI_CBK) if request.param == "openmpi" else find_cbk()
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +56,13 @@ def test_srun_and_sbatch_place_tasks_on_several_hosts(slurm, tmp_path):
 
 
 @pytest.mark.timeout(300)
-def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snapshots(slurm, cbk_bin, tmp_path):
+def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snapshots(slurm, family, tmp_path):
+    name, cbk_bin = family
     store = f"sqlite:///{tmp_path / 'results.db'}"
     out = tmp_path / "job.out"
     bindir = Path(sys.executable).parent
     env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": cbk_bin,
+           "CLUSTERBENCH_SRUN_MPI": SRUN_MPI[name],
            "PATH": f"{Path(cbk_bin).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
     script = (f"{sys.executable} -m clusterbench run cluster-smoke --launcher srun --label smoke-$SLURM_JOB_ID "
               f"--report {tmp_path / 'report.html'}")
