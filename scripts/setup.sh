@@ -41,7 +41,8 @@ if ! command -v mpicc >/dev/null; then
   .venv/bin/pip install -q "mpich>=4.1"
 fi
 echo "setup: building cbk with $(command -v mpicc) and installing clusterbench"
-.venv/bin/pip install -q ".$extras"
+# setup made sure of an mpicc above: a build without MPI here is a defect, not a fallback
+CLUSTERBENCH_REQUIRE_MPI=1 .venv/bin/pip install -q ".$extras"
 .venv/bin/clusterbench --version
 if [ -n "$extras" ]; then
   bash scripts/build-openmpi-cbk.sh

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from clusterbench import environment
-from clusterbench.environment import gpu, memory, network, software, summary_block
+from clusterbench.environment import container, fabric, gpu, memory, modules, network, software, summary_block
+from clusterbench.environment.sources import Context
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "environment"
 COMMANDS = FIXTURES / "commands"
@@ -325,7 +326,10 @@ def test_command_outputs_are_parsed():
     assert gpus == {"gpu.count": 2, "gpu.source": "nvidia-smi",
                     **{f"gpu.{i}.{k}": v for i in (0, 1) for k, v in (
                         ("name", "NVIDIA A100-SXM4-40GB"), ("driver_version", "535.104.05"),
-                        ("memory_mib", 40960), ("pcie_gen", 4), ("pcie_width", 16))}}
+                        ("memory_mib", 40960), ("pcie_gen", 4), ("pcie_width", 16), ("pcie_width_current", 16))},
+                    "gpu.0.bus_id": "0000:07:00.0", "gpu.1.bus_id": "0000:0b:00.0",
+                    # GPU 1's link idles at gen 1 (power saving): current and max differ
+                    "gpu.0.pcie_gen_current": 4, "gpu.1.pcie_gen_current": 1}
     assert dict(summary_block(gpus))["GPUs"] == "2 x NVIDIA A100-SXM4-40GB (40960 MiB, driver 535.104.05)"
 
 
@@ -333,9 +337,11 @@ def test_command_outputs_are_parsed():
 def test_mpi_tuning_variables_kept_and_launcher_internals_left_out():
     environ = {"UCX_TLS": "rc,sm", "FI_PROVIDER": "verbs", "MPIR_CVAR_ASYNC_PROGRESS": "1",
                "OMPI_MCA_btl": "^openib", "OMPI_MCA_ess_base_jobid": "1234", "OMPI_MCA_orte_hnp_uri": "x",
-               "I_MPI_PIN_DOMAIN": "core", "PATH": "/usr/bin", "HOME": "/root"}
+               "I_MPI_PIN_DOMAIN": "core", "PATH": "/usr/bin", "HOME": "/root",
+               "MPICH_OFI_NIC_POLICY": "NUMA", "NCCL_IB_HCA": "mlx5_0"}
     assert software.mpi_env(environ) == {
         "mpi.env.FI_PROVIDER": "verbs", "mpi.env.I_MPI_PIN_DOMAIN": "core",
+        "mpi.env.MPICH_OFI_NIC_POLICY": "NUMA", "mpi.env.NCCL_IB_HCA": "mlx5_0",
         "mpi.env.MPIR_CVAR_ASYNC_PROGRESS": "1", "mpi.env.OMPI_MCA_btl": "^openib", "mpi.env.UCX_TLS": "rc,sm"}
 
 
@@ -450,11 +456,123 @@ def test_every_key_is_documented(tmp_path):
     for name in ("xeon2s_hdd", "ib_qdr", "sparse"):
         keys |= set(fixture_env(name, ["/data", "/scratch", "/data/vm images/x", "/home"]))
     keys |= set(gpu.nvidia_keys(gpu.parse_nvidia_smi((COMMANDS / "nvidia-smi.csv").read_text())))
+    keys |= set(gpu.rocm_keys((COMMANDS / "rocm-smi.json").read_text()))
+    keys |= set(gpu.pci_keys(Context(_gpu_tree(tmp_path)), "0", "0000:c1:00.0", {}))
+    keys |= {"gpu.rocm_query", "container.image", "container.engine", "container.evidence", "modules.system",
+             "modules.files", "modules.path", "modules.count", "gpu.0.local_cpus"}
     keys |= set(memory.dimm_keys(memory.parse_dmidecode_memory((COMMANDS / "dmidecode-memory.txt").read_text())))
     doc = (Path(__file__).resolve().parent.parent / "docs" / "environment.md").read_text()
     documented = set(re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", doc, flags=re.S)))
-    forms = {_documented_form(k) for k in keys} - {"gpu.query"}  # gpu.query_error has no value twin
+    # gpu.query_error and gpu.rocm_query_error have no value twin
+    forms = {_documented_form(k) for k in keys} - {"gpu.query", "gpu.rocm_query"}
     assert sorted(f for f in forms if f not in documented) == []
     assert "gpu.query_error" in documented
     for k in environment.VOLATILE_KEYS:
         assert f"`{k}`" in doc
+
+
+def _gpu_tree(root: Path) -> Path:
+    """A PCI device directory as sysfs shows an MI210: NUMA node, near CPUs, links."""
+    dev = root / "gputree" / "sys/bus/pci/devices/0000:c1:00.0"
+    dev.mkdir(parents=True, exist_ok=True)
+    for name, text in (("numa_node", "3\n"), ("local_cpulist", "48-63\n"), ("max_link_speed", "16.0 GT/s PCIe\n"),
+                       ("max_link_width", "16\n"), ("current_link_speed", "16.0 GT/s PCIe\n"),
+                       ("current_link_width", "8\n")):
+        (dev / name).write_text(text)
+    return root / "gputree"
+
+
+@pytest.mark.timeout(10)
+def test_rocm_smi_gpus_get_their_numa_node_and_pcie_link_from_sysfs(tmp_path):
+    # rocm-smi.json is the layout of rocm-smi 6.x --json (written for this test, not captured on an MI210)
+    keys = gpu.rocm_keys((COMMANDS / "rocm-smi.json").read_text())
+    assert keys == {"gpu.count": 2, "gpu.source": "rocm-smi",
+                    "gpu.0.name": "AMD Instinct MI210", "gpu.1.name": "AMD Instinct MI210",
+                    "gpu.0.driver_version": "6.3.6", "gpu.1.driver_version": "6.3.6",
+                    "gpu.0.bus_id": "0000:c1:00.0", "gpu.1.bus_id": "0000:81:00.0",
+                    "gpu.0.memory_mib": 65520, "gpu.1.memory_mib": 65520}
+    ctx = Context(_gpu_tree(tmp_path))
+    gpu.add_pci_keys(keys, ctx)
+    assert {k: v for k, v in keys.items() if k.startswith("gpu.0.")} == {
+        "gpu.0.name": "AMD Instinct MI210", "gpu.0.driver_version": "6.3.6", "gpu.0.bus_id": "0000:c1:00.0",
+        "gpu.0.memory_mib": 65520, "gpu.0.numa_node": 3, "gpu.0.local_cpus": "48-63",
+        # a x16 card in a x8 slot shows as width 8: the number that halves its copy bandwidth
+        "gpu.0.pcie_gen": 4, "gpu.0.pcie_width": 16, "gpu.0.pcie_gen_current": 4, "gpu.0.pcie_width_current": 8}
+    assert keys["gpu.1.numa_node_error"] == "no such file /sys/bus/pci/devices/0000:81:00.0"
+    # nvidia-smi's link figures are kept; sysfs adds only NUMA node and near CPUs
+    nv = gpu.nvidia_keys(gpu.parse_nvidia_smi((COMMANDS / "nvidia-smi.csv").read_text()))
+    assert gpu.pci_keys(ctx, "0", "0000:c1:00.0", nv | {"gpu.0.pcie_width_current": 16}).keys() == {
+        "gpu.0.numa_node", "gpu.0.local_cpus"}
+
+
+@pytest.mark.timeout(10)
+def test_a_platform_without_numa_information_is_said_so(tmp_path):
+    root = _gpu_tree(tmp_path)
+    (root / "sys/bus/pci/devices/0000:c1:00.0/numa_node").write_text("-1\n")
+    (root / "sys/bus/pci/devices/0000:c1:00.0/max_link_speed").write_text("Unknown\n")
+    out = gpu.pci_keys(Context(root), "0", "0000:c1:00.0", {})
+    assert out["gpu.0.numa_node_error"] == ("the platform states no NUMA node "
+                                            "(/sys/bus/pci/devices/0000:c1:00.0/numa_node is -1)")
+    assert out["gpu.0.pcie_gen_error"] == "unexpected value 'Unknown' in /sys/bus/pci/devices/0000:c1:00.0/max_link_speed"
+    assert gpu.nvidia_keys([{"index": "0", "name": "Tesla T4", "driver_version": "535.1", "memory_mib": "15360",
+                             "pcie_gen": "3", "pcie_width": "16", "bus_id": "00000000:3B:00.0",
+                             "pcie_gen_current": "[N/A]", "pcie_width_current": "16"}])[
+        "gpu.0.pcie_gen_current_error"] == "nvidia-smi reports [N/A] for pcie_gen_current"
+
+
+@pytest.mark.timeout(10)
+def test_loaded_modules_of_lmod_and_environment_modules():
+    assert modules.module_keys({"LMOD_VERSION": "8.6.19", "LOADEDMODULES": "gcc/12.2:openmpi/4.1.5",
+                                "_LMFILES_": "/mf/gcc/12.2.lua:/mf/openmpi/4.1.5.lua", "MODULEPATH": "/mf",
+                                "LMOD_CMD": "/usr/share/lmod/lmod/libexec/lmod"}) == {
+        "modules.system": "Lmod 8.6.19", "modules.loaded": "gcc/12.2 openmpi/4.1.5", "modules.count": 2,
+        "modules.files": "/mf/gcc/12.2.lua /mf/openmpi/4.1.5.lua", "modules.path": "/mf"}
+    assert modules.module_keys({"MODULES_CMD": "/usr/lib/modulecmd.tcl", "MODULESHOME": "/usr/share/modules"}) == {
+        "modules.system": "Environment Modules", "modules.loaded": "", "modules.count": 0}
+    assert modules.module_keys({"PATH": "/usr/bin"}) == {"modules.loaded_error": (
+        "no module system in this environment (LOADEDMODULES, LMOD_CMD, MODULESHOME, MODULES_CMD unset)")}
+
+
+@pytest.mark.timeout(10)
+def test_container_runtimes_are_told_by_their_markers(tmp_path):
+    root = tmp_path / "c"
+    (root / "run").mkdir(parents=True)
+    assert container.detect(Context(root), {}) == {"container.runtime": "none"}
+    assert container.detect(Context(root), {"APPTAINER_CONTAINER": "/images/lammps.sif"}) == {
+        "container.runtime": "apptainer", "container.image": "/images/lammps.sif",
+        "container.evidence": "$APPTAINER_CONTAINER"}
+    (root / ".dockerenv").write_text("")
+    assert container.detect(Context(root), {})["container.runtime"] == "docker"
+    (root / "run/.containerenv").write_text('engine="podman-4.3.1"\nname="bench"\nimage="docker.io/library/'
+                                           'debian:12"\nrootless=1\n')
+    assert container.detect(Context(root), {}) == {
+        "container.runtime": "podman", "container.evidence": "/run/.containerenv",
+        "container.engine": "podman-4.3.1", "container.image": "docker.io/library/debian:12"}
+    (root / "run/.containerenv").unlink()
+    (root / ".dockerenv").unlink()
+    (root / "proc/1").mkdir(parents=True)
+    (root / "proc/1/cgroup").write_text("0::/kubepods.slice/kubepods-burstable.slice/cri-containerd-ab12.scope\n")
+    assert container.detect(Context(root), {}) == {"container.runtime": "kubernetes",
+                                                    "container.evidence": "/proc/1/cgroup names kubepods"}
+
+
+@pytest.mark.timeout(30)
+def test_fabric_library_versions_from_the_real_tools():
+    assert fabric.libfabric_version("fi_info: 1.17.0\nlibfabric: 1.17.0\nlibfabric api: 1.17\n") == "1.17.0"
+    assert fabric.ucx_version("# Version 1.13.1\n# Git branch '<unknown>', revision 0000000\n") == "1.13.1"
+    assert fabric.ucx_version("# Library version: 1.16.0\n# Library path: /usr/lib/libucs.so.0\n") == "1.16.0"
+    assert fabric.ofed_version("MLNX_OFED_LINUX-5.8-1.0.1.1:\n") == "MLNX_OFED_LINUX-5.8-1.0.1.1"
+    env = environment.collect([])
+    for key, tool in (("fabric.libfabric_version", "fi_info"), ("fabric.ucx_version", "ucx_info")):
+        if shutil.which(tool):  # libfabric-bin and ucx-utils (scripts/apt-packages-test.txt)
+            assert re.fullmatch(r"\d+\.\d+\.\d+", str(env[key])), env.get(key + "_error")
+        else:
+            assert env[key + "_error"] == f"{tool} not installed (not on PATH)"
+    assert env["fabric.ofed_version_error"] == "ofed_info not installed (not on PATH)" or env["fabric.ofed_version"]
+
+
+@pytest.mark.timeout(10)
+def test_the_granted_gpus_are_part_of_the_environment():
+    assert gpu.grant_keys({"SGE_HGR_gpu": "2 3"}) == {"gpu.granted": "2 3", "gpu.granted_source": "SGE_HGR_gpu"}
+    assert gpu.grant_keys({"SGE_HGR_gpu": "two"})["gpu.granted_error"].startswith("SGE_HGR_gpu='two' is not a list")
+    assert gpu.grant_keys({})["gpu.granted_error"].startswith("no grant in the environment")

@@ -70,3 +70,14 @@ def test_the_example_job_script_runs_under_qsub(cli, sge, mpiexec, cbk_bin, tmp_
     exported = json.loads(cli("export", "1", "--format", "json").stdout)
     assert exported["runs"][0]["batch_job"] == f"sge {job}"
     assert not [p for p in tree(tmp_path) if "cbk-" in p]
+
+
+@pytest.mark.timeout(180)
+def test_qrsh_ranks_bind_their_own_gpus_from_the_resource_map(cli, sge, mpiexec, store_url):
+    # this Grid Engine has no resource maps: SGE_HGR_gpu is set as a Univa/Altair
+    # cell sets it for `-l gpu=2` and reaches the job through qrsh -V
+    r = cli("run", "null", "--launcher", "qrsh", "--np", "2", "--gpus-per-rank", "1", "--seconds=0.01",
+            "--repeat", "1", "--quiet", env={**sge_env(sge), "SGE_HGR_gpu": "2 3"})
+    assert r.status == 0, r.stderr
+    ((build,),) = store_rows(store_url, "select build from steps")
+    assert json.loads(build)["gpu_devices"] == ["2", "3"]

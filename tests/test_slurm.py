@@ -93,3 +93,15 @@ def test_inside_an_allocation_every_node_gets_an_environment_snapshot(slurm, tmp
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("[")]
     got = json.loads(line)
     assert got == [socket.gethostname()]
+
+
+@pytest.mark.timeout(180)
+def test_srun_ranks_bind_their_own_gpus_by_slurm_local_id(scli, mpiexec, store_url):
+    # no GPU gres on the test cluster: the grant is set as Slurm sets it in a
+    # GPU job (CUDA_VISIBLE_DEVICES, passed on by srun); the node-local rank is
+    # the SLURM_LOCALID srun gives each task
+    r = scli("run", "null", "--launcher", "srun", "--np", "2", "--gpus-per-rank", "1", "--seconds=0.01",
+             "--repeat", "1", "--quiet", env={"CUDA_VISIBLE_DEVICES": "1,0"})
+    assert r.status == 0, r.stderr
+    ((build,),) = store_rows(store_url, "select build from steps")
+    assert json.loads(build)["gpu_devices"] == ["1", "0"]

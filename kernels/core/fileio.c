@@ -4,12 +4,35 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+const char *const cbk_write_mode_names[] = {
+    [CBK_WRITE_FSYNC] = "fsync", [CBK_WRITE_BUFFERED] = "buffered", [CBK_WRITE_DIRECT] = "direct", NULL,
+};
+const char *const cbk_read_mode_names[] = {
+    [CBK_READ_COLD] = "cold", [CBK_READ_WARM] = "warm", [CBK_READ_DIRECT] = "direct", [CBK_READ_NONE] = "none", NULL,
+};
+
+/* bytes in the binary unit cbk_format_size gives `like`, to one decimal
+ * unless whole: "needs 100 GiB, 74.6 GiB is free", never two units. */
+static const char *format_in_unit_of(uint64_t bytes, uint64_t like, char *buf, size_t len)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int u = 0;
+    while (u < 4 && like >= 1024 && like % 1024 == 0) {
+        like /= 1024;
+        u++;
+    }
+    double v = (double)bytes / (double)(1ULL << (10 * u));
+    snprintf(buf, len, v == floor(v) ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
 
 int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len)
 {
@@ -38,8 +61,9 @@ int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t
     uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
     if (need_bytes > avail) {
         char need[32], have[32];
-        snprintf(why, why_len, "not enough space in %s: the run needs %s, %s is free", dir,
-                 cbk_format_size(need_bytes, need, sizeof need), cbk_format_size(avail, have, sizeof have));
+        cbk_format_size(need_bytes, need, sizeof need);
+        snprintf(why, why_len, "not enough space in %s: the run needs %s, %s is free", dir, need,
+                 format_in_unit_of(avail, need_bytes, have, sizeof have));
         return -1;
     }
     return 0;
@@ -133,4 +157,21 @@ int cbk_test_corrupt(const char *path, uint64_t file_bytes)
         rc = -EIO;
     close(fd);
     return rc;
+}
+
+int cbk_io_status(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
+
+void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, double written_end_s,
+                               double synced_end_s, double sync_s)
+{
+    struct cbk_phase cached = *p, synced = *p;
+    cached.mode = cbk_write_mode_names[CBK_WRITE_BUFFERED];
+    cached.end_s = written_end_s;
+    cbk_phase_field(&cached, CBK_REAL("sync_seconds", sync_s));
+    cbk_phase_warn(&cached, "buffered write: timed until the data reached the page cache, not the device");
+    cbk_report(c, &cached);
+    synced.mode = "buffered+sync";
+    synced.end_s = synced_end_s;
+    cbk_phase_field(&synced, CBK_REAL("sync_seconds", sync_s));
+    cbk_report(c, &synced);
 }

@@ -50,6 +50,8 @@ class Catalogue:
     mpi_library: str | None
     common: tuple[Param, ...]
     kernels: dict[str, Kernel]
+    mpi_built_with: str | None = None   # mpi.h's MPI at build time (mpi_library is the run time's)
+    mpi_compiler: str | None = None
 
     def kernel(self, name: str) -> Kernel:
         try:
@@ -69,13 +71,16 @@ class Catalogue:
 
 
 def parse_size(text: str) -> int | None:
-    """cbk's size syntax (binary suffixes k, m, g, t) for plain numbers too; None if not a size."""
+    """cbk's size syntax (binary suffixes k, m, g, t; decimals that come to
+    whole bytes, such as 1.5g) for plain numbers too; None if not a size."""
     import re
+    from fractions import Fraction
 
-    m = re.fullmatch(r"(\d+)([kmgt]?)(i?b)?", str(text).strip().lower())
+    m = re.fullmatch(r"(\d+(?:\.\d{1,9})?)([kmgt]?)(i?b)?", str(text).strip().lower())
     if not m:
         return None
-    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)]
+    size = Fraction(m.group(1)) * (1 << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)])
+    return int(size) if size.denominator == 1 else None
 
 
 def cbk_path() -> str:
@@ -112,4 +117,5 @@ def load(cbk: str | None = None) -> Catalogue:
     kernels = {k["name"]: Kernel(k["name"], k["summary"], k["parallel"], tuple(_param(p) for p in k["parameters"]))
                for k in d["kernels"]}
     return Catalogue(cbk, d["cbk_version"], d["mpi"], d.get("mpi_library"),
-                     tuple(_param(p) for p in d["common_parameters"]), kernels)
+                     tuple(_param(p) for p in d["common_parameters"]), kernels,
+                     d.get("mpi_built_with"), d.get("mpi_compiler"))

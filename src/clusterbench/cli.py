@@ -22,6 +22,18 @@ COMMANDS = {
 }
 
 
+def one_line(e: click.UsageError) -> click.UsageError:
+    """The same error without click's usage block: bad input is one line
+    (and exit status 2) everywhere, with where to look for help. A bare
+    `clusterbench` still prints the help it asked for."""
+    if isinstance(e, click.exceptions.NoArgsIsHelpError):
+        return e
+    where = f" (see: {e.ctx.command_path} --help)" if e.ctx is not None else ""
+    plain = click.UsageError(e.format_message().rstrip(".") + where)
+    plain.exit_code = e.exit_code
+    return plain
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return list(COMMANDS)
@@ -30,6 +42,25 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         return importlib.import_module(COMMANDS[name][0]).command
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else ""
+        if name not in COMMANDS and not name.startswith("-") and not ctx.resilient_parsing:
+            raise click.UsageError(f"no such command: '{name}' (commands: {', '.join(COMMANDS)})")
+        return super().resolve_command(ctx, args)
+
+    # every parse error, of this group or of a subcommand, passes through one of these two
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as e:
+            raise one_line(e) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            raise one_line(e) from None
 
     def format_commands(self, ctx, formatter):
         with formatter.section("Commands"):
@@ -45,10 +76,20 @@ def _version(ctx, _param, value):
         from clusterbench import catalogue
 
         cat = catalogue.load()
-        mpi = f"MPI built in: {cat.mpi_library}" if cat.mpi else "MPI not built in"
-        click.echo(f"clusterbench {__version__}, cbk {cat.version} ({cat.cbk}), {mpi}")
     except click.ClickException as e:
         click.echo(f"clusterbench {__version__}, cbk unavailable: {e.message}")
+        ctx.exit()
+    from clusterbench import mpi_consistency
+    from clusterbench.launch.mpiexec import find_mpiexec
+
+    click.echo(f"clusterbench {__version__}, cbk {cat.version} ({cat.cbk})")
+    built_with = (cat.mpi_built_with or "unknown (cbk predates mpi_built_with)") if cat.mpi else None
+    lines, warnings = mpi_consistency.report(built_with, cat.mpi_compiler, cat.mpi_library,
+                                             find_mpiexec(cat.cbk) if cat.mpi else None)
+    for line in lines:
+        click.echo(line)
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
     ctx.exit()
 
 

@@ -71,7 +71,7 @@ def cross_sample_warnings(samples: Iterable[dict]) -> dict[int, list[str]]:
             best = max(direct[d])
             # 20 % margin: readahead legitimately helps a buffered read
             if rate > 1.2 * best:
-                out[sid] = [f"cold read ({rate:.0f} MiB/s) faster than the O_DIRECT read of the same directory "
-                            f"({best:.0f} MiB/s): readahead or a cache below the page cache (RAID controller, "
+                out[sid] = [f"cold read {rate:,.0f} MiB/s faster than the O_DIRECT read of the same directory "
+                            f"({best:,.0f} MiB/s): readahead or a cache below the page cache (RAID controller, "
                             f"hypervisor, server) helped; not a device figure"]
     return out

@@ -31,12 +31,19 @@ class Step:
     requires: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     auto: AutoRepeat | None = None
+    gpus_per_rank: int = 0     # >0: each rank bound to its own granted GPUs (clusterbench.gpubind)
+    share_gpus: bool = False   # with too few granted GPUs, ranks share them round-robin
 
     def title(self) -> str:
         return self.name or self.kernel
 
     def argv(self, cbk: str, repetitions: int | None = None) -> tuple[str, ...]:
-        return (cbk, self.kernel, *self.cbk_args(repetitions))
+        argv = (cbk, self.kernel, *self.cbk_args(repetitions))
+        if self.gpus_per_rank:
+            from clusterbench.gpubind import wrap
+
+            return wrap(argv, self.gpus_per_rank, self.share_gpus)
+        return argv
 
     def cbk_args(self, repetitions: int | None = None) -> tuple[str, ...]:
         args = [f"--{k}={v}" for k, v in self.params.items()]

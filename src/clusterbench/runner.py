@@ -294,6 +294,10 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
         if missing_requirement(step, cat):
             continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
+        if step.gpus_per_rank:
+            from clusterbench.gpubind import preflight as gpu_preflight
+
+            gpu_preflight(step, req.hostfile)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
                              req.oversubscribe, step.env))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from clusterbench import stats
+from clusterbench import stats, warning_fold
 
 
 def size_text(n: int) -> str:
@@ -13,6 +13,25 @@ def size_text(n: int) -> str:
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift} {unit}"
     return f"{n} B"
+
+
+# The cache/durability states a record's `mode` may name (docs/records.md).
+CACHE_STATES = ("fsync", "fsync-each", "direct", "buffered", "buffered+sync", "cached", "cold", "warm")
+
+
+def condition_names(mode: str | None, record: dict) -> tuple[str, ...]:
+    """What the mode column holds for this measurement, named: 'cache' for a
+    cache/durability state, then the fields the record declares as its
+    qualifiers and sweep key (docs/records.md: algorithm, busy_cpus, ...); an
+    older record's other mode text (an algorithm, '2 busy') is only 'mode'."""
+    names = ["cache"] if mode in CACHE_STATES else []
+    names += [q for q in record.get("qualifiers") or [] if isinstance(q, str)]
+    sweep = record.get("sweep_key")
+    if isinstance(sweep, str) and sweep != "size_bytes":  # a byte size shows in the phase label
+        names.append(sweep)
+    if not names and mode not in (None, "", "n/a", "none"):
+        names.append("mode")
+    return tuple(names)
 
 
 @dataclass
@@ -24,7 +43,8 @@ class Row:
     values: list[float] = field(default_factory=list)
     decimal: list[float] = field(default_factory=list)   # MB/s beside MiB/s
     decimal_unit: str | None = None
-    warnings: list[str] = field(default_factory=list)
+    sample_warnings: list[list[str]] = field(default_factory=list)  # per sample, as stored
+    condition: tuple[str, ...] = ()  # what the mode column holds: condition_names()
 
     @property
     def stats(self) -> stats.Summary:
@@ -55,6 +75,11 @@ class Row:
         """The phase as printed: with its size when the kernel swept sizes."""
         return self.phase if self.size_bytes is None else f"{self.phase} {size_text(self.size_bytes)}"
 
+    @property
+    def warnings(self) -> list[str]:
+        """The samples' warnings, each once: repeated ones folded with their count and range."""
+        return warning_fold.fold(self.sample_warnings, self.n)
+
     def all_warnings(self) -> list[str]:
         """The samples' warnings, plus one naming the outliers (flagged, never dropped)."""
         out = list(self.warnings)
@@ -75,14 +100,12 @@ def rows(samples) -> list[Row]:
     for s in samples:
         size = (s.record or {}).get("size_bytes")
         key = (s.phase, s.mode, s.unit, size)
-        row = out.setdefault(key, Row(s.phase, s.mode, s.unit, size))
+        row = out.setdefault(key, Row(s.phase, s.mode, s.unit, size, condition=condition_names(s.mode, s.record or {})))
         if s.value is not None:
             row.values.append(float(s.value))
         rec = s.record or {}
         if isinstance(rec.get("rate_decimal"), (int, float)):
             row.decimal.append(float(rec["rate_decimal"]))
             row.decimal_unit = rec.get("rate_decimal_unit")
-        for w in s.warnings or []:
-            if w not in row.warnings:
-                row.warnings.append(w)
+        row.sample_warnings.append(list(s.warnings or []))
     return list(out.values())

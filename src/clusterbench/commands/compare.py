@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, open_store, width_option
 
 
 @click.command("compare")
@@ -12,6 +12,7 @@ from clusterbench.commands.options import db_option, open_store
 @click.option("--exclude-outliers", is_flag=True,
               help="Leave modified-Z outliers out of medians, CIs and tests (the table says so).")
 @db_option
+@width_option
 def command(refs, env_lines, exclude_outliers, db_url):
     """Compare configurations: REFS are labels (all their runs pooled) or run
     ids, the first being the baseline. Prints the environment differences,

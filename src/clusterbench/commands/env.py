@@ -4,7 +4,7 @@ import json
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, open_store, width_option
 from clusterbench.errors import BadInput
 
 
@@ -16,6 +16,7 @@ from clusterbench.errors import BadInput
               help="Also describe the file system of this directory (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print every collected key as JSON.")
 @db_option
+@width_option
 def command(diff, targets, as_json, db_url):
     """Describe this machine as a benchmark report's environment block (E10)."""
     import os

@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 
 MIB, MB = 1048576.0, 1e6
@@ -72,6 +72,7 @@ def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn:
 @setting_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables.")
 @db_option
+@width_option
 @click.argument("ior_args", nargs=-1, type=click.UNPROCESSED)
 def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, ior_args):
     """Run an IOR command line with the pario kernel and store it.
@@ -89,7 +90,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     from clusterbench.ior_args import translate
     from clusterbench.plan import expand
     from clusterbench.report.data import load_run
-    from clusterbench.runner import RunRequest
+    from clusterbench.runner import RunRequest, preflight
 
     t = translate(list(ior_args))
     if ranks and t.ranks and ranks != t.ranks:
@@ -102,10 +103,6 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     cat = catalogue.load()
     kernel = cat.kernel("pario")  # BadInput when cbk was built without MPI
     cat.check_params(kernel, params)
-    if not quiet:
-        click.echo("pario " + " ".join(f"--{k}={v}" for k, v in t.params.items()) + f"  (ranks {ranks})")
-        for note in t.notes:
-            click.echo("note: " + note)
     steps = expand("pario", params, repeat=repeat, ranks=ranks, ranks_per_node=ppn, launcher=launcher,
                    name="ior " + shlex.join(ior_args))
     steps, targets = absolute_paths(steps, cat)
@@ -113,7 +110,14 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 
-    check(req.conditions, req)  # refused before the store is opened
+    # bad input (a missing -o directory, a refused setting) is only its error line: checked before the
+    # translation is shown and the store is opened
+    check(req.conditions, req)
+    preflight(cat, req)
+    if not quiet:
+        click.echo("pario " + " ".join(f"--{k}={v}" for k, v in t.params.items()) + f"  (ranks {ranks})")
+        for note in t.notes:
+            click.echo("note: " + note)
     store = open_store(db_url)
     run_id = execute_and_show(store, cat, req, quiet)
     run = load_run(store, run_id)

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 import click
 
+from clusterbench.commands.options import width_option
+
 
 @click.command("kernels")
+@width_option
 @click.argument("name", required=False)
 def command(name):
     """List the kernels (from cbk --describe), or one kernel's parameters."""

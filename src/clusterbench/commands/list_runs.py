@@ -4,7 +4,7 @@ import datetime as dt
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, open_store, width_option
 from clusterbench.history import GROUPS
 
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
@@ -36,6 +36,7 @@ def _duration(seconds: float | None) -> str:
                    "cut short, and how long they took. Counts every matching run (--limit is ignored).")
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="Newest runs listed.")
 @db_option
+@width_option
 def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     """List stored runs, newest first: when, where, by whom, how long, outcome.
 

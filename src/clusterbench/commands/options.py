@@ -36,3 +36,17 @@ def open_store(db_url: str | None):
     store = Store(db_url)
     store.reap_dead_runs()
     return store
+
+
+def _keep_width(ctx, _param, value):
+    from clusterbench.console import WIDTH_KEY
+
+    if value:
+        ctx.meta[WIDTH_KEY] = value
+    return value
+
+
+width_option = click.option("--width", type=click.IntRange(40, 1000), default=None, metavar="COLUMNS",
+                            expose_value=False, callback=_keep_width,
+                            help="Width of the tables in characters (default: the terminal's; 160 when piped, "
+                                 "unless $COLUMNS says).")

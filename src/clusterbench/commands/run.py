@@ -4,10 +4,11 @@ import dataclasses
 import os
 import shlex
 import sys
+from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 
 
@@ -75,14 +76,40 @@ def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
     return run_id
 
 
-def default_report_path(run_id: int) -> str:
-    from pathlib import Path
-
+def report_folder(store_url: str, report_dir: str | None) -> Path:
+    """Where a suite's report goes: --report-dir, else beside a SQLite store
+    file (--db, $CLUSTERBENCH_DB or the default one), else (a database
+    server) the user's data directory."""
+    import sqlalchemy as sa
     from platformdirs import user_data_dir
 
-    folder = Path(user_data_dir("clusterbench")) / "reports"
+    if report_dir:
+        return Path(report_dir).resolve()
+    url = sa.engine.make_url(store_url)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        return Path(url.database).resolve().parent
+    return Path(user_data_dir("clusterbench")) / "reports"
+
+
+def default_report_path(store_url: str, run_id: int, report_dir: str | None) -> str:
+    """<folder>/<store>-run-<id>.html: two stores in one folder do not overwrite each other's reports."""
+    import sqlalchemy as sa
+
+    url = sa.engine.make_url(store_url)
+    store_name = Path(url.database).stem if url.database and url.database != ":memory:" else "store"
+    folder = report_folder(store_url, report_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    return str(folder / f"run-{run_id}.html")
+    return str(folder / f"{store_name}-run-{run_id}.html")
+
+
+def check_writable_folder(folder: str) -> None:
+    """Bad input before the run rather than a lost report after it."""
+    path = Path(folder).resolve()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise BadInput(f"--report-dir {folder}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BadInput(f"--report-dir {folder}: {existing} is not writable")
 
 
 def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
@@ -129,13 +156,24 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="With --setting-b: run everything twice, under A then under B, and compare them. Repeatable.")
 @click.option("--setting-b", "settings_b", multiple=True, metavar="NAME=VALUE",
               help="The second condition of --setting-a. Repeatable.")
+@click.option("--gpus-per-rank", type=click.IntRange(1), default=None, metavar="N",
+              help="Give each rank N GPUs of its own from those the batch system granted (SGE_HGR_gpu, "
+                   "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
+@click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
+              "when too few are granted (otherwise that is an error).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
-              help="Write an HTML report here (suites write one by default into the data directory).")
+              help="Write an HTML report here (a suite writes one anyway, beside a SQLite store or into "
+                   "--report-dir).")
+@click.option("--report-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for a suite's HTML report (default: the folder of the SQLite store, else the "
+                   "user's data directory).")
 @db_option
+@width_option
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
-            memory_limit, settings, settings_a, settings_b, quiet, report_path, db_url):
+            memory_limit, settings, settings_a, settings_b, gpus_per_rank, share_gpus, quiet, report_path,
+            report_dir, db_url):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
@@ -187,6 +225,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         suite_name = None
     if auto:
         steps = [dataclasses.replace(s, auto=auto) for s in steps]
+    if share_gpus and not gpus_per_rank:
+        raise BadInput("--share-gpus applies with --gpus-per-rank N")
+    if gpus_per_rank:
+        steps = [dataclasses.replace(s, gpus_per_rank=gpus_per_rank, share_gpus=share_gpus) for s in steps]
     if mpi_algorithms:
         tuning = library_selection(mpi_algorithms, cat.cbk)
         steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]
@@ -196,6 +238,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         variants = (conditions.Conditions(settings=conditions.parse_settings(settings_a, "--setting-a")),
                     conditions.Conditions(settings=conditions.parse_settings(settings_b, "--setting-b")))
     steps, targets = absolute_paths(steps, cat)
+    if report_dir:
+        check_writable_folder(report_dir)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
                      hostfile, oversubscribe, common or None)
     from clusterbench.conditions import recipe
@@ -207,8 +251,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     else:
         run_ids = [execute_and_show(store, cat, req, quiet)]
     click.echo(f"stored as run{'s' if len(run_ids) > 1 else ''} {', '.join(map(str, run_ids))} in {store.url}")
-    if report_path or suite_name:
+    if report_path or report_dir or suite_name:
         from clusterbench.report import write_report
 
-        path = report_path or default_report_path(run_ids[-1])
+        path = report_path or default_report_path(store.url, run_ids[-1], report_dir)
         click.echo(f"report: {write_report(store, [str(i) for i in run_ids], 'html', path)}")

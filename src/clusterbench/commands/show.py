@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, open_store, width_option
 
 
 @click.command("show")
 @click.argument("runs", nargs=-1, required=True)
 @db_option
+@width_option
 def command(runs, db_url):
     """Show runs (ids or labels): per step median, min, max, n, unit, cache mode and warnings."""
     from clusterbench.console import stdout_console

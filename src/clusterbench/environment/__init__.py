@@ -22,7 +22,8 @@ from clusterbench.environment.sources import Context
 from clusterbench.environment.summary import summary_block
 
 SCHEMA = 1
-COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "network", "software", "gpu")
+COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "network", "software", "gpu", "modules", "fabric",
+              "container")
 # Values that change between two captures of an unchanged machine. They are
 # kept in the snapshot (the limit checks read free memory) but left out of
 # its hash and of diffs, so they neither split snapshots nor hide the line

@@ -11,13 +11,15 @@ from typing import Mapping
 from clusterbench.environment.sources import Context, Reading, find_program, put
 
 # Variables these MPI stacks and fabrics read; their values change results.
-MPI_ENV_PREFIXES = ("MPIR_CVAR_", "OMPI_MCA_", "I_MPI_", "UCX_", "FI_", "MV2_", "PSM2_", "HCOLL_")
+MPI_ENV_PREFIXES = ("MPIR_CVAR_", "OMPI_MCA_", "I_MPI_", "UCX_", "FI_", "MV2_", "PSM2_", "HCOLL_",
+                    # Cray MPICH, PMIx, PSM3 (Intel Ethernet), UCC collectives, NCCL/RCCL
+                    "MPICH_", "PMIX_MCA_", "PSM3_", "UCC_", "NCCL_")
 # Open MPI's launcher sets these in every job (job ids, contact URIs, node
 # ranks): they differ each run and tune nothing, so they are left out.
 LAUNCHER_INTERNAL_PREFIXES = ("OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_prte_",
                               "OMPI_MCA_initial_wdir", "OMPI_MCA_ras_")
 # Fields of cbk's self-description that describe its build.
-CBK_FIELDS = ("cbk_version", "mpi", "mpi_library", "compiler", "compiler_flags", "build_type")
+CBK_FIELDS = ("cbk_version", "mpi", "mpi_library", "mpi_built_with", "compiler", "compiler_flags", "build_type")
 
 
 def first_line(text: str) -> str:

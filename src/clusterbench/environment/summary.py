@@ -191,7 +191,7 @@ def _thp(env: dict) -> str:
 
 def _gpus(env: dict) -> str:
     count = env.get("gpu.count")
-    if env.get("gpu.source") == "nvidia-smi":
+    if env.get("gpu.source") in ("nvidia-smi", "rocm-smi"):
         kinds: Counter[str] = Counter()
         for k in sorted(k for k in env if k.startswith("gpu.") and k.endswith(".name")):
             g = k.removesuffix(".name")
@@ -203,6 +203,20 @@ def _gpus(env: dict) -> str:
     if count == 0:
         return f"none: {env.get('gpu.query_error', 'no GPU listed')}, and no GPU on the PCI bus"
     return _why(env, "gpu.count")
+
+
+def _modules(env: dict) -> list[tuple[str, str]]:
+    """Only where a module system is set up: elsewhere the line would say nothing."""
+    if "modules.loaded" not in env:
+        return []
+    return [("Modules", env["modules.loaded"] or f"none loaded ({env.get('modules.system', 'modules')})")]
+
+
+def _container(env: dict) -> list[tuple[str, str]]:
+    runtime = env.get("container.runtime")
+    if not runtime or runtime == "none":
+        return []
+    return [("Container", f"{runtime}" + (f" {env['container.image']}" if env.get("container.image") else ""))]
 
 
 def _software(env: dict) -> str:
@@ -229,4 +243,5 @@ def summary_block(env: dict) -> list[tuple[str, str]]:
     lines += [("Compiler", _compiler(env)), ("cbk", _cbk(env)), ("Tuned profile", _val(env, "tuned.profile")),
               ("vm.dirty", _dirty(env)), ("Transparent huge pages", _thp(env)), ("GPUs", _gpus(env)),
               ("Software", _software(env))]
+    lines += _modules(env) + _container(env)
     return lines

@@ -6,7 +6,7 @@ import html
 from collections import defaultdict
 
 from clusterbench.report.data import params_text, step_title
-from clusterbench.report.terminal import _num, ci_text
+from clusterbench.report.terminal import _num, ci_text, condition_header
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -48,7 +48,8 @@ def run_section(run: dict) -> list[str]:
             out.append(f"<p>{esc(cgroup_caption(st.get('build')))}</p>")
         if st["message"]:
             out.append(f'<p class="warn">{esc(st["message"])}</p>')
-        out.append("<table><tr><th>phase</th><th>mode (cache)</th><th>n</th><th>median</th><th>CI of median</th>"
+        condition = condition_header(st["summary"], st["kernel"]) or "mode"
+        out.append(f"<table><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th><th>CI of median</th>"
                    "<th>min</th><th>max</th><th>CV</th><th>unit</th></tr>")
         for r in st["summary"]:
             s = r.stats

@@ -9,6 +9,8 @@ clusterbench/suites/; any path to a .toml file works too.
     np = 1                           # ranks; a list sweeps
     ppn = 1                          # ranks per node (optional); a list sweeps placements
     requires = ["mpi"]               # skipped when cbk lacks it
+    gpus-per-rank = 1                # each rank its own granted GPU(s) (optional; docs/gpu.md)
+    share-gpus = false               # with too few, share them round-robin (optional)
     params = { dir = "{dir}", file-size = "512m" }   # a list value sweeps
 
 "{name}" in a parameter value is replaced by the suite variable `name`
@@ -20,6 +22,7 @@ in their comparison (spec.py in clusterbench/conditions shows the keys).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -30,7 +33,8 @@ from clusterbench.conditions import spec as conditions
 from clusterbench.errors import BadInput
 from clusterbench.plan import Step, expand
 
-STEP_KEYS = {"name", "kernel", "repeat", "np", "ppn", "launcher", "requires", "params", "env"}
+STEP_KEYS = {"name", "kernel", "repeat", "np", "ppn", "launcher", "requires", "params", "env", "gpus-per-rank",
+             "share-gpus"}
 DEFAULT_VARIABLES = {"dir": "."}
 
 
@@ -66,6 +70,14 @@ def _substitute(value, variables: dict[str, str], where: str):
     return re.sub(r"\{([a-z][a-z0-9_-]*)\}", repl, value)
 
 
+def gpu_binding(steps: list[Step], s: dict, where: str) -> list[Step]:
+    """The step keys gpus-per-rank = N and share-gpus = true (see clusterbench.gpubind)."""
+    n = s["gpus-per-rank"]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise BadInput(f"{where}: gpus-per-rank = {n!r}: give a whole number of 1 or more")
+    return [dataclasses.replace(st, gpus_per_rank=n, share_gpus=bool(s.get("share-gpus", False))) for st in steps]
+
+
 def load(target: str, variables: dict[str, str]) -> Suite:
     if target.endswith(".toml"):
         path = Path(target)
@@ -88,9 +100,10 @@ def load(target: str, variables: dict[str, str]) -> Suite:
         if "kernel" not in s:
             raise BadInput(f"{where}: no kernel")
         params = {k: _substitute(v, values, where) for k, v in s.get("params", {}).items()}
-        steps += expand(s["kernel"], params, repeat=int(s.get("repeat", 5)), ranks=s.get("np", 1),
-                        ranks_per_node=s.get("ppn"), launcher=s.get("launcher"), name=s.get("name"),
-                        requires=tuple(s.get("requires", ())), env=s.get("env"))
+        new = expand(s["kernel"], params, repeat=int(s.get("repeat", 5)), ranks=s.get("np", 1),
+                     ranks_per_node=s.get("ppn"), launcher=s.get("launcher"), name=s.get("name"),
+                     requires=tuple(s.get("requires", ())), env=s.get("env"))
+        steps += gpu_binding(new, s, where) if "gpus-per-rank" in s else new
     if not steps:
         raise BadInput(f"suite {name} has no steps")
 

@@ -1,0 +1,55 @@
+"""Repeated warnings, folded: the same warning from several repetitions,
+differing only in its figures, is one line with how many repetitions gave
+it and each varying figure as its range:
+
+    5 of 5 repetitions: cold read 1,378-2,864 MiB/s faster than the O_DIRECT read ... (1,021 MiB/s) ...
+
+Warnings are stored as text per sample (older stores too), so the figures
+are found in the text: a number standing alone, not part of a name such as
+nfs4, vda1 or a path.
+"""
+from __future__ import annotations
+
+import re
+
+# 1,378 or 1378 or 12.5, not glued to letters, paths or other digits
+NUMBER = re.compile(r"(?<![\w.,/:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/:]|\.\d|,\d)")
+
+
+def _template(text: str) -> tuple[str, list[str]]:
+    figures = NUMBER.findall(text)
+    return NUMBER.sub("\0", text), figures
+
+
+def _range_text(figures: list[str]) -> str:
+    """The figures of one slot: itself when all agree, else min-max with
+    thousands separators and the most decimals any of them has."""
+    if len(set(figures)) == 1:
+        return figures[0]
+    values = [float(f.replace(",", "")) for f in figures]
+    decimals = max(len(f.partition(".")[2]) for f in figures)
+    return f"{min(values):,.{decimals}f}-{max(values):,.{decimals}f}"
+
+
+def fold(per_sample: list[list[str]], repetitions: int) -> list[str]:
+    """One line per distinct warning (texts equal but for their figures), in
+    first-seen order; prefixed 'k of n repetitions:' when n > 1."""
+    groups: dict[str, list[list[str]]] = {}
+    for warnings in per_sample:
+        seen_here = set()
+        for w in warnings:
+            template, figures = _template(w)
+            if template in seen_here:
+                continue  # one sample saying it twice counts once
+            seen_here.add(template)
+            groups.setdefault(template, []).append(figures)
+    out = []
+    for template, figure_lists in groups.items():
+        slots = [_range_text(list(column)) for column in zip(*figure_lists)]
+        text = template
+        for slot in slots:
+            text = text.replace("\0", slot, 1)
+        if repetitions > 1:
+            text = f"{len(figure_lists)} of {repetitions} repetitions: {text}"
+        out.append(text)
+    return out

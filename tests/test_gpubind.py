@@ -1,0 +1,148 @@
+"""One set of GPUs per rank (--gpus-per-rank, E11): the devices come from
+what the batch system granted, as Grid Engine (SGE_HGR_gpu) and Slurm
+(CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS) set them, split by
+node-local rank; cbk's run record states what each rank saw. No GPU is
+needed: the grants are set in the environment and the ranks are real MPI
+ranks under mpiexec, on this one host (the two-host version waits for the
+test cluster of issue #15)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clusterbench import gpubind
+from clusterbench.errors import BadInput
+from conftest import store_rows
+
+SLURM = {"SLURM_JOB_ID": "42"}
+
+
+def test_grants_are_read_as_each_batch_system_writes_them():
+    assert gpubind.granted({"SGE_HGR_gpu": "0 1"}) == gpubind.Grant("SGE_HGR_gpu", ("0", "1"))
+    # Slurm with a device cgroup: CUDA_VISIBLE_DEVICES is renumbered from 0, SLURM_JOB_GPUS physical
+    assert gpubind.granted({**SLURM, "SLURM_JOB_GPUS": "2,3", "CUDA_VISIBLE_DEVICES": "0,1"}) == \
+        gpubind.Grant("CUDA_VISIBLE_DEVICES", ("0", "1"))
+    assert gpubind.granted({**SLURM, "SLURM_JOB_GPUS": "2,3", "SLURM_STEP_GPUS": "3"}) == \
+        gpubind.Grant("SLURM_STEP_GPUS", ("3",))
+    assert gpubind.granted({**SLURM, "SLURM_JOB_GPUS": "2,3"}) == gpubind.Grant("SLURM_JOB_GPUS", ("2", "3"))
+    # outside Slurm its leftover variables mean nothing; a user's own CUDA_VISIBLE_DEVICES does
+    assert gpubind.granted({"SLURM_JOB_GPUS": "2,3"}) is None
+    assert gpubind.granted({"CUDA_VISIBLE_DEVICES": "GPU-8f3c2a1e-1111-2222-3333-444455556666"}).devices == \
+        ("GPU-8f3c2a1e-1111-2222-3333-444455556666",)
+    assert gpubind.granted({}) is None
+
+
+@pytest.mark.parametrize("value", ["0 x1", "", "0;1", "gpu0", "0 0"])
+def test_a_malformed_grid_engine_grant_is_one_line(value):
+    with pytest.raises(BadInput, match=r"^SGE_HGR_gpu=.* (is not a list of GPU ids|names a GPU twice)"):
+        gpubind.granted({"SGE_HGR_gpu": value})
+
+
+def test_ranks_get_disjoint_slices_and_share_only_when_asked():
+    grant = gpubind.Grant("SGE_HGR_gpu", ("4", "5", "6", "7"))
+    assert [gpubind.assign(grant, r, 2, False) for r in range(2)] == [("4", "5"), ("6", "7")]
+    with pytest.raises(BadInput, match=r"^--gpus-per-rank 2 x 3 rank\(s\) on a node needs 6 GPUs, but "
+                                       r"SGE_HGR_gpu grants 4 \(4 5 6 7\): use fewer ranks per node, or --share-gpus$"):
+        gpubind.assign(grant, 2, 2, False)
+    assert [gpubind.assign(grant, r, 3, True) for r in range(2)] == [("4", "5", "6"), ("7", "4", "5")]
+    with pytest.raises(BadInput, match="needs 5 GPUs"):
+        gpubind.assign(grant, 0, 5, True)  # one rank cannot have more than exist, shared or not
+    # AMD: HIP reads CUDA_VISIBLE_DEVICES after ROCR renumbered, so only ROCR is set
+    assert gpubind.binding_env(("2",), amd=True) == {"ROCR_VISIBLE_DEVICES": "2", "CUDA_VISIBLE_DEVICES": None,
+                                                     "HIP_VISIBLE_DEVICES": None}
+
+
+def test_node_local_rank_comes_from_the_launcher():
+    assert gpubind.local_rank({"MPI_LOCALRANKID": "3"}) == 3
+    assert gpubind.local_rank({"OMPI_COMM_WORLD_LOCAL_RANK": "1", "OMPI_COMM_WORLD_SIZE": "4"}) == 1
+    assert gpubind.local_rank({"SLURM_LOCALID": "2"}) == 2
+    assert gpubind.local_rank({}) == 0
+    with pytest.raises(BadInput, match="exports no node-local rank"):
+        gpubind.local_rank({"PMI_SIZE": "4"})
+
+
+def devices_seen(store_url: str) -> list[list]:
+    return [json.loads(b)["gpu_devices"] for (b,) in store_rows(store_url, "select build from steps order by id")]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("grant, per_rank, expected", [
+    ({"SGE_HGR_gpu": "0 1 2 3"}, 2, ["0,1", "2,3"]),
+    ({**SLURM, "SLURM_JOB_GPUS": "4,5"}, 1, ["4", "5"]),
+    ({**SLURM, "SLURM_JOB_GPUS": "4,5", "SLURM_STEP_GPUS": "5,7"}, 1, ["5", "7"]),
+    ({**SLURM, "SLURM_JOB_GPUS": "6,7", "CUDA_VISIBLE_DEVICES": "0,1"}, 1, ["0", "1"]),
+])
+def test_each_mpi_rank_sees_its_own_granted_devices(cli, mpiexec, store_url, grant, per_rank, expected):
+    r = cli("run", "null", "--np", "2", "--gpus-per-rank", str(per_rank), "--seconds=0.01", "--repeat", "1",
+            "--quiet", env=grant)
+    assert r.status == 0, r.stderr
+    assert devices_seen(store_url) == [expected]
+
+
+@pytest.mark.timeout(120)
+def test_without_binding_the_record_says_every_device_was_visible(cli, mpiexec, store_url):
+    r = cli("run", "null", "--np", "2", "--seconds=0.01", "--repeat", "1", "--quiet", env={"SGE_HGR_gpu": "0 1"})
+    assert r.status == 0, r.stderr
+    assert devices_seen(store_url) == [[None, None]]
+
+
+@pytest.mark.timeout(120)
+def test_shared_gpus_only_when_asked(cli, mpiexec, store_url):
+    r = cli("run", "null", "--np", "3", "--gpus-per-rank", "1", "--share-gpus", "--seconds=0.01", "--repeat", "1",
+            "--quiet", env={"SGE_HGR_gpu": "0 1"})
+    assert r.status == 0, r.stderr
+    assert devices_seen(store_url) == [["0", "1", "0"]]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("grant, args, line", [
+    ({"SGE_HGR_gpu": "0 1 2"}, ("--np", "2", "--gpus-per-rank", "2"),
+     "Error: --gpus-per-rank 2 x 2 rank(s) on a node needs 4 GPUs, but SGE_HGR_gpu grants 3 (0 1 2): "
+     "use fewer ranks per node, or --share-gpus"),
+    ({"SGE_HGR_gpu": "0,x"}, ("--np", "2", "--gpus-per-rank", "1"),
+     "Error: SGE_HGR_gpu='0,x' is not a list of GPU ids (expected indices such as '0 1' or '0,1', or GPU-/MIG- "
+     "UUIDs)"),
+    ({}, ("--gpus-per-rank", "1"),
+     "Error: --gpus-per-rank 1: no GPUs granted to this job (no SGE_HGR_gpu, SLURM_STEP_GPUS, SLURM_JOB_GPUS or "
+     "CUDA_VISIBLE_DEVICES): " + gpubind.HINT),
+])
+def test_bad_grants_are_one_line_exit_2_and_store_nothing(cli, store_url, grant, args, line):
+    import os
+    from pathlib import Path
+
+    if not grant and gpubind.granted(os.environ):
+        pytest.skip("this machine's environment grants GPUs itself")
+    r = cli("run", "null", *args, "--seconds=0.01", "--repeat", "1", "--quiet", env=grant)
+    assert (r.status, r.stderr.strip()) == (2, line)
+    db = Path(store_url.removeprefix("sqlite:///"))
+    assert not db.exists() or store_rows(store_url, "select count(*) from runs") == [(0,)]
+
+
+@pytest.mark.timeout(120)
+def test_a_rank_beyond_the_grant_fails_the_step_in_its_wrapper(cli, mpiexec, store_url, tmp_path):
+    # with a host file the node's rank count is not known beforehand: each rank's wrapper checks
+    import socket
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text(f"{socket.gethostname()}:3\n")
+    r = cli("run", "null", "--np", "3", "--hostfile", str(hosts), "--gpus-per-rank", "1", "--seconds=0.01",
+            "--repeat", "1", "--quiet", env={"SGE_HGR_gpu": "0 1"})
+    assert r.status == 2
+    assert r.stderr.strip().splitlines()[-1] == ("Error: null: --gpus-per-rank 1 x 3 rank(s) on a node needs 3 GPUs, "
+                                                 "but SGE_HGR_gpu grants 2 (0 1): use fewer ranks per node, or "
+                                                 "--share-gpus")
+
+
+@pytest.mark.timeout(120)
+def test_a_suite_step_binds_gpus_with_its_own_key(cli, mpiexec, store_url, tmp_path):
+    suite = tmp_path / "gpus.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nnp = 2\nrepeat = 1\ngpus-per-rank = 1\n'
+                     'params = { seconds = "0.01" }\n')
+    r = cli("run", str(suite), "--quiet", env={"SGE_HGR_gpu": "3 2"})
+    assert r.status == 0, r.stderr
+    assert devices_seen(store_url) == [["3", "2"]]
+    suite.write_text('[[steps]]\nkernel = "null"\ngpus-per-rank = 0\n')
+    r = cli("run", str(suite), "--quiet")
+    assert (r.status, r.stderr.strip()) == (2, "Error: suite gpus, step 1: gpus-per-rank = 0: give a whole number "
+                                               "of 1 or more")

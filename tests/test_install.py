@@ -1,0 +1,118 @@
+"""A release a site can install (docs/install.md): `python -m build` makes
+the sdist; pip builds a wheel from it in a clean virtual environment,
+compiling cbk against the mpicc on PATH, and the installed clusterbench
+runs a kernel under MPI. CLUSTERBENCH_REQUIRE_MPI=1 turns a build without
+MPI into an error of one line.
+
+Lean on purpose: pip's cache serves the dependencies (scripts/setup.sh
+fetched them just before), and the sdist is built once per session.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+REQUIRE_MPI_LINE = ("clusterbench: no MPI found, and CLUSTERBENCH_REQUIRE_MPI=1 (CBK_REQUIRE_MPI) requires it: "
+                    "load your site's MPI module or set MPICC=/path/to/mpicc")
+# Directories a clean machine has compilers and cmake in, but no MPI.
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def pip_env(path: str, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CLUSTERBENCH_", "VIRTUAL_ENV", "PYTHON", "MPICC"))}
+    return dict(env, PATH=path, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", **extra)
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    p = subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(REPO)],
+                       capture_output=True, text=True, timeout=300, env=pip_env(os.environ["PATH"]))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    (tarball,) = out.glob("clusterbench-*.tar.gz")
+    return tarball
+
+
+@pytest.fixture(scope="module")
+def mpicc() -> str:
+    from conftest import find_cbk
+
+    cbk = find_cbk()
+    desc = json.loads(subprocess.run([cbk, "--describe"], capture_output=True, text=True, check=True).stdout)
+    if not desc["mpi"] or not desc.get("mpi_compiler"):
+        pytest.skip("the cbk under test has no MPI, so there is no mpicc to build against")
+    return desc["mpi_compiler"]
+
+
+def test_sdist_holds_the_sources_cbk_is_built_from(sdist):
+    import tarfile
+
+    with tarfile.open(sdist) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    assert {"CMakeLists.txt", "pyproject.toml", "kernels/main.c", "kernels/core/mpi_build.c",
+            "src/clusterbench/cli.py", "src/clusterbench/suites/quick.toml"} <= names
+    assert not [n for n in names if n.startswith((".venv/", "build/")) or n.endswith((".o", ".db"))]
+
+
+@pytest.mark.timeout(900)
+def test_sdist_installs_in_a_clean_venv_against_the_mpicc_on_path_and_runs_a_kernel(sdist, mpicc, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    bindir = env_dir / "bin"
+    # the site's MPI "module": its mpicc and mpiexec first on PATH, nothing else of the test's venv
+    path = f"{bindir}{os.pathsep}{Path(mpicc).parent}{os.pathsep}{SYSTEM_PATH}"
+    env = pip_env(path, CLUSTERBENCH_REQUIRE_MPI="1")
+    wheels = tmp_path / "wheels"
+    p = subprocess.run([str(bindir / "python"), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels),
+                        str(sdist)], capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (wheel,) = wheels.glob("clusterbench-*.whl")
+    assert "-py3-none-linux_" in wheel.name  # one machine type, any Python 3: cbk is an executable
+    # --no-compile: byte-compiling SciPy and Matplotlib is most of an install's time, and tests nothing here
+    p = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+
+    desc = json.loads(subprocess.run([str(bindir / "cbk"), "--describe"], capture_output=True, text=True,
+                                     check=True, env=env).stdout)
+    assert desc["mpi"] is True and desc["mpi_compiler"] == mpicc
+    version = subprocess.run([str(bindir / "clusterbench"), "--version"], capture_output=True, text=True,
+                             env=env, timeout=60)
+    assert version.returncode == 0, version.stderr
+    assert f"cbk 0.1.0 ({bindir / 'cbk'})" in version.stdout
+    assert f"MPI: built with {desc['mpi_built_with']} ({mpicc})" in version.stdout
+    assert "warning" not in version.stderr
+
+    db = f"sqlite:///{tmp_path / 'site.db'}"
+    run = subprocess.run([str(bindir / "clusterbench"), "run", "null", "--np", "2", "--seconds=0.01",
+                          "--repeat", "2", "--db", db], capture_output=True, text=True, env=env, timeout=300,
+                         cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    exported = subprocess.run([str(bindir / "clusterbench"), "export", "1", "--format", "json", "--db", db],
+                              capture_output=True, text=True, env=env, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    runs = json.loads(exported.stdout)
+    assert "MPICH" in exported.stdout or "Open MPI" in exported.stdout, "run record names no MPI library"
+    assert '"ranks": 2' in json.dumps(runs)
+
+
+@pytest.mark.timeout(600)
+def test_require_mpi_fails_a_build_without_mpi_with_one_line(sdist, tmp_path):
+    if shutil.which("mpicc", path=SYSTEM_PATH):
+        pytest.skip(f"this machine has a system mpicc ({shutil.which('mpicc', path=SYSTEM_PATH)})")
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path / "wheels"),
+                        str(sdist)], capture_output=True, text=True, timeout=600,
+                       env=pip_env(SYSTEM_PATH, CLUSTERBENCH_REQUIRE_MPI="1"))
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    assert REQUIRE_MPI_LINE in [line.strip() for line in out.splitlines()], out[-3000:]
+    assert not list(tmp_path.rglob("*.whl"))
