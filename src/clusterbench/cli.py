@@ -19,6 +19,7 @@ COMMANDS = {
     "export": ("clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
     "env": ("clusterbench.commands.env", "Describe this machine, or diff two runs' environments."),
     "clean": ("clusterbench.commands.clean", "Undo what killed runs left changed (settings, memory cgroups)."),
+    "testbed": ("clusterbench.commands.testbed", "A cluster of test hosts on this machine (up, exec, down)."),
 }
 
 

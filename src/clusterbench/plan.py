@@ -57,22 +57,29 @@ def as_text(value) -> str:
 
 
 def expand(kernel: str, params: dict, *, repeat: int, ranks: int | list[int] = 1,
-           ranks_per_node: int | None = None, launcher: str | None = None, name: str | None = None,
+           ranks_per_node: int | list[int] | None = None, launcher: str | None = None, name: str | None = None,
            requires: tuple[str, ...] = (), env: dict | None = None) -> list[Step]:
+    """Steps for every combination of the list-valued parameters, rank
+    counts and ranks per node (a list of ppn sweeps placements: np=4 with
+    ppn=[4, 2, 1] runs as 1x4, 2x2 and 4x1)."""
     swept = {k: v for k, v in params.items() if isinstance(v, list)}
     fixed = {k: as_text(v) for k, v in params.items() if not isinstance(v, list)}
     rank_values = ranks if isinstance(ranks, list) else [ranks]
+    ppn_values = ranks_per_node if isinstance(ranks_per_node, list) else [ranks_per_node]
     steps = []
     for np_ in rank_values:
-        for combo in itertools.product(*swept.values()) if swept else [()]:
-            chosen = {k: as_text(v) for k, v in zip(swept, combo)}
-            p = {k: chosen.get(k, fixed.get(k)) for k in params}  # the order the user gave
-            label = name
-            if swept or len(rank_values) > 1:
-                parts = [f"{k}={as_text(v)}" for k, v in zip(swept, combo)]
-                if len(rank_values) > 1:
-                    parts.append(f"np={np_}")
-                label = f"{name or kernel} [{', '.join(parts)}]"
-            steps.append(Step(kernel, p, repeat, int(np_), ranks_per_node, launcher, label, requires,
-                              dict(env or {})))
+        for ppn in ppn_values:
+            for combo in itertools.product(*swept.values()) if swept else [()]:
+                chosen = {k: as_text(v) for k, v in zip(swept, combo)}
+                p = {k: chosen.get(k, fixed.get(k)) for k in params}  # the order the user gave
+                label = name
+                if swept or len(rank_values) > 1 or len(ppn_values) > 1:
+                    parts = [f"{k}={as_text(v)}" for k, v in zip(swept, combo)]
+                    if len(rank_values) > 1:
+                        parts.append(f"np={np_}")
+                    if len(ppn_values) > 1:
+                        parts.append(f"ppn={ppn}")
+                    label = f"{name or kernel} [{', '.join(parts)}]"
+                steps.append(Step(kernel, p, repeat, int(np_), None if ppn is None else int(ppn), launcher, label,
+                                  requires, dict(env or {})))
     return steps

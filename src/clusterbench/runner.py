@@ -79,8 +79,11 @@ def slurm_environments(targets: list[str]) -> list[dict]:
     """One snapshot per node of the Slurm allocation this process runs in
     (salloc, sbatch), through srun with one task per node."""
     nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-    cmd = get("srun").command(Job(_collector_argv(targets), nodes, 1))
-    return _collect_lines(cmd)
+    srun, *rest = get("srun").command(Job(_collector_argv(targets), nodes, 1))
+    # srun forwards output in chunks of 1 KiB and interleaves the tasks'
+    # chunks mid-line; --label tags every chunk with its task, so each
+    # task's line can be put back together
+    return _collect_labelled([srun, "--label", *rest])
 
 
 def _collector_argv(targets: list[str]) -> tuple[str, ...]:
@@ -92,7 +95,41 @@ def _collect_lines(cmd: list[str]) -> list[dict]:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return _json_objects(out)
+
+
+def _collect_labelled(cmd: list[str]) -> list[dict]:
+    """Output of `srun --label`: lines "TASK: chunk"; a task's chunks, in
+    order, make its output."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return labelled_objects(out)
+
+
+def labelled_objects(out: str) -> list[dict]:
+    by_task: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        task, sep, chunk = line.partition(": ")
+        if sep and task.strip().isdigit():
+            by_task.setdefault(task.strip(), []).append(chunk)
+    return [obj for chunks in by_task.values() for obj in _json_objects("".join(chunks))]
+
+
+def _json_objects(text: str) -> list[dict]:
+    """Every JSON object in text, skipping anything else (a launcher's
+    warning, a line cut short): a garbled snapshot is lost, not the run."""
+    decoder, found, pos = json.JSONDecoder(), [], 0
+    while (start := text.find("{", pos)) >= 0:
+        try:
+            obj, pos = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+    return found
 
 
 def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunRequest) -> dict:
@@ -109,8 +146,10 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
     elif os.environ.get("SLURM_JOB_ID") and any(s.launcher == "srun" for s in req.steps):
         remote = slurm_environments(req.targets)
     for env in remote:
+        if "host.name" not in env:   # not a snapshot: a garbled line's inner object
+            continue
         env.update(conditions.environment_keys(req.conditions, this_host=False))
-        snapshots.setdefault(str(env.get("host.name")), env)
+        snapshots.setdefault(str(env["host.name"]), env)
     for host, env in snapshots.items():
         h = environment.snapshot_hash(env)
         store.add_environment(env, h)

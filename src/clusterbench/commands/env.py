@@ -9,7 +9,9 @@ from clusterbench.errors import BadInput
 
 
 @click.command("env")
-@click.option("--diff", nargs=2, metavar="RUN_A RUN_B", help="Show what differs between two runs' environments.")
+@click.option("--diff", nargs=2, metavar="RUN_A RUN_B",
+              help="Show what differs between two runs' environments; RUN@HOST picks one host's "
+                   "(two hosts of one run: --diff 7@h01 7@h02).")
 @click.option("--target", "targets", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Also describe the file system of this directory (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print every collected key as JSON.")
@@ -27,10 +29,7 @@ def command(diff, targets, as_json, db_url):
     console = stdout_console()
     if diff:
         store = open_store(db_url)
-        a_id, b_id = (store.resolve(r)[0] for r in diff)
-        env_a, env_b = store.environments_of(a_id), store.environments_of(b_id)
-        if not env_a or not env_b:
-            raise BadInput("one of the runs has no stored environment")
+        (a_id, env_a), (b_id, env_b) = (_environments(store, r) for r in diff)
         pairs = list(zip(sorted(env_a), sorted(env_b))) if set(env_a) != set(env_b) else [(h, h) for h in sorted(env_a)]
         for ha, hb in pairs:
             from clusterbench.compare import single_target
@@ -50,3 +49,17 @@ def command(diff, targets, as_json, db_url):
     for k, v in environment.summary_block(env):
         t.add_row(k, v)
     console.print(t)
+
+
+def _environments(store, ref: str) -> tuple[int, dict[str, dict]]:
+    """RUN (every host's snapshot) or RUN@HOST (that host's) -> (run id, {host: snapshot})."""
+    run_ref, _, host = ref.rpartition("@") if "@" in ref else (ref, "", "")
+    run_id = store.resolve(run_ref)[0]
+    envs = store.environments_of(run_id)
+    if not envs:
+        raise BadInput(f"run {run_id} has no stored environment")
+    if host:
+        if host not in envs:
+            raise BadInput(f"run {run_id} has no snapshot of host '{host}' (hosts: {', '.join(sorted(envs))})")
+        envs = {host: envs[host]}
+    return run_id, envs

@@ -211,6 +211,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
             raise BadInput("--np and --ppn apply to a kernel; a suite sets them per step")
         suite = suites.load(target, extra)
         steps = [dataclasses.replace(s, repeat=repeat) if repeat else s for s in suite.steps]
+        if launcher:   # a step that names its own launcher keeps it
+            steps = [s if s.launcher else dataclasses.replace(s, launcher=launcher) for s in steps]
         suite_name = suite.name
         common, variants = suite.conditions.merged(common), suite.variants
     else:

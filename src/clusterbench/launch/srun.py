@@ -19,7 +19,10 @@ NOT_HERE = "no srun on PATH (this host is not a Slurm client: apt-get install sl
 def srun_command(srun: str, job: Job, mpi: str) -> list[str]:
     cmd = [srun, f"--ntasks={job.ranks}", f"--mpi={mpi}", "--kill-on-bad-exit=1"]
     if job.ranks_per_node:
-        cmd.append(f"--ntasks-per-node={job.ranks_per_node}")
+        # without --nodes srun spreads the tasks over the whole allocation
+        # and only warns that it cannot honour --ntasks-per-node
+        nodes = -(-job.ranks // job.ranks_per_node)
+        cmd += [f"--nodes={nodes}", f"--ntasks-per-node={job.ranks_per_node}"]
     if job.hostfile:
         cmd.append(f"--nodefile={job.hostfile}")
     if job.oversubscribe:

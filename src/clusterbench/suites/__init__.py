@@ -7,7 +7,7 @@ clusterbench/suites/; any path to a .toml file works too.
     kernel = "seqio"
     repeat = 5                       # repetitions (default 5)
     np = 1                           # ranks; a list sweeps
-    ppn = 1                          # ranks per node (optional)
+    ppn = 1                          # ranks per node (optional); a list sweeps placements
     requires = ["mpi"]               # skipped when cbk lacks it
     gpus-per-rank = 1                # each rank its own granted GPU(s) (optional; docs/gpu.md)
     share-gpus = false               # with too few, share them round-robin (optional)

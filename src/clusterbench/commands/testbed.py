@@ -1,0 +1,136 @@
+"""clusterbench testbed: a cluster of test hosts on this machine (up, status,
+exec, env, down). The work is clusterbench.testbed.cluster's; this module
+parses and prints."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from clusterbench.errors import BadInput, MeasurementFailed
+
+
+def _dir_option(f):
+    return click.option(
+        "--dir", "state_dir", type=click.Path(file_okay=False, path_type=Path), envvar="CLUSTERBENCH_TESTBED",
+        default=lambda: str(_default_dir()), show_default="/run/clusterbench/testbed",
+        help="Where the cluster's state file, host file and ssh stand-in live ($CLUSTERBENCH_TESTBED); "
+             "one directory per cluster.")(f)
+
+
+def _default_dir() -> Path:
+    from clusterbench.testbed.cluster import DEFAULT_DIR
+
+    return DEFAULT_DIR
+
+
+def _bad(e: Exception) -> BadInput:
+    return BadInput(str(e))
+
+
+@click.group("testbed")
+def command():
+    """A cluster of test hosts on this machine, from namespaces (needs root).
+
+    \b
+    clusterbench testbed up --hosts 4 --link 1gbit
+    eval "$(clusterbench testbed env)"
+    clusterbench run pingpong --np 2 --ppn 1 --hostfile "$CLUSTERBENCH_TESTBED/hostfile"
+    clusterbench testbed down
+    """
+
+
+@command.command("up")
+@click.option("--hosts", "host_count", type=int, default=4, show_default=True, help="Number of test hosts (h01, h02, ...).")
+@click.option("--link", metavar="RATE[,DELAY]", help="Shape every host's link, both directions: a tc rate "
+              "(100mbit, 1gbit) and optionally a one-way delay (500us, 2ms).")
+@click.option("--subnet", help="Addresses to use, inside 198.18.0.0/15 [default: the first free /24 of 198.19.0.0/16].")
+@_dir_option
+def up_cmd(host_count, link, subnet, state_dir):
+    """Start a test cluster: hosts on one switch, each its own host name and network stack."""
+    from clusterbench.testbed import cluster as tc
+    from clusterbench.testbed.netns import TestBedError
+
+    try:
+        c = tc.up(state_dir, host_count, link, subnet)
+    except tc.BadCluster as e:
+        raise _bad(e) from None
+    except TestBedError as e:
+        raise MeasurementFailed(f"testbed up failed and was undone: {e}") from None
+    _print_status(c.status())
+    click.echo(f'use it: eval "$(clusterbench testbed env --dir {state_dir})"; host file {c.hostfile}')
+
+
+def _print_status(s: dict) -> None:
+    link = s["rate"] or "unshaped"
+    if s["delay"]:
+        link += f", {s['delay']} delay each way"
+    state = "up" if s["complete"] else "INCOMPLETE (run testbed down)"
+    click.echo(f"test cluster {s['id']} ({state}): {len(s['hosts'])} hosts on {s['subnet']}, links {link}, "
+               f"switch {s['bridge']} {s['bridge_address']}")
+    for h in s["hosts"]:
+        click.echo(f"  {h['name']}  {h['address']:<15} {'up' if h['up'] else 'MISSING'}  ({h['namespace']})")
+
+
+@command.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
+@_dir_option
+def status_cmd(as_json, state_dir):
+    """Show the test cluster's hosts, addresses and links."""
+    from clusterbench.testbed import cluster as tc
+
+    try:
+        s = tc.Cluster.load(state_dir).status()
+    except tc.BadCluster as e:
+        raise _bad(e) from None
+    if as_json:
+        click.echo(json.dumps(s, indent=1))
+    else:
+        _print_status(s)
+
+
+@command.command("env")
+@_dir_option
+def env_cmd(state_dir):
+    """Print the environment (shell exports) that lets mpiexec start ranks on the test hosts."""
+    from clusterbench.testbed import cluster as tc
+
+    try:
+        c = tc.Cluster.load(state_dir)
+    except tc.BadCluster as e:
+        raise _bad(e) from None
+    click.echo((c.dir / "env.sh").read_text(), nl=False)
+
+
+@command.command("exec", context_settings={"ignore_unknown_options": True})
+@click.argument("host")
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
+@_dir_option
+def exec_cmd(host, argv, state_dir):
+    """Run a command on a test host: clusterbench testbed exec h01 -- hostname"""
+    from clusterbench.testbed import cluster as tc
+
+    if os.geteuid() != 0:
+        raise BadInput("testbed exec needs root (it enters the host's namespaces)")
+    try:
+        cmd = tc.Cluster.load(state_dir).command(host, list(argv))
+    except tc.BadCluster as e:
+        raise _bad(e) from None
+    sys.exit(subprocess.run(cmd).returncode)
+
+
+@command.command("down")
+@_dir_option
+def down_cmd(state_dir):
+    """Remove the test cluster: every namespace, link, mount and file it made."""
+    from clusterbench.testbed import cluster as tc
+
+    try:
+        removed = tc.down(state_dir)
+    except tc.BadCluster as e:
+        raise _bad(e) from None
+    click.echo(f"test cluster removed ({len(removed)} objects)")

@@ -1,0 +1,448 @@
+"""A cluster of test hosts on one Linux machine, kept up between commands
+(`clusterbench testbed up/status/exec/down`).
+
+A test host is three namespaces: network (its own interface `eth0` and one
+address), UTS (its own host name, h01, h02, ...) and IPC (so MPI libraries do
+not treat two hosts as one shared-memory node). Each host's `eth0` is one end
+of a veth pair whose other end is a port of a Linux bridge in the machine's
+own namespace: the switch. The bridge holds the cluster's first address, so
+mpiexec run on the machine itself (the login node) reaches every host and
+every host reaches it. Links are shaped with `tc` on both ends (a token
+bucket, and netem for a delay), so both directions are limited.
+
+Addresses come only from 198.18.0.0/15 (RFC 2544's benchmarking block):
+by default the first /24 of 198.19.0.0/16 that no interface of this machine
+uses yet, chosen under a lock, so several clusters (other users', other
+tests') can be up at once. Every name carries the cluster's id: namespaces
+`cbkc-<id>-h01`, interfaces `cbk<id>br` (the bridge) and `cbk<id>h01`.
+
+Everything `up` makes is written to the state file *before* it is made, so
+`down` removes exactly that, in reverse order, also after an `up` that was
+killed halfway; it never touches anything the state file does not name.
+"""
+from __future__ import annotations
+
+import fcntl
+import ipaddress
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterbench.testbed.netns import BENCHMARK_NET, TestBedError, rate_bits_per_s
+
+DEFAULT_DIR = Path("/run/clusterbench/testbed")
+STATE_FILE = "state.json"
+LOCK_FILE = Path("/run/lock/clusterbench-testbed.lock")
+POOL = ipaddress.ip_network("198.19.0.0/16")   # where /24s are allocated from by default
+NS_PREFIX = "cbkc-"
+_DELAY = re.compile(r"^(\d+(?:\.\d+)?)(us|ms|s)$")
+MAX_HOSTS = 99                                  # host names are h01..h99
+
+
+class BadCluster(ValueError):
+    """A request that cannot be carried out as given (the CLI exits 2)."""
+
+
+def delay_ms(delay: str) -> float:
+    """'2ms' -> 2.0, '500us' -> 0.5 (tc's units)."""
+    m = _DELAY.match(delay.strip().lower())
+    if not m:
+        raise BadCluster(f"delay {delay!r} is not a tc time like 500us or 2ms")
+    return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
+
+
+def parse_link(spec: str | None) -> tuple[str | None, str | None]:
+    """'1gbit' or '1gbit,2ms' -> (rate, delay); None -> (None, None)."""
+    if not spec:
+        return None, None
+    rate, _, delay = spec.partition(",")
+    try:
+        rate_bits_per_s(rate)
+    except ValueError as e:
+        raise BadCluster(str(e)) from None
+    if delay:
+        delay_ms(delay)
+    return rate.strip().lower(), (delay.strip().lower() or None)
+
+
+def netem_available() -> bool:
+    """Whether tc can add a netem qdisc here (some kernels lack sch_netem):
+    tried on the loopback of a throw-away namespace."""
+    probe = f"{NS_PREFIX}probe{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode:
+        return False
+    try:
+        return subprocess.run(["tc", "-n", probe, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                              capture_output=True).returncode == 0
+    finally:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+
+
+def host_names(count: int) -> list[str]:
+    return [f"h{i:02d}" for i in range(1, count + 1)]
+
+
+def _run(argv: list[str]) -> str:
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode:
+        raise TestBedError(f"{' '.join(argv)}: {p.stderr.strip() or f'exit status {p.returncode}'}")
+    return p.stdout
+
+
+def _used_subnets() -> set[ipaddress.IPv4Network]:
+    """The /24s of 198.18.0.0/15 some interface of this namespace holds."""
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
+    used = set()
+    for m in re.finditer(r"inet (\d+\.\d+\.\d+\.\d+)/(\d+)", out):
+        addr = ipaddress.ip_address(m.group(1))
+        if addr in BENCHMARK_NET:
+            used.add(ipaddress.ip_network(f"{addr}/24", strict=False))
+    return used
+
+
+def _free_subnet() -> ipaddress.IPv4Network:
+    used = _used_subnets()
+    for net in POOL.subnets(new_prefix=24):
+        if net not in used:
+            return net
+    raise BadCluster(f"every /24 of {POOL} is in use by other test clusters")
+
+
+@dataclass
+class Host:
+    name: str
+    ns: str
+    address: str
+    veth: str       # the switch-side end, in the machine's namespace
+
+
+class Cluster:
+    """A test cluster described by its state file (see the module doc)."""
+
+    def __init__(self, state_dir: Path, state: dict):
+        self.dir = state_dir
+        self.state = state
+
+    # -- reading
+
+    @classmethod
+    def load(cls, state_dir: Path) -> "Cluster":
+        path = state_dir / STATE_FILE
+        try:
+            return cls(state_dir, json.loads(path.read_text()))
+        except FileNotFoundError:
+            raise BadCluster(f"no test cluster is up in {state_dir} (start one: clusterbench testbed up)") from None
+
+    @property
+    def id(self) -> str:
+        return self.state["id"]
+
+    @property
+    def hosts(self) -> list[Host]:
+        return [Host(**h) for h in self.state["hosts"]]
+
+    def host(self, name: str) -> Host:
+        for h in self.hosts:
+            if name in (h.name, h.address):
+                return h
+        known = ", ".join(h.name for h in self.hosts) or "none yet"
+        raise BadCluster(f"no host {name!r} in this test cluster (hosts: {known})")
+
+    @property
+    def hostfile(self) -> Path:
+        return self.dir / "hostfile"
+
+    @property
+    def ssh(self) -> Path:
+        return self.dir / "ssh"
+
+    def env(self) -> dict[str, str]:
+        """What MPICH's Hydra and Open MPI's launcher need to start ranks on
+        the test hosts, as environment variables, so `clusterbench run
+        --hostfile` works unchanged: the ssh stand-in as launcher, the bridge
+        as the interface the ranks call back on, TCP only on the cluster's
+        subnet, and no core binding (every host would bind its first rank to
+        core 0 of the same machine)."""
+        subnet = self.state["subnet"]
+        return {
+            "HYDRA_LAUNCHER": "ssh",
+            "HYDRA_LAUNCHER_EXEC": str(self.ssh),
+            "HYDRA_IFACE": self.state["bridge"],
+            "OMPI_MCA_plm_rsh_agent": str(self.ssh),
+            "PRTE_MCA_plm_ssh_agent": str(self.ssh),
+            "OMPI_MCA_btl_tcp_if_include": subnet,
+            "OMPI_MCA_oob_tcp_if_include": subnet,
+            "PRTE_MCA_oob_tcp_if_include": subnet,
+            "OMPI_MCA_hwloc_base_binding_policy": "none",
+            "PRTE_MCA_hwloc_default_binding_policy": "none",
+            "CLUSTERBENCH_TESTBED": str(self.dir),
+        }
+
+    def command(self, host: str, argv: list[str]) -> list[str]:
+        """argv run on a test host: inside its network, UTS and IPC
+        namespaces, with a private mount namespace in which the cluster's
+        hosts file stands for /etc/hosts (so hosts find each other by name).
+        nsenter, unlike `ip netns exec`, leaves /sys (and cgroups) as they are."""
+        h = self.host(host)
+        return ["nsenter", f"--net=/run/netns/{h.ns}", f"--uts={self.dir / 'uts' / h.name}",
+                f"--ipc={self.dir / 'ipc' / h.name}", "--",
+                "unshare", "--mount", "--propagation", "slave", "--",
+                "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(self.dir / "hosts"), *argv]
+
+    def status(self) -> dict:
+        """The state, with what of it exists now."""
+        names = set(_namespaces())
+        links = set(_links())
+        return {
+            "id": self.id, "dir": str(self.dir), "complete": self.state.get("complete", False),
+            "subnet": self.state["subnet"], "bridge": self.state["bridge"],
+            "bridge_address": self.state["bridge_address"], "bridge_up": self.state["bridge"] in links,
+            "rate": self.state.get("rate"), "delay": self.state.get("delay"),
+            "hosts": [{"name": h.name, "address": h.address, "namespace": h.ns, "up": h.ns in names and h.veth in links}
+                      for h in self.hosts],
+            "hostfile": str(self.hostfile), "ssh": str(self.ssh),
+        }
+
+
+def _namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _links() -> list[str]:
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    return [m.group(1) for m in re.finditer(r"^\d+: ([^:@\s]+)", out, re.M)]
+
+
+def _mounted(path: Path) -> bool:
+    text = Path("/proc/self/mountinfo").read_text()
+    return any(line.split()[4] == str(path) for line in text.splitlines())
+
+
+def why_not() -> str | None:
+    """None when this process can build a test cluster, else why not."""
+    if os.geteuid() != 0:
+        return "a test cluster needs root (network, UTS and IPC namespaces, bridges, tc)"
+    for tool in ("ip", "tc", "nsenter", "unshare"):
+        if not shutil.which(tool):
+            return f"`{tool}` not found: install iproute2 and util-linux"
+    return None
+
+
+class _Builder:
+    """Builds a cluster, writing each object to the state file before it
+    exists (an intent log), so `down` after a crash knows what to remove."""
+
+    def __init__(self, cluster: Cluster):
+        self.c = cluster
+
+    def save(self) -> None:
+        tmp = self.c.dir / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(self.c.state, indent=1))
+        os.replace(tmp, self.c.dir / STATE_FILE)
+
+    def will_make(self, kind: str, name: str) -> None:
+        self.c.state["made"].append({"kind": kind, "name": name})
+        self.save()
+
+    def file(self, path: Path, text: str, mode: int = 0o644) -> None:
+        self.will_make("file", str(path))
+        path.write_text(text)
+        path.chmod(mode)
+
+
+def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None = None) -> Cluster:
+    """Builds a cluster of `hosts` test hosts; see the module doc."""
+    why = why_not()
+    if why:
+        raise BadCluster(why)
+    rate, delay = parse_link(link)
+    if delay and not netem_available():
+        raise BadCluster("this kernel has no netem qdisc (sch_netem), so link delays cannot be emulated: "
+                         "give --link a rate only")
+    if hosts < 1 or hosts > MAX_HOSTS:
+        raise BadCluster(f"--hosts {hosts}: a test cluster has 1 to {MAX_HOSTS} hosts")
+    if subnet is not None:
+        try:
+            net = ipaddress.ip_network(subnet)
+        except ValueError:
+            raise BadCluster(f"--subnet {subnet!r} is not a network like 198.19.7.0/24") from None
+        if not (net.version == 4 and net.subnet_of(BENCHMARK_NET)):
+            raise BadCluster(f"--subnet {subnet} is outside 198.18.0.0/15, the block reserved for benchmarking (RFC 2544)")
+        if net.num_addresses - 3 < hosts:   # network, broadcast and the bridge's address
+            raise BadCluster(f"--subnet {subnet} has room for {max(0, net.num_addresses - 3)} hosts, not {hosts}")
+    if (state_dir / STATE_FILE).exists():
+        raise BadCluster(f"a test cluster is already up in {state_dir}: clusterbench testbed down first")
+    LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOCK_FILE, "a") as lock:
+        # the lock makes choosing a free /24 and taking it (the bridge's
+        # address) one step for concurrent `up`s
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        net = ipaddress.ip_network(subnet) if subnet else _free_subnet()
+        if net in _used_subnets() or any(net.overlaps(u) for u in _used_subnets()):
+            raise BadCluster(f"--subnet {net} is already used by an interface of this machine")
+        made_dir = not state_dir.exists()
+        state_dir.mkdir(parents=True, exist_ok=True)
+        cid = secrets.token_hex(2)
+        addresses = list(net.hosts())
+        state = {"id": cid, "subnet": str(net), "bridge": f"cbk{cid}br", "bridge_address": str(addresses[0]),
+                 "rate": rate, "delay": delay, "hosts": [], "made": [], "made_dir": made_dir, "complete": False,
+                 "pid": os.getpid()}
+        cluster = Cluster(state_dir, state)
+        b = _Builder(cluster)
+        b.will_make("file", str(state_dir / STATE_FILE))
+        try:
+            _make_bridge(b, net)
+        except BaseException:
+            down(state_dir)
+            raise
+    try:
+        for i, name in enumerate(host_names(hosts)):
+            _make_host(b, name, str(addresses[i + 1]), net.prefixlen)
+        _write_files(b)
+    except BaseException:
+        down(state_dir)   # nothing half-made
+        raise
+    state["complete"] = True
+    b.save()
+    return cluster
+
+
+def _shape(ns: str | None, ifname: str, rate: str | None, delay: str | None) -> None:
+    """Egress shaping of one end: netem for the delay (one way), under it a
+    token bucket of at least 64 KiB (a veth sends GSO packets of up to
+    64 KiB) and 1 ms of traffic, queueing up to 20 ms."""
+    if not rate and not delay:
+        return
+    tc = ["tc"] + (["-n", ns] if ns else [])
+    parent = ["root"]
+    if delay:
+        _run(tc + ["qdisc", "add", "dev", ifname, "root", "handle", "1:", "netem", "delay", delay, "limit", "100000"])
+        parent = ["parent", "1:"]
+    if rate:
+        burst = f"{max(64 * 1024, int(rate_bits_per_s(rate) / 8 / 1000))}b"
+        _run(tc + ["qdisc", "add", "dev", ifname, *parent, "handle", "2:", "tbf", "rate", rate, "burst", burst,
+                   "latency", "20ms"])
+
+
+def _make_bridge(b: _Builder, net: ipaddress.IPv4Network) -> None:
+    s = b.c.state
+    b.will_make("link", s["bridge"])
+    _run(["ip", "link", "add", "name", s["bridge"], "type", "bridge"])
+    _run(["ip", "addr", "add", f"{s['bridge_address']}/{net.prefixlen}", "dev", s["bridge"]])
+    _run(["ip", "link", "set", s["bridge"], "up"])
+
+
+def _make_host(b: _Builder, name: str, address: str, prefixlen: int) -> None:
+    c, s = b.c, b.c.state
+    ns, veth = f"{NS_PREFIX}{c.id}-{name}", f"cbk{c.id}{name}"
+    s["hosts"].append({"name": name, "ns": ns, "address": address, "veth": veth})
+    b.will_make("netns", ns)
+    _run(["ip", "netns", "add", ns])
+    b.will_make("link", veth)
+    _run(["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns])
+    _run(["ip", "link", "set", veth, "master", s["bridge"]])
+    _shape(None, veth, s["rate"], s["delay"])
+    _run(["ip", "link", "set", veth, "up"])
+    _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+    _run(["ip", "-n", ns, "addr", "add", f"{address}/{prefixlen}", "dev", "eth0"])
+    _shape(ns, "eth0", s["rate"], s["delay"])
+    _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
+    # a persistent UTS namespace (the host name) and IPC namespace, held by
+    # bind mounts on two files of the state directory
+    for kind in ("uts", "ipc"):
+        d = c.dir / kind
+        if not d.exists():
+            b.will_make("dir", str(d))
+            d.mkdir()
+        b.file(d / name, "")
+        b.will_make("mount", str(d / name))
+    _run(["unshare", f"--uts={c.dir / 'uts' / name}", f"--ipc={c.dir / 'ipc' / name}", "hostname", name])
+
+
+def _write_files(b: _Builder) -> None:
+    c = b.c
+    hosts = c.hosts
+    lines = ["127.0.0.1 localhost", f"{c.state['bridge_address']} login-{c.id}"]
+    lines += [f"{h.address} {h.name}" for h in hosts]
+    b.file(c.dir / "hosts", "\n".join(lines) + "\n")
+    b.file(c.hostfile, "".join(f"{h.name}\n" for h in hosts))
+    cases = "".join(f"  {h.name}|{h.address}) ns={h.ns}; h={h.name} ;;\n" for h in hosts)
+    d = shlex.quote(str(c.dir))
+    b.file(c.ssh, f"""#!/bin/sh
+# ssh stand-in for test cluster {c.id} (made by clusterbench testbed up):
+# `ssh [options] HOST COMMAND...` runs COMMAND with sh on that test host.
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -[bcDEeFIiJLlmOoPpQRSWw]) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+case "$1" in
+{cases}  *) echo "testbed ssh: no host '$1' in test cluster {c.id}" >&2; exit 255 ;;
+esac
+shift
+d={d}
+exec nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
+  unshare --mount --propagation slave -- \\
+  sh -c 'mount --bind "$0" /etc/hosts && exec sh -c "$1"' "$d/hosts" "$*"
+""", 0o755)
+    env = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in c.env().items())
+    b.file(c.dir / "env.sh", env)
+
+
+def _kill_in(ns: str) -> None:
+    for _ in range(50):
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        time.sleep(0.05)
+
+
+def down(state_dir: Path) -> list[str]:
+    """Removes what the state file names, newest first; returns what it
+    removed. Idempotent: what is already gone is skipped."""
+    if why_not():
+        raise BadCluster(why_not())
+    c = Cluster.load(state_dir)
+    removed = []
+    namespaces, links = set(_namespaces()), set(_links())
+    for item in reversed(c.state["made"]):
+        kind, name = item["kind"], item["name"]
+        if kind == "netns" and name in namespaces:
+            _kill_in(name)
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        elif kind == "link" and name in links:
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+        elif kind == "mount":
+            while _mounted(Path(name)):
+                if subprocess.run(["umount", name], capture_output=True).returncode:
+                    subprocess.run(["umount", "-l", name], capture_output=True)
+                    break
+        elif kind == "file" and Path(name).exists():
+            Path(name).unlink()
+        elif kind == "dir" and Path(name).is_dir():
+            Path(name).rmdir()
+        else:
+            continue
+        removed.append(f"{kind} {name}")
+    leftover = state_dir / (STATE_FILE + ".tmp")   # an `up` killed while saving
+    if leftover.exists():
+        leftover.unlink()
+    if c.state.get("made_dir") and state_dir.is_dir() and not any(state_dir.iterdir()):
+        state_dir.rmdir()
+    return removed

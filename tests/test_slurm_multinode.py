@@ -1,0 +1,84 @@
+"""Slurm with several nodes: one slurmd per test host (clusterbench testbed),
+so srun and sbatch cross host boundaries. A suite under `sbatch -N 2` is
+stored with its batch job and both nodes' environment snapshots."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, find_cbk, store_rows
+from clusterbench.testbed import cluster as tc
+from slurm_cluster import MultiNodeSlurm, why_not
+
+WHY = tc.why_not() or why_not()
+pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
+OPENMPI_CBK = REPO / ".venv-openmpi" / "bin" / "cbk"
+# srun serves MPICH through pmi2 and Open MPI 5 through PMIx (Slurm's
+# mpi/pmix plugin needs Debian's libpmix-dev for its libpmix.so)
+SRUN_MPI = {"mpich": "pmi2", "openmpi": "pmix"}
+
+
+@pytest.fixture(params=["mpich", "openmpi"])
+def family(request) -> tuple[str, str]:
+    if request.param == "openmpi" and not os.access(OPENMPI_CBK, os.X_OK):
+        pytest.skip("no Open MPI cbk: run scripts/build-openmpi-cbk.sh")
+    return request.param, str(OPENMPI_CBK) if request.param == "openmpi" else find_cbk()
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    base = tmp_path_factory.mktemp("slurm-multinode")
+    hosts = tc.up(base / "tb", 3)
+    cluster = MultiNodeSlurm(base / "slurm", hosts)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+        tc.down(hosts.dir)
+
+
+@pytest.mark.timeout(60)
+def test_srun_and_sbatch_place_tasks_on_several_hosts(slurm, tmp_path):
+    r = subprocess.run(["srun", "-N", "2", "hostname"], capture_output=True, text=True, env=slurm.env, timeout=50)
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split()) == ["h01", "h02"]
+    out = tmp_path / "job.out"
+    r = subprocess.run(["sbatch", "--wait", "-N", "3", f"--output={out}", "--wrap", "srun hostname"],
+                       capture_output=True, text=True, env=slurm.env, timeout=50)
+    assert r.returncode == 0, r.stderr
+    assert sorted(out.read_text().split()) == ["h01", "h02", "h03"]
+
+
+@pytest.mark.timeout(300)
+def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snapshots(slurm, family, tmp_path):
+    name, cbk_bin = family
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    out = tmp_path / "job.out"
+    bindir = Path(sys.executable).parent
+    env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": cbk_bin,
+           "CLUSTERBENCH_SRUN_MPI": SRUN_MPI[name],
+           "PATH": f"{Path(cbk_bin).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
+    script = (f"{sys.executable} -m clusterbench run cluster-smoke --launcher srun --label smoke-$SLURM_JOB_ID "
+              f"--report {tmp_path / 'report.html'}")
+    # four tasks a node: the suite places four ranks on one node (1x4) and on two (2x2)
+    r = subprocess.run(["sbatch", "--wait", "-N", "2", "--ntasks-per-node=4", f"--output={out}", "--wrap", script],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
+    log = out.read_text() if out.exists() else ""
+    assert r.returncode == 0, r.stderr + log[-3000:]
+    job = r.stdout.split()[-1]
+    assert store_rows(store, "select label, status, batch_job from runs") == [(f"smoke-{job}", "ok", f"slurm {job}")]
+    hosts = sorted(h for (h,) in store_rows(store, "select host from run_hosts"))
+    assert hosts == ["h01", "h02"]
+    steps = store_rows(store, "select launcher, ranks, ranks_per_node, status from steps order by id")
+    assert steps == [("srun", 2, 1, "ok"), ("srun", 4, 4, "ok"), ("srun", 4, 2, "ok")]
+    placed = store_rows(store, "select json_extract(record, '$.nodes'), json_extract(record, '$.same_node') "
+                               "from samples where json_extract(record, '$.type') = 'measurement' "
+                               "and json_extract(record, '$.size_bytes') = 1048576 order by id")
+    assert placed[0] == (2, 0)                     # pingpong: two nodes, not the same
+    assert [n for n, _ in placed[1:]] == [1, 2]    # bandwidth as 1x4 and 2x2

@@ -1,0 +1,211 @@
+"""clusterbench testbed up/status/exec/down: test hosts with their own names
+and network stacks, reachable by name; `down` removes everything, also after
+an `up` killed halfway; bad input is one line, exit 2, nothing made."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from clusterbench.testbed import cluster as tc
+
+needs_root = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
+CLI = [sys.executable, "-m", "clusterbench"]
+
+
+def tb(*args: str, state_dir: Path | None = None, **kw) -> subprocess.CompletedProcess:
+    extra = ["--dir", str(state_dir)] if state_dir else []
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 120)
+    return subprocess.run([*CLI, "testbed", args[0], *extra, *args[1:]], **kw)
+
+
+def system_objects() -> set[str]:
+    """Every test-cluster namespace, interface and mount on this machine now."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    mounts = Path("/proc/self/mountinfo").read_text()
+    found = {f"netns {line.split()[0]}" for line in ns.splitlines() if line.startswith(tc.NS_PREFIX)}
+    found |= {f"link {m}" for m in re.findall(r"^\d+: (cbk[0-9a-f]{4}\w+)", links, re.M)}
+    found |= {f"mount {line.split()[4]}" for line in mounts.splitlines() if "/uts/h" in line or "/ipc/h" in line}
+    return found
+
+
+def objects_of(cluster_id: str, state_dir: Path) -> set[str]:
+    return {o for o in system_objects() if cluster_id in o or str(state_dir) in o}
+
+
+def one_error_line(p: subprocess.CompletedProcess, *words: str) -> str:
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+@needs_root
+@pytest.mark.timeout(120)
+def test_hosts_have_their_own_names_find_each_other_and_down_removes_everything(tmp_path):
+    d = tmp_path / "tb"
+    delay = tc.netem_available()   # not every kernel has sch_netem
+    up = tb("up", "--hosts", "3", "--link", "100mbit,1ms" if delay else "100mbit", state_dir=d)
+    assert up.returncode == 0, up.stderr
+    cluster_id = json.loads((d / tc.STATE_FILE).read_text())["id"]
+    try:
+        hosts_work(d, tmp_path, delay)
+    finally:
+        down = tb("down", state_dir=d)
+    assert down.returncode == 0, down.stderr
+    assert objects_of(cluster_id, d) == set()
+    assert not d.exists()
+
+
+def hosts_work(d: Path, tmp_path: Path, delay: bool) -> None:
+    st = json.loads(tb("status", "--json", state_dir=d).stdout)
+    assert st["complete"] and [h["name"] for h in st["hosts"]] == ["h01", "h02", "h03"]
+    assert all(h["up"] for h in st["hosts"])
+    import ipaddress
+    net = ipaddress.ip_network(st["subnet"])
+    assert net.subnet_of(ipaddress.ip_network("198.18.0.0/15"))
+    assert all(ipaddress.ip_address(h["address"]) in net for h in st["hosts"])
+    assert len(objects_of(st["id"], d)) == 1 + 3 * 2 + 3 * 2   # bridge; a namespace and a veth, two mounts a host
+
+    assert tb("exec", "h02", "--", "hostname", state_dir=d).stdout.strip() == "h02"
+    shaped = tb("exec", "h01", "--", "tc", "qdisc", "show", "dev", "eth0", state_dir=d).stdout
+    assert "tbf" in shaped and "100Mbit" in shaped
+    assert not delay or ("netem" in shaped and "delay 1ms" in shaped)
+    # one host serves, another fetches by host name over the bridge
+    h02 = st["hosts"][1]["address"]
+    server = subprocess.Popen(
+        [*CLI, "testbed", "exec", "--dir", str(d), "h02", "--", sys.executable, "-m", "http.server",
+         "--bind", h02, "--directory", str(tmp_path), "8123"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        (tmp_path / "page.txt").write_text("served by h02\n")
+        fetch = ("import time, urllib.request\n"
+                 "for _ in range(100):\n"
+                 "    try: print(urllib.request.urlopen('http://h02:8123/page.txt', timeout=2).read().decode()); break\n"
+                 "    except OSError: time.sleep(0.1)\n")
+        got = tb("exec", "h03", "--", sys.executable, "-c", fetch, state_dir=d)
+        assert got.stdout.strip() == "served by h02", got.stderr
+    finally:
+        server.kill()
+        server.wait(timeout=20)
+
+
+@needs_root
+@pytest.mark.timeout(180)
+def test_down_after_up_was_killed_halfway_leaves_nothing_behind(tmp_path):
+    d = tmp_path / "tb"
+    before = system_objects()
+    up = subprocess.Popen([*CLI, "testbed", "up", "--hosts", "30", "--dir", str(d)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = d / tc.STATE_FILE
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if len(json.loads(state.read_text())["hosts"]) >= 3:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.005)
+    up.send_signal(signal.SIGKILL)
+    up.wait()
+    st = json.loads(state.read_text())
+    assert not st["complete"] and 3 <= len(st["hosts"]) < 30, "up was not stopped halfway"
+    assert objects_of(st["id"], d), "the killed up made nothing to clean"
+    # a second up refuses while the wreck is there
+    one_error_line(tb("up", state_dir=d), "already up", "testbed down")
+    assert "INCOMPLETE" in tb("status", state_dir=d).stdout
+    down = tb("down", state_dir=d)
+    assert down.returncode == 0, down.stderr
+    assert objects_of(st["id"], d) == set()
+    assert system_objects() - before == set()
+    assert not d.exists()
+
+
+@needs_root
+@pytest.mark.timeout(120)
+def test_bad_input_is_one_line_exit_2_and_nothing_made(tmp_path):
+    d = tmp_path / "tb"
+    before = system_objects()
+    one_error_line(tb("up", "--hosts", "6", "--subnet", "198.19.250.0/29", state_dir=d), "room for 5 hosts")
+    one_error_line(tb("up", "--link", "1 GB/s", state_dir=d), "not a tc rate")
+    one_error_line(tb("up", "--link", "1gbit,soon", state_dir=d), "not a tc time")
+    if not tc.netem_available():
+        one_error_line(tb("up", "--link", "1gbit,2ms", state_dir=d), "no netem qdisc")
+    one_error_line(tb("up", "--subnet", "10.0.0.0/24", state_dir=d), "outside 198.18.0.0/15")
+    one_error_line(tb("up", "--hosts", "0", state_dir=d), "1 to 99 hosts")
+    one_error_line(tb("status", state_dir=d), "no test cluster is up")
+    one_error_line(tb("down", state_dir=d), "no test cluster is up")
+    assert system_objects() == before and not d.exists()
+
+    assert tb("up", "--hosts", "2", state_dir=d).returncode == 0
+    try:
+        made = system_objects()
+        files = sorted(p.name for p in d.iterdir())
+        one_error_line(tb("up", "--hosts", "2", state_dir=d), "already up")
+        one_error_line(tb("exec", "h07", "--", "true", state_dir=d), "no host 'h07'", "h01, h02")
+        assert system_objects() == made and sorted(p.name for p in d.iterdir()) == files
+    finally:
+        assert tb("down", state_dir=d).returncode == 0
+    assert system_objects() == before
+
+
+def test_without_root_each_command_says_so_in_one_line(tmp_path, monkeypatch):
+    # in-process with the effective uid faked: a real unprivileged user may
+    # not be able to read a root checkout (CI's is under /root)
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    for args in (["up", "--hosts", "2"], ["down"], ["exec", "h01", "--", "true"]):
+        r = CliRunner().invoke(cli, ["testbed", args[0], "--dir", str(tmp_path / "tb"), *args[1:]])
+        assert r.exit_code == 2, r.output
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and "root" in lines[0], r.output
+    assert not (tmp_path / "tb").exists()
+
+
+def test_link_specs_are_read_in_tc_units():
+    assert tc.parse_link("1gbit") == ("1gbit", None)
+    assert tc.parse_link("100Mbit,2ms") == ("100mbit", "2ms")
+    assert tc.parse_link(None) == (None, None)
+    assert tc.delay_ms("500us") == 0.5
+    with pytest.raises(tc.BadCluster, match="not a tc rate"):
+        tc.parse_link("fast")
+
+
+@needs_root
+@pytest.mark.timeout(120)
+def test_two_clusters_up_at_once_get_their_own_addresses_and_names(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    ups = [subprocess.Popen([*CLI, "testbed", "up", "--hosts", "2", "--dir", str(d)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True) for d in (a, b)]
+    try:
+        assert [p.wait(timeout=60) for p in ups] == [0, 0], [p.stderr.read() for p in ups]
+        sa, sb = (json.loads(tb("status", "--json", state_dir=d).stdout) for d in (a, b))
+        assert sa["subnet"] != sb["subnet"] and sa["id"] != sb["id"]
+        # each cluster's h01 reaches its own h02, by name
+        for d, st in ((a, sa), (b, sb)):
+            got = tb("exec", "h01", "--", sys.executable, "-c",
+                     "import socket; print(socket.gethostbyname('h02'))", state_dir=d)
+            assert got.stdout.strip() == st["hosts"][1]["address"]
+        assert tb("down", state_dir=a).returncode == 0
+        assert objects_of(sa["id"], a) == set()
+        assert all(h["up"] for h in json.loads(tb("status", "--json", state_dir=b).stdout)["hosts"])
+    finally:
+        for p in ups:
+            p.stderr.close()
+        for d in (a, b):
+            if (d / tc.STATE_FILE).exists():
+                tb("down", state_dir=d)
