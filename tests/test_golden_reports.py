@@ -45,6 +45,7 @@ ENV_TUNED = {**ENV_BASE, "tuned.profile": "throughput-performance"}
 
 def fill_store(url: str) -> None:
     from clusterbench import environment, limits
+    from clusterbench.sample import Sample
     from clusterbench.store import Store
 
     store = Store(url)
@@ -71,8 +72,8 @@ def fill_store(url: str) -> None:
                                        ranks=st["ranks"], ranks_per_node=st["ranks_per_node"])
             env = ENV_BASE if label == "base" else ENV_TUNED
         else:
-            rec = item["record"]
-            store.add_sample(step_id, rec, limits.record_warnings(rec, env))
+            sample = Sample.from_record(item["record"])
+            store.add_sample(step_id, sample, limits.sample_warnings(sample, env))
     store.finish_step(step_id, "ok", stop_reason="fixed: 5 repetitions")
     for run_id in runs.values():
         store.finish_run(run_id, "ok")

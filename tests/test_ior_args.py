@@ -108,7 +108,8 @@ def test_summary_statistics_as_ior():
     from clusterbench.commands.ior import _stats, ior_figures
 
     assert _stats([1.0, 3.0]) == (3.0, 1.0, 2.0, 1.0)  # population standard deviation, as IOR
-    samples = [{"phase": "write", "mode": "cached", "record": {"m": 1}},
-               {"phase": "write", "mode": "fsync", "record": {"m": 2}},
-               {"phase": "read", "mode": "cold", "record": {"m": 3}}]
-    assert ior_figures(samples) == {"write": [{"m": 2}], "read": [{"m": 3}]}
+    from clusterbench.sample import Sample
+
+    cached, synced, cold = (Sample.from_record({"phase": p, "mode": m, "rate": r}) for p, m, r in
+                            (("write", "cached", 1.0), ("write", "fsync", 2.0), ("read", "cold", 3.0)))
+    assert ior_figures([cached, synced, cold]) == {"write": [synced], "read": [cold]}

@@ -20,6 +20,7 @@ from clusterbench.launch import Job, choose, get
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
 from clusterbench.records import error_message, parse_line
+from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
 
 # How long a step may take to stop after Ctrl-C before it is killed.
@@ -140,7 +141,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
                                params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
                                ranks_per_node=step.ranks_per_node)
     progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
-    figures: dict[tuple, list[float]] = {}
+    figures: dict[SampleKey, list[float]] = {}
     done, build, started = 0, None, time.monotonic()
     stop_reason = f"fixed: {step.repeat} repetitions"
     while True:
@@ -174,7 +175,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     return "failed"
 
 
-def auto_stop(auto, figures: dict[tuple, list[float]], done: int, elapsed_s: float) -> str | None:
+def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
     """Why adaptive repetition stops now, or None to go on."""
     from clusterbench import stats
 
@@ -189,7 +190,7 @@ def auto_stop(auto, figures: dict[tuple, list[float]], done: int, elapsed_s: flo
 
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
-              offset: int, figures: dict[tuple, list[float]]) -> tuple[int, str, dict | None]:
+              offset: int, figures: dict[SampleKey, list[float]]) -> tuple[int, str, dict | None]:
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -204,11 +205,11 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
             if rec is None:
                 continue
             if rec.get("type") == "measurement":
-                store.add_sample(step_id, rec, limits.record_warnings(rec, env), repetition_offset=offset)
-                key = (rec.get("phase"), rec.get("mode"), rec.get("rate_unit"), rec.get("size_bytes"))
-                if isinstance(rec.get("rate"), (int, float)):
-                    figures.setdefault(key, []).append(float(rec["rate"]))
-                progress.record({**rec, "repetition": rec.get("repetition", 0) + offset})
+                sample = Sample.from_record(rec)
+                store.add_sample(step_id, sample, limits.sample_warnings(sample, env), repetition_offset=offset)
+                if sample.value is not None:
+                    figures.setdefault(sample.key(), []).append(sample.value)
+                progress.record(sample, sample.repetition + offset)
             elif rec.get("type") == "run":
                 build = rec
         status = proc.wait()
@@ -233,8 +234,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def add_cross_warnings(store: Store, run_id: int) -> None:
-    rows = [{"id": s.id, "record": s.record} for st in store.steps_of(run_id) for s in store.samples_of(st.id)]
-    for sid, extra in limits.cross_sample_warnings(rows).items():
+    samples = [s for st in store.steps_of(run_id) for s in store.samples_of(st.id)]
+    for sid, extra in limits.cross_sample_warnings(samples).items():
         store.add_sample_warnings(sid, extra)
 
 

@@ -16,19 +16,20 @@ import click
 
 from clusterbench.commands.options import db_option, open_store
 from clusterbench.errors import BadInput
+from clusterbench.sample import Sample
 
 MIB, MB = 1048576.0, 1e6
 
 
-def ior_figures(samples: list[dict]) -> dict[str, list[dict]]:
-    """Per IOR operation, the records IOR would have reported: the write
+def ior_figures(samples: list[Sample]) -> dict[str, list[Sample]]:
+    """Per IOR operation, the samples IOR would have reported: the write
     figure includes fsync when -e was given (mode fsync), as IOR's does."""
-    ops: dict[str, list[dict]] = {"write": [], "read": []}
-    writes = [s for s in samples if s["phase"] == "write"]
-    if any(s["mode"] == "fsync" for s in writes):
-        writes = [s for s in writes if s["mode"] == "fsync"]
-    ops["write"] = [s["record"] for s in writes]
-    ops["read"] = [s["record"] for s in samples if s["phase"] == "read"]
+    ops: dict[str, list[Sample]] = {"write": [], "read": []}
+    writes = [s for s in samples if s.phase == "write"]
+    if any(s.mode == "fsync" for s in writes):
+        writes = [s for s in writes if s.mode == "fsync"]
+    ops["write"] = writes
+    ops["read"] = [s for s in samples if s.phase == "read"]
     return {k: v for k, v in ops.items() if v}
 
 
@@ -39,10 +40,10 @@ def _stats(values: list[float]) -> tuple[float, float, float, float]:
     return max(values), min(values), mean, sd
 
 
-def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn: int | None) -> list[str]:
+def summary_lines(figures: dict[str, list[Sample]], params: dict, ranks: int, ppn: int | None) -> list[str]:
     out = []
     for op, recs in figures.items():
-        bw = [r["bytes"] / r["seconds"] / MIB for r in recs]
+        bw = [r.bytes / r.seconds / MIB for r in recs]
         out.append(f"Max {op.capitalize()}: {max(bw):.2f} MiB/sec ({max(bw) * MIB / MB:.2f} MB/sec)")
     out.append("")
     out.append("Summary of all tests:")
@@ -50,13 +51,13 @@ def summary_lines(figures: dict[str, list[dict]], params: dict, ranks: int, ppn:
                f"{'Max(OPs)':>10} {'Min(OPs)':>10} {'Mean(OPs)':>10} {'StdDev':>10} {'Mean(s)':>10} "
                f"{'#Tasks':>6} {'tPN':>4} {'reps':>4} {'fPP':>4} {'aggs(MiB)':>10}")
     for op, recs in figures.items():
-        bw = _stats([r["bytes"] / r["seconds"] / MIB for r in recs])
-        iops = _stats([r["ops"] / r["seconds"] for r in recs])
-        mean_s = sum(r["seconds"] for r in recs) / len(recs)
+        bw = _stats([r.bytes / r.seconds / MIB for r in recs])
+        iops = _stats([r.ops / r.seconds for r in recs])
+        mean_s = sum(r.seconds for r in recs) / len(recs)
         fpp = 1 if params.get("strategy") == "split" else 0
         out.append(f"{op:<10} {bw[0]:>10.2f} {bw[1]:>10.2f} {bw[2]:>10.2f} {bw[3]:>10.2f} "
                    f"{iops[0]:>10.2f} {iops[1]:>10.2f} {iops[2]:>10.2f} {iops[3]:>10.2f} {mean_s:>10.5f} "
-                   f"{ranks:>6} {ppn or ranks:>4} {len(recs):>4} {fpp:>4} {recs[0]['bytes'] / MIB:>10.2f}")
+                   f"{ranks:>6} {ppn or ranks:>4} {len(recs):>4} {fpp:>4} {recs[0].bytes / MIB:>10.2f}")
     return out
 
 

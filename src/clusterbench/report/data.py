@@ -1,7 +1,7 @@
 """Everything known about a run, as plain data for the formats."""
 from __future__ import annotations
 
-from clusterbench import summary
+from clusterbench import step_summary
 from clusterbench.store import Store
 
 
@@ -19,10 +19,8 @@ def load_run(store: Store, run_id: int) -> dict:
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
             "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
-            "summary": summary.rows(samples),
-            "samples": [{"repetition": s.repetition, "phase": s.phase, "mode": s.mode, "value": s.value,
-                         "unit": s.unit, "seconds": s.seconds, "bytes": s.bytes, "ops": s.ops,
-                         "warnings": s.warnings, "record": s.record} for s in samples],
+            "summary": step_summary.rows(samples),
+            "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
     return {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,

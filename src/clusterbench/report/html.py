@@ -57,12 +57,12 @@ def run_section(run: dict) -> list[str]:
         warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
         if warnings:
             out.append("<ul>" + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings) + "</ul>")
-        sized = defaultdict(list)
+        sized = defaultdict(list)  # one curve per measurement swept over sizes
         for r in st["summary"]:
             if r.size_bytes is not None and r.median is not None:
-                sized[(r.phase, r.mode, r.unit)].append((float(r.size_bytes), r.median))
-        for unit in dict.fromkeys(k[2] for k in sized):
-            series = {f"{p} {m or ''}".strip(): pts for (p, m, u), pts in sized.items() if u == unit}
+                sized[r.key.curve()].append((float(r.size_bytes), r.median))
+        for unit in dict.fromkeys(k.unit for k in sized):
+            series = {f"{k.phase} {k.condition or ''}".strip(): pts for k, pts in sized.items() if k.unit == unit}
             if any(len(pts) > 1 for pts in series.values()):
                 out.append(plots.curves(step_title(st), "size (bytes)", unit or "", series))
         if not sized and len(st["summary"]) > 0:

@@ -4,10 +4,13 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from clusterbench.sample import Sample
 from clusterbench.stats import OUTLIER_Z
 
 
 def _plain(o):
+    if isinstance(o, Sample):
+        return o.export()
     if dataclasses.is_dataclass(o):
         d = dataclasses.asdict(o)
         st = o.stats

@@ -1,30 +1,33 @@
-"""Per-step summaries of stored samples: one row per (phase, mode, unit),
-in the order first seen, described by the statistics module."""
+"""Per-step summaries of stored samples: one row per sample key (phase,
+condition, unit, size), in the order first seen, described by the
+statistics module."""
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
 
 from clusterbench import stats
-
-
-def size_text(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
+from clusterbench.sample import Sample, SampleKey
 
 
 @dataclass
 class Row:
     phase: str
-    mode: str | None
+    mode: str | None        # the sample key's condition: cache state and qualifiers
     unit: str | None
     size_bytes: int | None = None  # message/transfer size when a kernel sweeps it in one launch
     values: list[float] = field(default_factory=list)
     decimal: list[float] = field(default_factory=list)   # MB/s beside MiB/s
     decimal_unit: str | None = None
     warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, key: SampleKey) -> Row:
+        return cls(key.phase, key.condition, key.unit, key.size_bytes)
+
+    @property
+    def key(self) -> SampleKey:
+        return SampleKey(self.phase, self.mode, self.unit, self.size_bytes)
 
     @property
     def stats(self) -> stats.Summary:
@@ -53,7 +56,7 @@ class Row:
     @property
     def label(self) -> str:
         """The phase as printed: with its size when the kernel swept sizes."""
-        return self.phase if self.size_bytes is None else f"{self.phase} {size_text(self.size_bytes)}"
+        return self.key.label
 
     def all_warnings(self) -> list[str]:
         """The samples' warnings, plus one naming the outliers (flagged, never dropped)."""
@@ -69,20 +72,19 @@ class Row:
         return statistics.median(self.decimal) if self.decimal else None
 
 
-def rows(samples) -> list[Row]:
-    """Groups sample rows (with .phase, .mode, .unit, .value, .record, .warnings) in first-seen order."""
-    out: dict[tuple, Row] = {}
+def rows(samples: list[Sample]) -> list[Row]:
+    """Groups samples by Sample.key(), in first-seen order."""
+    out: dict[SampleKey, Row] = {}
     for s in samples:
-        size = (s.record or {}).get("size_bytes")
-        key = (s.phase, s.mode, s.unit, size)
-        row = out.setdefault(key, Row(s.phase, s.mode, s.unit, size))
+        row = out.get(s.key())
+        if row is None:
+            row = out[s.key()] = Row.of(s.key())
         if s.value is not None:
-            row.values.append(float(s.value))
-        rec = s.record or {}
-        if isinstance(rec.get("rate_decimal"), (int, float)):
-            row.decimal.append(float(rec["rate_decimal"]))
-            row.decimal_unit = rec.get("rate_decimal_unit")
-        for w in s.warnings or []:
+            row.values.append(s.value)
+        if s.decimal is not None:
+            row.decimal.append(s.decimal)
+            row.decimal_unit = s.decimal_unit
+        for w in s.warnings:
             if w not in row.warnings:
                 row.warnings.append(w)
     return list(out.values())
