@@ -1,18 +1,39 @@
-"""Parsing cbk's JSON-lines output."""
+"""Parsing cbk's JSON-lines output (the contract: docs/records.md and
+schemas/record.schema.json)."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
+from pathlib import Path
 
 from clusterbench.catalogue import SCHEMA
 
+SCHEMA_FILE = Path(__file__).parent / "schemas" / "record.schema.json"
 
-def parse_line(line: str) -> dict | None:
-    """A record, or None for a line that is not one (a library's chatter)."""
+
+class DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise DuplicateKey(f"key(s) written twice: {', '.join(twice)}")
+    return dict(pairs)
+
+
+def parse_line(line: str, strict: bool = False) -> dict | None:
+    """A record, or None for a line that is not one (a library's chatter).
+    strict: a record with a key written twice raises DuplicateKey (else
+    the last one counts, as json.loads and jq take it)."""
     line = line.strip()
     if not line.startswith("{"):
         return None
     try:
-        rec = json.loads(line)
+        rec = json.loads(line, object_pairs_hook=_no_duplicates if strict else None)
+    except DuplicateKey:
+        raise
     except json.JSONDecodeError:
         return None
     if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
@@ -27,3 +48,28 @@ def error_message(stderr: str) -> str | None:
         if rec and rec.get("type") == "error":
             return rec.get("message")
     return None
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    import jsonschema  # the test extra: checking records is for tests and importers, not for runs
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def contract_problems(rec: dict) -> list[str]:
+    """What in a record breaks the contract; [] when it keeps it. Beyond the
+    JSON Schema: a declared sweep key or qualifier names a field the record has."""
+    problems = [f"{'/'.join(map(str, e.absolute_path)) or 'record'}: {e.message}"
+                for e in _validator().iter_errors(rec)]
+    if rec.get("type") == "measurement":
+        named = ([rec["sweep_key"]] if rec.get("sweep_key") else []) + list(rec.get("qualifiers") or [])
+        problems += [f"declares field '{k}' but has none" for k in named if k not in rec]
+    return problems
+
+
+def is_contract_measurement(rec: dict) -> bool:
+    """A measurement in the contract's shape (not the older one with qualifiers inside mode)."""
+    return rec.get("type") == "measurement" and "sweep_key" in rec
