@@ -3,6 +3,7 @@ schemas/record.schema.json)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -39,6 +40,28 @@ def parse_line(line: str, strict: bool = False) -> dict | None:
     if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
         return None
     return rec
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """cbk's last record of a launch: the build and how it ran (stored as the step's build)."""
+    ranks: int | None
+    record: dict
+
+
+def read_line(line: str):
+    """A line of cbk's stdout as a Sample (a measurement), a RunRecord, or
+    None (any other record, or not a record)."""
+    from clusterbench.sample import Sample
+
+    rec = parse_line(line)
+    if rec is None:
+        return None
+    if rec.get("type") == "measurement":
+        return Sample.from_record(rec)
+    if rec.get("type") == "run":
+        return RunRecord(rec.get("ranks"), rec)
+    return None
 
 
 def error_message(stderr: str) -> str | None:

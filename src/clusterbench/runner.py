@@ -19,7 +19,7 @@ from clusterbench.errors import BadInput, MeasurementFailed
 from clusterbench.launch import Job, choose, get
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
-from clusterbench.records import error_message, parse_line
+from clusterbench.records import RunRecord, error_message, read_line
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
 
@@ -152,9 +152,9 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
                   step.env)
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
         build = b or build
-        if status == 0 and b and b.get("ranks") != step.ranks:
+        if status == 0 and b and b.ranks != step.ranks:
             # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
-            status, stderr = 1, (f"the launcher started cbk as {b.get('ranks')} rank(s), not {step.ranks}: "
+            status, stderr = 1, (f"the launcher started cbk as {b.ranks} rank(s), not {step.ranks}: "
                                  f"{launcher.name} and cbk's MPI library do not work together here")
         done += batch
         if status != 0 or not step.auto:
@@ -163,11 +163,11 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         if stop_reason:
             break
     if status == 0:
-        store.finish_step(step_id, "ok", build=build, stop_reason=stop_reason)
+        store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason)
         progress.end_step()
         return "ok"
     msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
-    store.finish_step(step_id, "failed", build=build, message=msg)
+    store.finish_step(step_id, "failed", build=build and build.record, message=msg)
     progress.end_step()
     if status == 2:
         raise BadInput(f"{step.title()}: {msg}")
@@ -190,7 +190,7 @@ def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s:
 
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
-              offset: int, figures: dict[SampleKey, list[float]]) -> tuple[int, str, dict | None]:
+              offset: int, figures: dict[SampleKey, list[float]]) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -201,22 +201,19 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     build = None
     try:
         for line in proc.stdout:
-            rec = parse_line(line)
-            if rec is None:
-                continue
-            if rec.get("type") == "measurement":
-                sample = Sample.from_record(rec)
+            sample = read_line(line)
+            if isinstance(sample, RunRecord):
+                build = sample
+            elif isinstance(sample, Sample):
                 store.add_sample(step_id, sample, limits.sample_warnings(sample, env), repetition_offset=offset)
                 if sample.value is not None:
                     figures.setdefault(sample.key(), []).append(sample.value)
                 progress.record(sample, sample.repetition + offset)
-            elif rec.get("type") == "run":
-                build = rec
         status = proc.wait()
     except BaseException:
         _stop(proc)
         reader.join(timeout=5)
-        store.finish_step(step_id, "interrupted", build=build, message="interrupted by a signal")
+        store.finish_step(step_id, "interrupted", build=build and build.record, message="interrupted by a signal")
         raise
     reader.join(timeout=30)
     return status, "".join(stderr_chunks), build
