@@ -105,7 +105,7 @@ def test_cli_runs_an_ior_line_and_prints_ior_summary(cli, mpiexec, tmp_path):
 
 
 def test_summary_statistics_as_ior():
-    from clusterbench.commands.ior import _stats, ior_figures
+    from clusterbench.report.ior_summary import _stats, ior_figures
 
     assert _stats([1.0, 3.0]) == (3.0, 1.0, 2.0, 1.0)  # population standard deviation, as IOR
     from clusterbench.sample import Sample

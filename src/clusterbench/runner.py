@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from clusterbench import limits
 from clusterbench.catalogue import Catalogue
 from clusterbench.errors import BadInput, MeasurementFailed
-from clusterbench.launch import Job, choose, get
+from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
 from clusterbench.records import RunRecord, error_message, read_line
@@ -53,38 +53,25 @@ def _raise_interrupted(signum, _frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
-def hostfile_hosts(path: str) -> list[str]:
-    """Host names of an MPICH ("host:n") or Open MPI ("host slots=n") host file."""
-    hosts = []
-    with open(path) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                hosts.append(line.split()[0].split(":")[0])
-    return list(dict.fromkeys(hosts))
+def node_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> list[dict]:
+    """One snapshot per node the steps reach, as their launchers reach them
+    (Launcher.node_command: a host file's hosts, a Slurm allocation's nodes);
+    the collector needs only Python and this package there. [] on one host."""
+    argv = collector_argv(targets)
+    for step in req.steps:
+        if missing_requirement(step, cat):
+            continue
+        cmd = choose(step.launcher, step.ranks, cat.cbk).node_command(argv, step.ranks, req.hostfile)
+        if cmd:
+            return collect_lines(cmd)
+    return []
 
 
-def remote_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> list[dict]:
-    """One snapshot per host of the host file: the collector runs once per
-    node under the MPI launcher (it needs only Python and this package)."""
-    hosts = hostfile_hosts(req.hostfile)
-    cmd = choose("mpiexec", len(hosts), cat.cbk).command(Job(_collector_argv(targets), len(hosts), 1, req.hostfile))
-    return _collect_lines(cmd)
-
-
-def slurm_environments(targets: list[str]) -> list[dict]:
-    """One snapshot per node of the Slurm allocation this process runs in
-    (salloc, sbatch), through srun with one task per node."""
-    nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-    cmd = get("srun").command(Job(_collector_argv(targets), nodes, 1))
-    return _collect_lines(cmd)
-
-
-def _collector_argv(targets: list[str]) -> tuple[str, ...]:
+def collector_argv(targets: list[str]) -> tuple[str, ...]:
     return (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
 
 
-def _collect_lines(cmd: list[str]) -> list[dict]:
+def collect_lines(cmd: list[str]) -> list[dict]:
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     except (OSError, subprocess.SubprocessError):
@@ -99,12 +86,7 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
 
     local = environment.collect(req.targets)
     snapshots = {socket.gethostname(): local}
-    remote: list[dict] = []
-    if req.hostfile and any(s.ranks > 1 for s in req.steps):
-        remote = remote_environments(cat, req, req.targets)
-    elif os.environ.get("SLURM_JOB_ID") and any(s.launcher == "srun" for s in req.steps):
-        remote = slurm_environments(req.targets)
-    for env in remote:
+    for env in node_environments(cat, req, req.targets):
         snapshots.setdefault(str(env.get("host.name")), env)
     for host, env in snapshots.items():
         h = environment.snapshot_hash(env)

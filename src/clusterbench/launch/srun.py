@@ -44,5 +44,12 @@ class Srun(Launcher):
             raise BadInput(NOT_HERE)
         return srun_command(srun, job, self.mpi())
 
+    def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
+        """Inside an allocation (salloc, sbatch), one task on each of its nodes."""
+        if not os.environ.get("SLURM_JOB_ID"):
+            return None
+        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+        return self.command(Job(argv, nodes, 1))
+
 
 LAUNCHER = Srun()
