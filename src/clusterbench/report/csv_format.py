@@ -7,6 +7,7 @@ import csv
 import io
 import json
 
+from clusterbench.report.data import Report
 from clusterbench.sample import Sample, SampleKey
 
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
@@ -25,11 +26,11 @@ def _outliers(samples: list[Sample]) -> set[int]:
             for j in outlier_indices([samples[i].value for i in members])}
 
 
-def render(runs: list[dict]) -> str:
+def render(report: Report) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(COLUMNS)
-    for run in runs:
+    for run in report.runs:
         for st in run["steps"]:
             flagged = _outliers(st["samples"])
             for i, s in enumerate(st["samples"]):

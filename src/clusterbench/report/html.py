@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from clusterbench.report.data import params_text, step_title
+from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.terminal import _num, ci_text
 
 CSS = """
@@ -135,14 +135,15 @@ def sweep_section(points, names: list[str]) -> list[str]:
     return out
 
 
-def render(runs: list[dict], comparison=None, points=None, names=None) -> str:
-    """`points`/`names`: measured points per configuration (compare.collect) for sweep tables."""
+def render(report: Report) -> str:
+    """The comparison of the report's configurations (two or more), the sweep
+    tables of their measured points, then every run."""
     body = ["<h1>clusterbench report</h1>"]
-    if comparison is not None:
-        body += comparison_section(comparison)
-    if points:
-        body += sweep_section(points, names)
-    for run in runs:
+    if report.comparison is not None:
+        body += comparison_section(report.comparison)
+    if report.points:
+        body += sweep_section(report.points, report.config_names)
+    for run in report.runs:
         body += run_section(run)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clusterbench report</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
