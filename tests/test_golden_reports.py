@@ -141,4 +141,4 @@ def test_html_report_structure_is_unchanged(golden_cli, tmp_path):
     golden_cli("report", "base", "tuned", "-o", str(out))
     html = out.read_text()
     assert html.count("<svg") >= 3  # the plots are there, only their drawing is not compared
-    check("report.html", without_plots(html))
+    check("report.html.txt", without_plots(html))  # .txt: a golden output, not source

@@ -60,6 +60,7 @@ class Sample:
     directory: str | None = None     # the kernel's target directory, when it has one
     data_bytes: int | None = None    # the data a phase touched (the file, else the bytes moved)
     cold_proven: bool = False        # a read the kernel proved cold (or O_DIRECT)
+    condition_names: tuple[str, ...] = ()  # what the condition is made of: "cache", qualifier and sweep names
     warnings: list[str] = field(default_factory=list)
     record: dict = field(default_factory=dict, compare=False)  # the raw record, for export
     id: int | None = None            # the store's sample id, once stored
@@ -91,7 +92,7 @@ class Sample:
             seconds=rec.get("seconds"), bytes=rec.get("bytes"), ops=rec.get("ops"), directory=rec.get("dir"),
             data_bytes=rec.get("file_bytes") or rec.get("bytes"),
             cold_proven=rec.get("cold_achieved") is True or mode == "direct",
-            warnings=list(rec.get("warnings") or []), record=rec)
+            condition_names=_condition_names(rec), warnings=list(rec.get("warnings") or []), record=rec)
 
     @classmethod
     def from_row(cls, row) -> Sample:
@@ -132,3 +133,19 @@ def _condition(mode, qualifiers, sweep_key, sweep_value, size_swept: bool) -> st
     if sweep_key and not size_swept and sweep_value is not None:
         parts.append(SWEEP_TEXT.get(sweep_key, sweep_key + "={}").format(sweep_value))
     return ", ".join(parts) or mode
+
+
+def _condition_names(rec: dict) -> tuple[str, ...]:
+    """What the condition text holds, named (for the mode column's heading):
+    "cache" for a cache/durability state, then the declared qualifiers and a
+    sweep key that is not a byte size; an older record's other mode text
+    (an algorithm, "2 busy") is only "mode"."""
+    mode = rec.get("mode")
+    names = ["cache"] if mode in CACHE_MODES else []
+    names += [q for q in rec.get("qualifiers") or [] if isinstance(q, str)]
+    sweep = rec.get("sweep_key")
+    if isinstance(sweep, str) and not sweep.endswith("_bytes"):
+        names.append(sweep)
+    if not names and mode not in (None, "", NOT_APPLICABLE, "none"):
+        names.append("mode")
+    return tuple(names)
