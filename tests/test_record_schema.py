@@ -123,3 +123,32 @@ def test_old_and_contract_records_are_the_same_sample(old, new, condition, size)
     assert a.key() == b.key()
     assert (b.condition, b.size_bytes) == (condition, size)
     assert a.mode == b.mode  # the cache state, or n/a: never a qualifier
+
+
+def test_only_the_parser_and_the_store_read_record_keys():
+    """The grouping key and the record's fields live in sample.py; a module
+    that reaches into a raw record again is how five copies of a key began."""
+    import ast
+    from pathlib import Path
+
+    import clusterbench
+
+    keys = {"rate", "rate_unit", "rate_decimal", "rate_decimal_unit", "size_bytes", "sweep_key", "qualifiers",
+            "ops_per_s", "rank_seconds_min", "rank_seconds_max", "slowest_rank", "cold_achieved", "file_bytes",
+            "repetition", "phase", "record"}
+    root = Path(clusterbench.__file__).parent
+    allowed = {root / "records.py", root / "sample.py"}
+    found = []
+    for path in root.rglob("*.py"):
+        if path in allowed or "store" in path.relative_to(root).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            text = None
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+                text = node.slice.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                text = node.args[0].value
+            if text in keys:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {text}")
+    assert found == []
