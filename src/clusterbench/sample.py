@@ -128,7 +128,7 @@ def _number(v) -> bool:
 
 
 def _condition(mode, qualifiers, sweep_key, sweep_value, size_swept: bool) -> str | None:
-    parts = [] if mode == NOT_APPLICABLE else [str(mode)]
+    parts = [] if mode in (NOT_APPLICABLE, None) else [str(mode)]
     parts += [str(v) for _, v in qualifiers if v is not None]
     if sweep_key and not size_swept and sweep_value is not None:
         parts.append(SWEEP_TEXT.get(sweep_key, sweep_key + "={}").format(sweep_value))
