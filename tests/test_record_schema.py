@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from clusterbench.records import DuplicateKey, contract_problems, parse_line
+from clusterbench.records import DuplicateKey, contract_problems, is_contract_measurement, parse_line
 from clusterbench.sample import Sample
 
 # One brief launch per kernel (and per record-shaping option): (kernel, ranks, args).
@@ -67,7 +67,8 @@ def test_kernel_records_keep_the_contract(kernel, ranks, args, cbk_bin, tmp_path
     assert "measurement" in types and types[-1] == "run"
     assert_valid(records)
     for rec in records:
-        if rec["type"] == "measurement":  # the typed view reads every one
+        if rec["type"] == "measurement":  # in the contract's shape, and the typed view reads every one
+            assert is_contract_measurement(rec), f"{kernel} prints the shape from before docs/records.md: {rec}"
             s = Sample.from_record(rec)
             assert s.phase == rec["phase"] and s.value == rec["rate"] and s.unit == rec["rate_unit"]
 
