@@ -17,6 +17,7 @@ COMMANDS = {
     "report": ("clusterbench.commands.report", "Write a report (HTML with plots, Markdown, CSV, JSON)."),
     "export": ("clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
     "env": ("clusterbench.commands.env", "Describe this machine, or diff two runs' environments."),
+    "clean": ("clusterbench.commands.clean", "Undo what killed runs left changed (settings, memory cgroups)."),
 }
 
 
@@ -60,6 +61,10 @@ def cli():
 
     Start with: clusterbench run quick
     """
+    # a run killed with -9 left settings changed or a cgroup behind: undo that first
+    from clusterbench.conditions.journal import replay_stale
+
+    replay_stale()
 
 
 def main():

@@ -35,6 +35,9 @@ def sample_warnings(sample: Sample, env: dict) -> list[str]:
     out = list(sample.warnings)
     size = sample.data_bytes
     available = env.get("memory.available_bytes")
+    limit = env.get("conditions.memory_limit_bytes")  # --memory-limit: the cache cannot outgrow the cgroup
+    if isinstance(limit, int) and isinstance(available, (int, float)):
+        available = min(available, limit)
     if sample.phase == "read" and not sample.cold_proven and size and isinstance(available, (int, float)) \
             and size < available:
         out.append(f"likely cache effect: the data read ({size / 2**20:.0f} MiB) fits in free memory "

@@ -49,19 +49,29 @@ class RunRecord:
     record: dict
 
 
-def read_line(line: str):
-    """A line of cbk's stdout as a Sample (a measurement), a RunRecord, or
-    None (any other record, or not a record)."""
+@dataclass(frozen=True)
+class OtherRecord:
+    """Any other record on the stream (tcp_streams, tcp_pairs, listening, memory-cgroup...)."""
+    type: str | None
+    record: dict
+
+
+def read_line(line: str, extra_fields: dict | None = None):
+    """A line of cbk's stdout as a Sample (a measurement, with `extra_fields`
+    added to its record: what the orchestrator ran it under), a RunRecord,
+    an OtherRecord, or None (not a record)."""
     from clusterbench.sample import Sample
 
     rec = parse_line(line)
     if rec is None:
         return None
     if rec.get("type") == "measurement":
+        if extra_fields:
+            rec.update(extra_fields)
         return Sample.from_record(rec)
     if rec.get("type") == "run":
         return RunRecord(rec.get("ranks"), rec)
-    return None
+    return OtherRecord(rec.get("type"), rec)
 
 
 def error_message(stderr: str) -> str | None:

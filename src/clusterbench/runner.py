@@ -3,6 +3,7 @@ records into the store as they arrive (a crash keeps what was measured),
 attaches limit warnings, and marks the run's outcome."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -14,12 +15,14 @@ import time
 from dataclasses import dataclass
 
 from clusterbench import limits
+from clusterbench.conditions import apply as conditions
+from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue
 from clusterbench.errors import BadInput, MeasurementFailed
 from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
-from clusterbench.records import RunRecord, error_message, read_line
+from clusterbench.records import OtherRecord, RunRecord, error_message, read_line
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
 
@@ -40,6 +43,7 @@ class RunRequest:
     targets: list[str]
     hostfile: str | None = None
     oversubscribe: bool = False
+    conditions: Conditions | None = None   # --memory-limit, --setting (clusterbench.conditions)
 
 
 # What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
@@ -85,8 +89,10 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
     from clusterbench import environment
 
     local = environment.collect(req.targets)
+    local.update(conditions.environment_keys(req.conditions))
     snapshots = {socket.gethostname(): local}
     for env in node_environments(cat, req, req.targets):
+        env.update(conditions.environment_keys(req.conditions, this_host=False))
         snapshots.setdefault(str(env.get("host.name")), env)
     for host, env in snapshots.items():
         h = environment.snapshot_hash(env)
@@ -130,7 +136,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
         if step.auto:
             batch = min(batch, step.auto.max_repeat - done)
-        job = Job(step.argv(cat.cbk, batch), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe,
+        job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe,
                   step.env)
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
         build = b or build
@@ -180,17 +186,19 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
-    build = None
+    build, cgroups = None, []
     try:
         for line in proc.stdout:
-            sample = read_line(line)
-            if isinstance(sample, RunRecord):
-                build = sample
-            elif isinstance(sample, Sample):
-                store.add_sample(step_id, sample, limits.sample_warnings(sample, env), repetition_offset=offset)
-                if sample.value is not None:
-                    figures.setdefault(sample.key(), []).append(sample.value)
-                progress.record(sample, sample.repetition + offset)
+            item = read_line(line, extra_fields=conditions.record_fields(env))
+            if isinstance(item, RunRecord):
+                build = item
+            elif isinstance(item, Sample):
+                store.add_sample(step_id, item, limits.sample_warnings(item, env), repetition_offset=offset)
+                if item.value is not None:
+                    figures.setdefault(item.key(), []).append(item.value)
+                progress.record(item, item.repetition + offset)
+            elif isinstance(item, OtherRecord) and item.type == "memory-cgroup":  # each host's peak under --memory-limit
+                cgroups.append(item.record)
         status = proc.wait()
     except BaseException:
         _stop(proc)
@@ -198,6 +206,8 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
         store.finish_step(step_id, "interrupted", build=build and build.record, message="interrupted by a signal")
         raise
     reader.join(timeout=30)
+    if build is not None and cgroups:
+        build.record["memory_cgroups"] = cgroups
     return status, "".join(stderr_chunks), build
 
 
@@ -234,9 +244,15 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
 
 
 def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:
-    """Runs the request; returns the run id. Raises BadInput (exit 2),
+    """Runs the request under its conditions (applied before the run is
+    stored, restored after); returns the run id. Raises BadInput (exit 2),
     MeasurementFailed (exit 1) or KeyboardInterrupt after marking the run."""
     preflight(cat, req)
+    with conditions.applied(req.conditions, req) as active:
+        return _execute(store, cat, dataclasses.replace(req, conditions=active), progress)
+
+
+def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:
     run_id = store.begin_run(label=req.label, command=req.command, suite=req.suite)
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
     statuses: list[str] = []

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 
@@ -25,10 +25,12 @@ from clusterbench.launch import help_text as launcher_help
 @click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--label", help="Name of the configuration measured.")
+@memory_limit_option
+@setting_option
 @click.option("--quiet", is_flag=True, help="No progress bar and no tables.")
 @db_option
 @click.argument("ior_args", nargs=-1, type=click.UNPROCESSED)
-def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url, ior_args):
+def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, ior_args):
     """Run an IOR command line with the pario kernel and store it.
 
     Paste the IOR options (a leading `mpiexec -n N IOR` is understood);
@@ -65,9 +67,12 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, quiet, db_url,
     steps = expand("pario", params, repeat=repeat, ranks=ranks, ranks_per_node=ppn, launcher=launcher,
                    name="ior " + shlex.join(ior_args))
     steps, targets = absolute_paths(steps, cat)
-    store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
-                     oversubscribe)
+                     oversubscribe, run_conditions(memory_limit, settings))
+    from clusterbench.conditions.apply import check
+
+    check(req.conditions, req)  # refused before the store is opened
+    store = open_store(db_url)
     run_id = execute_and_show(store, cat, req, quiet)
     run = load_run(store, run_id)
     if not quiet:

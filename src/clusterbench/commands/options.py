@@ -8,6 +8,24 @@ db_option = click.option("--db", "db_url", default=None, metavar="URL",
                               "(default: $CLUSTERBENCH_DB, else results.db in the user's data directory).")
 
 
+memory_limit_option = click.option(
+    "--memory-limit", metavar="SIZE",
+    help="Run the kernel's processes in a memory cgroup capped at SIZE (e.g. 1g) on every host, so their page "
+         "cache cannot exceed it (as booting with mem= did). Needs root or delegation.")
+setting_option = click.option(
+    "--setting", "settings", multiple=True, metavar="NAME=VALUE",
+    help="Change a system setting for this run and restore it after: a sysctl (vm.dirty_ratio=5), tuned=PROFILE, "
+         "governor=, thp=, thp-defrag=, io-scheduler=, read-ahead= (of --dir's disk). Needs root. Repeatable.")
+
+
+def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
+    """--memory-limit and --setting as one Conditions (clusterbench.conditions), or None."""
+    from clusterbench.conditions import spec
+
+    c = spec.Conditions(spec.parse_memory_limit(memory_limit), spec.parse_settings(settings))
+    return c or None
+
+
 def open_store(db_url: str | None):
     from clusterbench.store import Store
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.measure import absolute_paths, execute_and_show
@@ -80,13 +80,19 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
                    "MCA parameters, passed through the launcher and recorded). Repeatable.")
+@memory_limit_option
+@setting_option
+@click.option("--setting-a", "settings_a", multiple=True, metavar="NAME=VALUE",
+              help="With --setting-b: run everything twice, under A then under B, and compare them. Repeatable.")
+@click.option("--setting-b", "settings_b", multiple=True, metavar="NAME=VALUE",
+              help="The second condition of --setting-a. Repeatable.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
               help="Write an HTML report here (suites write one by default into the data directory).")
 @db_option
 @click.pass_context
-def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms, quiet,
-            report_path, db_url):
+def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
+            memory_limit, settings, settings_a, settings_b, quiet, report_path, db_url):
     """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
     path to a .toml file), and store every repetition.
 
@@ -98,12 +104,17 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
       clusterbench run quick --dir=/scratch
       clusterbench run seqio --dir=/data --file-size=10g --label=ssd
       clusterbench run null --np 2 --seconds=0.1
+      clusterbench run seqio --dir=/data --write=buffered --memory-limit=1g
+      clusterbench run quick --dir=/nvme --setting-a tuned=balanced --setting-b tuned=latency-performance
     """
     from clusterbench import catalogue, suites
+    from clusterbench.conditions import spec as conditions
     from clusterbench.plan import expand
     from clusterbench.runner import RunRequest
 
     extra = parse_extra(ctx.args)
+    common = run_conditions(memory_limit, settings) or conditions.Conditions()
+    variants: tuple = ()
     auto = None
     if repeat == "auto":
         from clusterbench.plan import AutoRepeat
@@ -120,6 +131,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         suite = suites.load(target, extra)
         steps = [dataclasses.replace(s, repeat=repeat) if repeat else s for s in suite.steps]
         suite_name = suite.name
+        common, variants = suite.conditions.merged(common), suite.variants
     else:
         kernel = cat.kernel(target)
         cat.check_params(kernel, extra)
@@ -133,14 +145,25 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     if mpi_algorithms:
         tuning = library_selection(mpi_algorithms, cat.cbk)
         steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]
+    if settings_a or settings_b:
+        if not (settings_a and settings_b):
+            raise BadInput("--setting-a and --setting-b go together: the two conditions to compare")
+        variants = (conditions.Conditions(settings=conditions.parse_settings(settings_a, "--setting-a")),
+                    conditions.Conditions(settings=conditions.parse_settings(settings_b, "--setting-b")))
     steps, targets = absolute_paths(steps, cat)
-    store = open_store(db_url)
     req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
-                     hostfile, oversubscribe)
-    run_id = execute_and_show(store, cat, req, quiet)
-    click.echo(f"stored as run {run_id} in {store.url}")
+                     hostfile, oversubscribe, common or None)
+    from clusterbench.conditions import recipe
+
+    recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
+    store = open_store(db_url)
+    if variants:
+        run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
+    else:
+        run_ids = [execute_and_show(store, cat, req, quiet)]
+    click.echo(f"stored as run{'s' if len(run_ids) > 1 else ''} {', '.join(map(str, run_ids))} in {store.url}")
     if report_path or suite_name:
         from clusterbench.report import write_report
 
-        path = report_path or default_report_path(run_id)
-        click.echo(f"report: {write_report(store, [str(run_id)], 'html', path)}")
+        path = report_path or default_report_path(run_ids[-1])
+        click.echo(f"report: {write_report(store, [str(i) for i in run_ids], 'html', path)}")

@@ -32,6 +32,10 @@ VOLATILE_KEYS = frozenset({
     "system.load_1min", "system.boot_time",
 })
 
+# Diffs list these first: a run condition (--setting, --memory-limit) or
+# the tuned profile is usually the one line that explains a comparison.
+FIRST_IN_DIFFS = ("conditions.", "tuned.profile")
+
 __all__ = ["collect", "snapshot_hash", "diff", "summary_block", "is_volatile", "COLLECTORS", "VOLATILE_KEYS"]
 
 
@@ -78,9 +82,10 @@ def snapshot_hash(env: dict) -> str:
 
 def diff(a: dict, b: dict) -> list[tuple[str, object, object]]:
     """(key, value in a, value in b) for each non-volatile key that differs
-    or exists on one side only (None on the other), sorted by key."""
+    or exists on one side only (None on the other), sorted by key, the
+    FIRST_IN_DIFFS keys first."""
     out = []
-    for key in sorted(set(a) | set(b)):
+    for key in sorted(set(a) | set(b), key=lambda k: (not k.startswith(FIRST_IN_DIFFS), k)):
         if is_volatile(key):
             continue
         if key not in a or key not in b or a[key] != b[key]:

@@ -203,8 +203,19 @@ def _software(env: dict) -> str:
     return f"Python {_val(env, 'python.version')}, clusterbench {_val(env, 'clusterbench.version')}"
 
 
+def _conditions(env: dict) -> list[tuple[str, str]]:
+    """What the run changed around it (--memory-limit, --setting), when it changed anything."""
+    parts = []
+    if isinstance(env.get("conditions.memory_limit_bytes"), int):
+        parts.append(f"memory limit {env['conditions.memory_limit_bytes'] / 2**20:g} MiB")
+    prefix = "conditions.setting."
+    for k in sorted(k for k in env if k.startswith(prefix) and not k.endswith(".before")):
+        parts.append(f"{k[len(prefix):]}={env[k]} (was {env.get(k + '.before', '?')})")
+    return [("Run conditions", "; ".join(parts))] if parts else []
+
+
 def summary_block(env: dict) -> list[tuple[str, str]]:
-    lines = [("Host", _host(env)), ("CPU", _cpu(env)), ("CPU clock", _clock(env)), ("Memory", _memory(env)),
+    lines = _conditions(env) + [("Host", _host(env)), ("CPU", _cpu(env)), ("CPU clock", _clock(env)), ("Memory", _memory(env)),
              ("NUMA", _numa(env)), ("OS", _os(env))]
     lines += _targets(env)
     lines += _network(env)

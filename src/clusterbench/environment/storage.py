@@ -123,6 +123,28 @@ def leaves(ctx: Context, dev: Path, depth: int = 0) -> list[Path]:
     return [dev]
 
 
+def _queue_device(dev: Path) -> Path:
+    # read-ahead belongs to the device the file system sits on (a partition uses its disk's)
+    return dev if (dev / "queue").exists() else dev.parent
+
+
+def block_queues(target: str, ctx: Context | None = None) -> tuple[Path, list[Path]] | str:
+    """(the device whose queue/read_ahead_kb the directory's file system
+    uses, the physical disks whose queue/scheduler serve it), or why there
+    are none (run conditions change these for one run)."""
+    ctx = ctx or Context()
+    mountinfo = ctx.read("/proc/self/mountinfo")
+    if not mountinfo.ok:
+        return mountinfo.error
+    mount = find_mount(parse_mountinfo(mountinfo.text), os.path.realpath(target))
+    if mount is None:
+        return f"no mount in /proc/self/mountinfo contains {target}"
+    dev = _block_device(ctx, mount)
+    if dev is None:
+        return f"{target} is on {mount['fs_type']} {mount['source']}, not a local block device"
+    return _queue_device(dev), leaves(ctx, dev)
+
+
 def _sectors_to_bytes(text: str) -> int:
     return int(text) * 512  # /sys/block/*/size counts 512-byte sectors whatever the device's sector size
 
@@ -135,8 +157,7 @@ def _device(env: dict, ctx: Context, k: str, dev: Path) -> None:
     md = dev if (dev / "md").exists() else dev.parent if (dev.parent / "md").exists() else None
     if md is not None:
         put(env, k + "raid_level", ctx.read(md / "md" / "level"))
-    # read-ahead belongs to the device the file system sits on (a partition uses its disk's)
-    queue_dev = dev if (dev / "queue").exists() else dev.parent
+    queue_dev = _queue_device(dev)
     put(env, k + "read_ahead_kb", ctx.read(queue_dev / "queue" / "read_ahead_kb"), int,
         ctx.display(queue_dev / "queue" / "read_ahead_kb"))
     disks = leaves(ctx, dev)

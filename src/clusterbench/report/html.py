@@ -42,6 +42,10 @@ def run_section(run: dict) -> list[str]:
         out.append(f"<h3>{esc(step_title(st))}: {esc(st['status'])}</h3>")
         stop = f"; repetition stopped by {esc(st['stop_reason'])}" if st.get("stop_reason") else ""
         out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {st['ranks']} rank(s){stop}</p>")
+        from clusterbench.conditions.apply import cgroup_caption
+
+        if cgroup_caption(st.get("build")):
+            out.append(f"<p>{esc(cgroup_caption(st.get('build')))}</p>")
         if st["message"]:
             out.append(f'<p class="warn">{esc(st["message"])}</p>')
         out.append("<table><tr><th>phase</th><th>mode (cache)</th><th>n</th><th>median</th><th>CI of median</th>"

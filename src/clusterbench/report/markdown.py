@@ -25,6 +25,10 @@ def render(report: Report) -> str:
         for st in run["steps"]:
             out.append(f"### {step_title(st)}: {st['status']}\n")
             out.append(f"`{st['kernel']} {params_text(st)}`, {st['ranks']} rank(s)\n")
+            from clusterbench.conditions.apply import cgroup_caption
+
+            if cgroup_caption(st.get("build")):
+                out.append(cgroup_caption(st.get("build")) + "\n")
             if st["message"]:
                 out.append(f"> {st['message']}\n")
             out.append("| phase | mode | n | median | CI of median | min | max | unit |")

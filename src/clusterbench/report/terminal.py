@@ -29,6 +29,10 @@ def print_run(console: Console, run: dict) -> None:
         caption = f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)"
         if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):
             caption += f"; repetition stopped by {st['stop_reason']}"
+        from clusterbench.conditions.apply import cgroup_caption
+
+        if cgroup_caption(st.get("build")):
+            caption += f"\n{cgroup_caption(st.get('build'))}"
         t = Table(title=f"{step_title(st)} [{st['status']}]", title_justify="left",
                   caption=caption, caption_justify="left")
         # the decimal column (MB/s beside MiB/s) only where some row has one: an empty column costs width

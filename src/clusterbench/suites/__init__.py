@@ -13,15 +13,20 @@ clusterbench/suites/; any path to a .toml file works too.
 
 "{name}" in a parameter value is replaced by the suite variable `name`
 given on the command line (clusterbench run quick --dir=/scratch).
+
+Run conditions (docs/run-conditions.md) at the top level apply to every
+step; [[conditions]] blocks run the whole suite once under each and end
+in their comparison (spec.py in clusterbench/conditions shows the keys).
 """
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from clusterbench.conditions import spec as conditions
 from clusterbench.errors import BadInput
 from clusterbench.plan import Step, expand
 
@@ -34,6 +39,8 @@ class Suite:
     name: str
     description: str
     steps: list[Step]
+    conditions: conditions.Conditions = field(default_factory=conditions.Conditions)  # for every run
+    variants: tuple[conditions.Conditions, ...] = ()   # [[conditions]]: one run each, then compared
 
 
 def shipped() -> list[str]:
@@ -86,4 +93,20 @@ def load(target: str, variables: dict[str, str]) -> Suite:
                         requires=tuple(s.get("requires", ())), env=s.get("env"))
     if not steps:
         raise BadInput(f"suite {name} has no steps")
-    return Suite(name, doc.get("description", ""), steps)
+
+    def run_conditions(table: dict, where: str) -> conditions.Conditions:
+        if not isinstance(table, dict):
+            raise BadInput(f"{where}: expected a table")
+        table = dict(table)  # "{var}" works in settings values and the memory limit, as in params
+        if isinstance(table.get("settings"), dict):
+            table["settings"] = {n: _substitute(v, values, where) for n, v in table["settings"].items()}
+        if "memory-limit" in table:
+            table["memory-limit"] = _substitute(table["memory-limit"], values, where)
+        return conditions.from_table(table, where)
+
+    common = run_conditions({k: doc[k] for k in ("memory-limit", "settings") if k in doc}, f"suite {name}")
+    blocks = doc.get("conditions", [])
+    if not isinstance(blocks, list):
+        raise BadInput(f"suite {name}: conditions must be [[conditions]] blocks")
+    variants = tuple(run_conditions(b, f"suite {name}, conditions block {i}") for i, b in enumerate(blocks, 1))
+    return Suite(name, doc.get("description", ""), steps, common, variants)

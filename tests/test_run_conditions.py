@@ -1,0 +1,505 @@
+"""Run conditions on the real machine: memory cgroups capping the page
+cache, system settings changed for a run and restored after (on Ctrl-C,
+and by the next command after kill -9), refusals that change nothing.
+
+Other test sessions share this machine: every setting touched here is
+written back by the fixtures even when a test fails, the sysctl is one no
+benchmark depends on (vm.dirty_expire_centisecs, moved by 1 centisecond),
+and the disk whose scheduler and read-ahead change is a loop device made
+for the test."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import store_rows
+
+from clusterbench.conditions import cgroup
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="run conditions are tested as root (CI runs as root)")
+
+EXPIRE = Path("/proc/sys/vm/dirty_expire_centisecs")
+THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+MiB = 1 << 20
+
+
+def selected(path: Path) -> str:
+    text = path.read_text()
+    return text[text.index("[") + 1:text.index("]")] if "[" in text else text.strip()
+
+
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch) -> Path:
+    d = tmp_path / "state"
+    monkeypatch.setenv("CLUSTERBENCH_STATE_DIR", str(d))
+    return d / "restore"
+
+
+@pytest.fixture
+def keep_settings():
+    """Writes back every value a test may change, even when it fails."""
+    files = [EXPIRE, THP]
+    before = {f: selected(f) for f in files if f.exists()}
+    yield before
+    for f, v in before.items():
+        if selected(f) != v:
+            f.write_text(v)
+
+
+@pytest.fixture
+def memory_parent() -> Path:
+    try:
+        return cgroup.find().parent
+    except cgroup.CgroupUnavailable as e:
+        pytest.skip(str(e))
+
+
+def our_cgroups(parent: Path) -> set[str]:
+    return {p.name for p in parent.iterdir() if p.name.startswith("clusterbench-")}
+
+
+def journals(state: Path) -> list[Path]:
+    return sorted(state.glob("*.json")) if state.is_dir() else []
+
+
+def run_env(cbk_bin, store_url) -> dict:
+    return dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="200",
+                PATH=str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""))
+
+
+def start(cbk_bin, store_url, *args) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "clusterbench", "run", *args, "--quiet"],
+                            env=run_env(cbk_bin, store_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            # a terminal's disposition, not a background job's ignored SIGINT
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def wait_until(pred, timeout_s: float = 30) -> bool:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def environment_of(store_url: str, run_id: int = 1) -> dict:
+    (data,) = store_rows(store_url, f"select e.data from environments e join run_hosts h "
+                                    f"on h.environment_hash = e.hash where h.run_id = {run_id}")[0]
+    return json.loads(data) if isinstance(data, str) else data
+
+
+def records(store_url: str) -> list[dict]:
+    return [json.loads(r) if isinstance(r, str) else r for (r,) in store_rows(store_url, "select record from samples")]
+
+
+# --- a slow disk: a loop device throttled to 100 MB/s (cgroup v1 blkio on the root cgroup) ------------
+
+BLKIO_WRITE = Path("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device")
+SLOW_BYTES_PER_S = 100_000_000
+
+
+@pytest.fixture
+def loop_disk(tmp_path):
+    """An ext4 file system on a loop device of its own, mounted for this test:
+    its queue settings and throttle concern nobody else."""
+    img, mnt = tmp_path / "disk.img", tmp_path / "mnt"
+    mnt.mkdir()
+    with open(img, "wb") as f:
+        f.truncate(1200 * MiB)
+    dev = subprocess.run(["losetup", "--find", "--show", str(img)], capture_output=True, text=True)
+    if dev.returncode:
+        pytest.skip(f"no loop device: {dev.stderr.strip()}")
+    dev = dev.stdout.strip()
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True, capture_output=True)
+        subprocess.run(["mount", dev, str(mnt)], check=True, capture_output=True)
+        try:
+            yield dev, mnt
+        finally:
+            subprocess.run(["umount", str(mnt)], capture_output=True)
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+@pytest.fixture
+def slow_disk(loop_disk):
+    dev, mnt = loop_disk
+    if not BLKIO_WRITE.exists():
+        pytest.skip("no cgroup v1 blkio throttle to slow a disk down with")
+    majmin = f"{os.major(os.stat(dev).st_rdev)}:{os.minor(os.stat(dev).st_rdev)}"
+    BLKIO_WRITE.write_text(f"{majmin} {SLOW_BYTES_PER_S}")
+    try:
+        yield mnt
+    finally:
+        BLKIO_WRITE.write_text(f"{majmin} 0")
+
+
+# --- --memory-limit --------------------------------------------------------------------------------------
+
+@pytest.mark.timeout(240)
+def test_memory_limit_caps_the_page_cache_of_a_buffered_write(cli, slow_disk, memory_parent, state_dir, store_url,
+                                                               tmp_path):
+    suite = tmp_path / "capped.toml"
+    suite.write_text('memory-limit = "128m"\n'
+                     '[[steps]]\nkernel = "seqio"\nrepeat = 1\n'
+                     'params = { dir = "{dir}", file-size = "512m", write = ["buffered", "fsync"], read = "none" }\n')
+    before = our_cgroups(memory_parent)
+    r = cli("run", str(suite), f"--dir={slow_disk}")
+    assert r.status == 0, r.stderr
+    assert "memory limit 128 MiB" in r.stdout
+    builds = [json.loads(b) if isinstance(b, str) else b for (b,) in store_rows(store_url, "select build from steps")]
+    for build in builds:
+        (report,) = build["memory_cgroups"]
+        assert report["memory_limit_bytes"] == 128 * MiB
+        # the cgroup's own high-water mark: page cache and all, never above the cap
+        assert 0 < report["memory_peak_bytes"] <= 128 * MiB
+    recs = records(store_url)
+    assert recs and all(rec["memory_limit_bytes"] == 128 * MiB for rec in recs)
+    rate = {rec["mode"]: rec["rate"] for rec in recs}
+    # 128 MiB of cache absorbs a quarter of the file; the rest goes at the disk's pace, so the buffered
+    # rate is at most about fsync x 512/384 = 1.33 x (uncapped it is 2.5-5 x fsync on this disk)
+    assert rate["buffered"] < 1.6 * rate["fsync"], rate
+    assert environment_of(store_url)["conditions.memory_limit_bytes"] == 128 * MiB
+    md = cli("export", "1", "--format", "md").stdout
+    assert "**Run conditions**: memory limit 128 MiB" in md and "memory limit 128 MiB (cgroup v" in md
+    assert our_cgroups(memory_parent) == before
+    assert journals(state_dir) == []
+
+
+@pytest.mark.timeout(120)
+def test_mpi_ranks_on_one_host_share_the_capped_cgroup(cli, mpiexec, memory_parent, state_dir, store_url):
+    before = our_cgroups(memory_parent)
+    seen: list[int] = []
+    import threading
+
+    def watch():
+        deadline = time.time() + 60
+        while time.time() < deadline and not seen:
+            for name in our_cgroups(memory_parent) - before:
+                n = len(cgroup.members(memory_parent / name))
+                if n >= 2:
+                    seen.append(n)
+            time.sleep(0.05)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    r = cli("run", "null", "--np", "2", "--seconds=2", "--repeat", "1", "--memory-limit", "256m")
+    t.join()
+    assert r.status == 0, r.stderr
+    assert seen == [2]  # both ranks' kernels inside, the wrappers outside
+    (build,) = [json.loads(b) if isinstance(b, str) else b for (b,) in store_rows(store_url, "select build from steps")]
+    assert [c["memory_limit_bytes"] for c in build["memory_cgroups"]] == [256 * MiB]
+    assert our_cgroups(memory_parent) == before
+
+
+# --- --setting -----------------------------------------------------------------------------------------
+
+def other_thp(current: str) -> str:
+    return "never" if current != "never" else "madvise"
+
+
+@pytest.mark.timeout(120)
+def test_settings_hold_during_the_run_are_recorded_and_restored(cli, keep_settings, state_dir, store_url):
+    expire, thp = keep_settings[EXPIRE], keep_settings[THP]
+    new_expire, new_thp = str(int(expire) + 1), other_thp(thp)
+    r = cli("run", "null", "--seconds=0.1", "--repeat", "2",
+            f"--setting=vm.dirty_expire_centisecs={new_expire}", "--setting", f"thp={new_thp}")
+    assert r.status == 0, r.stderr
+    env = environment_of(store_url)
+    # the snapshot, taken during the run, sees the new values: they held
+    assert env["vm.dirty_expire_centisecs"] == int(new_expire) and env["thp.enabled"] == new_thp
+    assert env["conditions.setting.vm.dirty_expire_centisecs"] == new_expire
+    assert env["conditions.setting.vm.dirty_expire_centisecs.before"] == expire
+    assert env["conditions.setting.thp"] == new_thp and env["conditions.setting.thp.before"] == thp
+    assert all(rec["settings"] == {"vm.dirty_expire_centisecs": new_expire, "thp": new_thp}
+               for rec in records(store_url))
+    assert selected(EXPIRE) == expire and selected(THP) == thp
+    assert journals(state_dir) == []
+    md = cli("export", "1", "--format", "md")
+    assert f"vm.dirty_expire_centisecs={new_expire} (was {expire})" in md.stdout and "**Run conditions**" in md.stdout
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("how", ["Ctrl-C to the process group", "kill (SIGTERM) of the Python process"])
+def test_ctrl_c_or_kill_restores_settings_and_removes_the_cgroup(cbk_bin, keep_settings, memory_parent, state_dir,
+                                                                 store_url, how):
+    expire, thp = keep_settings[EXPIRE], keep_settings[THP]
+    before = our_cgroups(memory_parent)
+    p = start(cbk_bin, store_url, "null", "--seconds=30", "--repeat", "1", "--memory-limit", "64m",
+              f"--setting=vm.dirty_expire_centisecs={int(expire) + 1}", f"--setting=thp={other_thp(thp)}")
+    try:
+        assert wait_until(lambda: any(cgroup.members(memory_parent / n) for n in our_cgroups(memory_parent) - before))
+        assert selected(EXPIRE) != expire and selected(THP) != thp
+        if how.startswith("Ctrl-C"):
+            os.killpg(p.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        else:
+            p.terminate()
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130, err
+    assert selected(EXPIRE) == expire and selected(THP) == thp
+    assert our_cgroups(memory_parent) == before
+    assert journals(state_dir) == []
+    assert store_rows(store_url, "select status from runs") == [("interrupted",)]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("next_command", [("list",), ("clean",)])
+def test_after_kill_9_the_next_command_restores_and_removes(cli, cbk_bin, keep_settings, memory_parent, state_dir,
+                                                            store_url, next_command):
+    expire, thp = keep_settings[EXPIRE], keep_settings[THP]
+    before = our_cgroups(memory_parent)
+    p = start(cbk_bin, store_url, "null", "--seconds=60", "--repeat", "1", "--memory-limit", "64m",
+              f"--setting=vm.dirty_expire_centisecs={int(expire) + 1}", f"--setting=thp={other_thp(thp)}")
+    try:
+        assert wait_until(lambda: any(cgroup.members(memory_parent / n) for n in our_cgroups(memory_parent) - before))
+        (left,) = our_cgroups(memory_parent) - before
+        kernel_pids = cgroup.members(memory_parent / left)
+        p.kill()  # SIGKILL to the Python process only: no handler, no finally
+        p.wait()
+        assert selected(EXPIRE) != expire and len(journals(state_dir)) == 1  # still changed, and journalled
+        r = cli(*next_command)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)  # the orphaned wrapper and kernel, should the test fail
+    assert r.status == 0, r.stderr
+    assert "ended without restoring" in r.stderr and "restored vm.dirty_expire_centisecs" in r.stderr
+    assert selected(EXPIRE) == expire and selected(THP) == thp
+    assert our_cgroups(memory_parent) == before
+    assert not any(Path(f"/proc/{pid}").exists() for pid in kernel_pids)  # the killed run's kernel was stopped
+    assert journals(state_dir) == []
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("setting, message", [
+    ("vm.no_such_knob=1", "no such setting (no /proc/sys/vm/no_such_knob)"),
+    ("vm.dirty_ratio=500", "vm.dirty_ratio=500: the kernel refused it (invalid argument"),
+    ("thp=sometimes", "not one of always, madvise, never"),
+    ("turbo=on", "no such setting (settings: tuned, governor"),
+    ("vm.dirty_ratio", "expected NAME=VALUE"),
+])
+def test_a_refused_setting_is_one_line_exit_2_and_changes_nothing(cli, keep_settings, state_dir, store_url,
+                                                                  setting, message):
+    expire, ratio = keep_settings[EXPIRE], Path("/proc/sys/vm/dirty_ratio").read_text()
+    # a valid setting first: when the second is refused, the first must be undone
+    r = cli("run", "null", "--repeat", "1", f"--setting=vm.dirty_expire_centisecs={int(expire) + 1}",
+            f"--setting={setting}")
+    assert r.status == 2
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert selected(EXPIRE) == expire and Path("/proc/sys/vm/dirty_ratio").read_text() == ratio
+    assert journals(state_dir) == []
+    if os.path.exists(store_url.removeprefix("sqlite:///")):
+        assert store_rows(store_url, "select count(*) from runs") == [(0,)]
+
+
+NOBODY = """
+import os, sys
+import clusterbench.cli, clusterbench.commands.run, clusterbench.runner, clusterbench.conditions.recipe
+import clusterbench.conditions.apply, clusterbench.catalogue, clusterbench.suites, clusterbench.plan
+import clusterbench.catalogue as c
+c.load()
+clusterbench.suites.shipped()
+# imports done as root (the interpreter lives where nobody may read); from here on a real unprivileged process
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+sys.argv = ["clusterbench", *sys.argv[1:]]
+clusterbench.cli.main()
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args, message", [
+    (["--setting=vm.dirty_expire_centisecs=1234"], "changing system settings needs root"),
+    (["--memory-limit=64m"], "--memory-limit needs root or a delegated cgroup"),
+])
+def test_without_root_one_line_exit_2(cbk_bin, keep_settings, memory_parent, args, message):
+    import shutil
+    import tempfile
+
+    expire = keep_settings[EXPIRE]
+    home = Path(tempfile.mkdtemp(prefix="cb-nobody-", dir="/tmp"))  # pytest's tmp_path is root's only
+    try:
+        os.chmod(home, 0o777)
+        env = dict(run_env(cbk_bin, f"sqlite:///{home / 'r.db'}"), HOME=str(home),
+                   CLUSTERBENCH_STATE_DIR=str(home / "state"))
+        p = subprocess.run([sys.executable, "-c", NOBODY, "run", "null", "--repeat", "1", *args], cwd=home,
+                           env=env, capture_output=True, text=True, timeout=60)
+        created = sorted(x.name for x in home.iterdir())
+    finally:
+        shutil.rmtree(home)
+    assert p.returncode == 2, p.stderr
+    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert selected(EXPIRE) == expire
+    assert created == []  # no store, no state: nothing created
+
+
+# --- the disk under --dir: scheduler and read-ahead ----------------------------------------------------
+
+@pytest.mark.timeout(120)
+def test_io_scheduler_and_read_ahead_of_the_target_disk(cli, loop_disk, state_dir, store_url):
+    dev, mnt = loop_disk
+    queue = Path("/sys/class/block") / Path(dev).name / "queue"
+    sched, ra = selected(queue / "scheduler"), (queue / "read_ahead_kb").read_text().strip()
+    new_sched = next(s.strip("[]") for s in (queue / "scheduler").read_text().split() if s.strip("[]") != sched)
+    new_ra = "64" if ra != "64" else "256"
+    r = cli("run", "seqio", f"--dir={mnt}", "--file-size=4m", "--repeat", "1",
+            f"--setting=io-scheduler={new_sched}", f"--setting=read-ahead={new_ra}k")
+    assert r.status == 0, r.stderr
+    env = environment_of(store_url)
+    assert env[f"target.{mnt}.scheduler"] == new_sched and env[f"target.{mnt}.read_ahead_kb"] == int(new_ra)
+    assert env["conditions.setting.io-scheduler.before"] == sched
+    assert env["conditions.setting.read-ahead.before"] == ra
+    assert selected(queue / "scheduler") == sched and (queue / "read_ahead_kb").read_text().strip() == ra
+
+
+# --- E5: one suite under two settings, compared ------------------------------------------------------
+
+@pytest.mark.timeout(180)
+def test_two_settings_in_one_command_end_in_their_comparison_setting_line_first(cli, keep_settings, state_dir,
+                                                                                 store_url, tmp_path):
+    expire = keep_settings[EXPIRE]
+    a, b = str(int(expire) + 1), str(int(expire) + 2)
+    suite = tmp_path / "ab.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nrepeat = 3\nparams = { seconds = 0.05 }\n')
+    r = cli("run", str(suite), f"--setting-a=vm.dirty_expire_centisecs={a}",
+            f"--setting-b=vm.dirty_expire_centisecs={b}")
+    assert r.status == 0, r.stderr
+    assert store_rows(store_url, "select id, label from runs order by id") == [
+        (1, f"vm.dirty_expire_centisecs={a}"), (2, f"vm.dirty_expire_centisecs={b}")]
+    # the comparison table is the last thing printed; its environment table starts with the setting
+    env_at = r.stdout.index("environment:")
+    assert r.stdout.index("comparison, baseline") > env_at
+    rows = [ln for ln in r.stdout[env_at:].splitlines() if ln.startswith("│")]
+    assert "conditions.setting.vm.dirty_expire_centisecs" in rows[0] and a in rows[0] and b in rows[0], r.stdout
+    c = cli("compare", "1", "2")
+    rows = [ln for ln in c.stdout.splitlines() if ln.startswith("│")]
+    assert "conditions.setting.vm.dirty_expire_centisecs" in rows[0], c.stdout
+    assert selected(EXPIRE) == expire and journals(state_dir) == []
+
+
+@pytest.mark.timeout(60)
+def test_shipped_tuned_recipe_without_tuned_is_refused_before_anything_runs(cli, store_url):
+    from clusterbench.conditions import settings
+
+    if settings.tuned_adm():
+        pytest.skip("tuned-adm is installed here")
+    r = cli("run", "tuned-compare", "--dir=.")
+    assert r.status == 2 and "tuned-adm is not installed" in r.stderr
+    assert not os.path.exists(store_url.removeprefix("sqlite:///"))
+
+
+# --- where the memory controller is ----------------------------------------------------------------------
+
+def test_memory_hierarchy_is_found_in_v2_v1_and_a_v1_container():
+    v1 = ("30 25 0:27 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+          "31 25 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n")
+    h = cgroup.find(v1, "4:memory:/process_api/abc\n0::/\n")
+    assert h == cgroup.Hierarchy(1, Path("/sys/fs/cgroup/memory/process_api/abc"))
+    # a container without a cgroup namespace: its own cgroup is the mount's root
+    docker = "30 25 0:27 /docker/x /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+    assert cgroup.find(docker, "4:memory:/docker/x/sub\n").parent == Path("/sys/fs/cgroup/memory/sub")
+    with pytest.raises(cgroup.CgroupUnavailable):
+        cgroup.find("31 25 0:28 / /nonexistent rw - cgroup2 cgroup2 rw\n", "0::/\n")
+
+
+# --- suites ----------------------------------------------------------------------------------------------
+
+def test_suite_conditions_keys_are_read_and_checked(tmp_path):
+    from clusterbench import suites
+    from clusterbench.errors import BadInput
+
+    path = tmp_path / "s.toml"
+    path.write_text('memory-limit = "1g"\nsettings = { "vm.dirty_ratio" = 5 }\n'
+                    '[[conditions]]\nsettings = { tuned = "{a}" }\n'
+                    '[[conditions]]\nname = "lowlat"\nsettings = { tuned = "latency-performance" }\nmemory-limit = "2g"\n'
+                    '[[steps]]\nkernel = "null"\n')
+    s = suites.load(str(path), {"a": "balanced"})
+    assert s.conditions.memory_limit_bytes == 1 << 30 and s.conditions.settings == (("vm.dirty_ratio", "5"),)
+    assert [v.settings for v in s.variants] == [(("tuned", "balanced"),), (("tuned", "latency-performance"),)]
+    assert [v.title() for v in s.variants] == ["tuned=balanced", "lowlat"]
+    merged = s.conditions.merged(s.variants[1])
+    assert merged.memory_limit_bytes == 2 << 30 and dict(merged.settings) == {"vm.dirty_ratio": "5",
+                                                                               "tuned": "latency-performance"}
+    path.write_text('[[conditions]]\nsetting = { thp = "never" }\n[[steps]]\nkernel = "null"\n')
+    with pytest.raises(BadInput, match="conditions block 1: unknown key"):
+        suites.load(str(path), {})
+    path.write_text('memory-limit = "lots"\n[[steps]]\nkernel = "null"\n')
+    with pytest.raises(BadInput, match="memory-limit lots: give a size"):
+        suites.load(str(path), {})
+
+
+FAKE_TUNED_ADM = """#!/bin/sh
+# Stands in for tuned-adm, whose daemon (D-Bus, systemd) this test machine cannot run and whose
+# profiles would retune the whole shared machine; prints what tuned-adm 2.20 prints.
+state="$FAKE_TUNED_STATE"
+case "$1" in
+  list) printf 'Available profiles:\\n- balanced                    - General non-specialized tuned profile\\n'
+        printf -- '- latency-performance         - Optimize for deterministic performance\\n'
+        echo "Current active profile: $(cat "$state")";;
+  active) echo "Current active profile: $(cat "$state")";;
+  profile) echo "$2" > "$state"; echo "profile $2" >> "$state.log";;
+  off) : > "$state"; echo off >> "$state.log";;
+  *) exit 1;;
+esac
+"""
+
+
+@pytest.mark.timeout(60)
+def test_tuned_profile_switched_for_the_run_and_back(cbk_bin, tmp_path, state_dir, store_url):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tuned-adm").write_text(FAKE_TUNED_ADM)
+    (bin_dir / "tuned-adm").chmod(0o755)
+    state = tmp_path / "tuned-state"
+    state.write_text("balanced\n")
+    env = run_env(cbk_bin, store_url)
+    env.update(FAKE_TUNED_STATE=str(state), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "clusterbench", *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    r = cli("run", "null", "--repeat", "1", "--setting", "tuned=latency-performance")
+    assert r.returncode == 0, r.stderr
+    env_ = environment_of(store_url)
+    assert env_["conditions.setting.tuned"] == "latency-performance"
+    assert env_["conditions.setting.tuned.before"] == "balanced"
+    assert (tmp_path / "tuned-state.log").read_text().split("\n")[:2] == ["profile latency-performance",
+                                                                         "profile balanced"]
+    assert state.read_text().strip() == "balanced"
+    r = cli("run", "null", "--repeat", "1", "--setting", "tuned=throughput-performance")
+    assert r.returncode == 2 and "no such tuned profile" in r.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_limit_below_the_kernels_own_memory_fails_the_step_saying_so(cli, memory_parent, state_dir, store_url):
+    before = our_cgroups(memory_parent)
+    # three 64 MiB arrays of anonymous memory in a 32 MiB cgroup: the out-of-memory killer ends cbk
+    r = cli("run", "stream", "--array-size=64m", "--threads=1", "--passes=2", "--repeat", "1",
+            "--memory-limit", "32m")
+    assert r.status == 1
+    (message,) = store_rows(store_url, "select message from steps")[0]
+    assert "out-of-memory killer" in message and "--memory-limit 32 MiB is too small" in message
+    assert our_cgroups(memory_parent) == before
+
+
+@pytest.mark.timeout(60)
+def test_governor_without_cpufreq_is_refused(cli, state_dir):
+    import glob
+
+    if glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"):
+        pytest.skip("this machine has cpufreq: changing its governor would disturb other jobs")
+    r = cli("run", "null", "--repeat", "1", "--setting", "governor=performance")
+    assert r.status == 2 and "no CPU frequency scaling here" in r.stderr
+    assert journals(state_dir) == []
