@@ -24,6 +24,20 @@ static void mpi_library(char *buf, size_t len)
 #endif
 }
 
+/* Every kernel's parameter table against its options struct, so a wrong
+ * binding fails `cbk --describe` (which every test run and the Python side
+ * call first), not only the run that uses the kernel. */
+static int check_tables(void)
+{
+    char bad[256];
+    for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)
+        if (cbk_check_params((*k)->params, (*k)->options_size, bad, sizeof bad)) {
+            fprintf(stderr, "cbk internal error: kernel %s: %s\n", (*k)->name, bad);
+            return -1;
+        }
+    return 0;
+}
+
 static void describe(void)
 {
     char lib[512];
@@ -68,21 +82,18 @@ static void kernel_help(const struct cbk_kernel *k)
 {
     printf("cbk %s: %s\nparameters:\n", k->name, k->summary);
     const struct cbk_param *tables[] = { k->params, cbk_common_params };
+    char names[256];
     for (int t = 0; t < 2; t++)
         for (const struct cbk_param *p = tables[t]; p && p->name; p++)
             printf("  --%-16s %s (default %s%s%s%s%s)\n", p->name, p->help,
                    p->default_value ? p->default_value : "required",
                    p->unit ? ", " : "", p->unit ? p->unit : "",
-                   p->choices ? ", one of " : "", p->choices ? p->choices : "");
+                   p->choices ? ", one of " : "", p->choices ? cbk_format_choices(p, names, sizeof names) : "");
 }
 
 static void bad_input(const char *msg)
 {
-    struct cbk_json j;
-    cbk_record_begin(&j, stderr, NULL, "error");
-    cbk_json_i64(&j, "status", CBK_EXIT_BAD_INPUT);
-    cbk_json_text(&j, "message", msg);
-    cbk_json_end(&j);
+    cbk_error_record(NULL, CBK_EXIT_BAD_INPUT, 0, msg, NULL, 0);
 }
 
 static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
@@ -127,6 +138,8 @@ int main(int argc, char **argv)
         return CBK_EXIT_BAD_INPUT;
     }
     if (!strcmp(argv[1], "--describe")) {
+        if (check_tables())
+            return CBK_EXIT_FAILED;
         describe();
         return 0;
     }

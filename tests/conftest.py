@@ -49,12 +49,20 @@ class CbkResult:
         return runs[0]
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    duplicated = sorted({k for k in keys if keys.count(k) > 1})
+    assert not duplicated, f"cbk wrote a record with duplicate keys: {duplicated}"
+    return dict(pairs)
+
+
 def _parse_lines(text: str) -> list[dict]:
+    """cbk's JSON lines, parsed strictly: a duplicate key fails the test."""
     out = []
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("{"):
-            out.append(json.loads(line))
+            out.append(json.loads(line, object_pairs_hook=_no_duplicate_keys))
     return out
 
 

@@ -166,3 +166,57 @@ def test_cbk_builds_without_mpi(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert tree(target) == []
+
+
+BINDING_PROGRAM = """
+#include "cbk.h"
+enum colour { RED, GREEN };
+static const char *const colour_names[] = { "red", "green", NULL };
+struct options { uint64_t block_bytes; int64_t count; enum colour colour; const char *dir; char tiny; };
+static const struct cbk_param params[] = {
+    { .name = "x", %s },
+    { 0 },
+};
+const struct cbk_param *table(void) { return params; }
+"""
+
+
+@pytest.mark.parametrize("binding, builds", [
+    ("CBK_AT_SIZE(struct options, block_bytes)", True),
+    ("CBK_AT_CHOICE(struct options, colour, colour_names)", True),
+    ("CBK_AT_PATH(struct options, dir)", True),
+    ("CBK_AT_SIZE(struct options, block_byte)", False),   # a misspelt field
+    ("CBK_AT_INT(struct options, block_bytes)", False),   # an int parameter on a size field
+    ("CBK_AT_STRING(struct options, count)", False),      # text into an integer
+    ("CBK_AT_CHOICE(struct options, tiny, colour_names)", False),  # a choice index needs an int-sized field
+])
+def test_a_parameter_bound_to_a_missing_or_mistyped_field_fails_the_build(tmp_path, binding, builds):
+    import shutil
+
+    from conftest import REPO
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    src = tmp_path / "binding.c"
+    src.write_text(BINDING_PROGRAM % binding)
+    p = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-Werror", f"-I{REPO / 'kernels' / 'core'}", str(src)],
+                       capture_output=True, text=True)
+    assert (p.returncode == 0) == builds, p.stderr
+
+
+def test_every_measurement_declares_its_mode_sweep_key_and_qualifiers(run_cbk, tmp_path):
+    """docs/records.md: mode is a cache state or n/a; the sweep key and the
+    qualifiers name fields of the same record."""
+    runs = [("null", "--bytes=1k"), ("stream", "--array-size=1m", "--passes=2"),
+            ("himeno", "--size=XS", "--iterations=2"), ("cpufreq", "--seconds=0.05", "--max-busy=1"),
+            ("seqio", f"--dir={tmp_path}", "--file-size=64k", "--block-size=16k", "--read=warm")]
+    modes = set()
+    for args in runs:
+        r = run_cbk(*args)
+        assert r.status == 0, r.stderr
+        for m in r.measurements():
+            modes.add(m["mode"])
+            assert all(q in m for q in m["qualifiers"]), m
+            assert m["sweep_key"] is None or m["sweep_key"] in m, m
+    assert modes == {"n/a", "fsync", "warm"}

@@ -80,7 +80,7 @@ def test_himeno_mpi_with_threads_and_uneven_split(run_cbk, mpiexec, cbk_bin, thr
 @pytest.mark.timeout(60)
 def test_himeno_time_mode_calibrates_and_runs_about_the_target(run_cbk):
     m = one(run_cbk("himeno", "--size=XS", "--mode=time", "--seconds=0.5"), "jacobi")
-    assert m["mode"] == "time" and m["calibration_seconds"] > 0
+    assert m["run_length"] == "time" and m["qualifiers"] == ["run_length"] and m["calibration_seconds"] > 0
     assert m["iterations"] >= 1 and m["seconds"] > 0.1
 
 
@@ -178,7 +178,7 @@ def test_cpufreq_clock_is_near_nominal(run_cbk):
     for m in records:
         per = [float(x) for x in m["mhz_per_thread"].split(",")]
         assert len(per) == m["busy_cpus"] == len(m["cpus"].split(","))
-        assert m["mode"].startswith(f"{m['busy_cpus']} busy")
+        assert m["mode"] == "n/a" and m["sweep_key"] == "busy_cpus"  # docs/records.md
         assert m["rate_unit"] == "MHz" and m["rate"] == pytest.approx(m["mhz_mean"], rel=1e-6)
         assert 0.5 * nominal < m["mhz_mean"] < 1.5 * nominal, (m["mhz_mean"], nominal, source)
         assert m["sysfs_cur_mhz"] and m["boost"]
@@ -203,7 +203,8 @@ def test_himeno_thread_sweep_reports_every_count_on_distinct_cpus(run_cbk, cbk_b
     for m in ms:
         cpus = m["cpus_rank0"].split(",")
         assert len(cpus) == m["threads"] == len(set(cpus))  # pinned, one CPU each
-        assert m["mode"] == f"iterations, {m['threads']} threads"  # summaries group by mode
+        # docs/records.md: the thread count is the declared sweep key, not part of the mode
+        assert m["mode"] == "n/a" and m["sweep_key"] == "threads" and m["run_length"] == "iterations"
         assert m["gosa"] == pytest.approx(REFERENCE_GOSA["XS"], rel=0.01)
 
 
@@ -213,7 +214,8 @@ def test_stream_thread_sweep(run_cbk, cbk_bin):
     r = run_cbk("stream", "--array-size=8m", "--passes=3", "--sweep=threads")
     assert r.status == 0, r.stderr
     assert [m["threads"] for m in r.measurements("triad")] == list(range(1, n + 1))
-    assert [m["mode"] for m in r.measurements("triad")] == [f"best, {k} threads" for k in range(1, n + 1)]
+    assert all(m["mode"] == "n/a" and m["sweep_key"] == "threads" and m["statistic"] == "best"
+               and m["qualifiers"] == ["statistic"] for m in r.measurements())
     assert all(m["validated"] for m in r.measurements())
 
 

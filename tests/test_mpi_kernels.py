@@ -44,6 +44,11 @@ def assert_sane(rec: dict, op: str, ranks: int) -> None:
     assert rec["seconds"] > 0 and rec["rate"] > 0 and rec["iterations"] >= 1
     assert rec["t_min_us"] <= rec["t_avg_us"] * (1 + 1e-12) and rec["t_avg_us"] <= rec["t_max_us"] * (1 + 1e-12)
     assert 0 < rec["iteration_min_us"] <= rec["median_us"] <= rec["p99_us"]
+    # the driver's per-iteration entry: each rank's own mean iteration time, the slowest rank
+    assert rec["rank_seconds_min"] == pytest.approx(rec["t_min_us"] / 1e6)
+    assert rec["rank_seconds_max"] == pytest.approx(rec["t_max_us"] / 1e6)
+    assert 0 <= rec["slowest_rank"] < ranks and rec["ops"] == rec["iterations"]
+    assert rec["ops_per_s"] == pytest.approx(1 / rec["seconds"])
     if op in BANDWIDTH_OPS:
         assert rec["rate_unit"] == "MiB/s" and rec["rate_decimal_unit"] == "MB/s"
         assert rec["rate"] == pytest.approx(rec["bytes"] / rec["seconds"] / 2**20)
@@ -75,7 +80,8 @@ def test_every_operation_on_2_ranks_gives_one_record_per_size(run_cbk, mpiexec, 
     assert sizes_of(recs) == ([0] if op == "barrier" else [4, 1024, 65536])
     for rec in recs:
         assert_sane(rec, op, 2)
-        assert rec["mode"] == "library" and rec["repetition"] == 0
+        assert rec["mode"] == "n/a" and rec["algorithm"] == "library" and rec["repetition"] == 0
+        assert rec["sweep_key"] == "size_bytes" and rec["qualifiers"] == ["algorithm"]  # docs/records.md
     run = r.run_record()
     assert run["ranks"] == 2 and len(run["hosts"]) == 2
 
@@ -110,7 +116,7 @@ def test_hand_written_algorithm_gives_the_library_result(run_cbk, mpiexec, op, a
     recs = r.measurements(op)
     assert sizes_of(recs) == [4, 12, 4100, 65536]
     for rec in recs:
-        assert rec["mode"] == algorithm and rec["check"] == "passed"
+        assert rec["algorithm"] == algorithm and rec["check"] == "passed"
         assert rec["check_reference"] == ("MPI_Allreduce" if op == "allreduce" else "expected bytes")
         assert rec["check_max_rel_error"] <= rec["check_tolerance"]
         assert rec["library_selection"] is None
@@ -394,3 +400,11 @@ def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(tmp_path, store_u
     with sa.create_engine(store_url).connect() as c:
         steps = c.execute(sa.text("select kernel, status, message from steps order by position")).all()
     assert [tuple(s) for s in steps] == [("mpi", "skipped", "cbk was built without MPI"), ("null", "ok", None)]
+
+
+@pytest.mark.timeout(60)
+def test_more_warmup_than_timed_iterations_runs_cleanly(run_cbk, mpiexec):
+    """Warm-up iterations are timed into the same array: it must hold the longer run."""
+    r = run_cbk("mpi", "--op=pingpong", "--sizes=8,1k", "--iterations=10", "--warmup=100", launcher=launch(mpiexec, 2))
+    assert r.status == 0, r.stderr
+    assert [(m["iterations"], m["warmup_iterations"]) for m in r.measurements("pingpong")] == [(10, 100), (10, 100)]

@@ -116,6 +116,9 @@ BASE = {"schema": 1, "type": "measurement", "repetition": 0, "ranks": 1, "bytes"
     ({"phase": "clock", "mode": "2 busy", "busy_cpus": 2, "rate_unit": "MHz"},
      {"phase": "clock", "mode": "n/a", "qualifiers": [], "sweep_key": "busy_cpus", "busy_cpus": 2,
       "rate_unit": "MHz"}, "2 busy", None),
+    ({"phase": "clock", "mode": "2 busy (1 SMT)", "busy_cpus": 2, "smt_siblings_busy": 1, "rate_unit": "MHz"},
+     {"phase": "clock", "mode": "n/a", "qualifiers": [], "sweep_key": "busy_cpus", "busy_cpus": 2,
+      "smt_siblings_busy": 1, "rate_unit": "MHz"}, "2 busy (1 SMT)", None),
     ({"phase": "read", "mode": "cold", "rate_unit": "MiB/s"},
      {"phase": "read", "mode": "cold", "qualifiers": [], "sweep_key": None, "rate_unit": "MiB/s"}, "cold", None),
 ])

@@ -15,12 +15,22 @@
 #include <string.h>
 #include <time.h>
 
+
+
+struct cpufreq_options {
+    double seconds;
+    int64_t max_busy;
+    int64_t step;
+};
+#define OPT struct cpufreq_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "seconds", .type = CBK_REAL, .default_value = "1", .unit = "s", .min = "0.01", .max = "3600",
+    { .name = "seconds", CBK_AT_REAL(OPT, seconds), .default_value = "1", .unit = "s", .min = "0.01", .max = "3600",
       .help = "time each busy-thread count runs" },
-    { .name = "max-busy", .type = CBK_INT, .default_value = "0", .unit = "count", .min = "0", .max = "1024",
+    { .name = "max-busy", CBK_AT_INT(OPT, max_busy), .default_value = "0", .unit = "count", .min = "0", .max = "1024",
       .help = "largest number of busy CPUs (k runs 1 .. this); 0 = every CPU this process may use, SMT siblings included" },
-    { .name = "step", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "1024",
+    { .name = "step", CBK_AT_INT(OPT, step), .default_value = "1", .unit = "count", .min = "1", .max = "1024",
       .help = "k goes 1, 1+step, ...; the largest k is always measured" },
     { 0 },
 };
@@ -154,7 +164,7 @@ static double nominal_mhz(const char **source)
 
 static int max_busy(const struct cbk_args *a, const struct cbk_cpu_order *o)
 {
-    int k = (int)cbk_arg_int(a, "max-busy");
+    int k = (int)opt(a)->max_busy;
     return k ? k : o->count;
 }
 
@@ -186,8 +196,8 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     int rc = cbk_cpu_order(&o);
     if (rc)
         cbk_fail(c, CBK_EXIT_FAILED, "cpufreq: sched_getaffinity: %s", strerror(-rc));
-    const int n = max_busy(a, &o), step = (int)cbk_arg_int(a, "step");
-    const double seconds = cbk_arg_real(a, "seconds");
+    const int n = max_busy(a, &o), step = (int)opt(a)->step;
+    const double seconds = opt(a)->seconds;
     const char *nominal_source;
     const double nominal = nominal_mhz(&nominal_source);
     char boost[160];
@@ -200,16 +210,8 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         pthread_barrier_t start;
         if ((rc = pthread_barrier_init(&start, NULL, (unsigned)k + 1)))
             cbk_fail(c, CBK_EXIT_FAILED, "cpufreq: pthread_barrier_init: %s", strerror(rc));
-        /* the count of busy CPUs is in the mode: summaries group by it */
-        char mode[48];
-        int smt = 0;
-        for (int i = 0; i < k; i++)
-            smt += o.sibling_rank[i] > 0;
-        if (smt)
-            snprintf(mode, sizeof mode, "%d busy (%d SMT)", k, smt);
-        else
-            snprintf(mode, sizeof mode, "%d busy", k);
-        struct cbk_phase p = { .phase = "clock", .mode = mode, .ops = (uint64_t)k };
+        /* the count of busy CPUs is the sweep: summaries group by it */
+        struct cbk_phase p = { .phase = "clock", .sweep_key = "busy_cpus", .ops = (uint64_t)k };
         for (int i = 0; i < k; i++) {
             w[i] = (struct worker){ .cpu = o.cpu[i], .seconds = seconds, .start = &start, .one = 1 };
             if ((rc = pthread_create(&w[i].thread, NULL, busy, &w[i])))
@@ -299,6 +301,7 @@ const struct cbk_kernel cbk_kernel_cpufreq = {
     .name = "cpufreq",
     .summary = "effective clock (MHz) with k of n CPUs busy, k = 1 .. n, vs cpufreq sysfs and turbo state (E9)",
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .run = run,
 };

@@ -4,6 +4,7 @@
  * Serial, OpenMP threads, MPI with a 3-D Cartesian decomposition and halo
  * exchange, or both. Flops: 34 per interior point per iteration. */
 #include "../core/affinity.h"
+#include "../core/buffer.h"
 #include "../core/cbk.h"
 #include "../core/timer.h"
 
@@ -17,35 +18,53 @@
 #include <omp.h>
 #endif
 
+enum himeno_size { HIMENO_SIZE_XS, HIMENO_SIZE_S, HIMENO_SIZE_M, HIMENO_SIZE_L, HIMENO_SIZE_XL };
+static const char *const size_names[] = { "XS", "S", "M", "L", "XL", NULL };
+enum himeno_mode { HIMENO_MODE_ITERATIONS, HIMENO_MODE_TIME };
+static const char *const mode_names[] = { "iterations", "time", NULL };
+enum himeno_update { HIMENO_UPDATE_COPY, HIMENO_UPDATE_SWAP };
+static const char *const update_names[] = { "copy", "swap", NULL };
+enum himeno_gosa_order { HIMENO_GOSA_ORDER_DEFAULT, HIMENO_GOSA_ORDER_REFERENCE };
+static const char *const gosa_order_names[] = { "default", "reference", NULL };
+
+struct himeno_options {
+    enum himeno_size size;
+    const char *grid;
+    enum himeno_mode mode;
+    int64_t iterations;
+    double seconds;
+    struct cbk_thread_options threads;
+    enum himeno_update update;
+    const char *decomposition;
+    enum himeno_gosa_order gosa_order;
+};
+#define OPT struct himeno_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "size", .type = CBK_CHOICE, .default_value = "M", .choices = "XS,S,M,L,XL",
+    { .name = "size", CBK_AT_CHOICE(OPT, size, size_names), .default_value = "M",
       .help = "grid as himenoBMTxpa defines it: XS 32x32x64, S 64x64x128, M 128x128x256, L 256x256x512, XL 512x512x1024 points" },
-    { .name = "grid", .type = CBK_STRING, .default_value = "size",
+    { .name = "grid", CBK_AT_STRING(OPT, grid), .default_value = "size", .keyword = "size",
       .help = "explicit grid IxJxK in points (each >= 3), boundary included; overrides --size (default: size = use --size)" },
-    { .name = "mode", .type = CBK_CHOICE, .default_value = "iterations", .choices = "iterations,time",
+    { .name = "mode", CBK_AT_CHOICE(OPT, mode, mode_names), .default_value = "iterations",
       .help = "iterations = run --iterations sweeps; time = calibrate with 3 sweeps as the reference does, then run for --seconds" },
-    { .name = "iterations", .type = CBK_INT, .default_value = "100", .unit = "count", .min = "1", .max = "100000000",
+    { .name = "iterations", CBK_AT_INT(OPT, iterations), .default_value = "100", .unit = "count", .min = "1", .max = "100000000",
       .help = "sweeps in iterations mode" },
-    { .name = "seconds", .type = CBK_REAL, .default_value = "60", .unit = "s", .min = "0.001", .max = "86400",
+    { .name = "seconds", CBK_AT_REAL(OPT, seconds), .default_value = "60", .unit = "s", .min = "0.001", .max = "86400",
       .help = "target run time in time mode (the reference uses 60)" },
-    { .name = "threads", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "0", .max = "1024",
-      .help = "OpenMP threads per rank; 0 = this rank's share of the CPUs it may use" },
-    { .name = "sweep", .type = CBK_CHOICE, .default_value = "none", .choices = "none,threads",
-      .help = "threads = one record per thread count 1 .. --threads (cores first, then SMT siblings: the E9 curve), arrays reallocated and first-touched for each" },
-    { .name = "update", .type = CBK_CHOICE, .default_value = "copy", .choices = "copy,swap",
+    CBK_THREAD_PARAMS(OPT, threads, "1", "OpenMP threads per rank; 0 = this rank's share of the CPUs it may use"),
+    { .name = "update", CBK_AT_CHOICE(OPT, update, update_names), .default_value = "copy",
       .help = "copy = copy the new values back into p after each sweep, as the reference does (same memory traffic); swap = exchange the two arrays instead (less traffic, same GOSA)" },
-    { .name = "bind", .type = CBK_CHOICE, .default_value = "cores", .choices = "cores,none",
-      .help = "cores = pin each thread to its own CPU, distinct physical cores first, then SMT siblings; none = leave placement to the OS/launcher" },
-    { .name = "decomposition", .type = CBK_STRING, .default_value = "auto",
+    { .name = "decomposition", CBK_AT_STRING(OPT, decomposition), .default_value = "auto", .keyword = "auto",
       .help = "MPI process grid PxQxR over the I, J, K axes (product = ranks); auto = MPI_Dims_create" },
-    { .name = "gosa-order", .type = CBK_CHOICE, .default_value = "default", .choices = "default,reference",
+    { .name = "gosa-order", CBK_AT_CHOICE(OPT, gosa_order, gosa_order_names), .default_value = "default",
       .help = "reference = one thread, one rank, GOSA summed point by point in the reference's order (bit-comparable GOSA); default = vectorised per-row sums" },
     { 0 },
 };
 
-static const struct { const char *name; int m[3]; } sizes[] = {
-    { "XS", { 32, 32, 64 } },     { "S", { 64, 64, 128 } },     { "M", { 128, 128, 256 } },
-    { "L", { 256, 256, 512 } },   { "XL", { 512, 512, 1024 } },
+static const int size_points[][3] = {
+    [HIMENO_SIZE_XS] = { 32, 32, 64 },    [HIMENO_SIZE_S] = { 64, 64, 128 },   [HIMENO_SIZE_M] = { 128, 128, 256 },
+    [HIMENO_SIZE_L] = { 256, 256, 512 },  [HIMENO_SIZE_XL] = { 512, 512, 1024 },
 };
 
 #define FLOPS_PER_POINT 34.0
@@ -76,60 +95,21 @@ static int parse_triple(const char *text, int out[3])
     return sscanf(text, "%dx%dx%d%c", &out[0], &out[1], &out[2], &tail) == 3 ? 0 : -1;
 }
 
-static bool explicit_grid(const struct cbk_args *a) { return strcmp(cbk_arg_text(a, "grid"), "size") != 0; }
+static bool explicit_grid(const struct cbk_args *a) { return opt(a)->grid != NULL; }
 
 static void grid_of(const struct cbk_args *a, int m[3])
 {
-    const char *g = cbk_arg_text(a, "grid");
+    const char *g = opt(a)->grid;
     if (explicit_grid(a) && !parse_triple(g, m))
         return;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (!strcmp(sizes[i].name, cbk_arg_text(a, "size")))
-            memcpy(m, sizes[i].m, sizeof sizes[i].m);
-}
-
-static int allowed_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set))
-        return 1;
-    return CPU_COUNT(&set);
-}
-
-static int threads_of(const struct cbk_args *a, const struct cbk_ctx *c)
-{
-    int t = (int)cbk_arg_int(a, "threads");
-#ifndef CBK_HAVE_OPENMP
-    if (t == 0)
-        return 1; /* "all" is one thread without OpenMP */
-#endif
-    if (t == 0) {
-        t = allowed_cpus() / (c->node_size > 0 ? c->node_size : 1);
-        if (t < 1)
-            t = 1;
-    }
-    return t;
-}
-
-static long mem_available_kib(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long kib = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
+    memcpy(m, size_points[opt(a)->size], sizeof size_points[0]);
 }
 
 /* Process grid: given, or MPI_Dims_create's balanced one. */
 static int dims_of(const struct cbk_args *a, const struct cbk_ctx *c, int dims[3], char *why, size_t len)
 {
-    const char *d = cbk_arg_text(a, "decomposition");
-    if (!strcmp(d, "auto")) {
+    const char *d = opt(a)->decomposition;
+    if (!d) {
         dims[0] = dims[1] = dims[2] = 0;
 #ifdef CBK_HAVE_MPI
         if (c->size > 1) {
@@ -155,13 +135,13 @@ static int dims_of(const struct cbk_args *a, const struct cbk_ctx *c, int dims[3
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     int m[3] = { 0, 0, 0 };
-    const char *g = cbk_arg_text(a, "grid");
+    const char *g = opt(a)->grid;
     if (explicit_grid(a) && (parse_triple(g, m) || m[0] < 3 || m[1] < 3 || m[2] < 3 || m[0] > 65536 || m[1] > 65536 || m[2] > 65536)) {
         snprintf(why, len, "--grid=%s: expected IxJxK points, each between 3 and 65536", g);
         return -1;
     }
     grid_of(a, m);
-    int threads = threads_of(a, c), allowed = allowed_cpus();
+    int threads = cbk_thread_count(&opt(a)->threads, c->node_size), allowed = cbk_allowed_cpus();
 #ifndef CBK_HAVE_OPENMP
     allowed = 1;
 #endif
@@ -173,7 +153,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
 #endif
         return -1;
     }
-    if (!strcmp(cbk_arg_text(a, "gosa-order"), "reference") && (threads != 1 || c->size != 1)) {
+    if (opt(a)->gosa_order == HIMENO_GOSA_ORDER_REFERENCE && (threads != 1 || c->size != 1)) {
         snprintf(why, len, "--gosa-order=reference sums in one order: it needs --threads=1 and one rank (have %d threads, %d ranks)",
                  threads, c->size);
         return -1;
@@ -192,7 +172,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
      * share, with halos, times the ranks on this node. */
     double bytes = 14.0 * 4.0 * ((double)(m[0] - 2) / dims[0] + 3) * ((double)(m[1] - 2) / dims[1] + 3) *
                    ((double)(m[2] - 2) / dims[2] + 3) * c->node_size;
-    long avail = mem_available_kib();
+    long avail = cbk_mem_available_kib();
     if (avail > 0 && bytes > 0.9 * 1024.0 * (double)avail) {
         snprintf(why, len, "grid %dx%dx%d needs %.1f GiB on this node but only %.1f GiB is available",
                  m[0], m[1], m[2], bytes / 1073741824.0, (double)avail / 1048576.0);
@@ -406,7 +386,7 @@ static float *alloc_floats(struct cbk_ctx *c, size_t n)
 
 static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h)
 {
-    bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
+    bool pin = opt(a)->threads.bind == CBK_BIND_CORES;
     int failed = cbk_place_threads(&h->order, h->threads, c->node_rank, pin, h->cpu_of_thread, h->cpus,
                                    sizeof h->cpus);
     if (failed)
@@ -445,7 +425,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "himeno: out of memory");
     c->state = h;
     grid_of(a, h->m);
-    h->threads = threads_of(a, c);
+    h->threads = cbk_thread_count(&opt(a)->threads, c->node_size);
     char why[256];
     if (dims_of(a, c, h->dims, why, sizeof why))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "himeno: %s", why);
@@ -471,21 +451,21 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         }
     }
 #endif
-    h->max_threads = threads_of(a, c);
-    h->copy = !strcmp(cbk_arg_text(a, "update"), "copy");
+    h->max_threads = cbk_thread_count(&opt(a)->threads, c->node_size);
+    h->copy = opt(a)->update == HIMENO_UPDATE_COPY;
     int rc = cbk_cpu_order(&h->order);
     if (rc)
         cbk_fail(c, CBK_EXIT_FAILED, "himeno: sched_getaffinity: %s", strerror(-rc));
-    if (strcmp(cbk_arg_text(a, "sweep"), "threads"))
+    if (opt(a)->threads.sweep != CBK_SWEEP_THREADS)
         prepare(a, c, h, h->max_threads);
     return 0;
 }
 
 static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h, bool fresh)
 {
-    bool reference = !strcmp(cbk_arg_text(a, "gosa-order"), "reference");
-    bool timed = !strcmp(cbk_arg_text(a, "mode"), "time");
-    long iterations = (long)cbk_arg_int(a, "iterations");
+    bool reference = opt(a)->gosa_order == HIMENO_GOSA_ORDER_REFERENCE;
+    bool timed = opt(a)->mode == HIMENO_MODE_TIME;
+    long iterations = (long)opt(a)->iterations;
     double calib_s = 0.0;
     if (!fresh)
         init_arrays(h, true);
@@ -495,18 +475,15 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
         double t0 = cbk_clock();
         iterate(h, c, reference, 3);
         calib_s = max_over_ranks(c, cbk_clock() - t0);
-        double n = cbk_arg_real(a, "seconds") / (calib_s / 3.0);
+        double n = opt(a)->seconds / (calib_s / 3.0);
         iterations = n < 1.0 ? 1 : n > 1e9 ? 1000000000L : (long)n;
         init_arrays(h, true);
     }
 
-    /* a sweep's thread count goes into the mode: summaries group by it */
-    char mode[48];
-    if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
-        snprintf(mode, sizeof mode, "%s, %d threads", timed ? "time" : "iterations", h->threads);
-    else
-        snprintf(mode, sizeof mode, "%s", timed ? "time" : "iterations");
-    struct cbk_phase p = { .phase = "jacobi", .mode = mode, .ops = (uint64_t)iterations };
+    /* a thread sweep's records differ in `threads`: the sweep key */
+    struct cbk_phase p = { .phase = "jacobi", .ops = (uint64_t)iterations,
+                           .sweep_key = opt(a)->threads.sweep == CBK_SWEEP_THREADS ? "threads" : NULL };
+    cbk_phase_qualifier(&p, "run_length", mode_names[opt(a)->mode]);
     cbk_barrier(c);
     double t0 = cbk_clock();
     p.begin_s = cbk_now(c);
@@ -525,17 +502,15 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
     snprintf(grid, sizeof grid, "%dx%dx%d", h->m[0], h->m[1], h->m[2]);
     snprintf(dec, sizeof dec, "%dx%dx%d", h->dims[0], h->dims[1], h->dims[2]);
     const char *env_bind = getenv("OMP_PROC_BIND"), *env_places = getenv("OMP_PLACES");
-    snprintf(bind, sizeof bind, "%s; OMP_PROC_BIND=%s; OMP_PLACES=%s", cbk_arg_text(a, "bind"),
+    snprintf(bind, sizeof bind, "%s; OMP_PROC_BIND=%s; OMP_PLACES=%s", cbk_bind_names[opt(a)->threads.bind],
              env_bind ? env_bind : "unset", env_places ? env_places : "unset");
     cbk_phase_field(&p, CBK_REAL("gosa", gosa));
     cbk_phase_field(&p, CBK_TEXT("gosa_order", reference ? "reference" : "default"));
     cbk_phase_field(&p, CBK_TEXT("update", h->copy ? "copy" : "swap"));
     cbk_phase_field(&p, CBK_I64("iterations", iterations));
-    cbk_phase_field(&p, CBK_REAL("seconds", wall_s));
     cbk_phase_field(&p, CBK_TEXT("grid", grid));
-    cbk_phase_field(&p, CBK_TEXT("size", explicit_grid(a) ? "custom" : cbk_arg_text(a, "size")));
+    cbk_phase_field(&p, CBK_TEXT("size", explicit_grid(a) ? "custom" : size_names[opt(a)->size]));
     cbk_phase_field(&p, CBK_TEXT("decomposition", dec));
-    cbk_phase_field(&p, CBK_I64("ranks", c->size));
     cbk_phase_field(&p, CBK_I64("threads", h->threads));
     cbk_phase_field(&p, CBK_TEXT("binding", bind));
     cbk_phase_field(&p, CBK_TEXT("cpus_rank0", h->cpus));
@@ -545,14 +520,14 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
     cbk_phase_field(&p, CBK_REAL("mflops_reference_count", FLOPS_PER_POINT * ref_points * (double)iterations / 1e6 / wall_s));
     if (timed) {
         cbk_phase_field(&p, CBK_REAL("calibration_seconds", calib_s));
-        cbk_phase_field(&p, CBK_REAL("target_seconds", cbk_arg_real(a, "seconds")));
+        cbk_phase_field(&p, CBK_REAL("target_seconds", opt(a)->seconds));
     }
 #ifdef CBK_HAVE_OPENMP
     cbk_phase_field(&p, CBK_BOOL("openmp", true));
 #else
     cbk_phase_field(&p, CBK_BOOL("openmp", false));
 #endif
-    if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
+    if (opt(a)->threads.sweep == CBK_SWEEP_THREADS)
         cbk_phase_field(&p, CBK_TEXT("sweep", "threads"));
     cbk_report(c, &p);
 }
@@ -560,7 +535,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct himeno *h = c->state;
-    if (strcmp(cbk_arg_text(a, "sweep"), "threads")) {
+    if (opt(a)->threads.sweep != CBK_SWEEP_THREADS) {
         measure(a, c, h, c->repetition == 0);
         return 0;
     }
@@ -595,6 +570,7 @@ const struct cbk_kernel cbk_kernel_himeno = {
     .summary = "Himeno Poisson-pressure Jacobi sweep, single precision, serial/OpenMP/MPI (E9)",
     .flags = CBK_PARALLEL,
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

@@ -5,6 +5,7 @@
  * element); results checked as STREAM's checkSTREAMresults does. Modified
  * from STREAM: results labelled as a variant, as STREAM's licence asks. */
 #include "../core/affinity.h"
+#include "../core/buffer.h"
 #include "../core/cbk.h"
 #include "../core/timer.h"
 
@@ -18,17 +19,20 @@
 #include <omp.h>
 #endif
 
+struct stream_options {
+    uint64_t array_size;
+    int64_t passes;
+    struct cbk_thread_options threads;
+};
+#define OPT struct stream_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "array-size", .type = CBK_SIZE, .default_value = "0", .unit = "bytes",
+    { .name = "array-size", CBK_AT_SIZE(OPT, array_size), .default_value = "0", .unit = "bytes",
       .help = "bytes per array (three arrays); 0 = at least 4x the sum of last-level caches (STREAM's rule), capped to fit memory" },
-    { .name = "passes", .type = CBK_INT, .default_value = "10", .unit = "count", .min = "2", .max = "100000",
+    { .name = "passes", CBK_AT_INT(OPT, passes), .default_value = "10", .unit = "count", .min = "2", .max = "100000",
       .help = "passes of the four kernels (STREAM's NTIMES); the first is dropped from best and median" },
-    { .name = "threads", .type = CBK_INT, .default_value = "0", .unit = "count", .min = "0", .max = "1024",
-      .help = "OpenMP threads; 0 = every CPU this process may use" },
-    { .name = "sweep", .type = CBK_CHOICE, .default_value = "none", .choices = "none,threads",
-      .help = "threads = records for every thread count 1 .. --threads (cores first, then SMT siblings), arrays reallocated and first-touched for each" },
-    { .name = "bind", .type = CBK_CHOICE, .default_value = "cores", .choices = "cores,none",
-      .help = "cores = pin each thread to its own CPU, distinct physical cores first, then SMT siblings; none = leave placement to the OS" },
+    CBK_THREAD_PARAMS(OPT, threads, "0", "OpenMP threads; 0 = every CPU this process may use"),
     { 0 },
 };
 
@@ -51,36 +55,6 @@ struct stream {
     char size_source[160];
     struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
 };
-
-static int allowed_cpus(void)
-{
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) ? 1 : CPU_COUNT(&set);
-}
-
-static int threads_of(const struct cbk_args *a)
-{
-    int t = (int)cbk_arg_int(a, "threads");
-#ifndef CBK_HAVE_OPENMP
-    if (t == 0)
-        return 1; /* "all" is one thread without OpenMP */
-#endif
-    return t ? t : allowed_cpus();
-}
-
-static long mem_available_kib(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long kib = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
 
 /* Sum of the highest-level caches, each counted once (by its
  * shared_cpu_list), from sysfs. 0 when sysfs has no cache entries. */
@@ -136,8 +110,8 @@ static uint64_t last_level_cache_bytes(int *level_out)
 /* Elements per array; fills `why` when the request cannot fit. */
 static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t source_len, char *why, size_t len)
 {
-    uint64_t bytes = cbk_arg_size(a, "array-size");
-    long avail = mem_available_kib();
+    uint64_t bytes = opt(a)->array_size;
+    long avail = cbk_mem_available_kib();
     double cap = avail > 0 ? 0.5 * 1024.0 * (double)avail / 3.0 : 1e18; /* three arrays in half of free memory */
     if (bytes) {
         if ((double)bytes > cap) {
@@ -173,7 +147,7 @@ static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     (void)c;
-    int threads = threads_of(a), allowed = allowed_cpus();
+    int threads = cbk_thread_count(&opt(a)->threads, 1), allowed = cbk_allowed_cpus();
 #ifndef CBK_HAVE_OPENMP
     allowed = 1;
 #endif
@@ -194,7 +168,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
 
 static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
 {
-    bool pin = !strcmp(cbk_arg_text(a, "bind"), "cores");
+    bool pin = opt(a)->threads.bind == CBK_BIND_CORES;
     int failed = cbk_place_threads(&s->order, s->threads, c->node_rank, pin, s->cpu_of_thread, s->cpus,
                                    sizeof s->cpus);
     if (failed)
@@ -256,8 +230,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     char why[256];
     if (elements_of(a, &s->n, s->size_source, sizeof s->size_source, why, sizeof why))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "stream: %s", why);
-    s->threads_max = threads_of(a);
-    int passes = (int)cbk_arg_int(a, "passes");
+    s->threads_max = cbk_thread_count(&opt(a)->threads, 1);
+    int passes = (int)opt(a)->passes;
     int rc = cbk_cpu_order(&s->order);
     if (rc)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: sched_getaffinity: %s", strerror(-rc));
@@ -266,7 +240,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->sorted = calloc((size_t)passes, sizeof(double));
     if (!s->times || !s->begins || !s->sorted)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: out of memory");
-    if (strcmp(cbk_arg_text(a, "sweep"), "threads"))
+    if (opt(a)->threads.sweep != CBK_SWEEP_THREADS)
         prepare(a, c, s, s->threads_max);
     return 0;
 }
@@ -306,7 +280,7 @@ static int compare_doubles(const void *x, const void *y)
 
 static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
 {
-    const int passes = (int)cbk_arg_int(a, "passes");
+    const int passes = (int)opt(a)->passes;
     const size_t n = s->n;
     double *restrict A = s->a, *restrict B = s->b, *restrict C = s->c;
     init_arrays(s);
@@ -366,13 +340,10 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         uint64_t bytes = (uint64_t)arrays_touched[q] * sizeof(double) * n;
         /* the record's time span is the best pass, so its rate is STREAM's
          * "Best Rate" (in MiB/s; decimal MB/s beside it, as STREAM prints) */
-        /* a sweep's thread count goes into the mode: summaries group by it */
-        char mode[48];
-        if (!strcmp(cbk_arg_text(a, "sweep"), "threads"))
-            snprintf(mode, sizeof mode, "best, %d threads", s->threads);
-        else
-            snprintf(mode, sizeof mode, "best");
-        struct cbk_phase p = { .phase = names[q], .mode = mode, .bytes = bytes, .ops = n };
+        /* a thread sweep's records differ in `threads`: the sweep key */
+        struct cbk_phase p = { .phase = names[q], .bytes = bytes, .ops = n,
+                               .sweep_key = opt(a)->threads.sweep == CBK_SWEEP_THREADS ? "threads" : NULL };
+        cbk_phase_qualifier(&p, "statistic", "best");
         p.begin_s = s->begins[(size_t)best_k * KERNELS + q];
         p.end_s = p.begin_s + sorted[0];
         cbk_phase_field(&p, CBK_TEXT("method", "based on a variant of the STREAM benchmark"));
@@ -388,7 +359,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         cbk_phase_field(&p, CBK_U64("array_bytes", n * sizeof(double)));
         cbk_phase_field(&p, CBK_TEXT("array_size_source", s->size_source));
         cbk_phase_field(&p, CBK_I64("threads", s->threads));
-        cbk_phase_field(&p, CBK_TEXT("bind", cbk_arg_text(a, "bind")));
+        cbk_phase_field(&p, CBK_TEXT("bind", cbk_bind_names[opt(a)->threads.bind]));
         cbk_phase_field(&p, CBK_TEXT("cpus", s->cpus));
         cbk_phase_field(&p, CBK_BOOL("validated", bad == 0));
         cbk_phase_field(&p, CBK_REAL("avg_rel_error_a", err[0]));
@@ -408,7 +379,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct stream *s = c->state;
-    if (strcmp(cbk_arg_text(a, "sweep"), "threads")) {
+    if (opt(a)->threads.sweep != CBK_SWEEP_THREADS) {
         measure(a, c, s);
         return 0;
     }
@@ -438,6 +409,7 @@ const struct cbk_kernel cbk_kernel_stream = {
     .name = "stream",
     .summary = "memory bandwidth: copy, scale, add, triad over threads; based on a variant of the STREAM benchmark",
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

@@ -11,6 +11,30 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *const cbk_thread_sweep_names[] = { [CBK_SWEEP_NONE] = "none", [CBK_SWEEP_THREADS] = "threads", NULL };
+const char *const cbk_bind_names[] = { [CBK_BIND_CORES] = "cores", [CBK_BIND_NONE] = "none", NULL };
+
+int cbk_allowed_cpus(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) ? 1 : CPU_COUNT(&set);
+}
+
+int cbk_thread_count(const struct cbk_thread_options *t, int ranks_sharing)
+{
+    int n = (int)t->threads;
+#ifndef CBK_HAVE_OPENMP
+    if (n == 0)
+        return 1; /* "all" is one thread without OpenMP */
+#endif
+    if (n == 0) {
+        n = cbk_allowed_cpus() / (ranks_sharing > 0 ? ranks_sharing : 1);
+        if (n < 1)
+            n = 1;
+    }
+    return n;
+}
+
 /* Reads one integer from a sysfs file; -1 when absent. */
 static long read_long(const char *path)
 {

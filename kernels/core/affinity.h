@@ -4,8 +4,11 @@
 #ifndef CBK_AFFINITY_H
 #define CBK_AFFINITY_H
 
+#include "cbk.h"
+
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CBK_MAX_CPUS 1024
 
@@ -15,6 +18,37 @@ struct cbk_cpu_order {
     int cpu[CBK_MAX_CPUS];  /* cores first, then siblings */
     int sibling_rank[CBK_MAX_CPUS]; /* 0: first thread of its core, 1: second... */
 };
+
+/* The thread parameters of the threaded compute kernels (himeno, stream):
+ * a kernel embeds struct cbk_thread_options in its options struct and puts
+ * CBK_THREAD_PARAMS(its struct, the member, default, help of --threads) in
+ * its parameter table. */
+enum cbk_thread_sweep { CBK_SWEEP_NONE, CBK_SWEEP_THREADS };
+enum cbk_bind { CBK_BIND_CORES, CBK_BIND_NONE };
+extern const char *const cbk_thread_sweep_names[]; /* none, threads */
+extern const char *const cbk_bind_names[];         /* cores, none */
+struct cbk_thread_options {
+    int64_t threads;            /* 0: the kernel's "all" (see cbk_thread_count) */
+    enum cbk_thread_sweep sweep;
+    enum cbk_bind bind;
+};
+#define CBK_THREAD_PARAMS(T, m, threads_default, threads_help) \
+    { .name = "threads", CBK_AT_INT(T, m.threads), .default_value = (threads_default), .unit = "count", \
+      .min = "0", .max = "1024", .help = (threads_help) }, \
+    { .name = "sweep", CBK_AT_CHOICE(T, m.sweep, cbk_thread_sweep_names), .default_value = "none", \
+      .help = "threads = one record per thread count 1 .. --threads (cores first, then SMT siblings: the E9 curve), " \
+              "arrays reallocated and first-touched for each" }, \
+    { .name = "bind", CBK_AT_CHOICE(T, m.bind, cbk_bind_names), .default_value = "cores", \
+      .help = "cores = pin each thread to its own CPU, distinct physical cores first, then SMT siblings; " \
+              "none = leave placement to the OS/launcher" }
+
+/* CPUs in this process's affinity mask (1 when it cannot be read). */
+int cbk_allowed_cpus(void);
+
+/* Threads to start: --threads, or for 0 this process's share of the CPUs
+ * it may use among `ranks_sharing` ranks on its node (one thread without
+ * OpenMP). */
+int cbk_thread_count(const struct cbk_thread_options *t, int ranks_sharing);
 
 /* Fills `o` from sched_getaffinity and /sys/devices/system/cpu/cpuN/topology.
  * Returns 0 or -errno. Without topology files every CPU counts as a core. */

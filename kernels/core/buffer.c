@@ -1,5 +1,6 @@
 #include "buffer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,3 +15,17 @@ void *cbk_buffer_alloc(size_t bytes)
 }
 
 void cbk_buffer_free(void *p) { free(p); }
+
+long cbk_mem_available_kib(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long kib = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}

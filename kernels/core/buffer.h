@@ -11,4 +11,8 @@
 void *cbk_buffer_alloc(size_t bytes);
 void cbk_buffer_free(void *p);
 
+/* MemAvailable of /proc/meminfo in KiB (what can be allocated without
+ * swapping), for defaults and checks that must fit memory; -1 unknown. */
+long cbk_mem_available_kib(void);
+
 #endif

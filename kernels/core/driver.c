@@ -4,11 +4,14 @@
 #include "cbk.h"
 
 #include "cleanup.h"
+#include "histogram.h"
 #include "params.h"
 #include "record.h"
 #include "timer.h"
 
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +19,7 @@
 
 
 const struct cbk_param cbk_common_params[] = {
-    { .name = "repetitions", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1",
+    { .name = "repetitions", CBK_AT_INT(struct cbk_common_options, repetitions), .default_value = "1", .unit = "count", .min = "1",
       .max = "100000", .help = "times the measurement is repeated in this invocation; each repetition is reported" },
     { 0 },
 };
@@ -47,19 +50,36 @@ int cbk_all_max_int(struct cbk_ctx *c, int v)
     return v;
 }
 
+void cbk_reduce_histogram(struct cbk_ctx *c, const struct cbk_histogram *h, struct cbk_histogram *sum)
+{
+#ifdef CBK_HAVE_MPI
+    if (c->size > 1) {
+        MPI_Reduce(h->counts, c->rank == 0 ? sum->counts : NULL, (int)h->buckets, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+        uint64_t counts[2] = { h->count, h->clamped }, total[2] = { 0, 0 };
+        MPI_Reduce(counts, total, 2, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+        /* an empty histogram's min_seen says nothing */
+        uint64_t lo = h->count ? h->min_seen : UINT64_MAX, hi = h->max_seen, lo_all = 0, hi_all = 0;
+        double total_sum = 0;
+        MPI_Reduce(&lo, &lo_all, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
+        MPI_Reduce(&hi, &hi_all, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
+        MPI_Reduce(&h->sum, &total_sum, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm);
+        if (c->rank == 0) {
+            sum->count = total[0];
+            sum->clamped = total[1];
+            sum->min_seen = lo_all;
+            sum->max_seen = hi_all;
+            sum->sum = total_sum;
+        }
+        return;
+    }
+#endif
+    cbk_histogram_reset(sum);
+    cbk_histogram_merge(sum, h);
+}
+
 static int all_min_int(struct cbk_ctx *c, int v)
 {
     return -cbk_all_max_int(c, -v);
-}
-
-static void write_error(const struct cbk_ctx *c, int status, const char *msg)
-{
-    struct cbk_json j;
-    cbk_record_begin(&j, stderr, c, "error");
-    cbk_json_i64(&j, "status", status);
-    cbk_json_i64(&j, "rank", c ? c->rank : 0);
-    cbk_json_text(&j, "message", msg);
-    cbk_json_end(&j);
 }
 
 _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
@@ -69,7 +89,7 @@ _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    write_error(c, status, msg);
+    cbk_error_record(c, status, c ? c->rank : 0, msg, NULL, 0);
     cbk_cleanup_run();
 #ifdef CBK_HAVE_MPI
     /* One rank failing alone must not leave the others waiting in a
@@ -84,10 +104,39 @@ _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
     exit(status);
 }
 
+/* Keys cbk_report() writes itself: a kernel field of the same name would
+ * make a record with a duplicate key (a strict parser rejects it, most keep
+ * the last), so it is a bug in the kernel, caught on its first run. */
+static const char *const driver_keys[] = {
+    "schema", "type", "kernel", "repetition", "phase", "mode", "sweep_key", "qualifiers", "ranks", "bytes", "ops", "seconds",
+    "rate", "rate_unit", "rate_decimal", "rate_decimal_unit", "ops_per_s", "rank_seconds_min",
+    "rank_seconds_max", "slowest_rank", "warnings", "t_avg_us", "t_min_us", "t_max_us", "median_us", "p99_us",
+    "iteration_min_us", "messages_per_s", "bandwidth_mib_s", "bandwidth_mb_s", NULL,
+};
+
+static _Noreturn void duplicate_key(const char *key)
+{
+    fprintf(stderr, "cbk internal error: a measurement record would hold the key %s twice\n", key);
+    abort();
+}
+
 void cbk_phase_field(struct cbk_phase *p, struct cbk_field f)
 {
+    for (const char *const *k = driver_keys; *k; k++)
+        if (!strcmp(*k, f.key))
+            duplicate_key(f.key);
+    for (int i = 0; i < p->fields; i++)
+        if (!strcmp(p->field[i].key, f.key))
+            duplicate_key(f.key);
     if (p->fields < CBK_MAX_FIELDS)
         p->field[p->fields++] = f;
+}
+
+void cbk_phase_qualifier(struct cbk_phase *p, const char *key, const char *value)
+{
+    cbk_phase_field(p, CBK_TEXT(key, value));
+    if (p->qualifiers < CBK_MAX_QUALIFIERS)
+        p->qualifier[p->qualifiers++] = key;
 }
 
 void cbk_phase_warn(struct cbk_phase *p, const char *warning)
@@ -126,6 +175,56 @@ static struct reduced reduce_phase(struct cbk_ctx *c, const struct cbk_phase *p)
     return r;
 }
 
+/* The head of a measurement record: what was measured, under which state,
+ * and which fields tell it apart (docs/records.md). */
+static void write_head(struct cbk_json *j, struct cbk_ctx *c, const struct cbk_phase *p)
+{
+    bool found = !p->sweep_key;
+    for (const char *const *k = driver_keys; *k && !found; k++)
+        found = !strcmp(*k, p->sweep_key);
+    for (int i = 0; i < p->fields && !found; i++)
+        found = !strcmp(p->field[i].key, p->sweep_key);
+    if (!found) {
+        fprintf(stderr, "cbk internal error: sweep key %s names no field of the record\n", p->sweep_key);
+        abort();
+    }
+    cbk_record_begin(j, c->out, c, "measurement");
+    cbk_json_text(j, "phase", p->phase);
+    cbk_json_text(j, "mode", p->mode ? p->mode : "n/a");
+    cbk_json_text(j, "sweep_key", p->sweep_key);
+    cbk_json_array(j, "qualifiers");
+    for (int i = 0; i < p->qualifiers; i++)
+        cbk_json_text(j, NULL, p->qualifier[i]);
+    cbk_json_close(j);
+    cbk_json_i64(j, "ranks", c->size);
+}
+
+/* The tail: the kernel's fields, its series, the warnings. */
+static void write_tail(struct cbk_json *j, const struct cbk_phase *p)
+{
+    for (int i = 0; i < p->fields; i++)
+        cbk_write_field(j, &p->field[i]);
+    if (p->series_key) {
+        cbk_json_array(j, p->series_key);
+        for (int i = 0; i < p->series_len; i++)
+            cbk_json_real(j, NULL, p->series[i]);
+        cbk_json_close(j);
+    }
+    cbk_json_array(j, "warnings");
+    for (int i = 0; i < p->warnings; i++)
+        cbk_json_text(j, NULL, p->warning[i]);
+    cbk_json_close(j);
+    cbk_json_end(j);
+}
+
+static void write_rate(struct cbk_json *j, double bytes, double seconds)
+{
+    cbk_json_real(j, "rate", bytes / seconds / 1048576.0);
+    cbk_json_text(j, "rate_unit", "MiB/s");
+    cbk_json_real(j, "rate_decimal", bytes / seconds / 1e6);
+    cbk_json_text(j, "rate_decimal_unit", "MB/s");
+}
+
 void cbk_report(struct cbk_ctx *c, const struct cbk_phase *p)
 {
     struct reduced r = reduce_phase(c, p);
@@ -133,10 +232,7 @@ void cbk_report(struct cbk_ctx *c, const struct cbk_phase *p)
         return;
     double seconds = r.end_s - r.begin_s;
     struct cbk_json j;
-    cbk_record_begin(&j, c->out, c, "measurement");
-    cbk_json_text(&j, "phase", p->phase);
-    cbk_json_text(&j, "mode", p->mode);
-    cbk_json_i64(&j, "ranks", c->size);
+    write_head(&j, c, p);
     cbk_json_u64(&j, "bytes", r.bytes);
     cbk_json_u64(&j, "ops", r.ops);
     cbk_json_real(&j, "seconds", seconds);
@@ -144,28 +240,89 @@ void cbk_report(struct cbk_ctx *c, const struct cbk_phase *p)
         cbk_json_real(&j, "rate", r.value / seconds);
         cbk_json_text(&j, "rate_unit", p->value_unit);
     } else {
-        cbk_json_real(&j, "rate", (double)r.bytes / seconds / 1048576.0);
-        cbk_json_text(&j, "rate_unit", "MiB/s");
-        cbk_json_real(&j, "rate_decimal", (double)r.bytes / seconds / 1e6);
-        cbk_json_text(&j, "rate_decimal_unit", "MB/s");
+        write_rate(&j, (double)r.bytes, seconds);
     }
     cbk_json_real(&j, "ops_per_s", (double)r.ops / seconds);
     cbk_json_real(&j, "rank_seconds_min", r.rank_min_s);
     cbk_json_real(&j, "rank_seconds_max", r.rank_max_s);
     cbk_json_i64(&j, "slowest_rank", r.slowest_rank);
-    for (int i = 0; i < p->fields; i++)
-        cbk_write_field(&j, &p->field[i]);
-    if (p->series_key) {
-        cbk_json_array(&j, p->series_key);
-        for (int i = 0; i < p->series_len; i++)
-            cbk_json_real(&j, NULL, p->series[i]);
-        cbk_json_close(&j);
+    write_tail(&j, p);
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct cbk_iterations *it)
+{
+    int64_t n = it->count;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        it->seconds[i] *= it->scale;
+        sum += it->seconds[i];
     }
-    cbk_json_array(&j, "warnings");
-    for (int i = 0; i < p->warnings; i++)
-        cbk_json_text(&j, NULL, p->warning[i]);
-    cbk_json_close(&j);
-    cbk_json_end(&j);
+    /* ranks idle in a point-to-point test count in no statistic */
+    double mean = it->active ? sum / (double)n : 0.0;
+    double avg = mean, lo = mean, hi = mean;
+    int rc = 0, slowest = c->rank;
+    if (!it->active)
+        memset(it->seconds, 0, (size_t)n * sizeof *it->seconds);
+    memcpy(it->scratch, it->seconds, (size_t)n * sizeof *it->seconds);
+#ifdef CBK_HAVE_MPI
+    if (c->size > 1) {
+        double sums[2] = { mean, it->active ? 1.0 : 0.0 }, tot[2] = { 0, 0 };
+        double lo_in = it->active ? mean : DBL_MAX;
+        rc |= MPI_Reduce(sums, tot, 2, MPI_DOUBLE, MPI_SUM, 0, c->comm);
+        rc |= MPI_Reduce(&lo_in, &lo, 1, MPI_DOUBLE, MPI_MIN, 0, c->comm);
+        struct { double v; int rank; } in = { mean, c->rank }, out = { 0, 0 };
+        rc |= MPI_Reduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, 0, c->comm);
+        hi = out.v;
+        slowest = out.rank;
+        rc |= MPI_Reduce(it->seconds, it->scratch, (int)n, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+        avg = tot[0] / tot[1];
+    }
+#endif
+    if (c->rank != 0 || rc)
+        return rc;
+    /* over iterations: each iteration's slowest rank, as OSU reports */
+    qsort(it->scratch, (size_t)n, sizeof *it->scratch, by_value);
+    double median = n % 2 ? it->scratch[n / 2] : 0.5 * (it->scratch[n / 2 - 1] + it->scratch[n / 2]);
+    int64_t k = (int64_t)ceil(0.99 * (double)n) - 1; /* nearest rank */
+    double p99 = it->scratch[k < 0 ? 0 : k];
+    struct cbk_json j;
+    write_head(&j, c, p);
+    cbk_json_u64(&j, "bytes", p->bytes);
+    cbk_json_u64(&j, "ops", (uint64_t)n);
+    cbk_json_real(&j, "seconds", avg);
+    if (it->bandwidth) {
+        write_rate(&j, (double)p->bytes, avg);
+        if (it->messages > 0)
+            cbk_json_real(&j, "messages_per_s", it->messages / avg);
+    } else {
+        cbk_json_real(&j, "rate", avg * 1e6);
+        cbk_json_text(&j, "rate_unit", "us");
+    }
+    /* per iteration: iterations per second of the average rank, and each
+     * rank's own mean iteration time (IMB's t_min/t_max) */
+    cbk_json_real(&j, "ops_per_s", 1.0 / avg);
+    cbk_json_real(&j, "rank_seconds_min", lo);
+    cbk_json_real(&j, "rank_seconds_max", hi);
+    cbk_json_i64(&j, "slowest_rank", slowest);
+    cbk_json_real(&j, "t_avg_us", avg * 1e6);
+    cbk_json_real(&j, "t_min_us", lo * 1e6);
+    cbk_json_real(&j, "t_max_us", hi * 1e6);
+    cbk_json_real(&j, "median_us", median * 1e6);
+    cbk_json_real(&j, "p99_us", p99 * 1e6);
+    cbk_json_real(&j, "iteration_min_us", it->scratch[0] * 1e6);
+    if (it->streams > 0) {
+        double part = (double)p->bytes / it->streams;
+        cbk_json_real(&j, "bandwidth_mib_s", part / avg / 1048576.0);
+        cbk_json_real(&j, "bandwidth_mb_s", part / avg / 1e6);
+    }
+    write_tail(&j, p);
+    return 0;
 }
 
 static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double seconds)
@@ -228,13 +385,13 @@ int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx
     int first_bad = all_min_int(c, bad ? c->rank : c->size);
     if (first_bad < c->size) {
         if (c->rank == first_bad)
-            write_error(c, CBK_EXIT_BAD_INPUT, why);
+            cbk_error_record(c, CBK_EXIT_BAD_INPUT, c->rank, why, NULL, 0);
         return CBK_EXIT_BAD_INPUT;
     }
     double t0 = cbk_clock();
     if (k->setup && k->setup(a, c))
         cbk_fail(c, CBK_EXIT_FAILED, "%s: setup failed", k->name);
-    int64_t reps = cbk_arg_int(a, "repetitions");
+    int64_t reps = a->common.repetitions;
     int status = CBK_EXIT_OK;
     for (int64_t r = 0; r < reps && status == CBK_EXIT_OK; r++) {
         c->repetition = (int)r;

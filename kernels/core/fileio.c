@@ -11,6 +11,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+const char *const cbk_write_mode_names[] = {
+    [CBK_WRITE_FSYNC] = "fsync", [CBK_WRITE_BUFFERED] = "buffered", [CBK_WRITE_DIRECT] = "direct", NULL,
+};
+const char *const cbk_read_mode_names[] = {
+    [CBK_READ_COLD] = "cold", [CBK_READ_WARM] = "warm", [CBK_READ_DIRECT] = "direct", [CBK_READ_NONE] = "none", NULL,
+};
+
 int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len)
 {
     struct stat st;
@@ -133,4 +140,21 @@ int cbk_test_corrupt(const char *path, uint64_t file_bytes)
         rc = -EIO;
     close(fd);
     return rc;
+}
+
+int cbk_io_status(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
+
+void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, double written_end_s,
+                               double synced_end_s, double sync_s)
+{
+    struct cbk_phase cached = *p, synced = *p;
+    cached.mode = cbk_write_mode_names[CBK_WRITE_BUFFERED];
+    cached.end_s = written_end_s;
+    cbk_phase_field(&cached, CBK_REAL("sync_seconds", sync_s));
+    cbk_phase_warn(&cached, "buffered write: timed until the data reached the page cache, not the device");
+    cbk_report(c, &cached);
+    synced.mode = "buffered+sync";
+    synced.end_s = synced_end_s;
+    cbk_phase_field(&synced, CBK_REAL("sync_seconds", sync_s));
+    cbk_report(c, &synced);
 }

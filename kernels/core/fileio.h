@@ -3,11 +3,32 @@
 #ifndef CBK_FILEIO_H
 #define CBK_FILEIO_H
 
+#include "cbk.h"
 #include "pattern.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The cache and durability modes of the I/O kernels' write and read
+ * phases (the record's `mode`); the names are in enum order, so choice
+ * parameters bind to the enums. */
+enum cbk_write_mode { CBK_WRITE_FSYNC, CBK_WRITE_BUFFERED, CBK_WRITE_DIRECT };
+enum cbk_read_mode { CBK_READ_COLD, CBK_READ_WARM, CBK_READ_DIRECT, CBK_READ_NONE };
+extern const char *const cbk_write_mode_names[]; /* fsync, buffered, direct */
+extern const char *const cbk_read_mode_names[];  /* cold, warm, direct, none */
+
+/* The exit status an I/O error deserves: ENOSPC and EDQUOT are the user's
+ * to fix (a smaller file, another directory), so bad input; anything else
+ * is a failed measurement. */
+int cbk_io_status(int err);
+
+/* E1: a buffered write "finishes" when the page cache has it; the sync
+ * after it is the rest of the truth. Reports `p` twice, both labelled:
+ * mode buffered until `written_end_s` (with a warning), and mode
+ * buffered+sync until `synced_end_s`; both carry sync_seconds. */
+void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, double written_end_s,
+                               double synced_end_s, double sync_s);
 
 /* Checks that `dir` exists, is a directory on a writable file system and
  * has room for `need_bytes`. Returns 0, or a line in `why`. */

@@ -8,6 +8,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+const char *const cbk_cold_method_names[] = {
+    [CBK_COLD_AUTO] = "auto", [CBK_COLD_DROP_CACHES] = "drop-caches", [CBK_COLD_FADVISE] = "fadvise", NULL,
+};
+const char *const cbk_cold_or_none_names[] = {
+    [CBK_COLD_AUTO] = "auto", [CBK_COLD_DROP_CACHES] = "drop-caches", [CBK_COLD_FADVISE] = "fadvise",
+    [CBK_COLD_NONE] = "none", NULL,
+};
+
+double cbk_resident_worst(double a, double b)
+{
+    return a < 0 || b < 0 ? -1.0 : a > b ? a : b;
+}
+
 double cbk_resident_fraction(int fd, uint64_t file_bytes)
 {
     if (file_bytes == 0)
@@ -49,12 +62,12 @@ static int forget_file(int fd)
     return rc ? -rc : 0;
 }
 
-int cbk_make_cold(int fd, const char *method, const char **used)
+int cbk_make_cold(int fd, enum cbk_cold_method method, const char **used)
 {
-    bool want_drop = !strcmp(method, "drop-caches") || (!strcmp(method, "auto") && geteuid() == 0);
+    bool want_drop = method == CBK_COLD_DROP_CACHES || (method == CBK_COLD_AUTO && geteuid() == 0);
     if (want_drop) {
         int rc = drop_all_caches();
-        if (rc == 0 || strcmp(method, "auto")) {
+        if (rc == 0 || method != CBK_COLD_AUTO) {
             *used = "drop-caches";
             return rc;
         }
@@ -62,4 +75,19 @@ int cbk_make_cold(int fd, const char *method, const char **used)
     }
     *used = "fadvise";
     return forget_file(fd);
+}
+
+void cbk_label_read(struct cbk_phase *p, bool cold, bool warm, double resident, const char *method)
+{
+    cbk_phase_field(p, CBK_REAL("resident_fraction_before", resident));
+    if (cold) {
+        bool achieved = resident >= 0 && resident < CBK_COLD_RESIDENT_LIMIT;
+        cbk_phase_field(p, CBK_TEXT("cold_method", method));
+        cbk_phase_field(p, CBK_BOOL("cold_achieved", achieved));
+        if (!achieved)
+            cbk_phase_warn(p, "cold read not achieved: part of the data was still in the page cache "
+                              "(see resident_fraction_before)");
+    }
+    if (warm)
+        cbk_phase_warn(p, "warm read: served from the page cache as far as it held the data");
 }

@@ -84,17 +84,21 @@ static int parse_flag(const char *text, bool *out)
     return -1;
 }
 
-static bool in_choices(const char *choices, const char *text)
+static int choice_index(const char *const *choices, const char *text)
 {
-    size_t n = strlen(text);
-    for (const char *p = choices; p && *p;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len == n && !strncmp(p, text, n))
-            return true;
-        p = comma ? comma + 1 : NULL;
-    }
-    return false;
+    for (int i = 0; choices && choices[i]; i++)
+        if (!strcmp(choices[i], text))
+            return i;
+    return -1;
+}
+
+const char *cbk_format_choices(const struct cbk_param *p, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; p->choices && p->choices[i] && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : "", p->choices[i]);
+    return buf;
 }
 
 /* Converts one value and checks its bounds. */
@@ -150,13 +154,16 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
             return -1;
         }
         return 0;
-    case CBK_CHOICE:
-        if (!in_choices(p->choices, text)) {
-            snprintf(why, why_len, "--%s=%s is not one of: %s", p->name, text, p->choices);
+    case CBK_CHOICE: {
+        char names[256];
+        v->choice = choice_index(p->choices, text);
+        if (v->choice < 0) {
+            snprintf(why, why_len, "--%s=%s is not one of: %s", p->name, text,
+                     cbk_format_choices(p, names, sizeof names));
             return -1;
         }
-        v->text = text;
         return 0;
+    }
     case CBK_STRING:
     case CBK_PATH:
         if (!*text) {
@@ -167,6 +174,61 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         return 0;
     }
     return -1;
+}
+
+static size_t value_bytes(enum cbk_param_type t)
+{
+    switch (t) {
+    case CBK_SIZE: return sizeof(uint64_t);
+    case CBK_INT: return sizeof(int64_t);
+    case CBK_REAL: return sizeof(double);
+    case CBK_CHOICE: return sizeof(int);
+    case CBK_BOOL: return sizeof(bool);
+    default: return sizeof(const char *);
+    }
+}
+
+/* Copies a converted value into its bound field (the binding macros made
+ * sure at compile time that the field has this type). */
+static void store(const struct cbk_param *p, const union cbk_value *v, unsigned char *base)
+{
+    unsigned char *field = base + p->offset;
+    switch (p->type) {
+    case CBK_SIZE: memcpy(field, &v->size, sizeof v->size); break;
+    case CBK_INT: memcpy(field, &v->integer, sizeof v->integer); break;
+    case CBK_REAL: memcpy(field, &v->real, sizeof v->real); break;
+    case CBK_CHOICE: memcpy(field, &v->choice, sizeof v->choice); break;
+    case CBK_BOOL: memcpy(field, &v->flag, sizeof v->flag); break;
+    default: {
+        const char *text = p->keyword && !strcmp(v->text, p->keyword) ? NULL : v->text;
+        memcpy(field, &text, sizeof text);
+        break;
+    }
+    }
+}
+
+int cbk_check_params(const struct cbk_param *table, size_t options_size, char *why, size_t why_len)
+{
+    for (const struct cbk_param *p = table; p && p->name; p++) {
+        if (p->offset + value_bytes(p->type) > options_size) {
+            snprintf(why, why_len, "parameter --%s is bound outside its options struct", p->name);
+            return -1;
+        }
+        if (p->keyword && p->type != CBK_STRING) {
+            snprintf(why, why_len, "parameter --%s: only a string parameter has a keyword", p->name);
+            return -1;
+        }
+        if ((p->type == CBK_CHOICE) != (p->choices != NULL) || (p->choices && !p->choices[0])) {
+            snprintf(why, why_len, "parameter --%s: choices belong to choice parameters, and at least one", p->name);
+            return -1;
+        }
+        for (const struct cbk_param *q = table; q != p; q++)
+            if (!strcmp(q->name, p->name)) {
+                snprintf(why, why_len, "parameter --%s is declared twice", p->name);
+                return -1;
+            }
+    }
+    return 0;
 }
 
 static int add_table(struct cbk_args *a, const struct cbk_param *table)
@@ -186,6 +248,18 @@ int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
 {
     memset(a, 0, sizeof *a);
     a->kernel = k;
+    char bad[256];
+    if (k->options_size > sizeof a->option_bytes ||
+        cbk_check_params(k->params, k->options_size, bad, sizeof bad) ||
+        cbk_check_params(cbk_common_params, sizeof a->common, bad, sizeof bad)) {
+        /* a kernel's table is wrong: a bug in cbk, caught at start-up on every path */
+        fprintf(stderr, "cbk internal error: kernel %s: %s\n", k->name,
+                k->options_size > sizeof a->option_bytes ? "options struct larger than CBK_MAX_OPTION_BYTES" : bad);
+        abort();
+    }
+    int own = 0;
+    while (k->params && k->params[own].name)
+        own++;
     if (add_table(a, k->params) || add_table(a, cbk_common_params)) {
         snprintf(why, why_len, "kernel %s has more than %d parameters", k->name, CBK_MAX_PARAMS);
         return -1;
@@ -221,33 +295,10 @@ int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
         }
         if (convert(a->param[s], a->text[s], &a->value[s], why, why_len))
             return -1;
+        store(a->param[s], &a->value[s], s < own ? a->option_bytes : (unsigned char *)&a->common);
     }
     return 0;
 }
-
-static const union cbk_value *lookup(const struct cbk_args *a, const char *name,
-                                     enum cbk_param_type type)
-{
-    for (int s = 0; s < a->count; s++)
-        if (!strcmp(a->param[s]->name, name)) {
-            bool text_like = type == CBK_CHOICE || type == CBK_STRING || type == CBK_PATH;
-            enum cbk_param_type t = a->param[s]->type;
-            bool t_text = t == CBK_CHOICE || t == CBK_STRING || t == CBK_PATH;
-            if (t == type || (text_like && t_text))
-                return &a->value[s];
-            break;
-        }
-    /* A kernel asking for a parameter it did not declare is a bug in cbk. */
-    fprintf(stderr, "cbk internal error: kernel %s reads undeclared parameter %s\n",
-            a->kernel->name, name);
-    abort();
-}
-
-uint64_t cbk_arg_size(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_SIZE)->size; }
-int64_t cbk_arg_int(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_INT)->integer; }
-double cbk_arg_real(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_REAL)->real; }
-const char *cbk_arg_text(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_STRING)->text; }
-bool cbk_arg_flag(const struct cbk_args *a, const char *n) { return lookup(a, n, CBK_BOOL)->flag; }
 
 void cbk_describe_params(struct cbk_json *j, const char *key, const struct cbk_param *params)
 {
@@ -260,10 +311,8 @@ void cbk_describe_params(struct cbk_json *j, const char *key, const struct cbk_p
         cbk_json_text(j, "unit", p->unit);
         if (p->choices) {
             cbk_json_array(j, "choices");
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", p->choices);
-            for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-                cbk_json_text(j, NULL, tok);
+            for (int i = 0; p->choices[i]; i++)
+                cbk_json_text(j, NULL, p->choices[i]);
             cbk_json_close(j);
         } else {
             cbk_json_null(j, "choices");
@@ -287,6 +336,7 @@ void cbk_write_args(struct cbk_json *j, const char *key, const struct cbk_args *
         case CBK_INT: cbk_json_i64(j, p->name, v->integer); break;
         case CBK_REAL: cbk_json_real(j, p->name, v->real); break;
         case CBK_BOOL: cbk_json_bool(j, p->name, v->flag); break;
+        case CBK_CHOICE: cbk_json_text(j, p->name, p->choices[v->choice]); break;
         default: cbk_json_text(j, p->name, v->text); break;
         }
     }

@@ -14,6 +14,14 @@ int cbk_parse_size(const char *text, uint64_t *out);
 int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
                    struct cbk_args *a, char *why, size_t why_len);
 
+/* Checks a parameter table against the struct it binds into: bindings
+ * inside the struct, choices where they belong, no name twice. Returns 0,
+ * or writes one line to `why`. */
+int cbk_check_params(const struct cbk_param *table, size_t options_size, char *why, size_t why_len);
+
+/* "a,b,c": a choice parameter's names, for messages and --help. */
+const char *cbk_format_choices(const struct cbk_param *p, char *buf, size_t len);
+
 /* Writes the kernel's parameters as a JSON array under `key`. */
 void cbk_describe_params(struct cbk_json *j, const char *key, const struct cbk_param *params);
 

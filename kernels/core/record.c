@@ -20,5 +20,28 @@ void cbk_write_field(struct cbk_json *j, const struct cbk_field *f)
     case CBK_F_REAL: cbk_json_real(j, f->key, f->v.real); break;
     case CBK_F_TEXT: cbk_json_text(j, f->key, f->v.text); break;
     case CBK_F_BOOL: cbk_json_bool(j, f->key, f->v.flag); break;
+    case CBK_F_PAIRS:
+        cbk_json_object(j, f->key);
+        for (int i = 0; i < f->v.pairs.count; i++) {
+            const char *item = f->v.pairs.item[i], *eq = strchr(item, '=');
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - item) : (int)strlen(item), item);
+            cbk_json_text(j, name, eq ? eq + 1 : "");
+        }
+        cbk_json_close(j);
+        break;
     }
+}
+
+void cbk_error_record(const struct cbk_ctx *c, int status, int rank, const char *message,
+                      const struct cbk_field *facts, int nfacts)
+{
+    struct cbk_json j;
+    cbk_record_begin(&j, stderr, c, "error");
+    cbk_json_i64(&j, "status", status);
+    cbk_json_i64(&j, "rank", rank);
+    for (int i = 0; i < nfacts; i++)
+        cbk_write_field(&j, &facts[i]);
+    cbk_json_text(&j, "message", message);
+    cbk_json_end(&j);
 }

@@ -12,4 +12,11 @@ void cbk_record_begin(struct cbk_json *j, FILE *f, const struct cbk_ctx *c, cons
 
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f);
 
+/* The one error record, on stderr: status (2 bad input, 1 failed
+ * measurement), the rank the error concerns, one line a person can act on,
+ * and optional facts (the offset of a wrong byte, ...). `c` may be NULL
+ * before a kernel runs. */
+void cbk_error_record(const struct cbk_ctx *c, int status, int rank, const char *message,
+                      const struct cbk_field *facts, int nfacts);
+
 #endif

@@ -5,22 +5,29 @@
 
 #include <time.h>
 
+struct null_options {
+    double seconds;
+    uint64_t bytes;
+    int64_t fail_at;
+};
+
 static const struct cbk_param params[] = {
-    { .name = "seconds", .type = CBK_REAL, .default_value = "0", .unit = "s", .min = "0", .max = "3600",
+    { .name = "seconds", CBK_AT_REAL(struct null_options, seconds), .default_value = "0", .unit = "s", .min = "0", .max = "3600",
       .help = "time each repetition sleeps inside its timed phase" },
-    { .name = "bytes", .type = CBK_SIZE, .default_value = "1m", .unit = "bytes",
+    { .name = "bytes", CBK_AT_SIZE(struct null_options, bytes), .default_value = "1m", .unit = "bytes",
       .help = "bytes the phase claims to have moved" },
-    { .name = "fail-at", .type = CBK_INT, .default_value = "-1", .unit = "repetition",
+    { .name = "fail-at", CBK_AT_INT(struct null_options, fail_at), .default_value = "-1", .unit = "repetition",
       .help = "repetition that fails with exit status 1 (-1: none), to test error handling" },
     { 0 },
 };
 
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
-    if (cbk_arg_int(a, "fail-at") == c->repetition)
+    const struct null_options *o = cbk_options(a);
+    if (o->fail_at == c->repetition)
         cbk_fail(c, CBK_EXIT_FAILED, "null: failing at repetition %d as asked", c->repetition);
-    double s = cbk_arg_real(a, "seconds");
-    struct cbk_phase p = { .phase = "null", .mode = "none", .bytes = cbk_arg_size(a, "bytes"), .ops = 1 };
+    double s = o->seconds;
+    struct cbk_phase p = { .phase = "null", .bytes = o->bytes, .ops = 1 };
     p.begin_s = cbk_now(c);
     struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
     while (nanosleep(&ts, &ts))
@@ -35,5 +42,6 @@ const struct cbk_kernel cbk_kernel_null = {
     .summary = "does nothing for a given time; tests the harness",
     .flags = CBK_PARALLEL,
     .params = params,
+    .options_size = sizeof(struct null_options),
     .run = run,
 };

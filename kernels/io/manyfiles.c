@@ -17,18 +17,29 @@
 #include <string.h>
 #include <unistd.h>
 
+struct manyfiles_options {
+    const char *dir;
+    int64_t files;
+    uint64_t file_bytes, block_bytes;
+    enum cbk_write_mode write;
+    enum cbk_read_mode read;
+    enum cbk_cold_method cold_method;
+    bool verify;
+};
+#define OPT struct manyfiles_options
+
 static const struct cbk_param params[] = {
-    { .name = "dir", .type = CBK_PATH, .default_value = ".", .help = "directory to test; cbk works in a private subdirectory it removes" },
-    { .name = "files", .type = CBK_INT, .default_value = "50", .unit = "count", .min = "1", .max = "1000000", .help = "number of files" },
-    { .name = "file-size", .type = CBK_SIZE, .default_value = "32m", .unit = "bytes", .min = "512", .help = "size of each file" },
-    { .name = "block-size", .type = CBK_SIZE, .default_value = "32k", .unit = "bytes", .min = "512", .help = "bytes per write() and read() call (E4: dd bs=32768)" },
-    { .name = "write", .type = CBK_CHOICE, .default_value = "fsync", .choices = "fsync,buffered,direct",
+    { .name = "dir", CBK_AT_PATH(OPT, dir), .default_value = ".", .help = "directory to test; cbk works in a private subdirectory it removes" },
+    { .name = "files", CBK_AT_INT(OPT, files), .default_value = "50", .unit = "count", .min = "1", .max = "1000000", .help = "number of files" },
+    { .name = "file-size", CBK_AT_SIZE(OPT, file_bytes), .default_value = "32m", .unit = "bytes", .min = "512", .help = "size of each file" },
+    { .name = "block-size", CBK_AT_SIZE(OPT, block_bytes), .default_value = "32k", .unit = "bytes", .min = "512", .help = "bytes per write() and read() call (E4: dd bs=32768)" },
+    { .name = "write", CBK_AT_CHOICE(OPT, write, cbk_write_mode_names), .default_value = "fsync",
       .help = "fsync = each file fsynced before close; buffered = no sync (one syncfs after the last file is timed separately); direct = O_DIRECT" },
-    { .name = "read", .type = CBK_CHOICE, .default_value = "none", .choices = "none,cold,warm,direct",
+    { .name = "read", CBK_AT_CHOICE(OPT, read, cbk_read_mode_names), .default_value = "none",
       .help = "read the files back: cold (page cache emptied first), warm, direct (O_DIRECT), or none" },
-    { .name = "cold-method", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,drop-caches,fadvise",
+    { .name = "cold-method", CBK_AT_CHOICE(OPT, cold_method, cbk_cold_method_names), .default_value = "auto",
       .help = "how a cold read empties the cache: drop-caches (root), fadvise (any user), auto" },
-    { .name = "verify", .type = CBK_BOOL, .default_value = "false", .help = "check every 4 KiB unit read against what was written" },
+    { .name = "verify", CBK_AT_BOOL(OPT, verify), .default_value = "false", .help = "check every 4 KiB unit read against what was written" },
     { 0 },
 };
 
@@ -40,8 +51,6 @@ struct manyfiles {
     int64_t files;
 };
 
-static bool is(const char *a, const char *b) { return !strcmp(a, b); }
-
 static void file_path(const struct manyfiles *m, int64_t i, char *out, size_t len)
 {
     snprintf(out, len, "%s/f%07lld", m->dir, (long long)i);
@@ -50,17 +59,17 @@ static void file_path(const struct manyfiles *m, int64_t i, char *out, size_t le
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     (void)c;
-    uint64_t file = cbk_arg_size(a, "file-size"), block = cbk_arg_size(a, "block-size");
-    uint64_t files = (uint64_t)cbk_arg_int(a, "files");
-    bool direct = is(cbk_arg_text(a, "write"), "direct") || is(cbk_arg_text(a, "read"), "direct");
-    if (cbk_check_block_sizes(file, block, direct, why, len))
+    const OPT *o = cbk_options(a);
+    uint64_t file = o->file_bytes, files = (uint64_t)o->files;
+    bool direct = o->write == CBK_WRITE_DIRECT || o->read == CBK_READ_DIRECT;
+    if (cbk_check_block_sizes(file, o->block_bytes, direct, why, len))
         return -1;
     if (file > UINT64_MAX / files) {
         snprintf(why, len, "%llu files of %llu bytes overflow a 64-bit size", (unsigned long long)files,
                  (unsigned long long)file);
         return -1;
     }
-    return cbk_check_target_dir(cbk_arg_text(a, "dir"), file * files, why, len);
+    return cbk_check_target_dir(o->dir, file * files, why, len);
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)
@@ -69,15 +78,15 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     if (!m)
         cbk_fail(c, CBK_EXIT_FAILED, "manyfiles: out of memory");
     c->state = m;
-    m->files = cbk_arg_int(a, "files");
-    size_t block = cbk_arg_size(a, "block-size");
+    const OPT *o = cbk_options(a);
+    m->files = o->files;
+    size_t block = o->block_bytes;
     if (cbk_pattern_init(&m->pattern, c->run_id, (uint32_t)c->rank, block) ||
         !(m->read_buf = cbk_buffer_alloc(block)) || !(m->file_s = calloc((size_t)m->files, sizeof(double))))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "manyfiles: cannot allocate buffers for %zu-byte blocks", block);
-    int rc = cbk_private_dir(cbk_arg_text(a, "dir"), "manyfiles", m->dir, sizeof m->dir);
+    int rc = cbk_private_dir(o->dir, "manyfiles", m->dir, sizeof m->dir);
     if (rc)
-        cbk_fail(c, CBK_EXIT_BAD_INPUT, "manyfiles: cannot create a directory in %s: %s",
-                 cbk_arg_text(a, "dir"), strerror(-rc));
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "manyfiles: cannot create a directory in %s: %s", o->dir, strerror(-rc));
     return 0;
 }
 
@@ -111,16 +120,15 @@ static void add_file_times(struct cbk_phase *p, struct manyfiles *m, uint64_t fi
     cbk_phase_field(p, CBK_REAL("file_seconds_max", m->file_s[m->files - 1]));
 }
 
-static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
-
 static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct manyfiles *m)
 {
-    const char *mode = cbk_arg_text(a, "write");
-    uint64_t file = cbk_arg_size(a, "file-size");
-    int flags = O_WRONLY | O_CREAT | O_TRUNC | (is(mode, "direct") ? O_DIRECT : 0);
-    bool each_fsync = is(mode, "fsync");
+    const OPT *o = cbk_options(a);
+    enum cbk_write_mode mode = o->write;
+    uint64_t file = o->file_bytes;
+    int flags = O_WRONLY | O_CREAT | O_TRUNC | (mode == CBK_WRITE_DIRECT ? O_DIRECT : 0);
+    bool each_fsync = mode == CBK_WRITE_FSYNC;
     char path[CBK_PATH_MAX + 32];
-    struct cbk_phase p = { .phase = "write", .mode = mode, .bytes = file * (uint64_t)m->files,
+    struct cbk_phase p = { .phase = "write", .mode = cbk_write_mode_names[mode], .bytes = file * (uint64_t)m->files,
                            .ops = file / m->pattern.block_bytes * (uint64_t)m->files };
 
     cbk_barrier(c);
@@ -130,20 +138,20 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct many
         double t0 = cbk_clock();
         int fd = open(path, flags, 0600);
         if (fd < 0)
-            cbk_fail(c, errno == EINVAL ? CBK_EXIT_BAD_INPUT : status_of(errno), "manyfiles: open %s: %s", path,
+            cbk_fail(c, errno == EINVAL ? CBK_EXIT_BAD_INPUT : cbk_io_status(errno), "manyfiles: open %s: %s", path,
                      errno == EINVAL ? "the file system does not support O_DIRECT" : strerror(errno));
         int rc = cbk_write_blocks(fd, &m->pattern, file, (uint64_t)i * file);
         if (rc)
-            cbk_fail(c, status_of(-rc), "manyfiles: write %s: %s", path, strerror(-rc));
+            cbk_fail(c, cbk_io_status(-rc), "manyfiles: write %s: %s", path, strerror(-rc));
         if (each_fsync && fsync(fd))
-            cbk_fail(c, status_of(errno), "manyfiles: fsync %s: %s", path, strerror(errno));
+            cbk_fail(c, cbk_io_status(errno), "manyfiles: fsync %s: %s", path, strerror(errno));
         if (close(fd))
-            cbk_fail(c, status_of(errno), "manyfiles: close %s: %s", path, strerror(errno));
+            cbk_fail(c, cbk_io_status(errno), "manyfiles: close %s: %s", path, strerror(errno));
         m->file_s[i] = cbk_clock() - t0;
     }
     p.end_s = cbk_now(c);
     double sync_s = 0;
-    if (is(mode, "buffered")) {
+    if (mode == CBK_WRITE_BUFFERED) {
         int dfd = open(m->dir, O_RDONLY | O_DIRECTORY);
         double t0 = cbk_now(c);
         if (dfd < 0 || syncfs(dfd))
@@ -152,27 +160,20 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct many
         close(dfd);
     }
     add_file_times(&p, m, file);
-    if (is(mode, "buffered")) {
-        struct cbk_phase synced = p;
-        synced.mode = "buffered+sync";
-        synced.end_s = p.end_s + sync_s;
-        cbk_phase_field(&p, CBK_REAL("sync_seconds", sync_s));
-        cbk_phase_warn(&p, "buffered write: timed until the data reached the page cache, not the device");
+    if (mode == CBK_WRITE_BUFFERED)
+        cbk_report_buffered_write(c, &p, p.end_s, p.end_s + sync_s, sync_s);
+    else
         cbk_report(c, &p);
-        cbk_phase_field(&synced, CBK_REAL("sync_seconds", sync_s));
-        cbk_report(c, &synced);
-    } else {
-        cbk_report(c, &p);
-    }
 }
 
 static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct manyfiles *m)
 {
-    const char *mode = cbk_arg_text(a, "read");
-    uint64_t file = cbk_arg_size(a, "file-size");
-    bool verify = cbk_arg_flag(a, "verify");
+    const OPT *o = cbk_options(a);
+    enum cbk_read_mode mode = o->read;
+    uint64_t file = o->file_bytes;
+    bool verify = o->verify;
     char path[CBK_PATH_MAX + 32];
-    struct cbk_phase p = { .phase = "read", .mode = mode, .bytes = file * (uint64_t)m->files,
+    struct cbk_phase p = { .phase = "read", .mode = cbk_read_mode_names[mode], .bytes = file * (uint64_t)m->files,
                            .ops = file / m->pattern.block_bytes * (uint64_t)m->files };
     const char *method = "none";
     double resident_max = 0;
@@ -183,19 +184,17 @@ static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct manyf
         if (fd < 0 || rc)
             cbk_fail(c, CBK_EXIT_FAILED, "manyfiles: preparing %s for reading: %s", path, strerror(fd < 0 ? errno : -rc));
         /* one global drop is enough; fadvise is per file */
-        if (is(mode, "cold") && (i == 0 || strcmp(method, "drop-caches")) &&
-            (rc = cbk_make_cold(fd, cbk_arg_text(a, "cold-method"), &method)))
+        if (mode == CBK_READ_COLD && (i == 0 || strcmp(method, "drop-caches")) &&
+            (rc = cbk_make_cold(fd, o->cold_method, &method)))
             cbk_fail(c, CBK_EXIT_FAILED, "manyfiles: emptying the page cache (%s): %s", method, strerror(-rc));
         close(fd);
     }
     for (int64_t i = 0; i < m->files; i++) {
         file_path(m, i, path, sizeof path);
         int fd = open(path, O_RDONLY);
-        double r = fd >= 0 ? cbk_resident_fraction(fd, file) : -1;
+        resident_max = cbk_resident_worst(resident_max, fd >= 0 ? cbk_resident_fraction(fd, file) : -1.0);
         if (fd >= 0)
             close(fd);
-        if (r < 0 || r > resident_max)
-            resident_max = r < 0 ? 1 : r;
     }
 
     int rc = 0;
@@ -206,7 +205,7 @@ static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct manyf
     for (int64_t i = 0; i < m->files && !rc; i++) {
         file_path(m, i, path, sizeof path);
         double t0 = cbk_clock();
-        int fd = open(path, O_RDONLY | (is(mode, "direct") ? O_DIRECT : 0));
+        int fd = open(path, O_RDONLY | (mode == CBK_READ_DIRECT ? O_DIRECT : 0));
         if (fd < 0)
             cbk_fail(c, CBK_EXIT_FAILED, "manyfiles: open %s: %s", path, strerror(errno));
         rc = cbk_read_blocks(fd, m->read_buf, m->pattern.block_bytes, file, verify ? &m->pattern : NULL,
@@ -220,16 +219,7 @@ static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct manyf
     }
     p.end_s = cbk_now(c);
     add_file_times(&p, m, file);
-    cbk_phase_field(&p, CBK_REAL("resident_fraction_before", resident_max));
-    if (is(mode, "cold")) {
-        cbk_phase_field(&p, CBK_TEXT("cold_method", method));
-        bool cold = resident_max < CBK_COLD_RESIDENT_LIMIT;
-        cbk_phase_field(&p, CBK_BOOL("cold_achieved", cold));
-        if (!cold)
-            cbk_phase_warn(&p, "cold read not achieved: part of the files was still in the page cache (see resident_fraction_before)");
-    }
-    if (is(mode, "warm"))
-        cbk_phase_warn(&p, "warm read: served from the page cache as far as it held the files");
+    cbk_label_read(&p, mode == CBK_READ_COLD, mode == CBK_READ_WARM, resident_max, method);
     cbk_phase_field(&p, CBK_BOOL("verify", verify));
     if (verify) {
         cbk_phase_field(&p, CBK_BOOL("verify_ok", rc == 0));
@@ -248,7 +238,8 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct manyfiles *m = c->state;
     write_phase(a, c, m);
-    if (!is(cbk_arg_text(a, "read"), "none"))
+    const OPT *o = cbk_options(a);
+    if (o->read != CBK_READ_NONE)
         read_phase(a, c, m);
     char path[CBK_PATH_MAX + 32];
     for (int64_t i = 0; i < m->files; i++) {
@@ -273,6 +264,7 @@ const struct cbk_kernel cbk_kernel_manyfiles = {
     .name = "manyfiles",
     .summary = "many files of one size written end to end with a fixed block size (E4)",
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

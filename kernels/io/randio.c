@@ -29,21 +29,46 @@ static const struct randio_engine *const engines[] = {
     &randio_engine_io_uring, &randio_engine_libaio, &randio_engine_psync,
 };
 
+enum randio_pattern { RANDIO_PATTERN_RANDREAD, RANDIO_PATTERN_RANDWRITE, RANDIO_PATTERN_RANDRW };
+static const char *const pattern_names[] = { "randread", "randwrite", "randrw", NULL };
+/* --engine: auto, then the engines in the order of engines[] */
+enum { ENGINE_AUTO };
+static const char *const engine_names[] = { "auto", "io_uring", "libaio", "psync", NULL };
+
+struct randio_options {
+    const char *dir;
+    uint64_t file_size;
+    uint64_t block_size;
+    enum randio_pattern pattern;
+    int64_t rwmix;
+    int64_t iodepth;
+    int64_t submit_batch;
+    int64_t jobs;
+    double runtime;
+    double ramp;
+    bool direct;
+    int engine; /* ENGINE_AUTO, or 1 + an index into engines[] */
+    const char *cpus;
+    int64_t seed;
+};
+#define OPT struct randio_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "dir", .type = CBK_PATH, .default_value = ".", .help = "directory to test; cbk works in a private subdirectory it removes" },
-    { .name = "file-size", .type = CBK_SIZE, .default_value = "1g", .unit = "bytes", .min = "4k", .help = "size of the file the random I/O covers (pre-written, not timed)" },
-    { .name = "block-size", .type = CBK_SIZE, .default_value = "4k", .unit = "bytes", .min = "512", .max = "64m", .help = "bytes per I/O; offsets are aligned to it" },
-    { .name = "pattern", .type = CBK_CHOICE, .default_value = "randread", .choices = "randread,randwrite,randrw", .help = "random reads, random writes, or a mix (see rwmix)" },
-    { .name = "rwmix", .type = CBK_INT, .default_value = "70", .unit = "%", .min = "0", .max = "100", .help = "randrw: percentage of reads" },
-    { .name = "iodepth", .type = CBK_INT, .default_value = "32", .unit = "I/Os", .min = "1", .max = "65536", .help = "I/Os in flight per job (psync: always 1)" },
-    { .name = "submit-batch", .type = CBK_INT, .default_value = "1", .unit = "I/Os", .min = "1", .max = "65536", .help = "I/Os queued before they are handed to the kernel in one call (at most iodepth); 1 = each at once, as fio's default iodepth_batch_submit" },
-    { .name = "jobs", .type = CBK_INT, .default_value = "1", .unit = "threads", .min = "1", .max = "1024", .help = "threads, each with its own queue, on one shared file" },
-    { .name = "runtime", .type = CBK_REAL, .default_value = "30", .unit = "s", .min = "0.1", .max = "86400", .help = "measured time per repetition, after the ramp" },
-    { .name = "ramp", .type = CBK_REAL, .default_value = "2", .unit = "s", .min = "0", .max = "3600", .help = "time run first and not counted (caches, queues and clocks settle)" },
-    { .name = "direct", .type = CBK_BOOL, .default_value = "true", .help = "O_DIRECT (default); false = buffered, labelled as such" },
-    { .name = "engine", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,io_uring,libaio,psync", .help = "I/O engine; auto = io_uring when built in, else libaio, else psync" },
-    { .name = "cpus", .type = CBK_STRING, .default_value = "any", .help = "CPUs the jobs may run on, as taskset and fio's cpus_allowed (\"1\", \"0-3\"); any = where the OS puts them. At QD 1 the CPU that takes the disk's interrupts can be 1.5x faster than another" },
-    { .name = "seed", .type = CBK_INT, .default_value = "0", .min = "0", .help = "random generator seed (0: a random seed, recorded)" },
+    { .name = "dir", CBK_AT_PATH(OPT, dir), .default_value = ".", .help = "directory to test; cbk works in a private subdirectory it removes" },
+    { .name = "file-size", CBK_AT_SIZE(OPT, file_size), .default_value = "1g", .unit = "bytes", .min = "4k", .help = "size of the file the random I/O covers (pre-written, not timed)" },
+    { .name = "block-size", CBK_AT_SIZE(OPT, block_size), .default_value = "4k", .unit = "bytes", .min = "512", .max = "64m", .help = "bytes per I/O; offsets are aligned to it" },
+    { .name = "pattern", CBK_AT_CHOICE(OPT, pattern, pattern_names), .default_value = "randread", .help = "random reads, random writes, or a mix (see rwmix)" },
+    { .name = "rwmix", CBK_AT_INT(OPT, rwmix), .default_value = "70", .unit = "%", .min = "0", .max = "100", .help = "randrw: percentage of reads" },
+    { .name = "iodepth", CBK_AT_INT(OPT, iodepth), .default_value = "32", .unit = "I/Os", .min = "1", .max = "65536", .help = "I/Os in flight per job (psync: always 1)" },
+    { .name = "submit-batch", CBK_AT_INT(OPT, submit_batch), .default_value = "1", .unit = "I/Os", .min = "1", .max = "65536", .help = "I/Os queued before they are handed to the kernel in one call (at most iodepth); 1 = each at once, as fio's default iodepth_batch_submit" },
+    { .name = "jobs", CBK_AT_INT(OPT, jobs), .default_value = "1", .unit = "threads", .min = "1", .max = "1024", .help = "threads, each with its own queue, on one shared file" },
+    { .name = "runtime", CBK_AT_REAL(OPT, runtime), .default_value = "30", .unit = "s", .min = "0.1", .max = "86400", .help = "measured time per repetition, after the ramp" },
+    { .name = "ramp", CBK_AT_REAL(OPT, ramp), .default_value = "2", .unit = "s", .min = "0", .max = "3600", .help = "time run first and not counted (caches, queues and clocks settle)" },
+    { .name = "direct", CBK_AT_BOOL(OPT, direct), .default_value = "true", .help = "O_DIRECT (default); false = buffered, labelled as such" },
+    { .name = "engine", CBK_AT_CHOICE(OPT, engine, engine_names), .default_value = "auto", .help = "I/O engine; auto = io_uring when built in, else libaio, else psync" },
+    { .name = "cpus", CBK_AT_STRING(OPT, cpus), .default_value = "any", .keyword = "any", .help = "CPUs the jobs may run on, as taskset and fio's cpus_allowed (\"1\", \"0-3\"); any = where the OS puts them. At QD 1 the CPU that takes the disk's interrupts can be 1.5x faster than another" },
+    { .name = "seed", CBK_AT_INT(OPT, seed), .default_value = "0", .min = "0", .help = "random generator seed (0: a random seed, recorded)" },
     { 0 },
 };
 
@@ -88,16 +113,16 @@ struct randio {
     char cpus_seen[1024]; /* the CPU each job ended on */
 };
 
-static bool is(const char *a, const char *b) { return !strcmp(a, b); }
-
-static const struct randio_engine *pick_engine(const char *name)
+static const struct randio_engine *pick_engine(int choice)
 {
-    for (size_t i = 0; i < sizeof engines / sizeof *engines; i++) {
-        if (is(name, "auto") ? !engines[i]->unavailable : is(name, engines[i]->name))
+    if (choice != ENGINE_AUTO)
+        return engines[choice - 1];
+    for (size_t i = 0; i < sizeof engines / sizeof *engines; i++)
+        if (!engines[i]->unavailable)
             return engines[i];
-    }
     return &randio_engine_psync;
 }
+
 
 /* xorshift64* (Vigna): fast, 64-bit state per job, good enough for offsets */
 static inline uint64_t next_random(uint64_t *s)
@@ -113,31 +138,31 @@ static inline uint64_t next_random(uint64_t *s)
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     (void)c;
-    uint64_t file = cbk_arg_size(a, "file-size"), block = cbk_arg_size(a, "block-size");
+    uint64_t file = opt(a)->file_size, block = opt(a)->block_size;
     char f[32], b[32];
     if (block > file) {
         snprintf(why, len, "file size %s is smaller than block size %s", cbk_format_size(file, f, sizeof f),
                  cbk_format_size(block, b, sizeof b));
         return -1;
     }
-    if (cbk_arg_flag(a, "direct") && block % 512) {
+    if (opt(a)->direct && block % 512) {
         snprintf(why, len, "block size %s is not a multiple of 512 bytes, as O_DIRECT requires",
                  cbk_format_size(block, b, sizeof b));
         return -1;
     }
     int cpus[CBK_MAX_CPUS];
-    const char *list = cbk_arg_text(a, "cpus");
-    if (!is(list, "any") && cbk_parse_cpu_list(list, cpus, CBK_MAX_CPUS) < 0) {
+    const char *list = opt(a)->cpus;
+    if (list && cbk_parse_cpu_list(list, cpus, CBK_MAX_CPUS) < 0) {
         snprintf(why, len, "--cpus=%s is not a list of CPUs this process may use (e.g. 1, 0-3 or 0,2; see taskset -p $$)",
                  list);
         return -1;
     }
-    const struct randio_engine *e = pick_engine(cbk_arg_text(a, "engine"));
+    const struct randio_engine *e = pick_engine(opt(a)->engine);
     if (e->unavailable) {
         snprintf(why, len, "%s", e->unavailable);
         return -1;
     }
-    return cbk_check_target_dir(cbk_arg_text(a, "dir"), file, why, len);
+    return cbk_check_target_dir(opt(a)->dir, file, why, len);
 }
 
 /* Pre-writes the file with incompressible data, in the largest block that
@@ -178,23 +203,23 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     if (!r)
         cbk_fail(c, CBK_EXIT_FAILED, "randio: out of memory");
     c->state = r;
-    r->engine = pick_engine(cbk_arg_text(a, "engine"));
-    r->njobs = (int)cbk_arg_int(a, "jobs");
-    r->seed = (uint64_t)cbk_arg_int(a, "seed");
+    r->engine = pick_engine(opt(a)->engine);
+    r->njobs = (int)opt(a)->jobs;
+    r->seed = (uint64_t)opt(a)->seed;
     if (!r->seed)
         r->seed = cbk_random_u64() | 1;
-    uint64_t file = cbk_arg_size(a, "file-size"), block = cbk_arg_size(a, "block-size");
-    unsigned depth = r->engine->queues ? (unsigned)cbk_arg_int(a, "iodepth") : 1;
-    int seconds = (int)ceil(cbk_arg_real(a, "runtime")) + 1;
-    int rc = cbk_private_dir(cbk_arg_text(a, "dir"), "randio", r->dir, sizeof r->dir);
+    uint64_t file = opt(a)->file_size, block = opt(a)->block_size;
+    unsigned depth = r->engine->queues ? (unsigned)opt(a)->iodepth : 1;
+    int seconds = (int)ceil(opt(a)->runtime) + 1;
+    int rc = cbk_private_dir(opt(a)->dir, "randio", r->dir, sizeof r->dir);
     if (rc)
-        cbk_fail(c, CBK_EXIT_BAD_INPUT, "randio: cannot create a directory in %s: %s", cbk_arg_text(a, "dir"),
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "randio: cannot create a directory in %s: %s", opt(a)->dir,
                  strerror(-rc));
     snprintf(r->path, sizeof r->path, "%s/data", r->dir);
-    prepare_file(c, r, file, block, cbk_arg_flag(a, "direct"));
-    bool pinned = !is(cbk_arg_text(a, "cpus"), "any");
+    prepare_file(c, r, file, block, opt(a)->direct);
+    bool pinned = opt(a)->cpus != NULL; /* NULL: --cpus=any, where the OS puts them */
     if (pinned) {
-        int cpus[CBK_MAX_CPUS], n = cbk_parse_cpu_list(cbk_arg_text(a, "cpus"), cpus, CBK_MAX_CPUS);
+        int cpus[CBK_MAX_CPUS], n = cbk_parse_cpu_list(opt(a)->cpus, cpus, CBK_MAX_CPUS);
         CPU_ZERO(&r->allowed);
         for (int i = 0; i < n; i++)
             CPU_SET(cpus[i], &r->allowed);
@@ -215,14 +240,14 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         j->path = r->path;
         j->blocks = file / block;
         j->block_bytes = block;
-        j->rwmix = is(cbk_arg_text(a, "pattern"), "randrw") ? (int)cbk_arg_int(a, "rwmix")
-                   : is(cbk_arg_text(a, "pattern"), "randread") ? 100 : 0;
-        j->direct = cbk_arg_flag(a, "direct");
-        j->ramp_s = cbk_arg_real(a, "ramp");
-        j->runtime_s = cbk_arg_real(a, "runtime");
+        j->rwmix = opt(a)->pattern == RANDIO_PATTERN_RANDRW ? (int)opt(a)->rwmix
+                   : opt(a)->pattern == RANDIO_PATTERN_RANDREAD ? 100 : 0;
+        j->direct = opt(a)->direct;
+        j->ramp_s = opt(a)->ramp;
+        j->runtime_s = opt(a)->runtime;
         j->seconds = seconds;
         j->queue.depth = depth;
-        j->batch = (unsigned)cbk_arg_int(a, "submit-batch") < depth ? (unsigned)cbk_arg_int(a, "submit-batch") : depth;
+        j->batch = (unsigned)opt(a)->submit_batch < depth ? (unsigned)opt(a)->submit_batch : depth;
         j->queue.block_bytes = block;
         j->ios = calloc(depth, sizeof *j->ios);
         j->done = calloc(depth, sizeof *j->done);
@@ -343,8 +368,8 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
         ops += reads ? r->jobs[i].reads : r->jobs[i].writes;
         errors += r->jobs[i].errors;
     }
-    uint64_t block = cbk_arg_size(a, "block-size");
-    bool direct = cbk_arg_flag(a, "direct");
+    uint64_t block = opt(a)->block_size;
+    bool direct = opt(a)->direct;
     struct cbk_phase p = { .phase = reads ? "randread" : "randwrite", .mode = direct ? "direct" : "buffered",
                            .bytes = ops * block, .ops = ops, .begin_s = begin_s, .end_s = end_s,
                            .value_unit = "IOPS", .value = (double)ops };
@@ -353,11 +378,11 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
     cbk_phase_field(&p, CBK_I64("iodepth", (int64_t)r->jobs[0].queue.depth));
     cbk_phase_field(&p, CBK_I64("submit_batch", (int64_t)r->jobs[0].batch));
     cbk_phase_field(&p, CBK_I64("jobs", r->njobs));
-    cbk_phase_field(&p, CBK_TEXT("cpus_allowed", cbk_arg_text(a, "cpus")));
+    cbk_phase_field(&p, CBK_TEXT("cpus_allowed", opt(a)->cpus ? opt(a)->cpus : "any"));
     cbk_phase_field(&p, CBK_TEXT("cpus", r->cpus_seen)); /* where each job ended: placement moves figures */
     cbk_phase_field(&p, CBK_U64("block_bytes", block));
-    cbk_phase_field(&p, CBK_U64("file_bytes", cbk_arg_size(a, "file-size")));
-    cbk_phase_field(&p, CBK_TEXT("dir", cbk_arg_text(a, "dir")));
+    cbk_phase_field(&p, CBK_U64("file_bytes", opt(a)->file_size));
+    cbk_phase_field(&p, CBK_TEXT("dir", opt(a)->dir));
     cbk_phase_field(&p, CBK_U64("histogram_count", cbk_histogram_count(h)));
     static const struct { const char *key; double q; } pct[] = {
         { "lat_us_p50", 50 }, { "lat_us_p90", 90 }, { "lat_us_p99", 99 }, { "lat_us_p99_9", 99.9 },
@@ -371,15 +396,15 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
     cbk_phase_field(&p, CBK_U64("errors", errors));
     cbk_phase_field(&p, CBK_U64("seed", r->seed));
     cbk_phase_field(&p, CBK_TEXT("generator", "xorshift64* per job, seeded seed + job index"));
-    if (is(cbk_arg_text(a, "pattern"), "randrw"))
-        cbk_phase_field(&p, CBK_I64("rwmix_read_percent", cbk_arg_int(a, "rwmix")));
+    if (opt(a)->pattern == RANDIO_PATTERN_RANDRW)
+        cbk_phase_field(&p, CBK_I64("rwmix_read_percent", opt(a)->rwmix));
     if (!direct)
         cbk_phase_warn(&p, "buffered I/O: the page cache may serve reads and absorb writes");
-    if (!r->engine->queues && cbk_arg_int(a, "iodepth") > 1)
+    if (!r->engine->queues && opt(a)->iodepth > 1)
         cbk_phase_warn(&p, "psync does one I/O at a time: the queue depth per job is 1");
     p.series_key = "iops_per_s";
     p.series = r->series;
-    p.series_len = (int)floor(cbk_arg_real(a, "runtime"));
+    p.series_len = (int)floor(opt(a)->runtime);
     cbk_report(c, &p);
 }
 
@@ -387,8 +412,8 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct randio *r = c->state;
     /* read-only when only reading, as fio opens it */
-    int flags = (is(cbk_arg_text(a, "pattern"), "randread") ? O_RDONLY : O_RDWR) |
-                (cbk_arg_flag(a, "direct") ? O_DIRECT : 0);
+    int flags = (opt(a)->pattern == RANDIO_PATTERN_RANDREAD ? O_RDONLY : O_RDWR) |
+                (opt(a)->direct ? O_DIRECT : 0);
     for (int i = 0; i < r->njobs; i++) {
         struct job *j = &r->jobs[i];
         j->reads = j->writes = j->errors = 0;
@@ -406,13 +431,13 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         j->queue.engine = j->engine;
         j->queue.fd = j->fd;
     }
-    double begin = cbk_now(c) + cbk_arg_real(a, "ramp");
+    double begin = cbk_now(c) + opt(a)->ramp;
     for (int i = 0; i < r->njobs; i++)
         if (pthread_create(&r->jobs[i].thread, NULL, job_main, &r->jobs[i]))
             cbk_fail(c, CBK_EXIT_FAILED, "randio: cannot start job thread %d", i);
     for (int i = 0; i < r->njobs; i++)
         pthread_join(r->jobs[i].thread, NULL);
-    double end = begin + cbk_arg_real(a, "runtime");
+    double end = begin + opt(a)->runtime;
     cbk_histogram_reset(&r->merged_read);
     cbk_histogram_reset(&r->merged_write);
     memset(r->series, 0, (size_t)r->jobs[0].seconds * sizeof(double));
@@ -422,7 +447,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         close(j->fd);
         if (j->init_error)
             cbk_fail(c, CBK_EXIT_FAILED, "randio: setting up job %d (engine %s, cpus %s): %s", i, j->engine->name,
-                     cbk_arg_text(a, "cpus"), strerror(j->init_error));
+                     opt(a)->cpus ? opt(a)->cpus : "any", strerror(j->init_error));
         if (i < CBK_MAX_CPUS)
             seen[i] = j->cpu;
         cbk_histogram_merge(&r->merged_read, &j->lat_read);
@@ -435,10 +460,10 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     cbk_format_cpus(seen, r->njobs < CBK_MAX_CPUS ? r->njobs : CBK_MAX_CPUS, r->cpus_seen, sizeof r->cpus_seen);
     if (error)
         cbk_fail(c, CBK_EXIT_FAILED, "randio: I/O on %s failed: %s", r->path, strerror(error));
-    const char *pattern = cbk_arg_text(a, "pattern");
-    if (!is(pattern, "randwrite"))
+    enum randio_pattern pattern = opt(a)->pattern;
+    if (pattern != RANDIO_PATTERN_RANDWRITE)
         report(c, a, r, true, begin, end);
-    if (!is(pattern, "randread"))
+    if (pattern != RANDIO_PATTERN_RANDREAD)
         report(c, a, r, false, begin, end);
     return 0;
 }
@@ -469,6 +494,7 @@ const struct cbk_kernel cbk_kernel_randio = {
     .name = "randio",
     .summary = "random IOPS at a queue depth with latency percentiles (E5)",
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

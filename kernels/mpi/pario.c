@@ -32,54 +32,89 @@
 /* The back ends; adding an API = one file and one line here. */
 static const struct pario_api *const apis[] = { &pario_posix, &pario_mpiio, NULL };
 
+/* --api's names, in the order of apis[] */
+static const char *const api_names[] = { "posix", "mpiio", NULL };
+enum strategy { SPLIT, INDEPENDENT, COLLECTIVE, IO_MASTER };
+static const char *const strategy_names[] = { "split", "independent", "collective", "io-master", NULL };
+enum pario_layout { PARIO_LAYOUT_CONTIGUOUS, PARIO_LAYOUT_STRIDED };
+static const char *const layout_names[] = { "contiguous", "strided", NULL };
+enum pario_offsets { PARIO_OFFSETS_SEQUENTIAL, PARIO_OFFSETS_RANDOM };
+static const char *const offsets_names[] = { "sequential", "random", NULL };
+enum pario_fsync { PARIO_FSYNC_NONE, PARIO_FSYNC_END, PARIO_FSYNC_EACH };
+static const char *const fsync_names[] = { "none", "end", "each", NULL };
+enum pario_phases { PARIO_PHASES_BOTH, PARIO_PHASES_WRITE_ONLY, PARIO_PHASES_READ_ONLY };
+static const char *const phases_names[] = { "both", "write-only", "read-only", NULL };
+enum pario_read { PARIO_READ_SHIFTED, PARIO_READ_SAME };
+static const char *const read_names[] = { "shifted", "same", NULL };
+
+struct pario_options {
+    const char *dir;
+    int api; /* index into apis[] */
+    enum strategy strategy;
+    uint64_t block_size;
+    uint64_t file_size;
+    uint64_t transfer_size;
+    int64_t segments;
+    enum pario_layout layout;
+    int64_t blocks_per_rank;
+    enum pario_offsets offsets;
+    enum pario_fsync fsync;
+    enum pario_phases phases;
+    enum pario_read read;
+    int64_t shift;
+    int64_t shift_nodes;
+    bool direct;
+    enum cbk_cold_method cold;
+    bool verify;
+    double delay;
+};
+#define OPT struct pario_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
 static const struct cbk_param params[] = {
-    { .name = "dir", .type = CBK_PATH, .default_value = ".",
+    { .name = "dir", CBK_AT_PATH(OPT, dir), .default_value = ".",
       .help = "directory to test (IOR -o's directory); cbk works in a private subdirectory it removes on every rank" },
-    { .name = "api", .type = CBK_CHOICE, .default_value = "posix", .choices = "posix,mpiio",
+    { .name = "api", CBK_AT_CHOICE(OPT, api, api_names), .default_value = "posix",
       .help = "I/O interface (IOR -a): posix = open/pwrite/pread/fsync; mpiio = MPI_File_* (ROMIO)" },
-    { .name = "strategy", .type = CBK_CHOICE, .default_value = "independent",
-      .choices = "split,independent,collective,io-master",
+    { .name = "strategy", CBK_AT_CHOICE(OPT, strategy, strategy_names), .default_value = "independent",
       .help = "split = one file per rank (IOR -F); independent = one shared file, each rank writes its offsets; "
               "collective = shared file with MPI_File_write_at_all (IOR -c, api mpiio); "
               "io-master = MPI_Gather to rank 0, which writes the shared file alone (reads: rank 0 reads and scatters)" },
-    { .name = "block-size", .type = CBK_SIZE, .default_value = "1m", .unit = "bytes", .min = "1",
+    { .name = "block-size", CBK_AT_SIZE(OPT, block_size), .default_value = "1m", .unit = "bytes", .min = "1",
       .help = "bytes per rank per segment (IOR -b)" },
-    { .name = "file-size", .type = CBK_SIZE, .default_value = "0", .unit = "bytes",
+    { .name = "file-size", CBK_AT_SIZE(OPT, file_size), .default_value = "0", .unit = "bytes",
       .help = "instead of block-size: total bytes of the run (E8's 256 MB file), divided evenly among ranks and segments; 0 = use block-size" },
-    { .name = "transfer-size", .type = CBK_SIZE, .default_value = "256k", .unit = "bytes", .min = "0", .max = "2g",
+    { .name = "transfer-size", CBK_AT_SIZE(OPT, transfer_size), .default_value = "256k", .unit = "bytes", .min = "0", .max = "2g",
       .help = "bytes per I/O call (IOR -t); 0 = one call per piece (block-size / blocks-per-rank), as E8 wrote its strided blocks" },
-    { .name = "segments", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "100000000",
+    { .name = "segments", CBK_AT_INT(OPT, segments), .default_value = "1", .unit = "count", .min = "1", .max = "100000000",
       .help = "segments (IOR -s): in a shared file, segment i holds every rank's block i" },
-    { .name = "layout", .type = CBK_CHOICE, .default_value = "contiguous", .choices = "contiguous,strided",
+    { .name = "layout", CBK_AT_CHOICE(OPT, layout, layout_names), .default_value = "contiguous",
       .help = "shared file: contiguous = each rank's block is one region; strided = cut into blocks-per-rank pieces interleaved with the other ranks' (E8)" },
-    { .name = "blocks-per-rank", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "1000000",
+    { .name = "blocks-per-rank", CBK_AT_INT(OPT, blocks_per_rank), .default_value = "1", .unit = "count", .min = "1", .max = "1000000",
       .help = "strided layout: interleaved pieces per rank per segment (E8: 4, 16, 256)" },
-    { .name = "offsets", .type = CBK_CHOICE, .default_value = "sequential", .choices = "sequential,random",
+    { .name = "offsets", CBK_AT_CHOICE(OPT, offsets, offsets_names), .default_value = "sequential",
       .help = "order of each rank's transfers: sequential, or a random permutation of the same offsets (IOR -z)" },
-    { .name = "fsync", .type = CBK_CHOICE, .default_value = "none", .choices = "none,end,each",
+    { .name = "fsync", CBK_AT_CHOICE(OPT, fsync, fsync_names), .default_value = "none",
       .help = "none = no fsync (figure: data handed to the file system); end = fsync before close, inside the timing (IOR -e), "
               "reported twice: mode cached (until the last write returned) and mode fsync; each = fsync after every write (IOR -Y)" },
-    { .name = "phases", .type = CBK_CHOICE, .default_value = "both", .choices = "both,write-only,read-only",
+    { .name = "phases", CBK_AT_CHOICE(OPT, phases, phases_names), .default_value = "both",
       .help = "what is timed and reported: both = write then read; write-only (IOR -w); read-only (IOR -r; the data is still written first, untimed)" },
-    { .name = "read", .type = CBK_CHOICE, .default_value = "shifted", .choices = "shifted,same",
+    { .name = "read", CBK_AT_CHOICE(OPT, read, read_names), .default_value = "shifted",
       .help = "shifted = each rank reads what another rank wrote (IOR -C), so a node never reads its own writes back from its cache; same = its own data" },
-    { .name = "shift", .type = CBK_INT, .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
+    { .name = "shift", CBK_AT_INT(OPT, shift), .default_value = "0", .unit = "ranks", .min = "0", .max = "10000000",
       .help = "read=shifted: rank r reads rank (r+shift) mod ranks' data; 0 = shift-nodes x ranks per node when on several nodes, else 1" },
-    { .name = "shift-nodes", .type = CBK_INT, .default_value = "1", .unit = "nodes", .min = "1", .max = "1000000",
+    { .name = "shift-nodes", CBK_AT_INT(OPT, shift_nodes), .default_value = "1", .unit = "nodes", .min = "1", .max = "1000000",
       .help = "read=shifted with shift=0: read the data of the node this many nodes further on (IOR -Q)" },
-    { .name = "direct", .type = CBK_BOOL, .default_value = "false",
+    { .name = "direct", CBK_AT_BOOL(OPT, direct), .default_value = "false",
       .help = "api posix: open with O_DIRECT, bypassing the page cache (IOR -B); transfer-size must be a multiple of 4 KiB" },
-    { .name = "cold", .type = CBK_CHOICE, .default_value = "auto", .choices = "auto,drop-caches,fadvise,none",
+    { .name = "cold", CBK_AT_CHOICE(OPT, cold, cbk_cold_or_none_names), .default_value = "auto",
       .help = "empty the page cache before reading (as seqio: drop-caches needs root, fadvise forgets the file's pages; auto picks); none = warm" },
-    { .name = "verify", .type = CBK_BOOL, .default_value = "false",
+    { .name = "verify", CBK_AT_BOOL(OPT, verify), .default_value = "false",
       .help = "check every 4 KiB unit read against what its writer wrote (inside the timed read; IOR -R/-W)" },
-    { .name = "delay", .type = CBK_REAL, .default_value = "0", .unit = "s", .min = "0", .max = "86400",
+    { .name = "delay", CBK_AT_REAL(OPT, delay), .default_value = "0", .unit = "s", .min = "0", .max = "86400",
       .help = "pause before every repetition after the first (IOR -d)" },
     { 0 },
 };
-
-enum strategy { SPLIT, INDEPENDENT, COLLECTIVE, IO_MASTER };
-static const char *const strategy_names[] = { "split", "independent", "collective", "io-master", NULL };
 
 struct pario {
     const struct pario_api *api;
@@ -100,67 +135,49 @@ struct pario {
     unsigned char *read_buf, *master_buf;
 };
 
-static bool is(const char *a, const char *b) { return !strcmp(a, b); }
-
-static int index_of(const char *const *names, const char *name)
-{
-    for (int i = 0; names[i]; i++)
-        if (is(names[i], name))
-            return i;
-    return -1;
-}
-
-static const struct pario_api *api_of(const char *name)
-{
-    for (int i = 0; apis[i]; i++)
-        if (is(apis[i]->name, name))
-            return apis[i];
-    return NULL;
-}
-
 /* Per-rank block from the parameters (file-size wins when set). */
 static uint64_t block_of(const struct cbk_args *a, int ranks)
 {
-    uint64_t file = cbk_arg_size(a, "file-size");
+    uint64_t file = opt(a)->file_size;
     if (!file)
-        return cbk_arg_size(a, "block-size");
-    return file / ((uint64_t)ranks * (uint64_t)cbk_arg_int(a, "segments"));
+        return opt(a)->block_size;
+    return file / ((uint64_t)ranks * (uint64_t)opt(a)->segments);
 }
 
 static int64_t pieces_of(const struct cbk_args *a)
 {
-    return is(cbk_arg_text(a, "layout"), "strided") ? cbk_arg_int(a, "blocks-per-rank") : 1;
+    return opt(a)->layout == PARIO_LAYOUT_STRIDED ? opt(a)->blocks_per_rank : 1;
 }
 
 static uint64_t transfer_of(const struct cbk_args *a, int ranks)
 {
-    uint64_t t = cbk_arg_size(a, "transfer-size");
+    uint64_t t = opt(a)->transfer_size;
     return t ? t : block_of(a, ranks) / (uint64_t)pieces_of(a);
 }
 
 /* Checks that need no other rank; the same on every rank but the target. */
 static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
-    const char *strategy = cbk_arg_text(a, "strategy");
-    const char *api = cbk_arg_text(a, "api");
-    uint64_t file = cbk_arg_size(a, "file-size"), transfer = transfer_of(a, c->size);
-    int64_t segments = cbk_arg_int(a, "segments"), pieces = pieces_of(a);
+    enum strategy strategy = opt(a)->strategy;
+    const struct pario_api *api = apis[opt(a)->api];
+    uint64_t file = opt(a)->file_size, transfer = transfer_of(a, c->size);
+    int64_t segments = opt(a)->segments, pieces = pieces_of(a);
     char b[32], t[32], f[32];
-    if (is(strategy, "collective") && !api_of(api)->collective) {
-        snprintf(why, len, "strategy collective needs api mpiio: %s has no collective I/O", api);
+    if (strategy == COLLECTIVE && !api->collective) {
+        snprintf(why, len, "strategy collective needs api mpiio: %s has no collective I/O", api->name);
         return -1;
     }
-    if (cbk_arg_flag(a, "direct") && !is(api, "posix")) {
+    if (opt(a)->direct && api != &pario_posix) {
         snprintf(why, len, "direct=true needs api posix (MPI-IO's direct I/O is a file-system hint, not offered here)");
         return -1;
     }
-    if (cbk_arg_flag(a, "direct") && transfer % CBK_ALIGN_BYTES) {
+    if (opt(a)->direct && transfer % CBK_ALIGN_BYTES) {
         snprintf(why, len, "direct=true: transfer size %s is not a multiple of 4 KiB, as O_DIRECT requires",
                  cbk_format_size(transfer, t, sizeof t));
         return -1;
     }
-    if (!is(cbk_arg_text(a, "layout"), "strided") && cbk_arg_int(a, "blocks-per-rank") != 1) {
-        snprintf(why, len, "blocks-per-rank=%" PRId64 " needs layout=strided", cbk_arg_int(a, "blocks-per-rank"));
+    if (opt(a)->layout != PARIO_LAYOUT_STRIDED && opt(a)->blocks_per_rank != 1) {
+        snprintf(why, len, "blocks-per-rank=%" PRId64 " needs layout=strided", opt(a)->blocks_per_rank);
         return -1;
     }
     if (file && file % ((uint64_t)c->size * (uint64_t)segments)) {
@@ -176,7 +193,7 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
         return -1;
     }
     cbk_format_size(transfer, t, sizeof t);
-    if (is(strategy, "io-master") && transfer > (uint64_t)INT_MAX) {
+    if (strategy == IO_MASTER && transfer > (uint64_t)INT_MAX) {
         snprintf(why, len, "strategy io-master: transfer size %s exceeds what one MPI_Gather moves (2 GiB - 1)", t);
         return -1;
     }
@@ -189,8 +206,8 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
                  "pieces that are whole multiples of transfer size %s", b, pieces, t);
         return -1;
     }
-    uint64_t node_bytes = block * (uint64_t)segments * (uint64_t)(is(strategy, "split") ? c->node_size : c->size);
-    return cbk_check_target_dir(cbk_arg_text(a, "dir"), node_bytes, why, len);
+    uint64_t node_bytes = block * (uint64_t)segments * (uint64_t)(strategy == SPLIT ? c->node_size : c->size);
+    return cbk_check_target_dir(opt(a)->dir, node_bytes, why, len);
 }
 
 /* A shared file needs a directory every rank sees: rank 0 creates a probe
@@ -225,18 +242,18 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     /* Every rank takes part in the probe below or none does. */
     if (cbk_all_max_int(c, bad) || c->size == 1)
         return bad ? -1 : 0;
-    const char *dir = cbk_arg_text(a, "dir");
+    const char *dir = opt(a)->dir;
     int first = probe_shared(dir, c, why, len);
     if (first < 0)
         return c->rank == 0 ? -1 : 0;
-    if (first < c->size && !is(cbk_arg_text(a, "strategy"), "split")) {
+    if (first < c->size && opt(a)->strategy != SPLIT) {
         /* the same line on every rank, so rank 0 is the one that prints it */
         snprintf(why, len, "target %s is not shared: rank %d does not see a file rank 0 created there, and strategy %s "
                  "needs one file all ranks open (use strategy=split for node-local storage)",
-                 dir, first, cbk_arg_text(a, "strategy"));
+                 dir, first, strategy_names[opt(a)->strategy]);
         return -1;
     }
-    if (first < c->size && is(cbk_arg_text(a, "read"), "shifted") && !is(cbk_arg_text(a, "phases"), "write-only")) {
+    if (first < c->size && opt(a)->read == PARIO_READ_SHIFTED && opt(a)->phases != PARIO_PHASES_WRITE_ONLY) {
         snprintf(why, len, "target %s is not shared: rank %d does not see a file rank 0 created there, so a rank "
                  "cannot read another rank's file (use read=same for node-local storage)", dir, first);
         return -1;
@@ -266,7 +283,7 @@ static void fill_offsets(const struct pario *s, const struct cbk_ctx *c, int w, 
         out[i] = s->shared ? seg * n * s->block + piece * n * s->chunk + (uint64_t)w * s->chunk + j * s->transfer
                            : i * s->transfer;
     }
-    if (is(cbk_arg_text(c->args, "offsets"), "random")) {
+    if (opt(c->args)->offsets == PARIO_OFFSETS_RANDOM) {
         uint64_t seed = c->run_id ^ ((uint64_t)w * 0x2545f4914f6cdd1dull);
         for (uint64_t i = s->ops - 1; i > 0; i--) {
             uint64_t k = next_random(&seed) % (i + 1), t = out[i];
@@ -278,11 +295,11 @@ static void fill_offsets(const struct pario *s, const struct cbk_ctx *c, int w, 
 
 static int source_rank(const struct cbk_args *a, const struct cbk_ctx *c, int reader)
 {
-    if (is(cbk_arg_text(a, "read"), "same") || c->size == 1)
+    if (opt(a)->read == PARIO_READ_SAME || c->size == 1)
         return reader;
-    int64_t shift = cbk_arg_int(a, "shift");
+    int64_t shift = opt(a)->shift;
     if (!shift)
-        shift = c->nodes > 1 ? cbk_arg_int(a, "shift-nodes") * c->node_size : 1;
+        shift = c->nodes > 1 ? opt(a)->shift_nodes * c->node_size : 1;
     return (int)((reader + shift) % c->size);
 }
 
@@ -300,7 +317,7 @@ static void file_name(const struct pario *s, int w, char *out, size_t len)
  * signals wherever the job is stopped. */
 static void make_dir(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
 {
-    const char *parent = cbk_arg_text(a, "dir");
+    const char *parent = opt(a)->dir;
     int rc = 0;
     if (c->rank == 0)
         rc = cbk_private_dir(parent, "pario", s->dir, sizeof s->dir);
@@ -336,13 +353,13 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     if (!s)
         cbk_fail(c, CBK_EXIT_FAILED, "pario: out of memory");
     c->state = s;
-    s->api = api_of(cbk_arg_text(a, "api"));
-    s->strategy = (enum strategy)index_of(strategy_names, cbk_arg_text(a, "strategy"));
+    s->api = apis[opt(a)->api];
+    s->strategy = opt(a)->strategy;
     s->shared = s->strategy != SPLIT;
     s->collective = s->strategy == COLLECTIVE;
     s->block = block_of(a, c->size);
     s->transfer = transfer_of(a, c->size);
-    s->segments = cbk_arg_int(a, "segments");
+    s->segments = opt(a)->segments;
     s->pieces = pieces_of(a);
     s->chunk = s->block / (uint64_t)s->pieces;
     s->ops = s->block / s->transfer * (uint64_t)s->segments;
@@ -372,12 +389,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     return 0;
 }
 
-/* ENOSPC and EDQUOT are the user's to fix: bad input. */
-static int status_of(int err) { return err == ENOSPC || err == EDQUOT ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED; }
-
 static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
 {
-    cbk_fail(c, status_of(errno), "pario: rank %d: %s", c->rank, f->err);
+    cbk_fail(c, cbk_io_status(errno), "pario: rank %d: %s", c->rank, f->err);
 }
 
 /* One rank's view of a phase: open start, open end, transfer end, close end. */
@@ -394,12 +408,12 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     MPI_Reduce(mine, hi, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
     cbk_phase_field(p, CBK_TEXT("api", s->api->name));
     cbk_phase_field(p, CBK_TEXT("strategy", strategy_names[s->strategy]));
-    cbk_phase_field(p, CBK_TEXT("layout", cbk_arg_text(a, "layout")));
+    cbk_phase_field(p, CBK_TEXT("layout", layout_names[opt(a)->layout]));
     cbk_phase_field(p, CBK_I64("blocks_per_rank", s->pieces));
     cbk_phase_field(p, CBK_U64("block_bytes", s->block));
     cbk_phase_field(p, CBK_U64("transfer_bytes", s->transfer));
     cbk_phase_field(p, CBK_I64("segments", s->segments));
-    cbk_phase_field(p, CBK_TEXT("offsets", cbk_arg_text(a, "offsets")));
+    cbk_phase_field(p, CBK_TEXT("offsets", offsets_names[opt(a)->offsets]));
     cbk_phase_field(p, CBK_I64("files", s->shared ? 1 : c->size));
     cbk_phase_field(p, CBK_U64("file_bytes", s->block * (uint64_t)s->segments * (s->shared ? (uint64_t)c->size : 1)));
     cbk_phase_field(p, CBK_REAL("open_s_min", lo[0]));
@@ -420,10 +434,9 @@ static MPI_Comm open_comm(const struct pario *s, const struct cbk_ctx *c)
 
 static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, bool report)
 {
-    const char *fsync_mode = cbk_arg_text(a, "fsync");
-    bool each = is(fsync_mode, "each"), end = is(fsync_mode, "end");
+    bool each = opt(a)->fsync == PARIO_FSYNC_EACH, end = opt(a)->fsync == PARIO_FSYNC_END;
     const struct pario_api *api = s->api;
-    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
+    struct pario_file f = { .fd = -1, .direct = opt(a)->direct };
     struct times t;
     unsigned char *buf = s->pat.pool;
 
@@ -463,7 +476,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
                            .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
                            .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
-    cbk_phase_field(&p, CBK_TEXT("fsync", fsync_mode));
+    cbk_phase_field(&p, CBK_TEXT("fsync", fsync_names[opt(a)->fsync]));
     if (end) {
         /* E8's pair: until the file system had the data, then until it
          * was on the device (fsync) and closed. */
@@ -485,7 +498,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
  * node). Returns the largest resident fraction any rank saw after. */
 static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, const char **method)
 {
-    const char *cold = cbk_arg_text(a, "cold");
+    enum cbk_cold_method cold = opt(a)->cold;
     uint64_t file_bytes = s->block * (uint64_t)s->segments * (s->shared ? (uint64_t)c->size : 1);
     cbk_barrier(c);
     if (c->rank == 0) {
@@ -495,7 +508,7 @@ static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct p
     }
     cbk_barrier(c);
     *method = "none";
-    if (!is(cold, "none") && (!s->shared || c->node_rank == 0)) {
+    if (cold != CBK_COLD_NONE && (!s->shared || c->node_rank == 0)) {
         int fd = open(s->src_path, O_RDONLY), rc = 0;
         if (fd < 0 || (rc = cbk_make_cold(fd, cold, method)))
             cbk_fail(c, CBK_EXIT_FAILED, "pario: emptying the page cache for %s (%s): %s", s->src_path, *method,
@@ -508,20 +521,20 @@ static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct p
     if (fd >= 0)
         close(fd);
     MPI_Allreduce(&resident, &worst, 1, MPI_DOUBLE, MPI_MAX, c->comm);
-    /* a rank that could not tell makes the whole figure unknown */
+    /* a rank that could not tell makes the whole figure unknown (cbk_resident_worst) */
     double unknown = resident < 0 ? 1.0 : 0.0, any;
     MPI_Allreduce(&unknown, &any, 1, MPI_DOUBLE, MPI_MAX, c->comm);
     /* the method used is the one of the rank that emptied; rank 0 always does */
-    return any > 0 ? -1.0 : worst;
+    return cbk_resident_worst(worst, any > 0 ? -1.0 : 0.0);
 }
 
 static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
 {
-    bool verify = cbk_arg_flag(a, "verify");
+    bool verify = opt(a)->verify;
     const struct pario_api *api = s->api;
     const char *method;
     double resident = prepare_read(a, c, s, &method);
-    struct pario_file f = { .fd = -1, .direct = cbk_arg_flag(a, "direct") };
+    struct pario_file f = { .fd = -1, .direct = opt(a)->direct };
     struct times t;
     bool bad = false;
     uint64_t bad_offset = 0;
@@ -565,23 +578,14 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
         first.offset = info[1];
     }
 
-    bool cold = !is(cbk_arg_text(a, "cold"), "none");
+    bool cold = opt(a)->cold != CBK_COLD_NONE;
     struct cbk_phase p = { .phase = "read", .mode = f.direct ? "direct" : cold ? "cold" : "warm",
                            .bytes = s->block * (uint64_t)s->segments, .ops = s->ops,
                            .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
     cbk_phase_field(&p, CBK_TEXT("read_from", c->size > 1 && s->src != c->rank ? "shifted" : "same"));
     cbk_phase_field(&p, CBK_I64("read_shift", ((s->src - c->rank) % c->size + c->size) % c->size));
-    cbk_phase_field(&p, CBK_REAL("resident_fraction_before", resident));
-    if (cold) {
-        cbk_phase_field(&p, CBK_TEXT("cold_method", method));
-        bool achieved = resident >= 0 && resident < CBK_COLD_RESIDENT_LIMIT;
-        cbk_phase_field(&p, CBK_BOOL("cold_achieved", achieved));
-        if (!achieved)
-            cbk_phase_warn(&p, "cold read not achieved: part of the data was still in the page cache (see resident_fraction_before)");
-    } else {
-        cbk_phase_warn(&p, "warm read: served from the page cache as far as it held the data");
-    }
+    cbk_label_read(&p, cold, !cold, resident, method);
     if (c->size == 1 || s->src == c->rank)
         cbk_phase_warn(&p, "each rank read its own data back (read=same or one rank)");
     cbk_phase_field(&p, CBK_BOOL("verify", verify));
@@ -596,14 +600,8 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
         file_name(s, first.writer, file, sizeof file);
         snprintf(msg, sizeof msg, "pario: verify failed: rank %d read a wrong byte at offset %" PRIu64
                  " of %s (data written by rank %d)", first.rank, first.offset, file, first.writer);
-        struct cbk_json j;
-        cbk_record_begin(&j, stderr, c, "error");
-        cbk_json_i64(&j, "status", CBK_EXIT_FAILED);
-        cbk_json_i64(&j, "rank", first.rank);
-        cbk_json_i64(&j, "writer_rank", first.writer);
-        cbk_json_u64(&j, "offset", first.offset);
-        cbk_json_text(&j, "message", msg);
-        cbk_json_end(&j);
+        struct cbk_field facts[] = { CBK_I64("writer_rank", first.writer), CBK_U64("offset", first.offset) };
+        cbk_error_record(c, CBK_EXIT_FAILED, first.rank, msg, facts, 2);
     }
     return CBK_EXIT_FAILED;
 }
@@ -635,16 +633,16 @@ static void test_listing(const struct pario *s, const struct cbk_ctx *c)
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct pario *s = c->state;
-    double delay = cbk_arg_real(a, "delay");
+    double delay = opt(a)->delay;
     if (c->repetition > 0 && delay > 0) {
         struct timespec ts = { (time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9) };
         while (nanosleep(&ts, &ts) && errno == EINTR)
             ;
     }
-    const char *phases = cbk_arg_text(a, "phases");
-    write_phase(a, c, s, !is(phases, "read-only"));
+    enum pario_phases phases = opt(a)->phases;
+    write_phase(a, c, s, phases != PARIO_PHASES_READ_ONLY);
     int status = CBK_EXIT_OK;
-    if (!is(phases, "write-only"))
+    if (phases != PARIO_PHASES_WRITE_ONLY)
         status = read_phase(a, c, s);
     cbk_barrier(c);
     test_listing(s, c);
@@ -677,6 +675,7 @@ const struct cbk_kernel cbk_kernel_pario = {
     .summary = "parallel file I/O as IOR: file per process or one shared file, POSIX or MPI-IO, E8's strategies (E2, E3, E8)",
     .flags = CBK_PARALLEL,
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

@@ -22,54 +22,61 @@
 #include <string.h>
 #include <time.h>
 
+static const char *const role_names[] = { "loopback", "server", "client", "pairs", NULL };
+static const char *const test_names[] = { "stream", "rr", NULL };
+static const char *const pairing_names[] = { "halves", "adjacent", NULL };
+static const char *const direction_names[] = { "send", "reverse", "bidir", NULL };
+
+#define OPT struct tcp_options
+
 static const struct cbk_param params[] = {
-    { .name = "role", .type = CBK_CHOICE, .default_value = "loopback", .choices = "loopback,server,client,pairs",
+    { .name = "role", CBK_AT_CHOICE(OPT, role, role_names), .default_value = "loopback",
       .help = "loopback = server and client in this process over 127.0.0.1; server = wait for one client session, then exit; "
               "client = test against --server; pairs = under MPI, rank i < N serves and rank i+N connects to it, all pairs start together" },
-    { .name = "test", .type = CBK_CHOICE, .default_value = "stream", .choices = "stream,rr",
+    { .name = "test", CBK_AT_CHOICE(OPT, test, test_names), .default_value = "stream",
       .help = "stream = throughput for --duration; rr = request/response transactions (netperf TCP_RR): rate and latency percentiles" },
-    { .name = "server", .type = CBK_STRING, .default_value = "auto",
+    { .name = "server", CBK_AT_STRING(OPT, server), .default_value = "auto", .keyword = "auto",
       .help = "client: the server's address or host name (required); pairs: comma-separated address of each pair's server, "
               "or auto = each server tells its client its addresses over MPI and the client picks one on a shared subnet" },
-    { .name = "port", .type = CBK_INT, .default_value = "5301", .min = "0", .max = "65535",
+    { .name = "port", CBK_AT_INT(OPT, port), .default_value = "5301", .min = "0", .max = "65535",
       .help = "TCP port of the server, for the control and the data connections; 0 (server, loopback, pairs) = any free port, "
               "printed in the server's `listening` record; pairs: server rank i uses port+i" },
-    { .name = "pairing", .type = CBK_CHOICE, .default_value = "halves", .choices = "halves,adjacent",
+    { .name = "pairing", CBK_AT_CHOICE(OPT, pairing, pairing_names), .default_value = "halves",
       .help = "pairs: halves = rank i < N serves rank i+N (hostfile: all servers, then all clients); "
               "adjacent = rank 2i serves rank 2i+1 (hostfile: server, client, server, client, ...)" },
-    { .name = "bind", .type = CBK_STRING, .default_value = "any",
+    { .name = "bind", CBK_AT_STRING(OPT, bind), .default_value = "any", .keyword = "any",
       .help = "local address to listen on (server, pairs servers) or to connect from (client); any = all addresses / the kernel's choice" },
-    { .name = "duration", .type = CBK_REAL, .default_value = "10", .unit = "s", .min = "0.01", .max = "86400",
+    { .name = "duration", CBK_AT_REAL(OPT, duration), .default_value = "10", .unit = "s", .min = "0.01", .max = "86400",
       .help = "how long the senders send (stream) or the client sends requests (rr)" },
-    { .name = "streams", .type = CBK_INT, .default_value = "1", .unit = "count", .min = "1", .max = "128",
+    { .name = "streams", CBK_AT_INT(OPT, streams), .default_value = "1", .unit = "count", .min = "1", .max = "128",
       .help = "parallel data connections per direction, one thread each (rr: concurrent request/response connections)" },
-    { .name = "message-size", .type = CBK_SIZE, .default_value = "128k", .unit = "bytes", .min = "1", .max = "1g",
+    { .name = "message-size", CBK_AT_SIZE(OPT, message_size), .default_value = "128k", .unit = "bytes", .min = "1", .max = "1g",
       .help = "stream: bytes per send() and recv() call (iperf3's --length)" },
-    { .name = "direction", .type = CBK_CHOICE, .default_value = "send", .choices = "send,reverse,bidir",
+    { .name = "direction", CBK_AT_CHOICE(OPT, direction, direction_names), .default_value = "send",
       .help = "stream: send = client to server; reverse = server to client; bidir = both at once, --streams each way" },
-    { .name = "nodelay", .type = CBK_BOOL, .default_value = "false",
+    { .name = "nodelay", CBK_AT_BOOL(OPT, nodelay), .default_value = "false",
       .help = "set TCP_NODELAY on the data connections (Nagle's algorithm off)" },
-    { .name = "sndbuf", .type = CBK_SIZE, .default_value = "0", .unit = "bytes", .max = "1g",
+    { .name = "sndbuf", CBK_AT_SIZE(OPT, sndbuf), .default_value = "0", .unit = "bytes", .max = "1g",
       .help = "SO_SNDBUF of the data connections, both sides; 0 = kernel autotuning (the kernel doubles a value set)" },
-    { .name = "rcvbuf", .type = CBK_SIZE, .default_value = "0", .unit = "bytes", .max = "1g",
+    { .name = "rcvbuf", CBK_AT_SIZE(OPT, rcvbuf), .default_value = "0", .unit = "bytes", .max = "1g",
       .help = "SO_RCVBUF of the data connections, both sides, set before connecting; 0 = kernel autotuning" },
-    { .name = "zerocopy", .type = CBK_BOOL, .default_value = "false",
+    { .name = "zerocopy", CBK_AT_BOOL(OPT, zerocopy), .default_value = "false",
       .help = "stream: senders use MSG_ZEROCOPY (Linux >= 4.14); a record warns when the kernel copied anyway" },
-    { .name = "request-size", .type = CBK_SIZE, .default_value = "1", .unit = "bytes", .min = "1", .max = "1g",
+    { .name = "request-size", CBK_AT_SIZE(OPT, request_size), .default_value = "1", .unit = "bytes", .min = "1", .max = "1g",
       .help = "rr: bytes the client sends per transaction" },
-    { .name = "response-size", .type = CBK_SIZE, .default_value = "1", .unit = "bytes", .min = "1", .max = "1g",
+    { .name = "response-size", CBK_AT_SIZE(OPT, response_size), .default_value = "1", .unit = "bytes", .min = "1", .max = "1g",
       .help = "rr: bytes the server answers per transaction" },
-    { .name = "interval", .type = CBK_REAL, .default_value = "1", .unit = "s", .min = "0.01", .max = "3600",
+    { .name = "interval", CBK_AT_REAL(OPT, interval), .default_value = "1", .unit = "s", .min = "0.01", .max = "3600",
       .help = "length of the intervals of the per-interval series in the tcp_streams record" },
-    { .name = "timeout", .type = CBK_REAL, .default_value = "10", .unit = "s", .min = "0.1", .max = "3600",
+    { .name = "timeout", CBK_AT_REAL(OPT, timeout), .default_value = "10", .unit = "s", .min = "0.1", .max = "3600",
       .help = "longest wait for the peer: connecting, each control message, any send()/recv() without progress; "
               "a dead or unreachable peer is an error after at most this long" },
-    { .name = "idle-timeout", .type = CBK_REAL, .default_value = "600", .unit = "s", .min = "0", .max = "31536000",
+    { .name = "idle-timeout", CBK_AT_REAL(OPT, idle_timeout), .default_value = "600", .unit = "s", .min = "0", .max = "31536000",
       .help = "server: how long to wait for a client to start a test before giving up (0 = forever)" },
-    { .name = "start-at", .type = CBK_REAL, .default_value = "0", .unit = "s since 1970-01-01 UTC", .min = "0",
+    { .name = "start-at", CBK_AT_REAL(OPT, start_at), .default_value = "0", .unit = "s since 1970-01-01 UTC", .min = "0",
       .help = "client: start the test at this CLOCK_REALTIME moment (date +%s.%N), so clients on several hosts run "
               "concurrently; 0 = as soon as connected" },
-    { .name = "link-speed", .type = CBK_REAL, .default_value = "0", .unit = "Gbit/s", .min = "0", .max = "100000",
+    { .name = "link-speed", CBK_AT_REAL(OPT, link_speed), .default_value = "0", .unit = "Gbit/s", .min = "0", .max = "100000",
       .help = "nominal speed of one pair's path for the link_ratio figure; 0 = the slower NIC of the two hosts from "
               "/sys/class/net/<if>/speed, when known" },
     { 0 },
@@ -80,8 +87,6 @@ struct tcp_state {
     struct tcp_result *result;
     void *pairs;
 };
-
-static bool is(const char *a, const char *b) { return !strcmp(a, b); }
 
 /* The rank count is known only once MPI runs: `cbk --check` validates as
  * one process before the launch, and must not judge it. */
@@ -98,18 +103,18 @@ static bool ranks_known(void)
 
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
-    const char *role = cbk_arg_text(a, "role");
-    bool rr = is(cbk_arg_text(a, "test"), "rr");
-    double duration = cbk_arg_real(a, "duration"), start_at = cbk_arg_real(a, "start-at");
-    if (is(role, "client") && is(cbk_arg_text(a, "server"), "auto")) {
+    enum tcp_role role = tcp_options(a)->role;
+    bool rr = tcp_options(a)->test == TCP_TEST_RR;
+    double duration = tcp_options(a)->duration, start_at = tcp_options(a)->start_at;
+    if (role == TCP_ROLE_CLIENT && !tcp_options(a)->server) {
         snprintf(why, len, "role=client needs --server=ADDRESS (the host running cbk tcp --role=server)");
         return -1;
     }
-    if (is(role, "client") && cbk_arg_int(a, "port") == 0) {
+    if (role == TCP_ROLE_CLIENT && tcp_options(a)->port == 0) {
         snprintf(why, len, "role=client needs the server's --port (0 means any free port, for servers only)");
         return -1;
     }
-    if (is(role, "pairs")) {
+    if (role == TCP_ROLE_PAIRS) {
 #ifndef CBK_HAVE_MPI
         snprintf(why, len, "role=pairs needs cbk built with MPI; without MPI run one server and one client per pair "
                            "and give every client the same --start-at");
@@ -119,8 +124,8 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
             snprintf(why, len, "role=pairs needs an even number of ranks (a server and a client per pair), got %d", c->size);
             return -1;
         }
-        const char *list = cbk_arg_text(a, "server");
-        if (!is(list, "auto")) {
+        const char *list = tcp_options(a)->server;
+        if (list) {
             int n = 1;
             for (const char *p = list; *p; p++)
                 n += *p == ',';
@@ -131,29 +136,29 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
         }
 #endif
     } else if (ranks_known() && c->size > 1) {
-        snprintf(why, len, "role=%s runs in one process; under MPI use role=pairs", role);
+        snprintf(why, len, "role=%s runs in one process; under MPI use role=pairs", role_names[role]);
         return -1;
     }
-    if (rr && cbk_arg_flag(a, "zerocopy")) {
+    if (rr && tcp_options(a)->zerocopy) {
         snprintf(why, len, "--zerocopy applies to test=stream only");
         return -1;
     }
-    if (rr && !is(cbk_arg_text(a, "direction"), "send")) {
+    if (rr && tcp_options(a)->direction != TCP_DIR_SEND) {
         snprintf(why, len, "--direction applies to test=stream only (rr: the client sends requests, the server answers)");
         return -1;
     }
-    if (duration / cbk_arg_real(a, "interval") > 1e6) {
+    if (duration / tcp_options(a)->interval > 1e6) {
         snprintf(why, len, "--duration=%g with --interval=%g makes more than a million intervals", duration,
-                 cbk_arg_real(a, "interval"));
+                 tcp_options(a)->interval);
         return -1;
     }
     if (start_at > 0) {
         double now = tcp_realtime();
-        if (!is(role, "client")) {
+        if (role != TCP_ROLE_CLIENT) {
             snprintf(why, len, "--start-at applies to role=client (pairs start together by MPI barrier)");
             return -1;
         }
-        if (cbk_arg_int(a, "repetitions") != 1) {
+        if (a->common.repetitions != 1) {
             snprintf(why, len, "--start-at fixes one moment: run one repetition per invocation");
             return -1;
         }
@@ -168,28 +173,27 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
 
 const char *tcp_bind_arg(const struct cbk_args *a)
 {
-    const char *b = cbk_arg_text(a, "bind");
-    return is(b, "any") ? "" : b;
+    const char *b = tcp_options(a)->bind;
+    return b ? b : "";
 }
 
 void tcp_config_from_args(const struct cbk_args *a, struct tcp_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->test = is(cbk_arg_text(a, "test"), "rr") ? TCP_TEST_RR : TCP_TEST_STREAM;
-    const char *d = cbk_arg_text(a, "direction");
-    cfg->dir = is(d, "reverse") ? TCP_DIR_REVERSE : is(d, "bidir") ? TCP_DIR_BIDIR : TCP_DIR_SEND;
-    cfg->streams = (uint32_t)cbk_arg_int(a, "streams");
-    cfg->message_bytes = cbk_arg_size(a, "message-size");
-    cfg->request_bytes = cbk_arg_size(a, "request-size");
-    cfg->response_bytes = cbk_arg_size(a, "response-size");
-    cfg->sndbuf_bytes = cbk_arg_size(a, "sndbuf");
-    cfg->rcvbuf_bytes = cbk_arg_size(a, "rcvbuf");
-    cfg->duration_s = cbk_arg_real(a, "duration");
-    cfg->interval_s = cbk_arg_real(a, "interval");
-    cfg->timeout_s = cbk_arg_real(a, "timeout");
-    cfg->start_at = cbk_arg_real(a, "start-at");
-    cfg->nodelay = cbk_arg_flag(a, "nodelay");
-    cfg->zerocopy = cbk_arg_flag(a, "zerocopy");
+    cfg->test = tcp_options(a)->test;
+    cfg->dir = tcp_options(a)->direction;
+    cfg->streams = (uint32_t)tcp_options(a)->streams;
+    cfg->message_bytes = tcp_options(a)->message_size;
+    cfg->request_bytes = tcp_options(a)->request_size;
+    cfg->response_bytes = tcp_options(a)->response_size;
+    cfg->sndbuf_bytes = tcp_options(a)->sndbuf;
+    cfg->rcvbuf_bytes = tcp_options(a)->rcvbuf;
+    cfg->duration_s = tcp_options(a)->duration;
+    cfg->interval_s = tcp_options(a)->interval;
+    cfg->timeout_s = tcp_options(a)->timeout;
+    cfg->start_at = tcp_options(a)->start_at;
+    cfg->nodelay = tcp_options(a)->nodelay;
+    cfg->zerocopy = tcp_options(a)->zerocopy;
     cfg->cookie = cbk_random_u64();
 }
 
@@ -210,15 +214,15 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "tcp: out of memory");
     c->state = s;
     s->listener.fd = -1;
-    const char *role = cbk_arg_text(a, "role");
+    enum tcp_role role = tcp_options(a)->role;
     char why[TCP_WHY];
-    if (is(role, "server") || is(role, "loopback")) {
-        const char *bind = is(role, "loopback") ? "127.0.0.1" : tcp_bind_arg(a);
-        if (tcp_listen(&s->listener, bind, (int)cbk_arg_int(a, "port"), why, sizeof why))
+    if (role == TCP_ROLE_SERVER || role == TCP_ROLE_LOOPBACK) {
+        const char *bind = role == TCP_ROLE_LOOPBACK ? "127.0.0.1" : tcp_bind_arg(a);
+        if (tcp_listen(&s->listener, bind, (int)tcp_options(a)->port, why, sizeof why))
             cbk_fail(c, CBK_EXIT_FAILED, "tcp: %s", why);
-        if (is(role, "server"))
+        if (role == TCP_ROLE_SERVER)
             print_listening(c, &s->listener);
-    } else if (is(role, "pairs")) {
+    } else if (role == TCP_ROLE_PAIRS) {
         return tcp_pairs_setup(a, c, &s->pairs);
     }
     return 0;
@@ -250,7 +254,7 @@ static void report(struct cbk_ctx *c, const struct tcp_result *r, const char *se
 
 static int run_server(const struct cbk_args *a, struct cbk_ctx *c, struct tcp_state *s)
 {
-    double timeout = cbk_arg_real(a, "timeout"), wait = cbk_arg_real(a, "idle-timeout");
+    double timeout = tcp_options(a)->timeout, wait = tcp_options(a)->idle_timeout;
     char why[TCP_WHY];
     /* one run() serves one client's whole set of repetitions */
     for (;;) {
@@ -268,16 +272,16 @@ static int run_client(const struct cbk_args *a, struct cbk_ctx *c, struct tcp_st
     struct tcp_config cfg;
     tcp_config_from_args(a, &cfg);
     cfg.repetition = c->repetition;
-    cfg.repetitions = (int32_t)cbk_arg_int(a, "repetitions");
+    cfg.repetitions = (int32_t)a->common.repetitions;
     double at = cfg.start_at;
     struct tcp_hook hook = { .before_start = wait_start_at, .arg = &at };
     char why[TCP_WHY];
-    const char *server = cbk_arg_text(a, "server");
+    const char *server = tcp_options(a)->server;
     tcp_result_free(s->result);
-    if (tcp_client_session(&cfg, server, (int)cbk_arg_int(a, "port"), tcp_bind_arg(a),
+    if (tcp_client_session(&cfg, server, (int)tcp_options(a)->port, tcp_bind_arg(a),
                            at > 0 ? &hook : NULL, s->result, why, sizeof why))
         cbk_fail(c, CBK_EXIT_FAILED, "tcp: %s", why);
-    report(c, s->result, server, cbk_arg_real(a, "link-speed"));
+    report(c, s->result, server, tcp_options(a)->link_speed);
     return 0;
 }
 
@@ -317,19 +321,19 @@ static int run_loopback(const struct cbk_args *a, struct cbk_ctx *c, struct tcp_
         cbk_fail(c, CBK_EXIT_FAILED, "tcp: %s", why);
     if (ls.rc)
         cbk_fail(c, CBK_EXIT_FAILED, "tcp loopback server: %s", ls.why);
-    report(c, s->result, "127.0.0.1", cbk_arg_real(a, "link-speed"));
+    report(c, s->result, "127.0.0.1", tcp_options(a)->link_speed);
     return 0;
 }
 
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct tcp_state *s = c->state;
-    const char *role = cbk_arg_text(a, "role");
-    if (is(role, "server"))
+    enum tcp_role role = tcp_options(a)->role;
+    if (role == TCP_ROLE_SERVER)
         return run_server(a, c, s);
-    if (is(role, "client"))
+    if (role == TCP_ROLE_CLIENT)
         return run_client(a, c, s);
-    if (is(role, "pairs"))
+    if (role == TCP_ROLE_PAIRS)
         return tcp_pairs_run(a, c, s->pairs);
     return run_loopback(a, c, s);
 }
@@ -354,6 +358,7 @@ const struct cbk_kernel cbk_kernel_tcp = {
     .summary = "TCP throughput (parallel streams, both directions) and request/response latency; pairs started together (E2, E5, E6)",
     .flags = CBK_PARALLEL,
     .params = params,
+    .options_size = sizeof(OPT),
     .validate = validate,
     .setup = setup,
     .run = run,

@@ -27,6 +27,35 @@
 enum tcp_test { TCP_TEST_STREAM, TCP_TEST_RR };
 enum tcp_dir { TCP_DIR_SEND, TCP_DIR_REVERSE, TCP_DIR_BIDIR };
 
+/* The kernel's parameters (tcp.c's table binds them; tcp_pairs.c reads
+ * them too); the choice names in tcp.c are in these enums' order. */
+enum tcp_role { TCP_ROLE_LOOPBACK, TCP_ROLE_SERVER, TCP_ROLE_CLIENT, TCP_ROLE_PAIRS };
+enum tcp_pairing { TCP_PAIRING_HALVES, TCP_PAIRING_ADJACENT };
+struct tcp_options {
+    enum tcp_role role;
+    enum tcp_test test;
+    const char *server;
+    int64_t port;
+    enum tcp_pairing pairing;
+    const char *bind;
+    double duration;
+    int64_t streams;
+    uint64_t message_size;
+    enum tcp_dir direction;
+    bool nodelay;
+    uint64_t sndbuf;
+    uint64_t rcvbuf;
+    bool zerocopy;
+    uint64_t request_size;
+    uint64_t response_size;
+    double interval;
+    double timeout;
+    double idle_timeout;
+    double start_at;
+    double link_speed;
+};
+static inline const struct tcp_options *tcp_options(const struct cbk_args *a) { return cbk_options(a); }
+
 /* What client and server agree on; travels in the HELLO message. */
 struct tcp_config {
     enum tcp_test test;

@@ -80,7 +80,7 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
         cbk_fail(c, CBK_EXIT_FAILED, "tcp: out of memory");
     *state = p;
     p->n = c->size / 2;
-    p->adjacent = !strcmp(cbk_arg_text(a, "pairing"), "adjacent");
+    p->adjacent = tcp_options(a)->pairing == TCP_PAIRING_ADJACENT;
     p->pair = p->adjacent ? c->rank / 2 : c->rank % p->n;
     p->server = c->rank == server_rank(p, p->pair);
     p->peer = p->server ? client_rank(p, p->pair) : server_rank(p, p->pair);
@@ -89,7 +89,7 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
     memset(&an, 0, sizeof an);
     char why[TCP_WHY];
     if (p->server) {
-        int64_t port = cbk_arg_int(a, "port");
+        int64_t port = tcp_options(a)->port;
         if (port && port + p->pair > 65535)
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "tcp: pair %d would listen on port %lld + %d, beyond 65535: give a lower --port",
                      p->pair, (long long)port, p->pair);
@@ -105,8 +105,8 @@ int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state)
         MPI_Recv(&an, sizeof an, MPI_BYTE, p->peer, TAG_ANNOUNCE, c->comm, MPI_STATUS_IGNORE);
         p->server_port = an.port;
         snprintf(p->server_host, sizeof p->server_host, "%s", an.host);
-        const char *list = cbk_arg_text(a, "server");
-        if (strcmp(list, "auto")) {
+        const char *list = tcp_options(a)->server;
+        if (list) {
             /* the pair-th entry of the comma-separated list */
             const char *s = list;
             for (int i = 0; i < p->pair && s; i++)
@@ -228,7 +228,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
     const struct tcp_result *r = p->result;
     const struct tcp_config *cfg = &r->cfg;
     bool rr = cfg->test == TCP_TEST_RR;
-    double link_arg = cbk_arg_real(a, "link-speed");
+    double link_arg = tcp_options(a)->link_speed;
     struct pair_summary mine;
     memset(&mine, 0, sizeof mine);
     struct cbk_phase ph;
@@ -248,7 +248,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
             mine.lat_p50_us = (double)cbk_histogram_percentile(&r->latency, 50) / 1e3;
             mine.lat_p99_us = (double)cbk_histogram_percentile(&r->latency, 99) / 1e3;
             ph.phase = "rr";
-            ph.mode = "round-trip";
+            cbk_phase_qualifier(&ph, "rate_basis", "round-trip");
             ph.bytes = (uint64_t)mine.bytes;
             ph.ops = (uint64_t)mine.calls;
             ph.value_unit = "transactions/s";
@@ -279,7 +279,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
          * time span, so the rank spread shows the pairs' spread */
         MPI_Recv(times, 2, MPI_DOUBLE, p->peer, TAG_ANNOUNCE + 1, c->comm, MPI_STATUS_IGNORE);
         ph.phase = rr ? "rr" : client_sends ? "send" : "receive";
-        ph.mode = rr ? "round-trip" : "receiver";
+        cbk_phase_qualifier(&ph, "rate_basis", rr ? "round-trip" : "receiver");
         ph.value_unit = rr ? "transactions/s" : "Gbit/s";
         ph.begin_s = times[0];
         ph.end_s = times[1];
@@ -314,15 +314,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
         }
         if (cbk_histogram_init(&merged, TCP_HIST_LOW_NS, TCP_HIST_HIGH_NS))
             cbk_fail(c, CBK_EXIT_FAILED, "tcp: out of memory for a histogram");
-        MPI_Reduce(h->counts, merged.counts, (int)h->buckets, MPI_UINT64_T, MPI_SUM, 0, c->comm);
-        uint64_t sums[3] = { h->count, h->clamped, 0 }, total[3];
-        MPI_Reduce(sums, total, 3, MPI_UINT64_T, MPI_SUM, 0, c->comm);
-        uint64_t lo = h->count ? h->min_seen : UINT64_MAX, hi = h->max_seen;
-        MPI_Reduce(&lo, &merged.min_seen, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
-        MPI_Reduce(&hi, &merged.max_seen, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
-        MPI_Reduce(&h->sum, &merged.sum, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm);
-        merged.count = total[0];
-        merged.clamped = total[1];
+        cbk_reduce_histogram(c, h, &merged);
         if (p->server)
             cbk_histogram_free(&empty);
     }
@@ -392,7 +384,7 @@ int tcp_pairs_run(const struct cbk_args *a, struct cbk_ctx *c, void *state)
     struct tcp_config cfg;
     tcp_config_from_args(a, &cfg);
     cfg.repetition = c->repetition;
-    cfg.repetitions = (int32_t)cbk_arg_int(a, "repetitions");
+    cfg.repetitions = (int32_t)a->common.repetitions;
     struct tcp_hook hook = { .before_start = barrier, .arg = c };
     char why[TCP_WHY];
     if (p->server) {

@@ -82,7 +82,7 @@ void tcp_stream_phase(struct cbk_phase *p, const struct tcp_result *r, bool clie
 {
     memset(p, 0, sizeof *p);
     p->phase = client_sends ? "send" : "receive";
-    p->mode = "receiver";
+    cbk_phase_qualifier(p, "rate_basis", "receiver");
     p->bytes = t->bytes;
     p->ops = t->calls;
     p->begin_s = r->start_s - epoch_s;
@@ -219,7 +219,8 @@ void tcp_report_rr(struct cbk_ctx *c, const struct tcp_result *r, const char *se
         if (r->local[k].seconds > seconds)
             seconds = r->local[k].seconds;
     }
-    struct cbk_phase p = { .phase = "rr", .mode = "round-trip" };
+    struct cbk_phase p = { .phase = "rr" };
+    cbk_phase_qualifier(&p, "rate_basis", "round-trip");
     p.bytes = transactions * (r->cfg.request_bytes + r->cfg.response_bytes);
     p.ops = transactions;
     p.begin_s = r->start_s - c->epoch_s;

@@ -74,7 +74,8 @@ class Sample:
             sweep_value = rec.get(sweep_key) if sweep_key else None
             qualifiers = tuple((q, rec.get(q)) for q in rec.get("qualifiers") or ())
             size = sweep_value if sweep_key and sweep_key.endswith("_bytes") and _number(sweep_value) else None
-            condition = _condition(mode, qualifiers, sweep_key, sweep_value, size is not None)
+            condition = _condition(mode, qualifiers, sweep_key, sweep_value, size is not None,
+                                   rec.get("smt_siblings_busy"))
         else:
             condition = rec.get("mode")
             mode = condition if condition in CACHE_MODES or condition is None else NOT_APPLICABLE
@@ -127,11 +128,14 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _condition(mode, qualifiers, sweep_key, sweep_value, size_swept: bool) -> str | None:
+def _condition(mode, qualifiers, sweep_key, sweep_value, size_swept: bool, smt_busy) -> str | None:
     parts = [] if mode in (NOT_APPLICABLE, None) else [str(mode)]
     parts += [str(v) for _, v in qualifiers if v is not None]
     if sweep_key and not size_swept and sweep_value is not None:
-        parts.append(SWEEP_TEXT.get(sweep_key, sweep_key + "={}").format(sweep_value))
+        text = SWEEP_TEXT.get(sweep_key, sweep_key + "={}").format(sweep_value)
+        if sweep_key == "busy_cpus" and smt_busy:
+            text += f" ({smt_busy} SMT)"  # cpufreq: busy CPUs that share a core, as it wrote before the contract
+        parts.append(text)
     return ", ".join(parts) or mode
 
 
