@@ -16,11 +16,11 @@ def command(runs, fmt, output, db_url):
     from pathlib import Path
 
     from clusterbench.report import render
-    from clusterbench.report.data import load_run
+    from clusterbench.report.data import Report, load_run
 
     store = open_store(db_url)
     ids = [i for ref in runs for i in store.resolve(ref)]
-    text = render(fmt, [load_run(store, i) for i in ids])
+    text = render(fmt, Report([load_run(store, i) for i in ids]))
     if output:
         Path(output).write_text(text)
         click.echo(f"wrote {output}", err=True)

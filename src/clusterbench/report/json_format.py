@@ -4,10 +4,14 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from clusterbench.report.data import Report
+from clusterbench.sample import Sample
 from clusterbench.stats import OUTLIER_Z
 
 
 def _plain(o):
+    if isinstance(o, Sample):
+        return o.export()
     if dataclasses.is_dataclass(o):
         d = dataclasses.asdict(o)
         st = o.stats
@@ -20,5 +24,5 @@ def _plain(o):
     raise TypeError(f"cannot write {type(o).__name__} as JSON")
 
 
-def render(runs: list[dict]) -> str:
-    return json.dumps({"schema": 1, "runs": runs}, indent=1, default=_plain, allow_nan=False) + "\n"
+def render(report: Report) -> str:
+    return json.dumps({"schema": 1, "runs": report.runs}, indent=1, default=_plain, allow_nan=False) + "\n"
