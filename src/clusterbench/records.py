@@ -85,7 +85,7 @@ def error_message(stderr: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def _validator():
-    import jsonschema  # the test extra: checking records is for tests and importers, not for runs
+    import jsonschema  # imported here only: checking records is for tests and importers, not for every run
 
     schema = json.loads(SCHEMA_FILE.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -14,6 +14,9 @@ def _plain(o):
         return o.export()
     if dataclasses.is_dataclass(o):
         d = dataclasses.asdict(o)
+        # the row's warnings as shown (repeats folded); per-sample ones stay in the samples
+        d.pop("sample_warnings", None)
+        d["warnings"] = o.warnings
         st = o.stats
         # the statistics of docs/statistics.md; outliers as indices into "values", kept in every figure
         d.update(n=o.n, median=o.median, min=o.minimum, max=o.maximum, mean=st.mean, std=st.std, cv=st.cv,
