@@ -17,7 +17,9 @@ GIB = 1024 ** 3
 
 
 def rec(phase, mode, bytes_=0, ops=0, seconds=1.0):
-    return {"record": {"phase": phase, "mode": mode, "bytes": bytes_, "ops": ops, "seconds": seconds}}
+    from clusterbench.sample import Sample  # a stored sample, as load_run gives it
+
+    return Sample.from_record({"phase": phase, "mode": mode, "bytes": bytes_, "ops": ops, "seconds": seconds})
 
 
 def fixture_run(bw_gib: dict, kiops: dict) -> dict:

@@ -325,7 +325,7 @@ def run_records(store_url: str, stdout_err: str) -> list[dict]:
     from clusterbench.report.data import load_run
     run_id = int(re.search(r"stored as run (\d+)", stdout_err).group(1))
     run = load_run(open_store(store_url), run_id)
-    return [s["record"] for step in run["steps"] for s in step["samples"]]
+    return [s.record for step in run["steps"] for s in step["samples"]]
 
 
 @pytest.mark.timeout(120)

@@ -35,7 +35,7 @@ def geomean(values: list[float]) -> float:
 
 def score_lines(run: dict) -> list[str]:
     """Lines to print after an io500-like run; empty when a phase is missing."""
-    steps = {s["name"]: [x["record"] for x in s["samples"]] for s in run["steps"]}
+    steps = {s["name"]: [x.record for x in s["samples"]] for s in run["steps"]}
     bw = {k: _median(steps, *v, value=lambda r: r["bytes"] / r["seconds"] / GIB) for k, v in BANDWIDTH.items()}
     md = {k: _median(steps, *v, None, value=lambda r: r["ops"] / r["seconds"] / 1000.0) for k, v in METADATA.items()}
     if any(v is None or v <= 0 for v in [*bw.values(), *md.values()]):

@@ -170,7 +170,7 @@ class Point:
 
 def points(samples: list[dict], op: str) -> list[Point]:
     """IOR's figure per repetition: the write includes the fsync (-e), as IOR's."""
-    recs = [s["record"] for s in samples if s["phase"] == op]
+    recs = [s.record for s in samples if s.phase == op]
     if op == "write" and any(r["mode"] == "fsync" for r in recs):
         recs = [r for r in recs if r["mode"] == "fsync"]
     recs.sort(key=lambda r: r.get("repetition", 0))
@@ -380,7 +380,7 @@ def _hints(samples: list[dict]) -> dict[str, str]:
     those the opened file has; pario records both (rank 0's)."""
     out = {}
     for s in samples:
-        r = s["record"]
+        r = s.record
         if r["phase"] in out or "mpi_hints_in_effect" not in r:
             continue
         passed = [kv.split("=", 1) for kv in r["mpi_hints_passed"].split(",") if kv]

@@ -79,7 +79,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     run_id = execute_and_show(store, cat, req, quiet)
     if not quiet:
         step = load_run(store, run_id)["steps"][0]
-        records = [s["record"] for s in step["samples"]]
+        records = [s.record for s in step["samples"]]
         build = step["build"] or {}
         per_rank = next((r["items_per_rank"] for r in records if not r["phase"].startswith("tree")), 0)
         kind = line.params.get("kind", "both")
