@@ -19,6 +19,7 @@ import click
 
 from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
+from clusterbench.safe_write import write_atomically
 
 
 @click.command("ior", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -93,8 +94,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                          platform=f"{uname.nodename}({uname.sysname})", began=began, finished=finished)
     text = ior_output.render(t, job, [step["samples"] for step in run["steps"]])
     if t.summary_file:
-        with open(t.summary_file, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_atomically(t.summary_file, text)
         click.echo(f"Writing output to {t.summary_file}")
     else:
         click.echo(text, nl=False)

@@ -29,10 +29,8 @@ def render(fmt: str, runs: list[dict]) -> str:
 def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False) -> str:
     """Renders runs (and, in HTML with several refs, their comparison) to
     `output`, written whole or not at all."""
-    import os
-    from pathlib import Path
-
     from clusterbench.report.data import load_run
+    from clusterbench.safe_write import write_atomically
 
     ids = list(dict.fromkeys(i for ref in refs for i in store.resolve(ref)))
     runs = [load_run(store, i) for i in ids]
@@ -47,8 +45,4 @@ def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: boo
         text = html.render(runs, table, points, names)
     else:
         text = render(fmt, runs)
-    path = Path(output)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return str(path)
+    return str(write_atomically(output, text))
