@@ -88,3 +88,43 @@ def test_safe_write_keeps_permissions_and_leaves_nothing_on_failure(tmp_path, mo
         with pytest.raises(PermissionError):
             write_atomically(ro / "x", "y")
         assert list(ro.iterdir()) == []
+
+
+SECRET = "s3cr3tPW"
+PG_URL = f"postgresql+psycopg://bench:{SECRET}@127.0.0.1:1/results"   # port 1: nothing listens, it fails
+
+
+def test_a_store_password_is_never_printed_when_the_connection_fails(cli):
+    r = cli("list", "--db", PG_URL)
+    assert r.status == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert SECRET not in r.stdout + r.stderr
+    assert "bench:***@127.0.0.1:1" in r.stderr
+
+
+def test_a_store_password_in_the_command_line_is_published_nowhere(cli, tmp_path, store_url):
+    # click takes the last --db: the run goes to the SQLite store, but its
+    # command line, stored with it, held the PostgreSQL password
+    r = cli("run", "null", "--seconds=0.01", "--repeat", "1", "--db", PG_URL, "--db", store_url)
+    assert r.status == 0, r.stderr
+    outputs = [r.stdout + r.stderr]
+    for args in (["list"], ["show", "1"], *(["export", "1", "--format", f] for f in ("json", "csv", "md"))):
+        r = cli(*args)
+        assert r.status == 0, r.stderr
+        outputs.append(r.stdout + r.stderr)
+    html = tmp_path / "report.html"
+    assert cli("report", "1", "-o", str(html)).status == 0
+    outputs.append(html.read_text())
+    assert all(SECRET not in out for out in outputs)
+    exported = json.loads(outputs[3])
+    assert "bench:***@127.0.0.1:1/results" in json.dumps(exported)   # masked, not dropped
+
+
+def test_mask_passwords_in_command_lines_and_driver_messages():
+    from clusterbench.store.redact import mask_passwords, public_url
+
+    assert public_url(PG_URL) == "postgresql+psycopg://bench:***@127.0.0.1:1/results"
+    assert public_url("sqlite:////data/results.db") == "sqlite:////data/results.db"
+    line = f"clusterbench run null --db={PG_URL} --label 'a:b@c' --dir=/x"
+    assert mask_passwords(line) == ("clusterbench run null --db=postgresql+psycopg://bench:***@127.0.0.1:1/results "
+                                    "--label 'a:b@c' --dir=/x")
+    assert mask_passwords(f'connection failed: password="{SECRET}"', PG_URL) == 'connection failed: password="***"'

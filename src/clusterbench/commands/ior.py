@@ -17,6 +17,7 @@ import time
 
 import click
 
+from clusterbench.store.redact import mask_passwords
 from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.safe_write import write_atomically
@@ -68,7 +69,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
         steps += expand("pario", test.params, repeat=test.repetitions, ranks=ranks, ranks_per_node=ppn,
                         launcher=launcher, name=f"ior test {test.id}: " + shlex.join(ior_args))
     steps, targets = absolute_paths(steps, cat)
-    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
+    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 

@@ -14,6 +14,7 @@ import time
 
 import click
 
+from clusterbench.store.redact import mask_passwords
 from clusterbench.commands.options import (db_option, memory_limit_option, open_store, run_conditions,
                                            setting_option, width_option)
 from clusterbench.errors import BadInput
@@ -62,7 +63,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     steps = expand("metadata", line.params, repeat=line.repetitions, ranks=ranks, ranks_per_node=ppn,
                    launcher=launcher, name="mdtest " + shlex.join(mdtest_args))
     steps, targets = absolute_paths(steps, cat)
-    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
+    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 

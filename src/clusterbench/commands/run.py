@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from clusterbench.store.redact import mask_passwords
 from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 
@@ -240,7 +241,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     steps, targets = absolute_paths(steps, cat)
     if report_dir:
         check_writable_folder(report_dir)
-    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
+    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), suite_name, targets,
                      hostfile, oversubscribe, common or None)
     from clusterbench.conditions import recipe
 
