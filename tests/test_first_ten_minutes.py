@@ -97,20 +97,20 @@ def test_records_that_declare_their_qualifiers_name_the_column_after_them():
     """The record contract (docs/records.md): mode is the cache state or n/a;
     an algorithm or a count of busy CPUs is a declared field."""
     from clusterbench.report.terminal import condition_header
-    from clusterbench.summary import condition_names, rows
+    from clusterbench.sample import Sample
+    from clusterbench.step_summary import rows
 
-    class S:
-        def __init__(self, mode, record):
-            self.phase, self.mode, self.unit, self.value, self.warnings = "p", mode, "us", 1.0, []
-            self.record = record
+    def sample(rec):
+        return Sample.from_record({"phase": "p", "rate": 1.0, "rate_unit": "us", **rec})
 
-    mpi = [S("n/a", {"qualifiers": ["algorithm"], "sweep_key": "size_bytes", "size_bytes": 8})]
+    mpi = [sample({"mode": "n/a", "qualifiers": ["algorithm"], "algorithm": "library",
+                   "sweep_key": "size_bytes", "size_bytes": 8})]
     assert condition_header(rows(mpi), "no-such-kernel") == "algorithm"
-    cpufreq = [S("n/a", {"qualifiers": [], "sweep_key": "busy_cpus"})]
+    cpufreq = [sample({"mode": "n/a", "qualifiers": [], "sweep_key": "busy_cpus", "busy_cpus": 2})]
     assert condition_header(rows(cpufreq), "no-such-kernel") == "busy cpus"
-    assert condition_names("cold", {"qualifiers": [], "sweep_key": None}) == ("cache",)
-    assert condition_names("n/a", {"qualifiers": [], "sweep_key": None}) == ()
-    assert condition_names("2 busy", {}) == ("mode",)  # an older record: the text, under a plain name
+    assert sample({"mode": "cold", "qualifiers": [], "sweep_key": None}).condition_names == ("cache",)
+    assert sample({"mode": "n/a", "qualifiers": [], "sweep_key": None}).condition_names == ()
+    assert sample({"mode": "2 busy"}).condition_names == ("mode",)  # an older record: the text, under a plain name
 
 
 # 3. the suite's report

@@ -99,7 +99,7 @@ def test_suite_errors_are_bad_input(tmp_path):
 
 
 def test_hostfile_hosts_reads_both_flavours(tmp_path):
-    from clusterbench.runner import hostfile_hosts
+    from clusterbench.launch.job import hostfile_hosts
 
     f = tmp_path / "hosts"
     f.write_text("# nodes\nnode1:16\nnode2 slots=16\n\nnode1:4\n")
@@ -117,3 +117,31 @@ def test_snapshots_come_back_whole_from_srun_chunks_interleaved_mid_line():
     got = labelled_objects(out)
     assert sorted(g["host.name"] for g in got) == ["n0", "n1"]
     assert all(len(g["pad"]) == 2500 for g in got)
+
+
+def test_launcher_help_names_every_registered_launcher(cli):
+    from clusterbench.launch import names
+
+    for command in ("run", "ior", "mdtest"):
+        r = cli(command, "--help")
+        assert r.status == 0
+        text = " ".join(r.stdout.split())  # click wraps the help
+        for name in names():
+            assert f"{name} (" in text, (command, name)
+
+
+def test_node_environments_are_asked_of_the_launcher(tmp_path, monkeypatch, cbk_bin):
+    from clusterbench.launch import get
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1:4\nnode2:4\nnode1:2\n")
+    argv = ("python3", "-m", "clusterbench.environment", "--line")
+    mpiexec = get("mpiexec", cbk_bin)
+    cmd = mpiexec.node_command(argv, 8, str(hosts))
+    assert cmd[cmd.index("-n") + 1] == "2" and cmd[-4:] == list(argv)  # one process per host
+    assert mpiexec.node_command(argv, 8, None) is None and mpiexec.node_command(argv, 1, str(hosts)) is None
+    assert get("local").node_command(argv, 1, None) is None
+    from clusterbench.launch.srun import LAUNCHER as srun
+
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert srun.node_command(argv, 2, None) is None  # outside an allocation: this host's snapshot only

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from clusterbench import stats
 from clusterbench.errors import BadInput
 from clusterbench.store import Store
-from clusterbench.summary import size_text
+from clusterbench.sample import SampleKey
 
 
 @dataclass
@@ -27,12 +27,17 @@ class Point:
     step: str               # step title (kernel and its swept parameters)
     kernel: str
     params: dict
-    phase: str
-    mode: str | None
-    unit: str | None
-    size_bytes: int | None
+    key: SampleKey          # which measurement of the step
     values: dict[str, list[float]] = field(default_factory=dict)  # config name -> samples
     exclude_outliers: bool = False
+
+    @property
+    def mode(self) -> str | None:
+        return self.key.condition
+
+    @property
+    def unit(self) -> str | None:
+        return self.key.unit
 
     def kept(self, config: str) -> list[float]:
         """The samples used: all, or without the modified-Z outliers when asked."""
@@ -44,7 +49,7 @@ class Point:
 
     @property
     def label(self) -> str:
-        return self.phase if self.size_bytes is None else f"{self.phase} {size_text(self.size_bytes)}"
+        return self.key.label
 
     def summary(self, config: str) -> stats.Summary:
         return stats.summarize(self.values.get(config, []), exclude_outliers=self.exclude_outliers)
@@ -101,12 +106,11 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False) -> tu
                 if st.ranks_per_node:
                     params["ppn"] = str(st.ranks_per_node)
                 for s in store.samples_of(st.id):
-                    size = (s.record or {}).get("size_bytes")
-                    key = (st.kernel, tuple(params.items()), s.phase, s.mode, s.unit, size)
-                    p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.phase, s.mode, s.unit, size,
+                    key = (st.kernel, tuple(params.items()), s.key())
+                    p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.key(),
                                                      exclude_outliers=exclude_outliers))
                     if s.value is not None:
-                        p.values.setdefault(cfg.name, []).append(float(s.value))
+                        p.values.setdefault(cfg.name, []).append(s.value)
     return configs, list(points.values())
 
 
@@ -173,16 +177,15 @@ def sweeps(points: list[Point]) -> list[Sweep]:
     for p in points:
         for k, v in p.params.items():
             rest = tuple((a, b) for a, b in p.params.items() if a != k)
-            key = (k, p.kernel, p.phase, p.mode, p.unit, p.size_bytes, rest)
-            groups.setdefault(key, {})[v] = p
+            groups.setdefault((k, p.kernel, p.key, rest), {})[v] = p
     out = []
-    for (k, kernel, phase, mode, unit, size, rest), by_value in groups.items():
+    for (k, kernel, key, rest), by_value in groups.items():
         if len(by_value) < 2:
             continue
         from clusterbench.catalogue import parse_size
 
         order = sorted(by_value, key=lambda v: (parse_size(v) is None, parse_size(v) or 0, v))
         fixed = ", ".join(f"{a}={b}" for a, b in rest)
-        label = phase if size is None else f"{phase} {size_text(size)}"
-        out.append(Sweep(k, f"{kernel} {label} {mode or ''} ({fixed})", unit, order, [by_value[v] for v in order]))
+        out.append(Sweep(k, f"{kernel} {key.label} {key.condition or ''} ({fixed})", key.unit, order,
+                         [by_value[v] for v in order]))
     return out

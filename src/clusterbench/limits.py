@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from clusterbench.sample import Sample
+
 # Network file systems: a read there is also bounded by the fastest link.
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "fuse.glusterfs", "glusterfs", "lustre", "beegfs", "gpfs",
               "fuse.sshfs", "ceph", "fuse.ceph", "9p", "virtiofs")
@@ -28,43 +30,41 @@ def fastest_link_bits_per_s(env: dict) -> float | None:
     return best
 
 
-def record_warnings(record: dict, env: dict) -> list[str]:
-    """Warnings for one measurement record, judged against its host's environment."""
-    out = list(record.get("warnings") or [])
-    phase, mode = record.get("phase"), record.get("mode")
-    size = record.get("file_bytes") or record.get("bytes")
+def sample_warnings(sample: Sample, env: dict) -> list[str]:
+    """Warnings for one measurement (the kernel's own first), judged against its host's environment."""
+    out = list(sample.warnings)
+    size = sample.data_bytes
     available = env.get("memory.available_bytes")
     limit = env.get("conditions.memory_limit_bytes")  # --memory-limit: the cache cannot outgrow the cgroup
     if isinstance(limit, int) and isinstance(available, (int, float)):
         available = min(available, limit)
-    cold_proven = record.get("cold_achieved") is True or mode in ("direct",)
-    if phase == "read" and not cold_proven and size and isinstance(available, (int, float)) and size < available:
+    if sample.phase == "read" and not sample.cold_proven and size and isinstance(available, (int, float)) \
+            and size < available:
         out.append(f"likely cache effect: the data read ({size / 2**20:.0f} MiB) fits in free memory "
                    f"({available / 2**30:.1f} GiB) and the read was not proven cold")
-    fs = target_fs_type(env, record.get("dir"))
+    fs = target_fs_type(env, sample.directory)
     link = fastest_link_bits_per_s(env)
-    rate = record.get("rate")
-    if (phase == "read" and fs in NETWORK_FS and link and record.get("rate_unit") == "MiB/s"
-            and isinstance(rate, (int, float)) and rate * 2**20 * 8 > link):
+    rate = sample.value
+    if (sample.phase == "read" and fs in NETWORK_FS and link and sample.unit == "MiB/s"
+            and rate is not None and rate * 2**20 * 8 > link):
         out.append(f"likely cache effect: read over {fs} at {rate * 2**20 * 8 / 1e9:.2f} Gbit/s is faster than "
                    f"the fastest network link ({link / 1e9:.0f} Gbit/s)")
     return out
 
 
-def cross_sample_warnings(samples: Iterable[dict]) -> dict[int, list[str]]:
+def cross_sample_warnings(samples: Iterable[Sample]) -> dict[int, list[str]]:
     """Checks between samples of one run: a cold read faster than the direct
     read of the same directory cannot have come from the device alone.
-    `samples` are dicts with id, record; returns {sample id: new warnings}."""
+    Returns {sample id: new warnings}."""
     direct: dict[str, list[float]] = {}
     cold: list[tuple[int, str, float]] = []
     for s in samples:
-        r = s["record"]
-        if r.get("phase") != "read" or r.get("rate_unit") != "MiB/s" or not r.get("dir"):
+        if s.phase != "read" or s.unit != "MiB/s" or not s.directory or s.value is None:
             continue
-        if r.get("mode") == "direct":
-            direct.setdefault(r["dir"], []).append(r["rate"])
-        elif r.get("mode") == "cold":
-            cold.append((s["id"], r["dir"], r["rate"]))
+        if s.mode == "direct":
+            direct.setdefault(s.directory, []).append(s.value)
+        elif s.mode == "cold":
+            cold.append((s.id, s.directory, s.value))
     out: dict[int, list[str]] = {}
     for sid, d, rate in cold:
         if d in direct:

@@ -6,12 +6,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 
+from clusterbench.sample import Sample
 
-def figure(rec: dict) -> str:
-    rate, unit = rec.get("rate"), rec.get("rate_unit") or ""
-    text = f"{rec.get('phase')} {rec.get('mode') or ''}".strip()
-    if isinstance(rate, (int, float)):
-        text += f" {rate:,.1f} {unit}"
+
+def figure(sample: Sample) -> str:
+    text = f"{sample.phase} {sample.condition or ''}".strip()
+    if sample.value is not None:
+        text += f" {sample.value:,.1f} {sample.unit or ''}"
     return text
 
 
@@ -34,9 +35,9 @@ class Progress:
     def start_step(self, title: str, repetitions: int) -> None:
         self._task = self._bar.add_task(title, total=repetitions, latest="starting")
 
-    def record(self, rec: dict) -> None:
+    def record(self, sample: Sample, repetition: int) -> None:
         if self._task is not None:
-            self._bar.update(self._task, completed=int(rec.get("repetition", 0)), latest=figure(rec))
+            self._bar.update(self._task, completed=repetition, latest=figure(sample))
 
     def end_step(self) -> None:
         if self._task is not None:

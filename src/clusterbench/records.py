@@ -1,46 +1,77 @@
-"""Parsing cbk's JSON-lines output."""
+"""Parsing cbk's JSON-lines output (the contract: docs/records.md and
+schemas/record.schema.json)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from clusterbench.catalogue import SCHEMA
 
+SCHEMA_FILE = Path(__file__).parent / "schemas" / "record.schema.json"
 
-def parse_line(line: str) -> dict | None:
-    """A record, or None for a line that is not one (a library's chatter)."""
+
+class DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise DuplicateKey(f"key(s) written twice: {', '.join(twice)}")
+    return dict(pairs)
+
+
+def parse_line(line: str, strict: bool = False) -> dict | None:
+    """A record, or None for a line that is not one (a library's chatter).
+    strict: a record with a key written twice raises DuplicateKey (else
+    the last one counts, as json.loads and jq take it)."""
     line = line.strip()
     if not line.startswith("{"):
         return None
     try:
-        rec = json.loads(line)
+        rec = json.loads(line, object_pairs_hook=_no_duplicates if strict else None)
+    except DuplicateKey:
+        raise
     except json.JSONDecodeError:
         return None
     if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
         return None
-    if rec.get("type") == "measurement" and "sweep_key" in rec:
-        rec["mode"] = condition_text(rec)
     return rec
 
 
-def condition_text(rec: dict) -> str:
-    """The text shown and grouped by as a measurement's mode.
+@dataclass(frozen=True)
+class RunRecord:
+    """cbk's last record of a launch: the build and how it ran (stored as the step's build)."""
+    ranks: int | None
+    record: dict
 
-    cbk writes the record contract of docs/records.md: `mode` is the cache
-    state only ("n/a" where none applies); qualifiers (the MPI algorithm, the
-    STREAM statistic) are named fields and the swept field is named by
-    `sweep_key`. The summaries group by one text per condition, as before
-    the contract: the cache state, or the qualifiers' values, with a thread
-    or busy-CPU sweep value beside them ("best, 2 threads", "2 busy").
-    """
-    parts = [] if rec.get("mode") in (None, "n/a") else [str(rec["mode"])]
-    parts += [str(rec.get(q)) for q in rec.get("qualifiers") or []]
-    sweep = rec.get("sweep_key")
-    if sweep == "threads":
-        parts.append(f"{rec.get('threads')} threads")
-    elif sweep == "busy_cpus":
-        smt = rec.get("smt_siblings_busy") or 0
-        parts.append(f"{rec.get('busy_cpus')} busy" + (f" ({smt} SMT)" if smt else ""))
-    return ", ".join(parts) or "n/a"
+
+@dataclass(frozen=True)
+class OtherRecord:
+    """Any other record on the stream (tcp_streams, tcp_pairs, listening, memory-cgroup...)."""
+    type: str | None
+    record: dict
+
+
+def read_line(line: str, extra_fields: dict | None = None):
+    """A line of cbk's stdout as a Sample (a measurement, with `extra_fields`
+    added to its record: what the orchestrator ran it under), a RunRecord,
+    an OtherRecord, or None (not a record)."""
+    from clusterbench.sample import Sample
+
+    rec = parse_line(line)
+    if rec is None:
+        return None
+    if rec.get("type") == "measurement":
+        if extra_fields:
+            rec.update(extra_fields)
+        return Sample.from_record(rec)
+    if rec.get("type") == "run":
+        return RunRecord(rec.get("ranks"), rec)
+    return OtherRecord(rec.get("type"), rec)
 
 
 def error_message(stderr: str) -> str | None:
@@ -50,3 +81,28 @@ def error_message(stderr: str) -> str | None:
         if rec and rec.get("type") == "error":
             return rec.get("message")
     return None
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    import jsonschema  # imported here only: checking records is for tests and importers, not for every run
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def contract_problems(rec: dict) -> list[str]:
+    """What in a record breaks the contract; [] when it keeps it. Beyond the
+    JSON Schema: a declared sweep key or qualifier names a field the record has."""
+    problems = [f"{'/'.join(map(str, e.absolute_path)) or 'record'}: {e.message}"
+                for e in _validator().iter_errors(rec)]
+    if rec.get("type") == "measurement":
+        named = ([rec["sweep_key"]] if rec.get("sweep_key") else []) + list(rec.get("qualifiers") or [])
+        problems += [f"declares field '{k}' but has none" for k in named if k not in rec]
+    return problems
+
+
+def is_contract_measurement(rec: dict) -> bool:
+    """A measurement in the contract's shape (not the older one with qualifiers inside mode)."""
+    return rec.get("type") == "measurement" and "sweep_key" in rec

@@ -19,10 +19,11 @@ from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue
 from clusterbench.errors import BadInput, MeasurementFailed
-from clusterbench.launch import Job, choose, get
+from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
-from clusterbench.records import error_message, parse_line
+from clusterbench.records import OtherRecord, RunRecord, error_message, read_line
+from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
 
 # How long a step may take to stop after Ctrl-C before it is killed.
@@ -56,59 +57,36 @@ def _raise_interrupted(signum, _frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
-def hostfile_hosts(path: str) -> list[str]:
-    """Host names of an MPICH ("host:n") or Open MPI ("host slots=n") host file."""
-    hosts = []
-    with open(path) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                hosts.append(line.split()[0].split(":")[0])
-    return list(dict.fromkeys(hosts))
+def node_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> list[dict]:
+    """One snapshot per node the steps reach, as their launchers reach them
+    (Launcher.node_command: a host file's hosts, a Slurm allocation's nodes);
+    the collector needs only Python and this package there. [] on one host."""
+    argv = collector_argv(targets)
+    for step in req.steps:
+        if missing_requirement(step, cat):
+            continue
+        launcher = choose(step.launcher, step.ranks, cat.cbk)
+        cmd = launcher.node_command(argv, step.ranks, req.hostfile)
+        if cmd:
+            return collect_lines(cmd, labelled=launcher.node_output_labelled)
+    return []
 
 
-def remote_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> list[dict]:
-    """One snapshot per host of the host file: the collector runs once per
-    node under the MPI launcher (it needs only Python and this package)."""
-    hosts = hostfile_hosts(req.hostfile)
-    cmd = choose("mpiexec", len(hosts), cat.cbk).command(Job(_collector_argv(targets), len(hosts), 1, req.hostfile))
-    return _collect_lines(cmd)
-
-
-def slurm_environments(targets: list[str]) -> list[dict]:
-    """One snapshot per node of the Slurm allocation this process runs in
-    (salloc, sbatch), through srun with one task per node."""
-    nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-    srun, *rest = get("srun").command(Job(_collector_argv(targets), nodes, 1))
-    # srun forwards output in chunks of 1 KiB and interleaves the tasks'
-    # chunks mid-line; --label tags every chunk with its task, so each
-    # task's line can be put back together
-    return _collect_labelled([srun, "--label", *rest])
-
-
-def _collector_argv(targets: list[str]) -> tuple[str, ...]:
+def collector_argv(targets: list[str]) -> tuple[str, ...]:
     return (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
 
 
-def _collect_lines(cmd: list[str]) -> list[dict]:
+def collect_lines(cmd: list[str], labelled: bool = False) -> list[dict]:
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    return _json_objects(out)
-
-
-def _collect_labelled(cmd: list[str]) -> list[dict]:
-    """Output of `srun --label`: lines "TASK: chunk"; a task's chunks, in
-    order, make its output."""
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return labelled_objects(out)
+    return labelled_objects(out) if labelled else _json_objects(out)
 
 
 def labelled_objects(out: str) -> list[dict]:
+    """Output of `srun --label`: lines "TASK: chunk"; a task's chunks, in
+    order, make its output."""
     by_task: dict[str, list[str]] = {}
     for line in out.splitlines():
         task, sep, chunk = line.partition(": ")
@@ -140,12 +118,7 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
     local = environment.collect(req.targets)
     local.update(conditions.environment_keys(req.conditions))
     snapshots = {socket.gethostname(): local}
-    remote: list[dict] = []
-    if req.hostfile and any(s.ranks > 1 for s in req.steps):
-        remote = remote_environments(cat, req, req.targets)
-    elif os.environ.get("SLURM_JOB_ID") and any(s.launcher == "srun" for s in req.steps):
-        remote = slurm_environments(req.targets)
-    for env in remote:
+    for env in node_environments(cat, req, req.targets):
         if "host.name" not in env:   # not a snapshot: a garbled line's inner object
             continue
         env.update(conditions.environment_keys(req.conditions, this_host=False))
@@ -185,7 +158,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
                                params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
                                ranks_per_node=step.ranks_per_node)
     progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
-    figures: dict[tuple, list[float]] = {}
+    figures: dict[SampleKey, list[float]] = {}
     done, build, started = 0, None, time.monotonic()
     stop_reason = f"fixed: {step.repeat} repetitions"
     while True:
@@ -196,9 +169,9 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
                   step.env)
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
         build = b or build
-        if status == 0 and b and b.get("ranks") != step.ranks:
+        if status == 0 and b and b.ranks != step.ranks:
             # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
-            status, stderr = 1, (f"the launcher started cbk as {b.get('ranks')} rank(s), not {step.ranks}: "
+            status, stderr = 1, (f"the launcher started cbk as {b.ranks} rank(s), not {step.ranks}: "
                                  f"{launcher.name} and cbk's MPI library do not work together here")
         done += batch
         if status != 0 or not step.auto:
@@ -207,11 +180,11 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         if stop_reason:
             break
     if status == 0:
-        store.finish_step(step_id, "ok", build=build, stop_reason=stop_reason)
+        store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason)
         progress.end_step()
         return "ok"
     msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
-    store.finish_step(step_id, "failed", build=build, message=msg)
+    store.finish_step(step_id, "failed", build=build and build.record, message=msg)
     progress.end_step()
     if status == 2:
         raise BadInput(f"{step.title()}: {msg}")
@@ -219,7 +192,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     return "failed"
 
 
-def auto_stop(auto, figures: dict[tuple, list[float]], done: int, elapsed_s: float) -> str | None:
+def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
     """Why adaptive repetition stops now, or None to go on."""
     from clusterbench import stats
 
@@ -234,7 +207,7 @@ def auto_stop(auto, figures: dict[tuple, list[float]], done: int, elapsed_s: flo
 
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
-              offset: int, figures: dict[tuple, list[float]]) -> tuple[int, str, dict | None]:
+              offset: int, figures: dict[SampleKey, list[float]]) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -245,29 +218,25 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     build, cgroups = None, []
     try:
         for line in proc.stdout:
-            rec = parse_line(line)
-            if rec is None:
-                continue
-            if rec.get("type") == "measurement":
-                rec.update(conditions.record_fields(env))
-                store.add_sample(step_id, rec, limits.record_warnings(rec, env), repetition_offset=offset)
-                key = (rec.get("phase"), rec.get("mode"), rec.get("rate_unit"), rec.get("size_bytes"))
-                if isinstance(rec.get("rate"), (int, float)):
-                    figures.setdefault(key, []).append(float(rec["rate"]))
-                progress.record({**rec, "repetition": rec.get("repetition", 0) + offset})
-            elif rec.get("type") == "run":
-                build = rec
-            elif rec.get("type") == "memory-cgroup":  # each host's peak under --memory-limit
-                cgroups.append(rec)
+            item = read_line(line, extra_fields=conditions.record_fields(env))
+            if isinstance(item, RunRecord):
+                build = item
+            elif isinstance(item, Sample):
+                store.add_sample(step_id, item, limits.sample_warnings(item, env), repetition_offset=offset)
+                if item.value is not None:
+                    figures.setdefault(item.key(), []).append(item.value)
+                progress.record(item, item.repetition + offset)
+            elif isinstance(item, OtherRecord) and item.type == "memory-cgroup":  # each host's peak under --memory-limit
+                cgroups.append(item.record)
         status = proc.wait()
     except BaseException:
         _stop(proc)
         reader.join(timeout=5)
-        store.finish_step(step_id, "interrupted", build=build, message="interrupted by a signal")
+        store.finish_step(step_id, "interrupted", build=build and build.record, message="interrupted by a signal")
         raise
     reader.join(timeout=30)
     if build is not None and cgroups:
-        build["memory_cgroups"] = cgroups
+        build.record["memory_cgroups"] = cgroups
     return status, "".join(stderr_chunks), build
 
 
@@ -283,8 +252,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def add_cross_warnings(store: Store, run_id: int) -> None:
-    rows = [{"id": s.id, "record": s.record} for st in store.steps_of(run_id) for s in store.samples_of(st.id)]
-    for sid, extra in limits.cross_sample_warnings(rows).items():
+    samples = [s for st in store.steps_of(run_id) for s in store.samples_of(st.id)]
+    for sid, extra in limits.cross_sample_warnings(samples).items():
         store.add_sample_warnings(sid, extra)
 
 

@@ -17,10 +17,11 @@ import time
 
 import click
 
-from clusterbench.store.redact import mask_passwords
 from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
+from clusterbench.launch import help_text as launcher_help
 from clusterbench.safe_write import write_atomically
+from clusterbench.store.redact import mask_passwords
 
 
 @click.command("ior", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -28,7 +29,7 @@ from clusterbench.safe_write import write_atomically
               help="MPI ranks (or give them with a leading `mpiexec -n N`).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
 @click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
-@click.option("--launcher", help="local, mpiexec or srun (Slurm) (default: mpiexec when more than one rank).")
+@click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--label", help="Name of the configuration measured.")
 @memory_limit_option
@@ -50,8 +51,8 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
       clusterbench ior --np 4 -f tests.ior
     """
     from clusterbench import catalogue, ior_output
-    from clusterbench.commands.run import absolute_paths, execute_and_show
     from clusterbench.ior_args import translate
+    from clusterbench.measure import absolute_paths, execute_and_show
     from clusterbench.plan import expand
     from clusterbench.report.data import load_run
     from clusterbench.runner import RunRequest, preflight

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import click
 
-from clusterbench.store.redact import mask_passwords
 from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
+from clusterbench.launch import help_text as launcher_help
+from clusterbench.measure import absolute_paths, execute_and_show
+from clusterbench.store.redact import mask_passwords
 
 
 def parse_extra(args: list[str]) -> dict[str, str]:
@@ -31,50 +33,6 @@ def parse_extra(args: list[str]) -> dict[str, str]:
         out[k] = v
         i += 1
     return out
-
-
-def absolute_paths(steps, cat):
-    """Path parameters become absolute, so records and the environment name the same directory."""
-    out, targets = [], []
-    from clusterbench.runner import missing_requirement
-
-    for s in steps:
-        if missing_requirement(s, cat):
-            out.append(s)  # skipped when run; its kernel may not exist in this build
-            continue
-        kernel = cat.kernel(s.kernel)
-        params = dict(s.params)
-        for p in kernel.params:
-            if p.type == "path":
-                params[p.name] = os.path.abspath(params.get(p.name, p.default or "."))
-                targets.append(params[p.name])
-        out.append(dataclasses.replace(s, params=params))
-    return out, list(dict.fromkeys(targets))
-
-
-def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
-    """Runs the request; prints the result tables (also of a run whose steps
-    failed, before its exit 1); exit 130 after Ctrl-C. Returns the run id."""
-    from clusterbench.console import stdout_console
-
-    from clusterbench.errors import MeasurementFailed
-    from clusterbench.progress import Progress
-    from clusterbench.report.data import load_run
-    from clusterbench.report.terminal import print_run
-    from clusterbench.runner import execute
-
-    try:
-        run_id = execute(store, cat, req, Progress(enabled=not quiet))
-    except MeasurementFailed as e:
-        if not quiet:
-            print_run(stdout_console(), load_run(store, e.run_id))
-        raise
-    except KeyboardInterrupt:
-        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        sys.exit(130)
-    if show and not quiet:
-        print_run(stdout_console(), load_run(store, run_id))
-    return run_id
 
 
 def report_folder(store_url: str, report_dir: str | None) -> Path:
@@ -146,7 +104,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
 @click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
-@click.option("--launcher", help="local, mpiexec or srun (Slurm; inside an allocation its nodes) (default: mpiexec when --np > 1).")
+@click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "

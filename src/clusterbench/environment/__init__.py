@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 from clusterbench.environment.sources import Context
-from clusterbench.environment.summary import summary_block
+from clusterbench.environment.report_block import summary_block
 
 SCHEMA = 1
 COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "network", "software", "gpu", "modules", "fabric",

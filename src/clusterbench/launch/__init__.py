@@ -11,23 +11,30 @@ import importlib
 from clusterbench.errors import BadInput
 from clusterbench.launch.job import Job, Launcher
 
-_MODULES = {
-    "local": "clusterbench.launch.local",
-    "mpiexec": "clusterbench.launch.mpiexec",
-    "srun": "clusterbench.launch.srun",
-    "qrsh": "clusterbench.launch.qrsh",
+# name -> (module, what it is in a few words, for --launcher's help)
+_LAUNCHERS = {
+    "local": ("clusterbench.launch.local", "this host, one rank"),
+    "mpiexec": ("clusterbench.launch.mpiexec", "MPICH or Open MPI; with --hostfile its hosts"),
+    "srun": ("clusterbench.launch.srun", "Slurm; inside an allocation its nodes"),
+    "qrsh": ("clusterbench.launch.qrsh", "Grid Engine"),
 }
 
 
 def names() -> list[str]:
-    return list(_MODULES)
+    return list(_LAUNCHERS)
+
+
+def help_text() -> str:
+    """--launcher's help, from the registry (no launcher module is imported)."""
+    return ", ".join(f"{name} ({what})" for name, (_, what) in _LAUNCHERS.items()) + \
+        " (default: mpiexec when more than one rank, else local)."
 
 
 def get(name: str, cbk: str | None = None) -> Launcher:
     try:
-        module = importlib.import_module(_MODULES[name])
+        module = importlib.import_module(_LAUNCHERS[name][0])
     except KeyError:
-        raise BadInput(f"no such launcher: '{name}' (launchers: {', '.join(_MODULES)})") from None
+        raise BadInput(f"no such launcher: '{name}' (launchers: {', '.join(_LAUNCHERS)})") from None
     launcher = module.LAUNCHER
     why = launcher.unavailable(cbk)
     if why:
@@ -40,4 +47,4 @@ def choose(requested: str | None, ranks: int, cbk: str | None = None) -> Launche
     return get(requested or ("mpiexec" if ranks > 1 else "local"), cbk)
 
 
-__all__ = ["Job", "Launcher", "choose", "get", "names"]
+__all__ = ["Job", "Launcher", "choose", "get", "help_text", "names"]

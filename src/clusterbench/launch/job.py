@@ -14,8 +14,21 @@ class Job:
     env: dict[str, str] = field(default_factory=dict)
 
 
+def hostfile_hosts(path: str) -> list[str]:
+    """Host names of an MPICH ("host:n") or Open MPI ("host slots=n") host file."""
+    hosts = []
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                hosts.append(line.split()[0].split(":")[0])
+    return list(dict.fromkeys(hosts))
+
+
 class Launcher:
     name = "?"
+    # node_command's output is "TASK: chunk" lines (srun --label), not plain lines
+    node_output_labelled = False
 
     def unavailable(self, cbk: str | None = None) -> str | None:
         """None when usable here, else the reason it is not."""
@@ -24,3 +37,9 @@ class Launcher:
     def command(self, job: Job) -> list[str]:
         """The argv that starts the job; pure, tested against exact strings."""
         raise NotImplementedError
+
+    def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
+        """The argv that runs `argv` once on every node a step of `ranks`
+        ranks would use (the per-node environment snapshot), or None when
+        the step runs on this host only (the default)."""
+        return None

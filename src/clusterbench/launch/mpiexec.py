@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from clusterbench.errors import BadInput
-from clusterbench.launch.job import Job, Launcher
+from clusterbench.launch.job import Job, Launcher, hostfile_hosts
 
 
 @functools.cache
@@ -80,6 +80,13 @@ class MpiExec(Launcher):
         if kind == "mpich":
             return hydra_command(exe, job)
         raise BadInput(f"{exe} is neither MPICH Hydra nor Open MPI: cannot tell how to pass ranks per node")
+
+    def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
+        """With a host file, one process on each of its hosts."""
+        if not hostfile or ranks <= 1:
+            return None
+        hosts = hostfile_hosts(hostfile)
+        return self.command(Job(argv, len(hosts), 1, hostfile))
 
 
 LAUNCHER = MpiExec()

@@ -34,6 +34,7 @@ def srun_command(srun: str, job: Job, mpi: str) -> list[str]:
 
 class Srun(Launcher):
     name = "srun"
+    node_output_labelled = True
 
     def unavailable(self, cbk: str | None = None) -> str | None:
         return None if shutil.which("srun") else NOT_HERE
@@ -46,6 +47,17 @@ class Srun(Launcher):
         if not srun:
             raise BadInput(NOT_HERE)
         return srun_command(srun, job, self.mpi())
+
+    def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
+        """Inside an allocation (salloc, sbatch), one task on each of its nodes."""
+        if not os.environ.get("SLURM_JOB_ID"):
+            return None
+        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+        # srun forwards output in chunks of 1 KiB and interleaves the tasks'
+        # chunks mid-line; --label tags every chunk with its task, so each
+        # task's line can be put back together
+        srun, *rest = self.command(Job(argv, nodes, 1))
+        return [srun, "--label", *rest]
 
 
 LAUNCHER = Srun()

@@ -7,33 +7,35 @@ import csv
 import io
 import json
 
+from clusterbench.report.data import Report
+from clusterbench.sample import Sample, SampleKey
+
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
            "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings"]
 
 
-def _outliers(samples: list[dict]) -> set[int]:
-    """Positions (in `samples`) of the modified-Z outliers of each group."""
+def _outliers(samples: list[Sample]) -> set[int]:
+    """Positions (in `samples`) of the modified-Z outliers of each group (Sample.key())."""
     from clusterbench.stats import outlier_indices
 
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[SampleKey, list[int]] = {}
     for i, s in enumerate(samples):
-        if s["value"] is not None:
-            key = (s["phase"], s["mode"], s["unit"], (s["record"] or {}).get("size_bytes"))
-            groups.setdefault(key, []).append(i)
+        if s.value is not None:
+            groups.setdefault(s.key(), []).append(i)
     return {members[j] for members in groups.values()
-            for j in outlier_indices([float(samples[i]["value"]) for i in members])}
+            for j in outlier_indices([samples[i].value for i in members])}
 
 
-def render(runs: list[dict]) -> str:
+def render(report: Report) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(COLUMNS)
-    for run in runs:
+    for run in report.runs:
         for st in run["steps"]:
             flagged = _outliers(st["samples"])
             for i, s in enumerate(st["samples"]):
                 w.writerow([run["id"], run["label"] or "", st["name"] or st["kernel"], st["kernel"],
-                            json.dumps(st["params"], sort_keys=True), st["ranks"], s["repetition"], s["phase"],
-                            s["mode"] or "", s["value"], s["unit"] or "", s["seconds"], s["bytes"], s["ops"],
-                            int(i in flagged), " | ".join(s["warnings"])])
+                            json.dumps(st["params"], sort_keys=True), st["ranks"], s.repetition, s.phase,
+                            s.condition or "", s.value, s.unit or "", s.seconds, s.bytes, s.ops,
+                            int(i in flagged), " | ".join(s.warnings)])
     return buf.getvalue()

@@ -1,7 +1,11 @@
-"""Everything known about a run, as plain data for the formats."""
+"""Everything known about a run, as plain data for the formats, and the
+Report every format renders."""
 from __future__ import annotations
 
-from clusterbench import summary
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from clusterbench import step_summary
 from clusterbench.store import Store
 
 
@@ -19,10 +23,8 @@ def load_run(store: Store, run_id: int) -> dict:
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
             "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
-            "summary": summary.rows(samples),
-            "samples": [{"repetition": s.repetition, "phase": s.phase, "mode": s.mode, "value": s.value,
-                         "unit": s.unit, "seconds": s.seconds, "bytes": s.bytes, "ops": s.ops,
-                         "warnings": s.warnings, "record": s.record} for s in samples],
+            "summary": step_summary.rows(samples),
+            "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
     return {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
@@ -37,3 +39,40 @@ def step_title(step: dict) -> str:
 
 def params_text(step: dict) -> str:
     return " ".join(f"--{k}={v}" for k, v in step["params"].items())
+
+
+@dataclass
+class Report:
+    """What a format renders: the runs, and for the formats that show one
+    (html) the comparison of the configurations `refs` and their sweeps."""
+    runs: list[dict]
+    store: Store | None = None
+    refs: list[str] = field(default_factory=list)
+    exclude_outliers: bool = False
+
+    @classmethod
+    def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False) -> Report:
+        ids = list(dict.fromkeys(i for ref in refs for i in store.resolve(ref)))
+        return cls([load_run(store, i) for i in ids], store, list(refs), exclude_outliers)
+
+    @cached_property
+    def comparison(self):
+        """compare.Table of the refs, or None with fewer than two."""
+        from clusterbench import compare
+
+        if self.store is None or len(self.refs) < 2:
+            return None
+        return compare.build(self.store, self.refs, self.exclude_outliers)
+
+    @cached_property
+    def points(self) -> list:
+        """Every measured point per configuration (compare.collect), for sweep tables."""
+        from clusterbench import compare
+
+        if self.comparison is not None:
+            return self.comparison.points
+        return compare.collect(self.store, self.refs)[1] if self.store is not None else []
+
+    @property
+    def config_names(self) -> list[str]:
+        return list(self.refs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from clusterbench.report.data import params_text, step_title
+from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.terminal import _num, ci_text, condition_header
 
 CSS = """
@@ -62,12 +62,12 @@ def run_section(run: dict) -> list[str]:
         warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
         if warnings:
             out.append("<ul>" + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings) + "</ul>")
-        sized = defaultdict(list)
+        sized = defaultdict(list)  # one curve per measurement swept over sizes
         for r in st["summary"]:
             if r.size_bytes is not None and r.median is not None:
-                sized[(r.phase, r.mode, r.unit)].append((float(r.size_bytes), r.median))
-        for unit in dict.fromkeys(k[2] for k in sized):
-            series = {f"{p} {m or ''}".strip(): pts for (p, m, u), pts in sized.items() if u == unit}
+                sized[r.key.curve()].append((float(r.size_bytes), r.median))
+        for unit in dict.fromkeys(k.unit for k in sized):
+            series = {f"{k.phase} {k.condition or ''}".strip(): pts for k, pts in sized.items() if k.unit == unit}
             if any(len(pts) > 1 for pts in series.values()):
                 out.append(plots.curves(step_title(st), "size (bytes)", unit or "", series))
         if not sized and len(st["summary"]) > 0:
@@ -140,14 +140,15 @@ def sweep_section(points, names: list[str]) -> list[str]:
     return out
 
 
-def render(runs: list[dict], comparison=None, points=None, names=None) -> str:
-    """`points`/`names`: measured points per configuration (compare.collect) for sweep tables."""
+def render(report: Report) -> str:
+    """The comparison of the report's configurations (two or more), the sweep
+    tables of their measured points, then every run."""
     body = ["<h1>clusterbench report</h1>"]
-    if comparison is not None:
-        body += comparison_section(comparison)
-    if points:
-        body += sweep_section(points, names)
-    for run in runs:
+    if report.comparison is not None:
+        body += comparison_section(report.comparison)
+    if report.points:
+        body += sweep_section(report.points, report.config_names)
+    for run in report.runs:
         body += run_section(run)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clusterbench report</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

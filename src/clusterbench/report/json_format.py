@@ -4,12 +4,19 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from clusterbench.report.data import Report
+from clusterbench.sample import Sample
 from clusterbench.stats import OUTLIER_Z
 
 
 def _plain(o):
+    if isinstance(o, Sample):
+        return o.export()
     if dataclasses.is_dataclass(o):
         d = dataclasses.asdict(o)
+        # the row's warnings as shown (repeats folded); per-sample ones stay in the samples
+        d.pop("sample_warnings", None)
+        d["warnings"] = o.warnings
         st = o.stats
         # the statistics of docs/statistics.md; outliers as indices into "values", kept in every figure
         d.update(n=o.n, median=o.median, min=o.minimum, max=o.maximum, mean=st.mean, std=st.std, cv=st.cv,
@@ -20,5 +27,5 @@ def _plain(o):
     raise TypeError(f"cannot write {type(o).__name__} as JSON")
 
 
-def render(runs: list[dict]) -> str:
-    return json.dumps({"schema": 1, "runs": runs}, indent=1, default=_plain, allow_nan=False) + "\n"
+def render(report: Report) -> str:
+    return json.dumps({"schema": 1, "runs": report.runs}, indent=1, default=_plain, allow_nan=False) + "\n"

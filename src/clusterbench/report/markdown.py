@@ -1,7 +1,7 @@
 """Markdown: the tables a person pastes into a wiki or a blog post."""
 from __future__ import annotations
 
-from clusterbench.report.data import params_text, step_title
+from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.terminal import ci_text
 
 
@@ -11,9 +11,9 @@ def _num(v: float | None) -> str:
     return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
-def render(runs: list[dict]) -> str:
+def render(report: Report) -> str:
     out: list[str] = []
-    for run in runs:
+    for run in report.runs:
         out.append(f"## Run {run['id']}{' (' + run['label'] + ')' if run['label'] else ''}: {run['status']}\n")
         out.append(f"{run['started']} on {run['host']} by {run['user']}: `{run['command']}`\n")
         for host, env in run["environments"].items():

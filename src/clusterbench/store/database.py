@@ -19,6 +19,7 @@ from sqlalchemy import event
 
 from clusterbench import batchjob
 from clusterbench.errors import BadInput
+from clusterbench.sample import Sample
 from clusterbench.store.redact import mask_passwords, public_url
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
 
@@ -133,13 +134,16 @@ class Store:
             c.execute(steps.update().where(steps.c.id == step_id).values(
                 status=status, finished=now(), build=build, message=message, stop_reason=stop_reason))
 
-    def add_sample(self, step_id: int, record: dict, warnings: list[str], repetition_offset: int = 0) -> None:
+    def add_sample(self, step_id: int, sample: Sample | dict, warnings: list[str],
+                   repetition_offset: int = 0) -> None:
+        """Stores a measurement (a Sample, or a record dict read into one); the
+        mode column holds what the mode column shows (Sample.condition)."""
+        s = sample if isinstance(sample, Sample) else Sample.from_record(sample)
         with self.engine.begin() as c:
             c.execute(samples.insert().values(
-                step_id=step_id, repetition=record.get("repetition", 0) + repetition_offset, phase=record.get("phase", "?"),
-                mode=record.get("mode"), value=record.get("rate"), unit=record.get("rate_unit"),
-                seconds=record.get("seconds"), bytes=record.get("bytes"), ops=record.get("ops"),
-                warnings=warnings, record=record))
+                step_id=step_id, repetition=s.repetition + repetition_offset, phase=s.phase, mode=s.condition,
+                value=s.value, unit=s.unit, seconds=s.seconds, bytes=s.bytes, ops=s.ops, warnings=warnings,
+                record=s.record))
 
     def add_sample_warnings(self, sample_id: int, extra: list[str]) -> None:
         with self.engine.begin() as c:
@@ -203,9 +207,10 @@ class Store:
         with self.engine.connect() as c:
             return c.execute(sa.select(steps).where(steps.c.run_id == run_id).order_by(steps.c.position)).all()
 
-    def samples_of(self, step_id: int) -> list[Any]:
+    def samples_of(self, step_id: int) -> list[Sample]:
         with self.engine.connect() as c:
-            return c.execute(sa.select(samples).where(samples.c.step_id == step_id).order_by(samples.c.id)).all()
+            rows = c.execute(sa.select(samples).where(samples.c.step_id == step_id).order_by(samples.c.id)).all()
+        return [Sample.from_row(r) for r in rows]
 
     def environments_of(self, run_id: int) -> dict[str, dict]:
         with self.engine.connect() as c:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from clusterbench.sizes import rounded_size_text
+
+
 def _why(env: dict, key: str) -> str:
     reason = env.get(key + "_error")
     return f"unavailable: {reason}" if reason else "unavailable"
@@ -12,15 +15,6 @@ def _why(env: dict, key: str) -> str:
 
 def _val(env: dict, key: str, fmt=str) -> str:
     return fmt(env[key]) if key in env else _why(env, key)
-
-
-def size_text(n: object) -> str:
-    if not isinstance(n, (int, float)):
-        return str(n)
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{n} B"
 
 
 def _host(env: dict) -> str:
@@ -61,7 +55,7 @@ def _clock(env: dict) -> str:
 
 
 def _memory(env: dict) -> str:
-    text = _val(env, "memory.total_bytes", size_text)
+    text = _val(env, "memory.total_bytes", rounded_size_text)
     if "memory.dimms" in env:
         text += f"; {env['memory.dimms']} in {env.get('memory.dimm_slots', '?')} slots"
     else:
@@ -75,7 +69,7 @@ def _numa(env: dict) -> str:
     nodes = []
     for n in range(env["numa.nodes"]):
         k = f"numa.node{n}"
-        mem = f" ({size_text(env[k + '.memory_bytes'])})" if k + ".memory_bytes" in env else ""
+        mem = f" ({rounded_size_text(env[k + '.memory_bytes'])})" if k + ".memory_bytes" in env else ""
         nodes.append(f"node{n}: cpus {env.get(k + '.cpus', '?')}{mem}")
     return f"{env['numa.nodes']} node(s); " + "; ".join(nodes)
 
@@ -103,7 +97,7 @@ def _targets(env: dict) -> list[tuple[str, str]]:
         if k + "dm_name" in env:
             dev += f" ({env[k + 'dm_name']})"
         if k + "size_bytes" in env:
-            dev += f", {size_text(env[k + 'size_bytes'])}"
+            dev += f", {rounded_size_text(env[k + 'size_bytes'])}"
         disks = env.get(k + "disks", "")
         rot = env.get(k + "rotational")
         rot_text = {True: "rotational", False: "non-rotational"}.get(rot, f"rotational: {rot}") \

@@ -1,0 +1,53 @@
+"""The run use case shared by `clusterbench run` and `clusterbench ior`:
+steps with absolute paths, then execute and print the result tables."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import click
+
+
+def absolute_paths(steps, cat):
+    """Path parameters become absolute, so records and the environment name the same directory."""
+    out, targets = [], []
+    from clusterbench.runner import missing_requirement
+
+    for s in steps:
+        if missing_requirement(s, cat):
+            out.append(s)  # skipped when run; its kernel may not exist in this build
+            continue
+        kernel = cat.kernel(s.kernel)
+        params = dict(s.params)
+        for p in kernel.params:
+            if p.type == "path":
+                params[p.name] = os.path.abspath(params.get(p.name, p.default or "."))
+                targets.append(params[p.name])
+        out.append(dataclasses.replace(s, params=params))
+    return out, list(dict.fromkeys(targets))
+
+
+def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
+    """Runs the request; prints the result tables (also of a run whose steps
+    failed, before its exit 1); exit 130 after Ctrl-C. Returns the run id."""
+    from clusterbench.console import stdout_console
+
+    from clusterbench.errors import MeasurementFailed
+    from clusterbench.progress import Progress
+    from clusterbench.report.data import load_run
+    from clusterbench.report.terminal import print_run
+    from clusterbench.runner import execute
+
+    try:
+        run_id = execute(store, cat, req, Progress(enabled=not quiet))
+    except MeasurementFailed as e:
+        if not quiet:
+            print_run(stdout_console(), load_run(store, e.run_id))
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        sys.exit(130)
+    if show and not quiet:
+        print_run(stdout_console(), load_run(store, run_id))
+    return run_id

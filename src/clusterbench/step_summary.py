@@ -1,0 +1,95 @@
+"""Per-step summaries of stored samples: one row per sample key (phase,
+condition, unit, size), in the order first seen, described by the
+statistics module."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from clusterbench import stats, warning_fold
+from clusterbench.sample import Sample, SampleKey
+
+
+@dataclass
+class Row:
+    phase: str
+    mode: str | None        # the sample key's condition: cache state and qualifiers
+    unit: str | None
+    size_bytes: int | None = None  # message/transfer size when a kernel sweeps it in one launch
+    values: list[float] = field(default_factory=list)
+    decimal: list[float] = field(default_factory=list)   # MB/s beside MiB/s
+    decimal_unit: str | None = None
+    sample_warnings: list[list[str]] = field(default_factory=list)  # per sample, as stored
+    condition: tuple[str, ...] = ()  # what the mode column holds: Sample.condition_names
+
+    @classmethod
+    def of(cls, sample: Sample) -> Row:
+        key = sample.key()
+        return cls(key.phase, key.condition, key.unit, key.size_bytes, condition=sample.condition_names)
+
+    @property
+    def key(self) -> SampleKey:
+        return SampleKey(self.phase, self.mode, self.unit, self.size_bytes)
+
+    @property
+    def stats(self) -> stats.Summary:
+        return stats.summarize(self.values)
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def median(self) -> float | None:
+        return self.stats.median
+
+    @property
+    def minimum(self) -> float | None:
+        return self.stats.minimum
+
+    @property
+    def maximum(self) -> float | None:
+        return self.stats.maximum
+
+    @property
+    def outlier_values(self) -> list[float]:
+        return [self.values[i] for i in self.stats.outliers]
+
+    @property
+    def label(self) -> str:
+        """The phase as printed: with its size when the kernel swept sizes."""
+        return self.key.label
+
+    @property
+    def warnings(self) -> list[str]:
+        """The samples' warnings, each once: repeated ones folded with their count and range."""
+        return warning_fold.fold(self.sample_warnings, self.n)
+
+    def all_warnings(self) -> list[str]:
+        """The samples' warnings, plus one naming the outliers (flagged, never dropped)."""
+        out = list(self.warnings)
+        if self.outlier_values:
+            vals = ", ".join(f"{v:,.0f}" if abs(v) >= 100 else f"{v:.4g}" for v in self.outlier_values)
+            out.append(f"outlier(s) by modified Z-score > {stats.OUTLIER_Z} ({self.label} {self.mode or ''}): "
+                       f"{vals} {self.unit or ''}; kept in median, min and max")
+        return out
+
+    @property
+    def median_decimal(self) -> float | None:
+        return statistics.median(self.decimal) if self.decimal else None
+
+
+def rows(samples: list[Sample]) -> list[Row]:
+    """Groups samples by Sample.key(), in first-seen order."""
+    out: dict[SampleKey, Row] = {}
+    for s in samples:
+        row = out.get(s.key())
+        if row is None:
+            row = out[s.key()] = Row.of(s)
+        if s.value is not None:
+            row.values.append(s.value)
+        if s.decimal is not None:
+            row.decimal.append(s.decimal)
+            row.decimal_unit = s.decimal_unit
+        row.sample_warnings.append(list(s.warnings))
+    return list(out.values())
