@@ -81,3 +81,19 @@ def test_qrsh_ranks_bind_their_own_gpus_from_the_resource_map(cli, sge, mpiexec,
     assert r.status == 0, r.stderr
     ((build,),) = store_rows(store_url, "select build from steps")
     assert json.loads(build)["gpu_devices"] == ["2", "3"]
+
+
+@pytest.mark.timeout(240)
+def test_a_hostile_dir_reaches_cbk_through_qrsh_as_one_word(cli, sge, store_url, tmp_path):
+    # qrsh runs its command through a shell on the execution host: `;`, `$(...)`,
+    # spaces and `$` in a --dir must name a directory, never run anything
+    pwned = tmp_path / "PWNED"
+    hostile = tmp_path / f"a b;touch {pwned};$(touch {pwned}2)$HOME"
+    hostile.mkdir(parents=True)
+    r = cli("run", "seqio", "--launcher", "qrsh", f"--dir={hostile}", "--file-size=1m", "--block-size=256k",
+            "--repeat", "1", "--quiet", env=sge_env(sge))
+    assert r.status == 0, r.stderr
+    assert not pwned.exists() and not Path(f"{pwned}2").exists()
+    assert tree(hostile) == []   # the run used it, and left nothing in it
+    ((params,),) = store_rows(store_url, "select params from steps")
+    assert json.loads(params)["dir"] == str(hostile)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -44,6 +45,23 @@ def test_qrsh_command_line():
         "/usr/bin/qrsh", "-V", "-now", "no", "-cwd", "-pe", "mpi", "8", *inner]
     assert qrsh_command("qrsh", Job(("cbk", "null")), "mpi", ["cbk", "null"]) == [
         "qrsh", "-V", "-now", "no", "-cwd", "cbk", "null"]
+
+
+def test_qrsh_quotes_every_word_the_remote_shell_parses(tmp_path):
+    # qrsh hands its command to a shell on the execution host as one line:
+    # a hostile --dir must arrive as one word, with nothing executed
+    hostile = ["/opt/cb/cbk", "seqio", "--dir=/scratch/a;touch PWNED;b", "--label=$(touch PWNED2) `touch PWNED3`",
+               "--dir=/my data/$HOME's", "-genv", "X", "a b"]
+    cmd = qrsh_command("/usr/bin/qrsh", Job(("cbk",)), "mpi", hostile)
+    assert cmd == [
+        "/usr/bin/qrsh", "-V", "-now", "no", "-cwd", "/opt/cb/cbk", "seqio", "'--dir=/scratch/a;touch PWNED;b'",
+        "'--label=$(touch PWNED2) `touch PWNED3`'", "'--dir=/my data/$HOME'\"'\"'s'", "-genv", "X", "'a b'"]
+    # a real shell parsing the line qrsh sends gets exactly the original argv
+    line = " ".join(cmd[5:])
+    script = f'set -- {line}; for a in "$@"; do printf "%s\\0" "$a"; done'
+    words = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert words.split("\0")[:-1] == hostile
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_local_runs_one_process_only():

@@ -13,16 +13,15 @@ from clusterbench.report import formats
 @db_option
 def command(runs, fmt, output, db_url):
     """Export runs (ids or labels) with every raw sample."""
-    from pathlib import Path
-
     from clusterbench.report import render
     from clusterbench.report.data import Report, load_run
+    from clusterbench.safe_write import write_atomically
 
     store = open_store(db_url)
     ids = [i for ref in runs for i in store.resolve(ref)]
     text = render(fmt, Report([load_run(store, i) for i in ids]))
     if output:
-        Path(output).write_text(text)
+        write_atomically(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)

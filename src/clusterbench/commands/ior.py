@@ -20,6 +20,8 @@ import click
 from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
+from clusterbench.safe_write import write_atomically
+from clusterbench.store.redact import mask_passwords
 
 
 @click.command("ior", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -68,7 +70,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
         steps += expand("pario", test.params, repeat=test.repetitions, ranks=ranks, ranks_per_node=ppn,
                         launcher=launcher, name=f"ior test {test.id}: " + shlex.join(ior_args))
     steps, targets = absolute_paths(steps, cat)
-    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
+    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 
@@ -94,8 +96,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                          platform=f"{uname.nodename}({uname.sysname})", began=began, finished=finished)
     text = ior_output.render(t, job, [step["samples"] for step in run["steps"]])
     if t.summary_file:
-        with open(t.summary_file, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_atomically(t.summary_file, text)
         click.echo(f"Writing output to {t.summary_file}")
     else:
         click.echo(text, nl=False)

@@ -18,6 +18,7 @@ from clusterbench.commands.options import (db_option, memory_limit_option, open_
                                            setting_option, width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
+from clusterbench.store.redact import mask_passwords
 
 
 @click.command("mdtest", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -63,7 +64,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     steps = expand("metadata", line.params, repeat=line.repetitions, ranks=ranks, ranks_per_node=ppn,
                    launcher=launcher, name="mdtest " + shlex.join(mdtest_args))
     steps, targets = absolute_paths(steps, cat)
-    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), None, targets, hostfile,
+    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
     from clusterbench.conditions.apply import check
 

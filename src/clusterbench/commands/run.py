@@ -12,6 +12,7 @@ from clusterbench.commands.options import db_option, memory_limit_option, open_s
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.measure import absolute_paths, execute_and_show
+from clusterbench.store.redact import mask_passwords
 
 
 def parse_extra(args: list[str]) -> dict[str, str]:
@@ -198,7 +199,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     steps, targets = absolute_paths(steps, cat)
     if report_dir:
         check_writable_folder(report_dir)
-    req = RunRequest(steps, label, shlex.join(["clusterbench", *sys.argv[1:]]), suite_name, targets,
+    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), suite_name, targets,
                      hostfile, oversubscribe, common or None)
     from clusterbench.conditions import recipe
 

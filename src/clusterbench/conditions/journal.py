@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from clusterbench.safe_write import write_atomically
+
 SETTINGS_LOCK = "settings-{host}.lock"
 
 
@@ -49,17 +51,8 @@ def _lock(path: Path, blocking: bool) -> int | None:
 
 
 def _write_atomically(path: Path, doc: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)  # the rename itself reaches the disk before the change is made
-    finally:
-        os.close(dfd)
+    # synced, rename included, before the change it records is made
+    write_atomically(path, json.dumps(doc, indent=1))
 
 
 class Journal:

@@ -8,6 +8,7 @@ slots are granted, and mpiexec is tightly integrated the same way."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 
 from clusterbench.errors import BadInput
@@ -18,13 +19,16 @@ NOT_HERE = "no qrsh on PATH (this host is not a Grid Engine submit host, or $SGE
 
 
 def qrsh_command(qrsh: str, job: Job, pe: str, inner: list[str]) -> list[str]:
-    """`inner` is what runs in the granted slots (cbk itself, or mpiexec ... cbk)."""
+    """`inner` is what runs in the granted slots (cbk itself, or mpiexec ... cbk).
+    qrsh joins its command words with spaces and a shell on the execution
+    host parses that line, so each word is quoted here: a `;`, `$(...)`,
+    space or `$` in a --dir or label reaches cbk as written, never the shell."""
     # -V: the job sees this environment (CVARs, $CLUSTERBENCH_*); -now no: wait in the queue
     # rather than fail when the slots are busy; -cwd: cbk's relative paths mean what they say
     cmd = [qrsh, "-V", "-now", "no", "-cwd"]
     if job.ranks > 1:
         cmd += ["-pe", pe, str(job.ranks)]
-    return cmd + inner
+    return cmd + [shlex.quote(word) for word in inner]
 
 
 class Qrsh(Launcher):

@@ -32,12 +32,7 @@ def render(fmt: str, report: Report | list[dict]) -> str:
 def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False) -> str:
     """Renders runs (and, with several refs, their comparison where the
     format shows one) to `output`, written whole or not at all."""
-    import os
-    from pathlib import Path
+    from clusterbench.safe_write import write_atomically
 
     text = render(fmt, Report.of(store, refs, exclude_outliers))
-    path = Path(output)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return str(path)
+    return str(write_atomically(output, text))

@@ -20,6 +20,7 @@ from sqlalchemy import event
 from clusterbench import batchjob
 from clusterbench.errors import BadInput
 from clusterbench.sample import Sample
+from clusterbench.store.redact import mask_passwords, public_url
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -61,23 +62,24 @@ def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
 
 class Store:
     def __init__(self, url: str | None = None):
-        self.url = url or default_url()
-        parsed = sa.engine.make_url(self.url)
+        secret_url = url or default_url()
+        self.url = public_url(secret_url)   # the only form ever shown: no password
+        parsed = sa.engine.make_url(secret_url)
         if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
             try:
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise BadInput(f"cannot create the store's directory for {parsed.database}: {e.strerror}") from None
         try:
-            self.engine = sa.create_engine(self.url)
+            self.engine = sa.create_engine(secret_url)
         except (sa.exc.ArgumentError, ImportError) as e:
-            raise BadInput(f"cannot use store URL {self.url}: {e}") from None
+            raise BadInput(f"cannot use store URL {self.url}: {mask_passwords(str(e), secret_url)}") from None
         if parsed.get_backend_name() == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         with _migration_lock(parsed):
-            self._migrate()
+            self._migrate(secret_url)
 
-    def _migrate(self) -> None:
+    def _migrate(self, secret_url: str) -> None:
         from alembic import command
         from alembic.config import Config
 
@@ -88,7 +90,8 @@ class Store:
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except sa.exc.OperationalError as e:
-            raise BadInput(f"cannot open the store {self.url}: {e.orig}") from None
+            why = " ".join(str(e.orig).split())   # the driver's hint on a second line: one line
+            raise BadInput(f"cannot open the store {self.url}: {mask_passwords(why, secret_url)}") from None
 
     # -- writing ---------------------------------------------------------
     def add_environment(self, env: dict, env_hash: str) -> str:

@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusterbench.safe_write import write_atomically
 from clusterbench.testbed.netns import BENCHMARK_NET, TestBedError, rate_bits_per_s
 
 DEFAULT_DIR = Path("/run/clusterbench/testbed")
@@ -245,9 +246,7 @@ class _Builder:
         self.c = cluster
 
     def save(self) -> None:
-        tmp = self.c.dir / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(self.c.state, indent=1))
-        os.replace(tmp, self.c.dir / STATE_FILE)
+        write_atomically(self.c.dir / STATE_FILE, json.dumps(self.c.state, indent=1))
 
     def will_make(self, kind: str, name: str) -> None:
         self.c.state["made"].append({"kind": kind, "name": name})
@@ -440,8 +439,7 @@ def down(state_dir: Path) -> list[str]:
         else:
             continue
         removed.append(f"{kind} {name}")
-    leftover = state_dir / (STATE_FILE + ".tmp")   # an `up` killed while saving
-    if leftover.exists():
+    for leftover in state_dir.glob(f".{STATE_FILE}.*.tmp"):   # an `up` killed while saving
         leftover.unlink()
     if c.state.get("made_dir") and state_dir.is_dir() and not any(state_dir.iterdir()):
         state_dir.rmdir()

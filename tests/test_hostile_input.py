@@ -1,0 +1,130 @@
+"""Hostile input and planted files (issue #20): output files are never
+written through a name someone else planted."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from clusterbench.safe_write import write_atomically
+
+# runs clusterbench in a process that first plants a symlink at the name the
+# old report code wrote through (.NAME.tmpPID, PID being this very process)
+PLANT_THEN_RUN = """
+import os, runpy, sys
+out, victim = sys.argv[1], sys.argv[2]
+d, name = os.path.split(out)
+os.symlink(victim, os.path.join(d, f".{name}.tmp{os.getpid()}"))
+sys.argv = ["clusterbench", *sys.argv[3:]]
+runpy.run_module("clusterbench", run_name="__main__")
+"""
+
+
+def digest(path) -> str:
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+@pytest.fixture
+def victim(tmp_path):
+    """A file the user owns, which a planted symlink points at."""
+    path = tmp_path / "mine" / "thesis.tex"
+    path.parent.mkdir()
+    path.write_text("\\chapter{years of work}\n")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["html", "md"])
+def test_report_never_writes_through_a_planted_temporary_name(cli, cbk_bin, store_url, tmp_path, victim, fmt):
+    assert cli("run", "null", "--seconds=0.01", "--repeat", "1", "--quiet").status == 0
+    out = tmp_path / "shared" / f"report.{fmt}"
+    out.parent.mkdir()
+    before = digest(victim)
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
+    r = subprocess.run([sys.executable, "-c", PLANT_THEN_RUN, str(out), str(victim), "report", "1", "--format", fmt,
+                        "-o", str(out)], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert digest(victim) == before
+    assert out.is_file() and not out.is_symlink() and out.stat().st_size > 0
+    # the planted link is the only other name there: no temporary file left
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted([out.name, next(
+        p.name for p in out.parent.iterdir() if p.is_symlink())])
+
+
+def test_export_replaces_a_planted_symlink_at_the_output_name(cli, tmp_path, victim):
+    assert cli("run", "null", "--seconds=0.01", "--repeat", "1", "--quiet").status == 0
+    out = tmp_path / "export.json"
+    out.symlink_to(victim)
+    before = digest(victim)
+    r = cli("export", "1", "--format", "json", "-o", str(out))
+    assert r.status == 0, r.stderr
+    assert digest(victim) == before
+    assert not out.is_symlink() and json.loads(out.read_text())
+
+
+def test_safe_write_keeps_permissions_and_leaves_nothing_on_failure(tmp_path, monkeypatch):
+    target = tmp_path / "summary.txt"
+    target.write_text("old")
+    target.chmod(0o640)
+    write_atomically(target, "new")
+    assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o640
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        write_atomically(target, "newer")
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.txt"] and target.read_text() == "new"
+    # a directory the user cannot write to: the error surfaces, nothing is made
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o500)
+    if os.geteuid() != 0:
+        with pytest.raises(PermissionError):
+            write_atomically(ro / "x", "y")
+        assert list(ro.iterdir()) == []
+
+
+SECRET = "s3cr3tPW"
+PG_URL = f"postgresql+psycopg://bench:{SECRET}@127.0.0.1:1/results"   # port 1: nothing listens, it fails
+
+
+def test_a_store_password_is_never_printed_when_the_connection_fails(cli):
+    r = cli("list", "--db", PG_URL)
+    assert r.status == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert SECRET not in r.stdout + r.stderr
+    assert "bench:***@127.0.0.1:1" in r.stderr
+
+
+def test_a_store_password_in_the_command_line_is_published_nowhere(cli, tmp_path, store_url):
+    # click takes the last --db: the run goes to the SQLite store, but its
+    # command line, stored with it, held the PostgreSQL password
+    r = cli("run", "null", "--seconds=0.01", "--repeat", "1", "--db", PG_URL, "--db", store_url)
+    assert r.status == 0, r.stderr
+    outputs = [r.stdout + r.stderr]
+    for args in (["list"], ["show", "1"], *(["export", "1", "--format", f] for f in ("json", "csv", "md"))):
+        r = cli(*args)
+        assert r.status == 0, r.stderr
+        outputs.append(r.stdout + r.stderr)
+    html = tmp_path / "report.html"
+    assert cli("report", "1", "-o", str(html)).status == 0
+    outputs.append(html.read_text())
+    assert all(SECRET not in out for out in outputs)
+    exported = json.loads(outputs[3])
+    assert "bench:***@127.0.0.1:1/results" in json.dumps(exported)   # masked, not dropped
+
+
+def test_mask_passwords_in_command_lines_and_driver_messages():
+    from clusterbench.store.redact import mask_passwords, public_url
+
+    assert public_url(PG_URL) == "postgresql+psycopg://bench:***@127.0.0.1:1/results"
+    assert public_url("sqlite:////data/results.db") == "sqlite:////data/results.db"
+    line = f"clusterbench run null --db={PG_URL} --label 'a:b@c' --dir=/x"
+    assert mask_passwords(line) == ("clusterbench run null --db=postgresql+psycopg://bench:***@127.0.0.1:1/results "
+                                    "--label 'a:b@c' --dir=/x")
+    assert mask_passwords(f'connection failed: password="{SECRET}"', PG_URL) == 'connection failed: password="***"'
