@@ -70,7 +70,7 @@ def exported(hcli, run_id: str = "1") -> dict:
 
 
 def measurements(step: dict) -> list[dict]:
-    return [s.record for s in step["samples"] if s.record.get("type") == "measurement"]
+    return [s["record"] for s in step["samples"] if s["record"].get("type") == "measurement"]
 
 
 @pytest.mark.timeout(400)
