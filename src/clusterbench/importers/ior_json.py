@@ -23,9 +23,11 @@ ROW_FIELDS = {"iops": "iops", "latency": "latency_s", "openTime": "open_s", "wrR
 
 
 def detect(text: str) -> bool:
-    head = text[:4096].lstrip()
-    return head.startswith("{") and bool(re.search(r'"(Command line|Began)"\s*:', head)) \
-        and ('"tests"' in text or '"summary"' in text or "ior" in head.lower())
+    head = text[:4096]
+    brace = head.find("{")
+    # IOR 3.2 prints its banner line on stdout before the document
+    return brace >= 0 and not head[:brace].strip("\n").count("\n") \
+        and bool(re.search(r'"(Command line|Began)"\s*:', head[brace:]))
 
 
 def _date(text) -> dt.datetime | None:
@@ -44,7 +46,8 @@ def parse(text: str) -> list[ImportedRun]:
         raise Unreadable(str(e)) from None
     if not isinstance(doc, dict):
         raise Unreadable("the JSON document is not an object")
-    version = doc.get("Version")
+    banner = re.search(r"^IOR-(\S+): MPI Coordinated Test", text[:text.find("{")], re.M)
+    version = doc.get("Version") or (banner.group(1) if banner else None)
     command = doc.get("Command line")
     run = ImportedRun("IOR", str(version) if version else None, "JSON",
                       command if isinstance(command, str) else None)
@@ -72,9 +75,12 @@ def _rows(results) -> list[tuple[int, dict]]:
     out = []
     if not isinstance(results, list):
         return out
-    for i, item in enumerate(results):
-        if isinstance(item, list):       # IOR 3.3: one list per repetition
-            out += [(i, r) for r in item if isinstance(r, dict)]
+    lists = 0
+    for item in results:
+        if isinstance(item, list):       # IOR 3.2/3.3: one list per repetition (3.2 adds empty ones)
+            rows = [r for r in item if isinstance(r, dict)]
+            out += [(lists, r) for r in rows]
+            lists += bool(rows)
         elif isinstance(item, dict):     # IOR 4 (and 3.2: "iteration" in the row)
             rep = number(item.get("iteration"))
             out.append((int(rep) if rep is not None else -1, item))

@@ -58,9 +58,18 @@ def _repair(body: str, e: json.JSONDecodeError, repairs: Repairs) -> str:
     if not rest or e.msg.startswith("Unterminated string"):
         repairs.add("the file is cut short: its last, incomplete value was dropped")
         return _close(body)
+    if e.msg == "Expecting ',' delimiter" and rest[:1] in "]}":
+        # a closer of the wrong kind: the one that opened it was dropped as stray, or never written
+        repairs.add(f"an unmatched '{rest[0]}' was dropped")
+        return body[:e.pos] + body[e.pos:].replace(rest[0], " ", 1)
     if e.msg == "Expecting ',' delimiter":
         repairs.add("missing commas between members were supplied")
         return body[:e.pos] + "," + body[e.pos:]
+    if e.msg.startswith("Expecting property name") and rest[:1] in "[{" and \
+            re.match(r'[\[{]\s*"[^"]*"\s*:', rest):
+        # IOR 3.2 wrote a stray "[" before a member ("[     \"Options\": {")
+        repairs.add(f"a stray '{rest[0]}' before a member was dropped")
+        return body[:e.pos] + body[e.pos:].replace(rest[0], " ", 1)
     if e.msg.startswith("Expecting property name") or e.msg == "Expecting value":
         # a trailing comma before } or ]: drop it
         before = body[:e.pos].rstrip()
