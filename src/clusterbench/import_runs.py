@@ -10,6 +10,7 @@ nothing about the machine that ran it is guessed from this one.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ class Overrides:
     label: str | None = None
     host: str | None = None            # --host: where the file's runs ran, when the file does not say
     date: dt.datetime | None = None    # --date: when, when the file does not say
+    ranks: int | None = None           # --np: the rank count, where the file does not give it (OSU collectives)
 
 
 def read_text(path: str) -> str:
@@ -64,6 +66,12 @@ def parse_file(path: str, fmt: str = "auto", text: str | None = None) -> list[Im
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError) as e:
         # a parser defect on input it did not foresee: still one line, never a half-stored run
         raise BadInput(f"{path}: {fmt}: cannot read this file ({type(e).__name__}: {e})") from None
+    for r in runs:
+        for st in r.steps:
+            finite = [s for s in st.samples if s.value is None or math.isfinite(s.value)]
+            if len(finite) < len(st.samples):
+                r.notes.append(f"{st.name}: {len(st.samples) - len(finite)} figure(s) not finite (nan, inf): not taken")
+                st.samples = finite
     runs = [r for r in runs if r.samples]
     if not runs:
         raise BadInput(f"{path}: {fmt}: no measurement in this file")
@@ -98,6 +106,10 @@ def finish(run: ImportedRun, path: str, over: Overrides) -> tuple[str, dt.dateti
 
 def store_run(store, run: ImportedRun, path: str, over: Overrides) -> int:
     host, started = finish(run, path, over)
+    if over.ranks and any(st.ranks == 0 for st in run.steps):
+        for st in run.steps:
+            st.ranks = st.ranks or over.ranks
+        run.notes = [n for n in run.notes if "(give --np)" not in n]
     hosts = list(dict.fromkeys([host, *run.hosts[1:]]))
     snapshots = {}
     for h in hosts:

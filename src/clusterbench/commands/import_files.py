@@ -18,10 +18,12 @@ DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"
               help="The files' format; auto reads it from the content.")
 @click.option("--host", help="The host the files' runs ran on, where a file does not name it.")
 @click.option("--date", type=DATE, help="When (UTC) they ran, where a file does not say (default: its mtime).")
+@click.option("--np", "ranks", type=click.IntRange(1),
+              help="The rank count, where a file does not give it (OSU's collectives).")
 @click.option("--dry-run", is_flag=True, help="Print what would be stored; store nothing.")
 @db_option
 @width_option
-def command(files, label, fmt, host, date, dry_run, db_url):
+def command(files, label, fmt, host, date, ranks, dry_run, db_url):
     """Import output files of IOR, mdtest, fio, iperf3, OSU micro-benchmarks
     and Intel MPI Benchmarks as runs: one run per file (or per test of a
     file holding several), marked as imported, at the date the file gives.
@@ -35,7 +37,7 @@ def command(files, label, fmt, host, date, dry_run, db_url):
     """
     from clusterbench.import_runs import Overrides, parse_file, store_run
 
-    over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None)
+    over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
     parsed = [(path, parse_file(path, fmt)) for path in files]
     store = None if dry_run else open_store(db_url)
     for path, runs in parsed:

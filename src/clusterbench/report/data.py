@@ -29,7 +29,7 @@ def load_run(store: Store, run_id: int) -> dict:
     return {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
         "suite": run.suite, "status": run.status, "message": run.message, "started": _iso(run.started),
-        "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": store.environments_of(run_id),
+        "finished": _iso(run.finished), "batch_job": run.batch_job, "imported_from": run.imported_from, "steps": steps, "environments": store.environments_of(run_id),
     }
 
 
