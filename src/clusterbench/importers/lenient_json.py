@@ -47,7 +47,8 @@ def _pairs(pairs: list[tuple[str, object]], repairs: Repairs) -> dict:
     out: dict = {}
     for k, v in pairs:
         if k in out:
-            repairs.add(f"key '{k}' written twice: the first kept")
+            differs = f" with different values ({json.dumps(out[k])[:40]}, {json.dumps(v)[:40]})" if out[k] != v else ""
+            repairs.add(f"key '{k}' written twice{differs}: the first kept")
             continue
         out[k] = v
     return out
