@@ -162,6 +162,18 @@ def test_fio_json_jobs_become_randio_steps():
     assert plus.form == "json+" and plus.steps[0].samples[0].record["clat_ns_bins"]
 
 
+def test_fio_2_json_reads_kib_and_microseconds():
+    run = one("fio-2.19-randread.json")
+    (s,) = run.steps[0].samples
+    job = json.loads((FIXTURES / "fio-2.19-randread.json").read_text())["jobs"][0]["read"]
+    assert "io_kbytes" not in job and s.bytes == job["io_bytes"] * 1024 and s.value == job["iops"]
+    assert s.record["clat_us_p50"] == job["clat"]["percentile"]["50.000000"]   # fio 2.x: already in us
+    jobs = one("fio-2.19-randrw-jobs.json")   # numjobs=2 without group_reporting: the two entries summed
+    entries = json.loads((FIXTURES / "fio-2.19-randrw-jobs.json").read_text())["jobs"]
+    assert jobs.steps[0].samples[0].value == pytest.approx(sum(e["read"]["iops"] for e in entries))
+    assert jobs.steps[0].params["jobs"] == "2"
+
+
 def test_fio_text_output_gives_the_main_figures():
     run = one("fio-3.33-randread.txt")
     (s,) = run.steps[0].samples

@@ -34,7 +34,7 @@ class Overrides:
     ranks: int | None = None           # --np: the rank count, where the file does not give it (OSU collectives)
 
 
-def read_text(path: str) -> str:
+def read_bytes(path: str) -> bytes:
     p = Path(path)
     try:
         if p.is_dir():
@@ -42,17 +42,21 @@ def read_text(path: str) -> str:
         size = p.stat().st_size
         if size > MAX_FILE_BYTES:
             raise BadInput(f"{path}: {size} bytes, larger than any benchmark output this reads")
-        data = p.read_bytes()
+        return p.read_bytes()
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+
+
+def parse_file(path: str, fmt: str = "auto") -> list[ImportedRun]:
+    """The runs a file holds, or BadInput (one line naming the file)."""
+    return parse_bytes(path, read_bytes(path), fmt)
+
+
+def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
+    """The runs in `data`, the content of the file `path`."""
     if b"\0" in data[:65536]:
         raise BadInput(f"{path}: a binary file, not any known format (formats: {', '.join(importers.names())})")
-    return data.decode("utf-8", errors="replace")
-
-
-def parse_file(path: str, fmt: str = "auto", text: str | None = None) -> list[ImportedRun]:
-    """The runs a file holds, or BadInput (one line naming the file)."""
-    text = read_text(path) if text is None else text
+    text = data.decode("utf-8", errors="replace")
     if fmt == "auto":
         found = importers.detect(text)
         if found is None:
