@@ -183,7 +183,7 @@ def test_fio_text_output_gives_the_main_figures():
 def test_iperf3_sums_directions_and_old_single_stream_files():
     run = one("iperf3-3.12-bidir.json")
     (st,) = run.steps
-    assert st.kernel == "tcp" and st.params == {"streams": "1", "duration": "1", "message-size": "128k",
+    assert st.kernel == "tcp" and st.params == {"role": "loopback", "streams": "1", "duration": "1", "message-size": "128k",
                                                 "direction": "bidir"}
     assert [(s.phase, s.condition, s.unit) for s in st.samples] == [("send", "receiver", "Gbit/s"),
                                                                    ("receive", "receiver", "Gbit/s")]

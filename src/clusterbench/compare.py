@@ -4,7 +4,10 @@ size. Computation only; commands/compare.py and the reports present it.
 
 Path parameters (a kernel's directory) are ignored when matching, so the
 same measurement on two file systems matches: that difference is the
-configuration being compared, and the environment diff names it.
+configuration being compared, and the environment diff names it. So are
+the parameters that say where a peer is (a port, a server or bind
+address): a TCP stream to another port or host is the same measurement. A
+parameter left at the kernel's default matches one stated as the default.
 """
 from __future__ import annotations
 
@@ -14,6 +17,10 @@ from clusterbench import stats
 from clusterbench.errors import BadInput
 from clusterbench.store import Store
 from clusterbench.sample import SampleKey
+
+
+# parameters that say where a peer is, not what is measured
+WHERE_PARAMS = frozenset({"port", "server", "bind"})
 
 
 @dataclass
@@ -84,7 +91,7 @@ def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
 
         k = catalogue.load().kernels.get(kernel)
         if k:
-            return ({p.name for p in k.params if p.type == "path"},
+            return ({p.name for p in k.params if p.type == "path" or p.name in WHERE_PARAMS},
                     {p.name: p.default for p in k.params if p.default is not None})
     except Exception:  # noqa: BLE001 - without cbk, fall back to the usual name
         pass

@@ -71,7 +71,8 @@ def parse(text: str) -> list[ImportedRun]:
     streams = int(ts["num_streams"]) if _num(ts.get("num_streams")) else 1
     bidir = "sum_sent_bidir_reverse" in end or bool(ts.get("bidir"))
     reverse = bool(ts.get("reverse")) and not bidir
-    params = {"streams": str(streams)}
+    loopback = str(server or "").startswith("127.") or server in ("::1", "localhost")
+    params = {"role": "loopback" if loopback else "client", "streams": str(streams)}
     if _num(ts.get("duration")) and ts["duration"] > 0:
         params["duration"] = f"{ts['duration']:g}"
     if _num(ts.get("blksize")) and ts["blksize"] > 0:
