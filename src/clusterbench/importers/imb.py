@@ -23,7 +23,7 @@ BANNER = re.compile(r"^#\s+Intel\(R\) MPI Benchmarks (\d{4}(?:\.\d+)*(?: Update 
 SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# #processes = (\d+)", re.M)
 MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce", "Alltoall": "alltoall",
            "Allgather": "allgather", "Bcast": "bcast", "Barrier": "barrier"}
-COLUMNS = {"#bytes": "size_bytes", "#repetitions": "repetitions", "t[usec]": "t_usec", "t_min[usec]": "t_min_us",
+COLUMNS = {"#bytes": "message_bytes", "#repetitions": "repetitions", "t[usec]": "t_usec", "t_min[usec]": "t_min_us",
            "t_max[usec]": "t_max_us", "t_avg[usec]": "t_avg_us", "Mbytes/sec": "bandwidth_mb_s",
            "Msg/sec": "messages_per_s"}
 
@@ -82,10 +82,10 @@ def _section(name: str, ranks: int, body: str) -> ImportedStep:
         t = row.get("t_usec", row.get("t_avg_us"))
         if t is None:
             continue
-        size = int(row["size_bytes"]) if "size_bytes" in row else 0 if op == "barrier" else None
+        size = int(row["message_bytes"]) if "message_bytes" in row else 0 if op == "barrier" else None
         if op in ("allreduce", "reduce") and size == 0:
             continue   # the kernel's reductions start at one float
-        row.pop("size_bytes", None)
+        row.pop("message_bytes", None)
         step.samples.append(measurement(op or name.lower(), "n/a", t, "us",
                                         sweep=("size_bytes", size) if size is not None else None,
                                         qualifiers={"algorithm": "library"}, seconds=t / 1e6,

@@ -65,15 +65,15 @@ def parse(text: str) -> list[ImportedRun]:
             mx, mn, mean, sd = (number(row.group(k)) for k in range(2, 6))
             f = figures.setdefault(phase, {"iterations": int(t.group(2))})
             if t.group(1) == "rate":
-                f.update(rate=mean, max_items_per_s=mx, min_items_per_s=mn, stddev_items_per_s=sd)
+                f.update(mean_items_per_s=mean, max_items_per_s=mx, min_items_per_s=mn, stddev_items_per_s=sd)
             else:
                 f.update(seconds=mean, max_seconds=mx, min_seconds=mn)
     step = _step(run, ranks, nodes)
     for phase, f in figures.items():
-        if f.get("rate") is None:
+        if f.get("mean_items_per_s") is None:
             continue
-        rate = f.pop("rate")
-        step.samples.append(measurement(phase, "n/a", rate, "items/s", **f))
+        mean = f.pop("mean_items_per_s")
+        step.samples.append(measurement(phase, "n/a", mean, "items/s", **f))
     if not step.samples:
         raise Unreadable("no operation row in the SUMMARY rate table")
     if any(f.get("iterations", 1) > 1 for f in figures.values()):
