@@ -49,7 +49,7 @@ def test_at_least_thirty_real_files_every_format_at_two_versions():
 def test_every_fixture_imports_with_its_tool_version_and_units(name):
     for run in parse_file(str(FIXTURES / name)):
         assert run.tool in ("IOR", "mdtest", "fio", "iperf3", "OSU", "IMB") and run.version
-        assert run.samples > 0
+        assert run.sample_count > 0
         for st in run.steps:
             for s in st.samples:
                 assert s.unit in ("MiB/s", "IOPS", "items/s", "Gbit/s", "us"), (name, s)

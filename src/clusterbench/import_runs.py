@@ -76,7 +76,7 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
             if len(finite) < len(st.samples):
                 r.notes.append(f"{st.name}: {len(st.samples) - len(finite)} figure(s) not finite (nan, inf): not taken")
                 st.samples = finite
-    runs = [r for r in runs if r.samples]
+    runs = [r for r in runs if r.sample_count]
     if not runs:
         raise BadInput(f"{path}: {fmt}: no measurement in this file")
     return runs

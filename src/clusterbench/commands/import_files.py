@@ -42,7 +42,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, db_url):
     store = None if dry_run else open_store(db_url)
     for path, runs in parsed:
         for run in runs:
-            what = (f"{path}: {run.source}, {len(run.steps)} step(s), {run.samples} sample(s)"
+            what = (f"{path}: {run.source}, {len(run.steps)} step(s), {run.sample_count} sample(s)"
                     + (f", started {run.started:%Y-%m-%d %H:%M} UTC" if run.started else "")
                     + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
             if dry_run:

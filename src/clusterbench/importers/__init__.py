@@ -69,7 +69,7 @@ class ImportedRun:
         return " ".join(x for x in (self.tool, self.version, self.form) if x)
 
     @property
-    def samples(self) -> int:
+    def sample_count(self) -> int:
         return sum(len(s.samples) for s in self.steps)
 
 
