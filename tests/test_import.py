@@ -233,6 +233,10 @@ def test_imb_sections_become_steps_per_benchmark():
     assert steps["IMB Barrier np 2"].samples[0].size_bytes == 0
     assert steps["IMB Sendrecv np 2"].kernel == "imb"
     assert one("imb-2019.1-mpi1.txt").version == "2019u1"
+    # -npmin 2 on 4 ranks: a section per process count, the idle ranks' line skipped
+    groups = {(st.name, st.ranks): len(st.samples) for st in one("imb-2021.3-groups.txt").steps}
+    assert groups == {("IMB PingPong np 2", 2): 8, ("IMB Allreduce np 2", 2): 5, ("IMB Allreduce np 4", 4): 5,
+                      ("IMB Barrier np 2", 2): 1, ("IMB Barrier np 4", 4): 1}
 
 
 def test_stored_run_is_marked_dated_and_its_environment_unavailable(tmp_path):
