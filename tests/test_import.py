@@ -122,6 +122,18 @@ def test_duplicate_keys_with_different_values_say_both():
     assert any("'bwMiB' written twice with different values (1.0, 3551.1726)" in n for n in run.notes)
 
 
+def test_ior_text_without_results_rows_takes_the_summary_mean():
+    text = (FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text()
+    kept = [line for line in text.splitlines()   # the Results rows (11 columns) left out, the Summary kept
+            if not (line.startswith(("write ", "read ", "remove ")) and len(line.split()) <= 11)]
+    (run,) = importers.get("ior").parse("\n".join(kept))
+    summary = {line.split()[0]: float(line.split()[3]) for line in text.splitlines()
+               if line.startswith(("write  ", "read  ")) and len(line.split()) > 20}
+    assert [(s.phase, s.value) for s in run.steps[0].samples] == [("write", summary["write"]),
+                                                                  ("read", summary["read"])]
+    assert any("Summary's mean" in n for n in run.notes)
+
+
 def test_a_run_ior_aborted_is_refused_in_one_line():
     with pytest.raises(BadInput) as e:
         parse_file(str(FIXTURES / "ior-3.2.1-failed-run.json"))
@@ -290,6 +302,8 @@ def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_
     assert store_rows(store_url, "select ranks from steps where run_id = 2") == [(2,)]
     listed = cli("list")
     assert listed.stdout.count("ok (imported)") == 2
+    by_month = cli("list", "--by", "month")   # the history counts them at their own dates
+    assert "2019-05" in by_month.stdout and "2026-11" in by_month.stdout
     shown = cli("show", "1")
     assert "imported from fio 3.33 JSON" in shown.stdout and "randread" in shown.stdout
     exported = json.loads(cli("export", "2", "--format", "json").stdout)
