@@ -5,17 +5,17 @@ import datetime as dt
 
 import click
 
+from clusterbench import importers
 from clusterbench.commands.options import db_option, open_store, width_option
 
-FORMATS = ("auto", "ior", "ior-json", "mdtest", "fio", "iperf3", "osu", "imb")
 DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"])
 
 
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.option("--label", help="Name of the configuration the files measured.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="The files' format; auto reads it from the content.")
+@click.option("--format", "fmt", type=click.Choice(["auto", *importers.names()]), default="auto", show_default=True,
+              help="The files' format; auto reads it from the content. " + importers.help_text() + ".")
 @click.option("--host", help="The host the files' runs ran on, where a file does not name it.")
 @click.option("--date", type=DATE, help="When (UTC) they ran, where a file does not say (default: its mtime).")
 @click.option("--np", "ranks", type=click.IntRange(1),

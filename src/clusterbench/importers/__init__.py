@@ -2,9 +2,9 @@
 fio, iperf3, OSU, IMB) read into runs of the store.
 
 Each format is one module, registered here by name and imported when used
-(as launchers and report formats), with:
+(as launchers and report formats; the registry line says what it reads,
+for --format's help), with:
 
-    DESCRIPTION            what it reads, for --format's help
     detect(text) -> bool   whether the content is this format (cheap; the file name is never used)
     parse(text) -> list[ImportedRun]   one run per file, or per test of a file that holds several
 

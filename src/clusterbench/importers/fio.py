@@ -18,7 +18,6 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
-DESCRIPTION = "fio --output-format=json or json+ (2.x-3.x), and fio's normal text output"
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
 ENGINES = {"io_uring", "libaio", "psync"}
 DIRECTIONS = (("read", "randread"), ("write", "randwrite"))

@@ -18,7 +18,6 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
-DESCRIPTION = "Intel MPI Benchmarks 2017-2021 text"
 BANNER = re.compile(r"^#\s+Intel\(R\) MPI Benchmarks (\d{4}(?:\.\d+)*(?: Update \d+)?)(?:, (.+?))?\s*$", re.M)
 SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# #processes = (\d+)", re.M)
 MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce", "Alltoall": "alltoall",

@@ -17,7 +17,6 @@ import re
 from clusterbench.importers import ImportedRun, Unreadable, lenient_json
 from clusterbench.importers.ior_common import DATE_FORMATS, number, sample, step_for
 
-DESCRIPTION = "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"
 ROW_FIELDS = {"iops": "iops", "latency": "latency_s", "openTime": "open_s", "wrRdTime": "transfer_s",
               "closeTime": "close_s", "totalTime": "total_s", "blockKiB": "block_kib", "xferKiB": "xfer_kib"}
 

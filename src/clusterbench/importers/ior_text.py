@@ -17,7 +17,6 @@ import re
 from clusterbench.importers import ImportedRun, Unreadable
 from clusterbench.importers.ior_common import DATE_FORMATS, number, sample, step_for
 
-DESCRIPTION = "IOR 3.x/4.x text output"
 BANNER = re.compile(r"^IOR-(\S+): MPI Coordinated Test of Parallel I/O", re.M)
 KEY_VALUE = re.compile(r"^([A-Za-z][\w /()#.-]*?)\s*: ?(.*)$")
 RESULT_COLUMNS = {"bw(MiB/s)": "bw", "IOPS": "iops", "Latency(s)": "latency_s", "block(KiB)": "block_kib",

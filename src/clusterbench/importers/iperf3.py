@@ -16,7 +16,6 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
-DESCRIPTION = "iperf3 -J (3.0-3.17)"
 GBIT = 1e9
 
 

@@ -19,7 +19,6 @@ from clusterbench.errors import BadInput
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 from clusterbench.importers.ior_common import argv_of, number
 
-DESCRIPTION = "mdtest text output (SUMMARY tables)"
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
 COMMAND = re.compile(r"^Command line used: (.+)$", re.M)
 TABLE = re.compile(r"^SUMMARY (rate|time):? \(of (\d+) iterations?\)", re.M)

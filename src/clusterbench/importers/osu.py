@@ -18,7 +18,6 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
-DESCRIPTION = "OSU micro-benchmarks 5.x-7.x text"
 TITLE = re.compile(r"^# OSU (?:MPI[-\w]* )?(.+?) Test v(\S+)\s*$", re.M)
 MPI_OPS = {"Latency": "pingpong", "Bandwidth": "bw", "Bi-Directional Bandwidth": "bibw",
            "Multiple Bandwidth / Message Rate": "bw", "Multi Latency": "pingpong",
