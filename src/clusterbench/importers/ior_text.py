@@ -75,7 +75,7 @@ def parse(text: str) -> list[ImportedRun]:
                 summary_cols = stripped.split()
             elif summary_cols and stripped.split()[:1] in (["write"], ["read"]):
                 summary.append(dict(zip(summary_cols, stripped.split())))
-            elif stripped.startswith("Finished"):
+            elif stripped.startswith("Finished") and KEY_VALUE.match(stripped):
                 head["Finished"] = KEY_VALUE.match(stripped).group(2)
             continue
         kv = KEY_VALUE.match(line)
