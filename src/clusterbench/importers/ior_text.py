@@ -116,7 +116,7 @@ def _test(run: ImportedRun, i: int, t: dict, summary: list[dict[str, str]]) -> N
         if bw is None:
             continue
         fields = {RESULT_COLUMNS[c]: number(v) for c, v in row.items() if c in RESULT_COLUMNS and c != "bw(MiB/s)"}
-XX
+        rep = int(fields.pop("iter", None) or 0)   # a heading without "iter" (a damaged file): 0
         step.samples.append(sample(row["access"], (write_mode, read_mode), bw, rep,
                                    seconds=fields.get("total_s"), **fields))
     if not step.samples:
