@@ -76,7 +76,7 @@ def test_topology_is_in_status_and_env_and_the_trunk_is_multipath_hashed_on_port
     for r in st["trunk"]["routers"]:
         route = subprocess.run(["ip", "-n", r["ns"], "route"], capture_output=True, text=True).stdout
         assert route.count("nexthop via") == 2
-        policy = subprocess.run(["ip", "netns", "exec", r["ns"], "sysctl", "-n", "net.ipv4.fib_multipath_hash_policy"],
+        policy = subprocess.run(["ip", "netns", "exec", r["ns"], "cat", "/proc/sys/net/ipv4/fib_multipath_hash_policy"],
                                 capture_output=True, text=True).stdout
         assert policy.strip() == "1"
         for k in (1, 2):

@@ -451,9 +451,11 @@ def _make_trunk(b: _Builder, net: ipaddress.IPv4Network) -> None:
         # forwarding; the multipath hash on addresses and ports (policy 1),
         # so flows between the same two hosts can take different links; no
         # reverse-path filter (a reply may come back over another link)
-        _run(["ip", "netns", "exec", r["ns"], "sysctl", "-q", "-w", "net.ipv4.ip_forward=1",
-              "net.ipv4.fib_multipath_hash_policy=1", "net.ipv4.conf.all.rp_filter=0",
-              "net.ipv4.conf.default.rp_filter=0"])
+        # (written to /proc/sys: sysctl(8) is not on every minimal system)
+        settings = {"ip_forward": 1, "fib_multipath_hash_policy": 1, "conf/all/rp_filter": 0,
+                    "conf/default/rp_filter": 0}
+        _run(["ip", "netns", "exec", r["ns"], "sh", "-c",
+              " && ".join(f"echo {v} > /proc/sys/net/ipv4/{k}" for k, v in settings.items())])
     # the trunk's links live only inside the two routers' namespaces: they
     # go with them at `down`
     for k, (a_addr, b_addr) in enumerate(trunk["link_addresses"], start=1):
