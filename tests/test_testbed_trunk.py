@@ -27,7 +27,7 @@ from conftest import find_cbk
 from clusterbench.testbed import cluster as tc
 from test_testbed_cluster import CLI, objects_of, one_error_line, system_objects, tb
 
-pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
+needs_root = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
 
 TRUNK_GBIT = 1.0
 TRUNK_LINKS = 2
@@ -61,6 +61,7 @@ def trunk_rx_bytes(cluster) -> list[int]:
             for k in range(1, TRUNK_LINKS + 1)]
 
 
+@needs_root
 def test_topology_is_in_status_and_env_and_the_trunk_is_multipath_hashed_on_ports(cluster):
     st = json.loads(tb("status", "--json", state_dir=cluster.dir).stdout)
     assert [(h["name"], h["switch"]) for h in st["hosts"]] == \
@@ -103,6 +104,7 @@ def pairs_of(hcli, run_id: int) -> tuple[dict, dict]:
     return m, pairs
 
 
+@needs_root
 @pytest.mark.timeout(300)
 def test_e6_four_pairs_across_a_trunk_of_two_1_gbit_links(cluster, hcli, tmp_path):
     sw1 = [h.name for h in cluster.hosts if h.switch == "sw1"]
@@ -153,6 +155,7 @@ def test_e6_four_pairs_across_a_trunk_of_two_1_gbit_links(cluster, hcli, tmp_pat
     assert aggregate >= 0.85 * TRUNK_LINKS * TRUNK_GBIT
 
 
+@needs_root
 @pytest.mark.timeout(120)
 def test_bad_trunk_options_are_one_line_exit_2_and_nothing_made(tmp_path):
     d = tmp_path / "tb"
@@ -172,12 +175,39 @@ def test_bad_trunk_options_are_one_line_exit_2_and_nothing_made(tmp_path):
     assert system_objects() == before and not d.exists()
 
 
+def test_the_address_plan_splits_the_subnet_without_overlap():
+    import ipaddress
+
+    net = ipaddress.ip_network("198.19.9.0/24")
+    plan = tc.layout(net, 8, switches=2, trunk=3)
+    sw1, sw2 = (ipaddress.ip_network(n) for n in plan.switch_subnets)
+    assert (str(sw1), str(sw2)) == ("198.19.9.0/25", "198.19.9.128/26")
+    assert [h[1] for h in plan.hosts] == ["sw1"] * 4 + ["sw2"] * 4
+    taken = [plan.bridge_address, *(h[2] for h in plan.hosts), *(r["address"] for r in plan.routers),
+             *(a for link in plan.trunk_links for a in link)]
+    assert len(taken) == len(set(taken)) == 1 + 8 + 2 + 6
+    for name, switch, address, prefixlen in plan.hosts:
+        assert ipaddress.ip_address(address) in (sw1 if switch == "sw1" else sw2)
+        assert prefixlen == (sw1 if switch == "sw1" else sw2).prefixlen
+    for a, b in plan.trunk_links:
+        assert ipaddress.ip_network(f"{a}/30", strict=False) == ipaddress.ip_network(f"{b}/30", strict=False)
+        assert ipaddress.ip_address(a) in net and ipaddress.ip_address(a) not in sw1 and ipaddress.ip_address(a) not in sw2
+    # the largest cluster fits a /24; one switch keeps the old plan
+    assert len(tc.layout(net, tc.MAX_HOSTS, switches=2, trunk=tc.MAX_TRUNK_LINKS).hosts) == tc.MAX_HOSTS
+    one = tc.layout(net, 3)
+    assert one.bridge_address == "198.19.9.1" and [h[2] for h in one.hosts] == ["198.19.9.2", "198.19.9.3", "198.19.9.4"]
+    assert tc.parse_topology(2, None, "1GBit") == (1, "1gbit")
+    with pytest.raises(tc.BadCluster, match="give --switches 2"):
+        tc.parse_topology(1, 2, None)
+
+
 def routes_of(subnet: str) -> list[str]:
     prefix = subnet.rsplit(".", 1)[0] + "."
     out = subprocess.run(["ip", "-4", "route", "show"], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if line.startswith(prefix)]
 
 
+@needs_root
 @pytest.mark.timeout(180)
 def test_down_after_up_killed_while_building_the_trunk_and_hosts_leaves_nothing(tmp_path):
     d = tmp_path / "tb"

@@ -225,8 +225,7 @@ class Cluster:
             "rate": self.state.get("rate"), "delay": self.state.get("delay"),
             "hosts": [{"name": h.name, "address": h.address, "namespace": h.ns, "switch": h.switch,
                        "up": h.ns in names and h.veth in links} for h in self.hosts],
-            "switches": self.switches(),
-            "trunk": self.state.get("trunk"),
+            "switches": self.switches(), "trunk": None,
             "hostfile": str(self.hostfile), "ssh": str(self.ssh),
         }
         if self.state.get("trunk"):
