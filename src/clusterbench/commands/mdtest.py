@@ -80,9 +80,9 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     run_id = execute_and_show(store, cat, req, quiet)
     if not quiet:
         step = load_run(store, run_id)["steps"][0]
-        records = [s.record for s in step["samples"]]
+        samples = step["samples"]
         build = step["build"] or {}
-        per_rank = next((r["items_per_rank"] for r in records if not r["phase"].startswith("tree")), 0)
+        per_rank = next((s.extra("items_per_rank") for s in samples if not s.phase.startswith("tree")), 0)
         kind = line.params.get("kind", "both")
         phases = line.params.get("phases", "all")
         read_without_bytes = kind != "dirs" and ("read" in phases or phases == "all") \
@@ -91,7 +91,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                                          started, read_without_bytes)
         out.append(mdtest_output.items_line(ranks, per_rank, kind))
         for what in line.show:
-            out += ["", *mdtest_output.summary_lines(records, kind, line.repetitions, what)]
+            out += ["", *mdtest_output.summary_lines(samples, kind, line.repetitions, what)]
         out.append(mdtest_output.finished_line(time.time()))
         for text in out:
             click.echo(text)
