@@ -130,6 +130,15 @@ def test_pario_shifted_reads_read_what_another_host_wrote(cluster, hcli, tmp_pat
     assert shift == 2
     for r in range(4):
         assert hosts[(r + shift) % 4] != hosts[r]
+    # and the record itself says, per rank, where it read and whose data:
+    # written on the other host, by the rank shift places there
+    (sources,) = [r for r in step["build"]["detail_records"] if r["type"] == "pario_reads"]
+    assert [x["rank"] for x in sources["ranks"]] == [0, 1, 2, 3]
+    for x in sources["ranks"]:
+        assert x["reader_host"] == hosts[x["rank"]]
+        assert x["writer_rank"] == (x["rank"] + shift) % 4
+        assert x["writer_host"] == hosts[x["writer_rank"]] != x["reader_host"]
+    assert sources["ranks_reading_another_host"] == 4
     assert sorted(os.listdir(tmp_path / "data")) == []
 
 
