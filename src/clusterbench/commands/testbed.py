@@ -49,14 +49,20 @@ def command():
 @click.option("--link", metavar="RATE[,DELAY]", help="Shape every host's link, both directions: a tc rate "
               "(100mbit, 1gbit) and optionally a one-way delay (500us, 2ms).")
 @click.option("--subnet", help="Addresses to use, inside 198.18.0.0/15 [default: the first free /24 of 198.19.0.0/16].")
+@click.option("--glusterfs", "gluster_servers", type=int, metavar="N",
+              help="Serve a GlusterFS volume from the last N hosts, mounted on the others and here (docs/netfs.md).")
+@click.option("--bricks", type=int, help="Bricks of the volume, spread over the servers [default: one a server; "
+              "2 replicated, 3 dispersed].")
+@click.option("--layout", type=click.Choice(["distributed", "replicated", "dispersed"]), default="distributed",
+              show_default=True, help="The volume's layout.")
 @_dir_option
-def up_cmd(host_count, link, subnet, state_dir):
+def up_cmd(host_count, link, subnet, gluster_servers, bricks, layout, state_dir):
     """Start a test cluster: hosts on one switch, each its own host name and network stack."""
     from clusterbench.testbed import cluster as tc
     from clusterbench.testbed.netns import TestBedError
 
     try:
-        c = tc.up(state_dir, host_count, link, subnet)
+        c = tc.up(state_dir, host_count, link, subnet, gluster_servers, bricks, layout)
     except tc.BadCluster as e:
         raise _bad(e) from None
     except TestBedError as e:
@@ -74,6 +80,11 @@ def _print_status(s: dict) -> None:
                f"switch {s['bridge']} {s['bridge_address']}")
     for h in s["hosts"]:
         click.echo(f"  {h['name']}  {h['address']:<15} {'up' if h['up'] else 'MISSING'}  ({h['namespace']})")
+    g = s.get("glusterfs")
+    if g:
+        click.echo(f"GlusterFS volume {g['volume']} ({g['layout']}, {len(g['bricks'])} bricks on "
+                   f"{', '.join(g['servers'])}) mounted at {g['path']}"
+                   + (f" (each of {', '.join(g['clients'])} has its own mount there)" if g["clients"] else ""))
 
 
 @command.command("status")

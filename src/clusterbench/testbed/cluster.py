@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterbench.safe_write import write_atomically
+from clusterbench.testbed import gluster
 from clusterbench.testbed.netns import BENCHMARK_NET, TestBedError, rate_bits_per_s
 
 DEFAULT_DIR = Path("/run/clusterbench/testbed")
@@ -196,7 +197,8 @@ class Cluster:
         return ["nsenter", f"--net=/run/netns/{h.ns}", f"--uts={self.dir / 'uts' / h.name}",
                 f"--ipc={self.dir / 'ipc' / h.name}", "--",
                 "unshare", "--mount", "--propagation", "slave", "--",
-                "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(self.dir / "hosts"), *argv]
+                "sh", "-c", f'mount --bind "$0" /etc/hosts && {_own_volume(shlex.quote(str(self.dir)), h.name)} '
+                '&& exec "$@"', str(self.dir / "hosts"), *argv]
 
     def status(self) -> dict:
         """The state, with what of it exists now."""
@@ -210,6 +212,7 @@ class Cluster:
             "hosts": [{"name": h.name, "address": h.address, "namespace": h.ns, "up": h.ns in names and h.veth in links}
                       for h in self.hosts],
             "hostfile": str(self.hostfile), "ssh": str(self.ssh),
+            "glusterfs": self.state.get("glusterfs"),
         }
 
 
@@ -258,11 +261,18 @@ class _Builder:
         path.chmod(mode)
 
 
-def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None = None) -> Cluster:
-    """Builds a cluster of `hosts` test hosts; see the module doc."""
+def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None = None,
+       glusterfs: int | None = None, bricks: int | None = None, layout: str = "distributed") -> Cluster:
+    """Builds a cluster of `hosts` test hosts, with a GlusterFS volume served
+    by the last `glusterfs` of them when asked (testbed/gluster.py); see the module doc."""
     why = why_not()
     if why:
         raise BadCluster(why)
+    if glusterfs is not None:
+        try:
+            bricks = gluster.check(hosts, glusterfs, bricks, layout)
+        except gluster.BadVolume as e:
+            raise BadCluster(str(e)) from None
     rate, delay = parse_link(link)
     if delay and not netem_available():
         raise BadCluster("this kernel has no netem qdisc (sch_netem), so link delays cannot be emulated: "
@@ -307,6 +317,9 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
         for i, name in enumerate(host_names(hosts)):
             _make_host(b, name, str(addresses[i + 1]), net.prefixlen)
         _write_files(b)
+        if glusterfs is not None:
+            b.will_make("glusterfs", str(gluster.root(state_dir)))
+            state["glusterfs"] = gluster.up(cluster, glusterfs, bricks, layout)
     except BaseException:
         down(state_dir)   # nothing half-made
         raise
@@ -367,6 +380,14 @@ def _make_host(b: _Builder, name: str, address: str, prefixlen: int) -> None:
     _run(["unshare", f"--uts={c.dir / 'uts' / name}", f"--ipc={c.dir / 'ipc' / name}", "hostname", name])
 
 
+def _own_volume(d: str, h: str) -> str:
+    """Shell: a host with its own mount of the test cluster's GlusterFS
+    volume sees it at the volume's one path (testbed/gluster.py); d and h
+    are shell words for the cluster directory and the host name."""
+    own = f"{d}/glusterfs/clients/{h}"
+    return f"{{ ! mountpoint -q {own} || mount --bind {own} {d}/glusterfs/volume; }}"
+
+
 def _write_files(b: _Builder) -> None:
     c = b.c
     hosts = c.hosts
@@ -376,6 +397,7 @@ def _write_files(b: _Builder) -> None:
     b.file(c.hostfile, "".join(f"{h.name}\n" for h in hosts))
     cases = "".join(f"  {h.name}|{h.address}) ns={h.ns}; h={h.name} ;;\n" for h in hosts)
     d = shlex.quote(str(c.dir))
+    own_volume = _own_volume("'\"$d\"'", "'\"$h\"'")   # spliced into the single-quoted sh -c
     b.file(c.ssh, f"""#!/bin/sh
 # ssh stand-in for test cluster {c.id} (made by clusterbench testbed up):
 # `ssh [options] HOST COMMAND...` runs COMMAND with sh on that test host.
@@ -393,7 +415,7 @@ shift
 d={d}
 exec nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
   unshare --mount --propagation slave -- \\
-  sh -c 'mount --bind "$0" /etc/hosts && exec sh -c "$1"' "$d/hosts" "$*"
+  sh -c 'mount --bind "$0" /etc/hosts && {own_volume} && exec sh -c "$1"' "$d/hosts" "$*"
 """, 0o755)
     env = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in c.env().items())
     b.file(c.dir / "env.sh", env)
@@ -432,6 +454,9 @@ def down(state_dir: Path) -> list[str]:
                 if subprocess.run(["umount", name], capture_output=True).returncode:
                     subprocess.run(["umount", "-l", name], capture_output=True)
                     break
+        elif kind == "glusterfs":
+            removed += gluster.down(state_dir)
+            continue
         elif kind == "file" and Path(name).exists():
             Path(name).unlink()
         elif kind == "dir" and Path(name).is_dir():
