@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from clusterbench.commands.options import db_option
 from clusterbench.errors import BadInput, MeasurementFailed
 
 
@@ -145,3 +146,43 @@ def down_cmd(state_dir):
     except tc.BadCluster as e:
         raise _bad(e) from None
     click.echo(f"test cluster removed ({len(removed)} objects)")
+
+
+@command.command("netfs-compare")
+@click.option("--size", default="128m", show_default=True, help="Bytes per process (IOR -b) and seqio's file size.")
+@click.option("--repeat", type=click.IntRange(1), help="Repetitions of each step [default: the suite's, 3].")
+@click.option("--dir", "state_root", type=click.Path(file_okay=False, path_type=Path),
+              default="/run/clusterbench/netfs-compare", show_default=True,
+              help="Where each configuration's test cluster lives while it runs.")
+@db_option
+def netfs_compare_cmd(size, repeat, state_root, db_url):
+    """E2/E3: the netfs-compare suite on a GlusterFS test cluster over a 1 Gbit/s
+    link, unshaped, and with two servers; then the side-by-side table with the
+    limit that binds each figure (docs/netfs.md)."""
+    from clusterbench.commands.options import open_store
+    from clusterbench.testbed import cluster as tc
+    from clusterbench.testbed import netfs_compare
+    from clusterbench.testbed.netns import TestBedError
+
+    if db_url:
+        os.environ["CLUSTERBENCH_DB"] = db_url   # the suite runs store where the table reads
+    try:
+        labels = netfs_compare.run(state_root, size, repeat, echo=click.echo)
+    except tc.BadCluster as e:
+        raise _bad(e) from None
+    except TestBedError as e:
+        raise MeasurementFailed(str(e)) from None
+    print_netfs_table(*netfs_compare.table(open_store(db_url), labels))
+
+
+def print_netfs_table(header: list[str], rows: list[list[str]]) -> None:
+    from rich.table import Table
+
+    from clusterbench.console import stdout_console
+
+    t = Table(title="E3: the same benchmark on GlusterFS, side by side (median MB/s; % change against the first)")
+    for i, h in enumerate(header):
+        t.add_column(h, justify="left" if i == 0 or h == "limit" else "right")
+    for r in rows:
+        t.add_row(*r)
+    stdout_console().print(t)

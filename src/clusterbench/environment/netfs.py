@@ -182,7 +182,14 @@ def _link(env: dict, ctx: Context, k: str, server: str) -> None:
         return
     speed = ctx.read(f"/sys/class/net/{dev}/speed")
     nominal = None
-    if speed.ok and speed.text.strip().isdigit() and int(speed.text) > 0:
+    link = ctx.run(["ip", "-o", "link", "show", "dev", dev])
+    sys_index = ctx.read(f"/sys/class/net/{dev}/ifindex")
+    if link.ok and sys_index.ok and link.text.split(":")[0].strip() != sys_index.text.strip():
+        # nsenter into a network namespace keeps the /sys of the one it came
+        # from: that /sys/class/net/<dev> is another interface of the same name
+        env[k + "interface_speed_mbps_error"] = (f"/sys shows another network namespace's {dev} "
+                                                 f"(ifindex {sys_index.text.strip()}, not {link.text.split(':')[0]})")
+    elif speed.ok and speed.text.strip().isdigit() and int(speed.text) > 0:
         nominal = env[k + "interface_speed_mbps"] = int(speed.text)
     else:
         env[k + "interface_speed_mbps_error"] = speed.error or f"not reported by the driver ({speed.text.strip()})"

@@ -177,6 +177,9 @@ def up(cluster, servers: int, bricks: int, layout: str) -> dict:
     vp = volume_path(cluster.dir)
     vp.mkdir(exist_ok=True)
     _mount([], server, volume, vp, r / "client-login.log")
+    if client_hosts:   # MPI jobs on the volume run on the client hosts only
+        info["hostfile"] = str(r / "hostfile")
+        Path(info["hostfile"]).write_text("".join(f"{h.name}\n" for h in client_hosts))
     return info
 
 
@@ -251,9 +254,10 @@ def down(state_dir: Path) -> list[str]:
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
-                removed.append(f"process {pid}")
             except ProcessLookupError:
-                pass
+                continue
+            if f"process {pid}" not in removed:
+                removed.append(f"process {pid}")
         time.sleep(0.05)
     if r.is_dir():
         shutil.rmtree(r)
