@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusterbench.errors import BadInput
 from clusterbench.limits_netfs import netfs_limit
 from clusterbench.testbed import cluster as tc
 
@@ -57,9 +58,22 @@ def run(state_root: Path, size: str, repeat: int | None, configs=CONFIGS, echo=p
             p = subprocess.run(argv, env=dict(os.environ, **c.env()))
             if p.returncode:
                 raise tc.TestBedError(f"the {SUITE} suite failed on {cfg.name} (exit status {p.returncode})")
+            # the first server's own disk, where its bricks are: the rate the
+            # volume cannot beat when the disk is slower than the link
+            disk = Path(g["dir"]) / g["servers"][0] / "disk"
+            disk.mkdir()
+            argv = [sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={disk}", f"--file-size={size}",
+                    "--label", disk_label(cfg.label)] + (["--repeat", str(repeat)] if repeat else ["--repeat", "3"])
+            p = subprocess.run(c.command(g["servers"][0], argv), env=dict(os.environ, **c.env()))
+            if p.returncode:
+                raise tc.TestBedError(f"seqio on the server's disk failed on {cfg.name} (exit status {p.returncode})")
         finally:
             tc.down(d)
     return [cfg.label for cfg in configs]
+
+
+def disk_label(label: str) -> str:
+    return f"{label} / server disk"
 
 
 @dataclass
@@ -68,8 +82,25 @@ class Cell:
     limit: str | None
 
 
+def _medians(store, label: str) -> dict[str, float]:
+    """{phase: median MB/s} of the newest run labelled `label` (the server disk's seqio), {} when none."""
+    try:
+        run_id = max(store.resolve(label))
+    except BadInput:
+        return {}
+    by_phase: dict[str, list[float]] = {}
+    for step in store.steps_of(run_id):
+        for s in store.samples_of(step.id):
+            if s.decimal is not None and s.decimal_unit == "MB/s":
+                by_phase.setdefault(s.phase, []).append(s.decimal)
+    return {phase: statistics.median(v) for phase, v in by_phase.items()}
+
+
 def figures(store, label: str) -> dict[str, Cell]:
-    """{figure name: median (MB/s, decimal) and its limit} of the newest run labelled `label`."""
+    """{figure name: median (MB/s, decimal) and its limit} of the newest run
+    labelled `label`, judged against the client's link and the server disk's
+    rate for the same phase when it was measured."""
+    disk = _medians(store, disk_label(label))
     run_id = max(store.resolve(label))
     envs = store.environments_of(run_id)
     out: dict[str, Cell] = {}
@@ -84,7 +115,11 @@ def figures(store, label: str) -> dict[str, Cell]:
         for name, samples in groups.items():
             median = statistics.median(s.decimal for s in samples)
             where = samples[0].directory or directory
-            out[name] = Cell(median, netfs_limit(_client_env(envs, where), where, median * 1e6))
+            server_disk = disk.get(samples[0].phase)
+            out[name] = Cell(median, netfs_limit(_client_env(envs, where), where, median * 1e6,
+                                                 server_disk * 1e6 if server_disk else None))
+    for phase, median in disk.items():
+        out[f"server disk: seqio {phase}"] = Cell(median, "local disk")
     return out
 
 
