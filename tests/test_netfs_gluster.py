@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -73,9 +74,19 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         env = tc.Cluster.load(d).env()   # what `eval "$(clusterbench testbed env)"` exports
         hosts = ["--hostfile", g["hostfile"]]
         assert Path(g["hostfile"]).read_text() == "h01\nh02\n"
+        # each client host sees its own mount at the one path, through testbed exec and
+        # through the ssh stand-in MPI launches with; the login node has a third
+        c = tc.Cluster.load(d)
+        devices = {os.stat(g["path"]).st_dev}
+        for h in ("h01", "h02"):
+            by_exec = subprocess.run(c.command(h, ["stat", "-c", "%d", g["path"]]), capture_output=True, text=True)
+            by_ssh = subprocess.run([str(c.ssh), h, "stat", "-c", "%d", g["path"]], capture_output=True, text=True)
+            assert by_exec.stdout == by_ssh.stdout and by_exec.returncode == 0, (by_exec, by_ssh)
+            devices.add(int(by_exec.stdout))
+        assert len(devices) == 3, devices
         # one client node: write with fsync and cold read, at or below the link
         run = stored(cli, env, "run", "seqio", "--np", "1", "--launcher", "mpiexec", *hosts,
-                     "--repeat", "1", f"--dir={g['path']}", f"--file-size={SIZE}")
+                     "--repeat", "3", f"--dir={g['path']}", f"--file-size={SIZE}")
         assert set(run["environments"]) >= {"h01"}, sorted(run["environments"])
         h01 = run["environments"]["h01"]
         k = f"target.{g['path']}.netfs."
@@ -84,10 +95,13 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         assert h01[k + "gluster.volume_type"] == "Distribute" and h01[k + "gluster.brick_count"] == 1
         assert h01[k + "interface"] == "eth0" and h01[k + "link_rate_mbps"] == 1000
         for phase, mode in (("write", "fsync"), ("read", "cold")):
-            (rec,) = rate(run, 0, phase, mode)
-            assert rec["rate_decimal"] <= LINK_MB_S * 1.05, rec
-            label = netfs_limit(h01, g["path"], rec["rate_decimal"] * 1e6)
-            assert label.startswith("link: ") and label.endswith("of 1 Gbit/s"), label
+            recs = rate(run, 0, phase, mode)
+            assert len(recs) == 3 and all(r["rate_decimal"] <= LINK_MB_S * 1.05 for r in recs), recs
+            # the link is the ceiling: other work on this machine can only pull a repetition
+            # below it, so the best of three is the one to judge
+            best = max(r["rate_decimal"] for r in recs)
+            label = netfs_limit(h01, g["path"], best * 1e6)
+            assert label.startswith("link: ") and label.endswith("of 1 Gbit/s"), (label, recs)
         # IOR -F -C without emptying any cache: h02 reads h01's file and finds none of it
         # in its own page cache (each host has its own mount); the control read of the
         # writer's own file finds it cached
@@ -193,3 +207,30 @@ def test_netfs_compare_names_the_link_when_shaped_and_not_when_unshaped(tmp_path
     assert by_name["server disk: seqio write"][1] == "local disk"
     assert not (tmp_path / "nc").exists() or not any((tmp_path / "nc").iterdir())
     assert system_state() == before
+
+
+@needs_gluster
+@pytest.mark.timeout(60)
+def test_down_after_an_up_killed_while_glusterd_runs_leaves_nothing(tmp_path):
+    d, before = tmp_path / "tb", system_state()
+    p = subprocess.Popen([*tc_cli(), "testbed", "up", "--dir", str(d), "--hosts", "2", "--glusterfs", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pidfile = gluster.root(d) / "h02" / "glusterd.pid"
+    for _ in range(300):
+        if pidfile.exists() or p.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert pidfile.exists(), "glusterd did not start"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert gluster._our_pids(gluster.root(d)), "nothing of GlusterFS ran when up was killed"
+    cluster_id = json.loads((d / tc.STATE_FILE).read_text())["id"]
+    down = tb("down", state_dir=d)
+    assert down.returncode == 0, down.stderr
+    nothing_of(d, cluster_id, before)
+
+
+def tc_cli() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "clusterbench"]
