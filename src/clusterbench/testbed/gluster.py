@@ -38,6 +38,7 @@ from clusterbench.testbed.netns import TestBedError
 LAYOUTS = ("distributed", "replicated", "dispersed")
 MIN_BRICKS = {"distributed": 1, "replicated": 2, "dispersed": 3}
 SYSTEM_DIRS = {"log": "/var/log/glusterfs", "run": "/run/gluster", "lib": "/var/lib/glusterd"}
+RUN_DIR = "/run/gluster"    # made at boot by the package's tmpfiles.d entry (not in a fresh container)
 SUBDIR = "glusterfs"
 READY_S = 20.0
 
@@ -61,7 +62,7 @@ def check(hosts: int, servers: int, bricks: int | None, layout: str) -> int:
     if count < need:
         raise BadVolume(f"--layout {layout} needs at least {need} bricks, --bricks is {count}")
     missing = [t for t in ("glusterd", "gluster", "mount.glusterfs") if not shutil.which(t)]
-    missing += [d for d in SYSTEM_DIRS.values() if not os.path.isdir(d)]
+    missing += [d for d in SYSTEM_DIRS.values() if not os.path.isdir(d) and d != RUN_DIR]
     if missing:
         raise BadVolume(f"GlusterFS is not installed ({', '.join(missing)} missing): "
                         "apt-get install glusterfs-server glusterfs-client")
@@ -145,6 +146,13 @@ def up(cluster, servers: int, bricks: int, layout: str) -> dict:
         h = server_hosts[i % servers]
         info["bricks"].append({"host": h.name, "address": h.address,
                                "path": str(r / h.name / "bricks" / f"b{i}")})
+    if not os.path.isdir(RUN_DIR):
+        # what the package's /usr/lib/tmpfiles.d/glusterfs-server.conf makes at boot, so
+        # there is something to bind-mount over; the package's own directory, left in place
+        if shutil.which("systemd-tmpfiles"):
+            subprocess.run(["systemd-tmpfiles", "--create", "glusterfs-server.conf"], capture_output=True)
+        if not os.path.isdir(RUN_DIR):
+            os.mkdir(RUN_DIR, 0o775)
     for h in server_hosts:
         sdir = r / h.name
         for k in (*SYSTEM_DIRS, "bricks"):
@@ -222,14 +230,16 @@ def _is_mount(path: Path) -> bool:
 
 
 def _our_pids(r: Path) -> list[int]:
-    """Processes whose command line names the test cluster's glusterfs directory."""
+    """GlusterFS processes (glusterd, glusterfsd bricks, glusterfs clients,
+    the gluster CLI) whose command line names the test cluster's glusterfs
+    directory: a user's shell or editor there is left alone."""
     needle = str(r).encode()
     pids = []
     for p in Path("/proc").iterdir():
         if not p.name.isdigit() or int(p.name) == os.getpid():
             continue
         try:
-            if needle in (p / "cmdline").read_bytes():
+            if (p / "comm").read_text().startswith("gluster") and needle in (p / "cmdline").read_bytes():
                 pids.append(int(p.name))
         except OSError:
             pass

@@ -44,6 +44,16 @@ CONFIGS = (Config("1 Gbit/s, 1 server", "1gbit", 1),
 def run(state_root: Path, size: str, repeat: int | None, configs=CONFIGS, echo=print) -> list[str]:
     """Runs the suite once per configuration, each on its own test cluster
     (removed afterwards, also on failure). Returns the labels."""
+    made_root = not state_root.exists()
+    try:
+        _run_all(state_root, size, repeat, configs, echo)
+    finally:
+        if made_root and state_root.is_dir() and not any(state_root.iterdir()):
+            state_root.rmdir()
+    return [cfg.label for cfg in configs]
+
+
+def _run_all(state_root: Path, size: str, repeat: int | None, configs, echo) -> None:
     for cfg in configs:
         d = state_root / f"netfs-{cfg.servers}-{cfg.link or 'unshaped'}"
         echo(f"== {cfg.name}: testbed up --hosts {CLIENTS + cfg.servers} --glusterfs {cfg.servers}"
@@ -69,7 +79,6 @@ def run(state_root: Path, size: str, repeat: int | None, configs=CONFIGS, echo=p
                 raise tc.TestBedError(f"seqio on the server's disk failed on {cfg.name} (exit status {p.returncode})")
         finally:
             tc.down(d)
-    return [cfg.label for cfg in configs]
 
 
 def disk_label(label: str) -> str:
