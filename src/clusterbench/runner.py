@@ -165,8 +165,8 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
         if step.auto:
             batch = min(batch, step.auto.max_repeat - done)
-        job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe,
-                  step.env)
+        job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node,
+                  req.hostfile, req.oversubscribe, step.env, program=cat.cbk)
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
         build = b or build
         if status == 0 and b and b.ranks != step.ranks:
@@ -269,7 +269,7 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
             gpu_preflight(step, req.hostfile)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
-                             req.oversubscribe, step.env))
+                             req.oversubscribe, step.env, program=cat.cbk))
         check = subprocess.run([cat.cbk, "--check", step.kernel, *step.cbk_args()], capture_output=True,
                                text=True, timeout=60)
         if check.returncode:
