@@ -86,7 +86,7 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         assert len(devices) == 3, devices
         # one client node: write with fsync and cold read, at or below the link
         run = stored(cli, env, "run", "seqio", "--np", "1", "--launcher", "mpiexec", *hosts,
-                     "--repeat", "3", f"--dir={g['path']}", f"--file-size={SIZE}")
+                     "--repeat", "5", f"--dir={g['path']}", f"--file-size={SIZE}")
         assert set(run["environments"]) >= {"h01"}, sorted(run["environments"])
         h01 = run["environments"]["h01"]
         k = f"target.{g['path']}.netfs."
@@ -96,9 +96,9 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         assert h01[k + "interface"] == "eth0" and h01[k + "link_rate_mbps"] == 1000
         for phase, mode in (("write", "fsync"), ("read", "cold")):
             recs = rate(run, 0, phase, mode)
-            assert len(recs) == 3 and all(r["rate_decimal"] <= LINK_MB_S * 1.05 for r in recs), recs
+            assert len(recs) == 5 and all(r["rate_decimal"] <= LINK_MB_S * 1.05 for r in recs), recs
             # the link is the ceiling: other work on this machine can only pull a repetition
-            # below it, so the best of three is the one to judge
+            # below it, so the best of five is the one to judge
             best = max(r["rate_decimal"] for r in recs)
             label = netfs_limit(h01, g["path"], best * 1e6)
             assert label.startswith("link: ") and label.endswith("of 1 Gbit/s"), (label, recs)
