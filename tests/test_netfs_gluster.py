@@ -115,7 +115,9 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         assert rec["rate_decimal"] <= LINK_MB_S * 1.05, rec
         same = stored(cli, env, *pario, "--read=same")
         (rec,) = rate(same, 0, "read", "warm")
-        assert rec["resident_fraction_before"] > 0.5, rec
+        # how much of it is still cached varies with the FUSE client's timing under
+        # load (0.08 to 1.0 seen); that any is cached is the contrast with 0 above
+        assert rec["resident_fraction_before"] > 0, rec
     finally:
         down = tb("down", state_dir=d)
     assert down.returncode == 0, down.stderr
