@@ -30,7 +30,7 @@ _IMPORTERS = {
     "fio": ("clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
     "iperf3": ("clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17)"),
     "ior": ("clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
-    "mdtest": ("clusterbench.importers.mdtest", "mdtest text output (SUMMARY tables)"),
+    "mdtest": ("clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
     "osu": ("clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
     "imb": ("clusterbench.importers.imb", "Intel MPI Benchmarks 2017-2021 text"),
 }
