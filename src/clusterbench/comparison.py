@@ -4,7 +4,10 @@ size. Computation only; commands/compare.py and the reports present it.
 
 Path parameters (a kernel's directory) are ignored when matching, so the
 same measurement on two file systems matches: that difference is the
-configuration being compared, and the environment diff names it.
+configuration being compared, and the environment diff names it. So are
+the parameters that say where a peer is (a port, a server or bind
+address): a TCP stream to another port or host is the same measurement. A
+parameter left at the kernel's default matches one stated as the default.
 """
 from __future__ import annotations
 
@@ -14,6 +17,10 @@ from clusterbench import stats
 from clusterbench.errors import BadInput
 from clusterbench.store import Store
 from clusterbench.sample import SampleKey
+
+
+# parameters that say where a peer is, not what is measured
+WHERE_PARAMS = frozenset({"port", "server", "bind"})
 
 
 @dataclass
@@ -74,18 +81,21 @@ class Table:
     partial: list[Point]         # present in some only: listed, not hidden
     env_diffs: list[EnvDiff]
     exclude_outliers: bool = False
+    imported: list[str] = field(default_factory=list)   # "NAME: run 5 imported from fio 3.33 JSON, file ..."
 
 
-def path_params(kernel: str) -> set[str]:
+def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
+    """The kernel's path parameters and its defaults (from cbk --describe)."""
     try:
         from clusterbench import catalogue
 
         k = catalogue.load().kernels.get(kernel)
         if k:
-            return {p.name for p in k.params if p.type == "path"}
+            return ({p.name for p in k.params if p.type == "path" or p.name in WHERE_PARAMS},
+                    {p.name: p.default for p in k.params if p.default is not None})
     except Exception:  # noqa: BLE001 - without cbk, fall back to the usual name
         pass
-    return {"dir"}
+    return {"dir"}, {}
 
 
 def _step_title(st) -> str:
@@ -96,17 +106,20 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False) -> tu
     """Every measured point of the configurations, matched across them."""
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
     points: dict[tuple, Point] = {}
-    skip_cache: dict[str, set[str]] = {}
+    kernels: dict[str, tuple[set[str], dict[str, str]]] = {}
     for cfg in configs:
         for run_id in cfg.run_ids:
             for st in store.steps_of(run_id):
-                skip = skip_cache.setdefault(st.kernel, path_params(st.kernel))
+                skip, defaults = kernels.setdefault(st.kernel, kernel_params(st.kernel))
                 params = {k: v for k, v in sorted(st.params.items()) if k not in skip}
                 params["np"] = str(st.ranks)  # rank counts are part of what was measured
                 if st.ranks_per_node:
                     params["ppn"] = str(st.ranks_per_node)
+                # a parameter left at its default matches one given as the default (an imported
+                # run states every parameter its tool's file shows)
+                matched = {**{k: v for k, v in defaults.items() if k not in skip}, **params}
                 for s in store.samples_of(st.id):
-                    key = (st.kernel, tuple(params.items()), s.key())
+                    key = (st.kernel, tuple(sorted(matched.items())), s.key())
                     p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.key(),
                                                      exclude_outliers=exclude_outliers))
                     if s.value is not None:
@@ -123,7 +136,9 @@ def build(store: Store, refs: list[str], exclude_outliers: bool = False) -> Tabl
     partial = [p for p in points if not all(n in p.values for n in names)]
     if not full:
         raise BadInput(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
-    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers)
+    imported = [f"{c.name}: run {i} imported from {store.run(i).imported_from}"
+                for c in configs for i in c.run_ids if store.run(i).imported_from]
+    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported)
 
 
 def single_target(env: dict) -> dict:

@@ -25,3 +25,6 @@ def command(refs, env_lines, exclude_outliers, db_url):
 
     table = compare.build(open_store(db_url), list(refs), exclude_outliers)
     print_comparison(stdout_console(), table, env_lines)
+    for line in table.imported:
+        # its environment was not recorded: the differences above stop at what its file stated
+        click.echo(f"note: {line}; its environment is what the file states, the rest not recorded")

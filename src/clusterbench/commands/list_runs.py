@@ -68,6 +68,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
     for r in rows:
         dur = _duration((r.finished - r.started).total_seconds()) if r.finished else "-"
-        t.add_row(str(r.id), r.label or "", r.status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur, r.host or "",
-                  r.user or "", r.batch_job or "", r.command or "")
+        status = r.status + (" (imported)" if r.imported_from else "")
+        t.add_row(str(r.id), r.label or "", status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur, r.host or "",
+                  r.user or "", r.batch_job or "", r.command or r.imported_from or "")
     stdout_console().print(t)

@@ -26,11 +26,14 @@ def load_run(store: Store, run_id: int) -> dict:
             "summary": step_summary.rows(samples),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
-    return {
+    out = {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
         "suite": run.suite, "status": run.status, "message": run.message, "started": _iso(run.started),
         "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": store.environments_of(run_id),
     }
+    if run.imported_from:   # only on imported runs: the exports of measured runs stay as they were
+        out["imported_from"] = run.imported_from
+    return out
 
 
 def step_title(step: dict) -> str:

@@ -36,6 +36,8 @@ def run_section(run: dict) -> list[str]:
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
            f"<p>{esc(run['started'])} UTC on {esc(run['host'])} by {esc(run['user'])}: <code>{esc(run['command'])}</code></p>"]
+    if run.get("imported_from"):
+        out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
     for host, env in run["environments"].items():
         out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env)]
     for st in run["steps"]:

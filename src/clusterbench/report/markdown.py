@@ -16,6 +16,8 @@ def render(report: Report) -> str:
     for run in report.runs:
         out.append(f"## Run {run['id']}{' (' + run['label'] + ')' if run['label'] else ''}: {run['status']}\n")
         out.append(f"{run['started']} on {run['host']} by {run['user']}: `{run['command']}`\n")
+        if run.get("imported_from"):
+            out.append(f"Imported from {run['imported_from']}.\n")
         for host, env in run["environments"].items():
             from clusterbench.environment import summary_block
 

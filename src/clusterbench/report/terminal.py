@@ -132,6 +132,8 @@ def print_run(console: Console, run: dict) -> None:
     job = f" in batch job {run['batch_job']}" if run.get("batch_job") else ""
     console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}{job}"
                   + (f": {run['message']}" if run["message"] else ""))
+    if run.get("imported_from"):
+        console.print(Text(f"imported from {run['imported_from']}", style="cyan"))
     for st in run["steps"]:
         console.print(fitting_table(st, console.width))
         if st["message"]:

@@ -152,6 +152,33 @@ class Store:
                 c.execute(samples.update().where(samples.c.id == sample_id)
                           .values(warnings=list(row.warnings) + extra))
 
+    def add_imported_run(self, *, label: str | None, command: str | None, host: str | None,
+                         started: dt.datetime, finished: dt.datetime | None, imported_from: str,
+                         imported_steps: list, snapshots: dict[str, tuple[str, dict]]) -> int:
+        """A run read from another tool's output, in one transaction: all of
+        it is stored or none. imported_steps: clusterbench.importers.ImportedStep;
+        snapshots: host -> (hash, environment snapshot)."""
+        with self.engine.begin() as c:
+            run_id = c.execute(runs.insert().values(
+                label=label, user=None, host=host, pid=None, command=command, suite=None, started=started,
+                finished=finished or started, status="ok", imported_from=imported_from)).inserted_primary_key[0]
+            for env_hash, env in snapshots.values():
+                if not c.execute(sa.select(environments.c.hash).where(environments.c.hash == env_hash)).first():
+                    c.execute(environments.insert().values(hash=env_hash, captured=now(), data=env))
+            for h, (env_hash, _) in snapshots.items():
+                c.execute(run_hosts.insert().values(run_id=run_id, host=h, environment_hash=env_hash))
+            for position, st in enumerate(imported_steps):
+                step_id = c.execute(steps.insert().values(
+                    run_id=run_id, position=position, name=st.name, kernel=st.kernel, params=st.params,
+                    launcher="imported", ranks=st.ranks, ranks_per_node=st.ranks_per_node, status="ok",
+                    started=started, finished=finished or started)).inserted_primary_key[0]
+                for s in st.samples:
+                    c.execute(samples.insert().values(
+                        step_id=step_id, repetition=s.repetition, phase=s.phase, mode=s.condition, value=s.value,
+                        unit=s.unit, seconds=s.seconds, bytes=s.bytes, ops=s.ops, warnings=list(s.warnings),
+                        record=s.record))
+        return run_id
+
     # -- reading ---------------------------------------------------------
     def reap_dead_runs(self) -> None:
         """A run still 'running' whose process on this host is gone was killed."""
