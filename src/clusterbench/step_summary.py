@@ -21,6 +21,8 @@ class Row:
     decimal_unit: str | None = None
     sample_warnings: list[list[str]] = field(default_factory=list)  # per sample, as stored
     condition: tuple[str, ...] = ()  # what the mode column holds: Sample.condition_names
+    limit: str | None = None         # the binding ceiling at the median (ceilings.py), when one is known
+    limit_exceeded: bool = False     # the median is above that ceiling: not through that component alone
 
     @classmethod
     def of(cls, sample: Sample) -> Row:
@@ -79,17 +81,27 @@ class Row:
         return statistics.median(self.decimal) if self.decimal else None
 
 
-def rows(samples: list[Sample]) -> list[Row]:
-    """Groups samples by Sample.key(), in first-seen order."""
+def rows(samples: list[Sample], ceiling_context=None) -> list[Row]:
+    """Groups samples by Sample.key(), in first-seen order; with a
+    ceilings.Context, each row names the limit that binds at its median."""
     out: dict[SampleKey, Row] = {}
+    first: dict[SampleKey, Sample] = {}
     for s in samples:
         row = out.get(s.key())
         if row is None:
             row = out[s.key()] = Row.of(s)
+            first[s.key()] = s
         if s.value is not None:
             row.values.append(s.value)
         if s.decimal is not None:
             row.decimal.append(s.decimal)
             row.decimal_unit = s.decimal_unit
         row.sample_warnings.append(list(s.warnings))
+    if ceiling_context is not None:
+        from clusterbench import ceilings
+
+        for key, row in out.items():
+            c = ceilings.of_median(first[key], row.median, ceiling_context)
+            if c is not None:
+                row.limit, row.limit_exceeded = c.text, c.exceeded
     return list(out.values())

@@ -13,23 +13,28 @@ def _iso(t) -> str | None:
     return t.isoformat() if t is not None else None
 
 
-def load_run(store: Store, run_id: int) -> dict:
+def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) -> dict:
+    from clusterbench import ceilings
+
     run = store.run(run_id)
+    envs = store.environments_of(run_id)
+    steps_samples = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
+    ctx = ceilings.Context(ceilings.host_env(envs, run.host), [s for _, ss in steps_samples for s in ss],
+                           link_bits_per_s)
     steps = []
-    for st in store.steps_of(run_id):
-        samples = store.samples_of(st.id)
+    for st, samples in steps_samples:
         steps.append({
             "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
             "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
-            "summary": step_summary.rows(samples),
+            "summary": step_summary.rows(samples, ctx),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
     return {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
         "suite": run.suite, "status": run.status, "message": run.message, "started": _iso(run.started),
-        "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": store.environments_of(run_id),
+        "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": envs,
     }
 
 

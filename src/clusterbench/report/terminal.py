@@ -16,6 +16,13 @@ def _num(v: float | None) -> str:
     return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
+def limit_text(row) -> str:
+    """The limit column: the binding ceiling, marked "!" when the figure is above it."""
+    if not row.limit:
+        return ""
+    return ("! " if row.limit_exceeded else "") + row.limit
+
+
 def ci_text(s) -> str:
     """'lo..hi (95 %)': the interval with its real coverage."""
     if s.ci_low is None or s.n < 2:
@@ -71,10 +78,11 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         caption += f"\n{cgroup_caption(st.get('build'))}"
     t = Table(title=escape(f"{step_title(st)} [{st['status']}]"), title_justify="left",
               caption=escape(caption), caption_justify="left", pad_edge=tier < CI_LINES)
+    limit = any(r.limit for r in st["summary"])  # which ceiling binds (ceilings.py), when one is known
     columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [
         ("n", "right", True), ("median", "right", True), ("CI of median", "right", False), ("min", "right", True),
         ("max", "right", True), ("CV", "right", True), ("unit", "left", True)] + (
-        [("median, decimal", "right", True)] if decimal else [])
+        [("median, decimal", "right", True)] if decimal else []) + ([("limit", "left", False)] if limit else [])
     rows = []
     for r in st["summary"]:
         s = r.stats
@@ -84,6 +92,8 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
             f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
         if decimal:
             cells.append(f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
+        if limit:
+            cells.append(limit_text(r))
         rows.append(cells)
     # box edges, then per column its width, two of padding and a rule (less the edges' padding)
     t.min_width_needed = 1 - (2 if tier >= CI_LINES else 0)
