@@ -15,7 +15,7 @@ from typing import Callable
 from clusterbench.sample import Sample
 
 # Units of a data rate a ceiling applies to, in bytes per second each.
-BYTES_PER_S = {"MiB/s": 2**20, "MB/s": 1e6, "GiB/s": 2**30, "GB/s": 1e9}
+BYTES_PER_S = {"MiB/s": 2**20, "MB/s": 1e6, "GiB/s": 2**30, "GB/s": 1e9, "Gbit/s": 1e9 / 8, "Mbit/s": 1e6 / 8}
 IOPS_UNITS = {"IOPS"}
 
 # File systems whose pages are the storage: nothing slower lies below them.
@@ -106,14 +106,21 @@ def link(s: Sample, ctx: Context) -> Ceiling | None:
     over_network = target_fs_type(ctx.env, s.directory) in NETWORK_FS
     if not over_network and s.link_bits_per_s is None:
         return None  # neither a network figure nor I/O over a network file system
-    # the user's rate (shown, or given to run) first, then the one the kernel found for its interface, then the fastest NIC
-    nominal = ctx.link_bits_per_s or ctx.env.get("conditions.link_bits_per_s") or s.link_bits_per_s \
-        or fastest_link_bits_per_s(ctx.env)
+    given = ctx.link_bits_per_s or ctx.env.get("conditions.link_bits_per_s")  # --link-speed at show or run
+    if over_network:
+        nominal = given or fastest_link_bits_per_s(ctx.env)
+    else:
+        # a network figure: the kernel named its interface's rate (0: unknown, e.g. loopback);
+        # another NIC's speed says nothing about this path
+        nominal = given or s.link_bits_per_s
     if not nominal:
         return None
     fraction = rate * 8 / nominal
-    if fraction > 1.0:
+    if fraction > 1.0 and over_network:
         return Ceiling("link", f"cache: above the {bits_text(nominal)} link", fraction, True, "above the link")
+    if fraction > 1.0:  # a transfer cannot outrun its link: the stated rate is wrong (or the path is another)
+        return Ceiling("link", f"link: above its nominal {bits_text(nominal)}", fraction, True,
+                       "above its link's nominal rate")
     return Ceiling("link", f"link: {_percent(fraction)} of {bits_text(nominal)}", fraction)
 
 

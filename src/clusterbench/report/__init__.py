@@ -17,8 +17,13 @@ _FORMATS = {
 }
 
 
-def formats() -> list[str]:
+def text_formats() -> list[str]:
+    """The formats `export` writes to a terminal or a pipe."""
     return list(_FORMATS)
+
+
+def formats() -> list[str]:
+    return [*_FORMATS, "pdf"]  # pdf: the html format printed by Chromium (report/pdf.py)
 
 
 def render(fmt: str, report: Report | list[dict]) -> str:
@@ -31,8 +36,13 @@ def render(fmt: str, report: Report | list[dict]) -> str:
 
 def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False) -> str:
     """Renders runs (and, with several refs, their comparison where the
-    format shows one) to `output`, written whole or not at all."""
+    format shows one) to `output`, written whole or not at all; pdf is the
+    html format printed by Chromium."""
     from clusterbench.safe_write import write_atomically
 
-    text = render(fmt, Report.of(store, refs, exclude_outliers))
-    return str(write_atomically(output, text))
+    report = Report.of(store, refs, exclude_outliers)
+    if fmt == "pdf":
+        from clusterbench.report.pdf import html_to_pdf
+
+        return str(write_atomically(output, html_to_pdf(render("html", report))))
+    return str(write_atomically(output, render(fmt, report)))

@@ -23,6 +23,19 @@ def limit_text(row) -> str:
     return ("! " if row.limit_exceeded else "") + row.limit
 
 
+def ci_words(s) -> str:
+    """The interval for a printed report, named by its coverage: '(95 % CI)'
+    when it reaches 95 %, else said to be the range with its real coverage."""
+    if s.ci_low is None or s.n < 2:
+        return "-"
+    span = f"{_num(s.ci_low)}..{_num(s.ci_high)}"
+    if s.ci_coverage >= 0.95:
+        return f"{span} (95 % CI)"
+    if s.ci_low == s.minimum and s.ci_high == s.maximum:
+        return f"{span} ([min, max], n = {s.n}, coverage {s.ci_coverage:.0%})".replace("%", " %")
+    return f"{span} (coverage {s.ci_coverage:.0%})".replace("%", " %")
+
+
 def ci_text(s) -> str:
     """'lo..hi (95 %)': the interval with its real coverage."""
     if s.ci_low is None or s.n < 2:
