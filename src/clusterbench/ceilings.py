@@ -76,7 +76,9 @@ def fastest_link_bits_per_s(env: dict) -> float | None:
 
 
 def bits_text(bits_per_s: float) -> str:
-    return f"{bits_per_s / 1e9:.3g} Gbit/s" if bits_per_s >= 1e9 else f"{bits_per_s / 1e6:.3g} Mbit/s"
+    """1 Gbit/s, 2.5 Gbit/s, 400 Gbit/s, 100 Mbit/s."""
+    value, unit = (bits_per_s / 1e9, "Gbit/s") if bits_per_s >= 1e9 else (bits_per_s / 1e6, "Mbit/s")
+    return (f"{value:,.0f}" if value >= 100 else f"{value:.3g}") + f" {unit}"
 
 
 def _bytes_per_s(s: Sample) -> float | None:

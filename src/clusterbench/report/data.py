@@ -54,11 +54,14 @@ class Report:
     store: Store | None = None
     refs: list[str] = field(default_factory=list)
     exclude_outliers: bool = False
+    link_bits_per_s: float | None = None   # --link-speed, for the limit checks
 
     @classmethod
-    def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False) -> Report:
+    def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False,
+           link_bits_per_s: float | None = None) -> Report:
         ids = list(dict.fromkeys(i for ref in refs for i in store.resolve(ref)))
-        return cls([load_run(store, i) for i in ids], store, list(refs), exclude_outliers)
+        return cls([load_run(store, i, link_bits_per_s) for i in ids], store, list(refs), exclude_outliers,
+                   link_bits_per_s)
 
     @cached_property
     def comparison(self):
@@ -67,7 +70,7 @@ class Report:
 
         if self.store is None or len(self.refs) < 2:
             return None
-        return compare.build(self.store, self.refs, self.exclude_outliers)
+        return compare.build(self.store, self.refs, self.exclude_outliers, self.link_bits_per_s)
 
     @cached_property
     def points(self) -> list:
@@ -76,7 +79,8 @@ class Report:
 
         if self.comparison is not None:
             return self.comparison.points
-        return compare.collect(self.store, self.refs)[1] if self.store is not None else []
+        return compare.collect(self.store, self.refs, link_bits_per_s=self.link_bits_per_s)[1] \
+            if self.store is not None else []
 
     @property
     def config_names(self) -> list[str]:

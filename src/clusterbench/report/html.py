@@ -15,7 +15,7 @@ CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1em;max-width:100%}
 th,td{border:1px solid #ccc;padding:.25em .6em;font-size:.9em;overflow-wrap:break-word}
-svg{max-width:100%;height:auto}
+svg{max-width:100%;height:auto} table.wide{width:100%}
 .meta{color:#555} .summary li{margin:.3em 0} sup{font-size:.7em}
 .flag{color:#8a5a00;font-weight:bold} .notes{font-size:.85em}
 h2,h3{break-after:avoid}
@@ -93,7 +93,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
             for unit in dict.fromkeys(r.unit for r in rows):
                 same = [r for r in rows if r.unit == unit]
                 s = [(r.stats.median, r.stats.ci_low, r.stats.ci_high) for r in same]
-                out.append(plots.bars(f"{step_title(st)}: median, bars = CI of the median", unit or "",
+                out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", unit or "",
                                       [f"{r.phase} {r.mode or ''}" for r in same], {f"run {run['id']}": s}))
     return out
 
@@ -116,7 +116,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     head = "".join(f"<th>{esc(n)}: median</th>" for n in names)
     head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict (p)</th>" for n in names[1:])
     limits = any(p.limit(n) for p in table.points for n in names)
-    out.append(f"<table><tr><th>measurement</th><th>mode</th><th>unit</th>{head}"
+    out.append(f'<table class="wide"><tr><th>measurement</th><th>mode</th><th>unit</th>{head}'
                + ("<th>limit</th>" if limits else "") + "</tr>")
     warnings: list[str] = []
     for p in table.points:
