@@ -35,6 +35,28 @@ def parse_extra(args: list[str]) -> dict[str, str]:
     return out
 
 
+# Parameter types whose values never hold a comma: there, a comma lists values to sweep.
+LISTABLE_TYPES = ("choice", "size", "int", "real")
+
+
+def comma_lists(kernel, params: dict[str, str]) -> dict:
+    """--op=pingpong,allreduce,alltoall: one step per value in one command (the
+    sweep a suite's list gives), for choice, size, int and real parameters; a
+    choice outside the kernel's is one line, exit 2."""
+    out: dict = dict(params)
+    for p in kernel.params:
+        v = params.get(p.name)
+        if p.type not in LISTABLE_TYPES or not isinstance(v, str) or "," not in v:
+            continue
+        values = [x.strip() for x in v.split(",")]
+        bad = [x for x in values if not x or (p.choices and x not in p.choices)]
+        if bad:
+            allowed = f" (choices: {', '.join(p.choices)})" if p.choices else ""
+            raise BadInput(f"--{p.name}={v}: '{bad[0]}' is not a value of it{allowed}")
+        out[p.name] = list(dict.fromkeys(values))
+    return out
+
+
 def report_folder(store_url: str, report_dir: str | None) -> Path:
     """Where a suite's report goes: --report-dir, else beside a SQLite store
     file (--db, $CLUSTERBENCH_DB or the default one), else (a database
@@ -178,6 +200,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     else:
         kernel = cat.kernel(target)
         cat.check_params(kernel, extra)
+        extra = comma_lists(kernel, extra)
         if (ranks or 1) > 1 and not kernel.parallel:
             raise BadInput(f"kernel {kernel.name} runs as one process; --np {ranks} needs a parallel kernel")
         steps = expand(kernel.name, extra, repeat=repeat or 5, ranks=ranks or 1, ranks_per_node=ppn,

@@ -64,9 +64,12 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
             out.append(f'<p class="warn">{esc(st["message"])}</p>')
         condition = condition_header(st["summary"], st["kernel"]) or "mode"
         limits = any(r.limit for r in st["summary"])
+        ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
+        bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
         out.append(f"<table><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>"
                    "<th>interval of the median</th><th>min</th><th>max</th><th>CV</th><th>unit</th>"
-                   + ("<th>limit</th>" if limits else "") + "</tr>")
+                   + ("<th>t_min / t_avg / t_max over ranks</th>" if ranks else "")
+                   + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         for r in st["summary"]:
             s = r.stats
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
@@ -75,6 +78,8 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
                        f"<td class=n>{_num(s.median)}{flag}</td><td class=n>{esc(ci_words(s))}</td>"
                        f"<td class=n>{_num(s.minimum)}</td><td class=n>{_num(s.maximum)}</td><td class=n>{cv}</td>"
                        f"<td>{esc(r.unit)} {esc(beside(s.median, r.unit))}</td>"
+                       + (f"<td class=n>{' / '.join(_num(t) for t in r.rank_medians or ())}</td>" if ranks else "")
+                       + (f"<td class=n>{_num(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f"<td>{esc(limit_text(r))}</td>" if limits else "") + "</tr>")
         out.append("</table>")
         warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))

@@ -92,10 +92,14 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
     t = Table(title=escape(f"{step_title(st)} [{st['status']}]"), title_justify="left",
               caption=escape(caption), caption_justify="left", pad_edge=tier < CI_LINES)
     limit = any(r.limit for r in st["summary"])  # which ceiling binds (ceilings.py), when one is known
+    ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
+    bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
     columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [
         ("n", "right", True), ("median", "right", True), ("CI of median", "right", False), ("min", "right", True),
         ("max", "right", True), ("CV", "right", True), ("unit", "left", True)] + (
-        [("median, decimal", "right", True)] if decimal else []) + ([("limit", "left", False)] if limit else [])
+        [("median, decimal", "right", True)] if decimal else []) + (
+        [("t_min / t_avg / t_max (ranks)", "right", True)] if ranks else []) + (
+        [("MB/s", "right", True)] if bandwidth else []) + ([("limit", "left", False)] if limit else [])
     rows = []
     for r in st["summary"]:
         s = r.stats
@@ -105,6 +109,10 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
             f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
         if decimal:
             cells.append(f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
+        if ranks:
+            cells.append(" / ".join(_num(t) for t in r.rank_medians) if r.rank_medians else "")
+        if bandwidth:
+            cells.append(_num(r.median_bandwidth_mb_s))
         if limit:
             cells.append(limit_text(r))
         rows.append(cells)
