@@ -219,7 +219,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
-    build, cgroups = None, []
+    build, cgroups, pairs = None, [], []
     try:
         for line in proc.stdout:
             item = read_line(line, extra_fields=conditions.record_fields(env))
@@ -232,6 +232,8 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
                 progress.record(item, item.repetition + offset)
             elif isinstance(item, OtherRecord) and item.type == "memory-cgroup":  # each host's peak under --memory-limit
                 cgroups.append(item.record)
+            elif isinstance(item, OtherRecord) and item.type == "tcp_pairs":  # E6: each pair's rate, kept with the step
+                pairs.append(item.record)
         status = proc.wait()
     except BaseException:
         _stop(proc)
@@ -241,6 +243,8 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     reader.join(timeout=30)
     if build is not None and cgroups:
         build.record["memory_cgroups"] = cgroups
+    if build is not None and pairs:
+        build.record["tcp_pairs"] = pairs
     return status, "".join(stderr_chunks), build
 
 

@@ -45,6 +45,28 @@ def env_block(env: dict, notes: Footnotes) -> list[str]:
     return [f'<table class="env">{rows}</table>']
 
 
+def pair_rows(st: dict) -> list[str]:
+    """E6: each TCP pair's median rate beside its link's nominal rate (the step's row is the aggregate)."""
+    import statistics
+
+    from clusterbench.records import pair_rates
+
+    pairs = pair_rates(st.get("build"))
+    if not pairs:
+        return []
+    rows = []
+    for p in pairs:
+        rate = statistics.median(p.gbit_per_s) if p.gbit_per_s else None
+        link = f"{p.link_gbit_per_s:g} Gbit/s" if p.link_gbit_per_s else "not known"
+        share = f"{rate / p.link_gbit_per_s:.0%}".replace("%", " %") if rate and p.link_gbit_per_s else "-"
+        rows.append(f"<tr><td>{esc(p.phase)}</td><td class=n>{p.pair}</td><td>{esc(p.server_host)} &rarr; "
+                    f"{esc(p.client_host)}</td><td class=n>{_num(rate)}</td><td>{esc(link)}</td>"
+                    f"<td class=n>{share}</td></tr>")
+    return ["<p>Each pair (the row above is their aggregate):</p><table><tr><th>phase</th><th>pair</th>"
+            "<th>server &rarr; client</th><th>Gbit/s (median)</th><th>link</th><th>of link</th></tr>", *rows,
+            "</table>"]
+
+
 def run_section(run: dict, notes: Footnotes) -> list[str]:
     from clusterbench.report import plots
 
@@ -82,6 +104,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
                        + (f"<td class=n>{_num(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f"<td>{esc(limit_text(r))}</td>" if limits else "") + "</tr>")
         out.append("</table>")
+        out += pair_rows(st)
         warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
         if warnings:
             out.append("<ul>" + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings) + "</ul>")

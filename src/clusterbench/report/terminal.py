@@ -142,6 +142,26 @@ def fitting_table(st: dict, width: int) -> Table:
     return step_table(st, condition, decimal, FOLD)
 
 
+def pair_table(st: dict) -> Table | None:
+    """E6: each TCP pair's rate (median over repetitions) beside its link's
+    nominal rate; the step's row above is their aggregate."""
+    import statistics
+
+    from clusterbench.records import pair_rates
+
+    pairs = pair_rates(st.get("build"))
+    if not pairs:
+        return None
+    t = Table("phase", "pair", "server -> client", "Gbit/s (median)", "link", "of link",
+              title="each pair (the row above is their aggregate)", title_justify="left")
+    for p in pairs:
+        rate = statistics.median(p.gbit_per_s) if p.gbit_per_s else None
+        link = f"{p.link_gbit_per_s:g} Gbit/s" if p.link_gbit_per_s else "not known"
+        share = f"{rate / p.link_gbit_per_s:.0%}".replace("%", " %") if rate and p.link_gbit_per_s else "-"
+        t.add_row(p.phase, str(p.pair), f"{p.server_host} -> {p.client_host}", _num(rate), link, share)
+    return t
+
+
 def print_run(console: Console, run: dict) -> None:
     label = f" ({run['label']})" if run["label"] else ""
     job = f" in batch job {run['batch_job']}" if run.get("batch_job") else ""
@@ -151,6 +171,9 @@ def print_run(console: Console, run: dict) -> None:
         console.print(fitting_table(st, console.width))
         if st["message"]:
             console.print(Padding(Text(st["message"], style="red"), (0, 0, 0, 2), expand=False))
+        pairs = pair_table(st)
+        if pairs is not None:
+            console.print(Padding(pairs, (0, 0, 0, 2), expand=False))
         for w in dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table
             console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2), expand=False))
