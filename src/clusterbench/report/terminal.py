@@ -123,7 +123,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
             t.add_column(head, justify=justify, overflow="fold")
             continue
         # a whole cell, or (the CI) its longest word: "3,260..5,089" never breaks, "(94%)" may go below
-        widest = max((len(row[i]) if whole else max(map(len, row[i].split())) for row in rows), default=0)
+        widest = max((len(row[i]) if whole else max(map(len, row[i].split()), default=0) for row in rows), default=0)
         widest = max(widest, len(head) if whole else max(map(len, head.split())))
         t.add_column(head, justify=justify, no_wrap=whole, min_width=widest)
         t.min_width_needed += widest + 3
