@@ -122,10 +122,11 @@ class PairRate:
 
 def pair_rates(build: dict | None) -> list[PairRate]:
     """The per-pair rates of a step, from the tcp_pairs records the runner
-    keeps in its build record; one PairRate per phase and pair."""
+    keeps in its build record (detail_records); one PairRate per phase and pair."""
     found: dict[tuple[str, int], dict] = {}
-    for rec in (build or {}).get("tcp_pairs") or []:
-        if rec.get("test") != "stream":
+    kept = (build or {}).get("detail_records") or []
+    for rec in kept:
+        if rec.get("type") != "tcp_pairs" or rec.get("test") != "stream":
             continue
         for p in rec.get("pairs") or []:
             slot = found.setdefault((str(rec.get("phase")), int(p.get("pair", 0))), {

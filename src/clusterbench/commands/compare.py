@@ -38,7 +38,8 @@ def command(refs, env_lines, exclude_outliers, fmt, fail_if, threshold_pct, link
     """
     import sys
 
-    from clusterbench import compare, compare_gate
+    from clusterbench import comparison as compare
+    from clusterbench import compare_gate
     from clusterbench.console import stdout_console
     from clusterbench.errors import BadInput
 

@@ -22,7 +22,7 @@ from clusterbench.environment.sources import Context
 from clusterbench.environment.report_block import summary_block
 
 SCHEMA = 1
-COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "network", "software", "gpu", "modules", "fabric",
+COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "software", "gpu", "modules", "fabric",
               "container")
 # Values that change between two captures of an unchanged machine. They are
 # kept in the snapshot (the limit checks read free memory) but left out of

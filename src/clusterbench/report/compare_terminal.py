@@ -8,7 +8,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from clusterbench.compare import Table as Comparison
+from clusterbench.comparison import Table as Comparison
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -60,9 +60,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                                         for n in names if (lim := p.limit(n)))))
         t.add_row(*row)
     console.print(t)
-    for i, note in enumerate(notes, 1):
-        console.print(Padding(Text.assemble((f"!{i} warning:", "yellow"), " ", note), (0, 0, 0, 2), expand=False))
-    from clusterbench.compare import sweeps
+    from clusterbench.comparison import sweeps
 
     for sw in sweeps(table.points):
         st = Table(sw.param, *[f"{n} median [CI]" for n in names], title=f"sweep of {sw.param}: {sw.title} [{sw.unit}]",

@@ -192,7 +192,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
 
 
 def sweep_section(points, names: list[str]) -> list[str]:
-    from clusterbench.compare import sweeps
+    from clusterbench.comparison import sweeps
     from clusterbench.report import plots
 
     out = []

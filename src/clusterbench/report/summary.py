@@ -13,7 +13,7 @@ chosen as docs/statistics.md ("The report's summary") describes:
 """
 from __future__ import annotations
 
-from clusterbench.compare import Point, Table
+from clusterbench.comparison import Point, Table
 from clusterbench.report.units_text import number
 from clusterbench.stats import Verdict
 
