@@ -4,7 +4,7 @@ significant difference, docs/statistics.md) and its change is at least
 the threshold; `compare` then exits with GATE_EXIT."""
 from __future__ import annotations
 
-from clusterbench.compare import Table
+from clusterbench.comparison import Table
 from clusterbench.stats import Verdict
 
 GATE_EXIT = 3

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clusterbench.compare import Point, Table
+from clusterbench.comparison import Point, Table
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
 SCHEMA_VERSION = 1
