@@ -60,6 +60,8 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                                         for n in names if (lim := p.limit(n)))))
         t.add_row(*row)
     console.print(t)
+    for i, note in enumerate(notes, 1):
+        console.print(Padding(Text.assemble((f"!{i} warning:", "yellow"), " ", note), (0, 0, 0, 2), expand=False))
     from clusterbench.comparison import sweeps
 
     for sw in sweeps(table.points):
