@@ -199,4 +199,4 @@ def test_suite_run_ends_with_an_html_report(cli, tmp_path):
     assert r.status == 0, r.stderr
     assert f"report: {out}" in r.stdout
     text = out.read_text()
-    assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "MiB/s" in text and "CI of median" in text
+    assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "MiB/s" in text and "interval of the median" in text

@@ -497,6 +497,7 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     double lo[3], hi[3];
     MPI_Reduce(mine, lo, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
     MPI_Reduce(mine, hi, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    cbk_phase_field(p, CBK_TEXT("dir", opt(a)->dir)); /* the --dir given: the limit checks find its file system */
     cbk_phase_field(p, CBK_TEXT("api", s->api->name));
     cbk_phase_field(p, CBK_TEXT("strategy", strategy_names[s->strategy]));
     cbk_phase_field(p, CBK_TEXT("layout", layout_names[opt(a)->layout]));

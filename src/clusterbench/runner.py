@@ -44,6 +44,7 @@ class RunRequest:
     hostfile: str | None = None
     oversubscribe: bool = False
     conditions: Conditions | None = None   # --memory-limit, --setting (clusterbench.conditions)
+    link_bits_per_s: float | None = None   # --link-speed: the network's nominal rate, for the limit checks
 
 
 # What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
@@ -117,11 +118,14 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
 
     local = environment.collect(req.targets)
     local.update(conditions.environment_keys(req.conditions))
+    link = {"conditions.link_bits_per_s": req.link_bits_per_s} if req.link_bits_per_s else {}
+    local.update(link)
     snapshots = {socket.gethostname(): local}
     for env in node_environments(cat, req, req.targets):
         if "host.name" not in env:   # not a snapshot: a garbled line's inner object
             continue
         env.update(conditions.environment_keys(req.conditions, this_host=False))
+        env.update(link)
         snapshots.setdefault(str(env["host.name"]), env)
     for host, env in snapshots.items():
         h = environment.snapshot_hash(env)

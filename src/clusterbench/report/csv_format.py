@@ -1,6 +1,7 @@
 """CSV: one row per sample (every repetition and phase), for spreadsheets.
 `outlier` is 1 when the sample is a modified-Z outlier within its step's
-(phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped."""
+(phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped.
+`limit` is the ceiling that binds at the group's median (ceilings.py), "!" first when the median is above it."""
 from __future__ import annotations
 
 import csv
@@ -8,10 +9,11 @@ import io
 import json
 
 from clusterbench.report.data import Report
+from clusterbench.report.terminal import limit_text
 from clusterbench.sample import Sample, SampleKey
 
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
-           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings"]
+           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings", "limit"]
 
 
 def _outliers(samples: list[Sample]) -> set[int]:
@@ -33,9 +35,10 @@ def render(report: Report) -> str:
     for run in report.runs:
         for st in run["steps"]:
             flagged = _outliers(st["samples"])
+            limit = {r.key: limit_text(r) for r in st["summary"]}  # the sample's group's binding ceiling
             for i, s in enumerate(st["samples"]):
                 w.writerow([run["id"], run["label"] or "", st["name"] or st["kernel"], st["kernel"],
                             json.dumps(st["params"], sort_keys=True), st["ranks"], s.repetition, s.phase,
                             s.condition or "", s.value, s.unit or "", s.seconds, s.bytes, s.ops,
-                            int(i in flagged), " | ".join(s.warnings)])
+                            int(i in flagged), " | ".join(s.warnings), limit.get(s.key(), "")])
     return buf.getvalue()

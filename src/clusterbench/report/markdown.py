@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from clusterbench.report.data import Report, params_text, step_title
-from clusterbench.report.terminal import ci_text
+from clusterbench.report.terminal import ci_words, limit_text
 
 
 def _num(v: float | None) -> str:
@@ -33,14 +33,17 @@ def render(report: Report) -> str:
                 out.append(cgroup_caption(st.get("build")) + "\n")
             if st["message"]:
                 out.append(f"> {st['message']}\n")
-            out.append("| phase | mode | n | median | CI of median | min | max | unit |")
-            out.append("|---|---|---:|---:|---:|---:|---:|---|")
+            limits = any(r.limit for r in st["summary"])
+            out.append("| phase | mode | n | median | interval of the median | min | max | unit |"
+                       + (" limit |" if limits else ""))
+            out.append("|---|---|---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
             for r in st["summary"]:
                 unit = r.unit or ""
                 if r.median_decimal is not None:
                     unit += f" ({_num(r.median_decimal)} {r.decimal_unit} median)"
-                out.append(f"| {r.label} | {r.mode or ''} | {r.n} | {_num(r.median)} | {ci_text(r.stats)} | "
-                           f"{_num(r.minimum)} | {_num(r.maximum)} | {unit} |")
+                flag = " !" if r.warnings or r.limit_exceeded else ""
+                out.append(f"| {r.label} | {r.mode or ''} | {r.n} | {_num(r.median)}{flag} | {ci_words(r.stats)} | "
+                           f"{_num(r.minimum)} | {_num(r.maximum)} | {unit} |" + (f" {limit_text(r)} |" if limits else ""))
             warnings = [w for r in st["summary"] for w in r.all_warnings()]
             out += [""] + [f"- warning: {w}" for w in dict.fromkeys(warnings)]
             out.append("")
