@@ -17,6 +17,7 @@ import time
 
 import click
 
+from clusterbench.store.storable import step_name
 from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
@@ -68,7 +69,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     for test in t.tests:
         cat.check_params(kernel, test.params)
         steps += expand("pario", test.params, repeat=test.repetitions, ranks=ranks, ranks_per_node=ppn,
-                        launcher=launcher, name=f"ior test {test.id}: " + shlex.join(ior_args))
+                        launcher=launcher, name=step_name(f"ior test {test.id}: " + shlex.join(ior_args)))
     steps, targets = absolute_paths(steps, cat)
     req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
@@ -84,6 +85,9 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                        + f" --repetitions={test.repetitions}  (ranks {ranks})", err=True)
         for note in t.notes:
             click.echo("note: " + note, err=True)
+    from clusterbench.store.storable import check_run
+
+    check_run(req.label, None, ((s.name, s.kernel, s.params) for s in req.steps))
     store = open_store(db_url)
     began = time.time()
     run_id = execute_and_show(store, cat, req, quiet, show=False)

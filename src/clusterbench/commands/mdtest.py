@@ -14,6 +14,7 @@ import time
 
 import click
 
+from clusterbench.store.storable import step_name
 from clusterbench.commands.options import (db_option, memory_limit_option, open_store, run_conditions,
                                            setting_option, width_option)
 from clusterbench.errors import BadInput
@@ -62,7 +63,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     kernel = cat.kernel("metadata")
     cat.check_params(kernel, line.params)
     steps = expand("metadata", line.params, repeat=line.repetitions, ranks=ranks, ranks_per_node=ppn,
-                   launcher=launcher, name="mdtest " + shlex.join(mdtest_args))
+                   launcher=launcher, name=step_name("mdtest " + shlex.join(mdtest_args)))
     steps, targets = absolute_paths(steps, cat)
     req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets, hostfile,
                      oversubscribe, run_conditions(memory_limit, settings))
@@ -75,6 +76,9 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
         click.echo("metadata " + " ".join(f"--{k}={v}" for k, v in line.params.items()) + f"  (ranks {ranks})")
         for note in line.notes:
             click.echo("note: " + note)
+    from clusterbench.store.storable import check_run
+
+    check_run(req.label, None, ((s.name, s.kernel, s.params) for s in req.steps))
     store = open_store(db_url)
     started = time.time()
     run_id = execute_and_show(store, cat, req, quiet)
