@@ -111,8 +111,8 @@ def test_kill_9_leaves_a_readable_store_and_the_run_marked_killed(cli, cbk_bin, 
         try:
             if store_rows(store_url, "select count(*) from samples")[0][0] >= 2:
                 break
-        except sa.exc.OperationalError:
-            pass
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError):
+            pass   # the run has not created the tables yet
         time.sleep(0.1)
     p.kill()
     p.wait()
