@@ -203,6 +203,31 @@ class Store:
         with self.engine.connect() as c:
             return c.execute(q).all()
 
+    def prune(self, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
+        """Deletes runs started before `before` (not running ones; with keep_labels not labelled ones),
+        their steps, samples and host links, then environments no run uses. One transaction.
+        Returns how many rows of each went (or would go, with dry_run)."""
+        doomed = sa.select(runs.c.id).where(runs.c.started < before, runs.c.status != "running")
+        if keep_labels:
+            doomed = doomed.where(runs.c.label.is_(None))
+        doomed_steps = sa.select(steps.c.id).where(steps.c.run_id.in_(doomed))
+        unused_env = sa.select(environments.c.hash).where(~sa.exists().where(
+            run_hosts.c.environment_hash == environments.c.hash, run_hosts.c.run_id.not_in(doomed)))
+        count = sa.func.count()
+        with self.engine.begin() as c:
+            n = {"runs": c.execute(sa.select(count).select_from(doomed.subquery())).scalar(),
+                 "steps": c.execute(sa.select(count).select_from(doomed_steps.subquery())).scalar(),
+                 "samples": c.execute(sa.select(count).where(samples.c.step_id.in_(doomed_steps))).scalar(),
+                 "environments": c.execute(sa.select(count).select_from(unused_env.subquery())).scalar()}
+            if not dry_run:
+                c.execute(samples.delete().where(samples.c.step_id.in_(doomed_steps)))
+                c.execute(steps.delete().where(steps.c.run_id.in_(doomed)))
+                c.execute(run_hosts.delete().where(run_hosts.c.run_id.in_(doomed)))
+                c.execute(runs.delete().where(runs.c.id.in_(doomed)))
+                c.execute(environments.delete().where(~sa.exists().where(
+                    run_hosts.c.environment_hash == environments.c.hash)))
+        return n
+
     def resolve(self, ref: str) -> list[int]:
         """Run ids for a run id or a label (newest first)."""
         with self.engine.connect() as c:
