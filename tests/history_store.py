@@ -45,7 +45,7 @@ def fill(url: str, runs: int = 60, samples_per_run: int = 4, seed: int = 1, days
     rnd = random.Random(seed)
     step_every = dt.timedelta(days=days / runs)
     kernels = list(FIGURES)
-    env_rows, run_rows, host_rows, step_rows, sample_rows = {}, [], [], [], []
+    env_rows, run_rows, host_rows, step_rows, made = {}, [], [], [], []
     planted = {"runs": runs, "samples": 0, "failed": [], "change_run": None}
     with store.engine.connect() as c:
         first_id = (c.execute(sa.select(sa.func.max(runs_t.c.id))).scalar() or 0) + 1
@@ -79,16 +79,7 @@ def fill(url: str, runs: int = 60, samples_per_run: int = 4, seed: int = 1, days
                           "status": status, "started": started,
                           "finished": started + dt.timedelta(seconds=seconds), "build": None,
                           "message": message, "stop_reason": None})
-        per_figure = max(1, samples_per_run // len(FIGURES[kernel]))
-        for phase, mode, unit, typical in FIGURES[kernel]:
-            level = typical * (SLOWER_READ if (after and phase == "read") else 1.0) * rnd.gauss(1.0, 0.02)
-            for rep in range(per_figure):
-                value = level * rnd.gauss(1.0, 0.02)
-                moved = 1 << 30 if kernel == "seqio" else 1 << 20
-                sample_rows.append({"step_id": step_id, "repetition": rep, "phase": phase, "mode": mode,
-                                    "value": value, "unit": unit, "seconds": moved / 2**20 / value,
-                                    "bytes": moved, "ops": None, "warnings": [], "record": {}})
-    planted["samples"] = len(sample_rows)
+        made.append((step_id, kernel, after))
     with store.engine.begin() as c:
         known = {h for (h,) in c.execute(sa.select(environments.c.hash))}
         new_envs = [e for h, e in env_rows.items() if h not in known]
@@ -96,10 +87,30 @@ def fill(url: str, runs: int = 60, samples_per_run: int = 4, seed: int = 1, days
             c.execute(environments.insert(), new_envs)
         for table, rows in ((runs_t, run_rows), (run_hosts, host_rows), (steps, step_rows)):
             c.execute(table.insert(), rows)
-        for k in range(0, len(sample_rows), 50_000):
-            c.execute(samples.insert(), sample_rows[k:k + 50_000])
+        for chunk in _samples(made, samples_per_run, rnd):   # in chunks: a million rows need not be in memory
+            c.execute(samples.insert(), chunk)
+            planted["samples"] += len(chunk)
         if c.dialect.name == "postgresql":   # explicit ids: move the sequences past them
             for table in ("runs", "steps"):
                 c.execute(sa.text(f"select setval(pg_get_serial_sequence('{table}', 'id'), "
                                   f"(select max(id) from {table}))"))
     return planted
+
+
+def _samples(made, samples_per_run: int, rnd: random.Random, chunk: int = 50_000):
+    rows = []
+    for step_id, kernel, after in made:
+        per_figure = max(1, samples_per_run // len(FIGURES[kernel]))
+        for phase, mode, unit, typical in FIGURES[kernel]:
+            level = typical * (SLOWER_READ if (after and phase == "read") else 1.0) * rnd.gauss(1.0, 0.02)
+            for rep in range(per_figure):
+                value = level * rnd.gauss(1.0, 0.02)
+                moved = 1 << 30 if kernel == "seqio" else 1 << 20
+                rows.append({"step_id": step_id, "repetition": rep, "phase": phase, "mode": mode,
+                             "value": value, "unit": unit, "seconds": moved / 2**20 / value,
+                             "bytes": moved, "ops": None, "warnings": [], "record": {}})
+        if len(rows) >= chunk:
+            yield rows
+            rows = []
+    if rows:
+        yield rows
