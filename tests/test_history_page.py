@@ -154,3 +154,7 @@ def test_pettitt_finds_a_step_ignores_noise_and_a_single_wild_run():
     flat[20] = 500.0   # one wild run is not a change
     assert change_points(flat) == []
     assert change_points([1.0, 2.0, 3.0]) == []   # too short for MIN_SEGMENT on both sides
+    # the last run before a clean step is the slowest of its side: ranks alone (K's argmax) would date the
+    # change one run early, as they cannot tell which side that run belongs to
+    edge = [101, 103, 100, 102, 104, 101, 103, 102, 101, 100, 104, 102, 103, 99] + [70, 71, 69, 72, 70, 71, 70, 69]
+    assert [i for i, _ in change_points(edge)] == [14]
