@@ -36,14 +36,15 @@ def test_bad_repeat_is_bad_input(cli, value):
     assert r.status == 2 and "--repeat" in r.stderr
 
 
-def test_a_version_0001_store_is_upgraded_keeping_its_runs(tmp_path):
+@pytest.mark.both_stores
+def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     from alembic import command
     from alembic.config import Config
 
     from clusterbench.store import Store
     from clusterbench.store.database import MIGRATIONS
 
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+    url = store_url
     engine = sa.create_engine(url)
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from conftest import STORE_BACKENDS
+
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("CLUSTERBENCH_UPDATE_GOLDEN") == "1"
 STARTED = dt.datetime(2026, 1, 15, 9, 30, tzinfo=dt.timezone.utc)
@@ -86,13 +88,17 @@ def fill_store(url: str) -> None:
         c.execute(sa.text("UPDATE environments SET captured=:s"), {"s": STARTED})
 
 
-@pytest.fixture(scope="module")
-def golden_cli(tmp_path_factory, cbk_bin):
-    """cli(*args) against the filled store (module scope: filled once)."""
+@pytest.fixture(scope="module", params=STORE_BACKENDS)
+def golden_cli(request, tmp_path_factory, cbk_bin):
+    """cli(*args) against the filled store (module scope: filled once per backend:
+    SQLite and PostgreSQL must give the same outputs byte for byte)."""
     import subprocess
     import sys
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('golden') / 'results.db'}"
+    if request.param == "postgresql":
+        url = request.getfixturevalue("postgres_server").new_database()
+    else:
+        url = f"sqlite:///{tmp_path_factory.mktemp('golden') / 'results.db'}"
     fill_store(url)
 
     def run(*args: str) -> str:

@@ -226,7 +226,9 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), suite_name, targets,
                      hostfile, oversubscribe, common or None, link_speed)
     from clusterbench.conditions import recipe
+    from clusterbench.store.storable import check_run
 
+    check_run(label, suite_name, ((s.name, s.kernel, s.params) for s in steps))
     recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
     store = open_store(db_url)
     if variants:

@@ -49,9 +49,23 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
+# pg_advisory_xact_lock key of the migrations: any fixed 64-bit number, the same in every clusterbench
+MIGRATION_LOCK_KEY = 0x636C7573746572   # "cluster"
+
+
+def with_driver(url: str) -> str:
+    """postgresql:// means psycopg (3), the driver the [postgres] extra installs:
+    SQLAlchemy 2.0 would otherwise look for psycopg2."""
+    parsed = sa.engine.make_url(url)
+    if parsed.drivername == "postgresql":
+        return url.replace("postgresql://", "postgresql+psycopg://", 1)
+    return url
+
+
 @contextlib.contextmanager
 def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
-    """Two first runs on a new SQLite file must not both create the tables."""
+    """Two first runs on a new SQLite file must not both create the tables
+    (PostgreSQL takes an advisory lock in _migrate instead)."""
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
@@ -62,7 +76,7 @@ def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
 
 class Store:
     def __init__(self, url: str | None = None):
-        secret_url = url or default_url()
+        secret_url = with_driver(url or default_url())
         self.url = public_url(secret_url)   # the only form ever shown: no password
         parsed = sa.engine.make_url(secret_url)
         if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
@@ -87,6 +101,10 @@ class Store:
         cfg.set_main_option("script_location", str(MIGRATIONS))
         try:
             with self.engine.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    # first runs at once on a new database: one creates the tables, the others wait for its
+                    # commit and find them (else DuplicateTable / UniqueViolation); released at commit
+                    conn.execute(sa.text("select pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except sa.exc.OperationalError as e:
@@ -211,6 +229,31 @@ class Store:
             q = q.limit(limit)
         with self.engine.connect() as c:
             return c.execute(q).all()
+
+    def prune(self, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
+        """Deletes runs started before `before` (not running ones; with keep_labels not labelled ones),
+        their steps, samples and host links, then environments no run uses. One transaction.
+        Returns how many rows of each went (or would go, with dry_run)."""
+        doomed = sa.select(runs.c.id).where(runs.c.started < before, runs.c.status != "running")
+        if keep_labels:
+            doomed = doomed.where(runs.c.label.is_(None))
+        doomed_steps = sa.select(steps.c.id).where(steps.c.run_id.in_(doomed))
+        unused_env = sa.select(environments.c.hash).where(~sa.exists().where(
+            run_hosts.c.environment_hash == environments.c.hash, run_hosts.c.run_id.not_in(doomed)))
+        count = sa.func.count()
+        with self.engine.begin() as c:
+            n = {"runs": c.execute(sa.select(count).select_from(doomed.subquery())).scalar(),
+                 "steps": c.execute(sa.select(count).select_from(doomed_steps.subquery())).scalar(),
+                 "samples": c.execute(sa.select(count).where(samples.c.step_id.in_(doomed_steps))).scalar(),
+                 "environments": c.execute(sa.select(count).select_from(unused_env.subquery())).scalar()}
+            if not dry_run:
+                c.execute(samples.delete().where(samples.c.step_id.in_(doomed_steps)))
+                c.execute(steps.delete().where(steps.c.run_id.in_(doomed)))
+                c.execute(run_hosts.delete().where(run_hosts.c.run_id.in_(doomed)))
+                c.execute(runs.delete().where(runs.c.id.in_(doomed)))
+                c.execute(environments.delete().where(~sa.exists().where(
+                    run_hosts.c.environment_hash == environments.c.hash)))
+        return n
 
     def resolve(self, ref: str) -> list[int]:
         """Run ids for a run id or a label (newest first)."""
