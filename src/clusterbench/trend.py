@@ -180,7 +180,7 @@ def _changes(store, points: list[Point]) -> list[ChangePoint]:
 def env_difference(store, run_a: int, run_b: int) -> list[tuple[str, Any, Any]]:
     """What differs between the first host's environments of two runs."""
     from clusterbench import environment
-    from clusterbench.compare import single_target
+    from clusterbench.comparison import single_target
     from clusterbench.store.schema import environments
 
     def first_env(run_id: int) -> dict:
