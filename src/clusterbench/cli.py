@@ -18,7 +18,7 @@ COMMANDS = {
     "report": ("clusterbench.commands.report", "Write a report (HTML with plots, Markdown, CSV, JSON)."),
     "export": ("clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
     "env": ("clusterbench.commands.env", "Describe this machine, or diff two runs' environments."),
-    "clean": ("clusterbench.commands.clean", "Undo what killed runs left changed (settings, memory cgroups)."),
+    "clean": ("clusterbench.commands.clean", "Undo what killed runs left: settings, memory cgroups, benchmark files in DIR."),
     "testbed": ("clusterbench.commands.testbed", "A cluster of test hosts on this machine (up, exec, down)."),
 }
 

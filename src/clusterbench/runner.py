@@ -154,6 +154,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         progress.note(f"skipped {step.title()}: {why}")
         return "skipped"
     launcher = choose(step.launcher, step.ranks, cat.cbk)
+    sweep_private_dirs(cat, step, progress)
     step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
                                params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
                                ranks_per_node=step.ranks_per_node)
@@ -167,7 +168,8 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
             batch = min(batch, step.auto.max_repeat - done)
         job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe,
                   step.env)
-        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
+        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures,
+                                      run_id)
         build = b or build
         if status == 0 and b and b.ranks != step.ranks:
             # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
@@ -192,6 +194,17 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     return "failed"
 
 
+def sweep_private_dirs(cat: Catalogue, step: Step, progress: Progress) -> None:
+    """Removes the private directories killed runs left where this step
+    works (their owner stamp says the owner is gone), saying so."""
+    from clusterbench import private_dirs
+
+    param = cat.kernel(step.kernel).param("dir")
+    if param is None or param.type != "path":
+        return
+    private_dirs.sweep(step.params.get("dir") or param.default or ".", progress.note)
+
+
 def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
     """Why adaptive repetition stops now, or None to go on."""
     from clusterbench import stats
@@ -207,11 +220,11 @@ def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s:
 
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
-              offset: int, figures: dict[SampleKey, list[float]]) -> tuple[int, str, RunRecord | None]:
+              offset: int, figures: dict[SampleKey, list[float]], run_id: int) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **step.env})
+                            env={**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id)})  # for cbk's owner stamps
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
