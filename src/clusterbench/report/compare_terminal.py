@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from clusterbench.compare import Table as Comparison
+from clusterbench.render_text import terminal
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -27,14 +28,14 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
         console.print(t)
     excluded = ", outliers excluded (modified Z > 3.5)" if table.exclude_outliers else ""
-    t = Table(title=f"comparison, baseline {names[0]}{excluded}", title_justify="left")
-    for col in ("measurement", "mode", "unit", *[f"{n}: median [CI] n" for n in names]):
+    t = Table(title=f"comparison, baseline {terminal(names[0])}{excluded}", title_justify="left")
+    for col in ("measurement", "mode", "unit", *[f"{terminal(n)}: median [CI] n" for n in names]):
         t.add_column(col)
     for n in names[1:]:
-        t.add_column(f"{n}/{names[0]}", justify="right")
+        t.add_column(f"{terminal(n)}/{terminal(names[0])}", justify="right")
         t.add_column("verdict (p)")
     for p in table.points:
-        row = [f"{p.step}: {p.label}", p.mode or "", p.unit or "", *[cell(p, n) for n in names]]
+        row = [terminal(f"{p.step}: {p.label}"), terminal(p.mode), p.unit or "", *[cell(p, n) for n in names]]
         for n in names[1:]:
             c = p.versus(names[0], n)
             ratio = f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
@@ -48,10 +49,11 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
     from clusterbench.compare import sweeps
 
     for sw in sweeps(table.points):
-        st = Table(sw.param, *[f"{n} median [CI]" for n in names], title=f"sweep of {sw.param}: {sw.title} [{sw.unit}]",
+        st = Table(sw.param, *[f"{terminal(n)} median [CI]" for n in names],
+                   title=terminal(f"sweep of {sw.param}: {sw.title} [{sw.unit}]"),
                    title_justify="left")
         for v, p in zip(sw.values, sw.points):
-            st.add_row(v, *[f"{_num(p.summary(n).median)} [{ci_text(p.summary(n))}]" for n in names])
+            st.add_row(terminal(v), *[f"{_num(p.summary(n).median)} [{ci_text(p.summary(n))}]" for n in names])
         console.print(st)
     for p in table.partial:
-        console.print(f"  only in {', '.join(n for n in names if n in p.values)}: {p.step}: {p.label} {p.mode or ''}")
+        console.print(terminal(f"  only in {', '.join(n for n in names if n in p.values)}: {p.step}: {p.label} {p.mode or ''}"))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
+from clusterbench.render_text import plain, terminal
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -69,8 +69,8 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
 
     if cgroup_caption(st.get("build")):
         caption += f"\n{cgroup_caption(st.get('build'))}"
-    t = Table(title=escape(f"{step_title(st)} [{st['status']}]"), title_justify="left",
-              caption=escape(caption), caption_justify="left", pad_edge=tier < CI_LINES)
+    t = Table(title=terminal(f"{step_title(st)} [{st['status']}]"), title_justify="left",
+              caption="\n".join(terminal(line) for line in caption.split("\n")), caption_justify="left", pad_edge=tier < CI_LINES)
     columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [
         ("n", "right", True), ("median", "right", True), ("CI of median", "right", False), ("min", "right", True),
         ("max", "right", True), ("CV", "right", True), ("unit", "left", True)] + (
@@ -112,14 +112,14 @@ def fitting_table(st: dict, width: int) -> Table:
 
 
 def print_run(console: Console, run: dict) -> None:
-    label = f" ({run['label']})" if run["label"] else ""
-    job = f" in batch job {run['batch_job']}" if run.get("batch_job") else ""
-    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}{job}"
-                  + (f": {run['message']}" if run["message"] else ""))
+    label = f" ({terminal(run['label'])})" if run["label"] else ""
+    job = f" in batch job {terminal(run['batch_job'])}" if run.get("batch_job") else ""
+    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {terminal(run['host'])}{job}"
+                  + (f": {terminal(run['message'])}" if run["message"] else ""))
     for st in run["steps"]:
         console.print(fitting_table(st, console.width))
         if st["message"]:
-            console.print(Padding(Text(st["message"], style="red"), (0, 0, 0, 2), expand=False))
+            console.print(Padding(Text(plain(st["message"]), style="red"), (0, 0, 0, 2), expand=False))
         for w in dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table
             console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2), expand=False))

@@ -1,0 +1,77 @@
+"""One place that turns a user's string (a label, a step name, a parameter
+value, a directory, a host name) into text safe for each output format.
+
+Stored text is kept as the user gave it; it is rendered here, at output:
+
+- terminal: rich markup escaped ("[/]" and "[link=...]" print as written)
+  and control characters dropped (ESC/CSI/OSC sequences, C1 controls, BEL,
+  newlines), so a label cannot move the cursor, retitle the window or make
+  a hyperlink; bytes that are not UTF-8 (surrogate escapes) show as U+FFFD.
+- csv: a cell a spreadsheet would read as a formula (= + - @, tab or CR
+  first) gets a leading apostrophe (OWASP's CSV-injection guard).
+- markdown: Markdown and inline HTML metacharacters backslash-escaped, a
+  newline and a pipe cannot split a heading or a table row.
+- html: html.escape, control characters dropped.
+- mathtext: matplotlib text with "$" escaped (a "$" pair is mathtext).
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+
+from rich.markup import escape as _rich_escape
+
+# ESC-introduced sequences first (CSI ... final byte, OSC ... BEL or ST, a
+# two-byte escape), then any remaining C0/DEL/C1 control character
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SURROGATES = re.compile(r"[\udc80-\udcff]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# inline text never starts a line here (headings, list items and table
+# cells put their own markup first), so these are the ones that act mid-line
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def plain(text: object) -> str:
+    """The text with control characters and escape sequences removed (each
+    line break becomes a space), non-UTF-8 bytes as U+FFFD."""
+    s = "" if text is None else str(text)
+    s = _SURROGATES.sub("\ufffd", s)
+    s = _ESCAPES.sub("", s.replace("\r\n", " ").replace("\n", " "))
+    return _CONTROLS.sub("", s)
+
+
+def terminal(text: object) -> str:
+    """For rich: printed as written, never as markup or escape codes."""
+    return _rich_escape(plain(text))
+
+
+def csv_cell(text: object) -> str:
+    """A text cell a spreadsheet shows as text, never evaluates."""
+    s = "" if text is None else _SURROGATES.sub("\ufffd", str(text))
+    return "'" + s if s.startswith(_FORMULA_START) else s
+
+
+def markdown(text: object) -> str:
+    """Inline Markdown: every metacharacter escaped, on one line."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", plain(text))
+
+
+def markdown_code(text: object) -> str:
+    """A Markdown code span holding the text as written: its fence is one
+    backtick longer than the longest run of backticks inside (CommonMark)."""
+    s = plain(text)
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def html(text: object) -> str:
+    return _html.escape(plain(text))
+
+
+def mathtext(text: object) -> str:
+    """For matplotlib titles, labels and legends: "$" is a literal dollar,
+    and a leading "_" (which hides a legend entry) is kept visible."""
+    s = plain(text).replace("$", r"\$")
+    return "\u200b" + s if s.startswith("_") else s
