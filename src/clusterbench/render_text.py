@@ -7,8 +7,9 @@ Stored text is kept as the user gave it; it is rendered here, at output:
   and control characters dropped (ESC/CSI/OSC sequences, C1 controls, BEL,
   newlines), so a label cannot move the cursor, retitle the window or make
   a hyperlink; bytes that are not UTF-8 (surrogate escapes) show as U+FFFD.
-- csv: a cell a spreadsheet would read as a formula (= + - @, tab or CR
-  first) gets a leading apostrophe (OWASP's CSV-injection guard).
+- csv: as for the terminal (no control characters, one line), and a cell
+  a spreadsheet would read as a formula (= + - @, tab or CR first) gets a
+  leading apostrophe (OWASP's CSV-injection guard).
 - markdown: Markdown and inline HTML metacharacters backslash-escaped, a
   newline and a pipe cannot split a heading or a table row.
 - html: html.escape, control characters dropped.
@@ -47,8 +48,10 @@ def terminal(text: object) -> str:
 
 
 def csv_cell(text: object) -> str:
-    """A text cell a spreadsheet shows as text, never evaluates."""
-    s = "" if text is None else _SURROGATES.sub("\ufffd", str(text))
+    """A text cell a spreadsheet shows as text, never evaluates; on one line
+    and without escape codes (a CSV is also read with cat; JSON is the
+    export that keeps every character)."""
+    s = plain(text)
     return "'" + s if s.startswith(_FORMULA_START) else s
 
 

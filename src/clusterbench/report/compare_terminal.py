@@ -20,10 +20,11 @@ def cell(p, cfg: str) -> str:
 def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -> None:
     names = [c.name for c in table.configs]
     for d in table.env_diffs:
-        t = Table("environment key", f"{d.base} ({d.host_base})", f"{d.other} ({d.host_other})",
-                  title=f"environment: {d.base} vs {d.other}: {len(d.lines)} difference(s)", title_justify="left")
+        t = Table("environment key", terminal(f"{d.base} ({d.host_base})"), terminal(f"{d.other} ({d.host_other})"),
+                  title=terminal(f"environment: {d.base} vs {d.other}: {len(d.lines)} difference(s)"),
+                  title_justify="left")
         for key, a, b in d.lines[:env_lines]:
-            t.add_row(key, "" if a is None else str(a), "" if b is None else str(b))
+            t.add_row(terminal(key), terminal(a), terminal(b))
         if len(d.lines) > env_lines:
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
         console.print(t)

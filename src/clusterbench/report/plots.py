@@ -2,10 +2,10 @@
 median's CI as error bars for comparisons, curves on log axes for sizes."""
 from __future__ import annotations
 
-from clusterbench.render_text import mathtext
-
 import io
 import re
+
+from clusterbench.render_text import mathtext
 
 
 def _svg(fig) -> str:
