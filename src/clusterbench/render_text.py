@@ -42,6 +42,30 @@ def plain(text: object) -> str:
     return _CONTROLS.sub("", s)
 
 
+def stored(value):
+    """A value as the store keeps it: text that is not UTF-8 (a file name's
+    bytes, which Python holds as surrogate escapes) gets each such byte as
+    the four characters \\xNN, so it can be stored, hashed and shown;
+    lists and dicts are converted throughout."""
+    if isinstance(value, str):
+        if not _SURROGATES.search(value):
+            return value
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, list):
+        return [stored(v) for v in value]
+    if isinstance(value, dict):
+        return {stored(k): stored(v) for k, v in value.items()}
+    return value
+
+
+def utf8_problem(text: str) -> str | None:
+    """Why text given on the command line is not UTF-8, or None."""
+    m = _SURROGATES.search(text)
+    if m is None:
+        return None
+    return f"byte 0x{ord(m.group()) - 0xdc00:02x} at character {m.start() + 1} is not UTF-8"
+
+
 def terminal(text: object) -> str:
     """For rich: printed as written, never as markup or escape codes."""
     return _rich_escape(plain(text))

@@ -23,6 +23,7 @@ from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
 from clusterbench.records import OtherRecord, RunRecord, error_message, read_line
+from clusterbench.render_text import stored
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
 
@@ -148,7 +149,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     if why:
         # before choosing a launcher: a build without MPI may have no mpiexec either
         step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                                   params=dict(step.params), launcher=step.launcher or "none",
+                                   params=stored(dict(step.params)), launcher=step.launcher or "none",
                                    ranks=step.ranks, ranks_per_node=step.ranks_per_node)
         store.finish_step(step_id, "skipped", message=why)
         progress.note(f"skipped {step.title()}: {why}")
@@ -156,7 +157,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     launcher = choose(step.launcher, step.ranks, cat.cbk)
     sweep_private_dirs(cat, step, progress)
     step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                               params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
+                               params=stored(dict(step.params)), launcher=launcher.name, ranks=step.ranks,
                                ranks_per_node=step.ranks_per_node)
     progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
     figures: dict[SampleKey, list[float]] = {}

@@ -199,7 +199,11 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     steps, targets = absolute_paths(steps, cat)
     if report_dir:
         check_writable_folder(report_dir)
-    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), suite_name, targets,
+    from clusterbench.render_text import stored, utf8_problem
+
+    if label is not None and utf8_problem(label):
+        raise BadInput(f"--label: {utf8_problem(label)}; a label is a name: give it in UTF-8")
+    req = RunRequest(steps, label, stored(mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name, targets,
                      hostfile, oversubscribe, common or None)
     from clusterbench.conditions import recipe
 
