@@ -208,6 +208,9 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     from clusterbench.conditions import recipe
 
     recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
+    from clusterbench.runner import preflight
+
+    preflight(cat, req)  # a refused parameter too: nothing is created
     store = open_store(db_url, writing=True)
     if variants:
         run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
