@@ -30,7 +30,9 @@ def one_line(e: click.UsageError) -> click.UsageError:
     if isinstance(e, click.exceptions.NoArgsIsHelpError):
         return e
     where = f" (see: {e.ctx.command_path} --help)" if e.ctx is not None else ""
-    plain = click.UsageError(e.format_message().rstrip(".") + where)
+    from clusterbench.render_text import plain as plain_text
+
+    plain = click.UsageError(plain_text(e.format_message().rstrip(".")) + where)
     plain.exit_code = e.exit_code
     return plain
 
