@@ -1,7 +1,6 @@
 /* cbk: parse, start MPI when built with it, hand over to cbk_run(). */
 #include "core/cbk.h"
 #include "core/cleanup.h"
-#include "core/json.h"
 #include "core/mpi_build.h"
 #include "core/params.h"
 #include "core/pattern.h"
@@ -9,7 +8,6 @@
 #include "core/timer.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,10 +98,7 @@ static void kernel_help(const struct cbk_kernel *k)
 
 static void bad_input(const char *msg)
 {
-    char whole[1024];
-    snprintf(whole, sizeof whole, "%s", msg);
-    cbk_utf8_trim(whole); /* a kernel's snprintf may have cut a character */
-    cbk_error_record(NULL, CBK_EXIT_BAD_INPUT, 0, whole, NULL, 0);
+    cbk_error_record(NULL, CBK_EXIT_BAD_INPUT, 0, msg, NULL, 0);
 }
 
 static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)

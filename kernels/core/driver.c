@@ -90,7 +90,6 @@ _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cbk_utf8_trim(msg); /* a long message is cut on a character boundary */
     cbk_error_record(c, status, c ? c->rank : 0, msg, NULL, 0);
     cbk_cleanup_run();
 #ifdef CBK_HAVE_MPI
