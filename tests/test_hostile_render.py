@@ -111,7 +111,7 @@ def test_html_report_shows_labels_as_text_in_a_browser(hostile_store, tmp_path):
 def test_render_text_per_format():
     assert render_text.terminal("[/]\x1b[2J\x1b]0;title\x07ok\n") == "\\[/]ok "
     assert render_text.csv_cell("-1") == "'-1" and render_text.csv_cell("1-") == "1-"
-    assert render_text.markdown("a|b`c<d>") == "a\\|b\\`c\\<d\\>"
+    assert render_text.markdown("a|b`c<d>") == "a\\|b\\`c\\<d>"
     assert render_text.markdown_code("a ``b`` c") == "```a ``b`` c```"
     assert render_text.html("<a href='x'>") == "&lt;a href=&#x27;x&#x27;&gt;"
     assert render_text.mathtext("$5 _x") == "\\$5 _x" and render_text.mathtext("_hidden").startswith("\u200b")

@@ -30,7 +30,9 @@ _SURROGATES = re.compile(r"[\udc80-\udcff]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # inline text never starts a line here (headings, list items and table
 # cells put their own markup first), so these are the ones that act mid-line
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+# ("_" inside a word, as in vm.dirty_ratio, is no emphasis in CommonMark)
+# (">" mid-line is no blockquote; "&" only starts an entity before a letter or #)
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<|~]|&(?=[A-Za-z#])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 def plain(text: object) -> str:

@@ -76,14 +76,16 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
             head = f.read(len(SQLITE_MAGIC))
     except OSError as e:
         raise BadInput(f"cannot read the store {shown}: {e.strerror}") from None
-    if not head:
+    wal = Path(f"{database}-wal")
+    in_use = wal.exists() and wal.stat().st_size > 0  # a writer's pages not yet in the file (or one killed)
+    if not head and not in_use:
         raise BadInput(f"{shown} is an empty file, not a clusterbench store (remove it, or give another --db)")
-    if head != SQLITE_MAGIC:
+    if head and head != SQLITE_MAGIC:
         raise BadInput(f"{shown} is not an SQLite database, so not a clusterbench store")
     read_only = _read_only_fs(path.parent)
     # Read as immutable (no -shm or -wal file made, no lock taken) unless a
-    # -wal file says a connection is open: then as a reader, to see its commits.
-    in_use = Path(f"{database}-wal").exists() and not read_only
+    # -wal file holds commits: then as a reader, to see them.
+    in_use = in_use and not read_only
     uri = f"{path.resolve().as_uri()}?mode=ro" + ("" if in_use else "&immutable=1")
     try:
         conn = sqlite3.connect(uri, uri=True)

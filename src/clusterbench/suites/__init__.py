@@ -90,6 +90,9 @@ def check_document(doc: dict, name: str) -> None:
         if len(path) >= 2 and path[0] == "steps":
             where += f", step {path[1] + 1}"
             path = path[2:]
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            raise BadInput(f"{where}: unknown key(s) {', '.join(sorted(k for k in error.instance if k not in allowed))}")
         key = ".".join(str(p) for p in path)
         value = repr(error.instance)
         if len(value) > 60:
