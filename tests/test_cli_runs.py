@@ -106,9 +106,11 @@ def test_kill_9_leaves_a_readable_store_and_the_run_marked_killed(cli, cbk_bin, 
     deadline = time.time() + 30
     while time.time() < deadline:
         try:
-            if store_rows(store_url, "select count(*) from samples")[0][0] >= 2:
+            # not before the run made the file: a connection would create it empty, which is no store
+            if os.path.getsize(store_url.removeprefix("sqlite:///")) and \
+                    store_rows(store_url, "select count(*) from samples")[0][0] >= 2:
                 break
-        except sa.exc.OperationalError:
+        except (OSError, sa.exc.OperationalError):
             pass
         time.sleep(0.1)
     p.kill()

@@ -22,6 +22,7 @@ it was.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -55,6 +56,18 @@ def _read_only_fs(path: Path) -> bool:
         return False
 
 
+def _head(path: Path, database: str) -> tuple[bytes, bool]:
+    """The file's first bytes, and whether a -wal file holds pages not yet
+    in it (a live writer, or one killed before a checkpoint)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError as e:
+        raise BadInput(f"cannot read the store {os.fsdecode(path)}: {e.strerror}") from None
+    wal = Path(f"{database}-wal")
+    return head, wal.exists() and wal.stat().st_size > 0
+
+
 def check(database: str, *, writing: bool, make_parent: bool) -> Target:
     path = Path(database)
     shown = os.fsdecode(path)
@@ -71,13 +84,14 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
         return Target(path, False, False, None)
     if not path.is_file():
         raise BadInput(f"{shown} is not a file, so not a clusterbench store")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_MAGIC))
-    except OSError as e:
-        raise BadInput(f"cannot read the store {shown}: {e.strerror}") from None
-    wal = Path(f"{database}-wal")
-    in_use = wal.exists() and wal.stat().st_size > 0  # a writer's pages not yet in the file (or one killed)
+    head, in_use = _head(path, database)
+    lock = Path(f"{database}.lock")
+    if not head and not in_use and lock.exists():
+        # another first run may be creating this store right now: wait for
+        # its migration lock (shared: nothing is written), then look again
+        with open(lock, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+        head, in_use = _head(path, database)
     if not head and not in_use:
         raise BadInput(f"{shown} is an empty file, not a clusterbench store (remove it, or give another --db)")
     if head and head != SQLITE_MAGIC:
