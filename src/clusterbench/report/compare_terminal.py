@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from clusterbench.compare import Table as Comparison
+from clusterbench.comparison import Table as Comparison
 from clusterbench.render_text import terminal
 from clusterbench.report.terminal import _num, ci_text
 
@@ -47,7 +47,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             row += [ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         t.add_row(*row)
     console.print(t)
-    from clusterbench.compare import sweeps
+    from clusterbench.comparison import sweeps
 
     for sw in sweeps(table.points):
         st = Table(sw.param, *[f"{terminal(n)} median [CI]" for n in names],
