@@ -11,9 +11,9 @@ import json
 import os
 import random
 
-import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
+from rich.text import Text
 
 from clusterbench import render_text, suites
 from clusterbench.cli import cli
@@ -65,7 +65,6 @@ def test_fuzz_labels_render_safely_in_every_format():
         label = fuzz_text(rng, 60)
         term = render_text.terminal(label)
         assert not any(c in term for c in "\x1b\x07\x9b\n\r\x00"), repr(label)
-        from rich.text import Text
         Text.from_markup(term)  # never a MarkupError, whatever the label
         cell = render_text.csv_cell(label)
         assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))
