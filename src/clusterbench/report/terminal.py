@@ -84,12 +84,9 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
     if cgroup_caption(st.get("build")):
         caption += f"\n{cgroup_caption(st.get('build'))}"
     if gpu_caption(st.get("build")):
-        caption += f"
-{gpu_caption(st.get('build'))}"
+        caption += f"\n{gpu_caption(st.get('build'))}"
     t = Table(title=terminal(f"{step_title(st)} [{st['status']}]"), title_justify="left",
-              caption="
-".join(terminal(line) for line in caption.split("
-")), caption_justify="left",
+              caption="\n".join(terminal(line) for line in caption.split("\n")), caption_justify="left",
               pad_edge=tier < CI_LINES)
     columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [
         ("n", "right", True), ("median", "right", True), ("CI of median", "right", False), ("min", "right", True),
