@@ -263,8 +263,17 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     return status, "".join(stderr_chunks), build
 
 
+# Ctrl-C reaches the launcher too (one process group): a second SIGINT
+# within this time would make mpiexec kill -9 its ranks mid-cleanup.
+GROUP_SIGNAL_WAIT_S = 3
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """Lets cbk clean up (it removes its files on SIGINT), then insists."""
+    try:
+        proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         try:
