@@ -22,7 +22,7 @@ COMMANDS = {
     "trend": ("clusterbench.commands.trend", "A figure over time, with its change points."),
     "prune": ("clusterbench.commands.prune", "Delete runs started before a date."),
     "env": ("clusterbench.commands.environment", "Describe this machine, or diff two runs' environments."),
-    "clean": ("clusterbench.commands.clean", "Undo what killed runs left changed (settings, memory cgroups)."),
+    "clean": ("clusterbench.commands.clean", "Undo what killed runs left: settings, memory cgroups, benchmark files in DIR."),
     "testbed": ("clusterbench.commands.testbed", "A cluster of test hosts on this machine (up, exec, down)."),
 }
 
@@ -34,7 +34,9 @@ def one_line(e: click.UsageError) -> click.UsageError:
     if isinstance(e, click.exceptions.NoArgsIsHelpError):
         return e
     where = f" (see: {e.ctx.command_path} --help)" if e.ctx is not None else ""
-    plain = click.UsageError(e.format_message().rstrip(".") + where)
+    from clusterbench.render_text import plain as plain_text
+
+    plain = click.UsageError(plain_text(e.format_message().rstrip(".")) + where)
     plain.exit_code = e.exit_code
     return plain
 

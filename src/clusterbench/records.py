@@ -39,7 +39,9 @@ def parse_line(line: str, strict: bool = False) -> dict | None:
         return None
     if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
         return None
-    return rec
+    from clusterbench.render_text import stored
+
+    return stored(rec)  # cbk writes a non-UTF-8 path's bytes as \udcXX
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                        + f" --repetitions={test.repetitions}  (ranks {ranks})", err=True)
         for note in t.notes:
             click.echo("note: " + note, err=True)
-    store = open_store(db_url)
+    store = open_store(db_url, writing=True)
     began = time.time()
     run_id = execute_and_show(store, cat, req, quiet, show=False)
     finished = time.time()

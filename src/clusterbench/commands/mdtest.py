@@ -49,7 +49,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
         click.echo("metadata " + " ".join(f"--{k}={v}" for k, v in line.params.items()) + f"  (ranks {ranks})")
         for note in line.notes:
             click.echo("note: " + note)
-    store = open_store(db_url)
+    store = open_store(db_url, writing=True)
     started = time.time()
     run_id = execute_and_show(store, cat, req, quiet)
     if not quiet:

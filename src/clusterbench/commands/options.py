@@ -46,15 +46,18 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
     return c or None
 
 
-def open_store(db_url: str | None):
+def open_store(db_url: str | None, writing: bool = False):
+    """The store; writing: the command stores runs (only then may a new
+    SQLite store be created)."""
     from clusterbench.store import Store
 
     if db_url and "://" not in db_url:
         from pathlib import Path
 
         db_url = f"sqlite:///{Path(db_url).resolve()}"
-    store = Store(db_url)
-    store.reap_dead_runs()
+    store = Store(db_url, writing=writing)
+    if not store.read_only:
+        store.reap_dead_runs()
     return store
 
 

@@ -223,14 +223,21 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     steps, targets = absolute_paths(steps, cat)
     if report_dir:
         check_writable_folder(report_dir)
-    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), suite_name, targets,
-                     hostfile, oversubscribe, common or None, link_speed)
+    from clusterbench.render_text import stored, utf8_problem
+
+    if label is not None and utf8_problem(label):
+        raise BadInput(f"--label: {utf8_problem(label)}; a label is a name: give it in UTF-8")
+    req = RunRequest(steps, label, stored(mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name,
+                     targets, hostfile, oversubscribe, common or None, link_speed)
     from clusterbench.conditions import recipe
     from clusterbench.store.storable import check_run
 
     check_run(label, suite_name, ((s.name, s.kernel, s.params) for s in steps))
     recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
-    store = open_store(db_url)
+    from clusterbench.runner import preflight
+
+    preflight(cat, req)  # a refused parameter too: nothing is created
+    store = open_store(db_url, writing=True)
     if variants:
         run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
     else:

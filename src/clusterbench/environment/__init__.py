@@ -68,7 +68,9 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
         for p in parts:
             env.update(p.result())
     env["capture.seconds"] = round(time.monotonic() - started, 3)
-    return dict(sorted(env.items()))
+    from clusterbench.render_text import stored
+
+    return dict(sorted(stored(env).items()))  # a non-UTF-8 working directory or path, as \xNN
 
 
 def _stable(env: dict) -> dict:

@@ -31,7 +31,9 @@ code{background:#f6f6f6;padding:0 .2em}
 
 
 def esc(v) -> str:
-    return html.escape("" if v is None else str(v))
+    from clusterbench.render_text import html as render_html
+
+    return render_html(v)
 
 
 def mark(number: int) -> str:

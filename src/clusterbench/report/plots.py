@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import re
 
+from clusterbench.render_text import mathtext
+
 
 def _svg(fig) -> str:
     buf = io.StringIO()
@@ -37,13 +39,13 @@ def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         med = [v[0] for v in vals]
         err = [[max(0.0, v[0] - v[1]) for v in vals], [max(0.0, v[2] - v[0]) for v in vals]]
-        ax.bar(xs, med, width, yerr=err, capsize=3, label=name)
-    ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
+        ax.bar(xs, med, width, yerr=err, capsize=3, label=mathtext(name))
+    ax.set_xticks(range(len(groups)), [mathtext(g) for g in groups], rotation=20, ha="right", fontsize=8)
     from matplotlib.ticker import FuncFormatter
 
     ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
-    ax.set_ylabel(unit)
-    ax.set_title(title, fontsize=10)
+    ax.set_ylabel(mathtext(unit))
+    ax.set_title(mathtext(title), fontsize=10)
     ax.legend(fontsize=8)
     return _svg(fig)
 
@@ -71,7 +73,7 @@ def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[floa
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for name, pts in series.items():
         pts = sorted(pts)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=mathtext(name))
     xs = sorted({p[0] for pts in series.values() for p in pts})
     if len(xs) > 1 and all(b >= 1.9 * a for a, b in zip(xs, xs[1:]) if a > 0) and xs[0] > 0:
         ax.set_xscale("log", base=2)
@@ -83,9 +85,9 @@ def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[floa
     ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
     ax.xaxis.set_major_formatter(FuncFormatter(size_tick if sizes else number_tick))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(unit)
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(mathtext(xlabel))
+    ax.set_ylabel(mathtext(unit))
+    ax.set_title(mathtext(title), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return _svg(fig)

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from clusterbench.render_text import plain, terminal
 from clusterbench.report.data import params_text, step_title
 
 
@@ -105,8 +105,9 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         caption += f"\n{cgroup_caption(st.get('build'))}"
     if gpu_caption(st.get("build")):
         caption += f"\n{gpu_caption(st.get('build'))}"
-    t = Table(title=escape(f"{step_title(st)} [{st['status']}]"), title_justify="left",
-              caption=escape(caption), caption_justify="left", pad_edge=tier < CI_LINES)
+    t = Table(title=terminal(f"{step_title(st)} [{st['status']}]"), title_justify="left",
+              caption="\n".join(terminal(line) for line in caption.split("\n")), caption_justify="left",
+              pad_edge=tier < CI_LINES)
     limit = any(r.limit for r in st["summary"])  # which ceiling binds (ceilings.py), when one is known
     ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
     bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
@@ -179,16 +180,16 @@ def pair_table(st: dict) -> Table | None:
 
 
 def print_run(console: Console, run: dict) -> None:
-    label = f" ({run['label']})" if run["label"] else ""
-    job = f" in batch job {run['batch_job']}" if run.get("batch_job") else ""
-    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}{job}"
-                  + (f": {run['message']}" if run["message"] else ""))
+    label = f" ({terminal(run['label'])})" if run["label"] else ""
+    job = f" in batch job {terminal(run['batch_job'])}" if run.get("batch_job") else ""
+    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {terminal(run['host'])}{job}"
+                  + (f": {terminal(run['message'])}" if run["message"] else ""))
     if run.get("imported_from"):
-        console.print(Text(f"imported from {run['imported_from']}", style="cyan"))
+        console.print(Text(f"imported from {plain(run['imported_from'])}", style="cyan"))
     for st in run["steps"]:
         console.print(fitting_table(st, console.width))
         if st["message"]:
-            console.print(Padding(Text(st["message"], style="red"), (0, 0, 0, 2), expand=False))
+            console.print(Padding(Text(plain(st["message"]), style="red"), (0, 0, 0, 2), expand=False))
         pairs = pair_table(st)
         if pairs is not None:
             console.print(Padding(pairs, (0, 0, 0, 2), expand=False))

@@ -74,22 +74,40 @@ def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
         yield
 
 
+def _head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS)).get_current_head()
+
+
 class Store:
-    def __init__(self, url: str | None = None):
+    def __init__(self, url: str | None = None, *, writing: bool = True):
+        """writing: the command stores runs (it may create a new SQLite
+        store); else a missing store is refused and a read-only one is read."""
         secret_url = with_driver(url or default_url())
         self.url = public_url(secret_url)   # the only form ever shown: no password
+        self.read_only = False
         parsed = sa.engine.make_url(secret_url)
+        target = None
         if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
-            try:
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise BadInput(f"cannot create the store's directory for {parsed.database}: {e.strerror}") from None
+            from clusterbench.store import sqlite_check
+
+            # before any connection: a connection alone switches a foreign file to WAL mode
+            target = sqlite_check.check(parsed.database, writing=writing,
+                                        make_parent=url is None and "CLUSTERBENCH_DB" not in os.environ)
+            if target.read_only_fs:
+                self.read_only = True
+                secret_url = f"sqlite:///{target.path.resolve().as_uri()}?mode=ro&immutable=1&uri=true"
         try:
             self.engine = sa.create_engine(secret_url)
         except (sa.exc.ArgumentError, ImportError) as e:
             raise BadInput(f"cannot use store URL {self.url}: {mask_passwords(str(e), secret_url)}") from None
+        if self.read_only:
+            return  # a known schema (checked), nothing to migrate, nothing to lock
         if parsed.get_backend_name() == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        if target is not None and target.exists and target.revision == _head_revision():
+            return  # up to date: no lock file, no transaction
         with _migration_lock(parsed):
             self._migrate(secret_url)
 
