@@ -39,7 +39,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, db_url):
 
     over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
     parsed = [(path, parse_file(path, fmt)) for path in files]
-    store = None if dry_run else open_store(db_url)
+    store = None if dry_run else open_store(db_url, writing=True)
     for path, runs in parsed:
         for run in runs:
             what = (f"{path}: {run.source}, {len(run.steps)} step(s), {run.sample_count} sample(s)"
