@@ -103,8 +103,10 @@ def test_tmpfs_flag_reaches_every_view(cli, two_configs, store_url):
 
 
 def _copy_run(store, run_id: int, label: str, scale: float) -> None:
-    """Stores run_id's samples again under label with every rate times scale:
-    a regression of known size, so the gate's answer is known."""
+    """Stores run_id's samples again under label, the i-th at the first
+    sample's rate x scale x (1 + i/1000): two copies at different scales
+    differ by a known factor and do not overlap however noisy the machine
+    made the measured run, so the gate's answer is known."""
     import dataclasses
 
     new = store.begin_run(label=label, command=f"copy of run {run_id} x {scale}", suite=None)
@@ -115,8 +117,10 @@ def _copy_run(store, run_id: int, label: str, scale: float) -> None:
     for st in store.steps_of(run_id):
         sid = store.begin_step(new, position=st.position, name=st.name, kernel=st.kernel, params=st.params,
                                launcher=st.launcher, ranks=st.ranks, ranks_per_node=st.ranks_per_node)
-        for s in store.samples_of(st.id):
-            store.add_sample(sid, dataclasses.replace(s, value=s.value * scale), list(s.warnings))
+        samples = store.samples_of(st.id)
+        for i, s in enumerate(samples):
+            value = samples[0].value * scale * (1 + i / 1000)
+            store.add_sample(sid, dataclasses.replace(s, value=value), list(s.warnings))
         store.finish_step(sid, "ok")
     store.finish_run(new, "ok")
 
@@ -127,16 +131,18 @@ def test_fail_if_exits_3_when_the_condition_holds(cli, store_url):
 
     assert cli("run", "null", "--seconds=0.002", "--repeat", "5", "--label", "main", "--quiet").status == 0
     store = Store(store_url)
-    _copy_run(store, store.resolve("main")[0], "pr", 0.5)  # half the rate: 50 % slower
+    measured = store.resolve("main")[0]
+    _copy_run(store, measured, "base", 1.0)  # the measured run, made flat
+    _copy_run(store, measured, "pr", 0.5)    # half the flat rate
 
-    slower = cli("compare", "main", "pr", "--fail-if", "slower", "--format", "json")
+    slower = cli("compare", "base", "pr", "--fail-if", "slower", "--format", "json")
     assert slower.status == 3, slower.stderr
-    assert "--fail-if slower: pr vs main" in slower.stderr and "-50.0%" in slower.stderr
+    assert "--fail-if slower: pr vs base" in slower.stderr and "-50.0%" in slower.stderr
     assert json.loads(slower.stdout)["points"][0]["comparisons"][0]["verdict"] == "slower"  # output still whole
-    assert cli("compare", "main", "pr", "--fail-if", "faster").status == 0
-    assert cli("compare", "main", "pr", "--fail-if", "different", "--threshold", "60").status == 0
-    assert cli("compare", "main", "pr", "--fail-if", "different", "--threshold", "40").status == 3
-    assert cli("compare", "pr", "main", "--fail-if", "faster").status == 3  # the other way round
-    assert cli("compare", "main", "pr").status == 0  # no gate asked: the comparison only
-    bad = cli("compare", "main", "pr", "--threshold", "5")
+    assert cli("compare", "base", "pr", "--fail-if", "faster").status == 0
+    assert cli("compare", "base", "pr", "--fail-if", "different", "--threshold", "60").status == 0
+    assert cli("compare", "base", "pr", "--fail-if", "different", "--threshold", "40").status == 3
+    assert cli("compare", "pr", "base", "--fail-if", "faster").status == 3  # the other way round
+    assert cli("compare", "base", "pr").status == 0  # no gate asked: the comparison only
+    bad = cli("compare", "base", "pr", "--threshold", "5")
     assert bad.status == 2 and "--threshold applies with --fail-if" in bad.stderr

@@ -110,7 +110,11 @@ def link(s: Sample, ctx: Context) -> Ceiling | None:
         return None  # neither a network figure nor I/O over a network file system
     given = ctx.link_bits_per_s or ctx.env.get("conditions.link_bits_per_s")  # --link-speed at show or run
     if over_network:
-        nominal = given or fastest_link_bits_per_s(ctx.env)
+        # the interface the client reaches this mount's server through (its tc-shaped rate
+        # when shaped: limits_netfs), else the fastest NIC the host has
+        from clusterbench.limits_netfs import link_rate_bits_per_s
+
+        nominal = given or link_rate_bits_per_s(ctx.env, s.directory) or fastest_link_bits_per_s(ctx.env)
     else:
         # a network figure: the kernel named its interface's rate (0: unknown, e.g. loopback);
         # another NIC's speed says nothing about this path

@@ -14,6 +14,8 @@ None for a directory that is not on a network file system.
 """
 from __future__ import annotations
 
+from clusterbench.ceilings import bits_text
+
 # A figure at >= 70 % of the link's nominal rate is taken as link-bound:
 # TCP/IP and the file protocol's headers and round trips cost 5-20 % of a
 # Gigabit link (GlusterFS over a 1 Gbit/s test-bed link: 107-119 MB/s, 86-95 %).
@@ -31,14 +33,6 @@ def link_rate_bits_per_s(env: dict, directory: str) -> float | None:
 
 def is_network_mount(env: dict, directory: str | None) -> bool:
     return bool(directory) and isinstance(env.get(f"target.{directory}.netfs.kind"), str)
-
-
-def bits_text(bits_per_s: float) -> str:
-    """1e9 -> '1 Gbit/s', 2.5e9 -> '2.5 Gbit/s', 1e8 -> '100 Mbit/s'."""
-    for unit, scale in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if bits_per_s >= scale:
-            return f"{bits_per_s / scale:.3g} {unit}"
-    return f"{bits_per_s:.3g} bit/s"
 
 
 def netfs_limit(env: dict, directory: str | None, bytes_per_s: float,
