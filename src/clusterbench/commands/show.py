@@ -7,9 +7,13 @@ from clusterbench.commands.options import db_option, open_store, width_option
 
 @click.command("show")
 @click.argument("runs", nargs=-1, required=True)
+@click.option("--threshold", metavar="FRACTION", default=None,
+              help="Cluster runs: flag a node this far from the median (10% or 0.1; default: the run's own, else 10 %).")
+@click.option("--link-threshold", metavar="FRACTION", default=None,
+              help="Cluster runs: flag a link this far below its class's reference (default: the run's own, else 25 %).")
 @db_option
 @width_option
-def command(runs, db_url):
+def command(runs, threshold, link_threshold, db_url):
     """Show runs (ids or labels): per step median, min, max, n, unit, cache mode and warnings."""
     from clusterbench.console import stdout_console
 
@@ -20,4 +24,13 @@ def command(runs, db_url):
     console = stdout_console()
     for ref in runs:
         for run_id in store.resolve(ref):
-            print_run(console, load_run(store, run_id))
+            run = load_run(store, run_id)
+            if run["suite"] == "cluster":
+                from clusterbench.report.cluster_terminal import print_cluster
+
+                from clusterbench.cluster.analysis import parse_fraction
+
+                print_cluster(console, run, threshold and parse_fraction(threshold, "threshold"),
+                              link_threshold and parse_fraction(link_threshold, "link-threshold"))
+            else:
+                print_run(console, run)

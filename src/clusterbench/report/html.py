@@ -149,6 +149,10 @@ def render(report: Report) -> str:
     if report.points:
         body += sweep_section(report.points, report.config_names)
     for run in report.runs:
+        if run.get("suite") == "cluster":
+            from clusterbench.report.cluster_html import section
+
+            body += section(run)
         body += run_section(run)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clusterbench report</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
