@@ -5,9 +5,10 @@
  * from rank-k at the same time, so every rank's injection and ejection
  * port carries exactly one stream in each round and a slow port or cable
  * shows on the links that touch it, not spread over all of them. A round
- * is `iterations` exchanges of `window` messages of `size` bytes each way;
- * the receiver times each exchange until its last message from rank-k has
- * arrived (the link src -> dst, seen where the bytes land). Latency uses
+ * is `iterations` x `window` messages of `size` bytes each way, each
+ * direction kept `window` messages deep independently of the other; the
+ * receiver times every window's arrival (the link src -> dst, seen where
+ * the bytes land). Latency uses
  * the same pattern with `latency-size` messages, one at a time
  * (MPI_Sendrecv): each exchange is one message crossing every link at
  * once, timed at the receiver. Barrier between rounds, so no round's tail
@@ -36,7 +37,7 @@ static const struct cbk_param params[] = {
     { .name = "window", CBK_AT_INT(OPT, window), .default_value = "4", .unit = "count", .min = "1", .max = "1024",
       .help = "messages in flight on each link per exchange (mpiGraph's window)" },
     { .name = "iterations", CBK_AT_INT(OPT, iterations), .default_value = "10", .unit = "count", .min = "1",
-      .max = "1000000", .help = "bandwidth exchanges per shift round (the figure is their mean)" },
+      .max = "1000000", .help = "windows of messages per link per shift round timed (after one more that starts the stream; the figure is their mean)" },
     { .name = "latency-size", CBK_AT_SIZE(OPT, latency_size), .default_value = "8", .unit = "bytes", .min = "0",
       .max = "64k", .help = "bytes of each latency message" },
     { .name = "latency-iterations", CBK_AT_INT(OPT, latency_iterations), .default_value = "100", .unit = "count",
@@ -87,21 +88,55 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     return 0;
 }
 
-/* One bandwidth exchange of round k; returns this rank's time until its
- * last message from rank-k arrived. */
-static double exchange(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from)
+/* One exchange of `window` messages each way (the warm-up: connections
+ * are made lazily). */
+static void exchange(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from)
 {
     MPI_Request req[2 * 1024];
     int w = (int)o->window;
-    double t0 = MPI_Wtime();
     for (int i = 0; i < w; i++)
         MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, i, c->comm, &req[i]);
     for (int i = 0; i < w; i++)
         MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, i, c->comm, &req[w + i]);
-    MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
-    double t = MPI_Wtime() - t0;
-    MPI_Waitall(w, req + w, MPI_STATUSES_IGNORE);
-    return t;
+    MPI_Waitall(2 * w, req, MPI_STATUSES_IGNORE);
+}
+
+/* One round's bandwidth: iterations x window messages to rank+k and from
+ * rank-k, each direction kept `window` deep on its own, so a slow incoming
+ * link does not hold back this rank's outgoing one (a lock-step exchange
+ * would: every link of a round would run at its slowest neighbour's pace).
+ * chunk_s[i]: time between the arrivals of windows i+1 and i from rank-k.
+ * Window 0 is not counted: ranks leave the barrier at different times, and
+ * its arrival is when this link's stream is surely running. */
+static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from,
+                         double *chunk_s)
+{
+    MPI_Request req[2 * 1024];
+    int w = (int)o->window;
+    int64_t total = (o->iterations + 1) * o->window, recv_posted = 0, send_posted = 0, received = 0;
+    double last = MPI_Wtime();
+    for (int i = 0; i < w; i++, recv_posted++)
+        MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, 0, c->comm, &req[i]);
+    for (int i = 0; i < w; i++, send_posted++)
+        MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, 0, c->comm, &req[w + i]);
+    for (;;) {
+        int idx;
+        MPI_Waitany(2 * w, req, &idx, MPI_STATUS_IGNORE);
+        if (idx == MPI_UNDEFINED)
+            break;   /* every request done */
+        if (idx < w) {
+            if (++received % w == 0) {
+                double now = MPI_Wtime();
+                if (received > w)
+                    chunk_s[received / w - 2] = now - last;
+                last = now;
+            }
+            if (recv_posted < total && ++recv_posted)
+                MPI_Irecv(s->recv + (size_t)idx * o->size, (int)o->size, MPI_BYTE, from, 0, c->comm, &req[idx]);
+        } else if (send_posted < total && ++send_posted) {
+            MPI_Isend(s->send + (size_t)(idx - w) * o->size, (int)o->size, MPI_BYTE, to, 0, c->comm, &req[idx]);
+        }
+    }
 }
 
 static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
@@ -109,10 +144,9 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
     for (int k = 1; k < c->size; k++) {
         int to = (c->rank + k) % c->size, from = (c->rank - k + c->size) % c->size;
         double *bw = s->bw_s + (size_t)(k - 1) * (size_t)o->iterations;
-        exchange(c, o, s, to, from);   /* warm-up: connections are made lazily */
+        exchange(c, o, s, to, from);
         MPI_Barrier(c->comm);
-        for (int64_t i = 0; i < o->iterations; i++)
-            bw[i] = exchange(c, o, s, to, from);
+        stream_round(c, o, s, to, from, bw);
         MPI_Barrier(c->comm);
         if (!o->latency)
             continue;

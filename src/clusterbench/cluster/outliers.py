@@ -6,8 +6,12 @@ threshold, default 10 %: a difference worth a ticket) and the robust one
 (Iglewicz and Hoaglin's modified Z, |0.6745 (x - median) / MAD| > 3.5: far
 from the spread the other nodes show). The relative bound alone flags every
 node of a noisy figure; the Z bound alone flags a node 2 % off when the
-others agree to 0.1 %. When the MAD is 0 (most nodes equal) any node past
-the relative bound is flagged.
+others agree to 0.1 %. Each node's Z is taken against the median and MAD
+of the *other* nodes (leave one out): on few nodes the suspect's own
+deviation would otherwise widen the MAD that judges it (on 4 nodes, one
+slow node and one noisy one give a MAD that excuses both). When the
+others' MAD is 0 (they agree exactly) any node past the relative bound is
+flagged.
 
 A link is flagged when its bandwidth is below (1 - threshold) x the
 reference of its class. The reference is the upper quartile of the class,
@@ -30,16 +34,15 @@ class NodeValue:
     host: str
     value: float
     ratio: float           # value / median of the nodes
-    z: float | None        # modified Z; None when the MAD is 0
+    z: float | None        # modified Z against the other nodes; None when their MAD is 0
     flagged: bool
 
 
-def modified_z(values: list[float]) -> list[float | None]:
-    med = statistics.median(values)
-    mad = statistics.median(abs(v - med) for v in values)
-    if mad == 0:
-        return [None] * len(values)
-    return [Z_SCALE * (v - med) / mad for v in values]
+def modified_z(x: float, others: list[float]) -> float | None:
+    """Iglewicz and Hoaglin's modified Z of x against `others`."""
+    med = statistics.median(others)
+    mad = statistics.median(abs(v - med) for v in others)
+    return None if mad == 0 else Z_SCALE * (x - med) / mad
 
 
 def judge_nodes(by_host: dict[str, float], threshold: float = NODE_THRESHOLD) -> list[NodeValue]:
@@ -47,7 +50,7 @@ def judge_nodes(by_host: dict[str, float], threshold: float = NODE_THRESHOLD) ->
     hosts = sorted(by_host)
     values = [by_host[h] for h in hosts]
     med = statistics.median(values)
-    zs = modified_z(values)
+    zs = [modified_z(v, values[:i] + values[i + 1:]) if len(values) >= 3 else None for i, v in enumerate(values)]
     out = []
     for h, v, z in zip(hosts, values, zs):
         ratio = v / med if med else float("nan")
