@@ -37,7 +37,7 @@ static const struct cbk_param params[] = {
     { .name = "window", CBK_AT_INT(OPT, window), .default_value = "4", .unit = "count", .min = "1", .max = "1024",
       .help = "messages in flight on each link per exchange (mpiGraph's window)" },
     { .name = "iterations", CBK_AT_INT(OPT, iterations), .default_value = "10", .unit = "count", .min = "1",
-      .max = "1000000", .help = "windows of messages per link per shift round timed (after one more that starts the stream; the figure is their mean)" },
+      .max = "1000000", .help = "windows of messages per link per shift round (the figure: all their bytes over the round's time)" },
     { .name = "latency-size", CBK_AT_SIZE(OPT, latency_size), .default_value = "8", .unit = "bytes", .min = "0",
       .max = "64k", .help = "bytes of each latency message" },
     { .name = "latency-iterations", CBK_AT_INT(OPT, latency_iterations), .default_value = "100", .unit = "count",
@@ -105,15 +105,17 @@ static void exchange(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s
  * rank-k, each direction kept `window` deep on its own, so a slow incoming
  * link does not hold back this rank's outgoing one (a lock-step exchange
  * would: every link of a round would run at its slowest neighbour's pace).
- * chunk_s[i]: time between the arrivals of windows i+1 and i from rank-k.
- * Window 0 is not counted: ranks leave the barrier at different times, and
- * its arrival is when this link's stream is surely running. */
+ * chunk_s[i]: time between the arrivals of windows i and i-1 from rank-k,
+ * the first from the round's start: every byte is counted from a moment
+ * none had been sent (a rank that polls late finds later windows already
+ * in its socket buffer, so timing from a later window would overstate the
+ * link; a late start at the barrier can only understate it). */
 static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from,
                          double *chunk_s)
 {
     MPI_Request req[2 * 1024];
     int w = (int)o->window;
-    int64_t total = (o->iterations + 1) * o->window, recv_posted = 0, send_posted = 0, received = 0;
+    int64_t total = o->iterations * o->window, recv_posted = 0, send_posted = 0, received = 0;
     double last = MPI_Wtime();
     for (int i = 0; i < w; i++, recv_posted++)
         MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, 0, c->comm, &req[i]);
@@ -127,8 +129,7 @@ static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_stat
         if (idx < w) {
             if (++received % w == 0) {
                 double now = MPI_Wtime();
-                if (received > w)
-                    chunk_s[received / w - 2] = now - last;
+                chunk_s[received / w - 1] = now - last;
                 last = now;
             }
             if (recv_posted < total && ++recv_posted)

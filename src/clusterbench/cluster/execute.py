@@ -180,57 +180,90 @@ def _finish(launch: NodeLaunch) -> None:
     launch.out, launch.err = launch.proc.communicate()
 
 
-def _store_output(store: Store, launch: NodeLaunch, step: Step, env: dict) -> str:
+def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> tuple[bool, dict | None, str]:
+    """Stores one launch's samples; (ok, cbk's run record, error line)."""
     build = None
     for line in launch.out.splitlines():
         item = read_line(line)
         if isinstance(item, RunRecord):
-            build = item
+            build = item.record
         elif isinstance(item, Sample):
-            store.add_sample(launch.step_id, item, limits.sample_warnings(item, env))
+            store.add_sample(launch.step_id, item, limits.sample_warnings(item, env), repetition_offset=offset)
     status = launch.proc.returncode
     if status == 0:
-        store.finish_step(launch.step_id, "ok", build=build and build.record,
-                          stop_reason=f"fixed: {step.repeat} repetitions")
-        return "ok"
-    msg = error_message(launch.err) or (launch.err.strip().splitlines() or [f"exit status {status}"])[-1]
-    store.finish_step(launch.step_id, "failed", build=build and build.record, message=f"{launch.host}: {msg}")
-    return "failed"
+        return True, build, ""
+    return False, build, error_message(launch.err) or (launch.err.strip().splitlines() or [f"exit status {status}"])[-1]
+
+
+def _run_together(group: list[NodeLaunch], env: dict[str, str]) -> None:
+    try:
+        for lc in group:
+            _start(lc, env)
+        waiters = [threading.Thread(target=_finish, args=(lc,), daemon=True) for lc in group]
+        for w in waiters:
+            w.start()
+        for w in waiters:
+            w.join()
+    except BaseException:
+        for lc in group:
+            if lc.proc:
+                runner._stop(lc.proc)
+        raise
 
 
 def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: ClusterRequest,
                  envs: dict[str, dict], local_env: dict, progress: Progress, folder: Path) -> list[str]:
-    """One step on every node, together or one node at a time; a status per node."""
+    """One step on every node; a status per node. All at once: one launch
+    per node, started together, each running every repetition. One at a
+    time: repetition by repetition, each round visiting every node in turn
+    (as A/B/A/B alternation), so a change in the machine's load over the
+    minutes of the step falls on every node alike, not on whichever node's
+    turn it was."""
     launcher = choose(req.launcher, 2, cat.cbk)
-    launches = []
+    step_ids, commands = {}, {}
     for host in req.hosts:
         hostfile = folder / f"{host}.hosts"
         hostfile.write_text(f"{host}\n")
-        step_id = store.begin_step(run_id, position=position, name=node_step(host, step.name), kernel=step.kernel,
-                                   params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
-                                   ranks_per_node=step.ranks_per_node)
-        job = Job(step.argv(cat.cbk, step.repeat), step.ranks, step.ranks_per_node, str(hostfile),
-                  req.oversubscribe, step.env)
-        launches.append(NodeLaunch(host, step_id, launcher.command(job)))
-    groups = [[lc] for lc in launches] if req.one_at_a_time else [launches]
+        step_ids[host] = store.begin_step(run_id, position=position, name=node_step(host, step.name),
+                                          kernel=step.kernel, params=dict(step.params), launcher=launcher.name,
+                                          ranks=step.ranks, ranks_per_node=step.ranks_per_node)
+        reps = 1 if req.one_at_a_time else step.repeat
+        commands[host] = launcher.command(Job(step.argv(cat.cbk, reps), step.ranks, step.ranks_per_node,
+                                              str(hostfile), req.oversubscribe, step.env))
+    if req.one_at_a_time:
+        rounds = [[[h] for h in req.hosts] for _ in range(step.repeat)]
+    else:
+        rounds = [[list(req.hosts)]]
+    errors: dict[str, str] = {}
+    builds: dict[str, dict | None] = {}
+    try:
+        for offset, groups in enumerate(rounds):
+            for hosts in groups:
+                hosts = [h for h in hosts if h not in errors]   # a node that failed is not asked again
+                if not hosts:
+                    continue
+                progress.note(f"{step.name} on {', '.join(hosts)}"
+                              + (f" (repetition {offset + 1} of {step.repeat})" if req.one_at_a_time else ""))
+                group = [NodeLaunch(h, step_ids[h], commands[h]) for h in hosts]
+                _run_together(group, step.env)
+                for lc in group:
+                    ok, build, msg = _store_samples(store, lc, envs.get(lc.host, local_env), offset)
+                    builds[lc.host] = build or builds.get(lc.host)
+                    if not ok:
+                        errors[lc.host] = msg
+    except BaseException:
+        for host in req.hosts:
+            store.finish_step(step_ids[host], "interrupted", message="interrupted by a signal")
+        raise
     statuses = []
-    for group in groups:
-        progress.note(f"{step.name} on {', '.join(lc.host for lc in group)}")
-        try:
-            for lc in group:
-                _start(lc, step.env)
-            waiters = [threading.Thread(target=_finish, args=(lc,), daemon=True) for lc in group]
-            for w in waiters:
-                w.start()
-            for w in waiters:
-                w.join()
-        except BaseException:
-            for lc in group:
-                if lc.proc:
-                    runner._stop(lc.proc)
-                store.finish_step(lc.step_id, "interrupted", message="interrupted by a signal")
-            raise
-        statuses += [_store_output(store, lc, step, envs.get(lc.host, local_env)) for lc in group]
+    for host in req.hosts:
+        if host in errors:
+            store.finish_step(step_ids[host], "failed", build=builds.get(host), message=f"{host}: {errors[host]}")
+            statuses.append("failed")
+        else:
+            store.finish_step(step_ids[host], "ok", build=builds.get(host),
+                              stop_reason=f"fixed: {step.repeat} repetitions")
+            statuses.append("ok")
     return statuses
 
 

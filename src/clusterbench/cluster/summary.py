@@ -55,8 +55,12 @@ def env_sentences(view: ClusterView) -> list[str]:
 def paragraph(view: ClusterView) -> str:
     n = len(view.hosts)
     found = node_sentences(view) + link_sentences(view) + env_sentences(view)
-    head = (f"{n} nodes, {len(view.figures)} per-node figures, {len(view.links)} links, "
-            f"{len(view.env)} environment keys that differ.")
+    def count(k: int, one: str, many: str) -> str:
+        return f"{k} {one if k == 1 else many}"
+
+    head = (f"{n} nodes, {count(len(view.figures), 'per-node figure', 'per-node figures')}, "
+            f"{count(len(view.links), 'link', 'links')}, "
+            f"{count(len(view.env), 'environment key that differs', 'environment keys that differ')}.")
     if not found:
         return head + (f" Nothing flagged: every node within {view.threshold:.0%} of the median (or within the "
                        f"spread of the others), every link within {view.link_threshold:.0%} of its class's reference.")

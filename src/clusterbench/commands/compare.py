@@ -23,5 +23,18 @@ def command(refs, env_lines, exclude_outliers, db_url):
     from clusterbench import compare
     from clusterbench.report.compare_terminal import print_comparison
 
-    table = compare.build(open_store(db_url), list(refs), exclude_outliers)
+    store = open_store(db_url)
+    if len(refs) == 2 and _both_cluster_runs(store, refs):
+        from clusterbench.report.cluster_compare_terminal import print_cluster_comparison
+        from clusterbench.report.data import load_run
+
+        a, b = (load_run(store, store.resolve(r)[0]) for r in refs)
+        print_cluster_comparison(stdout_console(), a, b)
+        return
+    table = compare.build(store, list(refs), exclude_outliers)
     print_comparison(stdout_console(), table, env_lines)
+
+
+def _both_cluster_runs(store, refs) -> bool:
+    """Two cluster runs (clusterbench run cluster) compare node by node and link by link."""
+    return all(store.run(store.resolve(r)[0]).suite == "cluster" for r in refs)

@@ -40,10 +40,12 @@ def heat_map(view: ClusterView) -> str:
     ax.set_xlabel("receiver")
     ax.set_ylabel("sender")
     ax.set_title("link bandwidth (mpiGraph shift pattern); red box = flagged", fontsize=10)
+    top = max((lk.mib_s for lk in view.links), default=1.0) or 1.0
     for lk in view.links:
         i, j = view.hosts.index(lk.src), view.hosts.index(lk.dst)
-        if n <= 16:
-            ax.text(j, i, f"{lk.mib_s:.3g}", ha="center", va="center", fontsize=7, color="white")
+        if n <= 16:   # dark text on viridis' bright end, white on its dark end
+            ax.text(j, i, f"{lk.mib_s:.3g}", ha="center", va="center", fontsize=7,
+                    color="black" if lk.mib_s > 0.6 * top else "white")
         if lk.flagged:
             ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=2.5))
     return f'<div class="heatmap">{_svg(fig)}</div>'
