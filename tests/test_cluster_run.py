@@ -46,6 +46,13 @@ def cluster(tmp_path_factory):
     tc.down(c.dir)
 
 
+def configuration(view) -> list:
+    """The environment differences but the machine-wide vm.* sysctls, which
+    other work on this shared machine may change between two hosts'
+    snapshots (the test hosts share the machine's kernel; CI runs alone)."""
+    return [d for d in view.env if not d.key.startswith("vm.")]
+
+
 def cli(cluster, store: str, *args: str, timeout: float = 400) -> subprocess.CompletedProcess:
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store, "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
@@ -134,9 +141,10 @@ def test_no_fault_flags_nothing(cluster, store, tmp_path):
     assert all(lk.mib_s < 200e6 / 8 / 2**20 * 1.1 for lk in view.links), [lk.mib_s for lk in view.links]
     assert [f.name for f in view.figures] == ["himeno jacobi (time)"]
     assert not [f.flagged for f in view.figures if f.flagged]
-    assert not view.flagged_links and view.env == []
-    show = cli(cluster, store, "show", "healthy")
-    assert "Nothing flagged" in show.stdout, show.stdout
+    assert not view.flagged_links and configuration(view) == []
+    show = " ".join(cli(cluster, store, "show", "healthy").stdout.split())
+    assert "Nothing flagged" in show or view.env, show
+    assert not re.search(r"the median of 4 nodes|is slow|of the reference link", show), show
 
 
 @pytest.mark.timeout(600)
@@ -159,7 +167,7 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     assert flagged == {(a, b) for a in HOSTS for b in HOSTS if a != b and "h03" in (a, b)}, \
         {(lk.src, lk.dst): round(lk.mib_s, 2) for lk in view.links}
     # the odd configuration: one key, one node
-    (diff,) = view.env
+    (diff,) = configuration(view)
     assert (diff.key, diff.most, diff.differ) == ("kernel.shmmni", "4096", {"h03": "8192"})
     # said in sentences, in show and in the report
     show = " ".join(cli(cluster, store, "show", "faulty").stdout.split())   # rich wraps the paragraph

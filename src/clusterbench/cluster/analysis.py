@@ -58,6 +58,7 @@ class ClusterView:
     env: list[EnvDifference] = field(default_factory=list)
     scaling: dict[str, dict[int, float]] = field(default_factory=dict)   # curve -> nodes -> value
     scaling_unit: str = "us"
+    no_snapshot: list[str] = field(default_factory=list)   # nodes whose environment could not be captured
     threshold: float = outliers.NODE_THRESHOLD
     link_threshold: float = outliers.LINK_THRESHOLD
 
@@ -175,6 +176,7 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.hosts = sorted({h for st in steps if (h := node_step_host(st["name"] or ""))}
                         | {lk.src for lk in view.links} | {lk.dst for lk in view.links}) or sorted(envs)
     view.env = env_differences({h: e for h, e in envs.items() if h in view.hosts}) if len(envs) > 1 else []
+    view.no_snapshot = [h for h in view.hosts if h not in envs]
     view.scaling, view.scaling_unit = scaling_curves(steps)
     return view
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -222,8 +223,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     launcher = choose(req.launcher, 2, cat.cbk)
     step_ids, commands = {}, {}
     for host in req.hosts:
-        hostfile = folder / f"{host}.hosts"
-        hostfile.write_text(f"{host}\n")
+        hostfile = one_host_file(folder, host)
         step_ids[host] = store.begin_step(run_id, position=position, name=node_step(host, step.name),
                                           kernel=step.kernel, params=dict(step.params), launcher=launcher.name,
                                           ranks=step.ranks, ranks_per_node=step.ranks_per_node)
@@ -267,22 +267,50 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     return statuses
 
 
+def one_host_file(folder: Path, host: str) -> str:
+    path = folder / f"{host}.hosts"
+    path.write_text(f"{host}\n")
+    return str(path)
+
+
+def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterRequest, folder: Path) -> dict:
+    """This host's snapshot and every node's, each node's collected by a
+    launch of its own (one launch over all nodes interleaves their long
+    JSON lines, and a garbled snapshot is lost); returns this host's."""
+    from clusterbench import environment
+
+    local = environment.collect([req.scratch])
+    snapshots = {socket.gethostname(): local}
+    launcher = choose(req.launcher, 2, cat.cbk)
+    argv = runner.collector_argv([req.scratch])
+    launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
+                for h in req.hosts]
+    _run_together(launches, {})
+    for lc in launches:
+        for env in runner._json_objects(lc.out):
+            if "host.name" in env:
+                snapshots[lc.host] = env
+    for host, env in snapshots.items():
+        h = environment.snapshot_hash(env)
+        store.add_environment(env, h)
+        store.link_host(run_id, host, h)
+    return local
+
+
 # -- the whole run ------------------------------------------------------
 
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
+    plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
     run_id = store.begin_run(label=req.label, command=req.command, suite="cluster")
     previous = {sig: signal.signal(sig, runner._raise_interrupted) for sig in runner.STOP_SIGNALS}
     statuses: list[str] = []
     try:
-        snapshot_step = expand("linkmatrix", {}, repeat=1, ranks=len(req.hosts), ranks_per_node=1,
-                               launcher=req.launcher, requires=("mpi",))
-        rr = runner.RunRequest(snapshot_step, req.label, req.command, "cluster", [req.scratch], req.hostfile,
-                               req.oversubscribe)
-        local_env = runner.capture_environment(store, cat, run_id, rr)
-        envs = store.environments_of(run_id)
-        per_node, cluster = plan(req, cat, node_cpus(envs))
+        rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
         position = 0
         with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
+            local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
+            envs = store.environments_of(run_id)
+            per_node, cluster = plan(req, cat, node_cpus(envs))
             for step in per_node:
                 why = runner.missing_requirement(step, cat)
                 if why:

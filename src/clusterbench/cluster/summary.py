@@ -55,6 +55,8 @@ def env_sentences(view: ClusterView) -> list[str]:
 def paragraph(view: ClusterView) -> str:
     n = len(view.hosts)
     found = node_sentences(view) + link_sentences(view) + env_sentences(view)
+    if view.no_snapshot:
+        found.append(f"no environment snapshot from {', '.join(view.no_snapshot)} (its keys are not compared)")
     def count(k: int, one: str, many: str) -> str:
         return f"{k} {one if k == 1 else many}"
 
