@@ -59,3 +59,20 @@ def test_thresholds_read_as_fraction_or_percentage(text, value):
 def test_bad_threshold_is_one_clear_line(text):
     with pytest.raises(BadInput, match="--threshold"):
         parse_fraction(text, "threshold")
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "run cluster needs nodes: --hostfile FILE"),
+    (["--hostfile", "{hosts}", "--only=stream,gpu"], "--only stream,gpu: no part gpu"),
+    (["--hostfile", "{hosts}", "--threshold=ten"], "--threshold ten: give a fraction"),
+    (["--hostfile", "{hosts}", "--colour=red"], "run cluster: unknown option --colour"),
+    (["--hostfile", "{hosts}", "--np", "4"], "run cluster chooses ranks, placement and launcher itself: drop --np"),
+    (["--hostfile", "{one}"], "run cluster: 1 node(s) found"),
+])
+def test_bad_input_is_one_line_exit_2_and_no_run_stored(cli, tmp_path, args, message):
+    (tmp_path / "hosts").write_text("n01\nn02\n")
+    (tmp_path / "one").write_text("n01\n")
+    args = [a.format(hosts=tmp_path / "hosts", one=tmp_path / "one") for a in args]
+    r = cli("run", "cluster", *args, env={"CLUSTERBENCH_TESTBED": "", "SLURM_JOB_ID": ""})
+    assert r.status == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert cli("list").stdout.startswith("no matching runs")
