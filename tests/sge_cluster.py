@@ -1,8 +1,16 @@
-"""A real one-node Grid Engine cell for the tests: Debian's Son of Grid Engine
-8.1 (gridengine-master, -exec, -client) run from a private SGE_ROOT and cell
-in a temporary directory, on free ports, with one queue and an `mpi`
-parallel environment, stopped afterwards. The system's own cell (if any) is
-not touched. `why_not()` says what is missing."""
+"""A real Grid Engine cell for the tests: Debian's Son of Grid Engine 8.1
+(gridengine-master, -exec, -client) run from a private SGE_ROOT and cell in a
+temporary directory, on free ports, with one queue and an `mpi` parallel
+environment, stopped afterwards. The system's own cell (if any) is not
+touched. `why_not()` says what is missing.
+
+One node by default (everything on this machine). Given a test cluster
+(clusterbench testbed), the cell spans its hosts: sge_qmaster on the first
+(also the submit host, where the tests run qsub and qrsh), one sge_execd on
+each of the others, each inside its host's namespaces (own host name,
+address and hosts file), sharing SGE_ROOT through the one file system as a
+real cell shares it over NFS. One slot per execution host, so a job of two
+slots spans two hosts."""
 from __future__ import annotations
 
 import os
@@ -87,19 +95,35 @@ qsort_args NONE
 
 
 class GridEngineCell:
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, testbed=None):
         self.root = workdir
         self.cell = "cbtest"
         self.env = {**os.environ, "SGE_ROOT": str(workdir), "SGE_CELL": self.cell,
                     "SGE_QMASTER_PORT": str(free_port()), "SGE_EXECD_PORT": str(free_port())}
+        self.testbed = testbed
+        names = [h.name for h in testbed.hosts] if testbed else [socket.gethostname()]
+        self.master = names[0]
+        self.exec_hosts = names[1:] if testbed else names
 
-    def _run(self, *cmd: str) -> None:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=60)
+    def on(self, host: str, argv: list[str]) -> list[str]:
+        """argv run on a host of the cell (as is, on a one-node cell)."""
+        return self.testbed.command(host, argv) if self.testbed else list(argv)
+
+    def run(self, argv: list[str], **kw) -> subprocess.CompletedProcess:
+        """A client command (qsub, qrsh, qconf...) on the submit host."""
+        kw.setdefault("capture_output", True)
+        kw.setdefault("text", True)
+        kw.setdefault("env", self.env)
+        return subprocess.run(self.on(self.master, argv), **kw)
+
+    def _run(self, *cmd: str, host: str | None = None) -> None:
+        r = subprocess.run(self.on(host or self.master, list(cmd)), capture_output=True, text=True, env=self.env,
+                           timeout=60)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)}: {r.stdout}{r.stderr}")
 
     def start(self, timeout_s: float = 60) -> None:
-        host = socket.gethostname()
+        host = self.master
         common = self.root / self.cell / "common"
         common.mkdir(parents=True)
         for sub in ("spool/qmaster/job_scripts", "spool/execd", "spooldb"):
@@ -112,9 +136,10 @@ class GridEngineCell:
             f"qmaster_spool_dir {self.root}/spool/qmaster\nsecurity_mode none\nlistener_threads 2\n"
             "worker_threads 2\nscheduler_threads 1\n")
         (common / "act_qmaster").write_text(host + "\n")
-        # the host name resolves to a loopback address whose name is "localhost":
-        # without the alias qmaster refuses its own host's clients
-        (common / "host_aliases").write_text(f"{host} localhost\n")
+        if not self.testbed:
+            # the host name resolves to a loopback address whose name is "localhost":
+            # without the alias qmaster refuses its own host's clients
+            (common / "host_aliases").write_text(f"{host} localhost\n")
         conf = (SHARE / "default-configuration").read_text().splitlines()
         fixed = {"execd_spool_dir": f"{self.root}/spool/execd", "min_uid": "0", "min_gid": "0"}
         conf = [f"{line.split()[0]} {fixed[line.split()[0]]}" if line.split() and line.split()[0] in fixed
@@ -126,18 +151,22 @@ class GridEngineCell:
         self._run(str(LIBEXEC / "spooldefaults"), "usersets", str(SHARE / "util/resources/usersets"))
         self._run(str(LIBEXEC / "spooldefaults"), "managers", "root")
         self._run("/usr/sbin/sge_qmaster")   # both daemonise
-        self._wait(lambda: subprocess.run(["qconf", "-sh"], capture_output=True, env=self.env).returncode == 0,
-                   timeout_s, "qmaster")
-        self._run("/usr/sbin/sge_execd")
+        self._wait(lambda: self.run(["qconf", "-sh"]).returncode == 0, timeout_s, "qmaster")
         self._run("qconf", "-as", host)
+        if self.testbed:   # an execution daemon starts only on an administrative host
+            self._run("qconf", "-ah", ",".join(self.exec_hosts))
+        for h in self.exec_hosts:
+            self._run("/usr/sbin/sge_execd", host=h)
         (self.root / "pe").write_text(PE)
         self._run("qconf", "-Ap", str(self.root / "pe"))
-        (self.root / "queue").write_text(QUEUE.format(host=host, slots=max(4, os.cpu_count() or 1)))
+        (self.root / "queue").write_text(QUEUE.format(host=" ".join(self.exec_hosts),
+                                                      slots=1 if self.testbed else max(4, os.cpu_count() or 1)))
         self._run("qconf", "-Aq", str(self.root / "queue"))
 
         def queue_up() -> bool:
-            out = subprocess.run(["qstat", "-f"], capture_output=True, text=True, env=self.env).stdout
-            return any(line.startswith("all.q@") and len(line.split()) == 5 for line in out.splitlines())
+            out = self.run(["qstat", "-f"]).stdout
+            return sum(line.startswith("all.q@") and len(line.split()) == 5
+                       for line in out.splitlines()) == len(self.exec_hosts)
 
         self._wait(queue_up, timeout_s, "the execution daemon")
 
@@ -159,7 +188,7 @@ class GridEngineCell:
                 pass
         # -kej: the execution daemons end their jobs too
         for cmd in (["qconf", "-kej", "all"], ["qconf", "-km"]):
-            subprocess.run(cmd, capture_output=True, env=self.env, timeout=60)
+            self.run(cmd, timeout=60)
         pids += _shepherds_under(self.root)
         # qmaster takes several seconds to write its state and go; then insist
         deadline = time.monotonic() + 30

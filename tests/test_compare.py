@@ -94,7 +94,7 @@ def test_different_rank_counts_do_not_pool(cli, mpiexec):
 
 
 def test_excluding_outliers_is_stated_and_changes_the_figures(tmp_path):
-    from clusterbench.compare import Point
+    from clusterbench.comparison import Point
     from clusterbench.sample import SampleKey
 
     p = Point("s", "null", {}, SampleKey("null", "none", "MiB/s", None),

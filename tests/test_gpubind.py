@@ -3,8 +3,8 @@ what the batch system granted, as Grid Engine (SGE_HGR_gpu) and Slurm
 (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS) set them, split by
 node-local rank; cbk's run record states what each rank saw. No GPU is
 needed: the grants are set in the environment and the ranks are real MPI
-ranks under mpiexec, on this one host (the two-host version waits for the
-test cluster of issue #15)."""
+ranks under mpiexec, on this one host; tests/test_multihost.py has the
+two-host version. `show` states the devices of each rank."""
 from __future__ import annotations
 
 import json
@@ -78,6 +78,10 @@ def test_each_mpi_rank_sees_its_own_granted_devices(cli, mpiexec, store_url, gra
             "--quiet", env=grant)
     assert r.status == 0, r.stderr
     assert devices_seen(store_url) == [expected]
+    shown = cli("show", "1")
+    assert shown.status == 0, shown.stderr
+    # the caption wraps at the table's width
+    assert f"GPUs seen: rank 0: {expected[0]}; rank 1: {expected[1]}" in " ".join(shown.stdout.split())
 
 
 @pytest.mark.timeout(120)
@@ -85,6 +89,7 @@ def test_without_binding_the_record_says_every_device_was_visible(cli, mpiexec, 
     r = cli("run", "null", "--np", "2", "--seconds=0.01", "--repeat", "1", "--quiet", env={"SGE_HGR_gpu": "0 1"})
     assert r.status == 0, r.stderr
     assert devices_seen(store_url) == [[None, None]]
+    assert "GPUs seen" not in cli("show", "1").stdout  # nothing bound, nothing to say
 
 
 @pytest.mark.timeout(120)
@@ -93,6 +98,7 @@ def test_shared_gpus_only_when_asked(cli, mpiexec, store_url):
             "--quiet", env={"SGE_HGR_gpu": "0 1"})
     assert r.status == 0, r.stderr
     assert devices_seen(store_url) == [["0", "1", "0"]]
+    assert "GPUs seen: rank 0: 0; rank 1: 1; rank 2: 0" in " ".join(cli("show", "1").stdout.split())
 
 
 @pytest.mark.timeout(60)

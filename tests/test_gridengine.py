@@ -97,3 +97,57 @@ def test_a_hostile_dir_reaches_cbk_through_qrsh_as_one_word(cli, sge, store_url,
     assert tree(hostile) == []   # the run used it, and left nothing in it
     ((params,),) = store_rows(store_url, "select params from steps")
     assert json.loads(params)["dir"] == str(hostile)
+
+
+@pytest.fixture(scope="module")
+def sge_hosts(tmp_path_factory):
+    """A cell on a test cluster of three hosts: qmaster and submit host h01,
+    one sge_execd (one slot) on h02 and on h03; links of 1 Gbit/s."""
+    from clusterbench.testbed import cluster as tc
+
+    if tc.why_not():
+        pytest.skip(f"no test cluster: {tc.why_not()}")
+    base = tmp_path_factory.mktemp("sge-hosts")
+    testbed = tc.up(base / "tb", 3, link="1gbit")
+    cell = GridEngineCell(base / "sge", testbed=testbed)
+    try:
+        cell.start()
+        yield cell
+    finally:
+        cell.stop()
+        tc.down(testbed.dir)
+
+
+@pytest.mark.timeout(240)
+def test_two_execution_hosts_a_qsub_job_and_a_qrsh_mpi_run_span_both(sge_hosts, mpiexec, cbk_bin, tmp_path):
+    cell = sge_hosts
+    assert cell.exec_hosts == ["h02", "h03"]
+    # a two-slot job gets one slot on each host; its first task starts the
+    # second on the other host with qrsh -inherit (what Hydra and Open MPI do)
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\ncut -d' ' -f1 \"$PE_HOSTFILE\"\necho first=$(hostname)\n"
+                      "for h in $(cut -d' ' -f1 \"$PE_HOSTFILE\"); do\n"
+                      "  [ \"$h\" = \"$(hostname)\" ] || echo inherit=$(qrsh -inherit \"$h\" hostname)\ndone\n")
+    r = cell.run(["qsub", "-sync", "y", "-pe", "mpi", "2", "-j", "y", "-o", str(tmp_path / "job.out"), str(script)],
+                 cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = (tmp_path / "job.out").read_text().split()
+    granted, first = sorted(out[:2]), out[2].split("=")[1]
+    assert granted == ["h02", "h03"], out
+    assert out[3] == f"inherit={({'h02', 'h03'} - {first}).pop()}", out
+
+    # clusterbench from the submit host: qrsh -pe mpi 2 starts mpiexec on one
+    # execution host, which starts the second rank on the other
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    env = {**cell.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": cbk_bin,
+           "PATH": f"{Path(mpiexec).parent}{os.pathsep}{cell.env['PATH']}"}
+    r = cell.run([sys.executable, "-m", "clusterbench", "run", "mpi", "--launcher", "qrsh", "--np", "2",
+                  "--op=pingpong", "--sizes=1m", "--iterations=30", "--warmup=3", "--repeat", "1", "--quiet"],
+                 env=env, cwd=tmp_path, timeout=180)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    r = cell.run([sys.executable, "-m", "clusterbench", "export", "1", "--format", "json"], env=env, cwd=tmp_path)
+    (step,) = json.loads(r.stdout)["runs"][0]["steps"]
+    assert step["launcher"] == "qrsh" and sorted(step["build"]["hosts"]) == ["h02", "h03"]
+    (m,) = [s["record"] for s in step["samples"] if s["record"].get("type") == "measurement"]
+    # across hosts: TCP over the shaped link, not shared memory
+    assert m["same_node"] is False and m["bandwidth_mb_s"] <= 125 * 2**20 / (2**20 - 125_000) * 1.02, m

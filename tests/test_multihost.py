@@ -1,8 +1,10 @@
 """Every multi-host feature across separate test hosts (clusterbench testbed:
 one network, UTS and IPC namespace per host), with MPICH and with Open MPI:
 one environment snapshot per host, ranks placed on the hosts asked for, the
-E7 crossover between shared memory and a 1 Gbit/s link, and pario's shifted
-reads reading what another host wrote.
+E7 crossover between shared memory and a 1 Gbit/s link, pario's shifted
+reads reading what another host wrote, and one GPU set per rank by each
+host's node-local rank (E11; the grants set as the batch systems set them,
+no GPU needed).
 
 The cluster (4 hosts, links shaped to 1 Gbit/s) is built once for the module.
 The MPICH cbk is the default build; the Open MPI one is .venv-openmpi/bin/cbk
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, find_cbk
+from conftest import REPO, find_cbk, store_rows
 from clusterbench.testbed import cluster as tc
 
 pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
@@ -53,9 +55,9 @@ def hcli(cluster, family_cbk, tmp_path):
     """clusterbench against a private store, with the test cluster's launcher environment."""
     store = f"sqlite:///{tmp_path / 'results.db'}"
 
-    def run(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    def run(*args: str, timeout: float = 240, env: dict | None = None) -> subprocess.CompletedProcess:
         env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": family_cbk, "CLUSTERBENCH_DB": store,
-               "COLUMNS": "200"}
+               "COLUMNS": "200", **(env or {})}
         p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
                            timeout=timeout, env=env, cwd=tmp_path)
         return p
@@ -128,4 +130,56 @@ def test_pario_shifted_reads_read_what_another_host_wrote(cluster, hcli, tmp_pat
     assert shift == 2
     for r in range(4):
         assert hosts[(r + shift) % 4] != hosts[r]
+    # and the record itself says, per rank, where it read and whose data:
+    # written on the other host, by the rank shift places there
+    (sources,) = [r for r in step["build"]["detail_records"] if r["type"] == "pario_reads"]
+    assert [x["rank"] for x in sources["ranks"]] == [0, 1, 2, 3]
+    for x in sources["ranks"]:
+        assert x["reader_host"] == hosts[x["rank"]]
+        assert x["writer_rank"] == (x["rank"] + shift) % 4
+        assert x["writer_host"] == hosts[x["writer_rank"]] != x["reader_host"]
+    assert sources["ranks_reading_another_host"] == 4
     assert sorted(os.listdir(tmp_path / "data")) == []
+
+
+# The grant as the job's environment holds it on every node: Grid Engine's
+# resource map (qsub -l gpu=2), Slurm's step GPUs beside the job's (physical
+# ids, no device cgroup). mpiexec carries it to the other host. What differs
+# between the MPI families is the node-local rank's variable: the Grid Engine
+# case runs with both, the Slurm one (the same code past the grant) with MPICH.
+GRANTS = {"grid engine": ({"SGE_HGR_gpu": "0 1"}, ["0", "1", "0", "1"]),
+          "slurm": ({"SLURM_JOB_ID": "7", "SLURM_JOB_GPUS": "1,2,3", "SLURM_STEP_GPUS": "2,3"}, ["2", "3", "2", "3"])}
+
+
+def builds(tmp_path) -> list[dict]:
+    """Each stored step's run record (hcli's store), without another clusterbench start."""
+    return [json.loads(b) for (b,) in store_rows(f"sqlite:///{tmp_path / 'results.db'}",
+                                                 "select build from steps order by id")]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("batch_system", GRANTS)
+def test_each_host_binds_its_ranks_to_its_own_granted_gpus(cluster, family_cbk, hcli, tmp_path, batch_system):
+    if batch_system == "slurm" and family_cbk == str(OPENMPI_CBK):
+        pytest.skip("the Slurm grant past its parsing is the Grid Engine case; Open MPI's local rank is tested there")
+    grant, expected = GRANTS[batch_system]
+    where = ("--hostfile", str(cluster.hostfile), "--oversubscribe", "--seconds=0.01", "--repeat", "1", "--quiet")
+    p = hcli("run", "null", "--np", "4", "--ppn", "2", "--gpus-per-rank", "1", *where, env=grant)
+    assert p.returncode == 0, p.stderr[-3000:] + hcli("show", "1").stdout
+    (build,) = builds(tmp_path)
+    # the node-local rank picks the device: rank 2 is h02's first rank, so it
+    # gets the grant's first device, as rank 0 does on h01; no two ranks of a host share one
+    assert build["hosts"] == ["h01", "h01", "h02", "h02"]
+    assert build["gpu_devices"] == expected
+    shown = " ".join(hcli("show", "1").stdout.split())  # the caption wraps at the table's width
+    assert f"rank 2 on h02: {expected[2]}; rank 3 on h02: {expected[3]}" in shown, shown
+    # three ranks a host and two devices: refused, one line, nothing stored; shared only when asked
+    refused = hcli("run", "null", "--np", "6", "--ppn", "3", "--gpus-per-rank", "1", *where, env=grant)
+    assert refused.returncode == 2 and refused.stderr.strip().count("\n") == 0, refused.stderr
+    assert "needs 3 GPUs" in refused.stderr and "--share-gpus" in refused.stderr
+    assert len(builds(tmp_path)) == 1
+    if batch_system == "grid engine":
+        shared = hcli("run", "null", "--np", "6", "--ppn", "3", "--gpus-per-rank", "1", "--share-gpus", *where,
+                      env=grant)
+        assert shared.returncode == 0, shared.stderr[-3000:]
+        assert builds(tmp_path)[1]["gpu_devices"] == ["0", "1", "0", "0", "1", "0"]

@@ -97,15 +97,12 @@ struct himeno {
     int tiles;           /* coefficient tiles per (i, j) row */
     int last_k0;         /* first point (from 0) of a row's last tile */
     size_t coef_floats;  /* elements of coef */
-    int threads, max_threads;
     bool copy;           /* --update=copy: the reference's copy-back loop */
     float *coef;         /* COEF_FIELDS x COEF_TILE floats per tile, see COEF_TILE */
     float *pw;           /* one allocation for p and wrk2 */
     float *p, *wrk2;
     float gosa_of_thread[MAX_THREADS];
-    int cpu_of_thread[CBK_MAX_CPUS];
-    char cpus[4096];
-    struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
+    struct cbk_thread_team team;
 #ifdef CBK_HAVE_MPI
     MPI_Comm cart;
     MPI_Datatype face[3];
@@ -165,18 +162,9 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
         return -1;
     }
     grid_of(a, m);
-    int threads = cbk_thread_count(&opt(a)->threads, c->node_size), allowed = cbk_allowed_cpus();
-#ifndef CBK_HAVE_OPENMP
-    allowed = 1;
-#endif
-    if (threads > allowed) {
-#ifdef CBK_HAVE_OPENMP
-        snprintf(why, len, "--threads=%d but this process may use only %d CPUs", threads, allowed);
-#else
-        snprintf(why, len, "--threads=%d but cbk was built without OpenMP (one thread only)", threads);
-#endif
+    if (cbk_thread_check(&opt(a)->threads, c->node_size, why, len))
         return -1;
-    }
+    int threads = cbk_thread_count(&opt(a)->threads, c->node_size);
     if (opt(a)->gosa_order == HIMENO_GOSA_ORDER_REFERENCE && (threads != 1 || c->size != 1)) {
         snprintf(why, len, "--gosa-order=reference sums in one order: it needs --threads=1 and one rank (have %d threads, %d ranks)",
                  threads, c->size);
@@ -251,7 +239,7 @@ static void init_arrays(struct himeno *h, bool pressure_only)
     const int ni = h->n[0], nj = h->n[1], nk = h->n[2];
     const float denom = (float)((h->m[0] - 1) * (h->m[0] - 1));
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for collapse(2) schedule(static) num_threads(h->threads)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(h->team.threads)
 #endif
     for (int i = 0; i <= ni + 1; i++)
         for (int j = 0; j <= nj + 1; j++) {
@@ -270,7 +258,7 @@ static void init_arrays(struct himeno *h, bool pressure_only)
         [B2] = 0.0f, [C0] = 1.0f, [C1] = 1.0f, [C2] = 1.0f, [BND] = 1.0f, [WRK1] = 0.0f,
     };
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for collapse(2) schedule(static) num_threads(h->threads)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(h->team.threads)
 #endif
     for (int i = 1; i <= ni; i++)
         for (int j = 1; j <= nj; j++) {
@@ -409,7 +397,7 @@ static double sweep(struct himeno *h)
 {
     const int ni = h->n[0], nj = h->n[1];
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel num_threads(h->threads)
+#pragma omp parallel num_threads(h->team.threads)
 #endif
     {
         float g = 0.0f;
@@ -430,7 +418,7 @@ static double sweep(struct himeno *h)
     if (!h->copy)
         swap_p_wrk2(h);
     float gosa = 0.0f;
-    for (int t = 0; t < h->threads; t++)
+    for (int t = 0; t < h->team.threads; t++)
         gosa += h->gosa_of_thread[t];
     return gosa;
 }
@@ -534,15 +522,6 @@ static float *alloc_floats(struct cbk_ctx *c, size_t n)
     return p; /* not touched here: the computing threads touch it first */
 }
 
-static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h)
-{
-    bool pin = opt(a)->threads.bind == CBK_BIND_CORES;
-    int failed = cbk_place_threads(&h->order, h->threads, c->node_rank, pin, h->cpu_of_thread, h->cpus,
-                                   sizeof h->cpus);
-    if (failed)
-        cbk_fail(c, CBK_EXIT_FAILED, "himeno: pthread_setaffinity_np failed for %d threads", failed);
-}
-
 static void release_arrays(struct himeno *h)
 {
     free(h->coef);
@@ -559,8 +538,7 @@ static size_t wrk2_offset(const struct himeno *h) { return (h->cells + 15) / 16 
 static void prepare(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *h, int threads)
 {
     release_arrays(h);
-    h->threads = threads;
-    place_threads(a, c, h);
+    cbk_thread_team_place(&h->team, &opt(a)->threads, threads, c, "himeno");
     h->coef = alloc_floats(c, h->coef_floats);
     h->pw = alloc_floats(c, wrk2_offset(h) + h->cells);
     h->p = h->pw;
@@ -575,7 +553,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "himeno: out of memory");
     c->state = h;
     grid_of(a, h->m);
-    h->threads = cbk_thread_count(&opt(a)->threads, c->node_size);
+    cbk_thread_team_init(&h->team, &opt(a)->threads, c->node_size, c, "himeno");
     char why[256];
     if (dims_of(a, c, h->dims, why, sizeof why))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "himeno: %s", why);
@@ -601,13 +579,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         }
     }
 #endif
-    h->max_threads = cbk_thread_count(&opt(a)->threads, c->node_size);
     h->copy = opt(a)->update == HIMENO_UPDATE_COPY;
-    int rc = cbk_cpu_order(&h->order);
-    if (rc)
-        cbk_fail(c, CBK_EXIT_FAILED, "himeno: sched_getaffinity: %s", strerror(-rc));
     if (opt(a)->threads.sweep != CBK_SWEEP_THREADS)
-        prepare(a, c, h, h->max_threads);
+        prepare(a, c, h, h->team.threads_max);
     return 0;
 }
 
@@ -661,9 +635,9 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct himeno *
     cbk_phase_field(&p, CBK_TEXT("grid", grid));
     cbk_phase_field(&p, CBK_TEXT("size", explicit_grid(a) ? "custom" : size_names[opt(a)->size]));
     cbk_phase_field(&p, CBK_TEXT("decomposition", dec));
-    cbk_phase_field(&p, CBK_I64("threads", h->threads));
+    cbk_phase_field(&p, CBK_I64("threads", h->team.threads));
     cbk_phase_field(&p, CBK_TEXT("binding", bind));
-    cbk_phase_field(&p, CBK_TEXT("cpus_rank0", h->cpus));
+    cbk_phase_field(&p, CBK_TEXT("cpus_rank0", h->team.cpus));
     cbk_phase_field(&p, CBK_TEXT("flop_count", "34 per interior point per sweep, interior = (I-2)(J-2)(K-2) points"));
     cbk_phase_field(&p, CBK_REAL("points", points));
     cbk_phase_field(&p, CBK_REAL("reference_points", ref_points));
@@ -689,7 +663,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         measure(a, c, h, c->repetition == 0);
         return 0;
     }
-    for (int t = 1; t <= h->max_threads; t++) {
+    for (int t = 1; t <= h->team.threads_max; t++) {
         prepare(a, c, h, t);
         measure(a, c, h, true);
     }

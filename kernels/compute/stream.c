@@ -44,16 +44,12 @@ static const int arrays_touched[KERNELS] = { 2, 2, 3, 3 };
 
 struct stream {
     size_t n;            /* elements per array */
-    int threads;
     double *a, *b, *c;
     double *times;       /* [pass][kernel] */
     double *begins;
     double *sorted;      /* scratch for the median */
-    int threads_max;
-    int cpu_of_thread[CBK_MAX_CPUS];
-    char cpus[4096];
     char size_source[160];
-    struct cbk_cpu_order order; /* read once: pinning the main thread narrows its mask */
+    struct cbk_thread_team team;
 };
 
 /* Sum of the highest-level caches, each counted once (by its
@@ -147,32 +143,11 @@ static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     (void)c;
-    int threads = cbk_thread_count(&opt(a)->threads, 1), allowed = cbk_allowed_cpus();
-#ifndef CBK_HAVE_OPENMP
-    allowed = 1;
-#endif
-    if (threads > allowed) {
-        snprintf(why, len, "--threads=%d but this process may use only %d %s", threads, allowed,
-#ifdef CBK_HAVE_OPENMP
-                 "CPUs"
-#else
-                 "thread (cbk was built without OpenMP)"
-#endif
-        );
+    if (cbk_thread_check(&opt(a)->threads, 1, why, len))
         return -1;
-    }
     size_t n;
     char source[160];
     return elements_of(a, &n, source, sizeof source, why, len);
-}
-
-static void place_threads(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s)
-{
-    bool pin = opt(a)->threads.bind == CBK_BIND_CORES;
-    int failed = cbk_place_threads(&s->order, s->threads, c->node_rank, pin, s->cpu_of_thread, s->cpus,
-                                   sizeof s->cpus);
-    if (failed)
-        cbk_fail(c, CBK_EXIT_FAILED, "stream: pthread_setaffinity_np failed for %d threads", failed);
 }
 
 /* STREAM's initial values, written by the threads that will use each
@@ -182,7 +157,7 @@ static void init_arrays(struct stream *s)
     double *restrict a = s->a, *restrict b = s->b, *restrict c = s->c;
     const size_t n = s->n;
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(s->team.threads)
 #endif
     for (size_t j = 0; j < n; j++) {
         a[j] = 1.0;
@@ -190,7 +165,7 @@ static void init_arrays(struct stream *s)
         c[j] = 0.0;
     }
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(s->team.threads)
 #endif
     for (size_t j = 0; j < n; j++)
         a[j] = 2.0E0 * a[j];
@@ -209,8 +184,7 @@ static void release_arrays(struct stream *s)
 static void prepare(const struct cbk_args *a, struct cbk_ctx *c, struct stream *s, int threads)
 {
     release_arrays(s);
-    s->threads = threads;
-    place_threads(a, c, s);
+    cbk_thread_team_place(&s->team, &opt(a)->threads, threads, c, "stream");
     double **arrays[] = { &s->a, &s->b, &s->c };
     for (int i = 0; i < 3; i++) {
         void *p = NULL;
@@ -230,18 +204,15 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     char why[256];
     if (elements_of(a, &s->n, s->size_source, sizeof s->size_source, why, sizeof why))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "stream: %s", why);
-    s->threads_max = cbk_thread_count(&opt(a)->threads, 1);
+    cbk_thread_team_init(&s->team, &opt(a)->threads, 1, c, "stream");
     int passes = (int)opt(a)->passes;
-    int rc = cbk_cpu_order(&s->order);
-    if (rc)
-        cbk_fail(c, CBK_EXIT_FAILED, "stream: sched_getaffinity: %s", strerror(-rc));
     s->times = calloc((size_t)passes * KERNELS, sizeof(double));
     s->begins = calloc((size_t)passes * KERNELS, sizeof(double));
     s->sorted = calloc((size_t)passes, sizeof(double));
     if (!s->times || !s->begins || !s->sorted)
         cbk_fail(c, CBK_EXIT_FAILED, "stream: out of memory");
     if (opt(a)->threads.sweep != CBK_SWEEP_THREADS)
-        prepare(a, c, s, s->threads_max);
+        prepare(a, c, s, s->team.threads_max);
     return 0;
 }
 
@@ -289,25 +260,25 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         double *t = s->times + (size_t)k * KERNELS, *b0 = s->begins + (size_t)k * KERNELS;
         b0[COPY] = cbk_now(c);
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(s->team.threads)
 #endif
         for (size_t j = 0; j < n; j++)
             C[j] = A[j];
         b0[SCALE] = cbk_now(c);
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(s->team.threads)
 #endif
         for (size_t j = 0; j < n; j++)
             B[j] = scalar * C[j];
         b0[ADD] = cbk_now(c);
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(s->team.threads)
 #endif
         for (size_t j = 0; j < n; j++)
             C[j] = A[j] + B[j];
         b0[TRIAD] = cbk_now(c);
 #ifdef CBK_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(s->team.threads)
 #endif
         for (size_t j = 0; j < n; j++)
             A[j] = B[j] + scalar * C[j];
@@ -358,9 +329,9 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         cbk_phase_field(&p, CBK_U64("array_elements", n));
         cbk_phase_field(&p, CBK_U64("array_bytes", n * sizeof(double)));
         cbk_phase_field(&p, CBK_TEXT("array_size_source", s->size_source));
-        cbk_phase_field(&p, CBK_I64("threads", s->threads));
+        cbk_phase_field(&p, CBK_I64("threads", s->team.threads));
         cbk_phase_field(&p, CBK_TEXT("bind", cbk_bind_names[opt(a)->threads.bind]));
-        cbk_phase_field(&p, CBK_TEXT("cpus", s->cpus));
+        cbk_phase_field(&p, CBK_TEXT("cpus", s->team.cpus));
         cbk_phase_field(&p, CBK_BOOL("validated", bad == 0));
         cbk_phase_field(&p, CBK_REAL("avg_rel_error_a", err[0]));
         cbk_phase_field(&p, CBK_REAL("avg_rel_error_b", err[1]));
@@ -383,7 +354,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         measure(a, c, s);
         return 0;
     }
-    for (int t = 1; t <= s->threads_max; t++) {
+    for (int t = 1; t <= s->team.threads_max; t++) {
         prepare(a, c, s, t);
         measure(a, c, s);
     }

@@ -163,3 +163,40 @@ int cbk_place_threads(const struct cbk_cpu_order *order, int threads, int node_r
     cbk_format_cpus(cpu_of_thread, threads < CBK_MAX_CPUS ? threads : CBK_MAX_CPUS, cpus, cpus_len);
     return failed;
 }
+
+int cbk_thread_check(const struct cbk_thread_options *t, int ranks_sharing, char *why, size_t len)
+{
+    int threads = cbk_thread_count(t, ranks_sharing);
+#ifdef CBK_HAVE_OPENMP
+    int allowed = cbk_allowed_cpus();
+    if (threads > allowed) {
+        snprintf(why, len, "--threads=%d but this process may use only %d CPUs", threads, allowed);
+        return -1;
+    }
+#else
+    if (threads > 1) {
+        snprintf(why, len, "--threads=%d but cbk was built without OpenMP (one thread only)", threads);
+        return -1;
+    }
+#endif
+    return 0;
+}
+
+void cbk_thread_team_init(struct cbk_thread_team *team, const struct cbk_thread_options *t, int ranks_sharing,
+                          struct cbk_ctx *c, const char *kernel)
+{
+    team->threads = team->threads_max = cbk_thread_count(t, ranks_sharing);
+    int rc = cbk_cpu_order(&team->order);
+    if (rc)
+        cbk_fail(c, CBK_EXIT_FAILED, "%s: sched_getaffinity: %s", kernel, strerror(-rc));
+}
+
+void cbk_thread_team_place(struct cbk_thread_team *team, const struct cbk_thread_options *t, int threads,
+                           struct cbk_ctx *c, const char *kernel)
+{
+    team->threads = threads;
+    int failed = cbk_place_threads(&team->order, threads, c->node_rank, t->bind == CBK_BIND_CORES,
+                                   team->cpu_of_thread, team->cpus, sizeof team->cpus);
+    if (failed)
+        cbk_fail(c, CBK_EXIT_FAILED, "%s: pthread_setaffinity_np failed for %d threads", kernel, failed);
+}

@@ -72,4 +72,28 @@ void cbk_format_cpus(const int *cpus, int n, char *buf, size_t len);
 int cbk_place_threads(const struct cbk_cpu_order *order, int threads, int node_rank, bool pin,
                       int *cpu_of_thread, char *cpus, size_t cpus_len);
 
+/* The team of a threaded kernel (himeno, stream), so the thread checks,
+ * placement and sweep live here once: embed it in the kernel's state. */
+struct cbk_thread_team {
+    struct cbk_cpu_order order;       /* read once: pinning the main thread narrows its mask */
+    int threads;                      /* the team placed now */
+    int threads_max;                  /* --threads, or this rank's share for 0 */
+    int cpu_of_thread[CBK_MAX_CPUS];
+    char cpus[4096];                  /* where the team runs, "0,2,4" */
+};
+
+/* For validate(): --threads within the CPUs this process may use (one
+ * thread without OpenMP). Returns 0, or -1 with the reason in `why`. */
+int cbk_thread_check(const struct cbk_thread_options *t, int ranks_sharing, char *why, size_t len);
+
+/* For setup(): reads the CPU order and the team's largest size; a failure
+ * ends the run with "<kernel>: ...". */
+void cbk_thread_team_init(struct cbk_thread_team *team, const struct cbk_thread_options *t, int ranks_sharing,
+                          struct cbk_ctx *c, const char *kernel);
+
+/* Places a team of `threads` as --bind says (cbk_place_threads); a failed
+ * pin ends the run. */
+void cbk_thread_team_place(struct cbk_thread_team *team, const struct cbk_thread_options *t, int threads,
+                           struct cbk_ctx *c, const char *kernel);
+
 #endif

@@ -714,6 +714,50 @@ static void read_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, u
         *bad = true;
 }
 
+/* Collective. Rank 0 prints a "pario_reads" record: for every rank, the
+ * host it read on and the rank and host whose data it read, so a shifted
+ * read across nodes is proven by the record, not inferred from placement. */
+static void write_read_sources(struct cbk_ctx *c, const struct pario *s)
+{
+    char host[HOST_NAME_MAX + 1] = "unknown";
+    gethostname(host, sizeof host);
+    host[HOST_NAME_MAX] = '\0';
+    char *hosts = NULL;
+    int *writers = NULL;
+    int writer = s->src;
+    if (c->rank == 0) {
+        hosts = calloc((size_t)c->size, sizeof host);
+        writers = calloc((size_t)c->size, sizeof *writers);
+        if (!hosts || !writers)
+            cbk_fail(c, CBK_EXIT_FAILED, "pario: out of memory for the read sources");
+    }
+    MPI_Gather(host, (int)sizeof host, MPI_CHAR, hosts, (int)sizeof host, MPI_CHAR, 0, c->comm);
+    MPI_Gather(&writer, 1, MPI_INT, writers, 1, MPI_INT, 0, c->comm);
+    if (c->rank != 0)
+        return;
+    int other_host = 0;
+    struct cbk_json j;
+    cbk_record_begin(&j, c->out, c, "pario_reads");
+    cbk_json_i64(&j, "repetition", c->repetition);
+    cbk_json_array(&j, "ranks");
+    for (int r = 0; r < c->size; r++) {
+        const char *reader_host = hosts + (size_t)r * sizeof host;
+        const char *writer_host = hosts + (size_t)writers[r] * sizeof host;
+        other_host += strcmp(reader_host, writer_host) != 0;
+        cbk_json_object(&j, NULL);
+        cbk_json_i64(&j, "rank", r);
+        cbk_json_text(&j, "reader_host", reader_host);
+        cbk_json_i64(&j, "writer_rank", writers[r]);
+        cbk_json_text(&j, "writer_host", writer_host);
+        cbk_json_close(&j);
+    }
+    cbk_json_close(&j);
+    cbk_json_i64(&j, "ranks_reading_another_host", other_host);
+    cbk_json_end(&j);
+    free(hosts);
+    free(writers);
+}
+
 static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
 {
     bool verify = opt(a)->verify;
@@ -779,6 +823,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     if (verify)
         cbk_phase_field(&p, CBK_BOOL("verify_ok", first.rank == c->size));
     cbk_report(c, &p);
+    write_read_sources(c, s);
     if (first.rank == c->size)
         return CBK_EXIT_OK;
     if (c->rank == 0) {

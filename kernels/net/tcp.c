@@ -79,6 +79,10 @@ static const struct cbk_param params[] = {
     { .name = "link-speed", CBK_AT_REAL(OPT, link_speed), .default_value = "0", .unit = "Gbit/s", .min = "0", .max = "100000",
       .help = "nominal speed of one pair's path for the link_ratio figure; 0 = the slower NIC of the two hosts from "
               "/sys/class/net/<if>/speed, when known" },
+    { .name = "shared-link-speed", CBK_AT_REAL(OPT, shared_link_speed), .default_value = "0", .unit = "Gbit/s", .min = "0",
+      .max = "100000",
+      .help = "pairs: nominal speed of a link every pair crosses (the trunk between two switches, E6); the tcp_pairs "
+              "record rates the aggregate against it too; 0 = none" },
     { 0 },
 };
 

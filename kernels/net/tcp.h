@@ -53,6 +53,7 @@ struct tcp_options {
     double idle_timeout;
     double start_at;
     double link_speed;
+    double shared_link_speed;
 };
 static inline const struct tcp_options *tcp_options(const struct cbk_args *a) { return cbk_options(a); }
 

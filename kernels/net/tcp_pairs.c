@@ -148,7 +148,8 @@ static void interval_series(const struct tcp_result *r, bool client_sends, uint6
 }
 
 static void write_pairs_record(struct cbk_ctx *c, const struct pairs *p, const struct tcp_config *cfg, const char *phase,
-                               const struct pair_summary *all, const uint64_t *series, double *rates, uint32_t slots)
+                               const struct pair_summary *all, const uint64_t *series, double *rates, uint32_t slots,
+                               double shared_gbit)
 {
     int n = p->n;
     bool rr = cfg->test == TCP_TEST_RR;
@@ -218,6 +219,9 @@ static void write_pairs_record(struct cbk_ctx *c, const struct pairs *p, const s
         cbk_json_real(&j, "aggregate_gbit_per_s", aggregate);
         cbk_json_real(&j, "nominal_gbit_per_s", nominal_known ? nominal : NAN);
         cbk_json_real(&j, "ratio", nominal_known && nominal > 0 ? aggregate / nominal : NAN);
+        /* E6: the trunk all pairs cross may be slower than their links' sum */
+        cbk_json_real(&j, "shared_link_gbit_per_s", shared_gbit > 0 ? shared_gbit : NAN);
+        cbk_json_real(&j, "shared_link_ratio", shared_gbit > 0 ? aggregate / shared_gbit : NAN);
     }
     cbk_json_end(&j);
 }
@@ -370,7 +374,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
     }
     cbk_report(c, &ph);
     if (c->rank == 0)
-        write_pairs_record(c, p, cfg, ph.phase, all, all_series, rates, slots);
+        write_pairs_record(c, p, cfg, ph.phase, all, all_series, rates, slots, tcp_options(a)->shared_link_speed);
     cbk_histogram_free(&merged);
     free(series);
     free(all);

@@ -17,7 +17,7 @@ COMMANDS = {
     "compare": ("clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),
     "report": ("clusterbench.commands.report", "Write a report (HTML with plots, Markdown, CSV, JSON)."),
     "export": ("clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
-    "env": ("clusterbench.commands.env", "Describe this machine, or diff two runs' environments."),
+    "env": ("clusterbench.commands.environment", "Describe this machine, or diff two runs' environments."),
     "clean": ("clusterbench.commands.clean", "Undo what killed runs left changed (settings, memory cgroups)."),
     "testbed": ("clusterbench.commands.testbed", "A cluster of test hosts on this machine (up, exec, down)."),
 }

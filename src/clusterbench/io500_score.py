@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 import statistics
 
-# IO500 phase -> (step name, record phase, record mode or None for any)
+from clusterbench.sample import Sample
+
+# IO500 phase -> (step name, phase, cache/durability mode or None for any)
 BANDWIDTH = {"ior-easy-write": ("ior-easy", "write", "fsync"), "ior-easy-read": ("ior-easy", "read", None),
              "ior-hard-write": ("ior-hard", "write", "fsync"), "ior-hard-read": ("ior-hard", "read", None)}
 METADATA = {"mdtest-easy-write": ("mdtest-easy", "file-create"), "mdtest-easy-stat": ("mdtest-easy", "file-stat"),
@@ -24,9 +26,9 @@ METADATA = {"mdtest-easy-write": ("mdtest-easy", "file-create"), "mdtest-easy-st
 GIB = 1024.0 ** 3
 
 
-def _median(steps: dict[str, list[dict]], step: str, phase: str, mode: str | None, value) -> float | None:
-    recs = [r for r in steps.get(step, []) if r["phase"] == phase and (mode is None or r["mode"] == mode)]
-    return statistics.median(value(r) for r in recs) if recs else None
+def _median(steps: dict[str, list[Sample]], step: str, phase: str, mode: str | None, value) -> float | None:
+    chosen = [s for s in steps.get(step, []) if s.phase == phase and (mode is None or s.mode == mode)]
+    return statistics.median(value(s) for s in chosen) if chosen else None
 
 
 def geomean(values: list[float]) -> float:
@@ -35,9 +37,9 @@ def geomean(values: list[float]) -> float:
 
 def score_lines(run: dict) -> list[str]:
     """Lines to print after an io500-like run; empty when a phase is missing."""
-    steps = {s["name"]: [x.record for x in s["samples"]] for s in run["steps"]}
-    bw = {k: _median(steps, *v, value=lambda r: r["bytes"] / r["seconds"] / GIB) for k, v in BANDWIDTH.items()}
-    md = {k: _median(steps, *v, None, value=lambda r: r["ops"] / r["seconds"] / 1000.0) for k, v in METADATA.items()}
+    steps = {step["name"]: step["samples"] for step in run["steps"]}  # load_run's Sample objects
+    bw = {k: _median(steps, *v, value=lambda s: s.bytes / s.seconds / GIB) for k, v in BANDWIDTH.items()}
+    md = {k: _median(steps, *v, None, value=lambda s: s.ops / s.seconds / 1000.0) for k, v in METADATA.items()}
     if any(v is None or v <= 0 for v in [*bw.values(), *md.values()]):
         return ["io500-like: a phase is missing or failed; no score"]
     out = ["", "io500-like score (NOT an official IO500 result: laptop sizes, no stonewall, no find phase)"]

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 from clusterbench.ior_args import IorTest, Translation, int_of
+from clusterbench.sample import Sample
 
 MIB, MB, KIB = 1048576.0, 1e6, 1024.0
 VERSION = "4.0.0"
@@ -168,15 +169,15 @@ class Point:
     stonewall_bytes_mean: float = 0.0  # bytes a rank had moved at the stonewall, mean over ranks
 
 
-def points(samples: list[dict], op: str) -> list[Point]:
+def points(samples: list[Sample], op: str) -> list[Point]:
     """IOR's figure per repetition: the write includes the fsync (-e), as IOR's."""
-    recs = [s.record for s in samples if s.phase == op]
-    if op == "write" and any(r["mode"] == "fsync" for r in recs):
-        recs = [r for r in recs if r["mode"] == "fsync"]
-    recs.sort(key=lambda r: r.get("repetition", 0))
-    return [Point(i, r["bytes"], r["seconds"], r["ops"], r.get("open_span_s", -1.0), r.get("transfer_span_s", -1.0),
-                  r.get("close_span_s", -1.0), r.get("rank0_transfer_s", -1.0), r.get("stonewall_s", 0.0),
-                  r.get("stonewall_bytes_mean", 0.0)) for i, r in enumerate(recs)]
+    chosen = [s for s in samples if s.phase == op]
+    if op == "write" and any(s.mode == "fsync" for s in chosen):
+        chosen = [s for s in chosen if s.mode == "fsync"]
+    chosen.sort(key=lambda s: s.repetition)
+    return [Point(i, s.bytes, s.seconds, s.ops, s.extra("open_span_s", -1.0), s.extra("transfer_span_s", -1.0),
+                  s.extra("close_span_s", -1.0), s.extra("rank0_transfer_s", -1.0), s.extra("stonewall_s", 0.0),
+                  s.extra("stonewall_bytes_mean", 0.0)) for i, s in enumerate(chosen)]
 
 
 @dataclass
@@ -375,23 +376,23 @@ def _summary_row(e: Emitter, op: str, pts: list[Point], t: IorTest, job: Job) ->
         e.end_section()
 
 
-def _hints(samples: list[dict]) -> dict[str, str]:
+def _hints(samples: list[Sample]) -> dict[str, str]:
     """--mpiio.showHints: IOR prints at every open the hints it passed and
     those the opened file has; pario records both (rank 0's)."""
     out = {}
     for s in samples:
-        r = s.record
-        if r["phase"] in out or "mpi_hints_in_effect" not in r:
+        in_effect = s.extra("mpi_hints_in_effect")
+        if s.phase in out or in_effect is None:
             continue
-        passed = [kv.split("=", 1) for kv in r["mpi_hints_passed"].split(",") if kv]
-        effect = [kv.split("=", 1) for kv in r["mpi_hints_in_effect"].split(";") if kv]
-        out[r["phase"]] = ("\nhints passed to MPI_File_open() {\n" + "".join(f"\t{k} = {v}\n" for k, v in passed)
-                           + "}\n\nhints returned from opened file {\n"
-                           + "".join(f"\t{k} = {v}\n" for k, v in effect) + "}\n")
+        passed = [kv.split("=", 1) for kv in s.extra("mpi_hints_passed", "").split(",") if kv]
+        effect = [kv.split("=", 1) for kv in in_effect.split(";") if kv]
+        out[s.phase] = ("\nhints passed to MPI_File_open() {\n" + "".join(f"\t{k} = {v}\n" for k, v in passed)
+                        + "}\n\nhints returned from opened file {\n"
+                        + "".join(f"\t{k} = {v}\n" for k, v in effect) + "}\n")
     return out
 
 
-def render(tr: Translation, job: Job, runs: list[list[dict]]) -> str:
+def render(tr: Translation, job: Job, runs: list[list[Sample]]) -> str:
     """IOR's whole output; runs[i] holds the samples of test i."""
     e = Emitter(tr.output)
     verbose = tr.verbose

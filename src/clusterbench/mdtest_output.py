@@ -6,13 +6,15 @@ order (Max, Min, Mean over the iterations of each iteration's rate, and
 the sample standard deviation), then Tree creation and Tree removal. An
 iteration's rate is all ranks' items over (latest end - earliest start),
 which the kernel records as `rate`; `-Z` prints the same table of
-seconds. Pure: records in, lines out.
+seconds. Pure: samples in, lines out.
 """
 from __future__ import annotations
 
 import math
 import os
 import time
+
+from clusterbench.sample import Sample
 
 # mdtest's rows (its enum order; "Directory read" is never printed)
 DIR_ROWS = [("dir-create", "Directory creation"), ("dir-stat", "Directory stat"),
@@ -32,21 +34,21 @@ def _stats(values: list[float]) -> tuple[float, float, float, float]:
     return max(values), min(values), mean, sd
 
 
-def _figures(records: list[dict], phase: str, what: str) -> list[float]:
-    return [r["seconds"] if what == "time" else r["rate"] for r in records if r["phase"] == phase]
+def _figures(samples: list[Sample], phase: str, what: str) -> list[float]:
+    return [s.seconds if what == "time" else s.value for s in samples if s.phase == phase]
 
 
-def summary_lines(records: list[dict], kind: str, repetitions: int, what: str = "rate") -> list[str]:
-    """The SUMMARY table; `records` are the measurement records of one run."""
+def summary_lines(samples: list[Sample], kind: str, repetitions: int, what: str = "rate") -> list[str]:
+    """The SUMMARY table; `samples` are the measurements of one run."""
     rows = (DIR_ROWS if kind != "files" else []) + (FILE_ROWS if kind != "dirs" else [])
     out = [f"SUMMARY {what}: (of {repetitions} iterations)",
            "   Operation                     Max            Min           Mean        Std Dev",
            "   ---------                     ---            ---           ----        -------"]
     for phase, name in rows:
-        mx, mn, mean, sd = _stats(_figures(records, phase, what))
+        mx, mn, mean, sd = _stats(_figures(samples, phase, what))
         out.append(f"   {name:<18s}     {mx:14.3f} {mn:14.3f} {mean:14.3f} {sd:14.3f}")
     for phase, name in TREE_ROWS:
-        mx, mn, mean, sd = _stats(_figures(records, phase, what))
+        mx, mn, mean, sd = _stats(_figures(samples, phase, what))
         out.append(f"   {name:<22s} {mx:14.3f} {mn:14.3f} {mean:14.3f} {sd:14.3f}")
     return out
 

@@ -1,5 +1,6 @@
-"""The run use case shared by `clusterbench run` and `clusterbench ior`:
-steps with absolute paths, then execute and print the result tables."""
+"""The run use case shared by `clusterbench run`, `ior` and `mdtest`:
+steps with absolute paths, a request checked before anything runs, then
+execute and print the result tables."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,6 +27,34 @@ def absolute_paths(steps, cat):
                 targets.append(params[p.name])
         out.append(dataclasses.replace(s, params=params))
     return out, list(dict.fromkeys(targets))
+
+
+def tool_ranks(option_ranks: int | None, line_ranks: int | None) -> int:
+    """--np, or the tool line's `mpiexec -n N`; both only when they agree."""
+    from clusterbench.errors import BadInput
+
+    if option_ranks and line_ranks and option_ranks != line_ranks:
+        raise BadInput(f"--np {option_ranks} and the launcher's -n {line_ranks} disagree")
+    return option_ranks or line_ranks or 1
+
+
+def checked_request(cat, steps, label, hostfile, oversubscribe, conditions):
+    """The request of a translated tool line (ior, mdtest), with absolute
+    paths and the run's command line (its store password masked); bad input
+    (a missing directory, a refused setting) raises here, before anything is
+    shown or the store is opened."""
+    import shlex
+
+    from clusterbench.conditions.apply import check
+    from clusterbench.runner import RunRequest, preflight
+    from clusterbench.store.redact import mask_passwords
+
+    steps, targets = absolute_paths(steps, cat)
+    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets,
+                     hostfile, oversubscribe, conditions)
+    check(req.conditions, req)
+    preflight(cat, req)
+    return req
 
 
 def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:

@@ -165,8 +165,8 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
         if step.auto:
             batch = min(batch, step.auto.max_repeat - done)
-        job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe,
-                  step.env)
+        job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node,
+                  req.hostfile, req.oversubscribe, step.env, program=cat.cbk)
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
         build = b or build
         if status == 0 and b and b.ranks != step.ranks:
@@ -206,6 +206,11 @@ def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s:
     return None
 
 
+# records that break a measurement down (per pair, per rank): kept with the
+# step's build, so exports and reports can show them
+DETAIL_RECORDS = ("tcp_pairs", "pario_reads")
+
+
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
               offset: int, figures: dict[SampleKey, list[float]]) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive.
@@ -215,7 +220,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
-    build, cgroups = None, []
+    build, cgroups, details = None, [], []
     try:
         for line in proc.stdout:
             item = read_line(line, extra_fields=conditions.record_fields(env))
@@ -228,6 +233,8 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
                 progress.record(item, item.repetition + offset)
             elif isinstance(item, OtherRecord) and item.type == "memory-cgroup":  # each host's peak under --memory-limit
                 cgroups.append(item.record)
+            elif isinstance(item, OtherRecord) and item.type in DETAIL_RECORDS:
+                details.append(item.record)
         status = proc.wait()
     except BaseException:
         _stop(proc)
@@ -237,6 +244,8 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     reader.join(timeout=30)
     if build is not None and cgroups:
         build.record["memory_cgroups"] = cgroups
+    if build is not None and details:
+        build.record["detail_records"] = details
     return status, "".join(stderr_chunks), build
 
 
@@ -269,7 +278,7 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
             gpu_preflight(step, req.hostfile)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
-                             req.oversubscribe, step.env))
+                             req.oversubscribe, step.env, program=cat.cbk))
         check = subprocess.run([cat.cbk, "--check", step.kernel, *step.cbk_args()], capture_output=True,
                                text=True, timeout=60)
         if check.returncode:

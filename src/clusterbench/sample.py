@@ -117,6 +117,12 @@ class Sample:
     def label(self) -> str:
         return self.key().label
 
+    def extra(self, name: str, default=None):
+        """A kernel-specific field of the record (docs/records.md, "extra
+        fields": pario's open_span_s, metadata's items_per_rank), for the
+        tool-format outputs that print them."""
+        return self.record.get(name, default)
+
     def export(self) -> dict:
         """The sample as the JSON and CSV exports write it."""
         return {"repetition": self.repetition, "phase": self.phase, "mode": self.condition, "value": self.value,

@@ -15,7 +15,7 @@ from clusterbench.cluster.naming import LINKS_STEP, SCALING_PREFIX, node_step_ho
 from clusterbench.environment import is_volatile
 
 LOWER_IS_BETTER_UNITS = {"us", "ms", "s", "ns"}
-LINK_CLASS_KEY = "testbed.switch"   # a snapshot key naming the node's switch, when the cluster knows it
+LINK_CLASS_KEY = "fabric.switch"   # a snapshot key naming the node's switch, when known (execute.switch_of)
 
 
 @dataclass

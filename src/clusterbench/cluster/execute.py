@@ -34,7 +34,7 @@ from clusterbench.sample import Sample
 from clusterbench.store import Store
 
 PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
-OPTIONS = {"scratch", "one-at-a-time", "only", "skip", "threshold", "link-threshold"}
+OPTIONS = {"scratch", "one-at-a-time", "only", "skip", "threshold", "link-threshold", "topology"}
 
 
 @dataclass
@@ -48,6 +48,7 @@ class ClusterRequest:
     overrides: dict[str, dict[str, str]]   # part -> name -> value
     scratch: str
     oversubscribe: bool
+    switches: dict[str, str]      # host -> its switch, when known (link classes)
     label: str | None
     command: str
 
@@ -88,7 +89,8 @@ def split_options(extra: dict[str, str]) -> tuple[dict[str, str], dict[str, dict
             options[k] = v
         else:
             raise BadInput(f"run cluster: unknown option --{k} (options: --scratch DIR, --one-at-a-time, "
-                           f"--only PART,.., --skip PART,.., --threshold 10%, --link-threshold 25%, --PART.PARAM=VALUE; parts: {', '.join(PARTS)})")
+                           f"--only PART,.., --skip PART,.., --threshold 10%, --link-threshold 25%, --topology HOST:SWITCH,.., "
+                           f"--PART.PARAM=VALUE; parts: {', '.join(PARTS)})")
     return options, overrides
 
 
@@ -273,6 +275,19 @@ def one_host_file(folder: Path, host: str) -> str:
     return str(path)
 
 
+def switch_of(text: str | None) -> dict[str, str]:
+    """`h01:sw1,h02:sw1,h03:sw2`: --topology, else the test cluster's
+    $CLUSTERBENCH_TESTBED_TOPOLOGY; {} when neither says."""
+    out = {}
+    for item in (text or "").split(","):
+        host, sep, switch = item.strip().partition(":")
+        if item.strip() and not (sep and host and switch):
+            raise BadInput(f"--topology {text}: expected HOST:SWITCH,HOST:SWITCH,.. (e.g. n01:leaf1,n02:leaf2)")
+        if sep:
+            out[host] = switch
+    return out
+
+
 def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterRequest, folder: Path) -> dict:
     """This host's snapshot and every node's, each node's collected by a
     launch of its own (one launch over all nodes interleaves their long
@@ -290,6 +305,9 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
         for env in runner._json_objects(lc.out):
             if "host.name" in env:
                 snapshots[lc.host] = env
+    for host, switch in req.switches.items():   # the link class (analysis.LINK_CLASS_KEY)
+        if host in snapshots:
+            snapshots[host]["fabric.switch"] = switch
     for host, env in snapshots.items():
         h = environment.snapshot_hash(env)
         store.add_environment(env, h)
@@ -358,6 +376,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
     scratch = options.get("scratch", "/tmp")
     return ClusterRequest(hosts, hostfile, launcher, choose_parts(options), repeat or 3,
                           options.get("one-at-a-time", "false") == "true", overrides, scratch, oversubscribe,
+                          switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
                           label, command)
 
 

@@ -20,7 +20,7 @@ def command(refs, env_lines, exclude_outliers, db_url):
     p-value and a verdict."""
     from clusterbench.console import stdout_console
 
-    from clusterbench import compare
+    from clusterbench import comparison as compare
     from clusterbench.report.compare_terminal import print_comparison
 
     store = open_store(db_url)

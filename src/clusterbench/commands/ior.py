@@ -12,33 +12,17 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 import time
 
 import click
 
-from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
-from clusterbench.errors import BadInput
-from clusterbench.launch import help_text as launcher_help
+from clusterbench.commands.options import open_store, run_conditions, tool_line_options
 from clusterbench.safe_write import write_atomically
-from clusterbench.store.redact import mask_passwords
 
 
 @click.command("ior", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--np", "ranks", type=click.IntRange(1), default=None,
-              help="MPI ranks (or give them with a leading `mpiexec -n N`).")
-@click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
-@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
-@click.option("--launcher", help=launcher_help())
-@click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
-@click.option("--label", help="Name of the configuration measured.")
-@memory_limit_option
-@setting_option
-@click.option("--quiet", is_flag=True, help="No progress bar and no notes; IOR's output only.")
-@db_option
-@width_option
-@click.argument("ior_args", nargs=-1, type=click.UNPROCESSED)
-def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, ior_args):
+@tool_line_options("ior", quiet_help="No progress bar and no notes; IOR's output only.")
+def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, settings, quiet, db_url, args):
     """Run an IOR command line with the pario kernel and store it.
 
     Paste the IOR options (a leading `mpiexec -n N IOR` is understood);
@@ -52,15 +36,12 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     """
     from clusterbench import catalogue, ior_output
     from clusterbench.ior_args import translate
-    from clusterbench.measure import absolute_paths, execute_and_show
+    from clusterbench.measure import checked_request, execute_and_show, tool_ranks
     from clusterbench.plan import expand
     from clusterbench.report.data import load_run
-    from clusterbench.runner import RunRequest, preflight
 
-    t = translate(list(ior_args))
-    if ranks and t.ranks and ranks != t.ranks:
-        raise BadInput(f"--np {ranks} and the launcher's -n {t.ranks} disagree")
-    ranks = ranks or t.ranks or 1
+    t = translate(list(args))
+    ranks = tool_ranks(ranks, t.ranks)
     ppn = ppn or t.ranks_per_node
     cat = catalogue.load()
     kernel = cat.kernel("pario")  # BadInput when cbk was built without MPI
@@ -68,16 +49,8 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     for test in t.tests:
         cat.check_params(kernel, test.params)
         steps += expand("pario", test.params, repeat=test.repetitions, ranks=ranks, ranks_per_node=ppn,
-                        launcher=launcher, name=f"ior test {test.id}: " + shlex.join(ior_args))
-    steps, targets = absolute_paths(steps, cat)
-    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets, hostfile,
-                     oversubscribe, run_conditions(memory_limit, settings))
-    from clusterbench.conditions.apply import check
-
-    # bad input (a missing -o directory, a refused setting) is only its error line: checked before the
-    # translation is shown and the store is opened
-    check(req.conditions, req)
-    preflight(cat, req)
+                        launcher=launcher, name=f"ior test {test.id}: " + shlex.join(args))
+    req = checked_request(cat, steps, label, hostfile, oversubscribe, run_conditions(memory_limit, settings))
     if not quiet:  # on stderr: stdout is IOR's output alone
         for test in t.tests:
             click.echo(f"test {test.id}: pario " + " ".join(f"--{k}={v}" for k, v in test.params.items())

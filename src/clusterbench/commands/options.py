@@ -50,3 +50,28 @@ width_option = click.option("--width", type=click.IntRange(40, 1000), default=No
                             expose_value=False, callback=_keep_width,
                             help="Width of the tables in characters (default: the terminal's; 160 when piped, "
                                  "unless $COLUMNS says).")
+
+
+def tool_line_options(tool: str, quiet_help: str):
+    """The options of a command that runs another tool's command line (ior,
+    mdtest): ours come before the tool's words, which end up in ARGS."""
+    from clusterbench.launch import help_text as launcher_help
+
+    def decorate(f):
+        for option in reversed([
+                click.option("--np", "ranks", type=click.IntRange(1), default=None,
+                             help="MPI ranks (or give them with a leading `mpiexec -n N`)."),
+                click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node."),
+                click.option("--hostfile", type=click.Path(exists=True, dir_okay=False),
+                             help="Host file for the MPI launcher."),
+                click.option("--launcher", help=launcher_help()),
+                click.option("--oversubscribe", is_flag=True,
+                             help="Allow more ranks than cores (Open MPI needs it said)."),
+                click.option("--label", help="Name of the configuration measured."),
+                memory_limit_option, setting_option,
+                click.option("--quiet", is_flag=True, help=quiet_help),
+                db_option, width_option,
+                click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar=f"[{tool.upper()}_ARGS]...")]):
+            f = option(f)
+        return f
+    return decorate

@@ -49,14 +49,19 @@ def command():
 @click.option("--link", metavar="RATE[,DELAY]", help="Shape every host's link, both directions: a tc rate "
               "(100mbit, 1gbit) and optionally a one-way delay (500us, 2ms).")
 @click.option("--subnet", help="Addresses to use, inside 198.18.0.0/15 [default: the first free /24 of 198.19.0.0/16].")
+@click.option("--switches", type=int, default=1, show_default=True,
+              help="1, or 2: the first half of the hosts on one switch, the rest on another, joined by a trunk (E6).")
+@click.option("--trunk", "trunk_links", type=int, help="Links between the two switches (1-16) [default: 1]; flows "
+              "are spread over them by a hash of their addresses and ports (ECMP), as a LAG does.")
+@click.option("--trunk-rate", metavar="RATE", help="Shape each trunk link, both directions (a tc rate: 1gbit).")
 @_dir_option
-def up_cmd(host_count, link, subnet, state_dir):
-    """Start a test cluster: hosts on one switch, each its own host name and network stack."""
+def up_cmd(host_count, link, subnet, switches, trunk_links, trunk_rate, state_dir):
+    """Start a test cluster: hosts on one switch (or two, joined by a trunk), each its own host name and network stack."""
     from clusterbench.testbed import cluster as tc
     from clusterbench.testbed.netns import TestBedError
 
     try:
-        c = tc.up(state_dir, host_count, link, subnet)
+        c = tc.up(state_dir, host_count, link, subnet, switches, trunk_links, trunk_rate)
     except tc.BadCluster as e:
         raise _bad(e) from None
     except TestBedError as e:
@@ -72,8 +77,15 @@ def _print_status(s: dict) -> None:
     state = "up" if s["complete"] else "INCOMPLETE (run testbed down)"
     click.echo(f"test cluster {s['id']} ({state}): {len(s['hosts'])} hosts on {s['subnet']}, links {link}, "
                f"switch {s['bridge']} {s['bridge_address']}")
+    trunk = s.get("trunk")
+    if trunk:
+        sw1, sw2 = s["switches"]
+        click.echo(f"  switches: sw1 {sw1['bridge']} {sw1['subnet']}, sw2 {sw2['bridge']} {sw2['subnet']}; trunk of "
+                   f"{trunk['links']} link{'s' * (trunk['links'] > 1)}, {trunk['rate'] or 'unshaped'} each, multipath "
+                   f"hashed on addresses and ports ({'up' if trunk['up'] else 'MISSING'})")
     for h in s["hosts"]:
-        click.echo(f"  {h['name']}  {h['address']:<15} {'up' if h['up'] else 'MISSING'}  ({h['namespace']})")
+        click.echo(f"  {h['name']}  {h['address']:<15} {h['switch']}  {'up' if h['up'] else 'MISSING'}  "
+                   f"({h['namespace']})")
 
 
 @command.command("status")

@@ -40,7 +40,7 @@ def run_under_each(store, cat, req, variants: tuple[Conditions, ...], quiet: boo
             run_ids.append(e.run_id)
             failed = e
     if not quiet and len(run_ids) > 1:
-        from clusterbench import compare
+        from clusterbench import comparison as compare
         from clusterbench.console import stdout_console
         from clusterbench.report.compare_terminal import print_comparison
 

@@ -12,6 +12,13 @@ class Job:
     hostfile: str | None = None
     oversubscribe: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    # the cbk the ranks run, when argv starts with a wrapper (the GPU binding,
+    # the memory cgroup): its MPI, not the wrapper's Python, picks the mpiexec
+    program: str | None = None
+
+    @property
+    def cbk(self) -> str:
+        return self.program or self.argv[0]
 
 
 def hostfile_hosts(path: str) -> list[str]:

@@ -71,7 +71,7 @@ class MpiExec(Launcher):
         return None if find_mpiexec(cbk) else "no mpiexec on PATH (install an MPI, or pip install mpich)"
 
     def command(self, job: Job) -> list[str]:
-        exe = find_mpiexec(job.argv[0])
+        exe = find_mpiexec(job.cbk)
         if not exe:
             raise BadInput("no mpiexec on PATH (install an MPI, or pip install mpich)")
         kind = flavour(exe)

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clusterbench.cluster.analysis import analyse, thresholds_of
-from clusterbench.cluster.compare import Change, link_changes, node_changes, verdict
+from clusterbench.cluster.before_after import Change, link_changes, node_changes, verdict
 from clusterbench.report.terminal import _num
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from clusterbench.compare import Table as Comparison
+from clusterbench.comparison import Table as Comparison
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -45,7 +45,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             row += [ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         t.add_row(*row)
     console.print(t)
-    from clusterbench.compare import sweeps
+    from clusterbench.comparison import sweeps
 
     for sw in sweeps(table.points):
         st = Table(sw.param, *[f"{n} median [CI]" for n in names], title=f"sweep of {sw.param}: {sw.title} [{sw.unit}]",

@@ -58,7 +58,7 @@ class Report:
     @cached_property
     def comparison(self):
         """compare.Table of the refs, or None with fewer than two."""
-        from clusterbench import compare
+        from clusterbench import comparison as compare
 
         if self.store is None or len(self.refs) < 2:
             return None
@@ -67,7 +67,7 @@ class Report:
     @cached_property
     def points(self) -> list:
         """Every measured point per configuration (compare.collect), for sweep tables."""
-        from clusterbench import compare
+        from clusterbench import comparison as compare
 
         if self.comparison is not None:
             return self.comparison.points

@@ -120,7 +120,7 @@ def comparison_section(table) -> list[str]:
 
 
 def sweep_section(points, names: list[str]) -> list[str]:
-    from clusterbench.compare import sweeps
+    from clusterbench.comparison import sweeps
     from clusterbench.report import plots
 
     out = []

@@ -49,6 +49,20 @@ def condition_header(rows, kernel: str) -> str | None:
     return " / ".join(n.replace("_", " ") for n in names) or None
 
 
+def gpu_caption(build: dict | None) -> str | None:
+    """The GPUs each rank saw (the run record's gpu_devices, per rank; null:
+    every device visible), with the rank's host when the step spans hosts;
+    None when no rank was bound (no GPU binding, or an older record)."""
+    devices = (build or {}).get("gpu_devices") or []
+    if not any(d is not None for d in devices):
+        return None
+    hosts = (build or {}).get("hosts") or []
+    on_host = len(set(hosts)) > 1 and len(hosts) == len(devices)
+    parts = [f"rank {r}" + (f" on {hosts[r]}" if on_host else "") + f": {'all' if d is None else d}"
+             for r, d in enumerate(devices)]
+    return "GPUs seen: " + "; ".join(parts)
+
+
 # How a step's table gives way on a narrow terminal, in order: drop the MB/s
 # column (MiB/s stays), let the CI break after its '..' and drop the padding
 # at the table's edges, and at last let every cell fold. A cell is never cut
@@ -69,6 +83,8 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
 
     if cgroup_caption(st.get("build")):
         caption += f"\n{cgroup_caption(st.get('build'))}"
+    if gpu_caption(st.get("build")):
+        caption += f"\n{gpu_caption(st.get('build'))}"
     t = Table(title=escape(f"{step_title(st)} [{st['status']}]"), title_justify="left",
               caption=escape(caption), caption_justify="left", pad_edge=tier < CI_LINES)
     columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [

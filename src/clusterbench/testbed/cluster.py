@@ -19,6 +19,19 @@ tests') can be up at once. Every name carries the cluster's id: namespaces
 Everything `up` makes is written to the state file *before* it is made, so
 `down` removes exactly that, in reverse order, also after an `up` that was
 killed halfway; it never touches anything the state file does not name.
+
+Two switches (`--switches 2 --trunk K`): the first half of the hosts on the
+first bridge, the rest on a second bridge `cbk<id>b2` (no address), the two
+joined by a trunk of K veth links between two router namespaces
+(`cbkc-<id>-ra`, `cbkc-<id>-rb`). This kernel has neither the bonding nor
+the team driver, so the trunk is an L3 one: each router holds an equal-cost
+multipath route to the other switch's subnet over the K links, hashed on
+addresses *and ports* (fib_multipath_hash_policy=1), so different TCP flows
+may take different links, and two flows may also collide on one, as with a
+real LAG. The subnet is split: its first half for switch 1 (with the
+login node's bridge address), a quarter for switch 2, a quarter for the
+trunk's /30s. Hosts and the login node route the rest of the subnet through
+their switch's router.
 """
 from __future__ import annotations
 
@@ -46,6 +59,7 @@ POOL = ipaddress.ip_network("198.19.0.0/16")   # where /24s are allocated from b
 NS_PREFIX = "cbkc-"
 _DELAY = re.compile(r"^(\d+(?:\.\d+)?)(us|ms|s)$")
 MAX_HOSTS = 99                                  # host names are h01..h99
+MAX_TRUNK_LINKS = 16
 
 
 class BadCluster(ValueError):
@@ -123,6 +137,7 @@ class Host:
     ns: str
     address: str
     veth: str       # the switch-side end, in the machine's namespace
+    switch: str = "sw1"
 
 
 class Cluster:
@@ -185,6 +200,7 @@ class Cluster:
             "OMPI_MCA_hwloc_base_binding_policy": "none",
             "PRTE_MCA_hwloc_default_binding_policy": "none",
             "CLUSTERBENCH_TESTBED": str(self.dir),
+            "CLUSTERBENCH_TESTBED_TOPOLOGY": self.topology(),
         }
 
     def command(self, host: str, argv: list[str]) -> list[str]:
@@ -202,15 +218,30 @@ class Cluster:
         """The state, with what of it exists now."""
         names = set(_namespaces())
         links = set(_links())
-        return {
+        out = {
             "id": self.id, "dir": str(self.dir), "complete": self.state.get("complete", False),
             "subnet": self.state["subnet"], "bridge": self.state["bridge"],
             "bridge_address": self.state["bridge_address"], "bridge_up": self.state["bridge"] in links,
             "rate": self.state.get("rate"), "delay": self.state.get("delay"),
-            "hosts": [{"name": h.name, "address": h.address, "namespace": h.ns, "up": h.ns in names and h.veth in links}
-                      for h in self.hosts],
+            "hosts": [{"name": h.name, "address": h.address, "namespace": h.ns, "switch": h.switch,
+                       "up": h.ns in names and h.veth in links} for h in self.hosts],
+            "switches": self.switches(), "trunk": None,
             "hostfile": str(self.hostfile), "ssh": str(self.ssh),
         }
+        if self.state.get("trunk"):
+            out["trunk"] = {**self.state["trunk"], "up": all(r["ns"] in names for r in self.state["trunk"]["routers"])}
+            out["hostfile_across"] = str(self.dir / "hostfile-across")
+        return out
+
+    def switches(self) -> list[dict]:
+        return self.state.get("switches") or [{"name": "sw1", "bridge": self.state["bridge"],
+                                               "subnet": self.state["subnet"]}]
+
+    def topology(self) -> str:
+        """Which host is on which switch, as `h01:sw1,h02:sw1,...` (exported
+        as CLUSTERBENCH_TESTBED_TOPOLOGY: hosts on one switch talk through
+        it; hosts on different switches through the trunk)."""
+        return ",".join(f"{h.name}:{h.switch}" for h in self.hosts)
 
 
 def _namespaces() -> list[str]:
@@ -258,17 +289,88 @@ class _Builder:
         path.chmod(mode)
 
 
-def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None = None) -> Cluster:
+@dataclass
+class Layout:
+    """Where the addresses of a cluster go: the login node's (bridge)
+    address, each host's switch, address and prefix, and with two switches
+    the routers and trunk links."""
+    bridge_address: str
+    bridge_prefixlen: int
+    hosts: list[tuple[str, str, str, int]]          # name, switch, address, prefix length
+    switch_subnets: list[str]
+    routers: list[dict]                             # name, switch, address, prefixlen
+    trunk_links: list[tuple[str, str]]              # (router A's, router B's) address, /30
+
+
+def layout(net: ipaddress.IPv4Network, hosts: int, switches: int = 1, trunk: int = 0) -> Layout:
+    """The address plan (see the module doc); BadCluster when it does not fit."""
+    names = host_names(hosts)
+    if switches == 1:
+        addresses = list(net.hosts())
+        room = max(0, net.num_addresses - 3)   # network, broadcast and the bridge's address
+        if room < hosts:
+            raise BadCluster(f"--subnet {net} has room for {room} hosts, not {hosts}")
+        return Layout(str(addresses[0]), net.prefixlen,
+                      [(n, "sw1", str(addresses[i + 1]), net.prefixlen) for i, n in enumerate(names)],
+                      [str(net)], [], [])
+    if net.prefixlen > 26:
+        raise BadCluster(f"--subnet {net}: two switches need a /26 or larger (half for switch 1, a quarter "
+                         "for switch 2, a quarter for the trunk)")
+    sw1, rest = net.subnets(prefixlen_diff=1)
+    sw2, trunk_net = rest.subnets(prefixlen_diff=1)
+    a1, a2 = list(sw1.hosts()), list(sw2.hosts())
+    room1, room2 = len(a1) - 2, len(a2) - 1     # sw1: bridge and router; sw2: router
+    on1 = (hosts + 1) // 2
+    if on1 > room1 or hosts - on1 > room2:
+        raise BadCluster(f"--subnet {net} has room for {min(2 * room1, 2 * room2 + 1)} hosts on two switches, "
+                         f"not {hosts}")
+    links = list(trunk_net.subnets(new_prefix=30))[:trunk]
+    if len(links) < trunk:
+        raise BadCluster(f"--subnet {net} has room for a trunk of {len(list(trunk_net.subnets(new_prefix=30)))} "
+                         f"links, not {trunk}")
+    placed = [(n, "sw1", str(a1[1 + i]), sw1.prefixlen) for i, n in enumerate(names[:on1])]
+    placed += [(n, "sw2", str(a2[i]), sw2.prefixlen) for i, n in enumerate(names[on1:])]
+    routers = [{"name": "ra", "switch": "sw1", "address": str(a1[-1]), "prefixlen": sw1.prefixlen},
+               {"name": "rb", "switch": "sw2", "address": str(a2[-1]), "prefixlen": sw2.prefixlen}]
+    trunk_links = [tuple(str(a) for a in list(link.hosts())[:2]) for link in links]
+    return Layout(str(a1[0]), sw1.prefixlen, placed, [str(sw1), str(sw2)], routers, trunk_links)
+
+
+def parse_topology(switches: int, trunk: int | None, trunk_rate: str | None) -> tuple[int, str | None]:
+    """Checks --switches/--trunk/--trunk-rate; returns (trunk links, rate)."""
+    if switches not in (1, 2):
+        raise BadCluster(f"--switches {switches}: a test cluster has 1 or 2 switches")
+    if switches == 1:
+        if trunk is not None or trunk_rate is not None:
+            raise BadCluster("--trunk and --trunk-rate join two switches: give --switches 2 as well")
+        return 0, None
+    trunk = 1 if trunk is None else trunk
+    if not 1 <= trunk <= MAX_TRUNK_LINKS:
+        raise BadCluster(f"--trunk {trunk}: a trunk has 1 to {MAX_TRUNK_LINKS} links")
+    if trunk_rate is not None:
+        try:
+            rate_bits_per_s(trunk_rate)
+        except ValueError as e:
+            raise BadCluster(f"--trunk-rate: {e}") from None
+        trunk_rate = trunk_rate.strip().lower()
+    return trunk, trunk_rate
+
+
+def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None = None, switches: int = 1,
+       trunk: int | None = None, trunk_rate: str | None = None) -> Cluster:
     """Builds a cluster of `hosts` test hosts; see the module doc."""
     why = why_not()
     if why:
         raise BadCluster(why)
     rate, delay = parse_link(link)
+    trunk, trunk_rate = parse_topology(switches, trunk, trunk_rate)
     if delay and not netem_available():
         raise BadCluster("this kernel has no netem qdisc (sch_netem), so link delays cannot be emulated: "
                          "give --link a rate only")
     if hosts < 1 or hosts > MAX_HOSTS:
         raise BadCluster(f"--hosts {hosts}: a test cluster has 1 to {MAX_HOSTS} hosts")
+    if switches == 2 and hosts < 2:
+        raise BadCluster(f"--hosts {hosts}: two switches need at least 2 hosts (one on each)")
     if subnet is not None:
         try:
             net = ipaddress.ip_network(subnet)
@@ -276,8 +378,7 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
             raise BadCluster(f"--subnet {subnet!r} is not a network like 198.19.7.0/24") from None
         if not (net.version == 4 and net.subnet_of(BENCHMARK_NET)):
             raise BadCluster(f"--subnet {subnet} is outside 198.18.0.0/15, the block reserved for benchmarking (RFC 2544)")
-        if net.num_addresses - 3 < hosts:   # network, broadcast and the bridge's address
-            raise BadCluster(f"--subnet {subnet} has room for {max(0, net.num_addresses - 3)} hosts, not {hosts}")
+        layout(net, hosts, switches, trunk)
     if (state_dir / STATE_FILE).exists():
         raise BadCluster(f"a test cluster is already up in {state_dir}: clusterbench testbed down first")
     LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
@@ -288,24 +389,36 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
         net = ipaddress.ip_network(subnet) if subnet else _free_subnet()
         if net in _used_subnets() or any(net.overlaps(u) for u in _used_subnets()):
             raise BadCluster(f"--subnet {net} is already used by an interface of this machine")
+        plan = layout(net, hosts, switches, trunk)
         made_dir = not state_dir.exists()
         state_dir.mkdir(parents=True, exist_ok=True)
         cid = secrets.token_hex(2)
-        addresses = list(net.hosts())
-        state = {"id": cid, "subnet": str(net), "bridge": f"cbk{cid}br", "bridge_address": str(addresses[0]),
+        state = {"id": cid, "subnet": str(net), "bridge": f"cbk{cid}br", "bridge_address": plan.bridge_address,
                  "rate": rate, "delay": delay, "hosts": [], "made": [], "made_dir": made_dir, "complete": False,
                  "pid": os.getpid()}
+        if switches == 2:
+            state["switches"] = [{"name": "sw1", "bridge": f"cbk{cid}br", "subnet": plan.switch_subnets[0]},
+                                 {"name": "sw2", "bridge": f"cbk{cid}b2", "subnet": plan.switch_subnets[1]}]
+            state["trunk"] = {"links": trunk, "rate": trunk_rate, "hash_policy": "l4",
+                              "routers": [{**r, "ns": f"{NS_PREFIX}{cid}-{r['name']}", "veth": f"cbk{cid}{r['name']}"}
+                                          for r in plan.routers],
+                              "link_addresses": [list(a) for a in plan.trunk_links]}
         cluster = Cluster(state_dir, state)
         b = _Builder(cluster)
         b.will_make("file", str(state_dir / STATE_FILE))
         try:
-            _make_bridge(b, net)
+            _make_bridge(b, state["bridge"], f"{plan.bridge_address}/{plan.bridge_prefixlen}")
         except BaseException:
             down(state_dir)
             raise
     try:
-        for i, name in enumerate(host_names(hosts)):
-            _make_host(b, name, str(addresses[i + 1]), net.prefixlen)
+        gateways = {}
+        if switches == 2:
+            _make_trunk(b, net)
+            gateways = {r["switch"]: r["address"] for r in state["trunk"]["routers"]}
+        bridges = {sw["name"]: sw["bridge"] for sw in cluster.switches()}
+        for name, switch, address, prefixlen in plan.hosts:
+            _make_host(b, name, address, prefixlen, switch, bridges[switch], net, gateways.get(switch))
         _write_files(b)
     except BaseException:
         down(state_dir)   # nothing half-made
@@ -313,6 +426,52 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
     state["complete"] = True
     b.save()
     return cluster
+
+
+def _make_trunk(b: _Builder, net: ipaddress.IPv4Network) -> None:
+    """Switch 2's bridge, a router on each switch, K shaped links between
+    the routers with a multipath route over them each way, and the login
+    node's route to switch 2 (through router A)."""
+    s = b.c.state
+    sw2, trunk = s["switches"][1], s["trunk"]
+    _make_bridge(b, sw2["bridge"], None)
+    bridges = {"sw1": s["bridge"], "sw2": sw2["bridge"]}
+    ra, rb = trunk["routers"]
+    for r in (ra, rb):
+        b.will_make("netns", r["ns"])
+        _run(["ip", "netns", "add", r["ns"]])
+        b.will_make("link", r["veth"])
+        _run(["ip", "link", "add", r["veth"], "type", "veth", "peer", "name", "sw", "netns", r["ns"]])
+        _run(["ip", "link", "set", r["veth"], "master", bridges[r["switch"]]])
+        _run(["ip", "link", "set", r["veth"], "up"])
+        _run(["ip", "-n", r["ns"], "link", "set", "lo", "up"])
+        _run(["ip", "-n", r["ns"], "addr", "add", f"{r['address']}/{r['prefixlen']}", "dev", "sw"])
+        _run(["ip", "-n", r["ns"], "link", "set", "sw", "up"])
+        # forwarding; the multipath hash on addresses and ports (policy 1),
+        # so flows between the same two hosts can take different links; no
+        # reverse-path filter (a reply may come back over another link)
+        # (written to /proc/sys: sysctl(8) is not on every minimal system)
+        settings = {"ip_forward": 1, "fib_multipath_hash_policy": 1, "conf/all/rp_filter": 0,
+                    "conf/default/rp_filter": 0}
+        _run(["ip", "netns", "exec", r["ns"], "sh", "-c",
+              " && ".join(f"echo {v} > /proc/sys/net/ipv4/{k}" for k, v in settings.items())])
+    # the trunk's links live only inside the two routers' namespaces: they
+    # go with them at `down`
+    for k, (a_addr, b_addr) in enumerate(trunk["link_addresses"], start=1):
+        ifname = f"t{k}"
+        _run(["ip", "link", "add", ifname, "netns", ra["ns"], "type", "veth", "peer", "name", ifname, "netns", rb["ns"]])
+        for r, addr in ((ra, a_addr), (rb, b_addr)):
+            _run(["ip", "-n", r["ns"], "addr", "add", f"{addr}/30", "dev", ifname])
+            _shape(r["ns"], ifname, trunk["rate"], None)
+            _run(["ip", "-n", r["ns"], "link", "set", ifname, "up"])
+    for r, far, other in ((ra, sw2["subnet"], 1), (rb, s["switches"][0]["subnet"], 0)):
+        hops = []
+        for k, pair in enumerate(trunk["link_addresses"], start=1):
+            hops += ["nexthop", "via", pair[other], "dev", f"t{k}", "weight", "1"]
+        _run(["ip", "-n", r["ns"], "route", "add", far, *hops])
+    route = f"{sw2['subnet']} via {ra['address']} dev {s['bridge']}"
+    b.will_make("route", route)
+    _run(["ip", "route", "add", *route.split()])
 
 
 def _shape(ns: str | None, ifname: str, rate: str | None, delay: str | None) -> None:
@@ -332,29 +491,32 @@ def _shape(ns: str | None, ifname: str, rate: str | None, delay: str | None) -> 
                    "latency", "20ms"])
 
 
-def _make_bridge(b: _Builder, net: ipaddress.IPv4Network) -> None:
-    s = b.c.state
-    b.will_make("link", s["bridge"])
-    _run(["ip", "link", "add", "name", s["bridge"], "type", "bridge"])
-    _run(["ip", "addr", "add", f"{s['bridge_address']}/{net.prefixlen}", "dev", s["bridge"]])
-    _run(["ip", "link", "set", s["bridge"], "up"])
+def _make_bridge(b: _Builder, bridge: str, address: str | None) -> None:
+    b.will_make("link", bridge)
+    _run(["ip", "link", "add", "name", bridge, "type", "bridge"])
+    if address:
+        _run(["ip", "addr", "add", address, "dev", bridge])
+    _run(["ip", "link", "set", bridge, "up"])
 
 
-def _make_host(b: _Builder, name: str, address: str, prefixlen: int) -> None:
+def _make_host(b: _Builder, name: str, address: str, prefixlen: int, switch: str, bridge: str,
+               net: ipaddress.IPv4Network, gateway: str | None) -> None:
     c, s = b.c, b.c.state
     ns, veth = f"{NS_PREFIX}{c.id}-{name}", f"cbk{c.id}{name}"
-    s["hosts"].append({"name": name, "ns": ns, "address": address, "veth": veth})
+    s["hosts"].append({"name": name, "ns": ns, "address": address, "veth": veth, "switch": switch})
     b.will_make("netns", ns)
     _run(["ip", "netns", "add", ns])
     b.will_make("link", veth)
     _run(["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns])
-    _run(["ip", "link", "set", veth, "master", s["bridge"]])
+    _run(["ip", "link", "set", veth, "master", bridge])
     _shape(None, veth, s["rate"], s["delay"])
     _run(["ip", "link", "set", veth, "up"])
     _run(["ip", "-n", ns, "link", "set", "lo", "up"])
     _run(["ip", "-n", ns, "addr", "add", f"{address}/{prefixlen}", "dev", "eth0"])
     _shape(ns, "eth0", s["rate"], s["delay"])
     _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
+    if gateway:   # the rest of the cluster's subnet is behind this switch's router
+        _run(["ip", "-n", ns, "route", "add", str(net), "via", gateway])
     # a persistent UTS namespace (the host name) and IPC namespace, held by
     # bind mounts on two files of the state directory
     for kind in ("uts", "ipc"):
@@ -374,6 +536,11 @@ def _write_files(b: _Builder) -> None:
     lines += [f"{h.address} {h.name}" for h in hosts]
     b.file(c.dir / "hosts", "\n".join(lines) + "\n")
     b.file(c.hostfile, "".join(f"{h.name}\n" for h in hosts))
+    if c.state.get("trunk"):
+        # E6's host file: server on switch 1, client on switch 2, server, ...
+        # (tcp --role=pairs --pairing=adjacent): every pair crosses the trunk
+        one, two = ([h.name for h in hosts if h.switch == sw] for sw in ("sw1", "sw2"))
+        b.file(c.dir / "hostfile-across", "".join(f"{a}\n{z}\n" for a, z in zip(one, two)))
     cases = "".join(f"  {h.name}|{h.address}) ns={h.ns}; h={h.name} ;;\n" for h in hosts)
     d = shlex.quote(str(c.dir))
     b.file(c.ssh, f"""#!/bin/sh
@@ -427,6 +594,9 @@ def down(state_dir: Path) -> list[str]:
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
         elif kind == "link" and name in links:
             subprocess.run(["ip", "link", "del", name], capture_output=True)
+        elif kind == "route":
+            if subprocess.run(["ip", "route", "del", *name.split()], capture_output=True).returncode:
+                continue   # gone with its bridge, or never made
         elif kind == "mount":
             while _mounted(Path(name)):
                 if subprocess.run(["umount", name], capture_output=True).returncode:

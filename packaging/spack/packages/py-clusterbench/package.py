@@ -1,8 +1,15 @@
 # Spack package for clusterbench (docs/install.md, "Spack").
 # Checked with `spack audit packages` and `spack spec` of Spack 0.23.0.dev0;
 # the package API used (PythonPackage, config_settings) is that of Spack 0.20 on.
+# The repository is Package API v1 (packages/py-clusterbench/), which Spack
+# 1.x still reads; only where PythonPackage comes from differs.
 
 import os
+
+try:  # Spack 1.0 on: the build systems live in the builtin package repository
+    from spack_repo.builtin.build_systems.python import PythonPackage
+except ImportError:  # Spack 0.x: spack.package exports them
+    pass
 
 from spack.package import *
 
