@@ -76,3 +76,23 @@ def test_bad_input_is_one_line_exit_2_and_no_run_stored(cli, tmp_path, args, mes
     r = cli("run", "cluster", *args, env={"CLUSTERBENCH_TESTBED": "", "SLURM_JOB_ID": ""})
     assert r.status == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert cli("list").stdout.startswith("no matching runs")
+
+
+def test_links_are_judged_within_their_class_same_switch_or_across_the_trunk():
+    from clusterbench.cluster.analysis import link_matrix
+    from clusterbench.cluster.execute import switch_of
+    from clusterbench.sample import Sample
+
+    switches = switch_of("h01:sw1,h02:sw1,h03:sw2,h04:sw2")
+    envs = {h: {"fabric.switch": s} for h, s in switches.items()}
+    rate = {("h01", "h02"): 100, ("h02", "h01"): 100, ("h03", "h04"): 100, ("h04", "h03"): 60}
+    samples = [Sample("link_bandwidth", "n/a", None, "MiB/s", rate.get((a, b), 30),
+                      qualifiers=(("src_host", a), ("dst_host", b)))
+               for a in switches for b in switches if a != b]
+    links = {(lk.src, lk.dst): lk for lk in link_matrix([{"name": "link matrix (mpiGraph shift pattern)",
+                                                           "samples": samples}], envs, 0.25)}
+    assert links[("h01", "h03")].link_class == "across trunk" and links[("h01", "h02")].link_class == "same switch"
+    # 30 MiB/s across the trunk is what every trunk link does: not flagged; 60 on a switch is
+    assert [k for k, lk in links.items() if lk.flagged] == [("h04", "h03")]
+    with pytest.raises(BadInput, match="--topology"):
+        switch_of("h01sw1")
