@@ -168,10 +168,14 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         repeat = int(repeat)
     cat = catalogue.load()
     if target == "cluster":
-        from clusterbench.commands.run_cluster import run_cluster
+        from clusterbench.cluster.use_case import run_cluster
 
+        if report_dir:
+            check_writable_folder(report_dir)
         return run_cluster(cat, extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
-                           quiet=quiet, report_path=report_path, report_dir=report_dir, db_url=db_url,
+                           quiet=quiet, db_url=db_url,
+                           report_path_for=lambda url, run_id: report_path or default_report_path(url, run_id,
+                                                                                                   report_dir),
                            refused=dict(np=ranks, ppn=ppn, launcher=launcher, auto=auto, memory_limit=memory_limit,
                                         settings=settings or settings_a or settings_b, gpus=gpus_per_rank,
                                         mpi_algorithm=mpi_algorithms))

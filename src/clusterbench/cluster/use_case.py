@@ -1,5 +1,5 @@
-"""`clusterbench run cluster`: the glue between run's options and
-clusterbench.cluster (docs/cluster.md)."""
+"""The use case of `clusterbench run cluster` (docs/cluster.md): check the
+request, run it, show it, write its report. commands/run.py parses."""
 from __future__ import annotations
 
 import shlex
@@ -11,11 +11,11 @@ from clusterbench.errors import BadInput
 from clusterbench.store.redact import mask_passwords
 
 
-def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, label, quiet, report_path,
-                report_dir, db_url, refused: dict) -> None:
+def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, label, quiet, db_url,
+                report_path_for, refused: dict) -> None:
+    """report_path_for(store_url, run_id): where the HTML report goes."""
     from clusterbench.cluster import execute as cluster
     from clusterbench.commands.options import open_store
-    from clusterbench.commands.run import check_writable_folder, default_report_path
     from clusterbench.console import stdout_console
     from clusterbench.errors import MeasurementFailed
     from clusterbench.progress import Progress
@@ -27,8 +27,6 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
         raise BadInput(f"run cluster chooses ranks, placement and launcher itself: drop --{', --'.join(given)}")
     req = cluster.request(extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
                           command=mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])))
-    if report_dir:
-        check_writable_folder(report_dir)
     store = open_store(db_url)
     try:
         run_id = cluster.execute(store, cat, req, Progress(enabled=not quiet))
@@ -44,5 +42,5 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
     click.echo(f"stored as run {run_id} in {store.url}")
     from clusterbench.report import write_report
 
-    path = report_path or default_report_path(store.url, run_id, report_dir)
+    path = report_path_for(store.url, run_id)
     click.echo(f"report: {write_report(store, [str(run_id)], 'html', path)}")
