@@ -205,6 +205,7 @@ int main(int argc, char **argv)
     }
     cbk_cleanup_install();
     start_parallel(&ctx, &argc, &argv);
+    cbk_cleanup_set_run_id(ctx.run_id);
     if (parse_failed) {
         /* under mpiexec every rank parsed the same arguments: one explains */
         if (ctx.rank == 0)

@@ -111,8 +111,42 @@ class CliResult:
     stderr: str
 
 
+STORE_BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
+
+
+def pytest_generate_tests(metafunc):
+    """Tests marked both_stores get store_url once per backend."""
+    if "store_url" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_stores"):
+        metafunc.parametrize("store_url", STORE_BACKENDS, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A private PostgreSQL server for the whole session (tests/postgres_server.py).
+    Skipped only where Debian's postgresql is not installed; under CI a missing
+    server fails, as setup.sh --test installs it."""
+    from postgres_server import PostgresServer, server_bin_dir
+
+    if server_bin_dir() is None:
+        message = "no PostgreSQL server binaries: install Debian's postgresql (scripts/apt-packages-test.txt)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    server = PostgresServer.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def store_url(tmp_path) -> str:
+def store_url(request, tmp_path) -> str:
+    """A private empty store: SQLite by default, or a fresh PostgreSQL database
+    for tests marked both_stores (parametrised as store_url[postgresql])."""
+    if getattr(request, "param", "sqlite") == "postgresql":
+        return request.getfixturevalue("postgres_server").new_database()
     return f"sqlite:///{tmp_path / 'results.db'}"
 
 
@@ -128,6 +162,11 @@ def cli(cbk_bin, store_url):
         return CliResult(p.returncode, p.stdout, p.stderr)
 
     return run
+
+
+def as_json(value):
+    """A JSON column read with raw SQL: text on SQLite, already parsed on PostgreSQL."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def tree(path: Path) -> list[str]:

@@ -36,14 +36,15 @@ def test_bad_repeat_is_bad_input(cli, value):
     assert r.status == 2 and "--repeat" in r.stderr
 
 
-def test_a_version_0001_store_is_upgraded_keeping_its_runs(tmp_path):
+@pytest.mark.both_stores
+def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     from alembic import command
     from alembic.config import Config
 
     from clusterbench.store import Store
     from clusterbench.store.database import MIGRATIONS
 
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+    url = store_url
     engine = sa.create_engine(url)
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
@@ -59,7 +60,8 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(tmp_path):
     assert [r.label for r in store.list_runs()] == ["old"]
     assert store.steps_of(1)[0].stop_reason is None
     assert store.list_runs()[0].batch_job is None
-    assert rows(url, "select version_num from alembic_version") == [("0003",)]
+    assert store.list_runs()[0].imported_from is None   # 0004: a run stored before it was measured
+    assert rows(url, "select version_num from alembic_version") == [("0004",)]
 
 
 @pytest.mark.parametrize("env, expected", [

@@ -53,7 +53,7 @@ def test_compare_three_labels_and_steps_on_one_side_only(cli, tmp_path, tmpfs_di
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("setup, args, message", [
-    ([], ["compare", "x", "y"], "no run with id or label"),
+    ([], ["compare", "x", "y"], "no store at"),  # reading never creates a store (#20 finding 5)
     ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"]], ["compare", "a", "zz"], "no run with id or label"),
     ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"]], ["compare", "a"], "at least two"),
     ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"],

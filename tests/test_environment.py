@@ -437,7 +437,8 @@ def test_unreadable_file_says_permission_denied(tmp_path):
 def _documented_form(key: str) -> str:
     """A key with its variable parts as written in docs/environment.md."""
     key = key.removesuffix("_error")
-    for pattern, repl in ((r"^target\..*\.([a-z_]+)$", r"target.<dir>.\1"),
+    for pattern, repl in ((r"^target\..*?\.netfs\.", "target.<dir>.netfs."),
+                          (r"^target\.(?!<dir>\.netfs\.).*\.([a-z_]+)$", r"target.<dir>.\1"),
                           (r"^net\.(?!interfaces)[^.]+\.", "net.<if>."),
                           (r"^ib\.(?!hcas)[^.]+\.\d+\.", "ib.<hca>.<port>."),
                           (r"^ib\.(?!hcas)[^.]+\.(?!<)", "ib.<hca>."),
@@ -455,6 +456,7 @@ def test_every_key_is_documented(tmp_path):
     keys = set(environment.collect([str(tmp_path)]))
     for name in ("xeon2s_hdd", "ib_qdr", "sparse"):
         keys |= set(fixture_env(name, ["/data", "/scratch", "/data/vm images/x", "/home"]))
+    keys |= set(fixture_env("netfs", ["/home/a", "/nfsrdma/b", "/lustre/c", "/mnt/gluster/d"]))
     keys |= set(gpu.nvidia_keys(gpu.parse_nvidia_smi((COMMANDS / "nvidia-smi.csv").read_text())))
     keys |= set(gpu.rocm_keys((COMMANDS / "rocm-smi.json").read_text()))
     keys |= set(gpu.pci_keys(Context(_gpu_tree(tmp_path)), "0", "0000:c1:00.0", {}))

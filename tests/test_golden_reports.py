@@ -5,7 +5,7 @@ The store is filled from tests/golden/runs.jsonl: real cbk records of
 seqio, randio, mpi, stream (thread sweep), cpufreq, tcp and himeno,
 captured once, with fixed rates per repetition (run "base" and run
 "tuned", about 10 % faster), a fixed environment per run and fixed times.
-`clusterbench show`, `compare`, `export` (json, csv, md) and `report`
+`clusterbench show`, `compare` (table, json, csv, md), `export` (json, csv, md) and `report`
 (html, plots reduced to a placeholder: their pixels are matplotlib's) are
 compared with tests/golden/<name>.
 
@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+
+from conftest import STORE_BACKENDS
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("CLUSTERBENCH_UPDATE_GOLDEN") == "1"
@@ -86,17 +88,23 @@ def fill_store(url: str) -> None:
         c.execute(sa.text("UPDATE environments SET captured=:s"), {"s": STARTED})
 
 
-@pytest.fixture(scope="module")
-def golden_cli(tmp_path_factory, cbk_bin):
-    """cli(*args) against the filled store (module scope: filled once)."""
+@pytest.fixture(scope="module", params=STORE_BACKENDS)
+def golden_cli(request, tmp_path_factory, cbk_bin):
+    """cli(*args) against the filled store (module scope: filled once per backend:
+    SQLite and PostgreSQL must give the same outputs byte for byte)."""
     import subprocess
     import sys
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('golden') / 'results.db'}"
+    if request.param == "postgresql":
+        url = request.getfixturevalue("postgres_server").new_database()
+    else:
+        url = f"sqlite:///{tmp_path_factory.mktemp('golden') / 'results.db'}"
     fill_store(url)
 
     def run(*args: str) -> str:
-        env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=url, TZ="UTC")
+        # SOURCE_DATE_EPOCH: the report's date, fixed as reproducible builds fix theirs
+        env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=url, TZ="UTC",
+                   SOURCE_DATE_EPOCH=str(int(STARTED.timestamp())))
         env.pop("COLUMNS", None)  # the piped width, as in a CI log
         p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
                            timeout=120, env=env)
@@ -127,6 +135,12 @@ def test_show_tables_are_unchanged(golden_cli):
 @pytest.mark.timeout(120)
 def test_compare_table_is_unchanged(golden_cli):
     check("compare.txt", golden_cli("compare", "base", "tuned"))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("fmt", ["json", "csv", "md"])
+def test_compare_formats_are_unchanged(golden_cli, fmt):
+    check(f"compare.{fmt}", golden_cli("compare", "base", "tuned", "--format", fmt))
 
 
 @pytest.mark.timeout(120)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 
 from clusterbench.history import summarise
 from clusterbench.store.database import Store
 from clusterbench.store.schema import runs, steps
 
 UTC = dt.timezone.utc
+pytestmark = pytest.mark.both_stores
 
 
 def seed(store_url: str) -> None:

@@ -61,7 +61,52 @@ def test_html_report_loads_self_contained_with_plots_and_units(cli, tmp_path):
     assert page_requests(tmp_path / "net.json") == []
     assert "CONSOLE" not in dom.stderr, dom.stderr
     assert dom.stdout.count("<svg") >= 1 and "<path" in dom.stdout
-    assert "MiB/s" in dom.stdout and "CI of median" in dom.stdout and "Test environment" in dom.stdout
+    assert "MiB/s" in dom.stdout and "interval of the median" in dom.stdout and "Test environment" in dom.stdout
     shot_run = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--window-size=1200,1600",
                                f"--screenshot={shot}", out.as_uri()], capture_output=True, text=True, timeout=120)
     assert shot_run.returncode == 0 and shot.stat().st_size > 10_000
+
+
+SWEEP_SUITE = """
+description = "null kernel over a byte sweep: the smallest real sweep there is"
+
+[[steps]]
+kernel = "null"
+repeat = 4
+params = { seconds = "0.001", bytes = ["64k", "1m", "16m"] }
+"""
+
+
+@pytest.mark.timeout(240)
+def test_pdf_report_of_a_sweep_comparison_reads_as_a_document(cli, tmp_path):
+    """report -o r.pdf: A4 pages from Chromium with the title, the summary
+    sentences, log axes with byte ticks and no raw collector error."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium or not shutil.which("pdftotext"):
+        pytest.skip("chromium and poppler-utils are needed (scripts/apt-packages*.txt list them)")
+    suite = tmp_path / "sweep.toml"
+    suite.write_text(SWEEP_SUITE)
+    for label in ("a", "b"):
+        r = cli("run", str(suite), "--label", label, "--quiet", "--report-dir", str(tmp_path))
+        assert r.status == 0, r.stderr
+    html, pdf = tmp_path / "r.html", tmp_path / "r.pdf"
+    assert cli("report", "a", "b", "-o", str(html)).status == 0
+    r = cli("report", "a", "b", "-o", str(pdf))
+    assert r.status == 0, r.stderr
+    assert pdf.read_bytes().startswith(b"%PDF")
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert "(A4)" in info
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "Performance comparison: a vs b" in text and "Systems compared" in text and "Summary" in text
+    assert "comparisons show no significant difference" in text or "is faster than" in text \
+        or "is slower than" in text or "cannot be decided" in text  # a sentence made from the data
+    body, _, notes = text.rpartition("Notes")
+    # a reason the environment gave is a footnote, never a cell value
+    assert "no such file" not in body and "_error" not in body and "not available" in body
+    assert "not available: " in notes
+    page = html.read_text()
+    # the sweep is drawn on a log axis labelled in bytes as people read them
+    svg_text = " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", page))
+    assert "64 KiB" in svg_text and "16 MiB" in svg_text and "1e6" not in svg_text
+    assert "95 % CI" in page or "coverage" in page
+    assert "MB/s" in page  # decimal beside binary

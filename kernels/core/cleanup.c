@@ -3,6 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,8 @@
  * handed a context, so the directories to remove must live here. */
 static char dirs[CBK_CLEANUP_DIRS][CBK_PATH_MAX];
 static volatile sig_atomic_t dir_count;
+/* The owner stamp's run id (cbk's per-invocation id, one for all ranks). */
+static uint64_t owner_run_id;
 
 struct linux_dirent64 {
     unsigned long long d_ino;
@@ -94,6 +99,72 @@ void cbk_cleanup_install(void)
         sigaction(sigs[i], &sa, NULL);
 }
 
+void cbk_cleanup_set_run_id(uint64_t run_id)
+{
+    owner_run_id = run_id;
+}
+
+/* Field 22 of /proc/self/stat: this process's start in clock ticks since
+ * boot. With the boot id it tells a live owner from a reused pid. */
+static unsigned long long self_start_ticks(void)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long ticks = 0;
+    if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
+        ticks = 0;
+    return ticks;
+}
+
+static void read_line(const char *path, char *out, size_t len)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fgets(out, (int)len, f))
+        out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+int cbk_write_owner_stamp(const char *dir)
+{
+    char path[CBK_PATH_MAX + 32], host[256] = "", boot[64];
+    int n = snprintf(path, sizeof path, "%s/" CBK_OWNER_STAMP, dir);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -ENAMETOOLONG;
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, "\"\\")] = '\0'; /* a host name never holds them; keep the JSON valid */
+    read_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+    boot[strspn(boot, "0123456789abcdef-")] = '\0';
+    const char *store_run = getenv("CLUSTERBENCH_RUN");
+    char run[64] = "";
+    if (store_run)
+        snprintf(run, sizeof run, "%s", store_run);
+    run[strspn(run, "0123456789")] = '\0';
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    char text[1024];
+    int len = snprintf(text, sizeof text,
+                       "{\"owner\":\"cbk\",\"host\":\"%s\",\"boot_id\":\"%s\",\"pid\":%ld,"
+                       "\"start_ticks\":%llu,\"started_unix_s\":%lld,\"run_id\":\"%016" PRIx64 "\",\"store_run\":%s}\n",
+                       host, boot, (long)getpid(), self_start_ticks(), (long long)time(NULL), owner_run_id,
+                       run[0] ? run : "null");
+    int rc = 0;
+    if (len < 0 || (size_t)len >= sizeof text || write(fd, text, (size_t)len) != len)
+        rc = -EIO;
+    if (close(fd) && !rc)
+        rc = -errno;
+    return rc;
+}
+
 int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_len)
 {
     if (dir_count == CBK_CLEANUP_DIRS)
@@ -111,6 +182,9 @@ int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_l
     } else {
         memcpy(dirs[dir_count], out, (size_t)n + 1);
         dir_count++;
+        /* stamped before any data goes in: a kill -9 from here on leaves a
+         * directory `clusterbench clean` can prove is ours and orphaned */
+        rc = cbk_write_owner_stamp(out);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;

@@ -8,6 +8,7 @@
 #define CBK_CLEANUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define CBK_CLEANUP_DIRS 8
 #define CBK_PATH_MAX 4096
@@ -20,6 +21,19 @@ void cbk_cleanup_install(void);
 /* Creates a fresh private directory "<parent>/cbk-<tag>-XXXXXX", registers
  * it and writes its path to `out`. Returns 0 or -errno. */
 int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_len);
+
+/* The owner stamp every private directory holds from its creation on:
+ * one JSON line (host, boot id, pid, process start in clock ticks, start
+ * time, cbk's run id, the store's run id from $CLUSTERBENCH_RUN). The
+ * Python side (clusterbench/private_dirs.py) reads it to remove the
+ * directories of owners that are gone. */
+#define CBK_OWNER_STAMP ".cbk-owner"
+
+/* Sets the run id written into stamps (call before any private dir). */
+void cbk_cleanup_set_run_id(uint64_t run_id);
+
+/* Writes this process's owner stamp into `dir` (O_EXCL). Returns 0 or -errno. */
+int cbk_write_owner_stamp(const char *dir);
 
 /* Registers an existing directory another process created (e.g. rank 0's
  * private directory, its name broadcast to the other ranks), so this

@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "histogram.h"
+#include "json.h"
 #include "params.h"
 #include "record.h"
 #include "timer.h"

@@ -29,4 +29,10 @@ void cbk_json_real(struct cbk_json *j, const char *key, double value);
 void cbk_json_bool(struct cbk_json *j, const char *key, bool value);
 void cbk_json_null(struct cbk_json *j, const char *key);
 
+/* Length of the valid UTF-8 sequence at p (1 for ASCII), 0 if invalid. */
+size_t cbk_utf8_sequence(const unsigned char *p);
+
+/* Cuts a multibyte character a truncation (snprintf) split at the end of s. */
+void cbk_utf8_trim(char *s);
+
 #endif

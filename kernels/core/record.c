@@ -1,5 +1,6 @@
 #include "record.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void cbk_record_begin(struct cbk_json *j, FILE *f, const struct cbk_ctx *c, const char *type)
@@ -42,6 +43,11 @@ void cbk_error_record(const struct cbk_ctx *c, int status, int rank, const char 
     cbk_json_i64(&j, "rank", rank);
     for (int i = 0; i < nfacts; i++)
         cbk_write_field(&j, &facts[i]);
-    cbk_json_text(&j, "message", message);
+    /* messages are built with snprintf into fixed buffers: a cut may have
+     * split the last character, which is dropped here for every caller */
+    char whole[2048];
+    snprintf(whole, sizeof whole, "%s", message ? message : "");
+    cbk_utf8_trim(whole);
+    cbk_json_text(&j, "message", whole);
     cbk_json_end(&j);
 }

@@ -45,6 +45,7 @@ static const struct cbk_param params[] = {
 
 struct manyfiles {
     char dir[CBK_PATH_MAX];
+    const char *target; /* the --dir given: records name it, so the limit checks find its file system */
     struct cbk_pattern pattern;
     unsigned char *read_buf;
     double *file_s; /* per-file seconds, preallocated: nothing is allocated while timing */
@@ -80,6 +81,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     c->state = m;
     const OPT *o = cbk_options(a);
     m->files = o->files;
+    m->target = o->dir;
     size_t block = o->block_bytes;
     if (cbk_pattern_init(&m->pattern, c->run_id, (uint32_t)c->rank, block) ||
         !(m->read_buf = cbk_buffer_alloc(block)) || !(m->file_s = calloc((size_t)m->files, sizeof(double))))
@@ -110,6 +112,7 @@ static double percentile(const double *sorted, int64_t n, double q)
 static void add_file_times(struct cbk_phase *p, struct manyfiles *m, uint64_t file_bytes)
 {
     qsort(m->file_s, (size_t)m->files, sizeof(double), by_value);
+    cbk_phase_field(p, CBK_TEXT("dir", m->target));
     cbk_phase_field(p, CBK_I64("files", m->files));
     cbk_phase_field(p, CBK_U64("file_bytes", file_bytes));
     cbk_phase_field(p, CBK_U64("block_bytes", m->pattern.block_bytes));

@@ -402,10 +402,14 @@ static void make_dir(const struct cbk_args *a, struct cbk_ctx *c, struct pario *
     if (c->rank != 0) {
         snprintf(s->dir, sizeof s->dir, "%s/%s", parent, base);
         struct stat st;
-        if (stat(s->dir, &st) && mkdir(s->dir, 0700) && errno != EEXIST)
+        int made = stat(s->dir, &st) != 0;
+        if (made && mkdir(s->dir, 0700) && errno != EEXIST)
             cbk_fail(c, CBK_EXIT_FAILED, "pario: mkdir %s: %s", s->dir, strerror(errno));
         if ((rc = cbk_cleanup_register(s->dir)))
             cbk_fail(c, CBK_EXIT_FAILED, "pario: cannot register %s for cleanup: %s", s->dir, strerror(-rc));
+        /* node-local storage: this rank's own copy carries its own stamp */
+        if (made && (rc = cbk_write_owner_stamp(s->dir)) && rc != -EEXIST)
+            cbk_fail(c, CBK_EXIT_FAILED, "pario: cannot stamp %s: %s", s->dir, strerror(-rc));
     }
     MPI_Barrier(c->comm);
 }
@@ -497,6 +501,7 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     double lo[3], hi[3];
     MPI_Reduce(mine, lo, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
     MPI_Reduce(mine, hi, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    cbk_phase_field(p, CBK_TEXT("dir", opt(a)->dir)); /* the --dir given: the limit checks find its file system */
     cbk_phase_field(p, CBK_TEXT("api", s->api->name));
     cbk_phase_field(p, CBK_TEXT("strategy", strategy_names[s->strategy]));
     cbk_phase_field(p, CBK_TEXT("layout", layout_names[opt(a)->layout]));

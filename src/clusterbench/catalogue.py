@@ -68,6 +68,8 @@ class Catalogue:
             if name not in known:
                 raise BadInput(f"kernel {kernel.name} has no parameter --{name} "
                                f"(see: clusterbench kernels {kernel.name})")
+            if "\x00" in str(params[name]):  # no program argument can hold it
+                raise BadInput(f"--{name}: a value cannot hold a NUL character")
 
 
 def parse_size(text: str) -> int | None:

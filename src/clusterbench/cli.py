@@ -12,13 +12,17 @@ COMMANDS = {
     "run": ("clusterbench.commands.run", "Run a kernel or a suite and store the results."),
     "ior": ("clusterbench.commands.ior", "Run an IOR command line (IOR's options) with the pario kernel."),
     "mdtest": ("clusterbench.commands.mdtest", "Run an mdtest command line (mdtest's options) with the metadata kernel."),
+    "import": ("clusterbench.commands.import_files", "Import IOR, mdtest, fio, iperf3, OSU and IMB output files as runs."),
     "list": ("clusterbench.commands.list_runs", "List stored runs."),
     "show": ("clusterbench.commands.show", "Show a run's results: a table per step."),
     "compare": ("clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),
     "report": ("clusterbench.commands.report", "Write a report (HTML with plots, Markdown, CSV, JSON)."),
     "export": ("clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
+    "history": ("clusterbench.commands.history", "Write the run history as an HTML page (per month/user/host...)."),
+    "trend": ("clusterbench.commands.trend", "A figure over time, with its change points."),
+    "prune": ("clusterbench.commands.prune", "Delete runs started before a date."),
     "env": ("clusterbench.commands.environment", "Describe this machine, or diff two runs' environments."),
-    "clean": ("clusterbench.commands.clean", "Undo what killed runs left changed (settings, memory cgroups)."),
+    "clean": ("clusterbench.commands.clean", "Undo what killed runs left: settings, memory cgroups, benchmark files in DIR."),
     "testbed": ("clusterbench.commands.testbed", "A cluster of test hosts on this machine (up, exec, down)."),
 }
 
@@ -30,7 +34,9 @@ def one_line(e: click.UsageError) -> click.UsageError:
     if isinstance(e, click.exceptions.NoArgsIsHelpError):
         return e
     where = f" (see: {e.ctx.command_path} --help)" if e.ctx is not None else ""
-    plain = click.UsageError(e.format_message().rstrip(".") + where)
+    from clusterbench.render_text import plain as plain_text
+
+    plain = click.UsageError(plain_text(e.format_message().rstrip(".")) + where)
     plain.exit_code = e.exit_code
     return plain
 

@@ -4,16 +4,23 @@ size. Computation only; commands/compare.py and the reports present it.
 
 Path parameters (a kernel's directory) are ignored when matching, so the
 same measurement on two file systems matches: that difference is the
-configuration being compared, and the environment diff names it.
+configuration being compared, and the environment diff names it. So are
+the parameters that say where a peer is (a port, a server or bind
+address): a TCP stream to another port or host is the same measurement. A
+parameter left at the kernel's default matches one stated as the default.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from clusterbench import stats
+from clusterbench import stats, warning_fold
 from clusterbench.errors import BadInput
+from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
-from clusterbench.sample import SampleKey
+
+
+# parameters that say where a peer is, not what is measured
+WHERE_PARAMS = frozenset({"port", "server", "bind"})
 
 
 @dataclass
@@ -30,6 +37,40 @@ class Point:
     key: SampleKey          # which measurement of the step
     values: dict[str, list[float]] = field(default_factory=dict)  # config name -> samples
     exclude_outliers: bool = False
+    sample_warnings: dict[str, list[list[str]]] = field(default_factory=dict)  # config name -> per sample
+    first: dict[str, Sample] = field(default_factory=dict, repr=False)  # config name -> a sample, for ceilings
+    contexts: dict[str, object] = field(default_factory=dict, repr=False)  # config name -> a ceilings.Context
+
+    def warnings(self, config: str) -> list[str]:
+        """The config's warnings for this point, repeats folded (warning_fold)."""
+        per_sample = self.sample_warnings.get(config, [])
+        return warning_fold.fold(per_sample, len(per_sample))
+
+    def limit(self, config: str):
+        """The binding ceiling (ceilings.Ceiling) at the config's median, or None."""
+        from clusterbench import ceilings
+
+        if config not in self.first or config not in self.contexts:
+            return None
+        return ceilings.of_median(self.first[config], self.summary(config).median, self.contexts[config])
+
+    def flag(self, config: str) -> str | None:
+        """Why the config's figure is not what it claims, in a few words, or None:
+        the ceiling it is above ("page cache"), else "flagged" for any warning."""
+        c = self.limit(config)
+        if c is not None and c.exceeded:
+            return c.short
+        return "flagged" if self.warnings(config) else None
+
+    def verdict_text(self, base: str, other: str) -> str:
+        """The verdict with its p-value and reason, qualified when a side is
+        flagged: "faster, but B is page cache"."""
+        c = self.versus(base, other)
+        text = c.verdict.value + (f" (p={c.p:.3g})" if c.p is not None else "")
+        flags = [f"{n} is {f}" for n in (base, other) if (f := self.flag(n))]
+        if flags:
+            text = text.replace(c.verdict.value, f"{c.verdict.value}, but {' and '.join(flags)}", 1)
+        return text + (f": {c.reason}" if c.reason else "")
 
     @property
     def mode(self) -> str | None:
@@ -74,56 +115,90 @@ class Table:
     partial: list[Point]         # present in some only: listed, not hidden
     env_diffs: list[EnvDiff]
     exclude_outliers: bool = False
+    imported: list[str] = field(default_factory=list)   # "NAME: run 5 imported from fio 3.33 JSON, file ..."
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.configs]
+
+    def title(self, p: Point) -> str:
+        """The point's row title: step, the parameters that tell it apart
+        from the same kernel's other points (a sweep's value), measurement."""
+        return f"{p.step}{varying_text(p, self.points + self.partial)}: {p.label}"
 
 
-def path_params(kernel: str) -> set[str]:
+def varying_text(p: Point, points: list[Point]) -> str:
+    """' (block_bytes=1m)': the parameters whose values differ among the points of p's step."""
+    same = [q for q in points if q.step == p.step and q.kernel == p.kernel]
+    keys = [k for k in p.params if len({q.params.get(k) for q in same}) > 1]
+    return f" ({', '.join(f'{k}={p.params[k]}' for k in keys)})" if keys else ""
+
+
+def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
+    """The kernel's path parameters and its defaults (from cbk --describe)."""
     try:
         from clusterbench import catalogue
 
         k = catalogue.load().kernels.get(kernel)
         if k:
-            return {p.name for p in k.params if p.type == "path"}
+            return ({p.name for p in k.params if p.type == "path" or p.name in WHERE_PARAMS},
+                    {p.name: p.default for p in k.params if p.default is not None})
     except Exception:  # noqa: BLE001 - without cbk, fall back to the usual name
         pass
-    return {"dir"}
+    return {"dir"}, {}
 
 
 def _step_title(st) -> str:
     return st.name or st.kernel
 
 
-def collect(store: Store, refs: list[str], exclude_outliers: bool = False) -> tuple[list[Config], list[Point]]:
+def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
+            link_bits_per_s: float | None = None) -> tuple[list[Config], list[Point]]:
     """Every measured point of the configurations, matched across them."""
+    from clusterbench import ceilings
+
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
     points: dict[tuple, Point] = {}
-    skip_cache: dict[str, set[str]] = {}
+    kernels: dict[str, tuple[set[str], dict[str, str]]] = {}
     for cfg in configs:
         for run_id in cfg.run_ids:
-            for st in store.steps_of(run_id):
-                skip = skip_cache.setdefault(st.kernel, path_params(st.kernel))
+            steps = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
+            ctx = ceilings.Context(ceilings.host_env(store.environments_of(run_id), store.run(run_id).host),
+                                   [s for _, ss in steps for s in ss], link_bits_per_s)
+            for st, samples in steps:
+                skip, defaults = kernels.setdefault(st.kernel, kernel_params(st.kernel))
                 params = {k: v for k, v in sorted(st.params.items()) if k not in skip}
                 params["np"] = str(st.ranks)  # rank counts are part of what was measured
                 if st.ranks_per_node:
                     params["ppn"] = str(st.ranks_per_node)
-                for s in store.samples_of(st.id):
-                    key = (st.kernel, tuple(params.items()), s.key())
+                # a parameter left at its default matches one given as the default (an imported
+                # run states every parameter its tool's file shows)
+                matched = {**{k: v for k, v in defaults.items() if k not in skip}, **params}
+                for s in samples:
+                    key = (st.kernel, tuple(sorted(matched.items())), s.key())
                     p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.key(),
                                                      exclude_outliers=exclude_outliers))
                     if s.value is not None:
                         p.values.setdefault(cfg.name, []).append(s.value)
+                    p.sample_warnings.setdefault(cfg.name, []).append(list(s.warnings))
+                    p.first.setdefault(cfg.name, s)
+                    p.contexts.setdefault(cfg.name, ctx)  # the first run's: one environment per config
     return configs, list(points.values())
 
 
-def build(store: Store, refs: list[str], exclude_outliers: bool = False) -> Table:
+def build(store: Store, refs: list[str], exclude_outliers: bool = False,
+          link_bits_per_s: float | None = None) -> Table:
     if len(refs) < 2:
         raise BadInput("compare needs at least two labels or run ids")
-    configs, points = collect(store, refs, exclude_outliers)
+    configs, points = collect(store, refs, exclude_outliers, link_bits_per_s)
     names = [c.name for c in configs]
     full = [p for p in points if all(n in p.values for n in names)]
     partial = [p for p in points if not all(n in p.values for n in names)]
     if not full:
         raise BadInput(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
-    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers)
+    imported = [f"{c.name}: run {i} imported from {store.run(i).imported_from}"
+                for c in configs for i in c.run_ids if store.run(i).imported_from]
+    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported)
 
 
 def single_target(env: dict) -> dict:

@@ -7,13 +7,22 @@ from __future__ import annotations
 import click
 
 
-class BadInput(click.ClickException):
+class _OneLine(click.ClickException):
+    def format_message(self) -> str:
+        # a value quoted back (a --dir, a label, a suite's name) may hold a
+        # newline, escape codes or bytes that are not UTF-8: shown as text
+        from clusterbench.render_text import plain
+
+        return plain(self.message)
+
+
+class BadInput(_OneLine):
     """The user's request cannot be carried out as given."""
 
     exit_code = 2
 
 
-class MeasurementFailed(click.ClickException):
+class MeasurementFailed(_OneLine):
     """A measurement ran but failed."""
 
     exit_code = 1

@@ -5,34 +5,17 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from clusterbench.ceilings import NETWORK_FS, NO_DEVICE_FS, fastest_link_bits_per_s, target_fs_type  # noqa: F401
 from clusterbench.sample import Sample
-
-# Network file systems: a read there is also bounded by the fastest link.
-NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "fuse.glusterfs", "glusterfs", "lustre", "beegfs", "gpfs",
-              "fuse.sshfs", "ceph", "fuse.ceph", "9p", "virtiofs")
-
-
-def target_fs_type(env: dict, directory: str | None) -> str | None:
-    if not directory:
-        return None
-    v = env.get(f"target.{directory}.fs_type")
-    return v if isinstance(v, str) else None
-
-
-def fastest_link_bits_per_s(env: dict) -> float | None:
-    """The fastest NIC or InfiniBand port speed the environment knows, in bit/s."""
-    best = None
-    for k, v in env.items():
-        if k.startswith("net.") and k.endswith(".speed_mbps") and isinstance(v, (int, float)) and v > 0:
-            best = max(best or 0, v * 1e6)
-        if k.startswith("ib.") and k.endswith(".rate_gbps") and isinstance(v, (int, float)) and v > 0:
-            best = max(best or 0, v * 1e9)
-    return best
 
 
 def sample_warnings(sample: Sample, env: dict) -> list[str]:
     """Warnings for one measurement (the kernel's own first), judged against its host's environment."""
     out = list(sample.warnings)
+    fs = target_fs_type(env, sample.directory)
+    if fs in NO_DEVICE_FS and sample.value is not None:
+        how = f"{sample.mode} {sample.phase}" if sample.mode not in (None, "n/a") else sample.phase
+        out.append(f"{fs} has no device below: this {how} measures memory, not storage")
     size = sample.data_bytes
     available = env.get("memory.available_bytes")
     limit = env.get("conditions.memory_limit_bytes")  # --memory-limit: the cache cannot outgrow the cgroup
@@ -42,8 +25,7 @@ def sample_warnings(sample: Sample, env: dict) -> list[str]:
             and size < available:
         out.append(f"likely cache effect: the data read ({size / 2**20:.0f} MiB) fits in free memory "
                    f"({available / 2**30:.1f} GiB) and the read was not proven cold")
-    fs = target_fs_type(env, sample.directory)
-    link = fastest_link_bits_per_s(env)
+    link = env.get("conditions.link_bits_per_s") or fastest_link_bits_per_s(env)  # --link-speed first
     rate = sample.value
     if (sample.phase == "read" and fs in NETWORK_FS and link and sample.unit == "MiB/s"
             and rate is not None and rate * 2**20 * 8 > link):

@@ -39,7 +39,9 @@ def parse_line(line: str, strict: bool = False) -> dict | None:
         return None
     if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
         return None
-    return rec
+    from clusterbench.render_text import stored
+
+    return stored(rec)  # cbk writes a non-UTF-8 path's bytes as \udcXX
 
 
 @dataclass(frozen=True)
@@ -106,3 +108,34 @@ def contract_problems(rec: dict) -> list[str]:
 def is_contract_measurement(rec: dict) -> bool:
     """A measurement in the contract's shape (not the older one with qualifiers inside mode)."""
     return rec.get("type") == "measurement" and "sweep_key" in rec
+
+
+@dataclass(frozen=True)
+class PairRate:
+    """One TCP pair of a --role=pairs step (E6): its hosts, its rate in each
+    repetition and its link's nominal rate (None when the driver did not say)."""
+    phase: str
+    pair: int
+    server_host: str
+    client_host: str
+    gbit_per_s: tuple[float, ...]
+    link_gbit_per_s: float | None
+
+
+def pair_rates(build: dict | None) -> list[PairRate]:
+    """The per-pair rates of a step, from the tcp_pairs records the runner
+    keeps in its build record (detail_records); one PairRate per phase and pair."""
+    found: dict[tuple[str, int], dict] = {}
+    kept = (build or {}).get("detail_records") or []
+    for rec in kept:
+        if rec.get("type") != "tcp_pairs" or rec.get("test") != "stream":
+            continue
+        for p in rec.get("pairs") or []:
+            slot = found.setdefault((str(rec.get("phase")), int(p.get("pair", 0))), {
+                "server_host": str(p.get("server_host")), "client_host": str(p.get("client_host")), "rates": [],
+                "link": p.get("link_gbit_per_s")})
+            if isinstance(p.get("gbit_per_s"), (int, float)):
+                slot["rates"].append(float(p["gbit_per_s"]))
+    return [PairRate(phase, pair, v["server_host"], v["client_host"], tuple(v["rates"]),
+                     float(v["link"]) if isinstance(v["link"], (int, float)) and v["link"] > 0 else None)
+            for (phase, pair), v in sorted(found.items())]

@@ -23,6 +23,7 @@ from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
 from clusterbench.records import OtherRecord, RunRecord, error_message, read_line
+from clusterbench.render_text import stored
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
 
@@ -44,6 +45,7 @@ class RunRequest:
     hostfile: str | None = None
     oversubscribe: bool = False
     conditions: Conditions | None = None   # --memory-limit, --setting (clusterbench.conditions)
+    link_bits_per_s: float | None = None   # --link-speed: the network's nominal rate, for the limit checks
 
 
 # What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
@@ -117,11 +119,14 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
 
     local = environment.collect(req.targets)
     local.update(conditions.environment_keys(req.conditions))
+    link = {"conditions.link_bits_per_s": req.link_bits_per_s} if req.link_bits_per_s else {}
+    local.update(link)
     snapshots = {socket.gethostname(): local}
     for env in node_environments(cat, req, req.targets):
         if "host.name" not in env:   # not a snapshot: a garbled line's inner object
             continue
         env.update(conditions.environment_keys(req.conditions, this_host=False))
+        env.update(link)
         snapshots.setdefault(str(env["host.name"]), env)
     for host, env in snapshots.items():
         h = environment.snapshot_hash(env)
@@ -148,14 +153,15 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     if why:
         # before choosing a launcher: a build without MPI may have no mpiexec either
         step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                                   params=dict(step.params), launcher=step.launcher or "none",
+                                   params=stored(dict(step.params)), launcher=step.launcher or "none",
                                    ranks=step.ranks, ranks_per_node=step.ranks_per_node)
         store.finish_step(step_id, "skipped", message=why)
         progress.note(f"skipped {step.title()}: {why}")
         return "skipped"
     launcher = choose(step.launcher, step.ranks, cat.cbk)
+    sweep_private_dirs(cat, step, progress)
     step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                               params=dict(step.params), launcher=launcher.name, ranks=step.ranks,
+                               params=stored(dict(step.params)), launcher=launcher.name, ranks=step.ranks,
                                ranks_per_node=step.ranks_per_node)
     progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
     figures: dict[SampleKey, list[float]] = {}
@@ -167,7 +173,8 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
             batch = min(batch, step.auto.max_repeat - done)
         job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node,
                   req.hostfile, req.oversubscribe, step.env, program=cat.cbk)
-        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures)
+        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures,
+                                      run_id)
         build = b or build
         if status == 0 and b and b.ranks != step.ranks:
             # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
@@ -192,6 +199,17 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     return "failed"
 
 
+def sweep_private_dirs(cat: Catalogue, step: Step, progress: Progress) -> None:
+    """Removes the private directories killed runs left where this step
+    works (their owner stamp says the owner is gone), saying so."""
+    from clusterbench import private_dirs
+
+    param = cat.kernel(step.kernel).param("dir")
+    if param is None or param.type != "path":
+        return
+    private_dirs.sweep(step.params.get("dir") or param.default or ".", progress.note)
+
+
 def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
     """Why adaptive repetition stops now, or None to go on."""
     from clusterbench import stats
@@ -212,11 +230,11 @@ DETAIL_RECORDS = ("tcp_pairs", "pario_reads")
 
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
-              offset: int, figures: dict[SampleKey, list[float]]) -> tuple[int, str, RunRecord | None]:
+              offset: int, figures: dict[SampleKey, list[float]], run_id: int) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **step.env})
+                            env={**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id)})  # for cbk's owner stamps
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
@@ -249,8 +267,17 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     return status, "".join(stderr_chunks), build
 
 
+# Ctrl-C reaches the launcher too (one process group): a second SIGINT
+# within this time would make mpiexec kill -9 its ranks mid-cleanup.
+GROUP_SIGNAL_WAIT_S = 3
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """Lets cbk clean up (it removes its files on SIGINT), then insists."""
+    try:
+        proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         try:

@@ -60,6 +60,9 @@ class Sample:
     directory: str | None = None     # the kernel's target directory, when it has one
     data_bytes: int | None = None    # the data a phase touched (the file, else the bytes moved)
     cold_proven: bool = False        # a read the kernel proved cold (or O_DIRECT)
+    link_bits_per_s: float | None = None  # a network figure: its interface's nominal rate, 0 when unknown
+    rank_us: tuple[float, float, float] | None = None  # mpi: t_min, t_avg, t_max over ranks (IMB's columns)
+    bandwidth_mb_s: float | None = None  # mpi pingpong/bw/bibw: the rate beside the latency, as IMB prints
     condition_names: tuple[str, ...] = ()  # what the condition is made of: "cache", qualifier and sweep names
     warnings: list[str] = field(default_factory=list)
     record: dict = field(default_factory=dict, compare=False)  # the raw record, for export
@@ -93,6 +96,10 @@ class Sample:
             seconds=rec.get("seconds"), bytes=rec.get("bytes"), ops=rec.get("ops"), directory=rec.get("dir"),
             data_bytes=rec.get("file_bytes") or rec.get("bytes"),
             cold_proven=rec.get("cold_achieved") is True or mode == "direct",
+            link_bits_per_s=_link_bits(rec),
+            rank_us=tuple(float(rec[k]) for k in ("t_min_us", "t_avg_us", "t_max_us"))
+            if all(_number(rec.get(k)) for k in ("t_min_us", "t_avg_us", "t_max_us")) else None,
+            bandwidth_mb_s=float(rec["bandwidth_mb_s"]) if _number(rec.get("bandwidth_mb_s")) else None,
             condition_names=_condition_names(rec), warnings=list(rec.get("warnings") or []), record=rec)
 
     @classmethod
@@ -128,6 +135,15 @@ class Sample:
         return {"repetition": self.repetition, "phase": self.phase, "mode": self.condition, "value": self.value,
                 "unit": self.unit, "seconds": self.seconds, "bytes": self.bytes, "ops": self.ops,
                 "warnings": self.warnings, "record": self.record}
+
+
+def _link_bits(rec: dict) -> float | None:
+    """A network figure's link rate in bit/s: 0 when the kernel could not
+    read it (the record still says it is a network figure), None for others."""
+    if "link_gbit_per_s" not in rec:
+        return None
+    v = rec["link_gbit_per_s"]
+    return float(v) * 1e9 if _number(v) and v > 0 else 0.0
 
 
 def _number(v) -> bool:

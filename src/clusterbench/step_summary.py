@@ -10,6 +10,10 @@ from clusterbench import stats, warning_fold
 from clusterbench.sample import Sample, SampleKey
 
 
+# Point-to-point phases whose latency IMB prints with its MB/s beside it.
+BANDWIDTH_BESIDE = ("pingpong", "bw", "bibw")
+
+
 @dataclass
 class Row:
     phase: str
@@ -21,6 +25,10 @@ class Row:
     decimal_unit: str | None = None
     sample_warnings: list[list[str]] = field(default_factory=list)  # per sample, as stored
     condition: tuple[str, ...] = ()  # what the mode column holds: Sample.condition_names
+    rank_us: list[tuple[float, float, float]] = field(default_factory=list)  # mpi: per sample t_min/avg/max
+    bandwidth_mb_s: list[float] = field(default_factory=list)  # mpi pingpong/bw: per sample MB/s
+    limit: str | None = None         # the binding ceiling at the median (ceilings.py), when one is known
+    limit_exceeded: bool = False     # the median is above that ceiling: not through that component alone
 
     @classmethod
     def of(cls, sample: Sample) -> Row:
@@ -75,21 +83,46 @@ class Row:
         return out
 
     @property
+    def rank_medians(self) -> tuple[float, float, float] | None:
+        """Medians over repetitions of t_min, t_avg and t_max over ranks (mpi)."""
+        if not self.rank_us:
+            return None
+        return tuple(statistics.median(t[i] for t in self.rank_us) for i in range(3))
+
+    @property
+    def median_bandwidth_mb_s(self) -> float | None:
+        return statistics.median(self.bandwidth_mb_s) if self.bandwidth_mb_s else None
+
+    @property
     def median_decimal(self) -> float | None:
         return statistics.median(self.decimal) if self.decimal else None
 
 
-def rows(samples: list[Sample]) -> list[Row]:
-    """Groups samples by Sample.key(), in first-seen order."""
+def rows(samples: list[Sample], ceiling_context=None) -> list[Row]:
+    """Groups samples by Sample.key(), in first-seen order; with a
+    ceilings.Context, each row names the limit that binds at its median."""
     out: dict[SampleKey, Row] = {}
+    first: dict[SampleKey, Sample] = {}
     for s in samples:
         row = out.get(s.key())
         if row is None:
             row = out[s.key()] = Row.of(s)
+            first[s.key()] = s
         if s.value is not None:
             row.values.append(s.value)
         if s.decimal is not None:
             row.decimal.append(s.decimal)
             row.decimal_unit = s.decimal_unit
         row.sample_warnings.append(list(s.warnings))
+        if s.rank_us is not None:
+            row.rank_us.append(s.rank_us)
+        if s.bandwidth_mb_s is not None and s.phase in BANDWIDTH_BESIDE:
+            row.bandwidth_mb_s.append(s.bandwidth_mb_s)
+    if ceiling_context is not None:
+        from clusterbench import ceilings
+
+        for key, row in out.items():
+            c = ceilings.of_median(first[key], row.median, ceiling_context)
+            if c is not None:
+                row.limit, row.limit_exceeded = c.text, c.exceeded
     return list(out.values())

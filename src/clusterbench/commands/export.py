@@ -3,12 +3,12 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import db_option, open_store
-from clusterbench.report import formats
+from clusterbench.report import text_formats
 
 
 @click.command("export")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(formats()), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(text_formats()), default="json", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout).")
 @db_option
 def command(runs, fmt, output, db_url):

@@ -17,6 +17,7 @@ import time
 import click
 
 from clusterbench.commands.options import open_store, run_conditions, tool_line_options
+from clusterbench.store.storable import step_name
 from clusterbench.safe_write import write_atomically
 
 
@@ -49,7 +50,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     for test in t.tests:
         cat.check_params(kernel, test.params)
         steps += expand("pario", test.params, repeat=test.repetitions, ranks=ranks, ranks_per_node=ppn,
-                        launcher=launcher, name=f"ior test {test.id}: " + shlex.join(args))
+                        launcher=launcher, name=step_name(f"ior test {test.id}: " + shlex.join(args)))
     req = checked_request(cat, steps, label, hostfile, oversubscribe, run_conditions(memory_limit, settings))
     if not quiet:  # on stderr: stdout is IOR's output alone
         for test in t.tests:
@@ -57,7 +58,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                        + f" --repetitions={test.repetitions}  (ranks {ranks})", err=True)
         for note in t.notes:
             click.echo("note: " + note, err=True)
-    store = open_store(db_url)
+    store = open_store(db_url, writing=True)
     began = time.time()
     run_id = execute_and_show(store, cat, req, quiet, show=False)
     finished = time.time()

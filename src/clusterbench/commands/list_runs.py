@@ -56,18 +56,22 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         return
     if by:
         from clusterbench.history import summarise
+        from clusterbench.render_text import terminal
 
         t = Table(by, title=f"{len(rows)} runs by {by} (cut short: interrupted by a signal or killed)")
         for name in ("runs", "ok", "failed", "cut short", "running", "time used", "median run"):
             t.add_column(name, justify="right")
         for g in summarise(rows, by):
-            t.add_row(g.key, str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
+            t.add_row(terminal(g.key), str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
                       _duration(g.total_s), _duration(g.median_s))
         stdout_console().print(t)
         return
+    from clusterbench.render_text import terminal
+
     t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
     for r in rows:
         dur = _duration((r.finished - r.started).total_seconds()) if r.finished else "-"
-        t.add_row(str(r.id), r.label or "", r.status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur, r.host or "",
-                  r.user or "", r.batch_job or "", r.command or "")
+        status = r.status + (" (imported)" if r.imported_from else "")
+        t.add_row(str(r.id), terminal(r.label), status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur,
+                  terminal(r.host), terminal(r.user), terminal(r.batch_job), terminal(r.command or r.imported_from))
     stdout_console().print(t)

@@ -14,6 +14,7 @@ import time
 import click
 
 from clusterbench.commands.options import open_store, run_conditions, tool_line_options
+from clusterbench.store.storable import step_name
 
 
 @click.command("mdtest", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -42,13 +43,13 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     kernel = cat.kernel("metadata")
     cat.check_params(kernel, line.params)
     steps = expand("metadata", line.params, repeat=line.repetitions, ranks=ranks, ranks_per_node=ppn,
-                   launcher=launcher, name="mdtest " + shlex.join(args))
+                   launcher=launcher, name=step_name("mdtest " + shlex.join(args)))
     req = checked_request(cat, steps, label, hostfile, oversubscribe, run_conditions(memory_limit, settings))
     if not quiet:
         click.echo("metadata " + " ".join(f"--{k}={v}" for k, v in line.params.items()) + f"  (ranks {ranks})")
         for note in line.notes:
             click.echo("note: " + note)
-    store = open_store(db_url)
+    store = open_store(db_url, writing=True)
     started = time.time()
     run_id = execute_and_show(store, cat, req, quiet)
     if not quiet:

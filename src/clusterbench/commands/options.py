@@ -18,6 +18,26 @@ setting_option = click.option(
          "governor=, thp=, thp-defrag=, io-scheduler=, read-ahead= (of --dir's disk). Needs root. Repeatable.")
 
 
+def parse_link_speed(text: str | None) -> float | None:
+    """'1g', '10Gbit', '100m', '25e9' (bit/s) -> bit/s; None for None."""
+    import re
+
+    from clusterbench.errors import BadInput
+
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([kmgt]?)(?:bit(?:/s)?|b(?:ps|it/s)?)?\s*", text.lower())
+    if not m or float(m.group(1)) <= 0:
+        raise BadInput(f"--link-speed {text}: give a rate in bit/s such as 1g, 10gbit, 100m or 25e9")
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)]
+
+
+link_speed_option = click.option(
+    "--link-speed", "link_speed", default=None, metavar="RATE", callback=lambda _c, _p, v: parse_link_speed(v),
+    help="The network link's nominal rate in bit/s (1g, 10g, 100m) when the environment does not know it or "
+         "a shaper lowers it: network figures and reads over network file systems are checked against it.")
+
+
 def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
     """--memory-limit and --setting as one Conditions (clusterbench.conditions), or None."""
     from clusterbench.conditions import spec
@@ -26,15 +46,18 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
     return c or None
 
 
-def open_store(db_url: str | None):
+def open_store(db_url: str | None, writing: bool = False):
+    """The store; writing: the command stores runs (only then may a new
+    SQLite store be created)."""
     from clusterbench.store import Store
 
     if db_url and "://" not in db_url:
         from pathlib import Path
 
         db_url = f"sqlite:///{Path(db_url).resolve()}"
-    store = Store(db_url)
-    store.reap_dead_runs()
+    store = Store(db_url, writing=writing)
+    if not store.read_only:
+        store.reap_dead_runs()
     return store
 
 

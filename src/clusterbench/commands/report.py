@@ -2,21 +2,28 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option, link_speed_option, open_store
 from clusterbench.report import formats
 
 
 @click.command("report")
 @click.argument("refs", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(formats()), default="html", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(formats()), default=None,
+              help="Output format (default: from the file name's suffix, .pdf .json .csv .md, else html). "
+                   "pdf prints the html report with headless Chromium, A4.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True,
               help="File to write.")
 @click.option("--exclude-outliers", is_flag=True, help="In the comparison, leave modified-Z outliers out (stated).")
+@link_speed_option
 @db_option
-def command(refs, fmt, output, exclude_outliers, db_url):
+def command(refs, fmt, output, exclude_outliers, link_speed, db_url):
     """Write a report of runs (ids or labels). With several labels or runs,
     the HTML report opens with their comparison (as clusterbench compare)."""
+    from pathlib import Path
+
     from clusterbench.report import write_report
 
-    path = write_report(open_store(db_url), list(refs), fmt, output, exclude_outliers)
+    if fmt is None:
+        fmt = {".pdf": "pdf", ".json": "json", ".csv": "csv", ".md": "md"}.get(Path(output).suffix.lower(), "html")
+    path = write_report(open_store(db_url), list(refs), fmt, output, exclude_outliers, link_speed)
     click.echo(f"wrote {path}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import db_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
+from clusterbench.commands.options import db_option, link_speed_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.measure import absolute_paths, execute_and_show
@@ -32,6 +32,28 @@ def parse_extra(args: list[str]) -> dict[str, str]:
             k, v = a[2:], "true"
         out[k] = v
         i += 1
+    return out
+
+
+# Parameter types whose values never hold a comma: there, a comma lists values to sweep.
+LISTABLE_TYPES = ("choice", "size", "int", "real")
+
+
+def comma_lists(kernel, params: dict[str, str]) -> dict:
+    """--op=pingpong,allreduce,alltoall: one step per value in one command (the
+    sweep a suite's list gives), for choice, size, int and real parameters; a
+    choice outside the kernel's is one line, exit 2."""
+    out: dict = dict(params)
+    for p in kernel.params:
+        v = params.get(p.name)
+        if p.type not in LISTABLE_TYPES or not isinstance(v, str) or "," not in v:
+            continue
+        values = [x.strip() for x in v.split(",")]
+        bad = [x for x in values if not x or (p.choices and x not in p.choices)]
+        if bad:
+            allowed = f" (choices: {', '.join(p.choices)})" if p.choices else ""
+            raise BadInput(f"--{p.name}={v}: '{bad[0]}' is not a value of it{allowed}")
+        out[p.name] = list(dict.fromkeys(values))
     return out
 
 
@@ -110,6 +132,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
                    "MCA parameters, passed through the launcher and recorded). Repeatable.")
 @memory_limit_option
+@link_speed_option
 @setting_option
 @click.option("--setting-a", "settings_a", multiple=True, metavar="NAME=VALUE",
               help="With --setting-b: run everything twice, under A then under B, and compare them. Repeatable.")
@@ -131,7 +154,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @width_option
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
-            memory_limit, settings, settings_a, settings_b, gpus_per_rank, share_gpus, quiet, report_path,
+            memory_limit, link_speed, settings, settings_a, settings_b, gpus_per_rank, share_gpus, quiet, report_path,
             report_dir, db_url):
     """Run TARGET, a kernel (clusterbench kernels), a suite (quick, or a
     path to a .toml file), or cluster (every node, every link: docs/cluster.md),
@@ -191,6 +214,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     else:
         kernel = cat.kernel(target)
         cat.check_params(kernel, extra)
+        extra = comma_lists(kernel, extra)
         if (ranks or 1) > 1 and not kernel.parallel:
             raise BadInput(f"kernel {kernel.name} runs as one process; --np {ranks} needs a parallel kernel")
         steps = expand(kernel.name, extra, repeat=repeat or 5, ranks=ranks or 1, ranks_per_node=ppn,
@@ -213,12 +237,21 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     steps, targets = absolute_paths(steps, cat)
     if report_dir:
         check_writable_folder(report_dir)
-    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), suite_name, targets,
-                     hostfile, oversubscribe, common or None)
-    from clusterbench.conditions import recipe
+    from clusterbench.render_text import stored, utf8_problem
 
+    if label is not None and utf8_problem(label):
+        raise BadInput(f"--label: {utf8_problem(label)}; a label is a name: give it in UTF-8")
+    req = RunRequest(steps, label, stored(mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name,
+                     targets, hostfile, oversubscribe, common or None, link_speed)
+    from clusterbench.conditions import recipe
+    from clusterbench.store.storable import check_run
+
+    check_run(label, suite_name, ((s.name, s.kernel, s.params) for s in steps))
     recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
-    store = open_store(db_url)
+    from clusterbench.runner import preflight
+
+    preflight(cat, req)  # a refused parameter too: nothing is created
+    store = open_store(db_url, writing=True)
     if variants:
         run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
     else:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, open_store, width_option
+from clusterbench.commands.options import db_option, link_speed_option, open_store, width_option
 
 
 @click.command("show")
@@ -11,10 +11,12 @@ from clusterbench.commands.options import db_option, open_store, width_option
               help="Cluster runs: flag a node this far from the median (10% or 0.1; default: the run's own, else 10 %).")
 @click.option("--link-threshold", metavar="FRACTION", default=None,
               help="Cluster runs: flag a link this far below its class's reference (default: the run's own, else 25 %).")
+@link_speed_option
 @db_option
 @width_option
-def command(runs, threshold, link_threshold, db_url):
-    """Show runs (ids or labels): per step median, min, max, n, unit, cache mode and warnings."""
+def command(runs, threshold, link_threshold, link_speed, db_url):
+    """Show runs (ids or labels): per step median, min, max, n, unit, cache mode, the limit that binds
+    (docs/limits.md) and warnings; a cluster run as docs/cluster.md shows it."""
     from clusterbench.console import stdout_console
 
     from clusterbench.report.data import load_run
@@ -24,7 +26,7 @@ def command(runs, threshold, link_threshold, db_url):
     console = stdout_console()
     for ref in runs:
         for run_id in store.resolve(ref):
-            run = load_run(store, run_id)
+            run = load_run(store, run_id, link_speed)
             if run["suite"] == "cluster":
                 from clusterbench.report.cluster_terminal import print_cluster
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from clusterbench.commands.options import db_option
 from clusterbench.errors import BadInput, MeasurementFailed
 
 
@@ -54,14 +55,22 @@ def command():
 @click.option("--trunk", "trunk_links", type=int, help="Links between the two switches (1-16) [default: 1]; flows "
               "are spread over them by a hash of their addresses and ports (ECMP), as a LAG does.")
 @click.option("--trunk-rate", metavar="RATE", help="Shape each trunk link, both directions (a tc rate: 1gbit).")
+@click.option("--glusterfs", "gluster_servers", type=int, metavar="N",
+              help="Serve a GlusterFS volume from the last N hosts, mounted on the others and here (docs/netfs.md).")
+@click.option("--bricks", type=int, help="Bricks of the volume, spread over the servers [default: one a server; "
+              "2 replicated, 3 dispersed].")
+@click.option("--layout", type=click.Choice(["distributed", "replicated", "dispersed"]), default="distributed",
+              show_default=True, help="The volume's layout.")
 @_dir_option
-def up_cmd(host_count, link, subnet, switches, trunk_links, trunk_rate, state_dir):
-    """Start a test cluster: hosts on one switch (or two, joined by a trunk), each its own host name and network stack."""
+def up_cmd(host_count, link, subnet, switches, trunk_links, trunk_rate, gluster_servers, bricks, layout, state_dir):
+    """Start a test cluster: hosts on one switch (or two, joined by a trunk), each its own host name and network
+    stack, optionally serving a GlusterFS volume."""
     from clusterbench.testbed import cluster as tc
     from clusterbench.testbed.netns import TestBedError
 
     try:
-        c = tc.up(state_dir, host_count, link, subnet, switches, trunk_links, trunk_rate)
+        c = tc.up(state_dir, host_count, link, subnet, switches, trunk_links, trunk_rate, gluster_servers, bricks,
+                  layout)
     except tc.BadCluster as e:
         raise _bad(e) from None
     except TestBedError as e:
@@ -86,6 +95,11 @@ def _print_status(s: dict) -> None:
     for h in s["hosts"]:
         click.echo(f"  {h['name']}  {h['address']:<15} {h['switch']}  {'up' if h['up'] else 'MISSING'}  "
                    f"({h['namespace']})")
+    g = s.get("glusterfs")
+    if g:
+        click.echo(f"GlusterFS volume {g['volume']} ({g['layout']}, {len(g['bricks'])} bricks on "
+                   f"{', '.join(g['servers'])}) mounted at {g['path']}"
+                   + (f" (each of {', '.join(g['clients'])} has its own mount there)" if g["clients"] else ""))
 
 
 @command.command("status")
@@ -146,3 +160,43 @@ def down_cmd(state_dir):
     except tc.BadCluster as e:
         raise _bad(e) from None
     click.echo(f"test cluster removed ({len(removed)} objects)")
+
+
+@command.command("netfs-compare")
+@click.option("--size", default="128m", show_default=True, help="Bytes per process (IOR -b) and seqio's file size.")
+@click.option("--repeat", type=click.IntRange(1), help="Repetitions of each step [default: the suite's, 3].")
+@click.option("--dir", "state_root", type=click.Path(file_okay=False, path_type=Path),
+              default="/run/clusterbench/netfs-compare", show_default=True,
+              help="Where each configuration's test cluster lives while it runs.")
+@db_option
+def netfs_compare_cmd(size, repeat, state_root, db_url):
+    """E2/E3: the netfs-compare suite on a GlusterFS test cluster over a 1 Gbit/s
+    link, unshaped, and with two servers; then the side-by-side table with the
+    limit that binds each figure (docs/netfs.md)."""
+    from clusterbench.commands.options import open_store
+    from clusterbench.testbed import cluster as tc
+    from clusterbench.testbed import netfs_compare
+    from clusterbench.testbed.netns import TestBedError
+
+    if db_url:
+        os.environ["CLUSTERBENCH_DB"] = db_url   # the suite runs store where the table reads
+    try:
+        labels = netfs_compare.run(state_root, size, repeat, echo=click.echo)
+    except tc.BadCluster as e:
+        raise _bad(e) from None
+    except TestBedError as e:
+        raise MeasurementFailed(str(e)) from None
+    print_netfs_table(*netfs_compare.table(open_store(db_url), labels))
+
+
+def print_netfs_table(header: list[str], rows: list[list[str]]) -> None:
+    from rich.table import Table
+
+    from clusterbench.console import stdout_console
+
+    t = Table(title="E3: the same benchmark on GlusterFS, side by side (median MB/s; % change against the first)")
+    for i, h in enumerate(header):
+        t.add_column(h, justify="left" if i == 0 or h == "limit" else "right")
+    for r in rows:
+        t.add_row(*r)
+    stdout_console().print(t)

@@ -22,7 +22,7 @@ from clusterbench.environment.sources import Context
 from clusterbench.environment.report_block import summary_block
 
 SCHEMA = 1
-COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "network", "software", "gpu", "modules", "fabric",
+COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "software", "gpu", "modules", "fabric",
               "container")
 # Values that change between two captures of an unchanged machine. They are
 # kept in the snapshot (the limit checks read free memory) but left out of
@@ -68,7 +68,9 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
         for p in parts:
             env.update(p.result())
     env["capture.seconds"] = round(time.monotonic() - started, 3)
-    return dict(sorted(env.items()))
+    from clusterbench.render_text import stored
+
+    return dict(sorted(stored(env).items()))  # a non-UTF-8 working directory or path, as \xNN
 
 
 def _stable(env: dict) -> dict:

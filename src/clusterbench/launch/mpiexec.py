@@ -82,11 +82,12 @@ class MpiExec(Launcher):
         raise BadInput(f"{exe} is neither MPICH Hydra nor Open MPI: cannot tell how to pass ranks per node")
 
     def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
-        """With a host file, one process on each of its hosts."""
-        if not hostfile or ranks <= 1:
+        """With a host file, one process on each of its hosts (one rank runs
+        on the first host of the file, not here: that host is the one)."""
+        if not hostfile:
             return None
         hosts = hostfile_hosts(hostfile)
-        return self.command(Job(argv, len(hosts), 1, hostfile))
+        return self.command(Job(argv, len(hosts) if ranks > 1 else 1, 1, hostfile))
 
 
 LAUNCHER = MpiExec()

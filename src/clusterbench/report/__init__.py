@@ -17,8 +17,13 @@ _FORMATS = {
 }
 
 
-def formats() -> list[str]:
+def text_formats() -> list[str]:
+    """The formats `export` writes to a terminal or a pipe."""
     return list(_FORMATS)
+
+
+def formats() -> list[str]:
+    return [*_FORMATS, "pdf"]  # pdf: the html format printed by Chromium (report/pdf.py)
 
 
 def render(fmt: str, report: Report | list[dict]) -> str:
@@ -29,10 +34,16 @@ def render(fmt: str, report: Report | list[dict]) -> str:
     return module.render(report if isinstance(report, Report) else Report(report))
 
 
-def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False) -> str:
+def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False,
+                 link_bits_per_s: float | None = None) -> str:
     """Renders runs (and, with several refs, their comparison where the
-    format shows one) to `output`, written whole or not at all."""
+    format shows one) to `output`, written whole or not at all; pdf is the
+    html format printed by Chromium."""
     from clusterbench.safe_write import write_atomically
 
-    text = render(fmt, Report.of(store, refs, exclude_outliers))
-    return str(write_atomically(output, text))
+    report = Report.of(store, refs, exclude_outliers, link_bits_per_s)
+    if fmt == "pdf":
+        from clusterbench.report.pdf import html_to_pdf
+
+        return str(write_atomically(output, html_to_pdf(render("html", report))))
+    return str(write_atomically(output, render(fmt, report)))

@@ -1,17 +1,20 @@
 """CSV: one row per sample (every repetition and phase), for spreadsheets.
 `outlier` is 1 when the sample is a modified-Z outlier within its step's
-(phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped."""
+(phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped.
+`limit` is the ceiling that binds at the group's median (ceilings.py), "!" first when the median is above it."""
 from __future__ import annotations
 
 import csv
 import io
 import json
 
+from clusterbench.render_text import csv_cell
 from clusterbench.report.data import Report
+from clusterbench.report.terminal import limit_text
 from clusterbench.sample import Sample, SampleKey
 
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
-           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings"]
+           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings", "limit"]
 
 
 def _outliers(samples: list[Sample]) -> set[int]:
@@ -33,9 +36,10 @@ def render(report: Report) -> str:
     for run in report.runs:
         for st in run["steps"]:
             flagged = _outliers(st["samples"])
+            limit = {r.key: limit_text(r) for r in st["summary"]}  # the sample's group's binding ceiling
             for i, s in enumerate(st["samples"]):
-                w.writerow([run["id"], run["label"] or "", st["name"] or st["kernel"], st["kernel"],
-                            json.dumps(st["params"], sort_keys=True), st["ranks"], s.repetition, s.phase,
-                            s.condition or "", s.value, s.unit or "", s.seconds, s.bytes, s.ops,
-                            int(i in flagged), " | ".join(s.warnings)])
+                w.writerow([run["id"], csv_cell(run["label"]), csv_cell(st["name"] or st["kernel"]), st["kernel"],
+                            csv_cell(json.dumps(st["params"], sort_keys=True)), st["ranks"], s.repetition, s.phase,
+                            csv_cell(s.condition), s.value, s.unit or "", s.seconds, s.bytes, s.ops,
+                            int(i in flagged), csv_cell(" | ".join(s.warnings)), csv_cell(limit.get(s.key(), ""))])
     return buf.getvalue()

@@ -13,24 +13,32 @@ def _iso(t) -> str | None:
     return t.isoformat() if t is not None else None
 
 
-def load_run(store: Store, run_id: int) -> dict:
+def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) -> dict:
+    from clusterbench import ceilings
+
     run = store.run(run_id)
+    envs = store.environments_of(run_id)
+    steps_samples = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
+    ctx = ceilings.Context(ceilings.host_env(envs, run.host), [s for _, ss in steps_samples for s in ss],
+                           link_bits_per_s)
     steps = []
-    for st in store.steps_of(run_id):
-        samples = store.samples_of(st.id)
+    for st, samples in steps_samples:
         steps.append({
             "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
             "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
-            "summary": step_summary.rows(samples),
+            "summary": step_summary.rows(samples, ctx),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
-    return {
+    out = {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
         "suite": run.suite, "status": run.status, "message": run.message, "started": _iso(run.started),
-        "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": store.environments_of(run_id),
+        "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": envs,
     }
+    if run.imported_from:   # only on imported runs: the exports of measured runs stay as they were
+        out["imported_from"] = run.imported_from
+    return out
 
 
 def step_title(step: dict) -> str:
@@ -49,11 +57,14 @@ class Report:
     store: Store | None = None
     refs: list[str] = field(default_factory=list)
     exclude_outliers: bool = False
+    link_bits_per_s: float | None = None   # --link-speed, for the limit checks
 
     @classmethod
-    def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False) -> Report:
+    def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False,
+           link_bits_per_s: float | None = None) -> Report:
         ids = list(dict.fromkeys(i for ref in refs for i in store.resolve(ref)))
-        return cls([load_run(store, i) for i in ids], store, list(refs), exclude_outliers)
+        return cls([load_run(store, i, link_bits_per_s) for i in ids], store, list(refs), exclude_outliers,
+                   link_bits_per_s)
 
     @cached_property
     def comparison(self):
@@ -62,7 +73,7 @@ class Report:
 
         if self.store is None or len(self.refs) < 2:
             return None
-        return compare.build(self.store, self.refs, self.exclude_outliers)
+        return compare.build(self.store, self.refs, self.exclude_outliers, self.link_bits_per_s)
 
     @cached_property
     def points(self) -> list:
@@ -71,7 +82,8 @@ class Report:
 
         if self.comparison is not None:
             return self.comparison.points
-        return compare.collect(self.store, self.refs)[1] if self.store is not None else []
+        return compare.collect(self.store, self.refs, link_bits_per_s=self.link_bits_per_s)[1] \
+            if self.store is not None else []
 
     @property
     def config_names(self) -> list[str]:

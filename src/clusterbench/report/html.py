@@ -5,13 +5,23 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
+from clusterbench.report import summary
 from clusterbench.report.data import Report, params_text, step_title
-from clusterbench.report.terminal import _num, ci_text, condition_header
+from clusterbench.report.footnotes import Footnotes, env_diff_rows
+from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
+from clusterbench.report.units_text import beside
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1em}
-th,td{border:1px solid #ccc;padding:.25em .6em;font-size:.9em}
+table{border-collapse:collapse;margin:.5em 0 1em;max-width:100%}
+th,td{border:1px solid #ccc;padding:.25em .6em;font-size:.9em;overflow-wrap:break-word}
+svg{max-width:100%;height:auto} table.wide{width:100%}
+.meta{color:#555} .summary li{margin:.3em 0} sup{font-size:.7em}
+.flag{color:#8a5a00;font-weight:bold} .notes{font-size:.85em}
+h2,h3{break-after:avoid}
+@page{size:A4;margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:8pt;padding:.15em .35em}
+ svg{break-inside:avoid} tr{break-inside:avoid}}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
@@ -21,23 +31,53 @@ code{background:#f6f6f6;padding:0 .2em}
 
 
 def esc(v) -> str:
-    return html.escape("" if v is None else str(v))
+    from clusterbench.render_text import html as render_html
+
+    return render_html(v)
 
 
-def env_block(env: dict) -> list[str]:
+def mark(number: int) -> str:
+    return f'<sup><a href="#note{number}">{number}</a></sup>'
+
+
+def env_block(env: dict, notes: Footnotes) -> list[str]:
     from clusterbench.environment import summary_block
 
-    rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in summary_block(env))
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{notes.text(esc(v), mark)}</td></tr>" for k, v in summary_block(env))
     return [f'<table class="env">{rows}</table>']
 
 
-def run_section(run: dict) -> list[str]:
+def pair_rows(st: dict) -> list[str]:
+    """E6: each TCP pair's median rate beside its link's nominal rate (the step's row is the aggregate)."""
+    import statistics
+
+    from clusterbench.records import pair_rates
+
+    pairs = pair_rates(st.get("build"))
+    if not pairs:
+        return []
+    rows = []
+    for p in pairs:
+        rate = statistics.median(p.gbit_per_s) if p.gbit_per_s else None
+        link = f"{p.link_gbit_per_s:g} Gbit/s" if p.link_gbit_per_s else "not known"
+        share = f"{rate / p.link_gbit_per_s:.0%}".replace("%", " %") if rate and p.link_gbit_per_s else "-"
+        rows.append(f"<tr><td>{esc(p.phase)}</td><td class=n>{p.pair}</td><td>{esc(p.server_host)} &rarr; "
+                    f"{esc(p.client_host)}</td><td class=n>{_num(rate)}</td><td>{esc(link)}</td>"
+                    f"<td class=n>{share}</td></tr>")
+    return ["<p>Each pair (the row above is their aggregate):</p><table><tr><th>phase</th><th>pair</th>"
+            "<th>server &rarr; client</th><th>Gbit/s (median)</th><th>link</th><th>of link</th></tr>", *rows,
+            "</table>"]
+
+
+def run_section(run: dict, notes: Footnotes) -> list[str]:
     from clusterbench.report import plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
            f"<p>{esc(run['started'])} UTC on {esc(run['host'])} by {esc(run['user'])}: <code>{esc(run['command'])}</code></p>"]
+    if run.get("imported_from"):
+        out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
     for host, env in run["environments"].items():
-        out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env)]
+        out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
     for st in run["steps"]:
         out.append(f"<h3>{esc(step_title(st))}: {esc(st['status'])}</h3>")
         stop = f"; repetition stopped by {esc(st['stop_reason'])}" if st.get("stop_reason") else ""
@@ -49,16 +89,26 @@ def run_section(run: dict) -> list[str]:
         if st["message"]:
             out.append(f'<p class="warn">{esc(st["message"])}</p>')
         condition = condition_header(st["summary"], st["kernel"]) or "mode"
-        out.append(f"<table><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th><th>CI of median</th>"
-                   "<th>min</th><th>max</th><th>CV</th><th>unit</th></tr>")
+        limits = any(r.limit for r in st["summary"])
+        ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
+        bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
+        out.append(f"<table><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>"
+                   "<th>interval of the median</th><th>min</th><th>max</th><th>CV</th><th>unit</th>"
+                   + ("<th>t_min / t_avg / t_max over ranks</th>" if ranks else "")
+                   + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         for r in st["summary"]:
             s = r.stats
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
+            flag = ' <span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
             out.append(f"<tr><td>{esc(r.label)}</td><td>{esc(r.mode)}</td><td class=n>{r.n}</td>"
-                       f"<td class=n>{_num(s.median)}</td><td class=n>{esc(ci_text(s))}</td>"
+                       f"<td class=n>{_num(s.median)}{flag}</td><td class=n>{esc(ci_words(s))}</td>"
                        f"<td class=n>{_num(s.minimum)}</td><td class=n>{_num(s.maximum)}</td><td class=n>{cv}</td>"
-                       f"<td>{esc(r.unit)}</td></tr>")
+                       f"<td>{esc(r.unit)} {esc(beside(s.median, r.unit))}</td>"
+                       + (f"<td class=n>{' / '.join(_num(t) for t in r.rank_medians or ())}</td>" if ranks else "")
+                       + (f"<td class=n>{_num(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
+                       + (f"<td>{esc(limit_text(r))}</td>" if limits else "") + "</tr>")
         out.append("</table>")
+        out += pair_rows(st)
         warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
         if warnings:
             out.append("<ul>" + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings) + "</ul>")
@@ -69,53 +119,79 @@ def run_section(run: dict) -> list[str]:
         for unit in dict.fromkeys(k.unit for k in sized):
             series = {f"{k.phase} {k.condition or ''}".strip(): pts for k, pts in sized.items() if k.unit == unit}
             if any(len(pts) > 1 for pts in series.values()):
-                out.append(plots.curves(step_title(st), "size (bytes)", unit or "", series))
+                out.append(plots.curves(step_title(st), "size", unit or "", series, sizes=True))
         if not sized and len(st["summary"]) > 0:
             rows = [r for r in st["summary"] if r.median is not None]
             for unit in dict.fromkeys(r.unit for r in rows):
                 same = [r for r in rows if r.unit == unit]
                 s = [(r.stats.median, r.stats.ci_low, r.stats.ci_high) for r in same]
-                out.append(plots.bars(f"{step_title(st)}: median, bars = CI of the median", unit or "",
+                out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", unit or "",
                                       [f"{r.phase} {r.mode or ''}" for r in same], {f"run {run['id']}": s}))
     return out
 
 
-def comparison_section(table) -> list[str]:
+def _cell(p, n: str, notes_of_cell: list[int]) -> str:
+    s = p.summary(n)
+    network = p.first.get(n) is not None and p.first[n].link_bits_per_s is not None
+    extra = beside(s.median, p.unit, network)
+    marks = "".join(f' <span class="flag">!{i}</span>' for i in notes_of_cell)
+    return (f"<td class=n>{_num(s.median)}{marks}<br><small>{esc(extra)}</small>"
+            f"<br><small>{esc(ci_words(s))}, n = {s.n}</small></td>")
+
+
+def comparison_section(table, notes: Footnotes) -> list[str]:
     from clusterbench.report import plots
 
-    names = [c.name for c in table.configs]
+    names = table.names
     excluded = ", outliers excluded (modified Z &gt; 3.5)" if table.exclude_outliers else ""
     out = [f"<h2>Comparison, baseline {esc(names[0])}{excluded}</h2>"]
-    for d in table.env_diffs:
-        out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({len(d.lines)} differences)</h3><table>"
-                   f"<tr><th>key</th><th>{esc(d.base)}</th><th>{esc(d.other)}</th></tr>")
-        out += [f"<tr><td>{esc(k)}</td><td>{esc(a)}</td><td>{esc(b)}</td></tr>" for k, a, b in d.lines]
-        out.append("</table>")
-    head = "".join(f"<th>{esc(n)}: median [CI] n</th>" for n in names)
+    head = "".join(f"<th>{esc(n)}: median</th>" for n in names)
     head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict (p)</th>" for n in names[1:])
-    out.append(f"<table><tr><th>measurement</th><th>mode</th><th>unit</th>{head}</tr>")
+    limits = any(p.limit(n) for p in table.points for n in names)
+    out.append(f'<table class="wide"><tr><th>measurement</th><th>mode</th><th>unit</th>{head}'
+               + ("<th>limit</th>" if limits else "") + "</tr>")
+    warnings: list[str] = []
     for p in table.points:
-        cells = "".join(f"<td class=n>{_num(p.summary(n).median)} [{esc(ci_text(p.summary(n)))}] "
-                        f"n={p.summary(n).n}</td>" for n in names)
+        cells = ""
+        for n in names:
+            numbers = []
+            for w in p.warnings(n):
+                warnings.append(f"{n}, {table.title(p)}: {w}")
+                numbers.append(len(warnings))
+            cells += _cell(p, n, numbers)
         for n in names[1:]:
             c = p.versus(names[0], n)
             ratio = f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
-            verdict = c.verdict.value + (f" (p={c.p:.3g})" if c.p is not None else "") + \
-                (f": {c.reason}" if c.reason else "")
-            cells += f'<td class=n>{ratio}</td><td class="{c.verdict.value.split()[0]}">{esc(verdict)}</td>'
-        out.append(f"<tr><td>{esc(p.step)}: {esc(p.label)}</td><td>{esc(p.mode)}</td><td>{esc(p.unit)}</td>{cells}</tr>")
+            cells += (f'<td class=n>{ratio}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
+                      f"{esc(p.verdict_text(names[0], n))}</td>")
+        if limits:
+            cells += "<td>" + "<br>".join(f"{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}"
+                                          for n in names if (lim := p.limit(n))) + "</td>"
+        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(p.unit)}</td>{cells}</tr>")
     out.append("</table>")
+    if warnings:
+        out.append('<ol class="notes">' + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings)
+                   + "</ol>")
     for p in table.partial:
-        out.append(f"<p>only in {esc(', '.join(n for n in names if n in p.values))}: {esc(p.step)}: "
-                   f"{esc(p.label)} {esc(p.mode)}</p>")
+        out.append(f"<p>only in {esc(', '.join(n for n in names if n in p.values))}: {esc(table.title(p))} "
+                   f"{esc(p.mode)}</p>")
     by_unit = defaultdict(list)
     for p in table.points:
         by_unit[p.unit].append(p)
     for unit, pts in by_unit.items():
         pts = pts[:24]
         series = {n: [(p.summary(n).median, p.summary(n).ci_low, p.summary(n).ci_high) for p in pts] for n in names}
-        out.append(plots.bars(f"median per configuration, bars = CI of the median ({unit})", unit or "",
-                              [f"{p.step}: {p.label} {p.mode or ''}" for p in pts], series))
+        out.append(plots.bars(f"median per configuration, bars = interval of the median ({unit})", unit or "",
+                              [f"{table.title(p)} {p.mode or ''}" for p in pts], series))
+    for d in table.env_diffs:
+        out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({len(d.lines)} differences)</h3><table>"
+                   f"<tr><th>key</th><th>{esc(d.base)} ({esc(d.host_base)})</th>"
+                   f"<th>{esc(d.other)} ({esc(d.host_other)})</th></tr>")
+        for key, a, b, why_a, why_b in env_diff_rows(d.lines):
+            va = f"not available{mark(notes.number(why_a))}" if why_a else esc(a)
+            vb = f"not available{mark(notes.number(why_b))}" if why_b else esc(b)
+            out.append(f"<tr><td>{esc(key)}</td><td>{va}</td><td>{vb}</td></tr>")
+        out.append("</table>")
     return out
 
 
@@ -128,24 +204,76 @@ def sweep_section(points, names: list[str]) -> list[str]:
         head = "".join(f"<th>{esc(n)}: median [CI]</th>" for n in names)
         out.append(f"<h3>Sweep of {esc(sw.param)}: {esc(sw.title)}</h3><table><tr><th>{esc(sw.param)}</th>{head}</tr>")
         for v, p in zip(sw.values, sw.points):
-            cells = "".join(f"<td class=n>{_num(p.summary(n).median)} [{esc(ci_text(p.summary(n)))}]</td>"
-                            for n in names)
+            cells = "".join(f"<td class=n>{_num(p.summary(n).median)}"
+                            f"{' <span class=flag>!</span>' if p.flag(n) else ''} [{esc(ci_words(p.summary(n)))}]</td>"
+                            for n in names if n in p.values)
             out.append(f"<tr><td>{esc(v)}</td>{cells}</tr>")
         out.append("</table>")
         xs = sw.numeric()
         if xs:
             series = {n: [(x, p.summary(n).median) for x, p in zip(xs, sw.points) if p.summary(n).median is not None]
                       for n in names}
-            out.append(plots.curves(f"sweep of {sw.param}", sw.param, sw.unit or "", series))
+            out.append(plots.curves(f"sweep of {sw.param}", sw.param, sw.unit or "", series,
+                                    sizes=all(v >= 1024 for v in xs) or sw.param.endswith(("size", "bytes"))))
     return out
 
 
-def render(report: Report) -> str:
-    """The comparison of the report's configurations (two or more), the sweep
-    tables of their measured points, then every run."""
-    body = ["<h1>clusterbench report</h1>"]
+def title_of(report: Report) -> str:
+    names = report.config_names
     if report.comparison is not None:
-        body += comparison_section(report.comparison)
+        return f"Performance comparison: {' vs '.join(names)}"
+    labels = list(dict.fromkeys(r["label"] or f"run {r['id']}" for r in report.runs))
+    return f"Benchmark report: {', '.join(labels)}"
+
+
+def _one_line(env: dict) -> str:
+    """A system in one line: CPU, memory, OS."""
+    from clusterbench.environment import summary_block
+
+    items = dict(summary_block(env))
+    return "; ".join(str(items[k]) for k in ("CPU", "Memory", "OS") if k in items)
+
+
+def systems_section(report: Report, notes: Footnotes) -> list[str]:
+    """The systems compared: per configuration its runs, hosts and one line of environment each."""
+    groups: dict[str, list[dict]] = {}
+    for ref in report.config_names or [str(r["id"]) for r in report.runs]:
+        ids = set(report.store.resolve(ref)) if report.store is not None else set()
+        groups[ref] = [r for r in report.runs if r["id"] in ids or str(r["id"]) == ref]
+    rows = []
+    for name, runs in groups.items():
+        for run in runs:
+            for host, env in run["environments"].items():
+                rows.append(f"<tr><td>{esc(name)}</td><td>{run['id']}</td><td>{esc(host)}</td>"
+                            f"<td>{notes.text(esc(_one_line(env)), mark)}</td></tr>")
+    return ["<h2>Systems compared</h2><table><tr><th>configuration</th><th>run</th><th>host</th>"
+            "<th>environment</th></tr>", *rows, "</table>"]
+
+
+def render(report: Report) -> str:
+    """Title, date and the systems compared; the executive summary; the
+    comparison of the report's configurations (two or more) and the sweep
+    tables of their measured points; every run; the footnotes."""
+    import os
+    from datetime import datetime, timezone
+
+    notes = Footnotes()
+    # SOURCE_DATE_EPOCH (reproducible builds): a fixed date for a reproducible report
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    today = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
+    title = title_of(report)
+    started = sorted(r["started"] for r in report.runs if r["started"])
+    when = f"measured {started[0][:10]}" + (f" to {started[-1][:10]}" if started[-1][:10] != started[0][:10] else "") \
+        if started else "no run started"
+    body = [f"<h1>{esc(title)}</h1>",
+            f'<p class="meta">Report of {today:%Y-%m-%d} (UTC), {esc(when)}; '
+            "clusterbench; statistics as in its docs/statistics.md.</p>"]
+    body += systems_section(report, notes)
+    sentences = summary.sentences(report.comparison) if report.comparison is not None else \
+        summary.run_sentences(report.runs)
+    body += ["<h2>Summary</h2>", '<ul class="summary">' + "".join(f"<li>{esc(t)}</li>" for t in sentences) + "</ul>"]
+    if report.comparison is not None:
+        body += comparison_section(report.comparison, notes)
     if report.points:
         body += sweep_section(report.points, report.config_names)
     for run in report.runs:
@@ -153,6 +281,9 @@ def render(report: Report) -> str:
             from clusterbench.report.cluster_html import section
 
             body += section(run)
-        body += run_section(run)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clusterbench report</title>"
+        body += run_section(run, notes)
+    if notes.reasons:
+        body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(
+            f'<li id="note{i}">not available: {esc(r)}</li>' for i, r in enumerate(notes.reasons, 1)) + "</ol>"]
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

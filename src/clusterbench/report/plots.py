@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import re
 
+from clusterbench.render_text import mathtext
+
 
 def _svg(fig) -> str:
     buf = io.StringIO()
@@ -37,28 +39,55 @@ def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         med = [v[0] for v in vals]
         err = [[max(0.0, v[0] - v[1]) for v in vals], [max(0.0, v[2] - v[0]) for v in vals]]
-        ax.bar(xs, med, width, yerr=err, capsize=3, label=name)
-    ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel(unit)
-    ax.set_title(title, fontsize=10)
+        ax.bar(xs, med, width, yerr=err, capsize=3, label=mathtext(name))
+    ax.set_xticks(range(len(groups)), [mathtext(g) for g in groups], rotation=20, ha="right", fontsize=8)
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
+    ax.set_ylabel(mathtext(unit))
+    ax.set_title(mathtext(title), fontsize=10)
     ax.legend(fontsize=8)
     return _svg(fig)
 
 
-def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[float, float]]]) -> str:
-    """One line per series of (x, median); log axes where x doubles."""
+def size_tick(x: float, _pos=None) -> str:
+    """A byte count as a tick label: 4 KiB, 1 MiB, 1.5 GiB."""
+    from clusterbench.sizes import rounded_size_text, size_text
+
+    return size_text(int(x)) if x >= 1 and x == int(x) else rounded_size_text(x)
+
+
+def number_tick(y: float, _pos=None) -> str:
+    """A plain number with thousands separators: no "1e6" offset, no powers of ten."""
+    return f"{y:,.0f}" if abs(y) >= 10 else f"{y:.3g}"
+
+
+def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[float, float]]],
+           sizes: bool = False) -> str:
+    """One line per series of (x, median); log axes where x doubles, ticks
+    as people read them (4 KiB, 1 MiB; 1,200 MiB/s) with `sizes`, plain
+    numbers otherwise."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for name, pts in series.items():
         pts = sorted(pts)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=mathtext(name))
     xs = sorted({p[0] for pts in series.values() for p in pts})
-    if len(xs) > 2 and all(b >= 1.9 * a for a, b in zip(xs, xs[1:]) if a > 0):
+    if len(xs) > 1 and all(b >= 1.9 * a for a, b in zip(xs, xs[1:]) if a > 0) and xs[0] > 0:
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(unit)
-    ax.set_title(title, fontsize=10)
+        ax.xaxis.set_major_locator(LogLocator(base=2, numticks=12))
+        ys = [p[1] for pts in series.values() for p in pts if p[1] and p[1] > 0]
+        if ys and max(ys) > 8 * min(ys):  # log y only where it spans decades: else no decade tick shows
+            ax.set_yscale("log")
+            ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
+    ax.xaxis.set_major_formatter(FuncFormatter(size_tick if sizes else number_tick))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(mathtext(xlabel))
+    ax.set_ylabel(mathtext(unit))
+    ax.set_title(mathtext(title), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return _svg(fig)

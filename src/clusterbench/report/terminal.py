@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from clusterbench.render_text import plain, terminal
 from clusterbench.report.data import params_text, step_title
 
 
@@ -14,6 +14,26 @@ def _num(v: float | None) -> str:
     if v is None:
         return "-"
     return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def limit_text(row) -> str:
+    """The limit column: the binding ceiling, marked "!" when the figure is above it."""
+    if not row.limit:
+        return ""
+    return ("! " if row.limit_exceeded else "") + row.limit
+
+
+def ci_words(s) -> str:
+    """The interval for a printed report, named by its coverage: '(95 % CI)'
+    when it reaches 95 %, else said to be the range with its real coverage."""
+    if s.ci_low is None or s.n < 2:
+        return "-"
+    span = f"{_num(s.ci_low)}..{_num(s.ci_high)}"
+    if s.ci_coverage >= 0.95:
+        return f"{span} (95 % CI)"
+    if s.ci_low == s.minimum and s.ci_high == s.maximum:
+        return f"{span} ([min, max], n = {s.n}, coverage {s.ci_coverage:.0%})".replace("%", " %")
+    return f"{span} (coverage {s.ci_coverage:.0%})".replace("%", " %")
 
 
 def ci_text(s) -> str:
@@ -85,12 +105,18 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         caption += f"\n{cgroup_caption(st.get('build'))}"
     if gpu_caption(st.get("build")):
         caption += f"\n{gpu_caption(st.get('build'))}"
-    t = Table(title=escape(f"{step_title(st)} [{st['status']}]"), title_justify="left",
-              caption=escape(caption), caption_justify="left", pad_edge=tier < CI_LINES)
+    t = Table(title=terminal(f"{step_title(st)} [{st['status']}]"), title_justify="left",
+              caption="\n".join(terminal(line) for line in caption.split("\n")), caption_justify="left",
+              pad_edge=tier < CI_LINES)
+    limit = any(r.limit for r in st["summary"])  # which ceiling binds (ceilings.py), when one is known
+    ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
+    bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
     columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [
         ("n", "right", True), ("median", "right", True), ("CI of median", "right", False), ("min", "right", True),
         ("max", "right", True), ("CV", "right", True), ("unit", "left", True)] + (
-        [("median, decimal", "right", True)] if decimal else [])
+        [("median, decimal", "right", True)] if decimal else []) + (
+        [("t_min / t_avg / t_max (ranks)", "right", True)] if ranks else []) + (
+        [("MB/s", "right", True)] if bandwidth else []) + ([("limit", "left", False)] if limit else [])
     rows = []
     for r in st["summary"]:
         s = r.stats
@@ -100,6 +126,12 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
             f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
         if decimal:
             cells.append(f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
+        if ranks:
+            cells.append(" / ".join(_num(t) for t in r.rank_medians) if r.rank_medians else "")
+        if bandwidth:
+            cells.append(_num(r.median_bandwidth_mb_s))
+        if limit:
+            cells.append(limit_text(r))
         rows.append(cells)
     # box edges, then per column its width, two of padding and a rule (less the edges' padding)
     t.min_width_needed = 1 - (2 if tier >= CI_LINES else 0)
@@ -108,7 +140,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
             t.add_column(head, justify=justify, overflow="fold")
             continue
         # a whole cell, or (the CI) its longest word: "3,260..5,089" never breaks, "(94%)" may go below
-        widest = max((len(row[i]) if whole else max(map(len, row[i].split())) for row in rows), default=0)
+        widest = max((len(row[i]) if whole else max(map(len, row[i].split()), default=0) for row in rows), default=0)
         widest = max(widest, len(head) if whole else max(map(len, head.split())))
         t.add_column(head, justify=justify, no_wrap=whole, min_width=widest)
         t.min_width_needed += widest + 3
@@ -127,15 +159,40 @@ def fitting_table(st: dict, width: int) -> Table:
     return step_table(st, condition, decimal, FOLD)
 
 
+def pair_table(st: dict) -> Table | None:
+    """E6: each TCP pair's rate (median over repetitions) beside its link's
+    nominal rate; the step's row above is their aggregate."""
+    import statistics
+
+    from clusterbench.records import pair_rates
+
+    pairs = pair_rates(st.get("build"))
+    if not pairs:
+        return None
+    t = Table("phase", "pair", "server -> client", "Gbit/s (median)", "link", "of link",
+              title="each pair (the row above is their aggregate)", title_justify="left")
+    for p in pairs:
+        rate = statistics.median(p.gbit_per_s) if p.gbit_per_s else None
+        link = f"{p.link_gbit_per_s:g} Gbit/s" if p.link_gbit_per_s else "not known"
+        share = f"{rate / p.link_gbit_per_s:.0%}".replace("%", " %") if rate and p.link_gbit_per_s else "-"
+        t.add_row(p.phase, str(p.pair), f"{p.server_host} -> {p.client_host}", _num(rate), link, share)
+    return t
+
+
 def print_run(console: Console, run: dict) -> None:
-    label = f" ({run['label']})" if run["label"] else ""
-    job = f" in batch job {run['batch_job']}" if run.get("batch_job") else ""
-    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {run['host']}{job}"
-                  + (f": {run['message']}" if run["message"] else ""))
+    label = f" ({terminal(run['label'])})" if run["label"] else ""
+    job = f" in batch job {terminal(run['batch_job'])}" if run.get("batch_job") else ""
+    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {terminal(run['host'])}{job}"
+                  + (f": {terminal(run['message'])}" if run["message"] else ""))
+    if run.get("imported_from"):
+        console.print(Text(f"imported from {plain(run['imported_from'])}", style="cyan"))
     for st in run["steps"]:
         console.print(fitting_table(st, console.width))
         if st["message"]:
-            console.print(Padding(Text(st["message"], style="red"), (0, 0, 0, 2), expand=False))
+            console.print(Padding(Text(plain(st["message"]), style="red"), (0, 0, 0, 2), expand=False))
+        pairs = pair_table(st)
+        if pairs is not None:
+            console.print(Padding(pairs, (0, 0, 0, 2), expand=False))
         for w in dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table
             console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2), expand=False))

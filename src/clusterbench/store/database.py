@@ -49,9 +49,23 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
+# pg_advisory_xact_lock key of the migrations: any fixed 64-bit number, the same in every clusterbench
+MIGRATION_LOCK_KEY = 0x636C7573746572   # "cluster"
+
+
+def with_driver(url: str) -> str:
+    """postgresql:// means psycopg (3), the driver the [postgres] extra installs:
+    SQLAlchemy 2.0 would otherwise look for psycopg2."""
+    parsed = sa.engine.make_url(url)
+    if parsed.drivername == "postgresql":
+        return url.replace("postgresql://", "postgresql+psycopg://", 1)
+    return url
+
+
 @contextlib.contextmanager
 def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
-    """Two first runs on a new SQLite file must not both create the tables."""
+    """Two first runs on a new SQLite file must not both create the tables
+    (PostgreSQL takes an advisory lock in _migrate instead)."""
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
@@ -60,22 +74,40 @@ def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
         yield
 
 
+def _head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS)).get_current_head()
+
+
 class Store:
-    def __init__(self, url: str | None = None):
-        secret_url = url or default_url()
+    def __init__(self, url: str | None = None, *, writing: bool = True):
+        """writing: the command stores runs (it may create a new SQLite
+        store); else a missing store is refused and a read-only one is read."""
+        secret_url = with_driver(url or default_url())
         self.url = public_url(secret_url)   # the only form ever shown: no password
+        self.read_only = False
         parsed = sa.engine.make_url(secret_url)
+        target = None
         if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
-            try:
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise BadInput(f"cannot create the store's directory for {parsed.database}: {e.strerror}") from None
+            from clusterbench.store import sqlite_check
+
+            # before any connection: a connection alone switches a foreign file to WAL mode
+            target = sqlite_check.check(parsed.database, writing=writing,
+                                        make_parent=url is None and "CLUSTERBENCH_DB" not in os.environ)
+            if target.read_only_fs:
+                self.read_only = True
+                secret_url = f"sqlite:///{target.path.resolve().as_uri()}?mode=ro&immutable=1&uri=true"
         try:
             self.engine = sa.create_engine(secret_url)
         except (sa.exc.ArgumentError, ImportError) as e:
             raise BadInput(f"cannot use store URL {self.url}: {mask_passwords(str(e), secret_url)}") from None
+        if self.read_only:
+            return  # a known schema (checked), nothing to migrate, nothing to lock
         if parsed.get_backend_name() == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        if target is not None and target.exists and target.revision == _head_revision():
+            return  # up to date: no lock file, no transaction
         with _migration_lock(parsed):
             self._migrate(secret_url)
 
@@ -87,6 +119,10 @@ class Store:
         cfg.set_main_option("script_location", str(MIGRATIONS))
         try:
             with self.engine.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    # first runs at once on a new database: one creates the tables, the others wait for its
+                    # commit and find them (else DuplicateTable / UniqueViolation); released at commit
+                    conn.execute(sa.text("select pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except sa.exc.OperationalError as e:
@@ -152,6 +188,33 @@ class Store:
                 c.execute(samples.update().where(samples.c.id == sample_id)
                           .values(warnings=list(row.warnings) + extra))
 
+    def add_imported_run(self, *, label: str | None, command: str | None, host: str | None,
+                         started: dt.datetime, finished: dt.datetime | None, imported_from: str,
+                         imported_steps: list, snapshots: dict[str, tuple[str, dict]]) -> int:
+        """A run read from another tool's output, in one transaction: all of
+        it is stored or none. imported_steps: clusterbench.importers.ImportedStep;
+        snapshots: host -> (hash, environment snapshot)."""
+        with self.engine.begin() as c:
+            run_id = c.execute(runs.insert().values(
+                label=label, user=None, host=host, pid=None, command=command, suite=None, started=started,
+                finished=finished or started, status="ok", imported_from=imported_from)).inserted_primary_key[0]
+            for env_hash, env in snapshots.values():
+                if not c.execute(sa.select(environments.c.hash).where(environments.c.hash == env_hash)).first():
+                    c.execute(environments.insert().values(hash=env_hash, captured=now(), data=env))
+            for h, (env_hash, _) in snapshots.items():
+                c.execute(run_hosts.insert().values(run_id=run_id, host=h, environment_hash=env_hash))
+            for position, st in enumerate(imported_steps):
+                step_id = c.execute(steps.insert().values(
+                    run_id=run_id, position=position, name=st.name, kernel=st.kernel, params=st.params,
+                    launcher="imported", ranks=st.ranks, ranks_per_node=st.ranks_per_node, status="ok",
+                    started=started, finished=finished or started)).inserted_primary_key[0]
+                for s in st.samples:
+                    c.execute(samples.insert().values(
+                        step_id=step_id, repetition=s.repetition, phase=s.phase, mode=s.condition, value=s.value,
+                        unit=s.unit, seconds=s.seconds, bytes=s.bytes, ops=s.ops, warnings=list(s.warnings),
+                        record=s.record))
+        return run_id
+
     # -- reading ---------------------------------------------------------
     def reap_dead_runs(self) -> None:
         """A run still 'running' whose process on this host is gone was killed."""
@@ -184,6 +247,31 @@ class Store:
             q = q.limit(limit)
         with self.engine.connect() as c:
             return c.execute(q).all()
+
+    def prune(self, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
+        """Deletes runs started before `before` (not running ones; with keep_labels not labelled ones),
+        their steps, samples and host links, then environments no run uses. One transaction.
+        Returns how many rows of each went (or would go, with dry_run)."""
+        doomed = sa.select(runs.c.id).where(runs.c.started < before, runs.c.status != "running")
+        if keep_labels:
+            doomed = doomed.where(runs.c.label.is_(None))
+        doomed_steps = sa.select(steps.c.id).where(steps.c.run_id.in_(doomed))
+        unused_env = sa.select(environments.c.hash).where(~sa.exists().where(
+            run_hosts.c.environment_hash == environments.c.hash, run_hosts.c.run_id.not_in(doomed)))
+        count = sa.func.count()
+        with self.engine.begin() as c:
+            n = {"runs": c.execute(sa.select(count).select_from(doomed.subquery())).scalar(),
+                 "steps": c.execute(sa.select(count).select_from(doomed_steps.subquery())).scalar(),
+                 "samples": c.execute(sa.select(count).where(samples.c.step_id.in_(doomed_steps))).scalar(),
+                 "environments": c.execute(sa.select(count).select_from(unused_env.subquery())).scalar()}
+            if not dry_run:
+                c.execute(samples.delete().where(samples.c.step_id.in_(doomed_steps)))
+                c.execute(steps.delete().where(steps.c.run_id.in_(doomed)))
+                c.execute(run_hosts.delete().where(run_hosts.c.run_id.in_(doomed)))
+                c.execute(runs.delete().where(runs.c.id.in_(doomed)))
+                c.execute(environments.delete().where(~sa.exists().where(
+                    run_hosts.c.environment_hash == environments.c.hash)))
+        return n
 
     def resolve(self, ref: str) -> list[int]:
         """Run ids for a run id or a label (newest first)."""

@@ -30,6 +30,7 @@ runs = Table(
     Column("status", String(20), nullable=False),
     Column("message", Text),
     Column("batch_job", String(100)),  # "slurm 1234", "sge 5678.3"... (batchjob.py); NULL outside one
+    Column("imported_from", Text),     # "fio 3.33 JSON, file a.json" for an imported run (0004); NULL if measured
 )
 
 run_hosts = Table(

@@ -33,6 +33,10 @@ from clusterbench.conditions import spec as conditions
 from clusterbench.errors import BadInput
 from clusterbench.plan import Step, expand
 
+SCHEMA_FILE = Path(__file__).parent.parent / "schemas" / "suite.schema.json"
+# a suite expands to at most this many steps: each is a launch, and a
+# mistyped sweep (10^6 points) would spend hours in preflight
+MAX_STEPS = 10_000
 STEP_KEYS = {"name", "kernel", "repeat", "np", "ppn", "launcher", "requires", "params", "env", "gpus-per-rank",
              "share-gpus"}
 DEFAULT_VARIABLES = {"dir": "."}
@@ -70,6 +74,68 @@ def _substitute(value, variables: dict[str, str], where: str):
     return re.sub(r"\{([a-z][a-z0-9_-]*)\}", repl, value)
 
 
+def check_document(doc: dict, name: str) -> None:
+    """Refuses a suite that is not one (wrong types, repeat = 2.7,
+    requires = "mpi", ppn = "x", a sweep over MAX_STEPS steps) before
+    anything expands or runs: one line naming the step and key."""
+    import json
+
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if error is not None:
+        path = list(error.absolute_path)
+        where = f"suite {name}"
+        if len(path) >= 2 and path[0] == "steps":
+            where += f", step {path[1] + 1}"
+            path = path[2:]
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            raise BadInput(f"{where}: unknown key(s) {', '.join(sorted(k for k in error.instance if k not in allowed))}")
+        key = ".".join(str(p) for p in path)
+        value = repr(error.instance)
+        if len(value) > 60:
+            value = value[:57] + "..."
+        what = error.message if len(error.message) <= 120 else error.message[:117] + "..."
+        if error.validator in ("type", "oneOf", "minimum", "maximum", "pattern", "minItems"):
+            what = f"expected {_expected(error)}"
+        raise BadInput(f"{where}: {key + ' = ' if key else ''}{value}: {what}")
+    total = 0
+    for s in doc.get("steps", []):
+        n = 1
+        for v in [*s.get("params", {}).values(), s.get("np", 1), s.get("ppn")]:
+            n *= len(v) if isinstance(v, list) else 1
+        total += n
+        if total > MAX_STEPS:
+            raise BadInput(f"suite {name}: its sweeps expand to more than {MAX_STEPS:,} steps; "
+                           f"split the suite or sweep fewer values")
+
+
+def _expected(error) -> str:
+    """What a key takes, from its schema, in words."""
+    schema = error.schema
+    alternatives = schema.get("oneOf") or [schema]
+    words = []
+    for alt in alternatives:
+        if "$ref" in alt:
+            alt = {"integer": 1, "minimum": 1} if alt["$ref"].endswith("count") else {"type": "string, number or boolean"}
+        t = alt.get("type")
+        if t == "integer" or "integer" in alt:
+            words.append(f"a whole number from {alt.get('minimum', 1)}" + (f" to {alt['maximum']:,}" if "maximum" in alt else ""))
+        elif t == "array":
+            words.append("a non-empty list of those" if len(alternatives) > 1 else "a list (in [ ])")
+        elif t == "string" and "pattern" in alt:
+            words.append("a name of lowercase letters, digits, - and _" if "a-z" in alt["pattern"] else "text without control characters")
+        elif t == "string":
+            words.append("text")
+        elif isinstance(t, list):
+            words.append(" or ".join(t))
+        elif t:
+            words.append(t if t != "object" else "a table")
+    return ", or ".join(words) or error.message
+
+
 def gpu_binding(steps: list[Step], s: dict, where: str) -> list[Step]:
     """The step keys gpus-per-rank = N and share-gpus = true (see clusterbench.gpubind)."""
     n = s["gpus-per-rank"]
@@ -90,6 +156,7 @@ def load(target: str, variables: dict[str, str]) -> Suite:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"suite {name}: {e}") from None
+    check_document(doc, name)
     values = {**DEFAULT_VARIABLES, **variables}
     steps: list[Step] = []
     for i, s in enumerate(doc.get("steps", []), 1):

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterbench.safe_write import write_atomically
+from clusterbench.testbed import gluster
 from clusterbench.testbed.netns import BENCHMARK_NET, TestBedError, rate_bits_per_s
 
 DEFAULT_DIR = Path("/run/clusterbench/testbed")
@@ -212,7 +213,8 @@ class Cluster:
         return ["nsenter", f"--net=/run/netns/{h.ns}", f"--uts={self.dir / 'uts' / h.name}",
                 f"--ipc={self.dir / 'ipc' / h.name}", "--",
                 "unshare", "--mount", "--propagation", "slave", "--",
-                "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(self.dir / "hosts"), *argv]
+                "sh", "-c", f'mount --bind "$0" /etc/hosts && {_own_volume(shlex.quote(str(self.dir)), h.name)} '
+                '&& exec "$@"', str(self.dir / "hosts"), *argv]
 
     def status(self) -> dict:
         """The state, with what of it exists now."""
@@ -227,6 +229,7 @@ class Cluster:
                        "up": h.ns in names and h.veth in links} for h in self.hosts],
             "switches": self.switches(), "trunk": None,
             "hostfile": str(self.hostfile), "ssh": str(self.ssh),
+            "glusterfs": self.state.get("glusterfs"),
         }
         if self.state.get("trunk"):
             out["trunk"] = {**self.state["trunk"], "up": all(r["ns"] in names for r in self.state["trunk"]["routers"])}
@@ -357,11 +360,18 @@ def parse_topology(switches: int, trunk: int | None, trunk_rate: str | None) -> 
 
 
 def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None = None, switches: int = 1,
-       trunk: int | None = None, trunk_rate: str | None = None) -> Cluster:
-    """Builds a cluster of `hosts` test hosts; see the module doc."""
+       trunk: int | None = None, trunk_rate: str | None = None, glusterfs: int | None = None,
+       bricks: int | None = None, volume_layout: str = "distributed") -> Cluster:
+    """Builds a cluster of `hosts` test hosts, with a GlusterFS volume served
+    by the last `glusterfs` of them when asked (testbed/gluster.py); see the module doc."""
     why = why_not()
     if why:
         raise BadCluster(why)
+    if glusterfs is not None:
+        try:
+            bricks = gluster.check(hosts, glusterfs, bricks, volume_layout)
+        except gluster.BadVolume as e:
+            raise BadCluster(str(e)) from None
     rate, delay = parse_link(link)
     trunk, trunk_rate = parse_topology(switches, trunk, trunk_rate)
     if delay and not netem_available():
@@ -420,6 +430,9 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
         for name, switch, address, prefixlen in plan.hosts:
             _make_host(b, name, address, prefixlen, switch, bridges[switch], net, gateways.get(switch))
         _write_files(b)
+        if glusterfs is not None:
+            b.will_make("glusterfs", str(gluster.root(state_dir)))
+            state["glusterfs"] = gluster.up(cluster, glusterfs, bricks, volume_layout)
     except BaseException:
         down(state_dir)   # nothing half-made
         raise
@@ -529,6 +542,14 @@ def _make_host(b: _Builder, name: str, address: str, prefixlen: int, switch: str
     _run(["unshare", f"--uts={c.dir / 'uts' / name}", f"--ipc={c.dir / 'ipc' / name}", "hostname", name])
 
 
+def _own_volume(d: str, h: str) -> str:
+    """Shell: a host with its own mount of the test cluster's GlusterFS
+    volume sees it at the volume's one path (testbed/gluster.py); d and h
+    are shell words for the cluster directory and the host name."""
+    own = f"{d}/glusterfs/clients/{h}"
+    return f"{{ ! mountpoint -q {own} || mount --bind {own} {d}/glusterfs/volume; }}"
+
+
 def _write_files(b: _Builder) -> None:
     c = b.c
     hosts = c.hosts
@@ -543,6 +564,7 @@ def _write_files(b: _Builder) -> None:
         b.file(c.dir / "hostfile-across", "".join(f"{a}\n{z}\n" for a, z in zip(one, two)))
     cases = "".join(f"  {h.name}|{h.address}) ns={h.ns}; h={h.name} ;;\n" for h in hosts)
     d = shlex.quote(str(c.dir))
+    own_volume = _own_volume("'\"$d\"'", "'\"$h\"'")   # spliced into the single-quoted sh -c
     b.file(c.ssh, f"""#!/bin/sh
 # ssh stand-in for test cluster {c.id} (made by clusterbench testbed up):
 # `ssh [options] HOST COMMAND...` runs COMMAND with sh on that test host.
@@ -560,7 +582,7 @@ shift
 d={d}
 exec nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
   unshare --mount --propagation slave -- \\
-  sh -c 'mount --bind "$0" /etc/hosts && exec sh -c "$1"' "$d/hosts" "$*"
+  sh -c 'mount --bind "$0" /etc/hosts && {own_volume} && exec sh -c "$1"' "$d/hosts" "$*"
 """, 0o755)
     env = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in c.env().items())
     b.file(c.dir / "env.sh", env)
@@ -602,6 +624,9 @@ def down(state_dir: Path) -> list[str]:
                 if subprocess.run(["umount", name], capture_output=True).returncode:
                     subprocess.run(["umount", "-l", name], capture_output=True)
                     break
+        elif kind == "glusterfs":
+            removed += gluster.down(state_dir)
+            continue
         elif kind == "file" and Path(name).exists():
             Path(name).unlink()
         elif kind == "dir" and Path(name).is_dir():

@@ -1,0 +1,59 @@
+"""`clusterbench import FILE...`: other tools' output files as stored runs."""
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from clusterbench import importers
+from clusterbench.commands.options import db_option, open_store, width_option
+
+DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"])
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.option("--label", help="Name of the configuration the files measured.")
+@click.option("--format", "fmt", type=click.Choice(["auto", *importers.names()]), default="auto", show_default=True,
+              help="The files' format; auto reads it from the content. " + importers.help_text() + ".")
+@click.option("--host", help="The host the files' runs ran on, where a file does not name it.")
+@click.option("--date", type=DATE, help="When (UTC) they ran, where a file does not say (default: its mtime).")
+@click.option("--np", "ranks", type=click.IntRange(1),
+              help="The rank count, where a file does not give it (OSU's collectives).")
+@click.option("--dry-run", is_flag=True, help="Print what would be stored; store nothing.")
+@db_option
+@width_option
+def command(files, label, fmt, host, date, ranks, dry_run, db_url):
+    """Import output files of IOR, mdtest, fio, iperf3, OSU micro-benchmarks
+    and Intel MPI Benchmarks as runs: one run per file (or per test of a
+    file holding several), marked as imported, at the date the file gives.
+
+    Every file is read and checked before any is stored: a file that cannot
+    be read stops the import with one line, and nothing is stored.
+
+    \b
+    clusterbench import --label lustre-2023 old-logs/ior-*.txt
+    clusterbench import --dry-run results.json
+    """
+    from clusterbench.import_runs import Overrides, parse_file, store_run
+
+    over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
+    parsed = [(path, parse_file(path, fmt)) for path in files]
+    store = None if dry_run else open_store(db_url)
+    for path, runs in parsed:
+        for run in runs:
+            what = (f"{path}: {run.source}, {len(run.steps)} step(s), {run.sample_count} sample(s)"
+                    + (f", started {run.started:%Y-%m-%d %H:%M} UTC" if run.started else "")
+                    + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
+            if dry_run:
+                click.echo("would store " + what)
+                for st in run.steps:
+                    click.echo(f"  {st.name or st.kernel}: {st.kernel} "
+                               + " ".join(f"--{k}={v}" for k, v in st.params.items()) + f" (ranks {st.ranks})")
+                    for s in st.samples:
+                        click.echo(f"    rep {s.repetition} {s.label} [{s.condition}] {s.value} {s.unit}")
+            else:
+                run_id = store_run(store, run, path, over)
+                click.echo(f"stored as run {run_id}: " + what)
+            for note in run.notes:
+                click.echo(f"note: {path}: {note}", err=True)

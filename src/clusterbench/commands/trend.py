@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import click
+
+from clusterbench.commands.list_runs import DAY, _utc
+from clusterbench.commands.options import db_option, open_store, width_option
+from clusterbench.errors import BadInput
+
+
+def _figure(text: str) -> tuple[str, str, str | None]:
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise BadInput(f"{text}: give the figure as KERNEL:PHASE or KERNEL:PHASE:MODE (e.g. seqio:read:cold)")
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else None
+
+
+@click.command("trend")
+@click.argument("figure")
+@click.option("--label", help="Only runs with this label.")
+@click.option("--host", help="Only runs started on this host.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Only steps run with this parameter value (repeatable), e.g. --param file-size=1g.")
+@click.option("--since", type=DAY, help="Only runs started on or after this UTC date.")
+@click.option("--last", type=click.IntRange(0), default=30, show_default=True,
+              help="Runs listed one per line, newest (the segments and change points cover them all).")
+@db_option
+@width_option
+def command(figure, label, host, params, since, last, db_url):
+    """A figure over time: one line per run that ended ok (median of its
+    repetitions and the median's 95 % CI), and the change points found with
+    Pettitt's test, each with what changed in the environment.
+
+    \b
+    clusterbench trend seqio:read:cold --host node01
+    clusterbench trend mpi:pingpong --param size=1m --label ib
+    """
+    from rich.table import Table
+
+    from clusterbench import trend
+    from clusterbench.console import stdout_console
+    from clusterbench.stats import _median
+
+    kernel, phase, mode = _figure(figure)
+    wanted = {}
+    for p in params:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise BadInput(f"--param {p}: give KEY=VALUE")
+        wanted[key.lstrip("-")] = value
+    store = open_store(db_url)
+    found = trend.load(store, kernel, phase, mode, label=label, host=host, params=wanted, since=_utc(since))
+    if not found:
+        click.echo(f"no run that ended ok measured {figure} in {store.url}")
+        return
+    console = stdout_console()
+    for s in found:
+        starts = {c.index: c for c in s.changes}
+        bounds = [0] + sorted(starts) + [len(s.points)]
+        seg = Table("from", "to", "runs", f"median of run medians ({s.unit})", "change",
+                    title=f"{s.title}: {len(s.points)} runs, {len(s.changes)} change point(s)")
+        for a, b in zip(bounds, bounds[1:]):
+            medians = [p.median for p in s.points[a:b]]
+            seg.add_row(s.points[a].started.strftime("%Y-%m-%d"), s.points[b - 1].started.strftime("%Y-%m-%d"),
+                        str(b - a), f"{_median(medians):.4g}",
+                        f"{starts[a].change * 100:+.1f} %" if a in starts else "")
+        console.print(seg)
+        shown = s.points[-last:] if last else []
+        first = len(s.points) - len(shown)
+        t = Table("run", "started (UTC)", "label", "host", f"median ({s.unit})", "95 % CI", "n", "",
+                  title=f"the last {len(shown)} of {len(s.points)} runs" if shown else None)
+        for i, p in enumerate(shown, first):
+            mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
+            t.add_row(str(p.run_id), p.started.strftime("%Y-%m-%d %H:%M"), p.label or "", p.host or "",
+                      f"{p.median:.4g}", f"{p.ci_low:.4g} to {p.ci_high:.4g}", str(p.n), mark)
+        if shown:
+            console.print(t)
+        for c in s.changes:
+            before, after = s.points[c.index - 1], s.points[c.index]
+            click.echo(f"change at {after.started:%Y-%m-%d} (run {before.run_id} -> run {after.run_id}): median "
+                       f"{c.before_median:.4g} -> {c.after_median:.4g} {s.unit} ({c.change * 100:+.1f} %), "
+                       f"p = {c.p_value:.2g}")
+            for key, a, b in c.env_diff or [("environment", "no difference", "")]:
+                click.echo(f"    {key}: {a} -> {b}" if b != "" else f"    {key}: {a}")
+    click.echo(f"change points: {trend.METHOD}")

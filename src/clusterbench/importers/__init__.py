@@ -1,0 +1,110 @@
+"""Importers: output files of the tools clusterbench replaces (IOR, mdtest,
+fio, iperf3, OSU, IMB) read into runs of the store.
+
+Each format is one module, registered here by name and imported when used
+(as launchers and report formats; the registry line says what it reads,
+for --format's help), with:
+
+    detect(text) -> bool   whether the content is this format (cheap; the file name is never used)
+    parse(text) -> list[ImportedRun]   one run per file, or per test of a file that holds several
+
+A parser raises Unreadable (one line: what is wrong, where) for a file it
+cannot take; what it skipped of a file it could take goes in the run's
+`notes`. Samples use the phase/mode/unit vocabulary of the kernel that
+measures the same thing (docs/records.md), so an imported run and a
+measured one compare key by key. docs/import.md lists what each takes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+from dataclasses import dataclass, field
+
+from clusterbench.errors import BadInput
+from clusterbench.sample import Sample
+
+# name -> (module, what it reads); detection tries them in this order (the
+# JSON formats first: their first character settles it)
+_IMPORTERS = {
+    "ior-json": ("clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
+    "fio": ("clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
+    "iperf3": ("clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17)"),
+    "ior": ("clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
+    "mdtest": ("clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
+    "osu": ("clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
+    "imb": ("clusterbench.importers.imb", "Intel MPI Benchmarks 2017-2021 text"),
+}
+
+
+class Unreadable(ValueError):
+    """The file is not one this importer can take; the message is one line."""
+
+
+@dataclass
+class ImportedStep:
+    name: str | None
+    kernel: str                   # the clusterbench kernel measuring the same thing, else the tool's name
+    params: dict[str, str]        # as that kernel names them (text values), so compare matches steps
+    ranks: int = 1
+    ranks_per_node: int | None = None
+    samples: list[Sample] = field(default_factory=list)
+
+
+@dataclass
+class ImportedRun:
+    tool: str                     # "fio"
+    version: str | None           # "3.33", as the file says
+    form: str                     # "JSON", "json+", "text"
+    command: str | None           # the tool's command line, when the file shows it
+    hosts: list[str] = field(default_factory=list)
+    started: dt.datetime | None = None    # UTC
+    finished: dt.datetime | None = None
+    steps: list[ImportedStep] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # what of the file could not be taken
+    facts: dict[str, object] = field(default_factory=dict)  # environment keys the file states (fio's OS, iperf3's uname)
+
+    @property
+    def source(self) -> str:
+        """"fio 3.33 JSON": the tool, its version and the form, as stored and shown."""
+        return " ".join(x for x in (self.tool, self.version, self.form) if x)
+
+    @property
+    def sample_count(self) -> int:
+        return sum(len(s.samples) for s in self.steps)
+
+
+def names() -> list[str]:
+    return list(_IMPORTERS)
+
+
+def help_text() -> str:
+    return "; ".join(f"{n}: {what}" for n, (_, what) in _IMPORTERS.items())
+
+
+def get(name: str):
+    try:
+        return importlib.import_module(_IMPORTERS[name][0])
+    except KeyError:
+        raise BadInput(f"no such format: '{name}' (formats: auto, {', '.join(_IMPORTERS)})") from None
+
+
+def detect(text: str) -> str | None:
+    for name in _IMPORTERS:
+        if get(name).detect(text):
+            return name
+    return None
+
+
+def measurement(phase: str, mode: str, value: float | None, unit: str, *, repetition: int = 0,
+                sweep: tuple[str, object] | None = None, qualifiers: dict[str, object] | None = None,
+                **fields) -> Sample:
+    """One sample in the contract's shape (docs/records.md), from an imported figure.
+    `fields` are kept in the record as the file gave them (seconds, bytes, ops, percentiles...)."""
+    rec: dict = {"type": "measurement", "imported": True, "phase": phase, "mode": mode,
+                 "sweep_key": sweep[0] if sweep else None, "qualifiers": list(qualifiers or {}),
+                 "rate": value, "rate_unit": unit, "repetition": repetition}
+    if sweep:
+        rec[sweep[0]] = sweep[1]
+    rec.update(qualifiers or {})
+    rec.update({k: v for k, v in fields.items() if v is not None})
+    return Sample.from_record(rec)

@@ -1,0 +1,234 @@
+"""fio's JSON and json+ output (--output-format=json / json+, fio 2.x-3.x),
+and its normal text output for the main figures.
+
+Per job name (the entries of one job with numjobs>1 and no group_reporting
+summed, as randio's --jobs are) and per direction: IOPS as the sample, with
+bandwidth, slat/clat/lat statistics and percentiles (us) and json+'s
+latency bins in the record. A random-pattern job becomes a randio step
+(pattern, block size, queue depth, jobs, runtime, ramp, direct, engine,
+file size, read mix in randio's names), so it compares with `clusterbench
+run randio` on the same work; other jobs are `fio` steps with fio's options.
+fio 2.x reports latencies in us and io_bytes in KiB; 3.x in ns and bytes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+
+RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
+ENGINES = {"io_uring", "libaio", "psync"}
+DIRECTIONS = (("read", "randread"), ("write", "randwrite"))
+TEXT_JOB = re.compile(r"^(\S.*?): \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-.*?ioengine=(\w+), iodepth=(\d+)", re.M)
+
+
+def detect(text: str) -> bool:
+    head = text[:4096]
+    if re.search(r'"fio version"\s*:', head):
+        return True
+    return bool(re.search(r"^fio-[23]\.\d+", head, re.M) and TEXT_JOB.search(head))
+
+
+def parse(text: str) -> list[ImportedRun]:
+    start = text.find("{")
+    if start >= 0 and re.search(r'"fio version"\s*:', text[:4096]):
+        return [_parse_json(text, start)]
+    return [_parse_text(text)]
+
+
+# -- JSON ------------------------------------------------------------------
+def _parse_json(text: str, start: int) -> ImportedRun:
+    try:
+        doc, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError as e:
+        raise Unreadable(f"not complete JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise Unreadable("no \"jobs\" list")
+    version = str(doc.get("fio version", "")).removeprefix("fio-") or None
+    plus = any(isinstance(j, dict) and isinstance(j.get(d), dict) and isinstance(j[d].get("clat_ns"), dict)
+               and "bins" in j[d]["clat_ns"] for j in doc["jobs"] for d in ("read", "write"))
+    run = ImportedRun("fio", version, "json+" if plus else "JSON", None)
+    glob = doc.get("global options") if isinstance(doc.get("global options"), dict) else {}
+    by_name: dict[tuple, list[dict]] = {}
+    for j in doc["jobs"]:
+        if not isinstance(j, dict) or "jobname" not in j:
+            run.notes.append("a job entry without a name was skipped")
+            continue
+        by_name.setdefault((str(j["jobname"]), j.get("groupid")), []).append(j)
+    for (name, _), entries in by_name.items():
+        opts = {**{str(k): str(v) for k, v in glob.items()},
+                **{str(k): str(v) for k, v in (entries[0].get("job options") or {}).items()}}
+        step = _step(name, opts, len(entries))
+        for direction, rand_phase in DIRECTIONS:
+            parts = [e[direction] for e in entries if isinstance(e.get(direction), dict)]
+            if not any(_num(p.get("io_bytes")) and p["io_bytes"] > 0 for p in parts):
+                continue
+            phase = rand_phase if step.kernel == "randio" else direction
+            step.samples.append(_sample(phase, opts, parts, run))
+        if step.samples:
+            run.steps.append(step)
+        errors = [e.get("error") for e in entries if e.get("error")]
+        if errors:
+            run.notes.append(f"job {name}: fio reported error {errors[0]}")
+    ts = doc.get("timestamp")
+    if _num(ts):
+        run.finished = dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)
+        elapsed = max((float(j.get("elapsed", 0)) for j in doc["jobs"] if isinstance(j, dict)
+                       and _num(j.get("elapsed"))), default=0.0)
+        run.started = run.finished - dt.timedelta(seconds=elapsed)
+    hosts = {str(j["hostname"]) for j in doc["jobs"] if isinstance(j, dict) and j.get("hostname")}
+    run.hosts = sorted(hosts)
+    return run
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _f(d: dict, key: str) -> float:
+    v = d.get(key)
+    if not _num(v):
+        raise Unreadable(f"'{key}' is {json.dumps(v)}, not a number")
+    return float(v)
+
+
+def _latency(d: dict, name: str) -> dict:
+    """slat/clat/lat: fio 3.x *_ns, fio 2.x in us; as *_us fields."""
+    out = {}
+    if isinstance(d.get(f"{name}_ns"), dict):
+        stats, scale = d[f"{name}_ns"], 1e-3
+    elif isinstance(d.get(name), dict):
+        stats, scale = d[name], 1.0
+    else:
+        return out
+    for k in ("min", "max", "mean"):
+        if _num(stats.get(k)):
+            out[f"{name}_us_{k}"] = stats[k] * scale
+    pct = stats.get("percentile")
+    if isinstance(pct, dict):
+        for p, v in pct.items():
+            if _num(v):
+                out[f"{name}_us_p{p.rstrip('0').rstrip('.').replace('.', '_')}"] = v * scale
+    if isinstance(stats.get("bins"), dict):
+        out[f"{name}_ns_bins"] = {str(k): v for k, v in stats["bins"].items() if _num(v)}
+    return out
+
+
+def _sample(phase: str, opts: dict, parts: list[dict], run: ImportedRun):
+    iops = sum(_f(p, "iops") for p in parts)
+    kib_per_s = sum(_f(p, "bw") for p in parts)
+    runtime_ms = max(_f(p, "runtime") for p in parts)
+    if "io_kbytes" in parts[0]:
+        data = int(sum(_f(p, "io_bytes") for p in parts))
+    else:  # fio 2.x: io_bytes in KiB
+        data = int(sum(_f(p, "io_bytes") for p in parts) * 1024)
+    ios = sum(int(p["total_ios"]) for p in parts if _num(p.get("total_ios"))) or None
+    fields = {"mib_per_s": kib_per_s / 1024, "seconds": runtime_ms / 1000, "bytes": data, "ops": ios,
+              "jobs": len(parts)}
+    if len(parts) == 1:
+        for name in ("slat", "clat", "lat"):
+            fields.update(_latency(parts[0], name))
+    elif not any("latency percentiles" in n for n in run.notes):
+        run.notes.append("latency percentiles of jobs without group_reporting are not combined: not taken")
+    mode = "direct" if _flag(opts.get("direct", "0")) else "buffered"
+    return measurement(phase, mode, iops, "IOPS", **fields)
+
+
+def _flag(v: str) -> bool:
+    return v.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+def _seconds(v: str) -> str:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|ms|us|h)?\s*", v)
+    if not m:
+        return v
+    n = float(m.group(1)) * {"s": 1, "sec": 1, None: 1, "m": 60, "min": 60, "h": 3600, "ms": 1e-3,
+                             "us": 1e-6}[m.group(2)]
+    return f"{n:g}"
+
+
+def _step(name: str, opts: dict, entries: int) -> ImportedStep:
+    pattern = RANDIO_PATTERNS.get(opts.get("rw", opts.get("readwrite", "read")).split(":")[0])
+    jobs = int(opts["numjobs"]) if opts.get("numjobs", "").isdigit() else entries
+    if pattern is None:
+        return ImportedStep(f"fio job {name}", "fio", dict(opts), 1)
+    params = {"pattern": pattern, "block-size": opts.get("bs", opts.get("blocksize", "4k")).lower(),
+              "iodepth": opts.get("iodepth", "1"), "jobs": str(jobs),
+              "runtime": _seconds(opts.get("runtime", "0")), "ramp": _seconds(opts.get("ramp_time", "0")),
+              "direct": "true" if _flag(opts.get("direct", "0")) else "false"}
+    if opts.get("ioengine") in ENGINES:
+        params["engine"] = opts["ioengine"]
+    if "size" in opts:
+        params["file-size"] = opts["size"].lower()
+    if pattern == "randrw":
+        params["rwmix"] = opts.get("rwmixread", str(100 - int(opts["rwmixwrite"])) if
+                                   opts.get("rwmixwrite", "").isdigit() else "50")
+    if "directory" in opts:
+        params["dir"] = opts["directory"]
+    return ImportedStep(f"fio job {name}", "randio", params, 1)
+
+
+def _size_text(text: str) -> str:
+    """fio's "4096B" / "1024KiB" / "4KiB" as "4k" / "1m"."""
+    m = re.fullmatch(r"(\d+)([KMG]?)i?B", text)
+    if not m:
+        return text.lower()
+    n = int(m.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[m.group(2)]
+    for unit, suffix in ((1024**3, "g"), (1024**2, "m"), (1024, "k")):
+        if n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)
+
+
+# -- normal text -------------------------------------------------------------
+TEXT_VERSION = re.compile(r"^fio-(\d[\w.\-]*)\s*$", re.M)
+TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+): pid=\d+: (.+)$", re.M)
+# 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)"; 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec"
+TEXT_DIR3 = re.compile(r"^\s+(read|write)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMG]i?B)/s.*?\((\d+(?:\.\d+)?)([KMGT]?i?B)"
+                       r"/(\d+)msec\)", re.M)
+TEXT_DIR2 = re.compile(r"^\s+(read|write)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, iops=(\d+), runt=\s*(\d+)msec",
+                       re.M)
+SCALE = {"": 1, "k": 1e3, "M": 1e6}
+BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "KB": 1024, "MB": 1024**2,
+         "GB": 1024**3, "TB": 1024**4}
+
+
+def _parse_text(text: str) -> ImportedRun:
+    v = TEXT_VERSION.search(text)
+    run = ImportedRun("fio", v.group(1) if v else None, "text", None)
+    heads = {m.group(1): m for m in TEXT_JOB.finditer(text)}
+    results = list(TEXT_RESULT.finditer(text))
+    if not results:
+        raise Unreadable("no job result block (\"NAME: (groupid=N, jobs=N): err= ...\")")
+    for i, r in enumerate(results):
+        name, head = r.group(1), heads.get(r.group(1))
+        block = text[r.end(): results[i + 1].start() if i + 1 < len(results) else len(text)]
+        opts = {"rw": head.group(2), "bs": _size_text(head.group(3)), "ioengine": head.group(4),
+                "iodepth": head.group(5)} if head else {}
+        step = ImportedStep(f"fio job {name}", "fio", opts, 1)
+        for m in TEXT_DIR3.finditer(block):
+            iops = float(m.group(2)) * SCALE[m.group(3)]
+            data = float(m.group(6)) * BYTES[m.group(7)]
+            step.samples.append(measurement(m.group(1), "n/a", iops, "IOPS", seconds=int(m.group(8)) / 1000,
+                                            bytes=int(data), mib_per_s=data / 2**20 / (int(m.group(8)) / 1000)))
+        for m in TEXT_DIR2.finditer(block):
+            data = float(m.group(2)) * BYTES[m.group(3)]
+            step.samples.append(measurement(m.group(1), "n/a", float(m.group(6)), "IOPS",
+                                            seconds=int(m.group(7)) / 1000, bytes=int(data),
+                                            mib_per_s=data / 2**20 / (int(m.group(7)) / 1000)))
+        issued = re.search(r"issued r\w*: total=(\d+),(\d+)", block)
+        if issued and step.samples:
+            run.notes.append("text output: IOPS as fio rounded them (3 figures); the JSON output has them exact")
+        if step.samples:
+            run.steps.append(step)
+        try:
+            run.started = run.started or dt.datetime.strptime(r.group(4).strip(), "%a %b %d %H:%M:%S %Y") \
+                .replace(tzinfo=dt.timezone.utc)
+        except ValueError:
+            pass
+    run.notes = list(dict.fromkeys(run.notes))
+    if run.started:
+        run.notes.append("text output: the date is fio's local time, stored as UTC")
+    return run

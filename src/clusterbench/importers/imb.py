@@ -1,0 +1,93 @@
+"""Intel MPI Benchmarks text output (IMB-MPI1, 2017-2021): the header
+(version, date, calling sequence, OS), then per benchmark and process
+count ("# Benchmarking Allreduce", "# #processes = 4") a table with
+`#bytes #repetitions` and t[usec] or t_min/t_max/t_avg, and Mbytes/sec.
+
+Each (benchmark, process count) is a step. One the mpi kernel also runs
+(PingPong as pingpong; Allreduce, Reduce, Alltoall, Allgather, Bcast,
+Barrier) is an mpi step with sync=none (IMB times back-to-back calls,
+docs/kernels/mpi.md) whose samples are the kernel's: phase the op, one per
+size, the time in us (PingPong's t, else t_avg), with t_min/t_max,
+repetitions and Mbytes/sec (IMB's are 10^6 bytes/s) in the record. PingPing,
+Sendrecv, Exchange and the rest are `imb` steps named by the benchmark.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+
+BANNER = re.compile(r"^#\s+Intel\(R\) MPI Benchmarks (\d{4}(?:\.\d+)*(?: Update \d+)?)(?:, (.+?))?\s*$", re.M)
+SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# #processes = (\d+)", re.M)
+MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce", "Alltoall": "alltoall",
+           "Allgather": "allgather", "Bcast": "bcast", "Barrier": "barrier"}
+COLUMNS = {"#bytes": "message_bytes", "#repetitions": "repetitions", "t[usec]": "t_usec", "t_min[usec]": "t_min_us",
+           "t_max[usec]": "t_max_us", "t_avg[usec]": "t_avg_us", "Mbytes/sec": "bandwidth_mb_s",
+           "Msg/sec": "messages_per_s"}
+
+
+def detect(text: str) -> bool:
+    return bool(BANNER.search(text[:4096]))
+
+
+def parse(text: str) -> list[ImportedRun]:
+    banner = BANNER.search(text)
+    if not banner:
+        raise Unreadable("no IMB banner (\"Intel(R) MPI Benchmarks YYYY, MPI-1 part\")")
+    calling = re.search(r"^# Calling sequence was:\s*\n(?:#\s*\n)*#\s*(\S.*?)\s*$", text, re.M)
+    run = ImportedRun("IMB", banner.group(1).replace(" Update ", "u"), "text",
+                      calling.group(1) if calling else None)
+    date = re.search(r"^# Date\s*: (.+?)\s*$", text, re.M)
+    if date:
+        try:
+            run.started = dt.datetime.strptime(date.group(1), "%a %b %d %H:%M:%S %Y").replace(tzinfo=dt.timezone.utc)
+        except ValueError:
+            run.notes.append(f"the date '{date.group(1)}' is not IMB's format: not taken")
+    system = [re.search(rf"^# {k}\s*: (.*?)\s*$", text, re.M) for k in ("System", "Release", "Machine")]
+    if all(system):
+        run.facts["import.system"] = " ".join(m.group(1) for m in system)
+    sections = list(SECTION.finditer(text))
+    for i, s in enumerate(sections):
+        body = text[s.end(): sections[i + 1].start() if i + 1 < len(sections) else len(text)]
+        step = _section(s.group(1), int(s.group(2)), body)
+        if step.samples:
+            run.steps.append(step)
+    if not run.steps:
+        raise Unreadable("no benchmark table (\"# Benchmarking NAME\", \"# #processes = N\", rows)")
+    return [run]
+
+
+def _section(name: str, ranks: int, body: str) -> ImportedStep:
+    op = MPI_OPS.get(name)
+    step = ImportedStep(f"IMB {name} np {ranks}", "mpi" if op else "imb",
+                        ({"op": op} | ({"sync": "none"} if op != "pingpong" else {})) if op else {"benchmark": name},
+                        ranks)
+    columns: list[str] = []
+    for line in body.splitlines():
+        s = line.strip()
+        if s.startswith("#bytes") or s.startswith("#repetitions"):
+            columns = s.split()
+            continue
+        if s.startswith("#") and columns:
+            break   # the next section's rule, or the end
+        fields = s.split()
+        if not columns or len(fields) != len(columns):
+            continue
+        try:
+            row = {COLUMNS.get(c, c): float(v) for c, v in zip(columns, fields)}
+        except ValueError:
+            continue
+        t = row.get("t_usec", row.get("t_avg_us"))
+        if t is None:
+            continue
+        size = int(row["message_bytes"]) if "message_bytes" in row else 0 if op == "barrier" else None
+        if op in ("allreduce", "reduce") and size == 0:
+            continue   # the kernel's reductions start at one float
+        row.pop("message_bytes", None)
+        step.samples.append(measurement(op or name.lower(), "n/a", t, "us",
+                                        sweep=("size_bytes", size) if size is not None else None,
+                                        qualifiers={"algorithm": "library"}, seconds=t / 1e6,
+                                        iterations=int(row.pop("repetitions")) if "repetitions" in row else None,
+                                        **row))
+    return step

@@ -1,0 +1,89 @@
+"""What IOR's text and JSON outputs share: a test's step and its samples'
+modes, from IOR's command line read by clusterbench's own IOR parser
+(clusterbench.ior_args), so an imported line and `clusterbench ior` of the
+same line become the same pario step and compare key by key.
+
+IOR's figures per repetition and operation are bandwidth in MiB/s (bytes /
+the time from first open to last close, as pario's rate), so the samples
+are pario's: phase write/read, unit MiB/s, the write's mode the durability
+the line asked for (-e fsync, -Y fsync-each, else cached; O_DIRECT direct)
+and the read's the state pario reads in for that line (cold, or direct).
+IOR itself does not empty the page cache before reading: each read sample
+says so in its warnings.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+
+from clusterbench.errors import BadInput
+from clusterbench.importers import ImportedStep, measurement
+
+READ_WARNING = "imported from IOR: IOR does not empty the page cache before reading (pario does)"
+DATE_FORMATS = ("%a %b %d %H:%M:%S %Y",)
+
+
+def argv_of(command_line: str) -> list[str]:
+    try:
+        return shlex.split(command_line)
+    except ValueError:
+        return command_line.split()
+
+
+def step_for(command_line: str | None, test_id: int, tasks: int, tasks_per_node: int | None,
+             described: dict[str, str], notes: list[str]) -> tuple[ImportedStep, str, str]:
+    """The test's step and the (write mode, read mode) of its samples.
+    `described`: the test's parameters as the output file shows them, used
+    (as an `ior` step) when the command line cannot be read as pario's."""
+    from clusterbench.ior_args import translate
+
+    ppn = tasks_per_node if tasks_per_node and tasks_per_node != tasks else None
+    if command_line and _reads_files(argv_of(command_line)):
+        notes.append("the command line names a script or hints file, which the output does not hold: "
+                     "stored as an ior step with the parameters the output shows")
+    elif command_line:
+        try:
+            t = translate(["mpiexec", "-n", str(tasks), *argv_of(command_line)])
+            test = t.tests[test_id] if test_id < len(t.tests) else None
+        except BadInput as e:
+            notes.append(f"the command line is not one pario runs ({e.message}): stored as an ior step")
+            test = None
+        if test is not None:
+            p = test.params
+            direct = p.get("direct") == "true"
+            write = "direct" if direct else {"end": "fsync", "each": "fsync-each"}.get(p.get("fsync", "none"), "cached")
+            return (ImportedStep(f"ior test {test_id}: {command_line}", "pario", dict(p), tasks, ppn),
+                    write, "direct" if direct else "cold")
+    elif not any("no command line" in n for n in notes):
+        notes.append("no command line in the file: stored as an ior step with the parameters it shows")
+    write = "fsync-each" if described.get("fsyncPerWrite") == "1" else \
+        "fsync" if described.get("fsync") == "1" else "cached"
+    if described.get("useO_DIRECT") == "1":
+        write = "direct"
+    return (ImportedStep(f"ior test {test_id}", "ior", {k: v for k, v in described.items() if v not in ("", None)},
+                         tasks, ppn), write, "direct" if write == "direct" else "cold")
+
+
+def _reads_files(argv: list[str]) -> bool:
+    """-f SCRIPT and hints files: the parser would read them from this machine, where they are not the run's."""
+    return any(a.startswith("-f") or "hintsfilename" in a.lower() for a in argv)
+
+
+def sample(op: str, modes: tuple[str, str], mib_per_s: float, repetition: int, **fields):
+    mode = modes[0] if op == "write" else modes[1]
+    s = measurement(op, mode, mib_per_s, "MiB/s", repetition=repetition, **fields)
+    if op == "read" and mode == "cold":
+        s.warnings.append(READ_WARNING)
+    return s
+
+
+def number(text) -> float | None:
+    """IOR's figures as numbers: JSON numbers, numbers written as strings
+    ("0.0003", "inf"), text columns; None for '-', 'NA' and anything else."""
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float)):
+        return float(text)
+    if isinstance(text, str) and re.fullmatch(r"\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*", text):
+        return float(text)
+    return None

@@ -1,0 +1,138 @@
+"""IOR 3.x and 4.x text output: the banner (version, Began, Command line,
+Machine), per test its Options block and Results table (one row per
+repetition and operation), and the `Summary of all tests` table.
+
+Samples come from the Results rows (bandwidth in MiB/s as IOR printed it,
+with its IOPS, latency and open/wr-rd/close/total times in the record).
+A test whose Results rows are missing (IOR ran without them, or the file
+was cut) takes the Summary's Max/Min/Mean as one sample of the mean, with
+a note. Older versions print fewer columns; columns are found by their
+heading, not their place.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from clusterbench.importers import ImportedRun, Unreadable
+from clusterbench.importers.ior_common import DATE_FORMATS, number, sample, step_for
+
+BANNER = re.compile(r"^IOR-(\S+): MPI Coordinated Test of Parallel I/O", re.M)
+KEY_VALUE = re.compile(r"^([A-Za-z][\w /()#.-]*?)\s*: ?(.*)$")
+RESULT_COLUMNS = {"bw(MiB/s)": "bw", "IOPS": "iops", "Latency(s)": "latency_s", "block(KiB)": "block_kib",
+                  "xfer(KiB)": "xfer_kib", "open(s)": "open_s", "wr/rd(s)": "transfer_s", "close(s)": "close_s",
+                  "total(s)": "total_s", "iter": "iter"}
+
+
+def detect(text: str) -> bool:
+    return bool(BANNER.search(text[:8192]))
+
+
+def _date(text: str | None) -> dt.datetime | None:
+    for fmt in DATE_FORMATS:
+        try:
+            return dt.datetime.strptime((text or "").strip(), fmt).replace(tzinfo=dt.timezone.utc)
+        except ValueError:
+            continue
+    return None
+
+
+def parse(text: str) -> list[ImportedRun]:
+    m = BANNER.search(text)
+    if not m:
+        raise Unreadable("no IOR banner (\"IOR-x.y.z: MPI Coordinated Test of Parallel I/O\")")
+    lines = text[m.start():].splitlines()
+    head: dict[str, str] = {}
+    tests: list[dict] = []     # each: options, rows, summary
+    section, columns = None, None
+    summary_cols: list[str] = []
+    summary: list[dict[str, str]] = []
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped.startswith("TestID"):
+            tests.append({"options": {}, "rows": []})
+            section = "test"
+            continue
+        if stripped.startswith("Options:"):
+            section = "options"
+            continue
+        if stripped.startswith("Results:"):
+            section, columns = "results", None
+            continue
+        if stripped.startswith("Summary of all tests:"):
+            section = "summary"
+            continue
+        if section == "results":
+            if stripped.startswith("access"):
+                columns = re.split(r"\s+", stripped)
+                continue
+            fields = stripped.split()
+            if columns and fields and fields[0] in ("write", "read") and len(fields) == len(columns) and tests:
+                tests[-1]["rows"].append(dict(zip(columns, fields)))
+            continue
+        if section == "summary":
+            if stripped.startswith("Operation"):
+                summary_cols = stripped.split()
+            elif summary_cols and stripped.split()[:1] in (["write"], ["read"]):
+                summary.append(dict(zip(summary_cols, stripped.split())))
+            elif stripped.startswith("Finished") and KEY_VALUE.match(stripped):
+                head["Finished"] = KEY_VALUE.match(stripped).group(2)
+            continue
+        kv = KEY_VALUE.match(line)
+        if not kv:
+            continue
+        key, value = kv.group(1).strip(), kv.group(2).strip()
+        if section == "options" and tests:
+            tests[-1]["options"][key] = value
+        elif section is None or section == "test":
+            head.setdefault(key, value)
+    run = ImportedRun("IOR", m.group(1), "text", head.get("Command line"))
+    run.started, run.finished = _date(head.get("Began")), _date(head.get("Finished"))
+    machine = head.get("Machine", "").split()
+    if len(machine) >= 2:
+        run.hosts = [machine[1]]
+        run.facts["os.kernel_name"] = machine[0]
+    if not tests and summary:   # IOR with its results table only (-q, or the head cut off)
+        tests = [{"options": {}, "rows": []}]
+    for i, t in enumerate(tests):
+        _test(run, i, t, [s for s in summary if s.get("Test#", str(i)) == str(i)])
+    if not run.steps:
+        raise Unreadable("no Results row and no Summary row of a write or read")
+    return [run]
+
+
+def _test(run: ImportedRun, i: int, t: dict, summary: list[dict[str, str]]) -> None:
+    opts = t["options"]
+    tasks = _int(opts.get("tasks")) or _int(summary[0].get("#Tasks") if summary else None) or 1
+    ppn = _int(opts.get("clients per node")) or _int(summary[0].get("tPN") if summary else None)
+    described = {"api": opts.get("api") or (summary[0].get("API") if summary else None) or "",
+                 "access": opts.get("access", ""), "type": opts.get("type", ""),
+                 "segments": opts.get("segments") or (summary[0].get("segcnt", "") if summary else ""),
+                 "xfersize": opts.get("xfersize") or (summary[0].get("xsize", "") if summary else ""),
+                 "blocksize": opts.get("blocksize") or (summary[0].get("blksiz", "") if summary else "")}
+    step, write_mode, read_mode = step_for(run.command, i, tasks, ppn, described, run.notes)
+    for row in t["rows"]:
+        bw = number(row.get("bw(MiB/s)"))
+        if bw is None:
+            continue
+        fields = {RESULT_COLUMNS[c]: number(v) for c, v in row.items() if c in RESULT_COLUMNS and c != "bw(MiB/s)"}
+        rep = int(fields.pop("iter", None) or 0)   # a heading without "iter" (a damaged file): 0
+        step.samples.append(sample(row["access"], (write_mode, read_mode), bw, rep,
+                                   seconds=fields.get("total_s"), **fields))
+    if not step.samples:
+        for s in summary:
+            mean = number(s.get("Mean(MiB)"))
+            if mean is not None:
+                step.samples.append(sample(s["Operation"], (write_mode, read_mode), mean, 0,
+                                           max_mib_per_s=number(s.get("Max(MiB)")),
+                                           min_mib_per_s=number(s.get("Min(MiB)")),
+                                           repetitions=_int(s.get("reps")), seconds=number(s.get("Mean(s)"))))
+        if step.samples:
+            run.notes.append(f"test {i}: no Results rows: the Summary's mean over repetitions taken as one sample")
+    if step.samples:
+        run.steps.append(step)
+
+
+def _int(text) -> int | None:
+    n = number(text)
+    return int(n) if n is not None and n == int(n) and n > 0 else None

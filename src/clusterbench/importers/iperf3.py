@@ -1,0 +1,141 @@
+"""iperf3 -J output (3.0-3.17): a TCP test becomes a tcp step (streams,
+duration, message size, direction in the tcp kernel's names) whose samples
+are the tcp kernel's: phase `send` (client to server) or `receive` (server
+to client: -R, and the reverse half of --bidir), rate in Gbit/s as the
+receiver counted it (rate_basis receiver), so `clusterbench run tcp` on the
+same work compares key by key. The sender's figure, retransmits, per-stream
+figures and the per-interval rates are kept in the record. Versions that
+omit the sums for one stream (3.0-3.1) are read from that stream. A UDP
+test is an `iperf3` step with the receiver's rate, jitter and loss.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+
+GBIT = 1e9
+
+
+def detect(text: str) -> bool:
+    head = text[:4096]
+    return head.lstrip().startswith("{") and '"start"' in head and bool(
+        re.search(r'"(version|system_info|connecting_to|test_start)"\s*:', head)) and "iperf" in text[:8192]
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _dict(d, key) -> dict:
+    v = d.get(key) if isinstance(d, dict) else None
+    return v if isinstance(v, dict) else {}
+
+
+def _size_text(n: int) -> str:
+    for unit, suffix in ((1 << 20, "m"), (1 << 10, "k")):
+        if n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)
+
+
+def parse(text: str) -> list[ImportedRun]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise Unreadable(f"not complete JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    if not isinstance(doc, dict):
+        raise Unreadable("the JSON document is not an object")
+    if doc.get("error") and not _dict(doc, "end"):
+        raise Unreadable(f"iperf3 reported an error and no result: {str(doc['error'])[:200]}")
+    start, end = _dict(doc, "start"), _dict(doc, "end")
+    ts = _dict(start, "test_start")
+    version = str(start.get("version", "")).removeprefix("iperf ").strip() or None
+    run = ImportedRun("iperf3", version, "JSON", None)
+    stamp = _dict(start, "timestamp").get("timesecs")
+    if _num(stamp):
+        run.started = dt.datetime.fromtimestamp(float(stamp), dt.timezone.utc)
+        if _num(ts.get("duration")):
+            run.finished = run.started + dt.timedelta(seconds=float(ts["duration"]))
+    info = start.get("system_info")
+    if isinstance(info, str) and len(info.split()) >= 2:
+        run.hosts = [info.split()[1]]
+        run.facts["import.system_info"] = info
+    server = _dict(start, "connecting_to").get("host")
+    if server:
+        run.facts["import.server"] = str(server)
+    protocol = str(ts.get("protocol", "TCP")).upper()
+    streams = int(ts["num_streams"]) if _num(ts.get("num_streams")) else 1
+    bidir = "sum_sent_bidir_reverse" in end or bool(ts.get("bidir"))
+    reverse = bool(ts.get("reverse")) and not bidir
+    loopback = str(server or "").startswith("127.") or server in ("::1", "localhost")
+    params = {"role": "loopback" if loopback else "client", "streams": str(streams)}
+    if _num(ts.get("duration")) and ts["duration"] > 0:
+        params["duration"] = f"{ts['duration']:g}"
+    if _num(ts.get("blksize")) and ts["blksize"] > 0:
+        params["message-size"] = _size_text(int(ts["blksize"]))
+    params["direction"] = "bidir" if bidir else "reverse" if reverse else "send"
+    if protocol == "UDP":
+        step = ImportedStep("iperf3 UDP", "iperf3", {**params, "protocol": "udp"})
+        s = _udp(end)
+        if s:
+            step.samples.append(s)
+    else:
+        step = ImportedStep("iperf3 TCP", "tcp", params)
+        halves = [("send" if not reverse else "receive", "sum_sent", "sum_received", False)]
+        if bidir:
+            halves.append(("receive", "sum_sent_bidir_reverse", "sum_received_bidir_reverse", True))
+        for phase, sent_key, received_key, reverse_half in halves:
+            s = _tcp(phase, end, sent_key, received_key, reverse_half, doc.get("intervals"), run)
+            if s:
+                step.samples.append(s)
+    if doc.get("error"):
+        run.notes.append(f"iperf3 reported: {str(doc['error'])[:200]}")
+    if not step.samples:
+        raise Unreadable("no end-of-test result (\"end\": sum_received or streams)")
+    run.steps.append(step)
+    return [run]
+
+
+def _stream_sum(end: dict, side: str) -> dict:
+    """What 3.0/3.1 leave out for one stream: the sum, from the streams
+    (--bidir, 3.7 on, always writes its sums)."""
+    parts = [_dict(st, side) for st in end.get("streams") or [] if isinstance(st, dict)]
+    if not parts or not all(_num(p.get("bytes")) and _num(p.get("seconds")) for p in parts):
+        return {}
+    seconds = max(p["seconds"] for p in parts)
+    data = sum(p["bytes"] for p in parts)
+    return {"bytes": data, "seconds": seconds, "bits_per_second": data * 8 / seconds if seconds else 0.0,
+            "retransmits": sum(p.get("retransmits", 0) for p in parts if _num(p.get("retransmits")))}
+
+
+def _tcp(phase: str, end: dict, sent_key: str, received_key: str, reverse_half: bool, intervals, run: ImportedRun):
+    received = _dict(end, received_key) or (_stream_sum(end, "receiver") if not reverse_half else {})
+    sent = _dict(end, sent_key) or (_stream_sum(end, "sender") if not reverse_half else {})
+    if not _dict(end, received_key) and received:
+        run.notes.append(f"{phase}: no {received_key} in the file (iperf3 3.0/3.1 with one stream): "
+                         "summed from the streams")
+    if not _num(received.get("bits_per_second")):
+        return None
+    rates = []
+    for iv in intervals if isinstance(intervals, list) else []:
+        s = _dict(iv, "sum_bidir_reverse" if reverse_half else "sum")
+        if _num(s.get("bits_per_second")):
+            rates.append(s["bits_per_second"] / GBIT)
+    return measurement(phase, "n/a", received["bits_per_second"] / GBIT, "Gbit/s",
+                       qualifiers={"rate_basis": "receiver"}, bytes=received.get("bytes"),
+                       seconds=received.get("seconds"),
+                       sender_gbit_per_s=sent["bits_per_second"] / GBIT if _num(sent.get("bits_per_second")) else None,
+                       retransmits=sent.get("retransmits"), interval_gbit_per_s=rates or None,
+                       streams=len(end.get("streams") or []) or None)
+
+
+def _udp(end: dict):
+    s = _dict(end, "sum_received") or _dict(end, "sum")
+    if not _num(s.get("bits_per_second")):
+        return None
+    return measurement("udp", "n/a", s["bits_per_second"] / GBIT, "Gbit/s", bytes=s.get("bytes"),
+                       seconds=s.get("seconds"), jitter_ms=s.get("jitter_ms"), lost_packets=s.get("lost_packets"),
+                       packets=s.get("packets"), lost_percent=s.get("lost_percent"))

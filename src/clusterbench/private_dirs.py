@@ -1,0 +1,169 @@
+"""cbk's private directories left behind by a run that was killed (-9, a
+node crash, a rank killed under MPI): find them by their owner stamp, tell
+whether the owner is gone, remove them.
+
+cbk makes every private directory as "<dir>/cbk-<kernel>-XXXXXX" and writes
+its owner stamp ".cbk-owner" in it before any data (kernels/core/cleanup.c):
+one JSON line with host, boot id, pid, the process's start in clock ticks
+since boot, start time, cbk's run id and the store's run id. An owner is
+gone when the stamp names this host and either the boot id differs (a
+reboot) or no process with that pid and start time lives. A directory
+without a readable stamp, another host's, a symlink, or another user's is
+never touched.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import socket
+import stat
+from pathlib import Path
+
+STAMP = ".cbk-owner"
+NAME = re.compile(r"^cbk-[a-z0-9_]+-[A-Za-z0-9]{6}$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Orphan:
+    path: Path
+    size_bytes: int
+    stamp: dict
+
+    def describe(self) -> str:
+        s = self.stamp
+        run = f", run {s['store_run']}" if s.get("store_run") is not None else ""
+        return (f"{os.fsdecode(self.path)!r} ({self.size_bytes / 2**20:.1f} MiB) of cbk pid {s.get('pid')} "
+                f"on {s.get('host')}{run}, cbk run id {s.get('run_id')}")
+
+
+def _read_stamp(path: Path) -> dict | None:
+    try:
+        fd = os.open(path / STAMP, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            stamp = json.loads(f.read(4096))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or stamp.get("owner") != "cbk" or not isinstance(stamp.get("pid"), int):
+        return None
+    return stamp
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _start_ticks(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    if fields[0] in ("Z", "X"):  # exited, not yet reaped: its files are nobody's
+        return None
+    return int(fields[19])  # field 22 of proc(5); fields[0] is field 3
+
+
+def owner_alive(stamp: dict) -> bool | None:
+    """True or False for an owner on this host; None for another host's
+    (nothing here can tell, so it is left alone)."""
+    if stamp.get("host") != socket.gethostname():
+        return None
+    if stamp.get("boot_id") and stamp["boot_id"] != _boot_id():
+        return False
+    ticks = _start_ticks(stamp["pid"])
+    if ticks is None:
+        return False
+    return not stamp.get("start_ticks") or ticks == stamp["start_ticks"]
+
+
+def _size_bytes(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def orphans(parent: str | os.PathLike) -> list[Orphan]:
+    """Stamped private directories in `parent` (not below) whose owner is gone."""
+    found = []
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if not NAME.match(entry.name if isinstance(entry.name, str) else os.fsdecode(entry.name)):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        path = Path(entry.path)
+        stamp = _read_stamp(path)
+        if stamp is None or owner_alive(stamp) is not False:
+            continue
+        found.append(Orphan(path, _size_bytes(path), stamp))
+    return found
+
+
+def _remove_tree(dir_fd: int) -> None:
+    """Empties the directory open as dir_fd, never following a symlink."""
+    for name in os.listdir(dir_fd):
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+            continue
+        except IsADirectoryError:
+            pass
+        except PermissionError:  # Linux says EISDIR; others EPERM
+            if not stat.S_ISDIR(os.lstat(name, dir_fd=dir_fd).st_mode):
+                raise
+        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        try:
+            _remove_tree(sub)
+        finally:
+            os.close(sub)
+        os.rmdir(name, dir_fd=dir_fd)
+
+
+def remove(orphan: Orphan) -> None:
+    """Removes one orphan (its stamp last, so an interrupted removal is
+    found again)."""
+    fd = os.open(orphan.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for name in os.listdir(fd):
+            if name == STAMP:
+                continue
+            try:
+                os.unlink(name, dir_fd=fd)
+            except (IsADirectoryError, PermissionError):
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                try:
+                    _remove_tree(sub)
+                finally:
+                    os.close(sub)
+                os.rmdir(name, dir_fd=fd)
+        os.unlink(STAMP, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(orphan.path)
+
+
+def sweep(parent: str | os.PathLike, note) -> None:
+    """Before a run in `parent`: removes the orphans there, saying so; a
+    failure to remove one is said too and does not stop the run."""
+    for orphan in orphans(parent):
+        try:
+            remove(orphan)
+            note(f"removed a stale private directory {orphan.describe()}")
+        except OSError as e:
+            note(f"cannot remove the stale private directory {os.fsdecode(orphan.path)!r}: {e.strerror}")

@@ -1,0 +1,106 @@
+"""One place that turns a user's string (a label, a step name, a parameter
+value, a directory, a host name) into text safe for each output format.
+
+Stored text is kept as the user gave it; it is rendered here, at output:
+
+- terminal: rich markup escaped ("[/]" and "[link=...]" print as written)
+  and control characters dropped (ESC/CSI/OSC sequences, C1 controls, BEL,
+  newlines), so a label cannot move the cursor, retitle the window or make
+  a hyperlink; bytes that are not UTF-8 (surrogate escapes) show as U+FFFD.
+- csv: as for the terminal (no control characters, one line), and a cell
+  a spreadsheet would read as a formula (= + - @, tab or CR first) gets a
+  leading apostrophe (OWASP's CSV-injection guard).
+- markdown: Markdown and inline HTML metacharacters backslash-escaped, a
+  newline and a pipe cannot split a heading or a table row.
+- html: html.escape, control characters dropped.
+- mathtext: matplotlib text with "$" escaped (a "$" pair is mathtext).
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+
+from rich.markup import escape as _rich_escape
+
+# ESC-introduced sequences first (CSI ... final byte, OSC ... BEL or ST, a
+# two-byte escape), then any remaining C0/DEL/C1 control character
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SURROGATES = re.compile(r"[\udc80-\udcff]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# inline text never starts a line here (headings, list items and table
+# cells put their own markup first), so these are the ones that act mid-line
+# ("_" inside a word, as in vm.dirty_ratio, is no emphasis in CommonMark)
+# (">" mid-line is no blockquote; "&" only starts an entity before a letter or #)
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<|~]|&(?=[A-Za-z#])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+
+
+def plain(text: object) -> str:
+    """The text with control characters and escape sequences removed (each
+    line break becomes a space), non-UTF-8 bytes as U+FFFD."""
+    s = "" if text is None else str(text)
+    s = _SURROGATES.sub("\ufffd", s)
+    s = _ESCAPES.sub("", s.replace("\r\n", " ").replace("\n", " "))
+    return _CONTROLS.sub("", s)
+
+
+def stored(value):
+    """A value as the store keeps it: text that is not UTF-8 (a file name's
+    bytes, which Python holds as surrogate escapes) gets each such byte as
+    the four characters \\xNN, so it can be stored, hashed and shown;
+    lists and dicts are converted throughout."""
+    if isinstance(value, str):
+        if not _SURROGATES.search(value):
+            return value
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, list):
+        return [stored(v) for v in value]
+    if isinstance(value, dict):
+        return {stored(k): stored(v) for k, v in value.items()}
+    return value
+
+
+def utf8_problem(text: str) -> str | None:
+    """Why text given on the command line is not UTF-8, or None."""
+    m = _SURROGATES.search(text)
+    if m is None:
+        return None
+    return f"byte 0x{ord(m.group()) - 0xdc00:02x} at character {m.start() + 1} is not UTF-8"
+
+
+def terminal(text: object) -> str:
+    """For rich: printed as written, never as markup or escape codes."""
+    return _rich_escape(plain(text))
+
+
+def csv_cell(text: object) -> str:
+    """A text cell a spreadsheet shows as text, never evaluates; on one line
+    and without escape codes (a CSV is also read with cat; JSON is the
+    export that keeps every character)."""
+    s = plain(text)
+    return "'" + s if s.startswith(_FORMULA_START) else s
+
+
+def markdown(text: object) -> str:
+    """Inline Markdown: every metacharacter escaped, on one line."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", plain(text))
+
+
+def markdown_code(text: object) -> str:
+    """A Markdown code span holding the text as written: its fence is one
+    backtick longer than the longest run of backticks inside (CommonMark)."""
+    s = plain(text)
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def html(text: object) -> str:
+    return _html.escape(plain(text))
+
+
+def mathtext(text: object) -> str:
+    """For matplotlib titles, labels and legends: "$" is a literal dollar,
+    and a leading "_" (which hides a legend entry) is kept visible."""
+    s = plain(text).replace("$", r"\$")
+    return "\u200b" + s if s.startswith("_") else s

@@ -1,0 +1,132 @@
+"""A comparison as plain data (schemas/comparison.schema.json): what
+`compare --format json` writes and the CSV and Markdown formats flatten.
+Every number with its CI, p-value, verdict, warnings and limit, and the
+environment differences."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from clusterbench.comparison import Point, Table
+
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
+SCHEMA_VERSION = 1
+
+
+def _side(p: Point, config: str) -> dict:
+    s = p.summary(config)
+    c = p.limit(config)
+    return {"n": s.n, "median": s.median, "min": s.minimum, "max": s.maximum, "cv": s.cv,
+            "ci_low": s.ci_low, "ci_high": s.ci_high, "ci_coverage": s.ci_coverage,
+            "values": p.values.get(config, []), "warnings": p.warnings(config),
+            "limit": c.text if c else None, "limit_exceeded": bool(c and c.exceeded), "flag": p.flag(config)}
+
+
+def _versus(p: Point, base: str, other: str) -> dict:
+    c = p.versus(base, other)
+    return {"config": other, "ratio": c.ratio, "change": c.change, "p": c.p, "test": c.test,
+            "verdict": c.verdict.value, "reason": c.reason or None, "verdict_text": p.verdict_text(base, other)}
+
+
+def as_dict(table: Table) -> dict:
+    names = table.names
+    return {
+        "schema": SCHEMA_VERSION,
+        "baseline": names[0],
+        "configs": [{"name": c.name, "runs": c.run_ids} for c in table.configs],
+        "exclude_outliers": table.exclude_outliers,
+        "points": [{
+            "title": table.title(p), "step": p.step, "kernel": p.kernel, "params": p.params,
+            "measurement": p.label, "mode": p.mode, "unit": p.unit,
+            "results": {n: _side(p, n) for n in names},
+            "comparisons": [_versus(p, names[0], n) for n in names[1:]],
+        } for p in table.points],
+        "partial": [{"title": table.title(p), "mode": p.mode, "unit": p.unit,
+                     "in": [n for n in names if n in p.values]} for p in table.partial],
+        "environment_differences": [{
+            "base": d.base, "other": d.other, "host_base": d.host_base, "host_other": d.host_other,
+            "lines": [{"key": k, "base": a, "other": b} for k, a, b in d.lines],
+        } for d in table.env_diffs],
+    }
+
+
+def render_json(table: Table) -> str:
+    return json.dumps(as_dict(table), indent=1, allow_nan=False, default=str) + "\n"
+
+
+# One CSV row per point and compared configuration: the baseline's figures
+# beside the other's, so a spreadsheet filter on verdict finds regressions.
+CSV_COLUMNS = ["measurement", "mode", "unit", "baseline", "config", "median_baseline", "ci_low_baseline",
+               "ci_high_baseline", "n_baseline", "median", "ci_low", "ci_high", "ci_coverage", "n", "ratio", "change",
+               "p", "verdict", "limit_baseline", "limit", "warnings_baseline", "warnings"]
+
+
+def csv_rows(table: Table) -> list[list]:
+    base = table.names[0]
+    out = []
+    for point in as_dict(table)["points"]:
+        b = point["results"][base]
+        for c in point["comparisons"]:
+            o = point["results"][c["config"]]
+            out.append([point["title"], point["mode"] or "", point["unit"] or "", base, c["config"],
+                        b["median"], b["ci_low"], b["ci_high"], b["n"], o["median"], o["ci_low"], o["ci_high"],
+                        o["ci_coverage"], o["n"], c["ratio"], c["change"], c["p"], c["verdict_text"],
+                        b["limit"] or "", o["limit"] or "", " | ".join(b["warnings"]), " | ".join(o["warnings"])])
+    return out
+
+
+def render_csv(table: Table) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(CSV_COLUMNS)
+    w.writerows(csv_rows(table))
+    return buf.getvalue()
+
+
+def _md(v) -> str:
+    return str(v).replace("|", "\\|")
+
+
+def render_markdown(table: Table) -> str:
+    """The comparison table, a flag mark (†) on each flagged figure and the
+    warnings as numbered notes below, then the environment differences."""
+    from clusterbench.report.terminal import _num, ci_text
+
+    names = table.names
+    out = [f"## Comparison, baseline {names[0]}" + (", outliers excluded" if table.exclude_outliers else ""), ""]
+    head = ["measurement", "mode", "unit", *[f"{n}: median [CI] n" for n in names]]
+    for n in names[1:]:
+        head += [f"{n}/{names[0]}", "verdict (p)"]
+    head.append("limit")
+    out += ["| " + " | ".join(_md(h) for h in head) + " |", "|" + "---|" * len(head)]
+    notes: list[str] = []
+    for p in table.points:
+        cells = [table.title(p), p.mode or "", p.unit or ""]
+        for n in names:
+            s = p.summary(n)
+            text = f"{_num(s.median)} [{ci_text(s)}] n={s.n}"
+            for w in p.warnings(n):
+                notes.append(f"{n}, {table.title(p)}: {w}")
+                text += f" †{len(notes)}"
+            cells.append(text)
+        for n in names[1:]:
+            c = p.versus(names[0], n)
+            cells += [f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-", p.verdict_text(names[0], n)]
+        cells.append("; ".join(f"{n}: {lim.text}" for n in names if (lim := p.limit(n))))
+        out.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    if notes:
+        out += ["", "Warnings (†):", ""] + [f"{i}. {_md(w)}" for i, w in enumerate(notes, 1)]
+    for p in table.partial:
+        out.append(f"\n- only in {', '.join(n for n in names if n in p.values)}: {table.title(p)} {p.mode or ''}")
+    for d in table.env_diffs:
+        out += ["", f"### Environment: {d.base} ({d.host_base}) vs {d.other} ({d.host_other}), "
+                    f"{len(d.lines)} difference(s)", "", f"| key | {_md(d.base)} | {_md(d.other)} |", "|---|---|---|"]
+        out += [f"| {_md(k)} | {_md('' if a is None else a)} | {_md('' if b is None else b)} |" for k, a, b in d.lines]
+    return "\n".join(out) + "\n"
+
+
+def schema() -> dict:
+    return json.loads(SCHEMA_FILE.read_text())

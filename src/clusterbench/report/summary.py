@@ -1,0 +1,132 @@
+"""The executive summary of a report: sentences generated from the data,
+chosen as docs/statistics.md ("The report's summary") describes:
+
+1. the largest significant differences (at most MAX_DIFFERENCES, by the size
+   of the change), each with its verdict and its flag when a side is flagged;
+2. how many measurements showed no significant difference or could not be
+   decided;
+3. every flagged figure (a warning or a ceiling it is above);
+4. the environment difference that most likely explains the result: the
+   first differing key in EXPLAINING_KEYS order for the kind of measurement
+   that differed most (storage keys for I/O, network keys for network
+   figures, processor and memory keys otherwise).
+"""
+from __future__ import annotations
+
+from clusterbench.comparison import Point, Table
+from clusterbench.report.units_text import number
+from clusterbench.stats import Verdict
+
+MAX_DIFFERENCES = 3
+
+# Environment keys in the order they explain a difference, per kind of figure.
+EXPLAINING_KEYS = {
+    "io": ("target.fs_type", "target.device", "target.model", "target.rotational", "target.scheduler",
+           "target.mount_options", "conditions.memory_limit_bytes", "memory.total_bytes", "kernel.release"),
+    "network": ("conditions.link_bits_per_s", "net.", "ib.", "kernel.release", "cpu.model"),
+    "compute": ("cpu.model", "cpu.governor", "cpu.turbo", "tuned.profile", "cpu.freq_max_mhz", "memory.total_bytes", "numa.nodes",
+                "compiler.", "mpi.", "kernel.release"),
+}
+IO_KERNELS = ("seqio", "randio", "manyfiles", "metadata", "pario")
+NETWORK_KERNELS = ("tcp",)
+
+
+def kind(p: Point) -> str:
+    if p.kernel in IO_KERNELS:
+        return "io"
+    if p.kernel in NETWORK_KERNELS or (p.kernel == "mpi" and p.unit in ("MiB/s", "MB/s")):
+        return "network"
+    return "compute"
+
+
+def difference_sentence(table: Table, p: Point, other: str) -> str:
+    base = table.names[0]
+    c = p.versus(base, other)
+    a, b = p.summary(base).median, p.summary(other).median
+    verb = f"is {c.verdict.value} than" if c.verdict in (Verdict.FASTER, Verdict.SLOWER) else "differs from"
+    text = (f"{other} {verb} {base} in {table.title(p)} ({p.mode or 'no mode'}): {number(b)} vs {number(a)} "
+            f"{p.unit or ''}, {c.ratio:.2f} times {base}'s figure (p = {c.p:.2g}).")
+    flags = [f"{n} is {f}" for n in (base, other) if (f := p.flag(n))]
+    if flags:
+        text += f" But {' and '.join(flags)}: not a like-for-like figure."
+    return text
+
+
+def significant(table: Table) -> list[tuple[Point, str]]:
+    """(point, config) pairs with a significant change, largest change first."""
+    base = table.names[0]
+    found = []
+    for p in table.points:
+        for n in table.names[1:]:
+            c = p.versus(base, n)
+            if c.verdict in (Verdict.FASTER, Verdict.SLOWER, Verdict.CHANGED) and c.change is not None:
+                found.append((abs(c.change), p, n))
+    found.sort(key=lambda t: -t[0])
+    return [(p, n) for _, p, n in found]
+
+
+def explaining_line(table: Table, p: Point | None) -> str | None:
+    """The first environment difference, in EXPLAINING_KEYS order for p's kind."""
+    if not table.env_diffs:
+        return None
+    order = EXPLAINING_KEYS[kind(p)] if p is not None else EXPLAINING_KEYS["compute"]
+    for prefix in order:
+        for d in table.env_diffs:
+            for key, a, b in d.lines:
+                if (key == prefix or (prefix.endswith(".") and key.startswith(prefix))) and a is not None \
+                        and b is not None:
+                    return (f"The environments differ in {key}: {a} ({d.base}) vs {b} ({d.other}); "
+                            "of the differences found, this one most likely explains the result.")
+    for d in table.env_diffs:  # none of the usual suspects: the first difference, said as such
+        for key, a, b in d.lines:
+            if not key.endswith("_error"):
+                return (f"The environments of {d.base} and {d.other} differ in {len(d.lines)} key(s), "
+                        f"first {key}: {a} vs {b}.")
+    return None
+
+
+def sentences(table: Table) -> list[str]:
+    base = table.names[0]
+    out = []
+    sig = significant(table)
+    for p, n in sig[:MAX_DIFFERENCES]:
+        out.append(difference_sentence(table, p, n))
+    total = len(table.points) * (len(table.names) - 1)
+    verdicts = [p.versus(base, n).verdict for p in table.points for n in table.names[1:]]
+    same = sum(v == Verdict.SAME for v in verdicts)
+    undecided = sum(v == Verdict.UNDECIDABLE for v in verdicts)
+    if not sig:
+        out.append(f"No measurement differs significantly from {base} (Mann-Whitney U, p < 0.05).")
+    rest = []
+    if same:
+        rest.append(f"{same} of {total} comparisons show no significant difference")
+    if undecided:
+        rest.append(f"{undecided} cannot be decided with the repetitions made (repeat at least 4 times each)")
+    if rest:
+        out.append("; ".join(rest).capitalize() + ".")
+    flagged = [f"{n} {table.title(p)} ({p.mode or 'no mode'}): {p.flag(n)}"
+               for p in table.points for n in table.names if p.flag(n)]
+    if flagged:
+        out.append(f"{len(flagged)} figure(s) are flagged and are not what their mode claims: "
+                   + "; ".join(flagged) + ".")
+    else:
+        out.append("No figure is flagged by a warning or a physical limit.")
+    line = explaining_line(table, sig[0][0] if sig else None)
+    if line:
+        out.append(line)
+    return out
+
+
+def run_sentences(runs: list[dict]) -> list[str]:
+    """For a report of runs without a comparison: what was measured and what is flagged."""
+    out = []
+    for run in runs:
+        rows = [(st, r) for st in run["steps"] for r in st["summary"]]
+        flagged = [f"{st['name'] or st['kernel']}: {r.label} {r.mode or ''}".strip() for st, r in rows
+                   if r.warnings or r.limit_exceeded]
+        text = f"Run {run['id']}{' (' + run['label'] + ')' if run['label'] else ''} measured {len(rows)} figure(s) " \
+               f"in {len(run['steps'])} step(s) on {run['host']}, status {run['status']}."
+        if flagged:
+            text += f" {len(flagged)} are flagged: {'; '.join(flagged)}."
+        out.append(text)
+    return out

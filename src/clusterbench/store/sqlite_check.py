@@ -1,0 +1,125 @@
+"""What a SQLite store path holds, checked before anything writes to it.
+
+clusterbench writes only to its own store. Before a connection is made (a
+connection switches the file to WAL mode; a migration adds tables), the
+file is read directly and read-only:
+
+- missing: a new store is made only by a command that stores (run, ior,
+  mdtest) and only when the parent directory exists (a mistyped path is
+  refused, no directory tree is made); the default store in the user's data
+  directory is the one exception, its directory is made;
+- empty, not SQLite (text, random bytes), unreadable or truncated: refused;
+- SQLite with tables but no `alembic_version`: another program's database,
+  refused (its own `runs` table included);
+- an `alembic_version` clusterbench does not know: a newer clusterbench's
+  store, refused;
+- on a read-only file system: opened read-only (immutable: nothing can
+  change it), no lock file, no migration, no write (list, show, export,
+  report, compare work).
+
+Each refusal is one line (BadInput, exit status 2) and leaves the file as
+it was.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterbench.errors import BadInput
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Target:
+    path: Path
+    exists: bool
+    read_only_fs: bool
+    revision: str | None  # alembic_version of an existing store
+
+
+def _known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    from clusterbench.store.database import MIGRATIONS
+
+    return {r.revision for r in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _head(path: Path, database: str) -> tuple[bytes, bool]:
+    """The file's first bytes, and whether a -wal file holds pages not yet
+    in it (a live writer, or one killed before a checkpoint)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError as e:
+        raise BadInput(f"cannot read the store {os.fsdecode(path)}: {e.strerror}") from None
+    wal = Path(f"{database}-wal")
+    return head, wal.exists() and wal.stat().st_size > 0
+
+
+def check(database: str, *, writing: bool, make_parent: bool) -> Target:
+    path = Path(database)
+    shown = os.fsdecode(path)
+    if not path.exists():
+        if not writing and not make_parent:  # the default store may start empty: it is ours
+            raise BadInput(f"no store at {shown} (a run creates one; check the path or --db)")
+        if not path.parent.is_dir():
+            if not make_parent:
+                raise BadInput(f"cannot create a store at {shown}: directory {os.fsdecode(path.parent)} does not exist")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise BadInput(f"cannot create the store's directory for {shown}: {e.strerror}") from None
+        return Target(path, False, False, None)
+    if not path.is_file():
+        raise BadInput(f"{shown} is not a file, so not a clusterbench store")
+    head, in_use = _head(path, database)
+    lock = Path(f"{database}.lock")
+    if not head and not in_use and lock.exists():
+        # another first run may be creating this store right now: wait for
+        # its migration lock (shared: nothing is written), then look again
+        with open(lock, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+        head, in_use = _head(path, database)
+    if not head and not in_use:
+        raise BadInput(f"{shown} is an empty file, not a clusterbench store (remove it, or give another --db)")
+    if head and head != SQLITE_MAGIC:
+        raise BadInput(f"{shown} is not an SQLite database, so not a clusterbench store")
+    read_only = _read_only_fs(path.parent)
+    # Read as immutable (no -shm or -wal file made, no lock taken) unless a
+    # -wal file holds commits: then as a reader, to see them.
+    in_use = in_use and not read_only
+    uri = f"{path.resolve().as_uri()}?mode=ro" + ("" if in_use else "&immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+            revision = None
+            if "alembic_version" in tables:
+                rows = conn.execute("select version_num from alembic_version").fetchall()
+                revision = rows[0][0] if len(rows) == 1 else None
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise BadInput(f"{shown} is not a readable SQLite database ({e}), so not usable as a store") from None
+    if "alembic_version" not in tables:
+        listed = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise BadInput(f"{shown} is another program's SQLite database (tables: {listed or 'none'}); "
+                       f"clusterbench stores only in its own")
+    if revision not in _known_revisions():
+        raise BadInput(f"{shown} holds store schema {revision!r}, which this clusterbench does not know "
+                       f"(written by a newer version?): use that version")
+    if read_only and writing:
+        raise BadInput(f"cannot store in {shown}: its file system is read-only")
+    return Target(path, True, read_only, revision)

@@ -1,0 +1,39 @@
+"""What a store column can hold, checked before a run starts: PostgreSQL
+refuses a string longer than its column or holding a NUL character
+(DataError), where SQLite would have stored it. A run must not measure for an
+hour and then fail to store its name, so such input is bad input up front."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from clusterbench.errors import BadInput
+from clusterbench.store.schema import runs, steps
+
+
+def check_text(what: str, value: str | None, column=None) -> None:
+    """One line and exit status 2 for a value the column cannot store."""
+    if value is None:
+        return
+    if "\x00" in value:
+        raise BadInput(f"{what} contains a NUL character, which a store cannot hold")
+    limit = getattr(column.type, "length", None) if column is not None else None
+    if limit and len(value) > limit:
+        raise BadInput(f"{what} is {len(value)} characters long; the store holds at most {limit}")
+
+
+def check_run(label: str | None, suite: str | None, step_names: Iterable[tuple[str | None, str, dict]]) -> None:
+    """The label, suite name, and each step's name, kernel and parameters."""
+    check_text("--label", label, runs.c.label)
+    check_text("the suite's name", suite, runs.c.suite)
+    for i, (name, kernel, params) in enumerate(step_names, 1):
+        check_text(f"step {i}'s name", name, steps.c.name)
+        check_text(f"step {i}'s kernel", kernel, steps.c.kernel)
+        for key, value in params.items():
+            check_text(f"step {i}'s parameter {key}", f"{key}={value}")
+
+
+def step_name(command_line: str) -> str:
+    """A step named after a long command line: cut to what the column holds
+    (the run's full command line is stored too)."""
+    limit = steps.c.name.type.length
+    return command_line if len(command_line) <= limit else command_line[:limit - 1] + "…"

@@ -1,0 +1,103 @@
+"""Encodings (#20 finding 7) and malformed suites (finding 8).
+
+Non-UTF-8 labels, --dir values and working directories end in one line or
+a stored run, never a traceback; cbk's JSON is valid UTF-8 whatever the
+path bytes, and a long multibyte message is cut on a character boundary.
+Every malformed suite is refused before anything runs."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+NON_UTF8 = b"caf\xe9-\xff"
+
+
+def test_cbk_json_carries_non_utf8_path_bytes_as_surrogate_escapes(cbk_bin, tmp_path):
+    target = os.path.join(os.fsencode(tmp_path), NON_UTF8)
+    os.mkdir(target)
+    p = subprocess.run([cbk_bin, "seqio", b"--dir=" + target, "--file-size=64k", "--block-size=4k"],
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    records = [json.loads(line.decode("utf-8")) for line in p.stdout.splitlines()]  # strict UTF-8
+    dirs = {r["dir"] for r in records if r.get("type") == "measurement"}
+    assert dirs and all(os.fsencode(d) == target for d in dirs)  # the bytes come back exactly
+    assert os.listdir(target) == []
+
+
+def test_cbk_cuts_a_long_multibyte_message_on_a_character_boundary(cbk_bin, tmp_path):
+    for pad in ("", "x"):  # both parities of the cut
+        missing = f"{tmp_path}/{pad}" + "é" * 1500
+        p = subprocess.run([cbk_bin, "seqio", f"--dir={missing}", "--file-size=64k", "--block-size=4k"],
+                           capture_output=True, timeout=60)
+        assert p.returncode == 2
+        text = (p.stdout + p.stderr).decode("utf-8")  # strict: a cut character would fail here
+        message = next(json.loads(line)["message"] for line in text.splitlines() if line.startswith("{"))
+        assert not any("\udc80" <= ch <= "\udcff" for ch in message), message[-40:]  # no stray byte
+        assert message.endswith(("é", "No such file or directory")), message[-40:]
+
+
+@pytest.fixture
+def env(cbk_bin, store_url):
+    return dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="300")
+
+
+def run(args: list, env: dict, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, env=env, cwd=cwd,
+                          timeout=120)
+
+
+def test_a_non_utf8_label_is_refused_in_one_line(env, tmp_path, store_url):
+    p = run(["run", "null", "--seconds=0.01", b"--label=" + NON_UTF8], env)
+    assert p.returncode == 2 and b"Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and b"not UTF-8" in p.stderr
+    assert not os.path.exists(store_url.removeprefix("sqlite:///"))
+
+
+def test_non_utf8_dir_and_working_directory_are_measured_and_stored(env, tmp_path):
+    target = os.path.join(os.fsencode(tmp_path), NON_UTF8)
+    os.mkdir(target)
+    p = run(["run", "seqio", b"--dir=" + target, "--file-size=64k", "--block-size=4k", "--repeat", "2"], env)
+    assert p.returncode == 0, p.stderr
+    p = run(["run", "seqio", "--file-size=64k", "--block-size=4k", "--repeat", "2"], env, cwd=target)
+    assert p.returncode == 0, p.stderr
+    assert os.listdir(target) == []
+    for args in (["list"], ["show", "1", "2"], ["export", "--format", "json", "1", "2"]):
+        p = run(args, env)
+        assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+        p.stdout.decode("utf-8")
+    assert b"caf\\\\xe9-\\\\xff" in run(["export", "--format", "json", "1"], env).stdout  # the bytes, as \xNN
+
+
+MALFORMED = {
+    "requires-as-string": ('requires = "mpi"', "requires = 'mpi'"),
+    "ppn-not-a-number": ('np = 2\nppn = "x"', "ppn = 'x'"),
+    "repeat-fraction": ("repeat = 2.7", "repeat = 2.7"),
+    "repeat-zero": ("repeat = 0", "repeat = 0"),
+    "repeat-bool": ("repeat = true", "repeat = True"),
+    "np-empty-list": ("np = []", "np = []"),
+    "name-with-nul": ('name = "a\\u0000b"', "name ="),
+    "params-table": ("params = { seconds = { a = 1 } }", "params.seconds"),
+    "unknown-key": ("color = 1", "color"),
+    "million-point-sweep": ("params = { seconds = [" + ", ".join(["0.1"] * 1000) + "], x = ["
+                            + ", ".join(["1"] * 1000) + "] }", "more than 10,000 steps"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_suite_is_refused_before_anything_runs(case, tmp_path, cbk_bin):
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+
+    body, expected = MALFORMED[case]
+    suite = tmp_path / "bad.toml"
+    suite.write_text(f'[[steps]]\nkernel = "null"\n{body}\n')
+    db = tmp_path / "store.db"
+    r = CliRunner().invoke(cli, ["run", str(suite), "--db", str(db)], env={"CLUSTERBENCH_CBK": cbk_bin})
+    assert r.exit_code == 2 and not (r.exception and not isinstance(r.exception, SystemExit)), r.output
+    assert len(r.output.strip().splitlines()) == 1 and expected in r.output, r.output
+    assert sorted(os.listdir(tmp_path)) == ["bad.toml"]  # no store, nothing else

@@ -1,0 +1,160 @@
+"""The history page, trend and prune on a generated team store (tests/history_store.py):
+several users, hosts and months, failures, and a planted step change in seqio's cold read."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+import shutil
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import store_rows
+from history_store import CHANGE_AT, KERNEL_AFTER, KERNEL_BEFORE, fill
+from test_report_browser import dump_dom, page_requests
+
+
+def rows_of(dom: str, table_id: str) -> list[str]:
+    body = re.search(rf'<table id="{table_id}".*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+    return re.findall(r"<tr[^>]*>.*?</tr>", body, re.S)
+
+
+def cells(row: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+def visible(rows: list[str]) -> list[str]:
+    return [r for r in rows if 'class="hidden"' not in r]
+
+
+@pytest.mark.timeout(240)
+def test_history_page_in_chromium_filters_sorts_and_finds_the_planted_change(cli, store_url, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("chromium is not installed (scripts/apt-packages.txt lists it)")
+    planted = fill(store_url)
+    out = tmp_path / "history.html"
+    r = cli("history", "-o", str(out))
+    assert r.status == 0, r.stderr
+    text = out.read_text()
+    # self-contained: no address to fetch anything from
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!#)""", text) and "<link" not in text
+    assert not re.search(r"url\((?!#)", text) and "@import" not in text
+
+    # the page's address presets the filter box (as typing does) and sorts the longest runs by duration
+    page = SimpleNamespace(as_uri=lambda: out.as_uri() + "#filter=bo&sort=longest:7")
+    dom = dump_dom(chromium, page, tmp_path / "profile", tmp_path / "net.json")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert page_requests(tmp_path / "net.json") == []
+    assert "CONSOLE" not in dom.stderr, dom.stderr
+    html = dom.stdout
+    for table in ("by-month", "by-user", "by-host", "by-kernel", "by-suite", "failures", "longest", "changes"):
+        assert f'id="{table}"' in html
+    # six months of runs, all in the month table; the filter (driven through the page's address, as typing
+    # in the box does) left only bo's rows
+    assert [cells(r)[0] for r in rows_of(html, "by-month")] == ["2026-03", "2026-04", "2026-05", "2026-06",
+                                                                 "2026-07", "2026-08"]
+    assert [cells(r)[0] for r in visible(rows_of(html, "by-user"))] == ["bo"]
+    assert re.search(r'id="count-by-user">1 of 3 rows shown<', html)
+    shown = visible(rows_of(html, "longest"))
+    assert shown and all(cells(r)[2] == "bo" for r in shown)
+    # sorted by duration (column 7), shortest first
+    durations = [float(re.search(r'data-sort="([^"]+)"', r.split("<td")[8]).group(1)) for r in rows_of(html, "longest")]
+    assert durations == sorted(durations) and len(durations) == 20
+    failures = rows_of(html, "failures")
+    assert sorted(int(cells(r)[0]) for r in failures) == planted["failed"]
+    assert all("No space left on device" in cells(r)[8] for r in failures)
+    # the planted change, and no other
+    (change,) = rows_of(html, "changes")
+    figure, date, between, _, step, _, env = cells(change)
+    assert figure.startswith("seqio:read:cold") and between.endswith(f"run {planted['change_run']}")
+    assert dt.date.fromisoformat(date) >= CHANGE_AT.date() and float(step.split()[0]) == pytest.approx(-30, abs=5)
+    assert f"os.kernel: {KERNEL_BEFORE} → {KERNEL_AFTER}" in env
+    assert html.count('class="change"') == 1    # one dashed line in the plots
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(120)
+def test_history_counts_match_the_store(store_url):
+    from clusterbench.history_page import load_runs, store_size_bytes, summarise
+    from clusterbench.store import Store
+
+    planted = fill(store_url)
+    store = Store(store_url)
+    rows = load_runs(store, None)
+    assert len(rows) == planted["runs"]
+    by_user = {g.key: g for g in summarise(rows, "user")}
+    for user, n, failed in store_rows(store_url, "select r.user, count(*), sum(case when status = 'failed' "
+                                                 "then 1 else 0 end) from runs r group by r.user"):
+        assert (by_user[user].runs, by_user[user].failed) == (n, failed)
+    by_kernel = {g.key: g for g in summarise(rows, "kernel")}
+    ((seqio_bytes,),) = store_rows(store_url, "select sum(s.bytes) from samples s join steps t on t.id = s.step_id "
+                                              "where t.kernel = 'seqio' and s.phase = 'write'")
+    assert by_kernel["seqio"].bytes_written == seqio_bytes and by_kernel["mpi"].bytes_written == 0
+    since = load_runs(store, dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc))
+    assert since and all(r.started.month >= 7 for r in since)
+    assert store_size_bytes(store) > 10_000
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(120)
+def test_trend_prints_the_series_and_the_planted_change(cli, store_url):
+    planted = fill(store_url)
+    r = cli("trend", "seqio:read:cold")
+    assert r.status == 0, r.stderr
+    assert "1 change point(s)" in r.stdout and f"-> run {planted['change_run']})" in r.stdout
+    assert f"os.kernel: {KERNEL_BEFORE} -> {KERNEL_AFTER}" in r.stdout and "Pettitt" in r.stdout
+    r = cli("trend", "seqio:write:fsync", "--param", "size=1m")
+    assert r.status == 0 and "0 change point(s)" in r.stdout
+    assert "no run that ended ok" in cli("trend", "seqio:read", "--host", "node02").stdout
+    assert "no run that ended ok" in cli("trend", "seqio:read", "--param", "size=4m").stdout
+    for bad in ("seqio", "seqio::cold", "a:b:c:d"):
+        r = cli("trend", bad)
+        assert r.status == 2 and r.stderr.count("\n") == 1 and "KERNEL:PHASE" in r.stderr
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(120)
+def test_prune_deletes_old_runs_keeps_labels_on_request_and_dry_runs(cli, store_url):
+    fill(store_url)
+    old = "started < '2026-05-01'"
+    ((n_old,),) = store_rows(store_url, f"select count(*) from runs where {old}")
+    ((n_old_unlabelled,),) = store_rows(store_url, f"select count(*) from runs where {old} and label is null")
+    ((n_all,),) = store_rows(store_url, "select count(*) from runs")
+    ((samples_old,),) = store_rows(store_url, "select count(*) from samples s join steps t on t.id = s.step_id "
+                                              f"join runs r on r.id = t.run_id where r.{old}")
+    r = cli("prune", "--before", "2026-05-01", "--dry-run")
+    assert r.status == 0 and f"would delete {n_old} runs, {n_old} steps, {samples_old} samples" in r.stdout
+    assert store_rows(store_url, "select count(*) from runs") == [(n_all,)]
+    r = cli("prune", "--before", "2026-05-01", "--keep-labels")
+    assert r.status == 0 and f"deleted {n_old_unlabelled} runs" in r.stdout
+    assert store_rows(store_url, f"select count(*) from runs where {old}") == [(n_old - n_old_unlabelled,)]
+    assert cli("prune", "--before", "2026-05-01").status == 0
+    assert store_rows(store_url, f"select count(*) from runs where {old}") == [(0,)]
+    assert store_rows(store_url, "select count(*) from runs") == [(n_all - n_old,)]
+    assert store_rows(store_url, "select count(*) from steps where run_id not in (select id from runs)") == [(0,)]
+    assert store_rows(store_url, "select count(*) from samples where step_id not in (select id from steps)") == [(0,)]
+    # every environment left is still some run's
+    assert store_rows(store_url, "select count(*) from environments where hash not in "
+                                 "(select environment_hash from run_hosts)") == [(0,)]
+    r = cli("prune", "--before", "last week")
+    assert r.status == 2 and "last week" in r.stderr
+
+
+def test_pettitt_finds_a_step_ignores_noise_and_a_single_wild_run():
+    from clusterbench.trend import change_points
+
+    rnd = random.Random(7)
+    step = [100 + rnd.gauss(0, 2) for _ in range(15)] + [85 + rnd.gauss(0, 2) for _ in range(15)]
+    assert [i for i, _ in change_points(step)] == [15]
+    two = step + [110 + rnd.gauss(0, 2) for _ in range(15)]
+    assert [i for i, _ in change_points(two)] == [15, 30]
+    flat = [100 + rnd.gauss(0, 2) for _ in range(40)]
+    flat[20] = 500.0   # one wild run is not a change
+    assert change_points(flat) == []
+    assert change_points([1.0, 2.0, 3.0]) == []   # too short for MIN_SEGMENT on both sides
+    # the last run before a clean step is the slowest of its side: ranks alone (K's argmax) would date the
+    # change one run early, as they cannot tell which side that run belongs to
+    edge = [101, 103, 100, 102, 104, 101, 103, 102, 101, 100, 104, 102, 103, 99] + [70, 71, 69, 72, 70, 71, 70, 69]
+    assert [i for i, _ in change_points(edge)] == [14]

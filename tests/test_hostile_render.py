@@ -1,0 +1,117 @@
+"""Hostile labels through every command and output format (#20 finding 6):
+rendered as written, never as markup, escape codes, formulas, HTML or
+mathtext (render_text.py is the one place that renders them)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+
+import pytest
+from markdown_it import MarkdownIt
+
+from clusterbench import render_text
+
+OSC_LINK = "\x1b]8;;http://198.18.0.1/\x07osc\x1b]8;;\x07"
+LABELS = [
+    # rich markup (an unmatched [/] made `list` fail), OSC 8 hyperlink, CSI colour, HTML,
+    # a backtick in a code span, mathtext, a table pipe, a newline that would split a heading
+    f"=1+2 [/] [bold red]red[/bold red] [link=http://198.18.0.1/]x[/link] {OSC_LINK} \x1b[31mESC <script>alert(1)</script>"
+    " `t` $x^2$ | # _u_\nline2",
+    "@SUM(A1) -2+3 \x9b31m C1 & &amp; \\ *s*",
+]
+VISIBLE = ["[/]", "[bold red]red[/bold red]", "[link=http://198.18.0.1/]x[/link]", "<script>alert(1)</script>",
+           "$x^2$", "`t`"]
+
+
+@pytest.fixture(scope="module")
+def hostile_store(tmp_path_factory, cbk_bin):
+    import os
+    import sys
+
+    d = tmp_path_factory.mktemp("hostile")
+    url = f"sqlite:///{d / 'results.db'}"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=url, COLUMNS="2000")
+    for label in LABELS:
+        r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "3",
+                            "--label", label], capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert_plain_terminal(r.stdout + r.stderr)
+    return d, env
+
+
+def cli_in(store, *args):
+    import sys
+
+    d, env = store
+    return subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True, env=env,
+                          timeout=120, cwd=d)
+
+
+def assert_plain_terminal(text: str) -> None:
+    assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text, repr(text)
+
+
+@pytest.mark.parametrize("args", [("list",), ("show", "1", "2"), ("compare", *LABELS)], ids=["list", "show", "compare"])
+def test_terminal_commands_print_labels_as_written(hostile_store, args):
+    r = cli_in(hostile_store, *args)
+    assert r.returncode == 0, r.stderr
+    assert_plain_terminal(r.stdout + r.stderr)
+    for text in VISIBLE:  # markup is shown, not interpreted (rich drops or styles it otherwise)
+        assert text in r.stdout, (text, r.stdout)
+
+
+def test_csv_cells_are_never_formulas(hostile_store):
+    r = cli_in(hostile_store, "export", "--format", "csv", "1", "2")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    stored = json.loads(cli_in(hostile_store, "export", "--format", "json", "1", "2").stdout)
+    labels = {run["label"] for run in (stored["runs"] if isinstance(stored, dict) else stored)}
+    # the label kept (on one line, without escape codes), guarded
+    assert {row["label"] for row in rows} == {"'" + render_text.plain(label) for label in labels}
+    assert_plain_terminal(r.stdout)
+    for row in rows:
+        for cell in row.values():
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
+
+
+def test_markdown_renders_labels_as_text(hostile_store):
+    r = cli_in(hostile_store, "export", "--format", "md", "1", "2")
+    assert r.returncode == 0, r.stderr
+    tokens = MarkdownIt("commonmark").enable("table").parse(r.stdout)
+    flat = [t for tok in tokens for t in [tok, *(tok.children or [])]]
+    assert not [t for t in flat if t.type in ("html_inline", "html_block", "link_open")], "raw HTML or a link"
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2"]
+    assert len(headings) == 2  # a newline did not split a heading
+    html = MarkdownIt("commonmark").enable("table").render(r.stdout)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script" not in html
+    assert "[/]" in html and "`t`" in html  # escaped, so no code span swallowed the rest
+
+
+def test_html_report_shows_labels_as_text_in_a_browser(hostile_store, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("chromium is not installed (scripts/apt-packages.txt lists it)")
+    out = tmp_path / "r.html"
+    r = cli_in(hostile_store, "report", "-o", str(out), "1", "2")  # two runs: a comparison plot with "$"
+    assert r.returncode == 0, r.stderr
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", out.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr
+    assert "<script" not in dom.stdout.lower()  # the label's script is no element
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom.stdout
+    assert "$x^2$" in dom.stdout or "\\$x^2\\$" in dom.stdout
+
+
+def test_render_text_per_format():
+    assert render_text.terminal("[/]\x1b[2J\x1b]0;title\x07ok\n") == "\\[/]ok "
+    assert render_text.csv_cell("-1") == "'-1" and render_text.csv_cell("1-") == "1-"
+    assert render_text.markdown("a|b`c<d>") == "a\\|b\\`c\\<d>"
+    assert render_text.markdown_code("a ``b`` c") == "```a ``b`` c```"
+    assert render_text.html("<a href='x'>") == "&lt;a href=&#x27;x&#x27;&gt;"
+    assert render_text.mathtext("$5 _x") == "\\$5 _x" and render_text.mathtext("_hidden").startswith("\u200b")
+    assert render_text.plain("caf\udce9") == "caf\ufffd"

@@ -1,0 +1,319 @@
+"""clusterbench import: real output files of IOR, mdtest, fio, iperf3, OSU
+and IMB (tests/fixtures/import, made as tests/fixtures/README says) read
+into runs with the kernels' phase/mode/unit vocabulary, stored whole or
+not at all, and shown as imported."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+
+import pytest
+import sqlalchemy as sa
+
+from conftest import REPO, store_rows
+
+from clusterbench import importers
+from clusterbench.errors import BadInput
+from clusterbench.import_runs import Overrides, parse_file, store_run
+from clusterbench.store import Store
+
+FIXTURES = REPO / "tests" / "fixtures" / "import"
+ALL = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
+FAILED_RUNS = {"ior-3.2.1-failed-run.json"}   # IOR aborted before any result: refused
+
+
+def one(name: str, fmt: str = "auto"):
+    (run,) = parse_file(str(FIXTURES / name), fmt)
+    return run
+
+
+def figures(run) -> list[tuple]:
+    return [(st.kernel, s.phase, s.condition, s.unit, s.repetition, s.size_bytes, s.value)
+            for st in run.steps for s in st.samples]
+
+
+def test_at_least_thirty_real_files_every_format_at_two_versions():
+    versions: dict[str, set[str]] = {}
+    for name in ALL:
+        if name in FAILED_RUNS or "damaged" in name:
+            continue
+        for run in parse_file(str(FIXTURES / name)):
+            versions.setdefault(importers.detect((FIXTURES / name).read_text()), set()).add(run.version)
+    assert sum(1 for n in ALL if "damaged" not in n) >= 30
+    assert set(versions) == set(importers.names())
+    assert all(len(v) >= 2 for v in versions.values()), versions
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if n not in FAILED_RUNS])
+def test_every_fixture_imports_with_its_tool_version_and_units(name):
+    for run in parse_file(str(FIXTURES / name)):
+        assert run.tool in ("IOR", "mdtest", "fio", "iperf3", "OSU", "IMB") and run.version
+        assert run.sample_count > 0
+        for st in run.steps:
+            for s in st.samples:
+                assert s.unit in ("MiB/s", "IOPS", "items/s", "Gbit/s", "us"), (name, s)
+                assert s.value is not None and s.value >= 0
+
+
+def test_detection_reads_the_content_not_the_name(tmp_path):
+    for name, fmt in (("ior-4.0.0-shared.json", "ior-json"), ("ior-3.3.0-posix-fpp.txt", "ior"),
+                      ("mdtest-3.3.0.txt", "mdtest"), ("fio-3.33-randread.json", "fio"),
+                      ("fio-3.33-randread.txt", "fio"), ("iperf3-3.12-tcp.json", "iperf3"),
+                      ("osu-7.4-bw.txt", "osu"), ("imb-2021.3-mpi1.txt", "imb")):
+        misleading = tmp_path / "results.csv"
+        shutil.copy(FIXTURES / name, misleading)
+        assert importers.detect(misleading.read_text()) == fmt, name
+
+
+def test_ior_text_rows_become_pario_samples_of_the_same_line():
+    run = one("ior-3.3.0-posix-fpp.txt")
+    assert (run.tool, run.version, run.hosts) == ("IOR", "3.3.0", ["vm"])
+    assert run.started == dt.datetime(2026, 11, 23, 21, 20, 49, tzinfo=dt.timezone.utc)
+    (st,) = run.steps
+    assert st.kernel == "pario" and st.ranks == 2 and st.ranks_per_node is None
+    assert st.params["strategy"] == "split" and st.params["fsync"] == "end" and st.params["block-size"] == "4m"
+    assert figures(run) == [("pario", "write", "fsync", "MiB/s", 0, None, 488.44),
+                            ("pario", "read", "cold", "MiB/s", 0, None, 15200.0),
+                            ("pario", "write", "fsync", "MiB/s", 1, None, 400.54),
+                            ("pario", "read", "cold", "MiB/s", 1, None, 15900.0)]
+    read = st.samples[1]
+    assert read.record["iops"] == 15557.0 and read.record["total_s"] == 0.000526
+    assert any("does not empty the page cache" in w for w in read.warnings)
+    # IOR 3.2 prints no IOPS/latency columns: found by heading, not place
+    old = one("ior-3.2.1-posix-fpp.txt")
+    assert figures(old)[0] == ("pario", "write", "fsync", "MiB/s", 0, None, 594.0)
+    assert "iops" not in old.steps[0].samples[0].record
+
+
+def test_ior_json_versions_and_their_real_defects():
+    new = one("ior-4.0.0-shared.json")
+    assert figures(new) == [("pario", "write", "cached", "MiB/s", 0, None, 2124.9086),
+                            ("pario", "read", "cold", "MiB/s", 0, None, 12501.6513)]
+    assert new.notes == []
+    # IOR 3.3 writes segmentCount/blockSize/transferSize twice in its summary
+    mid = one("ior-3.3.0-shared.json")
+    assert figures(mid)[0][-1] == 3551.1726 and any("'blockSize' written twice" in n for n in mid.notes)
+    # IOR 3.2: banner line before the document, a stray '[' before "Options", an unmatched ']',
+    # empty repetition lists, two closing braces too many
+    old = one("ior-3.2.1-shared.json")
+    assert old.version == "3.2.1"
+    assert [(f[1], f[4], f[6]) for f in figures(old)] == [("write", 0, 930.6814), ("read", 0, 858.3146),
+                                                          ("write", 1, 531.6716), ("read", 1, 3608.5874)]
+    assert {"damaged JSON: a stray '[' before a member was dropped", "damaged JSON: an unmatched ']' was dropped",
+            "damaged JSON: text after the JSON document was ignored"} <= set(old.notes)
+
+
+@pytest.mark.parametrize("name, note", [
+    ("ior-4.0.0-damaged-strings.json", None),
+    ("ior-4.0.0-damaged-commas.json", "missing commas between members were supplied"),
+    ("ior-4.0.0-damaged-truncated.json", "the file is cut short"),
+    ("ior-4.0.0-damaged-truncated-results.json", "the file is cut short"),
+])
+def test_hand_damaged_ior_json_keeps_every_figure_and_says_what_was_repaired(name, note):
+    run = one(name)
+    assert [f[-1] for f in figures(run)] == [2124.9086, 12501.6513]
+    assert (note is None and run.notes == []) or any(note in n for n in run.notes)
+
+
+def test_duplicate_keys_with_different_values_say_both():
+    run = one("ior-3.3.0-damaged-duplicates.json")
+    assert figures(run)[0][-1] == 1.0
+    assert any("'bwMiB' written twice with different values (1.0, 3551.1726)" in n for n in run.notes)
+
+
+def test_ior_text_without_results_rows_takes_the_summary_mean():
+    text = (FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text()
+    kept = [line for line in text.splitlines()   # the Results rows (11 columns) left out, the Summary kept
+            if not (line.startswith(("write ", "read ", "remove ")) and len(line.split()) <= 11)]
+    (run,) = importers.get("ior").parse("\n".join(kept))
+    summary = {line.split()[0]: float(line.split()[3]) for line in text.splitlines()
+               if line.startswith(("write  ", "read  ")) and len(line.split()) > 20}
+    assert [(s.phase, s.value) for s in run.steps[0].samples] == [("write", summary["write"]),
+                                                                  ("read", summary["read"])]
+    assert any("Summary's mean" in n for n in run.notes)
+
+
+def test_a_run_ior_aborted_is_refused_in_one_line():
+    with pytest.raises(BadInput) as e:
+        parse_file(str(FIXTURES / "ior-3.2.1-failed-run.json"))
+    assert "no Results row" in e.value.message and "\n" not in e.value.message
+
+
+def test_mdtest_summary_rows_become_metadata_phases():
+    run = one("mdtest-4.0.0.txt")
+    (st,) = run.steps
+    assert (run.version, st.kernel, st.ranks, st.params["items"]) == ("4.0.0", "metadata", 2, "50")
+    by_phase = {s.phase: s for s in st.samples}
+    assert by_phase["dir-create"].value == 1528.119 and by_phase["dir-create"].unit == "items/s"
+    assert by_phase["dir-create"].record["max_items_per_s"] == 1586.018
+    assert by_phase["dir-create"].record["iterations"] == 2
+    assert set(by_phase) == {"dir-create", "dir-stat", "dir-rename", "dir-remove", "file-create", "file-stat",
+                             "file-read", "file-remove", "tree-create", "tree-remove"}
+    old = one("mdtest-3.2.1.txt")   # mdtest 1.9.3's "Directory creation:" rows
+    assert old.version == "1.9.3" and {s.phase: s.value for s in old.steps[0].samples}["file-stat"] == 876249.236
+
+
+def test_fio_json_jobs_become_randio_steps():
+    run = one("fio-3.33-randread.json")
+    assert (run.version, run.form) == ("3.33", "JSON")
+    (st,) = run.steps
+    assert st.kernel == "randio"
+    assert st.params == {"pattern": "randread", "block-size": "4k", "iodepth": "4", "jobs": "1", "runtime": "1",
+                         "ramp": "0", "direct": "true", "engine": "io_uring", "file-size": "16m",
+                         "dir": "/tmp/importers-work"}
+    (s,) = st.samples
+    assert (s.phase, s.condition, s.unit, s.value) == ("randread", "direct", "IOPS", 33516.483516)
+    clat = json.loads((FIXTURES / "fio-3.33-randread.json").read_text())["jobs"][0]["read"]["clat_ns"]
+    assert s.record["clat_us_p99"] == clat["percentile"]["99.000000"] / 1000 and s.bytes == 137420800
+    mixed = one("fio-3.33-randrw-group.json")
+    assert mixed.steps[0].params["rwmix"] == "70" and mixed.steps[0].params["jobs"] == "2"
+    assert [(s.phase, s.value) for s in mixed.steps[0].samples] == [("randread", 15304.695305),
+                                                                    ("randwrite", 6733.266733)]
+    plus = one("fio-3.33-randwrite.jsonplus")
+    assert plus.form == "json+" and plus.steps[0].samples[0].record["clat_ns_bins"]
+
+
+def test_fio_2_json_reads_kib_and_microseconds():
+    run = one("fio-2.19-randread.json")
+    (s,) = run.steps[0].samples
+    job = json.loads((FIXTURES / "fio-2.19-randread.json").read_text())["jobs"][0]["read"]
+    assert "io_kbytes" not in job and s.bytes == job["io_bytes"] * 1024 and s.value == job["iops"]
+    assert s.record["clat_us_p50"] == job["clat"]["percentile"]["50.000000"]   # fio 2.x: already in us
+    jobs = one("fio-2.19-randrw-jobs.json")   # numjobs=2 without group_reporting: the two entries summed
+    entries = json.loads((FIXTURES / "fio-2.19-randrw-jobs.json").read_text())["jobs"]
+    assert jobs.steps[0].samples[0].value == pytest.approx(sum(e["read"]["iops"] for e in entries))
+    assert jobs.steps[0].params["jobs"] == "2"
+
+
+def test_fio_text_output_gives_the_main_figures():
+    run = one("fio-3.33-randread.txt")
+    (s,) = run.steps[0].samples
+    assert (run.form, s.phase, s.value, s.seconds) == ("text", "read", 27000.0, 1.001)
+
+
+def test_iperf3_sums_directions_and_old_single_stream_files():
+    run = one("iperf3-3.12-bidir.json")
+    (st,) = run.steps
+    assert st.kernel == "tcp" and st.params == {"role": "loopback", "streams": "1", "duration": "1", "message-size": "128k",
+                                                "direction": "bidir"}
+    assert [(s.phase, s.condition, s.unit) for s in st.samples] == [("send", "receiver", "Gbit/s"),
+                                                                   ("receive", "receiver", "Gbit/s")]
+    assert run.facts["import.system_info"].startswith("Linux vm")
+    rev = one("iperf3-3.1.3-tcp-reverse.json")
+    assert rev.version == "3.1.3" and rev.steps[0].samples[0].phase == "receive"
+    # iperf3 3.0 wrote no sum_sent/sum_received for one stream: the stream's figures stand in
+    doc = json.loads((FIXTURES / "iperf3-3.1.3-tcp.json").read_text())
+    expected = doc["end"]["sum_received"]["bits_per_second"] / 1e9
+    del doc["end"]["sum_sent"], doc["end"]["sum_received"]
+    (old,) = importers.get("iperf3").parse(json.dumps(doc))
+    assert old.steps[0].samples[0].value == pytest.approx(expected)
+    assert any("summed from the streams" in n for n in old.notes)
+    udp = one("iperf3-3.12-udp.json")
+    assert udp.steps[0].kernel == "iperf3" and "jitter_ms" in udp.steps[0].samples[0].record
+
+
+def test_osu_tables_become_mpi_sweeps():
+    lat = one("osu-5.3-latency.txt")
+    (st,) = lat.steps
+    assert (st.kernel, st.params, st.ranks) == ("mpi", {"op": "pingpong"}, 2)
+    assert [(s.size_bytes, s.value) for s in st.samples[:2]] == [(0, 33.66), (1, 8.12)]
+    assert st.samples[0].condition == "library" and st.samples[0].unit == "us"
+    bw = one("osu-7.4-bw.txt")
+    s = bw.steps[0].samples[-1]
+    assert s.unit == "MiB/s" and s.record["rate_decimal_unit"] == "MB/s"
+    assert s.value == pytest.approx(s.record["rate_decimal"] * 1e6 / 2**20)
+    full = one("osu-7.4-allreduce-full.txt")
+    assert full.steps[0].ranks == 0 and any("--np" in n for n in full.notes)
+    first = full.steps[0].samples[0]
+    assert (first.size_bytes, first.value, first.record["t_min_us"], first.record["iterations"]) == (4, 0.31, 0.28, 100)
+    assert one("osu-7.4-barrier.txt").steps[0].samples[0].size_bytes == 0
+    gather = one("osu-7.4-gather.txt").steps[0]
+    assert gather.kernel == "osu" and gather.samples[0].phase == "gather-latency"
+
+
+def test_imb_sections_become_steps_per_benchmark():
+    run = one("imb-2021.3-mpi1.txt")
+    steps = {st.name: st for st in run.steps}
+    assert run.command.endswith("Barrier Allgather") and run.started.year == 2026
+    pp = steps["IMB PingPong np 2"]
+    assert pp.kernel == "mpi" and pp.params == {"op": "pingpong"}
+    assert (pp.samples[-1].size_bytes, pp.samples[-1].value, pp.samples[-1].record["bandwidth_mb_s"]) == \
+        (4096, 1.53, 2681.12)
+    ar = steps["IMB Allreduce np 2"]
+    assert ar.params == {"op": "allreduce", "sync": "none"} and ar.samples[0].size_bytes == 4
+    assert steps["IMB Barrier np 2"].samples[0].size_bytes == 0
+    assert steps["IMB Sendrecv np 2"].kernel == "imb"
+    assert one("imb-2019.1-mpi1.txt").version == "2019u1"
+    # -npmin 2 on 4 ranks: a section per process count, the idle ranks' line skipped
+    groups = {(st.name, st.ranks): len(st.samples) for st in one("imb-2021.3-groups.txt").steps}
+    assert groups == {("IMB PingPong np 2", 2): 8, ("IMB Allreduce np 2", 2): 5, ("IMB Allreduce np 4", 4): 5,
+                      ("IMB Barrier np 2", 2): 1, ("IMB Barrier np 4", 4): 1}
+
+
+def test_stored_run_is_marked_dated_and_its_environment_unavailable(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    path = str(FIXTURES / "iperf3-3.12-tcp.json")
+    (run,) = parse_file(path)
+    run_id = store_run(store, run, path, Overrides(label="net-2024"))
+    row = store.run(run_id)
+    assert row.imported_from.startswith("iperf3 3.12 JSON, file ") and row.host == "vm"
+    stamp = json.loads((FIXTURES / "iperf3-3.12-tcp.json").read_text())["start"]["timestamp"]["timesecs"]
+    started = dt.datetime.fromtimestamp(stamp, dt.timezone.utc)
+    assert row.started.replace(tzinfo=dt.timezone.utc) == started
+    (env,) = store.environments_of(run_id).values()
+    assert env["cpu.model_error"] == "imported from iperf3 3.12 JSON: not recorded"
+    assert env["import.system_info"].startswith("Linux vm") and "cpu.model" not in env
+    # the history counts it at its own date
+    assert [r.id for r in store.list_runs(until=started + dt.timedelta(seconds=1))] == [run_id]
+    assert store.list_runs(until=started) == []
+
+
+def test_a_failure_while_storing_leaves_no_partial_run(tmp_path, monkeypatch):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    path = str(FIXTURES / "imb-2021.3-mpi1.txt")
+    (run,) = parse_file(path)
+    from clusterbench.store import database
+
+    inserted = []
+    real_insert = database.samples.insert
+
+    def failing_insert():
+        inserted.append(1)
+        if len(inserted) == 50:
+            raise OSError("disk full")
+        return real_insert()
+
+    monkeypatch.setattr(database.samples, "insert", failing_insert)
+    with pytest.raises(OSError):
+        store_run(store, run, path, Overrides())
+    with store.engine.connect() as c:
+        counts = [c.execute(sa.text(f"select count(*) from {t}")).scalar() for t in ("runs", "steps", "samples")]
+    assert len(inserted) == 50 and counts == [0, 0, 0]
+
+
+def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_url):
+    r = cli("import", "--label", "old", str(FIXTURES / "fio-3.33-randread.json"),
+            str(FIXTURES / "osu-5.3-allreduce.txt"), "--np", "2", "--host", "n01", "--date", "2019-05-01")
+    assert r.status == 0, r.stderr
+    assert "stored as run 1" in r.stdout and "stored as run 2" in r.stdout
+    assert store_rows(store_url, "select host, started from runs order by id") == [
+        ("n01", "2026-11-23 21:18:39.000000"), ("n01", "2019-05-01 00:00:00.000000")]
+    assert store_rows(store_url, "select ranks from steps where run_id = 2") == [(2,)]
+    listed = cli("list")
+    assert listed.stdout.count("ok (imported)") == 2
+    by_month = cli("list", "--by", "month")   # the history counts them at their own dates
+    assert "2019-05" in by_month.stdout and "2026-11" in by_month.stdout
+    shown = cli("show", "1")
+    assert "imported from fio 3.33 JSON" in shown.stdout and "randread" in shown.stdout
+    exported = json.loads(cli("export", "2", "--format", "json").stdout)
+    assert exported["runs"][0]["imported_from"].startswith("OSU 5.3 text")
+    junk = tmp_path / "notes.txt"
+    junk.write_text("meeting notes\n")
+    bad = cli("import", str(FIXTURES / "iperf3-3.12-tcp.json"), str(junk))
+    assert bad.status == 2 and bad.stderr.strip().count("\n") == 0
+    assert "not any known format (formats: ior-json, fio, iperf3, ior, mdtest, osu, imb)" in bad.stderr
+    assert store_rows(store_url, "select count(*) from runs") == [(2,)]   # the good file was not stored either
+    dry = cli("import", "--dry-run", str(FIXTURES / "ior-4.0.0-shared.json"))
+    assert dry.status == 0 and "would store" in dry.stdout and "write [cached] 2124.9086 MiB/s" in dry.stdout
+    assert store_rows(store_url, "select count(*) from runs") == [(2,)]

@@ -1,0 +1,91 @@
+"""Round trips: the real tool and the matching clusterbench kernel on the
+same work, the tool's output imported, and `compare` matching the two runs'
+measurements key by key (same kernel, parameters, phase, mode, unit)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import REPO
+from ports import free_port
+
+from clusterbench import comparison as compare
+from clusterbench.store import Store
+
+FIXTURES = REPO / "tests" / "fixtures" / "import"
+
+
+def matched(store_url: str, refs: list[str]) -> set[tuple]:
+    table = compare.build(Store(store_url), refs)
+    return {(p.kernel, p.key.phase, p.key.condition, p.key.unit) for p in table.points}
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is in scripts/apt-packages.txt")
+def test_fio_and_randio_on_the_same_work_compare(cli, tmp_path, store_url):
+    work = tmp_path / "fio"
+    work.mkdir()
+    out = tmp_path / "fio.json"
+    with open(out, "w") as f:
+        subprocess.run(["fio", "--name=rr", f"--directory={work}", "--size=8m", "--bs=4k", "--rw=randread",
+                        "--ioengine=psync", "--iodepth=1", "--direct=0", "--runtime=1", "--time_based",
+                        "--output-format=json"], stdout=f, check=True, timeout=60)
+    shutil.rmtree(work)
+    r = cli("run", "randio", f"--dir={tmp_path}", "--pattern=randread", "--block-size=4k", "--iodepth=1",
+            "--runtime=1", "--ramp=0", "--direct=false", "--engine=psync", "--file-size=8m", "--label", "randio")
+    assert r.status == 0, r.stderr
+    assert cli("import", "--label", "fio", str(out)).status == 0
+    assert matched(store_url, ["fio", "randio"]) == {("randio", "randread", "buffered", "IOPS")}
+    c = cli("compare", "fio", "randio")
+    assert c.status == 0 and "randread" in c.stdout
+    assert "note: fio: run 2 imported from fio 3" in c.stdout
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is in scripts/apt-packages-test.txt")
+def test_iperf3_and_tcp_on_loopback_compare(cli, tmp_path, store_url):
+    port = free_port()
+    server = subprocess.Popen(["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        out = tmp_path / "iperf3.json"
+        for _ in range(100):   # until the server listens (a refused connection is an "error" document)
+            done = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", "1", "-J"],
+                                  capture_output=True, text=True, timeout=30)
+            if done.returncode == 0 and '"error"' not in done.stdout:
+                break
+            time.sleep(0.1)
+        out.write_text(done.stdout)
+        assert '"error"' not in done.stdout
+    finally:
+        server.kill()
+        server.wait()
+    r = cli("run", "tcp", "--duration=1", f"--port={free_port()}", "--label", "tcp")
+    assert r.status == 0, r.stderr
+    assert cli("import", "--label", "iperf3", str(out)).status == 0
+    assert matched(store_url, ["iperf3", "tcp"]) == {("tcp", "send", "receiver", "Gbit/s")}
+
+
+@pytest.mark.timeout(240)
+def test_ior_output_and_clusterbench_ior_of_the_same_line_compare(cli, tmp_path, store_url):
+    """The IOR side is IOR 4.0.0's own output of this line (tests/fixtures/README);
+    with $CLUSTERBENCH_IOR naming an IOR binary, it is also run live."""
+    line = ["-a", "POSIX", "-b", "4m", "-t", "1m", "-F", "-C", "-e", "-i", "2"]
+    r = cli("ior", "--np", "2", "--label", "pario", *line, "-o", str(tmp_path / "t"))
+    assert r.status == 0, r.stderr
+    outputs = [FIXTURES / "ior-4.0.0-posix-fpp.txt"]
+    ior = os.environ.get("CLUSTERBENCH_IOR")
+    if ior:
+        live = tmp_path / "ior-live.txt"
+        mpiexec = shutil.which("mpiexec")
+        with open(live, "w") as f:
+            subprocess.run([mpiexec, "-n", "2", ior, *line, "-o", str(tmp_path / "live")], stdout=f, check=True,
+                           timeout=120)
+        outputs.append(live)
+    assert cli("import", "--label", "ior", *map(str, outputs)).status == 0
+    assert matched(store_url, ["ior", "pario"]) == {("pario", "write", "fsync", "MiB/s"),
+                                                    ("pario", "read", "cold", "MiB/s")}

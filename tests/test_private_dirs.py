@@ -1,0 +1,202 @@
+"""Benchmark data is never left behind (#20 finding 1): a run stopped by a
+signal to its process group, or by kill -9 of any one of its processes
+(Python, cbk, one MPI rank), leaves the user's directory as it was once
+`clusterbench clean DIR` or the next run in DIR has run: same listing, same
+checksums, no cbk-* directory. Directories without cbk's owner stamp, and
+those of a live owner, are never touched."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+# small sizes, many repetitions: the run is busy in its private directory
+# when the fault comes, and a repetition is short
+KERNEL_ARGS = {
+    "seqio": ["--file-size=2m", "--block-size=64k", "--write=buffered", "--read=none", "--repeat", "100000"],
+    "manyfiles": ["--files=16", "--file-size=64k", "--write=buffered", "--read=none", "--repeat", "100000"],
+    "randio": ["--file-size=1m", "--direct=false", "--engine=psync", "--iodepth=1", "--ramp=0", "--runtime=60"],
+    "pario": ["--np", "2", "--block-size=1m", "--fsync=none", "--repeat", "100000"],
+}
+# Every kernel under Ctrl-C and under kill -9 of the directory's owner (cbk,
+# pario's rank 0); the other faults on one serial and the MPI kernel: cbk's
+# signal path is one function for all kernels, the Python side one runner.
+# Recovery: `clean DIR`, or the next run in DIR (slower: two cases).
+CASES = [
+    ("seqio", "SIGINT", "clean"), ("manyfiles", "SIGINT", "clean"), ("randio", "SIGINT", "clean"),
+    ("pario", "SIGINT", "clean"), ("seqio", "SIGTERM", "clean"), ("pario", "SIGTERM", "clean"),
+    ("seqio", "kill-9-python", "clean"), ("pario", "kill-9-python", "clean"),
+    ("seqio", "kill-9-cbk", "next-run"), ("manyfiles", "kill-9-cbk", "clean"), ("randio", "kill-9-cbk", "clean"),
+    ("pario", "kill-9-cbk", "next-run"), ("pario", "kill-9-other-rank", "clean"),
+]
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every entry below root with the checksum of each file's content."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                out[os.path.relpath(path, root)] = "-> " + os.readlink(path)
+            elif os.path.isdir(path):
+                out[os.path.relpath(path, root)] = "dir"
+            else:
+                out[os.path.relpath(path, root)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def user_dir(tmp_path) -> Path:
+    """A scratch directory holding the user's own files, among them one
+    named like ours but without a stamp, and an empty one."""
+    d = tmp_path / "scratch"
+    (d / "results").mkdir(parents=True)
+    (d / "results" / "notes.txt").write_bytes(os.urandom(3000))
+    (d / "input.dat").write_bytes(b"user data\n" * 100)
+    (d / "cbk-seqio-AAAAAA").mkdir()
+    (d / "cbk-seqio-AAAAAA" / "data").write_bytes(b"not the toolkit's\n")
+    (d / "cbk-pario-BBBBBB").mkdir()
+    return d
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    """Every live process: pid -> (parent pid, command name)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if fields[0] not in "ZX":
+            found[int(entry)] = (int(fields[1]), text[text.index("(") + 1:text.rindex(")")])
+    return found
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """The live processes below pid (mpiexec's proxies and ranks are in
+    process groups of their own): pid -> command name."""
+    table, found, todo = processes(), {}, [pid]
+    while todo:
+        parent = todo.pop()
+        for child, (ppid, comm) in table.items():
+            if ppid == parent and child not in found:
+                found[child] = comm
+                todo.append(child)
+    return found
+
+
+def wait_for_stamp(d: Path, proc: subprocess.Popen, timeout_s: float = 30) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for stamp in d.glob("cbk-*/.cbk-owner"):
+            try:
+                return json.loads(stamp.read_text())
+            except (OSError, ValueError):  # being written, or removed between glob and read
+                pass
+        if proc.poll() is not None:
+            pytest.fail(f"the run ended before its private directory appeared: {proc.communicate()[1]}")
+        time.sleep(0.05)
+    pytest.fail("no private directory with an owner stamp appeared")
+
+
+def wait_gone(pids: dict[int, str], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while alive := [p for p in pids if p in processes()]:
+        if time.monotonic() > deadline:
+            for p in alive:
+                os.kill(p, signal.SIGKILL)
+            pytest.fail(f"processes of the run outlived the fault: {alive}")
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("kernel,fault,recovery", CASES, ids=[f"{k}-{f}-{r}" for k, f, r in CASES])
+def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_dir, kernel, fault, recovery):
+    before = snapshot(user_dir)
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="1000")
+    run = [sys.executable, "-m", "clusterbench", "run", kernel, f"--dir={user_dir}", "--quiet"]
+    p = subprocess.Popen([*run, *KERNEL_ARGS[kernel]], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True,
+                         # a background job ignores SIGINT; give the run a terminal's disposition
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        stamp = wait_for_stamp(user_dir, p)
+        assert stamp["host"] and stamp["store_run"] == 1 and stamp["pid"] != p.pid
+        tree = descendants(p.pid)
+        if fault in ("SIGINT", "SIGTERM"):  # a terminal's Ctrl-C, a batch system's stop: the whole group
+            os.killpg(p.pid, getattr(signal, fault))
+        elif fault == "kill-9-python":
+            os.kill(p.pid, signal.SIGKILL)
+        elif fault == "kill-9-cbk":  # the stamp's owner: cbk, or pario's rank 0
+            os.kill(stamp["pid"], signal.SIGKILL)
+        else:
+            others = [pid for pid, comm in tree.items() if comm == "cbk" and pid != stamp["pid"]]
+            assert others, tree
+            os.kill(others[0], signal.SIGKILL)
+        p.communicate(timeout=60)
+        wait_gone(tree)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    if fault in ("SIGINT", "SIGTERM"):
+        # a signal leaves cbk time to remove its files itself
+        assert snapshot(user_dir) == before
+    left = sorted(str(s.parent.name) for s in user_dir.glob("cbk-*/.cbk-owner"))
+    if recovery == "clean":
+        r = subprocess.run([sys.executable, "-m", "clusterbench", "clean", str(user_dir)], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        said = r.stdout
+    else:
+        small = [a for a in KERNEL_ARGS[kernel] if a not in ("100000", "--repeat", "--runtime=60")]
+        r = subprocess.run([*run[:-1], *small, "--runtime=1"] if kernel == "randio" else [*run[:-1], *small],
+                           env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        said = r.stderr + r.stdout
+    for name in left:
+        assert f"{name}' " in said and "MiB" in said, said
+    if fault == "kill-9-cbk":  # the case that cannot clean up after itself
+        assert left, "kill -9 of the owner left nothing to find: the test proves nothing"
+    assert snapshot(user_dir) == before
+
+
+def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_owners(cli, tmp_path, user_dir):
+    def plant(name: str, **stamp_fields) -> Path:
+        d = user_dir / name
+        d.mkdir()
+        (d / "data.00000000").write_bytes(b"x" * 2**20)
+        stamp = {"owner": "cbk", "host": os.uname().nodename, "boot_id": "", "pid": 2**22 + 1, "start_ticks": 0,
+                 "started_unix_s": 0, "run_id": "00", "store_run": None, **stamp_fields}
+        (d / ".cbk-owner").write_text(json.dumps(stamp))
+        return d
+
+    dead = plant("cbk-pario-dead01")  # a pid above pid_max's default: no such process
+    plant("cbk-pario-alive1", pid=os.getpid())  # this very process: its owner lives
+    plant("cbk-pario-other1", host="another-host")  # nothing here can tell: left alone
+    (user_dir / "link").symlink_to(dead)
+    os.symlink(dead, user_dir / "cbk-seqio-link01")  # a symlink named like ours is not ours
+    before = snapshot(user_dir)
+    r = cli("clean", "--dry-run", str(user_dir))
+    assert r.status == 0, r.stderr
+    assert "would remove" in r.stdout and "cbk-pario-dead01" in r.stdout and "1.0 MiB" in r.stdout
+    assert "alive1" not in r.stdout and "other1" not in r.stdout and "link01" not in r.stdout
+    assert snapshot(user_dir) == before
+    r = cli("clean", str(user_dir))
+    assert r.status == 0 and "removed" in r.stdout
+    after = snapshot(user_dir)
+    assert {k for k in before if k not in after} == {"cbk-pario-dead01", "cbk-pario-dead01/data.00000000",
+                                                      "cbk-pario-dead01/.cbk-owner"}
+    r = cli("clean", str(tmp_path / "no-such-dir"))
+    assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1

@@ -1,0 +1,133 @@
+"""The store refuses what is not its own (#20 finding 5, SQLite): foreign,
+corrupt, empty, newer-schema and mistyped stores give one line and exit 2
+and leave the file as it was; a store on a read-only file system is read."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def make_foreign(path: Path, *, runs_table: bool) -> None:
+    c = sqlite3.connect(path)
+    c.execute("create table runs(id integer primary key, what text)" if runs_table else "create table t(x)")
+    c.execute("insert into " + ("runs(what) values ('theirs')" if runs_table else "t values (1)"))
+    c.commit()
+    c.close()
+
+
+def make_newer(path: Path) -> None:
+    c = sqlite3.connect(path)
+    c.execute("create table alembic_version(version_num varchar(32) primary key)")
+    c.execute("insert into alembic_version values ('ffffffffffff')")
+    c.commit()
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def good_store(tmp_path_factory, cbk_bin) -> Path:
+    d = tmp_path_factory.mktemp("good")
+    r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "2",
+                        "--quiet", "--db", str(d / "good.db")], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin))
+    assert r.returncode == 0, r.stderr
+    return d / "good.db"
+
+
+MAKERS = {
+    "foreign": lambda p, good: make_foreign(p, runs_table=False),
+    "foreign-with-runs-table": lambda p, good: make_foreign(p, runs_table=True),
+    "newer-schema": lambda p, good: make_newer(p),
+    "text": lambda p, good: p.write_text("name,value\nx,1\n"),
+    "random": lambda p, good: p.write_bytes(os.urandom(8192)),
+    "truncated": lambda p, good: p.write_bytes(good.read_bytes()[:6000]),
+    "empty": lambda p, good: p.write_bytes(b""),
+}
+MESSAGES = {"foreign": "another program's", "foreign-with-runs-table": "another program's",
+            "newer-schema": "does not know", "text": "not an SQLite", "random": "not an SQLite",
+            "truncated": "not a readable SQLite", "empty": "empty file"}
+
+
+def invoke(*args: str, env: dict | None = None):
+    """The command in this process (click's runner): fast enough for many cases."""
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+COMMANDS = [("list",), ("show", "1"), ("export", "--format", "csv", "1"), ("run", "null", "--seconds=0.01")]
+
+
+@pytest.mark.parametrize("kind", sorted(MAKERS))
+def test_a_file_that_is_not_our_store_is_refused_and_unchanged(tmp_path, good_store, cbk_bin, kind):
+    path = tmp_path / "their.db"
+    MAKERS[kind](path, good_store)
+    before, names = digest(path), sorted(os.listdir(tmp_path))
+    for command in COMMANDS:
+        r = invoke(*command, "--db", str(path), env={"CLUSTERBENCH_CBK": cbk_bin})
+        assert r.exit_code == 2, (command, r.stderr, r.exception)
+        assert len(r.stderr.strip().splitlines()) == 1 and MESSAGES[kind] in r.stderr, r.stderr
+        assert digest(path) == before
+        assert sorted(os.listdir(tmp_path)) == names  # no -wal, -shm or .lock file either
+
+
+def test_a_foreign_runs_table_is_refused_by_a_real_run(cli, tmp_path):
+    path = tmp_path / "their.db"
+    make_foreign(path, runs_table=True)
+    before = digest(path)
+    r = cli("run", "null", "--seconds=0.01", "--db", str(path))
+    assert r.status == 2 and r.stderr.count("\n") == 1 and "another program's" in r.stderr, r.stderr
+    assert digest(path) == before and os.listdir(tmp_path) == ["their.db"]
+
+
+def test_a_mistyped_path_creates_nothing(cli, tmp_path):
+    missing = tmp_path / "typo" / "deeper" / "results.db"
+    for command in (("list",), ("show", "1"), ("run", "null", "--seconds=0.01")):
+        r = cli(*command, "--db", str(missing))
+        assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "typo").exists()
+    r = cli("list", "--db", str(tmp_path / "new.db"))  # reading never creates a store
+    assert r.status == 2 and "no store at" in r.stderr and not (tmp_path / "new.db").exists()
+    r = cli("run", "null", "--seconds=0.01", "--db", str(tmp_path / "new.db"))  # a run does, where the directory is
+    assert r.status == 0 and (tmp_path / "new.db").exists(), r.stderr
+
+
+def test_bad_input_creates_no_store(cli, tmp_path):
+    r = cli("run", "null", "--seconds=-1", "--db", str(tmp_path / "new.db"))
+    assert r.status == 2
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_store_on_a_read_only_file_system_is_read(cli, tmp_path, good_store, cbk_bin):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root for a private read-only bind mount")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    shutil.copy(good_store, ro / "good.db")
+    before = digest(ro / "good.db")
+    py = sys.executable
+    # a private mount namespace: the read-only mount ends with the shell
+    script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99\n'
+              'for c in list "show 1" "export --format csv 1"; do "$2" -m clusterbench $c --db "$1/good.db" || exit 1; done\n'
+              '"$2" -m clusterbench run null --seconds=0.01 --db "$1/good.db"; echo "run=$?"')
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(ro), py],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, COLUMNS="200"))
+    if r.returncode == 99:
+        pytest.skip(f"cannot mount here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    assert "null" in r.stdout and "run=2" in r.stdout and "read-only" in r.stderr
+    assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) == 1, r.stderr
+    assert os.listdir(ro) == ["good.db"] and digest(ro / "good.db") == before
