@@ -27,7 +27,7 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
         raise BadInput(f"run cluster chooses ranks, placement and launcher itself: drop --{', --'.join(given)}")
     req = cluster.request(extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
                           command=mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])))
-    store = open_store(db_url)
+    store = open_store(db_url, writing=True)
     try:
         run_id = cluster.execute(store, cat, req, Progress(enabled=not quiet))
     except MeasurementFailed as e:
