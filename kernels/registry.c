@@ -16,6 +16,7 @@ extern const struct cbk_kernel cbk_kernel_tcp;
 #ifdef CBK_HAVE_MPI
 extern const struct cbk_kernel cbk_kernel_mpi;
 extern const struct cbk_kernel cbk_kernel_pario;
+extern const struct cbk_kernel cbk_kernel_linkmatrix;
 #endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
@@ -31,6 +32,7 @@ const struct cbk_kernel *const cbk_kernels[] = {
 #ifdef CBK_HAVE_MPI
     &cbk_kernel_mpi,
     &cbk_kernel_pario,
+    &cbk_kernel_linkmatrix,
 #endif
     NULL,
 };

@@ -29,6 +29,7 @@ LAUNCHES = [
     ("pario", 2, ["--dir={tmp}", "--block-size=1m", "--transfer-size=256k", "--fsync=end"]),
     ("tcp", 2, ["--role=pairs", "--duration=0.2", "--port=0"]),
     ("metadata", 2, ["--dir={tmp}", "--items=8", "--unique-dir"]),
+    ("linkmatrix", 3, ["--size=64k", "--iterations=2", "--latency-iterations=5"]),
 ]
 
 

@@ -45,7 +45,15 @@ def command(refs, env_lines, exclude_outliers, fmt, fail_if, threshold_pct, link
 
     if threshold_pct and not fail_if:
         raise BadInput("--threshold applies with --fail-if")
-    table = compare.build(open_store(db_url), list(refs), exclude_outliers, link_speed)
+    store = open_store(db_url)
+    if len(refs) == 2 and fmt == "table" and not fail_if and _both_cluster_runs(store, refs):
+        from clusterbench.report.cluster_compare_terminal import print_cluster_comparison
+        from clusterbench.report.data import load_run
+
+        a, b = (load_run(store, store.resolve(r)[0]) for r in refs)
+        print_cluster_comparison(stdout_console(), a, b)
+        return
+    table = compare.build(store, list(refs), exclude_outliers, link_speed)
     if fmt == "table":
         from clusterbench.report.compare_terminal import print_comparison
 
@@ -66,3 +74,8 @@ def command(refs, env_lines, exclude_outliers, fmt, fail_if, threshold_pct, link
             click.echo(f"--fail-if {fail_if}: {line}", err=True)
         if found:
             sys.exit(compare_gate.GATE_EXIT)
+
+
+def _both_cluster_runs(store, refs) -> bool:
+    """Two cluster runs (clusterbench run cluster) compare node by node and link by link."""
+    return all(store.run(store.resolve(r)[0]).suite == "cluster" for r in refs)

@@ -156,8 +156,9 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
             memory_limit, link_speed, settings, settings_a, settings_b, gpus_per_rank, share_gpus, quiet, report_path,
             report_dir, db_url):
-    """Run TARGET, a kernel (clusterbench kernels) or a suite (quick, or a
-    path to a .toml file), and store every repetition.
+    """Run TARGET, a kernel (clusterbench kernels), a suite (quick, or a
+    path to a .toml file), or cluster (every node, every link: docs/cluster.md),
+    and store every repetition.
 
     Kernel parameters follow as --name=value (clusterbench kernels KERNEL
     lists them); for a suite they set its variables, e.g. --dir=/scratch.
@@ -169,6 +170,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
       clusterbench run null --np 2 --seconds=0.1
       clusterbench run seqio --dir=/data --write=buffered --memory-limit=1g
       clusterbench run quick --dir=/nvme --setting-a tuned=balanced --setting-b tuned=latency-performance
+      clusterbench run cluster --hostfile hosts --scratch=/local --one-at-a-time
     """
     from clusterbench import catalogue, suites
     from clusterbench.conditions import spec as conditions
@@ -188,6 +190,18 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
             raise BadInput(f"--repeat {repeat}: give a number from 1 to 100000, or auto")
         repeat = int(repeat)
     cat = catalogue.load()
+    if target == "cluster":
+        from clusterbench.cluster.use_case import run_cluster
+
+        if report_dir:
+            check_writable_folder(report_dir)
+        return run_cluster(cat, extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
+                           quiet=quiet, db_url=db_url,
+                           report_path_for=lambda url, run_id: report_path or default_report_path(url, run_id,
+                                                                                                   report_dir),
+                           refused=dict(np=ranks, ppn=ppn, launcher=launcher, auto=auto, memory_limit=memory_limit,
+                                        settings=settings or settings_a or settings_b, gpus=gpus_per_rank,
+                                        mpi_algorithm=mpi_algorithms))
     if suites.is_suite(target):
         if ranks or ppn:
             raise BadInput("--np and --ppn apply to a kernel; a suite sets them per step")

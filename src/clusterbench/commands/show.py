@@ -7,12 +7,16 @@ from clusterbench.commands.options import db_option, link_speed_option, open_sto
 
 @click.command("show")
 @click.argument("runs", nargs=-1, required=True)
+@click.option("--threshold", metavar="FRACTION", default=None,
+              help="Cluster runs: flag a node this far from the median (10% or 0.1; default: the run's own, else 10 %).")
+@click.option("--link-threshold", metavar="FRACTION", default=None,
+              help="Cluster runs: flag a link this far below its class's reference (default: the run's own, else 25 %).")
 @link_speed_option
 @db_option
 @width_option
-def command(runs, link_speed, db_url):
+def command(runs, threshold, link_threshold, link_speed, db_url):
     """Show runs (ids or labels): per step median, min, max, n, unit, cache mode, the limit that binds
-    (docs/limits.md) and warnings."""
+    (docs/limits.md) and warnings; a cluster run as docs/cluster.md shows it."""
     from clusterbench.console import stdout_console
 
     from clusterbench.report.data import load_run
@@ -22,4 +26,13 @@ def command(runs, link_speed, db_url):
     console = stdout_console()
     for ref in runs:
         for run_id in store.resolve(ref):
-            print_run(console, load_run(store, run_id, link_speed))
+            run = load_run(store, run_id, link_speed)
+            if run["suite"] == "cluster":
+                from clusterbench.report.cluster_terminal import print_cluster
+
+                from clusterbench.cluster.analysis import parse_fraction
+
+                print_cluster(console, run, threshold and parse_fraction(threshold, "threshold"),
+                              link_threshold and parse_fraction(link_threshold, "link-threshold"))
+            else:
+                print_run(console, run)

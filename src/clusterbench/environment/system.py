@@ -42,6 +42,9 @@ def collect(env: dict, ctx: Context) -> None:
     put(env, "tuned.profile", tuned)
     for name in VM_SETTINGS:
         put_file(env, f"vm.{name}", ctx, f"/proc/sys/vm/{name}", int)
+    # System V IPC limits (per IPC namespace): what MPI shared-memory transports may allocate
+    for name in ("shmmax", "shmall", "shmmni"):
+        put_file(env, f"kernel.{name}", ctx, f"/proc/sys/kernel/{name}", int)
     for name in ("enabled", "defrag"):
         put_file(env, f"thp.{name}", ctx, f"/sys/kernel/mm/transparent_hugepage/{name}", bracketed)
     _times(env, ctx)

@@ -277,6 +277,10 @@ def render(report: Report) -> str:
     if report.points:
         body += sweep_section(report.points, report.config_names)
     for run in report.runs:
+        if run.get("suite") == "cluster":
+            from clusterbench.report.cluster_html import section
+
+            body += section(run)
         body += run_section(run, notes)
     if notes.reasons:
         body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(

@@ -1,0 +1,235 @@
+/* linkmatrix: bandwidth and latency of every ordered pair of ranks (one
+ * rank per node: every link of the cluster), measured as mpiGraph does.
+ *
+ * N-1 shift rounds: in round k every rank sends to rank+k and receives
+ * from rank-k at the same time, so every rank's injection and ejection
+ * port carries exactly one stream in each round and a slow port or cable
+ * shows on the links that touch it, not spread over all of them. A round
+ * is `iterations` x `window` messages of `size` bytes each way, each
+ * direction kept `window` messages deep independently of the other; the
+ * receiver times every window's arrival (the link src -> dst, seen where
+ * the bytes land). Latency uses
+ * the same pattern with `latency-size` messages, one at a time
+ * (MPI_Sendrecv): each exchange is one message crossing every link at
+ * once, timed at the receiver. Barrier between rounds, so no round's tail
+ * loads the next. Every pair is one measurement record, rank 0 writes them
+ * all: qualifiers src_host and dst_host name the link. */
+#include "../core/cbk.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct linkmatrix_options {
+    uint64_t size;
+    int64_t window;
+    int64_t iterations;
+    uint64_t latency_size;
+    int64_t latency_iterations;
+    bool latency;
+};
+#define OPT struct linkmatrix_options
+static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
+
+static const struct cbk_param params[] = {
+    { .name = "size", CBK_AT_SIZE(OPT, size), .default_value = "1m", .unit = "bytes", .min = "1", .max = "1g",
+      .help = "bytes of each bandwidth message" },
+    { .name = "window", CBK_AT_INT(OPT, window), .default_value = "4", .unit = "count", .min = "1", .max = "1024",
+      .help = "messages in flight on each link per exchange (mpiGraph's window)" },
+    { .name = "iterations", CBK_AT_INT(OPT, iterations), .default_value = "10", .unit = "count", .min = "1",
+      .max = "1000000", .help = "windows of messages per link per shift round (the figure: all their bytes over the round's time)" },
+    { .name = "latency-size", CBK_AT_SIZE(OPT, latency_size), .default_value = "8", .unit = "bytes", .min = "0",
+      .max = "64k", .help = "bytes of each latency message" },
+    { .name = "latency-iterations", CBK_AT_INT(OPT, latency_iterations), .default_value = "100", .unit = "count",
+      .min = "1", .max = "1000000", .help = "latency exchanges per shift round" },
+    { .name = "latency", CBK_AT_BOOL(OPT, latency), .default_value = "true",
+      .help = "also measure every link's latency" },
+    { 0 },
+};
+
+#define HOST_CHARS 64
+
+struct linkmatrix_state {
+    char (*host)[HOST_CHARS];    /* every rank's host name */
+    unsigned char *send, *recv;   /* window * size bytes each */
+    double *bw_s, *lat_s;         /* [round][iteration]: this rank as receiver */
+    double *zero, *scratch;       /* an idle rank's times; cbk_report_iterations' scratch */
+};
+
+static int64_t longest(const OPT *o) { return o->iterations > o->latency_iterations ? o->iterations : o->latency_iterations; }
+
+static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
+{
+    const OPT *o = opt(a);
+    if ((double)o->size * (double)o->window > 1024.0 * 1024 * 1024) {
+        snprintf(why, len, "linkmatrix: --size x --window is over 1 GiB per buffer: give a smaller window");
+        return -1;
+    }
+    (void)c;
+    return 0;
+}
+
+static int setup(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    const OPT *o = opt(a);
+    struct linkmatrix_state *s = calloc(1, sizeof *s);
+    size_t rounds = c->size > 1 ? (size_t)c->size - 1 : 1, bytes = (size_t)(o->size * (uint64_t)o->window);
+    if (!s || !(s->host = calloc((size_t)c->size, HOST_CHARS)) || !(s->send = malloc(bytes)) ||
+        !(s->recv = malloc(bytes)) || !(s->bw_s = calloc(rounds * (size_t)o->iterations, sizeof(double))) ||
+        !(s->lat_s = calloc(rounds * (size_t)o->latency_iterations, sizeof(double))) ||
+        !(s->zero = calloc((size_t)longest(o), sizeof(double))) ||
+        !(s->scratch = calloc((size_t)longest(o), sizeof(double))))
+        cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: out of memory");
+    memset(s->send, 0xa5, bytes);
+    char me[HOST_CHARS] = { 0 };
+    gethostname(me, sizeof me - 1);
+    MPI_Allgather(me, HOST_CHARS, MPI_CHAR, s->host, HOST_CHARS, MPI_CHAR, c->comm);
+    c->state = s;
+    return 0;
+}
+
+/* One exchange of `window` messages each way (the warm-up: connections
+ * are made lazily). */
+static void exchange(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from)
+{
+    MPI_Request req[2 * 1024];
+    int w = (int)o->window;
+    for (int i = 0; i < w; i++)
+        MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, i, c->comm, &req[i]);
+    for (int i = 0; i < w; i++)
+        MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, i, c->comm, &req[w + i]);
+    MPI_Waitall(2 * w, req, MPI_STATUSES_IGNORE);
+}
+
+/* One round's bandwidth: iterations x window messages to rank+k and from
+ * rank-k, each direction kept `window` deep on its own, so a slow incoming
+ * link does not hold back this rank's outgoing one (a lock-step exchange
+ * would: every link of a round would run at its slowest neighbour's pace).
+ * chunk_s[i]: time between the arrivals of windows i and i-1 from rank-k,
+ * the first from the round's start: every byte is counted from a moment
+ * none had been sent (a rank that polls late finds later windows already
+ * in its socket buffer, so timing from a later window would overstate the
+ * link; a late start at the barrier can only understate it). */
+static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from,
+                         double *chunk_s)
+{
+    MPI_Request req[2 * 1024];
+    int w = (int)o->window;
+    int64_t total = o->iterations * o->window, recv_posted = 0, send_posted = 0, received = 0;
+    double last = MPI_Wtime();
+    for (int i = 0; i < w; i++, recv_posted++)
+        MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, 0, c->comm, &req[i]);
+    for (int i = 0; i < w; i++, send_posted++)
+        MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, 0, c->comm, &req[w + i]);
+    for (;;) {
+        int idx;
+        MPI_Waitany(2 * w, req, &idx, MPI_STATUS_IGNORE);
+        if (idx == MPI_UNDEFINED)
+            break;   /* every request done */
+        if (idx < w) {
+            if (++received % w == 0) {
+                double now = MPI_Wtime();
+                chunk_s[received / w - 1] = now - last;
+                last = now;
+            }
+            if (recv_posted < total && ++recv_posted)
+                MPI_Irecv(s->recv + (size_t)idx * o->size, (int)o->size, MPI_BYTE, from, 0, c->comm, &req[idx]);
+        } else if (send_posted < total && ++send_posted) {
+            MPI_Isend(s->send + (size_t)(idx - w) * o->size, (int)o->size, MPI_BYTE, to, 0, c->comm, &req[idx]);
+        }
+    }
+}
+
+static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
+{
+    for (int k = 1; k < c->size; k++) {
+        int to = (c->rank + k) % c->size, from = (c->rank - k + c->size) % c->size;
+        double *bw = s->bw_s + (size_t)(k - 1) * (size_t)o->iterations;
+        exchange(c, o, s, to, from);
+        MPI_Barrier(c->comm);
+        stream_round(c, o, s, to, from, bw);
+        MPI_Barrier(c->comm);
+        if (!o->latency)
+            continue;
+        double *lat = s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations;
+        for (int64_t i = -1; i < o->latency_iterations; i++) {   /* i = -1: warm-up */
+            double t0 = MPI_Wtime();
+            MPI_Sendrecv(s->send, (int)o->latency_size, MPI_BYTE, to, 0, s->recv, (int)o->latency_size, MPI_BYTE,
+                         from, 0, c->comm, MPI_STATUS_IGNORE);
+            if (i >= 0)
+                lat[i] = MPI_Wtime() - t0;
+        }
+        MPI_Barrier(c->comm);
+    }
+}
+
+/* The record of link src -> dst: only dst (the receiver) is active. */
+static int report_link(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int src, int dst, bool bandwidth)
+{
+    int k = (dst - src + c->size) % c->size;
+    int64_t n = bandwidth ? o->iterations : o->latency_iterations;
+    double *mine = (bandwidth ? s->bw_s : s->lat_s) + (size_t)(k - 1) * (size_t)n;
+    struct cbk_phase p = { .phase = bandwidth ? "link_bandwidth" : "link_latency",
+                           .bytes = bandwidth ? o->size * (uint64_t)o->window : o->latency_size };
+    struct cbk_iterations it = { .seconds = c->rank == dst ? mine : s->zero, .scratch = s->scratch, .count = n,
+                                 .scale = 1.0, .active = c->rank == dst, .bandwidth = bandwidth };
+    if (bandwidth)
+        it.messages = (double)o->window;
+    cbk_phase_qualifier(&p, "src_host", s->host[src]);
+    cbk_phase_qualifier(&p, "dst_host", s->host[dst]);
+    cbk_phase_field(&p, CBK_I64("src_rank", src));
+    cbk_phase_field(&p, CBK_I64("dst_rank", dst));
+    cbk_phase_field(&p, CBK_I64("shift", k));
+    cbk_phase_field(&p, CBK_BOOL("same_node", strcmp(s->host[src], s->host[dst]) == 0));
+    cbk_phase_field(&p, CBK_I64("nodes", c->nodes));
+    cbk_phase_field(&p, CBK_U64("size_bytes", p.bytes));
+    cbk_phase_field(&p, CBK_I64("window", bandwidth ? o->window : 1));
+    cbk_phase_field(&p, CBK_I64("iterations", n));
+    if (c->nodes < c->size)
+        cbk_phase_warn(&p, "more than one rank per node: some pairs share a node, so not every pair is a link");
+    return cbk_report_iterations(c, &p, &it);
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    const OPT *o = opt(a);
+    struct linkmatrix_state *s = c->state;
+    if (c->size < 2)
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "linkmatrix: needs two ranks or more (one per node: --np N --ppn 1)");
+    measure(c, o, s);
+    for (int bw = 1; bw >= (o->latency ? 0 : 1); bw--)
+        for (int src = 0; src < c->size; src++)
+            for (int dst = 0; dst < c->size; dst++)
+                if (src != dst && report_link(c, o, s, src, dst, bw))
+                    cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: an MPI reduction failed");
+    return 0;
+}
+
+static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    (void)a;
+    struct linkmatrix_state *s = c->state;
+    if (!s)
+        return;
+    free(s->host);
+    free(s->send);
+    free(s->recv);
+    free(s->bw_s);
+    free(s->lat_s);
+    free(s->zero);
+    free(s->scratch);
+    free(s);
+    c->state = NULL;
+}
+
+const struct cbk_kernel cbk_kernel_linkmatrix = {
+    .name = "linkmatrix",
+    .summary = "bandwidth and latency of every ordered pair of nodes, mpiGraph's shift pattern (one rank per node)",
+    .flags = CBK_PARALLEL,
+    .params = params,
+    .options_size = sizeof(OPT),
+    .validate = validate,
+    .setup = setup,
+    .run = run,
+    .teardown = teardown,
+};

@@ -1,0 +1,383 @@
+"""Runs `clusterbench run cluster`: the per-node figures on every node (all
+at once by default, what users see in production; one node at a time on
+request), then the link matrix, then collective scaling. Stored as one run
+of suite "cluster"; per-node steps are named "node HOST: PART" (naming.py).
+
+A per-node step on one node is the kernel launched on a one-line host file
+through the run's launcher (mpiexec, or srun inside an allocation): the
+same path every other step takes, so records, warnings and the store are
+the ones a single-node run gives. All nodes at once means one such launch
+per node, started together; their output is stored as each ends."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from clusterbench import limits, runner
+from clusterbench.catalogue import Catalogue
+from clusterbench.cluster.naming import LINKS_STEP, SCALING_PREFIX, node_step
+from clusterbench.errors import BadInput, MeasurementFailed
+from clusterbench.launch import Job, choose
+from clusterbench.launch.job import hostfile_hosts
+from clusterbench.plan import Step, expand
+from clusterbench.progress import Progress
+from clusterbench.records import RunRecord, error_message, read_line
+from clusterbench.sample import Sample
+from clusterbench.store import Store
+
+PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
+OPTIONS = {"scratch", "one-at-a-time", "only", "skip", "threshold", "link-threshold", "topology"}
+
+
+@dataclass
+class ClusterRequest:
+    hosts: list[str]
+    hostfile: str | None          # the run's host file (None inside a Slurm allocation)
+    launcher: str                 # mpiexec or srun
+    parts: tuple[str, ...]
+    repeat: int
+    one_at_a_time: bool
+    overrides: dict[str, dict[str, str]]   # part -> name -> value
+    scratch: str
+    oversubscribe: bool
+    switches: dict[str, str]      # host -> its switch, when known (link classes)
+    label: str | None
+    command: str
+
+
+def allocation_hosts() -> list[str]:
+    nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
+    if not os.environ.get("SLURM_JOB_ID") or not nodelist:
+        return []
+    out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30)
+    return out.stdout.split() if out.returncode == 0 else []
+
+
+def find_hosts(hostfile: str | None) -> tuple[list[str], str | None, str]:
+    """(hosts, host file, launcher): --hostfile, else a Slurm allocation's
+    nodes, else the test cluster named by $CLUSTERBENCH_TESTBED."""
+    if hostfile:
+        return hostfile_hosts(hostfile), hostfile, "mpiexec"
+    if hosts := allocation_hosts():
+        return hosts, None, "srun"
+    testbed = os.environ.get("CLUSTERBENCH_TESTBED")
+    if testbed and (Path(testbed) / "hostfile").is_file():
+        path = str(Path(testbed) / "hostfile")
+        return hostfile_hosts(path), path, "mpiexec"
+    raise BadInput("run cluster needs nodes: --hostfile FILE, a Slurm allocation (sbatch -N 4), "
+                   "or a test cluster (clusterbench testbed up; source its env.sh)")
+
+
+def split_options(extra: dict[str, str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """--scratch, --only ... and --PART.NAME=VALUE overrides of the suite."""
+    options, overrides = {}, {}
+    for k, v in extra.items():
+        part, dot, name = k.partition(".")
+        if dot:
+            if part not in PARTS:
+                raise BadInput(f"--{k}: no part '{part}' (parts: {', '.join(PARTS)})")
+            overrides.setdefault(part, {})[name] = v
+        elif k in OPTIONS:
+            options[k] = v
+        else:
+            raise BadInput(f"run cluster: unknown option --{k} (options: --scratch DIR, --one-at-a-time, "
+                           f"--only PART,.., --skip PART,.., --threshold 10%, --link-threshold 25%, --topology HOST:SWITCH,.., "
+                           f"--PART.PARAM=VALUE; parts: {', '.join(PARTS)})")
+    return options, overrides
+
+
+def choose_parts(options: dict[str, str]) -> tuple[str, ...]:
+    def parts(text: str, flag: str) -> set[str]:
+        chosen = {p.strip() for p in text.split(",") if p.strip()}
+        bad = chosen - set(PARTS)
+        if bad:
+            raise BadInput(f"--{flag} {text}: no part {', '.join(sorted(bad))} (parts: {', '.join(PARTS)})")
+        return chosen
+    only = parts(options["only"], "only") if "only" in options else set(PARTS)
+    skip = parts(options["skip"], "skip") if "skip" in options else set()
+    chosen = tuple(p for p in PARTS if p in only and p not in skip)
+    if not chosen:
+        raise BadInput("run cluster: --only/--skip leave nothing to measure")
+    return chosen
+
+
+def suite_entries() -> dict[str, dict]:
+    doc = tomllib.loads(resources.files("clusterbench.cluster").joinpath("suite.toml").read_text())
+    entries = {e["part"]: e for e in doc["per-node"]}
+    entries["links"], entries["scaling"] = doc["links"], doc["scaling"]
+    return entries
+
+
+def params_of(entry: dict, req: ClusterRequest) -> dict:
+    params = {k: (req.scratch if v == "{scratch}" else v) for k, v in entry.get("params", {}).items()}
+    params.update(req.overrides.get(entry["part"], {}))
+    return params
+
+
+def node_cpus(envs: dict[str, dict]) -> int:
+    counts = [int(e["cpu.threads"]) for e in envs.values() if str(e.get("cpu.threads", "")).isdigit()]
+    return min(counts) if counts else 1
+
+
+def node_counts(n: int) -> list[int]:
+    """2, 4, 8, .. and N."""
+    out, k = [], 2
+    while k < n:
+        out.append(k)
+        k *= 2
+    return out + [n]
+
+
+def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[Step], list[Step]]:
+    """(per-node step templates, cluster-wide steps)."""
+    entries = suite_entries()
+    per_node, cluster = [], []
+    for part in req.parts:
+        e = entries[part]
+        params = params_of(e, req)
+        if part == "links":
+            cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=len(req.hosts), ranks_per_node=1,
+                              launcher=req.launcher, name=LINKS_STEP, requires=("mpi",))
+        elif part == "scaling":
+            for nodes in node_counts(len(req.hosts)):
+                for ppn in sorted({1, cpus_per_node}):
+                    cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=nodes * ppn, ranks_per_node=ppn,
+                                      launcher=req.launcher, requires=("mpi",),
+                                      name=f"{SCALING_PREFIX}{nodes} nodes x {ppn} rank{'s' if ppn > 1 else ''}")
+        else:
+            per_node += expand(e["kernel"], params, repeat=req.repeat, ranks=int(e.get("np", 1)),
+                               ranks_per_node=e.get("ppn"), launcher=req.launcher, name=part,
+                               requires=tuple(e.get("requires", ())))
+    for step in per_node + cluster:
+        if not runner.missing_requirement(step, cat):
+            cat.check_params(cat.kernel(step.kernel), step.params)
+    return per_node, cluster
+
+
+# -- per-node steps -----------------------------------------------------
+
+@dataclass
+class NodeLaunch:
+    host: str
+    step_id: int
+    cmd: list[str]
+    proc: subprocess.Popen | None = None
+    out: str = ""
+    err: str = ""
+
+
+def _start(launch: NodeLaunch, env: dict[str, str]) -> None:
+    launch.proc = subprocess.Popen(launch.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, **env})
+
+
+def _finish(launch: NodeLaunch) -> None:
+    launch.out, launch.err = launch.proc.communicate()
+
+
+def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> tuple[bool, dict | None, str]:
+    """Stores one launch's samples; (ok, cbk's run record, error line)."""
+    build = None
+    for line in launch.out.splitlines():
+        item = read_line(line)
+        if isinstance(item, RunRecord):
+            build = item.record
+        elif isinstance(item, Sample):
+            store.add_sample(launch.step_id, item, limits.sample_warnings(item, env), repetition_offset=offset)
+    status = launch.proc.returncode
+    if status == 0:
+        return True, build, ""
+    return False, build, error_message(launch.err) or (launch.err.strip().splitlines() or [f"exit status {status}"])[-1]
+
+
+def _run_together(group: list[NodeLaunch], env: dict[str, str]) -> None:
+    try:
+        for lc in group:
+            _start(lc, env)
+        waiters = [threading.Thread(target=_finish, args=(lc,), daemon=True) for lc in group]
+        for w in waiters:
+            w.start()
+        for w in waiters:
+            w.join()
+    except BaseException:
+        for lc in group:
+            if lc.proc:
+                runner._stop(lc.proc)
+        raise
+
+
+def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: ClusterRequest,
+                 envs: dict[str, dict], local_env: dict, progress: Progress, folder: Path) -> list[str]:
+    """One step on every node; a status per node. All at once: one launch
+    per node, started together, each running every repetition. One at a
+    time: repetition by repetition, each round visiting every node in turn
+    (as A/B/A/B alternation), so a change in the machine's load over the
+    minutes of the step falls on every node alike, not on whichever node's
+    turn it was."""
+    launcher = choose(req.launcher, 2, cat.cbk)
+    step_ids, commands = {}, {}
+    for host in req.hosts:
+        hostfile = one_host_file(folder, host)
+        step_ids[host] = store.begin_step(run_id, position=position, name=node_step(host, step.name),
+                                          kernel=step.kernel, params=dict(step.params), launcher=launcher.name,
+                                          ranks=step.ranks, ranks_per_node=step.ranks_per_node)
+        reps = 1 if req.one_at_a_time else step.repeat
+        commands[host] = launcher.command(Job(step.argv(cat.cbk, reps), step.ranks, step.ranks_per_node,
+                                              str(hostfile), req.oversubscribe, step.env))
+    if req.one_at_a_time:
+        rounds = [[[h] for h in req.hosts] for _ in range(step.repeat)]
+    else:
+        rounds = [[list(req.hosts)]]
+    errors: dict[str, str] = {}
+    builds: dict[str, dict | None] = {}
+    try:
+        for offset, groups in enumerate(rounds):
+            for hosts in groups:
+                hosts = [h for h in hosts if h not in errors]   # a node that failed is not asked again
+                if not hosts:
+                    continue
+                progress.note(f"{step.name} on {', '.join(hosts)}"
+                              + (f" (repetition {offset + 1} of {step.repeat})" if req.one_at_a_time else ""))
+                group = [NodeLaunch(h, step_ids[h], commands[h]) for h in hosts]
+                _run_together(group, step.env)
+                for lc in group:
+                    ok, build, msg = _store_samples(store, lc, envs.get(lc.host, local_env), offset)
+                    builds[lc.host] = build or builds.get(lc.host)
+                    if not ok:
+                        errors[lc.host] = msg
+    except BaseException:
+        for host in req.hosts:
+            store.finish_step(step_ids[host], "interrupted", message="interrupted by a signal")
+        raise
+    statuses = []
+    for host in req.hosts:
+        if host in errors:
+            store.finish_step(step_ids[host], "failed", build=builds.get(host), message=f"{host}: {errors[host]}")
+            statuses.append("failed")
+        else:
+            store.finish_step(step_ids[host], "ok", build=builds.get(host),
+                              stop_reason=f"fixed: {step.repeat} repetitions")
+            statuses.append("ok")
+    return statuses
+
+
+def one_host_file(folder: Path, host: str) -> str:
+    path = folder / f"{host}.hosts"
+    path.write_text(f"{host}\n")
+    return str(path)
+
+
+def switch_of(text: str | None) -> dict[str, str]:
+    """`h01:sw1,h02:sw1,h03:sw2`: --topology, else the test cluster's
+    $CLUSTERBENCH_TESTBED_TOPOLOGY; {} when neither says."""
+    out = {}
+    for item in (text or "").split(","):
+        host, sep, switch = item.strip().partition(":")
+        if item.strip() and not (sep and host and switch):
+            raise BadInput(f"--topology {text}: expected HOST:SWITCH,HOST:SWITCH,.. (e.g. n01:leaf1,n02:leaf2)")
+        if sep:
+            out[host] = switch
+    return out
+
+
+def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterRequest, folder: Path) -> dict:
+    """This host's snapshot and every node's, each node's collected by a
+    launch of its own (one launch over all nodes interleaves their long
+    JSON lines, and a garbled snapshot is lost); returns this host's."""
+    from clusterbench import environment
+
+    local = environment.collect([req.scratch])
+    snapshots = {socket.gethostname(): local}
+    launcher = choose(req.launcher, 2, cat.cbk)
+    argv = runner.collector_argv([req.scratch])
+    launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
+                for h in req.hosts]
+    _run_together(launches, {})
+    for lc in launches:
+        for env in runner._json_objects(lc.out):
+            if "host.name" in env:
+                snapshots[lc.host] = env
+    for host, switch in req.switches.items():   # the link class (analysis.LINK_CLASS_KEY)
+        if host in snapshots:
+            snapshots[host]["fabric.switch"] = switch
+    for host, env in snapshots.items():
+        h = environment.snapshot_hash(env)
+        store.add_environment(env, h)
+        store.link_host(run_id, host, h)
+    return local
+
+
+# -- the whole run ------------------------------------------------------
+
+def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
+    plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
+    run_id = store.begin_run(label=req.label, command=req.command, suite="cluster")
+    previous = {sig: signal.signal(sig, runner._raise_interrupted) for sig in runner.STOP_SIGNALS}
+    statuses: list[str] = []
+    try:
+        rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
+        position = 0
+        with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
+            local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
+            envs = store.environments_of(run_id)
+            per_node, cluster = plan(req, cat, node_cpus(envs))
+            for step in per_node:
+                why = runner.missing_requirement(step, cat)
+                if why:
+                    progress.note(f"skipped {step.name} on every node: {why}")
+                    continue
+                statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
+                                         Path(folder))
+                position += 1
+            for step in cluster:
+                statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
+                position += 1
+    except (KeyboardInterrupt, runner.Interrupted):
+        store.finish_run(run_id, "interrupted", "interrupted by a signal")
+        raise KeyboardInterrupt from None
+    except BadInput as e:
+        store.finish_run(run_id, "failed", e.message)
+        raise
+    except BaseException as e:
+        store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
+        raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    failed = statuses.count("failed")
+    if failed:
+        store.finish_run(run_id, "failed", f"{failed} step(s) failed")
+        err = MeasurementFailed(f"run {run_id}: {failed} of {len(statuses)} steps failed (clusterbench show {run_id})")
+        err.run_id = run_id
+        raise err
+    store.finish_run(run_id, "ok")
+    return run_id
+
+
+def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
+            label: str | None, command: str) -> ClusterRequest:
+    options, overrides = split_options(extra)
+    hosts, hostfile, launcher = find_hosts(hostfile)
+    if len(hosts) < 2:
+        raise BadInput(f"run cluster: {len(hosts)} node(s) found; a cluster run compares two nodes or more")
+    from clusterbench.cluster.analysis import parse_fraction
+
+    for flag in ("threshold", "link-threshold"):
+        if flag in options:
+            parse_fraction(options[flag], flag)   # bad input before anything runs; analysis reads it back
+    scratch = options.get("scratch", "/tmp")
+    return ClusterRequest(hosts, hostfile, launcher, choose_parts(options), repeat or 3,
+                          options.get("one-at-a-time", "false") == "true", overrides, scratch, oversubscribe,
+                          switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
+                          label, command)
+
+
+__all__ = ["ClusterRequest", "execute", "request"]

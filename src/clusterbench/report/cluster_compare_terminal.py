@@ -1,0 +1,34 @@
+"""The terminal view of two cluster runs compared (`compare A B` when both
+are cluster runs): node by node, then link by link; flags first."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from clusterbench.cluster.analysis import analyse, thresholds_of
+from clusterbench.cluster.before_after import Change, link_changes, node_changes, verdict
+from clusterbench.report.terminal import _num
+
+
+def _table(title: str, changes: list[Change], a: int, b: int) -> Table:
+    t = Table(title=title, title_justify="left")
+    for col in ("", "unit", f"run {a}", f"run {b}", "ratio", "flags"):
+        t.add_column(col, justify="right" if col.startswith(("run", "ratio")) else "left")
+    for c in sorted(changes, key=lambda c: (verdict(c) == "", c.what)):
+        t.add_row(escape(c.what), escape(c.unit), _num(c.before), _num(c.after), f"{c.ratio:.2f}", verdict(c))
+    return t
+
+
+def print_cluster_comparison(console: Console, run_a: dict, run_b: dict) -> None:
+    va, vb = analyse(run_a, **thresholds_of(run_a)), analyse(run_b, **thresholds_of(run_b))
+    nodes, links = node_changes(va, vb), link_changes(va, vb)
+    fixed = [c.what for c in nodes + links if verdict(c) == "fixed"]
+    new = [c.what for c in nodes + links if verdict(c) == "new flag"]
+    console.print(f"[bold]Cluster run {run_b['id']} against run {run_a['id']}[/bold]: "
+                  f"{len(fixed)} flag(s) gone{': ' + escape(', '.join(fixed)) if fixed else ''}; "
+                  f"{len(new)} new{': ' + escape(', '.join(new)) if new else ''}.")
+    if nodes:
+        console.print(_table("Node by node", nodes, run_a["id"], run_b["id"]))
+    if links:
+        console.print(_table("Link by link (bandwidth)", links, run_a["id"], run_b["id"]))

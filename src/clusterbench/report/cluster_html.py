@@ -1,0 +1,128 @@
+"""The HTML section of a cluster run: the summary paragraph, the per-node
+table (flagged figures first, flagged cells marked), the link heat map
+(matplotlib SVG, flagged links boxed in red), the environment keys that
+differ, and the scaling curves on log axes."""
+from __future__ import annotations
+
+from clusterbench.cluster.analysis import ClusterView, analyse, thresholds_of
+from clusterbench.cluster.summary import paragraph
+from clusterbench.report.terminal import _num
+
+CSS = """
+.cluster .summary{font-size:1.05em;background:#f8f8f0;border-left:4px solid #b00;padding:.5em 1em}
+.cluster td.flag{background:#fde0e0;color:#900;font-weight:bold}
+"""
+
+
+def esc(v) -> str:
+    import html
+
+    return html.escape("" if v is None else str(v))
+
+
+def heat_map(view: ClusterView) -> str:
+    """N x N bandwidth, sender down, receiver across; flagged links boxed."""
+    from matplotlib.patches import Rectangle
+
+    from clusterbench.report.plots import _plt, _svg
+
+    plt = _plt()
+    n = len(view.hosts)
+    grid = [[float("nan")] * n for _ in range(n)]
+    for lk in view.links:
+        grid[view.hosts.index(lk.src)][view.hosts.index(lk.dst)] = lk.mib_s
+    side = min(12.0, 1.2 + 0.7 * n)
+    fig, ax = plt.subplots(figsize=(side + 1.5, side))
+    im = ax.imshow(grid, cmap="viridis", vmin=0)
+    fig.colorbar(im, ax=ax, label="MiB/s")
+    ax.set_xticks(range(n), view.hosts, rotation=90 if n > 8 else 0, fontsize=8)
+    ax.set_yticks(range(n), view.hosts, fontsize=8)
+    ax.set_xlabel("receiver")
+    ax.set_ylabel("sender")
+    ax.set_title("link bandwidth (mpiGraph shift pattern); red box = flagged", fontsize=10)
+    top = max((lk.mib_s for lk in view.links), default=1.0) or 1.0
+    for lk in view.links:
+        i, j = view.hosts.index(lk.src), view.hosts.index(lk.dst)
+        if n <= 16:   # dark text on viridis' bright end, white on its dark end
+            ax.text(j, i, f"{lk.mib_s:.3g}", ha="center", va="center", fontsize=7,
+                    color="black" if lk.mib_s > 0.6 * top else "white")
+        if lk.flagged:
+            ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=2.5))
+    return f'<div class="heatmap">{_svg(fig)}</div>'
+
+
+def node_table(view: ClusterView) -> list[str]:
+    head = "".join(f"<th>{esc(h)}</th>" for h in view.hosts)
+    out = ["<h3>Per node (value, ratio to the median of the nodes)</h3>",
+           f"<table><tr><th>figure</th><th>unit</th><th>median</th>{head}</tr>"]
+    for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
+        by = {nv.host: nv for nv in f.nodes}
+        cells = "".join(
+            f'<td class="n{" flag" if nv.flagged else ""}">{_num(nv.value)} ({nv.ratio:.2f}){" !" if nv.flagged else ""}</td>'
+            if (nv := by.get(h)) else "<td>-</td>" for h in view.hosts)
+        out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(f.unit)}</td><td class=n>{_num(f.median)}</td>{cells}</tr>")
+    out.append("</table>")
+    return out
+
+
+def link_section(view: ClusterView) -> list[str]:
+    out = ["<h3>Links</h3>", heat_map(view)]
+    flagged = view.flagged_links
+    if flagged:
+        out.append("<table><tr><th>flagged link</th><th>MiB/s</th><th>% of reference</th><th>class</th>"
+                   "<th>latency us</th></tr>")
+        for lk in flagged:
+            lat = f"{lk.latency_us:.0f}" if lk.latency_us is not None else "-"
+            out.append(f'<tr><td class="flag">{esc(lk.src)} -&gt; {esc(lk.dst)}</td><td class=n>{_num(lk.mib_s)}</td>'
+                       f"<td class=n>{lk.mib_s / lk.reference:.0%}</td><td>{esc(lk.link_class)}</td>"
+                       f"<td class=n>{lat}</td></tr>")
+        out.append("</table>")
+    return out
+
+
+def env_table(view: ClusterView) -> list[str]:
+    out = ["<h3>Environment keys that differ between nodes</h3>",
+           "<table><tr><th>key</th><th>value on most nodes</th><th>nodes that differ</th></tr>"]
+    for d in view.env:
+        who = "; ".join(f"{h}: {v}" for h, v in d.differ.items())
+        out.append(f'<tr><td>{esc(d.key)}</td><td>{esc(d.most)}</td><td class="flag">{esc(who)}</td></tr>')
+    out.append("</table>")
+    return out
+
+
+def scaling(view: ClusterView) -> list[str]:
+    """Each collective's time over the node counts, both axes log 2."""
+    from clusterbench.report.plots import _plt, _svg
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, by_n in sorted(view.scaling.items()):
+        pts = sorted((n, v) for n, v in by_n.items() if v and v > 0)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    counts = sorted({n for by_n in view.scaling.values() for n in by_n})
+    ax.set_xticks(counts, [str(n) for n in counts])
+    ax.set_xlabel("nodes")
+    ax.set_ylabel(view.scaling_unit)
+    ax.set_title("collectives over nodes (log axes)", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    return ["<h3>Collective scaling over nodes</h3>", _svg(fig)]
+
+
+def section(run: dict) -> list[str]:
+    view = analyse(run, **thresholds_of(run))
+    out = [f"<style>{CSS}</style>", '<div class="cluster">',
+           f"<h2>Cluster run {run['id']}: {len(view.hosts)} nodes</h2>",
+           f'<p class="summary">{esc(paragraph(view))}</p>']
+    if view.figures:
+        out += node_table(view)
+    if view.links:
+        out += link_section(view)
+    if view.env:
+        out += env_table(view)
+    if view.scaling:
+        out += scaling(view)
+    out.append("</div>")
+    return out

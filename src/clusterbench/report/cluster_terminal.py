@@ -1,0 +1,84 @@
+"""The terminal view of a cluster run (`show` of a run of suite
+"cluster"): the summary paragraph, the per-node table (flagged figures
+first), the link matrix, the environment keys that differ, the scaling."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from clusterbench.cluster.analysis import ClusterView, analyse, thresholds_of
+from clusterbench.cluster.summary import paragraph
+from clusterbench.report.terminal import _num
+
+
+def node_table(view: ClusterView) -> Table:
+    t = Table(title="Per node: value (ratio to the median of the nodes); ! = flagged", title_justify="left")
+    for col in ("figure", "unit", "median", *view.hosts):
+        t.add_column(col, justify="left" if col in ("figure", "unit") else "right")
+    for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
+        cells = {nv.host: f"{'!' if nv.flagged else ''}{_num(nv.value)} ({nv.ratio:.2f})" for nv in f.nodes}
+        t.add_row(escape(f.name), escape(f.unit), _num(f.median), *(cells.get(h, "-") for h in view.hosts))
+    return t
+
+
+def link_table(view: ClusterView) -> Table:
+    t = Table(title="Links: bandwidth MiB/s, row sends to column (latency us); ! = below the bound of its class",
+              title_justify="left")
+    t.add_column("from \\ to")
+    for h in view.hosts:
+        t.add_column(h, justify="right")
+    for src in view.hosts:
+        row = []
+        for dst in view.hosts:
+            lk = view.link(src, dst)
+            if lk is None:
+                row.append("-")
+                continue
+            lat = f" ({lk.latency_us:.0f})" if lk.latency_us is not None else ""
+            row.append(f"{'!' if lk.flagged else ''}{_num(lk.mib_s)}{lat}")
+        t.add_row(src, *row)
+    return t
+
+
+def env_table(view: ClusterView) -> Table:
+    t = Table(title="Environment keys that differ between nodes", title_justify="left")
+    for col in ("key", "value on most nodes", "nodes that differ"):
+        t.add_column(col)
+    for d in view.env:
+        t.add_row(escape(d.key), escape(d.most), escape(", ".join(f"{h}: {v}" for h, v in d.differ.items())))
+    return t
+
+
+def scaling_table(view: ClusterView) -> Table:
+    counts = sorted({n for c in view.scaling.values() for n in c})
+    t = Table(title=f"Scaling over nodes ({view.scaling_unit})", title_justify="left")
+    t.add_column("collective, size")
+    for n in counts:
+        t.add_column(f"{n} nodes", justify="right")
+    for curve, by_n in sorted(view.scaling.items()):
+        t.add_row(escape(curve), *(_num(by_n.get(n)) for n in counts))
+    return t
+
+
+def print_cluster(console: Console, run: dict, threshold: float | None = None,
+                  link_threshold: float | None = None) -> ClusterView:
+    kw = thresholds_of(run)
+    kw.update({k: v for k, v in (("threshold", threshold), ("link_threshold", link_threshold)) if v is not None})
+    view = analyse(run, **kw)
+    console.print(f"[bold]Cluster run {run['id']}[/bold]{' (' + escape(run['label']) + ')' if run['label'] else ''}: "
+                  f"{escape(run['status'])}")
+    console.print(escape(paragraph(view)))
+    if view.figures:
+        console.print(node_table(view))
+    if view.links:
+        console.print(link_table(view))
+    if view.env:
+        console.print(env_table(view))
+    if view.scaling:
+        console.print(scaling_table(view))
+    failed = [st for st in run["steps"] if st["status"] not in ("ok", "skipped")]
+    for st in failed:
+        console.print(f"[yellow]step {escape(st['name'] or st['kernel'])}: {escape(st['status'])}: "
+                      f"{escape(st['message'] or '')}[/yellow]")
+    return view
