@@ -4,8 +4,7 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.list_runs import DAY, _utc
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import DAY, db_option, open_store, utc
 from clusterbench.errors import BadInput
 
 
@@ -29,5 +28,5 @@ def command(output, since, db_url):
     if not Path(output).resolve().parent.is_dir():
         raise BadInput(f"-o {output}: no such directory {Path(output).resolve().parent}")
     store = open_store(db_url)
-    path = write_atomically(output, render(store, _utc(since)))
+    path = write_atomically(output, render(store, utc(since)))
     click.echo(f"wrote {path}")

@@ -1,20 +1,12 @@
 from __future__ import annotations
 
-import datetime as dt
 
 import click
 
-from clusterbench.commands.options import db_option, open_store, width_option
+from clusterbench.commands.options import DAY, db_option, open_store, utc, width_option
 from clusterbench.history import GROUPS
 
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
-DAY = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m"])
-
-
-def _utc(d: dt.datetime | None) -> dt.datetime | None:
-    return d.replace(tzinfo=dt.timezone.utc) if d else None
-
-
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -50,7 +42,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
 
     store = open_store(db_url)
     rows = store.list_runs(label, None if by else limit, user=user, host=host, status=status, kernel=kernel,
-                           since=_utc(since), until=_utc(until))
+                           since=utc(since), until=utc(until))
     if not rows:
         click.echo(f"no matching runs in {store.url}")
         return

@@ -1,7 +1,18 @@
 """Options several subcommands share."""
 from __future__ import annotations
 
+import datetime as dt
+
 import click
+
+# a UTC date on the command line (list, history, trend, prune)
+DAY = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m"])
+
+
+def utc(d: dt.datetime | None) -> dt.datetime | None:
+    """A date given on the command line, read as UTC (the store's times are UTC)."""
+    return d.replace(tzinfo=dt.timezone.utc) if d else None
+
 
 db_option = click.option("--db", "db_url", default=None, metavar="URL",
                          help="Results store: an SQLAlchemy URL or a file path "

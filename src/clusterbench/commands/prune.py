@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.list_runs import DAY, _utc
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import DAY, db_option, open_store, utc
 
 
 @click.command("prune")
@@ -21,7 +20,7 @@ def command(before, keep_labels, dry_run, db_url):
     clusterbench prune --before 2026-01-01 --keep-labels --dry-run
     """
     store = open_store(db_url)
-    n = store.prune(_utc(before), keep_labels=keep_labels, dry_run=dry_run)
+    n = store.prune(utc(before), keep_labels=keep_labels, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
     click.echo(f"{verb} {n['runs']} runs, {n['steps']} steps, {n['samples']} samples and "
                f"{n['environments']} environments started before {before:%Y-%m-%d} from {store.url}"

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.list_runs import DAY, _utc
-from clusterbench.commands.options import db_option, open_store, width_option
+from clusterbench.commands.options import DAY, db_option, open_store, utc, width_option
 from clusterbench.errors import BadInput
 
 
@@ -48,7 +47,7 @@ def command(figure, label, host, params, since, last, db_url):
             raise BadInput(f"--param {p}: give KEY=VALUE")
         wanted[key.lstrip("-")] = value
     store = open_store(db_url)
-    found = trend.load(store, kernel, phase, mode, label=label, host=host, params=wanted, since=_utc(since))
+    found = trend.load(store, kernel, phase, mode, label=label, host=host, params=wanted, since=utc(since))
     if not found:
         click.echo(f"no run that ended ok measured {figure} in {store.url}")
         return
