@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-
 import click
 
 from clusterbench.commands.options import DAY, db_option, open_store, utc, width_option
