@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from clusterbench.history import summarise
+from clusterbench.run_groups import summarise
 from clusterbench.store.database import Store
 from clusterbench.store.schema import runs, steps
 

@@ -143,7 +143,7 @@ def test_prune_deletes_old_runs_keeps_labels_on_request_and_dry_runs(cli, store_
 
 
 def test_pettitt_finds_a_step_ignores_noise_and_a_single_wild_run():
-    from clusterbench.trend import change_points
+    from clusterbench.trend_series import change_points
 
     rnd = random.Random(7)
     step = [100 + rnd.gauss(0, 2) for _ in range(15)] + [85 + rnd.gauss(0, 2) for _ in range(15)]

@@ -19,8 +19,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from clusterbench import trend
-from clusterbench.history import CUT_SHORT
+from clusterbench import trend_series as trend
+from clusterbench.run_groups import CUT_SHORT
 from clusterbench.sizes import rounded_size_text as format_bytes
 from clusterbench.store.schema import runs, samples, steps
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import DAY, db_option, open_store, utc, width_option
-from clusterbench.history import GROUPS
+from clusterbench.run_groups import GROUPS
 
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 def _duration(seconds: float | None) -> str:
@@ -46,7 +46,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         click.echo(f"no matching runs in {store.url}")
         return
     if by:
-        from clusterbench.history import summarise
+        from clusterbench.run_groups import summarise
         from clusterbench.render_text import terminal
 
         t = Table(by, title=f"{len(rows)} runs by {by} (cut short: interrupted by a signal or killed)")

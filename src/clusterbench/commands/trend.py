@@ -35,7 +35,7 @@ def command(figure, label, host, params, since, last, db_url):
     """
     from rich.table import Table
 
-    from clusterbench import trend
+    from clusterbench import trend_series as trend
     from clusterbench.console import stdout_console
     from clusterbench.stats import _median
 

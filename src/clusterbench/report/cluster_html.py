@@ -5,7 +5,7 @@ differ, and the scaling curves on log axes."""
 from __future__ import annotations
 
 from clusterbench.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.cluster.summary import paragraph
+from clusterbench.cluster.findings import paragraph
 from clusterbench.report.terminal import _num
 
 CSS = """

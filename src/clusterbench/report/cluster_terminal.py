@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clusterbench.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.cluster.summary import paragraph
+from clusterbench.cluster.findings import paragraph
 from clusterbench.report.terminal import _num
 
 
