@@ -4,6 +4,7 @@ measurements key by key (same kernel, parameters, phase, mode, unit)."""
 from __future__ import annotations
 
 import os
+import json
 import shutil
 import subprocess
 import time
@@ -43,6 +44,12 @@ def test_fio_and_randio_on_the_same_work_compare(cli, tmp_path, store_url):
     c = cli("compare", "fio", "randio")
     assert c.status == 0 and "randread" in c.stdout
     assert "note: fio: run 2 imported from fio 3" in c.stdout
+    # the machine-readable and HTML comparisons say it too
+    j = cli("compare", "fio", "randio", "--format", "json")
+    assert json.loads(j.stdout)["imported"][0].startswith("fio: run 2 imported from fio 3"), j.stdout
+    html = tmp_path / "r.html"
+    assert cli("report", "fio", "randio", "-o", str(html)).status == 0
+    assert "note: fio: run 2 imported from fio 3" in html.read_text()
 
 
 @pytest.mark.timeout(180)

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from clusterbench.comparison import Point, Table
+from clusterbench.render_text import csv_cell
+from clusterbench.render_text import markdown as _md
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
 SCHEMA_VERSION = 1
@@ -47,6 +49,7 @@ def as_dict(table: Table) -> dict:
             "base": d.base, "other": d.other, "host_base": d.host_base, "host_other": d.host_other,
             "lines": [{"key": k, "base": a, "other": b} for k, a, b in d.lines],
         } for d in table.env_diffs],
+        "imported": table.imported,   # "NAME: run 5 imported from fio 3.33 JSON, ...": its environment not recorded
     }
 
 
@@ -82,12 +85,9 @@ def render_csv(table: Table) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(CSV_COLUMNS)
-    w.writerows(csv_rows(table))
+    # user strings (labels, step names) as text a spreadsheet never evaluates
+    w.writerows([csv_cell(c) if isinstance(c, str) else c for c in row] for row in csv_rows(table))
     return buf.getvalue()
-
-
-def _md(v) -> str:
-    return str(v).replace("|", "\\|")
 
 
 def render_markdown(table: Table) -> str:
@@ -96,7 +96,7 @@ def render_markdown(table: Table) -> str:
     from clusterbench.report.terminal import _num, ci_text
 
     names = table.names
-    out = [f"## Comparison, baseline {names[0]}" + (", outliers excluded" if table.exclude_outliers else ""), ""]
+    out = [f"## Comparison, baseline {_md(names[0])}" + (", outliers excluded" if table.exclude_outliers else ""), ""]
     head = ["measurement", "mode", "unit", *[f"{n}: median [CI] n" for n in names]]
     for n in names[1:]:
         head += [f"{n}/{names[0]}", "verdict (p)"]
@@ -120,9 +120,10 @@ def render_markdown(table: Table) -> str:
     if notes:
         out += ["", "Warnings (†):", ""] + [f"{i}. {_md(w)}" for i, w in enumerate(notes, 1)]
     for p in table.partial:
-        out.append(f"\n- only in {', '.join(n for n in names if n in p.values)}: {table.title(p)} {p.mode or ''}")
+        out.append(f"\n- only in {_md(', '.join(n for n in names if n in p.values))}: {_md(table.title(p))} {_md(p.mode)}")
+    out += [f"\n- {_md(line)}: its environment is what the file states, the rest not recorded" for line in table.imported]
     for d in table.env_diffs:
-        out += ["", f"### Environment: {d.base} ({d.host_base}) vs {d.other} ({d.host_other}), "
+        out += ["", f"### Environment: {_md(d.base)} ({_md(d.host_base)}) vs {_md(d.other)} ({_md(d.host_other)}), "
                     f"{len(d.lines)} difference(s)", "", f"| key | {_md(d.base)} | {_md(d.other)} |", "|---|---|---|"]
         out += [f"| {_md(k)} | {_md('' if a is None else a)} | {_md('' if b is None else b)} |" for k, a, b in d.lines]
     return "\n".join(out) + "\n"

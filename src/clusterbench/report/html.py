@@ -175,6 +175,8 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     for p in table.partial:
         out.append(f"<p>only in {esc(', '.join(n for n in names if n in p.values))}: {esc(table.title(p))} "
                    f"{esc(p.mode)}</p>")
+    for line in table.imported:
+        out.append(f"<p>note: {esc(line)}; its environment is what the file states, the rest not recorded</p>")
     by_unit = defaultdict(list)
     for p in table.points:
         by_unit[p.unit].append(p)
