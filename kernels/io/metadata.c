@@ -606,9 +606,11 @@ static void tree_pass(struct cbk_ctx *c, const struct metadata *m, bool create)
 static int files_seen, dirs_seen;
 static int count_entry(const char *path, const struct stat *st, int type, struct FTW *f)
 {
-    (void)path, (void)st;
+    (void)st;
     if (f->level == 0)
         return 0;
+    if (f->level == 1 && strcmp(path + f->base, CBK_OWNER_STAMP) == 0)
+        return 0;   /* the private directory's owner stamp: not an item of the layout */
     files_seen += type == FTW_F;
     dirs_seen += type == FTW_D || type == FTW_DP;
     return 0;

@@ -30,7 +30,7 @@ setting_option = click.option(
 
 
 def parse_link_speed(text: str | None) -> float | None:
-    """'1g', '10Gbit', '100m', '25e9' (bit/s) -> bit/s; None for None."""
+    """'1g', '10Gbit', '100m', '25' (a bare number: Gbit/s) -> bit/s; None for None."""
     import re
 
     from clusterbench.errors import BadInput
@@ -39,13 +39,18 @@ def parse_link_speed(text: str | None) -> float | None:
         return None
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([kmgt]?)(?:bit(?:/s)?|b(?:ps|it/s)?)?\s*", text.lower())
     if not m or float(m.group(1)) <= 0:
-        raise BadInput(f"--link-speed {text}: give a rate in bit/s such as 1g, 10gbit, 100m or 25e9")
-    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)]
+        raise BadInput(f"--link-speed {text}: give a rate such as 1g, 10gbit, 100m, or a number of Gbit/s (25)")
+    if not m.group(2):
+        # a bare number is Gbit/s, as the tcp kernel's own --link-speed (run passes it on)
+        if float(m.group(1)) > 100_000:
+            raise BadInput(f"--link-speed {text}: a bare number is Gbit/s; give a unit (25g, 100m)")
+        return float(m.group(1)) * 1e9
+    return float(m.group(1)) * {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)]
 
 
 link_speed_option = click.option(
     "--link-speed", "link_speed", default=None, metavar="RATE", callback=lambda _c, _p, v: parse_link_speed(v),
-    help="The network link's nominal rate in bit/s (1g, 10g, 100m) when the environment does not know it or "
+    help="The network link's nominal rate (1g, 10g, 100m; a bare number is Gbit/s) when the environment does not know it or "
          "a shaper lowers it: network figures and reads over network file systems are checked against it.")
 
 

@@ -234,6 +234,11 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
             raise BadInput("--setting-a and --setting-b go together: the two conditions to compare")
         variants = (conditions.Conditions(settings=conditions.parse_settings(settings_a, "--setting-a")),
                     conditions.Conditions(settings=conditions.parse_settings(settings_b, "--setting-b")))
+    if link_speed:
+        # a kernel that rates its own figures against the link (tcp) is told the same rate, in its unit
+        steps = [dataclasses.replace(s, params={**s.params, "link-speed": f"{link_speed / 1e9:g}"})
+                 if "link-speed" not in s.params and any(p.name == "link-speed" for p in cat.kernel(s.kernel).params)
+                 else s for s in steps]
     steps, targets = absolute_paths(steps, cat)
     if report_dir:
         check_writable_folder(report_dir)
