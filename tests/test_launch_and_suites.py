@@ -143,6 +143,14 @@ def test_node_environments_are_asked_of_the_launcher(tmp_path, monkeypatch, cbk_
     one = mpiexec.node_command(argv, 1, str(hosts))   # one rank runs on the file's first host: snapshot it
     assert one[one.index("-n") + 1] == "1" and one[-4:] == list(argv)
     assert get("local").node_command(argv, 1, None) is None
+    # the snapshots are taken by one launch per host (one launch over all interleaves their long lines)
+    folder = tmp_path / "one-host-files"
+    folder.mkdir()
+    per_host = mpiexec.node_commands(argv, 8, str(hosts), folder)
+    assert len(per_host) == 2 and all(c[c.index("-n") + 1] == "1" and c[-4:] == list(argv) for c in per_host)
+    assert sorted(f.read_text() for f in folder.iterdir()) == ["node1\n", "node2\n"]
+    assert len(mpiexec.node_commands(argv, 1, str(hosts), folder)) == 1
+    assert get("local").node_commands(argv, 1, None, folder) == []
     from clusterbench.launch.srun import LAUNCHER as srun
 
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)

@@ -10,9 +10,11 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from clusterbench import limits
 from clusterbench.conditions import apply as conditions
@@ -68,10 +70,31 @@ def node_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> li
         if missing_requirement(step, cat):
             continue
         launcher = choose(step.launcher, step.ranks, cat.cbk)
-        cmd = launcher.node_command(argv, step.ranks, req.hostfile)
-        if cmd:
-            return collect_lines(cmd, labelled=launcher.node_output_labelled)
+        with tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
+            cmds = launcher.node_commands(argv, step.ranks, req.hostfile, Path(folder))
+            if cmds:
+                return collect_all(cmds, labelled=launcher.node_output_labelled)
     return []
+
+
+def collect_all(cmds: list[list[str]], labelled: bool = False) -> list[dict]:
+    """The snapshots of several launches, run at once."""
+    procs = []
+    for cmd in cmds:
+        try:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        except OSError:
+            continue
+    found: list[dict] = []
+    for p in procs:
+        try:
+            out, _ = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            continue
+        found += labelled_objects(out) if labelled else _json_objects(out)
+    return found
 
 
 def collector_argv(targets: list[str]) -> tuple[str, ...]:

@@ -1,6 +1,8 @@
 """What to launch (Job) and the launcher interface."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from dataclasses import dataclass, field
 
 
@@ -50,3 +52,9 @@ class Launcher:
         ranks would use (the per-node environment snapshot), or None when
         the step runs on this host only (the default)."""
         return None
+
+    def node_commands(self, argv: tuple[str, ...], ranks: int, hostfile: str | None, folder: Path) -> list[list[str]]:
+        """The launches that run `argv` once on every node (files they need
+        go in `folder`); by default node_command's one launch."""
+        cmd = self.node_command(argv, ranks, hostfile)
+        return [cmd] if cmd else []

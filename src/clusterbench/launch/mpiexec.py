@@ -89,5 +89,19 @@ class MpiExec(Launcher):
         hosts = hostfile_hosts(hostfile)
         return self.command(Job(argv, len(hosts) if ranks > 1 else 1, 1, hostfile))
 
+    def node_commands(self, argv: tuple[str, ...], ranks: int, hostfile: str | None, folder: Path) -> list[list[str]]:
+        """One launch per host, each with a host file of that host alone: one
+        launch over all hosts interleaves their long JSON lines in mpiexec's
+        output, and a garbled snapshot is lost."""
+        if not hostfile:
+            return []
+        hosts = hostfile_hosts(hostfile)[:None if ranks > 1 else 1]
+        cmds = []
+        for i, host in enumerate(hosts):
+            one = folder / f"host-{i}"
+            one.write_text(host + "\n")
+            cmds.append(self.command(Job(argv, 1, 1, str(one))))
+        return cmds
+
 
 LAUNCHER = MpiExec()
