@@ -4,7 +4,9 @@ only it; with none planted nothing may be flagged.
 
 Faults: h03's link (both ends) shaped to a third of the others'; h03's
 kernel.shmmni (an IPC-namespace sysctl) changed; h03's processes capped at
-5 % of one CPU by a cgroup its ssh stand-in joins them to.
+30 % of one CPU by a cgroup its ssh stand-in joins them to (5 % made the
+link matrix, whose every round waits on h03's ranks, take 190 s of CI;
+30 % still takes about 90 % off h03's Himeno, CFS throttling a 1 s run).
 
 The four test hosts share this machine's two cores, so the per-node
 figures run --one-at-a-time (all at once, each host's Himeno would time
@@ -12,8 +14,8 @@ the others' start and end: 60 % spread seen with no fault). The machine is
 shared with other work: one node's median of 5 one-second Himeno runs was
 seen 40 % off the others with no fault, so the tests judge nodes with
 --threshold=50% and links with --link-threshold=40% (the defaults, 10 %
-and 25 %, are for real nodes, each its own hardware). The planted CPU cap
-takes about 75 % off Himeno, the slow link 67 % off its bandwidth."""
+and 25 %, are for real nodes, each its own hardware). The slow link takes
+67 % off its bandwidth."""
 from __future__ import annotations
 
 import os
@@ -112,7 +114,7 @@ def cpu_cgroup(name: str, cpu_fraction: float) -> Path:
 @pytest.fixture
 def slow_h03(cluster):
     """h03's processes (everything its ssh stand-in starts) in a CPU-capped cgroup."""
-    group = cpu_cgroup(f"cbk-test-slow-{cluster.id}-{secrets.token_hex(2)}", 0.05)
+    group = cpu_cgroup(f"cbk-test-slow-{cluster.id}-{secrets.token_hex(2)}", 0.3)
     original = cluster.ssh.read_text()
     cluster.ssh.write_text(original.replace(
         "\nexec nsenter", f'\n[ "$h" = h03 ] && echo $$ > {group / "cgroup.procs"}\nexec nsenter', 1))
@@ -161,7 +163,7 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     # the slow node: h03, and only it
     (himeno,) = view.figures
     assert [nv.host for nv in himeno.flagged] == ["h03"], himeno.nodes
-    assert himeno.flagged[0].ratio < 0.6
+    assert himeno.flagged[0].ratio < 0.6, himeno.nodes
     # the slow port: the six links to and from h03, and no other
     flagged = {(lk.src, lk.dst) for lk in view.flagged_links}
     assert flagged == {(a, b) for a in HOSTS for b in HOSTS if a != b and "h03" in (a, b)}, \
