@@ -87,3 +87,27 @@ def number(text) -> float | None:
     if isinstance(text, str) and re.fullmatch(r"\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*", text):
         return float(text)
     return None
+
+
+def count(text) -> int | None:
+    """A positive whole number (repetitions), else None."""
+    n = number(text)
+    return int(n) if n is not None and n == int(n) and n > 0 else None
+
+
+def summary_means(run, step: ImportedStep, test_id: int, modes: tuple[str, str], summary: list[dict],
+                  keys: dict[str, str]) -> None:
+    """A test without Results rows (IOR ran with fewer details, or the rows
+    were lost): each Summary line's mean over repetitions as one sample.
+    `keys` names the summary's fields in this format (text column headings
+    or JSON keys) for: operation, mean, max, min, repetitions, seconds."""
+    for s in summary:
+        mean = number(s.get(keys["mean"]))
+        if s.get(keys["operation"]) in ("write", "read") and mean is not None:
+            step.samples.append(sample(s[keys["operation"]], modes, mean, 0,
+                                       max_mib_per_s=number(s.get(keys["max"])),
+                                       min_mib_per_s=number(s.get(keys["min"])),
+                                       repetitions=count(s.get(keys["repetitions"])),
+                                       seconds=number(s.get(keys["seconds"]))))
+    if step.samples:
+        run.notes.append(f"test {test_id}: no Results rows: the summary's mean over repetitions taken as one sample")

@@ -15,7 +15,7 @@ import datetime as dt
 import re
 
 from clusterbench.importers import ImportedRun, Unreadable, lenient_json
-from clusterbench.importers.ior_common import DATE_FORMATS, number, sample, step_for
+from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sample, step_for, summary_means
 
 ROW_FIELDS = {"iops": "iops", "latency": "latency_s", "openTime": "open_s", "wrRdTime": "transfer_s",
               "closeTime": "close_s", "totalTime": "total_s", "blockKiB": "block_kib", "xferKiB": "xfer_kib"}
@@ -98,8 +98,8 @@ def _test(run: ImportedRun, i: int, t: dict, summary: list[dict]) -> None:
     params = t.get("Parameters") if isinstance(t.get("Parameters"), dict) else {}
     opts = t.get("Options") if isinstance(t.get("Options"), dict) else {}
     first = summary[0] if summary else {}
-    tasks = _int(opts.get("tasks")) or _int(first.get("numTasks")) or 1
-    ppn = _int(opts.get("clients per node")) or _int(params.get("tasksPerNode")) or _int(first.get("tasksPerNode"))
+    tasks = count(opts.get("tasks")) or count(first.get("numTasks")) or 1
+    ppn = count(opts.get("clients per node")) or count(params.get("tasksPerNode")) or count(first.get("tasksPerNode"))
     described = {k: str(v) for k, v in {
         "api": params.get("api") or first.get("API"), "blockSize": params.get("blockSize") or first.get("blockSize"),
         "transferSize": params.get("transferSize") or first.get("transferSize"),
@@ -115,19 +115,9 @@ def _test(run: ImportedRun, i: int, t: dict, summary: list[dict]) -> None:
         fields = {name: number(row.get(key)) for key, name in ROW_FIELDS.items()}
         step.samples.append(sample(op, (write_mode, read_mode), bw, rep, seconds=fields.get("total_s"), **fields))
     if not step.samples:
-        for s in summary:
-            mean = number(s.get("bwMeanMIB"))
-            if s.get("operation") in ("write", "read") and mean is not None:
-                step.samples.append(sample(s["operation"], (write_mode, read_mode), mean, 0,
-                                           max_mib_per_s=number(s.get("bwMaxMIB")),
-                                           min_mib_per_s=number(s.get("bwMinMIB")),
-                                           repetitions=_int(s.get("repetitions")), seconds=number(s.get("MeanTime"))))
-        if step.samples:
-            run.notes.append(f"test {i}: no Results rows: the summary's mean over repetitions taken as one sample")
+        summary_means(run, step, i, (write_mode, read_mode), summary,
+                      {"operation": "operation", "mean": "bwMeanMIB", "max": "bwMaxMIB", "min": "bwMinMIB",
+                       "repetitions": "repetitions", "seconds": "MeanTime"})
     if step.samples:
         run.steps.append(step)
 
-
-def _int(v) -> int | None:
-    n = number(v)
-    return int(n) if n is not None and n == int(n) and n > 0 else None

@@ -15,7 +15,7 @@ import datetime as dt
 import re
 
 from clusterbench.importers import ImportedRun, Unreadable
-from clusterbench.importers.ior_common import DATE_FORMATS, number, sample, step_for
+from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sample, step_for, summary_means
 
 BANNER = re.compile(r"^IOR-(\S+): MPI Coordinated Test of Parallel I/O", re.M)
 KEY_VALUE = re.compile(r"^([A-Za-z][\w /()#.-]*?)\s*: ?(.*)$")
@@ -103,8 +103,8 @@ def parse(text: str) -> list[ImportedRun]:
 
 def _test(run: ImportedRun, i: int, t: dict, summary: list[dict[str, str]]) -> None:
     opts = t["options"]
-    tasks = _int(opts.get("tasks")) or _int(summary[0].get("#Tasks") if summary else None) or 1
-    ppn = _int(opts.get("clients per node")) or _int(summary[0].get("tPN") if summary else None)
+    tasks = count(opts.get("tasks")) or count(summary[0].get("#Tasks") if summary else None) or 1
+    ppn = count(opts.get("clients per node")) or count(summary[0].get("tPN") if summary else None)
     described = {"api": opts.get("api") or (summary[0].get("API") if summary else None) or "",
                  "access": opts.get("access", ""), "type": opts.get("type", ""),
                  "segments": opts.get("segments") or (summary[0].get("segcnt", "") if summary else ""),
@@ -120,19 +120,9 @@ def _test(run: ImportedRun, i: int, t: dict, summary: list[dict[str, str]]) -> N
         step.samples.append(sample(row["access"], (write_mode, read_mode), bw, rep,
                                    seconds=fields.get("total_s"), **fields))
     if not step.samples:
-        for s in summary:
-            mean = number(s.get("Mean(MiB)"))
-            if mean is not None:
-                step.samples.append(sample(s["Operation"], (write_mode, read_mode), mean, 0,
-                                           max_mib_per_s=number(s.get("Max(MiB)")),
-                                           min_mib_per_s=number(s.get("Min(MiB)")),
-                                           repetitions=_int(s.get("reps")), seconds=number(s.get("Mean(s)"))))
-        if step.samples:
-            run.notes.append(f"test {i}: no Results rows: the Summary's mean over repetitions taken as one sample")
+        summary_means(run, step, i, (write_mode, read_mode), summary,
+                      {"operation": "Operation", "mean": "Mean(MiB)", "max": "Max(MiB)", "min": "Min(MiB)",
+                       "repetitions": "reps", "seconds": "Mean(s)"})
     if step.samples:
         run.steps.append(step)
 
-
-def _int(text) -> int | None:
-    n = number(text)
-    return int(n) if n is not None and n == int(n) and n > 0 else None
