@@ -96,3 +96,20 @@ def test_links_are_judged_within_their_class_same_switch_or_across_the_trunk():
     assert [k for k, lk in links.items() if lk.flagged] == [("h04", "h03")]
     with pytest.raises(BadInput, match="--topology"):
         switch_of("h01sw1")
+
+
+def test_a_grid_engine_jobs_nodes_come_from_its_pe_hostfile(tmp_path, monkeypatch):
+    from clusterbench.cluster.execute import find_hosts
+
+    pe = tmp_path / "pe_hostfile"
+    pe.write_text("n03 2 all.q@n03 UNDEFINED\nn01 2 all.q@n01 UNDEFINED\nn03 1 long.q@n03 UNDEFINED\n")
+    for var in ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NODELIST", "CLUSTERBENCH_TESTBED"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PE_HOSTFILE", str(pe))
+    monkeypatch.setenv("JOB_ID", "17")
+    # in the job's order, each once; mpiexec without a host file (Hydra and
+    # Open MPI read $PE_HOSTFILE themselves)
+    assert find_hosts(None) == (["n03", "n01"], None, "mpiexec")
+    monkeypatch.delenv("JOB_ID")   # a stale PE_HOSTFILE outside a job is not an allocation
+    with pytest.raises(BadInput, match="needs nodes"):
+        find_hosts(None)

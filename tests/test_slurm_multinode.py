@@ -1,6 +1,7 @@
 """Slurm with several nodes: one slurmd per test host (clusterbench testbed),
 so srun and sbatch cross host boundaries. A suite under `sbatch -N 2` is
-stored with its batch job and both nodes' environment snapshots."""
+stored with its batch job and both nodes' environment snapshots; `run
+cluster` under `sbatch -N 4` takes its nodes from the allocation."""
 from __future__ import annotations
 
 import json
@@ -33,7 +34,7 @@ def family(request) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory):
     base = tmp_path_factory.mktemp("slurm-multinode")
-    hosts = tc.up(base / "tb", 3)
+    hosts = tc.up(base / "tb", 4)
     cluster = MultiNodeSlurm(base / "slurm", hosts)
     try:
         cluster.start()
@@ -82,3 +83,37 @@ def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snaps
                                "and json_extract(record, '$.size_bytes') = 1048576 order by id")
     assert placed[0] == (2, 0)                     # pingpong: two nodes, not the same
     assert [n for n, _ in placed[1:]] == [1, 2]    # bandwidth as 1x4 and 2x2
+
+
+@pytest.mark.timeout(300)
+def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocation(slurm, tmp_path):
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    out, report = tmp_path / "job.out", tmp_path / "cluster.html"
+    bindir = Path(sys.executable).parent
+    env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_SRUN_MPI": "pmi2",
+           "PATH": f"{Path(find_cbk()).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
+    # laptop-small: Himeno for 1 s per node, one node at a time (the four
+    # test hosts share two cores), and a link matrix of 4 x 256 KiB windows
+    script = (f"{sys.executable} -m clusterbench run cluster --only=himeno,links --one-at-a-time --repeat 3 "
+              "--himeno.seconds=1 --links.size=256k --links.window=4 --links.iterations=4 "
+              f"--links.latency-iterations=20 --quiet --label n4-$SLURM_JOB_ID --report {report}")
+    r = subprocess.run(["sbatch", "--wait", "-N", "4", f"--output={out}", "--wrap", script],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
+    log = out.read_text() if out.exists() else ""
+    assert r.returncode == 0, r.stderr + log[-3000:]
+    job = r.stdout.split()[-1]
+    assert store_rows(store, "select label, status, batch_job from runs") == [(f"n4-{job}", "ok", f"slurm {job}")]
+    assert sorted(h for (h,) in store_rows(store, "select host from run_hosts")) == ["h01", "h02", "h03", "h04"]
+    assert {launcher for (launcher,) in store_rows(store, "select launcher from steps")} == {"srun"}
+    from clusterbench.cluster.analysis import analyse, thresholds_of
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+
+    s = Store(store)
+    run = load_run(s, s.resolve(f"n4-{job}")[0])
+    view = analyse(run, **thresholds_of(run))
+    assert view.hosts == ["h01", "h02", "h03", "h04"]
+    assert len(view.links) == 12 and all(lk.mib_s > 0 for lk in view.links)   # every ordered pair of 4
+    assert [f.name for f in view.figures] == ["himeno jacobi (time)"] and len(view.figures[0].nodes) == 4
+    html = report.read_text()
+    assert 'class="heatmap"' in html and all(h in html for h in ("h01", "h02", "h03", "h04"))

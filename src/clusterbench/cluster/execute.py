@@ -40,7 +40,7 @@ OPTIONS = {"scratch", "one-at-a-time", "only", "skip", "threshold", "link-thresh
 @dataclass
 class ClusterRequest:
     hosts: list[str]
-    hostfile: str | None          # the run's host file (None inside a Slurm allocation)
+    hostfile: str | None          # the run's host file (None inside a Slurm or Grid Engine allocation)
     launcher: str                 # mpiexec or srun
     parts: tuple[str, ...]
     repeat: int
@@ -61,18 +61,33 @@ def allocation_hosts() -> list[str]:
     return out.stdout.split() if out.returncode == 0 else []
 
 
+def grid_engine_hosts() -> list[str]:
+    """The hosts of a Grid Engine job's parallel environment ($PE_HOSTFILE:
+    "host slots queue processors" per line)."""
+    pe_hostfile = os.environ.get("PE_HOSTFILE")
+    if not os.environ.get("JOB_ID") or not pe_hostfile or not os.path.isfile(pe_hostfile):
+        return []
+    return hostfile_hosts(pe_hostfile)
+
+
 def find_hosts(hostfile: str | None) -> tuple[list[str], str | None, str]:
     """(hosts, host file, launcher): --hostfile, else a Slurm allocation's
-    nodes, else the test cluster named by $CLUSTERBENCH_TESTBED."""
+    nodes, else a Grid Engine job's, else the test cluster named by
+    $CLUSTERBENCH_TESTBED. Inside a Grid Engine job mpiexec needs no host
+    file: Hydra and Open MPI read $PE_HOSTFILE and start remote ranks with
+    qrsh -inherit (tight integration)."""
     if hostfile:
         return hostfile_hosts(hostfile), hostfile, "mpiexec"
     if hosts := allocation_hosts():
         return hosts, None, "srun"
+    if hosts := grid_engine_hosts():
+        return hosts, None, "mpiexec"
     testbed = os.environ.get("CLUSTERBENCH_TESTBED")
     if testbed and (Path(testbed) / "hostfile").is_file():
         path = str(Path(testbed) / "hostfile")
         return hostfile_hosts(path), path, "mpiexec"
     raise BadInput("run cluster needs nodes: --hostfile FILE, a Slurm allocation (sbatch -N 4), "
+                   "a Grid Engine job (qsub -pe mpi 4), "
                    "or a test cluster (clusterbench testbed up; source its env.sh)")
 
 
