@@ -118,6 +118,19 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         # how much of it is still cached varies with the FUSE client's timing under
         # load (0.08 to 1.0 seen); that any is cached is the contrast with 0 above
         assert rec["resident_fraction_before"] > 0, rec
+        # what a rank reads back through its own client's page cache beats the
+        # link, and every view says so against the link of the hosts the ranks
+        # ran on (1 Gbit/s), not the launching host's mount of the same path
+        cached = stored(cli, env, "run", "pario", "--np", "2", "--ppn", "1", *hosts, "--repeat", "1",
+                        f"--dir={g['path']}", "--strategy=split", "--block-size=16m", "--transfer-size=4m",
+                        "--fsync=none", "--cold=none", "--read=same")
+        (rec,) = rate(cached, 0, "read", "warm")
+        assert rec["rate_decimal"] > 2 * LINK_MB_S, rec
+        shown = " ".join(cli("show", str(cached["id"]), env=env).stdout.split())
+        assert "! cache: above the 1 Gbit/s link" in shown and re.search(r"link: \d+ % of 1 Gbit/s", shown), shown
+        html = tmp_path / "cached.html"
+        assert cli("report", str(cached["id"]), "-o", str(html), env=env).status == 0
+        assert "cache: above the 1 Gbit/s link" in html.read_text()
     finally:
         down = tb("down", state_dir=d)
     assert down.returncode == 0, down.stderr

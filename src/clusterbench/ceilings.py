@@ -48,10 +48,15 @@ class Context:
     link_bits_per_s: float | None = None   # --link-speed, else the environment's fastest link
 
 
-def host_env(envs: dict[str, dict], host: str | None) -> dict:
-    """The environment of the host that ran the kernel's first rank: the run's host, else the first."""
-    if host in envs:
-        return envs[host]
+def host_env(envs: dict[str, dict], host: str | None, build: dict | None = None) -> dict:
+    """The environment of the host that ran the kernel's first rank (the
+    step's run record names it; under a host file that is not the host
+    clusterbench ran on, whose mount of the same path may reach the server
+    another way), else the run's host, else the first."""
+    first_rank = ((build or {}).get("hosts") or [None])[0]
+    for h in (first_rank, host):
+        if h in envs:
+            return envs[h]
     return next(iter(envs.values()), {}) if envs else {}
 
 

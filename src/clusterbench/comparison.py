@@ -163,9 +163,10 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
     for cfg in configs:
         for run_id in cfg.run_ids:
             steps = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
-            ctx = ceilings.Context(ceilings.host_env(store.environments_of(run_id), store.run(run_id).host),
-                                   [s for _, ss in steps for s in ss], link_bits_per_s)
+            envs, host = store.environments_of(run_id), store.run(run_id).host
+            others = [s for _, ss in steps for s in ss]
             for st, samples in steps:
+                ctx = ceilings.Context(ceilings.host_env(envs, host, st.build), others, link_bits_per_s)
                 skip, defaults = kernels.setdefault(st.kernel, kernel_params(st.kernel))
                 params = {k: v for k, v in sorted(st.params.items()) if k not in skip}
                 params["np"] = str(st.ranks)  # rank counts are part of what was measured

@@ -2,6 +2,7 @@
 Report every format renders."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -23,12 +24,13 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
                            link_bits_per_s)
     steps = []
     for st, samples in steps_samples:
+        step_ctx = dataclasses.replace(ctx, env=ceilings.host_env(envs, run.host, st.build))
         steps.append({
             "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
             "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
-            "summary": step_summary.rows(samples, ctx),
+            "summary": step_summary.rows(samples, step_ctx),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
     out = {
