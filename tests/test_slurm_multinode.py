@@ -93,10 +93,11 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_SRUN_MPI": "pmi2",
            "PATH": f"{Path(find_cbk()).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
     # laptop-small: Himeno for 1 s per node, one node at a time (the four
-    # test hosts share two cores), and a link matrix of 4 x 256 KiB windows
+    # test hosts share two cores), and a link matrix of 4 x 256 KiB windows,
+    # in the shift pattern and one pair at a time
     script = (f"{sys.executable} -m clusterbench run cluster --only=himeno,links --one-at-a-time --repeat 3 "
               "--himeno.seconds=1 --links.size=256k --links.window=4 --links.iterations=4 "
-              f"--links.latency-iterations=20 --quiet --label n4-$SLURM_JOB_ID --report {report}")
+              f"--links.latency-iterations=20 --links-one-pair --quiet --label n4-$SLURM_JOB_ID --report {report}")
     r = subprocess.run(["sbatch", "--wait", "-N", "4", f"--output={out}", "--wrap", script],
                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
     log = out.read_text() if out.exists() else ""
@@ -115,5 +116,14 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     assert view.hosts == ["h01", "h02", "h03", "h04"]
     assert len(view.links) == 12 and all(lk.mib_s > 0 for lk in view.links)   # every ordered pair of 4
     assert [f.name for f in view.figures] == ["himeno jacobi (time)"] and len(view.figures[0].nodes) == 4
+    # --links-one-pair: the same 12 links again, each alone, in records that say so
+    assert {(lk.src, lk.dst) for lk in view.links_alone} == {(lk.src, lk.dst) for lk in view.links}
+    assert all(lk.mib_s > 0 for lk in view.links_alone)
+    patterns = store_rows(store, "select steps.name, json_extract(samples.record, '$.pattern') from samples "
+                                 "join steps on steps.id = samples.step_id "
+                                 "where json_extract(samples.record, '$.phase') = 'link_bandwidth'")
+    assert set(patterns) == {("link matrix (mpiGraph shift pattern)", "shift"),
+                             ("link matrix (one pair at a time)", "one-pair")}, set(patterns)
     html = report.read_text()
     assert 'class="heatmap"' in html and all(h in html for h in ("h01", "h02", "h03", "h04"))
+    assert "Links alone (one pair at a time)" in html

@@ -13,14 +13,23 @@
  * (MPI_Sendrecv): each exchange is one message crossing every link at
  * once, timed at the receiver. Barrier between rounds, so no round's tail
  * loads the next. Every pair is one measurement record, rank 0 writes them
- * all: qualifiers src_host and dst_host name the link. */
+ * all: qualifiers src_host and dst_host name the link.
+ *
+ * --pattern=one-pair measures the same links one at a time (src sends,
+ * dst receives, every other rank waits), as a check of the shift pattern:
+ * a link slower in the shift rounds than alone is one that shares
+ * something (a switch's backplane, a trunk) with the others. */
 #include "../core/cbk.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+enum pattern { PATTERN_SHIFT, PATTERN_ONE_PAIR };
+static const char *const pattern_names[] = { "shift", "one-pair", NULL };
+
 struct linkmatrix_options {
+    int pattern;
     uint64_t size;
     int64_t window;
     int64_t iterations;
@@ -32,6 +41,9 @@ struct linkmatrix_options {
 static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
 
 static const struct cbk_param params[] = {
+    { .name = "pattern", CBK_AT_CHOICE(OPT, pattern, pattern_names), .default_value = "shift",
+      .help = "shift = mpiGraph's N-1 rounds, every link loaded at once in each; one-pair = every ordered pair "
+              "alone, the other ranks idle (N(N-1) rounds: a check of the shift pattern)" },
     { .name = "size", CBK_AT_SIZE(OPT, size), .default_value = "1m", .unit = "bytes", .min = "1", .max = "1g",
       .help = "bytes of each bandwidth message" },
     { .name = "window", CBK_AT_INT(OPT, window), .default_value = "4", .unit = "count", .min = "1", .max = "1024",
@@ -54,6 +66,7 @@ struct linkmatrix_state {
     unsigned char *send, *recv;   /* window * size bytes each */
     double *bw_s, *lat_s;         /* [round][iteration]: this rank as receiver */
     double *zero, *scratch;       /* an idle rank's times; cbk_report_iterations' scratch */
+    double *sender_s;             /* one-pair: the sending side's times, not reported */
 };
 
 static int64_t longest(const OPT *o) { return o->iterations > o->latency_iterations ? o->iterations : o->latency_iterations; }
@@ -78,7 +91,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         !(s->recv = malloc(bytes)) || !(s->bw_s = calloc(rounds * (size_t)o->iterations, sizeof(double))) ||
         !(s->lat_s = calloc(rounds * (size_t)o->latency_iterations, sizeof(double))) ||
         !(s->zero = calloc((size_t)longest(o), sizeof(double))) ||
-        !(s->scratch = calloc((size_t)longest(o), sizeof(double))))
+        !(s->scratch = calloc((size_t)longest(o), sizeof(double))) ||
+        !(s->sender_s = calloc((size_t)longest(o), sizeof(double))))
         cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: out of memory");
     memset(s->send, 0xa5, bytes);
     char me[HOST_CHARS] = { 0 };
@@ -163,6 +177,41 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
     }
 }
 
+/* One ordered pair at a time: in shift k's turn of src, src streams to
+ * dst = src+k while every other rank waits at the barrier; dst times the
+ * arrivals into the same slot the shift pattern uses (row k-1), so the
+ * records are made the same way. MPI_PROC_NULL stands for the direction
+ * that carries nothing. */
+static void measure_one_pair(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
+{
+    for (int k = 1; k < c->size; k++) {
+        for (int src = 0; src < c->size; src++) {
+            int dst = (src + k) % c->size;
+            bool sending = c->rank == src, receiving = c->rank == dst;
+            int to = sending ? dst : MPI_PROC_NULL, from = receiving ? src : MPI_PROC_NULL;
+            double *bw = receiving ? s->bw_s + (size_t)(k - 1) * (size_t)o->iterations : s->sender_s;
+            if (sending || receiving)
+                exchange(c, o, s, to, from);
+            MPI_Barrier(c->comm);
+            if (sending || receiving)
+                stream_round(c, o, s, to, from, bw);
+            MPI_Barrier(c->comm);
+            if (!o->latency)
+                continue;
+            double *lat = receiving ? s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations : s->sender_s;
+            int peer = sending ? dst : src;
+            for (int64_t i = -1; (sending || receiving) && i < o->latency_iterations; i++) {
+                double t0 = MPI_Wtime();
+                MPI_Sendrecv(s->send, (int)o->latency_size, MPI_BYTE, peer, 0, s->recv, (int)o->latency_size,
+                             MPI_BYTE, peer, 0, c->comm, MPI_STATUS_IGNORE);
+                if (i >= 0)
+                    lat[i] = MPI_Wtime() - t0;
+            }
+            MPI_Barrier(c->comm);
+        }
+    }
+}
+
 /* The record of link src -> dst: only dst (the receiver) is active. */
 static int report_link(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int src, int dst, bool bandwidth)
 {
@@ -180,6 +229,7 @@ static int report_link(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state 
     cbk_phase_field(&p, CBK_I64("src_rank", src));
     cbk_phase_field(&p, CBK_I64("dst_rank", dst));
     cbk_phase_field(&p, CBK_I64("shift", k));
+    cbk_phase_field(&p, CBK_TEXT("pattern", pattern_names[o->pattern]));
     cbk_phase_field(&p, CBK_BOOL("same_node", strcmp(s->host[src], s->host[dst]) == 0));
     cbk_phase_field(&p, CBK_I64("nodes", c->nodes));
     cbk_phase_field(&p, CBK_U64("size_bytes", p.bytes));
@@ -196,7 +246,10 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     struct linkmatrix_state *s = c->state;
     if (c->size < 2)
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "linkmatrix: needs two ranks or more (one per node: --np N --ppn 1)");
-    measure(c, o, s);
+    if (o->pattern == PATTERN_ONE_PAIR)
+        measure_one_pair(c, o, s);
+    else
+        measure(c, o, s);
     for (int bw = 1; bw >= (o->latency ? 0 : 1); bw--)
         for (int src = 0; src < c->size; src++)
             for (int dst = 0; dst < c->size; dst++)
@@ -218,6 +271,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     free(s->lat_s);
     free(s->zero);
     free(s->scratch);
+    free(s->sender_s);
     free(s);
     c->state = NULL;
 }

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from clusterbench.cluster import outliers
-from clusterbench.cluster.naming import LINKS_STEP, SCALING_PREFIX, node_step_host
+from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, node_step_host
 from clusterbench.environment import is_volatile
 
 LOWER_IS_BETTER_UNITS = {"us", "ms", "s", "ns"}
@@ -55,6 +55,7 @@ class ClusterView:
     hosts: list[str]
     figures: list[Figure] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
+    links_alone: list[Link] = field(default_factory=list)   # --links-one-pair: each link measured alone
     env: list[EnvDifference] = field(default_factory=list)
     scaling: dict[str, dict[int, float]] = field(default_factory=dict)   # curve -> nodes -> value
     scaling_unit: str = "us"
@@ -64,6 +65,9 @@ class ClusterView:
 
     def link(self, src: str, dst: str) -> Link | None:
         return next((lk for lk in self.links if lk.src == src and lk.dst == dst), None)
+
+    def link_alone(self, src: str, dst: str) -> Link | None:
+        return next((lk for lk in self.links_alone if lk.src == src and lk.dst == dst), None)
 
     @property
     def flagged_links(self) -> list[Link]:
@@ -111,11 +115,11 @@ def link_class(envs: dict[str, dict], src: str, dst: str) -> str:
     return "same switch" if a == b else "across trunk"
 
 
-def link_matrix(steps, envs: dict[str, dict], threshold: float) -> list[Link]:
+def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str = LINKS_STEP) -> list[Link]:
     bw: dict[tuple[str, str], list[float]] = {}
     lat: dict[tuple[str, str], list[float]] = {}
     for st in steps:
-        if st["name"] != LINKS_STEP:
+        if st["name"] != step_name:
             continue
         for s in st["samples"]:
             q = dict(s.qualifiers)
@@ -171,6 +175,7 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view = ClusterView([], threshold=threshold, link_threshold=link_threshold)
     view.figures = node_figures(steps, threshold)
     view.links = link_matrix(steps, envs, link_threshold)
+    view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP)
     # the nodes measured; the host clusterbench ran on (a login node) has a
     # snapshot too but is a node only when a step ran there
     view.hosts = sorted({h for st in steps if (h := node_step_host(st["name"] or ""))}

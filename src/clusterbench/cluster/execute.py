@@ -23,7 +23,7 @@ from pathlib import Path
 
 from clusterbench import limits, runner
 from clusterbench.catalogue import Catalogue
-from clusterbench.cluster.naming import LINKS_STEP, SCALING_PREFIX, node_step
+from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, node_step
 from clusterbench.errors import BadInput, MeasurementFailed
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
@@ -34,7 +34,7 @@ from clusterbench.sample import Sample
 from clusterbench.store import Store
 
 PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
-OPTIONS = {"scratch", "one-at-a-time", "only", "skip", "threshold", "link-threshold", "topology"}
+OPTIONS = {"scratch", "one-at-a-time", "links-one-pair", "only", "skip", "threshold", "link-threshold", "topology"}
 
 
 @dataclass
@@ -45,6 +45,7 @@ class ClusterRequest:
     parts: tuple[str, ...]
     repeat: int
     one_at_a_time: bool
+    links_one_pair: bool          # every link alone too, after the shift pattern
     overrides: dict[str, dict[str, str]]   # part -> name -> value
     scratch: str
     oversubscribe: bool
@@ -104,7 +105,7 @@ def split_options(extra: dict[str, str]) -> tuple[dict[str, str], dict[str, dict
             options[k] = v
         else:
             raise BadInput(f"run cluster: unknown option --{k} (options: --scratch DIR, --one-at-a-time, "
-                           f"--only PART,.., --skip PART,.., --threshold 10%, --link-threshold 25%, --topology HOST:SWITCH,.., "
+                           f"--links-one-pair, --only PART,.., --skip PART,.., --threshold 10%, --link-threshold 25%, --topology HOST:SWITCH,.., "
                            f"--PART.PARAM=VALUE; parts: {', '.join(PARTS)})")
     return options, overrides
 
@@ -161,6 +162,10 @@ def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[
         if part == "links":
             cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=len(req.hosts), ranks_per_node=1,
                               launcher=req.launcher, name=LINKS_STEP, requires=("mpi",))
+            if req.links_one_pair:
+                cluster += expand(e["kernel"], {**params, "pattern": "one-pair"}, repeat=req.repeat,
+                                  ranks=len(req.hosts), ranks_per_node=1, launcher=req.launcher,
+                                  name=LINKS_ALONE_STEP, requires=("mpi",))
         elif part == "scaling":
             for nodes in node_counts(len(req.hosts)):
                 for ppn in sorted({1, cpus_per_node}):
@@ -390,7 +395,8 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
             parse_fraction(options[flag], flag)   # bad input before anything runs; analysis reads it back
     scratch = options.get("scratch", "/tmp")
     return ClusterRequest(hosts, hostfile, launcher, choose_parts(options), repeat or 3,
-                          options.get("one-at-a-time", "false") == "true", overrides, scratch, oversubscribe,
+                          options.get("one-at-a-time", "false") == "true",
+                          options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
                           label, command)
 

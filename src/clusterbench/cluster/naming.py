@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 LINKS_STEP = "link matrix (mpiGraph shift pattern)"
+LINKS_ALONE_STEP = "link matrix (one pair at a time)"   # --links-one-pair
 SCALING_PREFIX = "scaling: "
 _NODE = re.compile(r"^node (?P<host>[^:\s]+): ")
 

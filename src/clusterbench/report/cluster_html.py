@@ -80,6 +80,26 @@ def link_section(view: ClusterView) -> list[str]:
     return out
 
 
+def alone_table(view: ClusterView) -> list[str]:
+    """--links-one-pair: each link in the shift pattern beside the same link alone."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in view.hosts)
+    out = ["<h3>Links alone (one pair at a time) beside the shift pattern: MiB/s, shift / alone (ratio)</h3>",
+           f"<table><tr><th>from \\ to</th>{head}</tr>"]
+    for src in view.hosts:
+        cells = []
+        for dst in view.hosts:
+            lk, alone = view.link(src, dst), view.link_alone(src, dst)
+            if alone is None:
+                cells.append("<td>-</td>")
+                continue
+            shift = lk.mib_s if lk else None
+            ratio = f" ({shift / alone.mib_s:.2f})" if shift and alone.mib_s else ""
+            cells.append(f"<td class=n>{_num(shift)} / {_num(alone.mib_s)}{ratio}</td>")
+        out.append(f"<tr><th>{esc(src)}</th>{''.join(cells)}</tr>")
+    out.append("</table>")
+    return out
+
+
 def env_table(view: ClusterView) -> list[str]:
     out = ["<h3>Environment keys that differ between nodes</h3>",
            "<table><tr><th>key</th><th>value on most nodes</th><th>nodes that differ</th></tr>"]
@@ -120,6 +140,8 @@ def section(run: dict) -> list[str]:
         out += node_table(view)
     if view.links:
         out += link_section(view)
+    if view.links_alone:
+        out += alone_table(view)
     if view.env:
         out += env_table(view)
     if view.scaling:

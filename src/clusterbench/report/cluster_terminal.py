@@ -41,6 +41,27 @@ def link_table(view: ClusterView) -> Table:
     return t
 
 
+def alone_table(view: ClusterView) -> Table:
+    """--links-one-pair: each link in the shift pattern beside the same link alone."""
+    t = Table(title="Links, shift pattern / one pair at a time: bandwidth MiB/s (shift / alone)",
+              title_justify="left")
+    t.add_column("from \\ to")
+    for h in view.hosts:
+        t.add_column(h, justify="right")
+    for src in view.hosts:
+        row = []
+        for dst in view.hosts:
+            lk, alone = view.link(src, dst), view.link_alone(src, dst)
+            if alone is None:
+                row.append("-")
+                continue
+            shift = lk.mib_s if lk else None
+            ratio = f" ({shift / alone.mib_s:.2f})" if shift and alone.mib_s else ""
+            row.append(f"{_num(shift)} / {_num(alone.mib_s)}{ratio}")
+        t.add_row(src, *row)
+    return t
+
+
 def env_table(view: ClusterView) -> Table:
     t = Table(title="Environment keys that differ between nodes", title_justify="left")
     for col in ("key", "value on most nodes", "nodes that differ"):
@@ -73,6 +94,8 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
         console.print(node_table(view))
     if view.links:
         console.print(link_table(view))
+    if view.links_alone:
+        console.print(alone_table(view))
     if view.env:
         console.print(env_table(view))
     if view.scaling:
