@@ -151,3 +151,45 @@ def test_two_execution_hosts_a_qsub_job_and_a_qrsh_mpi_run_span_both(sge_hosts, 
     (m,) = [s["record"] for s in step["samples"] if s["record"].get("type") == "measurement"]
     # across hosts: TCP over the shaped link, not shared memory
     assert m["same_node"] is False and m["bandwidth_mb_s"] <= 125 * 2**20 / (2**20 - 125_000) * 1.02, m
+
+
+@pytest.mark.timeout(240)
+def test_run_cluster_in_a_qsub_job_takes_its_nodes_from_the_parallel_environment(sge_hosts, mpiexec, cbk_bin,
+                                                                                 tmp_path):
+    cell = sge_hosts
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    report = tmp_path / "cluster.html"
+    env = {**cell.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": cbk_bin,
+           "PATH": f"{Path(mpiexec).parent}{os.pathsep}{cell.env['PATH']}"}
+    # The test hosts share one /tmp, and Grid Engine removes a job's $TMPDIR
+    # (/tmp/JOB.TASK.QUEUE) when any of its tasks ends, on "any host": here
+    # that is the directory the other hosts' tasks still use. On real nodes
+    # each /tmp is the node's own; the job gets a TMPDIR of its own here.
+    job_tmp = tmp_path / "job-tmp"
+    job_tmp.mkdir()
+    script = tmp_path / "cluster.sh"
+    # laptop-small: Himeno 1 s per node, one node at a time, a 2 x 2 link matrix
+    script.write_text(f"#!/bin/sh\nexport TMPDIR={job_tmp}\n"
+                      f"exec {sys.executable} -m clusterbench run cluster --only=himeno,links "
+                      "--one-at-a-time --repeat 2 --himeno.seconds=1 --links.size=256k --links.window=4 "
+                      f"--links.iterations=4 --links.latency-iterations=20 --quiet --label ge-$JOB_ID --report {report}\n")
+    r = cell.run(["qsub", "-sync", "y", "-V", "-pe", "mpi", "2", "-j", "y", "-o", str(tmp_path / "job.out"), str(script)],
+                 env=env, cwd=tmp_path, timeout=200)
+    if r.returncode:
+        log = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
+        shown = subprocess.run([sys.executable, "-m", "clusterbench", "show", "1"], env=env, capture_output=True,
+                               text=True)
+        raise AssertionError(r.stderr + log[-3000:] + shown.stdout[-4000:] + shown.stderr[-2000:])
+    (label, status, batch), = store_rows(store, "select label, status, batch_job from runs")
+    assert label.startswith("ge-") and status == "ok" and batch == f"sge {label[3:]}", (label, status, batch)
+    from clusterbench.cluster.analysis import analyse, thresholds_of
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+
+    s = Store(store)
+    run = load_run(s, s.resolve(label)[0])
+    view = analyse(run, **thresholds_of(run))
+    assert view.hosts == ["h02", "h03"]   # the parallel environment's hosts, not the submit host h01
+    assert len(view.links) == 2 and all(lk.mib_s > 0 for lk in view.links)   # h02->h03 and h03->h02
+    assert len(view.figures[0].nodes) == 2
+    assert 'class="heatmap"' in report.read_text()
