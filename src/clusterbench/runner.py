@@ -3,6 +3,7 @@ records into the store as they arrive (a crash keeps what was measured),
 attaches limit warnings, and marks the run's outcome."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -13,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -345,15 +347,27 @@ def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -
 
 
 def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:
-    run_id = store.begin_run(label=req.label, command=req.command, suite=req.suite)
-    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
-    statuses: list[str] = []
-    try:
+    with stored_run(store, req.label, req.command, req.suite) as (run_id, statuses):
         env = capture_environment(store, cat, run_id, req)
         with progress:
             for i, step in enumerate(req.steps):
                 statuses.append(run_step(store, cat, run_id, i, step, req, env, progress))
         add_cross_warnings(store, run_id)
+    return run_id
+
+
+@contextlib.contextmanager
+def stored_run(store: Store, label: str | None, command: str, suite: str | None) -> Iterator[tuple[int, list[str]]]:
+    """A run in the store for the body of the `with`, which appends each
+    step's status to the list it is given: Ctrl-C and SIGTERM become
+    KeyboardInterrupt (the run marked interrupted), any error marks it
+    failed and goes on up, failed steps end it failed (MeasurementFailed,
+    exit 1), else it is ok. `run` and `run cluster` both go through here."""
+    run_id = store.begin_run(label=label, command=command, suite=suite)
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
+    statuses: list[str] = []
+    try:
+        yield run_id, statuses
     except (KeyboardInterrupt, Interrupted):
         store.finish_run(run_id, "interrupted", "interrupted by a signal")
         raise KeyboardInterrupt from None
@@ -373,4 +387,3 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
         failed.run_id = run_id
         raise failed
     store.finish_run(run_id, "ok")
-    return run_id

@@ -11,7 +11,6 @@ per node, started together; their output is stored as each ends."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import tempfile
@@ -24,7 +23,7 @@ from pathlib import Path
 from clusterbench import limits, runner
 from clusterbench.catalogue import Catalogue
 from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, node_step
-from clusterbench.errors import BadInput, MeasurementFailed
+from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
 from clusterbench.plan import Step, expand
@@ -339,10 +338,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
 
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
     plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
-    run_id = store.begin_run(label=req.label, command=req.command, suite="cluster")
-    previous = {sig: signal.signal(sig, runner._raise_interrupted) for sig in runner.STOP_SIGNALS}
-    statuses: list[str] = []
-    try:
+    with runner.stored_run(store, req.label, req.command, "cluster") as (run_id, statuses):
         rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
         position = 0
         with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
@@ -360,25 +356,6 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
             for step in cluster:
                 statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
                 position += 1
-    except (KeyboardInterrupt, runner.Interrupted):
-        store.finish_run(run_id, "interrupted", "interrupted by a signal")
-        raise KeyboardInterrupt from None
-    except BadInput as e:
-        store.finish_run(run_id, "failed", e.message)
-        raise
-    except BaseException as e:
-        store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
-        raise
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    failed = statuses.count("failed")
-    if failed:
-        store.finish_run(run_id, "failed", f"{failed} step(s) failed")
-        err = MeasurementFailed(f"run {run_id}: {failed} of {len(statuses)} steps failed (clusterbench show {run_id})")
-        err.run_id = run_id
-        raise err
-    store.finish_run(run_id, "ok")
     return run_id
 
 
