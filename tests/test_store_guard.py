@@ -131,3 +131,29 @@ def test_a_store_on_a_read_only_file_system_is_read(cli, tmp_path, good_store, c
     assert "null" in r.stdout and "run=2" in r.stdout and "read-only" in r.stderr
     assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) == 1, r.stderr
     assert os.listdir(ro) == ["good.db"] and digest(ro / "good.db") == before
+
+
+def _open_store(url: str) -> str:
+    from clusterbench.store.database import Store
+
+    try:
+        Store(url)
+        return "ok"
+    except Exception as e:  # noqa: BLE001 - the message is the finding
+        return str(e)
+
+
+@pytest.mark.timeout(120)
+def test_first_opens_at_once_wait_for_the_migration_instead_of_judging_a_half_made_store(tmp_path):
+    """SQLite commits each CREATE TABLE at once: a second process that read the
+    file mid-migration saw an empty alembic_version ("holds store schema None")
+    or no table yet ("another program's database"). Readers now wait on the
+    migration's lock file. Before the fix, the first trial failed."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    for trial in range(6):
+        url = f"sqlite:///{tmp_path}/s{trial}.db"
+        with ctx.Pool(6) as pool:
+            results = pool.map(_open_store, [url] * 6)
+        assert results == ["ok"] * 6, (trial, results)

@@ -84,14 +84,18 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
         return Target(path, False, False, None)
     if not path.is_file():
         raise BadInput(f"{shown} is not a file, so not a clusterbench store")
-    head, in_use = _head(path, database)
     lock = Path(f"{database}.lock")
-    if not head and not in_use and lock.exists():
-        # another first run may be creating this store right now: wait for
-        # its migration lock (shared: nothing is written), then look again
-        with open(lock, "rb") as f:
-            fcntl.flock(f, fcntl.LOCK_SH)
-        head, in_use = _head(path, database)
+    if lock.exists():
+        # another first run may be creating this store right now (its lock
+        # file is made before the database file): wait for its migration
+        # (shared: nothing is written). SQLite commits each CREATE TABLE at
+        # once, so mid-migration the file can hold an empty alembic_version.
+        try:
+            with open(lock, "rb") as f:
+                fcntl.flock(f, fcntl.LOCK_SH)
+        except OSError:
+            pass  # another user's lock we cannot read: nothing to wait on that we could see
+    head, in_use = _head(path, database)
     if not head and not in_use:
         raise BadInput(f"{shown} is an empty file, not a clusterbench store (remove it, or give another --db)")
     if head and head != SQLITE_MAGIC:
@@ -117,6 +121,9 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
         listed = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise BadInput(f"{shown} is another program's SQLite database (tables: {listed or 'none'}); "
                        f"clusterbench stores only in its own")
+    if revision is None:
+        raise BadInput(f"{shown} has a store schema table but no version in it (its creation was interrupted?); "
+                       f"remove it if it holds nothing you need, or give another --db")
     if revision not in _known_revisions():
         raise BadInput(f"{shown} holds store schema {revision!r}, which this clusterbench does not know "
                        f"(written by a newer version?): use that version")
