@@ -93,7 +93,7 @@ static void kernel_help(const struct cbk_kernel *k)
             printf("  --%-16s %s (default %s%s%s%s%s)\n", p->name, p->help,
                    p->default_value ? p->default_value : "required",
                    p->unit ? ", " : "", p->unit ? p->unit : "",
-                   p->choices ? ", one of " : "", p->choices ? cbk_format_choices(p, names, sizeof names) : "");
+                   p->choices ? (p->type == CBK_CHOICE_LIST ? ", any of " : ", one of ") : "", p->choices ? cbk_format_choices(p, names, sizeof names) : "");
 }
 
 static void bad_input(const char *msg)

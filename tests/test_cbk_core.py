@@ -23,10 +23,12 @@ def test_describe_is_valid_json_with_every_parameter_field(cbk_bin):
         assert k["summary"]
         for p in k["parameters"]:
             assert set(p) == {"name", "type", "default", "unit", "choices", "min", "max", "help"}
-            assert p["type"] in {"size", "int", "real", "choice", "bool", "string", "path"}
+            assert p["type"] in {"size", "int", "real", "choice", "choice-list", "bool", "string", "path"}
             assert p["help"]
             if p["type"] == "choice":
                 assert p["default"] in p["choices"]
+            if p["type"] == "choice-list":
+                assert set(p["default"].split(",")) <= set(p["choices"])
 
 
 def test_describe_and_version_say_whether_mpi_is_built_in(cbk_bin):
@@ -172,7 +174,8 @@ BINDING_PROGRAM = """
 #include "cbk.h"
 enum colour { RED, GREEN };
 static const char *const colour_names[] = { "red", "green", NULL };
-struct options { uint64_t block_bytes; int64_t count; enum colour colour; const char *dir; char tiny; };
+struct options { uint64_t block_bytes; int64_t count; enum colour colour; const char *dir; char tiny;
+                 struct cbk_choice_list colours; };
 static const struct cbk_param params[] = {
     { .name = "x", %s },
     { 0 },
@@ -189,6 +192,8 @@ const struct cbk_param *table(void) { return params; }
     ("CBK_AT_INT(struct options, block_bytes)", False),   # an int parameter on a size field
     ("CBK_AT_STRING(struct options, count)", False),      # text into an integer
     ("CBK_AT_CHOICE(struct options, tiny, colour_names)", False),  # a choice index needs an int-sized field
+    ("CBK_AT_CHOICE_LIST(struct options, colours, colour_names)", True),
+    ("CBK_AT_CHOICE_LIST(struct options, colour, colour_names)", False),  # one choice is not a list
 ])
 def test_a_parameter_bound_to_a_missing_or_mistyped_field_fails_the_build(tmp_path, binding, builds):
     import shutil

@@ -202,6 +202,22 @@ def test_back_to_back_collectives_and_the_empty_iteration(run_cbk, mpiexec):
     assert rec["iterations"] == 1000 and rec["check"] == "not applicable"
 
 
+@pytest.mark.timeout(90)
+def test_an_op_list_measures_each_in_order_in_one_launch_with_buffers_for_the_largest(run_cbk, mpiexec):
+    """pingpong first sizes the buffers for 64 KiB; alltoall then needs 4 x 64 KiB
+    per rank and allreduce its reference buffers: each check must still pass."""
+    ops = ["pingpong", "alltoall", "barrier", "allreduce", "bw"]
+    r = run_cbk("mpi", f"--op={','.join(ops)}", "--sizes=4,64k", *FASTER, "--window=4", launcher=launch(mpiexec, 4))
+    assert r.status == 0, r.stderr
+    assert list(dict.fromkeys(m["phase"] for m in r.measurements())) == ops
+    for op in ops:
+        recs = r.measurements(op)
+        assert sizes_of(recs) == ([0] if op == "barrier" else [4, 65536])
+        for rec in recs:
+            assert_sane(rec, op, 4)
+    assert r.run_record()["parameters"]["op"] == ",".join(ops)
+
+
 # ---- bad input: one error from rank 0, exit 2, no hang ----
 
 @pytest.mark.timeout(30)
@@ -216,6 +232,10 @@ def test_back_to_back_collectives_and_the_empty_iteration(run_cbk, mpiexec):
     (3, ["--op=allreduce", "--algorithm=rabenseifner"], "needs a power-of-two number of ranks, got 3"),
     (2, ["--op=bcast", "--min-size=1m", "--max-size=4k"], "--min-size=1 MiB is larger than --max-size=4 KiB"),
     (2, ["--op=bcast", "--sizes=8,lots"], "--sizes: 'lots' is not a size"),
+    (3, ["--op=allreduce,pingpong"], "pingpong with --pairing=half pairs every rank and needs an even number"),
+    (2, ["--op=bcast,pingpong", "--algorithm=binomial"], "algorithm binomial is not available for pingpong"),
+    (2, ["--op=pingpong,bw,pingpong"], "names pingpong twice"),
+    (2, ["--op=pingpong,,bw"], "'' is not one of: pingpong,bw"),
 ])
 def test_bad_input_gives_one_error_from_rank_0_and_exit_2(run_cbk, mpiexec, ranks, args, message):
     r = run_cbk("mpi", *args, *FASTER, launcher=launch(mpiexec, ranks), timeout=25)

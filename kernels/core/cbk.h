@@ -39,6 +39,16 @@ enum cbk_param_type {
     CBK_BOOL,    /* --name, --name=true|false: bool */
     CBK_STRING,  /* const char * */
     CBK_PATH,    /* a directory or file the kernel works in: const char * */
+    CBK_CHOICE_LIST, /* "a,b": distinct `choices` in the order given, all
+                      * measured in one launch: struct cbk_choice_list */
+};
+
+#define CBK_MAX_CHOICE_LIST 16
+
+/* The value of a CBK_CHOICE_LIST parameter: indexes into its choices. */
+struct cbk_choice_list {
+    int count;
+    int index[CBK_MAX_CHOICE_LIST];
 };
 
 /* One parameter, bound as fio binds its options: the parsed value is
@@ -49,7 +59,7 @@ struct cbk_param {
     enum cbk_param_type type;
     const char *default_value; /* parsed like user input; NULL: required */
     const char *unit;          /* printed by --describe, e.g. "bytes", "s" */
-    const char *const *choices;/* CBK_CHOICE only: names, NULL-terminated, in enum order */
+    const char *const *choices;/* CBK_CHOICE(_LIST) only: names, NULL-terminated, in enum order */
     const char *min, *max;     /* inclusive bounds as text; NULL: none */
     const char *help;
     size_t offset;             /* of the value in the options struct */
@@ -70,12 +80,15 @@ struct cbk_param {
 #define CBK_AT_PATH(T, f)   .type = CBK_PATH, .offset = CBK_OFFSET_TYPED(T, f, const char *)
 #define CBK_AT_CHOICE(T, f, names) .type = CBK_CHOICE, .choices = (names), \
     .offset = offsetof(T, f) + 0 * sizeof(char[sizeof(((T *)0)->f) == sizeof(int) ? 1 : -1])
+#define CBK_AT_CHOICE_LIST(T, f, names) .type = CBK_CHOICE_LIST, .choices = (names), \
+    .offset = CBK_OFFSET_TYPED(T, f, struct cbk_choice_list)
 
 union cbk_value {
     uint64_t size;
     int64_t integer;
     double real;
     int choice;       /* index into cbk_param.choices */
+    struct cbk_choice_list list;
     const char *text; /* CBK_STRING, CBK_PATH */
     bool flag;
 };

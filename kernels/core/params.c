@@ -11,7 +11,7 @@
 static const char *const type_names[] = {
     [CBK_SIZE] = "size", [CBK_INT] = "int", [CBK_REAL] = "real",
     [CBK_CHOICE] = "choice", [CBK_BOOL] = "bool", [CBK_STRING] = "string",
-    [CBK_PATH] = "path",
+    [CBK_PATH] = "path", [CBK_CHOICE_LIST] = "choice-list",
 };
 
 int cbk_parse_size(const char *text, uint64_t *out)
@@ -129,6 +129,38 @@ const char *cbk_format_choices(const struct cbk_param *p, char *buf, size_t len)
     return buf;
 }
 
+/* "pingpong,allreduce": distinct names of the choices, in the order given. */
+static int convert_list(const struct cbk_param *p, const char *text, struct cbk_choice_list *l,
+                        char *why, size_t why_len)
+{
+    char names[256];
+    l->count = 0;
+    for (const char *item = text;; item++) {
+        size_t n = strcspn(item, ",");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), item);
+        int i = n < sizeof name ? choice_index(p->choices, name) : -1;
+        if (i < 0) {
+            snprintf(why, why_len, "--%s=%s: '%.*s' is not one of: %s", p->name, text, (int)n, item,
+                     cbk_format_choices(p, names, sizeof names));
+            return -1;
+        }
+        for (int k = 0; k < l->count; k++)
+            if (l->index[k] == i) {
+                snprintf(why, why_len, "--%s=%s names %s twice", p->name, text, name);
+                return -1;
+            }
+        if (l->count == CBK_MAX_CHOICE_LIST) {
+            snprintf(why, why_len, "--%s=%s lists more than %d values", p->name, text, CBK_MAX_CHOICE_LIST);
+            return -1;
+        }
+        l->index[l->count++] = i;
+        item += n;
+        if (!*item)
+            return 0;
+    }
+}
+
 /* Converts one value and checks its bounds. */
 static int convert(const struct cbk_param *p, const char *text, union cbk_value *v,
                    char *why, size_t why_len)
@@ -198,6 +230,8 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         }
         return 0;
     }
+    case CBK_CHOICE_LIST:
+        return convert_list(p, text, &v->list, why, why_len);
     case CBK_STRING:
     case CBK_PATH:
         if (!*text) {
@@ -217,6 +251,7 @@ static size_t value_bytes(enum cbk_param_type t)
     case CBK_INT: return sizeof(int64_t);
     case CBK_REAL: return sizeof(double);
     case CBK_CHOICE: return sizeof(int);
+    case CBK_CHOICE_LIST: return sizeof(struct cbk_choice_list);
     case CBK_BOOL: return sizeof(bool);
     default: return sizeof(const char *);
     }
@@ -232,6 +267,7 @@ static void store(const struct cbk_param *p, const union cbk_value *v, unsigned 
     case CBK_INT: memcpy(field, &v->integer, sizeof v->integer); break;
     case CBK_REAL: memcpy(field, &v->real, sizeof v->real); break;
     case CBK_CHOICE: memcpy(field, &v->choice, sizeof v->choice); break;
+    case CBK_CHOICE_LIST: memcpy(field, &v->list, sizeof v->list); break;
     case CBK_BOOL: memcpy(field, &v->flag, sizeof v->flag); break;
     default: {
         const char *text = p->keyword && !strcmp(v->text, p->keyword) ? NULL : v->text;
@@ -252,7 +288,7 @@ int cbk_check_params(const struct cbk_param *table, size_t options_size, char *w
             snprintf(why, why_len, "parameter --%s: only a string parameter has a keyword", p->name);
             return -1;
         }
-        if ((p->type == CBK_CHOICE) != (p->choices != NULL) || (p->choices && !p->choices[0])) {
+        if ((p->type == CBK_CHOICE || p->type == CBK_CHOICE_LIST) != (p->choices != NULL) || (p->choices && !p->choices[0])) {
             snprintf(why, why_len, "parameter --%s: choices belong to choice parameters, and at least one", p->name);
             return -1;
         }
@@ -371,6 +407,16 @@ void cbk_write_args(struct cbk_json *j, const char *key, const struct cbk_args *
         case CBK_REAL: cbk_json_real(j, p->name, v->real); break;
         case CBK_BOOL: cbk_json_bool(j, p->name, v->flag); break;
         case CBK_CHOICE: cbk_json_text(j, p->name, p->choices[v->choice]); break;
+        case CBK_CHOICE_LIST: {
+            /* the names, normalised: "pingpong,allreduce" */
+            char buf[1024];
+            size_t n = 0;
+            buf[0] = '\0';
+            for (int i = 0; i < v->list.count && n < sizeof buf; i++)
+                n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? "," : "", p->choices[v->list.index[i]]);
+            cbk_json_text(j, p->name, buf);
+            break;
+        }
         default: cbk_json_text(j, p->name, v->text); break;
         }
     }

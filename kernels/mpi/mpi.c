@@ -1,5 +1,6 @@
 /* mpi: point-to-point and collective communication over message sizes (E7).
- * One launch sweeps sizes for one operation; per size it checks the result
+ * One launch sweeps sizes for each listed operation in turn (IMB's one run
+ * of several benchmarks); per size it checks the result
  * (collectives), runs warm-up iterations, then times every iteration on
  * every rank and writes one record with IMB's t_min/t_avg/t_max over ranks
  * and the median and p99 over iterations, so OSU-style and IMB-style figures
@@ -19,7 +20,7 @@ enum mpi_sync { MPI_SYNC_BARRIER, MPI_SYNC_NONE };
 static const char *const sync_names[] = { "barrier", "none", NULL };
 
 struct mpi_options {
-    enum op op;
+    struct cbk_choice_list ops;
     enum alg algorithm;
     uint64_t min_size;
     uint64_t max_size;
@@ -36,8 +37,8 @@ struct mpi_options {
 static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
 
 static const struct cbk_param params[] = {
-    { .name = "op", CBK_AT_CHOICE(OPT, op, mpi_op_names), .default_value = "pingpong",
-      .help = "operation: pingpong = half round-trip latency; bw/bibw = uni/bidirectional bandwidth with a window of "
+    { .name = "op", CBK_AT_CHOICE_LIST(OPT, ops, mpi_op_names), .default_value = "pingpong",
+      .help = "operations, one or a comma-separated list measured one after the other in one launch: pingpong = half round-trip latency; bw/bibw = uni/bidirectional bandwidth with a window of "
               "non-blocking sends; collectives with MPI_FLOAT sums for reductions; none = an empty iteration (the harness's own cost)" },
     { .name = "algorithm", CBK_AT_CHOICE(OPT, algorithm, mpi_alg_names), .default_value = "library",
       .help = "library = the MPI's own (select it with the launcher's CVAR/MCA variables); hand-written over point-to-point: "
@@ -146,9 +147,10 @@ static int plan_sizes(const struct cbk_args *a, struct plan *p, char *why, size_
     return 0;
 }
 
-static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, struct plan *p, char *why, size_t len)
+static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, enum op op, struct plan *p, char *why,
+                     size_t len)
 {
-    p->op = opt(a)->op;
+    p->op = op;
     p->alg = opt(a)->algorithm;
     const struct op_info *info = &mpi_ops[p->op];
     const char *alg = mpi_alg_names[p->alg];
@@ -194,7 +196,20 @@ static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, struct p
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     struct plan p;
-    return make_plan(a, c, &p, why, len);
+    for (int i = 0; i < opt(a)->ops.count; i++)
+        if (make_plan(a, c, (enum op)opt(a)->ops.index[i], &p, why, len))
+            return -1;
+    return 0;
+}
+
+/* Makes op i of the list the current one: its plan, table entry and loop. */
+static void select_op(struct mpi_state *s, int i)
+{
+    s->plan = s->plans[i];
+    s->info = &mpi_ops[s->plan.op];
+    s->fn = mpi_choose(s->plan.op, s->plan.alg);
+    const char *broken = getenv("CBK_TEST_MPI_BROKEN");
+    s->coll.drop_steps = broken && s->plan.op == OP_ALLREDUCE && !strcmp(broken, mpi_alg_names[s->plan.alg]);
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)
@@ -204,9 +219,22 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "mpi: out of memory");
     c->state = s;
     char why[512];
-    if (make_plan(a, c, &s->plan, why, sizeof why))
-        cbk_fail(c, CBK_EXIT_BAD_INPUT, "mpi: %s", why);
-    s->info = &mpi_ops[s->plan.op];
+    /* buffers for the largest need over the listed operations */
+    size_t send_bytes = 1, recv_bytes = 1, largest = 0, reduction_bytes = 0;
+    s->nplans = opt(a)->ops.count;
+    for (int i = 0; i < s->nplans; i++) {
+        struct plan *p = &s->plans[i];
+        if (make_plan(a, c, (enum op)opt(a)->ops.index[i], p, why, sizeof why))
+            cbk_fail(c, CBK_EXIT_BAD_INPUT, "mpi: %s", why);
+        size_t top = (size_t)p->size[p->sizes - 1], per_rank = top ? top : 1;
+        size_t send = per_rank * (p->op == OP_ALLTOALL ? (size_t)c->size : 1);
+        size_t recv = per_rank * (p->op == OP_ALLTOALL || p->op == OP_ALLGATHER ? (size_t)c->size : 1);
+        send_bytes = send > send_bytes ? send : send_bytes;
+        recv_bytes = recv > recv_bytes ? recv : recv_bytes;
+        largest = top > largest ? top : largest;
+        if (mpi_ops[p->op].reduction && per_rank > reduction_bytes)
+            reduction_bytes = per_rank;
+    }
     s->comm = c->comm;
     s->rank = c->rank;
     s->size = c->size;
@@ -216,31 +244,19 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->window = opt(a)->window;
     s->volume_bytes = opt(a)->volume;
     s->barrier_sync = opt(a)->sync == MPI_SYNC_BARRIER;
-    s->fn = mpi_choose(s->plan.op, s->plan.alg);
     s->coll = (struct cbk_coll){ .comm = c->comm, .rank = c->rank, .size = c->size };
-    const char *broken = getenv("CBK_TEST_MPI_BROKEN");
-    if (broken && s->plan.op == OP_ALLREDUCE && !strcmp(broken, mpi_alg_names[s->plan.alg]))
-        s->coll.drop_steps = 1;
-
-    size_t largest = (size_t)s->plan.size[s->plan.sizes - 1];
-    size_t per_rank = largest ? largest : 1;
-    size_t send_bytes = per_rank, recv_bytes = per_rank;
-    if (s->plan.op == OP_ALLTOALL)
-        send_bytes = recv_bytes = per_rank * (size_t)c->size;
-    if (s->plan.op == OP_ALLGATHER)
-        recv_bytes = per_rank * (size_t)c->size;
     s->send = cbk_buffer_alloc(send_bytes);
     s->recv = cbk_buffer_alloc(recv_bytes);
     /* the warm-up loops time their iterations too: room for the longer of the two */
     s->t = calloc((size_t)(s->warmup > s->iterations ? s->warmup : s->iterations), sizeof *s->t);
     s->t_max = calloc((size_t)s->iterations, sizeof *s->t_max);
     s->req = calloc(2 * (size_t)s->window, sizeof *s->req);
-    if (s->info->reduction) {
+    if (reduction_bytes) {
         /* ref: MPI_Allreduce's result, or the exact sums in double */
-        s->ref = cbk_buffer_alloc(2 * per_rank);
-        s->coll.scratch = cbk_buffer_alloc(per_rank);
+        s->ref = cbk_buffer_alloc(2 * reduction_bytes);
+        s->coll.scratch = cbk_buffer_alloc(reduction_bytes);
     }
-    if (!s->send || !s->recv || !s->t || !s->t_max || !s->req || (s->info->reduction && (!s->ref || !s->coll.scratch)))
+    if (!s->send || !s->recv || !s->t || !s->t_max || !s->req || (reduction_bytes && (!s->ref || !s->coll.scratch)))
         cbk_fail(c, CBK_EXIT_FAILED, "mpi: cannot allocate buffers for %zu-byte messages on %d ranks", largest, c->size);
 
     mpi_placement(c, s, opt(a)->pairing);
@@ -361,10 +377,9 @@ static void schedule(const struct mpi_state *s, uint64_t size, int64_t *n, int64
     *warm = (s->warmup * k + s->iterations - 1) / s->iterations;
 }
 
-static int run(const struct cbk_args *a, struct cbk_ctx *c)
+/* One operation's sweep over its sizes. */
+static int run_op(struct cbk_ctx *c, struct mpi_state *s)
 {
-    (void)a;
-    struct mpi_state *s = c->state;
     for (int i = 0; i < s->plan.sizes; i++) {
         uint64_t size = s->plan.size[i];
         int64_t n, warm;
@@ -383,6 +398,19 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         if (rc != MPI_SUCCESS)
             cbk_fail(c, CBK_EXIT_FAILED, "mpi: %s failed at %llu bytes (MPI error %d)", mpi_op_names[s->plan.op],
                      (unsigned long long)size, rc);
+    }
+    return CBK_EXIT_OK;
+}
+
+static int run(const struct cbk_args *a, struct cbk_ctx *c)
+{
+    (void)a;
+    struct mpi_state *s = c->state;
+    for (int i = 0; i < s->nplans; i++) {
+        select_op(s, i);
+        int rc = run_op(c, s);
+        if (rc != CBK_EXIT_OK)
+            return rc;
     }
     return CBK_EXIT_OK;
 }

@@ -44,7 +44,9 @@ struct mpi_state;
 typedef int (*coll_fn)(struct mpi_state *s, size_t bytes);
 
 struct mpi_state {
-    struct plan plan;
+    struct plan plans[CBK_MAX_CHOICE_LIST]; /* one per listed operation, in order */
+    int nplans;
+    struct plan plan;                       /* the one being measured */
     const struct op_info *info;
     MPI_Comm comm;
     int rank, size;

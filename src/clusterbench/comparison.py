@@ -135,13 +135,16 @@ def varying_text(p: Point, points: list[Point]) -> str:
 
 
 def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
-    """The kernel's path parameters and its defaults (from cbk --describe)."""
+    """The parameters a match ignores and the kernel's defaults (from cbk
+    --describe). Ignored: where it ran (paths), and choice lists: each listed
+    value's records name it (mpi's phase is the op), so a pingpong measured in
+    `--op=pingpong,allreduce` matches one measured alone."""
     try:
         from clusterbench import catalogue
 
         k = catalogue.load().kernels.get(kernel)
         if k:
-            return ({p.name for p in k.params if p.type == "path" or p.name in WHERE_PARAMS},
+            return ({p.name for p in k.params if p.type in ("path", "choice-list") or p.name in WHERE_PARAMS},
                     {p.name: p.default for p in k.params if p.default is not None})
     except Exception:  # noqa: BLE001 - without cbk, fall back to the usual name
         pass

@@ -36,13 +36,14 @@ def parse_extra(args: list[str]) -> dict[str, str]:
 
 
 # Parameter types whose values never hold a comma: there, a comma lists values to sweep.
+# (A choice-list, such as mpi's --op, takes its comma list itself, in one launch.)
 LISTABLE_TYPES = ("choice", "size", "int", "real")
 
 
 def comma_lists(kernel, params: dict[str, str]) -> dict:
-    """--op=pingpong,allreduce,alltoall: one step per value in one command (the
-    sweep a suite's list gives), for choice, size, int and real parameters; a
-    choice outside the kernel's is one line, exit 2."""
+    """--block-size=64k,1m: one step per value in one command (the sweep a
+    suite's list gives), for choice, size, int and real parameters; a choice
+    outside the kernel's is one line, exit 2."""
     out: dict = dict(params)
     for p in kernel.params:
         v = params.get(p.name)
