@@ -350,9 +350,9 @@ static inline __attribute__((always_inline)) float sweep_tile(const struct himen
     const float *pipjp = pip + sj, *pipjm = pip - sj, *pimjp = pim + sj, *pimjm = pim - sj;
     float *w2 = h->wrk2 + r;
     const vfloat om = (vfloat){ 0 } + omega;
-    /* one dense stream crosses 4 KiB pages (where the hardware prefetcher
-     * stops) 12 times as often as the reference's 12 thin ones: ask for
-     * the tile COEF_PREFETCH_TILES ahead, into L2 */
+    /* the hardware prefetcher keeps one distance in flight per stream:
+     * the reference's 12 thin streams get 12, this dense one 1, too little
+     * for memory latency; ask for the tile COEF_PREFETCH_TILES ahead */
     for (int l = 0; l < COEF_FIELDS; l++)
         __builtin_prefetch(cf + COEF_PREFETCH_TILES * COEF_FIELDS * COEF_TILE + l * COEF_TILE, 0,
                            COEF_PREFETCH_LOCALITY);
