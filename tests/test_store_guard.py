@@ -121,6 +121,8 @@ def test_a_store_on_a_read_only_file_system_is_read(cli, tmp_path, good_store, c
     # a private mount namespace: the read-only mount ends with the shell
     script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99\n'
               'for c in list "show 1" "export --format csv 1"; do "$2" -m clusterbench $c --db "$1/good.db" || exit 1; done\n'
+              '"$2" -m clusterbench prune --before 2100-01-01 --dry-run --db "$1/good.db" || exit 1\n'
+              '"$2" -m clusterbench prune --before 2100-01-01 --db "$1/good.db"; echo "prune=$?"\n'
               '"$2" -m clusterbench run null --seconds=0.01 --db "$1/good.db"; echo "run=$?"')
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(ro), py],
                        capture_output=True, text=True, timeout=120,
@@ -128,8 +130,10 @@ def test_a_store_on_a_read_only_file_system_is_read(cli, tmp_path, good_store, c
     if r.returncode == 99:
         pytest.skip(f"cannot mount here: {r.stderr.strip()}")
     assert r.returncode == 0, r.stderr
-    assert "null" in r.stdout and "run=2" in r.stdout and "read-only" in r.stderr
-    assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) == 1, r.stderr
+    assert "null" in r.stdout and "run=2" in r.stdout and "prune=2" in r.stdout
+    assert "would delete 1 runs" in r.stdout
+    errors = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 2 and all("read-only" in e for e in errors), r.stderr
     assert os.listdir(ro) == ["good.db"] and digest(ro / "good.db") == before
 
 

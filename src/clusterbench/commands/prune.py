@@ -3,6 +3,7 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import DAY, db_option, open_store, utc
+from clusterbench.errors import BadInput
 
 
 @click.command("prune")
@@ -20,6 +21,8 @@ def command(before, keep_labels, dry_run, db_url):
     clusterbench prune --before 2026-01-01 --keep-labels --dry-run
     """
     store = open_store(db_url)
+    if store.read_only and not dry_run:   # say so before counting, not at the first delete
+        raise BadInput(f"cannot prune {store.url}: its file system is read-only (--dry-run still counts)")
     n = store.prune(utc(before), keep_labels=keep_labels, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
     click.echo(f"{verb} {n['runs']} runs, {n['steps']} steps, {n['samples']} samples and "
