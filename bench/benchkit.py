@@ -1,0 +1,28 @@
+"""What the bench scripts share: finding the cbk to measure, and sizes in
+cbk's syntax (binary suffixes k, m, g, t)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def cbk_path(given: str | None) -> str:
+    """--cbk, else $CLUSTERBENCH_CBK, else the one beside this Python, the
+    CMake build tree's, or the first on PATH."""
+    for c in (given, os.environ.get("CLUSTERBENCH_CBK"), str(Path(sys.executable).parent / "cbk"),
+              str(REPO / "build" / "cbk"), shutil.which("cbk")):
+        if c and os.access(c, os.X_OK):
+            return c
+    sys.exit("cbk not found: pass --cbk or run scripts/setup.sh")
+
+
+def size_bytes(text: str) -> int:
+    m = re.fullmatch(r"(\d+)([kmgt]?)", text.lower())
+    if not m:
+        sys.exit(f"bad size {text}")
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)]
