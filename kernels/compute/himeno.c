@@ -86,9 +86,9 @@ static const float omega = 0.8f; /* the reference's `static float omega=0.8` */
 #define COEF_TILE 16          /* floats: one cache line per field */
 /* Software prefetch of the coefficient stream: 16 tiles (12 KiB) ahead,
  * into L2 (prefetcht1), not L1. 4 tiles into L1 left M at 0.78 of the
- * reference; 8-32 tiles into L1 crowded out the 9 rows of p (no better);
- * 16 tiles into L2 runs S 1.33x, M 1.63x, L 1.78x faster than 4 into L1
- * (docs/kernels/himeno.md). */
+ * reference, and 8 or 16 tiles into L1 were slower still; 16 tiles into L2
+ * runs S 1.33x, M 1.63x, L 1.78x faster than 4 into L1 (measured variants:
+ * docs/kernels/himeno.md). */
 #define COEF_PREFETCH_TILES 16
 #define COEF_PREFETCH_LOCALITY 2 /* __builtin_prefetch: 2 = L2 and outward (prefetcht1) */
 enum { A0, A1, A2, A3, B0, B1, B2, C0, C1, C2, BND, WRK1, COEF_FIELDS };
