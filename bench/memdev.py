@@ -10,16 +10,21 @@ created for one bench run and removed after it, also on Ctrl-C and SIGTERM
 
     with memory_device(2 << 30) as mnt:   # a Path: ext4, mounted
         ...
+
+While a bench runs on that device, every CPU is held out of its idle states
+(see cpus_kept_awake), the same for both tools.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 EXT4_SLACK_BYTES = 256 << 20  # journal, inode tables, reserved blocks
@@ -103,21 +108,66 @@ def describe(mnt: Path) -> str:
 
 
 @contextlib.contextmanager
-def places(device: str, disk_dir: str, data_bytes: int, prefix: str = "cbk-bench"):
-    """The directories a bench runs in for --device disk, memory or both:
-    a list of (label, path), the memory device made for the run and removed
-    after it. With both, a machine that cannot make one runs the disk only."""
+def cpus_kept_awake():
+    """Holds every CPU out of its idle states while open: a PM QoS request of
+    0 us on /dev/cpu_dma_latency, as tuned's latency-performance profile makes.
+    Why: a virtual machine whose idle is a halt (cpuidle haltpoll with
+    guest_halt_poll_ns 0, as on this bench's VMs) pays a VM exit on every
+    wake-up of an idle vCPU. At queue depth 1 on the memory device each I/O
+    wakes the loop's worker and then the submitter, and whether those land on
+    a halted vCPU depends on how much CPU the submitter burns: the scheduler
+    keeps a busier task's wake-ups on its own CPU. fio burns more than cbk, so
+    it got fewer halts and 20-30 % more IOPS; with the CPUs held awake both
+    tools ran at about twice that, level (2026-11-26, randread 4 KiB QD 1).
+    Yields a description, or None when the request cannot be made."""
+    try:
+        fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+    except OSError as e:
+        print(f"CPU idle states left as they are: /dev/cpu_dma_latency: {e.strerror}", file=sys.stderr)
+        yield None
+        return
+    try:
+        os.write(fd, struct.pack("i", 0))  # the request lasts as long as the file is open
+        yield "CPUs held out of idle (PM QoS cpu_dma_latency 0 us)"
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Place:
+    """Where a bench runs: its label, its directory, and whether the CPUs are kept awake there."""
+    label: str
+    path: Path
+    keep_cpus_awake: bool
+
+    @contextlib.contextmanager
+    def conditions(self):
+        """Yields the label with the run conditions held for this place."""
+        if not self.keep_cpus_awake:
+            yield self.label
+            return
+        with cpus_kept_awake() as held:
+            yield f"{self.label}; {held}" if held else self.label
+
+
+@contextlib.contextmanager
+def places(device: str, disk_dir: str, data_bytes: int, prefix: str = "cbk-bench", cpu_idle: str = "auto"):
+    """The places a bench runs in for --device disk, memory or both, the
+    memory device made for the run and removed after it. With both, a machine
+    that cannot make one runs the disk only. cpu_idle (--cpu-idle): awake
+    holds the CPUs out of idle everywhere, os nowhere, auto on the memory
+    device only (the disk is measured as the machine runs)."""
     with contextlib.ExitStack() as stack:
-        out: list[tuple[str, Path]] = []
+        out: list[Place] = []
         if device in ("disk", "both"):
-            out.append((f"disk: {os.path.abspath(disk_dir)}", Path(disk_dir)))
+            out.append(Place(f"disk: {os.path.abspath(disk_dir)}", Path(disk_dir), cpu_idle == "awake"))
         if device in ("memory", "both"):
             why = available()
             if why and device == "both":
                 print(f"memory device skipped: {why}", file=sys.stderr)
             else:
                 mnt = stack.enter_context(memory_device(data_bytes, prefix))
-                out.append((describe(mnt), mnt))
+                out.append(Place(describe(mnt), mnt, cpu_idle != "os"))
         yield out
 
 
@@ -125,3 +175,6 @@ def add_argument(ap) -> None:
     ap.add_argument("--device", choices=("disk", "memory", "both"), default="both",
                     help="disk = in --dir; memory = on a memory-backed ext4 (loop device with direct I/O over "
                          "tmpfs, made and removed by the bench; root); both (default) = one after the other")
+    ap.add_argument("--cpu-idle", choices=("auto", "awake", "os"), default="auto",
+                    help="awake = hold the CPUs out of idle states (PM QoS cpu_dma_latency 0) for both tools; "
+                         "os = leave them to the OS; auto (default) = awake on the memory device, os on the disk")
