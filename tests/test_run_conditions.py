@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -229,6 +230,44 @@ def test_settings_hold_during_the_run_are_recorded_and_restored(cli, keep_settin
     assert f"vm.dirty_expire_centisecs={new_expire} (was {expire})" in md.stdout and "**Run conditions**" in md.stdout
 
 
+def pm_qos_target() -> int:
+    with open("/dev/cpu_dma_latency", "rb") as f:
+        return struct.unpack("i", f.read(4))[0]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not Path("/dev/cpu_dma_latency").exists(), reason="no /dev/cpu_dma_latency")
+def test_cpu_latency_is_held_for_the_run_only_and_dropped_when_the_process_dies(cbk_bin, state_dir, store_url):
+    before = pm_qos_target()
+    assert before > 0, "another process holds every CPU awake already: nothing to see"
+    p = start(cbk_bin, store_url, "null", "--seconds=3", "--repeat", "1", "--setting", "cpu-latency=0")
+    assert wait_until(lambda: pm_qos_target() == 0), "the request never took effect"
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert pm_qos_target() == before and journals(state_dir) == []
+    env = environment_of(store_url)
+    assert env["conditions.setting.cpu-latency"] == "0"
+    assert env["conditions.setting.cpu-latency.before"] == ("none" if before == 2_000_000_000 else str(before))
+    assert all(rec["settings"] == {"cpu-latency": "0"} for rec in records(store_url))
+    # kill -9: no handler runs, yet the kernel drops the request with the process; the journal
+    # it leaves is replayed by the next command without writing anything
+    p = start(cbk_bin, store_url, "null", "--seconds=60", "--repeat", "1", "--setting", "cpu-latency=5us")
+    try:
+        assert wait_until(lambda: pm_qos_target() == 5)
+        p.kill()
+        p.wait()
+        assert wait_until(lambda: pm_qos_target() == before)
+        assert len(journals(state_dir)) == 1
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+    r = subprocess.run([sys.executable, "-m", "clusterbench", "clean"], env=run_env(cbk_bin, store_url),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "cpu-latency: the request ended with its process" in r.stderr
+    assert journals(state_dir) == [] and pm_qos_target() == before
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("how", ["Ctrl-C to the process group", "kill (SIGTERM) of the Python process"])
 def test_ctrl_c_or_kill_restores_settings_and_removes_the_cgroup(cbk_bin, keep_settings, memory_parent, state_dir,
@@ -289,6 +328,7 @@ def test_after_kill_9_the_next_command_restores_and_removes(cli, cbk_bin, keep_s
     ("thp=sometimes", "not one of always, madvise, never"),
     ("turbo=on", "no such setting (settings: tuned, governor"),
     ("vm.dirty_ratio", "expected NAME=VALUE"),
+    ("cpu-latency=low", "give the latency in microseconds"),
 ])
 def test_a_refused_setting_is_one_line_exit_2_and_changes_nothing(cli, keep_settings, state_dir, store_url,
                                                                   setting, message):

@@ -183,5 +183,7 @@ def replay_stale(say: Callable[[str], None] = lambda m: print(m, file=sys.stderr
 def describe(entry: dict) -> str:
     if entry["kind"] == "cgroup":
         return f"removed the memory cgroup {entry['path']}"
+    if entry["kind"] == "pm-qos":
+        return f"{entry['setting']}: the request ended with its process ({entry.get('before')} us now in force elsewhere)"
     where = f" ({entry['path']})" if entry.get("path") else ""
     return f"restored {entry['setting']} to {entry.get('before') or 'off'}{where}"

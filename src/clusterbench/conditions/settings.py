@@ -12,10 +12,13 @@ before anything changes:
     thp-defrag=never            their defragmentation (.../transparent_hugepage/defrag)
     io-scheduler=none           the I/O scheduler of the disks under the run's target directories
     read-ahead=128k             the read-ahead of the device under the target directories (KiB if no unit)
+    cpu-latency=0               a PM QoS request on /dev/cpu_dma_latency (us), held open for the run
 
 Restoration is data (journal entries), so a later process can undo what a
-killed one changed: {"kind": "file", "path": ..., "before": ...} or
-{"kind": "tuned", "before": profile or None}.
+killed one changed: {"kind": "file", "path": ..., "before": ...},
+{"kind": "tuned", "before": profile or None} or {"kind": "pm-qos"} (the
+kernel drops a PM QoS request when the process holding it ends, so only
+the process that made it has anything to undo).
 """
 from __future__ import annotations
 
@@ -24,15 +27,20 @@ import glob
 import os
 import re
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 THP = Path("/sys/kernel/mm/transparent_hugepage")
 CPUS = "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"
-NAMED = ("tuned", "governor", "thp", "thp-defrag", "io-scheduler", "read-ahead")
+PM_QOS = Path("/dev/cpu_dma_latency")
+NAMED = ("tuned", "governor", "thp", "thp-defrag", "io-scheduler", "read-ahead", "cpu-latency")
 SYSCTL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
 TUNED_TIMEOUT_S = 120  # a profile switch restarts tuned's plugins
+
+
+_held_requests: dict[Path, int] = {}  # PM QoS requests this process holds: path -> open fd
 
 
 class SettingError(Exception):
@@ -137,6 +145,20 @@ def _block(name: str, value: str, targets: list[str]) -> Change:
     return Change(name, value, tuple(files), str(size // 1024))
 
 
+def _cpu_latency(value: str) -> Change:
+    """Why a setting: on a machine whose CPUs idle in deep states (or a
+    virtual machine whose idle is a halt), waking an idle CPU costs tens of
+    microseconds, which a queue-depth-1 I/O or a ping-pong pays on every
+    operation. 0 keeps every CPU out of idle, as tuned's latency-performance."""
+    text = f"cpu-latency={value}"
+    digits = value[:-2] if value.endswith("us") else value
+    if not digits.isdigit():
+        raise SettingError(f"--setting {text}: give the latency in microseconds, e.g. 0 or 10us")
+    if not PM_QOS.exists():
+        raise SettingError(f"--setting {text}: this kernel has no {PM_QOS} (CONFIG_CPU_IDLE)")
+    return Change("cpu-latency", value, (PM_QOS,), str(int(digits)))
+
+
 def _tuned(value: str) -> Change:
     text = f"tuned={value}"
     if not tuned_adm():
@@ -164,6 +186,8 @@ def resolve(name: str, value: str, targets: list[str]) -> Change:
         return _selector(name, value, THP / "defrag", "transparent huge page defragmentation")
     if name in ("io-scheduler", "read-ahead"):
         return _block(name, value, targets)
+    if name == "cpu-latency":
+        return _cpu_latency(value)
     if "." in name or "/" in name:
         return _sysctl(name, value)
     raise SettingError(f"--setting {name}={value}: no such setting (settings: {', '.join(NAMED)}, "
@@ -204,6 +228,8 @@ def current(change: Change) -> list[str]:
     """The value now, per file (the active choice of a selector), or the tuned profile."""
     if change.setting == "tuned":
         return [tuned_active() or ""]
+    if change.setting == "cpu-latency":
+        return [_pm_qos_target()]
     return [_selected(_read(f)) if change.selector else _read(f).strip() for f in change.files]
 
 
@@ -218,9 +244,44 @@ def write_file(path: Path, text: str) -> None:
         raise SettingError(f"the kernel refused it ({os.strerror(e.errno).lower()}: {path})") from None
 
 
+PM_QOS_NO_REQUEST = 2_000_000_000  # what the kernel reports when no process asks for a latency
+
+
+def _pm_qos_target() -> str:
+    """The latency every CPU is held to now (us): the smallest request of any
+    process, or "none"."""
+    try:
+        with open(PM_QOS, "rb") as f:
+            micros = struct.unpack("i", f.read(4))[0]
+            return "none" if micros == PM_QOS_NO_REQUEST else str(micros)
+    except (OSError, struct.error) as e:
+        raise SettingError(f"cannot read {PM_QOS}: {e}") from None
+
+
+def _hold_pm_qos(path: Path, micros: int) -> None:
+    """The request lasts while the file stays open, so this process keeps it
+    open until restore(), or until it ends (then the kernel drops it)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError as e:
+        raise SettingError(f"cannot open {path}: {os.strerror(e.errno).lower()} (needs root)") from None
+    try:
+        os.write(fd, struct.pack("i", micros))
+    except OSError as e:
+        os.close(fd)
+        raise SettingError(f"the kernel refused it ({os.strerror(e.errno).lower()}: {path})") from None
+    old = _held_requests.pop(path, None)
+    if old is not None:
+        os.close(old)
+    _held_requests[path] = fd
+
+
 def write(change: Change) -> None:
     if change.setting == "tuned":
         _tuned_run("profile", change.written)
+        return
+    if change.setting == "cpu-latency":
+        _hold_pm_qos(change.files[0], int(change.written))
         return
     for f in change.files:
         write_file(f, change.written)
@@ -230,6 +291,8 @@ def entries(change: Change, before: list[str]) -> list[dict]:
     """Journal entries that undo the change (written before it is made)."""
     if change.setting == "tuned":
         return [{"kind": "tuned", "setting": "tuned", "before": before[0] or None}]
+    if change.setting == "cpu-latency":
+        return [{"kind": "pm-qos", "setting": "cpu-latency", "path": str(change.files[0]), "before": before[0]}]
     return [{"kind": "file", "setting": change.setting, "path": str(f), "before": b}
             for f, b in zip(change.files, before)]
 
@@ -243,5 +306,9 @@ def restore(entry: dict) -> None:
             _tuned_run("off")
     elif entry["kind"] == "file":
         write_file(Path(entry["path"]), entry["before"])
+    elif entry["kind"] == "pm-qos":
+        fd = _held_requests.pop(Path(entry["path"]), None)
+        if fd is not None:  # another process's request ended with that process
+            os.close(fd)
     else:
         raise SettingError(f"unknown journal entry {entry!r}")
