@@ -26,8 +26,8 @@ memory_limit_option = click.option(
 setting_option = click.option(
     "--setting", "settings", multiple=True, metavar="NAME=VALUE",
     help="Change a system setting for this run and restore it after: a sysctl (vm.dirty_ratio=5), tuned=PROFILE, "
-         "governor=, thp=, thp-defrag=, io-scheduler=, read-ahead= (of --dir's disk), cpu-latency=US (0: CPUs kept out of idle). "
-         "Needs root. Repeatable.")
+         "governor=, thp=, thp-defrag=, io-scheduler=, read-ahead= (of --dir's disk), "
+         "cpu-latency=US (0: CPUs kept out of idle). Needs root. Repeatable.")
 
 
 def parse_link_speed(text: str | None) -> float | None:
