@@ -184,6 +184,6 @@ def describe(entry: dict) -> str:
     if entry["kind"] == "cgroup":
         return f"removed the memory cgroup {entry['path']}"
     if entry["kind"] == "pm-qos":
-        return f"{entry['setting']}: the request ended with its process ({entry.get('before')} us now in force elsewhere)"
+        return f"{entry['setting']}: the request ended with its process, nothing to restore"
     where = f" ({entry['path']})" if entry.get("path") else ""
     return f"restored {entry['setting']} to {entry.get('before') or 'off'}{where}"
