@@ -131,10 +131,10 @@ def cpus_kept_awake():
     guest_halt_poll_ns 0, as on this bench's VMs) pays a VM exit on every
     wake-up of an idle vCPU. At queue depth 1 on the memory device each I/O
     wakes the loop's worker and then the submitter, and whether those land on
-    a halted vCPU depends on how much CPU the submitter burns: the scheduler
-    keeps a busier task's wake-ups on its own CPU. fio burns more than cbk, so
-    it got fewer halts and 20-30 % more IOPS; with the CPUs held awake both
-    tools ran at about twice that, level (2026-11-26, randread 4 KiB QD 1).
+    a halted vCPU depends on where the scheduler places them, which varied
+    from run to run: fio got 20-30 % more IOPS than cbk; with the CPUs held
+    awake both ran at about twice that, level (2026-11-26, randread 4 KiB
+    QD 1; docs/kernels/randio.md).
     Yields a description, or None when the request cannot be made."""
     try:
         fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
