@@ -43,7 +43,8 @@ def test_two_socket_xeon_with_hyperthreading_is_described_exactly():
         "cpu.smt_active": True, "cpu.hypervisor": False, "cpu.isa_extensions": "sse4_2 avx avx2 fma avx512f",
         "cpu.freq_min_mhz": 1000, "cpu.freq_base_mhz": 2300, "cpu.freq_max_mhz": 3700, "cpu.scaling_max_mhz": 3700,
         "cpu.freq_cur_mhz": 2950, "cpu.governor": "performance", "cpu.scaling_driver": "intel_pstate",
-        "cpu.turbo": True,
+        "cpu.turbo": True, "cpu.idle_driver": "intel_idle", "cpu.idle_governor": "menu",
+        "cpu.idle_states": "POLL, C1, C1E, C6",
         "memory.total_bytes": 196608000 * 1024, "memory.available_bytes": 185000000 * 1024,
         "memory.swap_total_bytes": 8388604 * 1024, "memory.hugepage_size_bytes": 2 << 20,
         "numa.nodes": 2, "numa.node0.cpus": "0-1,4-5", "numa.node1.cpus": "2-3,6-7",
@@ -162,6 +163,8 @@ def test_missing_files_become_error_keys_without_exceptions():
         "cpu.threads_error": "no such file /sys/devices/system/cpu/online",
         "cpu.governor_error": ("no cpufreq policy in /sys/devices/system/cpu/cpufreq (no cpufreq driver: "
                                "a virtual machine, or frequency scaling off)"),
+        "cpu.idle_driver_error": ("no /sys/devices/system/cpu/cpuidle (no cpuidle driver: the CPUs idle as the "
+                                  "kernel's default)"),
         "memory.available_bytes_error": "no MemAvailable line in /proc/meminfo",
         "numa.nodes_error": "no node directories in /sys/devices/system/node (kernel without NUMA support)",
         "os.name_error": "no such file /etc/os-release or /usr/lib/os-release",
@@ -362,6 +365,9 @@ def test_real_capture_of_this_machine(tmp_path, monkeypatch):
                                  text=True, check=True).stdout.strip() if findmnt else "ext4"
     assert env[f"target.{tmp_path}.fs_type"] == expected_fs
     assert env["mpi.env.UCX_TLS"] == "self,sm"
+    idle = Path("/sys/devices/system/cpu/cpuidle/current_driver")
+    if idle.exists():
+        assert env["cpu.idle_driver"] == idle.read_text().strip()
     cc = shutil.which("cc")
     if cc:
         first = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]

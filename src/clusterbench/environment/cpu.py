@@ -1,4 +1,4 @@
-"""CPU: model, sockets/cores/threads, frequencies, governor, turbo.
+"""CPU: model, sockets/cores/threads, frequencies, governor, turbo, idle.
 
 Counts come from the kernel's topology files (what the scheduler sees),
 with /proc/cpuinfo as the fallback for kernels or containers without them.
@@ -40,6 +40,7 @@ def collect(env: dict, ctx: Context) -> None:
     _model(env, cpuinfo.error, first, blocks)
     _topology(env, ctx, procs, cpuinfo.error)
     _frequency(env, ctx, first)
+    _idle(env, ctx)
 
 
 def _model(env: dict, error: str | None, first: dict, blocks: list[dict]) -> None:
@@ -149,6 +150,26 @@ def _frequency(env: dict, ctx: Context, first: dict) -> None:
     # scaling limits below the hardware range are a setting someone made
     put_file(env, "cpu.scaling_max_mhz", ctx, f"{p0}/scaling_max_freq", khz_to_mhz)
     _turbo(env, ctx)
+
+
+def _idle(env: dict, ctx: Context) -> None:
+    """How idle CPUs sleep, which sets what waking one costs: a queue-depth-1
+    I/O or a ping-pong pays it per operation (on a VM with haltpoll and
+    guest_halt_poll_ns 0, a VM exit per wake-up: 2-4x fewer IOPS at QD 1)."""
+    if not ctx.exists(f"{CPU}/cpuidle/current_driver"):
+        env["cpu.idle_driver_error"] = f"no {CPU}/cpuidle (no cpuidle driver: the CPUs idle as the kernel's default)"
+        return
+    put_file(env, "cpu.idle_driver", ctx, f"{CPU}/cpuidle/current_driver")
+    governor = f"{CPU}/cpuidle/current_governor"
+    put_file(env, "cpu.idle_governor", ctx, governor if ctx.exists(governor) else f"{governor}_ro")
+    states = sorted((d for d in ctx.listdir(f"{CPU}/cpu0/cpuidle") if d[5:].isdigit() and d.startswith("state")),
+                    key=lambda d: int(d[5:]))
+    names = [ctx.read(f"{CPU}/cpu0/cpuidle/{d}/name") for d in states]
+    if states and all(n.ok for n in names):
+        env["cpu.idle_states"] = ", ".join(n.text.strip() for n in names)
+    haltpoll = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
+    if ctx.exists(haltpoll):
+        put_file(env, "cpu.idle_halt_poll_ns", ctx, haltpoll, int)
 
 
 def _turbo(env: dict, ctx: Context) -> None:
