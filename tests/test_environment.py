@@ -276,12 +276,18 @@ def test_summary_block_reads_like_a_test_environment_list():
     env = fixture_env("xeon2s_hdd", ["/data"])
     lines = summary_block(env)
     items = [k for k, _ in lines]
-    assert items[:6] == ["Host", "CPU", "CPU clock", "Memory", "NUMA", "OS"]
+    assert items[:7] == ["Host", "CPU", "CPU clock", "CPU idle", "Memory", "NUMA", "OS"]
     d = dict(lines)
     assert d["Host"] == "node01 (Dell Inc. PowerEdge R640, board 0H28RR)"
     assert d["CPU"] == "2 x Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz, 4 cores / 8 threads"
     assert d["CPU clock"] == ("min 1000 MHz, base 2300 MHz, max 3700 MHz; governor performance (intel_pstate); "
                               "turbo on")
+    assert d["CPU idle"] == "intel_idle (governor menu; states POLL, C1, C1E, C6)"
+    assert "CPU idle" not in dict(summary_block(fixture_env("sparse")))  # a snapshot without the keys
+    vm = dict(fixture_env("xeon2s_hdd"), **{"cpu.idle_driver": "haltpoll", "cpu.idle_governor": "haltpoll",
+                                            "cpu.idle_states": "POLL, haltpoll idle", "cpu.idle_halt_poll_ns": 0})
+    assert dict(summary_block(vm))["CPU idle"] == ("haltpoll (governor haltpoll; states POLL, haltpoll idle; "
+                                                   "guest halt poll 0 ns: every idle is a halt)")
     assert d["Memory"].startswith("187.5 GiB; DIMM layout unavailable: not run: ")
     assert d["NUMA"] == "2 node(s); node0: cpus 0-1,4-5 (93.8 GiB); node1: cpus 2-3,6-7 (93.8 GiB)"
     assert d["OS"] == "Rocky Linux 8.9 (Green Obsidian), kernel 4.18.0-513.5.1.el8_9.x86_64"

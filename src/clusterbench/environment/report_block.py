@@ -54,6 +54,20 @@ def _clock(env: dict) -> str:
     return f"{', '.join(parts) or 'range ' + _why(env, 'cpu.freq_max_mhz')}; governor {gov}; turbo {turbo}"
 
 
+def _idle(env: dict) -> list[tuple[str, str]]:
+    """How idle CPUs sleep; only for snapshots that say (older ones have no such keys)."""
+    if "cpu.idle_driver" not in env:
+        return []
+    text = f"{env['cpu.idle_driver']} (governor {_val(env, 'cpu.idle_governor')}"
+    if "cpu.idle_states" in env:
+        text += f"; states {env['cpu.idle_states']}"
+    if env.get("cpu.idle_halt_poll_ns") == 0:
+        text += "; guest halt poll 0 ns: every idle is a halt"
+    elif "cpu.idle_halt_poll_ns" in env:
+        text += f"; guest halt poll {env['cpu.idle_halt_poll_ns']} ns"
+    return [("CPU idle", text + ")")]
+
+
 def _memory(env: dict) -> str:
     text = _val(env, "memory.total_bytes", rounded_size_text)
     if "memory.dimms" in env:
@@ -229,8 +243,8 @@ def _conditions(env: dict) -> list[tuple[str, str]]:
 
 
 def summary_block(env: dict) -> list[tuple[str, str]]:
-    lines = _conditions(env) + [("Host", _host(env)), ("CPU", _cpu(env)), ("CPU clock", _clock(env)), ("Memory", _memory(env)),
-             ("NUMA", _numa(env)), ("OS", _os(env))]
+    lines = _conditions(env) + [("Host", _host(env)), ("CPU", _cpu(env)), ("CPU clock", _clock(env)), *_idle(env),
+                                ("Memory", _memory(env)), ("NUMA", _numa(env)), ("OS", _os(env))]
     lines += _targets(env)
     lines += _network(env)
     lines += _mpi(env)
