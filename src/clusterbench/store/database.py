@@ -20,10 +20,10 @@ from sqlalchemy import event
 from clusterbench import batchjob
 from clusterbench.errors import BadInput
 from clusterbench.sample import Sample
+from clusterbench.store import revisions
 from clusterbench.store.redact import mask_passwords, public_url
+from clusterbench.store.revisions import MIGRATIONS
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
-
-MIGRATIONS = Path(__file__).parent / "migrations"
 
 
 def default_url() -> str:
@@ -74,12 +74,6 @@ def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
         yield
 
 
-def _head_revision() -> str:
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory(str(MIGRATIONS)).get_current_head()
-
-
 class Store:
     def __init__(self, url: str | None = None, *, writing: bool = True):
         """writing: the command stores runs (it may create a new SQLite
@@ -106,12 +100,13 @@ class Store:
             return  # a known schema (checked), nothing to migrate, nothing to lock
         if parsed.get_backend_name() == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        if target is not None and target.exists and target.revision == _head_revision():
+        if target is not None and target.exists and target.revision == revisions.head():
             return  # up to date: no lock file, no transaction
         with _migration_lock(parsed):
             self._migrate(secret_url)
 
     def _migrate(self, secret_url: str) -> None:
+        # Alembic only here: a store already at the head never imports it (store/revisions.py)
         from alembic import command
         from alembic.config import Config
 
