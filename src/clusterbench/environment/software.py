@@ -92,7 +92,7 @@ def _clusterbench(env: dict) -> None:
 def _cbk(env: dict, ctx: Context) -> None:
     """The kernel runner's build: version, MPI library, compiler and flags."""
     try:
-        from clusterbench.catalogue import cbk_path
+        from clusterbench.catalogue import QUERY_ENV, cbk_path
     except ImportError as e:
         env["cbk.version_error"] = f"cannot look for cbk: {e}"
         return
@@ -102,7 +102,7 @@ def _cbk(env: dict, ctx: Context) -> None:
         env["cbk.version_error"] = str(e)
         return
     env["cbk.path"] = path
-    out = ctx.run([path, "--describe"])
+    out = ctx.run([path, "--describe"], extra_env=QUERY_ENV)
     try:
         desc = json.loads(out.text) if out.ok else None
     except ValueError:

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 COMMAND_TIMEOUT_S = 3.0
 # Larger files are never what a collector wants (and /proc files report size 0).
@@ -128,7 +128,8 @@ class Context:
             return p
 
     # --- commands ------------------------------------------------------
-    def run(self, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S) -> Reading:
+    def run(self, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S,
+            extra_env: Mapping[str, str] | None = None) -> Reading:
         """stdout (or stderr when stdout is empty) of a command, or why not.
         Never raises; a command that hangs is abandoned after `timeout_s`."""
         if not self.run_commands:
@@ -138,7 +139,7 @@ class Context:
         exe = find_program(argv[0])
         if not exe:
             return Reading(error=f"{argv[0]} not installed (not on PATH)")
-        env = dict(os.environ, LC_ALL="C")
+        env = {**os.environ, **(extra_env or {}), "LC_ALL": "C"}
         try:
             p = subprocess.run([exe, *argv[1:]], capture_output=True, timeout=timeout_s,
                                stdin=subprocess.DEVNULL, env=env)
