@@ -98,8 +98,11 @@ class CommandCache:
             cwd = os.getcwd()
         except OSError:
             return None
+        # `_` is the shell's note of the command it started (`time clusterbench` and `clusterbench`
+        # differ there); no program reads it
+        variables = sorted((k, v) for k, v in env.items() if k != "_")
         parts = [SCHEMA, __version__, self.boot_id, argv, exe, exe_identity, identity(LOADER_CACHE),
-                 [(d, identity(d)) for d in library_dirs], sorted(env.items()), cwd]
+                 [(d, identity(d)) for d in library_dirs], variables, cwd]
         return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8", "surrogateescape")).hexdigest()
 
     def get(self, key: str) -> str | None:
