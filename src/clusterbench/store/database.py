@@ -11,6 +11,7 @@ import datetime as dt
 import fcntl
 import os
 import socket
+import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -96,6 +97,10 @@ class Store:
             self.engine = sa.create_engine(secret_url)
         except (sa.exc.ArgumentError, ImportError) as e:
             raise BadInput(f"cannot use store URL {self.url}: {mask_passwords(str(e), secret_url)}") from None
+        # connections closed when the store goes or at exit, not whenever a collection finds the pool:
+        # closing the last one to a SQLite store checkpoints its -wal file and removes it (cli.main
+        # freezes what is left at exit)
+        weakref.finalize(self, self.engine.dispose)
         if self.read_only:
             return  # a known schema (checked), nothing to migrate, nothing to lock
         if parsed.get_backend_name() == "sqlite":
