@@ -134,6 +134,7 @@ def test_a_new_migration_file_becomes_the_head_and_a_branch_is_refused(tmp_path)
     revisions.parents.cache_clear()
 
 
+@pytest.mark.both_stores
 def test_a_run_on_a_current_store_does_not_import_alembic(cli):
     """Alembic's runtime costs 0.15 s per command; only a migration needs it."""
     first = cli("run", "null", "--seconds=0.001", "--repeat", "1", "--quiet", env={"PYTHONPROFILEIMPORTTIME": "1"})

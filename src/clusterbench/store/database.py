@@ -107,8 +107,20 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         if target is not None and target.exists and target.revision == revisions.head():
             return  # up to date: no lock file, no transaction
+        if parsed.get_backend_name() != "sqlite" and self._server_revision(secret_url) == revisions.head():
+            return  # a database server's store, up to date: Alembic not imported either
         with _migration_lock(parsed):
             self._migrate(secret_url)
+
+    def _server_revision(self, secret_url: str) -> str | None:
+        """The schema revision of a store on a database server; None for a new one (no table yet)."""
+        try:
+            with self.engine.connect() as conn:
+                return conn.execute(sa.text("select version_num from alembic_version")).scalar()
+        except sa.exc.OperationalError as e:   # unreachable, refused: said once, as _migrate says it
+            raise _unusable(self.url, e, secret_url) from None
+        except sa.exc.DBAPIError:
+            return None   # no alembic_version table: _migrate creates the store
 
     def _migrate(self, secret_url: str) -> None:
         # Alembic only here: a store already at the head never imports it (store/revisions.py)
@@ -126,8 +138,7 @@ class Store:
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except sa.exc.OperationalError as e:
-            why = " ".join(str(e.orig).split())   # the driver's hint on a second line: one line
-            raise BadInput(f"cannot open the store {self.url}: {mask_passwords(why, secret_url)}") from None
+            raise _unusable(self.url, e, secret_url) from None
 
     # -- writing ---------------------------------------------------------
     def add_environment(self, env: dict, env_hash: str) -> str:
@@ -306,6 +317,11 @@ class Store:
                              .join(environments, environments.c.hash == run_hosts.c.environment_hash)
                              .where(run_hosts.c.run_id == run_id)).all()
         return {r.host: r.data for r in rows}
+
+
+def _unusable(url: str, e: sa.exc.OperationalError, secret_url: str) -> BadInput:
+    why = " ".join(str(e.orig).split())   # the driver's hint on a second line: one line
+    return BadInput(f"cannot open the store {url}: {mask_passwords(why, secret_url)}")
 
 
 def _user() -> str | None:
