@@ -116,6 +116,15 @@ STORE_BACKENDS = ("sqlite", "postgresql")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
+    # the per-boot command cache (environment/command_cache.py) of the tests and of every
+    # clusterbench they start: in a folder of their own, not the user's ~/.cache
+    import tempfile
+
+    os.environ["XDG_CACHE_HOME"] = config.test_cache_home = tempfile.mkdtemp(prefix="clusterbench-test-cache-")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(getattr(config, "test_cache_home", ""), ignore_errors=True)
 
 
 def pytest_generate_tests(metafunc):

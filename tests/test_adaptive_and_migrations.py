@@ -101,3 +101,46 @@ def test_auto_stop_rules(values, done, elapsed_s, expected):
         assert reason is None
     else:
         assert reason.startswith(expected), reason
+
+
+def test_the_head_revision_read_from_the_files_is_alembics():
+    """store/revisions.py reads the migration files without Alembic (to keep
+    its import off every command); it must answer what Alembic answers."""
+    from alembic.script import ScriptDirectory
+
+    from clusterbench.store import revisions
+
+    alembic_view = ScriptDirectory(str(revisions.MIGRATIONS))
+    assert revisions.head() == alembic_view.get_current_head()
+    assert revisions.known() == {r.revision for r in alembic_view.walk_revisions()}
+
+
+def test_a_new_migration_file_becomes_the_head_and_a_branch_is_refused(tmp_path):
+    from clusterbench.store import revisions
+
+    versions = tmp_path / "versions"
+    versions.mkdir()
+    for name in ("0001_a.py", "0002_b.py"):
+        (versions / name).write_text((revisions.MIGRATIONS / "versions" / name.replace("_a", "_initial")
+                                      .replace("_b", "_stop_reason")).read_text())
+    assert revisions.head(tmp_path) == "0002"
+    (versions / "0003_c.py").write_text('"""c"""\nrevision = "0003"\ndown_revision = ("0002",)\nx = len("y")\n')
+    revisions.parents.cache_clear()
+    assert revisions.head(tmp_path) == "0003" and revisions.known(tmp_path) == {"0001", "0002", "0003"}
+    (versions / "0004_d.py").write_text('revision = "0004"\ndown_revision = "0002"\n')
+    revisions.parents.cache_clear()
+    with pytest.raises(RuntimeError, match="2 heads"):
+        revisions.head(tmp_path)
+    revisions.parents.cache_clear()
+
+
+@pytest.mark.both_stores
+def test_a_run_on_a_current_store_does_not_import_alembic(cli):
+    """Alembic's runtime costs 0.15 s per command; only a migration needs it."""
+    first = cli("run", "null", "--seconds=0.001", "--repeat", "1", "--quiet", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    second = cli("run", "null", "--seconds=0.001", "--repeat", "1", "--quiet", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert first.status == 0 and second.status == 0, first.stderr + second.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in second.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "alembic" not in imported and "clusterbench.store.database" in imported
+    assert "alembic" in first.stderr   # the new store was created by its migrations

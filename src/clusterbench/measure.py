@@ -62,23 +62,28 @@ def checked_request(cat, steps, label, hostfile, oversubscribe, conditions):
 def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
     """Runs the request; prints the result tables (also of a run whose steps
     failed, before its exit 1); exit 130 after Ctrl-C. Returns the run id."""
-    from clusterbench.console import stdout_console
-
     from clusterbench.errors import MeasurementFailed
     from clusterbench.progress import Progress
-    from clusterbench.report.data import load_run
-    from clusterbench.report.terminal import print_run
     from clusterbench.runner import execute
 
     try:
         run_id = execute(store, cat, req, Progress(enabled=not quiet))
     except MeasurementFailed as e:
         if not quiet:
-            print_run(stdout_console(), load_run(store, e.run_id))
+            _print_run(store, e.run_id)
         raise
     except KeyboardInterrupt:
         click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
         sys.exit(130)
     if show and not quiet:
-        print_run(stdout_console(), load_run(store, run_id))
+        _print_run(store, run_id)
     return run_id
+
+
+def _print_run(store, run_id: int) -> None:
+    # imported only to print: rich and the report code cost a --quiet run 20 ms (#24)
+    from clusterbench.console import stdout_console
+    from clusterbench.report.data import load_run
+    from clusterbench.report.terminal import print_run
+
+    print_run(stdout_console(), load_run(store, run_id))

@@ -20,8 +20,6 @@ from __future__ import annotations
 import html as _html
 import re
 
-from rich.markup import escape as _rich_escape
-
 # ESC-introduced sequences first (CSI ... final byte, OSC ... BEL or ST, a
 # two-byte escape), then any remaining C0/DEL/C1 control character
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
@@ -70,7 +68,9 @@ def utf8_problem(text: str) -> str | None:
 
 def terminal(text: object) -> str:
     """For rich: printed as written, never as markup or escape codes."""
-    return _rich_escape(plain(text))
+    from rich.markup import escape   # here: most users of this module never print to a terminal
+
+    return escape(plain(text))
 
 
 def csv_cell(text: object) -> str:

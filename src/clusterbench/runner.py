@@ -21,7 +21,7 @@ from pathlib import Path
 from clusterbench import limits
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
-from clusterbench.catalogue import Catalogue
+from clusterbench.catalogue import Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed
 from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
@@ -331,10 +331,26 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
                              req.oversubscribe, step.env, program=cat.cbk))
-        check = subprocess.run([cat.cbk, "--check", step.kernel, *step.cbk_args()], capture_output=True,
-                               text=True, timeout=60)
-        if check.returncode:
-            raise BadInput(f"{step.title()}: {error_message(check.stderr) or check.stderr.strip()}")
+        why = cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
+        if why is not None:
+            raise BadInput(f"{step.title()}: {why}")
+
+
+# Kernel arguments `cbk --check` accepted in this process, by cbk: `run` checks
+# before it opens the store, and execute() again for callers that did not.
+# The check reads only the arguments, so once is enough.
+_ACCEPTED: set[tuple[str, ...]] = set()
+
+
+def cbk_refusal(cbk: str, args: tuple[str, ...]) -> str | None:
+    """Why cbk refuses these kernel arguments, or None."""
+    if (cbk, *args) in _ACCEPTED:
+        return None
+    check = subprocess.run([cbk, "--check", *args], capture_output=True, text=True, timeout=60, env=query_env())
+    if check.returncode:
+        return error_message(check.stderr) or check.stderr.strip()
+    _ACCEPTED.add((cbk, *args))
+    return None
 
 
 def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:

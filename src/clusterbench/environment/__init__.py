@@ -53,11 +53,19 @@ def _collect_one(name: str, ctx: Context) -> dict:
     return part
 
 
-def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: bool = True) -> dict:
+def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: bool = True,
+            keep_versions: bool = True) -> dict:
     """Describes this host (or the file tree at `root`) and each target
-    directory's file system and devices. Never raises."""
+    directory's file system and devices. Never raises. keep_versions: take
+    version commands' output from this boot's cache (command_cache.py);
+    the snapshot is the same either way."""
     started = time.monotonic()
-    ctx = Context(Path(root), tuple(str(t) for t in targets), run_commands)
+    cache = None
+    if keep_versions and run_commands and Path(root) == Path("/"):
+        from clusterbench.environment.command_cache import CommandCache
+
+        cache = CommandCache.for_this_boot()
+    ctx = Context(Path(root), tuple(str(t) for t in targets), run_commands, cache)
     env: dict = {"capture.schema": SCHEMA,
                  "capture.time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     # Topics run side by side: a slow command (nvidia-smi without its
@@ -67,6 +75,8 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
         parts = [pool.submit(_collect_one, name, ctx) for name in COLLECTORS]
         for p in parts:
             env.update(p.result())
+    if cache:
+        cache.save()
     env["capture.seconds"] = round(time.monotonic() - started, 3)
     from clusterbench.render_text import stored
 

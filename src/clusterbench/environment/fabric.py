@@ -31,6 +31,8 @@ def ofed_version(text: str) -> str:
 
 
 def collect(env: dict, ctx: Context) -> None:
-    put(env, "fabric.libfabric_version", ctx.run(["fi_info", "--version"]), libfabric_version, "fi_info --version")
-    put(env, "fabric.ucx_version", ctx.run(["ucx_info", "-v"]), ucx_version, "ucx_info -v")
-    put(env, "fabric.ofed_version", ctx.run(["ofed_info", "-s"]), ofed_version, "ofed_info -s")
+    # versions of installed files: kept per boot (command_cache.py); fi_info alone can take 0.2 s
+    put(env, "fabric.libfabric_version", ctx.run(["fi_info", "--version"], stable=True), libfabric_version,
+        "fi_info --version")
+    put(env, "fabric.ucx_version", ctx.run(["ucx_info", "-v"], stable=True), ucx_version, "ucx_info -v")
+    put(env, "fabric.ofed_version", ctx.run(["ofed_info", "-s"], stable=True), ofed_version, "ofed_info -s")

@@ -50,7 +50,7 @@ def mpi_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 def collect(env: dict, ctx: Context) -> None:
     _mpi(env, ctx)
-    put(env, "compiler.cc", ctx.run(["cc", "--version"]), first_line)
+    put(env, "compiler.cc", ctx.run(["cc", "--version"], stable=True), first_line)
     env["python.version"] = platform.python_version()
     env["python.implementation"] = platform.python_implementation()
     _clusterbench(env)
@@ -61,20 +61,20 @@ def _mpi(env: dict, ctx: Context) -> None:
     exe = find_program("mpiexec") if ctx.run_commands and ctx.is_real_root else None
     if exe:
         env["mpi.mpiexec"] = exe
-    version = ctx.run(["mpiexec", "--version"])
+    version = ctx.run(["mpiexec", "--version"], stable=True)
     if version.ok:
         lines = [" ".join(ln.split()) for ln in version.text.splitlines() if ln.strip()]
         env["mpi.mpiexec_version"] = " | ".join(lines[:2])
     put(env, "mpi.flavour", version, lambda t: parse_mpiexec_version(t)[0], "mpiexec --version")
     put(env, "mpi.version", version, lambda t: parse_mpiexec_version(t)[1], "mpiexec --version")
     # MPICH and Intel wrappers take -show; Open MPI's take --showme
-    show = ctx.run(["mpicc", "-show"])
+    show = ctx.run(["mpicc", "-show"], stable=True)
     if not show.ok and env.get("mpi.flavour") == "Open MPI":
-        show = ctx.run(["mpicc", "--showme"])
+        show = ctx.run(["mpicc", "--showme"], stable=True)
     put(env, "mpi.mpicc_show", show, first_line)
     wrapped = env.get("mpi.mpicc_show", "").split()
     if wrapped and os.path.basename(wrapped[0]) != "cc":
-        put(env, "compiler.mpicc_compiler", ctx.run([wrapped[0], "--version"]), first_line)
+        put(env, "compiler.mpicc_compiler", ctx.run([wrapped[0], "--version"], stable=True), first_line)
     # the launcher's environment is the job's: on a compute node this is what ranks see
     if ctx.is_real_root:
         env.update(mpi_env(os.environ))
@@ -92,7 +92,7 @@ def _clusterbench(env: dict) -> None:
 def _cbk(env: dict, ctx: Context) -> None:
     """The kernel runner's build: version, MPI library, compiler and flags."""
     try:
-        from clusterbench.catalogue import cbk_path
+        from clusterbench.catalogue import QUERY_ENV, cbk_path
     except ImportError as e:
         env["cbk.version_error"] = f"cannot look for cbk: {e}"
         return
@@ -102,7 +102,8 @@ def _cbk(env: dict, ctx: Context) -> None:
         env["cbk.version_error"] = str(e)
         return
     env["cbk.path"] = path
-    out = ctx.run([path, "--describe"])
+    # not kept per boot (command_cache.py): 4 ms to run without UCX's hooks, 20 kB to keep per environment
+    out = ctx.run([path, "--describe"], extra_env=QUERY_ENV)
     try:
         desc = json.loads(out.text) if out.ok else None
     except ValueError:

@@ -15,9 +15,12 @@ import errno
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Mapping
+
+if TYPE_CHECKING:
+    from clusterbench.environment.command_cache import CommandCache
 
 COMMAND_TIMEOUT_S = 3.0
 # Larger files are never what a collector wants (and /proc files report size 0).
@@ -70,6 +73,7 @@ class Context:
     root: Path = Path("/")
     targets: tuple[str, ...] = ()
     run_commands: bool = True
+    command_cache: CommandCache | None = field(default=None, compare=False)  # for commands marked stable
 
     @property
     def is_real_root(self) -> bool:
@@ -128,9 +132,12 @@ class Context:
             return p
 
     # --- commands ------------------------------------------------------
-    def run(self, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S) -> Reading:
+    def run(self, argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S,
+            extra_env: Mapping[str, str] | None = None, stable: bool = False) -> Reading:
         """stdout (or stderr when stdout is empty) of a command, or why not.
-        Never raises; a command that hangs is abandoned after `timeout_s`."""
+        Never raises; a command that hangs is abandoned after `timeout_s`.
+        stable: the output depends only on installed files and the
+        environment (a version), so it may come from command_cache."""
         if not self.run_commands:
             return Reading(error=f"not run: command execution disabled ({argv[0]})")
         if not self.is_real_root:
@@ -138,7 +145,10 @@ class Context:
         exe = find_program(argv[0])
         if not exe:
             return Reading(error=f"{argv[0]} not installed (not on PATH)")
-        env = dict(os.environ, LC_ALL="C")
+        env = {**os.environ, **(extra_env or {}), "LC_ALL": "C"}
+        key = self.command_cache.key(exe, argv, env) if stable and self.command_cache else None
+        if key and (kept := self.command_cache.get(key)) is not None:
+            return Reading(text=kept)
         try:
             p = subprocess.run([exe, *argv[1:]], capture_output=True, timeout=timeout_s,
                                stdin=subprocess.DEVNULL, env=env)
@@ -152,7 +162,10 @@ class Context:
             first = next((ln.strip() for ln in (err + "\n" + out).splitlines() if ln.strip()), "")
             why = f"{' '.join(argv)} exited with status {p.returncode}"
             return Reading(error=f"{why}: {first}" if first else why)
-        return Reading(text=out if out.strip() else err)
+        text = out if out.strip() else err
+        if key:
+            self.command_cache.put(key, text)
+        return Reading(text=text)
 
 
 # --- helpers shared by the collectors ------------------------------------

@@ -11,6 +11,7 @@ import datetime as dt
 import fcntl
 import os
 import socket
+import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,10 +21,10 @@ from sqlalchemy import event
 from clusterbench import batchjob
 from clusterbench.errors import BadInput
 from clusterbench.sample import Sample
+from clusterbench.store import revisions
 from clusterbench.store.redact import mask_passwords, public_url
+from clusterbench.store.revisions import MIGRATIONS
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
-
-MIGRATIONS = Path(__file__).parent / "migrations"
 
 
 def default_url() -> str:
@@ -74,12 +75,6 @@ def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
         yield
 
 
-def _head_revision() -> str:
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory(str(MIGRATIONS)).get_current_head()
-
-
 class Store:
     def __init__(self, url: str | None = None, *, writing: bool = True):
         """writing: the command stores runs (it may create a new SQLite
@@ -102,16 +97,33 @@ class Store:
             self.engine = sa.create_engine(secret_url)
         except (sa.exc.ArgumentError, ImportError) as e:
             raise BadInput(f"cannot use store URL {self.url}: {mask_passwords(str(e), secret_url)}") from None
+        # connections closed when the store goes or at exit, not whenever a collection finds the pool:
+        # closing the last one to a SQLite store checkpoints its -wal file and removes it (cli.main
+        # freezes what is left at exit)
+        weakref.finalize(self, self.engine.dispose)
         if self.read_only:
             return  # a known schema (checked), nothing to migrate, nothing to lock
         if parsed.get_backend_name() == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        if target is not None and target.exists and target.revision == _head_revision():
+        if target is not None and target.exists and target.revision == revisions.head():
             return  # up to date: no lock file, no transaction
+        if parsed.get_backend_name() != "sqlite" and self._server_revision(secret_url) == revisions.head():
+            return  # a database server's store, up to date: Alembic not imported either
         with _migration_lock(parsed):
             self._migrate(secret_url)
 
+    def _server_revision(self, secret_url: str) -> str | None:
+        """The schema revision of a store on a database server; None for a new one (no table yet)."""
+        try:
+            with self.engine.connect() as conn:
+                return conn.execute(sa.text("select version_num from alembic_version")).scalar()
+        except sa.exc.OperationalError as e:   # unreachable, refused: said once, as _migrate says it
+            raise _unusable(self.url, e, secret_url) from None
+        except sa.exc.DBAPIError:
+            return None   # no alembic_version table: _migrate creates the store
+
     def _migrate(self, secret_url: str) -> None:
+        # Alembic only here: a store already at the head never imports it (store/revisions.py)
         from alembic import command
         from alembic.config import Config
 
@@ -126,8 +138,7 @@ class Store:
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except sa.exc.OperationalError as e:
-            why = " ".join(str(e.orig).split())   # the driver's hint on a second line: one line
-            raise BadInput(f"cannot open the store {self.url}: {mask_passwords(why, secret_url)}") from None
+            raise _unusable(self.url, e, secret_url) from None
 
     # -- writing ---------------------------------------------------------
     def add_environment(self, env: dict, env_hash: str) -> str:
@@ -306,6 +317,11 @@ class Store:
                              .join(environments, environments.c.hash == run_hosts.c.environment_hash)
                              .where(run_hosts.c.run_id == run_id)).all()
         return {r.host: r.data for r in rows}
+
+
+def _unusable(url: str, e: sa.exc.OperationalError, secret_url: str) -> BadInput:
+    why = " ".join(str(e.orig).split())   # the driver's hint on a second line: one line
+    return BadInput(f"cannot open the store {url}: {mask_passwords(why, secret_url)}")
 
 
 def _user() -> str | None:

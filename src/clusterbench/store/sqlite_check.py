@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterbench.errors import BadInput
+from clusterbench.store import revisions
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -39,14 +40,6 @@ class Target:
     exists: bool
     read_only_fs: bool
     revision: str | None  # alembic_version of an existing store
-
-
-def _known_revisions() -> set[str]:
-    from alembic.script import ScriptDirectory
-
-    from clusterbench.store.database import MIGRATIONS
-
-    return {r.revision for r in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
 
 
 def _read_only_fs(path: Path) -> bool:
@@ -124,7 +117,7 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
     if revision is None:
         raise BadInput(f"{shown} has a store schema table but no version in it (its creation was interrupted?); "
                        f"remove it if it holds nothing you need, or give another --db")
-    if revision not in _known_revisions():
+    if revision not in revisions.known():
         raise BadInput(f"{shown} holds store schema {revision!r}, which this clusterbench does not know "
                        f"(written by a newer version?): use that version")
     if read_only and writing:

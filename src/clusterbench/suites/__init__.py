@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -152,6 +151,8 @@ def load(target: str, variables: dict[str, str]) -> Suite:
         text, name = path.read_text(), path.stem
     else:
         text, name = resources.files(__name__).joinpath(f"{target}.toml").read_text(), target
+    import tomllib   # here: a kernel run never reads a suite
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
