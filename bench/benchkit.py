@@ -1,10 +1,11 @@
-"""What the bench scripts share: finding the cbk to measure, and sizes in
-cbk's syntax (binary suffixes k, m, g, t)."""
+"""What the bench scripts share: finding the cbk to measure, sizes in
+cbk's syntax (binary suffixes k, m, g, t), and the spread they print."""
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import statistics
 import sys
 from pathlib import Path
 
@@ -26,3 +27,9 @@ def size_bytes(text: str) -> int:
     if not m:
         sys.exit(f"bad size {text}")
     return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)]
+
+
+def spread(xs: list[float]) -> str:
+    """(max - min) / median of one tool's figures over the pairs, in %: a ratio
+    nearer 1 than the two tools' spreads is a tie."""
+    return f"{(max(xs) - min(xs)) / statistics.median(xs) * 100:.0f} %"

@@ -35,6 +35,7 @@ from pathlib import Path
 THP = Path("/sys/kernel/mm/transparent_hugepage")
 CPUS = "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"
 PM_QOS = Path("/dev/cpu_dma_latency")
+PM_QOS_NO_REQUEST = 2_000_000_000  # what the kernel reports when no process asks for a latency
 NAMED = ("tuned", "governor", "thp", "thp-defrag", "io-scheduler", "read-ahead", "cpu-latency")
 SYSCTL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
 TUNED_TIMEOUT_S = 120  # a profile switch restarts tuned's plugins
@@ -242,9 +243,6 @@ def write_file(path: Path, text: str) -> None:
             raise SettingError(f"cannot write {path}: {os.strerror(e.errno).lower()} "
                                f"(settings need root, and a writable /proc/sys and /sys)") from None
         raise SettingError(f"the kernel refused it ({os.strerror(e.errno).lower()}: {path})") from None
-
-
-PM_QOS_NO_REQUEST = 2_000_000_000  # what the kernel reports when no process asks for a latency
 
 
 def _pm_qos_target() -> str:
