@@ -133,8 +133,10 @@ def cpus_kept_awake():
     wakes the loop's worker and then the submitter, and whether those land on
     a halted vCPU depends on where the scheduler places them, which varied
     from run to run: fio got 20-30 % more IOPS than cbk; with the CPUs held
-    awake both ran at about twice that, level (2026-11-26, randread 4 KiB
-    QD 1; docs/kernels/randio.md).
+    awake both ran at about three times that, level (2026-11-26, randread
+    4 KiB QD 1; docs/kernels/randio.md). The bench scripts do not import the
+    clusterbench package, so this does here what `--setting cpu-latency=0`
+    does for a run (clusterbench/conditions/settings.py).
     Yields a description, or None when the request cannot be made."""
     try:
         fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
