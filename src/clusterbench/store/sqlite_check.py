@@ -57,8 +57,12 @@ def _head(path: Path, database: str) -> tuple[bytes, bool]:
             head = f.read(len(SQLITE_MAGIC))
     except OSError as e:
         raise BadInput(f"cannot read the store {os.fsdecode(path)}: {e.strerror}") from None
-    wal = Path(f"{database}-wal")
-    return head, wal.exists() and wal.stat().st_size > 0
+    # stat once: the last connection of another process removes the file at close
+    try:
+        pending = os.stat(f"{database}-wal").st_size > 0
+    except FileNotFoundError:
+        pending = False
+    return head, pending
 
 
 def check(database: str, *, writing: bool, make_parent: bool) -> Target:
