@@ -273,10 +273,10 @@ def test_a_failure_while_storing_leaves_no_partial_run(tmp_path, monkeypatch):
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     path = str(FIXTURES / "imb-2021.3-mpi1.txt")
     (run,) = parse_file(path)
-    from clusterbench.store import database
+    from clusterbench.store import queries
 
     inserted = []
-    real_insert = database.samples.insert
+    real_insert = queries.samples.insert
 
     def failing_insert():
         inserted.append(1)
@@ -284,7 +284,7 @@ def test_a_failure_while_storing_leaves_no_partial_run(tmp_path, monkeypatch):
             raise OSError("disk full")
         return real_insert()
 
-    monkeypatch.setattr(database.samples, "insert", failing_insert)
+    monkeypatch.setattr(queries.samples, "insert", failing_insert)
     with pytest.raises(OSError):
         store_run(store, run, path, Overrides())
     with store.engine.connect() as c:

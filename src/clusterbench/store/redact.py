@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-import sqlalchemy as sa
+from clusterbench.store.sqlite_url import render, sqlite_file
 
 MASK = "***"
 # scheme://user:PASSWORD@ inside any text (a whole command line, a --db=URL word)
@@ -14,6 +14,11 @@ _USERINFO_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)
 
 def public_url(url: str) -> str:
     """The URL as it may be shown: the password replaced by ***."""
+    database = sqlite_file(url)
+    if database is not None:
+        return render(database)   # no password to hide, and no SQLAlchemy import for a run
+    import sqlalchemy as sa
+
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
     except (sa.exc.ArgumentError, ValueError):
@@ -24,7 +29,9 @@ def mask_passwords(text: str, url: str | None = None) -> str:
     """text with every URL password masked, and the password of `url` masked
     wherever else it appears (a driver's message may quote it as password=...)."""
     text = _USERINFO_PASSWORD.sub(lambda m: m["head"] + (MASK if m["pw"] else ""), text)
-    if url:
+    if url and "@" in url:   # no userinfo, no password
+        import sqlalchemy as sa
+
         try:
             password = sa.engine.make_url(url).password
         except (sa.exc.ArgumentError, ValueError):

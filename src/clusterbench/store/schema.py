@@ -5,6 +5,8 @@ from __future__ import annotations
 from sqlalchemy import (JSON, Column, DateTime, Float, ForeignKey, Integer, MetaData, String, Table, Text,
                         BigInteger)
 
+from clusterbench.store import text_limits
+
 metadata = MetaData()
 
 # One row per distinct machine description, referenced by hash.
@@ -18,12 +20,12 @@ environments = Table(
 runs = Table(
     "runs", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("label", String(200)),
+    Column("label", String(text_limits.RUN_LABEL)),
     Column("user", String(100)),
     Column("host", String(255)),
     Column("pid", Integer),
     Column("command", Text),
-    Column("suite", String(200)),
+    Column("suite", String(text_limits.RUN_SUITE)),
     Column("started", DateTime(timezone=True), nullable=False),
     Column("finished", DateTime(timezone=True)),
     # running | ok | failed | interrupted | killed
@@ -45,8 +47,8 @@ steps = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("position", Integer, nullable=False),
-    Column("name", String(200)),
-    Column("kernel", String(100), nullable=False),
+    Column("name", String(text_limits.STEP_NAME)),
+    Column("kernel", String(text_limits.STEP_KERNEL), nullable=False),
     Column("params", JSON, nullable=False),       # as requested (text values)
     Column("launcher", String(50), nullable=False),
     Column("ranks", Integer, nullable=False),

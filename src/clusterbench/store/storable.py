@@ -7,27 +7,26 @@ from __future__ import annotations
 from typing import Iterable
 
 from clusterbench.errors import BadInput
-from clusterbench.store.schema import runs, steps
+from clusterbench.store import text_limits
 
 
-def check_text(what: str, value: str | None, column=None) -> None:
-    """One line and exit status 2 for a value the column cannot store."""
+def check_text(what: str, value: str | None, limit: int | None = None) -> None:
+    """One line and exit status 2 for a value the column (of `limit` characters) cannot store."""
     if value is None:
         return
     if "\x00" in value:
         raise BadInput(f"{what} contains a NUL character, which a store cannot hold")
-    limit = getattr(column.type, "length", None) if column is not None else None
     if limit and len(value) > limit:
         raise BadInput(f"{what} is {len(value)} characters long; the store holds at most {limit}")
 
 
 def check_run(label: str | None, suite: str | None, step_names: Iterable[tuple[str | None, str, dict]]) -> None:
     """The label, suite name, and each step's name, kernel and parameters."""
-    check_text("--label", label, runs.c.label)
-    check_text("the suite's name", suite, runs.c.suite)
+    check_text("--label", label, text_limits.RUN_LABEL)
+    check_text("the suite's name", suite, text_limits.RUN_SUITE)
     for i, (name, kernel, params) in enumerate(step_names, 1):
-        check_text(f"step {i}'s name", name, steps.c.name)
-        check_text(f"step {i}'s kernel", kernel, steps.c.kernel)
+        check_text(f"step {i}'s name", name, text_limits.STEP_NAME)
+        check_text(f"step {i}'s kernel", kernel, text_limits.STEP_KERNEL)
         for key, value in params.items():
             check_text(f"step {i}'s parameter {key}", f"{key}={value}")
 
@@ -35,5 +34,5 @@ def check_run(label: str | None, suite: str | None, step_names: Iterable[tuple[s
 def step_name(command_line: str) -> str:
     """A step named after a long command line: cut to what the column holds
     (the run's full command line is stored too)."""
-    limit = steps.c.name.type.length
+    limit = text_limits.STEP_NAME
     return command_line if len(command_line) <= limit else command_line[:limit - 1] + "…"

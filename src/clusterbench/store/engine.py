@@ -1,0 +1,71 @@
+"""The SQLAlchemy engine of a store, and what needs one: a database server's
+schema revision, and the migrations (Alembic). Imported only when a store
+needs SQLAlchemy (store/database.py says when)."""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from clusterbench.errors import BadInput
+from clusterbench.store.redact import mask_passwords
+from clusterbench.store.revisions import MIGRATIONS
+
+# pg_advisory_xact_lock key of the migrations: any fixed 64-bit number, the same in every clusterbench
+MIGRATION_LOCK_KEY = 0x636C7573746572   # "cluster"
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=60000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engine.Engine:
+    try:
+        engine = sa.create_engine(secret_url)
+    except (sa.exc.ArgumentError, ImportError) as e:
+        raise BadInput(f"cannot use store URL {shown_url}: {mask_passwords(str(e), secret_url)}") from None
+    if engine.dialect.name == "sqlite" and not read_only:
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def url_of(secret_url: str) -> sa.engine.URL:
+    return sa.engine.make_url(secret_url)
+
+
+def server_revision(engine: sa.engine.Engine, shown_url: str, secret_url: str) -> str | None:
+    """The schema revision of a store on a database server; None for a new one (no table yet)."""
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.text("select version_num from alembic_version")).scalar()
+    except sa.exc.OperationalError as e:   # unreachable, refused: said once, as migrate says it
+        raise unusable(shown_url, e, secret_url) from None
+    except sa.exc.DBAPIError:
+        return None   # no alembic_version table: migrate creates the store
+
+
+def migrate(engine: sa.engine.Engine, shown_url: str, secret_url: str) -> None:
+    # Alembic only here: a store already at the head never imports it (store/revisions.py)
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                # first runs at once on a new database: one creates the tables, the others wait for its
+                # commit and find them (else DuplicateTable / UniqueViolation); released at commit
+                conn.execute(sa.text("select pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+    except sa.exc.OperationalError as e:
+        raise unusable(shown_url, e, secret_url) from None
+
+
+def unusable(url: str, e: sa.exc.OperationalError, secret_url: str) -> BadInput:
+    why = " ".join(str(e.orig).split())   # the driver's hint on a second line: one line
+    return BadInput(f"cannot open the store {url}: {mask_passwords(why, secret_url)}")

@@ -1,0 +1,100 @@
+"""The store's queries that need SQLAlchemy: filtered listings, pruning,
+run references, and an imported run stored in one transaction. Store
+(database.py) calls them with its engine; a run never needs them."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+
+from clusterbench.errors import BadInput
+from clusterbench.store.database import now
+from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
+
+
+def add_imported_run(engine: sa.engine.Engine, *, label: str | None, command: str | None, host: str | None,
+                     started: dt.datetime, finished: dt.datetime | None, imported_from: str,
+                     imported_steps: list, snapshots: dict[str, tuple[str, dict]]) -> int:
+    """A run read from another tool's output, in one transaction: all of
+    it is stored or none. imported_steps: clusterbench.importers.ImportedStep;
+    snapshots: host -> (hash, environment snapshot)."""
+    with engine.begin() as c:
+        run_id = c.execute(runs.insert().values(
+            label=label, user=None, host=host, pid=None, command=command, suite=None, started=started,
+            finished=finished or started, status="ok", imported_from=imported_from)).inserted_primary_key[0]
+        for env_hash, env in snapshots.values():
+            if not c.execute(sa.select(environments.c.hash).where(environments.c.hash == env_hash)).first():
+                c.execute(environments.insert().values(hash=env_hash, captured=now(), data=env))
+        for h, (env_hash, _) in snapshots.items():
+            c.execute(run_hosts.insert().values(run_id=run_id, host=h, environment_hash=env_hash))
+        for position, st in enumerate(imported_steps):
+            step_id = c.execute(steps.insert().values(
+                run_id=run_id, position=position, name=st.name, kernel=st.kernel, params=st.params,
+                launcher="imported", ranks=st.ranks, ranks_per_node=st.ranks_per_node, status="ok",
+                started=started, finished=finished or started)).inserted_primary_key[0]
+            for s in st.samples:
+                c.execute(samples.insert().values(
+                    step_id=step_id, repetition=s.repetition, phase=s.phase, mode=s.condition, value=s.value,
+                    unit=s.unit, seconds=s.seconds, bytes=s.bytes, ops=s.ops, warnings=list(s.warnings),
+                    record=s.record))
+    return run_id
+
+
+def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | None = None, *, user: str | None = None,
+              host: str | None = None, status: str | None = None, kernel: str | None = None,
+              since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[Any]:
+    """Runs newest first; each filter given narrows them (times are UTC, `until` exclusive)."""
+    q = sa.select(runs).order_by(runs.c.id.desc())
+    for column, value in ((runs.c.label, label), (runs.c.user, user), (runs.c.host, host),
+                          (runs.c.status, status)):
+        if value:
+            q = q.where(column == value)
+    if kernel:
+        q = q.where(sa.exists().where(steps.c.run_id == runs.c.id, steps.c.kernel == kernel))
+    if since:
+        q = q.where(runs.c.started >= since)
+    if until:
+        q = q.where(runs.c.started < until)
+    if limit:
+        q = q.limit(limit)
+    with engine.connect() as c:
+        return c.execute(q).all()
+
+
+def prune(engine: sa.engine.Engine, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
+    """Deletes runs started before `before` (not running ones; with keep_labels not labelled ones),
+    their steps, samples and host links, then environments no run uses. One transaction.
+    Returns how many rows of each went (or would go, with dry_run)."""
+    doomed = sa.select(runs.c.id).where(runs.c.started < before, runs.c.status != "running")
+    if keep_labels:
+        doomed = doomed.where(runs.c.label.is_(None))
+    doomed_steps = sa.select(steps.c.id).where(steps.c.run_id.in_(doomed))
+    unused_env = sa.select(environments.c.hash).where(~sa.exists().where(
+        run_hosts.c.environment_hash == environments.c.hash, run_hosts.c.run_id.not_in(doomed)))
+    count = sa.func.count()
+    with engine.begin() as c:
+        n = {"runs": c.execute(sa.select(count).select_from(doomed.subquery())).scalar(),
+             "steps": c.execute(sa.select(count).select_from(doomed_steps.subquery())).scalar(),
+             "samples": c.execute(sa.select(count).where(samples.c.step_id.in_(doomed_steps))).scalar(),
+             "environments": c.execute(sa.select(count).select_from(unused_env.subquery())).scalar()}
+        if not dry_run:
+            c.execute(samples.delete().where(samples.c.step_id.in_(doomed_steps)))
+            c.execute(steps.delete().where(steps.c.run_id.in_(doomed)))
+            c.execute(run_hosts.delete().where(run_hosts.c.run_id.in_(doomed)))
+            c.execute(runs.delete().where(runs.c.id.in_(doomed)))
+            c.execute(environments.delete().where(~sa.exists().where(
+                run_hosts.c.environment_hash == environments.c.hash)))
+    return n
+
+
+def resolve(engine: sa.engine.Engine, url: str, ref: str) -> list[int]:
+    """Run ids for a run id or a label (newest first)."""
+    with engine.connect() as c:
+        if ref.isdigit() and c.execute(sa.select(runs.c.id).where(runs.c.id == int(ref))).first():
+            return [int(ref)]
+        ids = [r.id for r in c.execute(sa.select(runs.c.id).where(runs.c.label == ref)
+                                       .order_by(runs.c.id.desc())).all()]
+    if not ids:
+        raise BadInput(f"no run with id or label '{ref}' in {url} (see: clusterbench list)")
+    return ids

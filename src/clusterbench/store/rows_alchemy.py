@@ -1,0 +1,49 @@
+"""Row access through SQLAlchemy Core: any store URL (PostgreSQL, a SQLite
+store being created or migrated). The same four operations as
+rows_sqlite.SqliteRows, each its own short transaction."""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from clusterbench.store.schema import metadata
+
+
+class AlchemyRows:
+    def __init__(self, engine: sa.engine.Engine):
+        self.engine = engine
+
+    def insert(self, table: str, values: dict) -> int:
+        with self.engine.begin() as c:
+            return c.execute(metadata.tables[table].insert().values(**values)).inserted_primary_key[0]
+
+    def insert_absent(self, table: str, values: dict) -> None:
+        """Inserts unless a row with the same primary key is there (written meanwhile by another run)."""
+        t = metadata.tables[table]
+        key = {c.name: values[c.name] for c in t.primary_key.columns}
+        with self.engine.begin() as c:
+            if c.execute(sa.select(*t.primary_key.columns).where(*_conditions(t, key))).first():
+                return
+            try:
+                with c.begin_nested():
+                    c.execute(t.insert().values(**values))
+            except sa.exc.IntegrityError:
+                pass  # stored meanwhile by a concurrent run
+
+    def update(self, table: str, where: dict, values: dict) -> None:
+        t = metadata.tables[table]
+        with self.engine.begin() as c:
+            c.execute(t.update().where(*_conditions(t, where)).values(**values))
+
+    def select(self, table: str, where: dict, order_by: str | None = None) -> list[Any]:
+        t = metadata.tables[table]
+        q = sa.select(t).where(*_conditions(t, where))
+        if order_by:
+            q = q.order_by(t.c[order_by])
+        with self.engine.connect() as c:
+            return c.execute(q).all()
+
+
+def _conditions(t: sa.Table, where: dict) -> list:
+    return [t.c[k] == v for k, v in where.items()]

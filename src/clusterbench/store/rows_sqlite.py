@@ -1,0 +1,111 @@
+"""Row access to a SQLite store file through the standard library's sqlite3,
+for commands that only add and read runs (`run`): SQLAlchemy's import costs
+0.15-0.2 s, the largest part of what a run adds around cbk (docs/design.md).
+
+It writes what SQLAlchemy writes for the same values (tests/test_store_rows.py
+checks the two give equal tables): JSON columns as json.dumps text (None as
+'null'), DATETIME columns as 'YYYY-MM-DD HH:MM:SS.ffffff' wall-clock text. It
+learns which columns are which from the file's own table definitions (PRAGMA
+table_info), so the schema is written once, in schema.py and the migrations.
+Used only on a store already at the head revision (store/database.py)."""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import sqlite3
+import threading
+from collections import namedtuple
+from typing import Any, Iterator
+
+DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+class SqliteRows:
+    def __init__(self, path: str):
+        # autocommit: each statement its own transaction, as each Store write is one
+        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        for pragma in ("journal_mode=WAL", "busy_timeout=60000", "foreign_keys=ON"):
+            self._conn.execute(f"PRAGMA {pragma}")
+        self._lock = threading.Lock()   # one connection; a cluster run's waiter threads share it
+        self._columns: dict[str, dict[str, str]] = {}
+        self._row_types: dict[str, type] = {}
+
+    def close(self) -> None:
+        self._conn.close()   # the last connection checkpoints the -wal file and removes it
+
+    def _types(self, table: str) -> dict[str, str]:
+        if table not in self._columns:
+            self._columns[table] = {r[1]: r[2].upper() for r in self._conn.execute(f'PRAGMA table_info("{table}")')}
+            self._row_types[table] = namedtuple(f"{table}_row", list(self._columns[table]))
+        return self._columns[table]
+
+    def _encode(self, table: str, values: dict) -> dict:
+        types = self._types(table)
+        unknown = set(values) - set(types)
+        if unknown:
+            raise KeyError(f"no column {', '.join(sorted(unknown))} in table {table}")
+        out = {}
+        for k, v in values.items():
+            if types[k] == "JSON":
+                v = json.dumps(v)
+            elif types[k] == "DATETIME" and isinstance(v, dt.datetime):
+                v = v.strftime(DATETIME_FORMAT)
+            out[k] = v
+        return out
+
+    def _decode(self, table: str, row: tuple, names: list[str]):
+        types = self._types(table)
+        values = []
+        for name, v in zip(names, row):
+            if v is not None and types[name] == "JSON":
+                v = json.loads(v)
+            elif v is not None and types[name] == "DATETIME":
+                v = dt.datetime.fromisoformat(v)
+            values.append(v)
+        return self._row_types[table](*values)
+
+    @contextlib.contextmanager
+    def _cursor(self) -> Iterator[sqlite3.Cursor]:
+        with self._lock:
+            cur = self._conn.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+
+    def insert(self, table: str, values: dict) -> int:
+        v = self._encode(table, values)
+        with self._cursor() as cur:
+            cur.execute(f'INSERT INTO "{table}" ({_names(v)}) VALUES ({", ".join("?" * len(v))})', list(v.values()))
+            return cur.lastrowid
+
+    def insert_absent(self, table: str, values: dict) -> None:
+        """Inserts unless a row with the same primary key is there (written meanwhile by another run)."""
+        v = self._encode(table, values)
+        with self._cursor() as cur:
+            cur.execute(f'INSERT OR IGNORE INTO "{table}" ({_names(v)}) VALUES ({", ".join("?" * len(v))})',
+                        list(v.values()))
+
+    def update(self, table: str, where: dict, values: dict) -> None:
+        v, w = self._encode(table, values), self._encode(table, where)
+        sets = ", ".join(f'"{k}" = ?' for k in v)
+        with self._cursor() as cur:
+            cur.execute(f'UPDATE "{table}" SET {sets} WHERE {_conditions(w)}', [*v.values(), *w.values()])
+
+    def select(self, table: str, where: dict, order_by: str | None = None) -> list[Any]:
+        names = list(self._types(table))
+        w = self._encode(table, where)
+        order = f' ORDER BY "{order_by}"' if order_by else ""
+        with self._cursor() as cur:
+            rows = cur.execute(f'SELECT {_names(names)} FROM "{table}" '
+                               f'WHERE {_conditions(w)}{order}', list(w.values())).fetchall()
+        return [self._decode(table, r, names) for r in rows]
+
+
+def _names(columns) -> str:
+    return ", ".join(f'"{c}"' for c in columns)
+
+
+def _conditions(where: dict) -> str:
+    return " AND ".join(f'"{k}" = ?' for k in where) or "1"

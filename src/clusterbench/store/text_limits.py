@@ -1,0 +1,8 @@
+"""Lengths of the store's text columns that hold what a user gives (a label,
+a suite's, step's or kernel's name): schema.py declares its columns with
+them, and storable.py checks input against them before a run, without
+importing SQLAlchemy."""
+RUN_LABEL = 200
+RUN_SUITE = 200
+STEP_NAME = 200
+STEP_KERNEL = 100
