@@ -53,15 +53,17 @@ def test_a_refused_parameter_is_still_refused_before_the_store_is_created(tmp_pa
 
 def test_a_quiet_kernel_run_imports_nothing_it_does_not_use(tmp_path, cbk_bin, store_url):
     """What a --quiet `run null` must not import: Alembic (only to migrate),
-    rich (only to show), tomllib (only for a suite), and the analysis
-    libraries (only for reports)."""
+    SQLAlchemy (a current SQLite store is written with sqlite3), rich (only
+    to show), tomllib (only for a suite), and the analysis libraries (only
+    for reports)."""
     args = ["run", "null", "--seconds=0.001", "--repeat", "1", "--quiet"]
     assert run_cli(args, cbk_bin, store_url).returncode == 0   # creates the store
     r = run_cli(args, cbk_bin, store_url, PYTHONPROFILEIMPORTTIME="1")
     assert r.returncode == 0, r.stderr
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert "clusterbench.runner" in imported
-    unused = {"alembic", "rich", "tomllib", "scipy", "numpy", "matplotlib", "jsonschema", "clusterbench.report"}
+    unused = {"alembic", "sqlalchemy", "rich", "tomllib", "scipy", "numpy", "matplotlib", "jsonschema",
+              "clusterbench.report"}
     assert sorted(imported & unused) == []
 
 
