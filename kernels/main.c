@@ -205,6 +205,17 @@ int main(int argc, char **argv)
     }
     cbk_cleanup_install();
     start_parallel(&ctx, &argc, &argv);
+    /* MPICH's MPI_Init makes stdout unbuffered (setbuf(stdout, NULL)), and
+     * the JSON writer goes character by character: one write(2) per byte,
+     * about 1,500 per pario record, each woken through mpiexec's proxy
+     * while the next phase starts. Records end with fflush
+     * (cbk_json_end), so each still leaves whole, as one write. The buffer
+     * is given: after setbuf(NULL) glibc keeps its 1-byte buffer when
+     * setvbuf gets none. It lives until exit, as stdout does. */
+    size_t out_buf_bytes = (size_t)1 << 16;
+    char *out_buf = malloc(out_buf_bytes);
+    if (out_buf)
+        setvbuf(stdout, out_buf, _IOFBF, out_buf_bytes);
     cbk_cleanup_set_run_id(ctx.run_id);
     if (parse_failed) {
         /* under mpiexec every rank parsed the same arguments: one explains */

@@ -628,7 +628,6 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     target = wear_out_target(c, s, done, t.open_end, &sw);
     while (done < target)
         write_one(c, s, &f, done++, each);
-    MPI_Allgather(&done, 1, MPI_UINT64_T, s->written, 1, MPI_UINT64_T, c->comm);
     t.xfer_end = cbk_now(c);
     if (opens(s, c) && end && api->sync(&f))
         io_fail(c, &f);
@@ -636,6 +635,11 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
     t.close_end = cbk_now(c);
+    /* The read phase needs every writer's count, but not inside the timing:
+     * between the writes and the fsync it was a barrier IOR does not have
+     * (each IOR rank fsyncs and closes as soon as its own writes end), so a
+     * rank that finished first spun in MPI instead of starting its fsync. */
+    MPI_Allgather(&done, 1, MPI_UINT64_T, s->written, 1, MPI_UINT64_T, c->comm);
     if (!report)
         return;
 
