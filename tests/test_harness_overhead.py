@@ -77,3 +77,26 @@ def test_commands_close_the_store_so_no_wal_file_is_left(tmp_path, cbk_bin):
         r = run_cli(args, cbk_bin, f"sqlite:///{store}")
         assert r.returncode == 0, r.stderr
         assert sorted(p.name for p in tmp_path.iterdir()) == ["results.db", "results.db.lock"], args
+
+
+def test_the_snapshot_takes_cbks_description_from_the_catalogue_and_the_version_beside_the_package(
+        cbk_bin, monkeypatch):
+    """A run's snapshot does not start `cbk --describe` a second time, nor
+    import importlib.metadata for clusterbench's version (#24): both come out
+    as the slow ways give them."""
+    import json
+    from importlib import metadata
+
+    from clusterbench import catalogue, environment
+
+    monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
+    monkeypatch.setattr(catalogue, "DESCRIBED", {})
+    fresh = environment.collect(keep_versions=False)
+    assert fresh["clusterbench.version"] == metadata.version("clusterbench")
+    catalogue.load.cache_clear()
+    catalogue.load(cbk_bin)
+    reused = environment.collect(keep_versions=False)
+    assert environment.snapshot_hash(reused) == environment.snapshot_hash(fresh)
+    assert reused["cbk.version"] == fresh["cbk.version"] and "cbk.version_error" not in reused
+    catalogue.DESCRIBED[cbk_bin] = json.dumps({**json.loads(catalogue.DESCRIBED[cbk_bin]), "cbk_version": "kept"})
+    assert environment.collect(keep_versions=False)["cbk.version"] == "kept"   # read from the catalogue's

@@ -118,6 +118,12 @@ def _param(d: dict) -> Param:
                  tuple(d["choices"]) if d.get("choices") else None, d.get("min"), d.get("max"), d["help"])
 
 
+# `cbk --describe` output by cbk path, as load() read it: the environment
+# snapshot of the same process describes the cbk build from it rather than
+# starting cbk again (environment/software.py).
+DESCRIBED: dict[str, str] = {}
+
+
 @functools.cache
 def load(cbk: str | None = None) -> Catalogue:
     cbk = cbk or cbk_path()
@@ -126,6 +132,7 @@ def load(cbk: str | None = None) -> Catalogue:
                              env=query_env()).stdout
     except (OSError, subprocess.SubprocessError) as e:
         raise BadInput(f"cannot run {cbk} --describe: {e}") from None
+    DESCRIBED[cbk] = out
     d = json.loads(out)
     if d.get("schema") != SCHEMA:
         raise BadInput(f"{cbk} speaks record schema {d.get('schema')}, this clusterbench expects {SCHEMA}: "

@@ -15,7 +15,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import secrets
 import socket
 import sys
 from pathlib import Path
@@ -61,7 +60,7 @@ class Journal:
     def __init__(self, command: str):
         self.dir = state_dir()
         self.dir.mkdir(parents=True, exist_ok=True)
-        stem = f"{_host()}-{os.getpid()}-{secrets.token_hex(4)}"
+        stem = f"{_host()}-{os.getpid()}-{os.urandom(4).hex()}"
         self.path = self.dir / f"{stem}.json"
         self.lock_path = self.dir / f"{stem}.lock"
         self._fd = _lock(self.lock_path, blocking=True)

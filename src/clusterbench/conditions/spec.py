@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 from dataclasses import dataclass, field, replace
 
 from clusterbench.errors import BadInput
@@ -22,7 +21,7 @@ CONDITION_KEYS = {"name", "settings", "memory-limit"}
 
 
 def new_cgroup_name() -> str:
-    return f"clusterbench-{os.getpid()}-{secrets.token_hex(3)}"
+    return f"clusterbench-{os.getpid()}-{os.urandom(3).hex()}"
 
 
 @dataclass(frozen=True)
