@@ -1,5 +1,6 @@
 """What the bench scripts share: finding the cbk to measure, sizes in
-cbk's syntax (binary suffixes k, m, g, t), and the spread they print."""
+cbk's syntax (binary suffixes k, m, g, t), the spread they print, and a
+settled machine before each run."""
 from __future__ import annotations
 
 import os
@@ -33,3 +34,16 @@ def spread(xs: list[float]) -> str:
     """(max - min) / median of one tool's figures over the pairs, in %: a ratio
     nearer 1 than the two tools' spreads is a tie."""
     return f"{(max(xs) - min(xs)) / statistics.median(xs) * 100:.0f} %"
+
+
+def settle() -> bool:
+    """Writes what is dirty and, as root, empties the page cache, so each run
+    starts from the same state: what the run before it left (a deleted
+    file's pages and blocks still being freed) is not paid by whichever tool
+    happens to come next. True when the cache was emptied."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
