@@ -1,6 +1,6 @@
 """What the bench scripts share: finding the cbk to measure, sizes in
 cbk's syntax (binary suffixes k, m, g, t), the spread they print, and a
-settled machine before each run."""
+sync before each run."""
 from __future__ import annotations
 
 import os
@@ -36,14 +36,8 @@ def spread(xs: list[float]) -> str:
     return f"{(max(xs) - min(xs)) / statistics.median(xs) * 100:.0f} %"
 
 
-def settle() -> bool:
-    """Writes what is dirty and, as root, empties the page cache, so each run
-    starts from the same state: what the run before it left (a deleted
-    file's pages and blocks still being freed) is not paid by whichever tool
-    happens to come next. True when the cache was emptied."""
+def settle() -> None:
+    """Writes what is dirty and commits the file systems' journals (a deleted
+    file's blocks are freed at the commit), so a run does not pay for what
+    the run before it left to write, whichever tool that was."""
     os.sync()
-    try:
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-        return True
-    except OSError:
-        return False
