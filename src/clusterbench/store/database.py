@@ -102,7 +102,8 @@ class Store:
             return  # a known schema (checked), nothing to migrate, nothing to lock
         if target is not None and target.exists and target.revision == revisions.head():
             return
-        if not secret_url.startswith("sqlite") and store_engine.server_revision(self.engine, self.url, secret_url) == revisions.head():
+        on_server = not secret_url.startswith("sqlite")
+        if on_server and store_engine.server_revision(self.engine, self.url, secret_url) == revisions.head():
             return  # a database server's store, up to date: Alembic not imported either
         with _migration_lock(store_engine.url_of(secret_url)):
             store_engine.migrate(self.engine, self.url, secret_url)

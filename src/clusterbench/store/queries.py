@@ -62,7 +62,8 @@ def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | N
         return c.execute(q).all()
 
 
-def prune(engine: sa.engine.Engine, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
+def prune(engine: sa.engine.Engine, before: dt.datetime, *, keep_labels: bool = False,
+          dry_run: bool = False) -> dict[str, int]:
     """Deletes runs started before `before` (not running ones; with keep_labels not labelled ones),
     their steps, samples and host links, then environments no run uses. One transaction.
     Returns how many rows of each went (or would go, with dry_run)."""
