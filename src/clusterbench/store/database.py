@@ -87,7 +87,8 @@ class Store:
             if target.read_only_fs:
                 self.read_only = True
                 self._secret_url = f"sqlite:///{target.path.resolve().as_uri()}?mode=ro&immutable=1&uri=true"
-        if plain_file and not self.read_only and target.exists and target.revision == revisions.head():
+        current = target is not None and target.exists and target.revision == revisions.head()
+        if plain_file and current and not self.read_only:
             # up to date: no lock file, no transaction, and no SQLAlchemy unless a query needs it
             from clusterbench.store.rows_sqlite import SqliteRows
 
@@ -100,7 +101,7 @@ class Store:
         self.rows = AlchemyRows(self.engine)
         if self.read_only:
             return  # a known schema (checked), nothing to migrate, nothing to lock
-        if target is not None and target.exists and target.revision == revisions.head():
+        if current:
             return
         on_server = not secret_url.startswith("sqlite")
         if on_server and store_engine.server_revision(self.engine, self.url, secret_url) == revisions.head():

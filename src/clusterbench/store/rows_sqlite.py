@@ -74,18 +74,18 @@ class SqliteRows:
             finally:
                 cur.close()
 
-    def insert(self, table: str, values: dict) -> int:
+    def _insert(self, verb: str, table: str, values: dict) -> int:
         v = self._encode(table, values)
         with self._cursor() as cur:
-            cur.execute(f'INSERT INTO "{table}" ({_names(v)}) VALUES ({", ".join("?" * len(v))})', list(v.values()))
+            cur.execute(f'{verb} INTO "{table}" ({_names(v)}) VALUES ({", ".join("?" * len(v))})', list(v.values()))
             return cur.lastrowid
+
+    def insert(self, table: str, values: dict) -> int:
+        return self._insert("INSERT", table, values)
 
     def insert_absent(self, table: str, values: dict) -> None:
         """Inserts unless a row with the same primary key is there (written meanwhile by another run)."""
-        v = self._encode(table, values)
-        with self._cursor() as cur:
-            cur.execute(f'INSERT OR IGNORE INTO "{table}" ({_names(v)}) VALUES ({", ".join("?" * len(v))})',
-                        list(v.values()))
+        self._insert("INSERT OR IGNORE", table, values)
 
     def update(self, table: str, where: dict, values: dict) -> None:
         v, w = self._encode(table, values), self._encode(table, where)
