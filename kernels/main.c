@@ -1,6 +1,7 @@
 /* cbk: parse, start MPI when built with it, hand over to cbk_run(). */
 #include "core/cbk.h"
 #include "core/cleanup.h"
+#include "core/finalize.h"
 #include "core/mpi_build.h"
 #include "core/params.h"
 #include "core/pattern.h"
@@ -129,11 +130,9 @@ static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
 #endif
 }
 
-static void stop_parallel(void)
+static void stop_parallel(int status)
 {
-#ifdef CBK_HAVE_MPI
-    MPI_Finalize();
-#endif
+    cbk_finalize(status);
 }
 
 int main(int argc, char **argv)
@@ -221,12 +220,12 @@ int main(int argc, char **argv)
         /* under mpiexec every rank parsed the same arguments: one explains */
         if (ctx.rank == 0)
             bad_input(why);
-        stop_parallel();
+        stop_parallel(CBK_EXIT_BAD_INPUT);
         return CBK_EXIT_BAD_INPUT;
     }
     ctx.timer_resolution_s = cbk_timer_resolution();
     int status = cbk_run(k, &args, &ctx);
     cbk_cleanup_run();
-    stop_parallel();
+    stop_parallel(status);
     return status;
 }

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import process_guard
+
 REPO = Path(__file__).resolve().parent.parent
 
 # fixtures/ holds copies of /sys trees whose symlinks loop, as the real ones do
@@ -33,6 +35,22 @@ def find_cbk() -> str | None:
         if c and os.access(c, os.X_OK):
             return c
     return None
+
+
+def run_bounded(cmd: list[str], *, timeout: float, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+    """subprocess.run(capture_output, text) whose timeout ends the command's
+    whole process tree (the CLI, its mpiexec, every rank), not the command
+    alone: subprocess.run would kill the CLI and orphan its launcher."""
+    from clusterbench.launch.processes import stop_tree
+
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **kw) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_tree(p.pid, grace_s=5.0)
+            p.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 @dataclass
@@ -97,7 +115,7 @@ def run_cbk(cbk_bin):
             env: dict | None = None) -> CbkResult:
         cmd = (launcher or []) + [cbk_bin, kernel, *args]
         full_env = dict(os.environ, **(env or {}))
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+        p = run_bounded(cmd, timeout=timeout, env=full_env)
         errors = [r for r in _parse_lines(p.stderr) if r.get("type") == "error"]
         return CbkResult(p.returncode, _parse_lines(p.stdout), errors, p.stderr)
 
@@ -116,6 +134,14 @@ STORE_BACKENDS = ("sqlite", "postgresql")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
+    # A launch that cannot end (a rank spinning in MPI_Finalize, a peer that
+    # never answers) fails its step with the reason within this bound, well
+    # inside pytest-timeout's, instead of failing the test by a timeout that
+    # kills the test and leaves the processes running.
+    os.environ.setdefault("CLUSTERBENCH_STEP_TIMEOUT", "150")
+    # cbk's bound on MPI_Finalize (kernels/core/finalize.c): the default 20 s
+    # is for large jobs; the test jobs have at most a few ranks
+    os.environ.setdefault("CBK_FINALIZE_TIMEOUT_S", "5")
     # the per-boot command cache (environment/command_cache.py) of the tests and of every
     # clusterbench they start: in a folder of their own, not the user's ~/.cache
     import tempfile
@@ -125,6 +151,32 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(getattr(config, "test_cache_home", ""), ignore_errors=True)
+
+
+_test_index = iter(range(1, 1 << 30))
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(request):
+    """Tags what the test starts; fails it if any of that outlives it
+    (tests/process_guard.py). Autouse and function-scoped: set up after the
+    fixtures of wider scope, torn down after the test's other fixtures."""
+    tag = process_guard.test_tag(next(_test_index))
+    os.environ[process_guard.VAR] = tag
+    yield
+    os.environ.pop(process_guard.VAR, None)
+    left = process_guard.left_behind(tag)
+    if left:
+        pytest.fail("processes outlived the test (killed now): "
+                    + "; ".join(f"{pid} {cmd[:160]}" for pid, cmd in left), pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = process_guard.left_behind(process_guard.SESSION, wait_s=5.0)
+    if left:
+        print("\nprocesses of the suite outlived it (killed now): "
+              + "; ".join(f"{pid} {cmd[:160]}" for pid, cmd in left))
+        session.exitstatus = 1
 
 
 def pytest_generate_tests(metafunc):
@@ -145,7 +197,8 @@ def postgres_server():
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    server = PostgresServer.start()
+    with process_guard.untagged():   # it serves every later test: it must not carry this one's tag
+        server = PostgresServer.start()
     yield server
     server.stop()
 
@@ -166,8 +219,7 @@ def cli(cbk_bin, store_url):
     def run(*args: str, timeout: float = 300, env: dict | None = None) -> CliResult:
         full_env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="200",
                         PATH=str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""), **(env or {}))
-        p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
-                           timeout=timeout, env=full_env)
+        p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=timeout, env=full_env)
         return CliResult(p.returncode, p.stdout, p.stderr)
 
     return run

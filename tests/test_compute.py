@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 
 import pytest
@@ -176,32 +175,53 @@ def test_stream_bad_input(run_cbk):
         assert r.status == 2 and r.records == [] and len(r.stderr.strip().splitlines()) == 1, args
 
 
-def nominal_mhz() -> tuple[float, str]:
-    text = open("/proc/cpuinfo").read()
-    m = re.search(r"model name\s*:.*@\s*([\d.]+)GHz", text)
-    if m:
-        return float(m.group(1)) * 1000, "model name"
-    return float(re.search(r"cpu MHz\s*:\s*([\d.]+)", text).group(1)), "cpu MHz (no GHz in the model name)"
-
-
 @pytest.mark.timeout(60)
-def test_cpufreq_clock_is_near_nominal(run_cbk):
+def test_cpufreq_measures_every_busy_count_with_a_physical_clock(run_cbk):
+    """Only what no machine can break: how far the clock is from the nominal
+    one is a warning of the product (test_a_clock_far_from_nominal_is_a_warning),
+    since a VM's reported clock is no bound (#33)."""
     r = run_cbk("cpufreq", "--seconds=0.3")
     assert r.status == 0, r.stderr
     records = r.measurements("clock")
     n = allowed_cpus()
     assert [m["busy_cpus"] for m in records] == list(range(1, n + 1))
-    nominal, source = nominal_mhz()
     for m in records:
         per = [float(x) for x in m["mhz_per_thread"].split(",")]
         assert len(per) == m["busy_cpus"] == len(m["cpus"].split(","))
         assert m["mode"] == "n/a" and m["sweep_key"] == "busy_cpus"  # docs/records.md
         assert m["rate_unit"] == "MHz" and m["rate"] == pytest.approx(m["mhz_mean"], rel=1e-6)
-        assert 0.5 * nominal < m["mhz_mean"] < 1.5 * nominal, (m["mhz_mean"], nominal, source)
+        # a loaded machine slows a thread, never past these: no CPU runs a dependent add in 0.1 ns
+        assert all(10 < x < 10_000 for x in per), per
         assert m["sysfs_cur_mhz"] and m["boost"]
     # in a VM without cpufreq sysfs the fields say why
     if not os.path.exists("/sys/devices/system/cpu/cpu0/cpufreq"):
         assert records[0]["sysfs_cur_mhz"].startswith("unavailable: ")
+
+
+CLOCK_RECORD = {"schema": 1, "type": "measurement", "kernel": "cpufreq", "repetition": 0, "phase": "clock",
+                "mode": "n/a", "sweep_key": "busy_cpus", "busy_cpus": 1, "rate_unit": "MHz"}
+
+
+@pytest.mark.parametrize("mhz,env,words", [
+    # recorded on this project's VM (#33): 4,158 MHz measured, /proc/cpuinfo said 2,596 and no GHz in the model
+    (4158.0, {"cpu.model": "AMD EPYC", "cpu.freq_cur_mhz": 2596, "cpu.hypervisor": True},
+     ["1.60x the nominal 2,596 MHz", "/proc/cpuinfo's cpu MHz", "virtual machine"]),
+    (1100.0, {"cpu.model": "Intel(R) Xeon(R) Gold 6132 CPU @ 2.60GHz", "cpu.hypervisor": False},
+     ["0.42x the nominal 2,600 MHz", "model name", "throttled"]),
+    (2600.0, {"cpu.freq_max_mhz": 3700, "cpu.model": "Intel(R) Xeon(R) CPU @ 2.60GHz"}, None),
+    (3650.0, {"cpu.freq_max_mhz": 3700}, None),
+    (3000.0, {}, None),   # nothing to compare with: no warning, no guess
+])
+def test_a_clock_far_from_nominal_is_a_warning_not_a_failure(mhz, env, words):
+    from clusterbench.limits import sample_warnings
+    from clusterbench.sample import Sample
+
+    sample = Sample.from_record({**CLOCK_RECORD, "rate": mhz, "mhz_mean": mhz})
+    warnings = [w for w in sample_warnings(sample, env) if w.startswith("clock ")]
+    if words is None:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1 and all(w in warnings[0] for w in words), warnings
 
 
 @pytest.mark.timeout(30)

@@ -31,7 +31,47 @@ def sample_warnings(sample: Sample, env: dict) -> list[str]:
             and rate is not None and rate * 2**20 * 8 > link):
         out.append(f"likely cache effect: read over {fs} at {rate * 2**20 * 8 / 1e9:.2f} Gbit/s is faster than "
                    f"the fastest network link ({link / 1e9:.0f} Gbit/s)")
+    out += clock_warnings(sample, env)
     return out
+
+
+# A measured clock this far from the nominal one says more about the
+# machine than about the CPU: a turbo bin reaches 1.3-1.5x a base clock, a
+# deep power cap or thermal throttling halves it.
+CLOCK_FAR_RATIO = 1.5
+
+
+def nominal_clock_mhz(env: dict) -> tuple[float, str] | None:
+    """The clock a CPU claims, with where it was read: cpufreq's maximum,
+    else the model name's "@ 2.60GHz", else /proc/cpuinfo's "cpu MHz"
+    (on a VM, whatever the hypervisor reports)."""
+    import re
+
+    if isinstance(env.get("cpu.freq_max_mhz"), (int, float)) and env["cpu.freq_max_mhz"] > 0:
+        return float(env["cpu.freq_max_mhz"]), "cpufreq's maximum"
+    m = re.search(r"@\s*([\d.]+)\s*GHz", str(env.get("cpu.model") or ""))
+    if m:
+        return float(m.group(1)) * 1000, "the model name"
+    if isinstance(env.get("cpu.freq_cur_mhz"), (int, float)) and env["cpu.freq_cur_mhz"] > 0:
+        return float(env["cpu.freq_cur_mhz"]), "/proc/cpuinfo's cpu MHz"
+    return None
+
+
+def clock_warnings(sample: Sample, env: dict) -> list[str]:
+    """A measured clock far from the nominal one: a warning, not a verdict
+    (a VM's reported clock is no bound)."""
+    nominal = nominal_clock_mhz(env)
+    if sample.unit != "MHz" or sample.value is None or not nominal:
+        return []
+    mhz, source = nominal
+    ratio = sample.value / mhz
+    if 1 / CLOCK_FAR_RATIO <= ratio <= CLOCK_FAR_RATIO:
+        return []
+    vm = " on a virtual machine, whose reported clock is the hypervisor's word, not a bound" \
+        if env.get("cpu.hypervisor") else ""
+    why = "above it" + (vm or ": a clock source or turbo state this check does not know") if ratio > 1 \
+        else "below it: throttled, power-capped, or CPUs shared with other work"
+    return [f"clock {sample.value:,.0f} MHz is {ratio:.2f}x the nominal {mhz:,.0f} MHz ({source}); {why}"]
 
 
 def cross_sample_warnings(samples: Iterable[Sample]) -> dict[int, list[str]]:

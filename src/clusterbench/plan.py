@@ -33,6 +33,7 @@ class Step:
     auto: AutoRepeat | None = None
     gpus_per_rank: int = 0     # >0: each rank bound to its own granted GPUs (clusterbench.gpubind)
     share_gpus: bool = False   # with too few granted GPUs, ranks share them round-robin
+    timeout_s: float | None = None   # one launch's time limit (--step-timeout); None: no limit
 
     def title(self) -> str:
         return self.name or self.kernel

@@ -24,15 +24,13 @@ from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed
 from clusterbench.launch import Job, choose
+from clusterbench.launch.processes import STOP_GRACE_S, Deadline, stop_tree
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
 from clusterbench.records import OtherRecord, RunRecord, error_message, read_line
 from clusterbench.render_text import stored
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
-
-# How long a step may take to stop after Ctrl-C before it is killed.
-STOP_GRACE_S = 15
 
 
 class Interrupted(Exception):
@@ -264,6 +262,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
     build, cgroups, details = None, [], []
+    deadline = Deadline(proc, step.timeout_s)
     try:
         for line in proc.stdout:
             item = read_line(line, extra_fields=conditions.record_fields(env))
@@ -280,11 +279,15 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
                 details.append(item.record)
         status = proc.wait()
     except BaseException:
+        deadline.cancel()
         _stop(proc)
         reader.join(timeout=5)
         store.finish_step(step_id, "interrupted", build=build and build.record, message="interrupted by a signal")
         raise
+    deadline.cancel()
     reader.join(timeout=30)
+    if deadline.expired:
+        status, stderr_chunks[:] = 1, [deadline.message()]
     if build is not None and cgroups:
         build.record["memory_cgroups"] = cgroups
     if build is not None and details:
@@ -298,18 +301,15 @@ GROUP_SIGNAL_WAIT_S = 3
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """Lets cbk clean up (it removes its files on SIGINT), then insists."""
+    """Lets cbk clean up (it removes its files on SIGINT), then insists, on
+    the launcher and every process under it."""
     try:
         proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
     except subprocess.TimeoutExpired:
         pass
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_tree(proc.pid, STOP_GRACE_S)
+    proc.wait()
 
 
 def add_cross_warnings(store: Store, run_id: int) -> None:

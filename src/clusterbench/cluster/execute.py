@@ -10,6 +10,7 @@ the ones a single-node run gives. All nodes at once means one such launch
 per node, started together; their output is stored as each ends."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -26,6 +27,7 @@ from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PR
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
+from clusterbench.launch.processes import Deadline
 from clusterbench.plan import Step, expand
 from clusterbench.progress import Progress
 from clusterbench.records import RunRecord, error_message, read_line
@@ -51,6 +53,8 @@ class ClusterRequest:
     switches: dict[str, str]      # host -> its switch, when known (link classes)
     label: str | None
     command: str
+    step_timeout_s: float | None = None   # --step-timeout: one launch's limit
+
 
 
 def allocation_hosts() -> list[str]:
@@ -191,15 +195,20 @@ class NodeLaunch:
     proc: subprocess.Popen | None = None
     out: str = ""
     err: str = ""
+    deadline: Deadline | None = None
 
 
-def _start(launch: NodeLaunch, env: dict[str, str]) -> None:
+def _start(launch: NodeLaunch, env: dict[str, str], timeout_s: float | None) -> None:
     launch.proc = subprocess.Popen(launch.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    env={**os.environ, **env})
+    launch.deadline = Deadline(launch.proc, timeout_s)
 
 
 def _finish(launch: NodeLaunch) -> None:
     launch.out, launch.err = launch.proc.communicate()
+    launch.deadline.cancel()
+    if launch.deadline.expired:
+        launch.err = launch.deadline.message()
 
 
 def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> tuple[bool, dict | None, str]:
@@ -212,15 +221,17 @@ def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> 
         elif isinstance(item, Sample):
             store.add_sample(launch.step_id, item, limits.sample_warnings(item, env), repetition_offset=offset)
     status = launch.proc.returncode
+    if launch.deadline and launch.deadline.expired:
+        status = 1
     if status == 0:
         return True, build, ""
     return False, build, error_message(launch.err) or (launch.err.strip().splitlines() or [f"exit status {status}"])[-1]
 
 
-def _run_together(group: list[NodeLaunch], env: dict[str, str]) -> None:
+def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None) -> None:
     try:
         for lc in group:
-            _start(lc, env)
+            _start(lc, env, timeout_s)
         waiters = [threading.Thread(target=_finish, args=(lc,), daemon=True) for lc in group]
         for w in waiters:
             w.start()
@@ -228,6 +239,8 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str]) -> None:
             w.join()
     except BaseException:
         for lc in group:
+            if lc.deadline:
+                lc.deadline.cancel()
             if lc.proc:
                 runner._stop(lc.proc)
         raise
@@ -266,7 +279,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                 progress.note(f"{step.name} on {', '.join(hosts)}"
                               + (f" (repetition {offset + 1} of {step.repeat})" if req.one_at_a_time else ""))
                 group = [NodeLaunch(h, step_ids[h], commands[h]) for h in hosts]
-                _run_together(group, step.env)
+                _run_together(group, step.env, req.step_timeout_s)
                 for lc in group:
                     ok, build, msg = _store_samples(store, lc, envs.get(lc.host, local_env), offset)
                     builds[lc.host] = build or builds.get(lc.host)
@@ -319,7 +332,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
     argv = runner.collector_argv([req.scratch])
     launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
                 for h in req.hosts]
-    _run_together(launches, {})
+    _run_together(launches, {}, req.step_timeout_s)
     for lc in launches:
         for env in runner._json_objects(lc.out):
             if "host.name" in env:
@@ -354,13 +367,14 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
                                          Path(folder))
                 position += 1
             for step in cluster:
+                step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
                 statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
                 position += 1
     return run_id
 
 
 def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
-            label: str | None, command: str) -> ClusterRequest:
+            label: str | None, command: str, step_timeout_s: float | None = None) -> ClusterRequest:
     options, overrides = split_options(extra)
     hosts, hostfile, launcher = find_hosts(hostfile)
     if len(hosts) < 2:
@@ -375,7 +389,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
                           options.get("one-at-a-time", "false") == "true",
                           options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
-                          label, command)
+                          label, command, step_timeout_s)
 
 
 __all__ = ["ClusterRequest", "execute", "request"]

@@ -12,7 +12,7 @@ from clusterbench.store.redact import mask_passwords
 
 
 def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, label, quiet, db_url,
-                report_path_for, refused: dict) -> None:
+                report_path_for, refused: dict, step_timeout_s: float | None = None) -> None:
     """report_path_for(store_url, run_id): where the HTML report goes."""
     from clusterbench.cluster import execute as cluster
     from clusterbench.commands.options import open_store
@@ -26,7 +26,8 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
     if given:
         raise BadInput(f"run cluster chooses ranks, placement and launcher itself: drop --{', --'.join(given)}")
     req = cluster.request(extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
-                          command=mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])))
+                          command=mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])),
+                          step_timeout_s=step_timeout_s)
     store = open_store(db_url, writing=True)
     try:
         run_id = cluster.execute(store, cat, req, Progress(enabled=not quiet))

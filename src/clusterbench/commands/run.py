@@ -144,6 +144,10 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
                    "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
 @click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
               "when too few are granted (otherwise that is an error).")
+@click.option("--step-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              envvar="CLUSTERBENCH_STEP_TIMEOUT", show_envvar=True,
+              help="End a launch of a step that runs longer than this (its launcher and every rank), store the "
+                   "step as failed with the reason, and go on with the next (default: no limit).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
               help="Write an HTML report here (a suite writes one anyway, beside a SQLite store or into "
@@ -155,7 +159,8 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @width_option
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
-            memory_limit, link_speed, settings, settings_a, settings_b, gpus_per_rank, share_gpus, quiet, report_path,
+            memory_limit, link_speed, settings, settings_a, settings_b, gpus_per_rank, share_gpus, step_timeout, quiet,
+            report_path,
             report_dir, db_url):
     """Run TARGET, a kernel (clusterbench kernels), a suite (quick, or a
     path to a .toml file), or cluster (every node, every link: docs/cluster.md),
@@ -197,7 +202,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         if report_dir:
             check_writable_folder(report_dir)
         return run_cluster(cat, extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
-                           quiet=quiet, db_url=db_url,
+                           quiet=quiet, db_url=db_url, step_timeout_s=step_timeout,
                            report_path_for=lambda url, run_id: report_path or default_report_path(url, run_id,
                                                                                                    report_dir),
                            refused=dict(np=ranks, ppn=ppn, launcher=launcher, auto=auto, memory_limit=memory_limit,
@@ -223,6 +228,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         suite_name = None
     if auto:
         steps = [dataclasses.replace(s, auto=auto) for s in steps]
+    if step_timeout:
+        steps = [dataclasses.replace(s, timeout_s=step_timeout) for s in steps]
     if share_gpus and not gpus_per_rank:
         raise BadInput("--share-gpus applies with --gpus-per-rank N")
     if gpus_per_rank:

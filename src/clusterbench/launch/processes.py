@@ -1,0 +1,107 @@
+"""A launch's processes: the launcher, the ssh stand-ins or proxies it
+started, and every rank under them. A step that overruns its time limit,
+or is stopped, is ended as a whole tree, so nothing of it is left running
+with init as its parent (killing mpiexec alone orphans its ranks)."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+import time
+
+# How long a stopped launch may take to end after SIGINT (cbk removes its
+# files on it, mpiexec forwards it) before what is left of it is killed.
+STOP_GRACE_S = 15
+
+
+def tree(pid: int) -> list:
+    """The process and all its descendants (psutil.Process), parents first;
+    [] once it is gone. Taken before anything is signalled: a process whose
+    parent dies is re-parented to init and drops out of a later look."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _alive(procs: list) -> list:
+    import psutil
+
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+def _signal(procs: list, sig: int) -> None:
+    import psutil
+
+    for p in procs:
+        try:
+            p.send_signal(sig)
+        except psutil.Error:
+            pass
+
+
+def _wait_gone(procs: list, seconds: float) -> list:
+    """Polls (never waits on) the processes: the launcher is our child, and
+    reaping it here would hide its exit status from subprocess."""
+    deadline = time.monotonic() + seconds
+    alive = _alive(procs)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = _alive(alive)
+    return alive
+
+
+def stop_tree(pid: int, grace_s: float = STOP_GRACE_S) -> None:
+    """SIGINT to every process of the tree at once, then SIGKILL to what is
+    left after grace_s."""
+    procs = tree(pid)
+    _signal(procs, signal.SIGINT)
+    left = _wait_gone(procs, grace_s)
+    # a rank may have started children of its own meanwhile
+    for p in list(left):
+        left += [c for c in tree(p.pid) if c not in left]
+    _signal(left, signal.SIGKILL)
+    _wait_gone(left, 5.0)
+
+
+class Deadline:
+    """Ends a launch's process tree when it outlives timeout_s (None: never).
+    `expired` says afterwards whether it did."""
+
+    def __init__(self, proc: subprocess.Popen, timeout_s: float | None):
+        self.proc = proc
+        self.timeout_s = timeout_s
+        self.expired = False
+        self._timer = threading.Timer(timeout_s, self._expire) if timeout_s else None
+        if self._timer:
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _expire(self) -> None:
+        if self.proc.poll() is None:
+            self.expired = True
+            stop_tree(self.proc.pid)
+
+    def cancel(self) -> None:
+        if self._timer:
+            self._timer.cancel()
+
+    def message(self) -> str:
+        return (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
+                f"the launcher and every rank were stopped")
+
+    def __enter__(self) -> Deadline:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cancel()
