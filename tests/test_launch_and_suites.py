@@ -155,3 +155,72 @@ def test_node_environments_are_asked_of_the_launcher(tmp_path, monkeypatch, cbk_
 
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     assert srun.node_command(argv, 2, None) is None  # outside an allocation: this host's snapshot only
+
+
+@pytest.mark.parametrize("text,hydra,openmpi", [
+    # each MPI gets its own form unchanged, the other's as a host list in its own spelling (#33)
+    ("h01:3\nh02:3\n", ["-f", "{f}"], ["--host", "h01:3,h02:3"]),
+    ("h01 slots=3\nh02 slots=2 max_slots=4\n", ["-hosts", "h01:3,h02:2"], ["--hostfile", "{f}"]),
+    ("# two nodes\nh01\nh02  # the second\n", ["-f", "{f}"], ["--hostfile", "{f}"]),
+])
+def test_each_mpi_gets_a_host_file_in_its_own_form(tmp_path, text, hydra, openmpi):
+    f = tmp_path / "hosts"
+    f.write_text(text)
+    job = Job(("cbk", "null"), ranks=3, hostfile=str(f))
+    fill = [x.replace("{f}", str(f)) for x in hydra]
+    assert hydra_command("mpiexec", job) == ["mpiexec", "-n", "3", *fill, "cbk", "null"]
+    fill = [x.replace("{f}", str(f)) for x in openmpi]
+    assert openmpi_command("mpiexec", job, as_root=False) == ["mpiexec", "-n", "3", *fill, "cbk", "null"]
+
+
+def test_a_host_file_line_in_no_known_form_is_one_line_naming_it(tmp_path):
+    from clusterbench.launch.hostfile import read
+
+    f = tmp_path / "hosts"
+    f.write_text("h01:3\nh02 cpus=4\n")
+    with pytest.raises(BadInput, match=r"line 2: 'h02 cpus=4' is neither 'host', 'host:slots' \(MPICH\) nor "
+                                        r"'host slots=N' \(Open MPI\)"):
+        read(str(f))
+
+
+# Open MPI 4.1.6's refusal of a host file in MPICH's form, as it printed it on a lent GPU machine (#33)
+OPEN_MPI_BANNER = """--------------------------------------------------------------------------
+All nodes which are allocated for this job are already filled.
+--------------------------------------------------------------------------
+[gpu01:01234] 1 more process has sent help message help-orte-rmaps-base.txt / orte-rmaps-base:all-available-resources-used
+"""
+
+
+@pytest.mark.parametrize("stderr,line", [
+    (OPEN_MPI_BANNER, "All nodes which are allocated for this job are already filled."),
+    ("------\nThere are not enough slots available in the system to satisfy the 3\nslots that were requested.\n------\n",
+     "There are not enough slots available in the system to satisfy the 3 slots that were requested."),
+    ('{"schema":1,"type":"error","message":"seqio: no space left"}\n' + OPEN_MPI_BANNER, "seqio: no space left"),
+    ("warning: x\n[mpiexec@h] error: unable to reach h02\n", "[mpiexec@h] error: unable to reach h02"),
+    ("", "exit status 7"),
+])
+def test_a_launchers_failure_is_kept_whole_without_its_banner(stderr, line):
+    from clusterbench.launch.messages import failure_line
+
+    assert failure_line(stderr, 7) == line
+
+
+def test_open_mpi_runs_ranks_from_a_host_file_in_mpich_form(tmp_path):
+    """The host file form that failed under Open MPI (#33), with a real Open MPI."""
+    import os
+    import socket
+    import sys
+    from pathlib import Path
+
+    cbk = Path(__file__).resolve().parent.parent / ".venv-openmpi" / "bin" / "cbk"
+    if not os.access(cbk, os.X_OK):
+        pytest.skip("no Open MPI cbk (scripts/build-openmpi-cbk.sh)")
+    hosts = tmp_path / "hosts"
+    hosts.write_text(f"{socket.gethostname()}:2\n")
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}",
+               PATH=f"{cbk.parent}{os.pathsep}{os.environ['PATH']}")
+    r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--np", "2", "--hostfile", str(hosts),
+                        "--seconds=0.01", "--repeat", "1", "--quiet"], capture_output=True, text=True, timeout=120,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert "stored as run 1" in r.stdout

@@ -24,6 +24,7 @@ from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed
 from clusterbench.launch import Job, choose
+from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import STOP_GRACE_S, Deadline, stop_tree
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
@@ -213,7 +214,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason)
         progress.end_step()
         return "ok"
-    msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
+    msg = failure_line(stderr, status)
     store.finish_step(step_id, "failed", build=build and build.record, message=msg)
     progress.end_step()
     if status == 2:

@@ -27,10 +27,11 @@ from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PR
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
+from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.plan import Step, expand
 from clusterbench.progress import Progress
-from clusterbench.records import RunRecord, error_message, read_line
+from clusterbench.records import RunRecord, read_line
 from clusterbench.sample import Sample
 from clusterbench.store import Store
 
@@ -225,7 +226,7 @@ def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> 
         status = 1
     if status == 0:
         return True, build, ""
-    return False, build, error_message(launch.err) or (launch.err.strip().splitlines() or [f"exit status {status}"])[-1]
+    return False, build, failure_line(launch.err, status)
 
 
 def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None) -> None:

@@ -126,7 +126,9 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
 @click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
-@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
+@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False),
+              help="Host file for the MPI launcher: one host a line, as 'host', 'host:slots' (MPICH) or "
+                   "'host slots=N' (Open MPI); each MPI is given it in its own form.")
 @click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
@@ -184,6 +186,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     from clusterbench.runner import RunRequest
 
     extra = parse_extra(ctx.args)
+    if hostfile:
+        from clusterbench.launch import hostfile as hostfiles
+
+        hostfiles.read(hostfile)   # a line in no known form: exit 2 before anything runs
     common = run_conditions(memory_limit, settings) or conditions.Conditions()
     variants: tuple = ()
     auto = None

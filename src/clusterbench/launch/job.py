@@ -25,13 +25,9 @@ class Job:
 
 def hostfile_hosts(path: str) -> list[str]:
     """Host names of an MPICH ("host:n") or Open MPI ("host slots=n") host file."""
-    hosts = []
-    with open(path) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                hosts.append(line.split()[0].split(":")[0])
-    return list(dict.fromkeys(hosts))
+    from clusterbench.launch.hostfile import hosts_of
+
+    return hosts_of(path)
 
 
 class Launcher:

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from clusterbench.errors import BadInput
+from clusterbench.launch import hostfile as hostfiles
 from clusterbench.launch.job import Job, Launcher, hostfile_hosts
 
 
@@ -42,7 +43,8 @@ def hydra_command(mpiexec: str, job: Job) -> list[str]:
     if job.ranks_per_node:
         cmd += ["-ppn", str(job.ranks_per_node)]
     if job.hostfile:
-        cmd += ["-f", job.hostfile]
+        listed = hostfiles.hosts_argument(job.hostfile, "mpich")
+        cmd += ["-hosts", listed] if listed else ["-f", job.hostfile]
     for k, v in sorted(job.env.items()):
         cmd += ["-genv", k, v]
     # Hydra oversubscribes without being asked
@@ -54,7 +56,8 @@ def openmpi_command(mpiexec: str, job: Job, as_root: bool) -> list[str]:
     if job.ranks_per_node:
         cmd += ["--map-by", f"ppr:{job.ranks_per_node}:node"]
     if job.hostfile:
-        cmd += ["--hostfile", job.hostfile]
+        listed = hostfiles.hosts_argument(job.hostfile, "openmpi")
+        cmd += ["--host", listed] if listed else ["--hostfile", job.hostfile]
     if job.oversubscribe:
         cmd += ["--oversubscribe"]
     if as_root:

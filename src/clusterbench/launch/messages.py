@@ -1,0 +1,37 @@
+"""What a failed launch said, as the one line a step stores and shows."""
+from __future__ import annotations
+
+from clusterbench.records import error_message
+
+# Longer than any sentence a launcher prints for one failure; a runaway
+# stderr is not stored whole.
+MESSAGE_MAX_CHARS = 1000
+
+
+def _is_rule(line: str) -> bool:
+    return len(line) >= 3 and set(line) <= set("-=*#")
+
+
+def failure_line(stderr: str, status: int) -> str:
+    """cbk's error record when it wrote one. Else the launcher's own words:
+    the first block framed by rule lines (Open MPI's help banners, whose
+    first line is a row of dashes), its sentences joined; else the last
+    line; else the exit status."""
+    msg = error_message(stderr)
+    if msg:
+        return msg
+    lines = [line.strip() for line in stderr.splitlines()]
+    if any(_is_rule(line) for line in lines):
+        block: list[str] = []
+        inside = False
+        for line in lines:
+            if _is_rule(line):
+                if inside and block:
+                    break
+                inside = True
+            elif inside and line:
+                block.append(line)
+        if block:
+            return " ".join(block)[:MESSAGE_MAX_CHARS]
+    words = [line for line in lines if line and not _is_rule(line)]
+    return words[-1][:MESSAGE_MAX_CHARS] if words else f"exit status {status}"
