@@ -159,6 +159,28 @@ def test_failed_measurement_exits_1_and_keeps_the_run(cli, store_url):
     assert store_rows(store_url, "select count(*) from samples") == [(1,)]
 
 
+@pytest.mark.timeout(120)
+def test_a_step_past_its_timeout_is_ended_whole_and_stored_failed_with_the_reason(cli, mpiexec, store_url):
+    """--step-timeout ends the launcher and every rank (#33): the run goes on,
+    the step is failed with the reason, the repetition measured before is kept,
+    and no process of the launch is left (the suite's process guard checks that
+    too, after the test)."""
+    import process_guard
+
+    started = time.monotonic()
+    r = cli("run", "null", "--np", "2", "--seconds=0.2,600", "--repeat", "1", "--step-timeout", "4", "--quiet")
+    elapsed = time.monotonic() - started
+    assert r.status == 1, r.stderr
+    assert elapsed < 60, elapsed   # 4 s, then SIGINT to the tree: cbk ends on it at once
+    steps = store_rows(store_url, "select status, message from steps order by position")
+    assert steps[0] == ("ok", None)
+    assert steps[1] == ("failed", "timed out: still running after 4 s (--step-timeout); the launcher and every "
+                                  "rank were stopped")
+    assert store_rows(store_url, "select status from runs") == [("failed",)]
+    left = [cmd for _, cmd in process_guard.tagged(os.environ[process_guard.VAR]) if "null" in cmd]
+    assert left == [], left
+
+
 def test_help_is_instant_and_imports_nothing_heavy():
     code = ("import sys; from clusterbench import cli; "
             "heavy = [m for m in ('rich', 'numpy', 'sqlalchemy', 'scipy', 'matplotlib') if m in sys.modules]; "
