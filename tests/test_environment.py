@@ -590,3 +590,34 @@ def test_the_granted_gpus_are_part_of_the_environment():
     assert gpu.grant_keys({"SGE_HGR_gpu": "2 3"}) == {"gpu.granted": "2 3", "gpu.granted_source": "SGE_HGR_gpu"}
     assert gpu.grant_keys({"SGE_HGR_gpu": "two"})["gpu.granted_error"].startswith("SGE_HGR_gpu='two' is not a list")
     assert gpu.grant_keys({})["gpu.granted_error"].startswith("no grant in the environment")
+
+
+@pytest.mark.timeout(60)
+def test_a_node_whose_tcp_stack_missed_the_tuning_differs_in_those_keys_alone(tmp_path):
+    """#40's mis-tuned node, in a network namespace of its own (a test host is one):
+    its snapshot differs from a healthy one in the sysctl.net.* keys it changed."""
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a network namespace")
+    code = ("import json, sys; from clusterbench import environment; "
+            "e = environment.collect(run_commands=False); "
+            "print(json.dumps({k: v for k, v in e.items() if k.startswith('sysctl.')}))")
+    mistune = ("echo '4096 8192 16384' > /proc/sys/net/ipv4/tcp_rmem; "
+               "echo '4096 8192 16384' > /proc/sys/net/ipv4/tcp_wmem; "
+               "echo reno > /proc/sys/net/ipv4/tcp_congestion_control; ")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    snaps = []
+    for prep in ("", mistune):
+        p = subprocess.run(["unshare", "--net", "sh", "-c", f'{prep}exec "$0" -c "$1"', sys.executable, code],
+                           capture_output=True, text=True, timeout=50, env=env)
+        assert p.returncode == 0, p.stderr
+        snaps.append(json.loads(p.stdout))
+    healthy, tuned_wrong = snaps
+    differ = {k for k in healthy if healthy[k] != tuned_wrong.get(k)}
+    assert differ == {"sysctl.net.ipv4.tcp_rmem", "sysctl.net.ipv4.tcp_wmem",
+                      "sysctl.net.ipv4.tcp_congestion_control"}, (healthy, tuned_wrong)
+    assert tuned_wrong["sysctl.net.ipv4.tcp_rmem"] == "4096 8192 16384"
+    assert tuned_wrong["sysctl.net.ipv4.tcp_congestion_control"] == "reno"
