@@ -142,6 +142,10 @@ def pytest_configure(config):
     # cbk's bound on MPI_Finalize (kernels/core/finalize.c): the default 20 s
     # is for large jobs; the test jobs have at most a few ranks
     os.environ.setdefault("CBK_FINALIZE_TIMEOUT_S", "5")
+    swept = process_guard.sweep_dead_sessions()
+    if swept:
+        print(f"conftest: killed {len(swept)} process(es) left by a suite that was killed: "
+              + "; ".join(f"{pid} {cmd[:80]}" for pid, cmd in swept))
     # the per-boot command cache (environment/command_cache.py) of the tests and of every
     # clusterbench they start: in a folder of their own, not the user's ~/.cache
     import tempfile

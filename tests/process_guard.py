@@ -25,10 +25,9 @@ def test_tag(index: int) -> str:
     return f"{SESSION}:{index}"
 
 
-def tagged(prefix: str) -> list[tuple[int, str]]:
-    """(pid, command line) of every process whose environment holds a tag
-    starting with prefix (this process excepted)."""
-    needle = f"{VAR}={prefix}".encode()
+def _tags() -> list[tuple[int, str, str]]:
+    """(pid, tag, command line) of every process with a tag (this one excepted)."""
+    needle = f"{VAR}=".encode()
     out = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -36,15 +35,45 @@ def tagged(prefix: str) -> list[tuple[int, str]]:
         try:
             with open(f"/proc/{entry.name}/environ", "rb") as f:
                 env = f.read()
-            if not any(item.startswith(needle) for item in env.split(b"\0")):
+            tag = next((item[len(needle):] for item in env.split(b"\0") if item.startswith(needle)), None)
+            if tag is None:
                 continue
             with open(f"/proc/{entry.name}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:   # gone meanwhile, or a kernel thread
             continue
         if cmd:   # a zombie has none: its parent reaps it
-            out.append((int(entry.name), cmd))
+            out.append((int(entry.name), tag.decode(errors="replace"), cmd))
     return out
+
+
+def tagged(prefix: str) -> list[tuple[int, str]]:
+    """(pid, command line) of every process whose tag starts with prefix."""
+    return [(pid, cmd) for pid, tag, cmd in _tags() if tag.startswith(prefix)]
+
+
+def _session_alive(session: str) -> bool:
+    """Whether the pytest that owns the tag <pid>-<id> still runs."""
+    pid = session.split("-", 1)[0]
+    try:
+        with open(f"/proc/{pid}/environ", "rb"):
+            pass
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"pytest" in f.read()
+    except (OSError, ValueError):
+        return False
+
+
+def sweep_dead_sessions() -> list[tuple[int, str]]:
+    """Kills what a suite killed with -9 left running (its pytest is gone,
+    its tagged processes are not), so it is not in this run's way; another
+    suite that still runs is left alone. Returns what was killed."""
+    from clusterbench.launch.processes import stop_tree
+
+    dead = [(pid, cmd) for pid, tag, cmd in _tags() if not _session_alive(tag.split(":", 1)[0])]
+    for pid, _ in dead:
+        stop_tree(pid, grace_s=2.0)
+    return dead
 
 
 def left_behind(prefix: str, wait_s: float = 10.0) -> list[tuple[int, str]]:

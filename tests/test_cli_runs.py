@@ -229,3 +229,22 @@ def test_suite_run_ends_with_an_html_report(cli, tmp_path):
     assert f"report: {out}" in r.stdout
     text = out.read_text()
     assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "MiB/s" in text and "interval of the median" in text
+
+
+@pytest.mark.timeout(60)
+def test_what_a_killed_suite_left_running_is_swept_and_a_live_suites_is_not(tmp_path):
+    """A suite killed with -9 leaves tagged processes whose pytest is gone: the next
+    suite kills them at its start; a suite that still runs keeps its own (#33)."""
+    import process_guard
+
+    gone = subprocess.Popen(["sleep", "300"], env={**os.environ, process_guard.VAR: "999999999-dead:1"})
+    alive = subprocess.Popen(["sleep", "300"], env={**os.environ, process_guard.VAR: f"{process_guard.SESSION}:x"})
+    try:
+        swept = process_guard.sweep_dead_sessions()
+        assert gone.wait(timeout=10) is not None
+        assert [pid for pid, _ in swept] == [gone.pid]
+        assert alive.poll() is None
+    finally:
+        for p in (gone, alive):
+            p.kill()
+            p.wait()
