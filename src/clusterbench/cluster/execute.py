@@ -72,7 +72,9 @@ def grid_engine_hosts() -> list[str]:
     pe_hostfile = os.environ.get("PE_HOSTFILE")
     if not os.environ.get("JOB_ID") or not pe_hostfile or not os.path.isfile(pe_hostfile):
         return []
-    return hostfile_hosts(pe_hostfile)
+    from clusterbench.launch.hostfile import grid_engine_hosts as pe_hosts
+
+    return pe_hosts(pe_hostfile)
 
 
 def find_hosts(hostfile: str | None) -> tuple[list[str], str | None, str]:

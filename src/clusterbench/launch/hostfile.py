@@ -90,3 +90,12 @@ def hosts_argument(path: str, own_form: str) -> str | None:
 def hosts_of(path: str) -> list[str]:
     """The host names of a host file, each once, in order."""
     return read(path).hosts
+
+
+def grid_engine_hosts(path: str) -> list[str]:
+    """The hosts of Grid Engine's $PE_HOSTFILE ("host slots queue processors"
+    a line), each once: written by Grid Engine for mpiexec's own tight
+    integration, not a host file a user gives."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        hosts = [line.split()[0] for line in f if line.split()]
+    return list(dict.fromkeys(hosts))
