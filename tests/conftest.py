@@ -141,7 +141,7 @@ def pytest_configure(config):
     os.environ.setdefault("CLUSTERBENCH_STEP_TIMEOUT", "150")
     # cbk's bound on MPI_Finalize (kernels/core/finalize.c): the default 20 s
     # is for large jobs; the test jobs have at most a few ranks
-    os.environ.setdefault("CBK_FINALIZE_TIMEOUT_S", "5")
+    os.environ.setdefault("CBK_FINALIZE_TIMEOUT_S", "10")
     swept = process_guard.sweep_dead_sessions()
     if swept:
         print(f"conftest: killed {len(swept)} process(es) left by a suite that was killed: "

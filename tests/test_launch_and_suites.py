@@ -224,3 +224,25 @@ def test_open_mpi_runs_ranks_from_a_host_file_in_mpich_form(tmp_path):
                        env=env)
     assert r.returncode == 0, r.stderr
     assert "stored as run 1" in r.stdout
+
+
+# what a 4-rank cbk null under Debian's MPICH 4.0.2 printed on two test hosts when
+# UCX stalled MPI_Finalize and cbk's watchdog ended three ranks (#33, 2026-11-28)
+STALLED_FINALIZE = """cbk: rank 0: MPI_Finalize did not return within 5 s (CBK_FINALIZE_TIMEOUT_S); the results were already written, ending with status 0
+cbk: rank 2: MPI_Finalize did not return within 5 s (CBK_FINALIZE_TIMEOUT_S); the results were already written, ending with status 0
+cbk: rank 1: MPI_Finalize did not return within 5 s (CBK_FINALIZE_TIMEOUT_S); the results were already written, ending with status 0
+[proxy:0:0@h01] HYDU_sock_write (utils/sock/sock.c:254): write error (Broken pipe)
+[mpiexec@vm] HYD_pmci_wait_for_completion (pm/pmiserv/pmiserv_pmci.c:160): error waiting for event
+[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error waiting for completion
+"""
+
+
+def test_a_finalize_stall_after_a_whole_measurement_is_said_not_failed():
+    from clusterbench.launch.messages import finalize_stall
+
+    assert finalize_stall(STALLED_FINALIZE) == (
+        "MPI_Finalize did not return within 5 s on rank(s) 0, 1, 2; cbk ended them after their records were "
+        "written (CBK_FINALIZE_TIMEOUT_S; docs/testbed.md)")
+    # a kernel's own failure is never excused by it
+    assert finalize_stall('{"schema":1,"type":"error","message":"mpi: peer lost"}\n' + STALLED_FINALIZE) is None
+    assert finalize_stall("[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error\n") is None

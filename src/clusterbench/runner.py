@@ -24,7 +24,7 @@ from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed
 from clusterbench.launch import Job, choose
-from clusterbench.launch.messages import failure_line
+from clusterbench.launch.messages import failure_line, finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, Deadline, stop_tree
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
@@ -189,7 +189,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
                                ranks_per_node=step.ranks_per_node)
     progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
     figures: dict[SampleKey, list[float]] = {}
-    done, build, started = 0, None, time.monotonic()
+    done, build, started, stalled = 0, None, time.monotonic(), None
     stop_reason = f"fixed: {step.repeat} repetitions"
     while True:
         batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
@@ -200,6 +200,12 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures,
                                       run_id)
         build = b or build
+        if b is not None and finalize_stall(stderr):
+            # the measurement is whole (cbk's run record came last); only the
+            # MPI library's shutdown stalled, and the launcher may say it failed
+            stalled = finalize_stall(stderr)
+            status = 0
+            progress.note(f"{step.title()}: {stalled}")
         if status == 0 and b and b.ranks != step.ranks:
             # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
             status, stderr = 1, (f"the launcher started cbk as {b.ranks} rank(s), not {step.ranks}: "
@@ -211,7 +217,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         if stop_reason:
             break
     if status == 0:
-        store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason)
+        store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason, message=stalled)
         progress.end_step()
         return "ok"
     msg = failure_line(stderr, status)

@@ -27,7 +27,7 @@ from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PR
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
-from clusterbench.launch.messages import failure_line
+from clusterbench.launch.messages import failure_line, finalize_stall
 from clusterbench.launch.processes import Deadline
 from clusterbench.plan import Step, expand
 from clusterbench.progress import Progress
@@ -226,6 +226,8 @@ def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> 
     status = launch.proc.returncode
     if launch.deadline and launch.deadline.expired:
         status = 1
+    elif build is not None and finalize_stall(launch.err):
+        status = 0   # every record arrived; only MPI_Finalize stalled (launch/messages.py)
     if status == 0:
         return True, build, ""
     return False, build, failure_line(launch.err, status)

@@ -1,6 +1,8 @@
 """What a failed launch said, as the one line a step stores and shows."""
 from __future__ import annotations
 
+import re
+
 from clusterbench.records import error_message
 
 # Longer than any sentence a launcher prints for one failure; a runaway
@@ -35,3 +37,20 @@ def failure_line(stderr: str, status: int) -> str:
             return " ".join(block)[:MESSAGE_MAX_CHARS]
     words = [line for line in lines if line and not _is_rule(line)]
     return words[-1][:MESSAGE_MAX_CHARS] if words else f"exit status {status}"
+
+
+# cbk's watchdog line (kernels/core/finalize.c)
+_FINALIZE_STALL = re.compile(r"^cbk: rank (\d+): MPI_Finalize did not return within ([\d.e+]+) s", re.M)
+
+
+def finalize_stall(stderr: str) -> str | None:
+    """When cbk's watchdog ended ranks stuck in MPI_Finalize (after every
+    record was written), what to say about it; None when it did not. The
+    launcher may then fail (Hydra: "process manager error waiting for
+    completion"), though the measurement is whole."""
+    found = _FINALIZE_STALL.findall(stderr)
+    if not found or error_message(stderr):
+        return None
+    ranks = sorted({int(r) for r, _ in found})
+    return (f"MPI_Finalize did not return within {found[0][1]} s on rank(s) {', '.join(map(str, ranks))}; "
+            f"cbk ended them after their records were written (CBK_FINALIZE_TIMEOUT_S; docs/testbed.md)")

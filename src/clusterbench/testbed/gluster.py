@@ -25,6 +25,7 @@ works after a crash at any point.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -269,7 +270,21 @@ def down(state_dir: Path) -> list[str]:
             if f"process {pid}" not in removed:
                 removed.append(f"process {pid}")
         time.sleep(0.05)
+    for _ in range(50):
+        if not r.is_dir():
+            break
+        try:
+            shutil.rmtree(r)
+            removed.append(f"tree {r}")
+            break
+        except OSError:
+            # a process still starting when the loop above looked (an `up`
+            # killed halfway: its glusterd exec'd a moment later) wrote into
+            # the tree while it was removed: end it too, then try again
+            for pid in _our_pids(r):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
     if r.is_dir():
-        shutil.rmtree(r)
-        removed.append(f"tree {r}")
+        raise TestBedError(f"{r}: could not remove it; a process still writes there (look with fuser -v {r})")
     return removed
