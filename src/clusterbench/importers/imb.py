@@ -48,9 +48,12 @@ def parse(text: str) -> list[ImportedRun]:
     if all(system):
         run.facts["import.system"] = " ".join(m.group(1) for m in system)
     sections = list(SECTION.finditer(text))
+    line, counted = 1, 0   # the file's line at offset `counted`, counted on as the sections go
     for i, s in enumerate(sections):
+        line += text.count("\n", counted, s.end())
+        counted = s.end()
         body = text[s.end(): sections[i + 1].start() if i + 1 < len(sections) else len(text)]
-        step = _section(s.group(1), int(s.group(2)), body)
+        step = _section(s.group(1), int(s.group(2)), body, line)
         if step.samples:
             run.steps.append(step)
     if not run.steps:
@@ -58,13 +61,14 @@ def parse(text: str) -> list[ImportedRun]:
     return [run]
 
 
-def _section(name: str, ranks: int, body: str) -> ImportedStep:
+def _section(name: str, ranks: int, body: str, first_line: int) -> ImportedStep:
+    """`first_line`: the file's line the body starts on (the process count's)."""
     op = MPI_OPS.get(name)
     step = ImportedStep(f"IMB {name} np {ranks}", "mpi" if op else "imb",
                         ({"op": op} | ({"sync": "none"} if op != "pingpong" else {})) if op else {"benchmark": name},
                         ranks)
     columns: list[str] = []
-    for line in body.splitlines():
+    for n, line in enumerate(body.split("\n")):
         s = line.strip()
         if s.startswith("#bytes") or s.startswith("#repetitions"):
             columns = s.split()
@@ -87,7 +91,7 @@ def _section(name: str, ranks: int, body: str) -> ImportedStep:
         row.pop("message_bytes", None)
         step.samples.append(measurement(op or name.lower(), "n/a", t, "us",
                                         sweep=("size_bytes", size) if size is not None else None,
-                                        qualifiers={"algorithm": "library"}, seconds=t / 1e6,
+                                        qualifiers={"algorithm": "library"}, seconds=t / 1e6, line=first_line + n,
                                         iterations=int(row.pop("repetitions")) if "repetitions" in row else None,
                                         **row))
     return step

@@ -17,6 +17,9 @@ import re
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
 GBIT = 1e9
+# where each checked figure of a sample is in the document, for the plausibility gate's message
+MEMBERS = {"value": "bits_per_second", "seconds": "seconds", "bytes": "bytes", "sender_gbit_per_s": "bits_per_second",
+           "retransmits": "retransmits", "jitter_ms": "jitter_ms", "lost_packets": "lost_packets"}
 
 
 def detect(text: str) -> bool:
@@ -124,7 +127,7 @@ def _tcp(phase: str, end: dict, sent_key: str, received_key: str, reverse_half: 
         s = _dict(iv, "sum_bidir_reverse" if reverse_half else "sum")
         if _num(s.get("bits_per_second")):
             rates.append(s["bits_per_second"] / GBIT)
-    return measurement(phase, "n/a", received["bits_per_second"] / GBIT, "Gbit/s",
+    return measurement(phase, "n/a", received["bits_per_second"] / GBIT, "Gbit/s", member=MEMBERS,
                        qualifiers={"rate_basis": "receiver"}, bytes=received.get("bytes"),
                        seconds=received.get("seconds"),
                        sender_gbit_per_s=sent["bits_per_second"] / GBIT if _num(sent.get("bits_per_second")) else None,
@@ -136,6 +139,6 @@ def _udp(end: dict):
     s = _dict(end, "sum_received") or _dict(end, "sum")
     if not _num(s.get("bits_per_second")):
         return None
-    return measurement("udp", "n/a", s["bits_per_second"] / GBIT, "Gbit/s", bytes=s.get("bytes"),
+    return measurement("udp", "n/a", s["bits_per_second"] / GBIT, "Gbit/s", member=MEMBERS, bytes=s.get("bytes"),
                        seconds=s.get("seconds"), jitter_ms=s.get("jitter_ms"), lost_packets=s.get("lost_packets"),
                        packets=s.get("packets"), lost_percent=s.get("lost_percent"))
