@@ -18,7 +18,8 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
-BANNER = re.compile(r"^#\s+Intel\(R\) MPI Benchmarks (\d{4}(?:\.\d+)*(?: Update \d+)?)(?:, (.+?))?\s*$", re.M)
+# 2017 and 2018 print "Intel (R)" and 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
+BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d{4}(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
 SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# #processes = (\d+)", re.M)
 MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce", "Alltoall": "alltoall",
            "Allgather": "allgather", "Bcast": "bcast", "Barrier": "barrier"}
@@ -36,7 +37,7 @@ def parse(text: str) -> list[ImportedRun]:
     if not banner:
         raise Unreadable("no IMB banner (\"Intel(R) MPI Benchmarks YYYY, MPI-1 part\")")
     calling = re.search(r"^# Calling sequence was:\s*\n(?:#\s*\n)*#\s*(\S.*?)\s*$", text, re.M)
-    run = ImportedRun("IMB", banner.group(1).replace(" Update ", "u"), "text",
+    run = ImportedRun("IMB", re.sub(r" [Uu]pdate ", "u", banner.group(1)), "text",
                       calling.group(1) if calling else None)
     date = re.search(r"^# Date\s*: (.+?)\s*$", text, re.M)
     if date:

@@ -1,4 +1,4 @@
-"""iperf3 -J output (3.0-3.17): a TCP test becomes a tcp step (streams,
+"""iperf3 -J output (3.0-3.17), and its plain text (iperf3_text): a TCP test becomes a tcp step (streams,
 duration, message size, direction in the tcp kernel's names) whose samples
 are the tcp kernel's: phase `send` (client to server) or `receive` (server
 to client: -R, and the reverse half of --bidir), rate in Gbit/s as the
@@ -14,7 +14,7 @@ import datetime as dt
 import json
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, iperf3_text, measurement
 
 GBIT = 1e9
 # where each checked figure of a sample is in the document, for the plausibility gate's message
@@ -24,6 +24,10 @@ MEMBERS = {"value": "bits_per_second", "seconds": "seconds", "bytes": "bytes", "
 
 def detect(text: str) -> bool:
     head = text[:4096]
+    return _is_json(head, text) or iperf3_text.detect(text)
+
+
+def _is_json(head: str, text: str) -> bool:
     return head.lstrip().startswith("{") and '"start"' in head and bool(
         re.search(r'"(version|system_info|connecting_to|test_start)"\s*:', head)) and "iperf" in text[:8192]
 
@@ -45,6 +49,8 @@ def _size_text(n: int) -> str:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    if not text.lstrip().startswith("{"):
+        return iperf3_text.parse(text)   # plain text (without -J)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
