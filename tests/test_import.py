@@ -285,15 +285,15 @@ def test_a_failure_while_storing_leaves_no_partial_run(tmp_path, monkeypatch):
     from clusterbench.store import queries
 
     inserted = []
-    real_insert = queries.samples.insert
+    real_insert = queries._insert_samples
 
-    def failing_insert():
+    def failing_insert(c, step_id, batch):
         inserted.append(1)
         if len(inserted) == 5:   # one insert per step's batch: the fifth step fails
             raise OSError("disk full")
-        return real_insert()
+        return real_insert(c, step_id, batch)
 
-    monkeypatch.setattr(queries.samples, "insert", failing_insert)
+    monkeypatch.setattr(queries, "_insert_samples", failing_insert)
     with pytest.raises(OSError):
         store_run(store, run, path, Overrides())
     with store.engine.connect() as c:

@@ -48,7 +48,8 @@ def refused(cli, store_url, path: str) -> str:
 @pytest.mark.parametrize("fixture, line_no, old, new, says", [
     # the four figures of issues #36 and #37, each in a real file of its tool
     ("osu-5.3-bw.txt", 13, "38.68", "-500.00", r"line 13: bw 1 KiB -500 MB/s is negative"),
-    ("fio-3.33-randread.json", 29, "33516.483516", "-1000.000000", r"line 29 \(\"iops\"\): randread -1,000 IOPS is neg"),
+    ("fio-3.33-randread.json", 29, "33516.483516", "-1000.000000",
+     r"line 29 \(\"iops\"\): randread -1,000 IOPS is negative"),
     ("iperf3-3.12-tcp.json", 108, "10479779010.584597", "-10000000000.0", r"line 108 \(\"bits_per_second\"\): "
                                                                             r"send -10 Gbit/s is negative"),
     ("ior-4.0.0-posix-fpp.txt", 32, "840.06 ", "-12345 ", r"line 32: write -12,345 MiB/s is negative"),

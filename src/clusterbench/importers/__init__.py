@@ -131,7 +131,8 @@ SOURCE_LINE, SOURCE_MEMBER = "_source_line", "_source_member"
 
 # Fields of a record that Sample.from_record derives more than a copy from;
 # a record holding one takes the slow path.
-_DERIVED_ELSEWHERE = frozenset(("cold_achieved", "link_gbit_per_s", "warnings", "smt_siblings_busy", "dir", "file_bytes"))
+_DERIVED_ELSEWHERE = frozenset(("cold_achieved", "link_gbit_per_s", "warnings", "smt_siblings_busy", "dir",
+                                "file_bytes"))
 _prototypes: dict[tuple, Sample] = {}
 
 

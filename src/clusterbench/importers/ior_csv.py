@@ -49,7 +49,8 @@ def parse(text: str) -> list[ImportedRun]:
     if not rows:
         raise Unreadable("no write or read row under the CSV heading")
     tasks = count(rows[0][1].get("numTasks")) or 1
-    described = {"blocksize": _kib_text(rows[0][1].get("block(KiB)")), "xfersize": _kib_text(rows[0][1].get("xfer(KiB)"))}
+    first_row = rows[0][1]
+    described = {"blocksize": _kib_text(first_row.get("block(KiB)")), "xfersize": _kib_text(first_row.get("xfer(KiB)"))}
     step, write_mode, read_mode = step_for(run.command, 0, tasks, None, described, run.notes)
     for n, row in rows:
         bw = number(row.get("bw(MiB/s)"))
