@@ -53,6 +53,10 @@ def refused(cli, store_url, path: str) -> str:
     ("iperf3-3.12-tcp.json", 108, "10479779010.584597", "-10000000000.0", r"line 108 \(\"bits_per_second\"\): "
                                                                             r"send -10 Gbit/s is negative"),
     ("ior-4.0.0-posix-fpp.txt", 32, "840.06 ", "-12345 ", r"line 32: write -12,345 MiB/s is negative"),
+    # a negative figure kept in the record: iperf3's sender rate, one interval's rate
+    ("iperf3-3.12-tcp.json", 99, "10482951320.811455", "-5000000000.0", r"line 99 .*sender_gbit_per_s -5 is negative"),
+    ("iperf3-3.12-tcp.json", 61, "10482951280.434689", "-5000000000.0",
+     r"line 61 .*interval_gbit_per_s holds -5, negative"),
     # data moved in no time
     ("iperf3-3.12-tcp.json", 106, "1.004573", "0", r"line 106 \(\"seconds\"\): send .* in 0 seconds"),
     ("ior-4.0.0-posix-fpp.txt", 33, "0.000479", "0.000000", r"line 33: read 16,702 MiB/s in 0 seconds"),

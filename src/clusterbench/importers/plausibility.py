@@ -68,8 +68,13 @@ def _figure(s, ranks: int) -> tuple[str, str] | None:
     if v is not None and v < 0:
         return "value", f"{_what(s)} is negative: no tool prints a negative {_kind(unit)}"
     for key, x in s.record.items():
-        if type(x) in _NUMBERS and x < 0 and _never_negative(key):
-            return key, f"{s.label}: {key} {_fmt(x)} is negative: no tool prints that"
+        if type(x) in _NUMBERS:
+            if x < 0 and _never_negative(key):
+                return key, f"{s.label}: {key} {_fmt(x)} is negative: no tool prints that"
+        elif type(x) is list and _never_negative(key):   # iperf3's per-interval rates
+            low = min((v for v in x if type(v) in _NUMBERS), default=0)
+            if low < 0:
+                return key, f"{s.label}: {key} holds {_fmt(low)}, negative: no tool prints that"
     moved = (s.bytes or 0) > 0 or (v is not None and v > 0 and unit in MOVES_DATA)
     if s.seconds is not None and s.seconds == 0 and moved:
         return "seconds", f"{_what(s)} in 0 seconds: data moved in no time"
