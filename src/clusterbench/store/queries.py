@@ -57,7 +57,7 @@ def _insert_samples(c: sa.Connection, step_id: int, batch: list) -> None:
         c.exec_driver_sql(f"INSERT INTO samples ({', '.join(SAMPLE_COLUMNS)}) "
                           f"VALUES ({', '.join('?' * len(SAMPLE_COLUMNS))})",
                           [(step_id, s.repetition, s.phase, s.condition, s.value, s.unit, s.seconds, s.bytes, s.ops,
-                            dumps(list(s.warnings)), dumps(s.record)) for s in batch])
+                            dumps(list(s.warnings)) if s.warnings else "[]", dumps(s.record)) for s in batch])
         return
     c.execute(samples.insert(), [dict(step_id=step_id, repetition=s.repetition, phase=s.phase, mode=s.condition,
                                       value=s.value, unit=s.unit, seconds=s.seconds, bytes=s.bytes, ops=s.ops,
