@@ -29,7 +29,8 @@ COLUMNS = {"#bytes": "message_bytes", "#repetitions": "repetitions", "t[usec]": 
 
 
 def detect(text: str) -> bool:
-    return bool(BANNER.search(text[:4096]))
+    # 64 KiB: a log may hold the job script's echo, module loads and shell prompts before IMB's banner
+    return bool(BANNER.search(text[:65536]))
 
 
 def parse(text: str) -> list[ImportedRun]:

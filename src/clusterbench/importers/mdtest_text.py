@@ -35,7 +35,8 @@ PHASES = {"Directory creation": "dir-create", "Directory stat": "dir-stat", "Dir
 
 
 def detect(text: str) -> bool:
-    return bool(LAUNCHED.search(text[:8192]))
+    # 64 KiB: a log may hold the job script's echo, module loads and shell prompts before mdtest's own lines
+    return bool(LAUNCHED.search(text[:65536]))
 
 
 def _date(m) -> dt.datetime | None:
