@@ -64,6 +64,8 @@ def refused(cli, store_url, path: str) -> str:
     ("osu-7.4-bw.txt", 20, None, None, r"line 20: bw .* beyond any link or memory ever built"),
     ("iperf3-3.12-tcp.json", 108, "10479779010.584597", "99000000000000", r"line 108 .* beyond any link ever built"),
     ("fio-3.33-randread.json", 29, "33516.483516", "5000000000.0", r"line 29 .* beyond any system"),
+    ("iperf3-3.12-tcp.txt", 9, "11.0 Gbits", "11.0 Tbits", r"line 9: send 11,000 Gbit/s is beyond any link ever built"),
+    ("imb-2017u2-mpi1.txt", 61, " 2.28", "-2.28", r"line 61: pingpong 4 KiB -2.28 us is negative"),
     # OSU prints sizes 1, 2, 4, ...
     ("osu-5.3-bw.txt", 13, "1024  ", "1000  ", r"line 13: OSU size 1000 bytes is not a power of two"),
 ])

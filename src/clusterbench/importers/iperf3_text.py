@@ -30,6 +30,7 @@ VERSION = re.compile(r"^iperf (3\.\d+(?:\.\d+)?)\b", re.M)
 UNAME = re.compile(r"^(Linux|Darwin|FreeBSD|SunOS|CYGWIN\S*) (\S+) .*$", re.M)
 STARTING = re.compile(r"^Starting Test: protocol: (\w+), (\d+) streams, (\d+) byte blocks, omitting \d+ seconds, "
                       r"(\d+) second test", re.M)
+DONE = re.compile(r"^iperf Done\.\s*$", re.M)
 TIME = re.compile(r"^Time: (\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d) GMT", re.M)
 
 
@@ -40,17 +41,22 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    starts = list(CONNECTING.finditer(text))
+    starts = [c.start() for c in CONNECTING.finditer(text)]
     if not starts:
         raise Unreadable("no \"Connecting to host\" line")
-    version = VERSION.search(text)
+    # a run's lines: from the end of the previous run ("iperf Done.", else its start) to its own end;
+    # -V prints the version, uname and time above "Connecting", so they fall in the run they belong to
+    ends = [m.end() for m in DONE.finditer(text)]
     runs = []
-    for i, c in enumerate(starts):
-        # -V prints the version, uname and time above "Connecting": they belong to the first run
-        block_start = 0 if i == 0 else c.start()
-        block = text[block_start: starts[i + 1].start() if i + 1 < len(starts) else len(text)]
-        first_line = text.count("\n", 0, block_start) + 1
-        run = _run(block, first_line, c.group(1), version.group(1) if version else None)
+    previous_end = 0
+    for i, start in enumerate(starts):
+        begin = max([e for e in ends if e <= start] + [previous_end])
+        stop = min([e for e in ends if e > start] + [starts[i + 1] if i + 1 < len(starts) else len(text)])
+        previous_end = stop
+        block = text[begin:stop]
+        version = VERSION.search(block)
+        run = _run(block, text.count("\n", 0, begin) + 1, CONNECTING.search(block).group(1),
+                   version.group(1) if version else None)
         if run is not None:
             runs.append(run)
     if not runs:
@@ -66,8 +72,11 @@ def _run(block: str, first_line: int, server: str, version: str | None) -> Impor
         run.facts["import.system_info"] = uname.group(0).strip()
     run.facts["import.server"] = server
     when = TIME.search(block)
-    if when:
-        run.started = dt.datetime.strptime(when.group(1), "%a, %d %b %Y %H:%M:%S").replace(tzinfo=dt.timezone.utc)
+    try:
+        run.started = dt.datetime.strptime(when.group(1), "%a, %d %b %Y %H:%M:%S").replace(
+            tzinfo=dt.timezone.utc) if when else None
+    except ValueError:
+        run.notes.append(f"the time '{when.group(1)}' is not iperf3's format: not taken")
     rule = block.find("- - - - -")
     lines = block.split("\n")
     ends: list[tuple[int, re.Match]] = []
