@@ -321,7 +321,7 @@ def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_
     junk.write_text("meeting notes\n")
     bad = cli("import", str(FIXTURES / "iperf3-3.12-tcp.json"), str(junk))
     assert bad.status == 2 and bad.stderr.strip().count("\n") == 0
-    assert "not any known format (formats: ior-json, fio, iperf3, ior, ior-csv, mdtest, osu, imb)" in bad.stderr
+    assert "not any known format (formats: ior-json, fio, iperf3, ior-csv, ior, mdtest, osu, imb)" in bad.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(2,)]   # the good file was not stored either
     dry = cli("import", "--dry-run", str(FIXTURES / "ior-4.0.0-shared.json"))
     assert dry.status == 0 and "would store" in dry.stdout and "write [cached] 2124.9086 MiB/s" in dry.stdout
@@ -360,7 +360,7 @@ def test_mdtest_1_9_summary_header_without_rate():
                                                          "tree-create", "tree-remove"}
 
 
-def test_ior_csv_rows_become_samples():
+def test_ior_csv_rows_become_samples(tmp_path):
     run = one("ior-csv-hermes-checkpoint.csv")
     assert (run.tool, run.form, run.version) == ("IOR", "CSV", None)
     (st,) = run.steps
@@ -368,6 +368,13 @@ def test_ior_csv_rows_become_samples():
     assert [(s.phase, s.value, s.seconds) for s in st.samples] == [("write", 30.312, 202.6921),
                                                                    ("read", 2012.0224, 3.0536)]
     assert st.samples[1].record["iops"] == 2026.8185 and st.samples[1].record["latency_s"] == 0.0158
+    # IOR writing its CSV to stdout, after its text banner: the banner's version and command line are taken
+    head = (FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text().split("\n")[:3]
+    both = tmp_path / "ior.out"
+    both.write_text("\n".join(head) + "\n" + (FIXTURES / "ior-csv-hermes-checkpoint.csv").read_text())
+    run = one_file(both)
+    assert (run.version, run.form, run.steps[0].kernel, run.steps[0].samples[0].condition) == ("4.0.0", "CSV", "pario",
+                                                                                               "fsync")
 
 
 def test_iperf3_text_gives_what_its_json_gives():

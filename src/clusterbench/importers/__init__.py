@@ -29,8 +29,9 @@ _IMPORTERS = {
     "ior-json": ("clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
     "fio": ("clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
     "iperf3": ("clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17) or its plain text output"),
-    "ior": ("clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
+    # before "ior": IOR writing CSV to stdout may print its text banner too
     "ior-csv": ("clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, 3.3-4.0)"),
+    "ior": ("clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
     "mdtest": ("clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
     "osu": ("clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
     "imb": ("clusterbench.importers.imb", "Intel MPI Benchmarks 2017-2021 text"),

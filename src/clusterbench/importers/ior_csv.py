@@ -33,7 +33,7 @@ def parse(text: str) -> list[ImportedRun]:
     if not heading:
         raise Unreadable("no CSV heading (\"access,bw(MiB/s),...\")")
     banner = BANNER.search(text)
-    command = re.search(r"^Command line used: (.+)$", text, re.M)
+    command = re.search(r"^Command line(?: used)?\s*: (.+)$", text, re.M)   # 3.x "used:", 4.0 aligned
     run = ImportedRun("IOR", banner.group(1) if banner else None, "CSV", command.group(1).strip() if command else None)
     began = re.search(r"^Began\s*: (.+)$", text, re.M)
     run.started = _date(began.group(1)) if began else None
