@@ -12,9 +12,10 @@ What no tool prints (docs/import.md, "Figures no tool prints"):
 - an OSU message size that is not a power of two: OSU doubles the size from
   1 (or from the -m minimum, which the table's first row then shows).
 
-Each check reads the sample (its unit, value, seconds, bytes) and the
-step's rank count, never the format's own names, so a new importer is
-covered by registering it.
+Each check reads the sample (its unit, value, seconds, bytes, record) and
+the step's rank count, not the format's own names, so a new importer is
+covered by building its samples with importers.measurement; the one rule
+about a tool is OSU's size series, which only OSU promises.
 """
 from __future__ import annotations
 
