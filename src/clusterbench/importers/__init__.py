@@ -156,17 +156,22 @@ def _sample_of(rec: dict, shape: tuple) -> Sample:
     get = rec.get
     rate, decimal, bw = get("rate"), get("rate_decimal"), get("bandwidth_mb_s")
     t_min, t_avg, t_max = get("t_min_us"), get("t_avg_us"), get("t_max_us")
+    d = proto.__dict__.copy()
+    d["value"] = float(rate) if type(rate) in _NUMBERS else None
+    d["repetition"] = int(get("repetition", 0))
+    d["sweep_value"] = get(sweep_key) if sweep_key else None
+    if type(decimal) in _NUMBERS:
+        d["decimal"], d["decimal_unit"] = float(decimal), get("rate_decimal_unit")
+    else:
+        d["decimal"] = d["decimal_unit"] = None
+    d["seconds"], d["bytes"], d["ops"] = get("seconds"), get("bytes"), get("ops")
+    d["data_bytes"] = d["bytes"]
+    d["rank_us"] = (float(t_min), float(t_avg), float(t_max)) if type(t_min) in _NUMBERS \
+        and type(t_avg) in _NUMBERS and type(t_max) in _NUMBERS else None
+    d["bandwidth_mb_s"] = float(bw) if type(bw) in _NUMBERS else None
+    d["warnings"], d["record"] = [], rec
     s = object.__new__(Sample)
-    d = s.__dict__
-    d.update(proto.__dict__)
-    d.update(value=float(rate) if type(rate) in _NUMBERS else None, repetition=int(get("repetition", 0)),
-             sweep_value=get(sweep_key) if sweep_key else None,
-             decimal=float(decimal) if type(decimal) in _NUMBERS else None,
-             decimal_unit=get("rate_decimal_unit") if type(decimal) in _NUMBERS else None,
-             seconds=get("seconds"), bytes=get("bytes"), ops=get("ops"), data_bytes=get("bytes"),
-             rank_us=(float(t_min), float(t_avg), float(t_max)) if type(t_min) in _NUMBERS
-             and type(t_avg) in _NUMBERS and type(t_max) in _NUMBERS else None,
-             bandwidth_mb_s=float(bw) if type(bw) in _NUMBERS else None, warnings=[], record=rec)
+    object.__setattr__(s, "__dict__", d)
     return s
 
 
