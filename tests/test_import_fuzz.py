@@ -20,7 +20,7 @@ from clusterbench.import_runs import Overrides, parse_bytes, parse_file, store_r
 from clusterbench.store import Store
 
 FIXTURES = sorted((REPO / "tests" / "fixtures" / "import").iterdir())
-CASES_PER_FIXTURE = 45   # x 51 fixtures: 2,295 cases
+CASES_PER_FIXTURE = 45   # x 69 fixtures: 3,105 cases
 SEED = 20261123
 
 

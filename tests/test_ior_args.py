@@ -91,7 +91,15 @@ def test_notes_say_what_is_ignored():
 
 
 BAD = [
-    ("ior -a HDF5", ["-a HDF5: pario offers the APIs POSIX, MPIIO"]),
+    ("ior -a HDF5", ["-a HDF5: IOR's HDF5 backend (HDF5 library) is not offered; pario offers the APIs POSIX, MPIIO"]),
+    # IOR's DUMMY backend and its options are IOR's, not unknown ones
+    ("ior -a dummy --dummy.delay-create=1000 --dummy.delay-xfer 50 -b 2m -t 1m",
+     ["-a dummy: IOR's DUMMY backend (no I/O: it only waits, to test IOR itself) is not offered; "
+      "pario offers the APIs POSIX, MPIIO"]),
+    ("ior -a FROB", ["-a FROB: not an IOR backend (IOR 4.0 has POSIX, MPIIO, DUMMY"]),
+    # lines IOR 4.0's ValidateTests rejects
+    ("ior -b 0 -t 1m", ["block size must not be smaller than transfer size"]),
+    ("ior -z -w -r -R -b 2m -t 1m", ["random offset with read check option requires to set the random seed"]),
     ("ior -D 5 -O stoneWallingStatusFile=s,stoneWallingWearOutIterations=9 -M 50% -y -F -T 2 -E",
      ["stoneWallingStatusFile: splitting", "stoneWallingWearOutIterations: a fixed transfer count",
       "-M: the memory hog", "-y: dual mount", "-T: a time limit", "-E: pario always writes fresh files"]),
@@ -116,6 +124,15 @@ BAD = [
     ("mpiexec -n 2 ior -N 3", ["-N 3: give the rank count to the launcher"]),
     ("ior -f /nonexistent/script", ["cannot read the script"]),
 ]
+
+
+def test_dummy_options_alone_are_noted_and_nothing_else_is_said_of_dummy():
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split("ior -a dummy --dummy.delay-create=1000 -b 2m -t 1m"))
+    assert "unknown" not in e.value.message and e.value.message.count("DUMMY") == 1
+    t = translate(shlex.split("ior -a POSIX --dummy.delay-create=1000 -O dummy.delay-xfer=5 -b 2m -t 1m"))
+    assert any(n.startswith("--dummy.delay-create ignored: an option of IOR's DUMMY backend") for n in t.notes)
+    assert translate(shlex.split("ior -z -w -r -R -b 2m -t 1m --random-offset-seed=7")).params["offsets"] == "random"
 
 
 @pytest.mark.timeout(10)

@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, Unreadable
+from clusterbench.importers import ImportedRun, Unreadable, plausibility
 
 # The keys the report's environment block and the usual diffs read: each
 # stored as "<key>_error" = the reason, as the collectors store what they could not read.
 NOT_RECORDED = ("cpu.model", "cpu.governor", "cpu.turbo", "memory.total_bytes", "numa.nodes", "vm.dirty_ratio",
                 "net.interfaces", "gpu.count", "mpi.flavour", "compiler.cc", "cbk.version", "tuned.profile")
-MAX_FILE_BYTES = 256 * 1024 * 1024   # a log larger than this is not one run's output
+# The most `import` reads of one file unless --max-bytes says more: the
+# largest real outputs (IOR -v -v, fio json+ of many jobs, iperf3 -J over
+# hours) are a few MiB; a file bigger than this is a mistake (a core dump,
+# /dev/zero behind a link) more often than a benchmark's output.
+MAX_FILE_BYTES = 16 * 2**20
+CHUNK_BYTES = 1 << 20
 
 
 @dataclass
@@ -34,22 +41,55 @@ class Overrides:
     ranks: int | None = None           # --np: the rank count, where the file does not give it (OSU collectives)
 
 
-def read_bytes(path: str) -> bytes:
-    p = Path(path)
+def read_bytes(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The file's content, read in chunks and never more than `max_bytes`
+    (`--max-bytes`): /dev/zero, a FIFO, a socket or a file still growing
+    cannot hold the import. Only a regular file is read: it is opened
+    without blocking (a FIFO with no writer would block open()) and checked
+    on the descriptor opened, not on the name."""
+    if Path(path).is_dir():
+        raise BadInput(f"{path}: is a directory (give its files: clusterbench import {path}/*)")
     try:
-        if p.is_dir():
-            raise BadInput(f"{path}: is a directory (give its files: clusterbench import {path}/*)")
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise BadInput(f"{path}: {size} bytes, larger than any benchmark output this reads")
-        return p.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        kind = _file_kind(os.fstat(fd).st_mode)
+        if kind:
+            raise BadInput(f"{path}: {kind}, not a regular file: give the saved output file")
+        os.set_blocking(fd, True)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(CHUNK_BYTES, max_bytes + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise BadInput(f"{path}: larger than the {_mib(max_bytes)} import limit "
+                               f"(no benchmark output is that big; give --max-bytes to raise it)")
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+    finally:
+        os.close(fd)
 
 
-def parse_file(path: str, fmt: str = "auto") -> list[ImportedRun]:
+def _file_kind(mode: int) -> str | None:
+    """What a file that is not a regular one is, in words; None for a regular file."""
+    for test, words in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return words
+    return None if stat.S_ISREG(mode) else "not a file"
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def parse_file(path: str, fmt: str = "auto", max_bytes: int = MAX_FILE_BYTES) -> list[ImportedRun]:
     """The runs a file holds, or BadInput (one line naming the file)."""
-    return parse_bytes(path, read_bytes(path), fmt)
+    return parse_bytes(path, read_bytes(path, max_bytes), fmt)
 
 
 def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
@@ -67,6 +107,8 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
         runs = module.parse(text)
     except Unreadable as e:
         raise BadInput(f"{path}: {fmt}: {e}") from None
+    except plausibility.Implausible as e:
+        raise BadInput(f"{path}: {fmt}: {e}") from None
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError) as e:
         # a parser defect on input it did not foresee: still one line, never a half-stored run
         raise BadInput(f"{path}: {fmt}: cannot read this file ({type(e).__name__}: {e})") from None
@@ -79,6 +121,10 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
     runs = [r for r in runs if r.sample_count]
     if not runs:
         raise BadInput(f"{path}: {fmt}: no measurement in this file")
+    try:
+        plausibility.check(runs, text)
+    except plausibility.Implausible as e:
+        raise BadInput(f"{path}: {fmt}: {e}") from None
     return runs
 
 

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass, field
 
 from clusterbench.errors import BadInput
-from clusterbench.ior_options import DEFAULTS, DIRECTIVES, FLAG_SETTINGS, GRAMMAR, NOTES, REFUSED, SHORT
+from clusterbench.ior_options import (BACKEND_OPTION_PREFIXES, BACKENDS, DEFAULTS, DIRECTIVES, FLAG_SETTINGS, GRAMMAR,
+                                      NOTES, REFUSED, SHORT)
 from clusterbench.ior_optparse import tokens
 
 LAUNCHERS = {"mpiexec", "mpirun", "mpiexec.hydra"}
@@ -126,7 +127,7 @@ def directives(text: str, where: str, problems: list[str]) -> list[tuple[str, st
             name = "posix.odirect"
         if name == "reordertasksconstant":
             name = "reordertasks"
-        if name not in DIRECTIVES:
+        if name not in DIRECTIVES and not any(name.startswith(p) for p in BACKEND_OPTION_PREFIXES):
             problems.append(f"{where} {key}: unknown IOR parameter")
             continue
         out.append((name, value))
@@ -232,7 +233,12 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     params: dict[str, str] = {"strategy": "independent", "read": "same"}
     api = s.get("api", "POSIX")
     if api.upper() not in APIS:
-        problems.append(f"-a {api}: pario offers the APIs {', '.join(APIS)}")
+        if api.upper() in BACKENDS:
+            problems.append(f"-a {api}: IOR's {api.upper()} backend ({BACKENDS[api.upper()]}) is not offered; "
+                            f"pario offers the APIs {', '.join(APIS)}")
+        else:
+            problems.append(f"-a {api}: not an IOR backend (IOR 4.0 has {', '.join(BACKENDS)}); "
+                            f"pario offers the APIs {', '.join(APIS)}")
         api = "POSIX"
     params["api"] = APIS[api.upper()]
     sizes: dict[str, int] = {}
@@ -268,6 +274,11 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     if on("randomoffset") and shared and (on("reordertasksrandom") or on("reordertasks")):
         problems.append("-z with -C or -Z on a single shared file: random offset and reorder tasks specified with "
                         "single-shared-file. Choose one and resubmit (IOR)")
+    if transfer and block < transfer:
+        problems.append(f"-b {block} -t {transfer}: block size must not be smaller than transfer size (IOR)")
+    if on("randomoffset") and check_read and "random-offset-seed" not in s:
+        problems.append("-z with -R: random offset with read check option requires to set the random seed "
+                        "(--random-offset-seed, IOR)")
     if on("randomoffset") and block == transfer:
         problems.append("-z with -b equal to -t: IOR randomizes access within a block, choose blocksize > transferSize")
     if on("dualmount") and shared:
@@ -339,7 +350,11 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     if tasks is not None and ranks is not None and int_of(tasks) not in (ranks, -1, 0):
         problems.append(f"-N {tasks}: give the rank count to the launcher (mpiexec -n {tasks}); it says {ranks}")
     for name in s:
-        if name in REFUSED:
+        backend = name.split(".", 1)[0].upper() if "." in name else None
+        if backend in BACKENDS and backend not in APIS:
+            if backend != api.upper():   # a selected one is refused above, with -a
+                notes.append(f"--{name} ignored: an option of IOR's {backend} backend, which this line does not use")
+        elif name in REFUSED:
             problems.append(REFUSED[name])
         elif NOTES.get(name):
             notes.append(f"{NOTES[name].split(':', 1)[0]} ignored:{NOTES[name].split(':', 1)[1]}")

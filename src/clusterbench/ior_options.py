@@ -28,7 +28,7 @@ LONG_VALUES = {"dataPacketType", "randomPrefill", "random-offset-seed", "posix.b
                "posix.beegfs.ChunkSize", "posix.gpfs.releasetoken", "posix.lustre.stripecount",
                "posix.lustre.stripesize", "posix.lustre.startost", "mpiio.hintsFileName"}
 GRAMMAR = Grammar(frozenset(SHORT_VALUES), frozenset(set(SHORT) - SHORT_VALUES - {"f", "O"}),
-                  frozenset(LONG_VALUES), frozenset(LONG_FLAGS))
+                  frozenset(LONG_VALUES), frozenset(LONG_FLAGS))  # backend prefixes: set below, with BACKENDS
 # IOR's -O / script names, case-insensitive, as IOR's DecodeDirective knows them
 DIRECTIVES = set(SHORT.values()) | {
     "summaryfile", "summaryformat", "saverankperformancedetailscsv", "debug", "platform", "allocatebufferongpu",
@@ -81,7 +81,20 @@ for _name in ("posix.beegfs.numtargets", "posix.beegfs.chunksize", "posix.gpfs.h
               "posix.lustre.ignorelocks"):
     REFUSED[_name] = f"--{_name}: file-system specific hints are not implemented"
 
+# IOR 4.0's backends (src/aiori.c available_aiori; -a names them, case-insensitive) -> what each is.
+# Each registers its options as --<name>.<option> whichever backend a line selects.
+BACKENDS = {"POSIX": "POSIX I/O", "MPIIO": "MPI-IO", "DUMMY": "no I/O: it only waits, to test IOR itself",
+            "AIO": "Linux libaio", "MMAP": "memory-mapped files", "HDF5": "HDF5 library", "HDFS": "Hadoop HDFS",
+            "NCMPI": "parallel netCDF", "PMDK": "persistent memory", "IME": "DDN IME", "DFS": "DAOS file system",
+            "DAOS": "DAOS array", "RADOS": "Ceph RADOS objects", "CEPHFS": "CephFS library",
+            "S3-4C": "S3 via aws4c", "S3-LIBS3": "S3 via libs3", "GFARM": "Gfarm", "CHFS": "CHFS",
+            "FINCHFS": "FINCHFS", "LIBNFS": "NFS via libnfs"}
+# the option prefixes of the backends clusterbench's grammar does not list one by one
+BACKEND_OPTION_PREFIXES = frozenset(f"{name.lower()}." for name in BACKENDS) - {"posix.", "mpiio."}
+
 # IOR's defaults (ior.c init_IOR_Param_t) where the translation needs them
 DEFAULTS = {"api": "POSIX", "blocksize": "1m", "transfersize": "256k", "segmentcount": "1",
             "repetitions": "1", "taskpernodeoffset": "1", "testfile": "testFile", "refnum": "0",
             "reordertasksrandomseed": "0", "verbose": "0"}
+GRAMMAR = Grammar(GRAMMAR.short_values, GRAMMAR.short_flags, GRAMMAR.long_values, GRAMMAR.long_flags,
+                  BACKEND_OPTION_PREFIXES)

@@ -25,6 +25,9 @@ class Grammar:
     short_flags: frozenset[str]
     long_values: frozenset[str] = frozenset()
     long_flags: frozenset[str] = frozenset()
+    # "--dummy.": the options of a module whose options are not listed one by one (IOR's
+    # backends register theirs as --<backend>.<name>); taken with "=value" or the next word
+    long_prefixes: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -54,6 +57,11 @@ def tokens(argv: list[str], g: Grammar) -> Parsed:
                     value = argv[i]
                     i += 1
                 out.options.append(("--" + name, value))
+            elif any(name.lower().startswith(p) for p in g.long_prefixes):
+                if not eq and i < len(argv) and not argv[i].startswith("-"):
+                    value, eq = argv[i], "="
+                    i += 1
+                out.options.append(("--" + name, value if eq else None))
             else:
                 out.problems.append(f"--{name}: unknown option")
             continue

@@ -8,6 +8,19 @@ import click
 from clusterbench import importers
 from clusterbench.commands.options import db_option, open_store, width_option
 
+class ByteSize(click.ParamType):
+    """A byte count as cbk writes sizes: 16m, 1g, 4096."""
+    name = "size"
+
+    def convert(self, value, param, ctx):
+        from clusterbench.catalogue import parse_size
+
+        n = value if isinstance(value, int) else parse_size(value)
+        if n is None or n < 1:
+            self.fail(f"'{value}' is not a size (such as 64m or 1g)", param, ctx)
+        return n
+
+
 DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"])
 
 
@@ -21,9 +34,11 @@ DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"
 @click.option("--np", "ranks", type=click.IntRange(1),
               help="The rank count, where a file does not give it (OSU's collectives).")
 @click.option("--dry-run", is_flag=True, help="Print what would be stored; store nothing.")
+@click.option("--max-bytes", "max_bytes", type=ByteSize(), default="16m", show_default=True,
+              help="Refuse a file larger than this (k, m, g suffixes): no benchmark output is that big.")
 @db_option
 @width_option
-def command(files, label, fmt, host, date, ranks, dry_run, db_url):
+def command(files, label, fmt, host, date, ranks, dry_run, max_bytes, db_url):
     """Import output files of IOR, mdtest, fio, iperf3, OSU micro-benchmarks
     and Intel MPI Benchmarks as runs: one run per file (or per test of a
     file holding several), marked as imported, at the date the file gives.
@@ -38,7 +53,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, db_url):
     from clusterbench.import_runs import Overrides, parse_file, store_run
 
     over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
-    parsed = [(path, parse_file(path, fmt)) for path in files]
+    parsed = [(path, parse_file(path, fmt, max_bytes)) for path in files]
     store = None if dry_run else open_store(db_url, writing=True)
     for path, runs in parsed:
         for run in runs:

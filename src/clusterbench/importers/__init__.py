@@ -28,7 +28,9 @@ from clusterbench.sample import Sample
 _IMPORTERS = {
     "ior-json": ("clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
     "fio": ("clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
-    "iperf3": ("clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17)"),
+    "iperf3": ("clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17) or its plain text output"),
+    # before "ior": IOR writing CSV to stdout may print its text banner too
+    "ior-csv": ("clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, 3.3-4.0)"),
     "ior": ("clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
     "mdtest": ("clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
     "osu": ("clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
@@ -97,14 +99,81 @@ def detect(text: str) -> str | None:
 
 def measurement(phase: str, mode: str, value: float | None, unit: str, *, repetition: int = 0,
                 sweep: tuple[str, object] | None = None, qualifiers: dict[str, object] | None = None,
-                **fields) -> Sample:
+                line: int | None = None, member: dict[str, str] | None = None, **fields) -> Sample:
     """One sample in the contract's shape (docs/records.md), from an imported figure.
-    `fields` are kept in the record as the file gave them (seconds, bytes, ops, percentiles...)."""
-    rec: dict = {"type": "measurement", "imported": True, "phase": phase, "mode": mode,
-                 "sweep_key": sweep[0] if sweep else None, "qualifiers": list(qualifiers or {}),
-                 "rate": value, "rate_unit": unit, "repetition": repetition}
+    `fields` are kept in the record as the file gave them (seconds, bytes, ops, percentiles...).
+    `line` (text formats) is the file's line the figure was read from, and
+    `member` (JSON formats) the document's key of each checked field
+    ({"value": "iops", "seconds": "runtime"}): the plausibility gate names
+    them when it refuses the figure, and takes them out of the record."""
+    q = qualifiers or _NONE
+    sweep_key = sweep[0] if sweep else None
+    rec: dict = {"type": "measurement", "imported": True, "phase": phase, "mode": mode, "sweep_key": sweep_key,
+                 "qualifiers": list(q), "rate": value, "rate_unit": unit, "repetition": repetition}
     if sweep:
-        rec[sweep[0]] = sweep[1]
-    rec.update(qualifiers or {})
-    rec.update({k: v for k, v in fields.items() if v is not None})
-    return Sample.from_record(rec)
+        rec[sweep_key] = sweep[1]
+    if q:
+        rec.update(q)
+    for k, v in fields.items():
+        if v is not None:
+            rec[k] = v
+    if line is not None:
+        rec[SOURCE_LINE] = line
+    if member:
+        rec[SOURCE_MEMBER] = member
+    return _sample_of(rec, (phase, mode, unit, sweep_key, tuple(q.items()) if q else ()))
+
+
+_NONE: dict = {}
+
+
+# Where a figure came from in its file, for the plausibility gate's message; never stored.
+SOURCE_LINE, SOURCE_MEMBER = "_source_line", "_source_member"
+
+# Fields of a record that Sample.from_record derives more than a copy from;
+# a record holding one takes the slow path.
+_DERIVED_ELSEWHERE = frozenset(("cold_achieved", "link_gbit_per_s", "warnings", "smt_siblings_busy", "dir",
+                                "file_bytes"))
+_prototypes: dict[tuple, Sample] = {}
+
+
+def _sample_of(rec: dict, shape: tuple) -> Sample:
+    """Sample.from_record(rec), fast for the rows of one table: a file of
+    100,000 OSU rows built each through from_record took most of its import
+    time. The first record of a shape (phase, mode, unit, sweep, qualifiers)
+    goes through from_record; the next ones copy that sample and set what
+    varies per row. tests/test_import.py checks both ways agree on every
+    fixture's samples."""
+    sweep_key = shape[3]
+    if (sweep_key is not None and not sweep_key.endswith("_bytes")) or not _DERIVED_ELSEWHERE.isdisjoint(rec):
+        return Sample.from_record(rec)
+    proto = _prototypes.get(shape)
+    if proto is None:
+        proto = _prototypes[shape] = Sample.from_record(rec)
+        if len(_prototypes) > 4096:   # shapes are few per file; keep the cache bounded across many files
+            _prototypes.clear()
+        return proto if proto.record is rec else Sample.from_record(rec)
+    get = rec.get
+    rate, decimal, bw = get("rate"), get("rate_decimal"), get("bandwidth_mb_s")
+    t_min, t_avg, t_max = get("t_min_us"), get("t_avg_us"), get("t_max_us")
+    d = proto.__dict__.copy()
+    d["value"] = float(rate) if type(rate) in _NUMBERS else None
+    d["repetition"] = int(get("repetition", 0))
+    d["sweep_value"] = get(sweep_key) if sweep_key else None
+    if type(decimal) in _NUMBERS:
+        d["decimal"], d["decimal_unit"] = float(decimal), get("rate_decimal_unit")
+    else:
+        d["decimal"] = d["decimal_unit"] = None
+    d["seconds"], d["bytes"], d["ops"] = get("seconds"), get("bytes"), get("ops")
+    d["data_bytes"] = d["bytes"]
+    d["rank_us"] = (float(t_min), float(t_avg), float(t_max)) if type(t_min) in _NUMBERS \
+        and type(t_avg) in _NUMBERS and type(t_max) in _NUMBERS else None
+    d["bandwidth_mb_s"] = float(bw) if type(bw) in _NUMBERS else None
+    d["warnings"], d["record"] = [], rec
+    s = object.__new__(Sample)
+    object.__setattr__(s, "__dict__", d)
+    return s
+
+
+_NUMBERS = (int, float)   # by type(), so a bool is not a number (as sample.py reads records)
+

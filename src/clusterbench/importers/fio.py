@@ -21,6 +21,8 @@ from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measur
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
 ENGINES = {"io_uring", "libaio", "psync"}
 DIRECTIONS = (("read", "randread"), ("write", "randwrite"))
+# where each checked figure of a sample is in the document, for the plausibility gate's message
+MEMBERS = {"value": "iops", "seconds": "runtime", "bytes": "io_bytes", "mib_per_s": "bw", "ops": "total_ios"}
 TEXT_JOB = re.compile(r"^(\S.*?): \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-.*?ioengine=(\w+), iodepth=(\d+)", re.M)
 
 
@@ -133,7 +135,7 @@ def _sample(phase: str, opts: dict, parts: list[dict], run: ImportedRun):
     elif not any("latency percentiles" in n for n in run.notes):
         run.notes.append("latency percentiles of jobs without group_reporting are not combined: not taken")
     mode = "direct" if _flag(opts.get("direct", "0")) else "buffered"
-    return measurement(phase, mode, iops, "IOPS", **fields)
+    return measurement(phase, mode, iops, "IOPS", member=MEMBERS, **fields)
 
 
 def _flag(v: str) -> bool:
@@ -212,10 +214,12 @@ def _parse_text(text: str) -> ImportedRun:
             iops = float(m.group(2)) * SCALE[m.group(3)]
             data = float(m.group(6)) * BYTES[m.group(7)]
             step.samples.append(measurement(m.group(1), "n/a", iops, "IOPS", seconds=int(m.group(8)) / 1000,
+                                            line=text.count("\n", 0, r.end() + m.start(1)) + 1,
                                             bytes=int(data), mib_per_s=data / 2**20 / (int(m.group(8)) / 1000)))
         for m in TEXT_DIR2.finditer(block):
             data = float(m.group(2)) * BYTES[m.group(3)]
             step.samples.append(measurement(m.group(1), "n/a", float(m.group(6)), "IOPS",
+                                            line=text.count("\n", 0, r.end() + m.start(1)) + 1,
                                             seconds=int(m.group(7)) / 1000, bytes=int(data),
                                             mib_per_s=data / 2**20 / (int(m.group(7)) / 1000)))
         issued = re.search(r"issued r\w*: total=(\d+),(\d+)", block)

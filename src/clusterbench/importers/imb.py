@@ -18,7 +18,8 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
-BANNER = re.compile(r"^#\s+Intel\(R\) MPI Benchmarks (\d{4}(?:\.\d+)*(?: Update \d+)?)(?:, (.+?))?\s*$", re.M)
+# 4.x to 2018 print "Intel (R)", 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
+BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
 SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# #processes = (\d+)", re.M)
 MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce", "Alltoall": "alltoall",
            "Allgather": "allgather", "Bcast": "bcast", "Barrier": "barrier"}
@@ -28,7 +29,8 @@ COLUMNS = {"#bytes": "message_bytes", "#repetitions": "repetitions", "t[usec]": 
 
 
 def detect(text: str) -> bool:
-    return bool(BANNER.search(text[:4096]))
+    # 64 KiB: a log may hold the job script's echo, module loads and shell prompts before IMB's banner
+    return bool(BANNER.search(text[:65536]))
 
 
 def parse(text: str) -> list[ImportedRun]:
@@ -36,7 +38,7 @@ def parse(text: str) -> list[ImportedRun]:
     if not banner:
         raise Unreadable("no IMB banner (\"Intel(R) MPI Benchmarks YYYY, MPI-1 part\")")
     calling = re.search(r"^# Calling sequence was:\s*\n(?:#\s*\n)*#\s*(\S.*?)\s*$", text, re.M)
-    run = ImportedRun("IMB", banner.group(1).replace(" Update ", "u"), "text",
+    run = ImportedRun("IMB", re.sub(r" [Uu]pdate ", "u", banner.group(1)), "text",
                       calling.group(1) if calling else None)
     date = re.search(r"^# Date\s*: (.+?)\s*$", text, re.M)
     if date:
@@ -48,9 +50,12 @@ def parse(text: str) -> list[ImportedRun]:
     if all(system):
         run.facts["import.system"] = " ".join(m.group(1) for m in system)
     sections = list(SECTION.finditer(text))
+    line, counted = 1, 0   # the file's line at offset `counted`, counted on as the sections go
     for i, s in enumerate(sections):
+        line += text.count("\n", counted, s.end())
+        counted = s.end()
         body = text[s.end(): sections[i + 1].start() if i + 1 < len(sections) else len(text)]
-        step = _section(s.group(1), int(s.group(2)), body)
+        step = _section(s.group(1), int(s.group(2)), body, line)
         if step.samples:
             run.steps.append(step)
     if not run.steps:
@@ -58,13 +63,14 @@ def parse(text: str) -> list[ImportedRun]:
     return [run]
 
 
-def _section(name: str, ranks: int, body: str) -> ImportedStep:
+def _section(name: str, ranks: int, body: str, first_line: int) -> ImportedStep:
+    """`first_line`: the file's line the body starts on (the process count's)."""
     op = MPI_OPS.get(name)
     step = ImportedStep(f"IMB {name} np {ranks}", "mpi" if op else "imb",
                         ({"op": op} | ({"sync": "none"} if op != "pingpong" else {})) if op else {"benchmark": name},
                         ranks)
     columns: list[str] = []
-    for line in body.splitlines():
+    for n, line in enumerate(body.split("\n")):
         s = line.strip()
         if s.startswith("#bytes") or s.startswith("#repetitions"):
             columns = s.split()
@@ -87,7 +93,7 @@ def _section(name: str, ranks: int, body: str) -> ImportedStep:
         row.pop("message_bytes", None)
         step.samples.append(measurement(op or name.lower(), "n/a", t, "us",
                                         sweep=("size_bytes", size) if size is not None else None,
-                                        qualifiers={"algorithm": "library"}, seconds=t / 1e6,
+                                        qualifiers={"algorithm": "library"}, seconds=t / 1e6, line=first_line + n,
                                         iterations=int(row.pop("repetitions")) if "repetitions" in row else None,
                                         **row))
     return step

@@ -104,7 +104,8 @@ def summary_means(run, step: ImportedStep, test_id: int, modes: tuple[str, str],
     for s in summary:
         mean = number(s.get(keys["mean"]))
         if s.get(keys["operation"]) in ("write", "read") and mean is not None:
-            step.samples.append(sample(s[keys["operation"]], modes, mean, 0,
+            where = {"line": s["\0line"]} if "\0line" in s else {"member": {"value": keys["mean"]}}
+            step.samples.append(sample(s[keys["operation"]], modes, mean, 0, **where,
                                        max_mib_per_s=number(s.get(keys["max"])),
                                        min_mib_per_s=number(s.get(keys["min"])),
                                        repetitions=count(s.get(keys["repetitions"])),

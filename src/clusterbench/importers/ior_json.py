@@ -20,6 +20,9 @@ from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sampl
 ROW_FIELDS = {"iops": "iops", "latency": "latency_s", "openTime": "open_s", "wrRdTime": "transfer_s",
               "closeTime": "close_s", "totalTime": "total_s", "blockKiB": "block_kib", "xferKiB": "xfer_kib"}
 
+# where each checked figure of a sample is in the document, for the plausibility gate's message
+MEMBERS = {"value": "bwMiB", "seconds": "totalTime", **{name: key for key, name in ROW_FIELDS.items()}}
+
 
 def detect(text: str) -> bool:
     head = text[:4096]
@@ -113,7 +116,8 @@ def _test(run: ImportedRun, i: int, t: dict, summary: list[dict]) -> None:
         if op not in ("write", "read") or bw is None:
             continue
         fields = {name: number(row.get(key)) for key, name in ROW_FIELDS.items()}
-        step.samples.append(sample(op, (write_mode, read_mode), bw, rep, seconds=fields.get("total_s"), **fields))
+        step.samples.append(sample(op, (write_mode, read_mode), bw, rep, seconds=fields.get("total_s"),
+                                   member=MEMBERS, **fields))
     if not step.samples:
         summary_means(run, step, i, (write_mode, read_mode), summary,
                       {"operation": "operation", "mean": "bwMeanMIB", "max": "bwMaxMIB", "min": "bwMinMIB",

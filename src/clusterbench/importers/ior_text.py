@@ -17,6 +17,7 @@ import re
 from clusterbench.importers import ImportedRun, Unreadable
 from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sample, step_for, summary_means
 
+LINE = "\0line"   # a row's line in the file, kept beside its columns (no heading is that)
 BANNER = re.compile(r"^IOR-(\S+): MPI Coordinated Test of Parallel I/O", re.M)
 KEY_VALUE = re.compile(r"^([A-Za-z][\w /()#.-]*?)\s*: ?(.*)$")
 RESULT_COLUMNS = {"bw(MiB/s)": "bw", "IOPS": "iops", "Latency(s)": "latency_s", "block(KiB)": "block_kib",
@@ -41,13 +42,14 @@ def parse(text: str) -> list[ImportedRun]:
     m = BANNER.search(text)
     if not m:
         raise Unreadable("no IOR banner (\"IOR-x.y.z: MPI Coordinated Test of Parallel I/O\")")
-    lines = text[m.start():].splitlines()
+    lines = text[m.start():].split("\n")
+    banner_line = text.count("\n", 0, m.start()) + 1
     head: dict[str, str] = {}
     tests: list[dict] = []     # each: options, rows, summary
     section, columns = None, None
     summary_cols: list[str] = []
     summary: list[dict[str, str]] = []
-    for line in lines[1:]:
+    for line_no, line in enumerate(lines[1:], start=banner_line + 1):
         stripped = line.strip()
         if stripped.startswith("TestID"):
             tests.append({"options": {}, "rows": []})
@@ -68,13 +70,13 @@ def parse(text: str) -> list[ImportedRun]:
                 continue
             fields = stripped.split()
             if columns and fields and fields[0] in ("write", "read") and len(fields) == len(columns) and tests:
-                tests[-1]["rows"].append(dict(zip(columns, fields)))
+                tests[-1]["rows"].append({**dict(zip(columns, fields)), LINE: line_no})
             continue
         if section == "summary":
             if stripped.startswith("Operation"):
                 summary_cols = stripped.split()
             elif summary_cols and stripped.split()[:1] in (["write"], ["read"]):
-                summary.append(dict(zip(summary_cols, stripped.split())))
+                summary.append({**dict(zip(summary_cols, stripped.split())), LINE: line_no})
             elif stripped.startswith("Finished") and KEY_VALUE.match(stripped):
                 head["Finished"] = KEY_VALUE.match(stripped).group(2)
             continue
@@ -118,7 +120,7 @@ def _test(run: ImportedRun, i: int, t: dict, summary: list[dict[str, str]]) -> N
         fields = {RESULT_COLUMNS[c]: number(v) for c, v in row.items() if c in RESULT_COLUMNS and c != "bw(MiB/s)"}
         rep = int(fields.pop("iter", None) or 0)   # a heading without "iter" (a damaged file): 0
         step.samples.append(sample(row["access"], (write_mode, read_mode), bw, rep,
-                                   seconds=fields.get("total_s"), **fields))
+                                   seconds=fields.get("total_s"), line=row[LINE], **fields))
     if not step.samples:
         summary_means(run, step, i, (write_mode, read_mode), summary,
                       {"operation": "Operation", "mean": "Mean(MiB)", "max": "Max(MiB)", "min": "Min(MiB)",

@@ -1,4 +1,4 @@
-"""iperf3 -J output (3.0-3.17): a TCP test becomes a tcp step (streams,
+"""iperf3 -J output (3.0-3.17), and its plain text (iperf3_text): a TCP test becomes a tcp step (streams,
 duration, message size, direction in the tcp kernel's names) whose samples
 are the tcp kernel's: phase `send` (client to server) or `receive` (server
 to client: -R, and the reverse half of --bidir), rate in Gbit/s as the
@@ -14,13 +14,20 @@ import datetime as dt
 import json
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, iperf3_text, measurement
 
 GBIT = 1e9
+# where each checked figure of a sample is in the document, for the plausibility gate's message
+MEMBERS = {"value": "bits_per_second", "seconds": "seconds", "bytes": "bytes", "sender_gbit_per_s": "bits_per_second",
+           "retransmits": "retransmits", "jitter_ms": "jitter_ms", "lost_packets": "lost_packets"}
 
 
 def detect(text: str) -> bool:
     head = text[:4096]
+    return _is_json(head, text) or iperf3_text.detect(text)
+
+
+def _is_json(head: str, text: str) -> bool:
     return head.lstrip().startswith("{") and '"start"' in head and bool(
         re.search(r'"(version|system_info|connecting_to|test_start)"\s*:', head)) and "iperf" in text[:8192]
 
@@ -42,6 +49,8 @@ def _size_text(n: int) -> str:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    if not text.lstrip().startswith("{"):
+        return iperf3_text.parse(text)   # plain text (without -J)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -124,7 +133,7 @@ def _tcp(phase: str, end: dict, sent_key: str, received_key: str, reverse_half: 
         s = _dict(iv, "sum_bidir_reverse" if reverse_half else "sum")
         if _num(s.get("bits_per_second")):
             rates.append(s["bits_per_second"] / GBIT)
-    return measurement(phase, "n/a", received["bits_per_second"] / GBIT, "Gbit/s",
+    return measurement(phase, "n/a", received["bits_per_second"] / GBIT, "Gbit/s", member=MEMBERS,
                        qualifiers={"rate_basis": "receiver"}, bytes=received.get("bytes"),
                        seconds=received.get("seconds"),
                        sender_gbit_per_s=sent["bits_per_second"] / GBIT if _num(sent.get("bits_per_second")) else None,
@@ -136,6 +145,6 @@ def _udp(end: dict):
     s = _dict(end, "sum_received") or _dict(end, "sum")
     if not _num(s.get("bits_per_second")):
         return None
-    return measurement("udp", "n/a", s["bits_per_second"] / GBIT, "Gbit/s", bytes=s.get("bytes"),
+    return measurement("udp", "n/a", s["bits_per_second"] / GBIT, "Gbit/s", member=MEMBERS, bytes=s.get("bytes"),
                        seconds=s.get("seconds"), jitter_ms=s.get("jitter_ms"), lost_packets=s.get("lost_packets"),
                        packets=s.get("packets"), lost_percent=s.get("lost_percent"))

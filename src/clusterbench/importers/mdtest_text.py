@@ -21,7 +21,9 @@ from clusterbench.importers.ior_common import argv_of, number
 
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
 COMMAND = re.compile(r"^Command line used: (.+)$", re.M)
-TABLE = re.compile(r"^SUMMARY (rate|time):? \(of (\d+) iterations?\)", re.M)
+# 3.x/4.x: "SUMMARY rate: (of 2 iterations)" and "SUMMARY time: ..."; 1.9.x (LLNL's, before
+# IOR took it in): "SUMMARY: (of 3 iterations)", rates only
+TABLE = re.compile(r"^SUMMARY(?: (rate|time))?:? \(of (\d+) iterations?\)", re.M)
 ROW = re.compile(r"^\s+([A-Z][a-z]+(?: [a-z]+)+)\s*:?\s+(-?[\d.]+(?:e[-+]?\d+)?)\s+(-?[\d.]+(?:e[-+]?\d+)?)\s+"
                  r"(-?[\d.]+(?:e[-+]?\d+)?)\s+(-?[\d.]+(?:e[-+]?\d+)?)\s*$", re.M)
 STARTED = re.compile(r"^-- started at (\d\d/\d\d/\d{4} \d\d:\d\d:\d\d) --", re.M)
@@ -33,7 +35,8 @@ PHASES = {"Directory creation": "dir-create", "Directory stat": "dir-stat", "Dir
 
 
 def detect(text: str) -> bool:
-    return bool(LAUNCHED.search(text[:8192]))
+    # 64 KiB: a log may hold the job script's echo, module loads and shell prompts before mdtest's own lines
+    return bool(LAUNCHED.search(text[:65536]))
 
 
 def _date(m) -> dt.datetime | None:
@@ -57,13 +60,15 @@ def parse(text: str) -> list[ImportedRun]:
     figures: dict[str, dict] = {}
     for i, t in enumerate(tables):
         body = text[t.end(): tables[i + 1].start() if i + 1 < len(tables) else len(text)]
+        table_line = text.count("\n", 0, t.end()) + 1
         for row in ROW.finditer(body):
             phase = PHASES.get(row.group(1))
             if phase is None:
                 continue
             mx, mn, mean, sd = (number(row.group(k)) for k in range(2, 6))
             f = figures.setdefault(phase, {"iterations": int(t.group(2))})
-            if t.group(1) == "rate":
+            if t.group(1) in ("rate", None):
+                f["line"] = table_line + body.count("\n", 0, row.start(1))
                 f.update(mean_items_per_s=mean, max_items_per_s=mx, min_items_per_s=mn, stddev_items_per_s=sd)
             else:
                 f.update(seconds=mean, max_seconds=mx, min_seconds=mn)

@@ -44,17 +44,20 @@ def parse(text: str) -> list[ImportedRun]:
     if not titles:
         raise Unreadable("no OSU title line (\"# OSU MPI ... Test vX.Y\")")
     run = ImportedRun("OSU", titles[0].group(2), "text", None)
+    line = 1 + text.count("\n", 0, titles[0].end())   # the title's line; a test's body starts after it
     for i, t in enumerate(titles):
-        body = text[t.end(): titles[i + 1].start() if i + 1 < len(titles) else len(text)]
-        step = _test(t.group(1).strip(), body, run)
+        end = titles[i + 1].start() if i + 1 < len(titles) else len(text)
+        body = text[t.end(): end]
+        step = _test(t.group(1).strip(), body, run, line)
         if step.samples:
             run.steps.append(step)
+        line += body.count("\n")   # the next title is on the body's last line
     if not run.steps:
         raise Unreadable("no result row under the column heading")
     return [run]
 
 
-def _test(title: str, body: str, run: ImportedRun) -> ImportedStep:
+def _test(title: str, body: str, run: ImportedRun, title_line: int) -> ImportedStep:
     op = MPI_OPS.get(title)
     pairs = re.search(r"\[ pairs: (\d+) \]", body)
     ranks = 2 * int(pairs.group(1)) if pairs else 2 if title in POINT_TO_POINT else 0
@@ -67,19 +70,23 @@ def _test(title: str, body: str, run: ImportedRun) -> ImportedStep:
         if window:
             params["window"] = window.group(1)
     step = ImportedStep(f"OSU {title}", "mpi" if op else "osu", params, ranks)
-    columns: list[str] = []
-    for line in body.splitlines():
+    table = None
+    phase, element = op or _slug(title), datatype.group(1) if datatype else None
+    # the body starts on the title's line (after the title), so its line i is the file's title_line + i
+    for i, line in enumerate(body.split("\n")):
         s = line.strip()
         if s.startswith("#"):
             if re.search(r"(Latency|Bandwidth|MB/s)", s) and not s.startswith("# OSU"):
-                columns = _columns(s)
+                try:
+                    table = _Table(_columns(s), phase, element)
+                except ValueError:
+                    table = None   # a heading without a figure column
             continue
         fields = s.split()
-        if not columns or not fields or len(fields) != len(columns):
+        if table is None or len(fields) != table.width:
             continue
-        row = dict(zip(columns, fields))
         try:
-            step.samples.append(_sample(op or _slug(title), row, datatype.group(1) if datatype else None))
+            step.samples.append(table.sample(fields, title_line + i))
         except ValueError:
             continue   # a line of other output in the table
     return step
@@ -89,22 +96,40 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
 
 
-def _sample(phase: str, row: dict, datatype: str | None):
-    # the mpi kernel's barrier is a sweep point of size 0
-    size = int(row["Size"]) if "Size" in row else 0 if phase == "barrier" else None
-    sweep = ("size_bytes", size) if size is not None else None
-    extra = {"iterations": int(row["Iterations"]) if "Iterations" in row else None, "element_type": datatype}
-    bw = row.get("Bandwidth (MB/s)") or row.get("MB/s") or row.get("Bandwidth(MB/s)")
-    if bw is not None:
-        mb = float(bw)
-        rate = row.get("Messages/s")
-        return measurement(phase, "n/a", mb * MB / MIB, "MiB/s", sweep=sweep, qualifiers={"algorithm": "library"},
-                           rate_decimal=mb, rate_decimal_unit="MB/s",
-                           messages_per_s=float(rate) if rate is not None else None, **extra)
-    avg = row.get("Latency (us)") or row.get("Avg Latency(us)") or row.get("Latency(us)")
-    if avg is None:
-        raise ValueError("no figure")
-    lo, hi = row.get("Min Latency(us)"), row.get("Max Latency(us)")
-    return measurement(phase, "n/a", float(avg), "us", sweep=sweep, qualifiers={"algorithm": "library"},
-                       t_avg_us=float(avg), t_min_us=float(lo) if lo else None, t_max_us=float(hi) if hi else None,
-                       seconds=float(avg) / 1e6, **extra)
+class _Table:
+    """A table's columns, placed once from its heading; `sample` reads one row."""
+
+    def __init__(self, columns: list[str], phase: str, element: str | None):
+        where = {c: i for i, c in enumerate(columns)}
+
+        def first(*names):
+            return next((where[n] for n in names if n in where), None)
+
+        self.width, self.phase, self.element = len(columns), phase, element
+        self.size, self.iterations = where.get("Size"), where.get("Iterations")
+        self.bw = first("Bandwidth (MB/s)", "MB/s", "Bandwidth(MB/s)")
+        self.rate = where.get("Messages/s")
+        self.avg = first("Latency (us)", "Avg Latency(us)", "Latency(us)")
+        self.lo, self.hi = where.get("Min Latency(us)"), where.get("Max Latency(us)")
+        if self.bw is None and self.avg is None:
+            raise ValueError("no figure column")
+
+    def sample(self, f: list[str], line: int):
+        # the mpi kernel's barrier is a sweep point of size 0
+        size = int(f[self.size]) if self.size is not None else 0 if self.phase == "barrier" else None
+        sweep = ("size_bytes", size) if size is not None else None
+        iterations = int(f[self.iterations]) if self.iterations is not None else None
+        if self.bw is not None:
+            mb = float(f[self.bw])
+            return measurement(self.phase, "n/a", mb * MB / MIB, "MiB/s", sweep=sweep, line=line,
+                               qualifiers=LIBRARY, rate_decimal=mb, rate_decimal_unit="MB/s",
+                               messages_per_s=float(f[self.rate]) if self.rate is not None else None,
+                               iterations=iterations, element_type=self.element)
+        avg = float(f[self.avg])
+        return measurement(self.phase, "n/a", avg, "us", sweep=sweep, line=line, qualifiers=LIBRARY,
+                           t_avg_us=avg, t_min_us=float(f[self.lo]) if self.lo is not None else None,
+                           t_max_us=float(f[self.hi]) if self.hi is not None else None,
+                           seconds=avg / 1e6, iterations=iterations, element_type=self.element)
+
+
+LIBRARY = {"algorithm": "library"}

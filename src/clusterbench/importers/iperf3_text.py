@@ -1,0 +1,179 @@
+"""iperf3's plain text output (without -J), 3.x: what old logs hold. The
+end-of-test lines after the "- - -" rule give, per stream and for their
+[SUM], the sender's and the receiver's transfer and rate; a TCP test
+becomes the same tcp step and samples as the JSON output does (receiver's
+rate in Gbit/s, phase send, or receive for -R and --bidir's reverse half),
+a UDP test an iperf3 step with jitter and loss.
+
+The text rounds rates to three figures and transfers to three ("2.56
+GBytes", 1024-based; rates are 1000-based): a note says so. -V adds the
+version, the uname line, the time and the test's streams, block size and
+duration, which are taken when present. One file may hold several runs of
+the client (one per "Connecting to host" line): one run each.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+
+CONNECTING = re.compile(r"^Connecting to host (\S+), port (\d+)\s*$", re.M)
+SUMMARY = re.compile(
+    r"^\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+(?P<start>[\d.]+)-\s*(?P<end>[\d.]+)\s+sec\s+"
+    r"(?P<bytes>[\d.]+) (?P<bunit>[KMGT]?)Bytes\s+(?P<rate>[\d.]+) (?P<runit>[KMGT]?)bits/sec"
+    r"(?P<rest>.*?)\s*(?P<side>sender|receiver)?\s*$")
+UDP_REST = re.compile(r"^\s*(?P<jitter>[\d.]+) ms\s+(?P<lost>\d+)/\s*(?P<total>\d+) \((?P<pct>[\d.e+-]+)%\)")
+RATE = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}       # to Gbit/s (iperf3's bits are 1000-based)
+BYTES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}   # its Bytes are 1024-based
+VERSION = re.compile(r"^iperf (3\.\d+(?:\.\d+)?)\b", re.M)
+UNAME = re.compile(r"^(Linux|Darwin|FreeBSD|SunOS|CYGWIN\S*) (\S+) .*$", re.M)
+STARTING = re.compile(r"^Starting Test: protocol: (\w+), (\d+) streams, (\d+) byte blocks, omitting \d+ seconds, "
+                      r"(\d+) second test", re.M)
+DONE = re.compile(r"^iperf Done\.\s*$", re.M)
+TIME = re.compile(r"^Time: (\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d) GMT", re.M)
+
+
+def detect(text: str) -> bool:
+    head = text[:8192]
+    return bool(CONNECTING.search(head)) and bool(re.search(r"^\[ ID\](\[Role\])? Interval\s+Transfer\s+"
+                                                             r"(Bitrate|Bandwidth)", head, re.M))
+
+
+def parse(text: str) -> list[ImportedRun]:
+    starts = [c.start() for c in CONNECTING.finditer(text)]
+    if not starts:
+        raise Unreadable("no \"Connecting to host\" line")
+    # a run's lines: from the end of the previous run ("iperf Done.", else its start) to its own end;
+    # -V prints the version, uname and time above "Connecting", so they fall in the run they belong to
+    ends = [m.end() for m in DONE.finditer(text)]
+    runs = []
+    previous_end = 0
+    for i, start in enumerate(starts):
+        begin = max([e for e in ends if e <= start] + [previous_end])
+        stop = min([e for e in ends if e > start] + [starts[i + 1] if i + 1 < len(starts) else len(text)])
+        previous_end = stop
+        block = text[begin:stop]
+        version = VERSION.search(block)
+        run = _run(block, text.count("\n", 0, begin) + 1, CONNECTING.search(block).group(1),
+                   version.group(1) if version else None)
+        if run is not None:
+            runs.append(run)
+    if not runs:
+        raise Unreadable("no end-of-test line (\"... sec ... bits/sec ... receiver\")")
+    return runs
+
+
+def _run(block: str, first_line: int, server: str, version: str | None) -> ImportedRun | None:
+    run = ImportedRun("iperf3", version, "text", None)
+    uname = UNAME.search(block)
+    if uname:
+        run.hosts = [uname.group(2)]
+        run.facts["import.system_info"] = uname.group(0).strip()
+    run.facts["import.server"] = server
+    when = TIME.search(block)
+    try:
+        run.started = dt.datetime.strptime(when.group(1), "%a, %d %b %Y %H:%M:%S").replace(
+            tzinfo=dt.timezone.utc) if when else None
+    except ValueError:
+        run.notes.append(f"the time '{when.group(1)}' is not iperf3's format: not taken")
+    rule = block.find("- - - - -")
+    lines = block.split("\n")
+    ends: list[tuple[int, re.Match]] = []
+    rule_line = block.count("\n", 0, rule) if rule >= 0 else len(lines)
+    for n in range(rule_line, len(lines)):
+        m = SUMMARY.match(lines[n])
+        if m:
+            ends.append((first_line + n, m))
+    udp = bool(re.search(r"Jitter\s+Lost/Total", block))
+    reverse = "Reverse mode," in block
+    bidir = any(m.group("role") for _, m in ends)
+    streams = len({m.group("id") for _, m in ends if m.group("id") != "SUM"}) or 1
+    if bidir:
+        streams = max(1, streams // 2)
+    starting = STARTING.search(block)
+    params = {"role": "loopback" if server.startswith("127.") or server in ("::1", "localhost") else "client",
+              "streams": str(int(starting.group(2)) if starting else streams)}
+    duration = _duration(ends)
+    if starting:
+        params["duration"] = starting.group(4)
+        params["message-size"] = _size_text(int(starting.group(3)))
+    elif duration:
+        params["duration"] = duration
+    params["direction"] = "bidir" if bidir else "reverse" if reverse else "send"
+    if udp:
+        step = ImportedStep("iperf3 UDP", "iperf3", {**params, "protocol": "udp"})
+        s = _udp(ends)
+        if s:
+            step.samples.append(s)
+    else:
+        step = ImportedStep("iperf3 TCP", "tcp", params)
+        halves = [("receive" if reverse else "send", ("TX-C", None))] if not bidir else \
+            [("send", ("TX-C",)), ("receive", ("RX-C",))]
+        for phase, roles in halves:
+            s = _tcp(phase, [e for e in ends if e[1].group("role") in roles], streams)
+            if s:
+                step.samples.append(s)
+    if not step.samples:
+        return None
+    run.steps.append(step)
+    run.notes.append("text output: rates and transfers as iperf3 rounded them (3 figures); -J has them exact")
+    return run
+
+
+def _duration(ends) -> str | None:
+    for _, m in ends:
+        if m.group("side") == "sender":
+            end = float(m.group("end"))
+            return str(round(end)) if abs(end - round(end)) < 0.1 else f"{end:g}"
+    return None
+
+
+def _pick(ends, side: str, streams: int):
+    """The [SUM] line of `side` for several streams, else the one stream's."""
+    lines = [(n, m) for n, m in ends if m.group("side") == side]
+    if streams > 1:
+        lines = [(n, m) for n, m in lines if m.group("id") == "SUM"] or lines
+    return lines[-1] if lines else None
+
+
+def _gbit(m) -> float:
+    return float(m.group("rate")) * RATE[m.group("runit")]
+
+
+def _bytes(m) -> int:
+    return int(round(float(m.group("bytes")) * BYTES[m.group("bunit")]))
+
+
+def _tcp(phase: str, ends, streams: int):
+    received, sent = _pick(ends, "receiver", streams), _pick(ends, "sender", streams)
+    if received is None:
+        return None
+    line, m = received
+    retr = sent[1].group("rest").split() if sent else []
+    return measurement(phase, "n/a", _gbit(m), "Gbit/s", qualifiers={"rate_basis": "receiver"}, line=line,
+                       bytes=_bytes(m), seconds=float(m.group("end")) - float(m.group("start")),
+                       sender_gbit_per_s=_gbit(sent[1]) if sent else None,
+                       retransmits=int(retr[0]) if retr and retr[0].isdigit() else None,
+                       streams=streams if streams > 1 else None)
+
+
+def _udp(ends):
+    picked = _pick(ends, "receiver", 2) or next(((n, m) for n, m in ends if UDP_REST.match(m.group("rest"))), None)
+    if picked is None:
+        return None
+    line, m = picked
+    loss = UDP_REST.match(m.group("rest"))
+    return measurement("udp", "n/a", _gbit(m), "Gbit/s", line=line, bytes=_bytes(m),
+                       seconds=float(m.group("end")) - float(m.group("start")),
+                       jitter_ms=float(loss.group("jitter")) if loss else None,
+                       lost_packets=int(loss.group("lost")) if loss else None,
+                       packets=int(loss.group("total")) if loss else None,
+                       lost_percent=float(loss.group("pct")) if loss else None)
+
+
+def _size_text(n: int) -> str:
+    for unit, suffix in ((1 << 20, "m"), (1 << 10, "k")):
+        if n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)

@@ -1,0 +1,154 @@
+"""clusterbench import refuses what no tool prints and what is not a
+benchmark's output: a real fixture with one figure changed to one its tool
+cannot print is refused in one line naming the file, the line and the
+value, exit status 2, nothing stored; /dev/zero, a FIFO and a file over the
+size bound are refused without reading them whole (or blocking); a file of
+100,000 rows imports in seconds."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import resource
+import time
+
+import pytest
+
+from conftest import REPO, store_rows
+
+from clusterbench.errors import BadInput
+from clusterbench.import_runs import parse_file
+from clusterbench.sample import Sample
+
+FIXTURES = REPO / "tests" / "fixtures" / "import"
+GOOD = str(FIXTURES / "osu-7.4-latency.txt")
+
+
+def edited(tmp_path, fixture: str, line_no: int, old: str, new: str) -> str:
+    """A copy of a real fixture with `old` replaced by `new` on line `line_no` (1-based)."""
+    lines = (FIXTURES / fixture).read_text().split("\n")
+    assert old in lines[line_no - 1], (fixture, line_no, lines[line_no - 1])
+    lines[line_no - 1] = lines[line_no - 1].replace(old, new, 1)
+    path = tmp_path / fixture
+    path.write_text("\n".join(lines))
+    return str(path)
+
+
+def refused(cli, store_url, path: str) -> str:
+    """The one line `import` printed refusing `path`, after checking it stored nothing."""
+    assert cli("import", GOOD).status == 0            # the store holds one run before
+    r = cli("import", GOOD, path)
+    assert r.status == 2, (r.stdout, r.stderr)
+    assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
+    assert store_rows(store_url, "select count(*) from runs") == [(1,)]   # not even the good file
+    assert r.stderr.startswith(f"error: {path}: ") or f"{path}: " in r.stderr, r.stderr
+    return r.stderr.strip()
+
+
+@pytest.mark.parametrize("fixture, line_no, old, new, says", [
+    # the four figures of issues #36 and #37, each in a real file of its tool
+    ("osu-5.3-bw.txt", 13, "38.68", "-500.00", r"line 13: bw 1 KiB -500 MB/s is negative"),
+    ("fio-3.33-randread.json", 29, "33516.483516", "-1000.000000",
+     r"line 29 \(\"iops\"\): randread -1,000 IOPS is negative"),
+    ("iperf3-3.12-tcp.json", 108, "10479779010.584597", "-10000000000.0", r"line 108 \(\"bits_per_second\"\): "
+                                                                            r"send -10 Gbit/s is negative"),
+    ("ior-4.0.0-posix-fpp.txt", 32, "840.06 ", "-12345 ", r"line 32: write -12,345 MiB/s is negative"),
+    # a negative figure kept in the record: iperf3's sender rate, one interval's rate
+    ("iperf3-3.12-tcp.json", 99, "10482951320.811455", "-5000000000.0", r"line 99 .*sender_gbit_per_s -5 is negative"),
+    ("iperf3-3.12-tcp.json", 61, "10482951280.434689", "-5000000000.0",
+     r"line 61 .*interval_gbit_per_s holds -5, negative"),
+    # data moved in no time
+    ("iperf3-3.12-tcp.json", 106, "1.004573", "0", r"line 106 \(\"seconds\"\): send .* in 0 seconds"),
+    ("ior-4.0.0-posix-fpp.txt", 33, "0.000479", "0.000000", r"line 33: read 16,702 MiB/s in 0 seconds"),
+    # beyond any link ever built
+    ("osu-7.4-bw.txt", 20, None, None, r"line 20: bw .* beyond any link or memory ever built"),
+    ("iperf3-3.12-tcp.json", 108, "10479779010.584597", "99000000000000", r"line 108 .* beyond any link ever built"),
+    ("fio-3.33-randread.json", 29, "33516.483516", "5000000000.0", r"line 29 .* beyond any system"),
+    ("iperf3-3.12-tcp.txt", 9, "11.0 Gbits", "11.0 Tbits", r"line 9: send 11,000 Gbit/s is beyond any link ever built"),
+    ("imb-2017u2-mpi1.txt", 61, " 2.28", "-2.28", r"line 61: pingpong 4 KiB -2.28 us is negative"),
+    # OSU prints sizes 1, 2, 4, ...
+    ("osu-5.3-bw.txt", 13, "1024  ", "1000  ", r"line 13: OSU size 1000 bytes is not a power of two"),
+])
+def test_a_figure_no_tool_prints_is_refused_with_file_line_and_value(cli, store_url, tmp_path, fixture, line_no,
+                                                                     old, new, says):
+    if old is None:   # the last row's MB/s raised to 10^12 (a petabyte per second)
+        text = (FIXTURES / fixture).read_text().split("\n")
+        old = text[line_no - 1].split()[1]
+        new = "1000000000000.00"
+    path = edited(tmp_path, fixture, line_no, old, new)
+    line = refused(cli, store_url, path)
+    assert re.search(says, line), line
+
+
+def test_osu_sizes_doubled_from_another_minimum_are_what_osu_prints(tmp_path):
+    # osu_bw -m 3:48 prints 3, 6, 12, 24, 48: not powers of two, but OSU's own series
+    path = tmp_path / "osu-m3.txt"
+    path.write_text("# OSU MPI Bandwidth Test v7.4\n# Size      Bandwidth (MB/s)\n"
+                    + "".join(f"{n:<10}{n * 1.5:>20.2f}\n" for n in (3, 6, 12, 24, 48)))
+    (run,) = parse_file(str(path))
+    assert [s.size_bytes for s in run.steps[0].samples] == [3, 6, 12, 24, 48]
+
+
+def test_records_do_not_keep_the_lines_the_gate_read():
+    for name in ("osu-5.3-bw.txt", "fio-3.33-randread.json", "ior-4.0.0-posix-fpp.txt", "mdtest-4.0.0.txt"):
+        for run in parse_file(str(FIXTURES / name)):
+            for st in run.steps:
+                assert all(not any(k.startswith("_source") for k in s.record) for s in st.samples), name
+
+
+def test_fast_samples_equal_those_from_record_for_every_fixture():
+    for fixture in sorted(FIXTURES.iterdir()):
+        try:
+            runs = parse_file(str(fixture))
+        except BadInput:
+            continue   # the failed IOR run
+        for run in runs:
+            for st in run.steps:
+                for s in st.samples:
+                    slow = Sample.from_record(s.record)
+                    fast = dataclasses.replace(s, warnings=list(slow.warnings))   # ior adds its read warning after
+                    assert fast == slow, (fixture.name, s, slow)
+
+
+@pytest.mark.timeout(30)
+def test_dev_zero_and_a_fifo_are_refused_at_once(cli, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/zero", "a character device"), (str(fifo), "a FIFO (named pipe)")):
+        started = time.monotonic()
+        r = cli("import", path, timeout=20)
+        assert r.status == 2 and f"{path}: {kind}, not a regular file" in r.stderr, r.stderr
+        assert time.monotonic() - started < 15
+
+
+def test_a_file_over_the_bound_is_refused_and_max_bytes_raises_it(cli, tmp_path, store_url):
+    big = tmp_path / "osu-big.txt"
+    rows = "".join(f"{1 << (i % 23):<10}{1.5:>20.2f}\n" for i in range(40_000))   # about 1.2 MB
+    big.write_text("# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n" + rows)
+    r = cli("import", "--max-bytes", "1m", str(big))
+    assert r.status == 2 and "larger than the 1 MiB import limit" in r.stderr and "--max-bytes" in r.stderr
+    assert r.stderr.strip().count("\n") == 0
+    assert cli("import", "--max-bytes", "2m", str(big)).status == 0
+    assert store_rows(store_url, "select count(*) from samples") == [(40_000,)]
+    bad = cli("import", "--max-bytes", "lots", str(big))
+    assert bad.status == 2 and "'lots' is not a size" in bad.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_file_of_100k_rows_imports_in_under_five_seconds(cli, tmp_path, store_url):
+    # the import's own CPU time (user + system of the command): the test machine's other load
+    # stretches the wall clock, not this; on a machine loaded past its cores (shared caches and
+    # SMT siblings busy) even CPU time is stretched, and the figure says nothing
+    load = os.getloadavg()[0]
+    if load > 1.5 * (os.cpu_count() or 1):
+        pytest.skip(f"load average {load:.1f} on {os.cpu_count()} CPUs: a timing would not mean anything")
+    path = tmp_path / "osu-100k.txt"
+    rows = "".join(f"{1 << (i % 23):<10}{1.5 + i % 7:>20.2f}\n" for i in range(100_000))
+    path.write_text("# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n" + rows)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = cli("import", "--host", "n01", "--date", "2024-01-01", str(path))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert r.status == 0, r.stderr
+    assert store_rows(store_url, "select count(*) from samples") == [(100_000,)]
+    took = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert took < 5, f"{took:.1f} s of CPU"
