@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from clusterbench.report import summary
+from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
@@ -27,6 +27,9 @@ th{background:#f2f2f2}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
 .env td:first-child{font-weight:bold;white-space:nowrap}
 code{background:#f6f6f6;padding:0 .2em}
+.fig{white-space:nowrap} td.ok{color:#0a5a0a} tr.flagged td:first-child{border-left:4px solid #8a5a00}
+table.headline td:first-child{font-weight:bold}
+footer{margin-top:2em;font-size:.85em}
 """
 
 
@@ -220,12 +223,42 @@ def sweep_section(points, names: list[str]) -> list[str]:
     return out
 
 
+def system_name(runs: list[dict]) -> str:
+    """The system a set of runs measured: its host, or its first host and how many more."""
+    hosts = list(dict.fromkeys(h for r in runs for h in (r["environments"] or {r["host"]: None})))
+    if len(hosts) <= 2:
+        return " and ".join(hosts) or "no host recorded"
+    return f"{hosts[0]} and {len(hosts) - 1} other hosts"
+
+
+def measured_dates(runs: list[dict]) -> str:
+    started = sorted(r["started"][:10] for r in runs if r["started"])
+    if not started:
+        return "no run started"
+    return started[0] + (f" to {started[-1]}" if started[-1] != started[0] else "")
+
+
+def config_runs(report: Report) -> dict[str, list[dict]]:
+    """Each configuration (label or run id as given) with its runs."""
+    groups: dict[str, list[dict]] = {}
+    for ref in report.config_names or [str(r["id"]) for r in report.runs]:
+        ids = set(report.store.resolve(ref)) if report.store is not None else set()
+        groups[ref] = [r for r in report.runs if r["id"] in ids or str(r["id"]) == ref]
+    return groups
+
+
 def title_of(report: Report) -> str:
-    names = report.config_names
+    """The system measured (host, or hosts of each configuration), the labels and the dates."""
+    when = measured_dates(report.runs)
     if report.comparison is not None:
-        return f"Performance comparison: {' vs '.join(names)}"
-    labels = list(dict.fromkeys(r["label"] or f"run {r['id']}" for r in report.runs))
-    return f"Benchmark report: {', '.join(labels)}"
+        groups = config_runs(report)
+        systems = {n: system_name(runs) for n, runs in groups.items()}
+        if len(set(systems.values())) == 1:
+            return f"Performance comparison: {' vs '.join(groups)} on {next(iter(systems.values()))}, {when}"
+        return f"Performance comparison: {' vs '.join(f'{n} ({h})' for n, h in systems.items())}, {when}"
+    labels = list(dict.fromkeys(r["label"] for r in report.runs if r["label"]))
+    named = f" ({', '.join(labels)})" if labels else ""
+    return f"Benchmark report: {system_name(report.runs)}{named}, {when}"
 
 
 def _one_line(env: dict) -> str:
@@ -237,19 +270,30 @@ def _one_line(env: dict) -> str:
 
 
 def systems_section(report: Report, notes: Footnotes) -> list[str]:
-    """The systems compared: per configuration its runs, hosts and one line of environment each."""
-    groups: dict[str, list[dict]] = {}
-    for ref in report.config_names or [str(r["id"]) for r in report.runs]:
-        ids = set(report.store.resolve(ref)) if report.store is not None else set()
-        groups[ref] = [r for r in report.runs if r["id"] in ids or str(r["id"]) == ref]
+    """The systems measured: per configuration its runs, hosts and one line
+    of environment each (one configuration: no configuration column)."""
+    groups = config_runs(report)
+    several = report.comparison is not None
     rows = []
     for name, runs in groups.items():
         for run in runs:
             for host, env in run["environments"].items():
-                rows.append(f"<tr><td>{esc(name)}</td><td>{run['id']}</td><td>{esc(host)}</td>"
+                rows.append("<tr>" + (f"<td>{esc(name)}</td>" if several else "")
+                            + f"<td class=n>{run['id']}</td><td>{esc(host)}</td>"
                             f"<td>{notes.text(esc(_one_line(env)), mark)}</td></tr>")
-    return ["<h2>Systems compared</h2><table><tr><th>configuration</th><th>run</th><th>host</th>"
-            "<th>environment</th></tr>", *rows, "</table>"]
+    head = "<th>configuration</th>" if several else ""
+    return [f"<h2>{'Systems compared' if several else 'System measured'}</h2><table>"
+            f"<tr>{head}<th>run</th><th>host</th><th>environment</th></tr>", *rows, "</table>"]
+
+
+def footer(report: Report, today) -> str:
+    """The version and the command that made the report, for whoever must make it again."""
+    from clusterbench import __version__
+
+    made_by = report.made_by or "; ".join(dict.fromkeys(r["command"] for r in report.runs if r["command"]))
+    return (f'<footer class="meta"><hr>clusterbench {esc(__version__)}, report of {today:%Y-%m-%d} (UTC)'
+            + (f", made by <code>{esc(made_by)}</code>" if made_by else "")
+            + ". Statistics: medians with order-statistic intervals (clusterbench's docs/statistics.md).</footer>")
 
 
 def render(report: Report) -> str:
@@ -264,16 +308,9 @@ def render(report: Report) -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     today = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
     title = title_of(report)
-    started = sorted(r["started"] for r in report.runs if r["started"])
-    when = f"measured {started[0][:10]}" + (f" to {started[-1][:10]}" if started[-1][:10] != started[0][:10] else "") \
-        if started else "no run started"
-    body = [f"<h1>{esc(title)}</h1>",
-            f'<p class="meta">Report of {today:%Y-%m-%d} (UTC), {esc(when)}; '
-            "clusterbench; statistics as in its docs/statistics.md.</p>"]
+    body = [f"<h1>{esc(title)}</h1>"]
     body += systems_section(report, notes)
-    sentences = summary.sentences(report.comparison) if report.comparison is not None else \
-        summary.run_sentences(report.runs)
-    body += ["<h2>Summary</h2>", '<ul class="summary">' + "".join(f"<li>{esc(t)}</li>" for t in sentences) + "</ul>"]
+    body += summary_section(report)
     if report.comparison is not None:
         body += comparison_section(report.comparison, notes)
     if report.points:
@@ -287,5 +324,6 @@ def render(report: Report) -> str:
     if notes.reasons:
         body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(
             f'<li id="note{i}">not available: {esc(r)}</li>' for i, r in enumerate(notes.reasons, 1)) + "</ol>"]
+    body.append(footer(report, today))
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
