@@ -33,3 +33,20 @@ def test_a_footnote_holds_only_the_reason_and_the_values_after_it_stay_in_the_ta
     assert "2 cores / 2 threads" in cells["CPU"] and cells["Transparent huge pages"].endswith("; defrag madvise")
     assert set(notes.reasons) == {"no such file: /sys/block/vda/device/model", "link speed not reported by the driver",
                                   "no model name, cpu cores", "no such file"}
+
+
+@pytest.mark.timeout(120)
+def test_randio_latency_percentiles_are_shown_by_show_and_the_report(cli, tmp_path):
+    r = cli("run", "randio", f"--dir={tmp_path}", "--file-size=4m", "--runtime=0.2", "--ramp=0",
+            "--repeat", "2", "--quiet")
+    assert r.status == 0, r.stderr
+    show = cli("show", "1")
+    assert show.status == 0, show.stderr
+    line = next(x for x in show.stdout.splitlines() if x.strip().startswith("latency randread"))
+    assert re.search(r"p50 [\d,.]+, p90 [\d,.]+, p99 [\d,.]+, p99\.9 [\d,.]+, p99\.99 [\d,.]+, max [\d,.]+ us", line), line
+    out = tmp_path / "r.html"
+    assert cli("report", "1", "-o", str(out)).status == 0
+    page = out.read_text()
+    assert "<th>latency (us), median over repetitions</th><th>p50</th><th>p90</th><th>p99</th>" in page
+    # and the headline table quotes the p99 beside the IOPS
+    assert re.search(r"random read p99 latency</td><td class=n><span class=\"fig\">[\d,.]+&nbsp;us", page)

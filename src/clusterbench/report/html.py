@@ -27,7 +27,7 @@ th{background:#f2f2f2}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
 .env td:first-child{font-weight:bold;white-space:nowrap}
 code{background:#f6f6f6;padding:0 .2em}
-.fig{white-space:nowrap} td.ok{color:#0a5a0a} tr.flagged td:first-child{border-left:4px solid #8a5a00}
+.fig,td.n{white-space:nowrap} td.ci small{font-size:.85em} td.ok{color:#0a5a0a} tr.flagged td:first-child{border-left:4px solid #8a5a00}
 table.headline td:first-child{font-weight:bold}
 footer{margin-top:2em;font-size:.85em}
 """
@@ -48,6 +48,35 @@ def env_block(env: dict, notes: Footnotes) -> list[str]:
 
     rows = "".join(f"<tr><td>{esc(k)}</td><td>{notes.text(esc(v), mark)}</td></tr>" for k, v in summary_block(env))
     return [f'<table class="env">{rows}</table>']
+
+
+def ci_cell(s) -> str:
+    """The interval whole on one line, its coverage in words beside it, wrapping only between words."""
+    words = ci_words(s)
+    span, sep, rest = words.partition(" ")
+    rest = rest.replace(" %", "&nbsp;%").replace("n = ", "n&nbsp;=&nbsp;")
+    return f'<span class="fig">{esc(span)}</span>' + (f" <small>{rest}</small>" if sep else "")
+
+
+def unit_cell(unit: str | None, beside_text: str) -> str:
+    return esc(unit) + (f' <span class="fig">{esc(beside_text)}</span>' if beside_text else "")
+
+
+def latency_rows(st: dict) -> list[str]:
+    """Latency percentiles the records carry (randio, tcp rr), as a table under the step's."""
+    from clusterbench.report import latency
+
+    found = latency.of_step(st)
+    if not found:
+        return []
+    names = list(dict.fromkeys(n for p in found for n, _ in p.values_us))
+    out = ["<table><tr><th>latency (us), median over repetitions</th>"
+           + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>"]
+    for p in found:
+        values = dict(p.values_us)
+        out.append(f"<tr><td>{esc(p.label)}</td>" + "".join(f"<td class=n>{_num(values.get(n))}</td>" for n in names)
+                   + "</tr>")
+    return out + ["</table>"]
 
 
 def pair_rows(st: dict) -> list[str]:
@@ -97,20 +126,21 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
         out.append(f"<table><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>"
                    "<th>interval of the median</th><th>min</th><th>max</th><th>CV</th><th>unit</th>"
-                   + ("<th>t_min / t_avg / t_max over ranks</th>" if ranks else "")
+                   + ("<th>t_min / t_avg / t_max over ranks (us)</th>" if ranks else "")
                    + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         for r in st["summary"]:
             s = r.stats
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
-            flag = ' <span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
+            flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
             out.append(f"<tr><td>{esc(r.label)}</td><td>{esc(r.mode)}</td><td class=n>{r.n}</td>"
-                       f"<td class=n>{_num(s.median)}{flag}</td><td class=n>{esc(ci_words(s))}</td>"
+                       f"<td class=n>{_num(s.median)}{flag}</td><td class=ci>{ci_cell(s)}</td>"
                        f"<td class=n>{_num(s.minimum)}</td><td class=n>{_num(s.maximum)}</td><td class=n>{cv}</td>"
-                       f"<td>{esc(r.unit)} {esc(beside(s.median, r.unit))}</td>"
+                       f"<td>{unit_cell(r.unit, beside(s.median, r.unit))}</td>"
                        + (f"<td class=n>{' / '.join(_num(t) for t in r.rank_medians or ())}</td>" if ranks else "")
                        + (f"<td class=n>{_num(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f"<td>{esc(limit_text(r))}</td>" if limits else "") + "</tr>")
         out.append("</table>")
+        out += latency_rows(st)
         out += pair_rows(st)
         warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
         if warnings:
@@ -137,7 +167,7 @@ def _cell(p, n: str, notes_of_cell: list[int]) -> str:
     s = p.summary(n)
     network = p.first.get(n) is not None and p.first[n].link_bits_per_s is not None
     extra = beside(s.median, p.unit, network)
-    marks = "".join(f' <span class="flag">!{i}</span>' for i in notes_of_cell)
+    marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
     return (f"<td class=n>{_num(s.median)}{marks}<br><small>{esc(extra)}</small>"
             f"<br><small>{esc(ci_words(s))}, n = {s.n}</small></td>")
 

@@ -115,7 +115,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         ("n", "right", True), ("median", "right", True), ("CI of median", "right", False), ("min", "right", True),
         ("max", "right", True), ("CV", "right", True), ("unit", "left", True)] + (
         [("median, decimal", "right", True)] if decimal else []) + (
-        [("t_min / t_avg / t_max (ranks)", "right", True)] if ranks else []) + (
+        [("t_min / t_avg / t_max (ranks, us)", "right", True)] if ranks else []) + (
         [("MB/s", "right", True)] if bandwidth else []) + ([("limit", "left", False)] if limit else [])
     rows = []
     for r in st["summary"]:
@@ -190,6 +190,10 @@ def print_run(console: Console, run: dict) -> None:
         console.print(fitting_table(st, console.width))
         if st["message"]:
             console.print(Padding(Text(plain(st["message"]), style="red"), (0, 0, 0, 2), expand=False))
+        from clusterbench.report import latency
+
+        for p in latency.of_step(st):
+            console.print(Padding(Text(latency.line(p)), (0, 0, 0, 2), expand=False))
         pairs = pair_table(st)
         if pairs is not None:
             console.print(Padding(pairs, (0, 0, 0, 2), expand=False))
