@@ -15,14 +15,15 @@ CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1em;max-width:100%}
 th,td{border:1px solid #ccc;padding:.25em .6em;font-size:.9em;overflow-wrap:break-word}
-svg{max-width:100%;height:auto} table.wide{width:100%}
+svg{max-width:100%;height:auto} table.wide{width:100%} section.step svg,body>svg{width:100%}
+table.step td:nth-child(-n+2){white-space:nowrap}
 .meta{color:#555} .summary li{margin:.3em 0} sup{font-size:.7em}
 .flag{color:#8a5a00;font-weight:bold} .notes{font-size:.85em}
 h2,h3{break-after:avoid}
 @page{size:A4;margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:8pt;padding:.15em .35em}
  svg{break-inside:avoid} tr{break-inside:avoid}}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
 .env td:first-child{font-weight:bold;white-space:nowrap}
@@ -102,7 +103,7 @@ def pair_rows(st: dict) -> list[str]:
 
 
 def run_section(run: dict, notes: Footnotes) -> list[str]:
-    from clusterbench.report import plots
+    from clusterbench.report import step_plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
            f"<p>{esc(run['started'])} UTC on {esc(run['host'])} by {esc(run['user'])}: <code>{esc(run['command'])}</code></p>"]
@@ -110,8 +111,9 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
     for host, env in run["environments"].items():
         out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
+    plots_after = step_plots.after_step(run["steps"], run["id"])
     for st in run["steps"]:
-        out.append(f"<h3>{esc(step_title(st))}: {esc(st['status'])}</h3>")
+        out.append(f'<section class="step"><h3>{esc(step_title(st))}: {esc(st["status"])}</h3>')
         stop = f"; repetition stopped by {esc(st['stop_reason'])}" if st.get("stop_reason") else ""
         out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {st['ranks']} rank(s){stop}</p>")
         from clusterbench.conditions.apply import cgroup_caption
@@ -124,7 +126,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         limits = any(r.limit for r in st["summary"])
         ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
         bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
-        out.append(f"<table><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>"
+        out.append(f'<table class="step"><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>'
                    "<th>interval of the median</th><th>min</th><th>max</th><th>CV</th><th>unit</th>"
                    + ("<th>t_min / t_avg / t_max over ranks (us)</th>" if ranks else "")
                    + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
@@ -145,21 +147,8 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
         if warnings:
             out.append("<ul>" + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings) + "</ul>")
-        sized = defaultdict(list)  # one curve per measurement swept over sizes
-        for r in st["summary"]:
-            if r.size_bytes is not None and r.median is not None:
-                sized[r.key.curve()].append((float(r.size_bytes), r.median))
-        for unit in dict.fromkeys(k.unit for k in sized):
-            series = {f"{k.phase} {k.condition or ''}".strip(): pts for k, pts in sized.items() if k.unit == unit}
-            if any(len(pts) > 1 for pts in series.values()):
-                out.append(plots.curves(step_title(st), "size", unit or "", series, sizes=True))
-        if not sized and len(st["summary"]) > 0:
-            rows = [r for r in st["summary"] if r.median is not None]
-            for unit in dict.fromkeys(r.unit for r in rows):
-                same = [r for r in rows if r.unit == unit]
-                s = [(r.stats.median, r.stats.ci_low, r.stats.ci_high) for r in same]
-                out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", unit or "",
-                                      [f"{r.phase} {r.mode or ''}" for r in same], {f"run {run['id']}": s}))
+        out += plots_after.get(st["id"], [])
+        out.append("</section>")
     return out
 
 
@@ -168,8 +157,8 @@ def _cell(p, n: str, notes_of_cell: list[int]) -> str:
     network = p.first.get(n) is not None and p.first[n].link_bits_per_s is not None
     extra = beside(s.median, p.unit, network)
     marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
-    return (f"<td class=n>{_num(s.median)}{marks}<br><small>{esc(extra)}</small>"
-            f"<br><small>{esc(ci_words(s))}, n = {s.n}</small></td>")
+    return (f'<td class=cmp><span class="fig">{_num(s.median)}{marks}</span><br><small class="fig">{esc(extra)}</small>'
+            f"<br><small>{ci_cell(s)}, n&nbsp;=&nbsp;{s.n}</small></td>")
 
 
 def comparison_section(table, notes: Footnotes) -> list[str]:
@@ -216,8 +205,9 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     for unit, pts in by_unit.items():
         pts = pts[:24]
         series = {n: [(p.summary(n).median, p.summary(n).ci_low, p.summary(n).ci_high) for p in pts] for n in names}
+        flags = {n: [p.flag(n) if p.flag(n) != "flagged" else None for p in pts] for n in names}
         out.append(plots.bars(f"median per configuration, bars = interval of the median ({unit})", unit or "",
-                              [f"{table.title(p)} {p.mode or ''}" for p in pts], series))
+                              [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
     for d in table.env_diffs:
         out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({len(d.lines)} differences)</h3><table>"
                    f"<tr><th>key</th><th>{esc(d.base)} ({esc(d.host_base)})</th>"

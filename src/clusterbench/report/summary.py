@@ -104,18 +104,9 @@ def sentences(table: Table) -> list[str]:
         rest.append(f"{undecided} cannot be decided with the repetitions made (repeat at least 4 times each)")
     if rest:
         out.append("; ".join(rest).capitalize() + ".")
-    flagged = []  # each figure once, with the configurations it is flagged in
-    for p in table.points:
-        why: dict[str, list[str]] = {}
-        for n in table.names:
-            if p.flag(n):
-                why.setdefault(p.flag(n), []).append(n)
-        if why:
-            flagged.append(f"{table.title(p)} ({p.mode or 'no mode'}): "
-                           + ", ".join(f"{f} ({' and '.join(ns)})" for f, ns in why.items()))
+    flagged = sum(len(items) for _, items in flagged_by_step(table))
     if flagged:
-        out.append(f"{len(flagged)} figure(s) are flagged and are not what their mode claims: "
-                   + "; ".join(flagged) + ".")
+        out.append(f"{flagged} figure(s) are flagged and are not what their mode claims (listed below, once each).")
     else:
         out.append("No figure is flagged by a warning or a physical limit.")
     line = explaining_line(table, sig[0][0] if sig else None)
@@ -123,3 +114,18 @@ def sentences(table: Table) -> list[str]:
         out.append(line)
     return out
 
+
+
+def flagged_by_step(table: Table) -> list[tuple[str, list[str]]]:
+    """Each flagged figure once, under its step (said once), with the
+    configurations it is flagged in: 'read (cold): page cache (a and b)'."""
+    steps: dict[str, list[str]] = {}
+    for p in table.points:
+        why: dict[str, list[str]] = {}
+        for n in table.names:
+            if p.flag(n):
+                why.setdefault(p.flag(n), []).append(n)
+        if why:
+            steps.setdefault(p.step, []).append(
+                f"{p.label} ({p.mode or 'no mode'}): " + ", ".join(f"{f} ({' and '.join(ns)})" for f, ns in why.items()))
+    return list(steps.items())

@@ -24,8 +24,7 @@ def run_headlines(run: dict) -> list[str]:
             "<th>verdict</th></tr>", *rows, "</table>"]
 
 
-def flagged_list(run: dict) -> list[str]:
-    steps = headline.flagged_by_step(run)
+def flagged_list(steps: list[tuple[str, list[str]]]) -> list[str]:
     if not steps:
         return ["<p>No figure is flagged by a warning or a physical limit.</p>"]
     items = "".join(f"<li><b>{esc(title)}</b>: {esc('; '.join(why))}</li>" for title, why in steps)
@@ -59,7 +58,8 @@ def summary_section(report: Report) -> list[str]:
         out += compared_headlines(report)
         out.append('<ul class="summary">' + "".join(f"<li>{esc(t)}</li>"
                                                      for t in summary.sentences(report.comparison)) + "</ul>")
-        return out
+        steps = summary.flagged_by_step(report.comparison)
+        return out + (flagged_list(steps) if steps else [])
     for run in report.runs:
         if len(report.runs) > 1:
             out.append(f"<h3>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}</h3>")
@@ -67,5 +67,5 @@ def summary_section(report: Report) -> list[str]:
         out += run_headlines(run)
         out.append(f"<p>{rows} figure(s) in {len(run['steps'])} step(s), run status {esc(run['status'])}; "
                    "every figure is in its step's table below.</p>")
-        out += flagged_list(run)
+        out += flagged_list(headline.flagged_by_step(run))
     return out
