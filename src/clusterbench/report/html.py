@@ -20,13 +20,14 @@ table.step td:nth-child(-n+2){white-space:nowrap}
 .meta{color:#555} .summary li{margin:.3em 0} sup{font-size:.7em}
 .flag{color:#8a5a00;font-weight:bold} .notes{font-size:.85em}
 h2,h3{break-after:avoid}
-@page{size:A4;margin:12mm}
-@media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:8pt;padding:.15em .35em}
- svg{break-inside:avoid} tr{break-inside:avoid}}
+@page{margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:7.5pt;padding:.1em .3em}
+ svg,table.headline,tr,li{break-inside:avoid} section.step{break-inside:avoid-page} h2,h3{break-after:avoid}
+ a{color:inherit;text-decoration:none}}
 td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
-.env td:first-child{font-weight:bold;white-space:nowrap}
+.env td:first-child{font-weight:bold;white-space:nowrap} .env td+td,td code{overflow-wrap:anywhere}
 code{background:#f6f6f6;padding:0 .2em}
 .fig,td.n{white-space:nowrap} td.ci small{font-size:.85em} td.ok{color:#0a5a0a} tr.flagged td:first-child{border-left:4px solid #8a5a00}
 table.headline td:first-child{font-weight:bold}

@@ -10,7 +10,7 @@ from clusterbench.render_text import mathtext
 
 def _svg(fig) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    fig.savefig(buf, format="svg", bbox_inches="tight", dpi=300)  # any raster part (a heat map) at print resolution
     import matplotlib.pyplot as plt
 
     plt.close(fig)
