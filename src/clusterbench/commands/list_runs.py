@@ -49,7 +49,9 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         from clusterbench.run_groups import summarise
         from clusterbench.render_text import terminal
 
-        t = Table(by, title=f"{len(rows)} runs by {by} (cut short: interrupted by a signal or killed)")
+        # the column's meaning goes under the table: in the title it read as if these runs were cut short
+        t = Table(by, title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} by {by}",
+                  caption="cut short: interrupted by a signal or killed", caption_justify="left")
         for name in ("runs", "ok", "failed", "cut short", "running", "time used", "median run"):
             t.add_column(name, justify="right")
         for g in summarise(rows, by):
