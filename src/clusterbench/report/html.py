@@ -145,7 +145,9 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         out.append("</table>")
         out += latency_rows(st)
         out += pair_rows(st)
-        warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
+        from clusterbench.warning_fold import step_lines
+
+        warnings = step_lines(st["summary"])
         if warnings:
             out.append("<ul>" + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings) + "</ul>")
         out += plots_after.get(st["id"], [])

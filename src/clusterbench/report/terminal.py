@@ -197,7 +197,9 @@ def print_run(console: Console, run: dict) -> None:
         pairs = pair_table(st)
         if pairs is not None:
             console.print(Padding(pairs, (0, 0, 0, 2), expand=False))
-        for w in dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()):
+        from clusterbench.warning_fold import step_lines
+
+        for w in step_lines(st["summary"]):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table
             console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2), expand=False))
         console.print()
