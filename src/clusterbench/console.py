@@ -22,3 +22,12 @@ def stdout_console(width: int | None = None) -> Console:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(width=PIPED_WIDTH)
     return console
+
+
+def stderr_console() -> Console:
+    """Progress and notes on stderr: as wide as the terminal, PIPED_WIDTH
+    when piped (unless $COLUMNS says), so a figure in a CI log is whole."""
+    console = Console(stderr=True)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=True, width=PIPED_WIDTH)
+    return console
