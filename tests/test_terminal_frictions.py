@@ -47,3 +47,38 @@ def test_progress_lines_keep_their_figures_whole_when_piped(cbk_bin, store_url, 
     assert p.returncode == 0, p.stderr
     assert re.search(r"2/2 read warm [\d,]+\.\d MiB/s", p.stderr), p.stderr
     assert "…" not in p.stderr
+
+
+@pytest.mark.timeout(120)
+def test_piped_views_end_no_line_in_spaces_and_name_the_mpi_library_as_people_do(cli):
+    """#38 item 14: 37 of 167 lines of piped `show` ended in spaces; `kernels`
+    printed the raw banner "MPI: MPICH Version:  4.0.2"."""
+    assert cli("run", "null", "--seconds=0.001", "--repeat", "3", "--label", "a-label-to-pad-the-title",
+               "--quiet").status == 0
+    for args in (("show", "1"), ("list",), ("kernels",), ("list", "--by", "month")):
+        r = cli(*args)
+        assert r.status == 0, r.stderr
+        ending = [line for line in r.stdout.splitlines() if line.endswith(" ")]
+        assert not ending, (args, ending)
+    title = cli("kernels").stdout.splitlines()[0]
+    assert re.search(r"MPI: (MPICH|Open MPI|Intel MPI|MVAPICH) \d|MPI: not built in", title), title
+    assert "Version:" not in title
+
+
+@pytest.mark.timeout(120)
+def test_a_cold_read_that_was_not_cold_says_how_much_was_cached_not_a_field_name(cli, tmp_path):
+    """#38 item 14: the warning cited resident_fraction_before, a field no view shows.
+    A cold read on tmpfs cannot drop its pages: it is never cold."""
+    shm = "/dev/shm"
+    if not os.path.isdir(shm) or "tmpfs" not in open("/proc/mounts").read().split(f" {shm} ")[-1][:8]:
+        pytest.skip("no tmpfs at /dev/shm")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=shm) as d:
+        r = cli("run", "seqio", f"--dir={d}", "--file-size=4m", "--write=fsync", "--read=cold", "--repeat", "2",
+                "--quiet")
+        assert r.status == 0, r.stderr
+    show = cli("show", "1").stdout
+    assert re.search(r"cold read not achieved: \d+% of the data was still in the page cache when the read began",
+                     show), show
+    assert "resident_fraction_before" not in show

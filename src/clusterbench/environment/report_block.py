@@ -194,7 +194,9 @@ def _cbk(env: dict) -> str:
         return _why(env, "cbk.version")
     parts = [str(env["cbk.version"])]
     if "cbk.mpi" in env:
-        parts.append(f"MPI {' '.join(str(env.get('cbk.mpi_library') or '').split())}" if env["cbk.mpi"] else "no MPI")
+        from clusterbench.mpi_consistency import library_text
+
+        parts.append(f"MPI {library_text(str(env.get('cbk.mpi_library') or ''))}" if env["cbk.mpi"] else "no MPI")
     build = " ".join(str(env[k]) for k in ("cbk.compiler", "cbk.compiler_flags", "cbk.build_type") if k in env)
     parts.append(build or f"build flags {_why(env, 'cbk.compiler_flags')}")
     return _join(parts)
