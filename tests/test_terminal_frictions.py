@@ -82,3 +82,14 @@ def test_a_cold_read_that_was_not_cold_says_how_much_was_cached_not_a_field_name
     assert re.search(r"cold read not achieved: \d+% of the data was still in the page cache when the read began",
                      show), show
     assert "resident_fraction_before" not in show
+
+
+@pytest.mark.timeout(60)
+def test_a_mistyped_run_target_suggests_the_suite_and_lists_suites_too(cli):
+    """#38 item 10: `run quik` listed kernels only, with no "did you mean quick"."""
+    r = cli("run", "quik")
+    assert r.status == 2 and r.stderr.count("\n") == 1
+    assert "did you mean quick?" in r.stderr and "suites: " in r.stderr and "kernels: " in r.stderr
+    assert "node" in r.stderr.split("suites: ")[1]
+    r = cli("run", "zzzz")
+    assert r.status == 2 and "did you mean" not in r.stderr
