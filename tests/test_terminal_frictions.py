@@ -93,3 +93,38 @@ def test_a_mistyped_run_target_suggests_the_suite_and_lists_suites_too(cli):
     assert "node" in r.stderr.split("suites: ")[1]
     r = cli("run", "zzzz")
     assert r.status == 2 and "did you mean" not in r.stderr
+
+
+NUMBER = r"\d[\d,]*(?:\.\d+)?"
+
+
+@pytest.mark.timeout(180)
+def test_narrow_views_keep_every_figure_whole_and_never_cut_a_path(cli, tmp_path):
+    """#38 item 11: `show 1 --width 80` split an interval over three lines
+    ("1,688." / "." / "3,560"); `list` and `compare` cut paths with "…"."""
+    deep = tmp_path / "a-directory-with-a-long-name" / "and-another-one-below-it"
+    deep.mkdir(parents=True)
+    for label in ("a", "b"):
+        r = cli("run", "mpi", "--np", "2", "--op=pingpong,bw", "--sizes=8,1k,1m", "--repeat", "3", "--label", label,
+                "--quiet")
+        assert r.status == 0, r.stderr
+    assert cli("run", "seqio", f"--dir={deep}", "--file-size=1m", "--repeat", "2", "--label", "a", "--quiet").status == 0
+    wide = cli("show", "1", "--width", "240").stdout
+    figures = set()
+    for line in wide.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) > 4 and cells[2].isdigit():  # phase, algorithm, n, median, CI of median, ...
+            figures.add(cells[3])
+            figures.update(re.findall(NUMBER, cells[4].split(" (")[0]))
+    assert len(figures) > 10
+    narrow = cli("show", "1", "--width", "80").stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert figures <= set(re.findall(NUMBER, narrow)), figures - set(re.findall(NUMBER, narrow))
+    assert not re.search(r"│\s*[\d,]*\.\s*│", narrow)  # no figure broken after its point
+    for args in (("list",), ("compare", "a", "b")):
+        out = cli(*args, "--width", "80").stdout
+        assert "…" not in out, out
+    listed = cli("list", "--width", "80").stdout
+    command = "".join(c.strip() for line in listed.splitlines() if line.startswith("│")
+                      for c in line.split("│")[-2:-1])
+    assert str(deep).replace(" ", "") in command  # the path whole, folded over lines

@@ -57,7 +57,9 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         for g in summarise(rows, by):
             t.add_row(terminal(g.key), str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
                       _duration(g.total_s), _duration(g.median_s))
-        stdout_console().print(t)
+        from clusterbench.report.compare_terminal import folding
+
+        stdout_console().print(folding(t))
         return
     from clusterbench.render_text import terminal
 
@@ -67,4 +69,6 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         status = r.status + (" (imported)" if r.imported_from else "")
         t.add_row(str(r.id), terminal(r.label), status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur,
                   terminal(r.host), terminal(r.user), terminal(r.batch_job), terminal(r.command or r.imported_from))
-    stdout_console().print(t)
+    from clusterbench.report.compare_terminal import folding
+
+    stdout_console().print(folding(t))
