@@ -128,3 +128,17 @@ def test_narrow_views_keep_every_figure_whole_and_never_cut_a_path(cli, tmp_path
     command = "".join(c.strip() for line in listed.splitlines() if line.startswith("│")
                       for c in line.split("│")[-2:-1])
     assert str(deep).replace(" ", "") in command  # the path whole, folded over lines
+
+
+@pytest.mark.timeout(120)
+def test_the_store_option_is_taken_before_the_subcommand_too(cli, tmp_path):
+    """#38 item 9: `clusterbench --db X list` said "No such option '--db'"."""
+    other = tmp_path / "other.db"
+    assert cli("--db", str(other), "run", "null", "--seconds=0.001", "--repeat", "2", "--label", "there",
+               "--quiet").status == 0
+    listed = cli("--db", str(other), "list")
+    assert listed.status == 0 and "there" in listed.stdout, listed.stderr
+    assert "no store at" in cli("list").stderr  # the default store was not used
+    assert "there" in cli("list", "--db", str(other)).stdout
+    # the subcommand's own --db wins
+    assert "no store at" in cli("--db", str(other), "list", "--db", str(tmp_path / "none.db")).stderr
