@@ -103,7 +103,7 @@ def verdict(row) -> tuple[str, bool]:
 
 def figures(run: dict) -> list[Figure]:
     """The run's headline figures, in HEADLINES order; a rule nothing matched is left out."""
-    from clusterbench.report.units_text import beside
+    from clusterbench.report.units_text import beside, number
 
     out = []
     for rule in HEADLINES:
@@ -118,18 +118,12 @@ def figures(run: dict) -> list[Figure]:
             if value is None:
                 continue
             p50 = percentile_us(st, row, "lat_us_p50")
-            out.append(Figure(rule, st, row, value, "us", f"p50 {value_text(p50)} us" if p50 else "", "", text,
+            out.append(Figure(rule, st, row, value, "us", f"p50 {number(p50)} us" if p50 else "", "", text,
                               flagged))
             continue
         out.append(Figure(rule, st, row, row.median, row.unit or "", beside(row.median, row.unit or ""),
                           row.limit or "", text, flagged))
     return out
-
-
-def value_text(v: float | None) -> str:
-    from clusterbench.report.terminal import _num
-
-    return _num(v)
 
 
 def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
@@ -159,6 +153,7 @@ class Compared:
 
 
 def _point_matches(rule: Rule, p) -> bool:
+    """As _matches, for a comparison's point (compare.Point)."""
     return (p.kernel == rule.kernel and p.key.phase == rule.phase and (rule.mode is None or p.mode == rule.mode)
             and (rule.unit is None or p.unit == rule.unit))
 
