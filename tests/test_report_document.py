@@ -161,7 +161,7 @@ def test_single_and_two_run_reports_read_as_documents_on_screen_and_on_paper(cli
     reasons = environment_reasons(store_url)
     for path, title in ((single, f"Benchmark report: {host} (a), "), (pair, f"Performance comparison: a vs b on {host}, ")):
         page = path.read_text()
-        assert f"<h1>{title}" in page
+        assert f"<h1>{title}" in page and '<span class="fig">20' in page  # the date whole
         # the headline table, before any step's table
         assert page.index('<table class="headline') < page.index("<h2>Comparison" if path == pair else "<h2>Run 1")
         for name in ("durable write (fsync)", "cold read", "random read, 4 KiB", "random read p99 latency"):

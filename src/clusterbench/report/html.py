@@ -331,7 +331,10 @@ def render(report: Report) -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     today = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
     title = title_of(report)
-    body = [f"<h1>{esc(title)}</h1>"]
+    when = esc(measured_dates(report.runs))  # a date never breaks at its hyphens
+    heading = esc(title)
+    heading = heading[:heading.rindex(when)] + f'<span class="fig">{when}</span>' if when in heading else heading
+    body = [f"<h1>{heading}</h1>"]
     body += systems_section(report, notes)
     body += summary_section(report)
     if report.comparison is not None:
