@@ -77,6 +77,16 @@ def test_list_by_user_prints_the_report_table(cli, store_url):
     assert r.status == 0 and "2026-10" in r.stdout and "2026-11" in r.stdout and "2 runs by month" in r.stdout
 
 
+def test_list_by_month_title_does_not_read_as_if_runs_were_cut_short(cli, store_url):
+    """#38: all runs ok, and the title said "(cut short: interrupted ...)"."""
+    seed(store_url)
+    r = cli("list", "--by", "month", "--status", "ok")
+    assert r.status == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].strip() == "3 runs by month"
+    assert lines[-1].strip() == "cut short: interrupted by a signal or killed"  # the column's meaning, below
+
+
 def test_piped_tables_are_not_cut_to_80_columns(cbk_bin, store_url):
     """In a CI log or a file rich would assume 80 columns and elide cells."""
     import os

@@ -114,6 +114,21 @@ def test_trend_prints_the_series_and_the_planted_change(cli, store_url):
         assert r.status == 2 and r.stderr.count("\n") == 1 and "KERNEL:PHASE" in r.stderr
 
 
+@pytest.mark.timeout(120)
+def test_trend_writes_the_interval_as_show_does_and_names_every_column(cli, store_url):
+    """#38: trend said "95 % CI" where show says "(94%)" for the same interval,
+    left its last column unnamed and said "1 runs"."""
+    fill(store_url)
+    r = cli("trend", "seqio:read:cold")
+    assert r.status == 0, r.stderr
+    assert "95 % CI" not in r.stdout and "CI of median" in r.stdout
+    assert re.search(r"│ [\d,.]+\.\.[\d,.]+ \(\d+%\) │", r.stdout)
+    header = next(line for line in r.stdout.splitlines() if "started (UTC)" in line)
+    assert [c.strip() for c in header.split("┃")[1:-1]][-1] == "change"
+    one = cli("trend", "seqio:read:cold", "--since", "2026-08-20")
+    assert one.status == 0 and ": 1 run, " in one.stdout and "1 runs" not in one.stdout
+
+
 @pytest.mark.both_stores
 @pytest.mark.timeout(120)
 def test_prune_deletes_old_runs_keeps_labels_on_request_and_dry_runs(cli, store_url):

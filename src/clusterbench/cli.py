@@ -101,9 +101,19 @@ def _version(ctx, _param, value):
     ctx.exit()
 
 
+def _store_for_every_command(ctx, _param, value):
+    """`clusterbench --db URL list` as `clusterbench list --db URL`: the
+    store given before the subcommand is the default of its own --db."""
+    if value is not None:
+        ctx.default_map = {name: {"db_url": value} for name in COMMANDS}
+    return value
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, callback=_version, expose_value=False, is_eager=True,
               help="Show versions of clusterbench and cbk, and whether MPI is built in.")
+@click.option("--db", metavar="URL", expose_value=False, callback=_store_for_every_command,
+              help="Results store for the command that follows (as its own --db, which wins when both are given).")
 def cli():
     """clusterbench: measure disks, file systems, networks, MPI and compute
     of a cluster, keep every result with its machine's description, and

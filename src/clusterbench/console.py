@@ -10,15 +10,52 @@ PIPED_WIDTH = 160
 WIDTH_KEY = "clusterbench.width"  # in click's context meta, set by --width
 
 
+class TrailingSpaceStripper:
+    """A text file that writes each line without its trailing spaces; a
+    line still open is held until its end or a flush."""
+
+    def __init__(self, file):
+        self.file = file
+        self._open = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._open = (self._open + text).split("\n")
+        if lines:
+            self.file.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._open:
+            self.file.write(self._open)
+            self._open = ""
+        self.file.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.file, "encoding", "utf-8")
+
+
 def stdout_console(width: int | None = None) -> Console:
     """--width when given; else fits a terminal. Piped into a file or a CI
     log, rich would assume 80 columns and cut cells short (…): take
     PIPED_WIDTH unless $COLUMNS says."""
     ctx = click.get_current_context(silent=True)
     width = width or (ctx.meta.get(WIDTH_KEY) if ctx else None)
-    if width:
-        return Console(width=width)
-    console = Console()
+    console = Console(width=width) if width else Console()
+    if console.is_terminal:
+        return console
+    # piped: no trailing spaces (rich pads titles and captions to the table's width)
+    return Console(file=TrailingSpaceStripper(console.file), force_terminal=False,
+                   width=width or (None if "COLUMNS" in os.environ else PIPED_WIDTH))
+
+
+def stderr_console() -> Console:
+    """Progress and notes on stderr: as wide as the terminal, PIPED_WIDTH
+    when piped (unless $COLUMNS says), so a figure in a CI log is whole."""
+    console = Console(stderr=True)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=PIPED_WIDTH)
+        console = Console(stderr=True, width=PIPED_WIDTH)
     return console

@@ -46,6 +46,15 @@ def parse_library_version(text: str) -> MpiVersion | None:
     return None
 
 
+def library_text(library: str | None) -> str | None:
+    """The run-time library as people name it ("MPICH 4.0.2"), not its raw
+    banner ("MPICH Version:      4.0.2"); an unknown banner with its spaces folded."""
+    if not library:
+        return None
+    parsed = parse_library_version(library)
+    return str(parsed) if parsed else " ".join(library.split())
+
+
 def parse_mpiexec(text: str) -> MpiVersion | None:
     """`mpiexec --version` of Hydra, Open MPI, Intel MPI or MVAPICH."""
     from clusterbench.environment.software import parse_mpiexec_version
@@ -86,7 +95,7 @@ def report(built_with: str | None, compiler: str | None, library: str | None,
     lines = [f"MPI: built with {built_with}" + (f" ({compiler})" if compiler else "")]
     warnings = []
     runtime = parse_library_version(library or "")
-    lines.append(f"MPI library at run time: {library}")
+    lines.append(f"MPI library at run time: {library_text(library)}")
     if built and runtime and not same(built, runtime):
         warnings.append(f"cbk was built with {built} but loads {runtime} at run time: load the MPI module it "
                         "was built with, or reinstall clusterbench against this one (docs/install.md)")

@@ -19,13 +19,19 @@ class Progress:
         self.enabled = enabled
         self._bar = None
         if enabled:
-            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as RichProgress
 
-            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                     TextColumn("{task.fields[latest]}"), TimeElapsedColumn(),
-                                     console=Console(stderr=True), transient=False)
+            from clusterbench.console import stderr_console
+
+            from rich.table import Column
+
+            # the step's title folds onto more lines before the latest figure is cut short
+            self._bar = RichProgress(TextColumn("{task.description}", table_column=Column(overflow="fold")),
+                                     BarColumn(), MofNCompleteColumn(),
+                                     TextColumn("{task.fields[latest]}", table_column=Column(no_wrap=True)),
+                                     TimeElapsedColumn(),
+                                     console=stderr_console(), transient=False)
         self._task = None
 
     def __enter__(self):

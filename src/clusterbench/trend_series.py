@@ -40,6 +40,7 @@ class Point:
     ci_low: float
     ci_high: float
     n: int
+    ci_coverage: float = 0.0    # the interval's real coverage (order statistics: 94 % at n = 5)
 
 
 @dataclass
@@ -157,8 +158,8 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     for key, by_run in by_params.items():
         points = []
         for run_id, (r, vs) in sorted(by_run.items(), key=lambda kv: (kv[1][0].started, kv[0])):
-            lo, hi, _ = median_ci(vs)
-            points.append(Point(run_id, r.started, r.label, r.host, _median(vs), lo, hi, len(vs)))
+            lo, hi, coverage = median_ci(vs)
+            points.append(Point(run_id, r.started, r.label, r.host, _median(vs), lo, hi, len(vs), coverage))
         s = Series(kernel, phase, mode, unit, json.loads(key), points)
         s.changes = _changes(store, points)
         out.append(s)

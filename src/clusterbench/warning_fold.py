@@ -53,3 +53,33 @@ def fold(per_sample: list[list[str]], repetitions: int) -> list[str]:
             text = f"{len(figure_lists)} of {repetitions} repetitions: {text}"
         out.append(text)
     return out
+
+
+COUNTED = re.compile(r"(\d+) of (\d+) repetitions: (.*)", re.S)
+
+
+def step_lines(rows) -> list[str]:
+    """A step's warnings over its rows (step_summary.Row), each once: the
+    same warning from several rows with different counts is one line naming
+    each row's count ('2 of 3 repetitions (clock 1 busy), 3 of 3 (clock 2
+    busy): ...'), never two lines that read as a contradiction."""
+    groups: dict[str, list[tuple[str, str | None]]] = {}  # text -> (row label, "k of n" or None)
+    for r in rows:
+        for w in r.all_warnings():
+            m = COUNTED.fullmatch(w)
+            text, count = (m.group(3), f"{m.group(1)} of {m.group(2)}") if m else (w, None)
+            entries = groups.setdefault(text, [])
+            label = f"{r.label} {r.mode or ''}".strip()
+            if (label, count) not in entries:
+                entries.append((label, count))
+    out = []
+    for text, entries in groups.items():
+        counts = list(dict.fromkeys(c for _, c in entries))
+        if counts == [None]:
+            out.append(text)
+        elif len(counts) == 1:
+            out.append(f"{counts[0]} repetitions: {text}")
+        else:
+            parts = [f"{c} ({label})" for label, c in entries if c]
+            out.append(f"{parts[0].replace(' (', ' repetitions (', 1)}, {', '.join(parts[1:])}: {text}")
+    return out

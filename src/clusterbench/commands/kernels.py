@@ -14,11 +14,12 @@ def command(name):
     from rich.table import Table
 
     from clusterbench import catalogue
+    from clusterbench.mpi_consistency import library_text
 
     cat = catalogue.load()
     console = stdout_console()
     if not name:
-        t = Table("kernel", "parallel", "summary", title=f"cbk {cat.version}, MPI: {cat.mpi_library or 'not built in'}")
+        t = Table("kernel", "parallel", "summary", title=f"cbk {cat.version}, MPI: {library_text(cat.mpi_library) or 'not built in'}")
         for k in cat.kernels.values():
             t.add_row(k.name, "MPI" if k.parallel else "", k.summary)
         console.print(t)

@@ -49,13 +49,17 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         from clusterbench.run_groups import summarise
         from clusterbench.render_text import terminal
 
-        t = Table(by, title=f"{len(rows)} runs by {by} (cut short: interrupted by a signal or killed)")
+        # the column's meaning goes under the table: in the title it read as if these runs were cut short
+        t = Table(by, title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} by {by}",
+                  caption="cut short: interrupted by a signal or killed", caption_justify="left")
         for name in ("runs", "ok", "failed", "cut short", "running", "time used", "median run"):
             t.add_column(name, justify="right")
         for g in summarise(rows, by):
             t.add_row(terminal(g.key), str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
                       _duration(g.total_s), _duration(g.median_s))
-        stdout_console().print(t)
+        from clusterbench.report.compare_terminal import folding
+
+        stdout_console().print(folding(t))
         return
     from clusterbench.render_text import terminal
 
@@ -65,4 +69,6 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         status = r.status + (" (imported)" if r.imported_from else "")
         t.add_row(str(r.id), terminal(r.label), status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur,
                   terminal(r.host), terminal(r.user), terminal(r.batch_job), terminal(r.command or r.imported_from))
-    stdout_console().print(t)
+    from clusterbench.report.compare_terminal import folding
+
+    stdout_console().print(folding(t))

@@ -25,5 +25,10 @@ def command(refs, fmt, output, exclude_outliers, link_speed, db_url):
 
     if fmt is None:
         fmt = {".pdf": "pdf", ".json": "json", ".csv": "csv", ".md": "md"}.get(Path(output).suffix.lower(), "html")
-    path = write_report(open_store(db_url), list(refs), fmt, output, exclude_outliers, link_speed)
+    import shlex
+
+    # the footer's command: what made this content (the output file's name is not part of it)
+    made_by = shlex.join(["clusterbench", "report", *refs] + (["--exclude-outliers"] if exclude_outliers else [])
+                         + ([f"--link-speed={link_speed / 1e9:g}g"] if link_speed else []))
+    path = write_report(open_store(db_url), list(refs), fmt, output, exclude_outliers, link_speed, made_by)
     click.echo(f"wrote {path}")

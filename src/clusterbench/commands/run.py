@@ -58,6 +58,16 @@ def comma_lists(kernel, params: dict[str, str]) -> dict:
     return out
 
 
+def unknown_target(target: str, kernels: list[str], suite_names: list[str]) -> str:
+    """'no such kernel or suite: quik (did you mean quick?) ...', naming both kinds of target."""
+    import difflib
+
+    close = difflib.get_close_matches(target, kernels + suite_names, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (f"no such kernel or suite: '{target}'{hint}; kernels: {', '.join(kernels)}; suites: "
+            f"{', '.join(suite_names)} (or a path to a suite's .toml file)")
+
+
 def report_folder(store_url: str, report_dir: str | None) -> Path:
     """Where a suite's report goes: --report-dir, else beside a SQLite store
     file (--db, $CLUSTERBENCH_DB or the default one), else (a database
@@ -224,6 +234,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         suite_name = suite.name
         common, variants = suite.conditions.merged(common), suite.variants
     else:
+        if target not in cat.kernels:
+            raise BadInput(unknown_target(target, list(cat.kernels), suites.shipped()))
         kernel = cat.kernel(target)
         cat.check_params(kernel, extra)
         extra = comma_lists(kernel, extra)

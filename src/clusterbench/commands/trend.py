@@ -13,6 +13,10 @@ def _figure(text: str) -> tuple[str, str, str | None]:
     return parts[0], parts[1], parts[2] if len(parts) == 3 else None
 
 
+def runs_text(n: int) -> str:
+    return f"{n} run" + ("" if n == 1 else "s")
+
+
 @click.command("trend")
 @click.argument("figure")
 @click.option("--label", help="Only runs with this label.")
@@ -26,7 +30,7 @@ def _figure(text: str) -> tuple[str, str, str | None]:
 @width_option
 def command(figure, label, host, params, since, last, db_url):
     """A figure over time: one line per run that ended ok (median of its
-    repetitions and the median's 95 % CI), and the change points found with
+    repetitions and the interval of the median with its real coverage), and the change points found with
     Pettitt's test, each with what changed in the environment.
 
     \b
@@ -37,6 +41,8 @@ def command(figure, label, host, params, since, last, db_url):
 
     from clusterbench import trend_series as trend
     from clusterbench.console import stdout_console
+    from clusterbench.report.terminal import ci_text
+    from clusterbench.report.units_text import number
     from clusterbench.stats import _median
 
     kernel, phase, mode = _figure(figure)
@@ -56,27 +62,28 @@ def command(figure, label, host, params, since, last, db_url):
         starts = {c.index: c for c in s.changes}
         bounds = [0] + sorted(starts) + [len(s.points)]
         seg = Table("from", "to", "runs", f"median of run medians ({s.unit})", "change",
-                    title=f"{s.title}: {len(s.points)} runs, {len(s.changes)} change point(s)")
+                    title=f"{s.title}: {runs_text(len(s.points))}, {len(s.changes)} change point(s)")
         for a, b in zip(bounds, bounds[1:]):
             medians = [p.median for p in s.points[a:b]]
             seg.add_row(s.points[a].started.strftime("%Y-%m-%d"), s.points[b - 1].started.strftime("%Y-%m-%d"),
-                        str(b - a), f"{_median(medians):.4g}",
+                        str(b - a), number(_median(medians)),
                         f"{starts[a].change * 100:+.1f} %" if a in starts else "")
         console.print(seg)
         shown = s.points[-last:] if last else []
         first = len(s.points) - len(shown)
-        t = Table("run", "started (UTC)", "label", "host", f"median ({s.unit})", "95 % CI", "n", "",
-                  title=f"the last {len(shown)} of {len(s.points)} runs" if shown else None)
+        # the interval as `show` writes it: its real coverage, not a nominal 95 %
+        t = Table("run", "started (UTC)", "label", "host", f"median ({s.unit})", "CI of median", "n", "change",
+                  title=f"the last {len(shown)} of {runs_text(len(s.points))}" if shown else None)
         for i, p in enumerate(shown, first):
             mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
             t.add_row(str(p.run_id), p.started.strftime("%Y-%m-%d %H:%M"), p.label or "", p.host or "",
-                      f"{p.median:.4g}", f"{p.ci_low:.4g} to {p.ci_high:.4g}", str(p.n), mark)
+                      number(p.median), ci_text(p), str(p.n), mark)
         if shown:
             console.print(t)
         for c in s.changes:
             before, after = s.points[c.index - 1], s.points[c.index]
             click.echo(f"change at {after.started:%Y-%m-%d} (run {before.run_id} -> run {after.run_id}): median "
-                       f"{c.before_median:.4g} -> {c.after_median:.4g} {s.unit} ({c.change * 100:+.1f} %), "
+                       f"{number(c.before_median)} -> {number(c.after_median)} {s.unit} ({c.change * 100:+.1f} %), "
                        f"p = {c.p_value:.2g}")
             for key, a, b in c.env_diff or [("environment", "no difference", "")]:
                 click.echo(f"    {key}: {a} -> {b}" if b != "" else f"    {key}: {a}")

@@ -13,6 +13,18 @@ def _why(env: dict, key: str) -> str:
     return f"unavailable: {reason}" if reason else "unavailable"
 
 
+def _join(parts: list[str]) -> str:
+    """Items joined by ", ", but by "; " after an unavailable one: its reason
+    runs to the next ';' (report/footnotes.py moves it to a note), so the
+    items after it stay in the table."""
+    out = ""
+    for i, part in enumerate(parts):
+        if i:
+            out += "; " if "unavailable" in parts[i - 1] else ", "
+        out += part
+    return out
+
+
 def _val(env: dict, key: str, fmt=str) -> str:
     return fmt(env[key]) if key in env else _why(env, key)
 
@@ -22,20 +34,22 @@ def _host(env: dict) -> str:
     machine = " ".join(str(env[k]) for k in ("system.vendor", "system.product") if k in env)
     board = env.get("system.board")
     extra = ", ".join(x for x in (machine, f"board {board}" if board else "") if x)
+    if extra and "unavailable" in text:
+        return f"{text}; {extra}"
     return text + (f" ({extra})" if extra else "")
 
 
 def _cpu(env: dict) -> str:
     model = _val(env, "cpu.model")
     sockets = env.get("cpu.sockets")
-    text = f"{sockets} x {model}" if sockets else model
+    parts = [f"{sockets} x {model}" if sockets else model]
     if "cpu.cores" in env and "cpu.threads" in env:
-        text += f", {env['cpu.cores']} cores / {env['cpu.threads']} threads"
+        parts.append(f"{env['cpu.cores']} cores / {env['cpu.threads']} threads")
     elif "cpu.threads" in env:
-        text += f", {env['cpu.threads']} threads"
+        parts.append(f"{env['cpu.threads']} threads")
     if env.get("cpu.hypervisor"):
-        text += ", virtual machine"
-    return text
+        parts.append("virtual machine")
+    return _join(parts)
 
 
 def _clock(env: dict) -> str:
@@ -89,7 +103,7 @@ def _numa(env: dict) -> str:
 
 
 def _os(env: dict) -> str:
-    return f"{_val(env, 'os.name')}, kernel {_val(env, 'kernel.release')}"
+    return _join([_val(env, 'os.name'), f"kernel {_val(env, 'kernel.release')}"])
 
 
 def _targets(env: dict) -> list[tuple[str, str]]:
@@ -121,7 +135,7 @@ def _targets(env: dict) -> list[tuple[str, str]]:
             details.append(f"write cache {env[k + 'write_cache']}")
         if k + "read_ahead_kb" in env:
             details.append(f"read-ahead {env[k + 'read_ahead_kb']} KiB")
-        out.append((f"Target {t}", f"{text}; device {dev}; disk(s) {disks}: {', '.join(details)}"))
+        out.append((f"Target {t}", f"{text}; device {dev}; disk(s) {disks}: {_join(details)}"))
     return out
 
 
@@ -135,7 +149,7 @@ def _network(env: dict) -> list[tuple[str, str]]:
             parts.append(f"driver {env[k + 'driver']}")
         if k + "bond_mode" in env:
             parts.append(f"bond {env[k + 'bond_mode']} of {env.get(k + 'bond_slaves', '?')}")
-        out.append((f"NIC {n}", ", ".join(parts)))
+        out.append((f"NIC {n}", _join(parts)))
     for hca in str(env.get("ib.hcas", "")).split():
         ports = sorted({k.split(".")[2] for k in env if k.startswith(f"ib.{hca}.") and k.count(".") >= 3})
         for p in ports:
@@ -146,7 +160,7 @@ def _network(env: dict) -> list[tuple[str, str]]:
             hw = " ".join(str(env[f"ib.{hca}.{a}"]) for a in ("hca_type", "board_id") if f"ib.{hca}.{a}" in env)
             if hw:
                 parts.append(hw + (f" fw {env[f'ib.{hca}.fw_ver']}" if f"ib.{hca}.fw_ver" in env else ""))
-            out.append((f"IB {hca} port {p}", ", ".join(parts)))
+            out.append((f"IB {hca} port {p}", _join(parts)))
     if "net.interfaces_error" in env:
         out.insert(0, ("Network", _why(env, "net.interfaces")))
     return out or [("Network", "no hardware interfaces found")]
@@ -180,10 +194,12 @@ def _cbk(env: dict) -> str:
         return _why(env, "cbk.version")
     parts = [str(env["cbk.version"])]
     if "cbk.mpi" in env:
-        parts.append(f"MPI {' '.join(str(env.get('cbk.mpi_library') or '').split())}" if env["cbk.mpi"] else "no MPI")
+        from clusterbench.mpi_consistency import library_text
+
+        parts.append(f"MPI {library_text(str(env.get('cbk.mpi_library') or ''))}" if env["cbk.mpi"] else "no MPI")
     build = " ".join(str(env[k]) for k in ("cbk.compiler", "cbk.compiler_flags", "cbk.build_type") if k in env)
     parts.append(build or f"build flags {_why(env, 'cbk.compiler_flags')}")
-    return ", ".join(parts)
+    return _join(parts)
 
 
 def _dirty(env: dict) -> str:
@@ -194,7 +210,7 @@ def _dirty(env: dict) -> str:
 
 
 def _thp(env: dict) -> str:
-    return f"enabled {_val(env, 'thp.enabled')}, defrag {_val(env, 'thp.defrag')}"
+    return _join([f"enabled {_val(env, 'thp.enabled')}", f"defrag {_val(env, 'thp.defrag')}"])
 
 
 def _gpus(env: dict) -> str:
@@ -228,7 +244,7 @@ def _container(env: dict) -> list[tuple[str, str]]:
 
 
 def _software(env: dict) -> str:
-    return f"Python {_val(env, 'python.version')}, clusterbench {_val(env, 'clusterbench.version')}"
+    return _join([f"Python {_val(env, 'python.version')}", f"clusterbench {_val(env, 'clusterbench.version')}"])
 
 
 def _conditions(env: dict) -> list[tuple[str, str]]:

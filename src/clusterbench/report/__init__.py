@@ -35,13 +35,13 @@ def render(fmt: str, report: Report | list[dict]) -> str:
 
 
 def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False,
-                 link_bits_per_s: float | None = None) -> str:
+                 link_bits_per_s: float | None = None, made_by: str | None = None) -> str:
     """Renders runs (and, with several refs, their comparison where the
     format shows one) to `output`, written whole or not at all; pdf is the
     html format printed by Chromium."""
     from clusterbench.safe_write import write_atomically
 
-    report = Report.of(store, refs, exclude_outliers, link_bits_per_s)
+    report = Report.of(store, refs, exclude_outliers, link_bits_per_s, made_by)
     if fmt == "pdf":
         from clusterbench.report.pdf import html_to_pdf
 

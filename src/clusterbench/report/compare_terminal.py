@@ -20,6 +20,13 @@ def cell(p, cfg: str, mark: str = "") -> str:
     return f"{_num(s.median)} [{ci_text(s)}] n={s.n}" + (f" [yellow]{mark}[/yellow]" if mark else "")
 
 
+def folding(t: Table) -> Table:
+    """A word longer than its column (a path, a long step title) folds onto the next line, never cut with '…'."""
+    for c in t.columns:
+        c.overflow = "fold"
+    return t
+
+
 def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -> None:
     names = [c.name for c in table.configs]
     for d in table.env_diffs:
@@ -30,7 +37,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             t.add_row(terminal(key), terminal(a), terminal(b))
         if len(d.lines) > env_lines:
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
-        console.print(t)
+        console.print(folding(t))
     excluded = ", outliers excluded (modified Z > 3.5)" if table.exclude_outliers else ""
     t = Table(title=f"comparison, baseline {terminal(names[0])}{excluded}", title_justify="left")
     for col in ("measurement", "mode", "unit", *[f"{terminal(n)}: median [CI] n" for n in names]):
@@ -61,7 +68,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             row.append(escape("; ".join(f"{n}: {'! ' if lim.exceeded else ''}{lim.text}"
                                         for n in names if (lim := p.limit(n)))))
         t.add_row(*row)
-    console.print(t)
+    console.print(folding(t))
     for i, note in enumerate(notes, 1):
         console.print(Padding(Text.assemble((f"!{i} warning:", "yellow"), " ", note), (0, 0, 0, 2), expand=False))
     from clusterbench.comparison import sweeps
@@ -72,6 +79,6 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                    title_justify="left")
         for v, p in zip(sw.values, sw.points):
             st.add_row(terminal(v), *[f"{_num(p.summary(n).median)} [{ci_text(p.summary(n))}]" for n in names])
-        console.print(st)
+        console.print(folding(st))
     for p in table.partial:
         console.print(terminal(f"  only in {', '.join(n for n in names if n in p.values)}: {table.title(p)} {p.mode or ''}"))

@@ -60,13 +60,14 @@ class Report:
     refs: list[str] = field(default_factory=list)
     exclude_outliers: bool = False
     link_bits_per_s: float | None = None   # --link-speed, for the limit checks
+    made_by: str | None = None             # the command that made the report (its footer); None: the runs'
 
     @classmethod
     def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False,
-           link_bits_per_s: float | None = None) -> Report:
+           link_bits_per_s: float | None = None, made_by: str | None = None) -> Report:
         ids = list(dict.fromkeys(i for ref in refs for i in store.resolve(ref)))
         return cls([load_run(store, i, link_bits_per_s) for i in ids], store, list(refs), exclude_outliers,
-                   link_bits_per_s)
+                   link_bits_per_s, made_by)
 
     @cached_property
     def comparison(self):

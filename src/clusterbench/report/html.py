@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from clusterbench.report import summary
+from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
@@ -15,18 +15,23 @@ CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1em;max-width:100%}
 th,td{border:1px solid #ccc;padding:.25em .6em;font-size:.9em;overflow-wrap:break-word}
-svg{max-width:100%;height:auto} table.wide{width:100%}
+svg{max-width:100%;height:auto} table.wide{width:100%} section.step svg,body>svg{width:100%}
+table.step td:nth-child(-n+2){white-space:nowrap}
 .meta{color:#555} .summary li{margin:.3em 0} sup{font-size:.7em}
 .flag{color:#8a5a00;font-weight:bold} .notes{font-size:.85em}
 h2,h3{break-after:avoid}
-@page{size:A4;margin:12mm}
-@media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:8pt;padding:.15em .35em}
- svg{break-inside:avoid} tr{break-inside:avoid}}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+@page{margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:7.5pt;padding:.1em .3em}
+ svg,table.headline,tr,li{break-inside:avoid} section.step{break-inside:avoid-page} h2,h3{break-after:avoid}
+ a{color:inherit;text-decoration:none}}
+td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
-.env td:first-child{font-weight:bold;white-space:nowrap}
+.env td:first-child{font-weight:bold;white-space:nowrap} .env td+td,td code{overflow-wrap:anywhere}
 code{background:#f6f6f6;padding:0 .2em}
+.fig,td.n{white-space:nowrap} td.ci small{font-size:.85em} td.ok{color:#0a5a0a} tr.flagged td:first-child{border-left:4px solid #8a5a00}
+table.headline td:first-child{font-weight:bold}
+footer{margin-top:2em;font-size:.85em}
 """
 
 
@@ -45,6 +50,35 @@ def env_block(env: dict, notes: Footnotes) -> list[str]:
 
     rows = "".join(f"<tr><td>{esc(k)}</td><td>{notes.text(esc(v), mark)}</td></tr>" for k, v in summary_block(env))
     return [f'<table class="env">{rows}</table>']
+
+
+def ci_cell(s) -> str:
+    """The interval whole on one line, its coverage in words beside it, wrapping only between words."""
+    words = ci_words(s)
+    span, sep, rest = words.partition(" ")
+    rest = rest.replace(" %", "&nbsp;%").replace("n = ", "n&nbsp;=&nbsp;")
+    return f'<span class="fig">{esc(span)}</span>' + (f" <small>{rest}</small>" if sep else "")
+
+
+def unit_cell(unit: str | None, beside_text: str) -> str:
+    return esc(unit) + (f' <span class="fig">{esc(beside_text)}</span>' if beside_text else "")
+
+
+def latency_rows(st: dict) -> list[str]:
+    """Latency percentiles the records carry (randio, tcp rr), as a table under the step's."""
+    from clusterbench.report import latency
+
+    found = latency.of_step(st)
+    if not found:
+        return []
+    names = list(dict.fromkeys(n for p in found for n, _ in p.values_us))
+    out = ["<table><tr><th>latency (us), median over repetitions</th>"
+           + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>"]
+    for p in found:
+        values = dict(p.values_us)
+        out.append(f"<tr><td>{esc(p.label)}</td>" + "".join(f"<td class=n>{_num(values.get(n))}</td>" for n in names)
+                   + "</tr>")
+    return out + ["</table>"]
 
 
 def pair_rows(st: dict) -> list[str]:
@@ -70,7 +104,7 @@ def pair_rows(st: dict) -> list[str]:
 
 
 def run_section(run: dict, notes: Footnotes) -> list[str]:
-    from clusterbench.report import plots
+    from clusterbench.report import step_plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
            f"<p>{esc(run['started'])} UTC on {esc(run['host'])} by {esc(run['user'])}: <code>{esc(run['command'])}</code></p>"]
@@ -78,8 +112,9 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
     for host, env in run["environments"].items():
         out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
+    plots_after = step_plots.after_step(run["steps"], run["id"])
     for st in run["steps"]:
-        out.append(f"<h3>{esc(step_title(st))}: {esc(st['status'])}</h3>")
+        out.append(f'<section class="step"><h3>{esc(step_title(st))}: {esc(st["status"])}</h3>')
         stop = f"; repetition stopped by {esc(st['stop_reason'])}" if st.get("stop_reason") else ""
         out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {st['ranks']} rank(s){stop}</p>")
         from clusterbench.conditions.apply import cgroup_caption
@@ -92,41 +127,31 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         limits = any(r.limit for r in st["summary"])
         ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
         bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
-        out.append(f"<table><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>"
+        out.append(f'<table class="step"><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>'
                    "<th>interval of the median</th><th>min</th><th>max</th><th>CV</th><th>unit</th>"
-                   + ("<th>t_min / t_avg / t_max over ranks</th>" if ranks else "")
+                   + ("<th>t_min / t_avg / t_max over ranks (us)</th>" if ranks else "")
                    + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         for r in st["summary"]:
             s = r.stats
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
-            flag = ' <span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
+            flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
             out.append(f"<tr><td>{esc(r.label)}</td><td>{esc(r.mode)}</td><td class=n>{r.n}</td>"
-                       f"<td class=n>{_num(s.median)}{flag}</td><td class=n>{esc(ci_words(s))}</td>"
+                       f"<td class=n>{_num(s.median)}{flag}</td><td class=ci>{ci_cell(s)}</td>"
                        f"<td class=n>{_num(s.minimum)}</td><td class=n>{_num(s.maximum)}</td><td class=n>{cv}</td>"
-                       f"<td>{esc(r.unit)} {esc(beside(s.median, r.unit))}</td>"
+                       f"<td>{unit_cell(r.unit, beside(s.median, r.unit))}</td>"
                        + (f"<td class=n>{' / '.join(_num(t) for t in r.rank_medians or ())}</td>" if ranks else "")
                        + (f"<td class=n>{_num(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f"<td>{esc(limit_text(r))}</td>" if limits else "") + "</tr>")
         out.append("</table>")
+        out += latency_rows(st)
         out += pair_rows(st)
-        warnings = list(dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()))
+        from clusterbench.warning_fold import step_lines
+
+        warnings = step_lines(st["summary"])
         if warnings:
             out.append("<ul>" + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings) + "</ul>")
-        sized = defaultdict(list)  # one curve per measurement swept over sizes
-        for r in st["summary"]:
-            if r.size_bytes is not None and r.median is not None:
-                sized[r.key.curve()].append((float(r.size_bytes), r.median))
-        for unit in dict.fromkeys(k.unit for k in sized):
-            series = {f"{k.phase} {k.condition or ''}".strip(): pts for k, pts in sized.items() if k.unit == unit}
-            if any(len(pts) > 1 for pts in series.values()):
-                out.append(plots.curves(step_title(st), "size", unit or "", series, sizes=True))
-        if not sized and len(st["summary"]) > 0:
-            rows = [r for r in st["summary"] if r.median is not None]
-            for unit in dict.fromkeys(r.unit for r in rows):
-                same = [r for r in rows if r.unit == unit]
-                s = [(r.stats.median, r.stats.ci_low, r.stats.ci_high) for r in same]
-                out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", unit or "",
-                                      [f"{r.phase} {r.mode or ''}" for r in same], {f"run {run['id']}": s}))
+        out += plots_after.get(st["id"], [])
+        out.append("</section>")
     return out
 
 
@@ -134,9 +159,9 @@ def _cell(p, n: str, notes_of_cell: list[int]) -> str:
     s = p.summary(n)
     network = p.first.get(n) is not None and p.first[n].link_bits_per_s is not None
     extra = beside(s.median, p.unit, network)
-    marks = "".join(f' <span class="flag">!{i}</span>' for i in notes_of_cell)
-    return (f"<td class=n>{_num(s.median)}{marks}<br><small>{esc(extra)}</small>"
-            f"<br><small>{esc(ci_words(s))}, n = {s.n}</small></td>")
+    marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
+    return (f'<td class=cmp><span class="fig">{_num(s.median)}{marks}</span><br><small class="fig">{esc(extra)}</small>'
+            f"<br><small>{ci_cell(s)}, n&nbsp;=&nbsp;{s.n}</small></td>")
 
 
 def comparison_section(table, notes: Footnotes) -> list[str]:
@@ -183,8 +208,9 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     for unit, pts in by_unit.items():
         pts = pts[:24]
         series = {n: [(p.summary(n).median, p.summary(n).ci_low, p.summary(n).ci_high) for p in pts] for n in names}
+        flags = {n: [p.flag(n) if p.flag(n) != "flagged" else None for p in pts] for n in names}
         out.append(plots.bars(f"median per configuration, bars = interval of the median ({unit})", unit or "",
-                              [f"{table.title(p)} {p.mode or ''}" for p in pts], series))
+                              [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
     for d in table.env_diffs:
         out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({len(d.lines)} differences)</h3><table>"
                    f"<tr><th>key</th><th>{esc(d.base)} ({esc(d.host_base)})</th>"
@@ -220,12 +246,42 @@ def sweep_section(points, names: list[str]) -> list[str]:
     return out
 
 
+def system_name(runs: list[dict]) -> str:
+    """The system a set of runs measured: its host, or its first host and how many more."""
+    hosts = list(dict.fromkeys(h for r in runs for h in (r["environments"] or {r["host"]: None})))
+    if len(hosts) <= 2:
+        return " and ".join(hosts) or "no host recorded"
+    return f"{hosts[0]} and {len(hosts) - 1} other hosts"
+
+
+def measured_dates(runs: list[dict]) -> str:
+    started = sorted(r["started"][:10] for r in runs if r["started"])
+    if not started:
+        return "no run started"
+    return started[0] + (f" to {started[-1]}" if started[-1] != started[0] else "")
+
+
+def config_runs(report: Report) -> dict[str, list[dict]]:
+    """Each configuration (label or run id as given) with its runs."""
+    groups: dict[str, list[dict]] = {}
+    for ref in report.config_names or [str(r["id"]) for r in report.runs]:
+        ids = set(report.store.resolve(ref)) if report.store is not None else set()
+        groups[ref] = [r for r in report.runs if r["id"] in ids or str(r["id"]) == ref]
+    return groups
+
+
 def title_of(report: Report) -> str:
-    names = report.config_names
+    """The system measured (host, or hosts of each configuration), the labels and the dates."""
+    when = measured_dates(report.runs)
     if report.comparison is not None:
-        return f"Performance comparison: {' vs '.join(names)}"
-    labels = list(dict.fromkeys(r["label"] or f"run {r['id']}" for r in report.runs))
-    return f"Benchmark report: {', '.join(labels)}"
+        groups = config_runs(report)
+        systems = {n: system_name(runs) for n, runs in groups.items()}
+        if len(set(systems.values())) == 1:
+            return f"Performance comparison: {' vs '.join(groups)} on {next(iter(systems.values()))}, {when}"
+        return f"Performance comparison: {' vs '.join(f'{n} ({h})' for n, h in systems.items())}, {when}"
+    labels = list(dict.fromkeys(r["label"] for r in report.runs if r["label"]))
+    named = f" ({', '.join(labels)})" if labels else ""
+    return f"Benchmark report: {system_name(report.runs)}{named}, {when}"
 
 
 def _one_line(env: dict) -> str:
@@ -237,19 +293,30 @@ def _one_line(env: dict) -> str:
 
 
 def systems_section(report: Report, notes: Footnotes) -> list[str]:
-    """The systems compared: per configuration its runs, hosts and one line of environment each."""
-    groups: dict[str, list[dict]] = {}
-    for ref in report.config_names or [str(r["id"]) for r in report.runs]:
-        ids = set(report.store.resolve(ref)) if report.store is not None else set()
-        groups[ref] = [r for r in report.runs if r["id"] in ids or str(r["id"]) == ref]
+    """The systems measured: per configuration its runs, hosts and one line
+    of environment each (one configuration: no configuration column)."""
+    groups = config_runs(report)
+    several = report.comparison is not None
     rows = []
     for name, runs in groups.items():
         for run in runs:
             for host, env in run["environments"].items():
-                rows.append(f"<tr><td>{esc(name)}</td><td>{run['id']}</td><td>{esc(host)}</td>"
+                rows.append("<tr>" + (f"<td>{esc(name)}</td>" if several else "")
+                            + f"<td class=n>{run['id']}</td><td>{esc(host)}</td>"
                             f"<td>{notes.text(esc(_one_line(env)), mark)}</td></tr>")
-    return ["<h2>Systems compared</h2><table><tr><th>configuration</th><th>run</th><th>host</th>"
-            "<th>environment</th></tr>", *rows, "</table>"]
+    head = "<th>configuration</th>" if several else ""
+    return [f"<h2>{'Systems compared' if several else 'System measured'}</h2><table>"
+            f"<tr>{head}<th>run</th><th>host</th><th>environment</th></tr>", *rows, "</table>"]
+
+
+def footer(report: Report, today) -> str:
+    """The version and the command that made the report, for whoever must make it again."""
+    from clusterbench import __version__
+
+    made_by = report.made_by or "; ".join(dict.fromkeys(r["command"] for r in report.runs if r["command"]))
+    return (f'<footer class="meta"><hr>clusterbench {esc(__version__)}, report of {today:%Y-%m-%d} (UTC)'
+            + (f", made by <code>{esc(made_by)}</code>" if made_by else "")
+            + ". Statistics: medians with order-statistic intervals (clusterbench's docs/statistics.md).</footer>")
 
 
 def render(report: Report) -> str:
@@ -264,16 +331,12 @@ def render(report: Report) -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     today = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
     title = title_of(report)
-    started = sorted(r["started"] for r in report.runs if r["started"])
-    when = f"measured {started[0][:10]}" + (f" to {started[-1][:10]}" if started[-1][:10] != started[0][:10] else "") \
-        if started else "no run started"
-    body = [f"<h1>{esc(title)}</h1>",
-            f'<p class="meta">Report of {today:%Y-%m-%d} (UTC), {esc(when)}; '
-            "clusterbench; statistics as in its docs/statistics.md.</p>"]
+    when = esc(measured_dates(report.runs))  # a date never breaks at its hyphens
+    heading = esc(title)
+    heading = heading[:heading.rindex(when)] + f'<span class="fig">{when}</span>' if when in heading else heading
+    body = [f"<h1>{heading}</h1>"]
     body += systems_section(report, notes)
-    sentences = summary.sentences(report.comparison) if report.comparison is not None else \
-        summary.run_sentences(report.runs)
-    body += ["<h2>Summary</h2>", '<ul class="summary">' + "".join(f"<li>{esc(t)}</li>" for t in sentences) + "</ul>"]
+    body += summary_section(report)
     if report.comparison is not None:
         body += comparison_section(report.comparison, notes)
     if report.points:
@@ -287,5 +350,6 @@ def render(report: Report) -> str:
     if notes.reasons:
         body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(
             f'<li id="note{i}">not available: {esc(r)}</li>' for i, r in enumerate(notes.reasons, 1)) + "</ol>"]
+    body.append(footer(report, today))
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

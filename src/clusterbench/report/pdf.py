@@ -1,5 +1,6 @@
-"""PDF: the HTML report printed by headless Chromium (print-to-PDF, A4 as
-the report's @page asks), for a document that takes pages, not files."""
+"""PDF: the HTML report printed by headless Chromium (print-to-PDF), on A4
+unless told Letter, for a document that takes pages, not files. The HTML
+itself names no paper size, so a browser prints it on the reader's."""
 from __future__ import annotations
 
 import shutil
@@ -23,9 +24,13 @@ def chromium() -> str:
     raise BadInput("report as PDF needs Chromium (chromium on PATH); write --format html and print it instead")
 
 
-def html_to_pdf(html_text: str) -> bytes:
-    """The PDF bytes of an HTML page, printed in a private temporary folder that is removed after."""
+PAPERS = ("A4", "letter")
+
+
+def html_to_pdf(html_text: str, paper: str = "A4") -> bytes:
+    """The PDF bytes of an HTML page on `paper` (PAPERS), printed in a private temporary folder that is removed after."""
     browser = chromium()
+    html_text = html_text.replace("</head>", f"<style>@page{{size:{paper}}}</style></head>", 1)
     with tempfile.TemporaryDirectory(prefix="clusterbench-pdf-") as tmp:
         page, out = Path(tmp) / "report.html", Path(tmp) / "report.pdf"
         page.write_text(html_text, encoding="utf-8")

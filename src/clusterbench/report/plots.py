@@ -10,7 +10,7 @@ from clusterbench.render_text import mathtext
 
 def _svg(fig) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    fig.savefig(buf, format="svg", bbox_inches="tight", dpi=300)  # any raster part (a heat map) at print resolution
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -30,23 +30,52 @@ def _plt():
     return plt
 
 
-def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[float, float, float]]]) -> str:
-    """groups along x; one bar per series in each group; values (median, ci_low, ci_high)."""
+# Wide enough to fill the report's text width (75em) at its font size: a plot is read beside its table.
+WIDTH_IN = 10.0
+HATCH = "///"
+
+
+def _legend(ax, entries: int) -> None:
+    """Outside the axes, right of them: a legend never covers data; none for a single series."""
+    if entries > 1:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
+def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[float, float, float]]],
+         flags: dict[str, list[str | None]] | None = None) -> str:
+    """groups along x; one bar per series in each group; values (median,
+    ci_low, ci_high). flags: per series and bar, why its figure is not what
+    its mode claims (a cache), or None; a flagged bar is hatched and the
+    reasons are printed under the plot, in the plot."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(groups) * max(1, len(series)) ** 0.5 + 2), 3.2))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 3.4))
     width = 0.8 / max(1, len(series))
+    reasons: list[str] = []
     for i, (name, vals) in enumerate(series.items()):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         med = [v[0] for v in vals]
         err = [[max(0.0, v[0] - v[1]) for v in vals], [max(0.0, v[2] - v[0]) for v in vals]]
-        ax.bar(xs, med, width, yerr=err, capsize=3, label=mathtext(name))
-    ax.set_xticks(range(len(groups)), [mathtext(g) for g in groups], rotation=20, ha="right", fontsize=8)
+        drawn = ax.bar(xs, med, width, yerr=err, capsize=3, label=mathtext(name))
+        for bar, why in zip(drawn, (flags or {}).get(name, [])):
+            if why:
+                bar.set_hatch(HATCH)
+                bar.set_edgecolor("#8a5a00")
+                bar.set_alpha(0.55)
+                reasons.append(why)
+    ax.set_xticks(range(len(groups)), [mathtext(g) for g in groups], rotation=20 if len(groups) > 6 else 0,
+                  ha="right" if len(groups) > 6 else "center", fontsize=8)
     from matplotlib.ticker import FuncFormatter
 
     ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
     ax.set_ylabel(mathtext(unit))
     ax.set_title(mathtext(title), fontsize=10)
-    ax.legend(fontsize=8)
+    _legend(ax, len(series))
+    if reasons:
+        note = "hatched: flagged, not what its mode claims: " + "; ".join(dict.fromkeys(reasons))
+        import textwrap
+
+        fig.text(0.0, -0.02, mathtext("\n".join(textwrap.wrap(note, 140))), fontsize=8, color="#8a5a00",
+                 va="top", ha="left")
     return _svg(fig)
 
 
@@ -67,17 +96,19 @@ def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[floa
     """One line per series of (x, median); log axes where x doubles, ticks
     as people read them (4 KiB, 1 MiB; 1,200 MiB/s) with `sizes`, plain
     numbers otherwise."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 3.6))
     for name, pts in series.items():
         pts = sorted(pts)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=mathtext(name))
     xs = sorted({p[0] for pts in series.values() for p in pts})
     if len(xs) > 1 and all(b >= 1.9 * a for a, b in zip(xs, xs[1:]) if a > 0) and xs[0] > 0:
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_locator(LogLocator(base=2, numticks=12))
+        # ticks at the measured x where they are few, else at most MAX_TICKS powers of 2: labels never collide
+        ticks = xs if len(xs) <= MAX_TICKS else [2.0 ** e for e in _spaced_exponents(xs)]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
         ys = [p[1] for pts in series.values() for p in pts if p[1] and p[1] > 0]
         if ys and max(ys) > 8 * min(ys):  # log y only where it spans decades: else no decade tick shows
             ax.set_yscale("log")
@@ -85,12 +116,25 @@ def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[floa
     ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
     ax.xaxis.set_major_formatter(FuncFormatter(size_tick if sizes else number_tick))
     ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis="x", labelsize=8)
     ax.set_xlabel(mathtext(xlabel))
     ax.set_ylabel(mathtext(unit))
     ax.set_title(mathtext(title), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    _legend(ax, len(series))
     return _svg(fig)
+
+
+MAX_TICKS = 10
+
+
+def _spaced_exponents(xs: list[float]) -> list[int]:
+    """Powers of 2 over xs' range, every k-th so that at most MAX_TICKS remain."""
+    import math
+
+    lo, hi = math.floor(math.log2(xs[0])), math.ceil(math.log2(xs[-1]))
+    step = max(1, math.ceil((hi - lo + 1) / MAX_TICKS))
+    return list(range(lo, hi + 1, step))
 
 
 def strip_ids(svg: str) -> str:

@@ -104,11 +104,9 @@ def sentences(table: Table) -> list[str]:
         rest.append(f"{undecided} cannot be decided with the repetitions made (repeat at least 4 times each)")
     if rest:
         out.append("; ".join(rest).capitalize() + ".")
-    flagged = [f"{n} {table.title(p)} ({p.mode or 'no mode'}): {p.flag(n)}"
-               for p in table.points for n in table.names if p.flag(n)]
+    flagged = sum(len(items) for _, items in flagged_by_step(table))
     if flagged:
-        out.append(f"{len(flagged)} figure(s) are flagged and are not what their mode claims: "
-                   + "; ".join(flagged) + ".")
+        out.append(f"{flagged} figure(s) are flagged and are not what their mode claims (listed below, once each).")
     else:
         out.append("No figure is flagged by a warning or a physical limit.")
     line = explaining_line(table, sig[0][0] if sig else None)
@@ -117,16 +115,17 @@ def sentences(table: Table) -> list[str]:
     return out
 
 
-def run_sentences(runs: list[dict]) -> list[str]:
-    """For a report of runs without a comparison: what was measured and what is flagged."""
-    out = []
-    for run in runs:
-        rows = [(st, r) for st in run["steps"] for r in st["summary"]]
-        flagged = [f"{st['name'] or st['kernel']}: {r.label} {r.mode or ''}".strip() for st, r in rows
-                   if r.warnings or r.limit_exceeded]
-        text = f"Run {run['id']}{' (' + run['label'] + ')' if run['label'] else ''} measured {len(rows)} figure(s) " \
-               f"in {len(run['steps'])} step(s) on {run['host']}, status {run['status']}."
-        if flagged:
-            text += f" {len(flagged)} are flagged: {'; '.join(flagged)}."
-        out.append(text)
-    return out
+
+def flagged_by_step(table: Table) -> list[tuple[str, list[str]]]:
+    """Each flagged figure once, under its step (said once), with the
+    configurations it is flagged in: 'read (cold): page cache (a and b)'."""
+    steps: dict[str, list[str]] = {}
+    for p in table.points:
+        why: dict[str, list[str]] = {}
+        for n in table.names:
+            if p.flag(n):
+                why.setdefault(p.flag(n), []).append(n)
+        if why:
+            steps.setdefault(p.step, []).append(
+                f"{p.label} ({p.mode or 'no mode'}): " + ", ".join(f"{f} ({' and '.join(ns)})" for f, ns in why.items()))
+    return list(steps.items())

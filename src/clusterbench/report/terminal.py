@@ -85,9 +85,11 @@ def gpu_caption(build: dict | None) -> str | None:
 
 # How a step's table gives way on a narrow terminal, in order: drop the MB/s
 # column (MiB/s stays), let the CI break after its '..' and drop the padding
-# at the table's edges, and at last let every cell fold. A cell is never cut
-# short (…) and a line never cropped: a figure is shown whole or not at all.
-WHOLE, NO_DECIMAL, CI_LINES, FOLD = range(4)
+# at the table's edges, drop the spread columns (min, max, t_min / t_avg /
+# t_max, MB/s: the CI and CV stay), and at last let the words (phase, mode,
+# unit, limit, headings) fold. A figure is never cut short (…) nor split
+# over lines: it is shown whole or not at all.
+WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD, FOLD = range(5)
 
 
 def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE) -> Table:
@@ -97,8 +99,13 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         caption += f"; repetition stopped by {st['stop_reason']}"
     dropped = decimal and tier >= NO_DECIMAL
     decimal = decimal and not dropped
-    if dropped:
-        caption += "; MB/s left out to fit (--width)"
+    ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
+    bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
+    left_out = (["MB/s"] if dropped else []) + (
+        ["min", "max"] + (["t_min/t_avg/t_max"] if ranks else []) + (["MB/s"] if bandwidth else [])
+        if tier >= NO_SPREAD else []) + (["CV"] if tier == FOLD else [])
+    if left_out:
+        caption += f"; {', '.join(dict.fromkeys(left_out))} left out to fit (--width)"
     from clusterbench.conditions.apply import cgroup_caption
 
     if cgroup_caption(st.get("build")):
@@ -109,14 +116,16 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
               caption="\n".join(terminal(line) for line in caption.split("\n")), caption_justify="left",
               pad_edge=tier < CI_LINES)
     limit = any(r.limit for r in st["summary"])  # which ceiling binds (ceilings.py), when one is known
-    ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
-    bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
-    columns = [("phase", "left", True)] + ([(condition, "left", True)] if condition else []) + [
-        ("n", "right", True), ("median", "right", True), ("CI of median", "right", False), ("min", "right", True),
-        ("max", "right", True), ("CV", "right", True), ("unit", "left", True)] + (
-        [("median, decimal", "right", True)] if decimal else []) + (
-        [("t_min / t_avg / t_max (ranks)", "right", True)] if ranks else []) + (
-        [("MB/s", "right", True)] if bandwidth else []) + ([("limit", "left", False)] if limit else [])
+    # (heading, justify, whole: never broken, figure: a number never folded, spread: left out at NO_SPREAD)
+    columns = [("phase", "left", True, False, False)] + (
+        [(condition, "left", True, False, False)] if condition else []) + [
+        ("n", "right", True, True, False), ("median", "right", True, True, False),
+        ("CI of median", "right", False, True, False), ("min", "right", True, True, True),
+        ("max", "right", True, True, True), ("CV", "right", True, True, False), ("unit", "left", True, False, False)] + (
+        [("median, decimal", "right", True, True, False)] if decimal else []) + (
+        [("t_min / t_avg / t_max (ranks, us)", "right", False, True, True)] if ranks else []) + (
+        [("MB/s", "right", True, True, True)] if bandwidth else []) + ([("limit", "left", False, False, False)] if limit else [])
+
     rows = []
     for r in st["summary"]:
         s = r.stats
@@ -133,16 +142,25 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         if limit:
             cells.append(limit_text(r))
         rows.append(cells)
+    if tier >= NO_SPREAD:
+        keep = [i for i, c in enumerate(columns) if not c[4] and not (tier == FOLD and c[0] == "CV")]
+        columns = [columns[i] for i in keep]
+        rows = [[row[i] for i in keep] for row in rows]
     # box edges, then per column its width, two of padding and a rule (less the edges' padding)
     t.min_width_needed = 1 - (2 if tier >= CI_LINES else 0)
-    for i, (head, justify, whole) in enumerate(columns):
-        if tier == FOLD:
+    if tier == FOLD:  # the last resort: no padding, the rules alone part the cells
+        t.padding = (0, 0)
+    for i, (head, justify, whole, figure, _) in enumerate(columns):
+        if tier == FOLD and not figure:
             t.add_column(head, justify=justify, overflow="fold")
             continue
         # a whole cell, or (the CI) its longest word: "3,260..5,089" never breaks, "(94%)" may go below
         widest = max((len(row[i]) if whole else max(map(len, row[i].split()), default=0) for row in rows), default=0)
-        widest = max(widest, len(head) if whole else max(map(len, head.split())))
-        t.add_column(head, justify=justify, no_wrap=whole, min_width=widest)
+        if tier == FOLD:  # the heading may fold; the figures may not
+            t.add_column(head, justify=justify, min_width=widest, overflow="fold")
+        else:
+            widest = max(widest, len(head) if whole else max(map(len, head.split())))
+            t.add_column(head, justify=justify, no_wrap=whole, min_width=widest)
         t.min_width_needed += widest + 3
     for row in rows:
         t.add_row(*row)
@@ -152,7 +170,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
 def fitting_table(st: dict, width: int) -> Table:
     decimal = any(r.median_decimal is not None for r in st["summary"])  # MB/s beside MiB/s
     condition = condition_header(st["summary"], st["kernel"])  # no column for kernels without one (null)
-    for tier in (WHOLE, NO_DECIMAL, CI_LINES):
+    for tier in (WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD):
         t = step_table(st, condition, decimal, tier)
         if t.min_width_needed <= width:
             return t
@@ -190,10 +208,16 @@ def print_run(console: Console, run: dict) -> None:
         console.print(fitting_table(st, console.width))
         if st["message"]:
             console.print(Padding(Text(plain(st["message"]), style="red"), (0, 0, 0, 2), expand=False))
+        from clusterbench.report import latency
+
+        for p in latency.of_step(st):
+            console.print(Padding(Text(latency.line(p)), (0, 0, 0, 2), expand=False))
         pairs = pair_table(st)
         if pairs is not None:
             console.print(Padding(pairs, (0, 0, 0, 2), expand=False))
-        for w in dict.fromkeys(w for r in st["summary"] for w in r.all_warnings()):
+        from clusterbench.warning_fold import step_lines
+
+        for w in step_lines(st["summary"]):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table
             console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2), expand=False))
         console.print()

@@ -1,0 +1,193 @@
+"""The headline figures of a report: the five to ten numbers a procurement
+document quotes (durable write, cold read, random-read IOPS and p99
+latency, MPI latency and bandwidth, memory bandwidth, MFLOPS, TCP), each
+with its limit and a one-line verdict; then every flagged figure once,
+grouped under its step.
+
+Which figure is a headline is data (HEADLINES), matched on the kernel, the
+phase and the mode of a summary row, so a new suite that measures the same
+things gets the same headline without naming its steps."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from clusterbench.report.data import step_title
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str                       # as the headline table says it
+    kernel: str
+    phase: str
+    mode: str | None = None         # the row's mode must be this (None: any)
+    unit: str | None = None         # the row's unit must be this (None: any)
+    pick: str = "first"             # among the matching rows: first, smallest size, largest size, highest median
+    percentile: str | None = None   # a latency field of the records (randio's lat_us_p99) instead of the rate
+
+
+HEADLINES = (
+    Rule("durable write (fsync)", "seqio", "write", mode="fsync"),
+    Rule("cold read", "seqio", "read", mode="cold"),
+    Rule("random read, 4 KiB", "randio", "randread", unit="IOPS"),
+    Rule("random read p99 latency", "randio", "randread", unit="IOPS", percentile="lat_us_p99"),
+    Rule("MPI latency, smallest message", "mpi", "pingpong", unit="us", pick="smallest"),
+    Rule("MPI bandwidth, largest message", "mpi", "bw", pick="largest"),
+    Rule("memory bandwidth (triad)", "stream", "triad", pick="highest"),
+    Rule("compute (Himeno)", "himeno", "jacobi", unit="MFLOPS"),
+    Rule("TCP throughput", "tcp", "send"),
+)
+
+# A row whose spread is above this reads as "usable, but spread" in its verdict.
+WIDE_CV = 0.10
+
+
+@dataclass
+class Figure:
+    """One headline of one run: where it came from, its number and what to say about it."""
+    rule: Rule
+    step: dict
+    row: object                # step_summary.Row
+    median: float | None
+    unit: str
+    beside: str                # the decimal rate (MB/s), or the percentile's spread
+    limit: str
+    verdict: str
+    flagged: bool
+
+
+def _matches(rule: Rule, step: dict, row) -> bool:
+    return (step["kernel"] == rule.kernel and row.phase == rule.phase and row.median is not None
+            and (rule.mode is None or row.mode == rule.mode) and (rule.unit is None or row.unit == rule.unit))
+
+
+def _pick(rule: Rule, found: list[tuple[dict, object]]) -> tuple[dict, object] | None:
+    if not found:
+        return None
+    if rule.pick == "smallest":
+        return min(found, key=lambda f: f[1].size_bytes or 0)
+    if rule.pick == "largest":
+        return max(found, key=lambda f: f[1].size_bytes or 0)
+    if rule.pick == "highest":
+        return max(found, key=lambda f: f[1].median)
+    return found[0]
+
+
+def percentile_us(step: dict, row, field: str) -> float | None:
+    """The median over repetitions of a latency percentile the records carry."""
+    values = [s.record.get(field) for s in step.get("samples", ()) if s.key() == row.key]
+    values = [v for v in values if isinstance(v, (int, float))]
+    return statistics.median(values) if values else None
+
+
+def short_warning(text: str) -> str:
+    """A warning as one clause: without its repetition count, up to its first colon."""
+    _, sep, rest = text.partition(" repetitions: ")
+    text = rest if sep else text
+    return text.split(": ", 1)[0]
+
+
+def verdict(row) -> tuple[str, bool]:
+    """One line on a figure, and whether it is flagged."""
+    if row.limit_exceeded:
+        return "flagged: faster than the component measured can be (see its limit)", True
+    if row.warnings:
+        return f"flagged: {short_warning(row.warnings[0])}", True
+    cv = row.stats.cv
+    if cv is not None and cv > WIDE_CV:
+        return f"usable, wide spread (CV {cv:.0%} over {row.n} repetitions)".replace("%", " %"), False
+    if row.limit:
+        return "ok: within its limit", False
+    return "ok: no warning (no limit known)", False
+
+
+def figures(run: dict) -> list[Figure]:
+    """The run's headline figures, in HEADLINES order; a rule nothing matched is left out."""
+    from clusterbench.report.units_text import beside, number
+
+    out = []
+    for rule in HEADLINES:
+        found = _pick(rule, [(st, r) for st in run["steps"] for r in st["summary"] if _matches(rule, st, r)])
+        if found is None:
+            continue
+        st, row = found
+        text, flagged = verdict(row)
+        if rule.percentile:
+            text = text if flagged else "ok: no warning on its repetitions"
+            value = percentile_us(st, row, rule.percentile)
+            if value is None:
+                continue
+            p50 = percentile_us(st, row, "lat_us_p50")
+            out.append(Figure(rule, st, row, value, "us", f"p50 {number(p50)} us" if p50 else "", "", text,
+                              flagged))
+            continue
+        out.append(Figure(rule, st, row, row.median, row.unit or "", beside(row.median, row.unit or ""),
+                          row.limit or "", text, flagged))
+    return out
+
+
+def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
+    """Each flagged figure once, under its step's title (said once); figures
+    flagged for the same reason share one item: 'clock 1 busy, clock 2 busy: why'."""
+    out = []
+    for st in run["steps"]:
+        reasons: dict[str, list[str]] = {}
+        for r in st["summary"]:
+            why = r.limit if r.limit_exceeded else short_warning(r.warnings[0]) if r.warnings else None
+            if why:
+                reasons.setdefault(why, []).append(f"{r.label} {r.mode or ''}".strip())
+        if reasons:
+            out.append((step_title(st), [f"{', '.join(dict.fromkeys(names))}: {why}" for why, names in reasons.items()]))
+    return out
+
+
+@dataclass
+class Compared:
+    """One headline across configurations: per configuration its median (and flag), and the verdicts."""
+    rule: Rule
+    unit: str
+    medians: dict[str, float | None]
+    flags: dict[str, str | None]
+    ratio: dict[str, float | None]      # other config -> its median / the baseline's
+    verdict: dict[str, str]             # other config -> verdict text
+
+
+def _point_matches(rule: Rule, p) -> bool:
+    """As _matches, for a comparison's point (compare.Point)."""
+    return (p.kernel == rule.kernel and p.key.phase == rule.phase and (rule.mode is None or p.mode == rule.mode)
+            and (rule.unit is None or p.unit == rule.unit))
+
+
+def compared(table, runs: list[dict]) -> list[Compared]:
+    """The headlines of a comparison (compare.Table), baseline first; a
+    percentile (not a compared sample) is the median over its configuration's runs."""
+    names = table.names
+    out = []
+    for rule in HEADLINES:
+        if rule.percentile:
+            medians = {}
+            for c in table.configs:
+                values = [f.median for r in runs if r["id"] in c.run_ids for f in figures(r) if f.rule == rule]
+                medians[c.name] = statistics.median(values) if values else None
+            if any(v is None for v in medians.values()):
+                continue
+            base = medians[names[0]]
+            out.append(Compared(rule, "us", medians, dict.fromkeys(names),
+                                {n: medians[n] / base if base else None for n in names[1:]},
+                                {n: "no test: one percentile per repetition" for n in names[1:]}))
+            continue
+        found = [p for p in table.points if _point_matches(rule, p)]
+        if not found:
+            continue
+        if rule.pick == "smallest":
+            p = min(found, key=lambda q: q.key.size_bytes or 0)
+        elif rule.pick == "largest":
+            p = max(found, key=lambda q: q.key.size_bytes or 0)
+        elif rule.pick == "highest":
+            p = max(found, key=lambda q: q.summary(names[0]).median or 0)
+        else:
+            p = found[0]
+        out.append(Compared(rule, p.unit or "", {n: p.summary(n).median for n in names}, {n: p.flag(n) for n in names},
+                            {n: p.versus(names[0], n).ratio for n in names[1:]},
+                            {n: p.verdict_text(names[0], n) for n in names[1:]}))
+    return out

@@ -1,0 +1,92 @@
+"""The plots of a run's steps: a curve over sizes where a step swept them,
+else bars of its medians. Steps that differ in one parameter only and sweep
+sizes (a suite's list, such as allreduce's library and recursive-doubling
+algorithms) share one plot, drawn after the last of them, so the variants
+are read against each other. A bar whose figure is flagged (above its
+limit: a cache; or warned about a cache) is hatched, with the reason on
+the plot, so a plot pasted elsewhere keeps its warning."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from clusterbench.report.data import step_title
+
+
+def _differing(a: dict, b: dict) -> list[str]:
+    return [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+
+
+def variant_groups(steps: list[dict]) -> list[list[dict]]:
+    """Consecutive steps of one kernel whose parameters differ in the same single key, together."""
+    groups: list[list[dict]] = []
+    for st in steps:
+        last = groups[-1] if groups else None
+        if last and last[0]["kernel"] == st["kernel"] and last[0]["ranks"] == st["ranks"]:
+            diff = _differing(last[0]["params"], st["params"])
+            if len(diff) == 1 and all(_differing(last[0]["params"], o["params"]) == diff for o in last[1:]):
+                last.append(st)
+                continue
+        groups.append([st])
+    return groups
+
+
+def flag_reason(row) -> str | None:
+    """Why a bar must not be read as its mode claims: its limit, or a cache warning."""
+    if row.limit_exceeded:
+        return row.limit
+    from clusterbench.report.headline import short_warning
+
+    cached = [w for w in row.warnings if "cache" in w]
+    return short_warning(cached[0]) if cached else None
+
+
+def _sized(group: list[dict]) -> dict:
+    sized = defaultdict(list)  # one curve per measurement swept over sizes
+    for st in group:
+        for r in st["summary"]:
+            if r.size_bytes is not None and r.median is not None:
+                sized[r.key.curve()].append((float(r.size_bytes), r.median))
+    return sized
+
+
+def group_title(group: list[dict]) -> str:
+    if len(group) == 1:
+        return step_title(group[0])
+    key = _differing(group[0]["params"], group[1]["params"])[0]
+    return f"{group[0]['kernel']}, {key} {' vs '.join(str(st['params'].get(key)) for st in group)}"
+
+
+def of_group(group: list[dict], run_id) -> list[str]:
+    """The SVG plots of one step or of one group of variants."""
+    from clusterbench.report import plots
+
+    out = []
+    sized = _sized(group)
+    title = group_title(group)
+    for unit in dict.fromkeys(k.unit for k in sized):
+        series = {f"{k.phase} {k.condition or ''}".strip(): pts for k, pts in sized.items() if k.unit == unit}
+        if any(len(pts) > 1 for pts in series.values()):
+            out.append(plots.curves(title, "size", unit or "", series, sizes=True))
+    if sized:
+        return out
+    for st in group:
+        rows = [r for r in st["summary"] if r.median is not None]
+        for unit in dict.fromkeys(r.unit for r in rows):
+            same = [r for r in rows if r.unit == unit]
+            s = [(r.stats.median, r.stats.ci_low, r.stats.ci_high) for r in same]
+            out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", unit or "",
+                                  [f"{r.phase} {r.mode or ''}" for r in same], {f"run {run_id}": s},
+                                  flags={f"run {run_id}": [flag_reason(r) for r in same]}))
+    return out
+
+
+def after_step(steps: list[dict], run_id) -> dict[int, list[str]]:
+    """Step id -> the plots to show after that step: a group's curves after
+    its last step; bars (nothing swept) after each step."""
+    out = {}
+    for group in variant_groups(steps):
+        if _sized(group):
+            out[group[-1]["id"]] = of_group(group, run_id)
+        else:
+            out.update({st["id"]: of_group([st], run_id) for st in group})
+    return out

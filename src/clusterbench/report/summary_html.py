@@ -1,0 +1,71 @@
+"""The HTML report's summary: the headline table (report/headline.py) an
+integrator quotes, then what is flagged, once each, then the sentences
+made from the data (report/summary.py)."""
+from __future__ import annotations
+
+from clusterbench.report import headline, summary
+from clusterbench.report.data import Report
+from clusterbench.render_text import html as esc
+from clusterbench.report.terminal import _num
+
+
+def _value(v: float | None, unit: str, beside: str = "") -> str:
+    return f'<span class="fig">{_num(v)}&nbsp;{esc(unit)}</span>' + (f" <small>{esc(beside)}</small>" if beside else "")
+
+
+def run_headlines(run: dict) -> list[str]:
+    figures = headline.figures(run)
+    if not figures:
+        return ["<p>None of the headline figures (disk, random read, MPI, memory, compute, TCP) was measured.</p>"]
+    rows = [f'<tr{" class=flagged" if f.flagged else ""}><td>{esc(f.rule.name)}</td>'
+            f"<td class=n>{_value(f.median, f.unit, f.beside)}</td><td>{esc(f.limit) or '-'}</td>"
+            f'<td class="{"warn" if f.flagged else "ok" if f.verdict.startswith("ok") else ""}">{esc(f.verdict)}</td></tr>' for f in figures]
+    return ['<table class="headline wide"><tr><th>headline figure (median)</th><th>value</th><th>limit</th>'
+            "<th>verdict</th></tr>", *rows, "</table>"]
+
+
+def flagged_list(steps: list[tuple[str, list[str]]]) -> list[str]:
+    if not steps:
+        return ["<p>No figure is flagged by a warning or a physical limit.</p>"]
+    items = "".join(f"<li><b>{esc(title)}</b>: {esc('; '.join(why))}</li>" for title, why in steps)
+    count = sum(len(why) for _, why in steps)
+    return [f"<h3>Flagged ({count}): not what their mode claims, or measured under a warning</h3>",
+            f'<ul class="summary">{items}</ul>']
+
+
+def compared_headlines(report: Report) -> list[str]:
+    table = report.comparison
+    names = table.names
+    found = headline.compared(table, report.runs)
+    if not found:
+        return []
+    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict</th>" for n in names[1:])
+    rows = []
+    for c in found:
+        cells = "".join(f"<td class=n>{_value(c.medians[n], c.unit)}"
+                        + (f' <span class="flag">!</span> <small>{esc(c.flags[n])}</small>' if c.flags[n] else "")
+                        + "</td>" for n in names)
+        cells += "".join(f"<td class=n>{f'{c.ratio[n]:.3f}' if c.ratio[n] is not None else '-'}</td>"
+                         f"<td>{esc(c.verdict[n])}</td>" for n in names[1:])
+        rows.append(f"<tr><td>{esc(c.rule.name)}</td>{cells}</tr>")
+    return [f'<table class="headline wide"><tr><th>headline figure (median)</th>{head}</tr>', *rows, "</table>"]
+
+
+def summary_section(report: Report) -> list[str]:
+    out = ["<h2>Summary</h2>"]
+    if report.comparison is not None:
+        out += compared_headlines(report)
+        out.append('<ul class="summary">' + "".join(f"<li>{esc(t)}</li>"
+                                                     for t in summary.sentences(report.comparison)) + "</ul>")
+        steps = summary.flagged_by_step(report.comparison)
+        return out + (flagged_list(steps) if steps else [])
+    for run in report.runs:
+        if len(report.runs) > 1:
+            out.append(f"<h3>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}</h3>")
+        rows = sum(len(st["summary"]) for st in run["steps"])
+        out += run_headlines(run)
+        out.append(f"<p>{rows} figure(s) in {len(run['steps'])} step(s), run status {esc(run['status'])}; "
+                   "every figure is in its step's table below.</p>")
+        out += flagged_list(headline.flagged_by_step(run))
+    return out

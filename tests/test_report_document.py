@@ -1,0 +1,203 @@
+"""The HTML report as a document an integrator hands in unchanged (#38):
+what it says at the top, what it hides in notes, what its plots and tables
+carry, and how it prints."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+
+@pytest.mark.timeout(10)
+def test_a_footnote_holds_only_the_reason_and_the_values_after_it_stay_in_the_table():
+    from clusterbench.environment import summary_block
+    from clusterbench.report.footnotes import Footnotes
+    from clusterbench.report.html import mark
+
+    env = {
+        "host.name": "vm", "os.name": "Debian GNU/Linux 12", "kernel.release": "6.1.0",
+        "target./data.fs_type": "ext4", "target./data.source": "/dev/vda", "target./data.mount_point": "/",
+        "target./data.mount_options": "rw", "target./data.device": "vda", "target./data.disks": "vda",
+        "target./data.model_error": "no such file: /sys/block/vda/device/model",
+        "target./data.rotational": False, "target./data.scheduler": "mq-deadline",
+        "target./data.write_cache": "write back", "target./data.read_ahead_kb": 128,
+        "net.interfaces": "eth0", "net.eth0.speed_mbps_error": "link speed not reported by the driver",
+        "net.eth0.mtu": 1400, "net.eth0.operstate": "up", "net.eth0.driver": "virtio_net",
+        "cpu.model_error": "no model name, cpu cores", "cpu.cores": 2, "cpu.threads": 2,
+        "thp.enabled_error": "no such file", "thp.defrag": "madvise",
+    }
+    notes = Footnotes()
+    cells = {k: notes.text(v, mark) for k, v in summary_block(env)}
+    assert "scheduler mq-deadline, write cache write back, read-ahead 128 KiB" in cells["Target /data"]
+    assert cells["NIC eth0"].endswith("; MTU 1400, up, driver virtio_net")
+    assert "2 cores / 2 threads" in cells["CPU"] and cells["Transparent huge pages"].endswith("; defrag madvise")
+    assert set(notes.reasons) == {"no such file: /sys/block/vda/device/model", "link speed not reported by the driver",
+                                  "no model name, cpu cores", "no such file"}
+
+
+@pytest.mark.timeout(120)
+def test_randio_latency_percentiles_are_shown_by_show_and_the_report(cli, tmp_path):
+    r = cli("run", "randio", f"--dir={tmp_path}", "--file-size=4m", "--runtime=0.2", "--ramp=0",
+            "--repeat", "2", "--quiet")
+    assert r.status == 0, r.stderr
+    show = cli("show", "1")
+    assert show.status == 0, show.stderr
+    line = next(x for x in show.stdout.splitlines() if x.strip().startswith("latency randread"))
+    assert re.search(r"p50 [\d,.]+, p90 [\d,.]+, p99 [\d,.]+, p99\.9 [\d,.]+, p99\.99 [\d,.]+, max [\d,.]+ us", line), line
+    out = tmp_path / "r.html"
+    assert cli("report", "1", "-o", str(out)).status == 0
+    page = out.read_text()
+    assert "<th>latency (us), median over repetitions</th><th>p50</th><th>p90</th><th>p99</th>" in page
+    # and the headline table quotes the p99 beside the IOPS
+    assert re.search(r"random read p99 latency</td><td class=n><span class=\"fig\">[\d,.]+&nbsp;us", page)
+
+
+DOCUMENT_SUITE = """
+description = "the smallest run with every kind of report content: cache flags, latency, MPI variants"
+
+[[steps]]
+name = "disk: durable write, cold read"
+kernel = "seqio"
+repeat = 3
+params = { dir = "{dir}", file-size = "8m", block-size = "1m", write = "fsync", read = "cold" }
+
+[[steps]]
+name = "page cache: buffered write, warm read"
+kernel = "seqio"
+repeat = 3
+params = { dir = "{dir}", file-size = "8m", block-size = "1m", write = "buffered", read = "warm" }
+
+[[steps]]
+name = "disk: 4 KiB random read"
+kernel = "randio"
+repeat = 3
+params = { dir = "{dir}", file-size = "4m", runtime = "0.2", ramp = "0" }
+
+[[steps]]
+name = "MPI: allreduce, library vs recursive doubling"
+kernel = "mpi"
+np = 2
+repeat = 3
+requires = ["mpi"]
+params = { op = "allreduce", algorithm = ["library", "recursive-doubling"], sizes = "8,1k,32k,1m" }
+"""
+
+# Run in the page by Chromium: every figure (a .fig span, a number cell, a
+# phase or mode cell) must sit on one line, and nothing may stick out of the
+# page sideways (a cut table). The verdict is written into the DOM dumped.
+MEASURE = """<script>
+addEventListener('load', () => {
+  const wrapped = [];
+  for (const el of document.querySelectorAll('.fig, td.n, table.step td:nth-child(-n+2)')) {
+    const r = document.createRange(); r.selectNodeContents(el);
+    // a second line starts below the bottom of the first (small print on the same line does not)
+    const rects = [...r.getClientRects()].filter(x => x.width > 0);
+    const firstBottom = Math.min(...rects.map(x => x.bottom));
+    if (rects.some(x => x.top >= firstBottom - 1)) wrapped.push(el.textContent.trim());
+  }
+  const page = document.documentElement.clientWidth;
+  const sticking = [...document.querySelectorAll('body > *, section > *')]
+    .filter(e => e.getBoundingClientRect().right > page + 1).map(e => e.tagName + ' ' + e.textContent.slice(0, 60));
+  const wide = sticking.length > 0;
+  const out = document.createElement('pre'); out.id = 'verdict';
+  out.textContent = JSON.stringify({wrapped, wide, sticking, page});
+  document.body.appendChild(out);
+});
+</script></body>"""
+
+A4_TEXT_WIDTH_PX = 703   # 210 mm less the 12 mm margins, at 96 px per inch
+
+
+def layout_verdict(chromium, page_html: str, width_px: int, tmp_path, name: str, printed: bool) -> dict:
+    import json
+    import subprocess
+
+    text = page_html.replace("</body>", MEASURE)
+    if printed:  # the print rules, applied on screen at the printed width
+        text = text.replace("@media print{", "@media all{")
+    page = tmp_path / f"{name}.html"
+    page.write_text(text)
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width_px},1000",
+                          "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="verdict">(.*?)</pre>', dom.stdout, re.S)
+    assert m, dom.stderr[-2000:]
+    import html
+
+    return json.loads(html.unescape(m.group(1)))
+
+
+def environment_reasons(store_url: str) -> set[str]:
+    from clusterbench.store import Store
+
+    store = Store(store_url)
+    return {str(v).strip() for run in store.list_runs(None, None) for env in store.environments_of(run.id).values()
+            for k, v in env.items() if k.endswith("_error")}
+
+
+@pytest.mark.timeout(600)
+def test_single_and_two_run_reports_read_as_documents_on_screen_and_on_paper(cli, tmp_path, store_url):
+    """#38: the title names the system; a headline table comes first; a
+    footnote holds only a reason; flagged bars are hatched with their reason
+    in the plot; no figure wraps and no table is cut at 1400 px and on A4;
+    the PDF prints on A4 and Letter."""
+    import shutil
+    import socket
+    import subprocess
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium or not shutil.which("pdftotext"):
+        pytest.skip("chromium and poppler-utils are needed (scripts/apt-packages*.txt list them)")
+    suite = tmp_path / "document.toml"
+    suite.write_text(DOCUMENT_SUITE)
+    for label in ("a", "b"):
+        r = cli("run", str(suite), f"--dir={tmp_path}", "--label", label, "--quiet", "--report-dir", str(tmp_path))
+        assert r.status == 0, r.stderr
+    single, pair = tmp_path / "single.html", tmp_path / "pair.html"
+    assert cli("report", "a", "-o", str(single)).status == 0
+    assert cli("report", "a", "b", "-o", str(pair)).status == 0
+    host = socket.gethostname()
+    reasons = environment_reasons(store_url)
+    for path, title in ((single, f"Benchmark report: {host} (a), "), (pair, f"Performance comparison: a vs b on {host}, ")):
+        page = path.read_text()
+        assert f"<h1>{title}" in page and '<span class="fig">20' in page  # the date whole
+        # the headline table, before any step's table
+        assert page.index('<table class="headline') < page.index("<h2>Comparison" if path == pair else "<h2>Run 1")
+        for name in ("durable write (fsync)", "cold read", "random read, 4 KiB", "random read p99 latency"):
+            assert f"<td>{name}</td>" in page
+        assert "<footer" in page and "clusterbench report a" in page  # version and command
+        # a footnote is a reason the environment gave, nothing more
+        notes = re.findall(r'<li id="note\d+">not available: (.*?)</li>', page)
+        assert notes and all(html_text(n) in reasons for n in notes), (notes, reasons)
+        # a flagged bar is hatched, and the plot says why
+        svgs = re.findall(r"<svg\b.*?</svg>", page, re.S)
+        flagged = [s for s in svgs if "hatched: flagged" in s]
+        assert flagged and all("<pattern" in s for s in flagged)
+        for width, printed in ((1400, False), (A4_TEXT_WIDTH_PX, True)):
+            verdict = layout_verdict(chromium, page, width, tmp_path, f"{path.stem}-{width}", printed)
+            assert verdict["wrapped"] == [] and not verdict["wide"], verdict
+    # the allreduce variants on one plot
+    assert "mpi, algorithm library vs recursive-doubling" in single.read_text()
+
+    from clusterbench.report.pdf import html_to_pdf
+
+    for paper, name in (("A4", "A4"), ("letter", "letter")):
+        pdf = tmp_path / f"single-{paper}.pdf"
+        pdf.write_bytes(html_to_pdf(single.read_text(), paper))
+        info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+        assert f"({name})" in info
+        text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
+                              check=True).stdout
+        assert f"Benchmark report: {host} (a)" in text and "headline figure" in text
+    shot = tmp_path / "single.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'p2'}",
+                    "--window-size=1400,3000", f"--screenshot={shot}", single.as_uri()], capture_output=True,
+                   timeout=120)
+    assert shot.stat().st_size > 10_000
+
+
+def html_text(s: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", s)).strip()

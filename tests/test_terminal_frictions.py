@@ -1,0 +1,144 @@
+"""The terminal's small frictions of a first hour (#38, items 7-14), each
+re-tried as the issue wrote it."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.timeout(10)
+def test_one_warning_of_several_rows_is_one_line_with_each_rows_count():
+    from clusterbench.step_summary import Row
+    from clusterbench.warning_fold import step_lines
+
+    busy = "a busy thread was on its CPU less than 95% of the time (shared machine?)"
+    one = Row("clock", "1 busy", "MHz", values=[1.0] * 3, sample_warnings=[[busy], [busy], []])
+    two = Row("clock", "2 busy", "MHz", values=[1.0] * 3, sample_warnings=[[busy], [busy], [busy]])
+    assert step_lines([one, two]) == [f"2 of 3 repetitions (clock 1 busy), 3 of 3 (clock 2 busy): {busy}"]
+    three = Row("clock", "3 busy", "MHz", values=[1.0] * 3, sample_warnings=[[busy]] * 3)
+    assert step_lines([two, three]) == [f"3 of 3 repetitions: {busy}"]
+
+
+LONG_TITLE_SUITE = """
+description = "one step with a title as long as the quick suite's"
+
+[[steps]]
+name = "page cache: buffered write, warm read (what dd shows), a title as long as the quick suite's"
+kernel = "seqio"
+repeat = 2
+params = { dir = "{dir}", file-size = "4m", block-size = "1m", write = "buffered", read = "warm" }
+"""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_progress_lines_keep_their_figures_whole_when_piped(cbk_bin, store_url, tmp_path, columns):
+    """#38 item 7: piped, the quick run's progress was cut at 80 columns ("read warm 26,437.…")."""
+    suite = tmp_path / "long.toml"
+    suite.write_text(LONG_TITLE_SUITE)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env.update(CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, **({"COLUMNS": columns} if columns else {}))
+    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", str(suite), f"--dir={tmp_path}"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"2/2 read warm [\d,]+\.\d MiB/s", p.stderr), p.stderr
+    assert "…" not in p.stderr
+
+
+@pytest.mark.timeout(120)
+def test_piped_views_end_no_line_in_spaces_and_name_the_mpi_library_as_people_do(cli):
+    """#38 item 14: 37 of 167 lines of piped `show` ended in spaces; `kernels`
+    printed the raw banner "MPI: MPICH Version:  4.0.2"."""
+    assert cli("run", "null", "--seconds=0.001", "--repeat", "3", "--label", "a-label-to-pad-the-title",
+               "--quiet").status == 0
+    for args in (("show", "1"), ("list",), ("kernels",), ("list", "--by", "month")):
+        r = cli(*args)
+        assert r.status == 0, r.stderr
+        ending = [line for line in r.stdout.splitlines() if line.endswith(" ")]
+        assert not ending, (args, ending)
+    title = cli("kernels").stdout.splitlines()[0]
+    assert re.search(r"MPI: (MPICH|Open MPI|Intel MPI|MVAPICH) \d|MPI: not built in", title), title
+    assert "Version:" not in title
+
+
+@pytest.mark.timeout(120)
+def test_a_cold_read_that_was_not_cold_says_how_much_was_cached_not_a_field_name(cli, tmp_path):
+    """#38 item 14: the warning cited resident_fraction_before, a field no view shows.
+    A cold read on tmpfs cannot drop its pages: it is never cold."""
+    shm = "/dev/shm"
+    if not os.path.isdir(shm) or "tmpfs" not in open("/proc/mounts").read().split(f" {shm} ")[-1][:8]:
+        pytest.skip("no tmpfs at /dev/shm")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=shm) as d:
+        r = cli("run", "seqio", f"--dir={d}", "--file-size=4m", "--write=fsync", "--read=cold", "--repeat", "2",
+                "--quiet")
+        assert r.status == 0, r.stderr
+    show = cli("show", "1").stdout
+    assert re.search(r"cold read not achieved: \d+% of the data was still in the page cache when the read began",
+                     show), show
+    assert "resident_fraction_before" not in show
+
+
+@pytest.mark.timeout(60)
+def test_a_mistyped_run_target_suggests_the_suite_and_lists_suites_too(cli):
+    """#38 item 10: `run quik` listed kernels only, with no "did you mean quick"."""
+    r = cli("run", "quik")
+    assert r.status == 2 and r.stderr.count("\n") == 1
+    assert "did you mean quick?" in r.stderr and "suites: " in r.stderr and "kernels: " in r.stderr
+    assert "node" in r.stderr.split("suites: ")[1]
+    r = cli("run", "zzzz")
+    assert r.status == 2 and "did you mean" not in r.stderr
+
+
+NUMBER = r"\d[\d,]*(?:\.\d+)?"
+
+
+@pytest.mark.timeout(180)
+def test_narrow_views_keep_every_figure_whole_and_never_cut_a_path(cli, tmp_path):
+    """#38 item 11: `show 1 --width 80` split an interval over three lines
+    ("1,688." / "." / "3,560"); `list` and `compare` cut paths with "…"."""
+    deep = tmp_path / "a-directory-with-a-long-name" / "and-another-one-below-it"
+    deep.mkdir(parents=True)
+    for label in ("a", "b"):
+        r = cli("run", "mpi", "--np", "2", "--op=pingpong,bw", "--sizes=8,1k,1m", "--repeat", "3", "--label", label,
+                "--quiet")
+        assert r.status == 0, r.stderr
+    assert cli("run", "seqio", f"--dir={deep}", "--file-size=1m", "--repeat", "2", "--label", "a", "--quiet").status == 0
+    wide = cli("show", "1", "--width", "240").stdout
+    figures = set()
+    for line in wide.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) > 4 and cells[2].isdigit():  # phase, algorithm, n, median, CI of median, ...
+            figures.add(cells[3])
+            figures.update(re.findall(NUMBER, cells[4].split(" (")[0]))
+    assert len(figures) > 10
+    narrow = cli("show", "1", "--width", "80").stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert figures <= set(re.findall(NUMBER, narrow)), figures - set(re.findall(NUMBER, narrow))
+    assert not re.search(r"│\s*[\d,]*\.\s*│", narrow)  # no figure broken after its point
+    for args in (("list",), ("compare", "a", "b")):
+        out = cli(*args, "--width", "80").stdout
+        assert "…" not in out, out
+    listed = cli("list", "--width", "80").stdout
+    command = "".join(c.strip() for line in listed.splitlines() if line.startswith("│")
+                      for c in line.split("│")[-2:-1])
+    assert str(deep).replace(" ", "") in command  # the path whole, folded over lines
+
+
+@pytest.mark.timeout(120)
+def test_the_store_option_is_taken_before_the_subcommand_too(cli, tmp_path):
+    """#38 item 9: `clusterbench --db X list` said "No such option '--db'"."""
+    other = tmp_path / "other.db"
+    assert cli("--db", str(other), "run", "null", "--seconds=0.001", "--repeat", "2", "--label", "there",
+               "--quiet").status == 0
+    listed = cli("--db", str(other), "list")
+    assert listed.status == 0 and "there" in listed.stdout, listed.stderr
+    assert "no store at" in cli("list").stderr  # the default store was not used
+    assert "there" in cli("list", "--db", str(other)).stdout
+    # the subcommand's own --db wins
+    assert "no store at" in cli("--db", str(other), "list", "--db", str(tmp_path / "none.db")).stderr
