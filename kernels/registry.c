@@ -1,5 +1,6 @@
 /* The one list of kernels. Adding a kernel: one file under kernels/<family>/
- * and one line here (inside #ifdef CBK_HAVE_MPI when it needs MPI). */
+ * and one line here (inside #ifdef CBK_HAVE_MPI when it needs MPI, inside
+ * #ifdef CBK_HAVE_CUDA when it needs a GPU runtime). */
 #include "core/cbk.h"
 
 #include <string.h>
@@ -18,6 +19,10 @@ extern const struct cbk_kernel cbk_kernel_mpi;
 extern const struct cbk_kernel cbk_kernel_pario;
 extern const struct cbk_kernel cbk_kernel_linkmatrix;
 #endif
+#ifdef CBK_HAVE_CUDA
+extern const struct cbk_kernel cbk_kernel_gpucopy;
+extern const struct cbk_kernel cbk_kernel_gpumem;
+#endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
@@ -33,6 +38,10 @@ const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_mpi,
     &cbk_kernel_pario,
     &cbk_kernel_linkmatrix,
+#endif
+#ifdef CBK_HAVE_CUDA
+    &cbk_kernel_gpucopy,
+    &cbk_kernel_gpumem,
 #endif
     NULL,
 };
