@@ -46,6 +46,27 @@ const struct cbk_kernel *const cbk_kernels[] = {
     NULL,
 };
 
+#define NO_MPI "this cbk was built without MPI: rebuild it with an mpicc on PATH (or MPICC=/path/to/mpicc)"
+#define NO_CUDA "this cbk was built without CUDA: rebuild it with nvcc on PATH or CUDACXX=/path/to/nvcc " \
+    "(scripts/build-cuda-cbk.sh takes nvcc from PyPI)"
+const struct cbk_left_out cbk_left_out[] = {
+#ifndef CBK_HAVE_MPI
+    { "mpi", NO_MPI }, { "pario", NO_MPI }, { "linkmatrix", NO_MPI },
+#endif
+#ifndef CBK_HAVE_CUDA
+    { "gpucopy", NO_CUDA }, { "gpumem", NO_CUDA },
+#endif
+    { NULL, NULL },
+};
+
+const char *cbk_left_out_why(const char *name)
+{
+    for (const struct cbk_left_out *l = cbk_left_out; l->name; l++)
+        if (!strcmp(l->name, name))
+            return l->why;
+    return NULL;
+}
+
 const struct cbk_kernel *cbk_find_kernel(const char *name)
 {
     for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)

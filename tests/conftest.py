@@ -114,8 +114,22 @@ class CliResult:
 STORE_BACKENDS = ("sqlite", "postgresql")
 
 
+def gpu_visible() -> bool:
+    """An NVIDIA GPU this process can use: nvidia-smi lists one."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        listed = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listed.returncode == 0 and "GPU " in listed.stdout
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
+    config.addinivalue_line("markers", "gpu: needs a GPU; skipped where none is visible (CI), run on a GPU machine")
+    config.addinivalue_line("markers", "no_gpu: checks the refusal on a host without a GPU; skipped where one is visible")
     # the per-boot command cache (environment/command_cache.py) of the tests and of every
     # clusterbench they start: in a folder of their own, not the user's ~/.cache
     import tempfile
@@ -125,6 +139,19 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(getattr(config, "test_cache_home", ""), ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked gpu skip without a GPU, tests marked no_gpu with one."""
+    marked = [i for i in items if i.get_closest_marker("gpu") or i.get_closest_marker("no_gpu")]
+    if not marked:
+        return
+    has_gpu = gpu_visible()
+    for item in marked:
+        if item.get_closest_marker("gpu") and not has_gpu:
+            item.add_marker(pytest.mark.skip(reason="needs a GPU: none visible (nvidia-smi -L lists none)"))
+        if item.get_closest_marker("no_gpu") and has_gpu:
+            item.add_marker(pytest.mark.skip(reason="checks the refusal without a GPU, and this host has one"))
 
 
 def pytest_generate_tests(metafunc):
