@@ -1,15 +1,19 @@
 /* Device code for the CUDA runtime: the copy kernel of gpucopy
- * --engine=kernel and the array kernels of gpumem. The array kernels take
- * one element per thread in blocks of 1,024 threads, as BabelStream's CUDA
- * version does; the reductions run a fixed grid of 4 blocks per
- * multiprocessor over the arrays (BabelStream's DOT_NUM_BLOCKS) and the
- * host adds the partial sums. */
+ * --engine=kernel and the array kernels of gpumem. The array kernels are
+ * launched as BabelStream's CUDA version launches them (its defaults,
+ * GRID_STRIDE and UNROLL_FACTOR 4): blocks of 256 threads, a grid of
+ * n / 4 / 256 blocks, each thread striding over the grid, about four
+ * elements each; the reductions run a fixed grid of 4 blocks of 1,024
+ * threads per multiprocessor (BabelStream's dot_num_blocks) and the host
+ * adds the partial sums. */
 #include "cuda_device_code.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#define BLOCK_THREADS 1024
+#define BLOCK_THREADS 256
+#define ELEMENTS_PER_THREAD 4
+#define REDUCE_THREADS 1024
 #define REDUCE_BLOCKS_PER_SM 4
 
 static int multiprocessors(void)
@@ -26,8 +30,14 @@ static int multiprocessors(void)
 
 static unsigned blocks_for(size_t n)
 {
-    return (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS);
+    size_t threads = (n + ELEMENTS_PER_THREAD - 1) / ELEMENTS_PER_THREAD;
+    return (unsigned)((threads + BLOCK_THREADS - 1) / BLOCK_THREADS);
 }
+
+/* The grid-stride loop every array kernel runs. */
+#define FOR_EACH(i, n) \
+    _Pragma("unroll 4") \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
 /* 16 bytes per thread per step (nvbandwidth's SM copy moves uint4), the
  * tail byte by byte; a grid-stride loop so one launch covers any size. */
@@ -57,8 +67,7 @@ extern "C" int cbk_cuda_copy_kernel(void *dst, const void *src, size_t bytes, vo
 
 __global__ void fill(double *a, double value, size_t n)
 {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
+    FOR_EACH(i, n)
         a[i] = value;
 }
 
@@ -70,30 +79,26 @@ extern "C" int cbk_cuda_fill(double *a, double value, size_t n, void *stream)
 
 __global__ void copy(const double *__restrict__ a, double *__restrict__ c, size_t n)
 {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
+    FOR_EACH(i, n)
         c[i] = a[i];
 }
 
 __global__ void scale(double *__restrict__ b, const double *__restrict__ c, double scalar, size_t n)
 {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
+    FOR_EACH(i, n)
         b[i] = scalar * c[i];
 }
 
 __global__ void add(const double *__restrict__ a, const double *__restrict__ b, double *__restrict__ c, size_t n)
 {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
+    FOR_EACH(i, n)
         c[i] = a[i] + b[i];
 }
 
 __global__ void triad(double *__restrict__ a, const double *__restrict__ b, const double *__restrict__ c,
                       double scalar, size_t n)
 {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
+    FOR_EACH(i, n)
         a[i] = b[i] + scalar * c[i];
 }
 
@@ -126,7 +131,7 @@ __device__ void block_sum(double *shared, double mine, double *partial)
 
 __global__ void dot(const double *__restrict__ a, const double *__restrict__ b, size_t n, double *partial)
 {
-    __shared__ double shared[BLOCK_THREADS];
+    __shared__ double shared[REDUCE_THREADS];
     double sum = 0.0;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         sum += a[i] * b[i];
@@ -135,7 +140,7 @@ __global__ void dot(const double *__restrict__ a, const double *__restrict__ b, 
 
 __global__ void abs_error(const double *__restrict__ a, double expect, size_t n, double *partial)
 {
-    __shared__ double shared[BLOCK_THREADS];
+    __shared__ double shared[REDUCE_THREADS];
     double sum = 0.0;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         sum += fabs(a[i] - expect);
@@ -149,12 +154,12 @@ extern "C" int cbk_cuda_reduce_blocks(void)
 
 extern "C" int cbk_cuda_dot(const double *a, const double *b, size_t n, double *partial, void *stream)
 {
-    dot<<<cbk_cuda_reduce_blocks(), BLOCK_THREADS, 0, (cudaStream_t)stream>>>(a, b, n, partial);
+    dot<<<cbk_cuda_reduce_blocks(), REDUCE_THREADS, 0, (cudaStream_t)stream>>>(a, b, n, partial);
     return (int)cudaGetLastError();
 }
 
 extern "C" int cbk_cuda_abs_error(const double *a, double expect, size_t n, double *partial, void *stream)
 {
-    abs_error<<<cbk_cuda_reduce_blocks(), BLOCK_THREADS, 0, (cudaStream_t)stream>>>(a, expect, n, partial);
+    abs_error<<<cbk_cuda_reduce_blocks(), REDUCE_THREADS, 0, (cudaStream_t)stream>>>(a, expect, n, partial);
     return (int)cudaGetLastError();
 }
