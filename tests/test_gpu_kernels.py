@@ -51,7 +51,7 @@ def test_the_cuda_build_describes_the_gpu_kernels_with_their_parameters(cuda_cbk
     kernels = describe(cuda_cbk)
     assert set(GPU_KERNELS) <= set(kernels)
     copy_params = {p["name"]: p for p in kernels["gpucopy"]["parameters"]}
-    assert copy_params["direction"]["choices"] == ["h2d", "d2h", "bidir"]
+    assert copy_params["direction"]["choices"] == ["h2d", "d2h", "bidir", "d2d"]
     assert copy_params["host-memory"]["choices"] == ["pinned", "pageable"]
     assert copy_params["engine"]["choices"] == ["copy", "kernel"]
     mem_params = {p["name"] for p in kernels["gpumem"]["parameters"]}
@@ -132,7 +132,7 @@ def measurements(stdout: str) -> list[dict]:
 
 @pytest.mark.gpu
 def test_gpucopy_measures_every_case_validated_with_both_clocks(cuda_cbk):
-    p = run(cuda_cbk, "gpucopy", "--sizes=8,1m,64m", "--host-memory=pinned,pageable")
+    p = run(cuda_cbk, "gpucopy", "--sizes=8,1m,64m", "--host-memory=pinned,pageable", "--direction=h2d,d2h,bidir")
     assert p.returncode == 0, p.stderr
     ms = measurements(p.stdout)
     cases = {(m["phase"], m["host_memory"], m["copy_bytes"]) for m in ms}
@@ -147,6 +147,18 @@ def test_gpucopy_measures_every_case_validated_with_both_clocks(cuda_cbk):
     big = {(m["phase"], m["host_memory"]): m for m in ms if m["copy_bytes"] == 64 << 20}
     # both directions at once move more than one alone on any full-duplex link
     assert big["bidir", "pinned"]["event_gb_per_s"] > 1.2 * big["h2d", "pinned"]["event_gb_per_s"]
+
+
+@pytest.mark.gpu
+def test_gpucopy_device_to_device_is_measured_once_and_far_above_the_link(cuda_cbk):
+    p = run(cuda_cbk, "gpucopy", "--sizes=256m", "--direction=h2d,d2d", "--host-memory=pinned,pageable")
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    d2d = [m for m in ms if m["phase"] == "d2d"]
+    assert len(d2d) == 1 and d2d[0]["host_memory"] == "none" and d2d[0]["validated"]
+    assert d2d[0]["event_read_write_gb_per_s"] == pytest.approx(2 * d2d[0]["event_gb_per_s"])
+    h2d = next(m for m in ms if m["phase"] == "h2d" and m["host_memory"] == "pinned")
+    assert d2d[0]["event_gb_per_s"] > 5 * h2d["event_gb_per_s"]
 
 
 @pytest.mark.gpu

@@ -1,7 +1,9 @@
 /* gpucopy: copies between host and GPU memory over the node's link, as
  * nvbandwidth and CUDA's bandwidthTest measure them: host-to-device,
  * device-to-host and both at once (two streams, nvbandwidth's
- * bidirectional cases), from pinned or pageable host memory, by the copy
+ * bidirectional cases), and device-to-device within the GPU (bytes counted
+ * once, as nvbandwidth and bandwidthTest count them; twice that crosses the
+ * GPU's memory), from pinned or pageable host memory, by the copy
  * engine (cudaMemcpyAsync) or by a kernel on the GPU's cores reading or
  * writing mapped host memory (nvbandwidth's _sm cases), over a sweep of
  * sizes. Each size is `count` copies back to back on one stream, timed by
@@ -22,8 +24,8 @@
 #define MAX_SIZES 64
 #define MAX_SIZE_TEXT "16g"
 
-enum direction { H2D, D2H, BIDIR, DIRECTIONS };
-static const char *const direction_names[] = { "h2d", "d2h", "bidir", NULL };
+enum direction { H2D, D2H, BIDIR, D2D, DIRECTIONS };
+static const char *const direction_names[] = { "h2d", "d2h", "bidir", "d2d", NULL };
 enum host_memory { PINNED, PAGEABLE, HOST_MEMORIES };
 static const char *const host_memory_names[] = { "pinned", "pageable", NULL };
 enum engine { ENGINE_COPY, ENGINE_KERNEL };
@@ -42,8 +44,9 @@ struct gpucopy_options {
 static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
 
 static const struct cbk_param params[] = {
-    { .name = "direction", CBK_AT_CHOICE_LIST(OPT, directions, direction_names), .default_value = "h2d,d2h,bidir",
-      .help = "h2d = host to device, d2h = device to host, bidir = both at once on two streams (bytes of both counted)" },
+    { .name = "direction", CBK_AT_CHOICE_LIST(OPT, directions, direction_names), .default_value = "h2d,d2h,bidir,d2d",
+      .help = "h2d = host to device, d2h = device to host, bidir = both at once on two streams (bytes of both counted), "
+              "d2d = device to device within the GPU (host memory does not apply: measured once)" },
     { .name = "host-memory", CBK_AT_CHOICE_LIST(OPT, host_memory, host_memory_names), .default_value = "pinned,pageable",
       .help = "pinned = page-locked (cudaHostAlloc): the link's rate; pageable = malloc: the driver stages it, as most programs copy" },
     { .name = "engine", CBK_AT_CHOICE_LIST(OPT, engines, engine_names), .default_value = "copy",
@@ -226,11 +229,11 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     return 0;
 }
 
-/* One copy of one leg (h2d or d2h) on stream `s`; NULL or the runtime's error. */
+/* One copy of one leg (h2d, d2h or d2d) on stream `s`; NULL or the runtime's error. */
 static const char *issue(const struct gpucopy *g, enum direction leg, enum host_memory m, enum engine e,
                          size_t bytes, cbk_gpu_stream s)
 {
-    void *dst = leg == H2D ? g->dev_dst : (void *)g->host_dst[m];
+    void *dst = leg == D2H ? (void *)g->host_dst[m] : g->dev_dst;
     const void *src = leg == H2D ? (const void *)g->host_src[m] : g->dev_src;
     return e == ENGINE_KERNEL ? g->rt->copy_kernel_async(dst, src, bytes, s) : g->rt->copy_async(dst, src, bytes, s);
 }
@@ -243,7 +246,7 @@ static const char *timed(const struct gpucopy *g, struct cbk_ctx *c, enum direct
 {
     const struct cbk_gpu_runtime *rt = g->rt;
     const char *err = NULL;
-    enum direction first = d == D2H ? D2H : H2D;
+    enum direction first = d == BIDIR ? H2D : d;
     if ((err = rt->event_record(g->start, g->stream[0])) || (d == BIDIR && (err = rt->stream_wait(g->stream[1], g->start))))
         return err;
     *begin_s = cbk_now(c);
@@ -267,11 +270,11 @@ static const char *timed(const struct gpucopy *g, struct cbk_ctx *c, enum direct
 static bool copied(const struct gpucopy *g, struct cbk_ctx *c, enum direction d, enum host_memory m, size_t bytes)
 {
     bool ok = true;
-    if (d != D2H) {
+    if (d != D2H) { /* h2d, bidir and d2d write the device buffer; the device's source holds host_src's bytes */
         must(c, g->rt->copy_sync(g->check, g->dev_dst, bytes), "reading the device buffer back");
         ok = !memcmp(g->check, g->host_src[m], bytes);
     }
-    if (d != H2D)
+    if (d == D2H || d == BIDIR)
         ok = ok && !memcmp(g->host_dst[m], g->host_src[m], bytes);
     return ok;
 }
@@ -303,7 +306,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, const struct gp
     double begin_s, end_s, event_s = 0;
     const char *err = NULL;
     for (int64_t i = 0; i < o->warmup && !err; i++)
-        err = issue(g, d == D2H ? D2H : H2D, m, e, bytes, g->stream[0]);
+        err = issue(g, d == BIDIR ? H2D : d, m, e, bytes, g->stream[0]);
     if (!err)
         err = g->rt->sync(g->stream[0]);
     cbk_barrier(c);
@@ -319,7 +322,7 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, const struct gp
     struct cbk_phase p = { .phase = direction_names[d], .bytes = moved, .ops = (uint64_t)(count * legs),
                            .begin_s = begin_s, .end_s = end_s, .sweep_key = "copy_bytes" };
     cbk_phase_field(&p, CBK_U64("copy_bytes", bytes));
-    cbk_phase_qualifier(&p, "host_memory", host_memory_names[m]);
+    cbk_phase_qualifier(&p, "host_memory", d == D2D ? "none" : host_memory_names[m]);
     cbk_phase_qualifier(&p, "engine", engine_names[e]);
     cbk_phase_field(&p, CBK_I64("copies", count));
     cbk_phase_field(&p, CBK_REAL("driver_seconds", driver_s));
@@ -328,13 +331,15 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, const struct gp
     cbk_phase_field(&p, CBK_REAL("event_seconds", event_s));
     cbk_phase_field(&p, CBK_REAL("event_gb_per_s", event_s > 0 ? moved / event_s / 1e9 : 0));
     cbk_phase_field(&p, CBK_REAL("event_latency_us", event_s / (double)count * 1e6));
+    if (d == D2D) /* what crossed the GPU's memory: every byte read and written */
+        cbk_phase_field(&p, CBK_REAL("event_read_write_gb_per_s", event_s > 0 ? 2.0 * moved / event_s / 1e9 : 0));
     cbk_phase_field(&p, CBK_TEXT("gpu_name", g->device.name));
     cbk_phase_field(&p, CBK_TEXT("gpu_bus_id", g->device.bus_id));
     cbk_phase_field(&p, CBK_TEXT("gpu_runtime", g->rt->name));
     cbk_phase_field(&p, CBK_TEXT("gpu_driver_version", g->device.driver_version));
     cbk_phase_field(&p, CBK_TEXT("gpu_runtime_version", g->device.runtime_version));
     cbk_phase_field(&p, CBK_BOOL("validated", ok));
-    if (m == PAGEABLE)
+    if (m == PAGEABLE && d != D2D)
         cbk_phase_warn(&p, "pageable host memory: the driver stages every copy through pinned memory of its own, "
                            "so this is not the link's rate (--host-memory=pinned measures that)");
     if (driver_s < 20.0 * c->timer_resolution_s)
@@ -350,11 +355,14 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     const struct gpucopy *g = c->state;
     const OPT *o = opt(a);
     for (int di = 0; di < o->directions.count; di++)
-        for (int mi = 0; mi < o->host_memory.count; mi++)
+        for (int mi = 0; mi < o->host_memory.count; mi++) {
+            if (o->directions.index[di] == D2D && mi > 0)
+                break; /* no host memory in it: once */
             for (int ei = 0; ei < o->engines.count; ei++)
                 for (int s = 0; s < g->plan.sizes; s++)
                     measure(a, c, g, (enum direction)o->directions.index[di], (enum host_memory)o->host_memory.index[mi],
                             (enum engine)o->engines.index[ei], g->plan.size[s]);
+        }
     return 0;
 }
 
