@@ -38,6 +38,9 @@ step pytest env CLUSTERBENCH_CBK="$cbk" CLUSTERBENCH_CBK_CUDA="$cbk" \
 step gpucopy "$cbk" gpucopy
 step gpucopy_kernel "$cbk" gpucopy --engine=copy,kernel --host-memory=pinned --sizes=8,4k,1m,64m,256m
 step gpumem "$cbk" gpumem
+mpiexec=$(command -v mpiexec)
+step mpi_device "$mpiexec" -n 2 "$cbk" mpi --op=pingpong,bw,bibw --buffer=device --sizes=8,64k,4m
+step mpi_managed "$mpiexec" -n 2 "$cbk" mpi --op=pingpong,bw --buffer=managed --sizes=8,64k,4m
 export CLUSTERBENCH_CBK="$cbk" CLUSTERBENCH_DB="sqlite:///$out/results.db" COLUMNS=200
 step cli_run bash -c "'$python' -m clusterbench run gpumem --passes=5 && '$python' -m clusterbench run gpucopy --sizes=8,1m,64m --host-memory=pinned && '$python' -m clusterbench show 1 && '$python' -m clusterbench show 2 && '$python' -m clusterbench export 2 --format json"
 step bench "$python" bench/gpu_vs_reference --cbk "$cbk" --pairs "${PAIRS:-3}" --out "$out/bench"

@@ -86,6 +86,23 @@ def test_check_names_a_bad_parameter_before_looking_for_a_device(cuda_cbk, args,
     assert says in message and "no GPU" not in message, message
 
 
+def test_mpi_device_buffers_are_refused_in_one_line_where_they_cannot_be_had(cbk_bin, cuda_cbk):
+    for cbk in (cbk_bin, cuda_cbk):
+        p = run(cbk, "--check", "mpi", "--op=pingpong,allreduce", "--buffer=device")
+        assert p.returncode == 2 and error_message(p.stderr) == \
+            "--buffer=device: only pingpong, bw and bibw take GPU buffers so far, not allreduce"
+    if "gpucopy" not in describe(cbk_bin):
+        p = run(cbk_bin, "--check", "mpi", "--buffer=managed")
+        assert p.returncode == 2 and error_message(p.stderr).startswith("--buffer=managed needs a cbk built with CUDA")
+    assert run(cuda_cbk, "--check", "mpi", "--buffer=host").returncode == 0
+
+
+@pytest.mark.no_gpu
+def test_mpi_device_buffers_without_a_gpu_are_refused_in_one_line(cuda_cbk):
+    p = run(cuda_cbk, "--check", "mpi", "--op=pingpong,bw", "--buffer=device")
+    assert p.returncode == 2 and error_message(p.stderr).startswith("no GPU visible to this process")
+
+
 @pytest.mark.no_gpu
 @pytest.mark.parametrize("kernel", GPU_KERNELS)
 def test_a_host_without_a_gpu_is_refused_in_one_line_with_exit_2(cuda_cbk, kernel):
@@ -179,6 +196,26 @@ def test_gpumem_reports_five_kernels_validated_below_the_memory_peak(cuda_cbk):
         assert m["validated"] is True and m["avg_rel_error_a"] <= 1e-13 and m["rel_error_dot"] <= 1e-8
         if "memory_peak_gb_per_s" in m:
             assert 0.2 < m["fraction_of_peak"] < 1.0, m
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("buffer", ["device", "managed"])
+def test_mpi_moves_gpu_buffers_and_says_how(cuda_cbk, buffer):
+    import shutil
+
+    mpiexec = shutil.which("mpiexec", path=str(Path(cuda_cbk).parent) + os.pathsep + os.environ.get("PATH", ""))
+    assert mpiexec, "no mpiexec"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.run([mpiexec, "-n", "2", cuda_cbk, "mpi", "--op=pingpong,bw", f"--buffer={buffer}",
+                        "--sizes=8,64k,4m", "--iterations=50", "--warmup=5"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    assert len(ms) == 6 and all(m["buffer"] == buffer for m in ms)
+    paths = {m["buffer_path"] for m in ms}
+    assert paths == ({"managed"} if buffer == "managed" else paths & {"cuda-aware", "staged"}) and len(paths) == 1
+    for m in ms:
+        assert any(w.startswith("staged:") for w in m["warnings"]) == (m["buffer_path"] == "staged")
 
 
 @pytest.mark.gpu

@@ -44,6 +44,8 @@ struct cbk_gpu_runtime {
      * reads it across the link) */
     const char *(*alloc_pinned)(void **p, size_t bytes);
     void (*free_pinned)(void *p);
+    /* managed (unified) memory: host and device both touch it, pages migrate */
+    const char *(*alloc_managed)(void **p, size_t bytes);
     const char *(*stream_create)(cbk_gpu_stream *s);
     void (*stream_destroy)(cbk_gpu_stream s);
     const char *(*event_create)(cbk_gpu_event *e);

@@ -75,6 +75,10 @@ static const char *alloc_pinned(void **p, size_t bytes)
     return text_of(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
 }
 static void free_pinned(void *p) { cudaFreeHost(p); }
+static const char *alloc_managed(void **p, size_t bytes)
+{
+    return text_of(cudaMallocManaged(p, bytes, cudaMemAttachGlobal));
+}
 
 static const char *stream_create(cbk_gpu_stream *s)
 {
@@ -171,6 +175,7 @@ const struct cbk_gpu_runtime cbk_gpu_runtime_cuda = {
     .free_device = free_device,
     .alloc_pinned = alloc_pinned,
     .free_pinned = free_pinned,
+    .alloc_managed = alloc_managed,
     .stream_create = stream_create,
     .stream_destroy = stream_destroy,
     .event_create = event_create,
