@@ -134,6 +134,44 @@ def _runs(db: Path) -> list:
         return c.execute("select id from runs").fetchall() if "runs" in tables else []
 
 
+def gpu_suite_steps():
+    from clusterbench import suites
+
+    return suites.load("gpu", {}).steps + [s for s in suites.load("quick", {}).steps if "gpu" in s.requires]
+
+
+def test_the_gpu_suites_steps_pass_their_kernels_checks(cuda_cbk):
+    from clusterbench import catalogue
+
+    cat = catalogue.load(cuda_cbk)
+    steps = gpu_suite_steps()
+    assert {s.kernel for s in steps} == {"gpucopy", "gpumem", "mpi"} and all("gpu" in s.requires for s in steps)
+    for s in steps:
+        cat.check_params(cat.kernel(s.kernel), s.params)
+        p = run(cuda_cbk, "--check", s.kernel, *s.cbk_args())
+        # the parameters pass; only the device may be missing here
+        assert p.returncode == 0 or error_message(p.stderr).startswith("no GPU visible"), (s.name, p.stderr)
+
+
+@pytest.mark.no_gpu
+@pytest.mark.parametrize("which", ["cuda", "plain"])
+def test_the_gpu_suite_without_a_gpu_skips_every_step_and_says_why(cuda_cbk, cbk_bin, tmp_path, which):
+    import sqlite3
+
+    cbk = cuda_cbk if which == "cuda" else cbk_bin
+    if which == "plain" and "gpucopy" in describe(cbk_bin):
+        pytest.skip("the default cbk was built with CUDA here")
+    db = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
+    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "gpu", "--quiet"], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    with sqlite3.connect(db) as c:
+        steps = c.execute("select status, message from steps").fetchall()
+    expected = "no GPU visible to this process" if which == "cuda" else "this cbk was built without CUDA"
+    assert len(steps) == 6 and all(status == "skipped" and expected in message for status, message in steps), steps
+
+
 # ---- on a GPU machine only ------------------------------------------------------------------------------------
 
 def measurements(stdout: str) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -166,9 +167,22 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
             return "cbk was built without MPI"
         if r == "root" and os.geteuid() != 0:
             return "needs root"
-        if r not in ("mpi", "root"):
+        if r == "gpu" and (why := gpu_missing(cat.cbk, "gpumem" in cat.kernels, cat.left_out.get("gpumem"))):
+            return why
+        if r not in ("mpi", "root", "gpu"):
             return f"unknown requirement '{r}'"
     return None
+
+
+@functools.cache
+def gpu_missing(cbk: str, built: bool, left_out: str | None) -> str | None:
+    """Why a step that needs a GPU cannot run here: cbk built without the GPU
+    kernels, or no GPU visible to this host (gpumem's own check, which asks
+    the GPU runtime). Asked once per cbk. The check runs where clusterbench
+    runs: a login node without GPUs skips a GPU step it would launch elsewhere."""
+    if not built:
+        return left_out or "cbk was built without the GPU kernels"
+    return cbk_refusal(cbk, ("gpumem", "--passes=2"))
 
 
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
