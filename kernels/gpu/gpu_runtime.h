@@ -59,6 +59,7 @@ struct cbk_gpu_runtime {
     /* the same copy done by a kernel on the GPU's cores (nvbandwidth's _sm
      * cases): host memory must be pinned */
     const char *(*copy_kernel_async)(void *dst, const void *src, size_t bytes, cbk_gpu_stream s);
+    /* complete for every stream on return */
     const char *(*copy_sync)(void *dst, const void *src, size_t bytes);
     const char *(*sync)(cbk_gpu_stream s);
     const char *(*fill)(double *a, double value, size_t n, cbk_gpu_stream s);

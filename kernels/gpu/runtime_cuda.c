@@ -121,9 +121,13 @@ static const char *copy_kernel_async(void *dst, const void *src, size_t bytes, c
 {
     return text_of((cudaError_t)cbk_cuda_copy_kernel(dst, src, bytes, s));
 }
+/* cudaMemcpy from pageable memory may return before its DMA has landed, and
+ * the kernels' streams do not wait for the legacy stream it runs on: the
+ * device synchronised, so the copy is complete for every stream. */
 static const char *copy_sync(void *dst, const void *src, size_t bytes)
 {
-    return text_of(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+    return text_of(e == cudaSuccess ? cudaDeviceSynchronize() : e);
 }
 static const char *sync(cbk_gpu_stream s) { return text_of(cudaStreamSynchronize((cudaStream_t)s)); }
 
