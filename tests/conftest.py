@@ -78,6 +78,19 @@ def cbk_bin() -> str:
 
 
 @pytest.fixture(scope="session")
+def cuda_cbk() -> str:
+    """The cbk built with CUDA (scripts/build-cuda-cbk.sh): $CLUSTERBENCH_CBK_CUDA,
+    else .venv/cuda-build/cbk. Missing fails under CI (setup.sh --test builds it), else skips."""
+    path = os.environ.get("CLUSTERBENCH_CBK_CUDA") or str(REPO / ".venv" / "cuda-build" / "cbk")
+    if os.access(path, os.X_OK):
+        return path
+    message = f"no cbk built with CUDA at {path}: run scripts/build-cuda-cbk.sh"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
 def mpiexec(cbk_bin) -> str:
     """mpiexec of the MPI cbk was built with; skips when cbk has no MPI."""
     desc = json.loads(subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True, check=True).stdout)

@@ -172,3 +172,62 @@ def test_uniform_gpus_flag_nothing():
     assert view.gpu_findings == [] and {f.name for f in view.gpus} >= {"gpumem triad", "gpucopy d2h (pinned, copy engine)"}
     assert "Nothing flagged" in findings.paragraph(view)
     assert gpus.gpu_sentences(view.gpus, view.gpu_findings) == []
+
+
+REPLAY_CBK = """#!{python}
+# cbk as a GPU machine's would answer: its own describe and version, every
+# check accepted, and a run that prints the records given in REPLAY_RECORDS
+import json, os, subprocess, sys
+real = os.environ["REPLAY_REAL_CBK"]
+if sys.argv[1] in ("--describe", "--version", "--help"):
+    os.execv(real, [real, *sys.argv[1:]])
+if sys.argv[1] == "--check":
+    sys.exit(0)
+kernel = sys.argv[1]
+for line in open(os.environ["REPLAY_RECORDS"]):
+    rec = json.loads(line)
+    if rec["kernel"] == kernel:
+        print(json.dumps(rec))
+run = json.loads(subprocess.run([real, "null"], capture_output=True, text=True).stdout.splitlines()[-1])
+run.update(kernel=kernel, parameters=dict(a[2:].split("=", 1) for a in sys.argv[2:] if "=" in a))
+print(json.dumps(run))
+"""
+
+
+def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path):
+    """`clusterbench run gpucopy|gpumem`, `show` and `export` on the records a
+    GPU machine's cbk prints (replayed: there is no GPU here)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    records = [copy_record(p, bus(1, 0), r, m).record for p, r, m in
+               (("h2d", 55.3, "pinned"), ("d2h", 55.3, "pinned"), ("bidir", 100.4, "pinned"), ("h2d", 6.6, "pageable"),
+                ("d2h", 65.0, "pageable"))]
+    records[3]["warnings"] = ["pageable host memory: the driver stages every copy through pinned memory of its own, "
+                              "so this is not the link's rate (--host-memory=pinned measures that)"]
+    records += [memory_record(p, bus(1, 0), r).record for p, r in (("copy", 3977.0), ("triad", 4120.0))]
+    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    fake = tmp_path / "cbk"
+    fake.write_text(REPLAY_CBK.format(python=sys.executable))
+    fake.chmod(0o755)
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(fake), REPLAY_REAL_CBK=cuda_cbk,
+               REPLAY_RECORDS=str(tmp_path / "records.jsonl"), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}",
+               COLUMNS="200")
+
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True, timeout=120,
+                           env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stdout
+
+    cli("run", "gpucopy", "--repeat", "1", "--quiet")
+    cli("run", "gpumem", "--repeat", "1", "--quiet")
+    shown = " ".join(cli("show", "1").split())
+    assert "h2d" in shown and "bidir" in shown and "pageable" in shown and "pinned" in shown, shown
+    assert "faster than the pinned one" in shown   # the cross-sample check, stored with the run
+    assert "triad" in " ".join(cli("show", "2").split())
+    exported = json.loads(cli("export", "1", "--format", "json"))
+    text = json.dumps(exported)
+    assert '"event_gb_per_s": 100.4' in text and '"host_memory": "pageable"' in text

@@ -13,24 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, _parse_lines
+from conftest import _parse_lines
 from clusterbench.records import contract_problems, is_contract_measurement
 from clusterbench.sample import Sample
 
 GPU_KERNELS = ("gpucopy", "gpumem")
-
-
-@pytest.fixture(scope="session")
-def cuda_cbk() -> str:
-    """The cbk built with CUDA: $CLUSTERBENCH_CBK_CUDA, else .venv/cuda-build/cbk.
-    Missing fails under CI (setup.sh --test builds it), else skips."""
-    path = os.environ.get("CLUSTERBENCH_CBK_CUDA") or str(REPO / ".venv" / "cuda-build" / "cbk")
-    if os.access(path, os.X_OK):
-        return path
-    message = f"no cbk built with CUDA at {path}: run scripts/build-cuda-cbk.sh"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 def run(cbk: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
