@@ -190,6 +190,8 @@ for line in open(os.environ["REPLAY_RECORDS"]):
         print(json.dumps(rec))
 run = json.loads(subprocess.run([real, "null"], capture_output=True, text=True).stdout.splitlines()[-1])
 run.update(kernel=kernel, parameters=dict(a[2:].split("=", 1) for a in sys.argv[2:] if "=" in a))
+if os.environ.get("REPLAY_TWO_RANKS_ON_ONE_GPU"):  # the per-rank lists of two unbound ranks on one host
+    run.update(hosts=run["hosts"] * 2, gpu_devices=[None, None])
 print(json.dumps(run))
 """
 
@@ -231,3 +233,18 @@ def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path)
     exported = json.loads(cli("export", "1", "--format", "json"))
     text = json.dumps(exported)
     assert '"event_gb_per_s": 100.4' in text and '"host_memory": "pageable"' in text
+    assert "share one GPU" not in text
+    env["REPLAY_TWO_RANKS_ON_ONE_GPU"] = "1"
+    cli("run", "gpumem", "--repeat", "1", "--quiet")
+    assert "ranks 0, 1 on" in " ".join(cli("show", "3").split())
+
+
+def test_two_ranks_on_one_gpu_are_named():
+    assert limits_gpu.shared_gpu({"hosts": ["h01", "h01", "h02"], "gpu_devices": ["0", "1", "0"]}) is None
+    assert limits_gpu.shared_gpu({"hosts": ["h01", "h01"], "gpu_devices": [None, None]}) == (
+        "ranks 0, 1 on h01 share one GPU (none bound: each opens device 0): each figure is a share of it "
+        "(bind one GPU per rank with --gpus-per-rank 1)")
+    assert "ranks 1, 2 on h02 share GPU 3" in limits_gpu.shared_gpu(
+        {"hosts": ["h01", "h02", "h02"], "gpu_devices": ["3", "3", "3"]})
+    assert limits_gpu.uses_gpu("mpi", {"buffer": "device"}) and not limits_gpu.uses_gpu("mpi", {"op": "bw"})
+    assert limits_gpu.uses_gpu("gpumem", {}) and not limits_gpu.uses_gpu("stream", {})

@@ -142,3 +142,26 @@ def pageable_above_pinned(samples) -> dict[int, list[str]]:
             out[s.id] = [f"pageable {s.phase} copy at {figure:,.1f} GB/s is faster than the pinned one "
                          f"({best:,.1f} GB/s): one of the two is not a link figure"]
     return out
+
+
+def uses_gpu(kernel: str, params: dict) -> bool:
+    """A step whose figures are a GPU's: the GPU kernels, and mpi with GPU buffers."""
+    return kernel in ("gpucopy", "gpumem") or (kernel == "mpi" and str(params.get("buffer", "host")) != "host")
+
+
+def shared_gpu(build: dict | None) -> str | None:
+    """Two ranks of one host on one GPU (cbk's run record: each rank's host
+    and the devices it was given, null when every device was visible, so
+    each opened device 0): each figure is then a share of the GPU."""
+    hosts, devices = (build or {}).get("hosts") or [], (build or {}).get("gpu_devices") or []
+    if len(hosts) != len(devices):
+        return None
+    ranks: dict = {}
+    for rank, key in enumerate(zip(hosts, devices)):
+        ranks.setdefault(key, []).append(rank)
+    for (host, device), sharing in ranks.items():
+        if len(sharing) > 1:
+            which = f"GPU {device}" if device is not None else "one GPU (none bound: each opens device 0)"
+            return (f"ranks {', '.join(map(str, sharing))} on {host} share {which}: each figure is a share of it "
+                    f"(bind one GPU per rank with --gpus-per-rank 1)")
+    return None

@@ -327,9 +327,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def add_cross_warnings(store: Store, run_id: int) -> None:
-    samples = [s for st in store.steps_of(run_id) for s in store.samples_of(st.id)]
+    from clusterbench import limits_gpu
+
+    steps = store.steps_of(run_id)
+    samples = [s for st in steps for s in store.samples_of(st.id)]
     for sid, extra in limits.cross_sample_warnings(samples).items():
         store.add_sample_warnings(sid, extra)
+    for st in steps:   # two ranks on one GPU: known only from the step's run record
+        if limits_gpu.uses_gpu(st.kernel, st.params or {}) and (why := limits_gpu.shared_gpu(st.build)):
+            for s in store.samples_of(st.id):
+                store.add_sample_warnings(s.id, [why])
 
 
 def preflight(cat: Catalogue, req: RunRequest) -> None:
