@@ -31,7 +31,8 @@ def copy_record(phase: str, bus_id: str, gb_s: float, host_memory="pinned", copy
            "rate_decimal": moved / seconds / 1e6, "rate_decimal_unit": "MB/s", "ops_per_s": copies * legs / seconds,
            "rank_seconds_min": seconds, "rank_seconds_max": seconds, "slowest_rank": 0, "warnings": [],
            "copy_bytes": copy_bytes, "host_memory": host_memory, "engine": "copy", "copies": copies,
-           "driver_seconds": seconds * 1.01, "driver_gb_per_s": gb_s / 1.01, "driver_latency_us": 1e6 * seconds / copies,
+           "driver_seconds": seconds * 1.01, "driver_gb_per_s": gb_s / 1.01,
+           "driver_latency_us": 1e6 * seconds / copies,
            "event_seconds": seconds, "event_gb_per_s": gb_s, "event_latency_us": 1e6 * seconds / copies,
            "gpu_name": "NVIDIA H200", "gpu_bus_id": bus_id, "gpu_runtime": "cuda", "gpu_driver_version": "13.0",
            "gpu_runtime_version": "13.0", "validated": True}
@@ -61,7 +62,8 @@ def snapshot(host_n: int, odd: dict | None = None, gpus_per_node=2) -> dict:
     env = {"host.name": f"h0{host_n}", "gpu.count": gpus_per_node, "gpu.source": "nvidia-smi"}
     for g in range(gpus_per_node):
         env |= {f"gpu.{g}.name": "NVIDIA H200", f"gpu.{g}.driver_version": "580.159.04",
-                f"gpu.{g}.memory_mib": 143771, f"gpu.{g}.bus_id": bus(host_n, g), f"gpu.{g}.vbios_version": "96.00.AF.00.01",
+                f"gpu.{g}.memory_mib": 143771, f"gpu.{g}.bus_id": bus(host_n, g),
+                f"gpu.{g}.vbios_version": "96.00.AF.00.01",
                 f"gpu.{g}.pcie_gen": 5, f"gpu.{g}.pcie_width": 16, f"gpu.{g}.pcie_gen_current": 5,
                 f"gpu.{g}.pcie_width_current": 16}
     for (g, key), value in (odd or {}).items():
@@ -169,7 +171,8 @@ def test_a_slow_gpu_with_no_difference_in_its_snapshot_says_where_to_look():
 def test_uniform_gpus_flag_nothing():
     envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
     view = analysis.analyse(cluster_run({("h01", 0): 55.0, ("h02", 1): 55.6}, {("h03", 0): 4100.0}, envs))
-    assert view.gpu_findings == [] and {f.name for f in view.gpus} >= {"gpumem triad", "gpucopy d2h (pinned, copy engine)"}
+    assert view.gpu_findings == []
+    assert {f.name for f in view.gpus} >= {"gpumem triad", "gpucopy d2h (pinned, copy engine)"}
     assert "Nothing flagged" in findings.paragraph(view)
     assert gpus.gpu_sentences(view.gpus, view.gpu_findings) == []
 

@@ -25,8 +25,9 @@ def link_gb_per_s(gen: int, width: int) -> float:
     return PCIE_GT_PER_S[gen] * width * PCIE_EFFICIENCY[gen] / 8
 
 
-def _bus(text) -> str | None:
-    """"00000000:3B:00.0" (nvidia-smi), "0000:3b:00.0" (sysfs, cudaDeviceGetPCIBusId) -> "0000:3b:00.0"."""
+def bus_key(text) -> str | None:
+    """One form of a PCI bus id: "00000000:3B:00.0" (nvidia-smi), "0000:3b:00.0" (sysfs,
+    cudaDeviceGetPCIBusId) -> "0000:3b:00.0"; None when it is not one."""
     if not isinstance(text, str) or text.count(":") != 2:
         return None
     domain, rest = text.strip().lower().split(":", 1)
@@ -38,11 +39,11 @@ def _bus(text) -> str | None:
 
 def gpu_index(env: dict, bus_id) -> str | None:
     """The snapshot's index of the GPU with this bus id; the only GPU when there is one."""
-    want = _bus(bus_id)
+    want = bus_key(bus_id)
     count = env.get("gpu.count")
     indices = [str(i) for i in range(count)] if isinstance(count, int) else []
     for i in indices:
-        if want and _bus(env.get(f"gpu.{i}.bus_id")) == want:
+        if want and bus_key(env.get(f"gpu.{i}.bus_id")) == want:
             return i
     return indices[0] if len(indices) == 1 else None
 
@@ -126,7 +127,7 @@ def pageable_above_pinned(samples) -> dict[int, list[str]]:
     and GPU: the pageable one went through a cache or the pinned one was
     disturbed; either figure is doubtful. Returns {sample id: warnings}."""
     def key(s: Sample):
-        return s.phase, s.extra("copy_bytes"), s.extra("engine"), _bus(s.extra("gpu_bus_id"))
+        return s.phase, s.extra("copy_bytes"), s.extra("engine"), bus_key(s.extra("gpu_bus_id"))
 
     pinned: dict = {}
     copies = [s for s in samples if is_gpu_copy(s) and _figure_gb_per_s(s) is not None]

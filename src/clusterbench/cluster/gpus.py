@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from clusterbench.cluster import outliers
 from clusterbench.cluster.naming import node_step_host
-from clusterbench.limits_gpu import _bus, gpu_index, is_gpu_copy, is_gpu_memory
+from clusterbench.limits_gpu import bus_key, gpu_index, is_gpu_copy, is_gpu_memory
 
 GPU_KERNELS = ("gpucopy", "gpumem")
 # snapshot keys that tell GPUs apart, in the order a cause is named
@@ -46,18 +46,21 @@ class GpuFigure:
 @dataclass
 class GpuFinding:
     gpu: Gpu
-    figures: list[tuple[str, outliers.NodeValue, float, str]] = field(default_factory=list)  # name, verdict, median, unit
+    # (figure name, verdict, median of the GPUs, unit) of each flagged figure
+    figures: list[tuple[str, outliers.NodeValue, float, str]] = field(default_factory=list)
     causes: list[str] = field(default_factory=list)
 
     def sentence(self, gpus_measured: int) -> str:
         parts = []
         for name, v, median, unit in self.figures:
             side = "below" if v.ratio < 1 else "above"
-            parts.append(f"{name} {abs(v.ratio - 1) * 100:.0f} % {side} the median ({v.value:,.1f} vs {median:,.1f} {unit})")
+            parts.append(f"{name} {abs(v.ratio - 1) * 100:.0f} % {side} the median "
+                         f"({v.value:,.1f} vs {median:,.1f} {unit})")
         cause = "; ".join(self.causes) if self.causes else (
             "no difference in its snapshot explains it: look at its clocks, temperature and ECC "
             "(nvidia-smi -q -d CLOCK,TEMPERATURE,ECC)")
-        return f"{self.gpu.label} ({self.gpu.bus_id}) of {gpus_measured} GPUs: {', '.join(parts)}; likely cause: {cause}"
+        return (f"{self.gpu.label} ({self.gpu.bus_id}) of {gpus_measured} GPUs: {', '.join(parts)}; "
+                f"likely cause: {cause}")
 
 
 def _figures_of(step) -> dict[tuple[str, str], dict[str, list[float]]]:
@@ -66,11 +69,11 @@ def _figures_of(step) -> dict[tuple[str, str], dict[str, list[float]]]:
     largest: dict = {}
     for s in samples:
         if is_gpu_copy(s) and s.extra("host_memory") == "pinned":
-            k = (s.phase, s.extra("engine"), _bus(s.extra("gpu_bus_id")))
+            k = (s.phase, s.extra("engine"), bus_key(s.extra("gpu_bus_id")))
             largest[k] = max(largest.get(k, 0), s.extra("copy_bytes") or 0)
     out: dict = {}
     for s in samples:
-        bus = _bus(s.extra("gpu_bus_id"))
+        bus = bus_key(s.extra("gpu_bus_id"))
         if bus is None:
             continue
         if is_gpu_copy(s) and s.extra("host_memory") == "pinned" \
