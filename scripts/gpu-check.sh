@@ -24,17 +24,25 @@ step() {  # step NAME COMMAND...: output to $out/NAME.txt, a line of summary
   else
     echo "FAILED $name ($((SECONDS - t0)) s): $(tail -3 "$out/$name.txt" | tr '\n' ' ' | cut -c1-400)"
     failed=$((failed + 1))
+    return 1
   fi
 }
 
 { nvidia-smi; nvidia-smi -q; nvcc --version; } >"$out/machine.txt" 2>&1
-# the machine's python has click, rich, numpy, scipy, matplotlib, scikit-build-core, cmake, ninja
-step install env CLUSTERBENCH_REQUIRE_CUDA=1 CMAKE_BUILD_PARALLEL_LEVEL=16 \
-  "$python" -m pip install --no-index --find-links .gpu-wheels --no-build-isolation .
-cbk="$(dirname "$("$python" -c 'import sys; print(sys.executable)')")/cbk"
-step describe "$cbk" --describe
+# the machine's python has click, rich, numpy, scipy, matplotlib, scikit-build-core, cmake, ninja;
+# CBK=/path/to/cbk skips the install (a second call on a machine still warm)
+if [ -n "${CBK:-}" ]; then
+  cbk=$CBK
+else
+  step install env CLUSTERBENCH_REQUIRE_CUDA=1 CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    "$python" -m pip install --no-index --find-links .gpu-wheels --no-build-isolation . ||
+    { echo "nothing else can run without the install: $out/install.txt"; exit 1; }
+  cbk="$(dirname "$("$python" -c 'import sys; print(sys.executable)')")/cbk"
+fi
+step describe "$cbk" --describe || true
 step pytest env CLUSTERBENCH_CBK="$cbk" CLUSTERBENCH_CBK_CUDA="$cbk" \
-  "$python" -m pytest -q -p no:cacheprovider tests/test_gpu_kernels.py "tests/test_record_schema.py::test_every_kernel_has_a_launch_here"
+  "$python" -m pytest -q -p no:cacheprovider tests/test_gpu_kernels.py tests/test_gpu_cluster.py \
+  "tests/test_record_schema.py::test_every_kernel_has_a_launch_here"
 step gpucopy "$cbk" gpucopy
 step gpucopy_kernel "$cbk" gpucopy --engine=copy,kernel --host-memory=pinned --sizes=8,4k,1m,64m,256m
 step gpumem "$cbk" gpumem
