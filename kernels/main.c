@@ -72,6 +72,10 @@ static void describe(void)
         cbk_json_close(&j);
     }
     cbk_json_close(&j);
+    cbk_json_object(&j, "left_out");
+    for (const struct cbk_left_out *l = cbk_left_out; l->name; l++)
+        cbk_json_text(&j, l->name, l->why);
+    cbk_json_close(&j);
     cbk_json_end(&j);
 }
 
@@ -168,6 +172,13 @@ int main(int argc, char **argv)
         }
     }
     const struct cbk_kernel *k = cbk_find_kernel(argv[1]);
+    const char *left_out = k ? NULL : cbk_left_out_why(argv[1]);
+    if (left_out) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s is not in this cbk: %s", argv[1], left_out);
+        bad_input(msg);
+        return CBK_EXIT_BAD_INPUT;
+    }
     if (!k) {
         char msg[512];
         int n = snprintf(msg, sizeof msg, "no such kernel: '%s' (kernels:", argv[1]);

@@ -1,5 +1,6 @@
 /* The one list of kernels. Adding a kernel: one file under kernels/<family>/
- * and one line here (inside #ifdef CBK_HAVE_MPI when it needs MPI). */
+ * and one line here (inside #ifdef CBK_HAVE_MPI when it needs MPI, inside
+ * #ifdef CBK_HAVE_CUDA when it needs a GPU runtime). */
 #include "core/cbk.h"
 
 #include <string.h>
@@ -18,6 +19,10 @@ extern const struct cbk_kernel cbk_kernel_mpi;
 extern const struct cbk_kernel cbk_kernel_pario;
 extern const struct cbk_kernel cbk_kernel_linkmatrix;
 #endif
+#ifdef CBK_HAVE_CUDA
+extern const struct cbk_kernel cbk_kernel_gpucopy;
+extern const struct cbk_kernel cbk_kernel_gpumem;
+#endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_seqio,
@@ -34,8 +39,33 @@ const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_pario,
     &cbk_kernel_linkmatrix,
 #endif
+#ifdef CBK_HAVE_CUDA
+    &cbk_kernel_gpucopy,
+    &cbk_kernel_gpumem,
+#endif
     NULL,
 };
+
+#define NO_MPI "this cbk was built without MPI: rebuild it with an mpicc on PATH (or MPICC=/path/to/mpicc)"
+#define NO_CUDA "this cbk was built without CUDA: rebuild it with nvcc on PATH or CUDACXX=/path/to/nvcc " \
+    "(scripts/build-cuda-cbk.sh takes nvcc from PyPI)"
+const struct cbk_left_out cbk_left_out[] = {
+#ifndef CBK_HAVE_MPI
+    { "mpi", NO_MPI }, { "pario", NO_MPI }, { "linkmatrix", NO_MPI },
+#endif
+#ifndef CBK_HAVE_CUDA
+    { "gpucopy", NO_CUDA }, { "gpumem", NO_CUDA },
+#endif
+    { NULL, NULL },
+};
+
+const char *cbk_left_out_why(const char *name)
+{
+    for (const struct cbk_left_out *l = cbk_left_out; l->name; l++)
+        if (!strcmp(l->name, name))
+            return l->why;
+    return NULL;
+}
 
 const struct cbk_kernel *cbk_find_kernel(const char *name)
 {

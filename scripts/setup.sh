@@ -46,4 +46,10 @@ CLUSTERBENCH_REQUIRE_MPI=1 .venv/bin/pip install -q ".$extras"
 .venv/bin/clusterbench --version
 if [ -n "$extras" ]; then
   bash scripts/build-openmpi-cbk.sh
+  # the GPU kernels compiled on every test run, with nvcc from PyPI (about
+  # 350 MB, 20-30 s here); CLUSTERBENCH_SKIP_CUDA=1 leaves them out, and
+  # tests/test_gpu_kernels.py then skips (fails under CI)
+  if [ "${CLUSTERBENCH_SKIP_CUDA:-0}" != 1 ]; then
+    bash scripts/build-cuda-cbk.sh
+  fi
 fi

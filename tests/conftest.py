@@ -96,6 +96,19 @@ def cbk_bin() -> str:
 
 
 @pytest.fixture(scope="session")
+def cuda_cbk() -> str:
+    """The cbk built with CUDA (scripts/build-cuda-cbk.sh): $CLUSTERBENCH_CBK_CUDA,
+    else .venv/cuda-build/cbk. Missing fails under CI (setup.sh --test builds it), else skips."""
+    path = os.environ.get("CLUSTERBENCH_CBK_CUDA") or str(REPO / ".venv" / "cuda-build" / "cbk")
+    if os.access(path, os.X_OK):
+        return path
+    message = f"no cbk built with CUDA at {path}: run scripts/build-cuda-cbk.sh"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
 def mpiexec(cbk_bin) -> str:
     """mpiexec of the MPI cbk was built with; skips when cbk has no MPI."""
     desc = json.loads(subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True, check=True).stdout)
@@ -132,6 +145,18 @@ class CliResult:
 STORE_BACKENDS = ("sqlite", "postgresql")
 
 
+def gpu_visible() -> bool:
+    """An NVIDIA GPU this process can use: nvidia-smi lists one."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        listed = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listed.returncode == 0 and "GPU " in listed.stdout
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
     # A launch that cannot end (a rank spinning in MPI_Finalize, a peer that
@@ -146,6 +171,8 @@ def pytest_configure(config):
     if swept:
         print(f"conftest: killed {len(swept)} process(es) left by a suite that was killed: "
               + "; ".join(f"{pid} {cmd[:80]}" for pid, cmd in swept))
+    config.addinivalue_line("markers", "gpu: needs a GPU; skipped where none is visible (CI), run on a GPU machine")
+    config.addinivalue_line("markers", "no_gpu: checks the refusal on a host without a GPU; skipped where one is visible")
     # the per-boot command cache (environment/command_cache.py) of the tests and of every
     # clusterbench they start: in a folder of their own, not the user's ~/.cache
     import tempfile
@@ -181,6 +208,19 @@ def pytest_sessionfinish(session, exitstatus):
         print("\nprocesses of the suite outlived it (killed now): "
               + "; ".join(f"{pid} {cmd[:160]}" for pid, cmd in left))
         session.exitstatus = 1
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked gpu skip without a GPU, tests marked no_gpu with one."""
+    marked = [i for i in items if i.get_closest_marker("gpu") or i.get_closest_marker("no_gpu")]
+    if not marked:
+        return
+    has_gpu = gpu_visible()
+    for item in marked:
+        if item.get_closest_marker("gpu") and not has_gpu:
+            item.add_marker(pytest.mark.skip(reason="needs a GPU: none visible (nvidia-smi -L lists none)"))
+        if item.get_closest_marker("no_gpu") and has_gpu:
+            item.add_marker(pytest.mark.skip(reason="checks the refusal without a GPU, and this host has one"))
 
 
 def pytest_generate_tests(metafunc):

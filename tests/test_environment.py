@@ -335,7 +335,8 @@ def test_command_outputs_are_parsed():
     assert gpus == {"gpu.count": 2, "gpu.source": "nvidia-smi",
                     **{f"gpu.{i}.{k}": v for i in (0, 1) for k, v in (
                         ("name", "NVIDIA A100-SXM4-40GB"), ("driver_version", "535.104.05"),
-                        ("memory_mib", 40960), ("pcie_gen", 4), ("pcie_width", 16), ("pcie_width_current", 16))},
+                        ("memory_mib", 40960), ("pcie_gen", 4), ("pcie_width", 16), ("pcie_width_current", 16),
+                        ("vbios_version", "92.00.45.00.03"))},
                     "gpu.0.bus_id": "0000:07:00.0", "gpu.1.bus_id": "0000:0b:00.0",
                     # GPU 1's link idles at gen 1 (power saving): current and max differ
                     "gpu.0.pcie_gen_current": 4, "gpu.1.pcie_gen_current": 1}

@@ -59,7 +59,8 @@ def test_sdist_holds_the_sources_cbk_is_built_from(sdist):
     with tarfile.open(sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     assert {"CMakeLists.txt", "pyproject.toml", "kernels/main.c", "kernels/core/mpi_build.c",
-            "src/clusterbench/cli.py", "src/clusterbench/suites/quick.toml"} <= names
+            "src/clusterbench/cli.py", "src/clusterbench/suites/quick.toml", "kernels/gpu/gpucopy.c",
+            "kernels/gpu/cuda_device_code.cu", "src/clusterbench/suites/gpu.toml"} <= names
     assert not [n for n in names if n.startswith((".venv/", "build/")) or n.endswith((".o", ".db"))]
 
 

@@ -203,6 +203,12 @@ struct cbk_kernel {
 
 /* registry.c */
 extern const struct cbk_kernel *const cbk_kernels[];
+/* Kernels this build left out, and why (a library absent at build time):
+ * asked for, they are named with the reason, not as unknown. Ends with a
+ * NULL name. */
+struct cbk_left_out { const char *name, *why; };
+extern const struct cbk_left_out cbk_left_out[];
+const char *cbk_left_out_why(const char *name);
 const struct cbk_kernel *cbk_find_kernel(const char *name);
 extern const struct cbk_param cbk_common_params[];
 

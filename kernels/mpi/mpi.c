@@ -32,6 +32,7 @@ struct mpi_options {
     int64_t window;
     enum mpi_pairing pairing;
     enum mpi_sync sync;
+    enum mpi_buffer buffer;
 };
 #define OPT struct mpi_options
 static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
@@ -64,6 +65,9 @@ static const struct cbk_param params[] = {
               "first = ranks 0 and 1 only, the others idle (IMB PingPong)" },
     { .name = "sync", CBK_AT_CHOICE(OPT, sync, sync_names), .default_value = "barrier",
       .help = "collectives: barrier = a barrier before each timed call, outside the timing (OSU); none = calls back to back (IMB)" },
+    { .name = "buffer", CBK_AT_CHOICE(OPT, buffer, mpi_buffer_names), .default_value = "host",
+      .help = "where messages live: host; device = GPU memory, handed to a CUDA-aware MPI or staged through pinned host "
+              "memory (the record's buffer_path says which); managed = CUDA managed memory. GPU buffers: pingpong, bw, bibw" },
     { 0 },
 };
 
@@ -199,7 +203,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     for (int i = 0; i < opt(a)->ops.count; i++)
         if (make_plan(a, c, (enum op)opt(a)->ops.index[i], &p, why, len))
             return -1;
-    return 0;
+    return mpi_buffer_check(opt(a)->buffer, &opt(a)->ops, why, len);
 }
 
 /* Makes op i of the list the current one: its plan, table entry and loop. */
@@ -245,8 +249,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->volume_bytes = opt(a)->volume;
     s->barrier_sync = opt(a)->sync == MPI_SYNC_BARRIER;
     s->coll = (struct cbk_coll){ .comm = c->comm, .rank = c->rank, .size = c->size };
-    s->send = cbk_buffer_alloc(send_bytes);
-    s->recv = cbk_buffer_alloc(recv_bytes);
+    s->buffer = opt(a)->buffer;
+    if (mpi_buffers_alloc(s, send_bytes, recv_bytes, why, sizeof why))
+        cbk_fail(c, CBK_EXIT_FAILED, "mpi: %s", why);
     /* the warm-up loops time their iterations too: room for the longer of the two */
     s->t = calloc((size_t)(s->warmup > s->iterations ? s->warmup : s->iterations), sizeof *s->t);
     s->t_max = calloc((size_t)s->iterations, sizeof *s->t_max);
@@ -256,7 +261,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         s->ref = cbk_buffer_alloc(2 * reduction_bytes);
         s->coll.scratch = cbk_buffer_alloc(reduction_bytes);
     }
-    if (!s->send || !s->recv || !s->t || !s->t_max || !s->req || (reduction_bytes && (!s->ref || !s->coll.scratch)))
+    if (!s->t || !s->t_max || !s->req || (reduction_bytes && (!s->ref || !s->coll.scratch)))
         cbk_fail(c, CBK_EXIT_FAILED, "mpi: cannot allocate buffers for %zu-byte messages on %d ranks", largest, c->size);
 
     mpi_placement(c, s, opt(a)->pairing);
@@ -271,8 +276,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     struct mpi_state *s = c->state;
     if (!s)
         return;
-    cbk_buffer_free(s->send);
-    cbk_buffer_free(s->recv);
+    mpi_buffers_free(s);
     cbk_buffer_free(s->ref);
     cbk_buffer_free(s->coll.scratch);
     free(s->t);
@@ -306,6 +310,14 @@ static int report_size(struct cbk_ctx *c, struct mpi_state *s, uint64_t size, in
             it.messages = (double)s->window * s->pairs * (op == OP_BIBW ? 2 : 1);
     }
     cbk_phase_qualifier(&p, "algorithm", mpi_alg_names[s->plan.alg]);
+    if (s->buffer != MPI_BUFFER_HOST) { /* host records keep their shape (and their comparisons) */
+        cbk_phase_qualifier(&p, "buffer", mpi_buffer_names[s->buffer]);
+        cbk_phase_field(&p, CBK_TEXT("buffer_path", s->buffer_path));
+        cbk_phase_field(&p, CBK_TEXT("buffer_query", s->buffer_query));
+        if (s->staged)
+            cbk_phase_warn(&p, "staged: the MPI library is not CUDA-aware, so every message is copied between the GPU "
+                               "and pinned host memory inside the timing; this is not the network's device-to-device rate");
+    }
     cbk_phase_field(&p, CBK_I64("nodes", c->nodes));
     cbk_phase_field(&p, CBK_I64("ranks_per_node", s->ranks_per_node_max));
     cbk_phase_field(&p, CBK_I64("ranks_per_node_min", s->ranks_per_node_min));

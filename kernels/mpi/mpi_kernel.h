@@ -21,6 +21,9 @@ extern const char *const mpi_alg_names[]; /* NULL-terminated */
 enum mpi_pairing { MPI_PAIRING_HALF, MPI_PAIRING_NEIGHBOUR, MPI_PAIRING_FIRST };
 
 enum kind { PT2PT, COLLECTIVE, EMPTY };
+/* --buffer: where messages live (mpi_buffers.c) */
+enum mpi_buffer { MPI_BUFFER_HOST, MPI_BUFFER_DEVICE, MPI_BUFFER_MANAGED };
+extern const char *const mpi_buffer_names[];  /* NULL-terminated */
 #define ALG(a) (1u << (a))
 
 struct op_info {
@@ -55,6 +58,11 @@ struct mpi_state {
     bool barrier_sync;
     coll_fn fn;
     char *send, *recv, *ref;  /* message buffers; ref: MPI_Allreduce's result for the check */
+    enum mpi_buffer buffer;
+    const char *buffer_path;  /* "host", "cuda-aware", "staged" or "managed": what MPI was handed */
+    const char *buffer_query; /* how the library's CUDA support was asked */
+    bool staged;              /* send/recv are pinned host copies of dev_send/dev_recv */
+    void *dev_send, *dev_recv;
     double *t;                /* this rank's duration of each iteration (warm-up ones too) */
     double *t_max;            /* rank 0: each iteration's maximum over ranks */
     MPI_Request *req;
@@ -85,6 +93,14 @@ int mpi_run_loop(struct mpi_state *s, size_t bytes, int64_t n);
 /* mpi_check.c: runs the operation once on known inputs and compares the
  * result (collectives; "not applicable" otherwise). Collective. */
 int mpi_check_size(struct mpi_state *s, size_t bytes, struct check *k);
+
+/* mpi_buffers.c: --buffer's checks (validate), its buffers (setup,
+ * teardown) and the staged path's copies inside the timed loops. */
+int mpi_buffer_check(enum mpi_buffer b, const struct cbk_choice_list *ops, char *why, size_t len);
+int mpi_buffers_alloc(struct mpi_state *s, size_t send_bytes, size_t recv_bytes, char *why, size_t len);
+void mpi_buffers_free(struct mpi_state *s);
+int mpi_stage_out(struct mpi_state *s, size_t bytes);
+int mpi_stage_in(struct mpi_state *s, size_t bytes);
 
 /* mpi_placement.c: pairs and nodes (collective); rank 0's tuning variables. */
 void mpi_placement(struct cbk_ctx *c, struct mpi_state *s, enum mpi_pairing pairing);

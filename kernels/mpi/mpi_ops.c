@@ -135,8 +135,12 @@ static int pingpong_loop(struct mpi_state *s, size_t bytes, int64_t n)
     double prev = cbk_clock();
     if (s->initiator) {
         for (int64_t i = 0; i < n; i++) {
+            if (s->staged)
+                rc |= mpi_stage_out(s, bytes);
             rc |= MPI_Send(s->send, (int)bytes, MPI_BYTE, s->partner, tag, s->comm);
             rc |= MPI_Recv(s->recv, (int)bytes, MPI_BYTE, s->partner, tag, s->comm, MPI_STATUS_IGNORE);
+            if (s->staged)
+                rc |= mpi_stage_in(s, bytes);
             double now = cbk_clock();
             s->t[i] = now - prev;
             prev = now;
@@ -144,6 +148,10 @@ static int pingpong_loop(struct mpi_state *s, size_t bytes, int64_t n)
     } else {
         for (int64_t i = 0; i < n; i++) {
             rc |= MPI_Recv(s->recv, (int)bytes, MPI_BYTE, s->partner, tag, s->comm, MPI_STATUS_IGNORE);
+            if (s->staged) {
+                rc |= mpi_stage_in(s, bytes);
+                rc |= mpi_stage_out(s, bytes);
+            }
             rc |= MPI_Send(s->send, (int)bytes, MPI_BYTE, s->partner, tag, s->comm);
             double now = cbk_clock();
             s->t[i] = now - prev;
@@ -163,6 +171,8 @@ static int bw_loop(struct mpi_state *s, size_t bytes, int64_t n)
     double prev = cbk_clock();
     for (int64_t i = 0; i < n; i++) {
         if (s->initiator) {
+            for (int j = 0; s->staged && j < w; j++) /* each message staged, before any send reads the buffer */
+                rc |= mpi_stage_out(s, bytes);
             for (int j = 0; j < w; j++)
                 rc |= MPI_Isend(s->send, (int)bytes, MPI_BYTE, s->partner, tag, s->comm, &s->req[j]);
             rc |= MPI_Waitall(w, s->req, MPI_STATUSES_IGNORE);
@@ -171,6 +181,8 @@ static int bw_loop(struct mpi_state *s, size_t bytes, int64_t n)
             for (int j = 0; j < w; j++)
                 rc |= MPI_Irecv(s->recv, (int)bytes, MPI_BYTE, s->partner, tag, s->comm, &s->req[j]);
             rc |= MPI_Waitall(w, s->req, MPI_STATUSES_IGNORE);
+            for (int j = 0; s->staged && j < w; j++)
+                rc |= mpi_stage_in(s, bytes);
             rc |= MPI_Send(ack, 4, MPI_BYTE, s->partner, tag + 1, s->comm);
         }
         double now = cbk_clock();
@@ -189,9 +201,13 @@ static int bibw_loop(struct mpi_state *s, size_t bytes, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         for (int j = 0; j < w; j++)
             rc |= MPI_Irecv(s->recv, (int)bytes, MPI_BYTE, s->partner, tag, s->comm, &s->req[j]);
+        for (int j = 0; s->staged && j < w; j++)
+            rc |= mpi_stage_out(s, bytes);
         for (int j = 0; j < w; j++)
             rc |= MPI_Isend(s->send, (int)bytes, MPI_BYTE, s->partner, tag, s->comm, &s->req[w + j]);
         rc |= MPI_Waitall(2 * w, s->req, MPI_STATUSES_IGNORE);
+        for (int j = 0; s->staged && j < w; j++)
+            rc |= mpi_stage_in(s, bytes);
         double now = cbk_clock();
         s->t[i] = now - prev;
         prev = now;

@@ -5,6 +5,7 @@ repeats a kernel's parameter list.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -52,11 +53,15 @@ class Catalogue:
     kernels: dict[str, Kernel]
     mpi_built_with: str | None = None   # mpi.h's MPI at build time (mpi_library is the run time's)
     mpi_compiler: str | None = None
+    # kernels this cbk was built without, and why (cbk --describe's left_out)
+    left_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def kernel(self, name: str) -> Kernel:
         try:
             return self.kernels[name]
         except KeyError:
+            if name in self.left_out:
+                raise BadInput(f"{name} is not in this cbk ({self.cbk}): {self.left_out[name]}") from None
             raise BadInput(f"no such kernel: '{name}' (kernels: {', '.join(self.kernels)})") from None
 
     def check_params(self, kernel: Kernel, params: dict[str, str]) -> None:
@@ -141,4 +146,4 @@ def load(cbk: str | None = None) -> Catalogue:
                for k in d["kernels"]}
     return Catalogue(cbk, d["cbk_version"], d["mpi"], d.get("mpi_library"),
                      tuple(_param(p) for p in d["common_parameters"]), kernels,
-                     d.get("mpi_built_with"), d.get("mpi_compiler"))
+                     d.get("mpi_built_with"), d.get("mpi_compiler"), dict(d.get("left_out") or {}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from clusterbench import limits_gpu
 from clusterbench.ceilings import NETWORK_FS, NO_DEVICE_FS, fastest_link_bits_per_s, target_fs_type  # noqa: F401
 from clusterbench.sample import Sample
 
@@ -32,6 +33,7 @@ def sample_warnings(sample: Sample, env: dict) -> list[str]:
         out.append(f"likely cache effect: read over {fs} at {rate * 2**20 * 8 / 1e9:.2f} Gbit/s is faster than "
                    f"the fastest network link ({link / 1e9:.0f} Gbit/s)")
     out += clock_warnings(sample, env)
+    out.extend(limits_gpu.gpu_warnings(sample, env))
     return out
 
 
@@ -78,6 +80,7 @@ def cross_sample_warnings(samples: Iterable[Sample]) -> dict[int, list[str]]:
     """Checks between samples of one run: a cold read faster than the direct
     read of the same directory cannot have come from the device alone.
     Returns {sample id: new warnings}."""
+    samples = list(samples)
     direct: dict[str, list[float]] = {}
     cold: list[tuple[int, str, float]] = []
     for s in samples:
@@ -96,4 +99,6 @@ def cross_sample_warnings(samples: Iterable[Sample]) -> dict[int, list[str]]:
                 out[sid] = [f"cold read {rate:,.0f} MiB/s faster than the O_DIRECT read of the same directory "
                             f"({best:,.0f} MiB/s): readahead or a cache below the page cache (RAID controller, "
                             f"hypervisor, server) helped; not a device figure"]
+    for sid, extra in limits_gpu.pageable_above_pinned(samples).items():
+        out.setdefault(sid, []).extend(extra)
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -165,9 +166,22 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
             return "cbk was built without MPI"
         if r == "root" and os.geteuid() != 0:
             return "needs root"
-        if r not in ("mpi", "root"):
+        if r == "gpu" and (why := gpu_missing(cat.cbk, "gpumem" in cat.kernels, cat.left_out.get("gpumem"))):
+            return why
+        if r not in ("mpi", "root", "gpu"):
             return f"unknown requirement '{r}'"
     return None
+
+
+@functools.cache
+def gpu_missing(cbk: str, built: bool, left_out: str | None) -> str | None:
+    """Why a step that needs a GPU cannot run here: cbk built without the GPU
+    kernels, or no GPU visible to this host (gpumem's own check, which asks
+    the GPU runtime). Asked once per cbk. The check runs where clusterbench
+    runs: a login node without GPUs skips a GPU step it would launch elsewhere."""
+    if not built:
+        return left_out or "cbk was built without the GPU kernels"
+    return cbk_refusal(cbk, ("gpumem", "--passes=2"))
 
 
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
@@ -320,9 +334,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def add_cross_warnings(store: Store, run_id: int) -> None:
-    samples = [s for st in store.steps_of(run_id) for s in store.samples_of(st.id)]
+    from clusterbench import limits_gpu
+
+    steps = store.steps_of(run_id)
+    samples = [s for st in steps for s in store.samples_of(st.id)]
     for sid, extra in limits.cross_sample_warnings(samples).items():
         store.add_sample_warnings(sid, extra)
+    for st in steps:   # two ranks on one GPU: known only from the step's run record
+        if limits_gpu.uses_gpu(st.kernel, st.params or {}) and (why := limits_gpu.shared_gpu(st.build)):
+            for s in store.samples_of(st.id):
+                store.add_sample_warnings(s.id, [why])
 
 
 def preflight(cat: Catalogue, req: RunRequest) -> None:

@@ -10,6 +10,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
+from clusterbench.cluster import gpus as gpu_analysis
 from clusterbench.cluster import outliers
 from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, node_step_host
 from clusterbench.environment import is_volatile
@@ -62,6 +63,8 @@ class ClusterView:
     no_snapshot: list[str] = field(default_factory=list)   # nodes whose environment could not be captured
     threshold: float = outliers.NODE_THRESHOLD
     link_threshold: float = outliers.LINK_THRESHOLD
+    gpus: list[gpu_analysis.GpuFigure] = field(default_factory=list)        # per GPU, over all GPUs measured
+    gpu_findings: list[gpu_analysis.GpuFinding] = field(default_factory=list)
 
     def link(self, src: str, dst: str) -> Link | None:
         return next((lk for lk in self.links if lk.src == src and lk.dst == dst), None)
@@ -92,7 +95,8 @@ def node_figures(steps, threshold: float) -> list[Figure]:
     per: dict[tuple[str, str], dict[str, float]] = {}
     for st in steps:
         host = node_step_host(st["name"] or "")
-        if host is None or st["status"] != "ok":
+        # the GPU kernels are judged per GPU (cluster/gpus.py): a node may have several
+        if host is None or st["status"] != "ok" or st["kernel"] in gpu_analysis.GPU_KERNELS:
             continue
         for key, value in _median_by_key(st["samples"]).items():
             per.setdefault((figure_name(st["kernel"], key), key.unit or ""), {})[host] = value
@@ -183,6 +187,7 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.env = env_differences({h: e for h, e in envs.items() if h in view.hosts}) if len(envs) > 1 else []
     view.no_snapshot = [h for h in view.hosts if h not in envs]
     view.scaling, view.scaling_unit = scaling_curves(steps)
+    view.gpus, view.gpu_findings = gpu_analysis.analyse_gpus(steps, envs, threshold)
     return view
 
 

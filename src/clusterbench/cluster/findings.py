@@ -3,6 +3,7 @@ sentences ("h03: stream triad 22 % below the median of 4 nodes; ...")."""
 from __future__ import annotations
 
 from clusterbench.cluster.analysis import ClusterView
+from clusterbench.cluster.gpus import gpu_sentences
 
 
 def _pct(ratio: float) -> str:
@@ -54,7 +55,8 @@ def env_sentences(view: ClusterView) -> list[str]:
 
 def paragraph(view: ClusterView) -> str:
     n = len(view.hosts)
-    found = node_sentences(view) + link_sentences(view) + env_sentences(view)
+    found = node_sentences(view) + gpu_sentences(view.gpus, view.gpu_findings) + link_sentences(view) \
+        + env_sentences(view)
     if view.no_snapshot:
         found.append(f"no environment snapshot from {', '.join(view.no_snapshot)} (its keys are not compared)")
     def count(k: int, one: str, many: str) -> str:

@@ -9,10 +9,10 @@ import json
 from clusterbench.environment.sources import Context
 
 QUERY = ("index", "name", "driver_version", "memory.total", "pcie.link.gen.max", "pcie.link.width.max",
-         "pci.bus_id", "pcie.link.gen.current", "pcie.link.width.current")
+         "pci.bus_id", "pcie.link.gen.current", "pcie.link.width.current", "vbios_version")
 # nvidia-smi --format=csv,noheader,nounits: memory.total is in MiB
 KEYS = ("name", "driver_version", "memory_mib", "pcie_gen", "pcie_width", "bus_id", "pcie_gen_current",
-        "pcie_width_current")
+        "pcie_width_current", "vbios_version")
 ROCM_SMI = ("rocm-smi", "--showproductname", "--showdriverversion", "--showmeminfo", "vram", "--showbus", "--json")
 GPU_VENDORS = {"0x10de": "NVIDIA", "0x1002": "AMD"}
 # PCIe transfer rate per lane (sysfs *_link_speed "16.0 GT/s PCIe") -> generation
@@ -38,6 +38,8 @@ def nvidia_keys(gpus: list[dict[str, str]]) -> dict[str, object]:
     out: dict[str, object] = {"gpu.count": len(gpus), "gpu.source": "nvidia-smi"}
     for g in gpus:
         for k in KEYS:
+            if k not in g:
+                continue
             value = g[k]
             if k == "bus_id":
                 value = sysfs_bus_id(value)

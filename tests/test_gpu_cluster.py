@@ -1,0 +1,253 @@
+"""The GPU figures' limits and the cluster suite's GPU analysis, on records
+in the shape gpucopy and gpumem print (checked against the record
+contract) and environment snapshots in the shape `env` captures: every GPU
+side by side, a planted odd GPU flagged and its likely cause named. The
+figures are those measured on an H200 (PCIe Gen5 x16) in #35."""
+from __future__ import annotations
+
+import pytest
+
+from clusterbench import limits, limits_gpu
+from clusterbench.cluster import analysis, findings, gpus
+from clusterbench.records import contract_problems
+from clusterbench.sample import Sample
+
+H2D_GB_S, D2H_GB_S, TRIAD_GB_S = 55.3, 55.3, 4120.0
+
+
+def bus(host_n: int, gpu: int) -> str:
+    """Identical nodes put their GPUs on the same bus ids."""
+    return f"0000:{0x18 + 0x20 * gpu:02x}:00.0"
+
+
+def copy_record(phase: str, bus_id: str, gb_s: float, host_memory="pinned", copy_bytes=256 << 20, sid=None) -> Sample:
+    legs = 2 if phase == "bidir" else 1
+    copies = 10
+    moved = copy_bytes * copies * legs
+    seconds = moved / (gb_s * 1e9)
+    rec = {"schema": 1, "type": "measurement", "kernel": "gpucopy", "repetition": 0, "phase": phase, "mode": "n/a",
+           "sweep_key": "copy_bytes", "qualifiers": ["host_memory", "engine"], "ranks": 1, "bytes": moved,
+           "ops": copies * legs, "seconds": seconds, "rate": moved / seconds / 2**20, "rate_unit": "MiB/s",
+           "rate_decimal": moved / seconds / 1e6, "rate_decimal_unit": "MB/s", "ops_per_s": copies * legs / seconds,
+           "rank_seconds_min": seconds, "rank_seconds_max": seconds, "slowest_rank": 0, "warnings": [],
+           "copy_bytes": copy_bytes, "host_memory": host_memory, "engine": "copy", "copies": copies,
+           "driver_seconds": seconds * 1.01, "driver_gb_per_s": gb_s / 1.01,
+           "driver_latency_us": 1e6 * seconds / copies,
+           "event_seconds": seconds, "event_gb_per_s": gb_s, "event_latency_us": 1e6 * seconds / copies,
+           "gpu_name": "NVIDIA H200", "gpu_bus_id": bus_id, "gpu_runtime": "cuda", "gpu_driver_version": "13.0",
+           "gpu_runtime_version": "13.0", "validated": True}
+    assert contract_problems(rec) == []
+    s = Sample.from_record(rec)
+    return s if sid is None else Sample(**{**s.__dict__, "id": sid})
+
+
+def memory_record(phase: str, bus_id: str, gb_s: float) -> Sample:
+    n = 1 << 27
+    moved = (3 if phase in ("add", "triad") else 2) * 8 * n
+    seconds = moved / (gb_s * 1e9)
+    rec = {"schema": 1, "type": "measurement", "kernel": "gpumem", "repetition": 0, "phase": phase, "mode": "n/a",
+           "sweep_key": None, "qualifiers": ["statistic"], "ranks": 1, "bytes": moved, "ops": n, "seconds": seconds,
+           "rate": moved / seconds / 2**20, "rate_unit": "MiB/s", "rate_decimal": moved / seconds / 1e6,
+           "rate_decimal_unit": "MB/s", "ops_per_s": n / seconds, "rank_seconds_min": seconds,
+           "rank_seconds_max": seconds, "slowest_rank": 0, "warnings": [], "statistic": "best",
+           "best_mb_per_s": gb_s * 1e3, "median_mb_per_s": gb_s * 0.99e3, "event_best_mb_per_s": gb_s * 1.01e3,
+           "memory_peak_gb_per_s": 4814.0, "fraction_of_peak": gb_s / 4814.0, "gpu_name": "NVIDIA H200",
+           "gpu_bus_id": bus_id, "validated": True}
+    assert contract_problems(rec) == []
+    return Sample.from_record(rec)
+
+
+def snapshot(host_n: int, odd: dict | None = None, gpus_per_node=2) -> dict:
+    """An H200 node as `env` records it; odd = {(gpu, key): value} plants a difference."""
+    env = {"host.name": f"h0{host_n}", "gpu.count": gpus_per_node, "gpu.source": "nvidia-smi"}
+    for g in range(gpus_per_node):
+        env |= {f"gpu.{g}.name": "NVIDIA H200", f"gpu.{g}.driver_version": "580.159.04",
+                f"gpu.{g}.memory_mib": 143771, f"gpu.{g}.bus_id": bus(host_n, g),
+                f"gpu.{g}.vbios_version": "96.00.AF.00.01",
+                f"gpu.{g}.pcie_gen": 5, f"gpu.{g}.pcie_width": 16, f"gpu.{g}.pcie_gen_current": 5,
+                f"gpu.{g}.pcie_width_current": 16}
+    for (g, key), value in (odd or {}).items():
+        env[f"gpu.{g}.{key}"] = value
+    return env
+
+
+def cluster_run(copy_gb_s, triad_gb_s, envs) -> dict:
+    """Four nodes of two GPUs, each node's gpucopy and gpumem as a cluster suite stores them."""
+    steps = []
+    for h in range(1, 5):
+        host = f"h0{h}"
+        copies, mems = [], []
+        for g in range(2):
+            b = bus(h, g)
+            rate = copy_gb_s.get((host, g), H2D_GB_S)
+            copies += [copy_record("h2d", b, rate), copy_record("d2h", b, rate), copy_record("bidir", b, 1.8 * rate),
+                       copy_record("h2d", b, 7.0, host_memory="pageable")]
+            triad = triad_gb_s.get((host, g), TRIAD_GB_S)
+            mems += [memory_record(p, b, triad * f) for p, f in (("copy", 0.95), ("triad", 1.0))]
+        steps.append({"name": f"node {host}: gpucopy", "kernel": "gpucopy", "status": "ok", "samples": copies})
+        steps.append({"name": f"node {host}: gpumem", "kernel": "gpumem", "status": "ok", "samples": mems})
+    return {"steps": steps, "environments": envs, "suite": "cluster"}
+
+
+def test_pcie_link_rates_per_direction():
+    assert limits_gpu.link_gb_per_s(5, 16) == pytest.approx(63.02, abs=0.01)   # #35: 55.3 is 88 % of it
+    assert limits_gpu.link_gb_per_s(4, 16) == pytest.approx(31.51, abs=0.01)   # docs/gpu.md's example
+    assert limits_gpu.link_gb_per_s(2, 16) == pytest.approx(8.0)
+
+
+def test_a_copy_is_named_beside_its_link_and_a_narrow_link_is_warned():
+    env = snapshot(1)
+    s = copy_record("h2d", "0000" + bus(1, 1).upper(), H2D_GB_S)  # the bus id as nvidia-smi writes it
+    assert limits_gpu.gpu_limit(s, env) == ("PCIe Gen5 x16 per direction", pytest.approx(63.02, abs=0.01))
+    assert limits.sample_warnings(s, env) == []
+    narrow = snapshot(1, {(1, "pcie_width_current"): 8})
+    (warning,) = limits.sample_warnings(copy_record("h2d", bus(1, 1), 27.0), narrow)
+    assert warning.startswith("GPU 1's PCIe link is x8 of its x16: host copies are capped at 31.5 GB/s")
+    # faster than the link can carry: not a link figure
+    (above,) = limits.sample_warnings(copy_record("d2h", bus(1, 0), 70.0), env)
+    assert "above the PCIe Gen5 x16 per direction rate of 63.0 GB/s" in above
+    # both directions at once are bound by twice the link
+    assert limits.sample_warnings(copy_record("bidir", bus(1, 0), 100.4), env) == []
+
+
+def test_a_link_seen_at_a_lower_generation_is_named_only_when_the_copy_is_slow_too():
+    idle = snapshot(1, {(0, "pcie_gen_current"): 1})   # an idle GPU drops to Gen1 to save power
+    assert limits.sample_warnings(copy_record("h2d", bus(1, 0), H2D_GB_S), idle) == []
+    (warning,) = limits.sample_warnings(copy_record("h2d", bus(1, 0), 13.0), idle)
+    assert "link was at Gen1 of its Gen5" in warning and "trained down" in warning
+
+
+def test_gpu_memory_above_its_rate_is_warned():
+    env = snapshot(1)
+    assert limits.sample_warnings(memory_record("triad", bus(1, 0), TRIAD_GB_S), env) == []
+    (warning,) = limits.sample_warnings(memory_record("triad", bus(1, 0), 5200.0), env)
+    assert "above the GPU memory" in warning and "4,814.0 GB/s" in warning
+
+
+def test_a_pageable_copy_faster_than_the_pinned_one_is_flagged():
+    samples = [copy_record("h2d", bus(1, 0), 20.0, sid=1), copy_record("h2d", bus(1, 0), 30.0, "pageable", sid=2),
+               copy_record("d2h", bus(1, 0), 55.0, sid=3), copy_record("d2h", bus(1, 0), 12.0, "pageable", sid=4)]
+    out = limits.cross_sample_warnings(samples)
+    assert list(out) == [2] and "faster than the pinned one (20.0 GB/s)" in out[2][0]
+
+
+def test_the_cluster_suite_flags_a_gpu_whose_link_trained_down_and_names_why():
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    envs["h03"] = snapshot(3, {(1, "pcie_width_current"): 8})
+    view = analysis.analyse(cluster_run({("h03", 1): 27.6}, {}, envs))
+    h2d = next(f for f in view.gpus if f.name == "gpucopy h2d (pinned, copy engine)")
+    assert len(h2d.gpus) == 8 and [v.host for v in h2d.flagged] == ["h03 GPU 1"]
+    (finding,) = view.gpu_findings
+    assert finding.gpu.label == "h03 GPU 1"
+    assert finding.causes[0] == "its PCIe link is negotiated at x8 while the others run at x16"
+    text = findings.paragraph(view)
+    assert text.startswith("4 nodes, 0 per-node figures, 0 links, 1 environment key that differs. Found: ")
+    assert "h03 GPU 1 (0000:38:00.0) of 8 GPUs: gpucopy bidir (pinned, copy engine) 50 % below the median" in text
+    assert "likely cause: its PCIe link is negotiated at x8 while the others run at x16" in text
+    # pageable copies and the GPU kernels' per-node medians are not judged as node figures
+    assert not any(f.name.startswith(("gpucopy", "gpumem")) for f in view.figures)
+
+
+def test_the_cluster_suite_flags_a_slow_gpu_memory_and_names_its_other_firmware():
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    envs["h02"] = snapshot(2, {(0, "vbios_version"): "96.00.74.00.0B"})
+    view = analysis.analyse(cluster_run({}, {("h02", 0): 3400.0}, envs))
+    (finding,) = view.gpu_findings
+    assert finding.gpu.label == "h02 GPU 0"
+    assert [name for name, *_ in finding.figures] == ["gpumem copy", "gpumem triad"]
+    assert finding.causes == ["its firmware (VBIOS) is 96.00.74.00.0B while the others have 96.00.AF.00.01"]
+    # the environment table names the firmware difference too
+    diff = next(d for d in view.env if d.key == "gpu.0.vbios_version")
+    assert diff.differ == {"h02": "96.00.74.00.0B"}
+
+
+def test_a_slow_gpu_with_no_difference_in_its_snapshot_says_where_to_look():
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    view = analysis.analyse(cluster_run({}, {("h04", 1): 3000.0}, envs))
+    (finding,) = view.gpu_findings
+    assert "no difference in its snapshot explains it" in finding.sentence(8)
+
+
+def test_uniform_gpus_flag_nothing():
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    view = analysis.analyse(cluster_run({("h01", 0): 55.0, ("h02", 1): 55.6}, {("h03", 0): 4100.0}, envs))
+    assert view.gpu_findings == []
+    assert {f.name for f in view.gpus} >= {"gpumem triad", "gpucopy d2h (pinned, copy engine)"}
+    assert "Nothing flagged" in findings.paragraph(view)
+    assert gpus.gpu_sentences(view.gpus, view.gpu_findings) == []
+
+
+REPLAY_CBK = """#!{python}
+# cbk as a GPU machine's would answer: its own describe and version, every
+# check accepted, and a run that prints the records given in REPLAY_RECORDS
+import json, os, subprocess, sys
+real = os.environ["REPLAY_REAL_CBK"]
+if sys.argv[1] in ("--describe", "--version", "--help"):
+    os.execv(real, [real, *sys.argv[1:]])
+if sys.argv[1] == "--check":
+    sys.exit(0)
+kernel = sys.argv[1]
+for line in open(os.environ["REPLAY_RECORDS"]):
+    rec = json.loads(line)
+    if rec["kernel"] == kernel:
+        print(json.dumps(rec))
+run = json.loads(subprocess.run([real, "null"], capture_output=True, text=True).stdout.splitlines()[-1])
+run.update(kernel=kernel, parameters=dict(a[2:].split("=", 1) for a in sys.argv[2:] if "=" in a))
+if os.environ.get("REPLAY_TWO_RANKS_ON_ONE_GPU"):  # the per-rank lists of two unbound ranks on one host
+    run.update(hosts=run["hosts"] * 2, gpu_devices=[None, None])
+print(json.dumps(run))
+"""
+
+
+def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path):
+    """`clusterbench run gpucopy|gpumem`, `show` and `export` on the records a
+    GPU machine's cbk prints (replayed: there is no GPU here)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    records = [copy_record(p, bus(1, 0), r, m).record for p, r, m in
+               (("h2d", 55.3, "pinned"), ("d2h", 55.3, "pinned"), ("bidir", 100.4, "pinned"), ("h2d", 6.6, "pageable"),
+                ("d2h", 65.0, "pageable"))]
+    records[3]["warnings"] = ["pageable host memory: the driver stages every copy through pinned memory of its own, "
+                              "so this is not the link's rate (--host-memory=pinned measures that)"]
+    records += [memory_record(p, bus(1, 0), r).record for p, r in (("copy", 3977.0), ("triad", 4120.0))]
+    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    fake = tmp_path / "cbk"
+    fake.write_text(REPLAY_CBK.format(python=sys.executable))
+    fake.chmod(0o755)
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(fake), REPLAY_REAL_CBK=cuda_cbk,
+               REPLAY_RECORDS=str(tmp_path / "records.jsonl"), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}",
+               COLUMNS="200")
+
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True, timeout=120,
+                           env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stdout
+
+    cli("run", "gpucopy", "--repeat", "1", "--quiet")
+    cli("run", "gpumem", "--repeat", "1", "--quiet")
+    shown = " ".join(cli("show", "1").split())
+    assert "h2d" in shown and "bidir" in shown and "pageable" in shown and "pinned" in shown, shown
+    assert "faster than the pinned one" in shown   # the cross-sample check, stored with the run
+    assert "triad" in " ".join(cli("show", "2").split())
+    exported = json.loads(cli("export", "1", "--format", "json"))
+    text = json.dumps(exported)
+    assert '"event_gb_per_s": 100.4' in text and '"host_memory": "pageable"' in text
+    assert "share one GPU" not in text
+    env["REPLAY_TWO_RANKS_ON_ONE_GPU"] = "1"
+    cli("run", "gpumem", "--repeat", "1", "--quiet")
+    assert "ranks 0, 1 on" in " ".join(cli("show", "3").split())
+
+
+def test_two_ranks_on_one_gpu_are_named():
+    assert limits_gpu.shared_gpu({"hosts": ["h01", "h01", "h02"], "gpu_devices": ["0", "1", "0"]}) is None
+    assert limits_gpu.shared_gpu({"hosts": ["h01", "h01"], "gpu_devices": [None, None]}) == (
+        "ranks 0, 1 on h01 share one GPU (none bound: each opens device 0): each figure is a share of it "
+        "(bind one GPU per rank with --gpus-per-rank 1)")
+    assert "ranks 1, 2 on h02 share GPU 3" in limits_gpu.shared_gpu(
+        {"hosts": ["h01", "h02", "h02"], "gpu_devices": ["3", "3", "3"]})
+    assert limits_gpu.uses_gpu("mpi", {"buffer": "device"}) and not limits_gpu.uses_gpu("mpi", {"op": "bw"})
+    assert limits_gpu.uses_gpu("gpumem", {}) and not limits_gpu.uses_gpu("stream", {})
