@@ -145,7 +145,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
               "when too few are granted (otherwise that is an error).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--report", "report_path", default=None, metavar="FILE",
               help="Write an HTML report here (a suite writes one anyway, beside a SQLite store or into "
                    "--report-dir).")
 @click.option("--report-dir", type=click.Path(file_okay=False), default=None,
@@ -190,6 +190,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         if not repeat.isdigit() or not 1 <= int(repeat) <= 100000:
             raise BadInput(f"--repeat {repeat}: give a number from 1 to 100000, or auto")
         repeat = int(repeat)
+    if report_path:
+        from clusterbench import output_target
+
+        output_target.check(report_path, "--report")   # refused before the run, not after it
     cat = catalogue.load()
     if target == "cluster":
         from clusterbench.cluster.use_case import run_cluster
@@ -274,4 +278,5 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         from clusterbench.report import write_report
 
         path = report_path or default_report_path(store.url, run_ids[-1], report_dir)
-        click.echo(f"report: {write_report(store, [str(i) for i in run_ids], 'html', path)}")
+        option = "--report" if report_path else "--report-dir"
+        click.echo(f"report: {write_report(store, [str(i) for i in run_ids], 'html', path, option=option)}")
