@@ -12,7 +12,7 @@ from clusterbench.commands.options import db_option, link_speed_option, memory_l
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.measure import absolute_paths, execute_and_show
-from clusterbench.store.redact import mask_passwords
+from clusterbench.store.redact import mask_secrets
 
 
 def parse_extra(args: list[str]) -> dict[str, str]:
@@ -251,7 +251,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
 
     if label is not None and utf8_problem(label):
         raise BadInput(f"--label: {utf8_problem(label)}; a label is a name: give it in UTF-8")
-    req = RunRequest(steps, label, stored(mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name,
+    req = RunRequest(steps, label, stored(mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name,
                      targets, hostfile, oversubscribe, common or None, link_speed)
     from clusterbench.conditions import recipe
     from clusterbench.store.storable import check_run

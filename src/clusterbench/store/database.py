@@ -20,7 +20,7 @@ from clusterbench import batchjob
 from clusterbench.errors import BadInput
 from clusterbench.sample import Sample
 from clusterbench.store import revisions
-from clusterbench.store.redact import public_url
+from clusterbench.store.redact import public_url, raw_at_in_password
 from clusterbench.store.sqlite_url import sqlite_file
 
 # SQLAlchemy is imported where a store needs it: a run on a SQLite store at the
@@ -67,7 +67,9 @@ class Store:
         """writing: the command stores runs (it may create a new SQLite
         store); else a missing store is refused and a read-only one is read."""
         secret_url = with_driver(url or default_url())
-        self.url = public_url(secret_url)   # the only form ever shown: no password
+        self.url = public_url(secret_url)   # the only form ever shown: no secret
+        if raw_at_in_password(secret_url):
+            raise BadInput(f"store URL {self.url}: its password holds a raw '@'; write it as %40")
         self.read_only = False
         self._secret_url = secret_url
         database = sqlite_file(secret_url)
