@@ -202,3 +202,12 @@ def test_store_secrets_are_shown_and_stored_nowhere_on_a_real_postgresql_store(c
                       for row in store_rows(base, f"select * from {table}"))
     assert "secretive" in stored and leaked(stored) == []
 
+
+
+@pytest.mark.parametrize("url", ["postgresql+psycopg://u@127.0.0.1:notaport/db",
+                                 f"postgresql+psycopg://u:{SECRET}@127.0.0.1:99999/db", "nosuchdriver://x/y"])
+def test_a_store_url_that_cannot_be_used_is_one_line(cli, url):
+    for args in (["list"], ["run", "null", "--seconds=0.01", "--repeat", "1"]):
+        r = cli(*args, "--db", url)
+        assert r.status == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+        assert SECRET not in r.stderr and "store" in r.stderr

@@ -34,3 +34,8 @@ class WriteFailed(_OneLine):
     same command may succeed once space is freed."""
 
     exit_code = 1
+
+
+class StoreFailed(WriteFailed):
+    """The store could not be read or written (a full disk, an I/O error, a
+    database server gone): exit 1, the run closed as failed where possible."""

@@ -18,11 +18,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
+
 from clusterbench import limits
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue, query_env
-from clusterbench.errors import BadInput, MeasurementFailed
+from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
 from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
@@ -279,10 +281,13 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
             elif isinstance(item, OtherRecord) and item.type in DETAIL_RECORDS:
                 details.append(item.record)
         status = proc.wait()
-    except BaseException:
+    except BaseException as e:
         _stop(proc)
         reader.join(timeout=5)
-        store.finish_step(step_id, "interrupted", build=build and build.record, message="interrupted by a signal")
+        stopped = isinstance(e, (KeyboardInterrupt, Interrupted))
+        close_despite_failure(store, lambda: store.finish_step(
+            step_id, "interrupted" if stopped else "failed", build=build and build.record,
+            message="interrupted by a signal" if stopped else failure_text(e)))
         raise
     reader.join(timeout=30)
     if build is not None and cgroups:
@@ -372,6 +377,27 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
     return run_id
 
 
+def failure_text(e: BaseException) -> str:
+    return e.message if isinstance(e, click.ClickException) else f"{type(e).__name__}: {e}"
+
+
+def close_despite_failure(store: Store, close) -> bool:
+    """Runs close (a finish_step or finish_run); if the store fails it, as a
+    full disk does, frees the room kept for this (store/disk_reserve.py) and
+    tries once more. True if the run or step was closed."""
+    try:
+        close()
+        return True
+    except StoreFailed:
+        if not store.release_reserve():
+            return False
+    try:
+        close()
+        return True
+    except StoreFailed:
+        return False
+
+
 @contextlib.contextmanager
 def stored_run(store: Store, label: str | None, command: str, suite: str | None) -> Iterator[tuple[int, list[str]]]:
     """A run in the store for the body of the `with`, which appends each
@@ -385,21 +411,21 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None)
     try:
         yield run_id, statuses
     except (KeyboardInterrupt, Interrupted):
-        store.finish_run(run_id, "interrupted", "interrupted by a signal")
+        close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", "interrupted by a signal"))
         raise KeyboardInterrupt from None
-    except BadInput as e:
-        store.finish_run(run_id, "failed", e.message)
-        raise
     except BaseException as e:
-        store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
+        if not close_despite_failure(store, lambda: store.finish_run(run_id, "failed", failure_text(e))):
+            raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: `list` will show it killed") from None
         raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if "failed" in statuses:
-        store.finish_run(run_id, "failed", f"{statuses.count('failed')} step(s) failed")
+        close_despite_failure(store, lambda: store.finish_run(run_id, "failed",
+                                                             f"{statuses.count('failed')} step(s) failed"))
         failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
                                    f"(clusterbench show {run_id})")
         failed.run_id = run_id
         raise failed
-    store.finish_run(run_id, "ok")
+    if not close_despite_failure(store, lambda: store.finish_run(run_id, "ok")):
+        raise StoreFailed(f"run {run_id} measured, but the store could not close it: `list` will show it killed")

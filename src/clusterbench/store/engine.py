@@ -25,8 +25,9 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
 def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engine.Engine:
     try:
         engine = sa.create_engine(secret_url)
-    except (sa.exc.ArgumentError, ImportError) as e:
-        raise BadInput(f"cannot use store URL {shown_url}: {mask_secrets(str(e), secret_url)}") from None
+    except (sa.exc.ArgumentError, ImportError, ValueError) as e:
+        why = "its port is not a number" if "int()" in str(e) else mask_secrets(str(e), secret_url)
+        raise BadInput(f"cannot use store URL {shown_url}: {why}") from None
     if engine.dialect.name == "sqlite" and not read_only:
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
