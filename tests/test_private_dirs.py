@@ -33,6 +33,7 @@ CASES = [
     ("seqio", "SIGINT", "clean"), ("manyfiles", "SIGINT", "clean"), ("randio", "SIGINT", "clean"),
     ("pario", "SIGINT", "clean"), ("seqio", "SIGTERM", "clean"), ("pario", "SIGTERM", "clean"),
     ("seqio", "kill-9-python", "clean"), ("pario", "kill-9-python", "clean"),
+    ("manyfiles", "kill-9-python", "clean"), ("randio", "kill-9-python", "clean"),
     ("seqio", "kill-9-cbk", "next-run"), ("manyfiles", "kill-9-cbk", "clean"), ("randio", "kill-9-cbk", "clean"),
     ("pario", "kill-9-cbk", "next-run"), ("pario", "kill-9-other-rank", "clean"),
 ]
@@ -150,8 +151,9 @@ def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_d
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-    if fault in ("SIGINT", "SIGTERM"):
-        # a signal leaves cbk time to remove its files itself
+    if fault in ("SIGINT", "SIGTERM", "kill-9-python"):
+        # a signal, or cbk seeing the clusterbench that started it gone (kernels/core/orchestrator_watch.c),
+        # leaves cbk time to remove its files itself: asserted before anything cleans
         assert snapshot(user_dir) == before
     left = sorted(str(s.parent.name) for s in user_dir.glob("cbk-*/.cbk-owner"))
     if recovery == "clean":
@@ -200,3 +202,32 @@ def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_own
                                                       "cbk-pario-dead01/.cbk-owner"}
     r = cli("clean", str(tmp_path / "no-such-dir"))
     assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(60)
+def test_cbk_removes_its_files_and_ends_when_the_process_it_watches_ends(cbk_bin, user_dir):
+    """kernels/core/orchestrator_watch.c alone: a stand-in orchestrator (sleep)
+    ends mid-run; cbk ends by SIGTERM with its directory removed. One that
+    names another boot's process is not watched."""
+    from clusterbench.private_dirs import boot_id, start_ticks
+
+    before = snapshot(user_dir)
+    args = [cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"]
+    watched = subprocess.Popen(["sleep", "2"])
+    env = dict(os.environ, CLUSTERBENCH_ORCHESTRATOR=f"{boot_id()} {watched.pid} {start_ticks(watched.pid)}")
+    cbk = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert wait_for_stamp(user_dir, cbk)
+    watched.wait()
+    assert cbk.wait(timeout=30) == -signal.SIGTERM
+    assert snapshot(user_dir) == before
+    # another host's orchestrator (another boot id) is not watched: cbk runs on
+    env["CLUSTERBENCH_ORCHESTRATOR"] = f"00000000-0000-0000-0000-000000000000 {os.getpid() + 10**6} 1"
+    cbk = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for_stamp(user_dir, cbk)
+        time.sleep(1)
+        assert cbk.poll() is None
+    finally:
+        cbk.send_signal(signal.SIGINT)
+        cbk.wait(timeout=30)
+    assert snapshot(user_dir) == before

@@ -50,14 +50,14 @@ def _read_stamp(path: Path) -> dict | None:
     return stamp
 
 
-def _boot_id() -> str:
+def boot_id() -> str:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         return ""
 
 
-def _start_ticks(pid: int) -> int | None:
+def start_ticks(pid: int) -> int | None:
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -73,9 +73,9 @@ def owner_alive(stamp: dict) -> bool | None:
     (nothing here can tell, so it is left alone)."""
     if stamp.get("host") != socket.gethostname():
         return None
-    if stamp.get("boot_id") and stamp["boot_id"] != _boot_id():
+    if stamp.get("boot_id") and stamp["boot_id"] != boot_id():
         return False
-    ticks = _start_ticks(stamp["pid"])
+    ticks = start_ticks(stamp["pid"])
     if ticks is None:
         return False
     return not stamp.get("start_ticks") or ticks == stamp["start_ticks"]

@@ -261,7 +261,8 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id)})  # for cbk's owner stamps
+                            env={**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id),   # for cbk's owner stamps
+                                 "CLUSTERBENCH_ORCHESTRATOR": orchestrator()})
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
@@ -295,6 +296,15 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     if build is not None and details:
         build.record["detail_records"] = details
     return status, "".join(stderr_chunks), build
+
+
+def orchestrator() -> str:
+    """This process as cbk watches it (kernels/core/orchestrator_watch.h):
+    "BOOT_ID PID START_TICKS". A cbk on this host that sees it gone (a kill
+    -9 here) removes its files and ends, as on Ctrl-C."""
+    from clusterbench import private_dirs
+
+    return f"{private_dirs.boot_id()} {os.getpid()} {private_dirs.start_ticks(os.getpid())}"
 
 
 # Ctrl-C reaches the launcher too (one process group): a second SIGINT
