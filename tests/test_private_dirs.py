@@ -174,7 +174,7 @@ def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_d
     assert snapshot(user_dir) == before
 
 
-def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_owners(cli, tmp_path, user_dir):
+def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_foreign_and_unknown_kernel_owners(cli, tmp_path, user_dir):
     def plant(name: str, **stamp_fields) -> Path:
         d = user_dir / name
         d.mkdir()
@@ -187,6 +187,7 @@ def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_own
     dead = plant("cbk-pario-dead01")  # a pid above pid_max's default: no such process
     plant("cbk-pario-alive1", pid=os.getpid())  # this very process: its owner lives
     plant("cbk-pario-other1", host="another-host")  # nothing here can tell: left alone
+    plant("cbk-zzz-dead02")   # a dead owner's stamp, but cbk has no kernel zzz: not cbk's
     (user_dir / "link").symlink_to(dead)
     os.symlink(dead, user_dir / "cbk-seqio-link01")  # a symlink named like ours is not ours
     before = snapshot(user_dir)
@@ -194,6 +195,7 @@ def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_own
     assert r.status == 0, r.stderr
     assert "would remove" in r.stdout and "cbk-pario-dead01" in r.stdout and "1.0 MiB" in r.stdout
     assert "alive1" not in r.stdout and "other1" not in r.stdout and "link01" not in r.stdout
+    assert "zzz" not in r.stdout
     assert snapshot(user_dir) == before
     r = cli("clean", str(user_dir))
     assert r.status == 0 and "removed" in r.stdout
@@ -231,3 +233,33 @@ def test_cbk_removes_its_files_and_ends_when_the_process_it_watches_ends(cbk_bin
         cbk.send_signal(signal.SIGINT)
         cbk.wait(timeout=30)
     assert snapshot(user_dir) == before
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kernel", ["seqio", "pario"])
+def test_a_stop_signal_that_reaches_only_cbk_is_stored_interrupted(cbk_bin, store_url, user_dir, kernel):
+    """Started without job control (SIGINT ignored, as a background job of a
+    script), a Ctrl-C that reaches cbk alone: cbk removes its files and
+    ends by SIGINT, and the run is stored interrupted, not failed."""
+    before = snapshot(user_dir)
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="1000")
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", kernel, f"--dir={user_dir}", "--quiet",
+                          *KERNEL_ARGS[kernel]], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        stamp = wait_for_stamp(user_dir, p)
+        tree = descendants(p.pid)
+        os.kill(stamp["pid"], signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        wait_gone(tree)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130 and "stored as interrupted" in err and "Traceback" not in err, err
+    assert snapshot(user_dir) == before
+    from conftest import store_rows
+
+    assert store_rows(store_url, "select status from runs") == [("interrupted",)]
+    assert store_rows(store_url, "select status, message from steps") == [("interrupted", "cbk ended by SIGINT")]

@@ -79,9 +79,39 @@ void cbk_cleanup_run(void)
     }
 }
 
+/* The record a signal leaves on stderr before cbk ends by it: whoever
+ * started cbk learns it was stopped, not failed, whatever exit status its
+ * launcher reports for a rank ended by a signal (Hydra's mpiexec exits 2,
+ * the status of bad input). Written whole, by write(2): async-signal-safe. */
+#define STOPPED(name) "{\"schema\":1,\"type\":\"stopped\",\"kernel\":null,\"signal\":\"" name "\"}\n"
+static const struct {
+    int sig;
+    const char *line;
+} stopped_lines[] = {
+    { SIGINT, STOPPED("SIGINT") },   { SIGTERM, STOPPED("SIGTERM") }, { SIGHUP, STOPPED("SIGHUP") },
+    { SIGQUIT, STOPPED("SIGQUIT") }, { SIGPIPE, STOPPED("SIGPIPE") }, { SIGXFSZ, STOPPED("SIGXFSZ") },
+    { SIGXCPU, STOPPED("SIGXCPU") }, { SIGALRM, STOPPED("SIGALRM") }, { SIGUSR1, STOPPED("SIGUSR1") },
+    { SIGUSR2, STOPPED("SIGUSR2") },
+};
+
+static void say_stopped(int sig)
+{
+    for (size_t i = 0; i < sizeof stopped_lines / sizeof *stopped_lines; i++) {
+        if (stopped_lines[i].sig == sig) {
+            int saved = errno;
+            ssize_t unused = write(STDERR_FILENO, stopped_lines[i].line, strlen(stopped_lines[i].line));
+            (void)unused; /* nothing to do if stderr is gone too */
+            errno = saved;
+            return;
+        }
+    }
+}
+
 static void on_signal(int sig)
 {
     cbk_cleanup_run();
+    if (sig != SIGPIPE) /* a reader that went away: stderr may be the same pipe */
+        say_stopped(sig);
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -28,7 +28,7 @@ from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
 from clusterbench.launch import Job, choose
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
-from clusterbench.records import OtherRecord, RunRecord, error_message, read_line
+from clusterbench.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
 from clusterbench.render_text import stored
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
@@ -59,6 +59,20 @@ class RunRequest:
 # a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
 # files and the run is stored as interrupted, with what was measured.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+
+
+def stopped_by(status: int, stderr: str) -> str | None:
+    """The stop signal (Ctrl-C's or one of STOP_SIGNALS) a launch ended by:
+    cbk's "stopped" record says it whatever the launcher makes of it (Hydra
+    exits 2 for a rank ended by SIGINT); else -N from Popen when cbk itself
+    was the launch."""
+    if status == 0:
+        return None
+    stops = {s.name for s in (signal.SIGINT, *STOP_SIGNALS)}
+    said = stop_signal(stderr)
+    if said in stops:
+        return said
+    return next((s.name for s in (signal.SIGINT, *STOP_SIGNALS) if status == -s), None)
 
 
 def _raise_interrupted(signum, _frame):
@@ -213,6 +227,13 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         stop_reason = auto_stop(step.auto, figures, done, time.monotonic() - started)
         if stop_reason:
             break
+    stopped = stopped_by(status, stderr)
+    if stopped:
+        # the stop signal reached cbk and not us (started without job control, or sent to cbk alone):
+        # the same stop as Ctrl-C, not a failed measurement
+        store.finish_step(step_id, "interrupted", build=build and build.record, message=f"cbk ended by {stopped}")
+        progress.end_step()
+        raise Interrupted(stopped)
     if status == 0:
         store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason)
         progress.end_step()
@@ -220,9 +241,11 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     msg = error_message(stderr) or (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
     store.finish_step(step_id, "failed", build=build and build.record, message=msg)
     progress.end_step()
+    # cbk's messages start with the kernel's name: a step named after its kernel says it once
+    said = msg if msg.startswith(f"{step.title()}: ") else f"{step.title()}: {msg}"
     if status == 2:
-        raise BadInput(f"{step.title()}: {msg}")
-    progress.note(f"step failed: {step.title()}: {msg}")
+        raise BadInput(said)
+    progress.note(f"step failed: {said}")
     return "failed"
 
 
@@ -234,7 +257,7 @@ def sweep_private_dirs(cat: Catalogue, step: Step, progress: Progress) -> None:
     param = cat.kernel(step.kernel).param("dir")
     if param is None or param.type != "path":
         return
-    private_dirs.sweep(step.params.get("dir") or param.default or ".", progress.note)
+    private_dirs.sweep(step.params.get("dir") or param.default or ".", cat.kernels, progress.note)
 
 
 def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:

@@ -20,15 +20,17 @@ def command(dirs, dry_run):
     directories carrying cbk's owner stamp, made on this host by a process
     that is gone, are removed; nothing else is touched. Every clusterbench
     command restores settings first; this one also says when there was nothing."""
-    from clusterbench import private_dirs
+    from clusterbench import catalogue, private_dirs
     from clusterbench.conditions import journal
     from clusterbench.errors import BadInput
 
     for d in dirs:
         if not os.path.isdir(d):
             raise BadInput(f"clean: {d!r} is not a directory")
+    # a directory is cbk's only if its name's kernel is one cbk has
+    kernels = catalogue.load().kernels if dirs else {}
     for d in dirs:
-        found = private_dirs.orphans(d)
+        found = private_dirs.orphans(d, kernels)
         if not found:
             click.echo(f"no stale benchmark directory in {os.fsdecode(d)!r}")
         for orphan in found:
