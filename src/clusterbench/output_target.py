@@ -67,21 +67,38 @@ def _kind(path: str) -> str | None:
 def check(path: str, option: str = "-o") -> None:
     """Refuses (exit 2) a target that cannot be written, before any work is
     done for it: a run's report is refused before the run, not after."""
+    if not path:
+        raise BadInput(f"{option}: give the name of a file to write (- for stdout)")
+    if "\x00" in path:
+        raise BadInput(f"{option}: the name holds a NUL byte, which no file name can")
     if path == STDOUT or _own_descriptor(path) is not None:
         return
     try:
         kind = _kind(path)
     except OSError as e:
         raise _error(option, path, e) from None
-    if kind in ("stream", "replace"):
+    if kind == "stream":
         return
-    if kind is not None:
+    if kind not in (None, "replace"):
         raise BadInput(f"{option} {path}: {kind}; give the name of a file to write")
     parent = Path(path).parent
     if not parent.is_dir():
         raise BadInput(f"{option} {path}: no such directory {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise BadInput(f"{option} {path}: cannot create a file in {parent}: permission denied")
+    _try_a_file_in(parent, option, path)
+
+
+def _try_a_file_in(parent: Path, option: str, path: str) -> None:
+    """A file is replaced through a temporary one beside it: make one now and
+    remove it, so a directory that takes none (no permission, a read-only
+    file system, /proc) is refused before the work, not after it."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".clusterbench-check.", dir=parent)
+    except OSError as e:
+        raise _error(option, path, e) from None
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def write(path: str, data: str | bytes, option: str = "-o") -> str:

@@ -9,9 +9,11 @@ import os
 
 import click
 
+from clusterbench.commands.options import PathParam
+
 
 @click.command("clean")
-@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=str))
+@click.argument("dirs", nargs=-1, type=PathParam(file_okay=False, path_type=str))
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
 def command(dirs, dry_run):
     """Restore the settings and remove the memory cgroups that runs killed

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import db_option, link_speed_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
+from clusterbench.commands.options import PathParam, db_option, hostfile_option, link_speed_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.measure import absolute_paths, execute_and_show
@@ -126,7 +126,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
 @click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
-@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Host file for the MPI launcher.")
+@hostfile_option
 @click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
@@ -148,7 +148,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--report", "report_path", default=None, metavar="FILE",
               help="Write an HTML report here (a suite writes one anyway, beside a SQLite store or into "
                    "--report-dir).")
-@click.option("--report-dir", type=click.Path(file_okay=False), default=None,
+@click.option("--report-dir", type=PathParam(file_okay=False), default=None,
               help="Folder for a suite's HTML report (default: the folder of the SQLite store, else the "
                    "user's data directory).")
 @db_option

@@ -22,7 +22,7 @@ from clusterbench.sample import Sample
 from clusterbench.store import revisions
 from clusterbench.store.disk_reserve import DiskReserve
 from clusterbench.store.failures import Guarded, store_failures
-from clusterbench.store.redact import public_url, raw_at_in_password
+from clusterbench.store.redact import mask_secrets, public_url, raw_at_in_password
 from clusterbench.store.sqlite_url import sqlite_file
 
 # SQLAlchemy is imported where a store needs it: a run on a SQLite store at the
@@ -69,6 +69,10 @@ class Store:
         """writing: the command stores runs (it may create a new SQLite
         store); else a missing store is refused and a read-only one is read."""
         secret_url = with_driver(url or default_url())
+        from clusterbench.render_text import utf8_problem
+
+        if utf8_problem(secret_url):   # a URL is text: SQLite's and SQLAlchemy's both
+            raise BadInput(f"store {mask_secrets(secret_url)}: {utf8_problem(secret_url)}; give the store a UTF-8 name")
         self.url = public_url(secret_url)   # the only form ever shown: no secret
         if raw_at_in_password(secret_url):
             raise BadInput(f"store URL {self.url}: its password holds a raw '@'; write it as %40")
