@@ -174,7 +174,8 @@ def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_d
     assert snapshot(user_dir) == before
 
 
-def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_foreign_and_unknown_kernel_owners(cli, tmp_path, user_dir):
+def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_foreign_and_unknown_kernel_owners(cli, tmp_path,
+                                                                                                  user_dir):
     def plant(name: str, **stamp_fields) -> Path:
         d = user_dir / name
         d.mkdir()

@@ -4,11 +4,8 @@ as failed, not left `running` (store/failures.py, store/disk_reserve.py).
 Each test runs on a 1 MiB tmpfs in a private mount namespace (full_disk.py)."""
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
-import subprocess
-import sys
 
 from full_disk import run_on_full_disk
 

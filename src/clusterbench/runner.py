@@ -448,7 +448,8 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None)
         raise KeyboardInterrupt from None
     except BaseException as e:
         if not close_despite_failure(store, lambda: store.finish_run(run_id, "failed", failure_text(e))):
-            raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: `list` will show it killed") from None
+            raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: "
+                              "`list` will show it killed") from None
         raise
     finally:
         for sig, handler in previous.items():
