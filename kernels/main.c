@@ -2,6 +2,7 @@
 #include "core/cbk.h"
 #include "core/cleanup.h"
 #include "core/finalize.h"
+#include "core/orchestrator_watch.h"
 #include "core/mpi_build.h"
 #include "core/params.h"
 #include "core/pattern.h"
@@ -214,6 +215,7 @@ int main(int argc, char **argv)
         return 0;
     }
     cbk_cleanup_install();
+    cbk_watch_orchestrator();
     start_parallel(&ctx, &argc, &argv);
     /* MPICH's MPI_Init makes stdout unbuffered (setbuf(stdout, NULL)), and
      * the JSON writer goes character by character: one write(2) per byte,

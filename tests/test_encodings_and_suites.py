@@ -87,6 +87,37 @@ MALFORMED = {
 }
 
 
+# whole files (bytes), not a step's body: issue #36's probe
+MALFORMED_FILES = {
+    "binary": (bytes(range(256)) * 4, b"not UTF-8 text"),
+    "non-utf8-step-name": (b'[[steps]]\nname = "disk \xff"\nkernel = "null"\n', b"not UTF-8 text (byte 0xff"),
+    "arrays-5000-deep": (b"[[steps]]\nkernel = \"null\"\nparams = { a = " + b"[" * 5000 + b"]" * 5000 + b" }\n",
+                         b"nested too deeply"),
+    "tables-900-deep": (b"[[steps]]\nkernel = \"null\"\nparams = { a = " + b"{b=" * 900 + b"1" + b"}" * 900 + b" }\n",
+                        b"nested too deeply"),
+    "unknown-top-level-key": (b'descripton = "typo"\n[[steps]]\nkernel = "null"\n', b"unknown key(s) descripton"),
+    "duplicate-step-names": (b'[[steps]]\nname = "disk"\nkernel = "null"\n[[steps]]\nname = "disk"\nkernel = "null"\n',
+                             b"step 2: name 'disk' is step 1's too"),
+    "over-1-MiB": (b"# " + b"x" * (1 << 20) + b"\n", b"larger than 1 MiB"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_FILES))
+def test_a_suite_file_that_is_not_one_is_refused_in_one_line(case, tmp_path, cbk_bin):
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+
+    data, expected = MALFORMED_FILES[case]
+    suite = tmp_path / "bad.toml"
+    suite.write_bytes(data)
+    db = tmp_path / "store.db"
+    r = CliRunner().invoke(cli, ["run", str(suite), "--db", str(db)], env={"CLUSTERBENCH_CBK": cbk_bin})
+    assert r.exit_code == 2 and not (r.exception and not isinstance(r.exception, SystemExit)), r.output
+    assert len(r.output.strip().splitlines()) == 1 and expected.decode() in r.output, r.output
+    assert sorted(os.listdir(tmp_path)) == ["bad.toml"]  # no store, nothing else
+
+
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_a_malformed_suite_is_refused_before_anything_runs(case, tmp_path, cbk_bin):
     from click.testing import CliRunner

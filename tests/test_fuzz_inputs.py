@@ -11,6 +11,7 @@ import json
 import os
 import random
 
+import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
 from rich.text import Text
@@ -211,3 +212,191 @@ def test_fuzz_dir_values_never_traceback_or_leave_files(tmp_path, cbk_bin):
             assert store_content(db) == before_store, value
     finally:
         os.chdir(cwd)
+
+
+# -- every command that takes a path, a store URL, a suite or a file to import (#36 item 8) --------------
+
+def identity(root) -> dict[str, tuple]:
+    """Every entry under root as it is: its kind, inode and device numbers,
+    a symlink's target and a regular file's checksum (never following a
+    link, never opening a FIFO, socket or device)."""
+    import stat
+
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            kind = stat.S_IFMT(st.st_mode)
+            if stat.S_ISREG(st.st_mode):
+                detail = hashlib.sha256(open(path, "rb").read()).hexdigest()
+            elif stat.S_ISLNK(st.st_mode):
+                detail = os.readlink(path)
+            else:
+                detail = st.st_rdev
+            out[os.path.relpath(path, root)] = (kind, st.st_ino, detail)
+    return out
+
+
+class FifoDrain:
+    """A FIFO's reader for the whole test (held read-write, so a writer
+    never waits and never meets a closed pipe)."""
+
+    def __init__(self, path):
+        import threading
+
+        self.fd, self.stop = os.open(path, os.O_RDWR | os.O_NONBLOCK), False
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self):
+        import select
+
+        while not self.stop:
+            if select.select([self.fd], [], [], 0.05)[0]:
+                try:
+                    os.read(self.fd, 1 << 16)
+                except BlockingIOError:
+                    pass
+
+    def close(self):
+        self.stop = True
+        self.thread.join(5)
+        os.close(self.fd)
+
+
+def plant_hostile(root) -> dict[str, str]:
+    """The things a careful user tries as a path, each under root: name -> path."""
+    import socket
+    import stat
+
+    root.mkdir()
+    p = {}
+
+    def at(name):
+        p[name] = str(root / name)
+        return root / name
+
+    at("a-dir").mkdir()
+    (root / "a-dir" / "kept").write_text("mine\n")
+    os.mkfifo(at("a-fifo"))
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(at("a-socket")))
+    p["_socket"] = sock   # kept open (and bound) for the test
+    at("a-file").write_text("the user's notes\n")
+    at("binary").write_bytes(bytes(range(256)) * 8)
+    at("empty").write_bytes(b"")
+    at("nonutf8-content").write_bytes(b"[[steps]]\nname = \"\xff\xfe\"\nkernel = \"null\"\n")
+    os.symlink("nowhere", at("dangling"))
+    os.symlink("a-file", at("link-to-file"))
+    os.symlink("a-dir", at("link-to-dir"))
+    at("deep.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    at("binary.toml").write_bytes(bytes(range(256)))
+    if os.geteuid() == 0:
+        os.mknod(at("a-char-device"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))   # /dev/null's numbers
+        os.mknod(at("a-block-device"), 0o600 | stat.S_IFBLK, os.makedev(7, 222))
+    p["missing-dir"] = str(root / "no-such-dir" / "out.html")
+    p["nonutf8-name"] = os.fsdecode(os.fsencode(str(root)) + b"/caf\xe9-\xff.html")
+    p["long-name"] = str(root / ("x" * 300))
+    p["control-chars"] = str(root / "a\nb\x1b[31m[bold]c")
+    p["under-a-file"] = str(root / "a-file" / "sub.html")
+    p["nul-byte"] = str(root / "a\x00b")
+    p["empty-name"] = ""
+    p["dev-full"] = "/dev/full"
+    p["proc-file"] = "/proc/self/status"
+    return p
+
+
+def store_urls(tmp_path) -> list[str]:
+    hostile = tmp_path / "hostile"
+    return [
+        "postgresql+psycopg://u@127.0.0.1:notaport/db", "postgresql+psycopg://u:p@ss@127.0.0.1:1/db",
+        "postgresql+psycopg://u@127.0.0.1:1/db?password=pw1Secret&sslpassword=pw2Secret&passfile=/x/pw3Secret",
+        "postgresql+psycopg://u@127.0.0.1:99999/db", "postgresql+psycopg://u@[::1/db", "nosuchdriver://x/y",
+        "mysql://u@127.0.0.1:1/db", "sqlite:///", f"sqlite:///{hostile}/a-dir", f"sqlite:///{hostile}/a-fifo",
+        f"sqlite:///{hostile}/binary", f"sqlite:///{hostile}/no-such-dir/x.db", "sqlite:///?mode=ro",
+        f"sqlite:///{hostile}/a-file?mode=rw&uri=true", f"{hostile}/a-socket", f"{hostile}/empty",
+        f"{hostile}/dangling", f"{hostile}/a-dir", "/dev/full", "\x1b[31m[bold]://x", "://", "sqlite:///\x00",
+    ]
+
+
+SECRETS_IN_URLS = ("pw1Secret", "pw2Secret", "pw3Secret", "ss@127")
+
+
+@pytest.mark.timeout(400)
+def test_fuzz_every_path_url_suite_and_import_argument(tmp_path, cbk_bin):
+    """Each command that takes a path (-o, --report, --report-dir, --hostfile,
+    clean DIR, env --target), a store URL (--db), a suite file or a file to
+    import, given what a careful user tries to break it with: never a
+    traceback, exit 0, 1 or 2, a refusal (2) in one line, and a refusal leaves
+    the store's rows and everything planted exactly as they were (a FIFO a
+    FIFO, a device a device, a directory's files kept)."""
+    import time
+
+    rng = random.Random(SEED + 4)
+    db = tmp_path / "store.db"
+    env = {"CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": f"sqlite:///{db}", "COLUMNS": "200"}
+    assert invoke("run", "null", "--seconds=0.01", "--repeat", "1", "--quiet", env=env).exit_code == 0
+    hostile = tmp_path / "hostile"
+    paths = plant_hostile(hostile)
+    drain = FifoDrain(paths["a-fifo"])
+    names = [n for n in paths if not n.startswith("_")]
+    planted = identity(hostile)
+    # what a success may replace: a regular file, or a symlink's own name (never what it points at)
+    replaceable = {"a-file", "link-to-file", "dangling", "link-to-dir", "binary", "empty", "nonutf8-content",
+                   "deep.toml", "binary.toml"}
+    started, checked, outcomes = time.monotonic(), 0, {0: 0, 1: 0, 2: 0}
+
+    def check(*args: str, may_change: str | None = None):
+        """may_change: a planted name a success may replace (a regular file or a symlink's own name)."""
+        nonlocal checked
+        before_store, before = store_content(db), identity(hostile)
+        r = invoke(*args, env=env)
+        checked += 1
+        assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.output)
+        outcomes[r.exit_code] += 1
+        assert not any(s in r.output for s in SECRETS_IN_URLS), (args, r.output)
+        if r.exit_code == 1:   # a failed measurement (a host file naming no host): stored as such, said last
+            assert r.output.splitlines()[-1].startswith("Error: "), (args, r.output)
+        elif r.exit_code == 2:
+            lines = [ln for ln in r.output.splitlines() if ln.strip()]
+            assert len(lines) == 1, (args, r.output)
+            assert store_content(db) == before_store, args
+            assert identity(hostile) == before, args
+        else:
+            after = identity(hostile)
+            changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+            ours = {k for k in changed if k not in planted}   # written by this test's own successes
+            allowed = {os.path.relpath(may_change, hostile)} if may_change and may_change.startswith(str(hostile)) \
+                else set()
+            assert changed - ours <= allowed, (args, changed)
+
+    try:
+        for name in names:
+            target = paths[name]
+            may = target if name in replaceable else None
+            for args in (["export", "1", "-o", target], ["report", "1", "--format", "md", "-o", target],
+                         ["history", "-o", target]):
+                check(*args, may_change=may)
+            check("run", target, "--repeat", "1")                    # as a suite file
+            check("clean", target)
+            check("env", "--target", target)
+            check("run", "null", "--seconds=0.01", "--hostfile", target, "--np", "2")
+            if name != "a-fifo" and not name.endswith("device") and name not in ("dev-full", "proc-file"):
+                # a FIFO or a device as an import: another change bounds what import reads (issue #36 item 5)
+                check("import", target, "--dry-run")
+            check("list", "--db", target)
+        for name in rng.sample(names, 6):   # a run is slower: a sample of the targets
+            check("run", "null", "--seconds=0.01", "--repeat", "1", "--quiet", "--report", paths[name],
+                  may_change=paths[name] if name in replaceable else None)
+            check("run", "quick", "--repeat", "1", "--report-dir", paths[name])
+        for url in store_urls(tmp_path) + [fuzz_text(rng, 30) + "://" + fuzz_text(rng, 20) for _ in range(10)]:
+            for args in (["list"], ["show", "1"], ["export", "1"], ["compare", "1", "1"], ["trend", "null"],
+                         ["prune", "--before", "2000-01-01", "--dry-run"], ["history", "-o", str(tmp_path / "h.html")],
+                         ["run", "null", "--seconds=0.01", "--repeat", "1", "--quiet"]):
+                check(*args, "--db", url)
+    finally:
+        drain.close()
+        paths["_socket"].close()
+    assert outcomes[2] > 100 and outcomes[0] > 10, outcomes   # both refusals and successes were exercised
+    assert time.monotonic() - started < 240, f"{checked} commands took {time.monotonic() - started:.0f} s"

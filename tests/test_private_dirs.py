@@ -33,6 +33,7 @@ CASES = [
     ("seqio", "SIGINT", "clean"), ("manyfiles", "SIGINT", "clean"), ("randio", "SIGINT", "clean"),
     ("pario", "SIGINT", "clean"), ("seqio", "SIGTERM", "clean"), ("pario", "SIGTERM", "clean"),
     ("seqio", "kill-9-python", "clean"), ("pario", "kill-9-python", "clean"),
+    ("manyfiles", "kill-9-python", "clean"), ("randio", "kill-9-python", "clean"),
     ("seqio", "kill-9-cbk", "next-run"), ("manyfiles", "kill-9-cbk", "clean"), ("randio", "kill-9-cbk", "clean"),
     ("pario", "kill-9-cbk", "next-run"), ("pario", "kill-9-other-rank", "clean"),
 ]
@@ -150,8 +151,9 @@ def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_d
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-    if fault in ("SIGINT", "SIGTERM"):
-        # a signal leaves cbk time to remove its files itself
+    if fault in ("SIGINT", "SIGTERM", "kill-9-python"):
+        # a signal, or cbk seeing the clusterbench that started it gone (kernels/core/orchestrator_watch.c),
+        # leaves cbk time to remove its files itself: asserted before anything cleans
         assert snapshot(user_dir) == before
     left = sorted(str(s.parent.name) for s in user_dir.glob("cbk-*/.cbk-owner"))
     if recovery == "clean":
@@ -172,7 +174,8 @@ def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_d
     assert snapshot(user_dir) == before
 
 
-def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_owners(cli, tmp_path, user_dir):
+def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_foreign_and_unknown_kernel_owners(cli, tmp_path,
+                                                                                                  user_dir):
     def plant(name: str, **stamp_fields) -> Path:
         d = user_dir / name
         d.mkdir()
@@ -185,6 +188,7 @@ def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_own
     dead = plant("cbk-pario-dead01")  # a pid above pid_max's default: no such process
     plant("cbk-pario-alive1", pid=os.getpid())  # this very process: its owner lives
     plant("cbk-pario-other1", host="another-host")  # nothing here can tell: left alone
+    plant("cbk-zzz-dead02")   # a dead owner's stamp, but cbk has no kernel zzz: not cbk's
     (user_dir / "link").symlink_to(dead)
     os.symlink(dead, user_dir / "cbk-seqio-link01")  # a symlink named like ours is not ours
     before = snapshot(user_dir)
@@ -192,6 +196,7 @@ def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_own
     assert r.status == 0, r.stderr
     assert "would remove" in r.stdout and "cbk-pario-dead01" in r.stdout and "1.0 MiB" in r.stdout
     assert "alive1" not in r.stdout and "other1" not in r.stdout and "link01" not in r.stdout
+    assert "zzz" not in r.stdout
     assert snapshot(user_dir) == before
     r = cli("clean", str(user_dir))
     assert r.status == 0 and "removed" in r.stdout
@@ -200,3 +205,62 @@ def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_and_foreign_own
                                                       "cbk-pario-dead01/.cbk-owner"}
     r = cli("clean", str(tmp_path / "no-such-dir"))
     assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(60)
+def test_cbk_removes_its_files_and_ends_when_the_process_it_watches_ends(cbk_bin, user_dir):
+    """kernels/core/orchestrator_watch.c alone: a stand-in orchestrator (sleep)
+    ends mid-run; cbk ends by SIGTERM with its directory removed. One that
+    names another boot's process is not watched."""
+    from clusterbench.private_dirs import boot_id, start_ticks
+
+    before = snapshot(user_dir)
+    args = [cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"]
+    watched = subprocess.Popen(["sleep", "2"])
+    env = dict(os.environ, CLUSTERBENCH_ORCHESTRATOR=f"{boot_id()} {watched.pid} {start_ticks(watched.pid)}")
+    cbk = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert wait_for_stamp(user_dir, cbk)
+    watched.wait()
+    assert cbk.wait(timeout=30) == -signal.SIGTERM
+    assert snapshot(user_dir) == before
+    # another host's orchestrator (another boot id) is not watched: cbk runs on
+    env["CLUSTERBENCH_ORCHESTRATOR"] = f"00000000-0000-0000-0000-000000000000 {os.getpid() + 10**6} 1"
+    cbk = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for_stamp(user_dir, cbk)
+        time.sleep(1)
+        assert cbk.poll() is None
+    finally:
+        cbk.send_signal(signal.SIGINT)
+        cbk.wait(timeout=30)
+    assert snapshot(user_dir) == before
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kernel", ["seqio", "pario"])
+def test_a_stop_signal_that_reaches_only_cbk_is_stored_interrupted(cbk_bin, store_url, user_dir, kernel):
+    """Started without job control (SIGINT ignored, as a background job of a
+    script), a Ctrl-C that reaches cbk alone: cbk removes its files and
+    ends by SIGINT, and the run is stored interrupted, not failed."""
+    before = snapshot(user_dir)
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="1000")
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", kernel, f"--dir={user_dir}", "--quiet",
+                          *KERNEL_ARGS[kernel]], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        stamp = wait_for_stamp(user_dir, p)
+        tree = descendants(p.pid)
+        os.kill(stamp["pid"], signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        wait_gone(tree)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130 and "stored as interrupted" in err and "Traceback" not in err, err
+    assert snapshot(user_dir) == before
+    from conftest import store_rows
+
+    assert store_rows(store_url, "select status from runs") == [("interrupted",)]
+    assert store_rows(store_url, "select status, message from steps") == [("interrupted", "cbk ended by SIGINT")]

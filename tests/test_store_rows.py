@@ -67,7 +67,7 @@ def test_both_row_layers_write_the_same_rows_and_read_them_back_the_same(tmp_pat
     fixed = dt.datetime(2026, 11, 26, 9, 30, 1, 123456, tzinfo=dt.timezone.utc)
     monkeypatch.setattr(database, "now", lambda: fixed)
     fast, slow = _current_store(tmp_path / "fast.db"), _current_store(tmp_path / "slow.db")
-    assert isinstance(fast.rows, SqliteRows)
+    assert isinstance(fast.rows.rows, SqliteRows)   # inside store/failures.py's guard
     slow.rows = AlchemyRows(slow.engine)
     ids = [_write_a_run(s) for s in (fast, slow)]
     assert ids[0] == ids[1]
@@ -105,9 +105,9 @@ def test_a_run_the_store_lost_is_refused_by_either_layer(tmp_path):
 
 def test_only_a_current_plain_sqlite_file_takes_the_standard_library_path(tmp_path):
     new = Store(f"sqlite:///{tmp_path / 'new.db'}")   # created here: migrated through SQLAlchemy
-    assert isinstance(new.rows, AlchemyRows)
-    assert isinstance(Store(f"sqlite:///{tmp_path / 'new.db'}").rows, SqliteRows)
-    assert isinstance(Store(f"sqlite:///{tmp_path / 'new.db'}?timeout=5").rows, AlchemyRows)
+    assert isinstance(new.rows.rows, AlchemyRows)
+    assert isinstance(Store(f"sqlite:///{tmp_path / 'new.db'}").rows.rows, SqliteRows)
+    assert isinstance(Store(f"sqlite:///{tmp_path / 'new.db'}?timeout=5").rows.rows, AlchemyRows)
 
 
 @pytest.mark.parametrize("path", ["/tmp/plain.db", "/tmp/a b/x%20y.db", "/tmp/\u00e9t\u00e9/r.db", "rel/x.db",

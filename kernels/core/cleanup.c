@@ -1,4 +1,5 @@
 #include "cleanup.h"
+#include "orchestrator_watch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -78,9 +79,39 @@ void cbk_cleanup_run(void)
     }
 }
 
+/* The record a signal leaves on stderr before cbk ends by it: whoever
+ * started cbk learns it was stopped, not failed, whatever exit status its
+ * launcher reports for a rank ended by a signal (Hydra's mpiexec exits 2,
+ * the status of bad input). Written whole, by write(2): async-signal-safe. */
+#define STOPPED(name) "{\"schema\":1,\"type\":\"stopped\",\"kernel\":null,\"signal\":\"" name "\"}\n"
+static const struct {
+    int sig;
+    const char *line;
+} stopped_lines[] = {
+    { SIGINT, STOPPED("SIGINT") },   { SIGTERM, STOPPED("SIGTERM") }, { SIGHUP, STOPPED("SIGHUP") },
+    { SIGQUIT, STOPPED("SIGQUIT") }, { SIGPIPE, STOPPED("SIGPIPE") }, { SIGXFSZ, STOPPED("SIGXFSZ") },
+    { SIGXCPU, STOPPED("SIGXCPU") }, { SIGALRM, STOPPED("SIGALRM") }, { SIGUSR1, STOPPED("SIGUSR1") },
+    { SIGUSR2, STOPPED("SIGUSR2") },
+};
+
+static void say_stopped(int sig)
+{
+    for (size_t i = 0; i < sizeof stopped_lines / sizeof *stopped_lines; i++) {
+        if (stopped_lines[i].sig == sig) {
+            int saved = errno;
+            ssize_t unused = write(STDERR_FILENO, stopped_lines[i].line, strlen(stopped_lines[i].line));
+            (void)unused; /* nothing to do if stderr is gone too */
+            errno = saved;
+            return;
+        }
+    }
+}
+
 static void on_signal(int sig)
 {
     cbk_cleanup_run();
+    if (sig != SIGPIPE) /* a reader that went away: stderr may be the same pipe */
+        say_stopped(sig);
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -102,24 +133,6 @@ void cbk_cleanup_install(void)
 void cbk_cleanup_set_run_id(uint64_t run_id)
 {
     owner_run_id = run_id;
-}
-
-/* Field 22 of /proc/self/stat: this process's start in clock ticks since
- * boot. With the boot id it tells a live owner from a reused pid. */
-static unsigned long long self_start_ticks(void)
-{
-    char buf[1024];
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    unsigned long long ticks = 0;
-    if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
-        ticks = 0;
-    return ticks;
 }
 
 static void read_line(const char *path, char *out, size_t len)
@@ -155,7 +168,7 @@ int cbk_write_owner_stamp(const char *dir)
     int len = snprintf(text, sizeof text,
                        "{\"owner\":\"cbk\",\"host\":\"%s\",\"boot_id\":\"%s\",\"pid\":%ld,"
                        "\"start_ticks\":%llu,\"started_unix_s\":%lld,\"run_id\":\"%016" PRIx64 "\",\"store_run\":%s}\n",
-                       host, boot, (long)getpid(), self_start_ticks(), (long long)time(NULL), owner_run_id,
+                       host, boot, (long)getpid(), cbk_start_ticks((long)getpid()), (long long)time(NULL), owner_run_id,
                        run[0] ? run : "null");
     int rc = 0;
     if (len < 0 || (size_t)len >= sizeof text || write(fd, text, (size_t)len) != len)

@@ -18,9 +18,9 @@ enum cbk_read_mode { CBK_READ_COLD, CBK_READ_WARM, CBK_READ_DIRECT, CBK_READ_NON
 extern const char *const cbk_write_mode_names[]; /* fsync, buffered, direct */
 extern const char *const cbk_read_mode_names[];  /* cold, warm, direct, none */
 
-/* The exit status an I/O error deserves: ENOSPC and EDQUOT are the user's
- * to fix (a smaller file, another directory), so bad input; anything else
- * is a failed measurement. */
+/* The exit status an I/O error during a run deserves: a failed measurement,
+ * ENOSPC and EDQUOT included (a run too large for the free space is refused
+ * as bad input before it starts, by the space check in validate, cbk_check_target_dir). */
 int cbk_io_status(int err);
 
 /* E1: a buffered write "finishes" when the page cache has it; the sync

@@ -26,3 +26,16 @@ class MeasurementFailed(_OneLine):
     """A measurement ran but failed."""
 
     exit_code = 1
+
+
+class WriteFailed(_OneLine):
+    """The request was sound but the system could not carry it out (a full
+    disk, an I/O error): exit 1 as a failed measurement, not 2, since the
+    same command may succeed once space is freed."""
+
+    exit_code = 1
+
+
+class StoreFailed(WriteFailed):
+    """The store could not be read or written (a full disk, an I/O error, a
+    database server gone): exit 1, the run closed as failed where possible."""

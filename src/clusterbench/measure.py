@@ -47,11 +47,11 @@ def checked_request(cat, steps, label, hostfile, oversubscribe, conditions):
 
     from clusterbench.conditions.apply import check
     from clusterbench.runner import RunRequest, preflight
-    from clusterbench.store.redact import mask_passwords
+    from clusterbench.store.redact import mask_secrets
     from clusterbench.store.storable import check_run
 
     steps, targets = absolute_paths(steps, cat)
-    req = RunRequest(steps, label, mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets,
+    req = RunRequest(steps, label, mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets,
                      hostfile, oversubscribe, conditions)
     check(req.conditions, req)
     preflight(cat, req)

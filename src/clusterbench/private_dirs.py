@@ -19,10 +19,12 @@ import os
 import re
 import socket
 import stat
+from collections.abc import Collection
 from pathlib import Path
 
 STAMP = ".cbk-owner"
-NAME = re.compile(r"^cbk-[a-z0-9_]+-[A-Za-z0-9]{6}$")
+# cbk_private_dir's names: cbk-<kernel>-<mkdtemp's 6 characters>
+NAME = re.compile(r"^cbk-(?P<kernel>[a-z][a-z0-9_-]*)-[A-Za-z0-9]{6}$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,14 +52,14 @@ def _read_stamp(path: Path) -> dict | None:
     return stamp
 
 
-def _boot_id() -> str:
+def boot_id() -> str:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         return ""
 
 
-def _start_ticks(pid: int) -> int | None:
+def start_ticks(pid: int) -> int | None:
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -73,9 +75,9 @@ def owner_alive(stamp: dict) -> bool | None:
     (nothing here can tell, so it is left alone)."""
     if stamp.get("host") != socket.gethostname():
         return None
-    if stamp.get("boot_id") and stamp["boot_id"] != _boot_id():
+    if stamp.get("boot_id") and stamp["boot_id"] != boot_id():
         return False
-    ticks = _start_ticks(stamp["pid"])
+    ticks = start_ticks(stamp["pid"])
     if ticks is None:
         return False
     return not stamp.get("start_ticks") or ticks == stamp["start_ticks"]
@@ -92,15 +94,18 @@ def _size_bytes(path: Path) -> int:
     return total
 
 
-def orphans(parent: str | os.PathLike) -> list[Orphan]:
-    """Stamped private directories in `parent` (not below) whose owner is gone."""
+def orphans(parent: str | os.PathLike, kernels: Collection[str]) -> list[Orphan]:
+    """Stamped private directories in `parent` (not below) whose owner is gone.
+    kernels: the names cbk has (catalogue.py); a cbk-zzz-XXXXXX of a kernel
+    cbk does not have is not cbk's, whatever its stamp says."""
     found = []
     try:
         entries = sorted(os.scandir(parent), key=lambda e: e.name)
     except OSError:
         return []
     for entry in entries:
-        if not NAME.match(entry.name if isinstance(entry.name, str) else os.fsdecode(entry.name)):
+        m = NAME.match(entry.name if isinstance(entry.name, str) else os.fsdecode(entry.name))
+        if not m or m["kernel"] not in kernels:
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -158,10 +163,10 @@ def remove(orphan: Orphan) -> None:
     os.rmdir(orphan.path)
 
 
-def sweep(parent: str | os.PathLike, note) -> None:
+def sweep(parent: str | os.PathLike, kernels: Collection[str], note) -> None:
     """Before a run in `parent`: removes the orphans there, saying so; a
     failure to remove one is said too and does not stop the run."""
-    for orphan in orphans(parent):
+    for orphan in orphans(parent, kernels):
         try:
             remove(orphan)
             note(f"removed a stale private directory {orphan.describe()}")

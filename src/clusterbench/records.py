@@ -85,6 +85,16 @@ def error_message(stderr: str) -> str | None:
     return None
 
 
+def stop_signal(stderr: str) -> str | None:
+    """The signal of cbk's "stopped" record in its stderr (SIGINT...): cbk
+    ended by it after removing its files."""
+    for line in stderr.splitlines():
+        rec = parse_line(line)
+        if rec and rec.get("type") == "stopped":
+            return rec.get("signal")
+    return None
+
+
 @lru_cache(maxsize=1)
 def _validator():
     import jsonschema  # imported here only: checking records is for tests and importers, not for every run

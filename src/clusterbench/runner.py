@@ -19,17 +19,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
+
 from clusterbench import limits
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue, query_env
-from clusterbench.errors import BadInput, MeasurementFailed
+from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
 from clusterbench.launch import Job, choose
 from clusterbench.launch.messages import failure_line, finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, Deadline, stop_tree
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
-from clusterbench.records import OtherRecord, RunRecord, error_message, read_line
+from clusterbench.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
 from clusterbench.render_text import stored
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
@@ -57,6 +59,20 @@ class RunRequest:
 # a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
 # files and the run is stored as interrupted, with what was measured.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+
+
+def stopped_by(status: int, stderr: str) -> str | None:
+    """The stop signal (Ctrl-C's or one of STOP_SIGNALS) a launch ended by:
+    cbk's "stopped" record says it whatever the launcher makes of it (Hydra
+    exits 2 for a rank ended by SIGINT); else -N from Popen when cbk itself
+    was the launch."""
+    if status == 0:
+        return None
+    stops = {s.name for s in (signal.SIGINT, *STOP_SIGNALS)}
+    said = stop_signal(stderr)
+    if said in stops:
+        return said
+    return next((s.name for s in (signal.SIGINT, *STOP_SIGNALS) if status == -s), None)
 
 
 def _raise_interrupted(signum, _frame):
@@ -230,6 +246,13 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         stop_reason = auto_stop(step.auto, figures, done, time.monotonic() - started)
         if stop_reason:
             break
+    stopped = stopped_by(status, stderr)
+    if stopped:
+        # the stop signal reached cbk and not us (started without job control, or sent to cbk alone):
+        # the same stop as Ctrl-C, not a failed measurement
+        store.finish_step(step_id, "interrupted", build=build and build.record, message=f"cbk ended by {stopped}")
+        progress.end_step()
+        raise Interrupted(stopped)
     if status == 0:
         store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason, message=stalled)
         progress.end_step()
@@ -237,9 +260,11 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     msg = failure_line(stderr, status)
     store.finish_step(step_id, "failed", build=build and build.record, message=msg)
     progress.end_step()
+    # cbk's messages start with the kernel's name: a step named after its kernel says it once
+    said = msg if msg.startswith(f"{step.title()}: ") else f"{step.title()}: {msg}"
     if status == 2:
-        raise BadInput(f"{step.title()}: {msg}")
-    progress.note(f"step failed: {step.title()}: {msg}")
+        raise BadInput(said)
+    progress.note(f"step failed: {said}")
     return "failed"
 
 
@@ -251,7 +276,7 @@ def sweep_private_dirs(cat: Catalogue, step: Step, progress: Progress) -> None:
     param = cat.kernel(step.kernel).param("dir")
     if param is None or param.type != "path":
         return
-    private_dirs.sweep(step.params.get("dir") or param.default or ".", progress.note)
+    private_dirs.sweep(step.params.get("dir") or param.default or ".", cat.kernels, progress.note)
 
 
 def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
@@ -278,7 +303,8 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id)})  # for cbk's owner stamps
+                            env={**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id),   # for cbk's owner stamps
+                                 "CLUSTERBENCH_ORCHESTRATOR": orchestrator()})
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
@@ -299,11 +325,14 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
             elif isinstance(item, OtherRecord) and item.type in DETAIL_RECORDS:
                 details.append(item.record)
         status = proc.wait()
-    except BaseException:
+    except BaseException as e:
         deadline.cancel()
         _stop(proc)
         reader.join(timeout=5)
-        store.finish_step(step_id, "interrupted", build=build and build.record, message="interrupted by a signal")
+        stopped = isinstance(e, (KeyboardInterrupt, Interrupted))
+        close_despite_failure(store, lambda: store.finish_step(
+            step_id, "interrupted" if stopped else "failed", build=build and build.record,
+            message="interrupted by a signal" if stopped else failure_text(e)))
         raise
     deadline.cancel()
     reader.join(timeout=30)
@@ -314,6 +343,15 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     if build is not None and details:
         build.record["detail_records"] = details
     return status, "".join(stderr_chunks), build
+
+
+def orchestrator() -> str:
+    """This process as cbk watches it (kernels/core/orchestrator_watch.h):
+    "BOOT_ID PID START_TICKS". A cbk on this host that sees it gone (a kill
+    -9 here) removes its files and ends, as on Ctrl-C."""
+    from clusterbench import private_dirs
+
+    return f"{private_dirs.boot_id()} {os.getpid()} {private_dirs.start_ticks(os.getpid())}"
 
 
 # Ctrl-C reaches the launcher too (one process group): a second SIGINT
@@ -400,6 +438,27 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
     return run_id
 
 
+def failure_text(e: BaseException) -> str:
+    return e.message if isinstance(e, click.ClickException) else f"{type(e).__name__}: {e}"
+
+
+def close_despite_failure(store: Store, close) -> bool:
+    """Runs close (a finish_step or finish_run); if the store fails it, as a
+    full disk does, frees the room kept for this (store/disk_reserve.py) and
+    tries once more. True if the run or step was closed."""
+    try:
+        close()
+        return True
+    except StoreFailed:
+        if not store.release_reserve():
+            return False
+    try:
+        close()
+        return True
+    except StoreFailed:
+        return False
+
+
 @contextlib.contextmanager
 def stored_run(store: Store, label: str | None, command: str, suite: str | None) -> Iterator[tuple[int, list[str]]]:
     """A run in the store for the body of the `with`, which appends each
@@ -413,21 +472,22 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None)
     try:
         yield run_id, statuses
     except (KeyboardInterrupt, Interrupted):
-        store.finish_run(run_id, "interrupted", "interrupted by a signal")
+        close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", "interrupted by a signal"))
         raise KeyboardInterrupt from None
-    except BadInput as e:
-        store.finish_run(run_id, "failed", e.message)
-        raise
     except BaseException as e:
-        store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
+        if not close_despite_failure(store, lambda: store.finish_run(run_id, "failed", failure_text(e))):
+            raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: "
+                              "`list` will show it killed") from None
         raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if "failed" in statuses:
-        store.finish_run(run_id, "failed", f"{statuses.count('failed')} step(s) failed")
+        close_despite_failure(store, lambda: store.finish_run(run_id, "failed",
+                                                             f"{statuses.count('failed')} step(s) failed"))
         failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
                                    f"(clusterbench show {run_id})")
         failed.run_id = run_id
         raise failed
-    store.finish_run(run_id, "ok")
+    if not close_despite_failure(store, lambda: store.finish_run(run_id, "ok")):
+        raise StoreFailed(f"run {run_id} measured, but the store could not close it: `list` will show it killed")

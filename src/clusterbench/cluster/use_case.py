@@ -8,7 +8,7 @@ import sys
 import click
 
 from clusterbench.errors import BadInput
-from clusterbench.store.redact import mask_passwords
+from clusterbench.store.redact import mask_secrets
 
 
 def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, label, quiet, db_url,
@@ -26,7 +26,7 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
     if given:
         raise BadInput(f"run cluster chooses ranks, placement and launcher itself: drop --{', --'.join(given)}")
     req = cluster.request(extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
-                          command=mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]])),
+                          command=mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]])),
                           step_timeout_s=step_timeout_s)
     store = open_store(db_url, writing=True)
     try:

@@ -9,9 +9,11 @@ import os
 
 import click
 
+from clusterbench.commands.options import PathParam
+
 
 @click.command("clean")
-@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=str))
+@click.argument("dirs", nargs=-1, type=PathParam(file_okay=False, path_type=str))
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
 def command(dirs, dry_run):
     """Restore the settings and remove the memory cgroups that runs killed
@@ -20,15 +22,17 @@ def command(dirs, dry_run):
     directories carrying cbk's owner stamp, made on this host by a process
     that is gone, are removed; nothing else is touched. Every clusterbench
     command restores settings first; this one also says when there was nothing."""
-    from clusterbench import private_dirs
+    from clusterbench import catalogue, private_dirs
     from clusterbench.conditions import journal
     from clusterbench.errors import BadInput
 
     for d in dirs:
         if not os.path.isdir(d):
             raise BadInput(f"clean: {d!r} is not a directory")
+    # a directory is cbk's only if its name's kernel is one cbk has
+    kernels = catalogue.load().kernels if dirs else {}
     for d in dirs:
-        found = private_dirs.orphans(d)
+        found = private_dirs.orphans(d, kernels)
         if not found:
             click.echo(f"no stale benchmark directory in {os.fsdecode(d)!r}")
         for orphan in found:

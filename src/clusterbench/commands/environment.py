@@ -4,7 +4,7 @@ import json
 
 import click
 
-from clusterbench.commands.options import db_option, open_store, width_option
+from clusterbench.commands.options import PathParam, db_option, open_store, width_option
 from clusterbench.errors import BadInput
 
 
@@ -12,7 +12,7 @@ from clusterbench.errors import BadInput
 @click.option("--diff", nargs=2, metavar="RUN_A RUN_B",
               help="Show what differs between two runs' environments; RUN@HOST picks one host's "
                    "(two hosts of one run: --diff 7@h01 7@h02).")
-@click.option("--target", "targets", multiple=True, type=click.Path(exists=True, file_okay=False),
+@click.option("--target", "targets", multiple=True, type=PathParam(exists=True, file_okay=False),
               help="Also describe the file system of this directory (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print every collected key as JSON.")
 @db_option

@@ -9,19 +9,22 @@ from clusterbench.report import text_formats
 @click.command("export")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(text_formats()), default="json", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout).")
+@click.option("-o", "--output", metavar="FILE",
+              help="File to write (default: stdout); a FIFO or a device is written as a stream, - is stdout.")
 @db_option
 def command(runs, fmt, output, db_url):
     """Export runs (ids or labels) with every raw sample."""
     from clusterbench.report import render
     from clusterbench.report.data import Report, load_run
-    from clusterbench.safe_write import write_atomically
+    from clusterbench import output_target
 
+    if output:
+        output_target.check(output)
     store = open_store(db_url)
     ids = [i for ref in runs for i in store.resolve(ref)]
     text = render(fmt, Report([load_run(store, i) for i in ids]))
     if output:
-        write_atomically(output, text)
+        output_target.write(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)

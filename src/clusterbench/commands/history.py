@@ -1,15 +1,13 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from clusterbench.commands.options import DAY, db_option, open_store, utc
-from clusterbench.errors import BadInput
 
 
 @click.command("history")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The HTML file to write.")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="The HTML file to write; a FIFO or a device is written as a stream, - is stdout.")
 @click.option("--since", type=DAY, help="Only runs started on or after this UTC date (YYYY-MM-DD[ HH:MM]).")
 @db_option
 def command(output, since, db_url):
@@ -22,11 +20,10 @@ def command(output, since, db_url):
     clusterbench history -o history.html
     clusterbench history -o history.html --since 2026-06
     """
+    from clusterbench import output_target
     from clusterbench.history_page import render
-    from clusterbench.safe_write import write_atomically
 
-    if not Path(output).resolve().parent.is_dir():
-        raise BadInput(f"-o {output}: no such directory {Path(output).resolve().parent}")
+    output_target.check(output)
     store = open_store(db_url)
-    path = write_atomically(output, render(store, utc(since)))
-    click.echo(f"wrote {path}")
+    path = output_target.write(output, render(store, utc(since)))
+    click.echo(f"wrote {path}", err=True)   # on stderr: with -o -, stdout is the report

@@ -6,7 +6,7 @@ import datetime as dt
 import click
 
 from clusterbench import importers
-from clusterbench.commands.options import db_option, open_store, width_option
+from clusterbench.commands.options import PathParam, db_option, open_store, width_option
 
 class ByteSize(click.ParamType):
     """A byte count as cbk writes sizes: 16m, 1g, 4096."""
@@ -25,7 +25,7 @@ DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.argument("files", nargs=-1, required=True, type=PathParam(dir_okay=True))
 @click.option("--label", help="Name of the configuration the files measured.")
 @click.option("--format", "fmt", type=click.Choice(["auto", *importers.names()]), default="auto", show_default=True,
               help="The files' format; auto reads it from the content. " + importers.help_text() + ".")

@@ -16,9 +16,9 @@ import time
 
 import click
 
+from clusterbench import output_target
 from clusterbench.commands.options import open_store, run_conditions, tool_line_options
 from clusterbench.store.storable import step_name
-from clusterbench.safe_write import write_atomically
 
 
 @click.command("ior", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -58,6 +58,8 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                        + f" --repetitions={test.repetitions}  (ranks {ranks})", err=True)
         for note in t.notes:
             click.echo("note: " + note, err=True)
+    if t.summary_file:
+        output_target.check(t.summary_file, "summaryFile")   # before the run, not after it
     store = open_store(db_url, writing=True)
     began = time.time()
     run_id = execute_and_show(store, cat, req, quiet, show=False)
@@ -70,7 +72,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
                          platform=f"{uname.nodename}({uname.sysname})", began=began, finished=finished)
     text = ior_output.render(t, job, [step["samples"] for step in run["steps"]])
     if t.summary_file:
-        write_atomically(t.summary_file, text)
+        output_target.write(t.summary_file, text, "summaryFile")
         click.echo(f"Writing output to {t.summary_file}")
     else:
         click.echo(text, nl=False)

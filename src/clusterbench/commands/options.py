@@ -14,6 +14,41 @@ def utc(d: dt.datetime | None) -> dt.datetime | None:
     return d.replace(tzinfo=dt.timezone.utc) if d else None
 
 
+class PathParam(click.Path):
+    """click.Path, with a NUL byte refused as bad input (os.stat raises
+    ValueError on one, which click lets through as a traceback)."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and "\x00" in value:
+            self.fail(f"{value!r} holds a NUL byte, which no file name can", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _host_file(_ctx, param, value: str | None) -> str | None:
+    """A host file is read whole, and by the MPI launcher too: a FIFO would
+    block both, a device never end; its hosts are names (UTF-8 text)."""
+    import os
+
+    if value is None:
+        return value
+    if not os.path.isfile(value):
+        raise click.BadParameter(f"{value!r} is not a regular file", param=param)
+    try:
+        with open(value, "rb") as f:
+            f.read(1 << 20).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise click.BadParameter(f"{value!r} is not UTF-8 text (byte offset {e.start}): host names are text",
+                                 param=param) from None
+    except OSError as e:
+        raise click.BadParameter(f"{value!r}: {e.strerror}", param=param) from None
+    return value
+
+
+hostfile_option = click.option("--hostfile", type=PathParam(exists=True, dir_okay=False), callback=_host_file,
+                               help="Host file for the MPI launcher: one host a line, as 'host', 'host:slots' "
+                                    "(MPICH) or 'host slots=N' (Open MPI); each MPI is given it in its own form.")
+
+
 db_option = click.option("--db", "db_url", default=None, metavar="URL",
                          help="Results store: an SQLAlchemy URL or a file path "
                               "(default: $CLUSTERBENCH_DB, else results.db in the user's data directory).")
@@ -66,8 +101,11 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
 def open_store(db_url: str | None, writing: bool = False):
     """The store; writing: the command stores runs (only then may a new
     SQLite store be created)."""
+    from clusterbench.errors import BadInput
     from clusterbench.store import Store
 
+    if db_url and "\x00" in db_url:
+        raise BadInput("--db: the store's name holds a NUL byte, which no file name or URL can")
     if db_url and "://" not in db_url:
         from pathlib import Path
 
@@ -102,8 +140,7 @@ def tool_line_options(tool: str, quiet_help: str):
                 click.option("--np", "ranks", type=click.IntRange(1), default=None,
                              help="MPI ranks (or give them with a leading `mpiexec -n N`)."),
                 click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node."),
-                click.option("--hostfile", type=click.Path(exists=True, dir_okay=False),
-                             help="Host file for the MPI launcher."),
+                hostfile_option,
                 click.option("--launcher", help=launcher_help()),
                 click.option("--oversubscribe", is_flag=True,
                              help="Allow more ranks than cores (Open MPI needs it said)."),

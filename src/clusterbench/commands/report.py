@@ -11,8 +11,8 @@ from clusterbench.report import formats
 @click.option("--format", "fmt", type=click.Choice(formats()), default=None,
               help="Output format (default: from the file name's suffix, .pdf .json .csv .md, else html). "
                    "pdf prints the html report with headless Chromium, A4.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True,
-              help="File to write.")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="File to write; a FIFO or a device is written as a stream, - is stdout.")
 @click.option("--exclude-outliers", is_flag=True, help="In the comparison, leave modified-Z outliers out (stated).")
 @link_speed_option
 @db_option
@@ -31,4 +31,4 @@ def command(refs, fmt, output, exclude_outliers, link_speed, db_url):
     made_by = shlex.join(["clusterbench", "report", *refs] + (["--exclude-outliers"] if exclude_outliers else [])
                          + ([f"--link-speed={link_speed / 1e9:g}g"] if link_speed else []))
     path = write_report(open_store(db_url), list(refs), fmt, output, exclude_outliers, link_speed, made_by)
-    click.echo(f"wrote {path}")
+    click.echo(f"wrote {path}", err=True)   # on stderr: with -o -, stdout is the report

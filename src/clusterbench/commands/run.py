@@ -8,11 +8,13 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import db_option, link_speed_option, memory_limit_option, open_store, run_conditions, setting_option, width_option
+from clusterbench.commands.options import (PathParam, db_option, hostfile_option, link_speed_option,
+                                           memory_limit_option, open_store, run_conditions, setting_option,
+                                           width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.measure import absolute_paths, execute_and_show
-from clusterbench.store.redact import mask_passwords
+from clusterbench.store.redact import mask_secrets
 
 
 def parse_extra(args: list[str]) -> dict[str, str]:
@@ -136,9 +138,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
 @click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
 @click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
-@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False),
-              help="Host file for the MPI launcher: one host a line, as 'host', 'host:slots' (MPICH) or "
-                   "'host slots=N' (Open MPI); each MPI is given it in its own form.")
+@hostfile_option
 @click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
@@ -161,10 +161,10 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="End a launch of a step that runs longer than this (its launcher and every rank), store the "
                    "step as failed with the reason, and go on with the next (default: no limit).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--report", "report_path", default=None, metavar="FILE",
               help="Write an HTML report here (a suite writes one anyway, beside a SQLite store or into "
                    "--report-dir).")
-@click.option("--report-dir", type=click.Path(file_okay=False), default=None,
+@click.option("--report-dir", type=PathParam(file_okay=False), default=None,
               help="Folder for a suite's HTML report (default: the folder of the SQLite store, else the "
                    "user's data directory).")
 @db_option
@@ -211,6 +211,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         if not repeat.isdigit() or not 1 <= int(repeat) <= 100000:
             raise BadInput(f"--repeat {repeat}: give a number from 1 to 100000, or auto")
         repeat = int(repeat)
+    if report_path:
+        from clusterbench import output_target
+
+        output_target.check(report_path, "--report")   # refused before the run, not after it
     cat = catalogue.load()
     if target == "cluster":
         from clusterbench.cluster.use_case import run_cluster
@@ -272,7 +276,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
 
     if label is not None and utf8_problem(label):
         raise BadInput(f"--label: {utf8_problem(label)}; a label is a name: give it in UTF-8")
-    req = RunRequest(steps, label, stored(mask_passwords(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name,
+    req = RunRequest(steps, label, stored(mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name,
                      targets, hostfile, oversubscribe, common or None, link_speed)
     from clusterbench.conditions import recipe
     from clusterbench.store.storable import check_run
@@ -299,4 +303,5 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         from clusterbench.report import write_report
 
         path = report_path or default_report_path(store.url, run_ids[-1], report_dir)
-        click.echo(f"report: {write_report(store, [str(i) for i in run_ids], 'html', path)}")
+        option = "--report" if report_path else "--report-dir"
+        click.echo(f"report: {write_report(store, [str(i) for i in run_ids], 'html', path, option=option)}")

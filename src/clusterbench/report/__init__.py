@@ -35,15 +35,17 @@ def render(fmt: str, report: Report | list[dict]) -> str:
 
 
 def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False,
-                 link_bits_per_s: float | None = None, made_by: str | None = None) -> str:
+                 link_bits_per_s: float | None = None, made_by: str | None = None, option: str = "-o") -> str:
     """Renders runs (and, with several refs, their comparison where the
-    format shows one) to `output`, written whole or not at all; pdf is the
-    html format printed by Chromium."""
-    from clusterbench.safe_write import write_atomically
+    format shows one) to `output` (output_target.py: a file whole or not at
+    all, a pipe or device as a stream); pdf is the html format printed by
+    Chromium. option: how the user named output, for its errors."""
+    from clusterbench import output_target
 
+    output_target.check(output, option)   # before the rendering, which may take a while
     report = Report.of(store, refs, exclude_outliers, link_bits_per_s, made_by)
     if fmt == "pdf":
         from clusterbench.report.pdf import html_to_pdf
 
-        return str(write_atomically(output, html_to_pdf(render("html", report))))
-    return str(write_atomically(output, render(fmt, report)))
+        return output_target.write(output, html_to_pdf(render("html", report)), option)
+    return output_target.write(output, render(fmt, report), option)

@@ -20,7 +20,9 @@ from clusterbench import batchjob
 from clusterbench.errors import BadInput
 from clusterbench.sample import Sample
 from clusterbench.store import revisions
-from clusterbench.store.redact import public_url
+from clusterbench.store.disk_reserve import DiskReserve
+from clusterbench.store.failures import Guarded, store_failures
+from clusterbench.store.redact import mask_secrets, public_url, raw_at_in_password
 from clusterbench.store.sqlite_url import sqlite_file
 
 # SQLAlchemy is imported where a store needs it: a run on a SQLite store at the
@@ -67,9 +69,21 @@ class Store:
         """writing: the command stores runs (it may create a new SQLite
         store); else a missing store is refused and a read-only one is read."""
         secret_url = with_driver(url or default_url())
-        self.url = public_url(secret_url)   # the only form ever shown: no password
+        from clusterbench.render_text import utf8_problem
+
+        if utf8_problem(secret_url):   # a URL is text: SQLite's and SQLAlchemy's both
+            raise BadInput(f"store {mask_secrets(secret_url)}: {utf8_problem(secret_url)}; give the store a UTF-8 name")
+        self.url = public_url(secret_url)   # the only form ever shown: no secret
+        if raw_at_in_password(secret_url):
+            raise BadInput(f"store URL {self.url}: its password holds a raw '@'; write it as %40")
         self.read_only = False
         self._secret_url = secret_url
+        self._reserve = None
+        with store_failures(self.url, secret_url):   # "disk I/O error" at open: one line
+            self._open(url, secret_url, writing)
+        self.rows = Guarded(self.rows, self.url, secret_url)
+
+    def _open(self, url: str | None, secret_url: str, writing: bool) -> None:
         database = sqlite_file(secret_url)
         plain_file = database is not None
         if database is None and secret_url.startswith("sqlite"):
@@ -87,6 +101,9 @@ class Store:
             if target.read_only_fs:
                 self.read_only = True
                 self._secret_url = f"sqlite:///{target.path.resolve().as_uri()}?mode=ro&immutable=1&uri=true"
+        if writing and target is not None and not self.read_only:
+            self._reserve = DiskReserve(str(target.path.resolve().parent))   # room to close a run on a full disk
+            weakref.finalize(self, self._reserve.close)
         current = target is not None and target.exists and target.revision == revisions.head()
         if plain_file and current and not self.read_only:
             # up to date: no lock file, no transaction, and no SQLAlchemy unless a query needs it
@@ -120,6 +137,11 @@ class Store:
         # freezes what is left at exit)
         weakref.finalize(self, engine.dispose)
         return engine
+
+    def release_reserve(self) -> bool:
+        """Frees the room kept to close a run on a full disk (disk_reserve.py);
+        True if there was some."""
+        return self._reserve is not None and self._reserve.release()
 
     # -- writing: each its own short transaction -------------------------
     def add_environment(self, env: dict, env_hash: str) -> str:
@@ -169,7 +191,8 @@ class Store:
         """A run read from another tool's output, in one transaction (store/queries.py)."""
         from clusterbench.store import queries
 
-        return queries.add_imported_run(self.engine, **run)
+        with store_failures(self.url, self._secret_url):
+            return queries.add_imported_run(self.engine, **run)
 
     # -- reading ---------------------------------------------------------
     def reap_dead_runs(self) -> None:
@@ -185,19 +208,22 @@ class Store:
         """Runs newest first; each filter given narrows them (store/queries.py)."""
         from clusterbench.store import queries
 
-        return queries.list_runs(self.engine, label, limit, **filters)
+        with store_failures(self.url, self._secret_url):
+            return queries.list_runs(self.engine, label, limit, **filters)
 
     def prune(self, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
         """Deletes runs started before `before` and what only they use (store/queries.py)."""
         from clusterbench.store import queries
 
-        return queries.prune(self.engine, before, keep_labels=keep_labels, dry_run=dry_run)
+        with store_failures(self.url, self._secret_url):
+            return queries.prune(self.engine, before, keep_labels=keep_labels, dry_run=dry_run)
 
     def resolve(self, ref: str) -> list[int]:
         """Run ids for a run id or a label (newest first)."""
         from clusterbench.store import queries
 
-        return queries.resolve(self.engine, self.url, ref)
+        with store_failures(self.url, self._secret_url):
+            return queries.resolve(self.engine, self.url, ref)
 
     def run(self, run_id: int) -> Any:
         rows = self.rows.select("runs", {"id": run_id})

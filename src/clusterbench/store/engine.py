@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from clusterbench.errors import BadInput
-from clusterbench.store.redact import mask_passwords
+from clusterbench.store.redact import mask_secrets
 from clusterbench.store.revisions import MIGRATIONS
 
 # pg_advisory_xact_lock key of the migrations: any fixed 64-bit number, the same in every clusterbench
@@ -25,8 +25,9 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
 def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engine.Engine:
     try:
         engine = sa.create_engine(secret_url)
-    except (sa.exc.ArgumentError, ImportError) as e:
-        raise BadInput(f"cannot use store URL {shown_url}: {mask_passwords(str(e), secret_url)}") from None
+    except (sa.exc.ArgumentError, ImportError, ValueError) as e:
+        why = "its port is not a number" if "int()" in str(e) else mask_secrets(str(e), secret_url)
+        raise BadInput(f"cannot use store URL {shown_url}: {why}") from None
     if engine.dialect.name == "sqlite" and not read_only:
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
@@ -68,4 +69,4 @@ def migrate(engine: sa.engine.Engine, shown_url: str, secret_url: str) -> None:
 
 def unusable(url: str, e: sa.exc.OperationalError, secret_url: str) -> BadInput:
     why = " ".join(str(e.orig).split())   # the driver's hint on a second line: one line
-    return BadInput(f"cannot open the store {url}: {mask_passwords(why, secret_url)}")
+    return BadInput(f"cannot open the store {url}: {mask_secrets(why, secret_url)}")

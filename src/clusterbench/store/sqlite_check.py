@@ -66,8 +66,16 @@ def _head(path: Path, database: str) -> tuple[bytes, bool]:
 
 
 def check(database: str, *, writing: bool, make_parent: bool) -> Target:
+    if "\x00" in database:
+        raise BadInput("the store path holds a NUL byte, which no file name can")
     path = Path(database)
     shown = os.fsdecode(path)
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as e:   # a name too long, a loop of links, a directory we may not search
+        raise BadInput(f"cannot use the store path {shown}: {e.strerror}") from None
     if not path.exists():
         if not writing and not make_parent:  # the default store may start empty: it is ours
             raise BadInput(f"no store at {shown} (a run creates one; check the path or --db)")

@@ -36,6 +36,8 @@ SCHEMA_FILE = Path(__file__).parent.parent / "schemas" / "suite.schema.json"
 # a suite expands to at most this many steps: each is a launch, and a
 # mistyped sweep (10^6 points) would spend hours in preflight
 MAX_STEPS = 10_000
+# a suite file is read whole: the largest shipped is 3 KiB
+MAX_SUITE_BYTES = 1 << 20
 STEP_KEYS = {"name", "kernel", "repeat", "np", "ppn", "launcher", "requires", "params", "env", "gpus-per-rank",
              "share-gpus"}
 DEFAULT_VARIABLES = {"dir": "."}
@@ -111,6 +113,15 @@ def check_document(doc: dict, name: str) -> None:
                            f"split the suite or sweep fewer values")
 
 
+def check_step_names(doc: dict, name: str) -> None:
+    """Two steps given the same name would be one figure in every table and comparison."""
+    first: dict[str, int] = {}
+    for i, s in enumerate(doc.get("steps", []), 1):
+        if "name" in s and first.setdefault(s["name"], i) != i:
+            raise BadInput(f"suite {name}, step {i}: name {s['name']!r} is step {first[s['name']]}'s too; "
+                           f"give each step its own name")
+
+
 def _expected(error) -> str:
     """What a key takes, from its schema, in words."""
     schema = error.schema
@@ -143,21 +154,41 @@ def gpu_binding(steps: list[Step], s: dict, where: str) -> list[Step]:
     return [dataclasses.replace(st, gpus_per_rank=n, share_gpus=bool(s.get("share-gpus", False))) for st in steps]
 
 
+def _read(target: str) -> tuple[str, str]:
+    """The suite's text and name; a file that is not UTF-8 text of a sane size is refused."""
+    if not target.endswith(".toml"):
+        return resources.files(__name__).joinpath(f"{target}.toml").read_text(), target
+    path = Path(target)
+    if not path.is_file():
+        raise BadInput(f"suite file {target} does not exist")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SUITE_BYTES + 1)
+    except OSError as e:
+        raise BadInput(f"suite file {target}: {e.strerror}") from None
+    if len(data) > MAX_SUITE_BYTES:
+        raise BadInput(f"suite file {target}: larger than {MAX_SUITE_BYTES // 2**20} MiB; a suite lists steps")
+    try:
+        return data.decode("utf-8"), path.stem
+    except UnicodeDecodeError as e:
+        raise BadInput(f"suite file {target}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                       f"a TOML file is UTF-8") from None
+
+
 def load(target: str, variables: dict[str, str]) -> Suite:
-    if target.endswith(".toml"):
-        path = Path(target)
-        if not path.is_file():
-            raise BadInput(f"suite file {target} does not exist")
-        text, name = path.read_text(), path.stem
-    else:
-        text, name = resources.files(__name__).joinpath(f"{target}.toml").read_text(), target
+    text, name = _read(target)
     import tomllib   # here: a kernel run never reads a suite
 
     try:
         doc = tomllib.loads(text)
+        check_document(doc, name)
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"suite {name}: {e}") from None
-    check_document(doc, name)
+    except RecursionError:
+        # tomllib and jsonschema descend recursively: arrays nested thousands deep exhaust the stack
+        raise BadInput(f"suite {name}: values nested too deeply; a suite's values are scalars or lists of them") \
+            from None
+    check_step_names(doc, name)
     values = {**DEFAULT_VARIABLES, **variables}
     steps: list[Step] = []
     for i, s in enumerate(doc.get("steps", []), 1):

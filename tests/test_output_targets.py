@@ -1,0 +1,155 @@
+"""What -o (report, export, history) and run --report do with what is at the
+name given (issue #36, item 1): a FIFO, a character device or stdout gets a
+stream; a directory, a block device or a socket is refused in one line with
+nothing touched; only a regular file or a symlink's own name is replaced."""
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from full_disk import run_on_full_disk
+
+
+def _one_line_error(r, status: int) -> None:
+    assert r.status == status, (r.status, r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+
+
+@pytest.fixture
+def one_run(cli):
+    r = cli("run", "null", "--seconds=0.01", "--repeat", "1", "--quiet")
+    assert r.status == 0, r.stderr
+    exported = cli("export", "1", "--format", "json")
+    assert exported.status == 0 and exported.stdout
+    return exported.stdout
+
+
+def test_a_fifo_is_written_as_a_stream_and_stays_a_fifo(cli, tmp_path, one_run):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    listing = sorted(os.listdir(tmp_path))
+    got = {}
+
+    def reader():
+        with open(fifo, "rb") as f:
+            got["bytes"] = f.read()
+
+    t = threading.Thread(target=reader)
+    t.start()
+    r = cli("export", "1", "--format", "json", "-o", str(fifo))
+    t.join(30)
+    assert r.status == 0, r.stderr
+    assert got["bytes"].decode() == one_run
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == listing   # no temporary file left
+
+
+def test_dash_and_this_process_descriptors_are_stdout(cli, tmp_path, one_run):
+    # a link of our own into /proc/self/fd: as /dev/stdout is, without risking the system's
+    link = tmp_path / "my-stdout"
+    link.symlink_to("/proc/self/fd/1")
+    for target in ("-", "/dev/fd/1", str(link)):
+        r = cli("export", "1", "--format", "json", "-o", target)
+        assert r.status == 0 and r.stdout == one_run, (target, r.stderr)
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    r = cli("report", "1", "--format", "md", "-o", "-")
+    assert r.status == 0 and r.stdout.startswith("## Run 1") and r.stderr == "wrote -\n"
+
+
+def test_a_character_device_is_written_not_replaced(cli, tmp_path, one_run):
+    if os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root")
+    null = tmp_path / "mynull"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    for args in (["export", "1"], ["report", "1"], ["history"]):
+        r = cli(*args, "-o", str(null))
+        assert r.status == 0, r.stderr
+        st = os.lstat(null)
+        assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3), args
+
+
+def test_a_full_character_device_fails_in_one_line(cli, one_run):
+    # /dev/full: every write is ENOSPC, as a full disk's
+    r = cli("report", "1", "-o", "/dev/full")
+    _one_line_error(r, 1)
+    assert "No space left on device" in r.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def _sock(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    return s
+
+
+@pytest.mark.parametrize("kind", ["directory", "socket", "block device"])
+def test_a_directory_a_socket_or_a_block_device_is_refused_and_untouched(cli, tmp_path, one_run, kind):
+    target = tmp_path / "target"
+    if kind == "directory":
+        target.mkdir()
+        (target / "kept").write_text("mine")
+    elif kind == "socket":
+        keep = _sock(target)   # noqa: F841 - kept open through the commands
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("mknod of a block device needs root")
+        os.mknod(target, 0o600 | stat.S_IFBLK, os.makedev(7, 200))
+    before = os.lstat(target)
+    listing = sorted(os.listdir(tmp_path))
+    for args in (["export", "1", "-o"], ["report", "1", "-o"], ["history", "-o"],
+                 ["run", "null", "--seconds=0.01", "--repeat", "1", "--report"]):
+        r = cli(*args, str(target))
+        _one_line_error(r, 2)
+        assert f"a {kind}" in r.stderr, r.stderr
+        after = os.lstat(target)
+        assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
+        assert sorted(os.listdir(tmp_path)) == listing
+    assert cli("list").stdout.count("null") == 1   # the refused run --report ran nothing
+
+
+def test_a_missing_directory_is_refused_before_anything_is_done(cli, tmp_path, one_run):
+    missing = tmp_path / "missing" / "r.html"
+    listing = sorted(os.listdir(tmp_path))
+    for args in (["export", "1", "-o"], ["report", "1", "-o"], ["history", "-o"],
+                 ["run", "null", "--seconds=0.01", "--repeat", "1", "--report"]):
+        r = cli(*args, str(missing))
+        _one_line_error(r, 2)
+        assert "no such directory" in r.stderr
+    assert sorted(os.listdir(tmp_path)) == listing
+    assert cli("list").stdout.count("null") == 1   # run --report /missing/r.html refused before the run
+
+
+def test_a_regular_file_and_a_symlink_name_are_replaced(cli, tmp_path, one_run):
+    regular = tmp_path / "old.json"
+    regular.write_text("old")
+    assert cli("export", "1", "-o", str(regular)).status == 0
+    assert regular.read_text() == one_run
+    victim = tmp_path / "victim"
+    victim.write_text("mine")
+    link = tmp_path / "link.json"
+    link.symlink_to(victim)
+    assert cli("export", "1", "-o", str(link)).status == 0
+    assert victim.read_text() == "mine" and not link.is_symlink() and link.read_text() == one_run
+
+
+def test_a_report_on_a_full_file_system_fails_in_one_line_and_leaves_nothing(cbk_bin, tmp_path):
+    """A tmpfs of 64 KiB, filled, in a private mount namespace: the report
+    (atomic path) fails with ENOSPC in one line, exit 1, the old file kept."""
+    store = tmp_path / "r.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
+    assert subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "1",
+                           "--quiet"], env=env, capture_output=True).returncode == 0
+    r = run_on_full_disk(tmp_path, 'echo old > "$FULL/r.html"; fill\n'
+                                   '"$PY" -m clusterbench report 1 -o "$FULL/r.html"; echo "status=$?"\n'
+                                   'cat "$FULL/r.html"; ls -A "$FULL"', env=env)
+    lines = r.stdout.splitlines()
+    assert "status=1" in lines and "old" in lines, r.stdout
+    assert sorted(lines[lines.index("old") + 1:]) == ["filler", "r.html"]   # no temporary file left
+    errors = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1 and "No space left on device" in errors[0], r.stderr
