@@ -153,27 +153,7 @@ def _sample_of(rec: dict, shape: tuple) -> Sample:
         if len(_prototypes) > 4096:   # shapes are few per file; keep the cache bounded across many files
             _prototypes.clear()
         return proto if proto.record is rec else Sample.from_record(rec)
-    get = rec.get
-    rate, decimal, bw = get("rate"), get("rate_decimal"), get("bandwidth_mb_s")
-    t_min, t_avg, t_max = get("t_min_us"), get("t_avg_us"), get("t_max_us")
-    d = proto.__dict__.copy()
-    d["value"] = float(rate) if type(rate) in _NUMBERS else None
-    d["repetition"] = int(get("repetition", 0))
-    d["sweep_value"] = get(sweep_key) if sweep_key else None
-    if type(decimal) in _NUMBERS:
-        d["decimal"], d["decimal_unit"] = float(decimal), get("rate_decimal_unit")
-    else:
-        d["decimal"] = d["decimal_unit"] = None
-    d["seconds"], d["bytes"], d["ops"] = get("seconds"), get("bytes"), get("ops")
-    d["data_bytes"] = d["bytes"]
-    d["rank_us"] = (float(t_min), float(t_avg), float(t_max)) if type(t_min) in _NUMBERS \
-        and type(t_avg) in _NUMBERS and type(t_max) in _NUMBERS else None
-    d["bandwidth_mb_s"] = float(bw) if type(bw) in _NUMBERS else None
-    d["warnings"], d["record"] = [], rec
-    s = object.__new__(Sample)
-    object.__setattr__(s, "__dict__", d)
-    return s
+    return proto.like(rec, sweep_key)
 
 
-_NUMBERS = (int, float)   # by type(), so a bool is not a number (as sample.py reads records)
 
