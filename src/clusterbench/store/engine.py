@@ -27,6 +27,10 @@ def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engin
         engine = sa.create_engine(secret_url)
     except (sa.exc.ArgumentError, ImportError, ValueError) as e:
         why = "its port is not a number" if "int()" in str(e) else mask_secrets(str(e), secret_url)
+        if isinstance(e, sa.exc.NoSuchModuleError):   # "Can't load plugin: sqlalchemy.dialects:foo"
+            kind = secret_url.split(":", 1)[0]
+            why = (f"no kind of store is called '{kind}' (a store is a file path, sqlite:///PATH or "
+                   f"postgresql+psycopg://USER@HOST[:PORT]/DATABASE)")
         raise BadInput(f"cannot use store URL {shown_url}: {why}") from None
     if engine.dialect.name == "sqlite" and not read_only:
         event.listen(engine, "connect", _sqlite_pragmas)
