@@ -47,7 +47,7 @@ def read_bytes(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     cannot hold the import. Only a regular file is read: it is opened
     without blocking (a FIFO with no writer would block open()) and checked
     on the descriptor opened, not on the name."""
-    if Path(path).is_dir():
+    if os.path.isdir(path):   # False, not an OSError, for a name too long
         raise BadInput(f"{path}: is a directory (give its files: clusterbench import {path}/*)")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
