@@ -15,11 +15,14 @@ flagged.
 
 Both measures compare medians, and a median says nothing of how far a
 node's own repetitions scatter: a cold read on a shared disk, or an 8-byte
-latency, moves by a factor between repetitions of one node. So a third
-condition: when the nodes were measured more than once, the node's
-repetitions must not overlap those of most other nodes (every repetition
-of the node below every repetition of the other node, or above): two
-nodes whose repetitions interleave have not been shown to differ.
+latency, moves by a factor between repetitions of one node. So when the
+nodes were measured more than once, the robust measure is a test that two
+nodes differ instead of the Z: the node's repetitions must not overlap
+those of most other nodes (every repetition of the node below every
+repetition of the other node, or above). Two nodes whose repetitions
+interleave have not been shown to differ; a node whose repetitions clear
+the others' differs however the others' medians scatter (on a loaded
+machine they scatter enough for the Z to excuse a CPU-capped node).
 
 A link is flagged when its bandwidth is below (1 - threshold) x its
 reference: the best link of its class (the fastest pair shows what the
@@ -83,11 +86,12 @@ def judge_nodes(by_host: dict[str, float], threshold: float = NODE_THRESHOLD,
     for h, v, z in zip(hosts, values, zs):
         ratio = v / med if med else float("nan")
         far = med != 0 and abs(ratio - 1) >= threshold
-        robust = z is None or abs(z) > Z_BOUND
         n_apart = apart_count(h, ratio < 1, repetitions) if repetitions and set(repetitions) >= set(hosts) else None
-        # past the spread: its repetitions clear those of most other nodes
-        beyond_spread = n_apart is None or n_apart * 2 > len(hosts) - 1
-        out.append(NodeValue(h, v, ratio, z, len(values) >= 3 and far and robust and beyond_spread, n_apart))
+        if n_apart is None:   # one value per node: the medians' spread is all there is to judge by
+            robust = z is None or abs(z) > Z_BOUND
+        else:                 # its repetitions clear those of most other nodes
+            robust = n_apart * 2 > len(hosts) - 1
+        out.append(NodeValue(h, v, ratio, z, len(values) >= 3 and far and robust, n_apart))
     return out
 
 
