@@ -220,3 +220,18 @@ def test_a_node_that_only_sends_slowly_is_named_by_its_send_side():
     said = link_sentences(ClusterView(hosts, links=link_matrix(link_steps(matrix), {}, 0.25)))
     assert said == ["h02 sends slowly to every node (6 links, at most 19 % of the class's best link, 108 MiB/s): "
                     "look at h02's send side (its TCP settings, its transmit path)"]
+
+
+def test_the_mistuned_tcp_stack_recorded_on_the_test_cluster_is_h02s_send_side():
+    from clusterbench.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.cluster.findings import link_sentences
+
+    # medians of a run of tests/test_cluster_run.py (200 Mbit/s links, h02: 16 KiB TCP buffers, reno):
+    # h02's receives are slow too (its small receive buffer), its sends slower still
+    recorded = {("h01", "h02"): 10.7, ("h01", "h03"): 12.5, ("h01", "h04"): 18.2, ("h02", "h01"): 6.0,
+                ("h02", "h03"): 5.7, ("h02", "h04"): 3.6, ("h03", "h01"): 12.0, ("h03", "h02"): 10.8,
+                ("h03", "h04"): 16.4, ("h04", "h01"): 16.9, ("h04", "h02"): 4.3, ("h04", "h03"): 19.9}
+    # at the test cluster's link bound (its links to the partner of the shift's middle round run at 60 %)
+    said = link_sentences(ClusterView(["h01", "h02", "h03", "h04"], links=link_matrix(link_steps(recorded), {}, 0.40)))
+    assert len(said) == 1 and said[0].startswith("h02 sends slowly to every node") \
+        and "look at h02's send side" in said[0], said

@@ -251,4 +251,6 @@ def test_a_mistuned_tcp_stack_is_named_by_its_keys_and_nothing_else(cluster, tmp
         {(lk.src, lk.dst): round(lk.mib_s, 2) for lk in view.links}
     show = " ".join(cli(cluster, store, "show", "tcp").stdout.split())
     assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
+    if view.flagged_links:   # on the test cluster its sends run at about 0.6 of its receives
+        assert "look at h02's send side" in show, show
     assert not re.search(r"h0[134]'s (port|send side|receive side)|link h0[134]->h0[134]", show), show

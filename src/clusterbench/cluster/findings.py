@@ -38,7 +38,7 @@ def link_sentences(view: ClusterView) -> list[str]:
     if not flagged:
         return []
     out, named = [], set()
-    for fault in node_faults(view.links, view.hosts, view.link_threshold):
+    for fault in node_faults(view.links, view.hosts):
         named.add(fault.host)
         mine = [lk for lk in view.links if fault.host in (lk.src, lk.dst)]
         worst = max(lk.mib_s / lk.reference for lk in mine if lk.flagged)
