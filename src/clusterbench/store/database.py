@@ -59,15 +59,9 @@ def _migration_lock(url) -> Iterator[None]:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
-    # the folder is locked, not a file beside the store: a lock file would be
-    # left behind ("nonsense.lock" beside --db nonsense, #38), and removing it
-    # after use races with the next flock on it
-    folder = os.open(os.path.dirname(os.path.abspath(url.database)), os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(folder, fcntl.LOCK_EX)
+    with open(url.database + ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
         yield
-    finally:
-        os.close(folder)
 
 
 class Store:
