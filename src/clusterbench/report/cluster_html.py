@@ -66,7 +66,7 @@ def node_table(view: ClusterView) -> list[str]:
 
 
 def link_section(view: ClusterView) -> list[str]:
-    out = ["<h3>Links</h3>", heat_map(view)]
+    out = ["<h3>Links: bandwidth MiB/s, best repetition</h3>", heat_map(view)]
     flagged = view.flagged_links
     if flagged:
         out.append("<table><tr><th>flagged link</th><th>MiB/s</th><th>% of reference</th><th>class</th>"

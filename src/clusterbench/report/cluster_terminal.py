@@ -23,7 +23,8 @@ def node_table(view: ClusterView) -> Table:
 
 
 def link_table(view: ClusterView) -> Table:
-    t = Table(title="Links: bandwidth MiB/s, row sends to column (latency us); ! = below the bound of its class",
+    t = Table(title="Links: bandwidth MiB/s (best repetition), row sends to column (median latency us); "
+                    "! = below the bound of its class",
               title_justify="left")
     t.add_column("from \\ to")
     for h in view.hosts:
