@@ -33,11 +33,62 @@ def test_leave_one_out_on_four_nodes_flags_the_slow_node_not_the_noisy_one():
     assert nodes["h03"].ratio == pytest.approx(110 / 424.5) and nodes["h03"].z < -3.5
 
 
-def test_link_bound_is_the_upper_quartile_so_a_bad_port_does_not_hide():
+def test_link_bound_is_the_best_link_so_a_bad_port_does_not_hide():
     # 4 nodes, h03's port at a third: 6 of 12 links slow; the median would sit between
     links = [24.0] * 6 + [8.0] * 6
-    ref, bound = link_bound(links, 0.25)
-    assert ref == 24.0 and bound == 18.0
+    assert link_bound(links, 0.25) == (24.0, 18.0, "the class's best link")
+
+
+def test_link_bound_is_the_links_rate_when_that_is_higher():
+    # every link of the class at 60 MiB/s on a 1 Gbit/s link (119 MiB/s): all slow, none would be flagged alone
+    ref, bound, what = link_bound([60.0] * 12, 0.25, 1e9)
+    assert what == "the link's rate" and ref == pytest.approx(119.2, abs=0.1) and bound > 60
+    # a link measured above its stated rate: the best link stays the reference
+    assert link_bound([130.0, 128.0], 0.25, 1e9)[2] == "the class's best link"
+
+
+def test_a_node_whose_repetitions_overlap_the_others_is_not_flagged():
+    # an 8-byte latency: h02's median 3x the others', but its repetitions scatter through theirs
+    medians = {"h01": 0.11, "h02": 0.33, "h03": 0.12, "h04": 0.115}
+    reps = {"h01": [0.11, 0.35, 0.10], "h02": [0.12, 0.33, 0.38], "h03": [0.12, 0.11, 0.30],
+            "h04": [0.115, 0.36, 0.11]}
+    assert flagged(medians) == ["h02"]   # the medians alone would flag it
+    judged = {n.host: n for n in judge_nodes(medians, 0.10, reps)}
+    assert not any(n.flagged for n in judged.values()) and judged["h02"].apart_from == 0
+
+
+def test_a_node_whose_repetitions_all_clear_the_others_is_flagged():
+    # h03's Himeno capped: every repetition below every repetition of the others, even when all are noisy
+    reps = {"h01": [400, 430, 390], "h02": [450, 380, 420], "h03": [110, 150, 130], "h04": [587, 370, 500]}
+    judged = {n.host: n for n in judge_nodes({h: sorted(v)[1] for h, v in reps.items()}, 0.5, reps)}
+    assert [h for h, n in judged.items() if n.flagged] == ["h03"] and judged["h03"].apart_from == 3
+    # on a loaded machine the others' medians scatter enough for the Z to excuse h03; its repetitions do not
+    reps = {"h01": [100, 150, 400], "h02": [300, 160, 350], "h03": [40, 45, 50], "h04": [500, 170, 420]}
+    medians = {h: sorted(v)[1] for h, v in reps.items()}
+    assert flagged(medians, 0.5) == []
+    assert [n.host for n in judge_nodes(medians, 0.5, reps) if n.flagged] == ["h03"]
+
+
+def test_a_figure_whose_nodes_share_one_device_says_so_instead_of_flagging_each():
+    from clusterbench.cluster.analysis import ClusterView, node_figures
+    from clusterbench.cluster.findings import node_sentences
+    from clusterbench.sample import Sample
+
+    # seen on the test cluster: a cold read 883 to 2,995 MiB/s on four namespaces reading one disk
+    cold = {"h01": [883, 900, 890], "h02": [2995, 2950, 2980], "h03": [1500, 1490, 1510], "h04": [1400, 1420, 1410]}
+    steps = [{"name": f"node {h}: seqio", "kernel": "seqio", "status": "ok",
+              "samples": [Sample("read", "cold", "cold", "MiB/s", v, repetition=i, directory="/scratch")
+                          for i, v in enumerate(vs)]} for h, vs in cold.items()]
+    one_disk = {h: {"target./scratch.device": "sda", "system.boot_time": "2026-11-28T01:00:00"} for h in cold}
+    [fig] = node_figures(steps, 0.10, one_disk)
+    assert fig.shared_device == "sda on one machine" and fig.flagged == []
+    [said] = node_sentences(ClusterView(sorted(cold), figures=[fig]))
+    assert "share one device (sda on one machine), 883 to 2995 MiB/s" in said
+    # the same device name on machines booted apart: four disks, each node judged
+    apart_machines = {h: {"target./scratch.device": "sda", "system.boot_time": f"2026-11-2{i}T01:00:00"}
+                      for i, h in enumerate(cold)}
+    [fig] = node_figures(steps, 0.10, apart_machines)
+    assert fig.shared_device == "" and {n.host for n in fig.flagged} == {"h01", "h02"}
 
 
 def test_environment_table_names_the_value_on_most_nodes_and_the_nodes_that_differ():
@@ -113,3 +164,74 @@ def test_a_grid_engine_jobs_nodes_come_from_its_pe_hostfile(tmp_path, monkeypatc
     monkeypatch.delenv("JOB_ID")   # a stale PE_HOSTFILE outside a job is not an allocation
     with pytest.raises(BadInput, match="needs nodes"):
         find_hosts(None)
+
+
+def link_steps(matrix: dict[tuple[str, str], float]) -> list[dict]:
+    from clusterbench.sample import Sample
+
+    return [{"name": "link matrix (mpiGraph shift pattern)",
+             "samples": [Sample("link_bandwidth", "n/a", None, "MiB/s", v, qualifiers=(("src_host", a), ("dst_host", b)))
+                         for (a, b), v in matrix.items()]}]
+
+
+# the issue's matrix (#40): h03's port shaped to a third, h02's TCP stack mis-tuned; healthy 106-110 MiB/s
+ISSUE_40_MATRIX = {("h01", "h02"): 62.8, ("h01", "h03"): 21.1, ("h01", "h04"): 106,
+                   ("h02", "h01"): 8.2, ("h02", "h03"): 16.0, ("h02", "h04"): 25.5,
+                   ("h03", "h01"): 20.1, ("h03", "h02"): 16.0, ("h03", "h04"): 37.2,
+                   ("h04", "h01"): 110, ("h04", "h02"): 24.6, ("h04", "h03"): 37.0}
+
+
+@pytest.mark.parametrize("rate", [1e9, None])
+def test_the_issues_matrix_names_h03s_port_and_h02s_send_side_and_nothing_else(rate):
+    from clusterbench.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.cluster.findings import link_sentences
+
+    links = link_matrix(link_steps(ISSUE_40_MATRIX), {}, 0.25, link_bits_per_s=rate)
+    # h03<->h04 at a third of the link's rate: flagged now that the faults do not set the reference
+    assert {(lk.src, lk.dst) for lk in links if not lk.flagged} == {("h01", "h04"), ("h04", "h01")}
+    said = link_sentences(ClusterView(["h01", "h02", "h03", "h04"], links=links))
+    assert len(said) == 2, said
+    assert said[0].startswith("h02 sends slowly to every node") and "h02's send side" in said[0]
+    assert said[1].startswith("every link to and from h03 is slow") and "h03's port" in said[1]
+    assert ("the link's rate, 119.2 MiB/s" if rate else "the class's best link, 110 MiB/s") in said[0]
+
+
+def test_a_class_all_of_whose_links_are_slow_is_flagged_against_the_links_rate():
+    from clusterbench.cluster.analysis import link_matrix
+
+    matrix = {(a, b): 70.0 for a in ("h01", "h02", "h03") for b in ("h01", "h02", "h03") if a != b}
+    assert not any(lk.flagged for lk in link_matrix(link_steps(matrix), {}, 0.25))
+    given = {"h01": {"conditions.link_bits_per_s": 1e9}}   # --link-speed 1gbit at run time
+    assert all(lk.flagged and lk.reference_is == "the link's rate" for lk in link_matrix(link_steps(matrix), given, 0.25))
+    # a veth's nominal 10 Gbit/s behind a 1 Gbit/s shaper says nothing about the path: not used (a NIC
+    # speed is used when the best link reaches half of it; 70 of 119 MiB/s does)
+    veth = {h: {"net.eth0.speed_mbps": 10000} for h in ("h01", "h02", "h03")}
+    assert not any(lk.flagged for lk in link_matrix(link_steps(matrix), veth, 0.25))
+    nic = {h: {"net.eth0.speed_mbps": 1000} for h in ("h01", "h02", "h03")}
+    assert all(lk.flagged for lk in link_matrix(link_steps(matrix), nic, 0.25))
+
+
+def test_a_node_that_only_sends_slowly_is_named_by_its_send_side():
+    from clusterbench.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.cluster.findings import link_sentences
+
+    hosts = ["h01", "h02", "h03", "h04"]
+    matrix = {(a, b): (20.0 if a == "h02" else 108.0) for a in hosts for b in hosts if a != b}
+    said = link_sentences(ClusterView(hosts, links=link_matrix(link_steps(matrix), {}, 0.25)))
+    assert said == ["h02 sends slowly to every node (6 links, at most 19 % of the class's best link, 108 MiB/s): "
+                    "look at h02's send side (its TCP settings, its transmit path)"]
+
+
+def test_the_mistuned_tcp_stack_recorded_on_the_test_cluster_is_h02s_send_side():
+    from clusterbench.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.cluster.findings import link_sentences
+
+    # medians of a run of tests/test_cluster_run.py (200 Mbit/s links, h02: 16 KiB TCP buffers, reno):
+    # h02's receives are slow too (its small receive buffer), its sends slower still
+    recorded = {("h01", "h02"): 10.7, ("h01", "h03"): 12.5, ("h01", "h04"): 18.2, ("h02", "h01"): 6.0,
+                ("h02", "h03"): 5.7, ("h02", "h04"): 3.6, ("h03", "h01"): 12.0, ("h03", "h02"): 10.8,
+                ("h03", "h04"): 16.4, ("h04", "h01"): 16.9, ("h04", "h02"): 4.3, ("h04", "h03"): 19.9}
+    # at the test cluster's link bound (its links to the partner of the shift's middle round run at 60 %)
+    said = link_sentences(ClusterView(["h01", "h02", "h03", "h04"], links=link_matrix(link_steps(recorded), {}, 0.40)))
+    assert len(said) == 1 and said[0].startswith("h02 sends slowly to every node") \
+        and "look at h02's send side" in said[0], said

@@ -12,10 +12,15 @@ The four test hosts share this machine's two cores, so the per-node
 figures run --one-at-a-time (all at once, each host's Himeno would time
 the others' start and end: 60 % spread seen with no fault). The machine is
 shared with other work: one node's median of 5 one-second Himeno runs was
-seen 40 % off the others with no fault, so the tests judge nodes with
---threshold=50% and links with --link-threshold=40% (the defaults, 10 %
-and 25 %, are for real nodes, each its own hardware). The slow link takes
-67 % off its bandwidth."""
+seen 40 % off the others with no fault. A node is flagged only when its 5
+repetitions clear those of most other nodes (cluster/outliers.py), not by
+the Z of its median: under load the others' medians scatter and their Z
+excused h03; the repetitions of a healthy node interleave the others'.
+So the tests judge nodes with --threshold=25% (it was 50 % before the
+spread test, and a loaded run put capped h03 at 52 % of the median) and
+links with --link-threshold=40% (the defaults, 10 % and 25 %, are for
+real nodes, each its own hardware). The slow link takes 67 % off its
+bandwidth. A mis-tuned TCP stack (issue #40) is planted on h02 alone."""
 from __future__ import annotations
 
 import os
@@ -35,7 +40,10 @@ pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test clust
 
 HOSTS = ["h01", "h02", "h03", "h04"]
 RATE, SLOW_RATE = "200mbit", "67mbit"
-BOUNDS = ["--threshold=50%", "--link-threshold=40%"]
+# nodes at 25 %, not 50 %: a healthy node's median 40 % off the others is excused by the spread test
+# (its repetitions interleave theirs), not by a wide relative bound; under load the capped h03
+# was seen at 52 % of the median (its repetitions below those of h02 and h04, one overlapping h01's)
+BOUNDS = ["--threshold=25%", "--link-threshold=40%"]
 # small enough for CI: a link moves 4 MiB per round (4 windows of 4 x 256 KiB)
 QUICK = ["--only=himeno,links", "--one-at-a-time", "--repeat", "5", "--himeno.seconds=1", "--links.size=256k", "--links.window=4",
          "--links.iterations=4", "--links.latency-iterations=20", *BOUNDS, "--quiet"]
@@ -164,6 +172,9 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     (himeno,) = view.figures
     assert [nv.host for nv in himeno.flagged] == ["h03"], himeno.nodes
     assert himeno.flagged[0].ratio < 0.6, himeno.nodes
+    # judged by its repetitions, each below every repetition of most other nodes: a load on the
+    # machine that scatters the others' medians (and excused h03 by their Z) does not hide it
+    assert himeno.flagged[0].apart_from >= 2, himeno.nodes
     # the slow port: the six links to and from h03, and no other
     flagged = {(lk.src, lk.dst) for lk in view.flagged_links}
     assert flagged == {(a, b) for a in HOSTS for b in HOSTS if a != b and "h03" in (a, b)}, \
@@ -202,3 +213,44 @@ def test_compare_of_the_faulty_and_the_healthy_run_shows_what_a_repair_fixed(clu
     # before = the faulty run: the slow node and h03's six links are fixed, nothing new
     assert re.search(r"7 flag\(s\) gone: [^;]*h03: himeno jacobi \(time\)", out), out
     assert "0 new." in out and "h02->h03" in out and "fixed" in out
+
+
+TCP_MISTUNED = {"net.ipv4.tcp_rmem": "4096 8192 16384", "net.ipv4.tcp_wmem": "4096 8192 16384",
+                "net.ipv4.tcp_congestion_control": "reno"}
+
+
+def netns_sysctl(cluster, host: str, name: str, value: str | None = None) -> str:
+    ns = cluster.host(host).ns
+    if value is not None:
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{name}={value}"], check=True)
+    return " ".join(subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", name], check=True,
+                                   capture_output=True, text=True).stdout.split())
+
+
+@pytest.mark.timeout(600)
+def test_a_mistuned_tcp_stack_is_named_by_its_keys_and_nothing_else(cluster, tmp_path):
+    # h02 missed the site's TCP tuning (#40): its keys are the one line that differs; whatever its links
+    # show is said of h02 alone, no other node or link is flagged
+    store = f"sqlite:///{tmp_path / 'tcp.db'}"
+    before = {k: netns_sysctl(cluster, "h02", k) for k in TCP_MISTUNED}
+    try:
+        for k, v in TCP_MISTUNED.items():
+            netns_sysctl(cluster, "h02", k, v)
+        p = cli(cluster, store, "run", "cluster", *[a for a in QUICK if a != "--only=himeno,links"], "--only=links",
+                "--label", "tcp")
+    finally:
+        for k, v in before.items():
+            netns_sysctl(cluster, "h02", k, v)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    view = view_of(store, "tcp")
+    differ = {d.key: d.differ for d in configuration(view)}
+    assert set(differ) == {f"sysctl.{k}" for k in TCP_MISTUNED}, differ
+    assert all(set(d) == {"h02"} for d in differ.values()), differ
+    assert "16384" in differ["sysctl.net.ipv4.tcp_wmem"]["h02"] and differ["sysctl.net.ipv4.tcp_congestion_control"]["h02"] == "reno"
+    assert all("h02" in (lk.src, lk.dst) for lk in view.flagged_links), \
+        {(lk.src, lk.dst): round(lk.mib_s, 2) for lk in view.links}
+    show = " ".join(cli(cluster, store, "show", "tcp").stdout.split())
+    assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
+    if view.flagged_links:   # on the test cluster its sends run at about 0.6 of its receives
+        assert "look at h02's send side" in show, show
+    assert not re.search(r"h0[134]'s (port|send side|receive side)|link h0[134]->h0[134]", show), show

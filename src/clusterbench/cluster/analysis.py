@@ -5,6 +5,7 @@ sentences. Reads a loaded run (report.data.load_run: steps with their
 Sample objects, and each host's snapshot), so every format can use it."""
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import statistics
 from collections import Counter
@@ -27,6 +28,8 @@ class Figure:
     median: float
     nodes: list[outliers.NodeValue]
     lower_is_better: bool = False
+    shared_device: str = ""    # the nodes measured one device ("sda on one machine"): not judged per node
+    spread: tuple[float, float] | None = None   # lowest and highest repetition over all nodes
 
     @property
     def flagged(self) -> list[outliers.NodeValue]:
@@ -41,6 +44,7 @@ class Link:
     latency_us: float | None
     link_class: str
     reference: float = 0.0
+    reference_is: str = ""     # "the class's best link" or "the link's rate"
     flagged: bool = False
 
 
@@ -85,28 +89,60 @@ def _median_by_key(samples) -> dict:
     return {k: statistics.median(v) for k, v in by.items()}
 
 
+def _values_by_key(samples) -> dict:
+    by: dict = {}
+    for s in samples:
+        if s.value is not None:
+            by.setdefault(s.key(), []).append(s.value)
+    return by
+
+
+def shared_device(envs: dict[str, dict], hosts: list[str], directory: str | None) -> str:
+    """'sda on one machine' when every node's target directory sits on the
+    same block device of one running kernel (one boot time): the nodes of
+    the test cluster, namespaces of one machine, read one disk."""
+    if not directory:
+        return ""
+    seen = {(envs.get(h, {}).get(f"target.{directory}.device") or envs.get(h, {}).get(f"target.{directory}.source"),
+             envs.get(h, {}).get("system.boot_time")) for h in hosts}
+    if len(seen) != 1:
+        return ""
+    device, boot = next(iter(seen))
+    return f"{device} on one machine" if device and boot else ""
+
+
 def figure_name(kernel: str, key) -> str:
     label = key.label
     cond = f" ({key.condition})" if key.condition and key.condition != "n/a" else ""
     return f"{kernel} {label}{cond}" if label != kernel else f"{kernel}{cond}"
 
 
-def node_figures(steps, threshold: float) -> list[Figure]:
-    per: dict[tuple[str, str], dict[str, float]] = {}
+def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None) -> list[Figure]:
+    per: dict[tuple[str, str], dict[str, list[float]]] = {}
+    directory: dict[tuple[str, str], str | None] = {}
     for st in steps:
         host = node_step_host(st["name"] or "")
         # the GPU kernels are judged per GPU (cluster/gpus.py): a node may have several
         if host is None or st["status"] != "ok" or st["kernel"] in gpu_analysis.GPU_KERNELS:
             continue
-        for key, value in _median_by_key(st["samples"]).items():
-            per.setdefault((figure_name(st["kernel"], key), key.unit or ""), {})[host] = value
+        dirs = {s.directory for s in st["samples"] if s.directory}
+        for key, values in _values_by_key(st["samples"]).items():
+            fig = (figure_name(st["kernel"], key), key.unit or "")
+            per.setdefault(fig, {})[host] = values
+            directory[fig] = next(iter(dirs)) if len(dirs) == 1 else None
     figures = []
-    for (name, unit), by_host in per.items():
-        if len(by_host) < 2:
+    for (name, unit), reps in per.items():
+        if len(reps) < 2:
             continue
+        by_host = {h: statistics.median(v) for h, v in reps.items()}
         lower = unit in LOWER_IS_BETTER_UNITS
-        figures.append(Figure(name, unit, statistics.median(by_host.values()),
-                              outliers.judge_nodes(by_host, threshold), lower))
+        nodes = outliers.judge_nodes(by_host, threshold, reps)
+        shared = shared_device(envs or {}, sorted(reps), directory[(name, unit)])
+        if shared:   # differences between nodes of one device are contention for it: said once, not per node
+            nodes = [dataclasses.replace(n, flagged=False) for n in nodes]
+        every = [x for v in reps.values() for x in v]
+        figures.append(Figure(name, unit, statistics.median(by_host.values()), nodes, lower, shared,
+                              (min(every), max(every))))
     return figures
 
 
@@ -119,8 +155,10 @@ def link_class(envs: dict[str, dict], src: str, dst: str) -> str:
     return "same switch" if a == b else "across trunk"
 
 
-def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str = LINKS_STEP) -> list[Link]:
+def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str = LINKS_STEP,
+                link_bits_per_s: float | None = None) -> list[Link]:
     bw: dict[tuple[str, str], list[float]] = {}
+    nominal: dict[tuple[str, str], list[float]] = {}
     lat: dict[tuple[str, str], list[float]] = {}
     for st in steps:
         if st["name"] != step_name:
@@ -131,6 +169,8 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
             if s.value is None:
                 continue
             (bw if s.phase == "link_bandwidth" else lat).setdefault(pair, []).append(s.value)
+            if s.phase == "link_bandwidth" and s.link_bits_per_s:
+                nominal.setdefault(pair, []).append(s.link_bits_per_s)
     # A link's bandwidth is its best repetition: other work on the nodes
     # only slows a transfer, never lifts it past the link, and a bad port
     # or cable is slow in every repetition. The median of 5 let one loaded
@@ -139,10 +179,38 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
                   link_class(envs, src, dst)) for (src, dst), v in sorted(bw.items())]
     for cls in {lk.link_class for lk in links}:
         members = [lk for lk in links if lk.link_class == cls]
-        ref, bound = outliers.link_bound([lk.mib_s for lk in members], threshold)
+        best = max(lk.mib_s for lk in members)
+        rate = physical_rate_bits_per_s(envs, members, nominal, link_bits_per_s, best)
+        ref, bound, what = outliers.link_bound([lk.mib_s for lk in members], threshold, rate)
         for lk in members:
-            lk.reference, lk.flagged = ref, len(members) >= 2 and lk.mib_s < bound
+            lk.reference, lk.reference_is = ref, what
+            lk.flagged = (len(members) >= 2 or what == "the link's rate") and lk.mib_s < bound
     return links
+
+
+def physical_rate_bits_per_s(envs: dict[str, dict], members: list[Link], nominal: dict,
+                             given: float | None, best_mib_s: float) -> float | None:
+    """The rate a class's links can reach, as the environment knows it:
+    --link-speed (at show, or the run's own), else the slower end's NIC
+    speed over the class. A NIC speed far above every link (a veth's
+    nominal 10 Gbit/s behind a 1 Gbit/s shaper) says nothing about the
+    path and is not used; a rate the user gave always is."""
+    given = given or next((e["conditions.link_bits_per_s"] for e in envs.values()
+                           if e.get("conditions.link_bits_per_s")), None)
+    if given:
+        return float(given)
+    from clusterbench.ceilings import fastest_link_bits_per_s
+
+    ends = []
+    for lk in members:
+        rates = nominal.get((lk.src, lk.dst)) or [r for h in (lk.src, lk.dst)
+                                                   if (r := fastest_link_bits_per_s(envs.get(h, {})))]
+        if rates:
+            ends.append(min(rates))
+    if not ends:
+        return None
+    rate = min(ends)
+    return rate if best_mib_s >= rate * outliers.MIB_PER_S_PER_BIT_PER_S / 2 else None
 
 
 def env_differences(envs: dict[str, dict]) -> list[EnvDifference]:
@@ -178,12 +246,12 @@ def scaling_curves(steps) -> tuple[dict[str, dict[int, float]], str]:
 
 
 def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
-            link_threshold: float = outliers.LINK_THRESHOLD) -> ClusterView:
+            link_threshold: float = outliers.LINK_THRESHOLD, link_bits_per_s: float | None = None) -> ClusterView:
     steps, envs = run["steps"], run["environments"]
     view = ClusterView([], threshold=threshold, link_threshold=link_threshold)
-    view.figures = node_figures(steps, threshold)
-    view.links = link_matrix(steps, envs, link_threshold)
-    view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP)
+    view.figures = node_figures(steps, threshold, envs)
+    view.links = link_matrix(steps, envs, link_threshold, LINKS_STEP, link_bits_per_s)
+    view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP, link_bits_per_s)
     # the nodes measured; the host clusterbench ran on (a login node) has a
     # snapshot too but is a node only when a step ran there
     view.hosts = sorted({h for st in steps if (h := node_step_host(st["name"] or ""))}

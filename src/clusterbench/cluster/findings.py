@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from clusterbench.cluster.analysis import ClusterView
 from clusterbench.cluster.gpus import gpu_sentences
+from clusterbench.cluster.link_faults import node_faults
 
 
 def _pct(ratio: float) -> str:
@@ -19,7 +20,17 @@ def node_sentences(view: ClusterView) -> list[str]:
             worse = (nv.ratio > 1) == f.lower_is_better
             out.append(f"{nv.host}: {f.name} {_pct(nv.ratio)} {side} the median of {n} nodes "
                        f"({nv.value:.4g} vs {f.median:.4g} {f.unit}{', worse' if worse else ''})")
+        if f.shared_device and f.spread and f.spread[0] > 0 and f.spread[1] / f.spread[0] - 1 >= view.threshold:
+            out.append(f"{f.name}: the nodes share one device ({f.shared_device}), {f.spread[0]:.4g} to "
+                       f"{f.spread[1]:.4g} {f.unit}: contention for it, not judged per node")
     return out
+
+
+_SIDE = {"port": "look at {h}'s port or cable (both directions slow)",
+         "send": "look at {h}'s send side (its TCP settings, its transmit path)",
+         "receive": "look at {h}'s receive side (its TCP settings, its receive path)"}
+_WHAT = {"port": "every link to and from {h} is slow", "send": "{h} sends slowly to every node",
+         "receive": "{h} receives slowly from every node"}
 
 
 def link_sentences(view: ClusterView) -> list[str]:
@@ -27,19 +38,17 @@ def link_sentences(view: ClusterView) -> list[str]:
     if not flagged:
         return []
     out, named = [], set()
-    # a node all of whose links (both ways) are slow: its port or cable, not N links
-    for h in view.hosts:
-        mine = [lk for lk in view.links if h in (lk.src, lk.dst)]
-        if mine and all(lk.flagged for lk in mine) and len(mine) < len(view.links):
-            named.add(h)
-            worst = max(lk.mib_s / lk.reference for lk in mine)
-            out.append(f"every link to and from {h} is slow ({len(mine)} links, at most {worst * 100:.0f} % of "
-                       f"the reference link): look at {h}'s port or cable")
+    for fault in node_faults(view.links, view.hosts):
+        named.add(fault.host)
+        mine = [lk for lk in view.links if fault.host in (lk.src, lk.dst)]
+        worst = max(lk.mib_s / lk.reference for lk in mine if lk.flagged)
+        out.append(f"{_WHAT[fault.side].format(h=fault.host)} ({fault.links} links, at most {worst * 100:.0f} % of "
+                   f"{mine[0].reference_is}, {mine[0].reference:.4g} MiB/s): {_SIDE[fault.side].format(h=fault.host)}")
     for lk in flagged:
         if lk.src in named or lk.dst in named:
             continue
         out.append(f"link {lk.src}->{lk.dst}: {lk.mib_s * 2**20 * 8 / 1e9:.2f} Gbit/s, "
-                   f"{lk.mib_s / lk.reference * 100:.0f} % of the reference link ({lk.link_class})")
+                   f"{lk.mib_s / lk.reference * 100:.0f} % of {lk.reference_is} ({lk.link_class})")
     return out
 
 
@@ -67,5 +76,5 @@ def paragraph(view: ClusterView) -> str:
             f"{count(len(view.env), 'environment key that differs', 'environment keys that differ')}.")
     if not found:
         return head + (f" Nothing flagged: every node within {view.threshold:.0%} of the median (or within the "
-                       f"spread of the others), every link within {view.link_threshold:.0%} of its class's reference.")
+                       f"spread of the others), every link within {view.link_threshold:.0%} of its reference (its class's best link, or the link's rate).")
     return head + " Found: " + "; ".join(found) + "."

@@ -13,10 +13,24 @@ slow node and one noisy one give a MAD that excuses both). When the
 others' MAD is 0 (they agree exactly) any node past the relative bound is
 flagged.
 
-A link is flagged when its bandwidth is below (1 - threshold) x the
-reference of its class. The reference is the upper quartile of the class,
-not its median: one bad port slows the 2 (N - 1) links that touch it, half
-of all links on 4 nodes, and would drag a median down with it.
+Both measures compare medians, and a median says nothing of how far a
+node's own repetitions scatter: a cold read on a shared disk, or an 8-byte
+latency, moves by a factor between repetitions of one node. So when the
+nodes were measured more than once, the robust measure is a test that two
+nodes differ instead of the Z: the node's repetitions must not overlap
+those of most other nodes (every repetition of the node below every
+repetition of the other node, or above). Two nodes whose repetitions
+interleave have not been shown to differ; a node whose repetitions clear
+the others' differs however the others' medians scatter (on a loaded
+machine they scatter enough for the Z to excuse a CPU-capped node).
+
+A link is flagged when its bandwidth is below (1 - threshold) x its
+reference: the best link of its class (the fastest pair shows what the
+class can do; a median is dragged down by the faults, and one bad port
+slows the 2 (N - 1) links that touch it, half of all links on 4 nodes),
+or the physical rate the environment knows (the NIC's speed, the shaped
+rate, --link-speed) when that is the higher bound: a class all of whose
+links are slow is then still flagged.
 """
 from __future__ import annotations
 
@@ -36,6 +50,7 @@ class NodeValue:
     ratio: float           # value / median of the nodes
     z: float | None        # modified Z against the other nodes; None when their MAD is 0
     flagged: bool
+    apart_from: int | None = None   # how many other nodes its repetitions do not overlap; None: one repetition each
 
 
 def modified_z(x: float, others: list[float]) -> float | None:
@@ -45,8 +60,24 @@ def modified_z(x: float, others: list[float]) -> float | None:
     return None if mad == 0 else Z_SCALE * (x - med) / mad
 
 
-def judge_nodes(by_host: dict[str, float], threshold: float = NODE_THRESHOLD) -> list[NodeValue]:
-    """Every node's value, ratio to the median and verdict (the module's rule)."""
+def apart(mine: list[float], theirs: list[float], low: bool) -> bool:
+    """True when every repetition of `mine` lies below (low) or above every one of `theirs`."""
+    return max(mine) < min(theirs) if low else min(mine) > max(theirs)
+
+
+def apart_count(host: str, low: bool, repetitions: dict[str, list[float]]) -> int | None:
+    """How many other nodes `host`'s repetitions do not overlap, in the
+    direction it deviates; None when some node was measured only once."""
+    if any(len(v) < 2 for v in repetitions.values()):
+        return None
+    return sum(apart(repetitions[host], v, low) for h, v in repetitions.items() if h != host)
+
+
+def judge_nodes(by_host: dict[str, float], threshold: float = NODE_THRESHOLD,
+                repetitions: dict[str, list[float]] | None = None) -> list[NodeValue]:
+    """Every node's value, ratio to the median and verdict (the module's
+    rule). `repetitions`: each node's values over its repetitions, when
+    the run has them; without them only the medians are judged."""
     hosts = sorted(by_host)
     values = [by_host[h] for h in hosts]
     med = statistics.median(values)
@@ -55,18 +86,24 @@ def judge_nodes(by_host: dict[str, float], threshold: float = NODE_THRESHOLD) ->
     for h, v, z in zip(hosts, values, zs):
         ratio = v / med if med else float("nan")
         far = med != 0 and abs(ratio - 1) >= threshold
-        robust = z is None or abs(z) > Z_BOUND
-        out.append(NodeValue(h, v, ratio, z, len(values) >= 3 and far and robust))
+        n_apart = apart_count(h, ratio < 1, repetitions) if repetitions and set(repetitions) >= set(hosts) else None
+        if n_apart is None:   # one value per node: the medians' spread is all there is to judge by
+            robust = z is None or abs(z) > Z_BOUND
+        else:                 # its repetitions clear those of most other nodes
+            robust = n_apart * 2 > len(hosts) - 1
+        out.append(NodeValue(h, v, ratio, z, len(values) >= 3 and far and robust, n_apart))
     return out
 
 
-def upper_quartile(values: list[float]) -> float:
-    if len(values) < 2:
-        return values[0]
-    return statistics.quantiles(values, n=4, method="inclusive")[2]
+MIB_PER_S_PER_BIT_PER_S = 1 / (8 * 2**20)
 
 
-def link_bound(values: list[float], threshold: float = LINK_THRESHOLD) -> tuple[float, float]:
-    """(reference, bound) of one class of links."""
-    ref = upper_quartile(values)
-    return ref, ref * (1 - threshold)
+def link_bound(values: list[float], threshold: float = LINK_THRESHOLD,
+               rate_bits_per_s: float | None = None) -> tuple[float, float, str]:
+    """(reference in MiB/s, bound, what the reference is) of one class of links:
+    its best link, or the physical rate when that is higher."""
+    best = max(values)
+    rate = rate_bits_per_s * MIB_PER_S_PER_BIT_PER_S if rate_bits_per_s else None
+    if rate is not None and rate > best:
+        return rate, rate * (1 - threshold), "the link's rate"
+    return best, best * (1 - threshold), "the class's best link"

@@ -10,7 +10,7 @@ from clusterbench.commands.options import db_option, link_speed_option, open_sto
 @click.option("--threshold", metavar="FRACTION", default=None,
               help="Cluster runs: flag a node this far from the median (10% or 0.1; default: the run's own, else 10 %).")
 @click.option("--link-threshold", metavar="FRACTION", default=None,
-              help="Cluster runs: flag a link this far below its class's reference (default: the run's own, else 25 %).")
+              help="Cluster runs: flag a link this far below its reference, its class's best link or --link-speed (default: the run's own, else 25 %).")
 @link_speed_option
 @db_option
 @width_option
@@ -33,6 +33,6 @@ def command(runs, threshold, link_threshold, link_speed, db_url):
                 from clusterbench.cluster.analysis import parse_fraction
 
                 print_cluster(console, run, threshold and parse_fraction(threshold, "threshold"),
-                              link_threshold and parse_fraction(link_threshold, "link-threshold"))
+                              link_threshold and parse_fraction(link_threshold, "link-threshold"), link_speed)
             else:
                 print_run(console, run)

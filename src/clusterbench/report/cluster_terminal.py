@@ -84,9 +84,10 @@ def scaling_table(view: ClusterView) -> Table:
 
 
 def print_cluster(console: Console, run: dict, threshold: float | None = None,
-                  link_threshold: float | None = None) -> ClusterView:
+                  link_threshold: float | None = None, link_bits_per_s: float | None = None) -> ClusterView:
     kw = thresholds_of(run)
-    kw.update({k: v for k, v in (("threshold", threshold), ("link_threshold", link_threshold)) if v is not None})
+    kw.update({k: v for k, v in (("threshold", threshold), ("link_threshold", link_threshold),
+                                 ("link_bits_per_s", link_bits_per_s)) if v is not None})
     view = analyse(run, **kw)
     console.print(f"[bold]Cluster run {run['id']}[/bold]{' (' + escape(run['label']) + ')' if run['label'] else ''}: "
                   f"{escape(run['status'])}")

@@ -1,0 +1,65 @@
+"""Which node explains the flagged links (docs/cluster.md, "Method").
+
+A fault at a node slows every link that touches it on one side: a bad
+port or cable both directions (every link to and from it), a mis-tuned
+TCP stack or a bad transmit path the links it sends on. A node is a
+suspect when every link it sends on, or every link it receives on, is
+flagged. A suspect is then told port from one side by its links to the
+nodes that are not suspects (a link between two suspects shows both
+faults at once): its sends against its receives, each taken as a
+geometric mean. When one side runs below SIDE_RATIO of the other, that
+side is named; otherwise both directions are slow and the port is. A
+shaped port gives both sides alike (h03 on the test cluster: 0.98); a
+mis-tuned TCP stack slows the receives too, but less (h02 with 16 KiB
+buffers and reno: its sends at 0.63 of its receives on the test cluster,
+0.37 in the issue #40 matrix). The ratio is fixed, not --link-threshold:
+that bound says how slow a link must be, not how unlike two sides are.
+The links that touch a named node are explained by it and not listed
+again."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+SIDE_RATIO = 0.75   # one side named when below this fraction of the other
+
+
+@dataclass(frozen=True)
+class NodeFault:
+    host: str
+    side: str                  # "port" (both directions), "send" or "receive"
+    links: int                 # the links it explains
+    send_mib_s: float | None   # geometric mean of its sends to healthy nodes (or to all when none)
+    receive_mib_s: float | None
+
+
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def node_faults(links, hosts: list[str]) -> list[NodeFault]:
+    """`links`: objects with src, dst, mib_s, flagged (analysis.Link)."""
+    sends = {h: [lk for lk in links if lk.src == h] for h in hosts}
+    receives = {h: [lk for lk in links if lk.dst == h] for h in hosts}
+    suspects = [h for h in hosts if len(links) > len(sends[h]) + len(receives[h])
+                and ((sends[h] and all(lk.flagged for lk in sends[h]))
+                     or (receives[h] and all(lk.flagged for lk in receives[h])))]
+    out = []
+    for h in suspects:
+        healthy = [lk for lk in sends[h] + receives[h] if ({lk.src, lk.dst} - {h}).isdisjoint(suspects)] \
+            or sends[h] + receives[h]
+        send = _geomean([lk.mib_s for lk in healthy if lk.src == h])
+        receive = _geomean([lk.mib_s for lk in healthy if lk.dst == h])
+        all_sends = all(lk.flagged for lk in sends[h])
+        all_receives = all(lk.flagged for lk in receives[h])
+        if send is not None and receive is not None and all_sends and send < receive * SIDE_RATIO:
+            side = "send"
+        elif send is not None and receive is not None and all_receives and receive < send * SIDE_RATIO:
+            side = "receive"
+        elif all_sends and all_receives:
+            side = "port"
+        else:
+            side = "send" if all_sends else "receive"
+        out.append(NodeFault(h, side, len(sends[h]) + len(receives[h]), send, receive))
+    return out
