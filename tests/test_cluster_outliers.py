@@ -235,3 +235,40 @@ def test_the_mistuned_tcp_stack_recorded_on_the_test_cluster_is_h02s_send_side()
     said = link_sentences(ClusterView(["h01", "h02", "h03", "h04"], links=link_matrix(link_steps(recorded), {}, 0.40)))
     assert len(said) == 1 and said[0].startswith("h02 sends slowly to every node") \
         and "look at h02's send side" in said[0], said
+
+
+def shift_steps(matrix: dict[tuple[str, str], float], hosts: list[str]) -> list[dict]:
+    """link_steps with each link's shift round recorded, as linkmatrix writes it."""
+    from clusterbench.sample import Sample
+
+    n = len(hosts)
+    return [{"name": "link matrix (mpiGraph shift pattern)",
+             "samples": [Sample("link_bandwidth", "n/a", None, "MiB/s", v, qualifiers=(("src_host", a), ("dst_host", b)),
+                                record={"pattern": "shift", "nodes": n, "shift": (hosts.index(b) - hosts.index(a)) % n})
+                         for (a, b), v in matrix.items()]}]
+
+
+# best repetitions of a run on the test cluster beside two busy loops (200 Mbit/s links; h03 shaped to a
+# third at both ends, h02 with 16 KiB TCP buffers and reno): h02<->h04, the middle round's pair, run alike
+LOADED_BOTH_FAULTS = {("h01", "h02"): 6.67, ("h01", "h03"): 4.44, ("h01", "h04"): 15.96,
+                      ("h02", "h01"): 4.16, ("h02", "h03"): 3.15, ("h02", "h04"): 3.33,
+                      ("h03", "h01"): 4.22, ("h03", "h02"): 3.15, ("h03", "h04"): 7.19,
+                      ("h04", "h01"): 15.12, ("h04", "h02"): 3.37, ("h04", "h03"): 6.89}
+
+
+def test_a_pair_that_exchanged_both_ways_at_once_does_not_decide_a_nodes_side():
+    from clusterbench.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.cluster.findings import link_sentences
+
+    hosts = ["h01", "h02", "h03", "h04"]
+    links = link_matrix(shift_steps(LOADED_BOTH_FAULTS, hosts), {}, 0.50)
+    assert {(lk.src, lk.dst) for lk in links if lk.both_ways_at_once} == \
+        {("h01", "h03"), ("h03", "h01"), ("h02", "h04"), ("h04", "h02")}
+    said = link_sentences(ClusterView(hosts, links=links))
+    # h02's sends to h01 at 0.62 of its receives from h01: its send side; with h02<->h04 (3.33 and 3.37)
+    # counted as well the sides were 0.78 apart and h02 was called its port
+    assert len(said) == 2, said
+    assert said[0].startswith("h02 sends slowly to every node") and "h02's send side" in said[0], said
+    assert said[1].startswith("every link to and from h03 is slow") and "h03's port" in said[1], said
+    no_rounds = link_matrix(link_steps(LOADED_BOTH_FAULTS), {}, 0.50)
+    assert "h02's port" in link_sentences(ClusterView(hosts, links=no_rounds))[0]

@@ -46,6 +46,7 @@ class Link:
     reference: float = 0.0
     reference_is: str = ""     # "the class's best link" or "the link's rate"
     flagged: bool = False
+    both_ways_at_once: bool = False   # its reverse ran in the same shift round (shift N/2 of N nodes)
 
 
 @dataclass
@@ -160,6 +161,7 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
     bw: dict[tuple[str, str], list[float]] = {}
     nominal: dict[tuple[str, str], list[float]] = {}
     lat: dict[tuple[str, str], list[float]] = {}
+    both_ways: set[tuple[str, str]] = set()
     for st in steps:
         if st["name"] != step_name:
             continue
@@ -171,12 +173,16 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
             (bw if s.phase == "link_bandwidth" else lat).setdefault(pair, []).append(s.value)
             if s.phase == "link_bandwidth" and s.link_bits_per_s:
                 nominal.setdefault(pair, []).append(s.link_bits_per_s)
+            shift, nodes = s.record.get("shift"), s.record.get("nodes")
+            if s.record.get("pattern") == "shift" and isinstance(shift, int) and shift * 2 == nodes:
+                both_ways.add(pair)
     # A link's bandwidth is its best repetition: other work on the nodes
     # only slows a transfer, never lifts it past the link, and a bad port
     # or cable is slow in every repetition. The median of 5 let one loaded
     # stretch of a shared machine put a healthy link at 56 % of its class.
     links = [Link(src, dst, max(v), statistics.median(lat[(src, dst)]) if (src, dst) in lat else None,
-                  link_class(envs, src, dst)) for (src, dst), v in sorted(bw.items())]
+                  link_class(envs, src, dst), both_ways_at_once=(src, dst) in both_ways)
+             for (src, dst), v in sorted(bw.items())]
     for cls in {lk.link_class for lk in links}:
         members = [lk for lk in links if lk.link_class == cls]
         best = max(lk.mib_s for lk in members)
