@@ -22,8 +22,8 @@ from clusterbench.environment.sources import Context
 from clusterbench.environment.report_block import summary_block
 
 SCHEMA = 1
-COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "netstack", "software", "gpu",
-              "modules", "fabric", "container")
+COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "netstack", "netdev_tuning",
+              "software", "gpu", "modules", "fabric", "container")
 # Values that change between two captures of an unchanged machine. They are
 # kept in the snapshot (the limit checks read free memory) but left out of
 # its hash and of diffs, so they neither split snapshots nor hide the line

@@ -23,13 +23,17 @@ def _speed_mbps(text: str) -> int:
     return v
 
 
+def hardware_interfaces(ctx: Context) -> list[str]:
+    """The interfaces a snapshot describes: those with a device, and bonds."""
+    return [n for n in ctx.listdir(NET) if ctx.exists(f"{NET}/{n}/device") or ctx.exists(f"{NET}/{n}/bonding")]
+
+
 def collect(env: dict, ctx: Context) -> None:
     if not ctx.exists(NET):
         env["net.interfaces_error"] = f"no such file {NET}"
         _infiniband(env, ctx)
         return
-    names = [n for n in ctx.listdir(NET)
-             if ctx.exists(f"{NET}/{n}/device") or ctx.exists(f"{NET}/{n}/bonding")]
+    names = hardware_interfaces(ctx)
     env["net.interfaces"] = " ".join(names)
     for n in names:
         base = f"{NET}/{n}"
