@@ -2,11 +2,17 @@
 200 Mbit/s) with faults the test plants, each of which must be flagged, and
 only it; with none planted nothing may be flagged.
 
-Faults: h03's link (both ends) shaped to a third of the others'; h03's
+Faults, all in one run (each cluster run costs a minute of CI): h03's link
+(both ends) shaped to a quarter of the others' (its port); h03's
 kernel.shmmni (an IPC-namespace sysctl) changed; h03's processes capped at
-30 % of one CPU by a cgroup its ssh stand-in joins them to (5 % made the
-link matrix, whose every round waits on h03's ranks, take 190 s of CI;
-30 % still takes about 90 % off h03's Himeno, CFS throttling a 1 s run).
+15 % of one CPU by a cgroup its ssh stand-in joins them to (5 % made the
+link matrix, whose every round waits on h03's ranks, take 190 s of CI; at
+30 %, about 90 % off h03's Himeno on an idle machine, a run beside two
+busy loops and other work, load 10 on 2 cores, gave every Himeno about
+0.2 of a CPU and h03 none less: a cap above a process's share is no
+fault); in 10 ms periods, so h03's ranks wait 8.5 ms at most, not 85;
+h02's TCP stack mis-tuned as in issue #40 (16 KiB buffers, reno): its keys
+and its slow send side.
 
 The four test hosts share this machine's two cores, so the per-node
 figures run --one-at-a-time (all at once, each host's Himeno would time
@@ -17,10 +23,16 @@ repetitions clear those of most other nodes (cluster/outliers.py), not by
 the Z of its median: under load the others' medians scatter and their Z
 excused h03; the repetitions of a healthy node interleave the others'.
 So the tests judge nodes with --threshold=25% (it was 50 % before the
-spread test, and a loaded run put capped h03 at 52 % of the median) and
-links with --link-threshold=40% (the defaults, 10 % and 25 %, are for
-real nodes, each its own hardware). The slow link takes 67 % off its
-bandwidth. A mis-tuned TCP stack (issue #40) is planted on h02 alone."""
+spread test, and a loaded run put capped h03 at 52 % of the median).
+
+Links are judged at --link-threshold=50% (the default, 25 %, is for real
+nodes, each its own hardware): on this machine the pair of the shift's
+middle round, which exchanges both ways at once through the test
+cluster's shapers, runs at 0.59 to 0.66 of the best link with no fault
+(fresh-clone CI runs and runs beside two busy loops), and at 40 % it was
+flagged. A port shaped to a third (8 MiB/s) ran at 0.45 of a loaded best
+link (16 MiB/s), too near that bound; a quarter (6 MiB/s) is at most
+0.37. See docs/cluster.md, "Method"."""
 from __future__ import annotations
 
 import os
@@ -39,11 +51,11 @@ from clusterbench.testbed import cluster as tc
 pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
 
 HOSTS = ["h01", "h02", "h03", "h04"]
-RATE, SLOW_RATE = "200mbit", "67mbit"
+RATE, SLOW_RATE = "200mbit", "50mbit"
 # nodes at 25 %, not 50 %: a healthy node's median 40 % off the others is excused by the spread test
 # (its repetitions interleave theirs), not by a wide relative bound; under load the capped h03
 # was seen at 52 % of the median (its repetitions below those of h02 and h04, one overlapping h01's)
-BOUNDS = ["--threshold=25%", "--link-threshold=40%"]
+BOUNDS = ["--threshold=25%", "--link-threshold=50%"]
 # small enough for CI: a link moves 4 MiB per round (4 windows of 4 x 256 KiB)
 QUICK = ["--only=himeno,links", "--one-at-a-time", "--repeat", "5", "--himeno.seconds=1", "--links.size=256k", "--links.window=4",
          "--links.iterations=4", "--links.latency-iterations=20", *BOUNDS, "--quiet"]
@@ -100,29 +112,29 @@ def set_shmmni(cluster, host: str, value: int) -> None:
 
 
 def cpu_cgroup(name: str, cpu_fraction: float) -> Path:
-    """A cgroup capped at cpu_fraction of one CPU (v2 cpu.max, else v1 CFS quota)."""
+    """A cgroup capped at cpu_fraction of one CPU in 10 ms periods (v2 cpu.max, else v1 CFS quota)."""
     root = Path("/sys/fs/cgroup")
     controllers = root / "cgroup.controllers"
     if controllers.exists() and "cpu" in controllers.read_text().split():
         (root / "cgroup.subtree_control").write_text("+cpu")
         d = root / name
         d.mkdir()
-        (d / "cpu.max").write_text(f"{int(cpu_fraction * 100000)} 100000")
+        (d / "cpu.max").write_text(f"{int(cpu_fraction * 10000)} 10000")
         return d
     v1 = root / "cpu"
     if not (v1 / "cpu.cfs_quota_us").exists():
         pytest.skip("no cpu controller (cgroup v2 cpu.max or v1 cpu.cfs_quota_us) to slow a host with")
     d = v1 / name
     d.mkdir()
-    (d / "cpu.cfs_period_us").write_text("100000")
-    (d / "cpu.cfs_quota_us").write_text(str(int(cpu_fraction * 100000)))
+    (d / "cpu.cfs_period_us").write_text("10000")
+    (d / "cpu.cfs_quota_us").write_text(str(int(cpu_fraction * 10000)))
     return d
 
 
 @pytest.fixture
 def slow_h03(cluster):
     """h03's processes (everything its ssh stand-in starts) in a CPU-capped cgroup."""
-    group = cpu_cgroup(f"cbk-test-slow-{cluster.id}-{secrets.token_hex(2)}", 0.3)
+    group = cpu_cgroup(f"cbk-test-slow-{cluster.id}-{secrets.token_hex(2)}", 0.15)
     original = cluster.ssh.read_text()
     cluster.ssh.write_text(original.replace(
         "\nexec nsenter", f'\n[ "$h" = h03 ] && echo $$ > {group / "cgroup.procs"}\nexec nsenter', 1))
@@ -136,6 +148,18 @@ def slow_h03(cluster):
             import time
 
             time.sleep(0.1)
+
+
+TCP_MISTUNED = {"net.ipv4.tcp_rmem": "4096 8192 16384", "net.ipv4.tcp_wmem": "4096 8192 16384",
+                "net.ipv4.tcp_congestion_control": "reno"}
+
+
+def netns_sysctl(cluster, host: str, name: str, value: str | None = None) -> str:
+    ns = cluster.host(host).ns
+    if value is not None:
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{name}={value}"], check=True)
+    return " ".join(subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", name], check=True,
+                                   capture_output=True, text=True).stdout.split())
 
 
 # -- the tests -----------------------------------------------------------
@@ -161,11 +185,16 @@ def test_no_fault_flags_nothing(cluster, store, tmp_path):
 def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow_h03):
     shape(cluster, "h03", SLOW_RATE)
     set_shmmni(cluster, "h03", 8192)
+    tcp_before = {k: netns_sysctl(cluster, "h02", k) for k in TCP_MISTUNED}
     try:
+        for k, v in TCP_MISTUNED.items():
+            netns_sysctl(cluster, "h02", k, v)
         p = cli(cluster, store, "run", "cluster", *QUICK, "--label", "faulty", "--report", str(tmp_path / "report.html"))
     finally:
         shape(cluster, "h03", RATE)
         set_shmmni(cluster, "h03", 4096)
+        for k, v in tcp_before.items():
+            netns_sysctl(cluster, "h02", k, v)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     view = view_of(store, "faulty")
     # the slow node: h03, and only it
@@ -175,20 +204,33 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     # judged by its repetitions, each below every repetition of most other nodes: a load on the
     # machine that scatters the others' medians (and excused h03 by their Z) does not hide it
     assert himeno.flagged[0].apart_from >= 2, himeno.nodes
-    # the slow port: the six links to and from h03, and no other
+    # the slow port: the six links to and from h03; h02's sends; nothing that touches neither
+    # (h02's receives are slow too, its receive buffer being small: flagged or not)
+    links = {(lk.src, lk.dst): round(lk.mib_s, 2) for lk in view.links}
     flagged = {(lk.src, lk.dst) for lk in view.flagged_links}
-    assert flagged == {(a, b) for a in HOSTS for b in HOSTS if a != b and "h03" in (a, b)}, \
-        {(lk.src, lk.dst): round(lk.mib_s, 2) for lk in view.links}
-    # the odd configuration: one key, one node
-    (diff,) = configuration(view)
-    assert (diff.key, diff.most, diff.differ) == ("kernel.shmmni", "4096", {"h03": "8192"})
-    # said in sentences, in show and in the report
+    assert {(a, b) for a in HOSTS for b in HOSTS if a != b and "h03" in (a, b)} <= flagged, links
+    assert {("h02", b) for b in HOSTS if b != "h02"} <= flagged, links
+    assert all({"h02", "h03"} & {a, b} for a, b in flagged), links
+    # the odd configuration: h03's shmmni, h02's TCP keys, each on its one node
+    differ = {d.key: (d.most, d.differ) for d in configuration(view)}
+    assert set(differ) == {"kernel.shmmni", *(f"sysctl.{k}" for k in TCP_MISTUNED)}, differ
+    assert differ["kernel.shmmni"] == ("4096", {"h03": "8192"}), differ
+    assert all(set(differ[f"sysctl.{k}"][1]) == {"h02"} for k in TCP_MISTUNED), differ
+    assert differ["sysctl.net.ipv4.tcp_congestion_control"][1]["h02"] == "reno", differ
+    # said in sentences, in show and in the report: h03's port, h02's send side and keys, nothing else
     show = " ".join(cli(cluster, store, "show", "faulty").stdout.split())   # rich wraps the paragraph
     assert re.search(r"h03: himeno jacobi \(time\) \d+ % below the median of 4 nodes", show), show
-    assert "every link to and from h03 is slow (6 links" in show
+    assert "every link to and from h03 is slow (6 links" in show and "look at h03's port or cable" in show, show
+    assert "h02 sends slowly to every node" in show and "look at h02's send side" in show, (links, show)
     assert "kernel.shmmni: h03 has 8192, the other nodes 4096" in show
+    assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
+    assert "sysctl.net.ipv4.tcp_wmem: h02 has 4096 8192 16384" in show, show
+    from clusterbench.cluster.findings import paragraph
+
+    said = paragraph(view)   # what show says above its tables
+    assert not re.search(r"h0[14]: |h0[14]'s|h0[14] (sends|receives)|link h0\d->h0\d|h02's (port|receive)", said), said
     html = (tmp_path / "report.html").read_text()
-    assert 'class="heatmap"' in html and html.count('stroke: #ff0000') + html.count('stroke:#ff0000') >= 6
+    assert 'class="heatmap"' in html and html.count('stroke: #ff0000') + html.count('stroke:#ff0000') >= 9
     assert "kernel.shmmni" in html and "look at h03&#x27;s port or cable" in html
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -210,47 +252,7 @@ def test_compare_of_the_faulty_and_the_healthy_run_shows_what_a_repair_fixed(clu
     if labels != {"healthy", "faulty"}:
         pytest.skip("needs the two runs of the tests above (run the module)")
     out = " ".join(cli(cluster, store, "compare", "faulty", "healthy").stdout.split())
-    # before = the faulty run: the slow node and h03's six links are fixed, nothing new
-    assert re.search(r"7 flag\(s\) gone: [^;]*h03: himeno jacobi \(time\)", out), out
+    # before = the faulty run: the slow node and every flagged link are fixed, nothing new
+    gone = 1 + len(view_of(store, "faulty").flagged_links)
+    assert re.search(rf"{gone} flag\(s\) gone: [^;]*h03: himeno jacobi \(time\)", out), out
     assert "0 new." in out and "h02->h03" in out and "fixed" in out
-
-
-TCP_MISTUNED = {"net.ipv4.tcp_rmem": "4096 8192 16384", "net.ipv4.tcp_wmem": "4096 8192 16384",
-                "net.ipv4.tcp_congestion_control": "reno"}
-
-
-def netns_sysctl(cluster, host: str, name: str, value: str | None = None) -> str:
-    ns = cluster.host(host).ns
-    if value is not None:
-        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{name}={value}"], check=True)
-    return " ".join(subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", name], check=True,
-                                   capture_output=True, text=True).stdout.split())
-
-
-@pytest.mark.timeout(600)
-def test_a_mistuned_tcp_stack_is_named_by_its_keys_and_nothing_else(cluster, tmp_path):
-    # h02 missed the site's TCP tuning (#40): its keys are the one line that differs; whatever its links
-    # show is said of h02 alone, no other node or link is flagged
-    store = f"sqlite:///{tmp_path / 'tcp.db'}"
-    before = {k: netns_sysctl(cluster, "h02", k) for k in TCP_MISTUNED}
-    try:
-        for k, v in TCP_MISTUNED.items():
-            netns_sysctl(cluster, "h02", k, v)
-        p = cli(cluster, store, "run", "cluster", *[a for a in QUICK if a != "--only=himeno,links"], "--only=links",
-                "--label", "tcp")
-    finally:
-        for k, v in before.items():
-            netns_sysctl(cluster, "h02", k, v)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    view = view_of(store, "tcp")
-    differ = {d.key: d.differ for d in configuration(view)}
-    assert set(differ) == {f"sysctl.{k}" for k in TCP_MISTUNED}, differ
-    assert all(set(d) == {"h02"} for d in differ.values()), differ
-    assert "16384" in differ["sysctl.net.ipv4.tcp_wmem"]["h02"] and differ["sysctl.net.ipv4.tcp_congestion_control"]["h02"] == "reno"
-    assert all("h02" in (lk.src, lk.dst) for lk in view.flagged_links), \
-        {(lk.src, lk.dst): round(lk.mib_s, 2) for lk in view.links}
-    show = " ".join(cli(cluster, store, "show", "tcp").stdout.split())
-    assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
-    if view.flagged_links:   # on the test cluster its sends run at about 0.6 of its receives
-        assert "look at h02's send side" in show, show
-    assert not re.search(r"h0[134]'s (port|send side|receive side)|link h0[134]->h0[134]", show), show
