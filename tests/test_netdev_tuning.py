@@ -29,6 +29,13 @@ def test_duplex_and_the_nics_queue_interrupts_come_from_sys_and_proc():
     assert not [k for k in env if ".offload" in k or ".ring" in k or ".coalesce" in k]
 
 
+def test_an_infiniband_hcas_completion_vectors_all_on_cpu_0_are_said():
+    env = environment.collect(root=FIXTURES / "ib_qdr", run_commands=False)
+    assert (env["ib.mlx4_0.irqs"], env["ib.mlx4_0.irq_affinity"]) == (3, "0-3 0 0")
+    # IPoIB's ib0 is the same PCI function: its interrupts are the HCA's
+    assert env["net.ib0.irq_affinity"] == "0-3 0 0"
+
+
 def test_ethtool_output_reads_as_the_settings_to_change():
     offloads = netdev_tuning.parse_offloads((COMMANDS / "ethtool-k-virtio_net.txt").read_text())
     assert offloads == {"rx-checksumming": "on", "tx-checksumming": "on", "scatter-gather": "on",

@@ -1,7 +1,7 @@
 """How each network interface is tuned, beyond its rate and MTU
 (network.py): duplex, the offloads that decide a TCP stream's CPU cost,
 ring sizes, interrupt coalescing and which CPUs take the NIC's queue
-interrupts. A node that missed the site's tuning differs here in one
+interrupts (and an InfiniBand HCA's). A node that missed the site's tuning differs here in one
 line, as it does in its TCP settings (netstack.py).
 
 Duplex and IRQ affinity come from sysfs and /proc (readable by any user).
@@ -15,7 +15,7 @@ setting to change (`ethtool -K eno1 generic-receive-offload on`).
 """
 from __future__ import annotations
 
-from clusterbench.environment.network import NET, hardware_interfaces
+from clusterbench.environment.network import IB, NET, hardware_interfaces
 from clusterbench.environment.sources import Context, find_program
 
 # The offloads that move per-packet work between the CPU and the NIC
@@ -89,31 +89,33 @@ def _duplex(env: dict, ctx: Context, name: str) -> None:
         env[f"net.{name}.duplex"] = r.text.strip()
 
 
-def _irq_affinity(env: dict, ctx: Context, name: str) -> None:
-    """The CPUs of each of the NIC's MSI(-X) interrupts, in IRQ order ("0 1 2 3":
+def _irq_affinity(env: dict, ctx: Context, prefix: str, device: str) -> None:
+    """The CPUs of each of a device's MSI(-X) interrupts, in IRQ order ("0 1 2 3":
     one queue per CPU; "0 0 0 0": every queue on CPU 0, irqbalance off or pinned
-    badly). IRQ numbers themselves differ between identical nodes, so they are
-    not part of the value."""
-    irqs = sorted((int(i) for i in ctx.listdir(f"{NET}/{name}/device/msi_irqs") if i.isdigit()))
+    badly), as `<prefix>.irqs` and `<prefix>.irq_affinity`. IRQ numbers
+    themselves differ between identical nodes, so they are not part of the value."""
+    irqs = sorted(int(i) for i in ctx.listdir(f"{device}/msi_irqs") if i.isdigit())
     if not irqs:
         return
-    env[f"net.{name}.irqs"] = len(irqs)
+    env[f"{prefix}.irqs"] = len(irqs)
     cpus = []
     for irq in irqs:
         r = ctx.read(f"/proc/irq/{irq}/smp_affinity_list")
         if not r.ok:
-            env[f"net.{name}.irq_affinity_error"] = r.error
+            env[f"{prefix}.irq_affinity_error"] = r.error
             return
         cpus.append(r.text.strip())
-    env[f"net.{name}.irq_affinity"] = " ".join(cpus)
+    env[f"{prefix}.irq_affinity"] = " ".join(cpus)
 
 
 def collect(env: dict, ctx: Context) -> None:
+    for hca in ctx.listdir(IB):   # an HCA's completion vectors, IPoIB or not
+        _irq_affinity(env, ctx, f"ib.{hca}", f"{IB}/{hca}/device")
     if not ctx.exists(NET):
         return   # network.py says so once
     with_ethtool = ctx.run_commands and ctx.is_real_root and find_program("ethtool") is not None
     for name in hardware_interfaces(ctx):
         _duplex(env, ctx, name)
-        _irq_affinity(env, ctx, name)
+        _irq_affinity(env, ctx, f"net.{name}", f"{NET}/{name}/device")
         if with_ethtool:
             _ethtool(env, ctx, name)
