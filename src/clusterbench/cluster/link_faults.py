@@ -46,8 +46,7 @@ def _geomean(values: list[float]) -> float | None:
 
 
 def node_faults(links, hosts: list[str]) -> list[NodeFault]:
-    """`links`: objects with src, dst, mib_s, flagged and optionally
-    both_ways_at_once (analysis.Link)."""
+    """`links`: objects with src, dst, mib_s, flagged, both_ways_at_once (analysis.Link)."""
     sends = {h: [lk for lk in links if lk.src == h] for h in hosts}
     receives = {h: [lk for lk in links if lk.dst == h] for h in hosts}
     suspects = [h for h in hosts if len(links) > len(sends[h]) + len(receives[h])
@@ -57,7 +56,7 @@ def node_faults(links, hosts: list[str]) -> list[NodeFault]:
     for h in suspects:
         healthy = [lk for lk in sends[h] + receives[h] if ({lk.src, lk.dst} - {h}).isdisjoint(suspects)] \
             or sends[h] + receives[h]
-        one_way = [lk for lk in healthy if not getattr(lk, "both_ways_at_once", False)]
+        one_way = [lk for lk in healthy if not lk.both_ways_at_once]
         if any(lk.src == h for lk in one_way) and any(lk.dst == h for lk in one_way):
             healthy = one_way
         send = _geomean([lk.mib_s for lk in healthy if lk.src == h])
