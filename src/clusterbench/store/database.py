@@ -59,9 +59,24 @@ def _migration_lock(url) -> Iterator[None]:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
-    with open(url.database + ".lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
+    lock = url.database + ".lock"
+    while True:
+        with open(lock, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                if os.fstat(f.fileno()).st_ino != os.stat(lock).st_ino:
+                    continue   # its holder migrated and removed it meanwhile: lock the name anew
+            except FileNotFoundError:
+                continue
+            try:
+                yield
+            finally:
+                # removed while held, once the store is made: nothing is left
+                # beside the user's file, and sqlite_check (which waits on the
+                # lock file while it exists) finds a whole store without it
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+            return
 
 
 class Store:
