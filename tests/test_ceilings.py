@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from clusterbench import ceilings, limits
+from clusterbench import limits
+from clusterbench.limits import ceilings
 from clusterbench.sample import Sample
 
 

@@ -14,7 +14,7 @@ None for a directory that is not on a network file system.
 """
 from __future__ import annotations
 
-from clusterbench.ceilings import bits_text
+from clusterbench.limits.ceilings import bits_text
 
 # A figure at >= 70 % of the link's nominal rate is taken as link-bound:
 # TCP/IP and the file protocol's headers and round trips cost 5-20 % of a

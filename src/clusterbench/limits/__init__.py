@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from clusterbench import limits_gpu
-from clusterbench.ceilings import NETWORK_FS, NO_DEVICE_FS, fastest_link_bits_per_s, target_fs_type  # noqa: F401
+from clusterbench.limits import gpu as limits_gpu
+from clusterbench.limits.ceilings import NETWORK_FS, NO_DEVICE_FS, fastest_link_bits_per_s, target_fs_type  # noqa: F401
 from clusterbench.sample import Sample
 
 

@@ -116,8 +116,8 @@ def link(s: Sample, ctx: Context) -> Ceiling | None:
     given = ctx.link_bits_per_s or ctx.env.get("conditions.link_bits_per_s")  # --link-speed at show or run
     if over_network:
         # the interface the client reaches this mount's server through (its tc-shaped rate
-        # when shaped: limits_netfs), else the fastest NIC the host has
-        from clusterbench.limits_netfs import link_rate_bits_per_s
+        # when shaped: limits/netfs.py), else the fastest NIC the host has
+        from clusterbench.limits.netfs import link_rate_bits_per_s
 
         nominal = given or link_rate_bits_per_s(ctx.env, s.directory) or fastest_link_bits_per_s(ctx.env)
     else:
