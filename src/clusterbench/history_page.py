@@ -12,7 +12,6 @@ may preset it (history.html#filter=ana) and sort a table
 from __future__ import annotations
 
 import datetime as dt
-import html
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from clusterbench import trend_series as trend
+from clusterbench.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.run_groups import CUT_SHORT
 from clusterbench.sizes import rounded_size_text as format_bytes
 from clusterbench.store.schema import runs, samples, steps
@@ -122,7 +122,7 @@ def store_size_bytes(store) -> int | None:
 
 # -- HTML ----------------------------------------------------------------
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    return esc(x)
 
 
 def _duration(seconds: float | None) -> str:
