@@ -77,7 +77,7 @@ def test_history_page_in_chromium_filters_sorts_and_finds_the_planted_change(cli
 @pytest.mark.both_stores
 @pytest.mark.timeout(120)
 def test_history_counts_match_the_store(store_url):
-    from clusterbench.history_page import load_runs, store_size_bytes, summarise
+    from clusterbench.history_page import load_runs, summarise
     from clusterbench.store import Store
 
     planted = fill(store_url)
@@ -94,7 +94,7 @@ def test_history_counts_match_the_store(store_url):
     assert by_kernel["seqio"].bytes_written == seqio_bytes and by_kernel["mpi"].bytes_written == 0
     since = load_runs(store, dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc)).runs
     assert since and all(r.started.month >= 7 for r in since)
-    assert store_size_bytes(store) > 10_000
+    assert store.size_bytes() > 10_000
 
 
 @pytest.mark.both_stores

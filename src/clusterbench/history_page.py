@@ -15,8 +15,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-import sqlalchemy as sa
-
 from clusterbench import trend_series as trend
 from clusterbench.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.run_groups import summarise
@@ -63,16 +61,6 @@ def load_runs(store, since: dt.datetime | None) -> History:
                           seconds, kernels.get(r.id, []), written.get(r.id, 0),
                           error.strip().splitlines()[0] if error and error.strip() else None))
     return History(rows, details, out)
-
-
-def store_size_bytes(store) -> int | None:
-    with store.engine.connect() as c:
-        if c.dialect.name == "postgresql":
-            return int(c.execute(sa.text("select pg_database_size(current_database())")).scalar())
-        if c.dialect.name == "sqlite":
-            pages = c.execute(sa.text("pragma page_count")).scalar()
-            return int(pages) * int(c.execute(sa.text("pragma page_size")).scalar())
-    return None
 
 
 # -- HTML ----------------------------------------------------------------
@@ -226,7 +214,7 @@ def render(store, since: dt.datetime | None = None, now: dt.datetime | None = No
     history = load_runs(store, since)
     rows = history.runs
     now = now or dt.datetime.now(dt.timezone.utc)
-    size = store_size_bytes(store)
+    size = store.size_bytes()
     ok = sum(r.status == "ok" for r in rows)
     head = (f"<h1>Run history</h1><p>Store {_e(store.url)}: {len(rows)} runs"
             + (f" since {since:%Y-%m-%d}" if since else "")

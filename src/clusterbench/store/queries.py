@@ -149,3 +149,14 @@ def run_details(engine: sa.engine.Engine, since: dt.datetime | None = None) -> d
                                   steps.c.message.is_not(None)).order_by(steps.c.position)):
             out["step_error"].setdefault(r.run_id, r.message)
     return out
+
+
+def size_bytes(engine: sa.engine.Engine) -> int | None:
+    """The database's size on disk: the SQLite file's pages, or pg_database_size."""
+    with engine.connect() as c:
+        if c.dialect.name == "postgresql":
+            return int(c.execute(sa.text("select pg_database_size(current_database())")).scalar())
+        if c.dialect.name == "sqlite":
+            pages = c.execute(sa.text("pragma page_count")).scalar()
+            return int(pages) * int(c.execute(sa.text("pragma page_size")).scalar())
+    return None
