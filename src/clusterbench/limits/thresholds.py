@@ -7,7 +7,9 @@ from __future__ import annotations
 # link's computed rate, a GPU memory's peak) by this factor before it is
 # called impossible: a token bucket lets one burst through at once, the
 # timer's granularity shortens a short transfer, and a nominal rate is
-# rounded (PCIe's 63.0 GB/s, a NIC's "1000 Mb/s"). One value for every
+# rounded (PCIe's 63.0 GB/s, a NIC's "1000 Mb/s"): the test bed's tcp pairs
+# on tbf-shaped 1 Gbit/s links measure up to 1.02 Gbit/s alone
+# (docs/testbed.md, test_testbed_trunk). One value for every
 # "faster than its link" rule: before, the I/O checks used 1.0, the
 # network-mount labels 1.05 and the GPU checks 1.02.
 RATE_SLACK = 1.05
