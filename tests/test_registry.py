@@ -28,6 +28,7 @@ def test_registering_a_name_twice_fails():
     ("clusterbench.environment:COLLECTORS", "bios", "no such environment collector: 'bios' (environment collectors: "
                                                    "system, cpu,"),
     ("clusterbench.commands.compare:RENDERERS", "xml", "no such format: 'xml' (formats: table, json, csv, md)"),
+    ("clusterbench.cli:COMMANDS", "lsit", "no such command: 'lsit' (commands: kernels, run, ior, mdtest, import, list,"),
 ])
 def test_an_unknown_name_is_bad_input_listing_the_choices(registry, name, message):
     import importlib
