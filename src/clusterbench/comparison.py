@@ -48,7 +48,7 @@ class Point:
 
     def limit(self, config: str):
         """The binding ceiling (ceilings.Ceiling) at the config's median, or None."""
-        from clusterbench import ceilings
+        from clusterbench.limits import ceilings
 
         if config not in self.first or config not in self.contexts:
             return None
@@ -158,7 +158,7 @@ def _step_title(st) -> str:
 def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
             link_bits_per_s: float | None = None) -> tuple[list[Config], list[Point]]:
     """Every measured point of the configurations, matched across them."""
-    from clusterbench import ceilings
+    from clusterbench.limits import ceilings
 
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
     points: dict[tuple, Point] = {}

@@ -226,6 +226,20 @@ class Store:
         with store_failures(self.url, self._secret_url):
             return queries.list_runs(self.engine, label, limit, **filters)
 
+    def run_details(self, since: dt.datetime | None = None) -> dict[str, dict[int, Any]]:
+        """Kernels, bytes written and failed step's message per run (store/queries.py)."""
+        from clusterbench.store import queries
+
+        with store_failures(self.url, self._secret_url):
+            return queries.run_details(self.engine, since)
+
+    def size_bytes(self) -> int | None:
+        """The database's size on disk (store/queries.py), None for a dialect that cannot say."""
+        from clusterbench.store import queries
+
+        with store_failures(self.url, self._secret_url):
+            return queries.size_bytes(self.engine)
+
     def prune(self, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
         """Deletes runs started before `before` and what only they use (store/queries.py)."""
         from clusterbench.store import queries
