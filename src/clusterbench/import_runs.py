@@ -160,6 +160,10 @@ def store_run(store, run: ImportedRun, path: str, over: Overrides) -> int:
         for st in run.steps:
             st.ranks = st.ranks or over.ranks
         run.notes = [n for n in run.notes if "(give --np)" not in n]
+    from clusterbench.plan_params import canonical_for
+
+    for st in run.steps:   # a tool's parameters as the plan writes a native run's, so the two compare
+        st.params = canonical_for(st.kernel, st.params)
     hosts = list(dict.fromkeys([host, *run.hosts[1:]]))
     snapshots = {}
     for h in hosts:
