@@ -22,6 +22,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from clusterbench.errors import BadInput
 from clusterbench.sample import SampleKey
 from clusterbench.sizes import size_text
 from clusterbench.stats import _median, median_ci
@@ -133,7 +134,6 @@ def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], i
     canonical text to match stored steps, and a message size picked out of a
     size list (mpi --sizes: `--param sizes=1m` is the 1 MiB series). A name
     the kernel does not take is bad input, naming those it does."""
-    from clusterbench.errors import BadInput
     from clusterbench.plan_params import canonical_value, is_size_list, kernel_of
     from clusterbench.sizes import parse_size
 
@@ -141,9 +141,6 @@ def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], i
     out, size = {}, None
     for name, value in given.items():
         p = k.param(name) if k else None
-        if k and p is None:
-            raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} "
-                           f"(parameters: {', '.join(q.name for q in k.params)})")
         if p is not None and is_size_list(p) and "," not in value and parse_size(value) is not None:
             size = parse_size(value)
         else:
@@ -177,7 +174,13 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     if since:
         q = q.where(runs.c.started >= since)
     with store.engine.connect() as c:
-        step_rows = [r for r in c.execute(q).all()
+        all_rows = c.execute(q).all()
+        for name in wanted.keys() - {p.name for p in (k.params if k else ())}:
+            if not any(name in (r.params or {}) for r in all_rows):
+                known = ", ".join(p.name for p in k.params) if k else \
+                    ", ".join(sorted({n for r in all_rows for n in (r.params or {})})) or "none stored"
+                raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} (parameters: {known})")
+        step_rows = [r for r in all_rows
                      if all(str((r.params or {}).get(n, stated.get(n))) == v for n, v in wanted.items())]
         found: dict[int, list[Sample]] = {}
         ids = [r.id for r in step_rows]
