@@ -24,7 +24,7 @@ class AutoRepeat:
 @dataclass(frozen=True)
 class Step:
     kernel: str
-    params: dict[str, str]
+    params: dict[str, str]     # canonical text (plan_params): one spelling per value
     repeat: int = 5
     ranks: int = 1
     ranks_per_node: int | None = None

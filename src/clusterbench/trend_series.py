@@ -133,7 +133,8 @@ def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], i
     """--param filters read as the plan reads parameters (plan_params): the
     canonical text to match stored steps, and a message size picked out of a
     size list (mpi --sizes: `--param sizes=1m` is the 1 MiB series). A name
-    the kernel does not take is bad input, naming those it does."""
+    the kernel does not take stays as given (load() refuses it unless a
+    stored step holds it: a parameter since renamed)."""
     from clusterbench.plan_params import canonical_value, is_size_list, kernel_of
     from clusterbench.sizes import parse_size
 
@@ -194,7 +195,7 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
                     found.setdefault(row.step_id, []).append(s)
     by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
     for r in step_rows:
-        params_key = _params_key({k: v for k, v in (r.params or {}).items() if k not in lists})
+        params_key = _params_key({n: v for n, v in (r.params or {}).items() if n not in lists})
         for s in found.get(r.id, []):
             run = by_series.setdefault((params_key, s.key()), {}).setdefault(r.run_id, (r, []))
             run[1].append(s.value)   # a run with several such steps pools them
