@@ -102,6 +102,7 @@ def test_the_trend_help_example_names_a_real_parameter(cli):
     assert "--param sizes=1m" in r.stdout and "--param size=1m" not in r.stdout
 
 
+@pytest.mark.both_stores
 def test_a_store_written_before_canonical_parameters_is_migrated(store_url):
     """A 0004 store with parameters as typed: after opening, every parameter
     a kernel describes is canonical; an undescribed kernel's are untouched."""
