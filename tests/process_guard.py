@@ -33,8 +33,12 @@ def _start_ticks(pid: int | str) -> str | None:
 
 
 # <pid>-<start ticks>-<random>: each pytest process (each xdist worker too)
-# is its own session, alive while that very process is
-SESSION = f"{os.getpid()}-{_start_ticks(os.getpid())}-{uuid.uuid4().hex[:8]}"
+# is its own session, alive while the pytest the user started is (an xdist
+# worker's is its parent: a suite killed with -9 takes its workers along,
+# and older suites, which look for "pytest" in the owner's command line,
+# see a live session)
+_OWNER = os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
+SESSION = f"{_OWNER}-{_start_ticks(_OWNER)}-{uuid.uuid4().hex[:8]}"
 
 
 def test_tag(index: int) -> str:
