@@ -4,7 +4,6 @@ sync before each run."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -24,10 +23,16 @@ def cbk_path(given: str | None) -> str:
 
 
 def size_bytes(text: str) -> int:
-    m = re.fullmatch(r"(\d+)([kmgt]?)", text.lower())
-    if not m:
-        sys.exit(f"bad size {text}")
-    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)]
+    """cbk's size syntax, read by clusterbench's one parser (clusterbench.sizes)."""
+    try:
+        from clusterbench.sizes import parse_size
+    except ImportError:   # a bench script run with a Python that lacks the package: the source tree's
+        sys.path.insert(0, str(REPO / "src"))
+        from clusterbench.sizes import parse_size
+    n = parse_size(text)
+    if n is None:
+        sys.exit(f"bad size {text}: give bytes with an optional k, m, g or t (e.g. 4k, 1.5g)")
+    return n
 
 
 def spread(xs: list[float]) -> str:

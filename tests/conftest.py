@@ -159,6 +159,8 @@ def gpu_visible() -> bool:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
+    config.addinivalue_line("markers", "alone: judges CPU-bound figures against each other; scripts/test.sh runs "
+                                       "these after the parallel phase, one at a time")
     # A launch that cannot end (a rank spinning in MPI_Finalize, a peer that
     # never answers) fails its step with the reason within this bound, well
     # inside pytest-timeout's, instead of failing the test by a timeout that

@@ -18,7 +18,27 @@ import time
 import uuid
 
 VAR = "CLUSTERBENCH_TEST_PROCESS"
-SESSION = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _start_ticks(pid: int | str) -> str | None:
+    """A process's start time (clock ticks since boot, /proc/PID/stat field
+    22): with the pid, it names one process for ever, where a pid alone may
+    be reused."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat.rsplit(b")", 1)[1].split()[19].decode()
+
+
+# <pid>-<start ticks>-<random>: each pytest process (each xdist worker too)
+# is its own session, alive while the pytest the user started is (an xdist
+# worker's is its parent: a suite killed with -9 takes its workers along,
+# and older suites, which look for "pytest" in the owner's command line,
+# see a live session)
+_OWNER = os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
+SESSION = f"{_OWNER}-{_start_ticks(_OWNER)}-{uuid.uuid4().hex[:8]}"
 
 
 def test_tag(index: int) -> str:
@@ -53,15 +73,17 @@ def tagged(prefix: str) -> list[tuple[int, str]]:
 
 
 def _session_alive(session: str) -> bool:
-    """Whether the pytest that owns the tag <pid>-<id> still runs."""
-    pid = session.split("-", 1)[0]
-    try:
-        with open(f"/proc/{pid}/environ", "rb"):
-            pass
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"pytest" in f.read()
-    except (OSError, ValueError):
-        return False
+    """Whether the pytest process that owns the tag <pid>-<start>-<id> still
+    runs (an xdist worker's command line does not say pytest, so the pid and
+    its start time decide)."""
+    parts = session.split("-")
+    if len(parts) == 2:   # <pid>-<id>, an older suite's tag: alive while its pid is a pytest
+        try:
+            with open(f"/proc/{parts[0]}/cmdline", "rb") as f:
+                return b"pytest" in f.read()
+        except (OSError, ValueError):
+            return False
+    return parts[0].isdigit() and _start_ticks(parts[0]) == parts[1]
 
 
 def sweep_dead_sessions() -> list[tuple[int, str]]:

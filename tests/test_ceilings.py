@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from clusterbench import ceilings, limits
+from clusterbench import limits
+from clusterbench.limits import ceilings
 from clusterbench.sample import Sample
 
 
@@ -85,3 +86,36 @@ def test_device_and_memory_ceilings():
     # tmpfs: memory, whatever the mode
     tmpfs = ceilings.binding(direct, ceilings.Context({"target./data.fs_type": "tmpfs"}))
     assert tmpfs.exceeded and tmpfs.text == "memory: tmpfs has no device below"
+
+
+@pytest.mark.parametrize("share, above", [(1.03, False), (1.08, True)])
+def test_the_warning_the_limit_column_and_the_mount_label_judge_the_link_alike(share, above):
+    """One "faster than the link" rule (limits/thresholds.py RATE_SLACK): the
+    stored warning, the limit column and the network-mount label once used
+    1.0, 1.0 and 1.05, so a read at 103 % of its link was a cache in two of
+    them and link-bound in the third."""
+    from clusterbench.limits.netfs import netfs_limit
+
+    env = {"target./data.fs_type": "nfs4", "target./data.netfs.kind": "nfs",
+           "target./data.netfs.link_rate_mbps": 1000, "net.eth0.speed_mbps": 1000}
+    mib_s = share * 1e9 / 8 / 2**20
+    read = _seqio("read", "cold", mib_s, cold_achieved=True)
+    column = ceilings.binding(read, ceilings.Context(env))
+    warned = any("faster than the fastest network link" in w for w in limits.sample_warnings(read, env))
+    label = netfs_limit(env, "/data", mib_s * 2**20)
+    assert (column.exceeded, warned, label == "client cache") == (above, above, above), (column, label)
+
+
+def test_a_cold_read_is_warned_exactly_when_the_column_puts_it_above_the_device():
+    """The cross-sample warning is the device ceiling's own sentence: one margin (CACHE_MARGIN)."""
+    from dataclasses import replace
+
+    direct = replace(_seqio("read", "direct", 1000.0), id=1)
+    for sid, rate, above in ((2, 1150.0, False), (3, 1250.0, True)):
+        cold = replace(_seqio("read", "cold", rate, cold_achieved=True), id=sid)
+        warned = limits.cross_sample_warnings([direct, cold])
+        column = ceilings.binding(cold, ceilings.Context({}, [direct]))
+        assert column.exceeded == (sid in warned) == above
+    assert warned[3] == ["cold read 1,250 MiB/s faster than the O_DIRECT read of the same directory (1,000 MiB/s): "
+                         "readahead or a cache below the page cache (RAID controller, hypervisor, server) helped; "
+                         "not a device figure"]

@@ -166,7 +166,7 @@ def test_decimal_sizes_that_come_to_whole_bytes_are_taken(cli, tmp_path, store_u
     bad = cli("run", "seqio", f"--dir={tmp_path}", "--file-size=1.3")
     assert bad.status == 2 and "--file-size=1.3 is not a whole number of bytes" in bad.stderr
 
-    from clusterbench.catalogue import parse_size
+    from clusterbench.sizes import parse_size
 
     assert [parse_size(t) for t in ("1.5g", "0.5k", "4KiB", "1.3", "1.5x", ".5g")] == [
         1610612736, 512, 4096, None, None, None]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterbench import limits, limits_gpu
+from clusterbench import limits
+from clusterbench.limits import gpu as limits_gpu
 from clusterbench.cluster import analysis, findings, gpus
 from clusterbench.records import contract_problems
 from clusterbench.sample import Sample

@@ -76,7 +76,7 @@ def test_commands_close_the_store_so_no_wal_file_is_left(tmp_path, cbk_bin):
                  ["list"], ["show", "1"]):
         r = run_cli(args, cbk_bin, f"sqlite:///{store}")
         assert r.returncode == 0, r.stderr
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["results.db", "results.db.lock"], args
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["results.db"], args
 
 
 def test_the_snapshot_takes_cbks_description_from_the_catalogue_and_the_version_beside_the_package(

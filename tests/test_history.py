@@ -3,6 +3,7 @@ per-month/user/... summary of how many runs ran, failed and how long."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -100,3 +101,37 @@ def test_piped_tables_are_not_cut_to_80_columns(cbk_bin, store_url):
                          env=env, timeout=120).stdout
     assert "clusterbench run stream" in out and "…" not in out
     assert max(len(line) for line in out.splitlines()) > 80
+
+
+def test_list_by_and_the_history_page_count_groups_the_same_way(cli, store_url, tmp_path):
+    """docs/team.md: `list --by` prints the history page's per-group counts.
+    Both now count store.list_runs rows with run_groups.summarise; the page
+    had its own query and counter, no "running" column, and `list` had no
+    kernel grouping. Beside seed's runs: one with two kernels, one with no
+    step and no user, one of a suite, and one still running (this process's)."""
+    seed(store_url)
+    store = Store(store_url)
+    two = store.begin_run(label="both", command="clusterbench run quick", suite="quick", user="cy")
+    for position, kernel in enumerate(("seqio", "randio")):
+        store.begin_step(two, position=position, name=None, kernel=kernel, params={}, launcher="local", ranks=1,
+                         ranks_per_node=None)
+    store.finish_run(two, "failed", "randio: no space left")
+    store.finish_run(store.begin_run(label=None, command="clusterbench run null", suite=None, user=None), "ok")
+    store.begin_run(label="still", command="clusterbench run stream", suite=None, user="ana")   # running
+    page = tmp_path / "history.html"
+    r = cli("history", "-o", str(page))
+    assert r.status == 0, r.stderr
+    html = page.read_text()
+    for by in ("month", "user", "host", "kernel", "suite"):
+        r = cli("list", "--by", by, "--width", "300")
+        assert r.status == 0, r.stderr
+        rows = [[c.strip() for c in line.split("│")[1:-1]] for line in r.stdout.splitlines() if line.startswith("│ ")]
+        listed = {row[0]: row[1:6] for row in rows}     # runs, ok, failed, cut short, running
+        body = re.search(rf'<table id="by-{by}".*?<tbody>(.*?)</tbody>', html, re.S).group(1)
+        shown = {}
+        for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+            tds = [re.sub(r"<[^>]+>", "", td) for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+            shown[tds[0]] = tds[1:6]
+        assert listed == shown, by
+        assert sum(int(v[0]) for v in listed.values()) >= 8, by   # every run in some group
+    assert re.search(r'<td data-sort="seqio">seqio</td><td data-sort="2">2</td>', html)   # both runs of seqio

@@ -77,24 +77,24 @@ def test_history_page_in_chromium_filters_sorts_and_finds_the_planted_change(cli
 @pytest.mark.both_stores
 @pytest.mark.timeout(120)
 def test_history_counts_match_the_store(store_url):
-    from clusterbench.history_page import load_runs, store_size_bytes, summarise
+    from clusterbench.history_page import load_runs, summarise
     from clusterbench.store import Store
 
     planted = fill(store_url)
     store = Store(store_url)
-    rows = load_runs(store, None)
-    assert len(rows) == planted["runs"]
-    by_user = {g.key: g for g in summarise(rows, "user")}
+    history = load_runs(store, None)
+    assert len(history.runs) == len(history.rows) == planted["runs"]
+    by_user = {g.key: g for g in summarise(history.rows, "user", history.details)}
     for user, n, failed in store_rows(store_url, "select r.user, count(*), sum(case when status = 'failed' "
                                                  "then 1 else 0 end) from runs r group by r.user"):
         assert (by_user[user].runs, by_user[user].failed) == (n, failed)
-    by_kernel = {g.key: g for g in summarise(rows, "kernel")}
+    by_kernel = {g.key: g for g in summarise(history.rows, "kernel", history.details)}
     ((seqio_bytes,),) = store_rows(store_url, "select sum(s.bytes) from samples s join steps t on t.id = s.step_id "
                                               "where t.kernel = 'seqio' and s.phase = 'write'")
     assert by_kernel["seqio"].bytes_written == seqio_bytes and by_kernel["mpi"].bytes_written == 0
-    since = load_runs(store, dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc))
+    since = load_runs(store, dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc)).runs
     assert since and all(r.started.month >= 7 for r in since)
-    assert store_size_bytes(store) > 10_000
+    assert store.size_bytes() > 10_000
 
 
 @pytest.mark.both_stores

@@ -342,6 +342,15 @@ def test_imb_2017_and_2018_banners_and_shell_prompts_around_them(tmp_path):
     pasted.write_text("[user@login01 ~]$ mpirun -n 4 IMB-MPI1 PingPong Allgather Alltoallv -npmin 2 -msglog 12\n"
                       + text + "[user@login01 ~]$ \n")
     assert [s.value for s in one_file(pasted).steps[0].samples] == [s.value for s in steps["IMB PingPong np 2"].samples]
+    # a real run of IMB-MPI1 2018 (intel/mpi-benchmarks v2018.0 built against MPICH 4.0.2; "2018", no update)
+    run = one("imb-2018.0-mpi1.txt")
+    assert run.version == "2018" and run.facts["import.system"].startswith("Linux ")
+    steps = {st.name: st for st in run.steps}
+    assert {name: len(st.samples) for name, st in steps.items()} == \
+        {"IMB PingPong np 2": 14, "IMB Sendrecv np 2": 14, "IMB Allreduce np 2": 11}
+    last = steps["IMB PingPong np 2"].samples[-1]
+    assert (last.size_bytes, last.value, last.record["bandwidth_mb_s"]) == (4096, 2.38, 1723.21)
+    assert steps["IMB Allreduce np 2"].samples[0].record["t_max_us"] == 2.2
 
 
 def one_file(path):

@@ -350,7 +350,8 @@ import clusterbench.cli, clusterbench.commands.run, clusterbench.runner, cluster
 import clusterbench.conditions.apply, clusterbench.catalogue, clusterbench.suites, clusterbench.plan
 import clusterbench.catalogue as c
 c.load()
-c.parse_size("64m")   # its lazy import of fractions (rich's progress bar imported it before, #24)
+import clusterbench.sizes
+clusterbench.sizes.parse_size("64m")   # its lazy import of fractions (rich's progress bar imported it before, #24)
 clusterbench.suites.shipped()
 # imports done as root (the interpreter lives where nobody may read); from here on a real unprivileged process
 os.setgroups([]); os.setgid(65534); os.setuid(65534)

@@ -135,6 +135,8 @@ def test_down_after_up_was_killed_halfway_leaves_nothing_behind(tmp_path):
 @needs_root
 @pytest.mark.timeout(120)
 def test_bad_input_is_one_line_exit_2_and_nothing_made(tmp_path):
+    """Judged on what this test's clusters own (their id, their state folder):
+    another test or suite may bring clusters up and down meanwhile."""
     d = tmp_path / "tb"
     before = system_objects()
     one_error_line(tb("up", "--hosts", "6", "--subnet", "198.19.250.0/29", state_dir=d), "room for 5 hosts")
@@ -146,18 +148,33 @@ def test_bad_input_is_one_line_exit_2_and_nothing_made(tmp_path):
     one_error_line(tb("up", "--hosts", "0", state_dir=d), "1 to 99 hosts")
     one_error_line(tb("status", state_dir=d), "no test cluster is up")
     one_error_line(tb("down", state_dir=d), "no test cluster is up")
-    assert system_objects() == before and not d.exists()
+    # refused before it takes an id, so nothing of it can exist: no state
+    # folder, no mount of its hosts (the folder is in their path), and no
+    # namespace or interface beside those of clusters that are whole (their
+    # bridge exists: other tests' and suites', brought up meanwhile)
+    assert not d.exists() and not objects_of("no id", d)
+    new = system_objects() - before
+    bridges = {o for o in system_objects() if re.fullmatch(r"link cbk[0-9a-f]{4}br", o)}
+    assert all(f"link cbk{cluster_id_in(o)}br" in bridges for o in new), new
 
     assert tb("up", "--hosts", "2", state_dir=d).returncode == 0
+    cid = json.loads((d / tc.STATE_FILE).read_text())["id"]
     try:
-        made = system_objects()
+        made = objects_of(cid, d)
+        assert made and made.isdisjoint(before)
         files = sorted(p.name for p in d.iterdir())
         one_error_line(tb("up", "--hosts", "2", state_dir=d), "already up")
         one_error_line(tb("exec", "h07", "--", "true", state_dir=d), "no host 'h07'", "h01, h02")
-        assert system_objects() == made and sorted(p.name for p in d.iterdir()) == files
+        assert objects_of(cid, d) == made and sorted(p.name for p in d.iterdir()) == files
     finally:
         assert tb("down", state_dir=d).returncode == 0
-    assert system_objects() == before
+    assert objects_of(cid, d) == set()
+
+
+def cluster_id_in(obj: str) -> str | None:
+    """The cluster id in an object's name: cbkc-ID-h01 (namespace), cbkIDh01 (interface)."""
+    m = re.search(rf"{tc.NS_PREFIX}([0-9a-f]{{4}})-|link cbk([0-9a-f]{{4}})", obj)
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def test_without_root_each_command_says_so_in_one_line(tmp_path, monkeypatch):

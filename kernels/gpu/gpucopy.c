@@ -55,7 +55,7 @@ static const struct cbk_param params[] = {
       .help = "smallest copy of the power-of-two sweep" },
     { .name = "max-size", CBK_AT_SIZE(OPT, max_size), .default_value = "256m", .unit = "bytes", .min = "1", .max = MAX_SIZE_TEXT,
       .help = "largest copy of the power-of-two sweep" },
-    { .name = "sizes", CBK_AT_STRING(OPT, sizes), .default_value = "powers-of-two", .keyword = "powers-of-two",
+    { .name = "sizes", CBK_AT_STRING(OPT, sizes), .default_value = "powers-of-two", .keyword = "powers-of-two", .unit = "bytes",
       .help = "comma-separated increasing copy sizes (e.g. 8,64k,1m,256m) instead of the min-size..max-size sweep" },
     { .name = "iterations", CBK_AT_INT(OPT, iterations), .default_value = "1000", .unit = "count", .min = "1", .max = "1000000",
       .help = "timed copies per size at small sizes; fewer at large sizes (see volume)" },

@@ -48,7 +48,7 @@ static const struct cbk_param params[] = {
       .help = "smallest message of the power-of-two sweep (reductions start at 4 B, one float)" },
     { .name = "max-size", CBK_AT_SIZE(OPT, max_size), .default_value = "4m", .unit = "bytes", .max = MAX_SIZE_TEXT,
       .help = "largest message of the power-of-two sweep" },
-    { .name = "sizes", CBK_AT_STRING(OPT, sizes), .default_value = "powers-of-two", .keyword = "powers-of-two",
+    { .name = "sizes", CBK_AT_STRING(OPT, sizes), .default_value = "powers-of-two", .keyword = "powers-of-two", .unit = "bytes",
       .help = "comma-separated increasing message sizes (e.g. 8,1k,32k,1m) instead of the min-size..max-size sweep" },
     { .name = "iterations", CBK_AT_INT(OPT, iterations), .default_value = "1000", .unit = "count", .min = "1", .max = "1000000",
       .help = "timed iterations per size at small sizes; fewer at large sizes (see volume)" },

@@ -77,19 +77,6 @@ class Catalogue:
                 raise BadInput(f"--{name}: a value cannot hold a NUL character")
 
 
-def parse_size(text: str) -> int | None:
-    """cbk's size syntax (binary suffixes k, m, g, t; decimals that come to
-    whole bytes, such as 1.5g) for plain numbers too; None if not a size."""
-    import re
-    from fractions import Fraction
-
-    m = re.fullmatch(r"(\d+(?:\.\d{1,9})?)([kmgt]?)(i?b)?", str(text).strip().lower())
-    if not m:
-        return None
-    size = Fraction(m.group(1)) * (1 << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)])
-    return int(size) if size.denominator == 1 else None
-
-
 def cbk_path() -> str:
     """The cbk executable: $CLUSTERBENCH_CBK, else the one installed with this Python, else PATH."""
     env = os.environ.get("CLUSTERBENCH_CBK")

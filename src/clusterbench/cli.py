@@ -4,28 +4,29 @@ so `clusterbench --help` stays instant."""
 from __future__ import annotations
 
 import gc
-import importlib
 
 import click
 
-COMMANDS = {
-    "kernels": ("clusterbench.commands.kernels", "List the kernels cbk offers and their parameters."),
-    "run": ("clusterbench.commands.run", "Run a kernel or a suite and store the results."),
-    "ior": ("clusterbench.commands.ior", "Run an IOR command line (IOR's options) with the pario kernel."),
-    "mdtest": ("clusterbench.commands.mdtest", "Run an mdtest command line (mdtest's options) with the metadata kernel."),
-    "import": ("clusterbench.commands.import_files", "Import IOR, mdtest, fio, iperf3, OSU and IMB output files as runs."),
-    "list": ("clusterbench.commands.list_runs", "List stored runs."),
-    "show": ("clusterbench.commands.show", "Show a run's results: a table per step."),
-    "compare": ("clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),
-    "report": ("clusterbench.commands.report", "Write a report (HTML with plots, Markdown, CSV, JSON)."),
-    "export": ("clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
-    "history": ("clusterbench.commands.history", "Write the run history as an HTML page (per month/user/host...)."),
-    "trend": ("clusterbench.commands.trend", "A figure over time, with its change points."),
-    "prune": ("clusterbench.commands.prune", "Delete runs started before a date."),
-    "env": ("clusterbench.commands.environment", "Describe this machine, or diff two runs' environments."),
-    "clean": ("clusterbench.commands.clean", "Undo what killed runs left: settings, memory cgroups, benchmark files in DIR."),
-    "testbed": ("clusterbench.commands.testbed", "A cluster of test hosts on this machine (up, exec, down)."),
-}
+from clusterbench.registry import Registry
+
+COMMANDS = Registry("command", [
+    ("kernels", "clusterbench.commands.kernels", "List the kernels cbk offers and their parameters."),
+    ("run", "clusterbench.commands.run", "Run a kernel or a suite and store the results."),
+    ("ior", "clusterbench.commands.ior", "Run an IOR command line (IOR's options) with the pario kernel."),
+    ("mdtest", "clusterbench.commands.mdtest", "Run an mdtest command line (mdtest's options) with the metadata kernel."),
+    ("import", "clusterbench.commands.import_files", "Import IOR, mdtest, fio, iperf3, OSU and IMB output files as runs."),
+    ("list", "clusterbench.commands.list_runs", "List stored runs."),
+    ("show", "clusterbench.commands.show", "Show a run's results: a table per step."),
+    ("compare", "clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),
+    ("report", "clusterbench.commands.report", "Write a report (HTML with plots, Markdown, CSV, JSON)."),
+    ("export", "clusterbench.commands.export", "Export runs as JSON, CSV or Markdown."),
+    ("history", "clusterbench.commands.history", "Write the run history as an HTML page (per month/user/host...)."),
+    ("trend", "clusterbench.commands.trend", "A figure over time, with its change points."),
+    ("prune", "clusterbench.commands.prune", "Delete runs started before a date."),
+    ("env", "clusterbench.commands.environment", "Describe this machine, or diff two runs' environments."),
+    ("clean", "clusterbench.commands.clean", "Undo what killed runs left: settings, memory cgroups, benchmark files in DIR."),
+    ("testbed", "clusterbench.commands.testbed", "A cluster of test hosts on this machine (up, exec, down)."),
+])
 
 
 def one_line(e: click.UsageError) -> click.UsageError:
@@ -44,17 +45,17 @@ def one_line(e: click.UsageError) -> click.UsageError:
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return list(COMMANDS)
+        return COMMANDS.names()
 
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
-        return importlib.import_module(COMMANDS[name][0]).command
+        return COMMANDS.load(name).command
 
     def resolve_command(self, ctx, args):
         name = args[0] if args else ""
         if name not in COMMANDS and not name.startswith("-") and not ctx.resilient_parsing:
-            raise click.UsageError(f"no such command: '{name}' (commands: {', '.join(COMMANDS)})")
+            raise click.UsageError(str(COMMANDS.unknown(name)))
         return super().resolve_command(ctx, args)
 
     # every parse error, of this group or of a subcommand, passes through one of these two
@@ -72,7 +73,7 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx, formatter):
         with formatter.section("Commands"):
-            formatter.write_dl([(name, help_) for name, (_, help_) in COMMANDS.items()])
+            formatter.write_dl([(name, help_) for name, help_ in COMMANDS.items()])
 
 
 def _version(ctx, _param, value):

@@ -48,7 +48,7 @@ class Point:
 
     def limit(self, config: str):
         """The binding ceiling (ceilings.Ceiling) at the config's median, or None."""
-        from clusterbench import ceilings
+        from clusterbench.limits import ceilings
 
         if config not in self.first or config not in self.contexts:
             return None
@@ -135,20 +135,19 @@ def varying_text(p: Point, points: list[Point]) -> str:
 
 
 def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
-    """The parameters a match ignores and the kernel's defaults (from cbk
-    --describe). Ignored: where it ran (paths), and choice lists: each listed
-    value's records name it (mpi's phase is the op), so a pingpong measured in
-    `--op=pingpong,allreduce` matches one measured alone."""
-    try:
-        from clusterbench import catalogue
+    """The parameters a match ignores and the kernel's defaults, canonical
+    (plan_params, from cbk --describe). Ignored: where it ran (paths), and
+    lists whose records name each value: a choice list (mpi's phase is the
+    op, so a pingpong measured in `--op=pingpong,allreduce` matches one
+    measured alone) and a size list (each record's message size is in
+    Sample.key(), so 1 MiB of `--sizes=8,1m` matches 1 MiB of `--sizes=1m`)."""
+    from clusterbench.plan_params import defaults, is_size_list, kernel_of
 
-        k = catalogue.load().kernels.get(kernel)
-        if k:
-            return ({p.name for p in k.params if p.type in ("path", "choice-list") or p.name in WHERE_PARAMS},
-                    {p.name: p.default for p in k.params if p.default is not None})
-    except Exception:  # noqa: BLE001 - without cbk, fall back to the usual name
-        pass
-    return {"dir"}, {}
+    k = kernel_of(kernel)
+    if k is None:   # without cbk's description, the usual name
+        return {"dir"}, {}
+    return ({p.name for p in k.params if p.type in ("path", "choice-list") or is_size_list(p)
+             or p.name in WHERE_PARAMS}, defaults(k))
 
 
 def _step_title(st) -> str:
@@ -158,7 +157,7 @@ def _step_title(st) -> str:
 def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
             link_bits_per_s: float | None = None) -> tuple[list[Config], list[Point]]:
     """Every measured point of the configurations, matched across them."""
-    from clusterbench import ceilings
+    from clusterbench.limits import ceilings
 
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
     points: dict[tuple, Point] = {}
@@ -244,7 +243,7 @@ class Sweep:
     points: list[Point]           # one per value
 
     def numeric(self) -> list[float] | None:
-        from clusterbench.catalogue import parse_size
+        from clusterbench.sizes import parse_size
 
         out = [parse_size(v) for v in self.values]
         return None if any(v is None for v in out) else [float(v) for v in out]
@@ -261,7 +260,7 @@ def sweeps(points: list[Point]) -> list[Sweep]:
     for (k, kernel, key, rest), by_value in groups.items():
         if len(by_value) < 2:
             continue
-        from clusterbench.catalogue import parse_size
+        from clusterbench.sizes import parse_size
 
         order = sorted(by_value, key=lambda v: (parse_size(v) is None, parse_size(v) or 0, v))
         fixed = ", ".join(f"{a}={b}" for a, b in rest)

@@ -12,17 +12,13 @@ may preset it (history.html#filter=ana) and sort a table
 from __future__ import annotations
 
 import datetime as dt
-import html
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import sqlalchemy as sa
-
 from clusterbench import trend_series as trend
-from clusterbench.run_groups import CUT_SHORT
+from clusterbench.render_text import html as esc  # the one HTML escape: markup and control characters
+from clusterbench.run_groups import summarise
 from clusterbench.sizes import rounded_size_text as format_bytes
-from clusterbench.store.schema import runs, samples, steps
 
 LONGEST = 20
 TREND_MIN_RUNS = 8
@@ -45,42 +41,18 @@ class RunRow:
 
 
 @dataclass
-class Summary:
-    key: str
-    runs: int = 0
-    ok: int = 0
-    failed: int = 0
-    cut_short: int = 0
-    seconds: float = 0.0
-    bytes_written: int = 0
-    kernels: set = field(default_factory=set)
+class History:
+    """The runs as `list` reads them (store.list_runs, oldest first), what
+    their rows do not hold, and the same runs as the page's tables show them."""
+    rows: list[Any]
+    details: dict[str, dict[int, Any]]
+    runs: list[RunRow]
 
 
-def load_runs(store, since: dt.datetime | None) -> list[RunRow]:
-    q = sa.select(runs.c.id, runs.c.started, runs.c.finished, runs.c.user, runs.c.host, runs.c.label,
-                  runs.c.suite, runs.c.status, runs.c.message)
-    wanted = sa.select(runs.c.id)
-    if since:
-        q, wanted = q.where(runs.c.started >= since), wanted.where(runs.c.started >= since)
-    kernels: dict[int, list[str]] = defaultdict(list)
-    written: dict[int, int] = {}
-    step_error: dict[int, str] = {}
-    with store.engine.connect() as c:
-        rows = c.execute(q.order_by(runs.c.id)).all()
-        for r in c.execute(sa.select(steps.c.run_id, steps.c.kernel).distinct()
-                           .where(steps.c.run_id.in_(wanted)).order_by(steps.c.run_id, steps.c.kernel)):
-            kernels[r.run_id].append(r.kernel)
-        # bytes written: what the write-type phases moved (write, randwrite, create...)
-        for r in c.execute(sa.select(steps.c.run_id, sa.func.sum(samples.c.bytes))
-                           .join(samples, samples.c.step_id == steps.c.id)
-                           .where(steps.c.run_id.in_(wanted),
-                                  sa.or_(samples.c.phase.like("%write%"), samples.c.phase.like("%create%")))
-                           .group_by(steps.c.run_id)):
-            written[r[0]] = int(r[1] or 0)
-        for r in c.execute(sa.select(steps.c.run_id, steps.c.message)
-                           .where(steps.c.run_id.in_(wanted), steps.c.status == "failed",
-                                  steps.c.message.is_not(None)).order_by(steps.c.position)):
-            step_error.setdefault(r.run_id, r.message)
+def load_runs(store, since: dt.datetime | None) -> History:
+    rows = list(reversed(store.list_runs(since=since)))
+    details = store.run_details(since)
+    kernels, written, step_error = details["kernels"], details["bytes_written"], details["step_error"]
     out = []
     for r in rows:
         seconds = (r.finished - r.started).total_seconds() if r.finished else None
@@ -88,41 +60,12 @@ def load_runs(store, since: dt.datetime | None) -> list[RunRow]:
         out.append(RunRow(r.id, r.started, r.user or "-", r.host or "-", r.label or "-", r.suite or "-", r.status,
                           seconds, kernels.get(r.id, []), written.get(r.id, 0),
                           error.strip().splitlines()[0] if error and error.strip() else None))
-    return out
-
-
-def summarise(rows: list[RunRow], by: str) -> list[Summary]:
-    groups: dict[str, Summary] = {}
-    for r in rows:
-        keys = (r.kernels or ["-"]) if by == "kernel" else [_key(r, by)]
-        for key in keys:
-            g = groups.setdefault(key, Summary(key))
-            g.runs += 1
-            g.ok += r.status == "ok"
-            g.failed += r.status == "failed"
-            g.cut_short += r.status in CUT_SHORT
-            g.seconds += r.seconds or 0.0
-            g.bytes_written += r.bytes_written
-    return [groups[k] for k in sorted(groups)]
-
-
-def _key(r: RunRow, by: str) -> str:
-    return r.started.strftime("%Y-%m") if by == "month" else getattr(r, by)
-
-
-def store_size_bytes(store) -> int | None:
-    with store.engine.connect() as c:
-        if c.dialect.name == "postgresql":
-            return int(c.execute(sa.text("select pg_database_size(current_database())")).scalar())
-        if c.dialect.name == "sqlite":
-            pages = c.execute(sa.text("pragma page_count")).scalar()
-            return int(pages) * int(c.execute(sa.text("pragma page_size")).scalar())
-    return None
+    return History(rows, details, out)
 
 
 # -- HTML ----------------------------------------------------------------
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    return esc(x)
 
 
 def _duration(seconds: float | None) -> str:
@@ -142,11 +85,13 @@ def _table(table_id: str, caption: str, head: list[str], rows: list[list[tuple[s
             f'<table id="{table_id}" class="sortable"><thead><tr>{th}</tr></thead><tbody>\n{body}\n</tbody></table>')
 
 
-def _summary_table(rows: list[RunRow], by: str) -> str:
-    head = [by, "runs", "ok", "failed", "cut short", "time used", "bytes written"]
+def _summary_table(history: History, by: str) -> str:
+    """The groups `list --by` prints (run_groups.summarise over the same rows), with the bytes written."""
+    head = [by, "runs", "ok", "failed", "cut short", "running", "time used", "bytes written"]
     cells = [[(g.key, g.key), (g.runs, g.runs), (g.ok, g.ok), (g.failed, g.failed), (g.cut_short, g.cut_short),
-              (_duration(g.seconds), g.seconds), (format_bytes(g.bytes_written), g.bytes_written)]
-             for g in summarise(rows, by)]
+              (g.running, g.running), (_duration(g.total_s), g.total_s),
+              (format_bytes(g.bytes_written), g.bytes_written)]
+             for g in summarise(history.rows, by, history.details)]
     return _table(f"by-{by}", f"Runs per {by}", head, cells)
 
 
@@ -266,9 +211,10 @@ SCRIPT = r"""
 
 
 def render(store, since: dt.datetime | None = None, now: dt.datetime | None = None) -> str:
-    rows = load_runs(store, since)
+    history = load_runs(store, since)
+    rows = history.runs
     now = now or dt.datetime.now(dt.timezone.utc)
-    size = store_size_bytes(store)
+    size = store.size_bytes()
     ok = sum(r.status == "ok" for r in rows)
     head = (f"<h1>Run history</h1><p>Store {_e(store.url)}: {len(rows)} runs"
             + (f" since {since:%Y-%m-%d}" if since else "")
@@ -280,7 +226,7 @@ def render(store, since: dt.datetime | None = None, now: dt.datetime | None = No
     failures = [r for r in rows if r.status == "failed"]
     longest = sorted((r for r in rows if r.seconds is not None), key=lambda r: -r.seconds)[:LONGEST]
     body = [head, bar]
-    body += [_summary_table(rows, by) for by in ("month", "user", "host", "kernel", "suite")]
+    body += [_summary_table(history, by) for by in ("month", "user", "host", "kernel", "suite")]
     body.append(_table("failures", f"Failures ({len(failures)})", RUN_HEAD + ["error"],
                        [_run_cells(r) + [(r.error or "-", r.error or "")] for r in reversed(failures)]))
     body.append(_table("longest", f"Longest runs ({len(longest)})", RUN_HEAD, [_run_cells(r) for r in longest]))

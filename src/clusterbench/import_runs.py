@@ -112,8 +112,12 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError) as e:
         # a parser defect on input it did not foresee: still one line, never a half-stored run
         raise BadInput(f"{path}: {fmt}: cannot read this file ({type(e).__name__}: {e})") from None
+    from clusterbench.plan_params import canonical_for
+
     for r in runs:
         for st in r.steps:
+            # a tool's parameters as the plan writes a native run's (shown so by --dry-run), so the two compare
+            st.params = canonical_for(st.kernel, st.params)
             finite = [s for s in st.samples if s.value is None or math.isfinite(s.value)]
             if len(finite) < len(st.samples):
                 r.notes.append(f"{st.name}: {len(st.samples) - len(finite)} figure(s) not finite (nan, inf): not taken")

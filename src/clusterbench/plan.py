@@ -1,7 +1,9 @@
 """A plan: the measurement steps of one run, with sweeps expanded.
 
 A parameter given as a list is swept: one step per value, and several
-swept parameters give their cartesian product, in the order given.
+swept parameters give their cartesian product, in the order given. Every
+value is read once here by its type (plan_params): a step's parameters
+are canonical text from the plan on, so 1m and 1024k are one value.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ class AutoRepeat:
 @dataclass(frozen=True)
 class Step:
     kernel: str
-    params: dict[str, str]
+    params: dict[str, str]     # canonical text (plan_params): one spelling per value
     repeat: int = 5
     ranks: int = 1
     ranks_per_node: int | None = None
@@ -63,6 +65,9 @@ def expand(kernel: str, params: dict, *, repeat: int, ranks: int | list[int] = 1
     """Steps for every combination of the list-valued parameters, rank
     counts and ranks per node (a list of ppn sweeps placements: np=4 with
     ppn=[4, 2, 1] runs as 1x4, 2x2 and 4x1)."""
+    from clusterbench.plan_params import canonical_for
+
+    params = canonical_for(kernel, params)
     swept = {k: v for k, v in params.items() if isinstance(v, list)}
     fixed = {k: as_text(v) for k, v in params.items() if not isinstance(v, list)}
     rank_values = ranks if isinstance(ranks, list) else [ranks]

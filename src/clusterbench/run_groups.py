@@ -1,19 +1,24 @@
 """The run history summed up as a site's job report does it (E11: Galaxy's
 report server lists jobs per month, per user and per tool): how many runs,
-how many failed or were cut short, and how long they took, per group."""
+how many failed or were cut short, and how long they took, per group.
+`list --by` and the history page both count with `summarise`, over the
+store's `list_runs` rows, so their groups agree (docs/team.md)."""
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-GROUPS: dict[str, Callable[[Any], str]] = {
-    "month": lambda r: r.started.strftime("%Y-%m"),
-    "user": lambda r: r.user or "-",
-    "host": lambda r: r.host or "-",
-    "label": lambda r: r.label or "-",
-    "suite": lambda r: r.suite or "-",
-    "batch-system": lambda r: r.batch_job.split()[0] if r.batch_job else "none",
+# the groups a run falls in, from its row and its steps' kernels: one group
+# each, except by kernel, where a run counts once under each kernel it ran
+GROUPS: dict[str, Callable[[Any, list[str]], list[str]]] = {
+    "month": lambda r, _: [r.started.strftime("%Y-%m")],
+    "user": lambda r, _: [r.user or "-"],
+    "host": lambda r, _: [r.host or "-"],
+    "label": lambda r, _: [r.label or "-"],
+    "suite": lambda r, _: [r.suite or "-"],
+    "kernel": lambda _, kernels: kernels or ["-"],
+    "batch-system": lambda r, _: [r.batch_job.split()[0] if r.batch_job else "none"],
 }
 CUT_SHORT = ("interrupted", "killed")
 
@@ -27,6 +32,7 @@ class Group:
     cut_short: int = 0     # interrupted by a signal, or killed
     running: int = 0
     durations_s: list[float] | None = None
+    bytes_written: int = 0  # by write and create phases, when the caller gave them
 
     @property
     def total_s(self) -> float:
@@ -37,21 +43,29 @@ class Group:
         return statistics.median(self.durations_s) if self.durations_s else None
 
 
-def summarise(rows: Iterable[Any], by: str) -> list[Group]:
-    """Groups in key order (months oldest first); durations only of finished runs."""
-    key_of = GROUPS[by]
+def summarise(rows: Iterable[Any], by: str, details: dict[str, dict[int, Any]] | None = None) -> list[Group]:
+    """Groups of store.list_runs rows in key order (months oldest first);
+    durations only of finished runs. details: store.run_details(), needed
+    by kernel and for bytes written."""
+    keys_of = GROUPS[by]
+    kernels, written = (details or {}).get("kernels", {}), (details or {}).get("bytes_written", {})
     groups: dict[str, Group] = {}
     for r in rows:
-        g = groups.setdefault(key_of(r), Group(key_of(r), durations_s=[]))
-        g.runs += 1
-        if r.status == "ok":
-            g.ok += 1
-        elif r.status == "failed":
-            g.failed += 1
-        elif r.status in CUT_SHORT:
-            g.cut_short += 1
-        else:
-            g.running += 1
-        if r.finished:
-            g.durations_s.append((r.finished - r.started).total_seconds())
+        for key in keys_of(r, kernels.get(r.id, [])):
+            _count(groups.setdefault(key, Group(key, durations_s=[])), r, written.get(r.id, 0))
     return [groups[k] for k in sorted(groups)]
+
+
+def _count(g: Group, r: Any, bytes_written: int) -> None:
+    g.runs += 1
+    g.bytes_written += bytes_written
+    if r.status == "ok":
+        g.ok += 1
+    elif r.status == "failed":
+        g.failed += 1
+    elif r.status in CUT_SHORT:
+        g.cut_short += 1
+    else:
+        g.running += 1
+    if r.finished:
+        g.durations_s.append((r.finished - r.started).total_seconds())

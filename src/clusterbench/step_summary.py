@@ -27,7 +27,7 @@ class Row:
     condition: tuple[str, ...] = ()  # what the mode column holds: Sample.condition_names
     rank_us: list[tuple[float, float, float]] = field(default_factory=list)  # mpi: per sample t_min/avg/max
     bandwidth_mb_s: list[float] = field(default_factory=list)  # mpi pingpong/bw: per sample MB/s
-    limit: str | None = None         # the binding ceiling at the median (ceilings.py), when one is known
+    limit: str | None = None         # the binding ceiling at the median (limits/ceilings.py), when one is known
     limit_exceeded: bool = False     # the median is above that ceiling: not through that component alone
 
     @classmethod
@@ -119,7 +119,7 @@ def rows(samples: list[Sample], ceiling_context=None) -> list[Row]:
         if s.bandwidth_mb_s is not None and s.phase in BANDWIDTH_BESIDE:
             row.bandwidth_mb_s.append(s.bandwidth_mb_s)
     if ceiling_context is not None:
-        from clusterbench import ceilings
+        from clusterbench.limits import ceilings
 
         for key, row in out.items():
             c = ceilings.of_median(first[key], row.median, ceiling_context)

@@ -22,6 +22,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from clusterbench.errors import BadInput
+from clusterbench.sample import SampleKey
+from clusterbench.sizes import size_text
 from clusterbench.stats import _median, median_ci
 from clusterbench.store.schema import run_hosts, runs, samples, steps
 
@@ -65,10 +68,13 @@ class Series:
     params: dict
     points: list[Point]
     changes: list[ChangePoint] = field(default_factory=list)
+    key: SampleKey | None = None   # the measurement (Sample.key()): phase, condition, unit, message size
 
     @property
     def title(self) -> str:
         figure = ":".join(x for x in (self.kernel, self.phase, self.mode) if x)
+        if self.key is not None and self.key.size_bytes is not None:
+            figure += f" {size_text(self.key.size_bytes)}"
         shown = " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
         return f"{figure} {shown}".strip()
 
@@ -123,10 +129,42 @@ def _params_key(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
 
 
+def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], int | None]:
+    """--param filters read as the plan reads parameters (plan_params): the
+    canonical text to match stored steps, and a message size picked out of a
+    size list (mpi --sizes: `--param sizes=1m` is the 1 MiB series). A name
+    the kernel does not take stays as given (load() refuses it unless a
+    stored step holds it: a parameter since renamed)."""
+    from clusterbench.plan_params import canonical_value, is_size_list, kernel_of
+    from clusterbench.sizes import parse_size
+
+    k = kernel_of(kernel)
+    out, size = {}, None
+    for name, value in given.items():
+        p = k.param(name) if k else None
+        if p is not None and is_size_list(p) and "," not in value and parse_size(value) is not None:
+            size = parse_size(value)
+        else:
+            out[name] = canonical_value(p, value) if p is not None else value
+    return out, size
+
+
 def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str | None = None,
          host: str | None = None, params: dict | None = None, since: dt.datetime | None = None) -> list[Series]:
-    """The series of a figure from runs that ended ok, one per distinct parameter
-    set (a 4 MiB and a 1 GiB file are different figures), oldest run first."""
+    """The series of a figure from runs that ended ok, one per measurement:
+    per distinct parameter set (a 4 MiB and a 1 GiB file are different
+    figures) and per Sample.key() (the 8 B and the 1 MiB messages of one
+    --sizes sweep are different figures), oldest run first. A size list
+    (mpi --sizes) is not part of the parameter set: its records name each
+    size, so a 1 MiB message measured in --sizes=8,1m and in --sizes=1m,4m
+    is one series, as compare matches them."""
+    from clusterbench.plan_params import defaults, is_size_list, kernel_of
+    from clusterbench.sample import Sample
+
+    wanted, size = wanted_params(kernel, params or {})
+    k = kernel_of(kernel)
+    lists = {p.name for p in k.params if is_size_list(p)} if k else set()
+    stated = defaults(k) if k else {}   # a parameter left out was run at its default
     q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, runs.c.started, runs.c.label, runs.c.host)
          .join(runs, runs.c.id == steps.c.run_id)
          .where(steps.c.kernel == kernel, runs.c.status == "ok"))
@@ -137,33 +175,40 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     if since:
         q = q.where(runs.c.started >= since)
     with store.engine.connect() as c:
-        step_rows = [r for r in c.execute(q).all()
-                     if all(str(r.params.get(k)) == v for k, v in (params or {}).items())]
-        values: dict[int, list[float]] = {}
-        unit = None
+        all_rows = c.execute(q).all()
+        for name in wanted.keys() - {p.name for p in (k.params if k else ())}:
+            if not any(name in (r.params or {}) for r in all_rows):
+                known = ", ".join(p.name for p in k.params) if k else \
+                    ", ".join(sorted({n for r in all_rows for n in (r.params or {})})) or "none stored"
+                raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} (parameters: {known})")
+        step_rows = [r for r in all_rows
+                     if all(str((r.params or {}).get(n, stated.get(n))) == v for n, v in wanted.items())]
+        found: dict[int, list[Sample]] = {}
         ids = [r.id for r in step_rows]
         for i in range(0, len(ids), 1000):
-            sq = sa.select(samples.c.step_id, samples.c.value, samples.c.unit).where(
-                samples.c.step_id.in_(ids[i:i + 1000]), samples.c.phase == phase, samples.c.value.is_not(None))
+            sq = sa.select(samples).where(samples.c.step_id.in_(ids[i:i + 1000]), samples.c.phase == phase,
+                                          samples.c.value.is_not(None))
             sq = sq.where(samples.c.mode == mode) if mode else sq
-            for s in c.execute(sq):
-                values.setdefault(s.step_id, []).append(s.value)
-                unit = unit or s.unit
-    by_params: dict[str, dict[int, tuple[Any, list[float]]]] = {}
+            for row in c.execute(sq.order_by(samples.c.id)):
+                s = Sample.from_row(row)
+                if size is None or s.size_bytes == size:
+                    found.setdefault(row.step_id, []).append(s)
+    by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
     for r in step_rows:
-        if r.id in values:
-            run = by_params.setdefault(_params_key(r.params), {}).setdefault(r.run_id, (r, []))
-            run[1].extend(values[r.id])   # a run with several such steps pools them
+        params_key = _params_key({n: v for n, v in (r.params or {}).items() if n not in lists})
+        for s in found.get(r.id, []):
+            run = by_series.setdefault((params_key, s.key()), {}).setdefault(r.run_id, (r, []))
+            run[1].append(s.value)   # a run with several such steps pools them
     out = []
-    for key, by_run in by_params.items():
+    for (params_key, key), by_run in by_series.items():
         points = []
         for run_id, (r, vs) in sorted(by_run.items(), key=lambda kv: (kv[1][0].started, kv[0])):
             lo, hi, coverage = median_ci(vs)
             points.append(Point(run_id, r.started, r.label, r.host, _median(vs), lo, hi, len(vs), coverage))
-        s = Series(kernel, phase, mode, unit, json.loads(key), points)
+        s = Series(kernel, phase, key.condition, key.unit, json.loads(params_key), points, key=key)
         s.changes = _changes(store, points)
         out.append(s)
-    return sorted(out, key=lambda s: -len(s.points))
+    return sorted(out, key=lambda s: (-len(s.points), s.key.size_bytes or 0, s.title))
 
 
 def _changes(store, points: list[Point]) -> list[ChangePoint]:

@@ -7,11 +7,14 @@ A per-node step on one node is the kernel launched on a one-line host file
 through the run's launcher (mpiexec, or srun inside an allocation): the
 same path every other step takes, so records, warnings and the store are
 the ones a single-node run gives. All nodes at once means one such launch
-per node, started together; their output is stored as each ends."""
+per node, started together; each node's output is stored, and its step
+closed, as its launch ends (a Ctrl-C keeps every node that ended)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import queue
 import socket
 import subprocess
 import tempfile
@@ -36,6 +39,7 @@ from clusterbench.sample import Sample
 from clusterbench.store import Store
 
 PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
+STOPPED_OUTPUT_WAIT_S = 30.0   # after a Ctrl-C: how long a stopped launch's output is awaited, to store it
 OPTIONS = {"scratch", "one-at-a-time", "links-one-pair", "only", "skip", "threshold", "link-threshold", "topology"}
 
 
@@ -233,32 +237,56 @@ def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> 
     return False, build, failure_line(launch.err, status)
 
 
-def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None) -> None:
+def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None) -> None:
+    """Starts every launch of the group and calls on_end(launch) in this
+    thread as each ends, so a node's samples are stored when its launch
+    ends, not when the slowest node's does: a Ctrl-C keeps what ended.
+    Interrupted, it stops the launches still running and hands on_end what
+    each printed before it stopped."""
+    ended: queue.Queue[NodeLaunch] = queue.Queue()
+
+    def wait(lc: NodeLaunch) -> None:
+        try:
+            _finish(lc)
+        finally:
+            ended.put(lc)
+
+    handed: set[int] = set()
     try:
         for lc in group:
             _start(lc, env, timeout_s)
-        waiters = [threading.Thread(target=_finish, args=(lc,), daemon=True) for lc in group]
-        for w in waiters:
-            w.start()
-        for w in waiters:
-            w.join()
-    except BaseException:
         for lc in group:
+            threading.Thread(target=wait, args=(lc,), daemon=True).start()
+        for _ in group:
+            lc = ended.get()
+            handed.add(id(lc))
+            if on_end:
+                on_end(lc)
+    except BaseException:
+        running = [lc for lc in group if id(lc) not in handed]
+        for lc in running:
             if lc.deadline:
                 lc.deadline.cancel()
             if lc.proc:
                 runner._stop(lc.proc)
+        for _ in [lc for lc in running if lc.proc and on_end]:   # their waiters now end: store what each printed
+            try:
+                lc = ended.get(timeout=STOPPED_OUTPUT_WAIT_S)
+            except queue.Empty:
+                break
+            with contextlib.suppress(Exception):
+                on_end(lc, stopped=True)
         raise
 
 
 def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: ClusterRequest,
                  envs: dict[str, dict], local_env: dict, progress: Progress, folder: Path) -> list[str]:
     """One step on every node; a status per node. All at once: one launch
-    per node, started together, each running every repetition. One at a
-    time: repetition by repetition, each round visiting every node in turn
-    (as A/B/A/B alternation), so a change in the machine's load over the
-    minutes of the step falls on every node alike, not on whichever node's
-    turn it was."""
+    per node, started together, each running every repetition; a node's
+    step is stored and closed as its launch ends. One at a time: repetition
+    by repetition, each round visiting every node in turn (as A/B/A/B
+    alternation), so a change in the machine's load over the minutes of the
+    step falls on every node alike, not on whichever node's turn it was."""
     launcher = choose(req.launcher, 2, cat.cbk)
     step_ids, commands = {}, {}
     for host in req.hosts:
@@ -275,6 +303,17 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
         rounds = [[list(req.hosts)]]
     errors: dict[str, str] = {}
     builds: dict[str, dict | None] = {}
+    statuses: dict[str, str] = {}
+
+    def finish(host: str) -> None:
+        if host in errors:
+            store.finish_step(step_ids[host], "failed", build=builds.get(host), message=f"{host}: {errors[host]}")
+            statuses[host] = "failed"
+        else:
+            store.finish_step(step_ids[host], "ok", build=builds.get(host),
+                              stop_reason=f"fixed: {step.repeat} repetitions")
+            statuses[host] = "ok"
+
     try:
         for offset, groups in enumerate(rounds):
             for hosts in groups:
@@ -283,27 +322,29 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                     continue
                 progress.note(f"{step.name} on {', '.join(hosts)}"
                               + (f" (repetition {offset + 1} of {step.repeat})" if req.one_at_a_time else ""))
-                group = [NodeLaunch(h, step_ids[h], commands[h]) for h in hosts]
-                _run_together(group, step.env, req.step_timeout_s)
-                for lc in group:
+
+                def ended(lc: NodeLaunch, stopped: bool = False, offset: int = offset) -> None:
                     ok, build, msg = _store_samples(store, lc, envs.get(lc.host, local_env), offset)
                     builds[lc.host] = build or builds.get(lc.host)
+                    if stopped:
+                        return   # closed as interrupted below, with what it printed stored
                     if not ok:
                         errors[lc.host] = msg
+                    if not req.one_at_a_time:
+                        finish(lc.host)   # its one launch held every repetition
+
+                _run_together([NodeLaunch(h, step_ids[h], commands[h]) for h in hosts], step.env,
+                              req.step_timeout_s, ended)
     except BaseException:
         for host in req.hosts:
-            store.finish_step(step_ids[host], "interrupted", message="interrupted by a signal")
+            if host not in statuses:
+                store.finish_step(step_ids[host], "interrupted", build=builds.get(host),
+                                  message="interrupted by a signal")
         raise
-    statuses = []
     for host in req.hosts:
-        if host in errors:
-            store.finish_step(step_ids[host], "failed", build=builds.get(host), message=f"{host}: {errors[host]}")
-            statuses.append("failed")
-        else:
-            store.finish_step(step_ids[host], "ok", build=builds.get(host),
-                              stop_reason=f"fixed: {step.repeat} repetitions")
-            statuses.append("ok")
-    return statuses
+        if host not in statuses:
+            finish(host)
+    return [statuses[h] for h in req.hosts]
 
 
 def one_host_file(folder: Path, host: str) -> str:

@@ -3,8 +3,15 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import db_option, link_speed_option, open_store, width_option
+from clusterbench.registry import Registry
 
-FORMATS = ("table", "json", "csv", "md")
+# the machine-readable renderings of a comparison; "table" is the terminal's (report/compare_terminal.py)
+RENDERERS = Registry("format", [
+    ("json", "clusterbench.report.compare_data:render_json", "schemas/comparison.schema.json"),
+    ("csv", "clusterbench.report.compare_data:render_csv", "one row per measurement and configuration"),
+    ("md", "clusterbench.report.compare_data:render_markdown", "a Markdown table"),
+], extra_choices=("table",))
+FORMATS = tuple(RENDERERS.choices())
 
 
 @click.command("compare")
@@ -59,11 +66,7 @@ def command(refs, env_lines, exclude_outliers, fmt, fail_if, threshold_pct, link
 
         print_comparison(stdout_console(), table, env_lines)
     else:
-        from clusterbench.report import compare_data
-
-        render = {"json": compare_data.render_json, "csv": compare_data.render_csv,
-                  "md": compare_data.render_markdown}[fmt]
-        sys.stdout.write(render(table))
+        sys.stdout.write(RENDERERS.load(fmt)(table))
     for line in table.imported:
         # its environment was not recorded: the differences above stop at what its file stated;
         # beside a machine-readable format the note goes to stderr

@@ -13,7 +13,7 @@ class ByteSize(click.ParamType):
     name = "size"
 
     def convert(self, value, param, ctx):
-        from clusterbench.catalogue import parse_size
+        from clusterbench.sizes import parse_size
 
         n = value if isinstance(value, int) else parse_size(value)
         if n is None or n < 1:

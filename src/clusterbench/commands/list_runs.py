@@ -54,7 +54,8 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
                   caption="cut short: interrupted by a signal or killed", caption_justify="left")
         for name in ("runs", "ok", "failed", "cut short", "running", "time used", "median run"):
             t.add_column(name, justify="right")
-        for g in summarise(rows, by):
+        details = store.run_details(utc(since)) if by == "kernel" else None
+        for g in summarise(rows, by, details):
             t.add_row(terminal(g.key), str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
                       _duration(g.total_s), _duration(g.median_s))
         from clusterbench.report.compare_terminal import folding

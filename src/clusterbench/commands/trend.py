@@ -22,7 +22,8 @@ def runs_text(n: int) -> str:
 @click.option("--label", help="Only runs with this label.")
 @click.option("--host", help="Only runs started on this host.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="Only steps run with this parameter value (repeatable), e.g. --param file-size=1g.")
+              help="Only steps run with this parameter value (repeatable), read by the parameter's type "
+                   "(1g = 1024m): e.g. --param file-size=1g; --param sizes=1m picks mpi's 1 MiB messages.")
 @click.option("--since", type=DAY, help="Only runs started on or after this UTC date.")
 @click.option("--last", type=click.IntRange(0), default=30, show_default=True,
               help="Runs listed one per line, newest (the segments and change points cover them all).")
@@ -35,7 +36,7 @@ def command(figure, label, host, params, since, last, db_url):
 
     \b
     clusterbench trend seqio:read:cold --host node01
-    clusterbench trend mpi:pingpong --param size=1m --label ib
+    clusterbench trend mpi:pingpong --param sizes=1m --label ib
     """
     from rich.table import Table
 

@@ -17,7 +17,8 @@ from dataclasses import replace
 from typing import Iterator
 
 from clusterbench.conditions import cgroup, journal, settings
-from clusterbench.conditions.spec import Applied, Conditions, size_text
+from clusterbench.conditions.spec import Applied, Conditions
+from clusterbench.sizes import size_arg
 from clusterbench.errors import BadInput
 
 ENV_PREFIX = "conditions."
@@ -120,7 +121,7 @@ def _probe_cgroup(c: Conditions, j: journal.Journal) -> None:
     try:
         cgroup.create(h, c.cgroup_name, c.memory_limit_bytes)
     except cgroup.CgroupUnavailable as e:
-        raise BadInput(f"--memory-limit {size_text(c.memory_limit_bytes)}: {e}") from None
+        raise BadInput(f"--memory-limit {size_arg(c.memory_limit_bytes)}: {e}") from None
     cgroup.remove(path)
 
 

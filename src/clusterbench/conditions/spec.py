@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from clusterbench.errors import BadInput
+from clusterbench.sizes import size_arg
 
 MIN_MEMORY_LIMIT_BYTES = 16 << 20  # below this cbk and an MPI library's buffers alone hit the cap
 CONDITION_KEYS = {"name", "settings", "memory-limit"}
@@ -47,7 +48,7 @@ class Conditions:
     def title(self) -> str:
         parts = [f"{k}={v}" for k, v in self.settings]
         if self.memory_limit_bytes:
-            parts.append(f"memory-limit={size_text(self.memory_limit_bytes)}")
+            parts.append(f"memory-limit={size_arg(self.memory_limit_bytes)}")
         return self.name or ",".join(parts) or "as found"
 
     def merged(self, other: "Conditions") -> "Conditions":
@@ -58,17 +59,10 @@ class Conditions:
                        settings=tuple(names.items()), name=other.name or self.name)
 
 
-def size_text(n: int) -> str:
-    for unit, shift in (("g", 30), ("m", 20), ("k", 10)):
-        if n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
-
-
 def parse_memory_limit(text: str | int | None, where: str = "--memory-limit") -> int | None:
     if text is None or text == "":
         return None
-    from clusterbench.catalogue import parse_size
+    from clusterbench.sizes import parse_size
 
     n = parse_size(str(text))
     if n is None:

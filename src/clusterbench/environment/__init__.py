@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import importlib
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,10 +19,14 @@ from typing import Sequence
 
 from clusterbench.environment.sources import Context
 from clusterbench.environment.report_block import summary_block
+from clusterbench.registry import Registry
 
 SCHEMA = 1
-COLLECTORS = ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "netstack", "netdev_tuning",
-              "software", "gpu", "modules", "fabric", "container")
+# one module per topic, each with collect(env, ctx)
+COLLECTORS = Registry("environment collector", [
+    (topic, f"clusterbench.environment.{topic}:collect")
+    for topic in ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "netstack", "netdev_tuning",
+                  "software", "gpu", "modules", "fabric", "container")])
 # Values that change between two captures of an unchanged machine. They are
 # kept in the snapshot (the limit checks read free memory) but left out of
 # its hash and of diffs, so they neither split snapshots nor hide the line
@@ -47,7 +50,7 @@ def is_volatile(key: str) -> bool:
 def _collect_one(name: str, ctx: Context) -> dict:
     part: dict = {}
     try:
-        importlib.import_module(f"{__name__}.{name}").collect(part, ctx)
+        COLLECTORS.load(name)(part, ctx)
     except Exception as e:  # a collector bug: keep what it found, say what broke
         part[f"{name}.collector_error"] = f"{type(e).__name__}: {e}"
     return part

@@ -17,25 +17,24 @@ measured one compare key by key. docs/import.md lists what each takes.
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 from dataclasses import dataclass, field
 
-from clusterbench.errors import BadInput
+from clusterbench.registry import Registry
 from clusterbench.sample import Sample
 
-# name -> (module, what it reads); detection tries them in this order (the
+# name, module, what it reads; detection tries them in this order (the
 # JSON formats first: their first character settles it)
-_IMPORTERS = {
-    "ior-json": ("clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
-    "fio": ("clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
-    "iperf3": ("clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17) or its plain text output"),
+IMPORTERS = Registry("format", [
+    ("ior-json", "clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
+    ("fio", "clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
+    ("iperf3", "clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17) or its plain text output"),
     # before "ior": IOR writing CSV to stdout may print its text banner too
-    "ior-csv": ("clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, 3.3-4.0)"),
-    "ior": ("clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
-    "mdtest": ("clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
-    "osu": ("clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
-    "imb": ("clusterbench.importers.imb", "Intel MPI Benchmarks 2017-2021 text"),
-}
+    ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, 3.3-4.0)"),
+    ("ior", "clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
+    ("mdtest", "clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
+    ("osu", "clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
+    ("imb", "clusterbench.importers.imb", "Intel MPI Benchmarks 2017-2021 text"),
+], extra_choices=("auto",))
 
 
 class Unreadable(ValueError):
@@ -76,22 +75,19 @@ class ImportedRun:
 
 
 def names() -> list[str]:
-    return list(_IMPORTERS)
+    return IMPORTERS.names()
 
 
 def help_text() -> str:
-    return "; ".join(f"{n}: {what}" for n, (_, what) in _IMPORTERS.items())
+    return "; ".join(f"{n}: {what}" for n, what in IMPORTERS.items())
 
 
 def get(name: str):
-    try:
-        return importlib.import_module(_IMPORTERS[name][0])
-    except KeyError:
-        raise BadInput(f"no such format: '{name}' (formats: auto, {', '.join(_IMPORTERS)})") from None
+    return IMPORTERS.load(name)
 
 
 def detect(text: str) -> str | None:
-    for name in _IMPORTERS:
+    for name in IMPORTERS.names():
         if get(name).detect(text):
             return name
     return None

@@ -17,6 +17,7 @@ import json
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.sizes import parse_size, size_arg
 
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
 ENGINES = {"io_uring", "libaio", "psync"}
@@ -173,15 +174,9 @@ def _step(name: str, opts: dict, entries: int) -> ImportedStep:
 
 
 def _size_text(text: str) -> str:
-    """fio's "4096B" / "1024KiB" / "4KiB" as "4k" / "1m"."""
-    m = re.fullmatch(r"(\d+)([KMG]?)i?B", text)
-    if not m:
-        return text.lower()
-    n = int(m.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[m.group(2)]
-    for unit, suffix in ((1024**3, "g"), (1024**2, "m"), (1024, "k")):
-        if n % unit == 0:
-            return f"{n // unit}{suffix}"
-    return str(n)
+    """fio's "4096B" / "1024KiB" / "4KiB" as a size parameter's text ("4k", "1m")."""
+    n = parse_size(text)
+    return size_arg(n) if n is not None else text.lower()
 
 
 # -- normal text -------------------------------------------------------------

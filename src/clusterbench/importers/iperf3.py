@@ -15,6 +15,7 @@ import json
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, iperf3_text, measurement
+from clusterbench.sizes import size_arg
 
 GBIT = 1e9
 # where each checked figure of a sample is in the document, for the plausibility gate's message
@@ -39,13 +40,6 @@ def _num(v) -> bool:
 def _dict(d, key) -> dict:
     v = d.get(key) if isinstance(d, dict) else None
     return v if isinstance(v, dict) else {}
-
-
-def _size_text(n: int) -> str:
-    for unit, suffix in ((1 << 20, "m"), (1 << 10, "k")):
-        if n % unit == 0:
-            return f"{n // unit}{suffix}"
-    return str(n)
 
 
 def parse(text: str) -> list[ImportedRun]:
@@ -84,7 +78,7 @@ def parse(text: str) -> list[ImportedRun]:
     if _num(ts.get("duration")) and ts["duration"] > 0:
         params["duration"] = f"{ts['duration']:g}"
     if _num(ts.get("blksize")) and ts["blksize"] > 0:
-        params["message-size"] = _size_text(int(ts["blksize"]))
+        params["message-size"] = size_arg(int(ts["blksize"]))
     params["direction"] = "bidir" if bidir else "reverse" if reverse else "send"
     if protocol == "UDP":
         step = ImportedStep("iperf3 UDP", "iperf3", {**params, "protocol": "udp"})

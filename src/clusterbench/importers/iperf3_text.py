@@ -17,6 +17,7 @@ import datetime as dt
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.sizes import size_arg
 
 CONNECTING = re.compile(r"^Connecting to host (\S+), port (\d+)\s*$", re.M)
 SUMMARY = re.compile(
@@ -97,7 +98,7 @@ def _run(block: str, first_line: int, server: str, version: str | None) -> Impor
     duration = _duration(ends)
     if starting:
         params["duration"] = starting.group(4)
-        params["message-size"] = _size_text(int(starting.group(3)))
+        params["message-size"] = size_arg(int(starting.group(3)))
     elif duration:
         params["duration"] = duration
     params["direction"] = "bidir" if bidir else "reverse" if reverse else "send"
@@ -170,10 +171,3 @@ def _udp(ends):
                        lost_packets=int(loss.group("lost")) if loss else None,
                        packets=int(loss.group("total")) if loss else None,
                        lost_percent=float(loss.group("pct")) if loss else None)
-
-
-def _size_text(n: int) -> str:
-    for unit, suffix in ((1 << 20, "m"), (1 << 10, "k")):
-        if n % unit == 0:
-            return f"{n // unit}{suffix}"
-    return str(n)

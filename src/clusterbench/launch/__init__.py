@@ -6,36 +6,31 @@ tool is absent costs nothing until chosen, and then says why it cannot run.
 """
 from __future__ import annotations
 
-import importlib
-
 from clusterbench.errors import BadInput
 from clusterbench.launch.job import Job, Launcher
+from clusterbench.registry import Registry
 
-# name -> (module, what it is in a few words, for --launcher's help)
-_LAUNCHERS = {
-    "local": ("clusterbench.launch.local", "this host, one rank"),
-    "mpiexec": ("clusterbench.launch.mpiexec", "MPICH or Open MPI; with --hostfile its hosts"),
-    "srun": ("clusterbench.launch.srun", "Slurm; inside an allocation its nodes"),
-    "qrsh": ("clusterbench.launch.qrsh", "Grid Engine"),
-}
+# name, its module's LAUNCHER, what it is in a few words (for --launcher's help)
+LAUNCHERS = Registry("launcher", [
+    ("local", "clusterbench.launch.local:LAUNCHER", "this host, one rank"),
+    ("mpiexec", "clusterbench.launch.mpiexec:LAUNCHER", "MPICH or Open MPI; with --hostfile its hosts"),
+    ("srun", "clusterbench.launch.srun:LAUNCHER", "Slurm; inside an allocation its nodes"),
+    ("qrsh", "clusterbench.launch.qrsh:LAUNCHER", "Grid Engine"),
+])
 
 
 def names() -> list[str]:
-    return list(_LAUNCHERS)
+    return LAUNCHERS.names()
 
 
 def help_text() -> str:
     """--launcher's help, from the registry (no launcher module is imported)."""
-    return ", ".join(f"{name} ({what})" for name, (_, what) in _LAUNCHERS.items()) + \
+    return ", ".join(f"{name} ({what})" for name, what in LAUNCHERS.items()) + \
         " (default: mpiexec when more than one rank, else local)."
 
 
 def get(name: str, cbk: str | None = None) -> Launcher:
-    try:
-        module = importlib.import_module(_LAUNCHERS[name][0])
-    except KeyError:
-        raise BadInput(f"no such launcher: '{name}' (launchers: {', '.join(_LAUNCHERS)})") from None
-    launcher = module.LAUNCHER
+    launcher = LAUNCHERS.load(name)
     why = launcher.unavailable(cbk)
     if why:
         raise BadInput(f"launcher {name} cannot run here: {why}")

@@ -4,33 +4,28 @@ format takes what it needs from the report: the runs, and (html) the
 comparison and sweeps of the configurations, computed when first asked."""
 from __future__ import annotations
 
-import importlib
-
-from clusterbench.errors import BadInput
+from clusterbench.registry import Registry
 from clusterbench.report.data import Report
 
-_FORMATS = {
-    "json": "clusterbench.report.json_format",
-    "csv": "clusterbench.report.csv_format",
-    "md": "clusterbench.report.markdown",
-    "html": "clusterbench.report.html",
-}
+FORMATS = Registry("format", [
+    ("json", "clusterbench.report.json_format"),
+    ("csv", "clusterbench.report.csv_format"),
+    ("md", "clusterbench.report.markdown"),
+    ("html", "clusterbench.report.html"),
+])
 
 
 def text_formats() -> list[str]:
     """The formats `export` writes to a terminal or a pipe."""
-    return list(_FORMATS)
+    return FORMATS.names()
 
 
 def formats() -> list[str]:
-    return [*_FORMATS, "pdf"]  # pdf: the html format printed by Chromium (report/pdf.py)
+    return [*FORMATS.names(), "pdf"]  # pdf: the html format printed by Chromium (report/pdf.py)
 
 
 def render(fmt: str, report: Report | list[dict]) -> str:
-    try:
-        module = importlib.import_module(_FORMATS[fmt])
-    except KeyError:
-        raise BadInput(f"no such format: '{fmt}' (formats: {', '.join(_FORMATS)})") from None
+    module = FORMATS.load(fmt)
     return module.render(report if isinstance(report, Report) else Report(report))
 
 

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 from clusterbench.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.cluster.findings import paragraph
+from clusterbench.render_text import html as esc  # the one HTML escape: markup and control characters
+from clusterbench.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.report.terminal import _num
 
 CSS = """
 .cluster .summary{font-size:1.05em;background:#f8f8f0;border-left:4px solid #b00;padding:.5em 1em}
 .cluster td.flag{background:#fde0e0;color:#900;font-weight:bold}
 """
-
-
-def esc(v) -> str:
-    import html
-
-    return html.escape("" if v is None else str(v))
 
 
 def heat_map(view: ClusterView) -> str:
@@ -35,8 +31,8 @@ def heat_map(view: ClusterView) -> str:
     fig, ax = plt.subplots(figsize=(side + 1.5, side))
     im = ax.imshow(grid, cmap="viridis", vmin=0)
     fig.colorbar(im, ax=ax, label="MiB/s")
-    ax.set_xticks(range(n), view.hosts, rotation=90 if n > 8 else 0, fontsize=8)
-    ax.set_yticks(range(n), view.hosts, fontsize=8)
+    ax.set_xticks(range(n), [mathtext(h) for h in view.hosts], rotation=90 if n > 8 else 0, fontsize=8)
+    ax.set_yticks(range(n), [mathtext(h) for h in view.hosts], fontsize=8)
     ax.set_xlabel("receiver")
     ax.set_ylabel("sender")
     ax.set_title("link bandwidth (mpiGraph shift pattern); red box = flagged", fontsize=10)
@@ -118,13 +114,13 @@ def scaling(view: ClusterView) -> list[str]:
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, by_n in sorted(view.scaling.items()):
         pts = sorted((n, v) for n, v in by_n.items() if v and v > 0)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=mathtext(name))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     counts = sorted({n for by_n in view.scaling.values() for n in by_n})
     ax.set_xticks(counts, [str(n) for n in counts])
     ax.set_xlabel("nodes")
-    ax.set_ylabel(view.scaling_unit)
+    ax.set_ylabel(mathtext(view.scaling_unit))
     ax.set_title("collectives over nodes (log axes)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)

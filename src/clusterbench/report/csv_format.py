@@ -1,7 +1,7 @@
 """CSV: one row per sample (every repetition and phase), for spreadsheets.
 `outlier` is 1 when the sample is a modified-Z outlier within its step's
 (phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped.
-`limit` is the ceiling that binds at the group's median (ceilings.py), "!" first when the median is above it."""
+`limit` is the ceiling that binds at the group's median (limits/ceilings.py), "!" first when the median is above it."""
 from __future__ import annotations
 
 import csv

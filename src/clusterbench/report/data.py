@@ -15,7 +15,7 @@ def _iso(t) -> str | None:
 
 
 def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) -> dict:
-    from clusterbench import ceilings
+    from clusterbench.limits import ceilings
 
     run = store.run(run_id)
     envs = store.environments_of(run_id)

@@ -115,7 +115,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
     t = Table(title=terminal(f"{step_title(st)} [{st['status']}]"), title_justify="left",
               caption="\n".join(terminal(line) for line in caption.split("\n")), caption_justify="left",
               pad_edge=tier < CI_LINES)
-    limit = any(r.limit for r in st["summary"])  # which ceiling binds (ceilings.py), when one is known
+    limit = any(r.limit for r in st["summary"])  # which ceiling binds (limits/ceilings.py), when one is known
     # (heading, justify, whole: never broken, figure: a number never folded, spread: left out at NO_SPREAD)
     columns = [("phase", "left", True, False, False)] + (
         [(condition, "left", True, False, False)] if condition else []) + [

@@ -59,9 +59,24 @@ def _migration_lock(url) -> Iterator[None]:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
-    with open(url.database + ".lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
+    lock = url.database + ".lock"
+    while True:
+        with open(lock, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                if os.fstat(f.fileno()).st_ino != os.stat(lock).st_ino:
+                    continue   # its holder migrated and removed it meanwhile: lock the name anew
+            except FileNotFoundError:
+                continue
+            try:
+                yield
+            finally:
+                # removed while held, once the store is made: nothing is left
+                # beside the user's file, and sqlite_check (which waits on the
+                # lock file while it exists) finds a whole store without it
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+            return
 
 
 class Store:
@@ -210,6 +225,20 @@ class Store:
 
         with store_failures(self.url, self._secret_url):
             return queries.list_runs(self.engine, label, limit, **filters)
+
+    def run_details(self, since: dt.datetime | None = None) -> dict[str, dict[int, Any]]:
+        """Kernels, bytes written and failed step's message per run (store/queries.py)."""
+        from clusterbench.store import queries
+
+        with store_failures(self.url, self._secret_url):
+            return queries.run_details(self.engine, since)
+
+    def size_bytes(self) -> int | None:
+        """The database's size on disk (store/queries.py), None for a dialect that cannot say."""
+        from clusterbench.store import queries
+
+        with store_failures(self.url, self._secret_url):
+            return queries.size_bytes(self.engine)
 
     def prune(self, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
         """Deletes runs started before `before` and what only they use (store/queries.py)."""

@@ -122,3 +122,41 @@ def resolve(engine: sa.engine.Engine, url: str, ref: str) -> list[int]:
     if not ids:
         raise BadInput(f"no run with id or label '{ref}' in {url} (see: clusterbench list)")
     return ids
+
+
+def run_details(engine: sa.engine.Engine, since: dt.datetime | None = None) -> dict[str, dict[int, Any]]:
+    """What a run's row does not hold, for the runs started on or after
+    `since` (`list --by kernel`, the history page): {"kernels": {run id:
+    kernels of its steps, sorted}, "bytes_written": {run id: bytes its
+    write and create phases moved}, "step_error": {run id: its first failed
+    step's message}}."""
+    wanted = sa.select(runs.c.id)
+    if since:
+        wanted = wanted.where(runs.c.started >= since)
+    out: dict[str, dict[int, Any]] = {"kernels": {}, "bytes_written": {}, "step_error": {}}
+    with engine.connect() as c:
+        for r in c.execute(sa.select(steps.c.run_id, steps.c.kernel).distinct()
+                           .where(steps.c.run_id.in_(wanted)).order_by(steps.c.run_id, steps.c.kernel)):
+            out["kernels"].setdefault(r.run_id, []).append(r.kernel)
+        for r in c.execute(sa.select(steps.c.run_id, sa.func.sum(samples.c.bytes))
+                           .join(samples, samples.c.step_id == steps.c.id)
+                           .where(steps.c.run_id.in_(wanted),
+                                  sa.or_(samples.c.phase.like("%write%"), samples.c.phase.like("%create%")))
+                           .group_by(steps.c.run_id)):
+            out["bytes_written"][r[0]] = int(r[1] or 0)
+        for r in c.execute(sa.select(steps.c.run_id, steps.c.message)
+                           .where(steps.c.run_id.in_(wanted), steps.c.status == "failed",
+                                  steps.c.message.is_not(None)).order_by(steps.c.position)):
+            out["step_error"].setdefault(r.run_id, r.message)
+    return out
+
+
+def size_bytes(engine: sa.engine.Engine) -> int | None:
+    """The database's size on disk: the SQLite file's pages, or pg_database_size."""
+    with engine.connect() as c:
+        if c.dialect.name == "postgresql":
+            return int(c.execute(sa.text("select pg_database_size(current_database())")).scalar())
+        if c.dialect.name == "sqlite":
+            pages = c.execute(sa.text("pragma page_count")).scalar()
+            return int(pages) * int(c.execute(sa.text("pragma page_size")).scalar())
+    return None

@@ -49,7 +49,7 @@ steps = Table(
     Column("position", Integer, nullable=False),
     Column("name", String(text_limits.STEP_NAME)),
     Column("kernel", String(text_limits.STEP_KERNEL), nullable=False),
-    Column("params", JSON, nullable=False),       # as requested (text values)
+    Column("params", JSON, nullable=False),       # canonical text values (plan_params, 0005)
     Column("launcher", String(50), nullable=False),
     Column("ranks", Integer, nullable=False),
     Column("ranks_per_node", Integer),

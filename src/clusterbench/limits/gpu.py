@@ -6,6 +6,7 @@ width (the record's memory_peak_gb_per_s). `gpu_limit` names the limit of a
 figure; `gpu_warnings` says when a figure or its link is doubtful."""
 from __future__ import annotations
 
+from clusterbench.limits.thresholds import PAGEABLE_MARGIN, RATE_SLACK, TRAINED_DOWN_SHARE
 from clusterbench.sample import Sample
 
 # PCIe rate per lane (GT/s) and line-code efficiency by generation: 8b/10b
@@ -15,9 +16,6 @@ PCIE_GT_PER_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 PCIE_EFFICIENCY = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 236 / 256}
 COPY_PHASES = ("h2d", "d2h", "bidir")
 MEMORY_PHASES = ("copy", "scale", "add", "triad", "dot")
-# a copy that reached less than this share of the link at the card's best
-# generation, on a link the snapshot saw below it, is said to be limited by it
-TRAINED_DOWN_SHARE = 0.6
 
 
 def link_gb_per_s(gen: int, width: int) -> float:
@@ -99,7 +97,7 @@ def gpu_warnings(sample: Sample, env: dict) -> list[str]:
     out = []
     figure = _figure_gb_per_s(sample)
     limit = gpu_limit(sample, env)
-    if limit and figure is not None and figure > 1.02 * limit[1]:
+    if limit and figure is not None and figure > RATE_SLACK * limit[1]:
         out.append(f"{figure:,.1f} GB/s is above the {limit[0]} rate of {limit[1]:,.1f} GB/s: the data did not "
                    f"all cross it (a cache, compression, or a snapshot of another GPU)")
     if not is_gpu_copy(sample):
@@ -138,8 +136,7 @@ def pageable_above_pinned(samples) -> dict[int, list[str]]:
     for s in copies:
         best = pinned.get(key(s))
         figure = _figure_gb_per_s(s)
-        # 10 %: pageable copies of a few KiB can tie with pinned ones
-        if s.extra("host_memory") == "pageable" and best and figure > 1.1 * best and s.id is not None:
+        if s.extra("host_memory") == "pageable" and best and figure > PAGEABLE_MARGIN * best and s.id is not None:
             out[s.id] = [f"pageable {s.phase} copy at {figure:,.1f} GB/s is faster than the pinned one "
                          f"({best:,.1f} GB/s): one of the two is not a link figure"]
     return out

@@ -12,22 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from clusterbench.limits.facts import (BYTES_PER_S, NETWORK_FS, NO_DEVICE_FS,
+                                       available_memory_bytes, bits_text, fastest_link_bits_per_s,
+                                       mount_link_bits_per_s, target_fs_type)
+from clusterbench.limits.thresholds import CACHE_MARGIN, RATE_SLACK, STREAM_SHARE
 from clusterbench.sample import Sample
-
-# Units of a data rate a ceiling applies to, in bytes per second each.
-BYTES_PER_S = {"MiB/s": 2**20, "MB/s": 1e6, "GiB/s": 2**30, "GB/s": 1e9, "Gbit/s": 1e9 / 8, "Mbit/s": 1e6 / 8}
-IOPS_UNITS = {"IOPS"}
-
-# File systems whose pages are the storage: nothing slower lies below them.
-NO_DEVICE_FS = ("tmpfs", "ramfs", "devtmpfs", "hugetlbfs")
-
-# Network file systems: a read there is also bounded by the fastest link.
-NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "fuse.glusterfs", "glusterfs", "lustre", "beegfs", "gpfs",
-              "fuse.sshfs", "ceph", "fuse.ceph", "9p", "virtiofs")
-
-# A buffered figure may beat the device's O_DIRECT one by readahead and write
-# merging; above this factor it came from a cache.
-CACHE_MARGIN = 1.2
 
 
 @dataclass(frozen=True)
@@ -37,6 +26,7 @@ class Ceiling:
     fraction: float | None    # figure / ceiling, None for a ceiling without a rate
     exceeded: bool = False    # the figure is above it: not through that component alone
     short: str = ""           # what the figure then is, for a verdict: "page cache", "memory (tmpfs)"
+    warning: str = ""         # the sentence stored with the sample when it is exceeded (limits/checks.py)
 
 
 @dataclass
@@ -60,32 +50,6 @@ def host_env(envs: dict[str, dict], host: str | None, build: dict | None = None)
     return next(iter(envs.values()), {}) if envs else {}
 
 
-def target_fs_type(env: dict, directory: str | None) -> str | None:
-    if not directory:
-        return None
-    v = env.get(f"target.{directory}.fs_type")
-    return v if isinstance(v, str) else None
-
-
-def fastest_link_bits_per_s(env: dict) -> float | None:
-    """The fastest NIC or InfiniBand port speed the environment knows, in bit/s."""
-    best = None
-    for k, v in env.items():
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
-            continue
-        if k.startswith("net.") and k.endswith(".speed_mbps"):
-            best = max(best or 0, v * 1e6)
-        if k.startswith("ib.") and k.endswith(".rate_gbps"):
-            best = max(best or 0, v * 1e9)
-    return best
-
-
-def bits_text(bits_per_s: float) -> str:
-    """1 Gbit/s, 2.5 Gbit/s, 400 Gbit/s, 100 Mbit/s."""
-    value, unit = (bits_per_s / 1e9, "Gbit/s") if bits_per_s >= 1e9 else (bits_per_s / 1e6, "Mbit/s")
-    return (f"{value:,.0f}" if value >= 100 else f"{value:.3g}") + f" {unit}"
-
-
 def _bytes_per_s(s: Sample) -> float | None:
     per = BYTES_PER_S.get(s.unit or "")
     return s.value * per if per and s.value is not None else None
@@ -98,11 +62,13 @@ def _percent(fraction: float) -> str:
 # --- the ceilings ------------------------------------------------------------
 
 def no_device(s: Sample, ctx: Context) -> Ceiling | None:
-    """tmpfs and its kin: whatever the mode says, the figure is memory."""
+    """tmpfs and its kin: whatever the mode says, any figure of it is memory."""
     fs = target_fs_type(ctx.env, s.directory)
-    if fs in NO_DEVICE_FS and (s.unit in BYTES_PER_S or s.unit in IOPS_UNITS or s.unit == "files/s"):
-        return Ceiling("memory", f"memory: {fs} has no device below", None, True, f"memory ({fs})")
-    return None
+    if fs not in NO_DEVICE_FS or s.value is None:
+        return None
+    how = f"{s.mode} {s.phase}" if s.mode not in (None, "n/a") else s.phase
+    return Ceiling("memory", f"memory: {fs} has no device below", None, True, f"memory ({fs})",
+                   f"{fs} has no device below: this {how} measures memory, not storage")
 
 
 def link(s: Sample, ctx: Context) -> Ceiling | None:
@@ -110,16 +76,14 @@ def link(s: Sample, ctx: Context) -> Ceiling | None:
     rate = _bytes_per_s(s)
     if rate is None:
         return None
-    over_network = target_fs_type(ctx.env, s.directory) in NETWORK_FS
+    fs = target_fs_type(ctx.env, s.directory)
+    over_network = fs in NETWORK_FS
     if not over_network and s.link_bits_per_s is None:
         return None  # neither a network figure nor I/O over a network file system
     given = ctx.link_bits_per_s or ctx.env.get("conditions.link_bits_per_s")  # --link-speed at show or run
     if over_network:
-        # the interface the client reaches this mount's server through (its tc-shaped rate
-        # when shaped: limits_netfs), else the fastest NIC the host has
-        from clusterbench.limits_netfs import link_rate_bits_per_s
-
-        nominal = given or link_rate_bits_per_s(ctx.env, s.directory) or fastest_link_bits_per_s(ctx.env)
+        # the interface the client reaches this mount's server through, else the fastest NIC the host has
+        nominal = given or mount_link_bits_per_s(ctx.env, s.directory) or fastest_link_bits_per_s(ctx.env)
     else:
         # a network figure: the kernel named its interface's rate (0: unknown, e.g. loopback);
         # another NIC's speed says nothing about this path
@@ -127,9 +91,13 @@ def link(s: Sample, ctx: Context) -> Ceiling | None:
     if not nominal:
         return None
     fraction = rate * 8 / nominal
-    if fraction > 1.0 and over_network:
-        return Ceiling("link", f"cache: above the {bits_text(nominal)} link", fraction, True, "above the link")
-    if fraction > 1.0:  # a transfer cannot outrun its link: the stated rate is wrong (or the path is another)
+    if fraction > RATE_SLACK and over_network:
+        return Ceiling("link", f"cache: above the {bits_text(nominal)} link", fraction, True, "above the link",
+                       f"likely cache effect: {s.phase} over {fs} at {rate * 8 / 1e9:.2f} Gbit/s is faster than "
+                       f"the fastest network link ({bits_text(nominal)})")
+    if fraction > RATE_SLACK:
+        # a transfer cannot outrun its link: the stated rate is wrong (or the path is another); the
+        # limit column says so, no stored warning: a virtual NIC's stated speed is no bound
         return Ceiling("link", f"link: above its nominal {bits_text(nominal)}", fraction, True,
                        "above its link's nominal rate")
     return Ceiling("link", f"link: {_percent(fraction)} of {bits_text(nominal)}", fraction)
@@ -142,42 +110,48 @@ def device(s: Sample, ctx: Context) -> Ceiling | None:
         return None
     direct = [o.value for o in ctx.others if o.mode == "direct" and o.directory == s.directory
               and o.phase == s.phase and o.unit == s.unit and o.value is not None]
-    if not direct:
+    best = max(direct, default=None)
+    if not best:
         return None
-    best = max(direct)
-    fraction = s.value / best if best else None
-    if fraction is None:
-        return None
+    fraction = s.value / best
     if fraction > CACHE_MARGIN:
-        return Ceiling("device", "cache: above the device's direct rate", fraction, True, "page cache")
+        # a buffered figure above the direct one is the cache doing its job; a cold one claims to be
+        # the device, so only it is warned
+        warning = (f"cold {s.phase} {s.value:,.0f} {s.unit} faster than the O_DIRECT {s.phase} of the same "
+                   f"directory ({best:,.0f} {s.unit}): readahead or a cache below the page cache (RAID "
+                   f"controller, hypervisor, server) helped; not a device figure") if s.mode == "cold" else ""
+        return Ceiling("device", "cache: above the device's direct rate", fraction, True, "page cache", warning)
     return Ceiling("device", f"device: {_percent(fraction)} of its direct rate", fraction)
 
 
-def memory(s: Sample, ctx: Context) -> Ceiling | None:
-    """A read whose file fits in free memory and was not proven cold may be
-    the page cache; with a stream figure in the same run, how close it is."""
-    if s.unit not in BYTES_PER_S or s.value is None:
-        return None
-    stream = [o for o in ctx.others if o.phase.lower() in ("copy", "triad") and o.unit in BYTES_PER_S
-              and o.value is not None and o.directory is None]
+def memory_bandwidth(s: Sample, ctx: Context) -> Ceiling | None:
+    """An I/O figure against a stream figure of the same run: how close it comes to a memory copy."""
     rate = _bytes_per_s(s)
-    if stream and rate is not None and s.directory:
-        best = max(_bytes_per_s(o) for o in stream)
-        fraction = rate / best
-        if fraction > 0.5:
-            return Ceiling("memory", f"memory: {_percent(fraction)} of stream's copy rate", fraction,
-                           fraction > 0.5 and not s.cold_proven, "page cache")
-    available = ctx.env.get("memory.available_bytes")
-    limit = ctx.env.get("conditions.memory_limit_bytes")
-    if isinstance(limit, int) and isinstance(available, (int, float)):
-        available = min(available, limit)
-    if s.phase == "read" and s.directory and not s.cold_proven and s.data_bytes \
-            and isinstance(available, (int, float)) and s.data_bytes < available:
-        return Ceiling("memory", "cache: the file fits in the page cache", None, True, "page cache")
-    return None
+    stream = [b for o in ctx.others if o.phase.lower() in ("copy", "triad") and o.directory is None
+              and (b := _bytes_per_s(o)) is not None]
+    if not stream or rate is None or not s.directory:
+        return None
+    fraction = rate / max(stream)
+    if fraction <= STREAM_SHARE:
+        return None
+    return Ceiling("memory", f"memory: {_percent(fraction)} of stream's copy rate", fraction,
+                   not s.cold_proven, "page cache")
 
 
-CEILINGS: list[Callable[[Sample, Context], Ceiling | None]] = [no_device, link, device, memory]
+def page_cache(s: Sample, ctx: Context) -> Ceiling | None:
+    """A read whose data fits in free memory and was not proven cold may be the page cache."""
+    available = available_memory_bytes(ctx.env)
+    size = s.data_bytes
+    if s.phase != "read" or not s.directory or s.cold_proven or not size or available is None \
+            or size >= available:
+        return None
+    return Ceiling("memory", "cache: the file fits in the page cache", None, True, "page cache",
+                   f"likely cache effect: the data read ({size / 2**20:.0f} MiB) fits in free memory "
+                   f"({available / 2**30:.1f} GiB) and the read was not proven cold")
+
+
+# in the order `binding` prefers among ceilings a figure is above
+CEILINGS: list[Callable[[Sample, Context], Ceiling | None]] = [no_device, link, device, memory_bandwidth, page_cache]
 
 
 def ceilings(s: Sample, ctx: Context) -> list[Ceiling]:

@@ -14,25 +14,8 @@ None for a directory that is not on a network file system.
 """
 from __future__ import annotations
 
-from clusterbench.ceilings import bits_text
-
-# A figure at >= 70 % of the link's nominal rate is taken as link-bound:
-# TCP/IP and the file protocol's headers and round trips cost 5-20 % of a
-# Gigabit link (GlusterFS over a 1 Gbit/s test-bed link: 107-119 MB/s, 86-95 %).
-LINK_BINDS = 0.70
-# A figure above the link by more than this cannot have crossed it (a token
-# bucket lets one burst through at once; timer granularity).
-LINK_SLACK = 1.05
-DISK_BINDS = 0.80
-
-
-def link_rate_bits_per_s(env: dict, directory: str) -> float | None:
-    v = env.get(f"target.{directory}.netfs.link_rate_mbps")
-    return float(v) * 1e6 if isinstance(v, (int, float)) and v > 0 else None
-
-
-def is_network_mount(env: dict, directory: str | None) -> bool:
-    return bool(directory) and isinstance(env.get(f"target.{directory}.netfs.kind"), str)
+from clusterbench.limits.facts import bits_text, is_network_mount, mount_link_bits_per_s
+from clusterbench.limits.thresholds import DISK_BINDS, LINK_BINDS, RATE_SLACK
 
 
 def netfs_limit(env: dict, directory: str | None, bytes_per_s: float,
@@ -41,11 +24,11 @@ def netfs_limit(env: dict, directory: str | None, bytes_per_s: float,
     read or a write) on `directory`, given the client's environment `env`."""
     if not is_network_mount(env, directory):
         return None
-    link = link_rate_bits_per_s(env, directory)
+    link = mount_link_bits_per_s(env, directory)
     if link is None:
         return "link rate unknown"
     share = bytes_per_s * 8 / link
-    if share > LINK_SLACK:
+    if share > RATE_SLACK:
         return "client cache"
     if server_disk_bytes_per_s and server_disk_bytes_per_s * 8 < link \
             and bytes_per_s >= DISK_BINDS * server_disk_bytes_per_s:

@@ -1,0 +1,76 @@
+"""A Ctrl-C during a cluster run keeps every node that already ended (#34):
+all nodes at once, each node's samples are stored and its step closed as
+its own launch ends, not when the slowest node's does.
+
+On a 2-host test cluster, h02's launch is held back by its ssh stand-in
+(a sleep before it starts anything, once its snapshot is taken); h01's cpufreq ends in about a second.
+The test waits until h01's step is stored, interrupts the run, and checks
+that h01 kept its samples and h02 is stored as interrupted."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import find_cbk, store_rows
+from clusterbench.testbed import cluster as tc
+
+pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = tc.up(tmp_path_factory.mktemp("testbed") / "tb", 2, link="1gbit")
+    yield c
+    tc.down(c.dir)
+
+
+def node_steps(store: str) -> dict[str, tuple[str, int]]:
+    """step name -> (status, samples) of the run's steps so far."""
+    rows = store_rows(store, "select s.name, s.status, (select count(*) from samples m where m.step_id = s.id) "
+                             "from steps s")
+    return {name: (status, n) for name, status, n in rows}
+
+
+@pytest.mark.timeout(240)
+def test_ctrl_c_keeps_the_samples_of_the_nodes_that_ended(cluster, tmp_path):
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    original = cluster.ssh.read_text()
+    # h02's first launch (its environment snapshot) runs; every later one waits
+    calls = tmp_path / "h02-calls"
+    hold = (f'\nif [ "$h" = h02 ]; then n=$(cat {calls} 2>/dev/null || echo 0); echo $((n + 1)) > {calls}; '
+            f'[ "$n" -ge 1 ] && sleep 120; fi\nexec nsenter')
+    cluster.ssh.write_text(original.replace("\nexec nsenter", hold, 1))
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq", "--repeat", "2",
+                              "--quiet", "--label", "cut"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+        deadline = time.monotonic() + 150
+        h01 = None
+        while time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.5)
+            try:
+                steps = node_steps(store)
+            except Exception:   # the store is being made
+                continue
+            h01 = next((v for k, v in steps.items() if "h01" in k and "cpufreq" in k), None)
+            if h01 and h01[0] != "running":
+                break
+        assert p.poll() is None, p.communicate()
+        # ended, and stored with a sample per repetition and figure, while h02 had not started
+        assert h01 and h01[0] == "ok" and h01[1] >= 2 and h01[1] % 2 == 0, (h01, node_steps(store))
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=90)
+    finally:
+        cluster.ssh.write_text(original)
+    assert p.returncode == 130, out + err
+    steps = node_steps(store)
+    h02 = next(v for k, v in steps.items() if "h02" in k and "cpufreq" in k)
+    assert h02 == ("interrupted", 0), steps
+    assert next(v for k, v in steps.items() if "h01" in k and "cpufreq" in k) == h01, steps
+    assert store_rows(store, "select status from runs") == [("interrupted",)]
