@@ -205,7 +205,7 @@ def physical_rate_bits_per_s(envs: dict[str, dict], members: list[Link], nominal
                            if e.get("conditions.link_bits_per_s")), None)
     if given:
         return float(given)
-    from clusterbench.ceilings import fastest_link_bits_per_s
+    from clusterbench.limits.facts import fastest_link_bits_per_s
 
     ends = []
     for lk in members:
