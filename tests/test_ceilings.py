@@ -94,7 +94,7 @@ def test_the_warning_the_limit_column_and_the_mount_label_judge_the_link_alike(s
     stored warning, the limit column and the network-mount label once used
     1.0, 1.0 and 1.05, so a read at 103 % of its link was a cache in two of
     them and link-bound in the third."""
-    from clusterbench.limits.netfs import netfs_limit
+    from clusterbench.limits.netfs_limits import netfs_limit
 
     env = {"target./data.fs_type": "nfs4", "target./data.netfs.kind": "nfs",
            "target./data.netfs.link_rate_mbps": 1000, "net.eth0.speed_mbps": 1000}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from clusterbench import limits
-from clusterbench.limits import gpu as limits_gpu
+from clusterbench.limits import gpu_limits as limits_gpu
 from clusterbench.cluster import analysis, findings, gpus
 from clusterbench.records import contract_problems
 from clusterbench.sample import Sample

@@ -10,7 +10,7 @@ import pytest
 
 from clusterbench import environment
 from clusterbench.environment import netfs
-from clusterbench.limits.netfs import netfs_limit
+from clusterbench.limits.netfs_limits import netfs_limit
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "environment"
 TARGETS = ["/home/alice", "/nfsrdma/job", "/lustre/run1", "/mnt/gluster/out", "/"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterbench.limits.netfs import netfs_limit
+from clusterbench.limits.netfs_limits import netfs_limit
 from clusterbench.testbed import cluster as tc
 from clusterbench.testbed import gluster
 from tests.test_testbed_cluster import objects_of, one_error_line, tb

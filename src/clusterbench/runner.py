@@ -372,7 +372,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def add_cross_warnings(store: Store, run_id: int) -> None:
-    from clusterbench.limits import gpu as limits_gpu
+    from clusterbench.limits import gpu_limits as limits_gpu
 
     steps = store.steps_of(run_id)
     samples = [s for st in steps for s in store.samples_of(st.id)]

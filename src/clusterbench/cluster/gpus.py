@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from clusterbench.cluster import outliers
 from clusterbench.cluster.naming import node_step_host
-from clusterbench.limits.gpu import bus_key, gpu_index, is_gpu_copy, is_gpu_memory
+from clusterbench.limits.gpu_limits import bus_key, gpu_index, is_gpu_copy, is_gpu_memory
 
 GPU_KERNELS = ("gpucopy", "gpumem")
 # snapshot keys that tell GPUs apart, in the order a cause is named

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from clusterbench.limits import ceilings, clock, gpu
+from clusterbench.limits import ceilings, clock, gpu_limits as gpu
 from clusterbench.sample import Sample
 
 

@@ -2,7 +2,7 @@
 `netfs-compare` suite run against a GlusterFS volume in several
 configurations, one test cluster each, then one side-by-side table with the
 % change against the first configuration and the limit that binds each
-figure (limits/netfs.py).
+figure (limits/netfs_limits.py).
 
 Each configuration has two client hosts (the suite's IOR line reads the
 other node's file) and 1 or 2 servers; its run is stored under the label
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterbench.errors import BadInput
-from clusterbench.limits.netfs import netfs_limit
+from clusterbench.limits.netfs_limits import netfs_limit
 from clusterbench.testbed import cluster as tc
 
 CLIENTS = 2
