@@ -170,6 +170,7 @@ def pytest_configure(config):
     # is for large jobs; the test jobs have at most a few ranks
     os.environ.setdefault("CBK_FINALIZE_TIMEOUT_S", "10")
     swept = process_guard.sweep_dead_sessions()
+    os.environ[process_guard.VAR] = process_guard.shared_tag()
     if swept:
         print(f"conftest: killed {len(swept)} process(es) left by a suite that was killed: "
               + "; ".join(f"{pid} {cmd[:80]}" for pid, cmd in swept))
@@ -197,7 +198,8 @@ def no_process_left_behind(request):
     tag = process_guard.test_tag(next(_test_index))
     os.environ[process_guard.VAR] = tag
     yield
-    os.environ.pop(process_guard.VAR, None)
+    # what starts between tests (a fixture of module scope) is the session's
+    os.environ[process_guard.VAR] = process_guard.shared_tag()
     left = process_guard.left_behind(tag)
     if left:
         pytest.fail("processes outlived the test (killed now): "
@@ -243,7 +245,7 @@ def postgres_server():
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    with process_guard.untagged():   # it serves every later test: it must not carry this one's tag
+    with process_guard.shared():   # it serves every later test: it must not carry this one's tag
         server = PostgresServer.start()
     yield server
     server.stop()

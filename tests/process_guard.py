@@ -5,8 +5,11 @@ environment; whatever it starts (the CLI, mpiexec, the ssh stand-in, every
 rank, a Slurm job's steps) inherits it. After the test, a process still
 carrying the test's tag is left behind: it is killed with its tree, and the
 test fails, naming it. Fixtures that outlive one test on purpose (the
-PostgreSQL server, test clusters of module scope) start without the tag
-(`untagged`). At the end, nothing carrying the session's tag may be left.
+PostgreSQL server, test clusters of module scope) carry the session's
+shared tag instead (`shared`): between tests it is the environment's, so a
+fixture of wider scope gets it, and a suite killed with -9 has them swept by
+the next suite like the rest. At the end, nothing carrying the session's tag
+may be left.
 Two suites on one machine have different session tags, so neither sees the
 other's processes.
 """
@@ -114,12 +117,22 @@ def left_behind(prefix: str, wait_s: float = 10.0) -> list[tuple[int, str]]:
     return found
 
 
+def shared_tag() -> str:
+    """The tag of what outlives one test on purpose (the PostgreSQL server,
+    test clusters of module scope): the session's, so a suite killed with -9
+    has them swept too, and no test's, so no test is failed for them."""
+    return f"{SESSION}:shared"
+
+
 @contextlib.contextmanager
-def untagged():
+def shared():
     """Starts what must outlive the test that first asked for it."""
-    saved = os.environ.pop(VAR, None)
+    saved = os.environ.get(VAR)
+    os.environ[VAR] = shared_tag()
     try:
         yield
     finally:
-        if saved is not None:
+        if saved is None:
+            os.environ.pop(VAR, None)
+        else:
             os.environ[VAR] = saved
