@@ -241,8 +241,9 @@ def test_what_a_killed_suite_left_running_is_swept_and_a_live_suites_is_not(tmp_
     alive = subprocess.Popen(["sleep", "300"], env={**os.environ, process_guard.VAR: f"{process_guard.SESSION}:x"})
     try:
         swept = process_guard.sweep_dead_sessions()
+        # what was swept first: a wait that times out would not say why
+        assert [pid for pid, _ in swept] == [gone.pid], (swept, gone.pid)
         assert gone.wait(timeout=10) is not None
-        assert [pid for pid, _ in swept] == [gone.pid]
         assert alive.poll() is None
     finally:
         for p in (gone, alive):
