@@ -104,8 +104,8 @@ def test_a_run_the_store_lost_is_refused_by_either_layer(tmp_path):
 
 
 def test_only_a_current_plain_sqlite_file_takes_the_standard_library_path(tmp_path):
-    new = Store(f"sqlite:///{tmp_path / 'new.db'}")   # created here: migrated through SQLAlchemy
-    assert isinstance(new.rows.rows, AlchemyRows)
+    new = Store(f"sqlite:///{tmp_path / 'new.db'}")   # created here, as a copy of the template store
+    assert isinstance(new.rows.rows, SqliteRows)
     assert isinstance(Store(f"sqlite:///{tmp_path / 'new.db'}").rows.rows, SqliteRows)
     assert isinstance(Store(f"sqlite:///{tmp_path / 'new.db'}?timeout=5").rows.rows, AlchemyRows)
 

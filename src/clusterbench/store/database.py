@@ -53,13 +53,14 @@ def with_driver(url: str) -> str:
 
 
 @contextlib.contextmanager
-def _migration_lock(url) -> Iterator[None]:
+def _migration_lock(database: str | None) -> Iterator[None]:
     """Two first runs on a new SQLite file must not both create the tables
-    (PostgreSQL takes an advisory lock in engine.migrate instead). url: SQLAlchemy's URL."""
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+    (PostgreSQL takes an advisory lock in engine.migrate instead). database:
+    the SQLite file, None for a store without one."""
+    if not database:
         yield
         return
-    lock = url.database + ".lock"
+    lock = database + ".lock"
     while True:
         with open(lock, "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
@@ -127,6 +128,8 @@ class Store:
             self.rows = SqliteRows(database)
             weakref.finalize(self, self.rows.close)
             return
+        if plain_file and not target.exists and not self.read_only and self._from_template(database):
+            return
         from clusterbench.store import engine as store_engine
         from clusterbench.store.rows_alchemy import AlchemyRows
 
@@ -138,8 +141,25 @@ class Store:
         on_server = not secret_url.startswith("sqlite")
         if on_server and store_engine.server_revision(self.engine, self.url, secret_url) == revisions.head():
             return  # a database server's store, up to date: Alembic not imported either
-        with _migration_lock(store_engine.url_of(secret_url)):
+        url = store_engine.url_of(secret_url)
+        on_file = url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:"
+        with _migration_lock(url.database if on_file else None):
             store_engine.migrate(self.engine, self.url, secret_url)
+
+    def _from_template(self, database: str) -> bool:
+        """A new plain SQLite store, made as a copy of the template store
+        (store/template.py) under the migration lock; False where another
+        first run made it meanwhile or there is no template (then it is
+        migrated)."""
+        from clusterbench.store import template
+        from clusterbench.store.rows_sqlite import SqliteRows
+
+        with _migration_lock(database):
+            if not template.fill(database):
+                return False
+        self.rows = SqliteRows(database)
+        weakref.finalize(self, self.rows.close)
+        return True
 
     @functools.cached_property
     def engine(self):
