@@ -268,11 +268,14 @@ class Store:
             return queries.prune(self.engine, before, keep_labels=keep_labels, dry_run=dry_run)
 
     def resolve(self, ref: str) -> list[int]:
-        """Run ids for a run id or a label (newest first)."""
-        from clusterbench.store import queries
-
-        with store_failures(self.url, self._secret_url):
-            return queries.resolve(self.engine, self.url, ref)
+        """Run ids for a run id or a label (newest first), through the row
+        layer: show and export of a SQLite store need no SQLAlchemy."""
+        if ref.isdigit() and self.rows.select("runs", {"id": int(ref)}):
+            return [int(ref)]
+        ids = sorted((r.id for r in self.rows.select("runs", {"label": ref})), reverse=True)
+        if not ids:
+            raise BadInput(f"no run with id or label '{ref}' in {self.url} (see: clusterbench list)")
+        return ids
 
     def run(self, run_id: int) -> Any:
         rows = self.rows.select("runs", {"id": run_id})

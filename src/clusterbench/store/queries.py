@@ -1,5 +1,5 @@
 """The store's queries that need SQLAlchemy: filtered listings, pruning,
-run references, and an imported run stored in one transaction. Store
+and an imported run stored in one transaction. Store
 (database.py) calls them with its engine; a run never needs them."""
 from __future__ import annotations
 
@@ -110,18 +110,6 @@ def prune(engine: sa.engine.Engine, before: dt.datetime, *, keep_labels: bool = 
             c.execute(environments.delete().where(~sa.exists().where(
                 run_hosts.c.environment_hash == environments.c.hash)))
     return n
-
-
-def resolve(engine: sa.engine.Engine, url: str, ref: str) -> list[int]:
-    """Run ids for a run id or a label (newest first)."""
-    with engine.connect() as c:
-        if ref.isdigit() and c.execute(sa.select(runs.c.id).where(runs.c.id == int(ref))).first():
-            return [int(ref)]
-        ids = [r.id for r in c.execute(sa.select(runs.c.id).where(runs.c.label == ref)
-                                       .order_by(runs.c.id.desc())).all()]
-    if not ids:
-        raise BadInput(f"no run with id or label '{ref}' in {url} (see: clusterbench list)")
-    return ids
 
 
 def run_details(engine: sa.engine.Engine, since: dt.datetime | None = None) -> dict[str, dict[int, Any]]:
