@@ -57,6 +57,9 @@ ReturnToService=2
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
+# sbatch --wait polls after 2 s, then 8 more, then 32, unless MinJobAge/3 caps the
+# step (slurm's sbatch.c): at the default 300 a 12 s job returned after 42 s
+MinJobAge=6
 SlurmctldTimeout=30
 SlurmdTimeout=30
 NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
@@ -158,6 +161,9 @@ ReturnToService=2
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
+# sbatch --wait polls after 2 s, then 8 more, then 32, unless MinJobAge/3 caps the
+# step (slurm's sbatch.c): at the default 300 a 12 s job returned after 42 s
+MinJobAge=6
 SlurmctldTimeout=30
 SlurmdTimeout=30
 {nodes}
