@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -29,16 +30,23 @@ def cluster(tmp_path_factory):
     tc.down(c.dir)
 
 
-def node_steps(store: str) -> dict[str, tuple[str, int]]:
-    """step name -> (status, samples) of the run's steps so far."""
-    rows = store_rows(store, "select s.name, s.status, (select count(*) from samples m where m.step_id = s.id) "
-                             "from steps s")
+def node_steps(path) -> dict[str, tuple[str, int]]:
+    """step name -> (status, samples) of the run's steps so far. Read only:
+    a connection that may create the file would make an empty one before the
+    run makes its store, and the run refuses an empty file."""
+    c = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        rows = c.execute("select s.name, s.status, (select count(*) from samples m where m.step_id = s.id) "
+                         "from steps s").fetchall()
+    finally:
+        c.close()
     return {name: (status, n) for name, status, n in rows}
 
 
 @pytest.mark.timeout(240)
 def test_ctrl_c_keeps_the_samples_of_the_nodes_that_ended(cluster, tmp_path):
-    store = f"sqlite:///{tmp_path / 'r.db'}"
+    db = tmp_path / "r.db"
+    store = f"sqlite:///{db}"
     original = cluster.ssh.read_text()
     # h02's first launch (its environment snapshot) runs; every later one waits
     calls = tmp_path / "h02-calls"
@@ -55,21 +63,21 @@ def test_ctrl_c_keeps_the_samples_of_the_nodes_that_ended(cluster, tmp_path):
         while time.monotonic() < deadline and p.poll() is None:
             time.sleep(0.5)
             try:
-                steps = node_steps(store)
-            except Exception:   # the store is being made
+                steps = node_steps(db)
+            except sqlite3.Error:   # the store is not made yet
                 continue
             h01 = next((v for k, v in steps.items() if "h01" in k and "cpufreq" in k), None)
             if h01 and h01[0] != "running":
                 break
         assert p.poll() is None, p.communicate()
         # ended, and stored with a sample per repetition and figure, while h02 had not started
-        assert h01 and h01[0] == "ok" and h01[1] >= 2 and h01[1] % 2 == 0, (h01, node_steps(store))
+        assert h01 and h01[0] == "ok" and h01[1] >= 2 and h01[1] % 2 == 0, (h01, node_steps(db))
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=90)
     finally:
         cluster.ssh.write_text(original)
     assert p.returncode == 130, out + err
-    steps = node_steps(store)
+    steps = node_steps(db)
     h02 = next(v for k, v in steps.items() if "h02" in k and "cpufreq" in k)
     assert h02 == ("interrupted", 0), steps
     assert next(v for k, v in steps.items() if "h01" in k and "cpufreq" in k) == h01, steps
