@@ -242,6 +242,13 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     assert "kernel.shmmni: h03 has 8192, the other nodes 4096" in show
     assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
     assert "sysctl.net.ipv4.tcp_wmem: h02 has 4096 8192 16384" in show, show
+    # env --diff between two hosts of the run: h02's network keys, with both values (#40)
+    diff = cli(cluster, store, "env", "--diff", "faulty@h01", "faulty@h02")
+    assert diff.returncode == 0, diff.stderr
+    diff_lines = [" ".join(line.split()) for line in diff.stdout.splitlines()]
+    for k, v in TCP_MISTUNED.items():
+        assert any(f"sysctl.{k}" in line and v in line for line in diff_lines), (k, diff.stdout)
+    assert not any("kernel.shmmni" in line for line in diff_lines), diff.stdout   # h03's, not h02's
     from clusterbench.cluster.findings import paragraph
 
     said = paragraph(view)   # what show says above its tables
