@@ -30,10 +30,10 @@ def cluster(tmp_path_factory):
 
 
 def node_steps(store: str) -> dict[str, tuple[str, int]]:
-    """step name -> (status, samples) of the run's steps so far."""
-    rows = store_rows(store, "select s.name, s.status, (select count(*) from samples m where m.step_id = s.id) "
-                             "from steps s")
-    return {name: (status, n) for name, status, n in rows}
+    """"HOST PART" -> (status, samples) of the run's per-node steps so far."""
+    rows = store_rows(store, "select s.host, s.name, s.status, "
+                             "(select count(*) from samples m where m.step_id = s.id) from steps s")
+    return {f"{host} {name}": (status, n) for host, name, status, n in rows}
 
 
 @pytest.mark.timeout(240)

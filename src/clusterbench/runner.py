@@ -34,7 +34,7 @@ from clusterbench.progress import Progress
 from clusterbench.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
 from clusterbench.render_text import stored
 from clusterbench.sample import Sample, SampleKey
-from clusterbench.store import Store
+from clusterbench.store import Store, run_kinds
 
 
 class Interrupted(Exception):
@@ -460,13 +460,14 @@ def close_despite_failure(store: Store, close) -> bool:
 
 
 @contextlib.contextmanager
-def stored_run(store: Store, label: str | None, command: str, suite: str | None) -> Iterator[tuple[int, list[str]]]:
+def stored_run(store: Store, label: str | None, command: str, suite: str | None,
+               kind: str = run_kinds.MEASURED) -> Iterator[tuple[int, list[str]]]:
     """A run in the store for the body of the `with`, which appends each
     step's status to the list it is given: Ctrl-C and SIGTERM become
     KeyboardInterrupt (the run marked interrupted), any error marks it
     failed and goes on up, failed steps end it failed (MeasurementFailed,
     exit 1), else it is ok. `run` and `run cluster` both go through here."""
-    run_id = store.begin_run(label=label, command=command, suite=suite)
+    run_id = store.begin_run(label=label, command=command, suite=suite, kind=kind)
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
     statuses: list[str] = []
     try:

@@ -1,7 +1,8 @@
 """Runs `clusterbench run cluster`: the per-node figures on every node (all
 at once by default, what users see in production; one node at a time on
 request), then the link matrix, then collective scaling. Stored as one run
-of suite "cluster"; per-node steps are named "node HOST: PART" (naming.py).
+of kind "cluster" (store/run_kinds.py); a per-node step is named after its
+part and its node is the step's host column.
 
 A per-node step on one node is the kernel launched on a one-line host file
 through the run's launcher (mpiexec, or srun inside an allocation): the
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from clusterbench import limits, runner
 from clusterbench.catalogue import Catalogue
-from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, node_step
+from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
@@ -36,7 +37,7 @@ from clusterbench.plan import Step, expand
 from clusterbench.progress import Progress
 from clusterbench.records import RunRecord, read_line
 from clusterbench.sample import Sample
-from clusterbench.store import Store
+from clusterbench.store import Store, run_kinds
 
 PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
 STOPPED_OUTPUT_WAIT_S = 30.0   # after a Ctrl-C: how long a stopped launch's output is awaited, to store it
@@ -291,7 +292,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     step_ids, commands = {}, {}
     for host in req.hosts:
         hostfile = one_host_file(folder, host)
-        step_ids[host] = store.begin_step(run_id, position=position, name=node_step(host, step.name),
+        step_ids[host] = store.begin_step(run_id, position=position, name=step.name, host=host,
                                           kernel=step.kernel, params=dict(step.params), launcher=launcher.name,
                                           ranks=step.ranks, ranks_per_node=step.ranks_per_node)
         reps = 1 if req.one_at_a_time else step.repeat
@@ -397,7 +398,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
 
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
     plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
-    with runner.stored_run(store, req.label, req.command, "cluster") as (run_id, statuses):
+    with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER) as (run_id, statuses):
         rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
         position = 0
         with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:

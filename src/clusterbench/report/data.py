@@ -29,13 +29,13 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
             "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
-            "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
+            "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason, "host": st.host,
             "summary": step_summary.rows(samples, step_ctx),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
     out = {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
-        "suite": run.suite, "status": run.status, "message": run.message, "started": _iso(run.started),
+        "suite": run.suite, "kind": run.kind, "status": run.status, "message": run.message, "started": _iso(run.started),
         "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": envs,
     }
     if run.imported_from:   # only on imported runs: the exports of measured runs stay as they were
@@ -44,7 +44,9 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
 
 
 def step_title(step: dict) -> str:
-    return step["name"] or step["kernel"]
+    """A per-node step (run cluster) names its node before its part, as "node h01: stream"."""
+    name = step["name"] or step["kernel"]
+    return f"node {step['host']}: {name}" if step.get("host") else name
 
 
 def params_text(step: dict) -> str:
