@@ -82,3 +82,25 @@ def test_a_step_run_by_run_has_no_host_and_its_run_is_measured(cli, store_url):
     assert cli("run", "null", "--seconds=0.001", "--repeat", "1").status == 0
     assert store_rows(store_url, "select host from steps") == [(None,)]
     assert store_rows(store_url, "select kind from runs") == [("measured",)]
+
+
+def test_the_checks_between_samples_of_a_cluster_run_compare_a_node_only_with_itself(store_url):
+    """h01's cold read at 5x its own O_DIRECT read was helped by a cache;
+    h02's faster disk must not hide it (the same directory name, another node)."""
+    from clusterbench import step_engine
+    from clusterbench.store import Store
+
+    store = Store(store_url)
+    run_id = store.begin_run(label="c", command="clusterbench run cluster", suite="cluster", kind="cluster")
+    for position, (host, direct, cold) in enumerate((("h01", 100.0, 500.0), ("h02", 1000.0, 900.0))):
+        step_id = store.begin_step(run_id, position=position, name="seqio", kernel="seqio", params={},
+                                   launcher="mpiexec", ranks=1, ranks_per_node=None, host=host)
+        for mode, value in (("direct", direct), ("cold", cold)):
+            record = {"phase": "read", "mode": mode, "rate": value, "rate_unit": "MiB/s", "dir": "/scratch",
+                      "sweep_key": None, "qualifiers": []}
+            store.add_sample(step_id, Sample.from_record(record), [])
+        store.finish_step(step_id, "ok")
+    step_engine.add_cross_warnings(store, run_id)
+    warned = {(st.host, s.mode): s.warnings for st in store.steps_of(run_id) for s in store.samples_of(st.id)}
+    assert any("faster than the O_DIRECT read" in w for w in warned[("h01", "cold")]), warned
+    assert warned[("h02", "cold")] == [] and warned[("h01", "direct")] == []
