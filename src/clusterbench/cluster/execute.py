@@ -6,8 +6,10 @@ part and its node is the step's host column.
 
 A per-node step on one node is the kernel launched on a one-line host file
 through the run's launcher (mpiexec, or srun inside an allocation): the
-same path every other step takes, so records, warnings and the store are
-the ones a single-node run gives. All nodes at once means one such launch
+same path every other step takes (step_engine.py: the step opened, the
+private directories swept, the records stored and the launch judged as
+`run` does), so records, warnings and the store are the ones a
+single-node run gives. All nodes at once means one such launch
 per node, started together; each node's output is stored, and its step
 closed, as its launch ends (a Ctrl-C keeps every node that ended)."""
 from __future__ import annotations
