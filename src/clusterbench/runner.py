@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 
 from clusterbench import step_engine
+from clusterbench.step_engine import STOP_SIGNALS, Interrupted, stopped_by
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue, query_env
@@ -30,13 +31,9 @@ from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
-from clusterbench.records import RunRecord, error_message, stop_signal
+from clusterbench.records import RunRecord, error_message
 from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store, run_kinds
-
-
-class Interrupted(Exception):
-    pass
 
 
 @dataclass
@@ -50,27 +47,6 @@ class RunRequest:
     oversubscribe: bool = False
     conditions: Conditions | None = None   # --memory-limit, --setting (clusterbench.conditions)
     link_bits_per_s: float | None = None   # --link-speed: the network's nominal rate, for the limit checks
-
-
-# What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
-# Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
-# a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
-# files and the run is stored as interrupted, with what was measured.
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
-
-
-def stopped_by(status: int, stderr: str) -> str | None:
-    """The stop signal (Ctrl-C's or one of STOP_SIGNALS) a launch ended by:
-    cbk's "stopped" record says it whatever the launcher makes of it (Hydra
-    exits 2 for a rank ended by SIGINT); else -N from Popen when cbk itself
-    was the launch."""
-    if status == 0:
-        return None
-    stops = {s.name for s in (signal.SIGINT, *STOP_SIGNALS)}
-    said = stop_signal(stderr)
-    if said in stops:
-        return said
-    return next((s.name for s in (signal.SIGINT, *STOP_SIGNALS) if status == -s), None)
 
 
 def _raise_interrupted(signum, _frame):

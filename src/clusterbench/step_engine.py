@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Collection
 
@@ -20,10 +21,35 @@ from clusterbench.conditions import apply as conditions
 from clusterbench.launch.messages import finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, stop_tree
 from clusterbench.plan import Step
-from clusterbench.records import OtherRecord, RunRecord, read_line
+from clusterbench.records import OtherRecord, RunRecord, read_line, stop_signal
 from clusterbench.render_text import stored
 from clusterbench.sample import Sample
 from clusterbench.store import Store
+
+
+class Interrupted(Exception):
+    """A stop signal ended the run, or one of its launches (stopped_by)."""
+
+
+# What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
+# Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
+# a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
+# files and the run is stored as interrupted, with what was measured.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+
+
+def stopped_by(status: int, stderr: str) -> str | None:
+    """The stop signal (Ctrl-C's or one of STOP_SIGNALS) a launch ended by:
+    cbk's "stopped" record says it whatever the launcher makes of it (Hydra
+    exits 2 for a rank ended by SIGINT); else -N from Popen when cbk itself
+    was the launch."""
+    if status == 0:
+        return None
+    stops = {s.name for s in (signal.SIGINT, *STOP_SIGNALS)}
+    said = stop_signal(stderr)
+    if said in stops:
+        return said
+    return next((s.name for s in (signal.SIGINT, *STOP_SIGNALS) if status == -s), None)
 
 
 def begin(store: Store, run_id: int, position: int, step: Step, launcher: str, host: str | None = None) -> int:

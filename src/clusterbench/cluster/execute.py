@@ -224,6 +224,7 @@ class LaunchOutcome:
     ok: bool
     build: dict | None    # cbk's run record, with its cgroup and detail records
     message: str          # the error line when not ok; an MPI_Finalize stall when ok, else ""
+    stopped_by: str | None = None   # the stop signal that ended cbk on the node (a batch system's, a Ctrl-C there)
 
 
 def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, env: dict,
@@ -240,7 +241,7 @@ def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, 
     record = build and build.record
     if status == 0:
         return LaunchOutcome(True, record, stalled or "")
-    return LaunchOutcome(False, record, failure_line(err, status))
+    return LaunchOutcome(False, record, failure_line(err, status), step_engine.stopped_by(status, err))
 
 
 def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None) -> None:
@@ -334,6 +335,13 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                     builds[lc.host] = got.build or builds.get(lc.host)
                     if stopped:
                         return   # closed as interrupted below, with what it printed stored
+                    if got.stopped_by:
+                        # the stop reached cbk on the node and not us: the run stops as on
+                        # Ctrl-C, as `run` does; the other nodes' launches are stopped
+                        store.finish_step(step_ids[lc.host], "interrupted", build=builds.get(lc.host),
+                                          message=f"cbk ended by {got.stopped_by}")
+                        statuses[lc.host] = "interrupted"
+                        raise step_engine.Interrupted(got.stopped_by)
                     if not got.ok:
                         errors[lc.host] = got.message
                     elif got.message:
