@@ -104,3 +104,8 @@ def test_the_checks_between_samples_of_a_cluster_run_compare_a_node_only_with_it
     warned = {(st.host, s.mode): s.warnings for st in store.steps_of(run_id) for s in store.samples_of(st.id)}
     assert any("faster than the O_DIRECT read" in w for w in warned[("h01", "cold")]), warned
     assert warned[("h02", "cold")] == [] and warned[("h01", "direct")] == []
+    from clusterbench.report.data import load_run
+
+    limits = {(st["host"], row.mode): row.limit for st in load_run(store, run_id)["steps"] for row in st["summary"]}
+    assert limits[("h01", "cold")] == "cache: above the device's direct rate", limits
+    assert limits[("h02", "cold")].startswith("device: 90 %"), limits

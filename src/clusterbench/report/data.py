@@ -20,11 +20,16 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
     run = store.run(run_id)
     envs = store.environments_of(run_id)
     steps_samples = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
-    ctx = ceilings.Context(ceilings.host_env(envs, run.host), [s for _, ss in steps_samples for s in ss],
-                           link_bits_per_s)
+    # a step's limits are judged among the samples of its host: a per-node step
+    # (steps.host) against its own node's figures, never another node's disk
+    by_host: dict[str | None, list] = {}
+    for st, samples in steps_samples:
+        by_host.setdefault(st.host, []).extend(samples)
+    ctx = ceilings.Context(ceilings.host_env(envs, run.host), [], link_bits_per_s)
     steps = []
     for st, samples in steps_samples:
-        step_ctx = dataclasses.replace(ctx, env=ceilings.host_env(envs, run.host, st.build))
+        step_ctx = dataclasses.replace(ctx, env=ceilings.host_env(envs, st.host or run.host, st.build),
+                                       others=by_host[st.host])
         steps.append({
             "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
