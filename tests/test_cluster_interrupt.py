@@ -31,16 +31,16 @@ def cluster(tmp_path_factory):
 
 
 def node_steps(path) -> dict[str, tuple[str, int]]:
-    """step name -> (status, samples) of the run's steps so far. Read only:
-    a connection that may create the file would make an empty one before the
-    run makes its store, and the run refuses an empty file."""
+    """"HOST PART" -> (status, samples) of the run's per-node steps so far.
+    Read only: a connection that may create the file would make an empty one
+    before the run makes its store, and the run refuses an empty file."""
     c = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     try:
-        rows = c.execute("select s.name, s.status, (select count(*) from samples m where m.step_id = s.id) "
-                         "from steps s").fetchall()
+        rows = c.execute("select s.host, s.name, s.status, "
+                         "(select count(*) from samples m where m.step_id = s.id) from steps s").fetchall()
     finally:
         c.close()
-    return {name: (status, n) for name, status, n in rows}
+    return {f"{host} {name}": (status, n) for host, name, status, n in rows}
 
 
 @pytest.mark.timeout(240)

@@ -76,7 +76,7 @@ def test_a_figure_whose_nodes_share_one_device_says_so_instead_of_flagging_each(
 
     # seen on the test cluster: a cold read 883 to 2,995 MiB/s on four namespaces reading one disk
     cold = {"h01": [883, 900, 890], "h02": [2995, 2950, 2980], "h03": [1500, 1490, 1510], "h04": [1400, 1420, 1410]}
-    steps = [{"name": f"node {h}: seqio", "kernel": "seqio", "status": "ok",
+    steps = [{"name": "seqio", "host": h, "kernel": "seqio", "status": "ok",
               "samples": [Sample("read", "cold", "cold", "MiB/s", v, repetition=i, directory="/scratch")
                           for i, v in enumerate(vs)]} for h, vs in cold.items()]
     one_disk = {h: {"target./scratch.device": "sda", "system.boot_time": "2026-11-28T01:00:00"} for h in cold}

@@ -85,9 +85,9 @@ def cluster_run(copy_gb_s, triad_gb_s, envs) -> dict:
                        copy_record("h2d", b, 7.0, host_memory="pageable")]
             triad = triad_gb_s.get((host, g), TRIAD_GB_S)
             mems += [memory_record(p, b, triad * f) for p, f in (("copy", 0.95), ("triad", 1.0))]
-        steps.append({"name": f"node {host}: gpucopy", "kernel": "gpucopy", "status": "ok", "samples": copies})
-        steps.append({"name": f"node {host}: gpumem", "kernel": "gpumem", "status": "ok", "samples": mems})
-    return {"steps": steps, "environments": envs, "suite": "cluster"}
+        steps.append({"name": "gpucopy", "host": host, "kernel": "gpucopy", "status": "ok", "samples": copies})
+        steps.append({"name": "gpumem", "host": host, "kernel": "gpumem", "status": "ok", "samples": mems})
+    return {"steps": steps, "environments": envs, "suite": "cluster", "kind": "cluster"}
 
 
 def test_pcie_link_rates_per_direction():

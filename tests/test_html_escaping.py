@@ -18,7 +18,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 def node_step(host: str, phase: str, mib_s: float) -> dict:
     record = {"phase": phase, "mode": "n/a", "rate": mib_s, "rate_unit": "MiB/s", "sweep_key": None,
               "qualifiers": []}
-    return {"name": f"node {host}: stream", "kernel": "stream", "status": "ok", "message": None,
+    return {"name": "stream", "host": host, "kernel": "stream", "status": "ok", "message": None,
             "params": {}, "build": {}, "samples": [Sample.from_record(dict(record)) for _ in range(3)]}
 
 
@@ -27,7 +27,7 @@ def test_cluster_html_escapes_markup_and_drops_control_characters_of_hosts_and_f
     phase = "copy<script>alert(1)</script>\x1b]0;title\x07"
     steps = [node_step(h, phase, 100.0 if h != "h03" else 40.0) for h in hosts]
     envs = {h: {"host.name": h, "kernel.release": "6.1" if h != "h02" else "6.2\x1b[31m<i>red</i>"} for h in hosts}
-    run = {"id": 7, "label": "x", "suite": "cluster", "command": "clusterbench run cluster", "status": "ok",
+    run = {"id": 7, "label": "x", "suite": "cluster", "kind": "cluster", "command": "clusterbench run cluster", "status": "ok",
            "steps": steps, "environments": envs}
     page = "\n".join(section(run))
     assert not CONTROL.search(page), repr(CONTROL.search(page))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import os
 import signal
 import socket
@@ -21,24 +20,20 @@ from pathlib import Path
 
 import click
 
-from clusterbench import limits
+from clusterbench import step_engine
+from clusterbench.step_engine import STOP_SIGNALS, Interrupted, stopped_by
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
 from clusterbench.launch import Job, choose
-from clusterbench.launch.messages import failure_line, finalize_stall
-from clusterbench.launch.processes import STOP_GRACE_S, Deadline, stop_tree
+from clusterbench.launch.messages import failure_line
+from clusterbench.launch.processes import Deadline
 from clusterbench.plan import Step
 from clusterbench.progress import Progress
-from clusterbench.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
-from clusterbench.render_text import stored
+from clusterbench.records import RunRecord, error_message
 from clusterbench.sample import Sample, SampleKey
-from clusterbench.store import Store
-
-
-class Interrupted(Exception):
-    pass
+from clusterbench.store import Store, run_kinds
 
 
 @dataclass
@@ -52,27 +47,6 @@ class RunRequest:
     oversubscribe: bool = False
     conditions: Conditions | None = None   # --memory-limit, --setting (clusterbench.conditions)
     link_bits_per_s: float | None = None   # --link-speed: the network's nominal rate, for the limit checks
-
-
-# What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
-# Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
-# a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
-# files and the run is stored as interrupted, with what was measured.
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
-
-
-def stopped_by(status: int, stderr: str) -> str | None:
-    """The stop signal (Ctrl-C's or one of STOP_SIGNALS) a launch ended by:
-    cbk's "stopped" record says it whatever the launcher makes of it (Hydra
-    exits 2 for a rank ended by SIGINT); else -N from Popen when cbk itself
-    was the launch."""
-    if status == 0:
-        return None
-    stops = {s.name for s in (signal.SIGINT, *STOP_SIGNALS)}
-    said = stop_signal(stderr)
-    if said in stops:
-        return said
-    return next((s.name for s in (signal.SIGINT, *STOP_SIGNALS) if status == -s), None)
 
 
 def _raise_interrupted(signum, _frame):
@@ -111,7 +85,7 @@ def collect_all(cmds: list[list[str]], labelled: bool = False) -> list[dict]:
             p.kill()
             p.wait()
             continue
-        found += labelled_objects(out) if labelled else _json_objects(out)
+        found += labelled_objects(out) if labelled else step_engine.json_objects(out)
     return found
 
 
@@ -124,7 +98,7 @@ def collect_lines(cmd: list[str], labelled: bool = False) -> list[dict]:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    return labelled_objects(out) if labelled else _json_objects(out)
+    return labelled_objects(out) if labelled else step_engine.json_objects(out)
 
 
 def labelled_objects(out: str) -> list[dict]:
@@ -135,22 +109,7 @@ def labelled_objects(out: str) -> list[dict]:
         task, sep, chunk = line.partition(": ")
         if sep and task.strip().isdigit():
             by_task.setdefault(task.strip(), []).append(chunk)
-    return [obj for chunks in by_task.values() for obj in _json_objects("".join(chunks))]
-
-
-def _json_objects(text: str) -> list[dict]:
-    """Every JSON object in text, skipping anything else (a launcher's
-    warning, a line cut short): a garbled snapshot is lost, not the run."""
-    decoder, found, pos = json.JSONDecoder(), [], 0
-    while (start := text.find("{", pos)) >= 0:
-        try:
-            obj, pos = decoder.raw_decode(text, start)
-        except ValueError:
-            pos = start + 1
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-    return found
+    return [obj for chunks in by_task.values() for obj in step_engine.json_objects("".join(chunks))]
 
 
 def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunRequest) -> dict:
@@ -206,17 +165,13 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     why = missing_requirement(step, cat)
     if why:
         # before choosing a launcher: a build without MPI may have no mpiexec either
-        step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                                   params=stored(dict(step.params)), launcher=step.launcher or "none",
-                                   ranks=step.ranks, ranks_per_node=step.ranks_per_node)
+        step_id = step_engine.begin(store, run_id, position, step, step.launcher or "none")
         store.finish_step(step_id, "skipped", message=why)
         progress.note(f"skipped {step.title()}: {why}")
         return "skipped"
     launcher = choose(step.launcher, step.ranks, cat.cbk)
-    sweep_private_dirs(cat, step, progress)
-    step_id = store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
-                               params=stored(dict(step.params)), launcher=launcher.name, ranks=step.ranks,
-                               ranks_per_node=step.ranks_per_node)
+    step_engine.sweep_private_dirs(cat, step, progress.note)
+    step_id = step_engine.begin(store, run_id, position, step, launcher.name)
     progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
     figures: dict[SampleKey, list[float]] = {}
     done, build, started, stalled = 0, None, time.monotonic(), None
@@ -230,16 +185,10 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures,
                                       run_id)
         build = b or build
-        if b is not None and finalize_stall(stderr):
-            # the measurement is whole (cbk's run record came last); only the
-            # MPI library's shutdown stalled, and the launcher may say it failed
-            stalled = finalize_stall(stderr)
-            status = 0
+        status, stderr, stall = step_engine.judge(status, stderr, b, step, launcher.name)
+        if stall:
+            stalled = stall
             progress.note(f"{step.title()}: {stalled}")
-        if status == 0 and b and b.ranks != step.ranks:
-            # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
-            status, stderr = 1, (f"the launcher started cbk as {b.ranks} rank(s), not {step.ranks}: "
-                                 f"{launcher.name} and cbk's MPI library do not work together here")
         done += batch
         if status != 0 or not step.auto:
             break
@@ -268,17 +217,6 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     return "failed"
 
 
-def sweep_private_dirs(cat: Catalogue, step: Step, progress: Progress) -> None:
-    """Removes the private directories killed runs left where this step
-    works (their owner stamp says the owner is gone), saying so."""
-    from clusterbench import private_dirs
-
-    param = cat.kernel(step.kernel).param("dir")
-    if param is None or param.type != "path":
-        return
-    private_dirs.sweep(step.params.get("dir") or param.default or ".", cat.kernels, progress.note)
-
-
 def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
     """Why adaptive repetition stops now, or None to go on."""
     from clusterbench import stats
@@ -303,31 +241,26 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     """One cbk launch; its records go to the store as they arrive.
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id),   # for cbk's owner stamps
-                                 "CLUSTERBENCH_ORCHESTRATOR": orchestrator()})
+                            env=step_engine.cbk_env(step, run_id))
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
-    build, cgroups, details = None, [], []
+
+    def sampled(item: Sample) -> None:
+        if item.value is not None:
+            figures.setdefault(item.key(), []).append(item.value)
+        progress.record(item, item.repetition + offset)
+
+    records = step_engine.LaunchRecords(store, step_id, env, offset, DETAIL_RECORDS, sampled)
     deadline = Deadline(proc, step.timeout_s)
     try:
         for line in proc.stdout:
-            item = read_line(line, extra_fields=conditions.record_fields(env))
-            if isinstance(item, RunRecord):
-                build = item
-            elif isinstance(item, Sample):
-                store.add_sample(step_id, item, limits.sample_warnings(item, env), repetition_offset=offset)
-                if item.value is not None:
-                    figures.setdefault(item.key(), []).append(item.value)
-                progress.record(item, item.repetition + offset)
-            elif isinstance(item, OtherRecord) and item.type == "memory-cgroup":  # each host's peak under --memory-limit
-                cgroups.append(item.record)
-            elif isinstance(item, OtherRecord) and item.type in DETAIL_RECORDS:
-                details.append(item.record)
+            records.take(line)
         status = proc.wait()
     except BaseException as e:
         deadline.cancel()
-        _stop(proc)
+        step_engine.stop(proc)
+        build = records.build
         reader.join(timeout=5)
         stopped = isinstance(e, (KeyboardInterrupt, Interrupted))
         close_despite_failure(store, lambda: store.finish_step(
@@ -338,50 +271,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     reader.join(timeout=30)
     if deadline.expired:
         status, stderr_chunks[:] = 1, [deadline.message()]
-    if build is not None and cgroups:
-        build.record["memory_cgroups"] = cgroups
-    if build is not None and details:
-        build.record["detail_records"] = details
-    return status, "".join(stderr_chunks), build
-
-
-def orchestrator() -> str:
-    """This process as cbk watches it (kernels/core/orchestrator_watch.h):
-    "BOOT_ID PID START_TICKS". A cbk on this host that sees it gone (a kill
-    -9 here) removes its files and ends, as on Ctrl-C."""
-    from clusterbench import private_dirs
-
-    return f"{private_dirs.boot_id()} {os.getpid()} {private_dirs.start_ticks(os.getpid())}"
-
-
-# Ctrl-C reaches the launcher too (one process group): a second SIGINT
-# within this time would make mpiexec kill -9 its ranks mid-cleanup.
-GROUP_SIGNAL_WAIT_S = 3
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Lets cbk clean up (it removes its files on SIGINT), then insists, on
-    the launcher and every process under it."""
-    try:
-        proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
-    except subprocess.TimeoutExpired:
-        pass
-    if proc.poll() is None:
-        stop_tree(proc.pid, STOP_GRACE_S)
-    proc.wait()
-
-
-def add_cross_warnings(store: Store, run_id: int) -> None:
-    from clusterbench.limits import gpu_limits as limits_gpu
-
-    steps = store.steps_of(run_id)
-    samples = [s for st in steps for s in store.samples_of(st.id)]
-    for sid, extra in limits.cross_sample_warnings(samples).items():
-        store.add_sample_warnings(sid, extra)
-    for st in steps:   # two ranks on one GPU: known only from the step's run record
-        if limits_gpu.uses_gpu(st.kernel, st.params or {}) and (why := limits_gpu.shared_gpu(st.build)):
-            for s in store.samples_of(st.id):
-                store.add_sample_warnings(s.id, [why])
+    return status, "".join(stderr_chunks), records.run_record()
 
 
 def preflight(cat: Catalogue, req: RunRequest) -> None:
@@ -434,7 +324,7 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
         with progress:
             for i, step in enumerate(req.steps):
                 statuses.append(run_step(store, cat, run_id, i, step, req, env, progress))
-        add_cross_warnings(store, run_id)
+        step_engine.add_cross_warnings(store, run_id)
     return run_id
 
 
@@ -460,13 +350,14 @@ def close_despite_failure(store: Store, close) -> bool:
 
 
 @contextlib.contextmanager
-def stored_run(store: Store, label: str | None, command: str, suite: str | None) -> Iterator[tuple[int, list[str]]]:
+def stored_run(store: Store, label: str | None, command: str, suite: str | None,
+               kind: str = run_kinds.MEASURED) -> Iterator[tuple[int, list[str]]]:
     """A run in the store for the body of the `with`, which appends each
     step's status to the list it is given: Ctrl-C and SIGTERM become
     KeyboardInterrupt (the run marked interrupted), any error marks it
     failed and goes on up, failed steps end it failed (MeasurementFailed,
     exit 1), else it is ok. `run` and `run cluster` both go through here."""
-    run_id = store.begin_run(label=label, command=command, suite=suite)
+    run_id = store.begin_run(label=label, command=command, suite=suite, kind=kind)
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
     statuses: list[str] = []
     try:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from clusterbench.cluster import gpus as gpu_analysis
 from clusterbench.cluster import outliers
-from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, node_step_host
+from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
 from clusterbench.environment import is_volatile
+from clusterbench.store import run_kinds
 
 LOWER_IS_BETTER_UNITS = {"us", "ms", "s", "ns"}
 LINK_CLASS_KEY = "fabric.switch"   # a snapshot key naming the node's switch, when known (execute.switch_of)
@@ -122,7 +123,7 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None) -
     per: dict[tuple[str, str], dict[str, list[float]]] = {}
     directory: dict[tuple[str, str], str | None] = {}
     for st in steps:
-        host = node_step_host(st["name"] or "")
+        host = st.get("host")
         # the GPU kernels are judged per GPU (cluster/gpus.py): a node may have several
         if host is None or st["status"] != "ok" or st["kernel"] in gpu_analysis.GPU_KERNELS:
             continue
@@ -260,7 +261,7 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP, link_bits_per_s)
     # the nodes measured; the host clusterbench ran on (a login node) has a
     # snapshot too but is a node only when a step ran there
-    view.hosts = sorted({h for st in steps if (h := node_step_host(st["name"] or ""))}
+    view.hosts = sorted({st["host"] for st in steps if st.get("host")}
                         | {lk.src for lk in view.links} | {lk.dst for lk in view.links}) or sorted(envs)
     view.env = env_differences({h: e for h, e in envs.items() if h in view.hosts}) if len(envs) > 1 else []
     view.no_snapshot = [h for h in view.hosts if h not in envs]
@@ -270,7 +271,7 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
 
 
 def is_cluster_run(run: dict) -> bool:
-    return run.get("suite") == "cluster"
+    return run.get("kind") == run_kinds.CLUSTER
 
 
 

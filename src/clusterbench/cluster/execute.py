@@ -1,12 +1,15 @@
 """Runs `clusterbench run cluster`: the per-node figures on every node (all
 at once by default, what users see in production; one node at a time on
 request), then the link matrix, then collective scaling. Stored as one run
-of suite "cluster"; per-node steps are named "node HOST: PART" (naming.py).
+of kind "cluster" (store/run_kinds.py); a per-node step is named after its
+part and its node is the step's host column.
 
 A per-node step on one node is the kernel launched on a one-line host file
 through the run's launcher (mpiexec, or srun inside an allocation): the
-same path every other step takes, so records, warnings and the store are
-the ones a single-node run gives. All nodes at once means one such launch
+same path every other step takes (step_engine.py: the step opened, the
+private directories swept, the records stored and the launch judged as
+`run` does), so records, warnings and the store are the ones a
+single-node run gives. All nodes at once means one such launch
 per node, started together; each node's output is stored, and its step
 closed, as its launch ends (a Ctrl-C keeps every node that ended)."""
 from __future__ import annotations
@@ -24,19 +27,17 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from clusterbench import limits, runner
+from clusterbench import runner, step_engine
 from clusterbench.catalogue import Catalogue
-from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, node_step
+from clusterbench.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
-from clusterbench.launch.messages import failure_line, finalize_stall
+from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.plan import Step, expand
 from clusterbench.progress import Progress
-from clusterbench.records import RunRecord, read_line
-from clusterbench.sample import Sample
-from clusterbench.store import Store
+from clusterbench.store import Store, run_kinds
 
 PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
 STOPPED_OUTPUT_WAIT_S = 30.0   # after a Ctrl-C: how long a stopped launch's output is awaited, to store it
@@ -218,23 +219,29 @@ def _finish(launch: NodeLaunch) -> None:
         launch.err = launch.deadline.message()
 
 
-def _store_samples(store: Store, launch: NodeLaunch, env: dict, offset: int) -> tuple[bool, dict | None, str]:
-    """Stores one launch's samples; (ok, cbk's run record, error line)."""
-    build = None
+@dataclass
+class LaunchOutcome:
+    ok: bool
+    build: dict | None    # cbk's run record, with its cgroup and detail records
+    message: str          # the error line when not ok; an MPI_Finalize stall when ok, else ""
+    stopped_by: str | None = None   # the stop signal that ended cbk on the node (a batch system's, a Ctrl-C there)
+
+
+def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, env: dict,
+                   offset: int) -> LaunchOutcome:
+    """Stores one launch's records and judges it as `run` judges a launch (step_engine)."""
+    records = step_engine.LaunchRecords(store, launch.step_id, env, offset, runner.DETAIL_RECORDS)
     for line in launch.out.splitlines():
-        item = read_line(line)
-        if isinstance(item, RunRecord):
-            build = item.record
-        elif isinstance(item, Sample):
-            store.add_sample(launch.step_id, item, limits.sample_warnings(item, env), repetition_offset=offset)
+        records.take(line)
+    build = records.run_record()
     status = launch.proc.returncode
     if launch.deadline and launch.deadline.expired:
         status = 1
-    elif build is not None and finalize_stall(launch.err):
-        status = 0   # every record arrived; only MPI_Finalize stalled (launch/messages.py)
+    status, err, stalled = step_engine.judge(status, launch.err, build, step, launcher)
+    record = build and build.record
     if status == 0:
-        return True, build, ""
-    return False, build, failure_line(launch.err, status)
+        return LaunchOutcome(True, record, stalled or "")
+    return LaunchOutcome(False, record, failure_line(err, status), step_engine.stopped_by(status, err))
 
 
 def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None) -> None:
@@ -268,7 +275,7 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
             if lc.deadline:
                 lc.deadline.cancel()
             if lc.proc:
-                runner._stop(lc.proc)
+                step_engine.stop(lc.proc)
         for _ in [lc for lc in running if lc.proc and on_end]:   # their waiters now end: store what each printed
             try:
                 lc = ended.get(timeout=STOPPED_OUTPUT_WAIT_S)
@@ -288,12 +295,11 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     alternation), so a change in the machine's load over the minutes of the
     step falls on every node alike, not on whichever node's turn it was."""
     launcher = choose(req.launcher, 2, cat.cbk)
+    step_engine.sweep_private_dirs(cat, step, progress.note)
     step_ids, commands = {}, {}
     for host in req.hosts:
         hostfile = one_host_file(folder, host)
-        step_ids[host] = store.begin_step(run_id, position=position, name=node_step(host, step.name),
-                                          kernel=step.kernel, params=dict(step.params), launcher=launcher.name,
-                                          ranks=step.ranks, ranks_per_node=step.ranks_per_node)
+        step_ids[host] = step_engine.begin(store, run_id, position, step, launcher.name, host=host)
         reps = 1 if req.one_at_a_time else step.repeat
         commands[host] = launcher.command(Job(step.argv(cat.cbk, reps), step.ranks, step.ranks_per_node,
                                               str(hostfile), req.oversubscribe, step.env))
@@ -302,6 +308,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     else:
         rounds = [[list(req.hosts)]]
     errors: dict[str, str] = {}
+    stalls: dict[str, str] = {}
     builds: dict[str, dict | None] = {}
     statuses: dict[str, str] = {}
 
@@ -311,7 +318,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
             statuses[host] = "failed"
         else:
             store.finish_step(step_ids[host], "ok", build=builds.get(host),
-                              stop_reason=f"fixed: {step.repeat} repetitions")
+                              stop_reason=f"fixed: {step.repeat} repetitions", message=stalls.get(host))
             statuses[host] = "ok"
 
     try:
@@ -324,17 +331,27 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                               + (f" (repetition {offset + 1} of {step.repeat})" if req.one_at_a_time else ""))
 
                 def ended(lc: NodeLaunch, stopped: bool = False, offset: int = offset) -> None:
-                    ok, build, msg = _store_samples(store, lc, envs.get(lc.host, local_env), offset)
-                    builds[lc.host] = build or builds.get(lc.host)
+                    got = _store_samples(store, lc, step, launcher.name, envs.get(lc.host, local_env), offset)
+                    builds[lc.host] = got.build or builds.get(lc.host)
                     if stopped:
                         return   # closed as interrupted below, with what it printed stored
-                    if not ok:
-                        errors[lc.host] = msg
+                    if got.stopped_by:
+                        # the stop reached cbk on the node and not us: the run stops as on
+                        # Ctrl-C, as `run` does; the other nodes' launches are stopped
+                        store.finish_step(step_ids[lc.host], "interrupted", build=builds.get(lc.host),
+                                          message=f"cbk ended by {got.stopped_by}")
+                        statuses[lc.host] = "interrupted"
+                        raise step_engine.Interrupted(got.stopped_by)
+                    if not got.ok:
+                        errors[lc.host] = got.message
+                    elif got.message:
+                        stalls[lc.host] = got.message
+                        progress.note(f"{step.name} on {lc.host}: {got.message}")
                     if not req.one_at_a_time:
                         finish(lc.host)   # its one launch held every repetition
 
-                _run_together([NodeLaunch(h, step_ids[h], commands[h]) for h in hosts], step.env,
-                              req.step_timeout_s, ended)
+                _run_together([NodeLaunch(h, step_ids[h], commands[h]) for h in hosts],
+                              step_engine.cbk_env(step, run_id), req.step_timeout_s, ended)
     except BaseException:
         for host in req.hosts:
             if host not in statuses:
@@ -380,7 +397,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
                 for h in req.hosts]
     _run_together(launches, {}, req.step_timeout_s)
     for lc in launches:
-        for env in runner._json_objects(lc.out):
+        for env in step_engine.json_objects(lc.out):
             if "host.name" in env:
                 snapshots[lc.host] = env
     for host, switch in req.switches.items():   # the link class (analysis.LINK_CLASS_KEY)
@@ -397,7 +414,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
 
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
     plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
-    with runner.stored_run(store, req.label, req.command, "cluster") as (run_id, statuses):
+    with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER) as (run_id, statuses):
         rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
         position = 0
         with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
@@ -416,6 +433,7 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
                 statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
                 position += 1
+            step_engine.add_cross_warnings(store, run_id)
     return run_id
 
 

@@ -11,7 +11,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from clusterbench.cluster import outliers
-from clusterbench.cluster.naming import node_step_host
 from clusterbench.limits.gpu_limits import bus_key, gpu_index, is_gpu_copy, is_gpu_memory
 
 GPU_KERNELS = ("gpucopy", "gpumem")
@@ -123,7 +122,7 @@ def likely_causes(gpu: Gpu, all_gpus: list[Gpu], envs: dict[str, dict], copy_fig
 def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[GpuFigure], list[GpuFinding]]:
     per: dict[tuple[str, str], dict[Gpu, float]] = {}
     for st in steps:
-        host = node_step_host(st["name"] or "")
+        host = st.get("host")
         if host is None or st["status"] != "ok" or st["kernel"] not in GPU_KERNELS:
             continue
         for key, by_bus in _figures_of(st).items():

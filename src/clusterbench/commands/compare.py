@@ -81,4 +81,6 @@ def command(refs, env_lines, exclude_outliers, fmt, fail_if, threshold_pct, link
 
 def _both_cluster_runs(store, refs) -> bool:
     """Two cluster runs (clusterbench run cluster) compare node by node and link by link."""
-    return all(store.run(store.resolve(r)[0]).suite == "cluster" for r in refs)
+    from clusterbench.store import run_kinds
+
+    return all(store.run(store.resolve(r)[0]).kind == run_kinds.CLUSTER for r in refs)

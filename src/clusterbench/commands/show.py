@@ -19,6 +19,7 @@ def command(runs, threshold, link_threshold, link_speed, db_url):
     (docs/limits.md) and warnings; a cluster run as docs/cluster.md shows it."""
     from clusterbench.console import stdout_console
 
+    from clusterbench.cluster.analysis import is_cluster_run
     from clusterbench.report.data import load_run
     from clusterbench.report.terminal import print_run
 
@@ -27,7 +28,7 @@ def command(runs, threshold, link_threshold, link_speed, db_url):
     for ref in runs:
         for run_id in store.resolve(ref):
             run = load_run(store, run_id, link_speed)
-            if run["suite"] == "cluster":
+            if is_cluster_run(run):
                 from clusterbench.report.cluster_terminal import print_cluster
 
                 from clusterbench.cluster.analysis import parse_fraction

@@ -9,7 +9,7 @@ import io
 import json
 
 from clusterbench.render_text import csv_cell
-from clusterbench.report.data import Report
+from clusterbench.report.data import Report, step_title
 from clusterbench.report.terminal import limit_text
 from clusterbench.sample import Sample, SampleKey
 
@@ -38,7 +38,7 @@ def render(report: Report) -> str:
             flagged = _outliers(st["samples"])
             limit = {r.key: limit_text(r) for r in st["summary"]}  # the sample's group's binding ceiling
             for i, s in enumerate(st["samples"]):
-                w.writerow([run["id"], csv_cell(run["label"]), csv_cell(st["name"] or st["kernel"]), st["kernel"],
+                w.writerow([run["id"], csv_cell(run["label"]), csv_cell(step_title(st)), st["kernel"],
                             csv_cell(json.dumps(st["params"], sort_keys=True)), st["ranks"], s.repetition, s.phase,
                             csv_cell(s.condition), s.value, s.unit or "", s.seconds, s.bytes, s.ops,
                             int(i in flagged), csv_cell(" | ".join(s.warnings)), csv_cell(limit.get(s.key(), ""))])

@@ -20,22 +20,27 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
     run = store.run(run_id)
     envs = store.environments_of(run_id)
     steps_samples = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
-    ctx = ceilings.Context(ceilings.host_env(envs, run.host), [s for _, ss in steps_samples for s in ss],
-                           link_bits_per_s)
+    # a step's limits are judged among the samples of its host: a per-node step
+    # (steps.host) against its own node's figures, never another node's disk
+    by_host: dict[str | None, list] = {}
+    for st, samples in steps_samples:
+        by_host.setdefault(st.host, []).extend(samples)
+    ctx = ceilings.Context(ceilings.host_env(envs, run.host), [], link_bits_per_s)
     steps = []
     for st, samples in steps_samples:
-        step_ctx = dataclasses.replace(ctx, env=ceilings.host_env(envs, run.host, st.build))
+        step_ctx = dataclasses.replace(ctx, env=ceilings.host_env(envs, st.host or run.host, st.build),
+                                       others=by_host[st.host])
         steps.append({
             "id": st.id, "position": st.position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
-            "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason,
+            "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason, "host": st.host,
             "summary": step_summary.rows(samples, step_ctx),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
     out = {
         "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
-        "suite": run.suite, "status": run.status, "message": run.message, "started": _iso(run.started),
+        "suite": run.suite, "kind": run.kind, "status": run.status, "message": run.message, "started": _iso(run.started),
         "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": envs,
     }
     if run.imported_from:   # only on imported runs: the exports of measured runs stay as they were
@@ -44,7 +49,9 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
 
 
 def step_title(step: dict) -> str:
-    return step["name"] or step["kernel"]
+    """A per-node step (run cluster) names its node before its part, as "node h01: stream"."""
+    name = step["name"] or step["kernel"]
+    return f"node {step['host']}: {name}" if step.get("host") else name
 
 
 def params_text(step: dict) -> str:

@@ -10,6 +10,7 @@ from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
+from clusterbench.store import run_kinds
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -342,7 +343,7 @@ def render(report: Report) -> str:
     if report.points:
         body += sweep_section(report.points, report.config_names)
     for run in report.runs:
-        if run.get("suite") == "cluster":
+        if run.get("kind") == run_kinds.CLUSTER:
             from clusterbench.report.cluster_html import section
 
             body += section(run)

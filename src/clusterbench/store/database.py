@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from clusterbench import batchjob
 from clusterbench.errors import BadInput
 from clusterbench.sample import Sample
-from clusterbench.store import revisions
+from clusterbench.store import revisions, run_kinds
 from clusterbench.store.disk_reserve import DiskReserve
 from clusterbench.store.failures import Guarded, store_failures
 from clusterbench.store.redact import mask_secrets, public_url, raw_at_in_password
@@ -183,11 +183,14 @@ class Store:
         self.rows.insert_absent("environments", {"hash": env_hash, "captured": now(), "data": env})
         return env_hash
 
-    def begin_run(self, *, label: str | None, command: str, suite: str | None, user: str | None = None) -> int:
+    def begin_run(self, *, label: str | None, command: str, suite: str | None, user: str | None = None,
+                  kind: str = run_kinds.MEASURED) -> int:
+        if kind not in run_kinds.KINDS:
+            raise ValueError(f"no run kind {kind!r} (kinds: {', '.join(run_kinds.KINDS)})")
         return self.rows.insert("runs", {
             "label": label, "user": user or _user(), "host": socket.gethostname(), "pid": os.getpid(),
             "command": command, "suite": suite, "started": now(), "status": "running",
-            "batch_job": batchjob.current()})
+            "batch_job": batchjob.current(), "kind": kind})
 
     def link_host(self, run_id: int, host: str, env_hash: str) -> None:
         self.rows.insert("run_hosts", {"run_id": run_id, "host": host, "environment_hash": env_hash})
@@ -196,11 +199,12 @@ class Store:
         self.rows.update("runs", {"id": run_id}, {"status": status, "finished": now(), "message": message})
 
     def begin_step(self, run_id: int, *, position: int, name: str | None, kernel: str, params: dict,
-                   launcher: str, ranks: int, ranks_per_node: int | None) -> int:
+                   launcher: str, ranks: int, ranks_per_node: int | None, host: str | None = None) -> int:
+        """host: the one node a per-node step runs on (run cluster); None where the launcher places the ranks."""
         return self.rows.insert("steps", {
             "run_id": run_id, "position": position, "name": name, "kernel": kernel, "params": params,
             "launcher": launcher, "ranks": ranks, "ranks_per_node": ranks_per_node, "status": "running",
-            "started": now()})
+            "started": now(), "host": host})
 
     def finish_step(self, step_id: int, status: str, build: dict | None = None, message: str | None = None,
                     stop_reason: str | None = None) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from clusterbench.errors import BadInput
+from clusterbench.store import run_kinds
 from clusterbench.store.database import now
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
 
@@ -26,7 +27,8 @@ def add_imported_run(engine: sa.engine.Engine, *, label: str | None, command: st
     with engine.begin() as c:
         run_id = c.execute(runs.insert().values(
             label=label, user=None, host=host, pid=None, command=command, suite=None, started=started,
-            finished=finished or started, status="ok", imported_from=imported_from)).inserted_primary_key[0]
+            finished=finished or started, status="ok", imported_from=imported_from,
+            kind=run_kinds.IMPORTED)).inserted_primary_key[0]
         for env_hash, env in snapshots.values():
             if not c.execute(sa.select(environments.c.hash).where(environments.c.hash == env_hash)).first():
                 c.execute(environments.insert().values(hash=env_hash, captured=now(), data=env))

@@ -33,6 +33,8 @@ runs = Table(
     Column("message", Text),
     Column("batch_job", String(100)),  # "slurm 1234", "sge 5678.3"... (batchjob.py); NULL outside one
     Column("imported_from", Text),     # "fio 3.33 JSON, file a.json" for an imported run (0004); NULL if measured
+    # measured | cluster | imported (0007): what made the run, never read from its suite's name
+    Column("kind", String(20), nullable=False, server_default="measured"),
 )
 
 run_hosts = Table(
@@ -59,6 +61,7 @@ steps = Table(
     Column("build", JSON),                        # cbk's final "run" record
     Column("message", Text),
     Column("stop_reason", String(200)),          # why repetition stopped (0002)
+    Column("host", String(255)),                 # the one node a per-node cluster step ran on (0006); else NULL
 )
 
 samples = Table(

@@ -1,0 +1,102 @@
+"""A per-node step of `run cluster` goes through the step engine `run`
+uses (step_engine.py, #34): it is opened with its node in the host column,
+the stale private directories of killed runs are swept where it works, a
+stop signal that ends cbk on a node stops the run as interrupted, and the
+run is a run of kind "cluster". On a 2-host test cluster."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import find_cbk, store_rows
+from clusterbench.testbed import cluster as tc
+
+pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = tc.up(tmp_path_factory.mktemp("testbed") / "tb", 2, link="1gbit")
+    yield c
+    tc.down(c.dir)
+
+
+def plant_orphan(parent, name: str):
+    """A private directory whose owner stamp names this host and a pid no process has."""
+    d = parent / name
+    d.mkdir()
+    (d / "data.00000000").write_bytes(b"x" * 4096)
+    stamp = {"owner": "cbk", "host": os.uname().nodename, "boot_id": "", "pid": 2**22 + 1, "start_ticks": 0,
+             "started_unix_s": 0, "run_id": "00", "store_run": None}
+    (d / ".cbk-owner").write_text(json.dumps(stamp))
+    return d
+
+
+@pytest.mark.timeout(300)
+def test_a_per_node_step_is_stored_with_its_host_and_swept_as_a_run_step_is(cluster, tmp_path):
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    orphan = plant_orphan(scratch, "cbk-seqio-dead01")
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
+    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "1",
+                        "--seqio.file-size=4m", f"--scratch={scratch}", "--label", "engine"],
+                       capture_output=True, text=True, env=env, timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not orphan.exists()
+    assert "removed a stale private directory" in p.stdout + p.stderr
+    assert store_rows(store, "select host, name, status from steps order by host") == [
+        ("h01", "seqio", "ok"), ("h02", "seqio", "ok")]
+    assert store_rows(store, "select kind, suite from runs") == [("cluster", "cluster")]
+    show = subprocess.run([sys.executable, "-m", "clusterbench", "show", "engine"], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert show.returncode == 0 and "Cluster run 1 (engine)" in show.stdout and "2 nodes" in show.stdout, show.stdout
+
+
+def wait_for_stamp(scratch, proc: subprocess.Popen, timeout_s: float = 90) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for stamp in scratch.glob("cbk-*/.cbk-owner"):
+            try:
+                return json.loads(stamp.read_text())
+            except (OSError, ValueError):   # being written, or removed between glob and read
+                pass
+        if proc.poll() is not None:
+            pytest.fail(f"the run ended before a private directory appeared: {proc.communicate()}")
+        time.sleep(0.05)
+    pytest.fail("no private directory with an owner stamp appeared")
+
+
+@pytest.mark.timeout(300)
+def test_a_stop_signal_that_reaches_cbk_on_one_node_stops_the_cluster_run_as_interrupted(cluster, tmp_path):
+    """As `run` does: a batch system's signal (or a Ctrl-C) that reaches only
+    cbk on a node stops the whole run as interrupted, not failed, and every
+    node's cbk removes its files."""
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "10000",
+                          "--seqio.file-size=2m", "--seqio.block-size=64k", "--seqio.write=buffered",
+                          "--seqio.read=none", f"--scratch={scratch}", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        stamp = wait_for_stamp(scratch, p)
+        assert stamp["store_run"] == 1   # the store's run id reached cbk on the node, as on `run`
+        os.kill(stamp["pid"], signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130 and "Traceback" not in err, out + err
+    assert store_rows(store, "select status from runs") == [("interrupted",)]
+    steps = store_rows(store, "select status, message from steps")
+    assert ("interrupted", "cbk ended by SIGINT") in steps and {s for s, _ in steps} == {"interrupted"}, steps
+    assert list(scratch.glob("cbk-*")) == []
