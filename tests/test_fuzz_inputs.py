@@ -317,6 +317,8 @@ def store_urls(tmp_path) -> list[str]:
         f"sqlite:///{hostile}/binary", f"sqlite:///{hostile}/no-such-dir/x.db", "sqlite:///?mode=ro",
         f"sqlite:///{hostile}/a-file?mode=rw&uri=true", f"{hostile}/a-socket", f"{hostile}/empty",
         f"{hostile}/dangling", f"{hostile}/a-dir", "/dev/full", "\x1b[31m[bold]://x", "://", "sqlite:///\x00",
+        # the real store with what SQLAlchemy would ignore (warning), or SQLite take as another file's name
+        f"sqlite:///{tmp_path / 'store.db'}?mode=ro", f"sqlite:///{tmp_path / 'store.db'}?mode=ro&uri=true",
     ]
 
 
@@ -328,10 +330,11 @@ def test_fuzz_every_path_url_suite_and_import_argument(tmp_path, cbk_bin):
     """Each command that takes a path (-o, --report, --report-dir, --hostfile,
     clean DIR, env --target), a store URL (--db), a suite file or a file to
     import, given what a careful user tries to break it with: never a
-    traceback, exit 0, 1 or 2, a refusal (2) in one line, and a refusal leaves
+    traceback nor a Python warning, exit 0, 1 or 2, a refusal (2) in one line, and a refusal leaves
     the store's rows and everything planted exactly as they were (a FIFO a
     FIFO, a device a device, a directory's files kept)."""
     import time
+    import warnings
 
     rng = random.Random(SEED + 4)
     db = tmp_path / "store.db"
@@ -351,8 +354,14 @@ def test_fuzz_every_path_url_suite_and_import_argument(tmp_path, cbk_bin):
         """may_change: a planted name a success may replace (a regular file or a symlink's own name)."""
         nonlocal checked
         before_store, before = store_content(db), identity(hostile)
-        r = invoke(*args, env=env)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = invoke(*args, env=env)
         checked += 1
+        # what Python would print to a user (its default filters hide these four kinds): never shown
+        hidden = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+        shown = [f"{w.category.__name__}: {w.message}" for w in caught if not issubclass(w.category, hidden)]
+        assert shown == [], (args, shown)
         assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.output)
         outcomes[r.exit_code] += 1
         assert not any(s in r.output for s in SECRETS_IN_URLS), (args, r.output)

@@ -211,3 +211,25 @@ def test_a_store_url_that_cannot_be_used_is_one_line(cli, url):
         r = cli(*args, "--db", url)
         assert r.status == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
         assert SECRET not in r.stderr and "store" in r.stderr
+
+
+def test_a_sqlite_url_argument_the_driver_would_ignore_is_refused_not_warned_about(cli, tmp_path):
+    """sqlite:///F?mode=ro without uri=true: SQLAlchemy printed a two-line
+    Python warning naming its own source line, ignored mode=ro, and `run` then
+    wrote into the store the user asked to open read-only. With uri=true SQLite
+    opened a new file named 'F?mode=ro' beside F. Each is one line, exit 2,
+    nothing stored or made; an argument the driver takes (timeout) is used."""
+    r = cli("run", "null", "--seconds=0.01", "--repeat", "1", "--db", str(tmp_path / "s.db"))
+    assert r.status == 0, r.stderr
+    before = (tmp_path / "s.db").read_bytes()
+    url = f"sqlite:///{tmp_path / 's.db'}?mode=ro"
+    for args in (["list"], ["run", "null", "--seconds=0.01", "--repeat", "1"]):
+        r = cli(*args, "--db", url)
+        assert r.status == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "Warning" not in r.stderr and "'mode'" in r.stderr and "uri=true" in r.stderr, r.stderr
+    for args in (["list"], ["run", "null", "--seconds=0.01", "--repeat", "1"]):
+        r = cli(*args, "--db", url + "&uri=true")
+        assert r.status == 2 and r.stderr.count("\n") == 1 and "uri=true" in r.stderr, r.stderr
+    assert (tmp_path / "s.db").read_bytes() == before and sorted(os.listdir(tmp_path)) == ["s.db"]
+    r = cli("list", "--db", f"sqlite:///{tmp_path / 's.db'}?timeout=5")
+    assert r.status == 0 and "null" in r.stdout and r.stderr == "", r.stderr

@@ -20,7 +20,8 @@ from clusterbench.store import Store
 
 FIXTURES = REPO / "tests" / "fixtures" / "import"
 ALL = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
-FAILED_RUNS = {"ior-3.2.1-failed-run.json"}   # IOR aborted before any result: refused
+FAILED_RUNS = {"ior-3.2.1-failed-run.json",    # IOR aborted before any result: refused
+               "ior-csv-3.3.0-no-results.csv"}  # IOR 3.3.0 writes no results in CSV (its CSV branches are empty)
 
 
 def one(name: str, fmt: str = "auto"):
@@ -47,7 +48,7 @@ def test_at_least_thirty_real_files_every_format_at_two_versions():
             versions.setdefault(importers.detect((FIXTURES / name).read_text()), set()).add(run.version)
     assert sum(1 for n in ALL if "damaged" not in n) >= 30
     assert set(versions) == set(importers.names())
-    # IOR's CSV names no version (IOR 3.3 and 4.0 write the same columns)
+    # IOR's CSV names no version (only IOR 4.0 writes its result rows)
     assert all(len(v) >= 2 for f, v in versions.items() if f != "ior-csv"), versions
 
 
@@ -384,6 +385,22 @@ def test_ior_csv_rows_become_samples(tmp_path):
     run = one_file(both)
     assert (run.version, run.form, run.steps[0].kernel, run.steps[0].samples[0].condition) == ("4.0.0", "CSV", "pario",
                                                                                                "fsync")
+
+
+def test_ior_4_csv_of_a_real_run_is_imported_and_ior_3_3_csv_holding_no_result_is_refused(tmp_path):
+    """IOR 4.0.0 built from hpc/ior and run here with -O summaryFormat=CSV:
+    every write/read row a sample. IOR 3.3.0's CSV output (same line) prints
+    the header's values run together and no result row at all (ior-output.c's
+    CSV branches are empty): nothing to import, one line."""
+    run = one("ior-csv-4.0.0-posix.csv")
+    (st,) = run.steps
+    assert (run.form, st.ranks, st.params) == ("CSV", 2, {"blocksize": "2m", "xfersize": "256k"})
+    assert [(s.phase, s.repetition, s.value) for s in st.samples] == [
+        ("write", 0, 1157.3687), ("read", 0, 12652.5008), ("write", 1, 2587.0803), ("read", 1, 10584.9943)]
+    assert st.samples[0].seconds == 0.0035 and st.samples[0].record["iops"] == 4726.975
+    with pytest.raises(BadInput) as e:
+        parse_file(str(FIXTURES / "ior-csv-3.3.0-no-results.csv"))
+    assert "not any known format" in e.value.message and "\n" not in e.value.message
 
 
 def test_iperf3_text_gives_what_its_json_gives():

@@ -62,6 +62,21 @@ def test_dash_and_this_process_descriptors_are_stdout(cli, tmp_path, one_run):
     assert r.status == 0 and r.stdout.startswith("## Run 1") and r.stderr == "wrote -\n"
 
 
+def test_stdout_redirected_to_a_log_with_append_keeps_appending(cbk_bin, store_url, tmp_path, one_run):
+    """`-o /dev/stdout >> log` writes where the shell opened stdout, as it is
+    open: the log's earlier lines stay (opening /proc/self/fd/1 anew with
+    truncation would empty the file first)."""
+    log = tmp_path / "log"
+    log.write_text("earlier line\n")
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
+    for target in ("/dev/stdout", "/dev/fd/1"):
+        with open(log, "a") as out:
+            r = subprocess.run([sys.executable, "-m", "clusterbench", "export", "1", "--format", "json",
+                                "-o", target], stdout=out, stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+        assert r.returncode == 0 and r.stderr == f"wrote {target}\n", r.stderr
+    assert log.read_text() == "earlier line\n" + one_run + one_run
+
+
 def test_a_character_device_is_written_not_replaced(cli, tmp_path, one_run):
     if os.geteuid() != 0:
         pytest.skip("mknod of a character device needs root")

@@ -207,6 +207,62 @@ def test_clean_dry_run_lists_and_removes_nothing_and_spares_live_foreign_and_unk
     assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1
 
 
+def test_a_reused_pid_or_a_zombie_is_no_owner_and_clean_follows_no_link(cli, tmp_path, user_dir):
+    """An owner is gone when no live process has the stamp's pid AND start
+    time (this very, live, process's pid with another start time is a reused
+    pid; an exited child not yet reaped is a zombie), or its boot id is not
+    this boot's; another user's directory is left alone. Removing such a
+    directory never follows a link inside it (O_NOFOLLOW), and one holding
+    only its stamp (a removal interrupted before its last step) goes too."""
+    def stat_fields(pid: int) -> list[str]:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        return text[text.rindex(")") + 2:].split()   # fields[0] is proc(5)'s field 3
+
+    def plant(name: str, pid: int, ticks: int, data: bool = True, boot: str = "") -> Path:
+        d = user_dir / name
+        d.mkdir()
+        if data:
+            (d / "data.00000000").write_bytes(b"x" * 4096)
+        stamp = {"owner": "cbk", "host": os.uname().nodename, "boot_id": boot, "pid": pid, "start_ticks": ticks,
+                 "started_unix_s": 0, "run_id": "00", "store_run": None}
+        (d / ".cbk-owner").write_text(json.dumps(stamp))
+        return d
+
+    mine = int(stat_fields(os.getpid())[19])
+    plant("cbk-pario-alive1", os.getpid(), mine)              # alive: kept
+    plant("cbk-pario-reused", os.getpid(), mine + 1)          # same pid, another process's start: gone
+    plant("cbk-pario-oboot1", os.getpid(), mine, boot="0" * 8 + "-another-boot")   # a previous boot's: gone
+    if os.geteuid() == 0:   # another user's directory is never ours to remove, whatever its stamp says
+        os.chown(plant("cbk-pario-nobody", 2**22 + 1, 0), 65534, 65534)
+    child = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while stat_fields(child.pid)[0] != "Z":                   # exited, not reaped (no wait() yet)
+        assert time.monotonic() < deadline, "the child did not exit"
+        time.sleep(0.01)
+    plant("cbk-seqio-zombie", child.pid, int(stat_fields(child.pid)[19]))
+    bare = plant("cbk-seqio-stamp1", 2**22 + 1, 0, data=False)   # only the stamp is left
+    theirs = tmp_path / "theirs"
+    (theirs / "sub").mkdir(parents=True)
+    (theirs / "sub" / "keep.txt").write_text("the user's\n")
+    (theirs / "file.txt").write_text("the user's too\n")
+    linked = plant("cbk-pario-links1", 2**22 + 1, 0)
+    (linked / "to-dir").symlink_to(theirs / "sub")
+    (linked / "to-file").symlink_to(theirs / "file.txt")
+    (linked / "nested").mkdir()
+    (linked / "nested" / "to-dir").symlink_to(theirs)
+    theirs_before = snapshot(theirs)
+    try:
+        r = cli("clean", str(user_dir))
+    finally:
+        child.wait()
+    assert r.status == 0, r.stderr
+    left = sorted(p.name for p in user_dir.iterdir())
+    assert "cbk-pario-alive1" in left and ("cbk-pario-nobody" in left) == (os.geteuid() == 0)
+    for gone in ("cbk-pario-reused", "cbk-pario-oboot1", "cbk-seqio-zombie", bare.name, linked.name):
+        assert gone not in left and gone in r.stdout, (gone, r.stdout)
+    assert snapshot(theirs) == theirs_before
+
+
 @pytest.mark.timeout(60)
 def test_cbk_removes_its_files_and_ends_when_the_process_it_watches_ends(cbk_bin, user_dir):
     """kernels/core/orchestrator_watch.c alone: a stand-in orchestrator (sleep)

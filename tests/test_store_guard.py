@@ -104,6 +104,22 @@ def test_a_mistyped_path_creates_nothing(cli, tmp_path):
     assert r.status == 0 and (tmp_path / "new.db").exists(), r.stderr
 
 
+def test_the_default_store_is_made_in_the_user_data_directory_even_by_a_reading_command(tmp_path, cbk_bin):
+    """Without --db or $CLUSTERBENCH_DB the store is results.db in the user's
+    data directory ($XDG_DATA_HOME/clusterbench): its directory is made, and
+    `list` before any run creates it empty (a first-time user's `list` is not an
+    error), where a named store that does not exist is refused."""
+    data_home = tmp_path / "data-home"   # not made: the command makes it
+    env = {k: v for k, v in os.environ.items() if k != "CLUSTERBENCH_DB"}
+    env.update(XDG_DATA_HOME=str(data_home), HOME=str(tmp_path), CLUSTERBENCH_CBK=cbk_bin)
+    r = subprocess.run([sys.executable, "-m", "clusterbench", "list"], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    store = data_home / "clusterbench" / "results.db"
+    assert store.is_file() and store.stat().st_size > 0
+    assert sqlite3.connect(store).execute("select count(*) from runs").fetchone() == (0,)
+
+
 def test_bad_input_creates_no_store(cli, tmp_path):
     r = cli("run", "null", "--seconds=-1", "--db", str(tmp_path / "new.db"))
     assert r.status == 2

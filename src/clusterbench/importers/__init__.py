@@ -29,7 +29,7 @@ IMPORTERS = Registry("format", [
     ("fio", "clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
     ("iperf3", "clusterbench.importers.iperf3", "iperf3 -J (3.0-3.17) or its plain text output"),
     # before "ior": IOR writing CSV to stdout may print its text banner too
-    ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, 3.3-4.0)"),
+    ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, IOR 4.0)"),
     ("ior", "clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
     ("mdtest", "clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
     ("osu", "clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),

@@ -1,5 +1,5 @@
-"""IOR's CSV results (-O summaryFormat=CSV, IOR 3.3 and 4.0, usually with
--O summaryFile=F): a heading line
+"""IOR's CSV results (-O summaryFormat=CSV, IOR 4.0: 3.3.0 writes no result row in CSV;
+usually with -O summaryFile=F): a heading line
 
     access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),numTasks,iter
 

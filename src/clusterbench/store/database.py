@@ -106,6 +106,11 @@ class Store:
             from clusterbench.store.engine import url_of
 
             parsed = url_of(secret_url)   # a query string or a driver: SQLAlchemy reads it
+            if str(parsed.query.get("uri", "false")).lower() not in ("false", "0", "no", "off"):
+                # SQLite would open another file than the one checked here (without file: it takes
+                # "F?mode=ro" as the name: a stray file), and the checks below would judge the wrong file
+                raise BadInput(f"cannot use store URL {self.url}: SQLite URI filenames (uri=true) are not taken; "
+                               "give the file's path (a store on a read-only file system is read as it is)")
             database = parsed.database if parsed.database != ":memory:" else None
         target = None
         if database:

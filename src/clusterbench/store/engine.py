@@ -3,6 +3,8 @@ schema revision, and the migrations (Alembic). Imported only when a store
 needs SQLAlchemy (store/database.py says when)."""
 from __future__ import annotations
 
+import warnings
+
 import sqlalchemy as sa
 from sqlalchemy import event
 
@@ -24,7 +26,14 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
 
 def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engine.Engine:
     try:
-        engine = sa.create_engine(secret_url)
+        with warnings.catch_warnings():
+            # SQLAlchemy warns, and goes on, about what it will ignore in a URL (sqlite:///F?mode=ro
+            # without uri=true): the store would be used other than as asked (mode=ro, then a run wrote)
+            warnings.simplefilter("error", sa.exc.SAWarning)
+            engine = sa.create_engine(secret_url)
+    except sa.exc.SAWarning as e:
+        why = mask_secrets(str(e).split(" (Background on this")[0], secret_url)
+        raise BadInput(f"cannot use store URL {shown_url}: {why}") from None
     except (sa.exc.ArgumentError, ImportError, ValueError) as e:
         why = "its port is not a number" if "int()" in str(e) else mask_secrets(str(e), secret_url)
         if isinstance(e, sa.exc.NoSuchModuleError):   # "Can't load plugin: sqlalchemy.dialects:foo"
