@@ -262,7 +262,8 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
     try:
         for lc in group:
             _start(lc, env, timeout_s)
-        for lc in group:
+            # waited on at once: should a later launch fail to start, this one's
+            # end is still handed on below, not awaited for nothing
             threading.Thread(target=wait, args=(lc,), daemon=True).start()
         for _ in group:
             lc = ended.get()
