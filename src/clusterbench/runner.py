@@ -293,9 +293,14 @@ def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s:
     return None
 
 
-# records that break a measurement down (per pair, per rank): kept with the
-# step's build, so exports and reports can show them
-DETAIL_RECORDS = ("tcp_pairs", "pario_reads")
+def detail_records(kernel: str) -> tuple[str, ...]:
+    """The record types that break kernel's measurement down (per pair, per
+    rank), as cbk --describe names them: kept with the step's build, so
+    exports and reports can show them."""
+    from clusterbench.plan_params import kernel_of
+
+    k = kernel_of(kernel)
+    return k.detail_records if k else ()
 
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
@@ -309,6 +314,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
     build, cgroups, details = None, [], []
+    detail_types = detail_records(step.kernel)
     deadline = Deadline(proc, step.timeout_s)
     try:
         for line in proc.stdout:
@@ -322,7 +328,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
                 progress.record(item, item.repetition + offset)
             elif isinstance(item, OtherRecord) and item.type == "memory-cgroup":  # each host's peak under --memory-limit
                 cgroups.append(item.record)
-            elif isinstance(item, OtherRecord) and item.type in DETAIL_RECORDS:
+            elif isinstance(item, OtherRecord) and item.type in detail_types:
                 details.append(item.record)
         status = proc.wait()
     except BaseException as e:
