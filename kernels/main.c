@@ -30,11 +30,27 @@ static void mpi_library(char *buf, size_t len)
 /* Every kernel's parameter table against its options struct, so a wrong
  * binding fails `cbk --describe` (which every test run and the Python side
  * call first), not only the run that uses the kernel. */
+static const char *const families[] = {
+    CBK_FAMILY_IO, CBK_FAMILY_NETWORK, CBK_FAMILY_MPI, CBK_FAMILY_COMPUTE, CBK_FAMILY_GPU, CBK_FAMILY_DEBUG, NULL,
+};
+
+static bool known_family(const char *family)
+{
+    for (const char *const *f = families; family && *f; f++)
+        if (!strcmp(*f, family))
+            return true;
+    return false;
+}
+
 static int check_tables(void)
 {
     char bad[256];
     for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)
-        if (cbk_check_params((*k)->params, (*k)->options_size, bad, sizeof bad)) {
+        if (!known_family((*k)->family)) {
+            fprintf(stderr, "cbk internal error: kernel %s: family %s is not one of CBK_FAMILY_* (core/cbk.h)\n",
+                    (*k)->name, (*k)->family ? (*k)->family : "(none)");
+            return -1;
+        } else if (cbk_check_params((*k)->params, (*k)->options_size, bad, sizeof bad)) {
             fprintf(stderr, "cbk internal error: kernel %s: %s\n", (*k)->name, bad);
             return -1;
         }
@@ -69,6 +85,11 @@ static void describe(void)
         cbk_json_text(&j, "name", (*k)->name);
         cbk_json_text(&j, "summary", (*k)->summary);
         cbk_json_bool(&j, "parallel", (*k)->flags & CBK_PARALLEL);
+        cbk_json_text(&j, "family", (*k)->family);
+        cbk_json_array(&j, "detail_records");
+        for (const char *const *r = (*k)->detail_records; r && *r; r++)
+            cbk_json_text(&j, NULL, *r);
+        cbk_json_close(&j);
         cbk_describe_params(&j, "parameters", (*k)->params);
         cbk_json_close(&j);
     }

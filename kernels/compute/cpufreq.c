@@ -300,6 +300,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_cpufreq = {
     .name = "cpufreq",
     .summary = "effective clock (MHz) with k of n CPUs busy, k = 1 .. n, vs cpufreq sysfs and turbo state (E9)",
+    .family = CBK_FAMILY_COMPUTE,
     .params = params,
     .options_size = sizeof(OPT),
     .validate = validate,

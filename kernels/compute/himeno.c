@@ -737,6 +737,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_himeno = {
     .name = "himeno",
     .summary = "Himeno Poisson-pressure Jacobi sweep, single precision, serial/OpenMP/MPI (E9)",
+    .family = CBK_FAMILY_COMPUTE,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

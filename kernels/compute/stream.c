@@ -379,6 +379,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_stream = {
     .name = "stream",
     .summary = "memory bandwidth: copy, scale, add, triad over threads; based on a variant of the STREAM benchmark",
+    .family = CBK_FAMILY_COMPUTE,
     .params = params,
     .options_size = sizeof(OPT),
     .validate = validate,

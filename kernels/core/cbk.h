@@ -66,7 +66,13 @@ struct cbk_param {
     /* CBK_STRING: the word that means "not given, cbk decides" ("auto",
      * "any"); it binds NULL, so kernels test the pointer, not the word */
     const char *keyword;
+    /* What the parameter says beyond its value (docs/design.md, "Roles"):
+     * NULL = part of what is measured; CBK_ROLE_WHERE = where it ran (a
+     * peer's address or port), ignored when measurements are matched.
+     * CBK_PATH parameters are "where" without saying so. */
+    const char *role;
 };
+#define CBK_ROLE_WHERE "where"
 
 /* Bindings: type and offset of a parameter in options struct T. The field's
  * C type is checked at compile time, so a renamed or mistyped field fails
@@ -185,9 +191,23 @@ struct cbk_phase {
     int warnings;
 };
 
+/* A kernel's family (docs/design.md, "Families"): what reports group its
+ * figures by. One of these, checked by cbk --describe. */
+#define CBK_FAMILY_IO "io"           /* files and storage */
+#define CBK_FAMILY_NETWORK "network" /* sockets between hosts */
+#define CBK_FAMILY_MPI "mpi"         /* MPI messages: latency, or bandwidth when the unit is a rate */
+#define CBK_FAMILY_COMPUTE "compute" /* processors and memory */
+#define CBK_FAMILY_GPU "gpu"         /* accelerators and their links */
+#define CBK_FAMILY_DEBUG "debug"     /* the harness itself */
+
 struct cbk_kernel {
     const char *name;
     const char *summary;       /* one line */
+    const char *family;        /* CBK_FAMILY_* */
+    /* Record types (besides measurements) that break a measurement down,
+     * per pair or per rank: kept with the step's build. NULL-terminated;
+     * NULL: none. */
+    const char *const *detail_records;
     unsigned flags;            /* CBK_PARALLEL: meaningful on many ranks */
     const struct cbk_param *params; /* ends with an entry whose name is NULL */
     size_t options_size;       /* sizeof the struct `params` bind into */

@@ -284,6 +284,10 @@ int cbk_check_params(const struct cbk_param *table, size_t options_size, char *w
             snprintf(why, why_len, "parameter --%s is bound outside its options struct", p->name);
             return -1;
         }
+        if (p->role && strcmp(p->role, CBK_ROLE_WHERE)) {
+            snprintf(why, why_len, "parameter --%s: role %s is not one of: " CBK_ROLE_WHERE, p->name, p->role);
+            return -1;
+        }
         if (p->keyword && p->type != CBK_STRING) {
             snprintf(why, why_len, "parameter --%s: only a string parameter has a keyword", p->name);
             return -1;
@@ -390,6 +394,7 @@ void cbk_describe_params(struct cbk_json *j, const char *key, const struct cbk_p
         cbk_json_text(j, "min", p->min);
         cbk_json_text(j, "max", p->max);
         cbk_json_text(j, "help", p->help);
+        cbk_json_text(j, "role", p->role ? p->role : p->type == CBK_PATH ? CBK_ROLE_WHERE : NULL);
         cbk_json_close(j);
     }
     cbk_json_close(j);

@@ -40,6 +40,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_null = {
     .name = "null",
     .summary = "does nothing for a given time; tests the harness",
+    .family = CBK_FAMILY_DEBUG,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(struct null_options),

@@ -399,6 +399,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_gpucopy = {
     .name = "gpucopy",
     .summary = "host-to-device, device-to-host and bidirectional copy bandwidth and latency over the GPU's link (nvbandwidth's cases)",
+    .family = CBK_FAMILY_GPU,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

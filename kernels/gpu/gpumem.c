@@ -302,6 +302,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_gpumem = {
     .name = "gpumem",
     .summary = "GPU memory bandwidth: copy, scale, add, triad and dot on device arrays; based on a variant of the STREAM benchmark",
+    .family = CBK_FAMILY_GPU,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

@@ -266,6 +266,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_manyfiles = {
     .name = "manyfiles",
     .summary = "many files of one size written end to end with a fixed block size (E4)",
+    .family = CBK_FAMILY_IO,
     .params = params,
     .options_size = sizeof(OPT),
     .validate = validate,

@@ -664,6 +664,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_metadata = {
     .name = "metadata",
     .summary = "file and directory create/stat/read/rename/remove rates with mdtest's layouts (E4, IO500's mdtest)",
+    .family = CBK_FAMILY_IO,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

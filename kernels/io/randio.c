@@ -493,6 +493,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_randio = {
     .name = "randio",
     .summary = "random IOPS at a queue depth with latency percentiles (E5)",
+    .family = CBK_FAMILY_IO,
     .params = params,
     .options_size = sizeof(OPT),
     .validate = validate,

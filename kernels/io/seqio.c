@@ -191,6 +191,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_seqio = {
     .name = "seqio",
     .summary = "sequential write then read of one file, with stated cache modes (E1)",
+    .family = CBK_FAMILY_IO,
     .params = params,
     .options_size = sizeof(OPT),
     .validate = validate,

@@ -279,6 +279,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_linkmatrix = {
     .name = "linkmatrix",
     .summary = "bandwidth and latency of every ordered pair of nodes, mpiGraph's shift pattern (one rank per node)",
+    .family = CBK_FAMILY_MPI,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

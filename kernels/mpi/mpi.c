@@ -430,6 +430,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
 const struct cbk_kernel cbk_kernel_mpi = {
     .name = "mpi",
     .summary = "MPI point-to-point and collectives over message sizes, with algorithm variants (E7)",
+    .family = CBK_FAMILY_MPI,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

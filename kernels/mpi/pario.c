@@ -914,9 +914,13 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     c->state = NULL;
 }
 
+static const char *const detail_records[] = { "pario_reads", NULL };
+
 const struct cbk_kernel cbk_kernel_pario = {
     .name = "pario",
     .summary = "parallel file I/O as IOR: file per process or one shared file, POSIX or MPI-IO, E8's strategies (E2, E3, E8)",
+    .family = CBK_FAMILY_IO,
+    .detail_records = detail_records,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

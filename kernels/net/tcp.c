@@ -35,16 +35,16 @@ static const struct cbk_param params[] = {
               "client = test against --server; pairs = under MPI, rank i < N serves and rank i+N connects to it, all pairs start together" },
     { .name = "test", CBK_AT_CHOICE(OPT, test, test_names), .default_value = "stream",
       .help = "stream = throughput for --duration; rr = request/response transactions (netperf TCP_RR): rate and latency percentiles" },
-    { .name = "server", CBK_AT_STRING(OPT, server), .default_value = "auto", .keyword = "auto",
+    { .name = "server", CBK_AT_STRING(OPT, server), .default_value = "auto", .keyword = "auto", .role = CBK_ROLE_WHERE,
       .help = "client: the server's address or host name (required); pairs: comma-separated address of each pair's server, "
               "or auto = each server tells its client its addresses over MPI and the client picks one on a shared subnet" },
-    { .name = "port", CBK_AT_INT(OPT, port), .default_value = "5301", .min = "0", .max = "65535",
+    { .name = "port", CBK_AT_INT(OPT, port), .default_value = "5301", .min = "0", .max = "65535", .role = CBK_ROLE_WHERE,
       .help = "TCP port of the server, for the control and the data connections; 0 (server, loopback, pairs) = any free port, "
               "printed in the server's `listening` record; pairs: server rank i uses port+i" },
     { .name = "pairing", CBK_AT_CHOICE(OPT, pairing, pairing_names), .default_value = "halves",
       .help = "pairs: halves = rank i < N serves rank i+N (hostfile: all servers, then all clients); "
               "adjacent = rank 2i serves rank 2i+1 (hostfile: server, client, server, client, ...)" },
-    { .name = "bind", CBK_AT_STRING(OPT, bind), .default_value = "any", .keyword = "any",
+    { .name = "bind", CBK_AT_STRING(OPT, bind), .default_value = "any", .keyword = "any", .role = CBK_ROLE_WHERE,
       .help = "local address to listen on (server, pairs servers) or to connect from (client); any = all addresses / the kernel's choice" },
     { .name = "duration", CBK_AT_REAL(OPT, duration), .default_value = "10", .unit = "s", .min = "0.01", .max = "86400",
       .help = "how long the senders send (stream) or the client sends requests (rr)" },
@@ -357,9 +357,13 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     c->state = NULL;
 }
 
+static const char *const detail_records[] = { "tcp_pairs", NULL };
+
 const struct cbk_kernel cbk_kernel_tcp = {
     .name = "tcp",
     .summary = "TCP throughput (parallel streams, both directions) and request/response latency; pairs started together (E2, E5, E6)",
+    .family = CBK_FAMILY_NETWORK,
+    .detail_records = detail_records,
     .flags = CBK_PARALLEL,
     .params = params,
     .options_size = sizeof(OPT),

@@ -30,6 +30,11 @@ class Param:
     min: str | None
     max: str | None
     help: str
+    role: str | None = None     # "where": says where it ran (a path, a peer), not what was measured
+
+
+# A kernel's family: what reports group its figures by (docs/design.md, "Families").
+FAMILIES = ("io", "network", "mpi", "compute", "gpu", "debug")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,9 @@ class Kernel:
     summary: str
     parallel: bool
     params: tuple[Param, ...]
+    family: str = "compute"
+    # record types that break a measurement down (per pair, per rank)
+    detail_records: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -63,6 +71,15 @@ class Catalogue:
             if name in self.left_out:
                 raise BadInput(f"{name} is not in this cbk ({self.cbk}): {self.left_out[name]}") from None
             raise BadInput(f"no such kernel: '{name}' (kernels: {', '.join(self.kernels)})") from None
+
+    def family(self, name: str) -> str | None:
+        """A kernel's family, None for a kernel this cbk does not have (an imported tool's)."""
+        k = self.kernels.get(name)
+        return k.family if k else None
+
+    def detail_records(self) -> frozenset[str]:
+        """Every kernel's detail record types."""
+        return frozenset(r for k in self.kernels.values() for r in k.detail_records)
 
     def check_params(self, kernel: Kernel, params: dict[str, str]) -> None:
         """Rejects parameter names the kernel does not take; cbk checks values."""
@@ -107,7 +124,13 @@ def query_env() -> dict[str, str]:
 
 def _param(d: dict) -> Param:
     return Param(d["name"], d["type"], d["default"], d["unit"],
-                 tuple(d["choices"]) if d.get("choices") else None, d.get("min"), d.get("max"), d["help"])
+                 tuple(d["choices"]) if d.get("choices") else None, d.get("min"), d.get("max"), d["help"],
+                 d.get("role"))
+
+
+def _kernel(k: dict) -> Kernel:
+    return Kernel(k["name"], k["summary"], k["parallel"], tuple(_param(p) for p in k["parameters"]),
+                  k.get("family") or "compute", tuple(k.get("detail_records") or ()))
 
 
 # `cbk --describe` output by cbk path, as load() read it: the environment
@@ -129,8 +152,7 @@ def load(cbk: str | None = None) -> Catalogue:
     if d.get("schema") != SCHEMA:
         raise BadInput(f"{cbk} speaks record schema {d.get('schema')}, this clusterbench expects {SCHEMA}: "
                        "reinstall both from one source tree")
-    kernels = {k["name"]: Kernel(k["name"], k["summary"], k["parallel"], tuple(_param(p) for p in k["parameters"]))
-               for k in d["kernels"]}
+    kernels = {k["name"]: _kernel(k) for k in d["kernels"]}
     return Catalogue(cbk, d["cbk_version"], d["mpi"], d.get("mpi_library"),
                      tuple(_param(p) for p in d["common_parameters"]), kernels,
                      d.get("mpi_built_with"), d.get("mpi_compiler"), dict(d.get("left_out") or {}))

@@ -19,10 +19,6 @@ from clusterbench.sample import Sample, SampleKey
 from clusterbench.store import Store
 
 
-# parameters that say where a peer is, not what is measured
-WHERE_PARAMS = frozenset({"port", "server", "bind"})
-
-
 @dataclass
 class Config:
     name: str               # the label or run id as the user gave it
@@ -136,7 +132,8 @@ def varying_text(p: Point, points: list[Point]) -> str:
 
 def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
     """The parameters a match ignores and the kernel's defaults, canonical
-    (plan_params, from cbk --describe). Ignored: where it ran (paths), and
+    (plan_params, from cbk --describe). Ignored: where it ran (paths, a
+    peer's address: role "where"), and
     lists whose records name each value: a choice list (mpi's phase is the
     op, so a pingpong measured in `--op=pingpong,allreduce` matches one
     measured alone) and a size list (each record's message size is in
@@ -146,8 +143,8 @@ def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
     k = kernel_of(kernel)
     if k is None:   # without cbk's description, the usual name
         return {"dir"}, {}
-    return ({p.name for p in k.params if p.type in ("path", "choice-list") or is_size_list(p)
-             or p.name in WHERE_PARAMS}, defaults(k))
+    return ({p.name for p in k.params if p.role == "where" or p.type in ("path", "choice-list")
+             or is_size_list(p)}, defaults(k))
 
 
 def _step_title(st) -> str:

@@ -231,11 +231,6 @@ def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s:
     return None
 
 
-# records that break a measurement down (per pair, per rank): kept with the
-# step's build, so exports and reports can show them
-DETAIL_RECORDS = ("tcp_pairs", "pario_reads")
-
-
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
               offset: int, figures: dict[SampleKey, list[float]], run_id: int) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive.
@@ -251,7 +246,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
             figures.setdefault(item.key(), []).append(item.value)
         progress.record(item, item.repetition + offset)
 
-    records = step_engine.LaunchRecords(store, step_id, env, offset, DETAIL_RECORDS, sampled)
+    records = step_engine.LaunchRecords(store, step_id, env, offset, step_engine.detail_records(step.kernel), sampled)
     deadline = Deadline(proc, step.timeout_s)
     try:
         for line in proc.stdout:

@@ -85,6 +85,16 @@ def orchestrator() -> str:
     return f"{private_dirs.boot_id()} {os.getpid()} {private_dirs.start_ticks(os.getpid())}"
 
 
+def detail_records(kernel: str) -> tuple[str, ...]:
+    """The record types that break kernel's measurement down (per pair, per
+    rank), as cbk --describe names them: kept with the step's build, so
+    exports and reports can show them."""
+    from clusterbench.plan_params import kernel_of
+
+    k = kernel_of(kernel)
+    return k.detail_records if k else ()
+
+
 class LaunchRecords:
     """What one launch of cbk prints, line by line: each sample stored as it
     is read, with the limit warnings of the host it ran on (env); cbk's run

@@ -230,7 +230,7 @@ class LaunchOutcome:
 def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, env: dict,
                    offset: int) -> LaunchOutcome:
     """Stores one launch's records and judges it as `run` judges a launch (step_engine)."""
-    records = step_engine.LaunchRecords(store, launch.step_id, env, offset, runner.DETAIL_RECORDS)
+    records = step_engine.LaunchRecords(store, launch.step_id, env, offset, step_engine.detail_records(step.kernel))
     for line in launch.out.splitlines():
         records.take(line)
     build = records.run_record()

@@ -27,14 +27,19 @@ EXPLAINING_KEYS = {
     "compute": ("cpu.model", "cpu.governor", "cpu.turbo", "tuned.profile", "cpu.freq_max_mhz", "memory.total_bytes", "numa.nodes",
                 "compiler.", "mpi.", "kernel.release"),
 }
-IO_KERNELS = ("seqio", "randio", "manyfiles", "metadata", "pario")
-NETWORK_KERNELS = ("tcp",)
 
 
 def kind(p: Point) -> str:
-    if p.kernel in IO_KERNELS:
+    """The kind of figure, from the kernel's family in cbk --describe (an
+    MPI figure is a network one when it is a bandwidth); a kernel this cbk
+    does not have (an imported tool's) counts as compute."""
+    from clusterbench.plan_params import kernel_of
+
+    k = kernel_of(p.kernel)
+    family = k.family if k else None
+    if family == "io":
         return "io"
-    if p.kernel in NETWORK_KERNELS or (p.kernel == "mpi" and p.unit in ("MiB/s", "MB/s")):
+    if family == "network" or (family == "mpi" and p.unit in ("MiB/s", "MB/s")):
         return "network"
     return "compute"
 
