@@ -68,11 +68,13 @@ def _figure(s, ranks: int) -> tuple[str, str] | None:
     v, unit = s.value, s.unit
     if v is not None and v < 0:
         return "value", f"{_what(s)} is negative: no tool prints a negative {_kind(unit)}"
-    for key, x in s.record.items():
+    rec = s.record
+    for key in _never_negative_keys(rec):
+        x = rec[key]
         if type(x) in _NUMBERS:
-            if x < 0 and _never_negative(key):
+            if x < 0:
                 return key, f"{s.label}: {key} {_fmt(x)} is negative: no tool prints that"
-        elif type(x) is list and _never_negative(key):   # iperf3's per-interval rates
+        elif type(x) is list:   # iperf3's per-interval rates
             low = min((v for v in x if type(v) in _NUMBERS), default=0)
             if low < 0:
                 return key, f"{s.label}: {key} holds {_fmt(low)}, negative: no tool prints that"
@@ -98,13 +100,17 @@ def _figure(s, ranks: int) -> tuple[str, str] | None:
 # times to 3 decimals, so a fast phase's mean time reads 0.000 beside its rate.
 _NUMBERS = (int, float)
 MOVES_DATA = frozenset((*BYTES_PER_S, "Gbit/s", "IOPS"))
-_NEVER_NEGATIVE: dict[str, bool] = {}
+_NEVER_NEGATIVE: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-def _never_negative(key: str) -> bool:
-    known = _NEVER_NEGATIVE.get(key)
+def _never_negative_keys(rec: dict) -> tuple[str, ...]:
+    """The keys of rec that name a time, size, rate or count, looked up once
+    per set of keys: the rows of one table share theirs (100,000 OSU rows
+    each walked every key of its record)."""
+    keys = tuple(rec)
+    known = _NEVER_NEGATIVE.get(keys)
     if known is None:
-        known = _NEVER_NEGATIVE[key] = bool(NEVER_NEGATIVE.search(key))
+        known = _NEVER_NEGATIVE[keys] = tuple(k for k in keys if NEVER_NEGATIVE.search(k))
     return known
 
 
