@@ -16,7 +16,7 @@ def command(runs, fmt, output, db_url):
     """Export runs (ids or labels) with every raw sample."""
     from clusterbench.report import render
     from clusterbench.report.data import Report, load_run
-    from clusterbench import output_target
+    from clusterbench.files import output_target
 
     if output:
         output_target.check(output)

@@ -117,8 +117,8 @@ def open_store(db_url: str | None, writing: bool = False):
 
 
 def _keep_width(ctx, _param, value):
-    if value:   # called without --width too: rich (under clusterbench.console) only when given
-        from clusterbench.console import WIDTH_KEY
+    if value:   # called without --width too: rich (under clusterbench.output.console) only when given
+        from clusterbench.output.console import WIDTH_KEY
 
         ctx.meta[WIDTH_KEY] = value
     return value

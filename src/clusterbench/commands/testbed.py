@@ -192,7 +192,7 @@ def netfs_compare_cmd(size, repeat, state_root, db_url):
 def print_netfs_table(header: list[str], rows: list[list[str]]) -> None:
     from rich.table import Table
 
-    from clusterbench.console import stdout_console
+    from clusterbench.output.console import stdout_console
 
     t = Table(title="E3: the same benchmark on GlusterFS, side by side (median MB/s; % change against the first)")
     for i, h in enumerate(header):
