@@ -338,7 +338,7 @@ def test_refused_line_names_every_unsupported_option_and_leaves_nothing(cli, tmp
 
 
 def run_records(store_url: str, stdout_err: str) -> list[dict]:
-    from clusterbench.commands.options import open_store
+    from clusterbench.store.opening import open_store
     from clusterbench.report.data import load_run
     run_id = int(re.search(r"stored as run (\d+)", stdout_err).group(1))
     run = load_run(open_store(store_url), run_id)

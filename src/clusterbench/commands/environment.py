@@ -4,7 +4,9 @@ import json
 
 import click
 
-from clusterbench.commands.options import PathParam, db_option, open_store, width_option
+from clusterbench.commands.options import PathParam, db_option, width_option
+
+from clusterbench.store.opening import open_store
 from clusterbench.errors import BadInput
 
 

@@ -6,7 +6,8 @@ import datetime as dt
 import click
 
 from clusterbench import importers
-from clusterbench.commands.options import PathParam, db_option, open_store, width_option
+from clusterbench.commands.options import PathParam, db_option, width_option
+from clusterbench.store.opening import open_store
 
 class ByteSize(click.ParamType):
     """A byte count as cbk writes sizes: 16m, 1g, 4096."""

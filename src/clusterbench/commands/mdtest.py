@@ -13,7 +13,9 @@ import time
 
 import click
 
-from clusterbench.commands.options import open_store, run_conditions, tool_line_options
+from clusterbench.commands.options import run_conditions, tool_line_options
+
+from clusterbench.store.opening import open_store
 from clusterbench.store.storable import step_name
 
 

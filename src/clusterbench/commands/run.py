@@ -9,11 +9,12 @@ from pathlib import Path
 import click
 
 from clusterbench.commands.options import (PathParam, db_option, hostfile_option, link_speed_option,
-                                           memory_limit_option, open_store, run_conditions, setting_option,
+                                           memory_limit_option, run_conditions, setting_option,
                                            width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.run.measure import absolute_paths, execute_and_show
+from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets
 
 

@@ -15,7 +15,7 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
                 report_path_for, refused: dict, step_timeout_s: float | None = None) -> None:
     """report_path_for(store_url, run_id): where the HTML report goes."""
     from clusterbench.run.cluster import execute as cluster
-    from clusterbench.commands.options import open_store
+    from clusterbench.store.opening import open_store
     from clusterbench.output.console import stdout_console
     from clusterbench.errors import MeasurementFailed
     from clusterbench.run.progress import Progress
