@@ -23,12 +23,12 @@ def cbk_path(given: str | None) -> str:
 
 
 def size_bytes(text: str) -> int:
-    """cbk's size syntax, read by clusterbench's one parser (clusterbench.sizes)."""
+    """cbk's size syntax, read by clusterbench's one parser (clusterbench.results.sizes)."""
     try:
-        from clusterbench.sizes import parse_size
+        from clusterbench.results.sizes import parse_size
     except ImportError:   # a bench script run with a Python that lacks the package: the source tree's
         sys.path.insert(0, str(REPO / "src"))
-        from clusterbench.sizes import parse_size
+        from clusterbench.results.sizes import parse_size
     n = parse_size(text)
     if n is None:
         sys.exit(f"bad size {text}: give bytes with an optional k, m, g or t (e.g. 4k, 1.5g)")

@@ -76,7 +76,7 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     ({"PBS_JOBID": "42.head"}, "pbs 42.head"),
 ])
 def test_the_batch_job_is_named_from_the_schedulers_variables(env, expected):
-    from clusterbench import batchjob
+    from clusterbench.environment import batchjob
 
     assert batchjob.current(env) == expected
 
@@ -94,8 +94,8 @@ def test_the_batch_job_is_named_from_the_schedulers_variables(env, expected):
     ([100.0] * 5, 5, 1.0, None),
 ])
 def test_auto_stop_rules(values, done, elapsed_s, expected):
-    from clusterbench.plan import AutoRepeat
-    from clusterbench.runner import auto_stop
+    from clusterbench.run.plan import AutoRepeat
+    from clusterbench.run.runner import auto_stop
 
     reason = auto_stop(AutoRepeat(ci_target=0.05, max_repeat=8, max_seconds=4.0), {("write", None): values},
                        done, elapsed_s)

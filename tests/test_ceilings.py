@@ -10,7 +10,7 @@ import pytest
 
 from clusterbench import limits
 from clusterbench.limits import ceilings
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 
 
 def stored_samples(store_url: str, label: str) -> tuple[list[Sample], dict]:

@@ -1,11 +1,11 @@
-"""run cluster's all-at-once launch group (cluster/execute.py `_run_together`):
+"""run cluster's all-at-once launch group (run/cluster/execute.py `_run_together`):
 a launch that ended is handed on even when a later one of its group fails to
 start, so the node that ran is stored with what it printed (#34)."""
 from __future__ import annotations
 
 import pytest
 
-from clusterbench.cluster import execute
+from clusterbench.run.cluster import execute
 
 
 def test_a_launch_that_started_is_handed_on_when_the_next_fails_to_start(tmp_path, monkeypatch):

@@ -1,11 +1,11 @@
-"""The outlier rules of a cluster run (clusterbench.cluster.outliers) and
+"""The outlier rules of a cluster run (clusterbench.analysis.cluster.outliers) and
 the environment table, on numbers chosen to sit either side of each bound."""
 from __future__ import annotations
 
 import pytest
 
-from clusterbench.cluster.analysis import env_differences, parse_fraction
-from clusterbench.cluster.outliers import judge_nodes, link_bound
+from clusterbench.analysis.cluster.analysis import env_differences, parse_fraction
+from clusterbench.analysis.cluster.outliers import judge_nodes, link_bound
 from clusterbench.errors import BadInput
 
 
@@ -70,9 +70,9 @@ def test_a_node_whose_repetitions_all_clear_the_others_is_flagged():
 
 
 def test_a_figure_whose_nodes_share_one_device_says_so_instead_of_flagging_each():
-    from clusterbench.cluster.analysis import ClusterView, node_figures
-    from clusterbench.cluster.findings import node_sentences
-    from clusterbench.sample import Sample
+    from clusterbench.analysis.cluster.analysis import ClusterView, node_figures
+    from clusterbench.analysis.cluster.findings import node_sentences
+    from clusterbench.results.sample import Sample
 
     # seen on the test cluster: a cold read 883 to 2,995 MiB/s on four namespaces reading one disk
     cold = {"h01": [883, 900, 890], "h02": [2995, 2950, 2980], "h03": [1500, 1490, 1510], "h04": [1400, 1420, 1410]}
@@ -130,9 +130,9 @@ def test_bad_input_is_one_line_exit_2_and_no_run_stored(cli, tmp_path, args, mes
 
 
 def test_links_are_judged_within_their_class_same_switch_or_across_the_trunk():
-    from clusterbench.cluster.analysis import link_matrix
-    from clusterbench.cluster.execute import switch_of
-    from clusterbench.sample import Sample
+    from clusterbench.analysis.cluster.analysis import link_matrix
+    from clusterbench.run.cluster.execute import switch_of
+    from clusterbench.results.sample import Sample
 
     switches = switch_of("h01:sw1,h02:sw1,h03:sw2,h04:sw2")
     envs = {h: {"fabric.switch": s} for h, s in switches.items()}
@@ -150,7 +150,7 @@ def test_links_are_judged_within_their_class_same_switch_or_across_the_trunk():
 
 
 def test_a_grid_engine_jobs_nodes_come_from_its_pe_hostfile(tmp_path, monkeypatch):
-    from clusterbench.cluster.execute import find_hosts
+    from clusterbench.run.cluster.execute import find_hosts
 
     pe = tmp_path / "pe_hostfile"
     pe.write_text("n03 2 all.q@n03 UNDEFINED\nn01 2 all.q@n01 UNDEFINED\nn03 1 long.q@n03 UNDEFINED\n")
@@ -167,7 +167,7 @@ def test_a_grid_engine_jobs_nodes_come_from_its_pe_hostfile(tmp_path, monkeypatc
 
 
 def link_steps(matrix: dict[tuple[str, str], float]) -> list[dict]:
-    from clusterbench.sample import Sample
+    from clusterbench.results.sample import Sample
 
     return [{"name": "link matrix (mpiGraph shift pattern)",
              "samples": [Sample("link_bandwidth", "n/a", None, "MiB/s", v, qualifiers=(("src_host", a), ("dst_host", b)))
@@ -183,8 +183,8 @@ ISSUE_40_MATRIX = {("h01", "h02"): 62.8, ("h01", "h03"): 21.1, ("h01", "h04"): 1
 
 @pytest.mark.parametrize("rate", [1e9, None])
 def test_the_issues_matrix_names_h03s_port_and_h02s_send_side_and_nothing_else(rate):
-    from clusterbench.cluster.analysis import ClusterView, link_matrix
-    from clusterbench.cluster.findings import link_sentences
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import link_sentences
 
     links = link_matrix(link_steps(ISSUE_40_MATRIX), {}, 0.25, link_bits_per_s=rate)
     # h03<->h04 at a third of the link's rate: flagged now that the faults do not set the reference
@@ -197,7 +197,7 @@ def test_the_issues_matrix_names_h03s_port_and_h02s_send_side_and_nothing_else(r
 
 
 def test_a_class_all_of_whose_links_are_slow_is_flagged_against_the_links_rate():
-    from clusterbench.cluster.analysis import link_matrix
+    from clusterbench.analysis.cluster.analysis import link_matrix
 
     matrix = {(a, b): 70.0 for a in ("h01", "h02", "h03") for b in ("h01", "h02", "h03") if a != b}
     assert not any(lk.flagged for lk in link_matrix(link_steps(matrix), {}, 0.25))
@@ -212,8 +212,8 @@ def test_a_class_all_of_whose_links_are_slow_is_flagged_against_the_links_rate()
 
 
 def test_a_node_that_only_sends_slowly_is_named_by_its_send_side():
-    from clusterbench.cluster.analysis import ClusterView, link_matrix
-    from clusterbench.cluster.findings import link_sentences
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import link_sentences
 
     hosts = ["h01", "h02", "h03", "h04"]
     matrix = {(a, b): (20.0 if a == "h02" else 108.0) for a in hosts for b in hosts if a != b}
@@ -223,8 +223,8 @@ def test_a_node_that_only_sends_slowly_is_named_by_its_send_side():
 
 
 def test_the_mistuned_tcp_stack_recorded_on_the_test_cluster_is_h02s_send_side():
-    from clusterbench.cluster.analysis import ClusterView, link_matrix
-    from clusterbench.cluster.findings import link_sentences
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import link_sentences
 
     # medians of a run of tests/test_cluster_run.py (200 Mbit/s links, h02: 16 KiB TCP buffers, reno):
     # h02's receives are slow too (its small receive buffer), its sends slower still
@@ -239,7 +239,7 @@ def test_the_mistuned_tcp_stack_recorded_on_the_test_cluster_is_h02s_send_side()
 
 def shift_steps(matrix: dict[tuple[str, str], float], hosts: list[str]) -> list[dict]:
     """link_steps with each link's shift round recorded, as linkmatrix writes it."""
-    from clusterbench.sample import Sample
+    from clusterbench.results.sample import Sample
 
     n = len(hosts)
     return [{"name": "link matrix (mpiGraph shift pattern)",
@@ -257,8 +257,8 @@ LOADED_BOTH_FAULTS = {("h01", "h02"): 6.67, ("h01", "h03"): 4.44, ("h01", "h04")
 
 
 def test_a_pair_that_exchanged_both_ways_at_once_does_not_decide_a_nodes_side():
-    from clusterbench.cluster.analysis import ClusterView, link_matrix
-    from clusterbench.cluster.findings import link_sentences
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import link_sentences
 
     hosts = ["h01", "h02", "h03", "h04"]
     links = link_matrix(shift_steps(LOADED_BOTH_FAULTS, hosts), {}, 0.50)

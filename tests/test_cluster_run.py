@@ -20,7 +20,7 @@ figures run --one-at-a-time (all at once, each host's Himeno would time
 the others' start and end: 60 % spread seen with no fault). The machine is
 shared with other work: one node's median of 5 one-second Himeno runs was
 seen 40 % off the others with no fault. A node is flagged only when its 5
-repetitions clear those of most other nodes (cluster/outliers.py), not by
+repetitions clear those of most other nodes (analysis/cluster/outliers.py), not by
 the Z of its median: under load the others' medians scatter and their Z
 excused h03; the repetitions of a healthy node interleave the others'.
 So the tests judge nodes with --threshold=25% (it was 50 % before the
@@ -88,7 +88,7 @@ def cli(cluster, store: str, *args: str, timeout: float = 400, cbk: str | None =
 
 
 def view_of(store: str, label: str):
-    from clusterbench.cluster.analysis import analyse, thresholds_of
+    from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
     from clusterbench.report.data import load_run
     from clusterbench.store import Store
 
@@ -249,7 +249,7 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     for k, v in TCP_MISTUNED.items():
         assert any(f"sysctl.{k}" in line and v in line for line in diff_lines), (k, diff.stdout)
     assert not any("kernel.shmmni" in line for line in diff_lines), diff.stdout   # h03's, not h02's
-    from clusterbench.cluster.findings import paragraph
+    from clusterbench.analysis.cluster.findings import paragraph
 
     said = paragraph(view)   # what show says above its tables
     # no sentence about h01 or h04 (a link h02->h04 listed alone is h02's: h02_said_as_its_send_side)
@@ -306,7 +306,7 @@ def test_with_open_mpi_the_link_faults_are_named_alike(cluster, tmp_path):
     view = view_of(store, "ompi")
     differ = {d.key: d.differ for d in configuration(view)}
     assert differ == {f"sysctl.{k}": {"h02": v} for k, v in TCP_MISTUNED.items()}, differ
-    from clusterbench.cluster.findings import link_sentences
+    from clusterbench.analysis.cluster.findings import link_sentences
 
     said = link_sentences(view)
     assert any(x.startswith("every link to and from h03 is slow") and "h03's port" in x for x in said), said

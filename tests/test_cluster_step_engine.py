@@ -1,5 +1,5 @@
 """A per-node step of `run cluster` goes through the step engine `run`
-uses (step_engine.py, #34): it is opened with its node in the host column,
+uses (run/step_engine.py, #34): it is opened with its node in the host column,
 the stale private directories of killed runs are swept where it works, a
 stop signal that ends cbk on a node stops the run as interrupted, and the
 run is a run of kind "cluster". On a 2-host test cluster."""

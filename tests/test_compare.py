@@ -94,8 +94,8 @@ def test_different_rank_counts_do_not_pool(cli, mpiexec):
 
 
 def test_excluding_outliers_is_stated_and_changes_the_figures(tmp_path):
-    from clusterbench.comparison import Point
-    from clusterbench.sample import SampleKey
+    from clusterbench.analysis.comparison import Point
+    from clusterbench.results.sample import SampleKey
 
     p = Point("s", "null", {}, SampleKey("null", "none", "MiB/s", None),
               {"a": [100, 101, 99, 100, 100, 500], "b": [100, 100, 101, 99, 100, 100]})

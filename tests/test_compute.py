@@ -214,7 +214,7 @@ CLOCK_RECORD = {"schema": 1, "type": "measurement", "kernel": "cpufreq", "repeti
 ])
 def test_a_clock_far_from_nominal_is_a_warning_not_a_failure(mhz, env, words):
     from clusterbench.limits import sample_warnings
-    from clusterbench.sample import Sample
+    from clusterbench.results.sample import Sample
 
     sample = Sample.from_record({**CLOCK_RECORD, "rate": mhz, "mhz_mean": mhz})
     warnings = [w for w in sample_warnings(sample, env) if w.startswith("clock ")]

@@ -61,7 +61,7 @@ def test_a_warning_repeated_in_every_repetition_is_one_line_with_count_and_range
 
 
 def test_folding_keeps_names_with_digits_and_counts_each_sample_once():
-    from clusterbench.warning_fold import fold
+    from clusterbench.results.warning_fold import fold
 
     assert fold([["read over nfs4 at 9.5 Gbit/s"], [], ["read over nfs4 at 10.25 Gbit/s"]], 3) == [
         "2 of 3 repetitions: read over nfs4 at 9.50-10.25 Gbit/s"]
@@ -97,8 +97,8 @@ def test_records_that_declare_their_qualifiers_name_the_column_after_them():
     """The record contract (docs/records.md): mode is the cache state or n/a;
     an algorithm or a count of busy CPUs is a declared field."""
     from clusterbench.report.terminal import condition_header
-    from clusterbench.sample import Sample
-    from clusterbench.step_summary import rows
+    from clusterbench.results.sample import Sample
+    from clusterbench.analysis.step_summary import rows
 
     def sample(rec):
         return Sample.from_record({"phase": "p", "rate": 1.0, "rate_unit": "us", **rec})
@@ -166,7 +166,7 @@ def test_decimal_sizes_that_come_to_whole_bytes_are_taken(cli, tmp_path, store_u
     bad = cli("run", "seqio", f"--dir={tmp_path}", "--file-size=1.3")
     assert bad.status == 2 and "--file-size=1.3 is not a whole number of bytes" in bad.stderr
 
-    from clusterbench.sizes import parse_size
+    from clusterbench.results.sizes import parse_size
 
     assert [parse_size(t) for t in ("1.5g", "0.5k", "4KiB", "1.3", "1.5x", ".5g")] == [
         1610612736, 512, 4096, None, None, None]

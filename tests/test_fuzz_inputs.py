@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from markdown_it import MarkdownIt
 from rich.text import Text
 
-from clusterbench import render_text, suites
+from clusterbench.output import render_text
+from clusterbench import suites
 from clusterbench.cli import cli
 from clusterbench.errors import BadInput
 

@@ -47,7 +47,7 @@ ENV_TUNED = {**ENV_BASE, "tuned.profile": "throughput-performance"}
 
 def fill_store(url: str) -> None:
     from clusterbench import environment, limits
-    from clusterbench.sample import Sample
+    from clusterbench.results.sample import Sample
     from clusterbench.store import Store
 
     store = Store(url)

@@ -9,9 +9,9 @@ import pytest
 
 from clusterbench import limits
 from clusterbench.limits import gpu_limits as limits_gpu
-from clusterbench.cluster import analysis, findings, gpus
-from clusterbench.records import contract_problems
-from clusterbench.sample import Sample
+from clusterbench.analysis.cluster import analysis, findings, gpus
+from clusterbench.results.records import contract_problems
+from clusterbench.results.sample import Sample
 
 H2D_GB_S, D2H_GB_S, TRIAD_GB_S = 55.3, 55.3, 4120.0
 

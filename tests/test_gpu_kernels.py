@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import _parse_lines
-from clusterbench.records import contract_problems, is_contract_measurement
-from clusterbench.sample import Sample
+from clusterbench.results.records import contract_problems, is_contract_measurement
+from clusterbench.results.sample import Sample
 
 GPU_KERNELS = ("gpucopy", "gpumem")
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from clusterbench import gpubind
+from clusterbench.launch import gpubind
 from clusterbench.errors import BadInput
 from conftest import store_rows
 

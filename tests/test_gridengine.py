@@ -182,7 +182,7 @@ def test_run_cluster_in_a_qsub_job_takes_its_nodes_from_the_parallel_environment
         raise AssertionError(r.stderr + log[-3000:] + shown.stdout[-4000:] + shown.stderr[-2000:])
     (label, status, batch), = store_rows(store, "select label, status, batch_job from runs")
     assert label.startswith("ge-") and status == "ok" and batch == f"sge {label[3:]}", (label, status, batch)
-    from clusterbench.cluster.analysis import analyse, thresholds_of
+    from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
     from clusterbench.report.data import load_run
     from clusterbench.store import Store
 

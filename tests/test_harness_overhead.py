@@ -61,7 +61,7 @@ def test_a_quiet_kernel_run_imports_nothing_it_does_not_use(tmp_path, cbk_bin, s
     r = run_cli(args, cbk_bin, store_url, PYTHONPROFILEIMPORTTIME="1")
     assert r.returncode == 0, r.stderr
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
-    assert "clusterbench.runner" in imported
+    assert "clusterbench.run.runner" in imported
     unused = {"alembic", "sqlalchemy", "rich", "tomllib", "scipy", "numpy", "matplotlib", "jsonschema",
               "clusterbench.report"}
     assert sorted(imported & unused) == []

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from clusterbench.run_groups import summarise
+from clusterbench.analysis.run_groups import summarise
 from clusterbench.store.database import Store
 from clusterbench.store.schema import runs, steps
 

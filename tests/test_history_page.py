@@ -77,7 +77,7 @@ def test_history_page_in_chromium_filters_sorts_and_finds_the_planted_change(cli
 @pytest.mark.both_stores
 @pytest.mark.timeout(120)
 def test_history_counts_match_the_store(store_url):
-    from clusterbench.history_page import load_runs, summarise
+    from clusterbench.report.history_page import load_runs, summarise
     from clusterbench.store import Store
 
     planted = fill(store_url)
@@ -158,7 +158,7 @@ def test_prune_deletes_old_runs_keeps_labels_on_request_and_dry_runs(cli, store_
 
 
 def test_pettitt_finds_a_step_ignores_noise_and_a_single_wild_run():
-    from clusterbench.trend_series import change_points
+    from clusterbench.analysis.trend_series import change_points
 
     rnd = random.Random(7)
     step = [100 + rnd.gauss(0, 2) for _ in range(15)] + [85 + rnd.gauss(0, 2) for _ in range(15)]

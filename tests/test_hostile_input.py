@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from clusterbench.safe_write import write_atomically
+from clusterbench.files.safe_write import write_atomically
 
 # runs clusterbench in a process that first plants a symlink at the name the
 # old report code wrote through (.NAME.tmpPID, PID being this very process)

@@ -1,6 +1,6 @@
 """Hostile labels through every command and output format (#20 finding 6):
 rendered as written, never as markup, escape codes, formulas, HTML or
-mathtext (render_text.py is the one place that renders them)."""
+mathtext (output/render_text.py is the one place that renders them)."""
 from __future__ import annotations
 
 import csv
@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from markdown_it import MarkdownIt
 
-from clusterbench import render_text
+from clusterbench.output import render_text
 
 OSC_LINK = "\x1b]8;;http://198.18.0.1/\x07osc\x1b]8;;\x07"
 LABELS = [

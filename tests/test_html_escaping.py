@@ -9,7 +9,7 @@ import datetime as dt
 import re
 
 from clusterbench.report.cluster_html import section
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 
 HOSTILE_HOST = "h01<b>\x1b[2J\x07"
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -38,7 +38,7 @@ def test_cluster_html_escapes_markup_and_drops_control_characters_of_hosts_and_f
 
 
 def test_history_page_escapes_markup_and_drops_control_characters(tmp_path):
-    from clusterbench import history_page
+    from clusterbench.report import history_page
     from clusterbench.store import Store
 
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")

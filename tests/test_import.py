@@ -15,7 +15,7 @@ from conftest import REPO, store_rows
 
 from clusterbench import importers
 from clusterbench.errors import BadInput
-from clusterbench.import_runs import Overrides, parse_file, store_run
+from clusterbench.importers.import_runs import Overrides, parse_file, store_run
 from clusterbench.store import Store
 
 FIXTURES = REPO / "tests" / "fixtures" / "import"

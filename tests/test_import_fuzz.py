@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from conftest import REPO
 
 from clusterbench.errors import BadInput
-from clusterbench.import_runs import Overrides, parse_bytes, parse_file, store_run
+from clusterbench.importers.import_runs import Overrides, parse_bytes, parse_file, store_run
 from clusterbench.store import Store
 
 FIXTURES = sorted((REPO / "tests" / "fixtures" / "import").iterdir())

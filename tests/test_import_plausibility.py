@@ -16,8 +16,8 @@ import pytest
 from conftest import REPO, store_rows
 
 from clusterbench.errors import BadInput
-from clusterbench.import_runs import parse_file
-from clusterbench.sample import Sample
+from clusterbench.importers.import_runs import parse_file
+from clusterbench.results.sample import Sample
 
 FIXTURES = REPO / "tests" / "fixtures" / "import"
 GOOD = str(FIXTURES / "osu-7.4-latency.txt")

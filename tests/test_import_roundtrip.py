@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO
 from ports import free_port
 
-from clusterbench import comparison as compare
+from clusterbench.analysis import comparison as compare
 from clusterbench.store import Store
 
 FIXTURES = REPO / "tests" / "fixtures" / "import"

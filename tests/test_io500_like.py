@@ -10,14 +10,14 @@ from importlib import resources
 
 import pytest
 
-from clusterbench.io500_score import score_lines
+from clusterbench.analysis.io500_score import score_lines
 from conftest import tree
 
 GIB = 1024 ** 3
 
 
 def rec(phase, mode, bytes_=0, ops=0, seconds=1.0):
-    from clusterbench.sample import Sample  # a stored sample, as load_run gives it
+    from clusterbench.results.sample import Sample  # a stored sample, as load_run gives it
 
     return Sample.from_record({"phase": phase, "mode": mode, "bytes": bytes_, "ops": ops, "seconds": seconds})
 

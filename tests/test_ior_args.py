@@ -15,8 +15,8 @@ import shlex
 import pytest
 
 from clusterbench.errors import BadInput
-from clusterbench.ior_args import translate
-from clusterbench.ior_optparse import tokens
+from clusterbench.tools.ior_args import translate
+from clusterbench.tools.option_tokens import tokens
 from conftest import tree
 
 BASE = {"api": "posix", "strategy": "independent", "read": "same", "block-size": "1m",
@@ -76,7 +76,7 @@ def test_translation_table(line, ranks, ppn, expected):
      [("--posix.odirect", None), ("--mpiio.hintsFileName", "h.txt"), ("--mpiio.hintsFileName", "i.txt")]),
 ])
 def test_option_forms_as_iors_parser_reads_them(argv, options):
-    from clusterbench.ior_args import GRAMMAR
+    from clusterbench.tools.ior_args import GRAMMAR
     parsed = tokens(shlex.split(argv), GRAMMAR)
     assert parsed.options == options and parsed.problems == []
 
@@ -338,7 +338,7 @@ def test_refused_line_names_every_unsupported_option_and_leaves_nothing(cli, tmp
 
 
 def run_records(store_url: str, stdout_err: str) -> list[dict]:
-    from clusterbench.commands.options import open_store
+    from clusterbench.store.opening import open_store
     from clusterbench.report.data import load_run
     run_id = int(re.search(r"stored as run (\d+)", stdout_err).group(1))
     run = load_run(open_store(store_url), run_id)

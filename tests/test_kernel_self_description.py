@@ -70,7 +70,7 @@ def test_a_new_kernels_description_places_it_in_its_report_group(toy_cbk):
 
 
 def test_a_new_kernels_where_parameters_are_ignored_when_matching(toy_cbk):
-    from clusterbench.comparison import kernel_params
+    from clusterbench.analysis.comparison import kernel_params
 
     ignored, defaults = kernel_params("toyfs")
     assert "peer" in ignored and "depth" not in ignored
@@ -80,7 +80,7 @@ def test_a_new_kernels_where_parameters_are_ignored_when_matching(toy_cbk):
 
 
 def test_a_new_kernels_detail_records_are_kept(toy_cbk):
-    from clusterbench.step_engine import detail_records
+    from clusterbench.run.step_engine import detail_records
 
     assert detail_records("toyfs") == ("toyfs_ranks",)
     assert detail_records("tcp") == ("tcp_pairs",)

@@ -12,7 +12,7 @@ from clusterbench.launch.local import Local
 from clusterbench.launch.mpiexec import hydra_command, openmpi_command
 from clusterbench.launch.qrsh import qrsh_command
 from clusterbench.launch.srun import srun_command
-from clusterbench.plan import expand
+from clusterbench.run.plan import expand
 from clusterbench import suites
 
 JOB = Job(("/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"), ranks=8, ranks_per_node=4,
@@ -108,7 +108,7 @@ def test_hostfile_hosts_reads_both_flavours(tmp_path):
 
 def test_snapshots_come_back_whole_from_srun_chunks_interleaved_mid_line():
     """srun --label output as Slurm 22.05 forwards two tasks' long lines: 1 KiB chunks, each tagged."""
-    from clusterbench.runner import labelled_objects
+    from clusterbench.run.runner import labelled_objects
 
     lines = {t: json.dumps({"host.name": f"n{t}", "pad": "x" * 2500}) for t in (0, 1)}
     chunks = {t: [lines[t][i:i + 1024] for i in range(0, len(lines[t]), 1024)] for t in (0, 1)}

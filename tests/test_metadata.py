@@ -260,7 +260,7 @@ MDTEST_LINES = [
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("line,ranks,params,reps", MDTEST_LINES, ids=[t[0] for t in MDTEST_LINES])
 def test_mdtest_lines_translate(line, ranks, params, reps):
-    from clusterbench.mdtest_args import translate
+    from clusterbench.tools.mdtest_args import translate
     t = translate(shlex.split(line))
     assert t.params == {"dir": ".", **params}
     assert (t.ranks, t.repetitions) == (ranks, reps)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterbench.mpi_consistency import (MpiVersion, parse_built_with, parse_library_version, report, same)
+from clusterbench.environment.mpi_consistency import (MpiVersion, parse_built_with, parse_library_version, report, same)
 
 COMMANDS = Path(__file__).resolve().parent / "fixtures" / "environment" / "commands"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from clusterbench import mpi_tuning, suites
+from clusterbench.launch import mpi_tuning
+from clusterbench import suites
 from clusterbench.errors import BadInput
 from clusterbench.launch.mpiexec import flavour
 

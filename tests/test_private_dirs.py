@@ -275,7 +275,7 @@ def test_cbk_removes_its_files_and_ends_when_the_process_it_watches_ends(cbk_bin
     """kernels/core/orchestrator_watch.c alone: a stand-in orchestrator (sleep)
     ends mid-run; cbk ends by SIGTERM with its directory removed. One that
     names another boot's process is not watched."""
-    from clusterbench.private_dirs import boot_id, start_ticks
+    from clusterbench.run.private_dirs import boot_id, start_ticks
 
     before = snapshot(user_dir)
     args = [cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"]

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from clusterbench.records import DuplicateKey, contract_problems, is_contract_measurement, parse_line
-from clusterbench.sample import Sample
+from clusterbench.results.records import DuplicateKey, contract_problems, is_contract_measurement, parse_line
+from clusterbench.results.sample import Sample
 
 # One brief launch per kernel (and per record-shaping option): (kernel, ranks, args).
 LAUNCHES = [
@@ -133,7 +133,7 @@ def test_old_and_contract_records_are_the_same_sample(old, new, condition, size)
 
 
 def test_only_the_parser_and_the_store_read_record_keys():
-    """The grouping key and the record's fields live in sample.py; a module
+    """The grouping key and the record's fields live in results/sample.py; a module
     that reaches into a raw record again is how five copies of a key began."""
     import ast
     from pathlib import Path
@@ -144,7 +144,7 @@ def test_only_the_parser_and_the_store_read_record_keys():
             "ops_per_s", "rank_seconds_min", "rank_seconds_max", "slowest_rank", "cold_achieved", "file_bytes",
             "repetition", "phase", "record"}
     root = Path(clusterbench.__file__).parent
-    allowed = {root / "records.py", root / "sample.py"}
+    allowed = {root / "results/records.py", root / "results/sample.py"}
     found = []
     for path in root.rglob("*.py"):
         parts = path.relative_to(root).parts
@@ -164,7 +164,7 @@ def test_only_the_parser_and_the_store_read_record_keys():
 
 
 def test_commands_hold_no_use_case_of_another_command_and_module_names_are_unique():
-    """Issue 22's layering: a use case lives outside commands/ (measure.py),
+    """Issue 22's layering: a use case lives outside commands/ (run/measure.py),
     so no command imports another command's module; one name, one module
     (two summary.py once held two different size_text)."""
     import ast

@@ -9,7 +9,7 @@ import types
 import pytest
 
 from clusterbench.errors import BadInput
-from clusterbench.registry import DuplicateName, Registry
+from clusterbench.extensions.registry import DuplicateName, Registry
 
 
 def test_registering_a_name_twice_fails():

@@ -346,12 +346,12 @@ def test_a_refused_setting_is_one_line_exit_2_and_changes_nothing(cli, keep_sett
 
 NOBODY = """
 import os, sys
-import clusterbench.cli, clusterbench.commands.run, clusterbench.runner, clusterbench.conditions.recipe
-import clusterbench.conditions.apply, clusterbench.catalogue, clusterbench.suites, clusterbench.plan
+import clusterbench.cli, clusterbench.commands.run, clusterbench.run.runner, clusterbench.run.each_condition
+import clusterbench.conditions.apply, clusterbench.catalogue, clusterbench.suites, clusterbench.run.plan
 import clusterbench.catalogue as c
 c.load()
-import clusterbench.sizes
-clusterbench.sizes.parse_size("64m")   # its lazy import of fractions (rich's progress bar imported it before, #24)
+import clusterbench.results.sizes
+clusterbench.results.sizes.parse_size("64m")   # its lazy import of fractions (rich's progress bar imported it before, #24)
 clusterbench.suites.shipped()
 # imports done as root (the interpreter lives where nobody may read); from here on a real unprivileged process
 os.setgroups([]); os.setgid(65534); os.setuid(65534)

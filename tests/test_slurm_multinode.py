@@ -106,7 +106,7 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     assert store_rows(store, "select label, status, batch_job from runs") == [(f"n4-{job}", "ok", f"slurm {job}")]
     assert sorted(h for (h,) in store_rows(store, "select host from run_hosts")) == ["h01", "h02", "h03", "h04"]
     assert {launcher for (launcher,) in store_rows(store, "select launcher from steps")} == {"srun"}
-    from clusterbench.cluster.analysis import analyse, thresholds_of
+    from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
     from clusterbench.report.data import load_run
     from clusterbench.store import Store
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from clusterbench import stats
-from clusterbench.stats import Verdict
+from clusterbench.analysis import stats
+from clusterbench.analysis.stats import Verdict
 
 
 def test_summary_of_known_sample():

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from conftest import store_rows
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 
 
 def _store_at(url: str, revision: str) -> sa.engine.Engine:
@@ -87,7 +87,7 @@ def test_a_step_run_by_run_has_no_host_and_its_run_is_measured(cli, store_url):
 def test_the_checks_between_samples_of_a_cluster_run_compare_a_node_only_with_itself(store_url):
     """h01's cold read at 5x its own O_DIRECT read was helped by a cache;
     h02's faster disk must not hide it (the same directory name, another node)."""
-    from clusterbench import step_engine
+    from clusterbench.run import step_engine
     from clusterbench.store import Store
 
     store = Store(store_url)

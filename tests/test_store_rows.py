@@ -13,7 +13,7 @@ import sys
 import pytest
 import sqlalchemy as sa
 
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 from clusterbench.store import database
 from clusterbench.store.database import Store
 from clusterbench.store.rows_alchemy import AlchemyRows

@@ -10,7 +10,7 @@ import pytest
 
 @pytest.mark.timeout(180)
 def test_each_pair_is_stored_and_shown_under_the_aggregate(cli, store_url, tmp_path):
-    from clusterbench.records import pair_rates
+    from clusterbench.results.records import pair_rates
     from clusterbench.store import Store
 
     r = cli("run", "tcp", "--np", "4", "--role=pairs", "--duration=0.2", "--repeat", "2", "--label", "e6", "--quiet")

@@ -12,8 +12,8 @@ import pytest
 
 @pytest.mark.timeout(10)
 def test_one_warning_of_several_rows_is_one_line_with_each_rows_count():
-    from clusterbench.step_summary import Row
-    from clusterbench.warning_fold import step_lines
+    from clusterbench.analysis.step_summary import Row
+    from clusterbench.results.warning_fold import step_lines
 
     busy = "a busy thread was on its CPU less than 95% of the time (shared machine?)"
     one = Row("clock", "1 busy", "MHz", values=[1.0] * 3, sample_warnings=[[busy], [busy], []])

@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from conftest import as_json, store_rows
 
 from clusterbench import catalogue
-from clusterbench.plan import expand
-from clusterbench.plan_params import canonical, typed
-from clusterbench.sizes import parse_size, size_arg
+from clusterbench.run.plan import expand
+from clusterbench.results.params import canonical, typed
+from clusterbench.results.sizes import parse_size, size_arg
 
 MPI_FAST = ("--iterations=10", "--warmup=2", "--min-iterations=2", "--repeat", "2", "--quiet")
 
@@ -78,7 +78,7 @@ def test_trend_over_a_size_sweep_gives_one_series_per_message_size(cli, store_ur
     for _ in range(2):
         r = cli("run", "mpi", "--np", "2", "--op=pingpong", "--sizes=8,1m", *MPI_FAST)
         assert r.status == 0, r.stderr
-    from clusterbench import trend_series
+    from clusterbench.analysis import trend_series
     from clusterbench.store import Store
 
     found = trend_series.load(Store(store_url), "mpi", "pingpong")

@@ -81,7 +81,7 @@ def test_tmpfs_flag_reaches_every_view(cli, two_configs, store_url):
 
     # compare as csv and md, every report format and export: rendered in-process (the CLI paths are
     # the same one-line dispatch, exercised above and in test_golden_reports)
-    from clusterbench import comparison as compare
+    from clusterbench.analysis import comparison as compare
     from clusterbench.report import compare_data, render
     from clusterbench.report.data import Report, load_run
     from clusterbench.store import Store

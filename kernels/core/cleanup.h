@@ -25,7 +25,7 @@ int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_l
 /* The owner stamp every private directory holds from its creation on:
  * one JSON line (host, boot id, pid, process start in clock ticks, start
  * time, cbk's run id, the store's run id from $CLUSTERBENCH_RUN). The
- * Python side (clusterbench/private_dirs.py) reads it to remove the
+ * Python side (clusterbench/run/private_dirs.py) reads it to remove the
  * directories of owners that are gone. */
 #define CBK_OWNER_STAMP ".cbk-owner"
 

@@ -327,7 +327,7 @@ int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct c
 }
 
 /* The GPUs this rank may use, as its launcher or clusterbench's per-rank
- * binding (clusterbench.gpubind) left them; unset (every device visible)
+ * binding (clusterbench.launch.gpubind) left them; unset (every device visible)
  * is written as null. */
 #define CBK_DEVICES_LEN 256
 static void visible_devices(char *buf)
@@ -415,7 +415,7 @@ int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx
     c->args = a;
     char why[1024] = "";
     int bad = k->validate ? k->validate(a, c, why, sizeof why) : 0;
-    /* A per-rank wrapper that found this rank's input bad (clusterbench.gpubind:
+    /* A per-rank wrapper that found this rank's input bad (clusterbench.launch.gpubind:
      * no GPU left for it) cannot stop the job alone: a rank that exits before
      * MPI_Init leaves the others waiting. It hands the reason on instead, and
      * it fails here as any validation does, on every rank at once. */

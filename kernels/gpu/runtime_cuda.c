@@ -1,6 +1,6 @@
 /* The CUDA runtime behind struct cbk_gpu_runtime: host calls to the CUDA
  * runtime API here, device code in cuda_device_code.cu. The process's
- * device is always device 0: clusterbench.gpubind has already narrowed
+ * device is always device 0: clusterbench.launch.gpubind has already narrowed
  * CUDA_VISIBLE_DEVICES to the rank's own GPU. */
 #include "gpu_runtime.h"
 #include "cuda_device_code.h"

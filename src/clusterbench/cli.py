@@ -7,7 +7,7 @@ import gc
 
 import click
 
-from clusterbench.registry import Registry
+from clusterbench.extensions.registry import Registry
 
 COMMANDS = Registry("command", [
     ("kernels", "clusterbench.commands.kernels", "List the kernels cbk offers and their parameters."),
@@ -36,7 +36,7 @@ def one_line(e: click.UsageError) -> click.UsageError:
     if isinstance(e, click.exceptions.NoArgsIsHelpError):
         return e
     where = f" (see: {e.ctx.command_path} --help)" if e.ctx is not None else ""
-    from clusterbench.render_text import plain as plain_text
+    from clusterbench.output.render_text import plain as plain_text
 
     plain = click.UsageError(plain_text(e.format_message().rstrip(".")) + where)
     plain.exit_code = e.exit_code
@@ -88,7 +88,7 @@ def _version(ctx, _param, value):
     except click.ClickException as e:
         click.echo(f"clusterbench {__version__}, cbk unavailable: {e.message}")
         ctx.exit()
-    from clusterbench import mpi_consistency
+    from clusterbench.environment import mpi_consistency
     from clusterbench.launch.mpiexec import find_mpiexec
 
     click.echo(f"clusterbench {__version__}, cbk {cat.version} ({cat.cbk})")

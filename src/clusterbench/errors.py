@@ -11,7 +11,7 @@ class _OneLine(click.ClickException):
     def format_message(self) -> str:
         # a value quoted back (a --dir, a label, a suite's name) may hold a
         # newline, escape codes or bytes that are not UTF-8: shown as text
-        from clusterbench.render_text import plain
+        from clusterbench.output.render_text import plain
 
         return plain(self.message)
 

@@ -2,7 +2,7 @@
 up left: settings changed by --setting and memory cgroups of
 --memory-limit on this host (the journal in the user's state directory says
 which), and cbk's private directories in each DIR whose owner is gone
-(their owner stamp says so; see private_dirs.py)."""
+(their owner stamp says so; see run/private_dirs.py)."""
 from __future__ import annotations
 
 import os
@@ -22,7 +22,8 @@ def command(dirs, dry_run):
     directories carrying cbk's owner stamp, made on this host by a process
     that is gone, are removed; nothing else is touched. Every clusterbench
     command restores settings first; this one also says when there was nothing."""
-    from clusterbench import catalogue, private_dirs
+    from clusterbench import catalogue
+    from clusterbench.run import private_dirs
     from clusterbench.conditions import journal
     from clusterbench.errors import BadInput
 

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, link_speed_option, open_store, width_option
-from clusterbench.registry import Registry
+from clusterbench.commands.options import db_option, link_speed_option, width_option
+
+from clusterbench.store.opening import open_store
+from clusterbench.extensions.registry import Registry
 
 # the machine-readable renderings of a comparison; "table" is the terminal's (report/compare_terminal.py)
 RENDERERS = Registry("format", [
@@ -45,9 +47,9 @@ def command(refs, env_lines, exclude_outliers, fmt, fail_if, threshold_pct, link
     """
     import sys
 
-    from clusterbench import comparison as compare
-    from clusterbench import compare_gate
-    from clusterbench.console import stdout_console
+    from clusterbench.analysis import comparison as compare
+    from clusterbench.analysis import compare_gate
+    from clusterbench.output.console import stdout_console
     from clusterbench.errors import BadInput
 
     if threshold_pct and not fail_if:

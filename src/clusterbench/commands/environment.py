@@ -4,7 +4,9 @@ import json
 
 import click
 
-from clusterbench.commands.options import PathParam, db_option, open_store, width_option
+from clusterbench.commands.options import PathParam, db_option, width_option
+
+from clusterbench.store.opening import open_store
 from clusterbench.errors import BadInput
 
 
@@ -21,7 +23,7 @@ def command(diff, targets, as_json, db_url):
     """Describe this machine as a benchmark report's environment block (E10)."""
     import os
 
-    from clusterbench.console import stdout_console
+    from clusterbench.output.console import stdout_console
     from rich.table import Table
 
     from clusterbench import environment
@@ -32,7 +34,7 @@ def command(diff, targets, as_json, db_url):
         (a_id, env_a), (b_id, env_b) = (_environments(store, r) for r in diff)
         pairs = list(zip(sorted(env_a), sorted(env_b))) if set(env_a) != set(env_b) else [(h, h) for h in sorted(env_a)]
         for ha, hb in pairs:
-            from clusterbench.comparison import single_target
+            from clusterbench.analysis.comparison import single_target
 
             lines = environment.diff(single_target(env_a[ha]), single_target(env_b[hb]))
             t = Table("key", f"run {a_id} ({ha})", f"run {b_id} ({hb})",

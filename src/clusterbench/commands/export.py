@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, open_store
+from clusterbench.commands.options import db_option
+
+from clusterbench.store.opening import open_store
 from clusterbench.report import text_formats
 
 
@@ -16,7 +18,7 @@ def command(runs, fmt, output, db_url):
     """Export runs (ids or labels) with every raw sample."""
     from clusterbench.report import render
     from clusterbench.report.data import Report, load_run
-    from clusterbench import output_target
+    from clusterbench.files import output_target
 
     if output:
         output_target.check(output)

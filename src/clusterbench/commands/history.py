@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import DAY, db_option, open_store, utc
+from clusterbench.commands.options import DAY, db_option, utc
+
+from clusterbench.store.opening import open_store
 
 
 @click.command("history")
@@ -20,8 +22,8 @@ def command(output, since, db_url):
     clusterbench history -o history.html
     clusterbench history -o history.html --since 2026-06
     """
-    from clusterbench import output_target
-    from clusterbench.history_page import render
+    from clusterbench.files import output_target
+    from clusterbench.report.history_page import render
 
     output_target.check(output)
     store = open_store(db_url)

@@ -6,14 +6,15 @@ import datetime as dt
 import click
 
 from clusterbench import importers
-from clusterbench.commands.options import PathParam, db_option, open_store, width_option
+from clusterbench.commands.options import PathParam, db_option, width_option
+from clusterbench.store.opening import open_store
 
 class ByteSize(click.ParamType):
     """A byte count as cbk writes sizes: 16m, 1g, 4096."""
     name = "size"
 
     def convert(self, value, param, ctx):
-        from clusterbench.sizes import parse_size
+        from clusterbench.results.sizes import parse_size
 
         n = value if isinstance(value, int) else parse_size(value)
         if n is None or n < 1:
@@ -50,7 +51,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, max_bytes, db_url):
     clusterbench import --label lustre-2023 old-logs/ior-*.txt
     clusterbench import --dry-run results.json
     """
-    from clusterbench.import_runs import Overrides, parse_file, store_run
+    from clusterbench.importers.import_runs import Overrides, parse_file, store_run
 
     over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
     parsed = [(path, parse_file(path, fmt, max_bytes)) for path in files]

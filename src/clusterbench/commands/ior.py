@@ -1,10 +1,10 @@
 """`clusterbench ior IOR-ARGS...`: run an IOR command line as pario.
 
-The line is translated by clusterbench.ior_args (a leading `mpiexec -n N`
+The line is translated by clusterbench.tools.ior_args (a leading `mpiexec -n N`
 gives the ranks; a script file `-f` gives one step per test), run and
 stored through the same path as `clusterbench run pario ...`, and IOR's
 own output is printed on stdout in the format the line asked for
-(clusterbench.ior_output: IOR's text, `-O summaryFormat=JSON` or `CSV`,
+(clusterbench.tools.ior_output: IOR's text, `-O summaryFormat=JSON` or `CSV`,
 or into `-O summaryFile=FILE`), so a script that parses IOR's output
 parses ours. clusterbench's notes and the run number go to stderr.
 """
@@ -16,8 +16,9 @@ import time
 
 import click
 
-from clusterbench import output_target
-from clusterbench.commands.options import open_store, run_conditions, tool_line_options
+from clusterbench.files import output_target
+from clusterbench.commands.options import run_conditions, tool_line_options
+from clusterbench.store.opening import open_store
 from clusterbench.store.storable import step_name
 
 
@@ -35,10 +36,11 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
       clusterbench ior --np 4 -a POSIX -b 64m -t 1m -F -C -e -o /scratch/test -O summaryFormat=JSON
       clusterbench ior --np 4 -f tests.ior
     """
-    from clusterbench import catalogue, ior_output
-    from clusterbench.ior_args import translate
-    from clusterbench.measure import checked_request, execute_and_show, tool_ranks
-    from clusterbench.plan import expand
+    from clusterbench import catalogue
+    from clusterbench.tools import ior_output
+    from clusterbench.tools.ior_args import translate
+    from clusterbench.run.measure import checked_request, execute_and_show, tool_ranks
+    from clusterbench.run.plan import expand
     from clusterbench.report.data import load_run
 
     t = translate(list(args))

@@ -10,11 +10,11 @@ from clusterbench.commands.options import width_option
 @click.argument("name", required=False)
 def command(name):
     """List the kernels (from cbk --describe), or one kernel's parameters."""
-    from clusterbench.console import stdout_console
+    from clusterbench.output.console import stdout_console
     from rich.table import Table
 
     from clusterbench import catalogue
-    from clusterbench.mpi_consistency import library_text
+    from clusterbench.environment.mpi_consistency import library_text
 
     cat = catalogue.load()
     console = stdout_console()

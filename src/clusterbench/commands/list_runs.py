@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import DAY, db_option, open_store, utc, width_option
-from clusterbench.run_groups import GROUPS
+from clusterbench.commands.options import DAY, db_option, utc, width_option
+
+from clusterbench.store.opening import open_store
+from clusterbench.analysis.run_groups import GROUPS
 
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 def _duration(seconds: float | None) -> str:
@@ -36,7 +38,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     clusterbench list --by month          # runs per month, failures, time used
     clusterbench list --by user --kernel randio
     """
-    from clusterbench.console import stdout_console
+    from clusterbench.output.console import stdout_console
     from rich.table import Table
 
     store = open_store(db_url)
@@ -46,8 +48,8 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         click.echo(f"no matching runs in {store.url}")
         return
     if by:
-        from clusterbench.run_groups import summarise
-        from clusterbench.render_text import terminal
+        from clusterbench.analysis.run_groups import summarise
+        from clusterbench.output.render_text import terminal
 
         # the column's meaning goes under the table: in the title it read as if these runs were cut short
         t = Table(by, title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} by {by}",
@@ -62,7 +64,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
 
         stdout_console().print(folding(t))
         return
-    from clusterbench.render_text import terminal
+    from clusterbench.output.render_text import terminal
 
     t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
     for r in rows:

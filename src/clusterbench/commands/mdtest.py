@@ -1,9 +1,9 @@
 """`clusterbench mdtest MDTEST-ARGS...`: run an mdtest command line as the metadata kernel.
 
-The line is translated by clusterbench.mdtest_args (a leading `mpiexec -n N`
+The line is translated by clusterbench.tools.mdtest_args (a leading `mpiexec -n N`
 gives the ranks), run and stored through the same path as `clusterbench run
 metadata ...`; after our table it prints mdtest's banner and `SUMMARY rate:`
-table (clusterbench.mdtest_output), so a script that reads mdtest's output
+table (clusterbench.tools.mdtest_output), so a script that reads mdtest's output
 reads ours.
 """
 from __future__ import annotations
@@ -13,7 +13,9 @@ import time
 
 import click
 
-from clusterbench.commands.options import open_store, run_conditions, tool_line_options
+from clusterbench.commands.options import run_conditions, tool_line_options
+
+from clusterbench.store.opening import open_store
 from clusterbench.store.storable import step_name
 
 
@@ -30,10 +32,11 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
       clusterbench mdtest mpiexec -n 4 mdtest -n 1000 -u -d /scratch/md
       clusterbench mdtest --np 2 -F -n 500 -w 3901 -e 3901 -N 1 -d /scratch/md
     """
-    from clusterbench import catalogue, mdtest_output
-    from clusterbench.measure import checked_request, execute_and_show, tool_ranks
-    from clusterbench.mdtest_args import translate
-    from clusterbench.plan import expand
+    from clusterbench import catalogue
+    from clusterbench.tools import mdtest_output
+    from clusterbench.run.measure import checked_request, execute_and_show, tool_ranks
+    from clusterbench.tools.mdtest_args import translate
+    from clusterbench.run.plan import expand
     from clusterbench.report.data import load_run
 
     line = translate(list(args))

@@ -98,27 +98,9 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
     return c or None
 
 
-def open_store(db_url: str | None, writing: bool = False):
-    """The store; writing: the command stores runs (only then may a new
-    SQLite store be created)."""
-    from clusterbench.errors import BadInput
-    from clusterbench.store import Store
-
-    if db_url and "\x00" in db_url:
-        raise BadInput("--db: the store's name holds a NUL byte, which no file name or URL can")
-    if db_url and "://" not in db_url:
-        from pathlib import Path
-
-        db_url = f"sqlite:///{Path(db_url).resolve()}"
-    store = Store(db_url, writing=writing)
-    if not store.read_only:
-        store.reap_dead_runs()
-    return store
-
-
 def _keep_width(ctx, _param, value):
-    if value:   # called without --width too: rich (under clusterbench.console) only when given
-        from clusterbench.console import WIDTH_KEY
+    if value:   # called without --width too: rich (under clusterbench.output.console) only when given
+        from clusterbench.output.console import WIDTH_KEY
 
         ctx.meta[WIDTH_KEY] = value
     return value

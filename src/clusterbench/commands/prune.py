@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import DAY, db_option, open_store, utc
+from clusterbench.commands.options import DAY, db_option, utc
+
+from clusterbench.store.opening import open_store
 from clusterbench.errors import BadInput
 
 

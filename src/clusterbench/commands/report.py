@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, link_speed_option, open_store
+from clusterbench.commands.options import db_option, link_speed_option
+
+from clusterbench.store.opening import open_store
 from clusterbench.report import formats
 
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import click
 
 from clusterbench.commands.options import (PathParam, db_option, hostfile_option, link_speed_option,
-                                           memory_limit_option, open_store, run_conditions, setting_option,
+                                           memory_limit_option, run_conditions, setting_option,
                                            width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
-from clusterbench.measure import absolute_paths, execute_and_show
+from clusterbench.run.measure import absolute_paths, execute_and_show
+from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets
 
 
@@ -108,7 +109,7 @@ def check_writable_folder(folder: str) -> None:
 
 def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
     """Environment selecting the MPI library's collective algorithms."""
-    from clusterbench import mpi_tuning
+    from clusterbench.launch import mpi_tuning
     from clusterbench.launch.mpiexec import find_mpiexec, flavour
 
     exe = find_mpiexec(cbk)
@@ -192,8 +193,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     """
     from clusterbench import catalogue, suites
     from clusterbench.conditions import spec as conditions
-    from clusterbench.plan import expand
-    from clusterbench.runner import RunRequest
+    from clusterbench.run.plan import expand
+    from clusterbench.run.runner import RunRequest
 
     extra = parse_extra(ctx.args)
     if hostfile:
@@ -204,7 +205,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     variants: tuple = ()
     auto = None
     if repeat == "auto":
-        from clusterbench.plan import AutoRepeat
+        from clusterbench.run.plan import AutoRepeat
 
         auto, repeat = AutoRepeat(ci_target / 100, 6, max_repeat, max_time), None
     elif repeat is not None:
@@ -212,12 +213,12 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
             raise BadInput(f"--repeat {repeat}: give a number from 1 to 100000, or auto")
         repeat = int(repeat)
     if report_path:
-        from clusterbench import output_target
+        from clusterbench.files import output_target
 
         output_target.check(report_path, "--report")   # refused before the run, not after it
     cat = catalogue.load()
     if target == "cluster":
-        from clusterbench.cluster.use_case import run_cluster
+        from clusterbench.run.cluster.use_case import run_cluster
 
         if report_dir:
             check_writable_folder(report_dir)
@@ -272,18 +273,18 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     steps, targets = absolute_paths(steps, cat)
     if report_dir:
         check_writable_folder(report_dir)
-    from clusterbench.render_text import stored, utf8_problem
+    from clusterbench.output.render_text import stored, utf8_problem
 
     if label is not None and utf8_problem(label):
         raise BadInput(f"--label: {utf8_problem(label)}; a label is a name: give it in UTF-8")
     req = RunRequest(steps, label, stored(mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]]))), suite_name,
                      targets, hostfile, oversubscribe, common or None, link_speed)
-    from clusterbench.conditions import recipe
+    from clusterbench.run import each_condition as recipe
     from clusterbench.store.storable import check_run
 
     check_run(label, suite_name, ((s.name, s.kernel, s.params) for s in steps))
     recipe.check_all(req, variants)  # a refused setting or memory limit: exit 2 before the store is opened
-    from clusterbench.runner import preflight
+    from clusterbench.run.runner import preflight
 
     preflight(cat, req)  # a refused parameter too: nothing is created
     store = open_store(db_url, writing=True)
@@ -292,7 +293,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     else:
         run_ids = [execute_and_show(store, cat, req, quiet)]
     if suite_name == "io500-like":
-        from clusterbench.io500_score import score_lines
+        from clusterbench.analysis.io500_score import score_lines
         from clusterbench.report.data import load_run
 
         for run_id in run_ids:

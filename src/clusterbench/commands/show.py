@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import db_option, link_speed_option, open_store, width_option
+from clusterbench.commands.options import db_option, link_speed_option, width_option
+
+from clusterbench.store.opening import open_store
 
 
 @click.command("show")
@@ -17,9 +19,9 @@ from clusterbench.commands.options import db_option, link_speed_option, open_sto
 def command(runs, threshold, link_threshold, link_speed, db_url):
     """Show runs (ids or labels): per step median, min, max, n, unit, cache mode, the limit that binds
     (docs/limits.md) and warnings; a cluster run as docs/cluster.md shows it."""
-    from clusterbench.console import stdout_console
+    from clusterbench.output.console import stdout_console
 
-    from clusterbench.cluster.analysis import is_cluster_run
+    from clusterbench.analysis.cluster.analysis import is_cluster_run
     from clusterbench.report.data import load_run
     from clusterbench.report.terminal import print_run
 
@@ -31,7 +33,7 @@ def command(runs, threshold, link_threshold, link_speed, db_url):
             if is_cluster_run(run):
                 from clusterbench.report.cluster_terminal import print_cluster
 
-                from clusterbench.cluster.analysis import parse_fraction
+                from clusterbench.analysis.cluster.analysis import parse_fraction
 
                 print_cluster(console, run, threshold and parse_fraction(threshold, "threshold"),
                               link_threshold and parse_fraction(link_threshold, "link-threshold"), link_speed)

@@ -173,7 +173,7 @@ def netfs_compare_cmd(size, repeat, state_root, db_url):
     """E2/E3: the netfs-compare suite on a GlusterFS test cluster over a 1 Gbit/s
     link, unshaped, and with two servers; then the side-by-side table with the
     limit that binds each figure (docs/netfs.md)."""
-    from clusterbench.commands.options import open_store
+    from clusterbench.store.opening import open_store
     from clusterbench.testbed import cluster as tc
     from clusterbench.testbed import netfs_compare
     from clusterbench.testbed.netns import TestBedError
@@ -192,7 +192,7 @@ def netfs_compare_cmd(size, repeat, state_root, db_url):
 def print_netfs_table(header: list[str], rows: list[list[str]]) -> None:
     from rich.table import Table
 
-    from clusterbench.console import stdout_console
+    from clusterbench.output.console import stdout_console
 
     t = Table(title="E3: the same benchmark on GlusterFS, side by side (median MB/s; % change against the first)")
     for i, h in enumerate(header):

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import DAY, db_option, open_store, utc, width_option
+from clusterbench.commands.options import DAY, db_option, utc, width_option
+
+from clusterbench.store.opening import open_store
 from clusterbench.errors import BadInput
 
 
@@ -40,11 +42,11 @@ def command(figure, label, host, params, since, last, db_url):
     """
     from rich.table import Table
 
-    from clusterbench import trend_series as trend
-    from clusterbench.console import stdout_console
+    from clusterbench.analysis import trend_series as trend
+    from clusterbench.output.console import stdout_console
     from clusterbench.report.terminal import ci_text
     from clusterbench.report.units_text import number
-    from clusterbench.stats import _median
+    from clusterbench.analysis.stats import _median
 
     kernel, phase, mode = _figure(figure)
     wanted = {}

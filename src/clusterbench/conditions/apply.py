@@ -18,7 +18,7 @@ from typing import Iterator
 
 from clusterbench.conditions import cgroup, journal, settings
 from clusterbench.conditions.spec import Applied, Conditions
-from clusterbench.sizes import size_arg
+from clusterbench.results.sizes import size_arg
 from clusterbench.errors import BadInput
 
 ENV_PREFIX = "conditions."

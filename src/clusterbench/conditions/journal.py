@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from clusterbench.safe_write import write_atomically
+from clusterbench.files.safe_write import write_atomically
 
 SETTINGS_LOCK = "settings-{host}.lock"
 

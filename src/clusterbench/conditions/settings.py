@@ -138,7 +138,7 @@ def _block(name: str, value: str, targets: list[str]) -> Change:
         for f in files:
             _check_choice(text, value, f, _read(f))
         return Change(name, value, tuple(files), value, selector=True)
-    from clusterbench.sizes import parse_size
+    from clusterbench.results.sizes import parse_size
 
     size = parse_size(value + ("k" if value.isdigit() else ""))
     if size is None:

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from clusterbench.errors import BadInput
-from clusterbench.sizes import size_arg
+from clusterbench.results.sizes import size_arg
 
 MIN_MEMORY_LIMIT_BYTES = 16 << 20  # below this cbk and an MPI library's buffers alone hit the cap
 CONDITION_KEYS = {"name", "settings", "memory-limit"}
@@ -62,7 +62,7 @@ class Conditions:
 def parse_memory_limit(text: str | int | None, where: str = "--memory-limit") -> int | None:
     if text is None or text == "":
         return None
-    from clusterbench.sizes import parse_size
+    from clusterbench.results.sizes import parse_size
 
     n = parse_size(str(text))
     if n is None:

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from clusterbench.environment.sources import Context
 from clusterbench.environment.report_block import summary_block
-from clusterbench.registry import Registry
+from clusterbench.extensions.registry import Registry
 
 SCHEMA = 1
 # one module per topic, each with collect(env, ctx)
@@ -81,7 +81,7 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
     if cache:
         cache.save()
     env["capture.seconds"] = round(time.monotonic() - started, 3)
-    from clusterbench.render_text import stored
+    from clusterbench.output.render_text import stored
 
     return dict(sorted(stored(env).items()))  # a non-UTF-8 working directory or path, as \xNN
 

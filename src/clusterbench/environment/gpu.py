@@ -126,7 +126,7 @@ def add_pci_keys(env: dict, ctx: Context) -> None:
 def grant_keys(environ) -> dict[str, object]:
     """The GPUs the batch system granted this job (what --gpus-per-rank splits)."""
     from clusterbench.errors import BadInput
-    from clusterbench.gpubind import granted
+    from clusterbench.environment.gpu_grant import granted
 
     try:
         grant = granted(environ)

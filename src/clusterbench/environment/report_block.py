@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from clusterbench.sizes import rounded_size_text
+from clusterbench.results.sizes import rounded_size_text
 
 
 def _why(env: dict, key: str) -> str:
@@ -194,7 +194,7 @@ def _cbk(env: dict) -> str:
         return _why(env, "cbk.version")
     parts = [str(env["cbk.version"])]
     if "cbk.mpi" in env:
-        from clusterbench.mpi_consistency import library_text
+        from clusterbench.environment.mpi_consistency import library_text
 
         parts.append(f"MPI {library_text(str(env.get('cbk.mpi_library') or ''))}" if env["cbk.mpi"] else "no MPI")
     build = " ".join(str(env[k]) for k in ("cbk.compiler", "cbk.compiler_flags", "cbk.build_type") if k in env)

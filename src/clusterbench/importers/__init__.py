@@ -19,8 +19,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from clusterbench.registry import Registry
-from clusterbench.sample import Sample
+from clusterbench.extensions.registry import Registry
+from clusterbench.results.sample import Sample
 
 # name, module, what it reads; detection tries them in this order (the
 # JSON formats first: their first character settles it)

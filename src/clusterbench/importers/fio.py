@@ -17,7 +17,7 @@ import json
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
-from clusterbench.sizes import parse_size, size_arg
+from clusterbench.results.sizes import parse_size, size_arg
 
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
 ENGINES = {"io_uring", "libaio", "psync"}

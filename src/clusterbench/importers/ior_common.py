@@ -1,6 +1,6 @@
 """What IOR's text and JSON outputs share: a test's step and its samples'
 modes, from IOR's command line read by clusterbench's own IOR parser
-(clusterbench.ior_args), so an imported line and `clusterbench ior` of the
+(clusterbench.tools.ior_args), so an imported line and `clusterbench ior` of the
 same line become the same pario step and compare key by key.
 
 IOR's figures per repetition and operation are bandwidth in MiB/s (bytes /
@@ -35,7 +35,7 @@ def step_for(command_line: str | None, test_id: int, tasks: int, tasks_per_node:
     """The test's step and the (write mode, read mode) of its samples.
     `described`: the test's parameters as the output file shows them, used
     (as an `ior` step) when the command line cannot be read as pario's."""
-    from clusterbench.ior_args import translate
+    from clusterbench.tools.ior_args import translate
 
     ppn = tasks_per_node if tasks_per_node and tasks_per_node != tasks else None
     if command_line and _reads_files(argv_of(command_line)):

@@ -15,7 +15,7 @@ import json
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, iperf3_text, measurement
-from clusterbench.sizes import size_arg
+from clusterbench.results.sizes import size_arg
 
 GBIT = 1e9
 # where each checked figure of a sample is in the document, for the plausibility gate's message

@@ -17,7 +17,7 @@ import datetime as dt
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
-from clusterbench.sizes import size_arg
+from clusterbench.results.sizes import size_arg
 
 CONNECTING = re.compile(r"^Connecting to host (\S+), port (\d+)\s*$", re.M)
 SUMMARY = re.compile(

@@ -7,7 +7,7 @@ iterations, so each operation is one sample: the mean rate in items/s,
 under the metadata kernel's phase name (dir-create, file-stat, tree-remove,
 ...), with max, min, standard deviation, iterations and the mean time in
 the record. The command line is read by clusterbench's mdtest parser
-(clusterbench.mdtest_args) into the metadata step `clusterbench mdtest`
+(clusterbench.tools.mdtest_args) into the metadata step `clusterbench mdtest`
 runs for the same line; a line it refuses is stored as an mdtest step.
 """
 from __future__ import annotations
@@ -87,7 +87,7 @@ def parse(text: str) -> list[ImportedRun]:
 
 
 def _step(run: ImportedRun, ranks: int, nodes: int) -> ImportedStep:
-    from clusterbench.mdtest_args import translate
+    from clusterbench.tools.mdtest_args import translate
 
     ppn = ranks // nodes if nodes > 1 else None
     if run.command:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from clusterbench.errors import BadInput
 from clusterbench.launch.job import Job, Launcher
-from clusterbench.registry import Registry
+from clusterbench.extensions.registry import Registry
 
 # name, its module's LAUNCHER, what it is in a few words (for --launcher's help)
 LAUNCHERS = Registry("launcher", [

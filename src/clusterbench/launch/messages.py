@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.records import error_message
+from clusterbench.results.records import error_message
 
 # Longer than any sentence a launcher prints for one failure; a runaway
 # stderr is not stored whole.

@@ -4,8 +4,8 @@ can only have come from a cache or a wrong snapshot. One module per family:
     thresholds.py  every threshold, with the reason for its value
     facts.py       what the rules read from a host's environment snapshot
     ceilings.py    the I/O and network ceilings: the "limit" column and the stored warnings
-    netfs.py       the label of a figure on a network mount (link, server disk, client cache)
-    gpu.py         PCIe links and GPU memory
+    netfs_limits.py  the label of a figure on a network mount (link, server disk, client cache)
+    gpu_limits.py  PCIe links and GPU memory
     clock.py       a CPU clock against its nominal one
     checks.py      the warnings stored with samples, derived from the above
 

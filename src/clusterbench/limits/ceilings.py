@@ -16,7 +16,7 @@ from clusterbench.limits.facts import (BYTES_PER_S, NETWORK_FS, NO_DEVICE_FS,
                                        available_memory_bytes, bits_text, fastest_link_bits_per_s,
                                        mount_link_bits_per_s, target_fs_type)
 from clusterbench.limits.thresholds import CACHE_MARGIN, RATE_SLACK, STREAM_SHARE
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from clusterbench.limits import ceilings, clock, gpu_limits as gpu
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 
 
 def sample_warnings(sample: Sample, env: dict) -> list[str]:

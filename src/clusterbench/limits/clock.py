@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from clusterbench.limits.thresholds import CLOCK_FAR_RATIO
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 
 
 def nominal_clock_mhz(env: dict) -> tuple[float, str] | None:

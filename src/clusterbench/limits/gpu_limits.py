@@ -7,7 +7,7 @@ figure; `gpu_warnings` says when a figure or its link is doubtful."""
 from __future__ import annotations
 
 from clusterbench.limits.thresholds import PAGEABLE_MARGIN, RATE_SLACK, TRAINED_DOWN_SHARE
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 
 # PCIe rate per lane (GT/s) and line-code efficiency by generation: 8b/10b
 # up to Gen2, 128b/130b for Gen3 to Gen5; Gen6's FLIT mode carries 236 of

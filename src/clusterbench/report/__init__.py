@@ -4,7 +4,7 @@ format takes what it needs from the report: the runs, and (html) the
 comparison and sweeps of the configurations, computed when first asked."""
 from __future__ import annotations
 
-from clusterbench.registry import Registry
+from clusterbench.extensions.registry import Registry
 from clusterbench.report.data import Report
 
 FORMATS = Registry("format", [
@@ -32,10 +32,10 @@ def render(fmt: str, report: Report | list[dict]) -> str:
 def write_report(store, refs: list[str], fmt: str, output, exclude_outliers: bool = False,
                  link_bits_per_s: float | None = None, made_by: str | None = None, option: str = "-o") -> str:
     """Renders runs (and, with several refs, their comparison where the
-    format shows one) to `output` (output_target.py: a file whole or not at
+    format shows one) to `output` (files/output_target.py: a file whole or not at
     all, a pipe or device as a stream); pdf is the html format printed by
     Chromium. option: how the user named output, for its errors."""
-    from clusterbench import output_target
+    from clusterbench.files import output_target
 
     output_target.check(output, option)   # before the rendering, which may take a while
     report = Report.of(store, refs, exclude_outliers, link_bits_per_s, made_by)

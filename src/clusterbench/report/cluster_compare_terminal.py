@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from clusterbench.cluster.analysis import analyse, thresholds_of
-from clusterbench.cluster.before_after import Change, link_changes, node_changes, verdict
+from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
+from clusterbench.analysis.cluster.before_after import Change, link_changes, node_changes, verdict
 from clusterbench.report.terminal import _num
 
 

@@ -4,10 +4,10 @@ table (flagged figures first, flagged cells marked), the link heat map
 differ, and the scaling curves on log axes."""
 from __future__ import annotations
 
-from clusterbench.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.cluster.findings import paragraph
-from clusterbench.render_text import html as esc  # the one HTML escape: markup and control characters
-from clusterbench.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
+from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
+from clusterbench.analysis.cluster.findings import paragraph
+from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
+from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.report.terminal import _num
 
 CSS = """

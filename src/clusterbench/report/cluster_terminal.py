@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from clusterbench.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.cluster.findings import paragraph
+from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
+from clusterbench.analysis.cluster.findings import paragraph
 from clusterbench.report.terminal import _num
 
 

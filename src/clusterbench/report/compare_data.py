@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clusterbench.comparison import Point, Table
-from clusterbench.render_text import csv_cell
-from clusterbench.render_text import markdown as _md
+from clusterbench.analysis.comparison import Point, Table
+from clusterbench.output.render_text import csv_cell
+from clusterbench.output.render_text import markdown as _md
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
 SCHEMA_VERSION = 1

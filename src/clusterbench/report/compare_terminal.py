@@ -8,8 +8,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from clusterbench.comparison import Table as Comparison
-from clusterbench.render_text import terminal
+from clusterbench.analysis.comparison import Table as Comparison
+from clusterbench.output.render_text import terminal
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -71,7 +71,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
     console.print(folding(t))
     for i, note in enumerate(notes, 1):
         console.print(Padding(Text.assemble((f"!{i} warning:", "yellow"), " ", note), (0, 0, 0, 2), expand=False))
-    from clusterbench.comparison import sweeps
+    from clusterbench.analysis.comparison import sweeps
 
     for sw in sweeps(table.points):
         st = Table(sw.param, *[f"{terminal(n)} median [CI]" for n in names],

@@ -8,10 +8,10 @@ import csv
 import io
 import json
 
-from clusterbench.render_text import csv_cell
+from clusterbench.output.render_text import csv_cell
 from clusterbench.report.data import Report, step_title
 from clusterbench.report.terminal import limit_text
-from clusterbench.sample import Sample, SampleKey
+from clusterbench.results.sample import Sample, SampleKey
 
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
            "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings", "limit"]
@@ -19,7 +19,7 @@ COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "p
 
 def _outliers(samples: list[Sample]) -> set[int]:
     """Positions (in `samples`) of the modified-Z outliers of each group (Sample.key())."""
-    from clusterbench.stats import outlier_indices
+    from clusterbench.analysis.stats import outlier_indices
 
     groups: dict[SampleKey, list[int]] = {}
     for i, s in enumerate(samples):

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from clusterbench import step_summary
+from clusterbench.analysis import step_summary
 from clusterbench.store import Store
 
 
@@ -79,7 +79,7 @@ class Report:
     @cached_property
     def comparison(self):
         """compare.Table of the refs, or None with fewer than two."""
-        from clusterbench import comparison as compare
+        from clusterbench.analysis import comparison as compare
 
         if self.store is None or len(self.refs) < 2:
             return None
@@ -88,7 +88,7 @@ class Report:
     @cached_property
     def points(self) -> list:
         """Every measured point per configuration (compare.collect), for sweep tables."""
-        from clusterbench import comparison as compare
+        from clusterbench.analysis import comparison as compare
 
         if self.comparison is not None:
             return self.comparison.points

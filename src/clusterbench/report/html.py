@@ -37,7 +37,7 @@ footer{margin-top:2em;font-size:.85em}
 
 
 def esc(v) -> str:
-    from clusterbench.render_text import html as render_html
+    from clusterbench.output.render_text import html as render_html
 
     return render_html(v)
 
@@ -86,7 +86,7 @@ def pair_rows(st: dict) -> list[str]:
     """E6: each TCP pair's median rate beside its link's nominal rate (the step's row is the aggregate)."""
     import statistics
 
-    from clusterbench.records import pair_rates
+    from clusterbench.results.records import pair_rates
 
     pairs = pair_rates(st.get("build"))
     if not pairs:
@@ -146,7 +146,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         out.append("</table>")
         out += latency_rows(st)
         out += pair_rows(st)
-        from clusterbench.warning_fold import step_lines
+        from clusterbench.results.warning_fold import step_lines
 
         warnings = step_lines(st["summary"])
         if warnings:
@@ -225,7 +225,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
 
 
 def sweep_section(points, names: list[str]) -> list[str]:
-    from clusterbench.comparison import sweeps
+    from clusterbench.analysis.comparison import sweeps
     from clusterbench.report import plots
 
     out = []

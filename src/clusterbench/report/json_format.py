@@ -5,8 +5,8 @@ import dataclasses
 import json
 
 from clusterbench.report.data import Report
-from clusterbench.sample import Sample
-from clusterbench.stats import OUTLIER_Z
+from clusterbench.results.sample import Sample
+from clusterbench.analysis.stats import OUTLIER_Z
 
 
 def _plain(o):

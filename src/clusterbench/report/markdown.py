@@ -1,8 +1,8 @@
 """Markdown: the tables a person pastes into a wiki or a blog post."""
 from __future__ import annotations
 
-from clusterbench.render_text import markdown as md
-from clusterbench.render_text import markdown_code
+from clusterbench.output.render_text import markdown as md
+from clusterbench.output.render_text import markdown_code
 from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.terminal import ci_words, limit_text
 

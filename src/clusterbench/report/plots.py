@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from clusterbench.render_text import mathtext
+from clusterbench.output.render_text import mathtext
 
 
 def _svg(fig) -> str:
@@ -81,7 +81,7 @@ def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[
 
 def size_tick(x: float, _pos=None) -> str:
     """A byte count as a tick label: 4 KiB, 1 MiB, 1.5 GiB."""
-    from clusterbench.sizes import rounded_size_text, size_text
+    from clusterbench.results.sizes import rounded_size_text, size_text
 
     return size_text(int(x)) if x >= 1 and x == int(x) else rounded_size_text(x)
 

@@ -13,9 +13,9 @@ chosen as docs/statistics.md ("The report's summary") describes:
 """
 from __future__ import annotations
 
-from clusterbench.comparison import Point, Table
+from clusterbench.analysis.comparison import Point, Table
 from clusterbench.report.units_text import number
-from clusterbench.stats import Verdict
+from clusterbench.analysis.stats import Verdict
 
 MAX_DIFFERENCES = 3
 
@@ -33,7 +33,7 @@ def kind(p: Point) -> str:
     """The kind of figure, from the kernel's family in cbk --describe (an
     MPI figure is a network one when it is a bandwidth); a kernel this cbk
     does not have (an imported tool's) counts as compute."""
-    from clusterbench.plan_params import kernel_of
+    from clusterbench.results.params import kernel_of
 
     k = kernel_of(p.kernel)
     family = k.family if k else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from clusterbench.report import headline, summary
 from clusterbench.report.data import Report
-from clusterbench.render_text import html as esc
+from clusterbench.output.render_text import html as esc
 from clusterbench.report.terminal import _num
 
 

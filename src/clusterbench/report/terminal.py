@@ -6,7 +6,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from clusterbench.render_text import plain, terminal
+from clusterbench.output.render_text import plain, terminal
 from clusterbench.report.data import params_text, step_title
 
 
@@ -182,7 +182,7 @@ def pair_table(st: dict) -> Table | None:
     nominal rate; the step's row above is their aggregate."""
     import statistics
 
-    from clusterbench.records import pair_rates
+    from clusterbench.results.records import pair_rates
 
     pairs = pair_rates(st.get("build"))
     if not pairs:
@@ -215,7 +215,7 @@ def print_run(console: Console, run: dict) -> None:
         pairs = pair_table(st)
         if pairs is not None:
             console.print(Padding(pairs, (0, 0, 0, 2), expand=False))
-        from clusterbench.warning_fold import step_lines
+        from clusterbench.results.warning_fold import step_lines
 
         for w in step_lines(st["summary"]):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table

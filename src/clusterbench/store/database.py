@@ -16,9 +16,9 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
-from clusterbench import batchjob
+from clusterbench.environment import batchjob
 from clusterbench.errors import BadInput
-from clusterbench.sample import Sample
+from clusterbench.results.sample import Sample
 from clusterbench.store import revisions, run_kinds
 from clusterbench.store.disk_reserve import DiskReserve
 from clusterbench.store.failures import Guarded, store_failures
@@ -85,7 +85,7 @@ class Store:
         """writing: the command stores runs (it may create a new SQLite
         store); else a missing store is refused and a read-only one is read."""
         secret_url = with_driver(url or default_url())
-        from clusterbench.render_text import utf8_problem
+        from clusterbench.output.render_text import utf8_problem
 
         if utf8_problem(secret_url):   # a URL is text: SQLite's and SQLAlchemy's both
             raise BadInput(f"store {mask_secrets(secret_url)}: {utf8_problem(secret_url)}; give the store a UTF-8 name")

@@ -31,7 +31,7 @@ runs = Table(
     # running | ok | failed | interrupted | killed
     Column("status", String(20), nullable=False),
     Column("message", Text),
-    Column("batch_job", String(100)),  # "slurm 1234", "sge 5678.3"... (batchjob.py); NULL outside one
+    Column("batch_job", String(100)),  # "slurm 1234", "sge 5678.3"... (environment/batchjob.py); NULL outside one
     Column("imported_from", Text),     # "fio 3.33 JSON, file a.json" for an imported run (0004); NULL if measured
     # measured | cluster | imported (0007): what made the run, never read from its suite's name
     Column("kind", String(20), nullable=False, server_default="measured"),

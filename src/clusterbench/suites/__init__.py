@@ -30,7 +30,7 @@ from pathlib import Path
 
 from clusterbench.conditions import spec as conditions
 from clusterbench.errors import BadInput
-from clusterbench.plan import Step, expand
+from clusterbench.run.plan import Step, expand
 
 SCHEMA_FILE = Path(__file__).parent.parent / "schemas" / "suite.schema.json"
 # a suite expands to at most this many steps: each is a launch, and a
@@ -147,7 +147,7 @@ def _expected(error) -> str:
 
 
 def gpu_binding(steps: list[Step], s: dict, where: str) -> list[Step]:
-    """The step keys gpus-per-rank = N and share-gpus = true (see clusterbench.gpubind)."""
+    """The step keys gpus-per-rank = N and share-gpus = true (see clusterbench.launch.gpubind)."""
     n = s["gpus-per-rank"]
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise BadInput(f"{where}: gpus-per-rank = {n!r}: give a whole number of 1 or more")

@@ -49,7 +49,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterbench.safe_write import write_atomically
+from clusterbench.files.safe_write import write_atomically
 from clusterbench.testbed import gluster
 from clusterbench.testbed.netns import BENCHMARK_NET, TestBedError, rate_bits_per_s
 

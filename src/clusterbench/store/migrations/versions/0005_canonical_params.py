@@ -21,7 +21,7 @@ _steps = sa.table("steps", sa.column("id", sa.Integer), sa.column("kernel", sa.S
 
 
 def upgrade() -> None:
-    from clusterbench.plan_params import canonical, kernel_of
+    from clusterbench.results.params import canonical, kernel_of
 
     conn = op.get_bind()
     kernels: dict = {}

@@ -18,7 +18,7 @@ down_revision = "0005"
 branch_labels = None
 depends_on = None
 
-# the name cluster/naming.py wrote up to 0005, frozen here: the code no longer writes it
+# the name analysis/cluster/naming.py wrote up to 0005, frozen here: the code no longer writes it
 _OLD_NODE_NAME = re.compile(r"^node (?P<host>[^:\s]+): (?P<part>.+)$", re.DOTALL)
 
 _runs = sa.table("runs", sa.column("id", sa.Integer), sa.column("suite", sa.String))

@@ -1,0 +1,307 @@
+"""What a stored cluster run found: every per-node figure judged against
+the other nodes, the link matrix judged per class, the environment keys
+that differ between nodes, the scaling curves, and the summary in
+sentences. Reads a loaded run (report.data.load_run: steps with their
+Sample objects, and each host's snapshot), so every format can use it."""
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+from clusterbench.analysis.cluster import gpus as gpu_analysis
+from clusterbench.analysis.cluster import outliers
+from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
+from clusterbench.environment import is_volatile
+from clusterbench.store import run_kinds
+
+LOWER_IS_BETTER_UNITS = {"us", "ms", "s", "ns"}
+LINK_CLASS_KEY = "fabric.switch"   # a snapshot key naming the node's switch, when known (execute.switch_of)
+
+
+@dataclass
+class Figure:
+    """One per-node figure over the nodes."""
+    name: str                  # "stream triad", "himeno", ...
+    unit: str
+    median: float
+    nodes: list[outliers.NodeValue]
+    lower_is_better: bool = False
+    shared_device: str = ""    # the nodes measured one device ("sda on one machine"): not judged per node
+    spread: tuple[float, float] | None = None   # lowest and highest repetition over all nodes
+
+    @property
+    def flagged(self) -> list[outliers.NodeValue]:
+        return [n for n in self.nodes if n.flagged]
+
+
+@dataclass
+class Link:
+    src: str
+    dst: str
+    mib_s: float
+    latency_us: float | None
+    link_class: str
+    reference: float = 0.0
+    reference_is: str = ""     # "the class's best link" or "the link's rate"
+    flagged: bool = False
+    both_ways_at_once: bool = False   # its reverse ran in the same shift round (shift N/2 of N nodes)
+
+
+@dataclass
+class EnvDifference:
+    key: str
+    most: str                  # the value on most nodes
+    differ: dict[str, str]     # host -> its value, for the nodes that differ
+
+
+@dataclass
+class ClusterView:
+    hosts: list[str]
+    figures: list[Figure] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    links_alone: list[Link] = field(default_factory=list)   # --links-one-pair: each link measured alone
+    env: list[EnvDifference] = field(default_factory=list)
+    scaling: dict[str, dict[int, float]] = field(default_factory=dict)   # curve -> nodes -> value
+    scaling_unit: str = "us"
+    no_snapshot: list[str] = field(default_factory=list)   # nodes whose environment could not be captured
+    threshold: float = outliers.NODE_THRESHOLD
+    link_threshold: float = outliers.LINK_THRESHOLD
+    gpus: list[gpu_analysis.GpuFigure] = field(default_factory=list)        # per GPU, over all GPUs measured
+    gpu_findings: list[gpu_analysis.GpuFinding] = field(default_factory=list)
+
+    def link(self, src: str, dst: str) -> Link | None:
+        return next((lk for lk in self.links if lk.src == src and lk.dst == dst), None)
+
+    def link_alone(self, src: str, dst: str) -> Link | None:
+        return next((lk for lk in self.links_alone if lk.src == src and lk.dst == dst), None)
+
+    @property
+    def flagged_links(self) -> list[Link]:
+        return [lk for lk in self.links if lk.flagged]
+
+
+def _median_by_key(samples) -> dict:
+    by: dict = {}
+    for s in samples:
+        if s.value is not None:
+            by.setdefault(s.key(), []).append(s.value)
+    return {k: statistics.median(v) for k, v in by.items()}
+
+
+def _values_by_key(samples) -> dict:
+    by: dict = {}
+    for s in samples:
+        if s.value is not None:
+            by.setdefault(s.key(), []).append(s.value)
+    return by
+
+
+def shared_device(envs: dict[str, dict], hosts: list[str], directory: str | None) -> str:
+    """'sda on one machine' when every node's target directory sits on the
+    same block device of one running kernel (one boot time): the nodes of
+    the test cluster, namespaces of one machine, read one disk."""
+    if not directory:
+        return ""
+    seen = {(envs.get(h, {}).get(f"target.{directory}.device") or envs.get(h, {}).get(f"target.{directory}.source"),
+             envs.get(h, {}).get("system.boot_time")) for h in hosts}
+    if len(seen) != 1:
+        return ""
+    device, boot = next(iter(seen))
+    return f"{device} on one machine" if device and boot else ""
+
+
+def figure_name(kernel: str, key) -> str:
+    label = key.label
+    cond = f" ({key.condition})" if key.condition and key.condition != "n/a" else ""
+    return f"{kernel} {label}{cond}" if label != kernel else f"{kernel}{cond}"
+
+
+def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None) -> list[Figure]:
+    per: dict[tuple[str, str], dict[str, list[float]]] = {}
+    directory: dict[tuple[str, str], str | None] = {}
+    for st in steps:
+        host = st.get("host")
+        # the GPU kernels are judged per GPU (analysis/cluster/gpus.py): a node may have several
+        if host is None or st["status"] != "ok" or st["kernel"] in gpu_analysis.GPU_KERNELS:
+            continue
+        dirs = {s.directory for s in st["samples"] if s.directory}
+        for key, values in _values_by_key(st["samples"]).items():
+            fig = (figure_name(st["kernel"], key), key.unit or "")
+            per.setdefault(fig, {})[host] = values
+            directory[fig] = next(iter(dirs)) if len(dirs) == 1 else None
+    figures = []
+    for (name, unit), reps in per.items():
+        if len(reps) < 2:
+            continue
+        by_host = {h: statistics.median(v) for h, v in reps.items()}
+        lower = unit in LOWER_IS_BETTER_UNITS
+        nodes = outliers.judge_nodes(by_host, threshold, reps)
+        shared = shared_device(envs or {}, sorted(reps), directory[(name, unit)])
+        if shared:   # differences between nodes of one device are contention for it: said once, not per node
+            nodes = [dataclasses.replace(n, flagged=False) for n in nodes]
+        every = [x for v in reps.values() for x in v]
+        figures.append(Figure(name, unit, statistics.median(by_host.values()), nodes, lower, shared,
+                              (min(every), max(every))))
+    return figures
+
+
+def link_class(envs: dict[str, dict], src: str, dst: str) -> str:
+    """'same switch' / 'across trunk' when the snapshots name each node's
+    switch (LINK_CLASS_KEY); one class otherwise."""
+    a, b = envs.get(src, {}).get(LINK_CLASS_KEY), envs.get(dst, {}).get(LINK_CLASS_KEY)
+    if a is None or b is None:
+        return "all links"
+    return "same switch" if a == b else "across trunk"
+
+
+def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str = LINKS_STEP,
+                link_bits_per_s: float | None = None) -> list[Link]:
+    bw: dict[tuple[str, str], list[float]] = {}
+    nominal: dict[tuple[str, str], list[float]] = {}
+    lat: dict[tuple[str, str], list[float]] = {}
+    both_ways: set[tuple[str, str]] = set()
+    for st in steps:
+        if st["name"] != step_name:
+            continue
+        for s in st["samples"]:
+            q = dict(s.qualifiers)
+            pair = (str(q.get("src_host")), str(q.get("dst_host")))
+            if s.value is None:
+                continue
+            (bw if s.phase == "link_bandwidth" else lat).setdefault(pair, []).append(s.value)
+            if s.phase == "link_bandwidth" and s.link_bits_per_s:
+                nominal.setdefault(pair, []).append(s.link_bits_per_s)
+            shift, nodes = s.record.get("shift"), s.record.get("nodes")
+            if s.record.get("pattern") == "shift" and isinstance(shift, int) and shift * 2 == nodes:
+                both_ways.add(pair)
+    # A link's bandwidth is its best repetition: other work on the nodes
+    # only slows a transfer, never lifts it past the link, and a bad port
+    # or cable is slow in every repetition. The median of 5 let one loaded
+    # stretch of a shared machine put a healthy link at 56 % of its class.
+    links = [Link(src, dst, max(v), statistics.median(lat[(src, dst)]) if (src, dst) in lat else None,
+                  link_class(envs, src, dst), both_ways_at_once=(src, dst) in both_ways)
+             for (src, dst), v in sorted(bw.items())]
+    for cls in {lk.link_class for lk in links}:
+        members = [lk for lk in links if lk.link_class == cls]
+        best = max(lk.mib_s for lk in members)
+        rate = physical_rate_bits_per_s(envs, members, nominal, link_bits_per_s, best)
+        ref, bound, what = outliers.link_bound([lk.mib_s for lk in members], threshold, rate)
+        for lk in members:
+            lk.reference, lk.reference_is = ref, what
+            lk.flagged = (len(members) >= 2 or what == "the link's rate") and lk.mib_s < bound
+    return links
+
+
+def physical_rate_bits_per_s(envs: dict[str, dict], members: list[Link], nominal: dict,
+                             given: float | None, best_mib_s: float) -> float | None:
+    """The rate a class's links can reach, as the environment knows it:
+    --link-speed (at show, or the run's own), else the slower end's NIC
+    speed over the class. A NIC speed far above every link (a veth's
+    nominal 10 Gbit/s behind a 1 Gbit/s shaper) says nothing about the
+    path and is not used; a rate the user gave always is."""
+    given = given or next((e["conditions.link_bits_per_s"] for e in envs.values()
+                           if e.get("conditions.link_bits_per_s")), None)
+    if given:
+        return float(given)
+    from clusterbench.limits.facts import fastest_link_bits_per_s
+
+    ends = []
+    for lk in members:
+        rates = nominal.get((lk.src, lk.dst)) or [r for h in (lk.src, lk.dst)
+                                                   if (r := fastest_link_bits_per_s(envs.get(h, {})))]
+        if rates:
+            ends.append(min(rates))
+    if not ends:
+        return None
+    rate = min(ends)
+    return rate if best_mib_s >= rate * outliers.MIB_PER_S_PER_BIT_PER_S / 2 else None
+
+
+def env_differences(envs: dict[str, dict]) -> list[EnvDifference]:
+    """Keys whose value differs between nodes: "key | value on most nodes |
+    nodes that differ". Volatile keys (free memory, load, the host name) are
+    not configuration and are left out, as `env --diff` leaves them out."""
+    hosts = sorted(envs)
+    keys = sorted({k for e in envs.values() for k in e if not is_volatile(k) and k != "host.name"})
+    out = []
+    for key in keys:
+        values = {h: "(absent)" if key not in envs[h] else str(envs[h][key]) for h in hosts}
+        counts = Counter(values.values())
+        if len(counts) < 2:
+            continue
+        most = counts.most_common(1)[0][0]
+        out.append(EnvDifference(key, most, {h: v for h, v in values.items() if v != most}))
+    # the keys that single out few nodes first: the line that differs
+    return sorted(out, key=lambda d: (len(d.differ), d.key))
+
+
+def scaling_curves(steps) -> tuple[dict[str, dict[int, float]], str]:
+    curves: dict[str, dict[int, float]] = {}
+    unit = "us"
+    for st in steps:
+        if not (st["name"] or "").startswith(SCALING_PREFIX) or st["status"] != "ok" or not st["build"]:
+            continue
+        nodes = int(st["build"].get("nodes") or 0)
+        placement = "1 rank/node" if st["ranks_per_node"] == 1 else "all cores/node"
+        for key, value in _median_by_key(st["samples"]).items():
+            unit = key.unit or unit
+            curves.setdefault(f"{key.label} ({placement})", {})[nodes] = value
+    return curves, unit
+
+
+def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
+            link_threshold: float = outliers.LINK_THRESHOLD, link_bits_per_s: float | None = None) -> ClusterView:
+    steps, envs = run["steps"], run["environments"]
+    view = ClusterView([], threshold=threshold, link_threshold=link_threshold)
+    view.figures = node_figures(steps, threshold, envs)
+    view.links = link_matrix(steps, envs, link_threshold, LINKS_STEP, link_bits_per_s)
+    view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP, link_bits_per_s)
+    # the nodes measured; the host clusterbench ran on (a login node) has a
+    # snapshot too but is a node only when a step ran there
+    view.hosts = sorted({st["host"] for st in steps if st.get("host")}
+                        | {lk.src for lk in view.links} | {lk.dst for lk in view.links}) or sorted(envs)
+    view.env = env_differences({h: e for h, e in envs.items() if h in view.hosts}) if len(envs) > 1 else []
+    view.no_snapshot = [h for h in view.hosts if h not in envs]
+    view.scaling, view.scaling_unit = scaling_curves(steps)
+    view.gpus, view.gpu_findings = gpu_analysis.analyse_gpus(steps, envs, threshold)
+    return view
+
+
+def is_cluster_run(run: dict) -> bool:
+    return run.get("kind") == run_kinds.CLUSTER
+
+
+
+def parse_fraction(text: str, flag: str) -> float:
+    """'10%', '10 %' or '0.1' -> 0.1; one clear line otherwise."""
+    from clusterbench.errors import BadInput
+
+    t = text.strip().replace(" ", "")
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise BadInput(f"--{flag} {text}: give a fraction (0.1) or a percentage (10%)") from None
+    if not 0 < v < 1:
+        raise BadInput(f"--{flag} {text}: must be above 0 and below 100 %")
+    return v
+
+
+def thresholds_of(run: dict) -> dict[str, float]:
+    """The bounds the run was made with (--threshold, --link-threshold on
+    its command line), so its report judges it as its run did."""
+    out = {}
+    try:
+        words = shlex.split(run.get("command") or "")
+    except ValueError:
+        return out
+    for w in words:
+        for flag, key in (("--threshold=", "threshold"), ("--link-threshold=", "link_threshold")):
+            if w.startswith(flag):
+                try:
+                    out[key] = parse_fraction(w[len(flag):], flag[2:-1])
+                except Exception:
+                    pass
+    return out

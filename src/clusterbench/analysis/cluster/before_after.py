@@ -1,0 +1,52 @@
+"""Two cluster runs (before and after a repair) node by node and link by
+link: each node's figure and each link's bandwidth in both, their ratio,
+and whether it was flagged in each."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterbench.analysis.cluster.analysis import ClusterView
+
+
+@dataclass(frozen=True)
+class Change:
+    what: str            # "h03: himeno jacobi (time)" or "h02->h03"
+    unit: str
+    before: float
+    after: float
+    flagged_before: bool
+    flagged_after: bool
+
+    @property
+    def ratio(self) -> float:
+        return self.after / self.before if self.before else float("nan")
+
+
+def node_changes(a: ClusterView, b: ClusterView) -> list[Change]:
+    before = {(f.name, nv.host): (f.unit, nv) for f in a.figures for nv in f.nodes}
+    out = []
+    for f in b.figures:
+        for nv in f.nodes:
+            if (f.name, nv.host) in before:
+                unit, old = before[(f.name, nv.host)]
+                out.append(Change(f"{nv.host}: {f.name}", f.unit, old.value, nv.value, old.flagged, nv.flagged))
+    return out
+
+
+def link_changes(a: ClusterView, b: ClusterView) -> list[Change]:
+    out = []
+    for lk in b.links:
+        old = a.link(lk.src, lk.dst)
+        if old is not None:
+            out.append(Change(f"{lk.src}->{lk.dst}", "MiB/s", old.mib_s, lk.mib_s, old.flagged, lk.flagged))
+    return out
+
+
+def verdict(c: Change) -> str:
+    if c.flagged_before and not c.flagged_after:
+        return "fixed"
+    if c.flagged_after and not c.flagged_before:
+        return "new flag"
+    if c.flagged_after:
+        return "still flagged"
+    return ""

@@ -1,0 +1,80 @@
+"""The one paragraph at the top of a cluster report: what was found, in
+sentences ("h03: stream triad 22 % below the median of 4 nodes; ...")."""
+from __future__ import annotations
+
+from clusterbench.analysis.cluster.analysis import ClusterView
+from clusterbench.analysis.cluster.gpus import gpu_sentences
+from clusterbench.analysis.cluster.link_faults import node_faults
+
+
+def _pct(ratio: float) -> str:
+    return f"{abs(ratio - 1) * 100:.0f} %"
+
+
+def node_sentences(view: ClusterView) -> list[str]:
+    out = []
+    n = len(view.hosts)
+    for f in view.figures:
+        for nv in f.flagged:
+            side = "below" if nv.ratio < 1 else "above"
+            worse = (nv.ratio > 1) == f.lower_is_better
+            out.append(f"{nv.host}: {f.name} {_pct(nv.ratio)} {side} the median of {n} nodes "
+                       f"({nv.value:.4g} vs {f.median:.4g} {f.unit}{', worse' if worse else ''})")
+        if f.shared_device and f.spread and f.spread[0] > 0 and f.spread[1] / f.spread[0] - 1 >= view.threshold:
+            out.append(f"{f.name}: the nodes share one device ({f.shared_device}), {f.spread[0]:.4g} to "
+                       f"{f.spread[1]:.4g} {f.unit}: contention for it, not judged per node")
+    return out
+
+
+_SIDE = {"port": "look at {h}'s port or cable (both directions slow)",
+         "send": "look at {h}'s send side (its TCP settings, its transmit path)",
+         "receive": "look at {h}'s receive side (its TCP settings, its receive path)"}
+_WHAT = {"port": "every link to and from {h} is slow", "send": "{h} sends slowly to every node",
+         "receive": "{h} receives slowly from every node"}
+
+
+def link_sentences(view: ClusterView) -> list[str]:
+    flagged = view.flagged_links
+    if not flagged:
+        return []
+    out, named = [], set()
+    for fault in node_faults(view.links, view.hosts):
+        named.add(fault.host)
+        mine = [lk for lk in view.links if fault.host in (lk.src, lk.dst)]
+        worst = max(lk.mib_s / lk.reference for lk in mine if lk.flagged)
+        out.append(f"{_WHAT[fault.side].format(h=fault.host)} ({fault.links} links, at most {worst * 100:.0f} % of "
+                   f"{mine[0].reference_is}, {mine[0].reference:.4g} MiB/s): {_SIDE[fault.side].format(h=fault.host)}")
+    for lk in flagged:
+        if lk.src in named or lk.dst in named:
+            continue
+        out.append(f"link {lk.src}->{lk.dst}: {lk.mib_s * 2**20 * 8 / 1e9:.2f} Gbit/s, "
+                   f"{lk.mib_s / lk.reference * 100:.0f} % of {lk.reference_is} ({lk.link_class})")
+    return out
+
+
+def env_sentences(view: ClusterView) -> list[str]:
+    out = []
+    for d in view.env:
+        if len(d.differ) * 2 >= len(view.hosts):
+            continue   # no majority to differ from: listed in the table, not singled out
+        who = ", ".join(f"{h} has {v}" for h, v in d.differ.items())
+        out.append(f"{d.key}: {who}, the other nodes {d.most}")
+    return out
+
+
+def paragraph(view: ClusterView) -> str:
+    n = len(view.hosts)
+    found = node_sentences(view) + gpu_sentences(view.gpus, view.gpu_findings) + link_sentences(view) \
+        + env_sentences(view)
+    if view.no_snapshot:
+        found.append(f"no environment snapshot from {', '.join(view.no_snapshot)} (its keys are not compared)")
+    def count(k: int, one: str, many: str) -> str:
+        return f"{k} {one if k == 1 else many}"
+
+    head = (f"{n} nodes, {count(len(view.figures), 'per-node figure', 'per-node figures')}, "
+            f"{count(len(view.links), 'link', 'links')}, "
+            f"{count(len(view.env), 'environment key that differs', 'environment keys that differ')}.")
+    if not found:
+        return head + (f" Nothing flagged: every node within {view.threshold:.0%} of the median (or within the "
+                       f"spread of the others), every link within {view.link_threshold:.0%} of its reference (its class's best link, or the link's rate).")
+    return head + " Found: " + "; ".join(found) + "."

@@ -1,0 +1,267 @@
+"""Comparing configurations: runs grouped by label (or single run ids),
+steps matched on kernel and parameters, samples on phase, mode, unit and
+size. Computation only; commands/compare.py and the reports present it.
+
+Path parameters (a kernel's directory) are ignored when matching, so the
+same measurement on two file systems matches: that difference is the
+configuration being compared, and the environment diff names it. So are
+the parameters that say where a peer is (a port, a server or bind
+address): a TCP stream to another port or host is the same measurement. A
+parameter left at the kernel's default matches one stated as the default.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from clusterbench.analysis import stats
+from clusterbench.results import warning_fold
+from clusterbench.errors import BadInput
+from clusterbench.results.sample import Sample, SampleKey
+from clusterbench.store import Store
+
+
+@dataclass
+class Config:
+    name: str               # the label or run id as the user gave it
+    run_ids: list[int]
+
+
+@dataclass
+class Point:
+    step: str               # step title (kernel and its swept parameters)
+    kernel: str
+    params: dict
+    key: SampleKey          # which measurement of the step
+    values: dict[str, list[float]] = field(default_factory=dict)  # config name -> samples
+    exclude_outliers: bool = False
+    sample_warnings: dict[str, list[list[str]]] = field(default_factory=dict)  # config name -> per sample
+    first: dict[str, Sample] = field(default_factory=dict, repr=False)  # config name -> a sample, for ceilings
+    contexts: dict[str, object] = field(default_factory=dict, repr=False)  # config name -> a ceilings.Context
+
+    def warnings(self, config: str) -> list[str]:
+        """The config's warnings for this point, repeats folded (warning_fold)."""
+        per_sample = self.sample_warnings.get(config, [])
+        return warning_fold.fold(per_sample, len(per_sample))
+
+    def limit(self, config: str):
+        """The binding ceiling (ceilings.Ceiling) at the config's median, or None."""
+        from clusterbench.limits import ceilings
+
+        if config not in self.first or config not in self.contexts:
+            return None
+        return ceilings.of_median(self.first[config], self.summary(config).median, self.contexts[config])
+
+    def flag(self, config: str) -> str | None:
+        """Why the config's figure is not what it claims, in a few words, or None:
+        the ceiling it is above ("page cache"), else "flagged" for any warning."""
+        c = self.limit(config)
+        if c is not None and c.exceeded:
+            return c.short
+        return "flagged" if self.warnings(config) else None
+
+    def verdict_text(self, base: str, other: str) -> str:
+        """The verdict with its p-value and reason, qualified when a side is
+        flagged: "faster, but B is page cache"."""
+        c = self.versus(base, other)
+        text = c.verdict.value + (f" (p={c.p:.3g})" if c.p is not None else "")
+        flags = [f"{n} is {f}" for n in (base, other) if (f := self.flag(n))]
+        if flags:
+            text = text.replace(c.verdict.value, f"{c.verdict.value}, but {' and '.join(flags)}", 1)
+        return text + (f": {c.reason}" if c.reason else "")
+
+    @property
+    def mode(self) -> str | None:
+        return self.key.condition
+
+    @property
+    def unit(self) -> str | None:
+        return self.key.unit
+
+    def kept(self, config: str) -> list[float]:
+        """The samples used: all, or without the modified-Z outliers when asked."""
+        vals = self.values.get(config, [])
+        if not self.exclude_outliers:
+            return vals
+        out = set(stats.outlier_indices(vals))
+        return [v for i, v in enumerate(vals) if i not in out]
+
+    @property
+    def label(self) -> str:
+        return self.key.label
+
+    def summary(self, config: str) -> stats.Summary:
+        return stats.summarize(self.values.get(config, []), exclude_outliers=self.exclude_outliers)
+
+    def versus(self, base: str, other: str) -> stats.Comparison:
+        return stats.compare(self.kept(base), self.kept(other), self.unit)
+
+
+@dataclass
+class EnvDiff:
+    base: str
+    other: str
+    host_base: str
+    host_other: str
+    lines: list[tuple[str, object, object]]
+
+
+@dataclass
+class Table:
+    configs: list[Config]
+    points: list[Point]          # present in every configuration
+    partial: list[Point]         # present in some only: listed, not hidden
+    env_diffs: list[EnvDiff]
+    exclude_outliers: bool = False
+    imported: list[str] = field(default_factory=list)   # "NAME: run 5 imported from fio 3.33 JSON, file ..."
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.configs]
+
+    def title(self, p: Point) -> str:
+        """The point's row title: step, the parameters that tell it apart
+        from the same kernel's other points (a sweep's value), measurement."""
+        return f"{p.step}{varying_text(p, self.points + self.partial)}: {p.label}"
+
+
+def varying_text(p: Point, points: list[Point]) -> str:
+    """' (block_bytes=1m)': the parameters whose values differ among the points of p's step."""
+    same = [q for q in points if q.step == p.step and q.kernel == p.kernel]
+    keys = [k for k in p.params if len({q.params.get(k) for q in same}) > 1]
+    return f" ({', '.join(f'{k}={p.params[k]}' for k in keys)})" if keys else ""
+
+
+def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
+    """The parameters a match ignores and the kernel's defaults, canonical
+    (plan_params, from cbk --describe). Ignored: where it ran (paths, a
+    peer's address: role "where"), and
+    lists whose records name each value: a choice list (mpi's phase is the
+    op, so a pingpong measured in `--op=pingpong,allreduce` matches one
+    measured alone) and a size list (each record's message size is in
+    Sample.key(), so 1 MiB of `--sizes=8,1m` matches 1 MiB of `--sizes=1m`)."""
+    from clusterbench.results.params import defaults, is_size_list, kernel_of
+
+    k = kernel_of(kernel)
+    if k is None:   # without cbk's description, the usual name
+        return {"dir"}, {}
+    return ({p.name for p in k.params if p.role == "where" or p.type in ("path", "choice-list")
+             or is_size_list(p)}, defaults(k))
+
+
+def _step_title(st) -> str:
+    return st.name or st.kernel
+
+
+def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
+            link_bits_per_s: float | None = None) -> tuple[list[Config], list[Point]]:
+    """Every measured point of the configurations, matched across them."""
+    from clusterbench.limits import ceilings
+
+    configs = [Config(ref, store.resolve(ref)) for ref in refs]
+    points: dict[tuple, Point] = {}
+    kernels: dict[str, tuple[set[str], dict[str, str]]] = {}
+    for cfg in configs:
+        for run_id in cfg.run_ids:
+            steps = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
+            envs, host = store.environments_of(run_id), store.run(run_id).host
+            others = [s for _, ss in steps for s in ss]
+            for st, samples in steps:
+                ctx = ceilings.Context(ceilings.host_env(envs, host, st.build), others, link_bits_per_s)
+                skip, defaults = kernels.setdefault(st.kernel, kernel_params(st.kernel))
+                params = {k: v for k, v in sorted(st.params.items()) if k not in skip}
+                params["np"] = str(st.ranks)  # rank counts are part of what was measured
+                if st.ranks_per_node:
+                    params["ppn"] = str(st.ranks_per_node)
+                # a parameter left at its default matches one given as the default (an imported
+                # run states every parameter its tool's file shows)
+                matched = {**{k: v for k, v in defaults.items() if k not in skip}, **params}
+                for s in samples:
+                    key = (st.kernel, tuple(sorted(matched.items())), s.key())
+                    p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.key(),
+                                                     exclude_outliers=exclude_outliers))
+                    if s.value is not None:
+                        p.values.setdefault(cfg.name, []).append(s.value)
+                    p.sample_warnings.setdefault(cfg.name, []).append(list(s.warnings))
+                    p.first.setdefault(cfg.name, s)
+                    p.contexts.setdefault(cfg.name, ctx)  # the first run's: one environment per config
+    return configs, list(points.values())
+
+
+def build(store: Store, refs: list[str], exclude_outliers: bool = False,
+          link_bits_per_s: float | None = None) -> Table:
+    if len(refs) < 2:
+        raise BadInput("compare needs at least two labels or run ids")
+    configs, points = collect(store, refs, exclude_outliers, link_bits_per_s)
+    names = [c.name for c in configs]
+    full = [p for p in points if all(n in p.values for n in names)]
+    partial = [p for p in points if not all(n in p.values for n in names)]
+    if not full:
+        raise BadInput(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
+    imported = [f"{c.name}: run {i} imported from {store.run(i).imported_from}"
+                for c in configs for i in c.run_ids if store.run(i).imported_from]
+    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported)
+
+
+def single_target(env: dict) -> dict:
+    """With one target directory, name its keys target.* so two directories
+    (the usual A/B of a file-system comparison) line up key by key."""
+    dirs = {k.split(".", 1)[1].rsplit(".", 1)[0] for k in env if k.startswith("target.")}
+    if len(dirs) != 1:
+        return env
+    (d,) = dirs
+    prefix = f"target.{d}."
+    out = {("target." + k[len(prefix):] if k.startswith(prefix) else k): v for k, v in env.items()}
+    out["target.path"] = d
+    return out
+
+
+def env_diffs(store: Store, configs: list[Config]) -> list[EnvDiff]:
+    from clusterbench import environment
+
+    base = configs[0]
+    base_envs = store.environments_of(base.run_ids[0])
+    out = []
+    for other in configs[1:]:
+        envs = store.environments_of(other.run_ids[0])
+        # hosts pair up by name; single-host runs on different machines pair with each other
+        pairs = [(h, h) for h in sorted(base_envs) if h in envs] or \
+            list(zip(sorted(base_envs), sorted(envs)))
+        for hb, ho in pairs:
+            out.append(EnvDiff(base.name, other.name, hb, ho,
+                               environment.diff(single_target(base_envs[hb]), single_target(envs[ho]))))
+    return out
+
+
+@dataclass
+class Sweep:
+    param: str
+    title: str                    # kernel, phase, mode and the parameters held fixed
+    unit: str | None
+    values: list[str]             # the swept parameter's values, in order
+    points: list[Point]           # one per value
+
+    def numeric(self) -> list[float] | None:
+        from clusterbench.results.sizes import parse_size
+
+        out = [parse_size(v) for v in self.values]
+        return None if any(v is None for v in out) else [float(v) for v in out]
+
+
+def sweeps(points: list[Point]) -> list[Sweep]:
+    """Groups of points that differ in exactly one parameter: a sweep of it."""
+    groups: dict[tuple, dict[str, Point]] = {}
+    for p in points:
+        for k, v in p.params.items():
+            rest = tuple((a, b) for a, b in p.params.items() if a != k)
+            groups.setdefault((k, p.kernel, p.key, rest), {})[v] = p
+    out = []
+    for (k, kernel, key, rest), by_value in groups.items():
+        if len(by_value) < 2:
+            continue
+        from clusterbench.results.sizes import parse_size
+
+        order = sorted(by_value, key=lambda v: (parse_size(v) is None, parse_size(v) or 0, v))
+        fixed = ", ".join(f"{a}={b}" for a, b in rest)
+        out.append(Sweep(k, f"{kernel} {key.label} {key.condition or ''} ({fixed})", key.unit, order,
+                         [by_value[v] for v in order]))
+    return out

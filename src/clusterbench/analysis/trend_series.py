@@ -1,0 +1,252 @@
+"""A figure over time: one point per run (the median of its repetitions and
+the median's 95 % CI), and the change points of the series.
+
+Change points are found by Pettitt's test (A. N. Pettitt, "A non-parametric
+approach to the change-point problem", Applied Statistics 28(2), 1979,
+126-135): the Mann-Whitney statistic of "before t" against "after t",
+maximised over t, with its approximate significance
+p = 2 exp(-6 K^2 / (n^3 + n^2)); the change is dated at the split with the
+least absolute deviations from each side's median (split_at). Applied by binary segmentation (each side of
+a change found is searched again) at alpha 0.01, with at least MIN_SEGMENT
+runs on each side. It is rank-based, so one wild run moves nothing, and no
+threshold is tuned by hand. Each change point carries the environment
+difference between the last run before it and the first run after it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from clusterbench.errors import BadInput
+from clusterbench.results.sample import SampleKey
+from clusterbench.results.sizes import size_text
+from clusterbench.analysis.stats import _median, median_ci
+from clusterbench.store.schema import run_hosts, runs, samples, steps
+
+ALPHA = 0.01
+MIN_SEGMENT = 4   # runs on each side of a change point
+METHOD = "Pettitt's test (Pettitt 1979) says whether, least absolute deviations say where; binary segmentation, alpha 0.01"
+
+
+@dataclass
+class Point:
+    run_id: int
+    started: dt.datetime
+    label: str | None
+    host: str | None
+    median: float
+    ci_low: float
+    ci_high: float
+    n: int
+    ci_coverage: float = 0.0    # the interval's real coverage (order statistics: 94 % at n = 5)
+
+
+@dataclass
+class ChangePoint:
+    index: int                  # the first point after the change
+    p_value: float
+    before_median: float        # median of the run medians of the segment before / after
+    after_median: float
+    env_diff: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+    @property
+    def change(self) -> float:
+        return self.after_median / self.before_median - 1 if self.before_median else math.nan
+
+
+@dataclass
+class Series:
+    kernel: str
+    phase: str
+    mode: str | None
+    unit: str | None
+    params: dict
+    points: list[Point]
+    changes: list[ChangePoint] = field(default_factory=list)
+    key: SampleKey | None = None   # the measurement (Sample.key()): phase, condition, unit, message size
+
+    @property
+    def title(self) -> str:
+        figure = ":".join(x for x in (self.kernel, self.phase, self.mode) if x)
+        if self.key is not None and self.key.size_bytes is not None:
+            figure += f" {size_text(self.key.size_bytes)}"
+        shown = " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{figure} {shown}".strip()
+
+
+def pettitt(values: list[float]) -> float:
+    """Pettitt's approximate p-value that the series has a change at all:
+    from K = max over t of |U_t|, U_t = 2 (sum of the first t ranks) - t (n + 1)."""
+    import numpy as np   # not scipy.stats: its import alone costs a second
+
+    n = len(values)
+    _, where, counts = np.unique(np.asarray(values, dtype=float), return_inverse=True, return_counts=True)
+    ranks = (np.cumsum(counts) - (counts - 1) / 2)[where]    # ties get their average rank
+    t = np.arange(1, n)
+    k = float(np.abs(2 * np.cumsum(ranks)[:-1] - t * (n + 1)).max())
+    return min(1.0, 2 * math.exp(-6 * k ** 2 / (n ** 3 + n ** 2)))
+
+
+def split_at(values: list[float], min_segment: int = 1) -> int:
+    """Where the change is: the t minimising the absolute deviations of values[:t]
+    and values[t:] from their own medians. Not K's argmax: ranks cannot tell which
+    side the value next to a clean step belongs to, and K leans to the middle."""
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    best_t, best_cost = min_segment, math.inf
+    for t in range(min_segment, n - min_segment + 1):
+        left, right = x[:t], x[t:]
+        cost = np.abs(left - np.median(left)).sum() + np.abs(right - np.median(right)).sum()
+        if cost < best_cost:
+            best_t, best_cost = t, cost
+    return best_t
+
+
+def change_points(values: list[float], alpha: float = ALPHA, min_segment: int = MIN_SEGMENT) -> list[tuple[int, float]]:
+    """(index, p) of each change, in order: binary segmentation with Pettitt's test."""
+    found: list[tuple[int, float]] = []
+    todo = [(0, len(values))]
+    while todo:
+        lo, hi = todo.pop()
+        if hi - lo < 2 * min_segment:
+            continue
+        p = pettitt(values[lo:hi])
+        if p < alpha:
+            t = split_at(values[lo:hi], min_segment)
+            found.append((lo + t, p))
+            todo += [(lo, lo + t), (lo + t, hi)]
+    return sorted(found)
+
+
+def _params_key(params: dict) -> str:
+    return json.dumps(params, sort_keys=True)
+
+
+def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], int | None]:
+    """--param filters read as the plan reads parameters (plan_params): the
+    canonical text to match stored steps, and a message size picked out of a
+    size list (mpi --sizes: `--param sizes=1m` is the 1 MiB series). A name
+    the kernel does not take stays as given (load() refuses it unless a
+    stored step holds it: a parameter since renamed)."""
+    from clusterbench.results.params import canonical_value, is_size_list, kernel_of
+    from clusterbench.results.sizes import parse_size
+
+    k = kernel_of(kernel)
+    out, size = {}, None
+    for name, value in given.items():
+        p = k.param(name) if k else None
+        if p is not None and is_size_list(p) and "," not in value and parse_size(value) is not None:
+            size = parse_size(value)
+        else:
+            out[name] = canonical_value(p, value) if p is not None else value
+    return out, size
+
+
+def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str | None = None,
+         host: str | None = None, params: dict | None = None, since: dt.datetime | None = None) -> list[Series]:
+    """The series of a figure from runs that ended ok, one per measurement:
+    per distinct parameter set (a 4 MiB and a 1 GiB file are different
+    figures) and per Sample.key() (the 8 B and the 1 MiB messages of one
+    --sizes sweep are different figures), oldest run first. A size list
+    (mpi --sizes) is not part of the parameter set: its records name each
+    size, so a 1 MiB message measured in --sizes=8,1m and in --sizes=1m,4m
+    is one series, as compare matches them."""
+    from clusterbench.results.params import defaults, is_size_list, kernel_of
+    from clusterbench.results.sample import Sample
+
+    wanted, size = wanted_params(kernel, params or {})
+    k = kernel_of(kernel)
+    lists = {p.name for p in k.params if is_size_list(p)} if k else set()
+    stated = defaults(k) if k else {}   # a parameter left out was run at its default
+    q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, runs.c.started, runs.c.label, runs.c.host)
+         .join(runs, runs.c.id == steps.c.run_id)
+         .where(steps.c.kernel == kernel, runs.c.status == "ok"))
+    if label:
+        q = q.where(runs.c.label == label)
+    if host:
+        q = q.where(runs.c.host == host)
+    if since:
+        q = q.where(runs.c.started >= since)
+    with store.engine.connect() as c:
+        all_rows = c.execute(q).all()
+        for name in wanted.keys() - {p.name for p in (k.params if k else ())}:
+            if not any(name in (r.params or {}) for r in all_rows):
+                known = ", ".join(p.name for p in k.params) if k else \
+                    ", ".join(sorted({n for r in all_rows for n in (r.params or {})})) or "none stored"
+                raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} (parameters: {known})")
+        step_rows = [r for r in all_rows
+                     if all(str((r.params or {}).get(n, stated.get(n))) == v for n, v in wanted.items())]
+        found: dict[int, list[Sample]] = {}
+        ids = [r.id for r in step_rows]
+        for i in range(0, len(ids), 1000):
+            sq = sa.select(samples).where(samples.c.step_id.in_(ids[i:i + 1000]), samples.c.phase == phase,
+                                          samples.c.value.is_not(None))
+            sq = sq.where(samples.c.mode == mode) if mode else sq
+            for row in c.execute(sq.order_by(samples.c.id)):
+                s = Sample.from_row(row)
+                if size is None or s.size_bytes == size:
+                    found.setdefault(row.step_id, []).append(s)
+    by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
+    for r in step_rows:
+        params_key = _params_key({n: v for n, v in (r.params or {}).items() if n not in lists})
+        for s in found.get(r.id, []):
+            run = by_series.setdefault((params_key, s.key()), {}).setdefault(r.run_id, (r, []))
+            run[1].append(s.value)   # a run with several such steps pools them
+    out = []
+    for (params_key, key), by_run in by_series.items():
+        points = []
+        for run_id, (r, vs) in sorted(by_run.items(), key=lambda kv: (kv[1][0].started, kv[0])):
+            lo, hi, coverage = median_ci(vs)
+            points.append(Point(run_id, r.started, r.label, r.host, _median(vs), lo, hi, len(vs), coverage))
+        s = Series(kernel, phase, key.condition, key.unit, json.loads(params_key), points, key=key)
+        s.changes = _changes(store, points)
+        out.append(s)
+    return sorted(out, key=lambda s: (-len(s.points), s.key.size_bytes or 0, s.title))
+
+
+def _changes(store, points: list[Point]) -> list[ChangePoint]:
+    medians = [p.median for p in points]
+    found = change_points(medians)
+    out = []
+    bounds = [0] + [i for i, _ in found] + [len(points)]
+    for k, (i, p) in enumerate(found):
+        before, after = medians[bounds[k]:i], medians[i:bounds[k + 2]]
+        out.append(ChangePoint(i, p, _median(before), _median(after),
+                               env_difference(store, points[i - 1].run_id, points[i].run_id)))
+    return out
+
+
+def env_difference(store, run_a: int, run_b: int) -> list[tuple[str, Any, Any]]:
+    """What differs between the first host's environments of two runs."""
+    from clusterbench import environment
+    from clusterbench.analysis.comparison import single_target
+    from clusterbench.store.schema import environments
+
+    def first_env(run_id: int) -> dict:
+        with store.engine.connect() as c:
+            row = c.execute(sa.select(environments.c.data)
+                            .join(run_hosts, run_hosts.c.environment_hash == environments.c.hash)
+                            .where(run_hosts.c.run_id == run_id).order_by(run_hosts.c.host).limit(1)).first()
+        return single_target(row.data) if row else {}
+
+    return environment.diff(first_env(run_a), first_env(run_b))
+
+
+def candidate_figures(store, min_runs: int, since: dt.datetime | None = None) -> list[tuple[str, str, str | None]]:
+    """(kernel, phase, mode) measured by at least min_runs ok runs, most runs first."""
+    q = (sa.select(steps.c.kernel, samples.c.phase, samples.c.mode, sa.func.count(sa.distinct(steps.c.run_id)))
+         .join(steps, steps.c.id == samples.c.step_id).join(runs, runs.c.id == steps.c.run_id)
+         .where(runs.c.status == "ok").group_by(steps.c.kernel, samples.c.phase, samples.c.mode))
+    if since:
+        q = q.where(runs.c.started >= since)
+    with store.engine.connect() as c:
+        rows = c.execute(q).all()
+    return [(k, p, m) for k, p, m, n in sorted(rows, key=lambda r: (-r[3], r[0], r[1], r[2] or ""))
+            if n >= min_runs]

@@ -1,0 +1,1 @@
+"""The one registry every extension point uses (docs/design.md)."""

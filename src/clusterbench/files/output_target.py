@@ -1,0 +1,150 @@
+"""Where a file a user names with -o (report, export, history, run --report)
+goes, decided by what is at that name now:
+
+- nothing, a regular file, or a symbolic link (its own name): replaced whole
+  or not at all (safe_write.write_atomically: never written through);
+- `-`, a FIFO, a character device (/dev/null, a terminal), or a name of one of
+  this process's descriptors (/dev/stdout, /dev/fd/N): written as a stream,
+  so a reader gets the bytes and the device stays a device;
+- a directory, a block device, a socket: refused, exit 2, nothing touched.
+
+An error is one line: what the user can fix (no such directory, permission)
+exit 2, what the system could not do (a full disk, an I/O error) exit 1."""
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+
+from clusterbench.errors import BadInput, WriteFailed
+
+STDOUT = "-"
+# errors of the system, not of the name given: retrying later (after freeing space) may succeed
+_SYSTEM_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.ENOMEM, errno.EPIPE}
+_REFUSED_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def _own_descriptor(path: str) -> int | None:
+    """The descriptor N when path names one of this process's own (/dev/stdout,
+    /dev/stderr, /dev/fd/N, /proc/self/fd/N, through any chain of links): that
+    descriptor is written, never the link replaced (as root, /dev/stdout is
+    the system's) nor reopened at offset 0 (`>> log` keeps appending)."""
+    own_fd_dir = re.compile(rf"/proc/{os.getpid()}(?:/task/\d+)?/fd")
+    for _hop in range(40):   # the kernel's own limit on a chain of links
+        parent, name = os.path.split(path)
+        if own_fd_dir.fullmatch(os.path.realpath(parent or ".")) and name.isdigit():
+            return int(name)
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return None
+        path = os.path.join(parent, target)
+    return None
+
+
+def _kind(path: str) -> str | None:
+    """What must happen at path: 'stream', 'replace', or None if it is missing."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return "replace"   # a dangling or looping link: its own name is replaced
+        return "stream" if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode) else "replace"
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+        return "stream"
+    if stat.S_ISREG(st.st_mode):
+        return "replace"
+    return _REFUSED_KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+
+
+def check(path: str, option: str = "-o") -> None:
+    """Refuses (exit 2) a target that cannot be written, before any work is
+    done for it: a run's report is refused before the run, not after."""
+    if not path:
+        raise BadInput(f"{option}: give the name of a file to write (- for stdout)")
+    if "\x00" in path:
+        raise BadInput(f"{option}: the name holds a NUL byte, which no file name can")
+    if path == STDOUT or _own_descriptor(path) is not None:
+        return
+    try:
+        kind = _kind(path)
+    except OSError as e:
+        raise _error(option, path, e) from None
+    if kind == "stream":
+        return
+    if kind not in (None, "replace"):
+        raise BadInput(f"{option} {path}: {kind}; give the name of a file to write")
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise BadInput(f"{option} {path}: no such directory {parent}")
+    _try_a_file_in(parent, option, path)
+
+
+def _try_a_file_in(parent: Path, option: str, path: str) -> None:
+    """A file is replaced through a temporary one beside it: make one now and
+    remove it, so a directory that takes none (no permission, a read-only
+    file system, /proc) is refused before the work, not after it."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".clusterbench-check.", dir=parent)
+    except OSError as e:
+        raise _error(option, path, e) from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write(path: str, data: str | bytes, option: str = "-o") -> str:
+    """Writes data to path as check() describes; returns the name written
+    ('-' for stdout)."""
+    from clusterbench.files.safe_write import write_atomically
+
+    payload = data.encode() if isinstance(data, str) else data
+    check(path, option)
+    try:
+        fd = 1 if path == STDOUT else _own_descriptor(path)
+        if fd is not None:
+            sys.stdout.flush()
+            _write_all(fd, payload)
+            return path
+        if _kind(path) == "stream" and _stream(path, payload):
+            return path
+        return str(write_atomically(path, payload))
+    except OSError as e:
+        raise _error(option, path, e) from None
+
+
+def _stream(path: str, payload: bytes) -> bool:
+    """Writes to the FIFO or character device at path; False if what opened
+    is no longer one (swapped for a file since check: then replaced whole)."""
+    # no O_CREAT, no O_TRUNC: opening changes nothing; a FIFO waits for its reader here
+    fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            return False
+        _write_all(fd, payload)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _error(option: str, path: str, e: OSError) -> BadInput | WriteFailed:
+    why = e.strerror or str(e)
+    if e.errno == errno.EPIPE:
+        why = "the reader closed the pipe"
+    cls = WriteFailed if e.errno in _SYSTEM_ERRNOS else BadInput
+    return cls(f"{option} {path}: cannot write: {why}")

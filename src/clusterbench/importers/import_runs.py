@@ -1,0 +1,176 @@
+"""`clusterbench import`'s use case: a file read, its format detected from
+the content, parsed into runs (clusterbench.importers), and each run stored
+in one transaction, so a file that fails leaves nothing behind.
+
+The environment of an imported run is what the file states (its hosts, and
+for fio and iperf3 the OS line they print) plus every other topic stored as
+unavailable with the reason ("imported from fio 3.33 JSON: not recorded"):
+nothing about the machine that ran it is guessed from this one.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterbench import importers
+from clusterbench.environment import COLLECTORS, snapshot_hash
+from clusterbench.errors import BadInput
+from clusterbench.importers import ImportedRun, Unreadable, plausibility
+
+# The keys the report's environment block and the usual diffs read: each
+# stored as "<key>_error" = the reason, as the collectors store what they could not read.
+NOT_RECORDED = ("cpu.model", "cpu.governor", "cpu.turbo", "memory.total_bytes", "numa.nodes", "vm.dirty_ratio",
+                "net.interfaces", "gpu.count", "mpi.flavour", "compiler.cc", "cbk.version", "tuned.profile")
+# The most `import` reads of one file unless --max-bytes says more: the
+# largest real outputs (IOR -v -v, fio json+ of many jobs, iperf3 -J over
+# hours) are a few MiB; a file bigger than this is a mistake (a core dump,
+# /dev/zero behind a link) more often than a benchmark's output.
+MAX_FILE_BYTES = 16 * 2**20
+CHUNK_BYTES = 1 << 20
+
+
+@dataclass
+class Overrides:
+    label: str | None = None
+    host: str | None = None            # --host: where the file's runs ran, when the file does not say
+    date: dt.datetime | None = None    # --date: when, when the file does not say
+    ranks: int | None = None           # --np: the rank count, where the file does not give it (OSU collectives)
+
+
+def read_bytes(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The file's content, read in chunks and never more than `max_bytes`
+    (`--max-bytes`): /dev/zero, a FIFO, a socket or a file still growing
+    cannot hold the import. Only a regular file is read: it is opened
+    without blocking (a FIFO with no writer would block open()) and checked
+    on the descriptor opened, not on the name."""
+    if os.path.isdir(path):   # False, not an OSError, for a name too long
+        raise BadInput(f"{path}: is a directory (give its files: clusterbench import {path}/*)")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        kind = _file_kind(os.fstat(fd).st_mode)
+        if kind:
+            raise BadInput(f"{path}: {kind}, not a regular file: give the saved output file")
+        os.set_blocking(fd, True)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(CHUNK_BYTES, max_bytes + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise BadInput(f"{path}: larger than the {_mib(max_bytes)} import limit "
+                               f"(no benchmark output is that big; give --max-bytes to raise it)")
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a file that is not a regular one is, in words; None for a regular file."""
+    for test, words in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return words
+    return None if stat.S_ISREG(mode) else "not a file"
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def parse_file(path: str, fmt: str = "auto", max_bytes: int = MAX_FILE_BYTES) -> list[ImportedRun]:
+    """The runs a file holds, or BadInput (one line naming the file)."""
+    return parse_bytes(path, read_bytes(path, max_bytes), fmt)
+
+
+def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
+    """The runs in `data`, the content of the file `path`."""
+    if b"\0" in data[:65536]:
+        raise BadInput(f"{path}: a binary file, not any known format (formats: {', '.join(importers.names())})")
+    text = data.decode("utf-8", errors="replace")
+    if fmt == "auto":
+        found = importers.detect(text)
+        if found is None:
+            raise BadInput(f"{path}: not any known format (formats: {', '.join(importers.names())})")
+        fmt = found
+    module = importers.get(fmt)
+    try:
+        runs = module.parse(text)
+    except Unreadable as e:
+        raise BadInput(f"{path}: {fmt}: {e}") from None
+    except plausibility.Implausible as e:
+        raise BadInput(f"{path}: {fmt}: {e}") from None
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError) as e:
+        # a parser defect on input it did not foresee: still one line, never a half-stored run
+        raise BadInput(f"{path}: {fmt}: cannot read this file ({type(e).__name__}: {e})") from None
+    from clusterbench.results.params import canonical_for
+
+    for r in runs:
+        for st in r.steps:
+            # a tool's parameters as the plan writes a native run's (shown so by --dry-run), so the two compare
+            st.params = canonical_for(st.kernel, st.params)
+            finite = [s for s in st.samples if s.value is None or math.isfinite(s.value)]
+            if len(finite) < len(st.samples):
+                r.notes.append(f"{st.name}: {len(st.samples) - len(finite)} figure(s) not finite (nan, inf): not taken")
+                st.samples = finite
+    runs = [r for r in runs if r.sample_count]
+    if not runs:
+        raise BadInput(f"{path}: {fmt}: no measurement in this file")
+    try:
+        plausibility.check(runs, text)
+    except plausibility.Implausible as e:
+        raise BadInput(f"{path}: {fmt}: {e}") from None
+    return runs
+
+
+def environment(run: ImportedRun, host: str, path: str) -> dict:
+    why = f"imported from {run.source}: not recorded"
+    env: dict = {"capture.schema": 1, "host.name": host, "import.source": run.source, "import.file": path}
+    env.update(run.facts)
+    for topic in COLLECTORS:
+        env.setdefault(f"{topic}.collector_error", why)
+    for key in NOT_RECORDED:
+        if key not in env:
+            env[f"{key}_error"] = why
+    return dict(sorted(env.items()))
+
+
+def finish(run: ImportedRun, path: str, over: Overrides) -> tuple[str, dt.datetime]:
+    """Where and when the run ran: the file's word, else --host/--date, else
+    "unknown" and the file's modification time (said in the run's notes)."""
+    host = (run.hosts[0] if run.hosts else None) or over.host
+    if host is None:
+        host = "unknown"
+        run.notes.append("the file names no host (give --host)")
+    started = run.started or over.date
+    if started is None:
+        started = dt.datetime.fromtimestamp(Path(path).stat().st_mtime, dt.timezone.utc)
+        run.notes.append("the file gives no date: stored at the file's modification time (give --date)")
+    return host, started
+
+
+def store_run(store, run: ImportedRun, path: str, over: Overrides) -> int:
+    host, started = finish(run, path, over)
+    if over.ranks and any(st.ranks == 0 for st in run.steps):
+        for st in run.steps:
+            st.ranks = st.ranks or over.ranks
+        run.notes = [n for n in run.notes if "(give --np)" not in n]
+    hosts = list(dict.fromkeys([host, *run.hosts[1:]]))
+    snapshots = {}
+    for h in hosts:
+        env = environment(run, h, path)
+        snapshots[h] = (snapshot_hash(env), env)
+    finished = run.finished if run.finished and run.finished >= started else None
+    return store.add_imported_run(
+        label=over.label, command=run.command, host=host, started=started, finished=finished,
+        imported_from=f"{run.source}, file {path}" + (f" ({'; '.join(run.notes)})" if run.notes else ""),
+        imported_steps=run.steps, snapshots=snapshots)

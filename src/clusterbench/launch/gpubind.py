@@ -1,0 +1,128 @@
+"""One set of GPUs per rank (E11): each rank of a step sees only its own
+devices, taken from what the batch system granted this job on this node.
+
+Grid Engine's resource map puts the granted ids in SGE_HGR_<complex>
+(`qsub -l gpu=2` -> SGE_HGR_gpu="0 1"); Slurm sets CUDA_VISIBLE_DEVICES (or
+ROCR_VISIBLE_DEVICES / ZE_AFFINITY_MASK) in the numbering the job's device
+cgroup presents, and SLURM_STEP_GPUS / SLURM_JOB_GPUS with the node's
+physical indices. Without a binding, every rank opens device 0: two ranks
+then share one GPU while another idles.
+
+Rank r of a node (its node-local rank, which every launcher exports) gets
+granted[r*N:(r+1)*N]. The binding happens in a small wrapper each rank runs
+before cbk (`python -m clusterbench.launch.gpubind --per-rank=N -- cbk ...`): it
+sets the variables and execs cbk, which states in its run record the
+devices each rank saw. Two ranks get the same device only with --share
+(round-robin), never by accident: too few granted devices is bad input.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from clusterbench.environment.gpu_grant import Grant, granted, parse_devices  # noqa: F401 (the binding's API)
+from clusterbench.errors import BadInput
+
+# Node-local rank as MPICH Hydra, Open MPI, Slurm, Cray PALS and MVAPICH export it.
+LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "PALS_LOCAL_RANKID",
+                        "MV2_COMM_WORLD_LOCAL_RANK")
+HINT = "qsub -l gpu=N on Grid Engine, sbatch --gpus-per-node=N on Slurm, or set CUDA_VISIBLE_DEVICES=0,1,..."
+
+
+def require_grant(environ: Mapping[str, str], per_rank: int) -> Grant:
+    grant = granted(environ)
+    if grant is None:
+        raise BadInput(f"--gpus-per-rank {per_rank}: no GPUs granted to this job (no SGE_HGR_gpu, "
+                       f"SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES): {HINT}")
+    return grant
+
+
+def check(grant: Grant, local_ranks: int, per_rank: int, share: bool) -> None:
+    """Rejects a binding that would put two ranks on one device unasked."""
+    if not grant.devices:
+        raise BadInput(f"--gpus-per-rank {per_rank}: {grant.source} grants no GPU")
+    if per_rank > len(grant.devices) or (local_ranks * per_rank > len(grant.devices) and not share):
+        raise BadInput(f"--gpus-per-rank {per_rank} x {local_ranks} rank(s) on a node needs "
+                       f"{per_rank * local_ranks} GPUs, but {grant.source} grants {len(grant.devices)} "
+                       f"({' '.join(grant.devices)})" + ("" if share or per_rank > len(grant.devices) else
+                                                         ": use fewer ranks per node, or --share-gpus"))
+
+
+def assign(grant: Grant, local_rank: int, per_rank: int, share: bool) -> tuple[str, ...]:
+    """The devices of node-local rank `local_rank`."""
+    check(grant, local_rank + 1, per_rank, share)
+    n = len(grant.devices)
+    return tuple(grant.devices[(local_rank * per_rank + j) % n] for j in range(per_rank))
+
+
+def preflight(step, hostfile: str | None) -> None:
+    """Before anything is stored: the grant exists, parses, and holds enough
+    devices for the ranks this node will run (every rank of a one-node
+    step, else --ppn). Multi-node steps without --ppn are checked by each
+    rank's wrapper instead, which fails the step with the same line."""
+    grant = require_grant(os.environ, step.gpus_per_rank)
+    if step.ranks_per_node:
+        local_ranks = step.ranks_per_node
+    elif hostfile is None and step.launcher not in ("srun", "qrsh"):
+        local_ranks = step.ranks
+    else:
+        local_ranks = 1
+    check(grant, min(local_ranks, step.ranks), step.gpus_per_rank, step.share_gpus)
+
+
+def local_rank(environ: Mapping[str, str]) -> int:
+    for var in LOCAL_RANK_VARIABLES:
+        value = environ.get(var, "")
+        if value.isdigit():
+            return int(value)
+    if environ.get("PMI_SIZE", "1") not in ("", "1") or environ.get("OMPI_COMM_WORLD_SIZE", "1") != "1":
+        raise BadInput("--gpus-per-rank: the launcher exports no node-local rank "
+                       f"({', '.join(LOCAL_RANK_VARIABLES)})")
+    return 0  # one process: the local launcher
+
+
+def binding_env(devices: Sequence[str], amd: bool) -> dict[str, str | None]:
+    """Variables to set (None: remove). On AMD nodes HIP also reads
+    CUDA_VISIBLE_DEVICES *after* ROCR_VISIBLE_DEVICES has renumbered the
+    devices, so only ROCR_VISIBLE_DEVICES is set there; CUDA and Level Zero
+    ignore each other's variables."""
+    ids = ",".join(devices)
+    if amd:
+        return {"ROCR_VISIBLE_DEVICES": ids, "CUDA_VISIBLE_DEVICES": None, "HIP_VISIBLE_DEVICES": None}
+    return {"CUDA_VISIBLE_DEVICES": ids, "ROCR_VISIBLE_DEVICES": ids, "ZE_AFFINITY_MASK": ids}
+
+
+def wrap(argv: Sequence[str], per_rank: int, share: bool) -> tuple[str, ...]:
+    """The argv each rank runs: the wrapper, then cbk's own argv."""
+    return (sys.executable, "-m", "clusterbench.launch.gpubind", f"--per-rank={per_rank}",
+            *(("--share",) if share else ()), "--", *argv)
+
+
+def main(args: list[str]) -> int:
+    if "--" not in args:
+        print("usage: python -m clusterbench.launch.gpubind --per-rank=N [--share] -- PROGRAM [ARGS...]", file=sys.stderr)
+        return 2
+    opts, argv = args[:args.index("--")], args[args.index("--") + 1:]
+    per_rank = next((int(o.split("=", 1)[1]) for o in opts if o.startswith("--per-rank=")), 0)
+    try:
+        grant = require_grant(os.environ, per_rank)
+        devices = assign(grant, local_rank(os.environ), per_rank, "--share" in opts)
+    except BadInput as e:
+        # exiting here would leave the other ranks waiting in MPI_Init: cbk
+        # starts anyway and fails its validation with this line on every rank
+        os.environ["CBK_LAUNCH_ERROR"] = e.message
+    else:
+        for var, value in binding_env(devices, Path("/dev/kfd").exists()).items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+        os.environ["CLUSTERBENCH_GPU_GRANT"] = grant.source
+    os.execv(argv[0], argv)
+    return 127  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,460 @@
+"""Runs `clusterbench run cluster`: the per-node figures on every node (all
+at once by default, what users see in production; one node at a time on
+request), then the link matrix, then collective scaling. Stored as one run
+of kind "cluster" (store/run_kinds.py); a per-node step is named after its
+part and its node is the step's host column.
+
+A per-node step on one node is the kernel launched on a one-line host file
+through the run's launcher (mpiexec, or srun inside an allocation): the
+same path every other step takes (run/step_engine.py: the step opened, the
+private directories swept, the records stored and the launch judged as
+`run` does), so records, warnings and the store are the ones a
+single-node run gives. All nodes at once means one such launch
+per node, started together; each node's output is stored, and its step
+closed, as its launch ends (a Ctrl-C keeps every node that ended)."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import queue
+import socket
+import subprocess
+import tempfile
+import threading
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from clusterbench.run import runner, step_engine
+from clusterbench.catalogue import Catalogue
+from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
+from clusterbench.errors import BadInput
+from clusterbench.launch import Job, choose
+from clusterbench.launch.job import hostfile_hosts
+from clusterbench.launch.messages import failure_line
+from clusterbench.launch.processes import Deadline
+from clusterbench.run.plan import Step, expand
+from clusterbench.run.progress import Progress
+from clusterbench.store import Store, run_kinds
+
+PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
+STOPPED_OUTPUT_WAIT_S = 30.0   # after a Ctrl-C: how long a stopped launch's output is awaited, to store it
+OPTIONS = {"scratch", "one-at-a-time", "links-one-pair", "only", "skip", "threshold", "link-threshold", "topology"}
+
+
+@dataclass
+class ClusterRequest:
+    hosts: list[str]
+    hostfile: str | None          # the run's host file (None inside a Slurm or Grid Engine allocation)
+    launcher: str                 # mpiexec or srun
+    parts: tuple[str, ...]
+    repeat: int
+    one_at_a_time: bool
+    links_one_pair: bool          # every link alone too, after the shift pattern
+    overrides: dict[str, dict[str, str]]   # part -> name -> value
+    scratch: str
+    oversubscribe: bool
+    switches: dict[str, str]      # host -> its switch, when known (link classes)
+    label: str | None
+    command: str
+    step_timeout_s: float | None = None   # --step-timeout: one launch's limit
+
+
+
+def allocation_hosts() -> list[str]:
+    nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
+    if not os.environ.get("SLURM_JOB_ID") or not nodelist:
+        return []
+    out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30)
+    return out.stdout.split() if out.returncode == 0 else []
+
+
+def grid_engine_hosts() -> list[str]:
+    """The hosts of a Grid Engine job's parallel environment ($PE_HOSTFILE:
+    "host slots queue processors" per line)."""
+    pe_hostfile = os.environ.get("PE_HOSTFILE")
+    if not os.environ.get("JOB_ID") or not pe_hostfile or not os.path.isfile(pe_hostfile):
+        return []
+    from clusterbench.launch.hostfile import grid_engine_hosts as pe_hosts
+
+    return pe_hosts(pe_hostfile)
+
+
+def find_hosts(hostfile: str | None) -> tuple[list[str], str | None, str]:
+    """(hosts, host file, launcher): --hostfile, else a Slurm allocation's
+    nodes, else a Grid Engine job's, else the test cluster named by
+    $CLUSTERBENCH_TESTBED. Inside a Grid Engine job mpiexec needs no host
+    file: Hydra and Open MPI read $PE_HOSTFILE and start remote ranks with
+    qrsh -inherit (tight integration)."""
+    if hostfile:
+        return hostfile_hosts(hostfile), hostfile, "mpiexec"
+    if hosts := allocation_hosts():
+        return hosts, None, "srun"
+    if hosts := grid_engine_hosts():
+        return hosts, None, "mpiexec"
+    testbed = os.environ.get("CLUSTERBENCH_TESTBED")
+    if testbed and (Path(testbed) / "hostfile").is_file():
+        path = str(Path(testbed) / "hostfile")
+        return hostfile_hosts(path), path, "mpiexec"
+    raise BadInput("run cluster needs nodes: --hostfile FILE, a Slurm allocation (sbatch -N 4), "
+                   "a Grid Engine job (qsub -pe mpi 4), "
+                   "or a test cluster (clusterbench testbed up; source its env.sh)")
+
+
+def split_options(extra: dict[str, str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """--scratch, --only ... and --PART.NAME=VALUE overrides of the suite."""
+    options, overrides = {}, {}
+    for k, v in extra.items():
+        part, dot, name = k.partition(".")
+        if dot:
+            if part not in PARTS:
+                raise BadInput(f"--{k}: no part '{part}' (parts: {', '.join(PARTS)})")
+            overrides.setdefault(part, {})[name] = v
+        elif k in OPTIONS:
+            options[k] = v
+        else:
+            raise BadInput(f"run cluster: unknown option --{k} (options: --scratch DIR, --one-at-a-time, "
+                           f"--links-one-pair, --only PART,.., --skip PART,.., --threshold 10%, --link-threshold 25%, --topology HOST:SWITCH,.., "
+                           f"--PART.PARAM=VALUE; parts: {', '.join(PARTS)})")
+    return options, overrides
+
+
+def choose_parts(options: dict[str, str]) -> tuple[str, ...]:
+    def parts(text: str, flag: str) -> set[str]:
+        chosen = {p.strip() for p in text.split(",") if p.strip()}
+        bad = chosen - set(PARTS)
+        if bad:
+            raise BadInput(f"--{flag} {text}: no part {', '.join(sorted(bad))} (parts: {', '.join(PARTS)})")
+        return chosen
+    only = parts(options["only"], "only") if "only" in options else set(PARTS)
+    skip = parts(options["skip"], "skip") if "skip" in options else set()
+    chosen = tuple(p for p in PARTS if p in only and p not in skip)
+    if not chosen:
+        raise BadInput("run cluster: --only/--skip leave nothing to measure")
+    return chosen
+
+
+def suite_entries() -> dict[str, dict]:
+    doc = tomllib.loads(resources.files("clusterbench.run.cluster").joinpath("suite.toml").read_text())
+    entries = {e["part"]: e for e in doc["per-node"]}
+    entries["links"], entries["scaling"] = doc["links"], doc["scaling"]
+    return entries
+
+
+def params_of(entry: dict, req: ClusterRequest) -> dict:
+    params = {k: (req.scratch if v == "{scratch}" else v) for k, v in entry.get("params", {}).items()}
+    params.update(req.overrides.get(entry["part"], {}))
+    return params
+
+
+def node_cpus(envs: dict[str, dict]) -> int:
+    counts = [int(e["cpu.threads"]) for e in envs.values() if str(e.get("cpu.threads", "")).isdigit()]
+    return min(counts) if counts else 1
+
+
+def node_counts(n: int) -> list[int]:
+    """2, 4, 8, .. and N."""
+    out, k = [], 2
+    while k < n:
+        out.append(k)
+        k *= 2
+    return out + [n]
+
+
+def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[Step], list[Step]]:
+    """(per-node step templates, cluster-wide steps)."""
+    entries = suite_entries()
+    per_node, cluster = [], []
+    for part in req.parts:
+        e = entries[part]
+        params = params_of(e, req)
+        if part == "links":
+            cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=len(req.hosts), ranks_per_node=1,
+                              launcher=req.launcher, name=LINKS_STEP, requires=("mpi",))
+            if req.links_one_pair:
+                cluster += expand(e["kernel"], {**params, "pattern": "one-pair"}, repeat=req.repeat,
+                                  ranks=len(req.hosts), ranks_per_node=1, launcher=req.launcher,
+                                  name=LINKS_ALONE_STEP, requires=("mpi",))
+        elif part == "scaling":
+            for nodes in node_counts(len(req.hosts)):
+                for ppn in sorted({1, cpus_per_node}):
+                    cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=nodes * ppn, ranks_per_node=ppn,
+                                      launcher=req.launcher, requires=("mpi",),
+                                      name=f"{SCALING_PREFIX}{nodes} nodes x {ppn} rank{'s' if ppn > 1 else ''}")
+        else:
+            per_node += expand(e["kernel"], params, repeat=req.repeat, ranks=int(e.get("np", 1)),
+                               ranks_per_node=e.get("ppn"), launcher=req.launcher, name=part,
+                               requires=tuple(e.get("requires", ())))
+    for step in per_node + cluster:
+        if not runner.missing_requirement(step, cat):
+            cat.check_params(cat.kernel(step.kernel), step.params)
+    return per_node, cluster
+
+
+# -- per-node steps -----------------------------------------------------
+
+@dataclass
+class NodeLaunch:
+    host: str
+    step_id: int
+    cmd: list[str]
+    proc: subprocess.Popen | None = None
+    out: str = ""
+    err: str = ""
+    deadline: Deadline | None = None
+
+
+def _start(launch: NodeLaunch, env: dict[str, str], timeout_s: float | None) -> None:
+    launch.proc = subprocess.Popen(launch.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, **env})
+    launch.deadline = Deadline(launch.proc, timeout_s)
+
+
+def _finish(launch: NodeLaunch) -> None:
+    launch.out, launch.err = launch.proc.communicate()
+    launch.deadline.cancel()
+    if launch.deadline.expired:
+        launch.err = launch.deadline.message()
+
+
+@dataclass
+class LaunchOutcome:
+    ok: bool
+    build: dict | None    # cbk's run record, with its cgroup and detail records
+    message: str          # the error line when not ok; an MPI_Finalize stall when ok, else ""
+    stopped_by: str | None = None   # the stop signal that ended cbk on the node (a batch system's, a Ctrl-C there)
+
+
+def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, env: dict,
+                   offset: int) -> LaunchOutcome:
+    """Stores one launch's records and judges it as `run` judges a launch (step_engine)."""
+    records = step_engine.LaunchRecords(store, launch.step_id, env, offset, step_engine.detail_records(step.kernel))
+    for line in launch.out.splitlines():
+        records.take(line)
+    build = records.run_record()
+    status = launch.proc.returncode
+    if launch.deadline and launch.deadline.expired:
+        status = 1
+    status, err, stalled = step_engine.judge(status, launch.err, build, step, launcher)
+    record = build and build.record
+    if status == 0:
+        return LaunchOutcome(True, record, stalled or "")
+    return LaunchOutcome(False, record, failure_line(err, status), step_engine.stopped_by(status, err))
+
+
+def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None) -> None:
+    """Starts every launch of the group and calls on_end(launch) in this
+    thread as each ends, so a node's samples are stored when its launch
+    ends, not when the slowest node's does: a Ctrl-C keeps what ended.
+    Interrupted, it stops the launches still running and hands on_end what
+    each printed before it stopped."""
+    ended: queue.Queue[NodeLaunch] = queue.Queue()
+
+    def wait(lc: NodeLaunch) -> None:
+        try:
+            _finish(lc)
+        finally:
+            ended.put(lc)
+
+    handed: set[int] = set()
+    try:
+        for lc in group:
+            _start(lc, env, timeout_s)
+            # waited on at once: should a later launch fail to start, this one's
+            # end is still handed on below, not awaited for nothing
+            threading.Thread(target=wait, args=(lc,), daemon=True).start()
+        for _ in group:
+            lc = ended.get()
+            handed.add(id(lc))
+            if on_end:
+                on_end(lc)
+    except BaseException:
+        running = [lc for lc in group if id(lc) not in handed]
+        for lc in running:
+            if lc.deadline:
+                lc.deadline.cancel()
+            if lc.proc:
+                step_engine.stop(lc.proc)
+        for _ in [lc for lc in running if lc.proc and on_end]:   # their waiters now end: store what each printed
+            try:
+                lc = ended.get(timeout=STOPPED_OUTPUT_WAIT_S)
+            except queue.Empty:
+                break
+            with contextlib.suppress(Exception):
+                on_end(lc, stopped=True)
+        raise
+
+
+def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: ClusterRequest,
+                 envs: dict[str, dict], local_env: dict, progress: Progress, folder: Path) -> list[str]:
+    """One step on every node; a status per node. All at once: one launch
+    per node, started together, each running every repetition; a node's
+    step is stored and closed as its launch ends. One at a time: repetition
+    by repetition, each round visiting every node in turn (as A/B/A/B
+    alternation), so a change in the machine's load over the minutes of the
+    step falls on every node alike, not on whichever node's turn it was."""
+    launcher = choose(req.launcher, 2, cat.cbk)
+    step_engine.sweep_private_dirs(cat, step, progress.note)
+    step_ids, commands = {}, {}
+    for host in req.hosts:
+        hostfile = one_host_file(folder, host)
+        step_ids[host] = step_engine.begin(store, run_id, position, step, launcher.name, host=host)
+        reps = 1 if req.one_at_a_time else step.repeat
+        commands[host] = launcher.command(Job(step.argv(cat.cbk, reps), step.ranks, step.ranks_per_node,
+                                              str(hostfile), req.oversubscribe, step.env))
+    if req.one_at_a_time:
+        rounds = [[[h] for h in req.hosts] for _ in range(step.repeat)]
+    else:
+        rounds = [[list(req.hosts)]]
+    errors: dict[str, str] = {}
+    stalls: dict[str, str] = {}
+    builds: dict[str, dict | None] = {}
+    statuses: dict[str, str] = {}
+
+    def finish(host: str) -> None:
+        if host in errors:
+            store.finish_step(step_ids[host], "failed", build=builds.get(host), message=f"{host}: {errors[host]}")
+            statuses[host] = "failed"
+        else:
+            store.finish_step(step_ids[host], "ok", build=builds.get(host),
+                              stop_reason=f"fixed: {step.repeat} repetitions", message=stalls.get(host))
+            statuses[host] = "ok"
+
+    try:
+        for offset, groups in enumerate(rounds):
+            for hosts in groups:
+                hosts = [h for h in hosts if h not in errors]   # a node that failed is not asked again
+                if not hosts:
+                    continue
+                progress.note(f"{step.name} on {', '.join(hosts)}"
+                              + (f" (repetition {offset + 1} of {step.repeat})" if req.one_at_a_time else ""))
+
+                def ended(lc: NodeLaunch, stopped: bool = False, offset: int = offset) -> None:
+                    got = _store_samples(store, lc, step, launcher.name, envs.get(lc.host, local_env), offset)
+                    builds[lc.host] = got.build or builds.get(lc.host)
+                    if stopped:
+                        return   # closed as interrupted below, with what it printed stored
+                    if got.stopped_by:
+                        # the stop reached cbk on the node and not us: the run stops as on
+                        # Ctrl-C, as `run` does; the other nodes' launches are stopped
+                        store.finish_step(step_ids[lc.host], "interrupted", build=builds.get(lc.host),
+                                          message=f"cbk ended by {got.stopped_by}")
+                        statuses[lc.host] = "interrupted"
+                        raise step_engine.Interrupted(got.stopped_by)
+                    if not got.ok:
+                        errors[lc.host] = got.message
+                    elif got.message:
+                        stalls[lc.host] = got.message
+                        progress.note(f"{step.name} on {lc.host}: {got.message}")
+                    if not req.one_at_a_time:
+                        finish(lc.host)   # its one launch held every repetition
+
+                _run_together([NodeLaunch(h, step_ids[h], commands[h]) for h in hosts],
+                              step_engine.cbk_env(step, run_id), req.step_timeout_s, ended)
+    except BaseException:
+        for host in req.hosts:
+            if host not in statuses:
+                store.finish_step(step_ids[host], "interrupted", build=builds.get(host),
+                                  message="interrupted by a signal")
+        raise
+    for host in req.hosts:
+        if host not in statuses:
+            finish(host)
+    return [statuses[h] for h in req.hosts]
+
+
+def one_host_file(folder: Path, host: str) -> str:
+    path = folder / f"{host}.hosts"
+    path.write_text(f"{host}\n")
+    return str(path)
+
+
+def switch_of(text: str | None) -> dict[str, str]:
+    """`h01:sw1,h02:sw1,h03:sw2`: --topology, else the test cluster's
+    $CLUSTERBENCH_TESTBED_TOPOLOGY; {} when neither says."""
+    out = {}
+    for item in (text or "").split(","):
+        host, sep, switch = item.strip().partition(":")
+        if item.strip() and not (sep and host and switch):
+            raise BadInput(f"--topology {text}: expected HOST:SWITCH,HOST:SWITCH,.. (e.g. n01:leaf1,n02:leaf2)")
+        if sep:
+            out[host] = switch
+    return out
+
+
+def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterRequest, folder: Path) -> dict:
+    """This host's snapshot and every node's, each node's collected by a
+    launch of its own (one launch over all nodes interleaves their long
+    JSON lines, and a garbled snapshot is lost); returns this host's."""
+    from clusterbench import environment
+
+    local = environment.collect([req.scratch])
+    snapshots = {socket.gethostname(): local}
+    launcher = choose(req.launcher, 2, cat.cbk)
+    argv = runner.collector_argv([req.scratch])
+    launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
+                for h in req.hosts]
+    _run_together(launches, {}, req.step_timeout_s)
+    for lc in launches:
+        for env in step_engine.json_objects(lc.out):
+            if "host.name" in env:
+                snapshots[lc.host] = env
+    for host, switch in req.switches.items():   # the link class (analysis.LINK_CLASS_KEY)
+        if host in snapshots:
+            snapshots[host]["fabric.switch"] = switch
+    for host, env in snapshots.items():
+        h = environment.snapshot_hash(env)
+        store.add_environment(env, h)
+        store.link_host(run_id, host, h)
+    return local
+
+
+# -- the whole run ------------------------------------------------------
+
+def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
+    plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
+    with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER) as (run_id, statuses):
+        rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
+        position = 0
+        with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
+            local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
+            envs = store.environments_of(run_id)
+            per_node, cluster = plan(req, cat, node_cpus(envs))
+            for step in per_node:
+                why = runner.missing_requirement(step, cat)
+                if why:
+                    progress.note(f"skipped {step.name} on every node: {why}")
+                    continue
+                statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
+                                         Path(folder))
+                position += 1
+            for step in cluster:
+                step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
+                statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
+                position += 1
+            step_engine.add_cross_warnings(store, run_id)
+    return run_id
+
+
+def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
+            label: str | None, command: str, step_timeout_s: float | None = None) -> ClusterRequest:
+    options, overrides = split_options(extra)
+    hosts, hostfile, launcher = find_hosts(hostfile)
+    if len(hosts) < 2:
+        raise BadInput(f"run cluster: {len(hosts)} node(s) found; a cluster run compares two nodes or more")
+    from clusterbench.analysis.cluster.analysis import parse_fraction
+
+    for flag in ("threshold", "link-threshold"):
+        if flag in options:
+            parse_fraction(options[flag], flag)   # bad input before anything runs; analysis reads it back
+    scratch = options.get("scratch", "/tmp")
+    return ClusterRequest(hosts, hostfile, launcher, choose_parts(options), repeat or 3,
+                          options.get("one-at-a-time", "false") == "true",
+                          options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
+                          switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
+                          label, command, step_timeout_s)
+
+
+__all__ = ["ClusterRequest", "execute", "request"]

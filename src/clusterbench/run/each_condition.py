@@ -1,0 +1,53 @@
+"""One suite (or kernel) under several conditions, in one command (E5):
+`--setting-a X --setting-b Y`, or a suite's [[conditions]] blocks. Each
+condition is one stored run labelled with it; the last thing printed is
+their comparison, the first condition being the baseline."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from clusterbench.conditions import apply
+from clusterbench.conditions.spec import Conditions, new_cgroup_name
+from clusterbench.errors import MeasurementFailed
+
+
+def conditions_of(req, variants: tuple[Conditions, ...]) -> list[Conditions]:
+    base = req.conditions or Conditions()
+    # a fresh cgroup name per run: a killed run's leftover never meets the next one
+    return [replace(base.merged(v), cgroup_name=new_cgroup_name()) for v in variants]
+
+
+def check_all(req, variants: tuple[Conditions, ...]) -> None:
+    """Refuses (BadInput) what any of the runs could not apply, before the first starts."""
+    for c in conditions_of(req, variants) if variants else [req.conditions]:
+        apply.check(c, req)
+
+
+def run_under_each(store, cat, req, variants: tuple[Conditions, ...], quiet: bool,
+                   execute_and_show: Callable) -> list[int]:
+    """Runs req once per condition; returns the run ids (exit 1 after the
+    comparison when a run had failed steps)."""
+    each = conditions_of(req, variants)
+    check_all(req, variants)
+    run_ids, failed, titles = [], None, []
+    for c in each:
+        label = f"{req.label}/{c.title()}" if req.label else c.title()
+        titles.append(label)
+        try:
+            run_ids.append(execute_and_show(store, cat, replace(req, label=label, conditions=c), quiet))
+        except MeasurementFailed as e:
+            run_ids.append(e.run_id)
+            failed = e
+    if not quiet and len(run_ids) > 1:
+        from clusterbench.analysis import comparison as compare
+        from clusterbench.output.console import stdout_console
+        from clusterbench.report.compare_terminal import print_comparison
+
+        console = stdout_console()
+        # by run id: a label may also name older runs, which must not be pooled in
+        console.print("comparing " + ", ".join(f"run {i} ({t})" for i, t in zip(run_ids, titles)), markup=False)
+        print_comparison(console, compare.build(store, [str(i) for i in run_ids]))
+    if failed:
+        raise failed
+    return run_ids

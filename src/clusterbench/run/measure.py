@@ -1,0 +1,89 @@
+"""The run use case shared by `clusterbench run`, `ior` and `mdtest`:
+steps with absolute paths, a request checked before anything runs, then
+execute and print the result tables."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import click
+
+
+def absolute_paths(steps, cat):
+    """Path parameters become absolute, so records and the environment name the same directory."""
+    out, targets = [], []
+    from clusterbench.run.runner import missing_requirement
+
+    for s in steps:
+        if missing_requirement(s, cat):
+            out.append(s)  # skipped when run; its kernel may not exist in this build
+            continue
+        kernel = cat.kernel(s.kernel)
+        params = dict(s.params)
+        for p in kernel.params:
+            if p.type == "path":
+                params[p.name] = os.path.abspath(params.get(p.name, p.default or "."))
+                targets.append(params[p.name])
+        out.append(dataclasses.replace(s, params=params))
+    return out, list(dict.fromkeys(targets))
+
+
+def tool_ranks(option_ranks: int | None, line_ranks: int | None) -> int:
+    """--np, or the tool line's `mpiexec -n N`; both only when they agree."""
+    from clusterbench.errors import BadInput
+
+    if option_ranks and line_ranks and option_ranks != line_ranks:
+        raise BadInput(f"--np {option_ranks} and the launcher's -n {line_ranks} disagree")
+    return option_ranks or line_ranks or 1
+
+
+def checked_request(cat, steps, label, hostfile, oversubscribe, conditions):
+    """The request of a translated tool line (ior, mdtest), with absolute
+    paths and the run's command line (its store password masked); bad input
+    (a missing directory, a refused setting) raises here, before anything is
+    shown or the store is opened."""
+    import shlex
+
+    from clusterbench.conditions.apply import check
+    from clusterbench.run.runner import RunRequest, preflight
+    from clusterbench.store.redact import mask_secrets
+    from clusterbench.store.storable import check_run
+
+    steps, targets = absolute_paths(steps, cat)
+    req = RunRequest(steps, label, mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]])), None, targets,
+                     hostfile, oversubscribe, conditions)
+    check(req.conditions, req)
+    preflight(cat, req)
+    check_run(req.label, None, ((s.name, s.kernel, s.params) for s in req.steps))  # what PostgreSQL cannot hold
+    return req
+
+
+def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
+    """Runs the request; prints the result tables (also of a run whose steps
+    failed, before its exit 1); exit 130 after Ctrl-C. Returns the run id."""
+    from clusterbench.errors import MeasurementFailed
+    from clusterbench.run.progress import Progress
+    from clusterbench.run.runner import execute
+
+    try:
+        run_id = execute(store, cat, req, Progress(enabled=not quiet))
+    except MeasurementFailed as e:
+        if not quiet:
+            _print_run(store, e.run_id)
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        sys.exit(130)
+    if show and not quiet:
+        _print_run(store, run_id)
+    return run_id
+
+
+def _print_run(store, run_id: int) -> None:
+    # imported only to print: rich and the report code cost a --quiet run 20 ms (#24)
+    from clusterbench.output.console import stdout_console
+    from clusterbench.report.data import load_run
+    from clusterbench.report.terminal import print_run
+
+    print_run(stdout_console(), load_run(store, run_id))

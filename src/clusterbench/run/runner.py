@@ -1,0 +1,379 @@
+"""Runs a plan: starts each step through its launcher, streams cbk's
+records into the store as they arrive (a crash keeps what was measured),
+attaches limit warnings, and marks the run's outcome."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from clusterbench.run import step_engine
+from clusterbench.run.step_engine import STOP_SIGNALS, Interrupted, stopped_by
+from clusterbench.conditions import apply as conditions
+from clusterbench.conditions.spec import Conditions
+from clusterbench.catalogue import Catalogue, query_env
+from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
+from clusterbench.launch import Job, choose
+from clusterbench.launch.messages import failure_line
+from clusterbench.launch.processes import Deadline
+from clusterbench.run.plan import Step
+from clusterbench.run.progress import Progress
+from clusterbench.results.records import RunRecord, error_message
+from clusterbench.results.sample import Sample, SampleKey
+from clusterbench.store import Store, run_kinds
+
+
+@dataclass
+class RunRequest:
+    steps: list[Step]
+    label: str | None
+    command: str
+    suite: str | None
+    targets: list[str]
+    hostfile: str | None = None
+    oversubscribe: bool = False
+    conditions: Conditions | None = None   # --memory-limit, --setting (clusterbench.conditions)
+    link_bits_per_s: float | None = None   # --link-speed: the network's nominal rate, for the limit checks
+
+
+def _raise_interrupted(signum, _frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def node_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> list[dict]:
+    """One snapshot per node the steps reach, as their launchers reach them
+    (Launcher.node_command: a host file's hosts, a Slurm allocation's nodes);
+    the collector needs only Python and this package there. [] on one host."""
+    argv = collector_argv(targets)
+    for step in req.steps:
+        if missing_requirement(step, cat):
+            continue
+        launcher = choose(step.launcher, step.ranks, cat.cbk)
+        with tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
+            cmds = launcher.node_commands(argv, step.ranks, req.hostfile, Path(folder))
+            if cmds:
+                return collect_all(cmds, labelled=launcher.node_output_labelled)
+    return []
+
+
+def collect_all(cmds: list[list[str]], labelled: bool = False) -> list[dict]:
+    """The snapshots of several launches, run at once."""
+    procs = []
+    for cmd in cmds:
+        try:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        except OSError:
+            continue
+    found: list[dict] = []
+    for p in procs:
+        try:
+            out, _ = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            continue
+        found += labelled_objects(out) if labelled else step_engine.json_objects(out)
+    return found
+
+
+def collector_argv(targets: list[str]) -> tuple[str, ...]:
+    return (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
+
+
+def collect_lines(cmd: list[str], labelled: bool = False) -> list[dict]:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return labelled_objects(out) if labelled else step_engine.json_objects(out)
+
+
+def labelled_objects(out: str) -> list[dict]:
+    """Output of `srun --label`: lines "TASK: chunk"; a task's chunks, in
+    order, make its output."""
+    by_task: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        task, sep, chunk = line.partition(": ")
+        if sep and task.strip().isdigit():
+            by_task.setdefault(task.strip(), []).append(chunk)
+    return [obj for chunks in by_task.values() for obj in step_engine.json_objects("".join(chunks))]
+
+
+def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunRequest) -> dict:
+    """Snapshots of this host and, with a host file, of every node in it;
+    returns this host's (the limit checks use it)."""
+    from clusterbench import environment
+
+    local = environment.collect(req.targets)
+    local.update(conditions.environment_keys(req.conditions))
+    link = {"conditions.link_bits_per_s": req.link_bits_per_s} if req.link_bits_per_s else {}
+    local.update(link)
+    snapshots = {socket.gethostname(): local}
+    for env in node_environments(cat, req, req.targets):
+        if "host.name" not in env:   # not a snapshot: a garbled line's inner object
+            continue
+        env.update(conditions.environment_keys(req.conditions, this_host=False))
+        env.update(link)
+        snapshots.setdefault(str(env["host.name"]), env)
+    for host, env in snapshots.items():
+        h = environment.snapshot_hash(env)
+        store.add_environment(env, h)
+        store.link_host(run_id, host, h)
+    return local
+
+
+def missing_requirement(step: Step, cat: Catalogue) -> str | None:
+    for r in step.requires:
+        if r == "mpi" and not cat.mpi:
+            return "cbk was built without MPI"
+        if r == "root" and os.geteuid() != 0:
+            return "needs root"
+        if r == "gpu" and (why := gpu_missing(cat.cbk, "gpumem" in cat.kernels, cat.left_out.get("gpumem"))):
+            return why
+        if r not in ("mpi", "root", "gpu"):
+            return f"unknown requirement '{r}'"
+    return None
+
+
+@functools.cache
+def gpu_missing(cbk: str, built: bool, left_out: str | None) -> str | None:
+    """Why a step that needs a GPU cannot run here: cbk built without the GPU
+    kernels, or no GPU visible to this host (gpumem's own check, which asks
+    the GPU runtime). Asked once per cbk. The check runs where clusterbench
+    runs: a login node without GPUs skips a GPU step it would launch elsewhere."""
+    if not built:
+        return left_out or "cbk was built without the GPU kernels"
+    return cbk_refusal(cbk, ("gpumem", "--passes=2"))
+
+
+def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
+             env: dict, progress: Progress) -> str:
+    """Runs one step; returns its status (ok, failed, skipped)."""
+    why = missing_requirement(step, cat)
+    if why:
+        # before choosing a launcher: a build without MPI may have no mpiexec either
+        step_id = step_engine.begin(store, run_id, position, step, step.launcher or "none")
+        store.finish_step(step_id, "skipped", message=why)
+        progress.note(f"skipped {step.title()}: {why}")
+        return "skipped"
+    launcher = choose(step.launcher, step.ranks, cat.cbk)
+    step_engine.sweep_private_dirs(cat, step, progress.note)
+    step_id = step_engine.begin(store, run_id, position, step, launcher.name)
+    progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
+    figures: dict[SampleKey, list[float]] = {}
+    done, build, started, stalled = 0, None, time.monotonic(), None
+    stop_reason = f"fixed: {step.repeat} repetitions"
+    while True:
+        batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
+        if step.auto:
+            batch = min(batch, step.auto.max_repeat - done)
+        job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node,
+                  req.hostfile, req.oversubscribe, step.env, program=cat.cbk)
+        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures,
+                                      run_id)
+        build = b or build
+        status, stderr, stall = step_engine.judge(status, stderr, b, step, launcher.name)
+        if stall:
+            stalled = stall
+            progress.note(f"{step.title()}: {stalled}")
+        done += batch
+        if status != 0 or not step.auto:
+            break
+        stop_reason = auto_stop(step.auto, figures, done, time.monotonic() - started)
+        if stop_reason:
+            break
+    stopped = stopped_by(status, stderr)
+    if stopped:
+        # the stop signal reached cbk and not us (started without job control, or sent to cbk alone):
+        # the same stop as Ctrl-C, not a failed measurement
+        store.finish_step(step_id, "interrupted", build=build and build.record, message=f"cbk ended by {stopped}")
+        progress.end_step()
+        raise Interrupted(stopped)
+    if status == 0:
+        store.finish_step(step_id, "ok", build=build and build.record, stop_reason=stop_reason, message=stalled)
+        progress.end_step()
+        return "ok"
+    msg = failure_line(stderr, status)
+    store.finish_step(step_id, "failed", build=build and build.record, message=msg)
+    progress.end_step()
+    # cbk's messages start with the kernel's name: a step named after its kernel says it once
+    said = msg if msg.startswith(f"{step.title()}: ") else f"{step.title()}: {msg}"
+    if status == 2:
+        raise BadInput(said)
+    progress.note(f"step failed: {said}")
+    return "failed"
+
+
+def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
+    """Why adaptive repetition stops now, or None to go on."""
+    from clusterbench.analysis import stats
+
+    widths = [stats.ci_width_ratio(v) for v in figures.values()]
+    if widths and all(w is not None and w <= auto.ci_target for w in widths):
+        return f"ci: 95 % CI within {max(widths):.1%} of the median (target {auto.ci_target:.0%}) after {done}"
+    if done >= auto.max_repeat:
+        return f"max-repeat: {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    if elapsed_s >= auto.max_seconds:
+        return f"max-time: {elapsed_s:.0f} s after {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    return None
+
+
+def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
+              offset: int, figures: dict[SampleKey, list[float]], run_id: int) -> tuple[int, str, RunRecord | None]:
+    """One cbk launch; its records go to the store as they arrive.
+    Returns (exit status, stderr, cbk's run record)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=step_engine.cbk_env(step, run_id))
+    stderr_chunks: list[str] = []
+    reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
+    reader.start()
+
+    def sampled(item: Sample) -> None:
+        if item.value is not None:
+            figures.setdefault(item.key(), []).append(item.value)
+        progress.record(item, item.repetition + offset)
+
+    records = step_engine.LaunchRecords(store, step_id, env, offset, step_engine.detail_records(step.kernel), sampled)
+    deadline = Deadline(proc, step.timeout_s)
+    try:
+        for line in proc.stdout:
+            records.take(line)
+        status = proc.wait()
+    except BaseException as e:
+        deadline.cancel()
+        step_engine.stop(proc)
+        build = records.build
+        reader.join(timeout=5)
+        stopped = isinstance(e, (KeyboardInterrupt, Interrupted))
+        close_despite_failure(store, lambda: store.finish_step(
+            step_id, "interrupted" if stopped else "failed", build=build and build.record,
+            message="interrupted by a signal" if stopped else failure_text(e)))
+        raise
+    deadline.cancel()
+    reader.join(timeout=30)
+    if deadline.expired:
+        status, stderr_chunks[:] = 1, [deadline.message()]
+    return status, "".join(stderr_chunks), records.run_record()
+
+
+def preflight(cat: Catalogue, req: RunRequest) -> None:
+    """Rejects bad input before anything is stored or started."""
+    for step in req.steps:
+        if missing_requirement(step, cat):
+            continue  # skipped when run, with the reason; its kernel may not even exist here
+        cat.check_params(cat.kernel(step.kernel), step.params)
+        if step.gpus_per_rank:
+            from clusterbench.launch.gpubind import preflight as gpu_preflight
+
+            gpu_preflight(step, req.hostfile)
+        launcher = choose(step.launcher, step.ranks, cat.cbk)
+        launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
+                             req.oversubscribe, step.env, program=cat.cbk))
+        why = cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
+        if why is not None:
+            raise BadInput(f"{step.title()}: {why}")
+
+
+# Kernel arguments `cbk --check` accepted in this process, by cbk: `run` checks
+# before it opens the store, and execute() again for callers that did not.
+# The check reads only the arguments, so once is enough.
+_ACCEPTED: set[tuple[str, ...]] = set()
+
+
+def cbk_refusal(cbk: str, args: tuple[str, ...]) -> str | None:
+    """Why cbk refuses these kernel arguments, or None."""
+    if (cbk, *args) in _ACCEPTED:
+        return None
+    check = subprocess.run([cbk, "--check", *args], capture_output=True, text=True, timeout=60, env=query_env())
+    if check.returncode:
+        return error_message(check.stderr) or check.stderr.strip()
+    _ACCEPTED.add((cbk, *args))
+    return None
+
+
+def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:
+    """Runs the request under its conditions (applied before the run is
+    stored, restored after); returns the run id. Raises BadInput (exit 2),
+    MeasurementFailed (exit 1) or KeyboardInterrupt after marking the run."""
+    preflight(cat, req)
+    with conditions.applied(req.conditions, req) as active:
+        return _execute(store, cat, dataclasses.replace(req, conditions=active), progress)
+
+
+def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:
+    with stored_run(store, req.label, req.command, req.suite) as (run_id, statuses):
+        env = capture_environment(store, cat, run_id, req)
+        with progress:
+            for i, step in enumerate(req.steps):
+                statuses.append(run_step(store, cat, run_id, i, step, req, env, progress))
+        step_engine.add_cross_warnings(store, run_id)
+    return run_id
+
+
+def failure_text(e: BaseException) -> str:
+    return e.message if isinstance(e, click.ClickException) else f"{type(e).__name__}: {e}"
+
+
+def close_despite_failure(store: Store, close) -> bool:
+    """Runs close (a finish_step or finish_run); if the store fails it, as a
+    full disk does, frees the room kept for this (store/disk_reserve.py) and
+    tries once more. True if the run or step was closed."""
+    try:
+        close()
+        return True
+    except StoreFailed:
+        if not store.release_reserve():
+            return False
+    try:
+        close()
+        return True
+    except StoreFailed:
+        return False
+
+
+@contextlib.contextmanager
+def stored_run(store: Store, label: str | None, command: str, suite: str | None,
+               kind: str = run_kinds.MEASURED) -> Iterator[tuple[int, list[str]]]:
+    """A run in the store for the body of the `with`, which appends each
+    step's status to the list it is given: Ctrl-C and SIGTERM become
+    KeyboardInterrupt (the run marked interrupted), any error marks it
+    failed and goes on up, failed steps end it failed (MeasurementFailed,
+    exit 1), else it is ok. `run` and `run cluster` both go through here."""
+    run_id = store.begin_run(label=label, command=command, suite=suite, kind=kind)
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
+    statuses: list[str] = []
+    try:
+        yield run_id, statuses
+    except (KeyboardInterrupt, Interrupted):
+        close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", "interrupted by a signal"))
+        raise KeyboardInterrupt from None
+    except BaseException as e:
+        if not close_despite_failure(store, lambda: store.finish_run(run_id, "failed", failure_text(e))):
+            raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: "
+                              "`list` will show it killed") from None
+        raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if "failed" in statuses:
+        close_despite_failure(store, lambda: store.finish_run(run_id, "failed",
+                                                             f"{statuses.count('failed')} step(s) failed"))
+        failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
+                                   f"(clusterbench show {run_id})")
+        failed.run_id = run_id
+        raise failed
+    if not close_despite_failure(store, lambda: store.finish_run(run_id, "ok")):
+        raise StoreFailed(f"run {run_id} measured, but the store could not close it: `list` will show it killed")

@@ -1,0 +1,199 @@
+"""The life of one step in the store, shared by `run` (run/runner.py) and the
+per-node steps of `run cluster` (run/cluster/execute.py), so both apply the
+same checks: the step opened with storable parameters, the stale private
+directories of killed runs swept where it works, each launch's records
+stored as they are read (a sample with its limit warnings; the cgroup and
+detail records kept with the run record), the launch judged (an
+MPI_Finalize stall after the last record is not a failure; a run record
+whose rank count differs from the step's is), and the checks between a
+run's samples once it ends. The callers own only how they launch: one
+launch streamed (runner), or one launch per node at once (cluster)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Collection
+
+from clusterbench import limits
+from clusterbench.conditions import apply as conditions
+from clusterbench.launch.messages import finalize_stall
+from clusterbench.launch.processes import STOP_GRACE_S, stop_tree
+from clusterbench.run.plan import Step
+from clusterbench.results.records import OtherRecord, RunRecord, read_line, stop_signal
+from clusterbench.output.render_text import stored
+from clusterbench.results.sample import Sample
+from clusterbench.store import Store
+
+
+class Interrupted(Exception):
+    """A stop signal ended the run, or one of its launches (stopped_by)."""
+
+
+# What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
+# Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
+# a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
+# files and the run is stored as interrupted, with what was measured.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+
+
+def stopped_by(status: int, stderr: str) -> str | None:
+    """The stop signal (Ctrl-C's or one of STOP_SIGNALS) a launch ended by:
+    cbk's "stopped" record says it whatever the launcher makes of it (Hydra
+    exits 2 for a rank ended by SIGINT); else -N from Popen when cbk itself
+    was the launch."""
+    if status == 0:
+        return None
+    stops = {s.name for s in (signal.SIGINT, *STOP_SIGNALS)}
+    said = stop_signal(stderr)
+    if said in stops:
+        return said
+    return next((s.name for s in (signal.SIGINT, *STOP_SIGNALS) if status == -s), None)
+
+
+def begin(store: Store, run_id: int, position: int, step: Step, launcher: str, host: str | None = None) -> int:
+    """Opens the step in the store; host: the one node a per-node step runs on."""
+    return store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
+                            params=stored(dict(step.params)), launcher=launcher, ranks=step.ranks,
+                            ranks_per_node=step.ranks_per_node, host=host)
+
+
+def sweep_private_dirs(cat, step: Step, note: Callable[[str], None]) -> None:
+    """Removes the private directories killed runs left where this step
+    works (their owner stamp says the owner is gone), saying so."""
+    from clusterbench.run import private_dirs
+
+    param = cat.kernel(step.kernel).param("dir")
+    if param is None or param.type != "path":
+        return
+    private_dirs.sweep(step.params.get("dir") or param.default or ".", cat.kernels, note)
+
+
+def cbk_env(step: Step, run_id: int) -> dict[str, str]:
+    """The environment a launch of cbk gets: the step's, the store's run id
+    (cbk's owner stamps) and this process (cbk ends if it is killed)."""
+    return {**os.environ, **step.env, "CLUSTERBENCH_RUN": str(run_id), "CLUSTERBENCH_ORCHESTRATOR": orchestrator()}
+
+
+def orchestrator() -> str:
+    """This process as cbk watches it (kernels/core/orchestrator_watch.h):
+    "BOOT_ID PID START_TICKS". A cbk on this host that sees it gone (a kill
+    -9 here) removes its files and ends, as on Ctrl-C."""
+    from clusterbench.run import private_dirs
+
+    return f"{private_dirs.boot_id()} {os.getpid()} {private_dirs.start_ticks(os.getpid())}"
+
+
+def detail_records(kernel: str) -> tuple[str, ...]:
+    """The record types that break kernel's measurement down (per pair, per
+    rank), as cbk --describe names them: kept with the step's build, so
+    exports and reports can show them."""
+    from clusterbench.results.params import kernel_of
+
+    k = kernel_of(kernel)
+    return k.detail_records if k else ()
+
+
+class LaunchRecords:
+    """What one launch of cbk prints, line by line: each sample stored as it
+    is read, with the limit warnings of the host it ran on (env); cbk's run
+    record kept, with the memory-cgroup records and the detail records
+    (detail_types) attached to it."""
+
+    def __init__(self, store: Store, step_id: int, env: dict, repetition_offset: int,
+                 detail_types: Collection[str], on_sample: Callable[[Sample], None] | None = None):
+        self.store, self.step_id, self.env, self.offset = store, step_id, env, repetition_offset
+        self.detail_types, self.on_sample = detail_types, on_sample
+        self.extra_fields = conditions.record_fields(env)
+        self.build: RunRecord | None = None
+        self.cgroups: list[dict] = []
+        self.details: list[dict] = []
+
+    def take(self, line: str) -> None:
+        item = read_line(line, extra_fields=self.extra_fields)
+        if isinstance(item, RunRecord):
+            self.build = item
+        elif isinstance(item, Sample):
+            self.store.add_sample(self.step_id, item, limits.sample_warnings(item, self.env),
+                                  repetition_offset=self.offset)
+            if self.on_sample:
+                self.on_sample(item)
+        elif isinstance(item, OtherRecord) and item.type == "memory-cgroup":  # each host's peak under --memory-limit
+            self.cgroups.append(item.record)
+        elif isinstance(item, OtherRecord) and item.type in self.detail_types:
+            self.details.append(item.record)
+
+    def run_record(self) -> RunRecord | None:
+        if self.build is not None and self.cgroups:
+            self.build.record["memory_cgroups"] = self.cgroups
+        if self.build is not None and self.details:
+            self.build.record["detail_records"] = self.details
+        return self.build
+
+
+def judge(status: int, stderr: str, build: RunRecord | None, step: Step,
+          launcher: str) -> tuple[int, str, str | None]:
+    """(status, stderr, the stall to note or None) of a launch that ended."""
+    stalled = None
+    if build is not None and finalize_stall(stderr):
+        # the measurement is whole (cbk's run record came last); only the
+        # MPI library's shutdown stalled, and the launcher may say it failed
+        stalled = finalize_stall(stderr)
+        status = 0
+    if status == 0 and build and build.ranks != step.ranks:
+        # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
+        status, stderr = 1, (f"the launcher started cbk as {build.ranks} rank(s), not {step.ranks}: "
+                             f"{launcher} and cbk's MPI library do not work together here")
+    return status, stderr, stalled
+
+
+# Ctrl-C reaches the launcher too (one process group): a second SIGINT
+# within this time would make mpiexec kill -9 its ranks mid-cleanup.
+GROUP_SIGNAL_WAIT_S = 3
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Lets cbk clean up (it removes its files on SIGINT), then insists, on
+    the launcher and every process under it."""
+    try:
+        proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
+    if proc.poll() is None:
+        stop_tree(proc.pid, STOP_GRACE_S)
+    proc.wait()
+
+
+def json_objects(text: str) -> list[dict]:
+    """Every JSON object in text, skipping anything else (a launcher's
+    warning, a line cut short): a garbled snapshot is lost, not the run."""
+    decoder, found, pos = json.JSONDecoder(), [], 0
+    while (start := text.find("{", pos)) >= 0:
+        try:
+            obj, pos = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+    return found
+
+
+def add_cross_warnings(store: Store, run_id: int) -> None:
+    """The checks between a run's samples (limits.cross_sample_warnings),
+    among the samples of one host: a per-node step's cold read is judged
+    against the same node's direct read, never another node's."""
+    from clusterbench.limits import gpu_limits as limits_gpu
+
+    steps = store.steps_of(run_id)
+    by_host: dict[str | None, list[Sample]] = {}
+    for st in steps:
+        by_host.setdefault(st.host, []).extend(store.samples_of(st.id))
+    for samples in by_host.values():
+        for sid, extra in limits.cross_sample_warnings(samples).items():
+            store.add_sample_warnings(sid, extra)
+    for st in steps:   # two ranks on one GPU: known only from the step's run record
+        if limits_gpu.uses_gpu(st.kernel, st.params or {}) and (why := limits_gpu.shared_gpu(st.build)):
+            for s in store.samples_of(st.id):
+                store.add_sample_warnings(s.id, [why])

@@ -1,0 +1,393 @@
+"""Translate an IOR 4.0 command line into pario parameters (pure Python).
+
+`translate(argv)` accepts what a user pastes: an optional launcher prefix
+(`mpiexec -n N`, `mpirun -np N`, with -ppn/-npernode), the IOR program
+name, then IOR's options in every form IOR's parser takes (clustered flags,
+glued values, `-O key=value,...` directives, `--posix.*`/`--mpiio.*` long
+options, `-f` script files with `IOR START` / `RUN` / `IOR STOP`). Every
+option becomes one of IOR's parameters (its `-O` / script names), so a
+short option, a directive and a script line are one thing; each test (one
+per script RUN) is then mapped to pario parameters. What pario does not
+implement is refused, every such option of the line at once with its
+reason; what has no effect here is accepted with a note; what IOR itself
+rejects is rejected with IOR's reason. IOR's option tables live in
+clusterbench.tools.ior_options. Mapping table and differences:
+docs/kernels/pario.md.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from clusterbench.errors import BadInput
+from clusterbench.tools.ior_options import (BACKEND_OPTION_PREFIXES, BACKENDS, DEFAULTS, DIRECTIVES, FLAG_SETTINGS, GRAMMAR,
+                                      NOTES, REFUSED, SHORT)
+from clusterbench.tools.option_tokens import tokens
+
+LAUNCHERS = {"mpiexec", "mpirun", "mpiexec.hydra"}
+LAUNCHER_RANKS = {"-n", "-np", "--np", "--n"}
+LAUNCHER_PPN = {"-ppn", "--ppn", "-npernode", "--npernode", "-perhost"}
+
+APIS = {"POSIX": "posix", "MPIIO": "mpiio"}
+SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtTpP]?)\s*$")
+
+
+@dataclass
+class IorTest:
+    """One IOR test: the command line, or one RUN of a script."""
+    id: int
+    settings: dict[str, str]          # IOR parameter names (lower case) -> value as given
+    params: dict[str, str]            # pario parameters
+    repetitions: int = 1
+
+    @property
+    def block(self) -> int:
+        return bytes_of(self.params["block-size"]) or 0
+
+    @property
+    def transfer(self) -> int:
+        return bytes_of(self.params["transfer-size"]) or 0
+
+    @property
+    def segments(self) -> int:
+        return int(self.params["segments"])
+
+    def flag(self, name: str) -> int:
+        return int_of(self.settings.get(name, "0"))
+
+    @property
+    def write(self) -> bool:
+        return bool(self.flag("writefile"))
+
+    @property
+    def read(self) -> bool:
+        return bool(self.flag("readfile"))
+
+
+@dataclass
+class Translation:
+    params: dict[str, str]                       # the first test's pario parameters
+    ranks: int | None = None
+    ranks_per_node: int | None = None
+    notes: list[str] = field(default_factory=list)
+    tests: list[IorTest] = field(default_factory=list)
+    output: str = "default"                      # summaryFormat: default, json or csv
+    verbose: int = 0
+    summary_file: str | None = None
+    argv: list[str] = field(default_factory=list)  # the IOR program and its options, as given
+
+
+def int_of(text: str) -> int:
+    """atoi() as IOR uses it: leading digits, else 0."""
+    m = re.match(r"\s*([+-]?\d+)", text or "")
+    return int(m.group(1)) if m else 0
+
+
+def bytes_of(text: str) -> int | None:
+    """IOR's string_to_bytes: a count with an optional k/m/g/t/p suffix (binary)."""
+    m = SIZE.match(text or "")
+    if not m:
+        return None
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}[m.group(2).lower()]
+
+
+def _launcher(argv: list[str]) -> tuple[int | None, int | None, list[str]]:
+    if not argv or os.path.basename(argv[0]) not in LAUNCHERS:
+        return None, None, argv
+    ranks = ppn = None
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        opt = argv[i]
+        if opt not in LAUNCHER_RANKS | LAUNCHER_PPN:
+            raise BadInput(f"launcher option {opt} is not understood here: give the ranks with -n N (and -ppn N)")
+        if i + 1 >= len(argv) or not argv[i + 1].isdigit() or int(argv[i + 1]) < 1:
+            raise BadInput(f"launcher option {opt} needs a positive count")
+        if opt in LAUNCHER_RANKS:
+            ranks = int(argv[i + 1])
+        else:
+            ppn = int(argv[i + 1])
+        i += 2
+    return ranks, ppn, argv[i:]
+
+
+def directives(text: str, where: str, problems: list[str]) -> list[tuple[str, str]]:
+    """IOR's ParseLine: comma-separated key=value, '#' starts a comment."""
+    out = []
+    for part in text.split("#", 1)[0].split(","):
+        if not part.strip():
+            continue
+        key, eq, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not value:
+            problems.append(f"{where} '{part.strip()}': expected key=value")
+            continue
+        name = key.lower().lstrip("-")
+        if name == "useo_direct":
+            name = "posix.odirect"
+        if name == "reordertasksconstant":
+            name = "reordertasks"
+        if name not in DIRECTIVES and not any(name.startswith(p) for p in BACKEND_OPTION_PREFIXES):
+            problems.append(f"{where} {key}: unknown IOR parameter")
+            continue
+        out.append((name, value))
+    return out
+
+
+def read_script(path: str, base: dict[str, str], problems: list[str]) -> list[dict[str, str]]:
+    """IOR's ReadConfigScript: the lines between IOR START and IOR STOP; each
+    RUN ends a test, the next directive starts one from the previous
+    test's parameters; consecutive RUNs repeat a test."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        problems.append(f"-f {path}: cannot read the script: {e.strerror}")
+        return [dict(base)]
+    words = [line.strip() for line in lines]
+    try:
+        start = next(i for i, w in enumerate(words) if w.lower() == "ior start")
+    except StopIteration:
+        problems.append(f"-f {path}: no 'IOR START' line")
+        return [dict(base)]
+    tests = [dict(base)]
+    ran = False
+    for number, w in enumerate(words[start + 1:], start + 2):
+        if not w or w.startswith("#"):
+            continue
+        if w.lower() == "ior stop":
+            break
+        if w.lower() == "run":
+            if ran:
+                tests.append(dict(tests[-1]))
+            ran = True
+            continue
+        if ran:
+            tests.append(dict(tests[-1]))
+            ran = False
+        for name, value in directives(w, f"{os.path.basename(path)}:{number}", problems):
+            tests[-1][name] = value
+    return tests
+
+
+def mpi_hints(hints_file: str | None, problems: list[str]) -> dict[str, str]:
+    """IOR's SetHints: IOR_HINT__MPI__<key>=<value> from the environment, then
+    from the hints file's lines; GPFS hints (IOR_HINT__GPFS__) are refused."""
+    lines = [f"{k}={v}" for k, v in os.environ.items() if k.startswith("IOR_HINT")]
+    if hints_file:
+        try:
+            with open(hints_file, encoding="utf-8", errors="replace") as f:
+                lines += [line.strip() for line in f if line.startswith("IOR_HINT")]
+        except OSError as e:
+            problems.append(f"--mpiio.hintsFileName {hints_file}: cannot read it: {e.strerror}")
+    hints: dict[str, str] = {}
+    for line in lines:
+        name, _, value = line.partition("=")
+        layer, _, key = name[len("IOR_HINT__"):].partition("__")
+        if layer != "MPI" or not key:
+            problems.append(f"{name}: only IOR_HINT__MPI__<key> hints are implemented")
+        elif "," in value or "," in key:
+            problems.append(f"{name}: a hint with a comma is not implemented")
+        else:
+            hints[key] = value.strip()
+    return hints
+
+
+def _settings_of_line(rest: list[str], problems: list[str]) -> tuple[dict[str, str], str | None]:
+    parsed = tokens(rest, GRAMMAR)
+    problems.extend(f"{p}" for p in parsed.problems)
+    settings: dict[str, str] = {}
+    script = None
+    for opt, value in parsed.options:
+        if opt == "-f":
+            script = value
+        elif opt == "-O":
+            for name, val in directives(value, "-O", problems):
+                settings[name] = val
+        elif opt.startswith("--"):
+            name = opt[2:].lower()
+            settings[name] = value if value is not None else str(int_of(settings.get(name, "0")) + 1)
+        else:
+            name = SHORT[opt[1]]
+            if name in FLAG_SETTINGS:
+                settings[name] = str(int_of(value)) if value is not None else str(int_of(settings.get(name, "0")) + 1)
+            else:
+                settings[name] = value
+    return settings, script
+
+
+def _count(s: dict[str, str], name: str, label: str, problems: list[str], minimum: int = 0) -> int:
+    value = s.get(name, DEFAULTS.get(name, "0"))
+    n = bytes_of(value) if name == "segmentcount" else (int(value) if re.fullmatch(r"\s*-?\d+\s*", value) else None)
+    if n is None or n < minimum:
+        problems.append(f"{label} {value}: expected a count of at least {minimum}")
+        return minimum
+    return n
+
+
+def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems: list[str]) -> tuple[dict, int]:
+    """One test's IOR parameters -> pario parameters and repetitions."""
+    def on(name: str) -> bool:
+        return int_of(s.get(name, "0")) > 0
+
+    params: dict[str, str] = {"strategy": "independent", "read": "same"}
+    api = s.get("api", "POSIX")
+    if api.upper() not in APIS:
+        if api.upper() in BACKENDS:
+            problems.append(f"-a {api}: IOR's {api.upper()} backend ({BACKENDS[api.upper()]}) is not offered; "
+                            f"pario offers the APIs {', '.join(APIS)}")
+        else:
+            problems.append(f"-a {api}: not an IOR backend (IOR 4.0 has {', '.join(BACKENDS)}); "
+                            f"pario offers the APIs {', '.join(APIS)}")
+        api = "POSIX"
+    params["api"] = APIS[api.upper()]
+    sizes: dict[str, int] = {}
+    for name, label, key in (("blocksize", "-b", "block-size"), ("transfersize", "-t", "transfer-size")):
+        value = s.get(name, DEFAULTS[name])
+        n = bytes_of(value)
+        if n is None:
+            problems.append(f"{label} {value}: expected a size like 4g, 4m, 512k or 4096")
+            n = 8
+        sizes[key] = n
+        # as the user wrote it when cbk reads it the same way (4g, 1m), else bytes
+        params[key] = value.strip().lower() if re.fullmatch(r"\d+[kmgt]?", value.strip().lower()) else str(n)
+    block, transfer = sizes["block-size"], sizes["transfer-size"]
+    params["segments"] = str(_count(s, "segmentcount", "-s", problems, 1))
+    if int(params["segments"]) > 100000000:
+        problems.append(f"-s {params['segments']}: more segments than pario takes (10^8)")
+    repetitions = _count(s, "repetitions", "-i", problems, 1)
+    # IOR's own checks (ior.c ValidateTests), so a line IOR rejects fails here too
+    if transfer == 0:
+        problems.append("-t 0: test will not complete with zero transfer size (IOR)")
+    elif block % transfer:
+        problems.append(f"-b {block} -t {transfer}: block size must be a multiple of transfer size (IOR)")
+    elif block % 8 or transfer % 8:
+        problems.append("block and transfer size must be multiples of 8 bytes (IOR's access size)")
+    if not any(on(n) for n in ("writefile", "readfile", "checkwrite", "checkread")):
+        s["writefile"] = s["readfile"] = "1"
+    write, read, check_write, check_read = (on(n) for n in ("writefile", "readfile", "checkwrite", "checkread"))
+    if check_read and not write and not on("settimestampsignature"):
+        problems.append("-R without -w: using readCheck only requires to write a timeStampSignature -- use -G (IOR)")
+    if on("reordertasks") and on("reordertasksrandom"):
+        problems.append("-C and -Z: Both Constant and Random task re-ordering specified. Choose one and resubmit (IOR)")
+    shared = not on("fileperproc")
+    if on("randomoffset") and shared and (on("reordertasksrandom") or on("reordertasks")):
+        problems.append("-z with -C or -Z on a single shared file: random offset and reorder tasks specified with "
+                        "single-shared-file. Choose one and resubmit (IOR)")
+    if transfer and block < transfer:
+        problems.append(f"-b {block} -t {transfer}: block size must not be smaller than transfer size (IOR)")
+    if on("randomoffset") and check_read and "random-offset-seed" not in s:
+        problems.append("-z with -R: random offset with read check option requires to set the random seed "
+                        "(--random-offset-seed, IOR)")
+    if on("randomoffset") and block == transfer:
+        problems.append("-z with -b equal to -t: IOR randomizes access within a block, choose blocksize > transferSize")
+    if on("dualmount") and shared:
+        problems.append("-y: Dual Mount can only be used with File Per Process (IOR)")
+    if on("stonewallingwearout") and not on("deadlineforstonewalling"):
+        problems.append("stoneWallingWearOut=1: the stoneWallingWearOut is only sensible when setting a stonewall "
+                        "deadline with -D (IOR)")
+    if on("fileperproc"):
+        params["strategy"] = "split"
+        if on("collective"):
+            notes.append("-c with -F: each rank's own file, collective calls on it change nothing (independent I/O)")
+    elif on("collective"):
+        if params["api"] == "mpiio":
+            params["strategy"] = "collective"
+        else:
+            notes.append("-c with POSIX: POSIX has no collective I/O; independent I/O, as IOR does")
+    if on("reordertasks"):
+        params["read"] = "shifted"
+    if on("reordertasksrandom"):
+        params["read"] = "random"
+        params["seed"] = str(int_of(s.get("reordertasksrandomseed", "0")))
+    if on("reordertasks") or on("reordertasksrandom"):
+        params["shift-nodes"] = str(max(1, _count(s, "taskpernodeoffset", "-Q", problems, 0)))
+    if on("randomoffset"):
+        params["offsets"] = "random"
+    if on("fsyncperwrite"):
+        params["fsync"] = "each"
+    elif on("fsync"):
+        params["fsync"] = "end"
+    if check_read or check_write:
+        params["verify"] = "true"
+    if on("multifile"):
+        params["multi-file"] = "true"
+    if on("posix.odirect"):
+        if params["api"] != "posix":
+            problems.append("--posix.odirect needs -a POSIX")
+        params["direct"] = "true"
+    deadline = int_of(s.get("deadlineforstonewalling", "0"))
+    if deadline < 0:
+        problems.append(f"-D {deadline}: expected seconds")
+    elif deadline:
+        params["deadline"] = str(deadline)
+        if on("stonewallingwearout"):
+            params["wear-out"] = "true"
+    hints = mpi_hints(s.get("mpiio.hintsfilename"), problems)
+    if hints:
+        if params["api"] != "mpiio":
+            notes.append("MPI-IO hints ignored: the API is POSIX")
+        else:
+            params["hints"] = ",".join(f"{k}={v}" for k, v in hints.items())
+    if on("mpiio.showhints") and params["api"] != "mpiio":
+        notes.append("--mpiio.showHints ignored: the API is POSIX")
+    delay = s.get("intertestdelay", "0")
+    if int_of(delay) < 0:
+        problems.append(f"-d {delay}: expected a delay in seconds")
+    elif int_of(delay):
+        params["delay"] = str(int_of(delay))
+    timed_write, timed_read = write, read or check_read
+    if timed_write and not timed_read and not check_write:
+        params["phases"] = "write-only"
+    elif timed_read and not timed_write:
+        params["phases"] = "read-only"
+        notes.append("-r without -w: pario writes the data first (untimed, unreported), then times the read")
+    elif check_write and not timed_read:
+        notes.append("-W: pario checks the data on a timed read after the write; IOR's output shows the write only")
+    testfile = s.get("testfile", "testFile")
+    params["dir"] = os.path.dirname(testfile.rstrip("/")) or "."
+    tasks = s.get("numtasks")
+    if tasks is not None and ranks is not None and int_of(tasks) not in (ranks, -1, 0):
+        problems.append(f"-N {tasks}: give the rank count to the launcher (mpiexec -n {tasks}); it says {ranks}")
+    for name in s:
+        backend = name.split(".", 1)[0].upper() if "." in name else None
+        if backend in BACKENDS and backend not in APIS:
+            if backend != api.upper():   # a selected one is refused above, with -a
+                notes.append(f"--{name} ignored: an option of IOR's {backend} backend, which this line does not use")
+        elif name in REFUSED:
+            problems.append(REFUSED[name])
+        elif NOTES.get(name):
+            notes.append(f"{NOTES[name].split(':', 1)[0]} ignored:{NOTES[name].split(':', 1)[1]}")
+    return params, repetitions
+
+
+def translate(argv: list[str]) -> Translation:
+    ranks, ppn, rest = _launcher(list(argv))
+    program = "ior"
+    if rest and os.path.basename(rest[0]).lower() in ("ior", "ior.exe"):
+        program, rest = rest[0], rest[1:]
+    problems: list[str] = []
+    base, script = _settings_of_line(rest, problems)
+    settings_list = read_script(script, base, problems) if script else [base]
+    if ranks is None and "numtasks" in base and int_of(base["numtasks"]) > 0:
+        ranks = int_of(base["numtasks"])
+    notes: list[str] = []
+    tests = []
+    for i, s in enumerate(settings_list):
+        params, reps = test_params(s, ranks, notes, problems)
+        tests.append(IorTest(i, s, params, reps))
+    if problems:
+        raise BadInput("IOR line refused: " + "; ".join(dict.fromkeys(problems)))
+    last = settings_list[-1]
+    output = last.get("summaryformat", "default").lower()
+    if output not in ("default", "json", "csv"):
+        raise BadInput(f"summaryFormat={last['summaryformat']}: Unknown summaryFormat (default, JSON or CSV)")
+    first = tests[0]
+    if first.params["read"] == "same" and len(tests) == 1 and first.read:
+        notes.append("no -C: each rank reads its own data back, as IOR does; pario empties the page cache first")
+    params = dict(first.params)
+    if first.repetitions != 1:
+        params["repetitions"] = str(first.repetitions)
+    return Translation(params, ranks, ppn, list(dict.fromkeys(notes)), tests, output,
+                       max(int_of(s.get("verbose", "0")) for s in settings_list), last.get("summaryfile"),
+                       [program, *rest])

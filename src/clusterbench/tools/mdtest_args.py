@@ -1,0 +1,173 @@
+"""Translate an mdtest command line (IOR 4.0's mdtest) into metadata parameters.
+
+`translate(argv)` takes what a user pastes: an optional launcher prefix
+(`mpiexec -n N`, read by ior_args), the program name, then mdtest's options.
+It returns the metadata kernel's parameters (names and values as text), the
+rank count, the repetitions, how the summary is printed (rate, time or
+both), and notes on options that change nothing here. Every option mdtest
+has that the kernel does not implement is refused, all of a line's at once,
+each with its reason. Mapping and differences: docs/kernels/metadata.md.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from clusterbench.errors import BadInput
+from clusterbench.tools.ior_args import _launcher
+from clusterbench.tools.option_tokens import Grammar, tokens
+
+# mdtest 4.0's options (src/mdtest.c, mdtest_run's option table)
+GRAMMAR = Grammar(
+    short_values=frozenset("abdefGiIlnNpsVwWxz"),
+    short_flags=frozenset("BCTErDFgkLPRSctuvXyYZ"),
+    long_values=frozenset({"random-seed", "dataPacketType", "run-cmd-before-phase", "run-cmd-after-phase",
+                           "saveRankPerformanceDetails", "posix.rangelocks"}),
+    long_flags=frozenset({"print-all-procs", "verify-read", "verify-write", "allocateBufferOnGPU", "warningAsErrors",
+                          "showRankStatistics", "posix.odirect"}),
+)
+VALUE_PARAMS = {"-n": "items", "-I": "items-per-dir", "-z": "depth", "-b": "branching", "-N": "stride",
+                "-i": "repetitions", "--random-seed": "seed"}
+SIZE_PARAMS = {"-w": "write-bytes", "-e": "read-bytes"}
+PHASE_FLAGS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
+UNSUPPORTED = {
+    "-S": "shared-file mode (-S: every rank creates the same file) is not implemented",
+    "-c": "collective creates (-c: rank 0 creates every rank's items) are not implemented",
+    "-k": "mknod creates (-k) are not implemented: files are created with open(O_CREAT)",
+    "-B": "phases without barriers (-B) are not offered: the rate needs every rank to start together",
+    "-W": "the stonewall timer (-W) is not implemented: every item is created",
+    "-x": "stonewall status files (-x) are not implemented",
+    "-X": "read verification (-X) is not implemented",
+    "--verify-read": "read verification is not implemented",
+    "--verify-write": "write verification is not implemented",
+    "-f": "task-count sweeps (-f/-l/-s) are not implemented: give the ranks to the launcher (mpiexec -n N)",
+    "-l": "task-count sweeps (-f/-l/-s) are not implemented: give the ranks to the launcher (mpiexec -n N)",
+    "-s": "task-count sweeps (-f/-l/-s) are not implemented: give the ranks to the launcher (mpiexec -n N)",
+    "-g": "Lustre directory layouts (-g) are not implemented",
+    "--print-all-procs": "per-process figures are stored with the run (clusterbench show/export), not printed",
+    "--saveRankPerformanceDetails": "per-rank CSV files are not written; export the run instead",
+    "--showRankStatistics": "per-rank statistics columns are not printed "
+                            "(rank_items_per_s_min/max are stored with the run)",
+    "--run-cmd-before-phase": "commands around phases are not run",
+    "--run-cmd-after-phase": "commands around phases are not run",
+    "--allocateBufferOnGPU": "GPU buffers are not implemented",
+    "--posix.odirect": "O_DIRECT for mdtest's file data is not implemented",
+    "--posix.rangelocks": "range locks are not implemented",
+}
+IGNORED = {
+    "-v": "verbosity changes nothing here",
+    "-V": "verbosity changes nothing here",
+    "-t": "no unique-directory chdir overhead exists here to time (paths are absolute)",
+    "-G": "the data-buffer offset changes nothing measured",
+    "--dataPacketType": "the data is cbk's incompressible pattern",
+    "--warningAsErrors": "every failed operation is already an error here",
+    "-p": "the pre-iteration delay is not applied (it is outside every timing)",
+}
+COUNT = re.compile(r"^\d+$")
+SIZE = re.compile(r"^\d+[kKmMgGtT]?$")
+
+
+@dataclass
+class MdtestLine:
+    params: dict[str, str]
+    ranks: int | None = None
+    ranks_per_node: int | None = None
+    repetitions: int = 1
+    show: tuple[str, ...] = ("rate",)    # summary tables: rate, time or both (-Z, -P)
+    argv: list[str] = field(default_factory=list)  # the mdtest program and its options, as given
+    path: str = "./out"                 # mdtest's -d, for its Path line
+    notes: list[str] = field(default_factory=list)
+
+
+def _dir_of(path: str, notes: list[str]) -> str:
+    """mdtest -d names the directory it works in (and makes it); cbk works
+    in a private directory under the nearest directory that exists."""
+    if os.path.isdir(path):
+        notes.append(f"-d {path}: items are made in a private directory under {path}")
+        return path
+    parent = os.path.dirname(path.rstrip("/")) or "."
+    notes.append(f"-d {path}: items are made in a private directory under {parent}")
+    return parent
+
+
+def translate(argv: list[str]) -> MdtestLine:
+    ranks, ppn, rest = _launcher(list(argv))
+    program = "mdtest"
+    if rest and os.path.basename(rest[0]).lower() == "mdtest":
+        program, rest = rest[0], rest[1:]
+    parsed = tokens(rest, GRAMMAR)
+    problems = list(parsed.problems)
+    params: dict[str, str] = {"items": "0"}
+    notes: list[str] = []
+    phases: list[str] = []
+    files = dirs = False
+    random_order = False
+    show = "rate"
+    line = MdtestLine(params, ranks, ppn, argv=[program, *rest])
+    for opt, value in parsed.options:
+        if opt in UNSUPPORTED:
+            problems.append(f"{opt}: {UNSUPPORTED[opt]}")
+        elif opt in IGNORED:
+            notes.append(f"{opt} ignored: {IGNORED[opt]}")
+        elif opt in VALUE_PARAMS:
+            if not COUNT.match(value or ""):
+                problems.append(f"{opt} {value}: expected a count (0, 1, 2, ...)")
+            elif opt == "-i":
+                line.repetitions = max(1, int(value))
+            else:
+                params[VALUE_PARAMS[opt]] = str(int(value))
+                if opt == "--random-seed" and int(value) > 0:
+                    random_order = True  # mdtest: a seed alone makes stat and read random
+        elif opt in SIZE_PARAMS:
+            if not SIZE.match(value or ""):
+                problems.append(f"{opt} {value}: expected a byte count like 3901 or 4k")
+            else:
+                params[SIZE_PARAMS[opt]] = value.lower()
+        elif opt in PHASE_FLAGS:
+            phases.append(PHASE_FLAGS[opt])
+        elif opt == "-a":
+            if value.upper() != "POSIX":
+                problems.append(f"-a {value}: the metadata kernel uses the POSIX API only")
+        elif opt == "-d":
+            if "@" in value:
+                problems.append(f"-d {value}: several directories (dir1@dir2) are not implemented")
+            else:
+                params["dir"] = _dir_of(value, notes)
+                line.path = value
+        elif opt == "-F":
+            files = True
+        elif opt == "-D":
+            dirs = True
+        elif opt == "-u":
+            params["unique-dir"] = "true"
+        elif opt == "-L":
+            params["leaf-only"] = "true"
+        elif opt == "-R":
+            random_order = True
+        elif opt == "-y":
+            params["fsync"] = "true"
+        elif opt == "-Y":
+            params["sync-phase"] = "true"
+        elif opt == "-Z":
+            show = "time"
+        elif opt == "-P":
+            show = "both"
+    if problems:
+        raise BadInput("mdtest line refused: " + "; ".join(problems))
+    if files != dirs:
+        params["kind"] = "files" if files else "dirs"
+    if phases:
+        params["phases"] = ",".join(dict.fromkeys(phases))
+        if "create" not in phases:
+            notes.append("no -C: the items are created first, untimed and unreported (cbk leaves nothing between runs)")
+        if "remove" not in phases:
+            notes.append("no -r: the items are removed at the end, untimed and unreported")
+    if random_order:
+        params["order"] = "random"
+    if "dir" not in params:
+        params["dir"] = "."
+        notes.append("no -d: items are made in a private directory under the current directory")
+    line.show = ("rate", "time") if show == "both" else (show,)
+    line.notes = notes
+    return line
