@@ -292,6 +292,16 @@ def store_rows(url: str, sql: str) -> list:
         return c.execute(sa.text(sql)).all()
 
 
+def failed_steps(url: str) -> str:
+    """What a test prints when a run it expected to pass did not: each step
+    that did not end ok, with the reason the store kept."""
+    try:
+        rows = store_rows(url, "select name, host, status, message from steps where status != 'ok'")
+    except Exception as e:   # the store itself may be what broke
+        return f"(store unreadable: {e})"
+    return "\n".join(f"step {name!r} on {host or '-'}: {status}: {message}" for name, host, status, message in rows)
+
+
 def wait_for_data_file(root: Path, timeout_s: float = 20) -> bool:
     """True once a kernel's file named `data` exists under root (its timed part is about to start)."""
     import time

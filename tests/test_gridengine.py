@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, store_rows, tree
+from conftest import REPO, failed_steps, store_rows, tree
 from sge_cluster import GridEngineCell, why_not
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
@@ -78,7 +78,7 @@ def test_qrsh_ranks_bind_their_own_gpus_from_the_resource_map(cli, sge, mpiexec,
     # cell sets it for `-l gpu=2` and reaches the job through qrsh -V
     r = cli("run", "null", "--launcher", "qrsh", "--np", "2", "--gpus-per-rank", "1", "--seconds=0.01",
             "--repeat", "1", "--quiet", env={**sge_env(sge), "SGE_HGR_gpu": "2 3"})
-    assert r.status == 0, r.stderr
+    assert r.status == 0, r.stderr + failed_steps(store_url)
     ((build,),) = store_rows(store_url, "select build from steps")
     assert json.loads(build)["gpu_devices"] == ["2", "3"]
 
@@ -181,7 +181,8 @@ def test_run_cluster_in_a_qsub_job_takes_its_nodes_from_the_parallel_environment
                                text=True)
         raise AssertionError(r.stderr + log[-3000:] + shown.stdout[-4000:] + shown.stderr[-2000:])
     (label, status, batch), = store_rows(store, "select label, status, batch_job from runs")
-    assert label.startswith("ge-") and status == "ok" and batch == f"sge {label[3:]}", (label, status, batch)
+    assert label.startswith("ge-") and status == "ok" and batch == f"sge {label[3:]}", \
+        (label, status, batch, failed_steps(store))
     from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
     from clusterbench.report.data import load_run
     from clusterbench.store import Store
