@@ -13,13 +13,13 @@ import datetime as dt
 import hashlib
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from clusterbench.environment.sources import Context
-from clusterbench.environment.report_block import summary_block
 from clusterbench.extensions.registry import Registry
+
+if TYPE_CHECKING:
+    from clusterbench.environment.sources import Context
 
 SCHEMA = 1
 # one module per topic, each with collect(env, ctx)
@@ -43,6 +43,17 @@ FIRST_IN_DIFFS = ("conditions.", "tuned.profile")
 __all__ = ["collect", "snapshot_hash", "diff", "summary_block", "is_volatile", "COLLECTORS", "VOLATILE_KEYS"]
 
 
+def __getattr__(name: str):
+    # The snapshot's machinery is imported when a snapshot is taken, not by
+    # every import of a small module of this package (the store reads
+    # batchjob, the run gpu_grant).
+    if name == "summary_block":
+        from clusterbench.environment.report_block import summary_block
+
+        return summary_block
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def is_volatile(key: str) -> bool:
     return key in VOLATILE_KEYS or key.removesuffix("_error") in VOLATILE_KEYS
 
@@ -62,6 +73,10 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
     directory's file system and devices. Never raises. keep_versions: take
     version commands' output from this boot's cache (command_cache.py);
     the snapshot is the same either way."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from clusterbench.environment.sources import Context
+
     started = time.monotonic()
     cache = None
     if keep_versions and run_commands and Path(root) == Path("/"):
