@@ -134,3 +134,18 @@ def test_no_python_module_names_a_gpu_kernel(cbk_bin, tmp_path):
              for path in sorted((REPO / "src" / "clusterbench").rglob("*.py"))
              for line, text in _literal_strings(path) if any(n in text for n in names)]
     assert found == []
+
+
+def test_a_cbk_that_gave_only_the_reason_for_a_left_out_kernel_still_loads(cbk_bin, tmp_path):
+    """A cbk built before left-out kernels had a family gave {name: why}:
+    its catalogue loads, names the reason, and knows no family for them."""
+    fake = tmp_path / "cbk"
+    fake.write_text(f"#!{sys.executable}\nimport json, subprocess\n"
+                    f"d = json.loads(subprocess.run([{cbk_bin!r}, '--describe'], capture_output=True, text=True).stdout)\n"
+                    "d['left_out'] = {'gpuold': 'built without CUDA'}\nprint(json.dumps(d))\n")
+    fake.chmod(0o755)
+    cat = catalogue.load(str(fake))
+    assert cat.left_out == {"gpuold": "built without CUDA"} and cat.family("gpuold") is None
+    assert cat.left_out_of_family(catalogue.GPU) == {}
+    with pytest.raises(catalogue.BadInput, match="gpuold is not in this cbk .*: built without CUDA"):
+        cat.kernel("gpuold")

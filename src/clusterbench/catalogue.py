@@ -165,12 +165,13 @@ def load(cbk: str | None = None) -> Catalogue:
         raise BadInput(f"{cbk} speaks record schema {d.get('schema')}, this clusterbench expects {SCHEMA}: "
                        "reinstall both from one source tree")
     kernels = {k["name"]: _kernel(k) for k in d["kernels"]}
-    left_out = d.get("left_out") or {}
+    # name -> {"family", "why"}; a cbk built before left-out kernels had a family gave the reason alone
+    left_out = {name: e if isinstance(e, dict) else {"why": str(e)} for name, e in (d.get("left_out") or {}).items()}
     return Catalogue(cbk, d["cbk_version"], d["mpi"], d.get("mpi_library"),
                      tuple(_param(p) for p in d["common_parameters"]), kernels,
                      d.get("mpi_built_with"), d.get("mpi_compiler"),
-                     {name: entry["why"] for name, entry in left_out.items()},
-                     {name: entry["family"] for name, entry in left_out.items()})
+                     {name: str(e.get("why") or "") for name, e in left_out.items()},
+                     {name: e["family"] for name, e in left_out.items() if e.get("family")})
 
 
 def family_of(kernel: str) -> str | None:

@@ -1,9 +1,10 @@
 """Every GPU of a cluster run side by side: the figures of the kernels of
 the GPU family (host copies, pinned, at their largest size; device
-memory's five kernels) per node and per GPU, judged with the per-node rule (analysis/cluster/outliers.py) over
-all GPUs measured, and each GPU that is off named with the likely cause
-read from its node's snapshot: a link negotiated narrower or slower than
-the others', a different driver, firmware, model or memory size."""
+memory's five kernels) per node and per GPU, judged with the per-node
+rule (analysis/cluster/outliers.py) over all GPUs measured, and each GPU
+that is off named with the likely cause read from its node's snapshot: a
+link negotiated narrower or slower than the others', a different driver,
+firmware, model or memory size."""
 from __future__ import annotations
 
 import statistics
@@ -47,7 +48,6 @@ class GpuFigure:
     unit: str
     median: float
     gpus: dict[str, outliers.NodeValue]   # label -> verdict
-    host_copy: bool = False    # a copy between host and GPU: bound by the PCIe link
 
     @property
     def flagged(self) -> list[outliers.NodeValue]:
@@ -150,7 +150,7 @@ def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[G
         labels = {g.label: g for g in by_gpu}
         verdicts = outliers.judge_nodes({g.label: v for g, v in by_gpu.items()}, threshold)
         median = statistics.median(by_gpu.values())
-        figures.append(GpuFigure(name, unit, median, {v.host: v for v in verdicts}, host_copy))
+        figures.append(GpuFigure(name, unit, median, {v.host: v for v in verdicts}))
         for v in verdicts:
             if v.flagged:
                 gpu = labels[v.host]
