@@ -54,6 +54,12 @@ static int check_tables(void)
             fprintf(stderr, "cbk internal error: kernel %s: %s\n", (*k)->name, bad);
             return -1;
         }
+    for (const struct cbk_left_out *l = cbk_left_out; l->name; l++)
+        if (!known_family(l->family)) {
+            fprintf(stderr, "cbk internal error: left-out kernel %s: family %s is not one of CBK_FAMILY_* (core/cbk.h)\n",
+                    l->name, l->family ? l->family : "(none)");
+            return -1;
+        }
     return 0;
 }
 
@@ -95,8 +101,12 @@ static void describe(void)
     }
     cbk_json_close(&j);
     cbk_json_object(&j, "left_out");
-    for (const struct cbk_left_out *l = cbk_left_out; l->name; l++)
-        cbk_json_text(&j, l->name, l->why);
+    for (const struct cbk_left_out *l = cbk_left_out; l->name; l++) {
+        cbk_json_object(&j, l->name);
+        cbk_json_text(&j, "family", l->family);
+        cbk_json_text(&j, "why", l->why);
+        cbk_json_close(&j);
+    }
     cbk_json_close(&j);
     cbk_json_end(&j);
 }

@@ -1,6 +1,7 @@
 /* The one list of kernels. Adding a kernel: one file under kernels/<family>/
  * and one line here (inside #ifdef CBK_HAVE_MPI when it needs MPI, inside
- * #ifdef CBK_HAVE_CUDA when it needs a GPU runtime). */
+ * #ifdef CBK_HAVE_CUDA when it needs a GPU runtime, then also a line in
+ * cbk_left_out with its family, for the builds without it). */
 #include "core/cbk.h"
 
 #include <string.h>
@@ -51,12 +52,12 @@ const struct cbk_kernel *const cbk_kernels[] = {
     "(scripts/build-cuda-cbk.sh takes nvcc from PyPI)"
 const struct cbk_left_out cbk_left_out[] = {
 #ifndef CBK_HAVE_MPI
-    { "mpi", NO_MPI }, { "pario", NO_MPI }, { "linkmatrix", NO_MPI },
+    { "mpi", CBK_FAMILY_MPI, NO_MPI }, { "pario", CBK_FAMILY_IO, NO_MPI }, { "linkmatrix", CBK_FAMILY_MPI, NO_MPI },
 #endif
 #ifndef CBK_HAVE_CUDA
-    { "gpucopy", NO_CUDA }, { "gpumem", NO_CUDA },
+    { "gpucopy", CBK_FAMILY_GPU, NO_CUDA }, { "gpumem", CBK_FAMILY_GPU, NO_CUDA },
 #endif
-    { NULL, NULL },
+    { NULL, NULL, NULL },
 };
 
 const char *cbk_left_out_why(const char *name)

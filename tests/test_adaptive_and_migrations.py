@@ -63,7 +63,7 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     assert store.steps_of(1)[0].stop_reason is None
     assert store.list_runs()[0].batch_job is None
     assert store.list_runs()[0].imported_from is None   # 0004: a run stored before it was measured
-    assert rows(url, "select version_num from alembic_version") == [("0007",)]
+    assert rows(url, "select version_num from alembic_version") == [("0008",)]
 
 
 @pytest.mark.parametrize("env, expected", [

@@ -169,6 +169,28 @@ def test_a_slow_gpu_with_no_difference_in_its_snapshot_says_where_to_look():
     assert "no difference in its snapshot explains it" in finding.sentence(8)
 
 
+def test_a_stored_gpu_step_is_judged_per_gpu_by_the_family_its_run_record_gives():
+    """A GPU kernel this clusterbench's cbk does not know (a newer cbk's,
+    say "gpulink") is judged per GPU because its run record says family
+    "gpu"; without that, an unknown kernel's figures are node figures."""
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    envs["h03"] = snapshot(3, {(1, "pcie_width_current"): 8})
+    run = cluster_run({("h03", 1): 27.6}, {}, envs)
+    for st in run["steps"]:
+        st["kernel"] = st["name"] = st["kernel"].replace("gpu", "gpunew")
+        st["build"] = {"family": "gpu"}
+    view = analysis.analyse(run)
+    (finding,) = view.gpu_findings
+    assert finding.gpu.label == "h03 GPU 1" and finding.figures[0][0].startswith("gpunewcopy ")
+    # a host copy flagged: the PCIe link is named as its cause
+    assert finding.causes[0] == "its PCIe link is negotiated at x8 while the others run at x16"
+    assert not any(f.name.startswith("gpunew") for f in view.figures)
+    for st in run["steps"]:
+        st["build"] = {}
+    unknown = analysis.analyse(run)
+    assert unknown.gpus == [] and any(f.name.startswith("gpunewcopy") for f in unknown.figures)
+
+
 def test_uniform_gpus_flag_nothing():
     envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
     view = analysis.analyse(cluster_run({("h01", 0): 55.0, ("h02", 1): 55.6}, {("h03", 0): 4100.0}, envs))
@@ -251,4 +273,4 @@ def test_two_ranks_on_one_gpu_are_named():
     assert "ranks 1, 2 on h02 share GPU 3" in limits_gpu.shared_gpu(
         {"hosts": ["h01", "h02", "h02"], "gpu_devices": ["3", "3", "3"]})
     assert limits_gpu.uses_gpu("mpi", {"buffer": "device"}) and not limits_gpu.uses_gpu("mpi", {"op": "bw"})
-    assert limits_gpu.uses_gpu("gpumem", {}) and not limits_gpu.uses_gpu("stream", {})
+    assert limits_gpu.uses_gpu("gpu", {}) and not limits_gpu.uses_gpu("compute", {})

@@ -98,7 +98,7 @@ def test_ior_text_rows_become_pario_samples_of_the_same_line():
 
 def test_ior_json_versions_and_their_real_defects():
     new = one("ior-4.0.0-shared.json")
-    assert figures(new) == [("pario", "write", "cached", "MiB/s", 0, None, 2124.9086),
+    assert figures(new) == [("pario", "write", "buffered", "MiB/s", 0, None, 2124.9086),
                             ("pario", "read", "cold", "MiB/s", 0, None, 12501.6513)]
     assert new.notes == []
     # IOR 3.3 writes segmentCount/blockSize/transferSize twice in its summary
@@ -325,7 +325,7 @@ def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_
     assert "not any known format (formats: ior-json, fio, iperf3, ior-csv, ior, mdtest, osu, imb)" in bad.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(2,)]   # the good file was not stored either
     dry = cli("import", "--dry-run", str(FIXTURES / "ior-4.0.0-shared.json"))
-    assert dry.status == 0 and "would store" in dry.stdout and "write [cached] 2124.9086 MiB/s" in dry.stdout
+    assert dry.status == 0 and "would store" in dry.stdout and "write [buffered] 2124.9086 MiB/s" in dry.stdout
     assert store_rows(store_url, "select count(*) from runs") == [(2,)]
 
 

@@ -41,7 +41,7 @@ def test_score_is_iors_geometric_means_of_the_medians():
           ("mdtest-hard", "file-create"): 1, ("mdtest-hard", "file-read"): 10, ("mdtest-hard", "file-stat"): 100,
           ("mdtest-hard", "file-remove"): 1}
     run = fixture_run(bw, md)
-    run["steps"][0]["samples"].append(rec("write", "cached", int(100 * GIB)))  # not IO500's figure: ignored
+    run["steps"][0]["samples"].append(rec("write", "buffered", int(100 * GIB)))  # not IO500's figure: ignored
     lines = score_lines(run)
     bw_score = (2.0 * 8.0 * 0.5 * 1.0) ** 0.25
     md_score = (10 * 100 * 10 * 1 * 10 * 100 * 1) ** (1 / 7)

@@ -85,3 +85,67 @@ def test_a_new_kernels_detail_records_are_kept(toy_cbk):
     assert detail_records("toyfs") == ("toyfs_ranks",)
     assert detail_records("tcp") == ("tcp_pairs",)
     assert detail_records("nosuchkernel") == ()
+
+
+def test_a_build_without_a_kernel_still_describes_its_family(cbk_bin):
+    """cbk's left-out kernels carry their family, so what Python derives from
+    a family (the GPU steps, the GPU analysis) holds on a build without them."""
+    d = describe(cbk_bin)
+    if not d["left_out"]:
+        pytest.skip("this cbk left nothing out (built with MPI and CUDA)")
+    for name, entry in d["left_out"].items():
+        assert entry["family"] in catalogue.FAMILIES and entry["why"], name
+    cat = catalogue.load(cbk_bin)
+    for name in d["left_out"]:
+        assert cat.family(name) == d["left_out"][name]["family"] and name not in cat.kernels
+
+
+def test_the_gpu_kernels_are_known_by_their_family_not_by_name(cbk_bin, cuda_cbk):
+    """Both builds agree on which kernels are the GPU family's: the CUDA
+    build's kernels and the plain build's left-out ones."""
+    plain, cuda = catalogue.load(cbk_bin), catalogue.load(cuda_cbk)
+    assert cuda.of_family(catalogue.GPU) and set(cuda.of_family(catalogue.GPU)) == set(
+        plain.left_out_of_family(catalogue.GPU))
+    assert plain.of_family(catalogue.GPU) == ()
+
+
+def _literal_strings(path) -> list[tuple[int, str]]:
+    """The string constants of a module, docstrings and bare string statements left out."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    prose = {id(node.value) for node in ast.walk(tree)
+             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose]
+
+
+def test_no_python_module_names_a_gpu_kernel(cbk_bin, tmp_path):
+    """Python knows a GPU kernel by its family in cbk --describe, never by
+    name (#34): no string in src/clusterbench (docstrings and comments aside)
+    holds one. The scan itself is checked on a module that does."""
+    from conftest import REPO
+
+    names = set(catalogue.load(cbk_bin).left_out_of_family(catalogue.GPU)) or {"gpucopy", "gpumem"}
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""gpumem in a docstring is prose."""\n# gpucopy in a comment too\nKERNELS = ("gpumem",)\n')
+    assert [text for _, text in _literal_strings(planted) if any(n in text for n in names)] == ["gpumem"]
+    found = [f"{path.relative_to(REPO)}:{line}: {text!r}"
+             for path in sorted((REPO / "src" / "clusterbench").rglob("*.py"))
+             for line, text in _literal_strings(path) if any(n in text for n in names)]
+    assert found == []
+
+
+def test_a_cbk_that_gave_only_the_reason_for_a_left_out_kernel_still_loads(cbk_bin, tmp_path):
+    """A cbk built before left-out kernels had a family gave {name: why}:
+    its catalogue loads, names the reason, and knows no family for them."""
+    fake = tmp_path / "cbk"
+    fake.write_text(f"#!{sys.executable}\nimport json, subprocess\n"
+                    f"d = json.loads(subprocess.run([{cbk_bin!r}, '--describe'], capture_output=True, text=True).stdout)\n"
+                    "d['left_out'] = {'gpuold': 'built without CUDA'}\nprint(json.dumps(d))\n")
+    fake.chmod(0o755)
+    cat = catalogue.load(str(fake))
+    assert cat.left_out == {"gpuold": "built without CUDA"} and cat.family("gpuold") is None
+    assert cat.left_out_of_family(catalogue.GPU) == {}
+    with pytest.raises(catalogue.BadInput, match="gpuold is not in this cbk .*: built without CUDA"):
+        cat.kernel("gpuold")

@@ -50,7 +50,7 @@ def expect_files(strategy: str, n: int) -> list[tuple[str, int]]:
 def check_run(res, files, api, strategy, layout, fsync, n):
     assert res.status == 0, res.stderr
     writes, reads = res.measurements("write"), res.measurements("read")
-    modes = {"none": ["cached"], "end": ["cached", "fsync"], "each": ["fsync-each"]}[fsync]
+    modes = {"none": ["buffered"], "end": ["buffered", "fsync"], "each": ["fsync-each"]}[fsync]
     assert [w["mode"] for w in writes] == modes
     assert len(reads) == 1
     for rec in writes + reads:
@@ -58,8 +58,8 @@ def check_run(res, files, api, strategy, layout, fsync, n):
         assert rec["ops"] == BLOCK * SEGMENTS * n // TRANSFER
         assert (rec["api"], rec["strategy"], rec["layout"]) == (api, strategy, layout)
         assert rec["blocks_per_rank"] == (PIECES if layout == "strided" else 1)
-        # the cached figure of fsync=end stops before fsync+close, which close_s_* still describe
-        parts = ("open", "transfer") if fsync == "end" and rec["mode"] == "cached" else ("open", "transfer", "close")
+        # the buffered figure of fsync=end stops before fsync+close, which close_s_* still describe
+        parts = ("open", "transfer") if fsync == "end" and rec["mode"] == "buffered" else ("open", "transfer", "close")
         for part in parts:
             assert 0 <= rec[f"{part}_s_min"] <= rec[f"{part}_s_max"] <= rec["seconds"] + 1e-9
         assert rec["rank_seconds_max"] <= rec["seconds"] + 1e-9
@@ -67,7 +67,7 @@ def check_run(res, files, api, strategy, layout, fsync, n):
     assert read["verify"] is True and read["verify_ok"] is True
     assert read["read_from"] == "shifted" and read["read_shift"] == 1
     if fsync == "end":
-        # the cached figure stops before fsync and close: never longer
+        # the buffered figure stops before fsync and close: never longer
         assert writes[0]["seconds"] <= writes[1]["seconds"]
     assert sorted((name, int(size)) for _, name, size in files) == expect_files(strategy, n)
 

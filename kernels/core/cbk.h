@@ -223,10 +223,12 @@ struct cbk_kernel {
 
 /* registry.c */
 extern const struct cbk_kernel *const cbk_kernels[];
-/* Kernels this build left out, and why (a library absent at build time):
- * asked for, they are named with the reason, not as unknown. Ends with a
+/* Kernels this build left out, their family and why (a library absent at
+ * build time): asked for, they are named with the reason, not as unknown;
+ * described with their family, so what Python derives from a family (the
+ * GPU steps, the GPU analysis) holds on a build without them. Ends with a
  * NULL name. */
-struct cbk_left_out { const char *name, *why; };
+struct cbk_left_out { const char *name, *family, *why; };
 extern const struct cbk_left_out cbk_left_out[];
 const char *cbk_left_out_why(const char *name);
 const struct cbk_kernel *cbk_find_kernel(const char *name);

@@ -368,6 +368,9 @@ static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double
     struct cbk_json j;
     cbk_record_begin(&j, c->out, c, "run");
     cbk_json_text(&j, "cbk_version", CBK_VERSION);
+    /* stored as the step's build: a stored run is judged by its kernels'
+     * families (the GPU analysis) where no cbk that knows them is at hand */
+    cbk_json_text(&j, "family", c->kernel ? c->kernel->family : NULL);
     cbk_write_args(&j, "parameters", a);
     cbk_json_i64(&j, "ranks", c->size);
     cbk_json_i64(&j, "ranks_per_node", c->node_size);

@@ -101,7 +101,7 @@ static const struct cbk_param params[] = {
       .help = "order of each rank's transfers: sequential, or a random permutation of the same offsets (IOR -z)" },
     { .name = "fsync", CBK_AT_CHOICE(OPT, fsync, fsync_names), .default_value = "none",
       .help = "none = no fsync (figure: data handed to the file system); end = fsync before close, inside the timing (IOR -e), "
-              "reported twice: mode cached (until the last write returned) and mode fsync; each = fsync after every write (IOR -Y)" },
+              "reported twice: mode buffered (until the last write returned) and mode fsync; each = fsync after every write (IOR -Y)" },
     { .name = "phases", CBK_AT_CHOICE(OPT, phases, phases_names), .default_value = "both",
       .help = "what is timed and reported: both = write then read; write-only (IOR -w); read-only (IOR -r; the data is still written first, untimed)" },
     { .name = "read", CBK_AT_CHOICE(OPT, read, read_names), .default_value = "shifted",
@@ -643,7 +643,12 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     if (!report)
         return;
 
-    struct cbk_phase p = { .phase = "write", .mode = each ? "fsync-each" : f.direct ? "direct" : "cached",
+    /* The write modes' names are seqio's (fileio.c): one state, one name, so
+     * pario's write into the page cache compares with seqio's and IOR's. */
+    struct cbk_phase p = { .phase = "write",
+                           .mode = each       ? "fsync-each"
+                                   : f.direct ? cbk_write_mode_names[CBK_WRITE_DIRECT]
+                                              : cbk_write_mode_names[CBK_WRITE_BUFFERED],
                            .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
     stonewall_fields(c, s, &p, done, &sw);
@@ -658,7 +663,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
         struct cbk_phase synced = p;
         synced.mode = "fsync";
         p.end_s = t.xfer_end;
-        cbk_phase_warn(&p, "cached: timed until the last write returned (data handed to the file system), before fsync and close");
+        cbk_phase_warn(&p, "buffered: timed until the last write returned (data handed to the file system), before fsync and close");
         cbk_report(c, &p);
         cbk_report(c, &synced);
     } else {

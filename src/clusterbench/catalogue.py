@@ -35,6 +35,7 @@ class Param:
 
 # A kernel's family: what reports group its figures by (docs/design.md, "Families").
 FAMILIES = ("io", "network", "mpi", "compute", "gpu", "debug")
+GPU = "gpu"   # the family whose figures are a GPU's: judged per GPU, run only where one is visible
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class Catalogue:
     mpi_compiler: str | None = None
     # kernels this cbk was built without, and why (cbk --describe's left_out)
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    # and their families, which cbk describes for them too
+    left_out_families: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def kernel(self, name: str) -> Kernel:
         try:
@@ -73,9 +76,18 @@ class Catalogue:
             raise BadInput(f"no such kernel: '{name}' (kernels: {', '.join(self.kernels)})") from None
 
     def family(self, name: str) -> str | None:
-        """A kernel's family, None for a kernel this cbk does not have (an imported tool's)."""
+        """A kernel's family, also of one this build left out; None for a
+        kernel cbk does not know (an imported tool's)."""
         k = self.kernels.get(name)
-        return k.family if k else None
+        return k.family if k else self.left_out_families.get(name)
+
+    def of_family(self, family: str) -> tuple[str, ...]:
+        """The kernels of this build in a family, in cbk's order."""
+        return tuple(name for name, k in self.kernels.items() if k.family == family)
+
+    def left_out_of_family(self, family: str) -> dict[str, str]:
+        """The kernels of a family this build left out, and why."""
+        return {name: why for name, why in self.left_out.items() if self.left_out_families.get(name) == family}
 
     def detail_records(self) -> frozenset[str]:
         """Every kernel's detail record types."""
@@ -153,6 +165,20 @@ def load(cbk: str | None = None) -> Catalogue:
         raise BadInput(f"{cbk} speaks record schema {d.get('schema')}, this clusterbench expects {SCHEMA}: "
                        "reinstall both from one source tree")
     kernels = {k["name"]: _kernel(k) for k in d["kernels"]}
+    # name -> {"family", "why"}; a cbk built before left-out kernels had a family gave the reason alone
+    left_out = {name: e if isinstance(e, dict) else {"why": str(e)} for name, e in (d.get("left_out") or {}).items()}
     return Catalogue(cbk, d["cbk_version"], d["mpi"], d.get("mpi_library"),
                      tuple(_param(p) for p in d["common_parameters"]), kernels,
-                     d.get("mpi_built_with"), d.get("mpi_compiler"), dict(d.get("left_out") or {}))
+                     d.get("mpi_built_with"), d.get("mpi_compiler"),
+                     {name: str(e.get("why") or "") for name, e in left_out.items()},
+                     {name: e["family"] for name, e in left_out.items() if e.get("family")})
+
+
+def family_of(kernel: str) -> str | None:
+    """A stored step's kernel's family from the installed cbk's description
+    (a kernel it left out included); None without a cbk, or for a kernel it
+    does not know (an imported tool's)."""
+    try:
+        return load().family(kernel)
+    except BadInput:
+        return None

@@ -6,8 +6,9 @@ same line become the same pario step and compare key by key.
 IOR's figures per repetition and operation are bandwidth in MiB/s (bytes /
 the time from first open to last close, as pario's rate), so the samples
 are pario's: phase write/read, unit MiB/s, the write's mode the durability
-the line asked for (-e fsync, -Y fsync-each, else cached; O_DIRECT direct)
-and the read's the state pario reads in for that line (cold, or direct).
+the line asked for (-e fsync, -Y fsync-each, O_DIRECT direct, else
+buffered: seqio's and pario's name for a write into the page cache) and
+the read's the state pario reads in for that line (cold, or direct).
 IOR itself does not empty the page cache before reading: each read sample
 says so in its warnings.
 """
@@ -51,13 +52,13 @@ def step_for(command_line: str | None, test_id: int, tasks: int, tasks_per_node:
         if test is not None:
             p = test.params
             direct = p.get("direct") == "true"
-            write = "direct" if direct else {"end": "fsync", "each": "fsync-each"}.get(p.get("fsync", "none"), "cached")
+            write = "direct" if direct else {"end": "fsync", "each": "fsync-each"}.get(p.get("fsync", "none"), "buffered")
             return (ImportedStep(f"ior test {test_id}: {command_line}", "pario", dict(p), tasks, ppn),
                     write, "direct" if direct else "cold")
     elif not any("no command line" in n for n in notes):
         notes.append("no command line in the file: stored as an ior step with the parameters it shows")
     write = "fsync-each" if described.get("fsyncPerWrite") == "1" else \
-        "fsync" if described.get("fsync") == "1" else "cached"
+        "fsync" if described.get("fsync") == "1" else "buffered"
     if described.get("useO_DIRECT") == "1":
         write = "direct"
     return (ImportedStep(f"ior test {test_id}", "ior", {k: v for k, v in described.items() if v not in ("", None)},

@@ -6,6 +6,7 @@ width (the record's memory_peak_gb_per_s). `gpu_limit` names the limit of a
 figure; `gpu_warnings` says when a figure or its link is doubtful."""
 from __future__ import annotations
 
+from clusterbench.catalogue import GPU
 from clusterbench.limits.thresholds import PAGEABLE_MARGIN, RATE_SLACK, TRAINED_DOWN_SHARE
 from clusterbench.results.sample import Sample
 
@@ -142,9 +143,10 @@ def pageable_above_pinned(samples) -> dict[int, list[str]]:
     return out
 
 
-def uses_gpu(kernel: str, params: dict) -> bool:
-    """A step whose figures are a GPU's: the GPU kernels, and mpi with GPU buffers."""
-    return kernel in ("gpucopy", "gpumem") or (kernel == "mpi" and str(params.get("buffer", "host")) != "host")
+def uses_gpu(family: str | None, params: dict) -> bool:
+    """A step whose figures are a GPU's: a kernel of the GPU family (its
+    family from cbk --describe), and an MPI kernel with GPU buffers."""
+    return family == GPU or (family == "mpi" and str(params.get("buffer", "host")) != "host")
 
 
 def shared_gpu(build: dict | None) -> str | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from clusterbench.results.sizes import size_text
 
 # The cache/durability states `mode` may hold (docs/records.md); "n/a" where none applies.
-CACHE_MODES = frozenset({"fsync", "fsync-each", "direct", "buffered", "buffered+sync", "cached", "cold", "warm"})
+CACHE_MODES = frozenset({"fsync", "fsync-each", "direct", "buffered", "buffered+sync", "cold", "warm"})
 NOT_APPLICABLE = "n/a"
 
 # How a swept value that is not a byte size is shown beside the mode.

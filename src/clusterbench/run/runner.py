@@ -24,7 +24,7 @@ from clusterbench.run import step_engine
 from clusterbench.run.step_engine import STOP_SIGNALS, Interrupted, stopped_by
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
-from clusterbench.catalogue import Catalogue, query_env
+from clusterbench.catalogue import GPU, Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
 from clusterbench.launch import Job, choose
 from clusterbench.launch.messages import failure_line
@@ -141,22 +141,29 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
             return "cbk was built without MPI"
         if r == "root" and os.geteuid() != 0:
             return "needs root"
-        if r == "gpu" and (why := gpu_missing(cat.cbk, "gpumem" in cat.kernels, cat.left_out.get("gpumem"))):
+        if r == "gpu" and (why := gpu_missing(cat)):
             return why
         if r not in ("mpi", "root", "gpu"):
             return f"unknown requirement '{r}'"
     return None
 
 
-@functools.cache
-def gpu_missing(cbk: str, built: bool, left_out: str | None) -> str | None:
+def gpu_missing(cat: Catalogue) -> str | None:
     """Why a step that needs a GPU cannot run here: cbk built without the GPU
-    kernels, or no GPU visible to this host (gpumem's own check, which asks
-    the GPU runtime). Asked once per cbk. The check runs where clusterbench
-    runs: a login node without GPUs skips a GPU step it would launch elsewhere."""
+    family's kernels (cbk's reason), or no GPU visible to this host (a GPU
+    kernel's own check, which asks the GPU runtime). The check runs where
+    clusterbench runs: a login node without GPUs skips a GPU step it would
+    launch elsewhere."""
+    built = cat.of_family(GPU)
     if not built:
-        return left_out or "cbk was built without the GPU kernels"
-    return cbk_refusal(cbk, ("gpumem", "--passes=2"))
+        return next(iter(cat.left_out_of_family(GPU).values()), "cbk was built without the GPU kernels")
+    return _gpu_refusal(cat.cbk, built[0])
+
+
+@functools.cache
+def _gpu_refusal(cbk: str, kernel: str) -> str | None:
+    """Asked once per cbk: a refusal is not cached by cbk_refusal."""
+    return cbk_refusal(cbk, (kernel,))
 
 
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,

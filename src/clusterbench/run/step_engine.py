@@ -16,7 +16,7 @@ import signal
 import subprocess
 from collections.abc import Callable, Collection
 
-from clusterbench import limits
+from clusterbench import catalogue, limits
 from clusterbench.conditions import apply as conditions
 from clusterbench.launch.messages import finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, stop_tree
@@ -194,6 +194,7 @@ def add_cross_warnings(store: Store, run_id: int) -> None:
         for sid, extra in limits.cross_sample_warnings(samples).items():
             store.add_sample_warnings(sid, extra)
     for st in steps:   # two ranks on one GPU: known only from the step's run record
-        if limits_gpu.uses_gpu(st.kernel, st.params or {}) and (why := limits_gpu.shared_gpu(st.build)):
+        if limits_gpu.uses_gpu(catalogue.family_of(st.kernel), st.params or {}) \
+                and (why := limits_gpu.shared_gpu(st.build)):
             for s in store.samples_of(st.id):
                 store.add_sample_warnings(s.id, [why])

@@ -125,7 +125,7 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None) -
     for st in steps:
         host = st.get("host")
         # the GPU kernels are judged per GPU (analysis/cluster/gpus.py): a node may have several
-        if host is None or st["status"] != "ok" or st["kernel"] in gpu_analysis.GPU_KERNELS:
+        if host is None or st["status"] != "ok" or gpu_analysis.is_gpu_step(st):
             continue
         dirs = {s.directory for s in st["samples"] if s.directory}
         for key, values in _values_by_key(st["samples"]).items():

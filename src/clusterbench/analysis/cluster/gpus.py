@@ -1,19 +1,20 @@
-"""Every GPU of a cluster run side by side: the GPU kernels' figures
-(gpucopy's pinned copies at their largest size, gpumem's five kernels) per
-node and per GPU, judged with the per-node rule (analysis/cluster/outliers.py) over
-all GPUs measured, and each GPU that is off named with the likely cause
-read from its node's snapshot: a link negotiated narrower or slower than
-the others', a different driver, firmware, model or memory size."""
+"""Every GPU of a cluster run side by side: the figures of the kernels of
+the GPU family (host copies, pinned, at their largest size; device
+memory's five kernels) per node and per GPU, judged with the per-node
+rule (analysis/cluster/outliers.py) over all GPUs measured, and each GPU
+that is off named with the likely cause read from its node's snapshot: a
+link negotiated narrower or slower than the others', a different driver,
+firmware, model or memory size."""
 from __future__ import annotations
 
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
+from clusterbench import catalogue
 from clusterbench.analysis.cluster import outliers
 from clusterbench.limits.gpu_limits import bus_key, gpu_index, is_gpu_copy, is_gpu_memory
 
-GPU_KERNELS = ("gpucopy", "gpumem")
 # snapshot keys that tell GPUs apart, in the order a cause is named
 IDENTITY_KEYS = (("name", "model"), ("driver_version", "driver"), ("vbios_version", "firmware (VBIOS)"),
                  ("memory_mib", "memory (MiB)"))
@@ -30,9 +31,20 @@ class Gpu:
         return f"{self.host} GPU {self.index if self.index is not None else self.bus_id}"
 
 
+def family(step) -> str | None:
+    """A stored step's kernel's family: its run record's (cbk writes it
+    there), else the installed cbk's description of the kernel (a run
+    stored before cbk wrote it); None when neither knows it."""
+    return (step.get("build") or {}).get("family") or catalogue.family_of(step["kernel"])
+
+
+def is_gpu_step(step) -> bool:
+    return family(step) == catalogue.GPU
+
+
 @dataclass
 class GpuFigure:
-    name: str                  # "gpucopy h2d (pinned, copy engine)", "gpumem triad"
+    name: str                  # "<kernel> h2d (pinned, copy engine)", "<kernel> triad"
     unit: str
     median: float
     gpus: dict[str, outliers.NodeValue]   # label -> verdict
@@ -48,6 +60,7 @@ class GpuFinding:
     # (figure name, verdict, median of the GPUs, unit) of each flagged figure
     figures: list[tuple[str, outliers.NodeValue, float, str]] = field(default_factory=list)
     causes: list[str] = field(default_factory=list)
+    host_copy: bool = False    # a flagged figure is a host copy: the PCIe link is a likely cause
 
     def sentence(self, gpus_measured: int) -> str:
         parts = []
@@ -62,8 +75,8 @@ class GpuFinding:
                 f"likely cause: {cause}")
 
 
-def _figures_of(step) -> dict[tuple[str, str], dict[str, list[float]]]:
-    """{(figure name, unit): {bus id: values}} of one node's GPU step."""
+def _figures_of(step) -> dict[tuple[str, str, bool], dict[str, list[float]]]:
+    """{(figure name, unit, a host copy): {bus id: values}} of one node's GPU step."""
     samples = [s for s in step["samples"] if s.value is not None]
     largest: dict = {}
     for s in samples:
@@ -78,13 +91,13 @@ def _figures_of(step) -> dict[tuple[str, str], dict[str, list[float]]]:
         if is_gpu_copy(s) and s.extra("host_memory") == "pinned" \
                 and s.extra("copy_bytes") == largest.get((s.phase, s.extra("engine"), bus)):
             engine = "copy engine" if s.extra("engine") == "copy" else "copy kernel"
-            name, value = f"gpucopy {s.phase} (pinned, {engine})", s.extra("event_gb_per_s")
+            name, value = f"{step['kernel']} {s.phase} (pinned, {engine})", s.extra("event_gb_per_s")
         elif is_gpu_memory(s):
-            name, value = f"gpumem {s.phase}", (s.extra("best_mb_per_s") or 0) / 1e3
+            name, value = f"{step['kernel']} {s.phase}", (s.extra("best_mb_per_s") or 0) / 1e3
         else:
             continue
         if isinstance(value, (int, float)) and value > 0:
-            out.setdefault((name, "GB/s"), {}).setdefault(bus, []).append(float(value))
+            out.setdefault((name, "GB/s", is_gpu_copy(s)), {}).setdefault(bus, []).append(float(value))
     return out
 
 
@@ -120,10 +133,10 @@ def likely_causes(gpu: Gpu, all_gpus: list[Gpu], envs: dict[str, dict], copy_fig
 
 
 def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[GpuFigure], list[GpuFinding]]:
-    per: dict[tuple[str, str], dict[Gpu, float]] = {}
+    per: dict[tuple[str, str, bool], dict[Gpu, float]] = {}
     for st in steps:
         host = st.get("host")
-        if host is None or st["status"] != "ok" or st["kernel"] not in GPU_KERNELS:
+        if host is None or st["status"] != "ok" or not is_gpu_step(st):
             continue
         for key, by_bus in _figures_of(st).items():
             for bus, values in by_bus.items():
@@ -131,7 +144,7 @@ def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[G
                 per.setdefault(key, {})[gpu] = statistics.median(values)
     figures, findings = [], {}
     all_gpus = sorted({g for by_gpu in per.values() for g in by_gpu}, key=lambda g: (g.host, g.bus_id))
-    for (name, unit), by_gpu in sorted(per.items()):
+    for (name, unit, host_copy), by_gpu in sorted(per.items()):
         if len(by_gpu) < 2:
             continue
         labels = {g.label: g for g in by_gpu}
@@ -143,9 +156,9 @@ def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[G
                 gpu = labels[v.host]
                 f = findings.setdefault(gpu, GpuFinding(gpu))
                 f.figures.append((name, v, median, unit))
+                f.host_copy = f.host_copy or host_copy
     for gpu, f in findings.items():
-        copy_figure = any(name.startswith("gpucopy") for name, *_ in f.figures)
-        f.causes = likely_causes(gpu, all_gpus, envs, copy_figure)
+        f.causes = likely_causes(gpu, all_gpus, envs, f.host_copy)
     return figures, [findings[g] for g in sorted(findings, key=lambda g: (g.host, g.bus_id))]
 
 
