@@ -7,14 +7,14 @@
  * rank notes open start, transfer end and close end; the rate is all bytes
  * over (latest close end - earliest open start), which cbk_report() does.
  * Method, diagrams and the IOR option mapping: docs/kernels/pario.md. */
-#include "../core/buffer.h"
-#include "../core/cbk.h"
-#include "../core/cleanup.h"
-#include "../core/fileio.h"
-#include "../core/pagecache.h"
-#include "../core/params.h"
-#include "../core/pattern.h"
-#include "../core/record.h"
+#include "../../core/buffer.h"
+#include "../../core/cbk.h"
+#include "../../core/cleanup.h"
+#include "../../core/fileio.h"
+#include "../../core/pagecache.h"
+#include "../../core/params.h"
+#include "../../core/pattern.h"
+#include "../../core/record.h"
 #include "pario_api.h"
 
 #include <dirent.h>
