@@ -4,15 +4,15 @@
  * Latency is submission to completion (fio's `lat`), recorded in a
  * fixed-memory log-bucketed histogram (core/histogram.h): nothing is
  * allocated in the timed loop. Completions during the ramp are not counted. */
-#include "../core/affinity.h"
-#include "../core/buffer.h"
-#include "../core/cbk.h"
-#include "../core/cleanup.h"
-#include "../core/fileio.h"
-#include "../core/histogram.h"
-#include "../core/params.h"
-#include "../core/pattern.h"
-#include "../core/timer.h"
+#include "../../core/affinity.h"
+#include "../../core/buffer.h"
+#include "../../core/cbk.h"
+#include "../../core/cleanup.h"
+#include "../../core/fileio.h"
+#include "../../core/histogram.h"
+#include "../../core/params.h"
+#include "../../core/pattern.h"
+#include "../../core/timer.h"
 #include "randio_engine.h"
 
 #include <errno.h>
