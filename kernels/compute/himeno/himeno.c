@@ -3,10 +3,10 @@
  * initial conditions and omega of the reference himenoBMTxpa.c (E9).
  * Serial, OpenMP threads, MPI with a 3-D Cartesian decomposition and halo
  * exchange, or both. Flops: 34 per interior point per iteration. */
-#include "../core/affinity.h"
-#include "../core/buffer.h"
-#include "../core/cbk.h"
-#include "../core/timer.h"
+#include "../../core/affinity.h"
+#include "../../core/buffer.h"
+#include "../../core/cbk.h"
+#include "../../core/timer.h"
 
 #include <errno.h>
 #include <math.h>
