@@ -6,6 +6,7 @@
  * sysfs says and whether turbo/boost is on. */
 #include "../core/affinity.h"
 #include "../core/cbk.h"
+#include "../core/threads.h"
 #include "../core/timer.h"
 
 #include <errno.h>
@@ -64,7 +65,6 @@ static uint64_t chain(uint64_t blocks, uint64_t x, uint64_t one)
 #endif
 
 struct worker {
-    pthread_t thread;
     int cpu, pin_error;
     double seconds, elapsed_s, cpu_s, mhz, wall_mhz;
     uint64_t adds, sink, one;
@@ -212,11 +212,11 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
             cbk_fail(c, CBK_EXIT_FAILED, "cpufreq: pthread_barrier_init: %s", strerror(rc));
         /* the count of busy CPUs is the sweep: summaries group by it */
         struct cbk_phase p = { .phase = "clock", .sweep_key = "busy_cpus", .ops = (uint64_t)k };
-        for (int i = 0; i < k; i++) {
+        for (int i = 0; i < k; i++)
             w[i] = (struct worker){ .cpu = o.cpu[i], .seconds = seconds, .start = &start, .one = 1 };
-            if ((rc = pthread_create(&w[i].thread, NULL, busy, &w[i])))
-                cbk_fail(c, CBK_EXIT_FAILED, "cpufreq: pthread_create: %s", strerror(rc));
-        }
+        struct cbk_threads busy_threads = { 0 };
+        if ((rc = cbk_threads_start(&busy_threads, k, busy, w, sizeof *w)))
+            cbk_fail(c, CBK_EXIT_FAILED, "cpufreq: pthread_create: %s", strerror(rc));
         pthread_barrier_wait(&start);
         p.begin_s = cbk_now(c);
         /* sysfs's view, sampled half way through the busy period */
@@ -235,8 +235,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
             size_t used = strlen(cur);
             snprintf(cur + used, sizeof cur - used, "%s%.0f", i ? "," : "", atof(one) / 1000.0);
         }
-        for (int i = 0; i < k; i++)
-            pthread_join(w[i].thread, NULL);
+        cbk_threads_join(&busy_threads);
         p.end_s = cbk_now(c);
         pthread_barrier_destroy(&start);
 

@@ -97,6 +97,11 @@ int cbk_pin_self(int cpu)
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
+int cbk_pin_self_to_set(const cpu_set_t *set)
+{
+    return pthread_setaffinity_np(pthread_self(), sizeof *set, set);
+}
+
 int cbk_parse_cpu_list(const char *text, int *cpus, int max)
 {
     cpu_set_t allowed;

@@ -6,6 +6,7 @@
 
 #include "cbk.h"
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +58,10 @@ int cbk_cpu_order(struct cbk_cpu_order *o);
 /* Pins the calling thread to one CPU. Returns 0 or an errno value. */
 int cbk_pin_self(int cpu);
 
+/* Lets the calling thread run only on the CPUs in `set` (fio's
+ * cpus_allowed, shared by several threads). Returns 0 or an errno value. */
+int cbk_pin_self_to_set(const cpu_set_t *set);
+
 /* Parses a CPU list as taskset and fio's cpus_allowed write it ("1",
  * "0-3,8"): fills cpus (at most max) and returns the count, or -1 when the
  * text is not such a list or names a CPU this process may not use. */
@@ -73,7 +78,8 @@ int cbk_place_threads(const struct cbk_cpu_order *order, int threads, int node_r
                       int *cpu_of_thread, char *cpus, size_t cpus_len);
 
 /* The team of a threaded kernel (himeno, stream), so the thread checks,
- * placement and sweep live here once: embed it in the kernel's state. */
+ * placement and sweep live here once: embed it in the kernel's state.
+ * Threads that each run a loop of their own start with threads.h. */
 struct cbk_thread_team {
     struct cbk_cpu_order order;       /* read once: pinning the main thread narrows its mask */
     int threads;                      /* the team placed now */

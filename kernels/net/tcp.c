@@ -14,6 +14,7 @@
 
 #include "../core/pattern.h"
 #include "../core/record.h"
+#include "../core/threads.h"
 
 #include <errno.h>
 #include <math.h>
@@ -311,14 +312,14 @@ static int run_loopback(const struct cbk_args *a, struct cbk_ctx *c, struct tcp_
     cfg.repetition = 0;
     cfg.repetitions = 1;
     struct loopback_server ls = { .listener = &s->listener, .timeout_s = cfg.timeout_s };
-    pthread_t server;
-    int rc = pthread_create(&server, NULL, loopback_server_main, &ls);
+    struct cbk_threads server = { 0 };
+    int rc = cbk_threads_start(&server, 1, loopback_server_main, &ls, sizeof ls);
     if (rc)
         cbk_fail(c, CBK_EXIT_FAILED, "tcp: cannot start the server thread: %s", strerror(rc));
     char why[TCP_WHY];
     tcp_result_free(s->result);
     int client_rc = tcp_client_session(&cfg, "127.0.0.1", s->listener.port, "", NULL, s->result, why, sizeof why);
-    pthread_join(server, NULL);
+    cbk_threads_join(&server);
     /* The client's message includes what the server reported; a server
      * error alone means the client never got far enough to hear it. */
     if (client_rc)

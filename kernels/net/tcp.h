@@ -123,8 +123,6 @@ struct tcp_gate {
 
 /* One data connection on one side, run by one thread. */
 struct tcp_worker {
-    pthread_t thread;
-    bool started;
     int fd;
     uint32_t index;
     bool sends;                /* this side sends on this connection */

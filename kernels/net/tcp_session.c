@@ -32,6 +32,7 @@
 
 #include "../core/buffer.h"
 #include "../core/pattern.h"
+#include "../core/threads.h"
 #include "../core/timer.h"
 
 #include <errno.h>
@@ -105,6 +106,7 @@ struct crew {
     struct tcp_gate rx, tx;
     struct tcp_worker *w;
     uint32_t n;
+    struct cbk_threads threads; /* one per data connection, w[k] the k-th's */
 };
 
 static void crew_open(struct crew *cr, bool receivers, bool senders, int state)
@@ -164,25 +166,15 @@ static int crew_start(struct crew *cr, uint64_t seed, char *why, size_t len)
             cbk_pattern_free(&p);
         }
     }
-    for (uint32_t k = 0; k < cr->n; k++) {
-        int rc = pthread_create(&cr->w[k].thread, NULL, worker_main, &cr->w[k]);
-        if (rc) {
-            snprintf(why, len, "cannot start a thread for data connection %u: %s", k, strerror(rc));
-            return -1;
-        }
-        cr->w[k].started = true;
+    int rc = cbk_threads_start(&cr->threads, (int)cr->n, worker_main, cr->w, sizeof *cr->w);
+    if (rc) {
+        snprintf(why, len, "cannot start a thread for data connection %d: %s", cr->threads.started, strerror(rc));
+        return -1;
     }
     return 0;
 }
 
-static void crew_join(struct crew *cr)
-{
-    for (uint32_t k = 0; k < cr->n; k++)
-        if (cr->w[k].started) {
-            pthread_join(cr->w[k].thread, NULL);
-            cr->w[k].started = false;
-        }
-}
+static void crew_join(struct crew *cr) { cbk_threads_join(&cr->threads); }
 
 /* First failed connection, or NULL. */
 static const char *crew_error(const struct crew *cr)
@@ -204,7 +196,7 @@ static void crew_free(struct crew *cr, struct tcp_side *keep, struct cbk_histogr
     }
     crew_open(cr, true, true, -1);
     for (uint32_t k = 0; k < cr->n; k++)
-        if (cr->w[k].started && cr->w[k].fd >= 0)
+        if ((int)k < cr->threads.started && cr->w[k].fd >= 0)
             shutdown(cr->w[k].fd, SHUT_RDWR);
     crew_join(cr);
     for (uint32_t k = 0; k < cr->n; k++) {

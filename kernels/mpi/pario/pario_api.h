@@ -1,6 +1,7 @@
 /* pario's I/O back ends, one vtable per API as IOR has them (aiori).
- * The driver (pario.c) decides who opens what and which offsets each rank
- * moves; a back end only opens, moves bytes at offsets, syncs and closes.
+ * The kernel (pario.c) decides who opens what, pario_layout.c which offsets
+ * each rank moves; a back end only opens, moves bytes at offsets, syncs and
+ * closes.
  * Adding an API = one file defining one `const struct pario_api` and one
  * line in the table in pario.c. */
 #ifndef PARIO_API_H

@@ -6,16 +6,21 @@
  * -C) after emptying the page cache. Timing as IOR: after a barrier each
  * rank notes open start, transfer end and close end; the rate is all bytes
  * over (latest close end - earliest open start), which cbk_report() does.
- * Method, diagrams and the IOR option mapping: docs/kernels/pario.md. */
-#include "../core/buffer.h"
-#include "../core/cbk.h"
-#include "../core/cleanup.h"
-#include "../core/fileio.h"
-#include "../core/pagecache.h"
-#include "../core/params.h"
-#include "../core/pattern.h"
-#include "../core/record.h"
+ * Here: parameters, phases and records; where the data lies is
+ * pario_layout.c, stonewalling (IOR -D, -O stoneWallingWearOut) is
+ * pario_stonewall.c. Method, diagrams and the IOR option mapping:
+ * docs/kernels/pario.md. */
+#include "../../core/buffer.h"
+#include "../../core/cbk.h"
+#include "../../core/cleanup.h"
+#include "../../core/fileio.h"
+#include "../../core/pagecache.h"
+#include "../../core/params.h"
+#include "../../core/pattern.h"
+#include "../../core/record.h"
 #include "pario_api.h"
+#include "pario_layout.h"
+#include "pario_stonewall.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -36,7 +41,7 @@ static const struct pario_api *const apis[] = { &pario_posix, &pario_mpiio, NULL
 static const char *const api_names[] = { "posix", "mpiio", NULL };
 enum strategy { SPLIT, INDEPENDENT, COLLECTIVE, IO_MASTER };
 static const char *const strategy_names[] = { "split", "independent", "collective", "io-master", NULL };
-enum pario_layout { PARIO_LAYOUT_CONTIGUOUS, PARIO_LAYOUT_STRIDED };
+enum pario_layout_kind { PARIO_LAYOUT_CONTIGUOUS, PARIO_LAYOUT_STRIDED };
 static const char *const layout_names[] = { "contiguous", "strided", NULL };
 enum pario_offsets { PARIO_OFFSETS_SEQUENTIAL, PARIO_OFFSETS_RANDOM };
 static const char *const offsets_names[] = { "sequential", "random", NULL };
@@ -55,7 +60,7 @@ struct pario_options {
     uint64_t file_size;
     uint64_t transfer_size;
     int64_t segments;
-    enum pario_layout layout;
+    enum pario_layout_kind layout;
     int64_t blocks_per_rank;
     enum pario_offsets offsets;
     enum pario_fsync fsync;
@@ -138,10 +143,9 @@ static const struct cbk_param params[] = {
 struct pario {
     const struct pario_api *api;
     enum strategy strategy;
-    bool shared;            /* one file for all ranks */
     bool collective;
-    uint64_t block, chunk, transfer, ops;   /* ops: transfers per rank */
-    int64_t segments, pieces;               /* pieces: blocks per rank */
+    struct pario_layout layout;     /* where each rank's transfers go */
+    struct pario_deadline deadline; /* stonewalling */
     int src;                /* whose data this rank reads */
     char dir[CBK_PATH_MAX];
     char path[CBK_PATH_MAX + 32];     /* the file this rank writes */
@@ -152,9 +156,6 @@ struct pario {
     int *master_src;        /* io-master, rank 0: source rank of each reader */
     struct cbk_pattern pat, src_pat;
     unsigned char *read_buf, *master_buf;
-    bool multi_file;        /* IOR -m: names carry the repetition */
-    double deadline_s;      /* stonewalling, 0 = none */
-    bool wear_out;
     uint64_t *written;      /* transfers each rank wrote this repetition (stonewalling) */
     int repetition;         /* the one the names are for */
 };
@@ -313,38 +314,6 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     return 0;
 }
 
-/* A small generator for the random offset order, seeded per writer so
- * readers and the io-master recompute any rank's order. */
-static uint64_t next_random(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Writer w's offsets in the order it moves them. Transfer i of a rank
- * lies in segment i / (block/transfer), piece (i mod ...) / (chunk/transfer).
- * Shared file: segment base + piece * ranks * chunk + w * chunk (IOR's
- * segmented layout when there is one piece). Own file: i * transfer. */
-static void fill_offsets(const struct pario *s, const struct cbk_ctx *c, int w, uint64_t *out)
-{
-    uint64_t per_seg = s->block / s->transfer, per_piece = s->chunk / s->transfer, n = (uint64_t)c->size;
-    for (uint64_t i = 0; i < s->ops; i++) {
-        uint64_t seg = i / per_seg, rem = i % per_seg, piece = rem / per_piece, j = rem % per_piece;
-        out[i] = s->shared ? seg * n * s->block + piece * n * s->chunk + (uint64_t)w * s->chunk + j * s->transfer
-                           : i * s->transfer;
-    }
-    if (opt(c->args)->offsets == PARIO_OFFSETS_RANDOM) {
-        uint64_t seed = c->run_id ^ ((uint64_t)w * 0x2545f4914f6cdd1dull);
-        for (uint64_t i = s->ops - 1; i > 0; i--) {
-            uint64_t k = next_random(&seed) % (i + 1), t = out[i];
-            out[i] = out[k];
-            out[k] = t;
-        }
-    }
-}
-
 /* IOR -Z: rankOffset = rand() % N after srand(rank + seed), drawn again
  * while it is less than (shift-nodes, at most nodes - 1) x ranks per node.
  * The C library's rand() is IOR's, so the same seed picks the same ranks. */
@@ -372,14 +341,6 @@ static int source_rank(const struct cbk_args *a, const struct cbk_ctx *c, int re
     if (!shift)
         shift = c->nodes > 1 ? opt(a)->shift_nodes * c->node_size : 1;
     return (int)((reader + shift) % c->size);
-}
-
-/* IOR's names: "data", "data.<rank>"; with multi-file (-m) ".<repetition>" after. */
-static void file_name(const struct pario *s, int w, char *out, size_t len)
-{
-    int n = s->shared ? snprintf(out, len, "%s/data", s->dir) : snprintf(out, len, "%s/data.%08d", s->dir, w);
-    if (s->multi_file && n > 0 && (size_t)n < len)
-        snprintf(out + n, len - (size_t)n, ".%d", s->repetition);
 }
 
 /* Rank 0 makes the private directory and tells the others its name; a rank
@@ -430,33 +391,29 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     c->state = s;
     s->api = apis[opt(a)->api];
     s->strategy = opt(a)->strategy;
-    s->shared = s->strategy != SPLIT;
     s->collective = s->strategy == COLLECTIVE;
-    s->block = block_of(a, c->size);
-    s->transfer = transfer_of(a, c->size);
-    s->segments = opt(a)->segments;
-    s->pieces = pieces_of(a);
-    s->chunk = s->block / (uint64_t)s->pieces;
-    s->ops = s->block / s->transfer * (uint64_t)s->segments;
-    s->multi_file = opt(a)->multi_file;
-    s->deadline_s = opt(a)->deadline;
-    s->wear_out = opt(a)->wear_out;
+    pario_layout_init(&s->layout, s->strategy != SPLIT, c->size, block_of(a, c->size), transfer_of(a, c->size),
+                      opt(a)->segments, pieces_of(a), opt(a)->offsets == PARIO_OFFSETS_RANDOM, c->run_id,
+                      opt(a)->multi_file);
+    s->deadline = (struct pario_deadline){ .seconds = opt(a)->deadline, .wear_out = opt(a)->wear_out,
+                                           .lockstep = s->collective || s->strategy == IO_MASTER };
+    const struct pario_layout *l = &s->layout;
     s->written = alloc_or_fail(c, (size_t)c->size * sizeof *s->written);
-    s->offsets = alloc_or_fail(c, s->ops * sizeof *s->offsets);
-    s->src_offsets = alloc_or_fail(c, s->ops * sizeof *s->src_offsets);
-    fill_offsets(s, c, c->rank, s->offsets);
+    s->offsets = alloc_or_fail(c, l->ops * sizeof *s->offsets);
+    s->src_offsets = alloc_or_fail(c, l->ops * sizeof *s->src_offsets);
+    pario_layout_offsets(l, c->rank, s->offsets);
     if (s->strategy == IO_MASTER && c->rank == 0) {
-        s->master_offsets = alloc_or_fail(c, (size_t)c->size * s->ops * sizeof *s->master_offsets);
+        s->master_offsets = alloc_or_fail(c, (size_t)c->size * l->ops * sizeof *s->master_offsets);
         s->master_src = alloc_or_fail(c, (size_t)c->size * sizeof *s->master_src);
         for (int w = 0; w < c->size; w++)
-            fill_offsets(s, c, w, s->master_offsets + (size_t)w * s->ops);
-        if (!(s->master_buf = cbk_buffer_alloc((size_t)c->size * s->transfer)))
+            pario_layout_offsets(l, w, s->master_offsets + (size_t)w * l->ops);
+        if (!(s->master_buf = cbk_buffer_alloc((size_t)c->size * l->transfer)))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: io-master: cannot allocate %d x %" PRIu64 " bytes on rank 0",
-                     c->size, s->transfer);
+                     c->size, l->transfer);
     }
-    if (cbk_pattern_init(&s->pat, c->run_id, (uint32_t)c->rank, s->transfer) ||
-        !(s->read_buf = cbk_buffer_alloc(s->transfer)))
-        cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", s->transfer);
+    if (cbk_pattern_init(&s->pat, c->run_id, (uint32_t)c->rank, l->transfer) ||
+        !(s->read_buf = cbk_buffer_alloc(l->transfer)))
+        cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", l->transfer);
     s->src = -1;
     make_dir(a, c, s);
     return 0;
@@ -466,21 +423,22 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
  * reads (read=random with a negative seed draws anew each repetition). */
 static void choose_files(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
 {
+    const struct pario_layout *l = &s->layout;
     int src = source_rank(a, c, c->rank);
     s->repetition = c->repetition;
     if (src != s->src) {
         if (s->src >= 0)
             cbk_pattern_free(&s->src_pat);
         s->src = src;
-        fill_offsets(s, c, s->src, s->src_offsets);
-        if (cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, s->transfer))
-            cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", s->transfer);
+        pario_layout_offsets(l, s->src, s->src_offsets);
+        if (cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, l->transfer))
+            cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", l->transfer);
     }
     if (s->master_src)
         for (int w = 0; w < c->size; w++)
             s->master_src[w] = source_rank(a, c, w);
-    file_name(s, c->rank, s->path, sizeof s->path);
-    file_name(s, s->src, s->src_path, sizeof s->src_path);
+    pario_layout_file_name(l, s->dir, c->rank, s->repetition, s->path, sizeof s->path);
+    pario_layout_file_name(l, s->dir, s->src, s->repetition, s->src_path, sizeof s->src_path);
 }
 
 static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
@@ -497,6 +455,7 @@ struct times { double open_begin, open_end, xfer_end, sync_end, close_end; };
 static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct pario *s, struct cbk_phase *p,
                        const struct times *t)
 {
+    const struct pario_layout *l = &s->layout;
     double mine[3] = { t->open_end - t->open_begin, t->xfer_end - t->open_end, t->close_end - t->xfer_end };
     double lo[3], hi[3];
     MPI_Reduce(mine, lo, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
@@ -505,13 +464,13 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     cbk_phase_field(p, CBK_TEXT("api", s->api->name));
     cbk_phase_field(p, CBK_TEXT("strategy", strategy_names[s->strategy]));
     cbk_phase_field(p, CBK_TEXT("layout", layout_names[opt(a)->layout]));
-    cbk_phase_field(p, CBK_I64("blocks_per_rank", s->pieces));
-    cbk_phase_field(p, CBK_U64("block_bytes", s->block));
-    cbk_phase_field(p, CBK_U64("transfer_bytes", s->transfer));
-    cbk_phase_field(p, CBK_I64("segments", s->segments));
+    cbk_phase_field(p, CBK_I64("blocks_per_rank", l->pieces));
+    cbk_phase_field(p, CBK_U64("block_bytes", l->block));
+    cbk_phase_field(p, CBK_U64("transfer_bytes", l->transfer));
+    cbk_phase_field(p, CBK_I64("segments", l->segments));
     cbk_phase_field(p, CBK_TEXT("offsets", offsets_names[opt(a)->offsets]));
-    cbk_phase_field(p, CBK_I64("files", s->shared ? 1 : c->size));
-    cbk_phase_field(p, CBK_U64("file_bytes", s->block * (uint64_t)s->segments * (s->shared ? (uint64_t)c->size : 1)));
+    cbk_phase_field(p, CBK_I64("files", l->shared ? 1 : c->size));
+    cbk_phase_field(p, CBK_U64("file_bytes", pario_layout_file_bytes(l)));
     cbk_phase_field(p, CBK_REAL("open_s_min", lo[0]));
     cbk_phase_field(p, CBK_REAL("open_s_max", hi[0]));
     cbk_phase_field(p, CBK_REAL("transfer_s_min", lo[1]));
@@ -539,75 +498,28 @@ static MPI_Comm open_comm(const struct pario *s, const struct cbk_ctx *c)
     return s->strategy == INDEPENDENT || s->strategy == COLLECTIVE ? c->comm : MPI_COMM_SELF;
 }
 
-/* Stonewalling as IOR's WriteOrRead: the clock starts at the first
- * transfer; a rank stops after the transfer that passes the deadline.
- * Where ranks move data in lockstep (collective calls, io-master) rank 0's
- * decision is every rank's, or a collective would hang. */
-static bool hit_stonewall(struct cbk_ctx *c, const struct pario *s, double start_s)
-{
-    if (s->deadline_s <= 0)
-        return false;
-    int hit = cbk_now(c) - start_s > s->deadline_s;
-    if (s->collective || s->strategy == IO_MASTER)
-        MPI_Bcast(&hit, 1, MPI_INT, 0, c->comm);
-    return hit;
-}
-
-/* What a stonewalled phase reports, as IOR's summary columns need it. */
-struct stonewall { uint64_t at_wall; double wall_s; };
-
 static void write_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, uint64_t i, bool each)
 {
+    const struct pario_layout *l = &s->layout;
     const struct pario_api *api = s->api;
     unsigned char *buf = s->pat.pool;
     cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
     if (s->strategy == IO_MASTER) {
-        MPI_Gather(buf, (int)s->transfer, MPI_BYTE, s->master_buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
+        MPI_Gather(buf, (int)l->transfer, MPI_BYTE, s->master_buf, (int)l->transfer, MPI_BYTE, 0, c->comm);
         if (c->rank != 0)
             return;
         for (int w = 0; w < c->size; w++)
-            if (api->write_at(f, s->master_offsets[(size_t)w * s->ops + i], s->master_buf + (size_t)w * s->transfer,
-                              s->transfer, false) || (each && api->sync(f)))
+            if (api->write_at(f, s->master_offsets[(size_t)w * l->ops + i], s->master_buf + (size_t)w * l->transfer,
+                              l->transfer, false) || (each && api->sync(f)))
                 io_fail(c, f);
-    } else if (api->write_at(f, s->offsets[i], buf, s->transfer, s->collective) || (each && api->sync(f))) {
+    } else if (api->write_at(f, s->offsets[i], buf, l->transfer, s->collective) || (each && api->sync(f))) {
         io_fail(c, f);
     }
 }
 
-/* With wear-out, the count every rank goes on to: the largest reached. */
-static uint64_t wear_out_target(struct cbk_ctx *c, const struct pario *s, uint64_t done, double start_s,
-                                struct stonewall *sw)
-{
-    sw->at_wall = done;
-    sw->wall_s = cbk_now(c) - start_s;
-    if (!s->wear_out)
-        return done;
-    uint64_t most;
-    MPI_Allreduce(&done, &most, 1, MPI_UINT64_T, MPI_MAX, c->comm);
-    return most;
-}
-
-static void stonewall_fields(struct cbk_ctx *c, const struct pario *s, struct cbk_phase *p, uint64_t done,
-                             const struct stonewall *sw)
-{
-    if (s->deadline_s <= 0)
-        return;
-    uint64_t lo, hi, sum, at = sw->at_wall;
-    MPI_Reduce(&done, &lo, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
-    MPI_Reduce(&done, &hi, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
-    MPI_Reduce(&at, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, c->comm);
-    cbk_phase_field(p, CBK_REAL("stonewall_deadline_s", s->deadline_s));
-    cbk_phase_field(p, CBK_BOOL("stonewall_wear_out", s->wear_out));
-    cbk_phase_field(p, CBK_REAL("stonewall_s", sw->wall_s));
-    cbk_phase_field(p, CBK_REAL("stonewall_bytes_mean", (double)sum * (double)s->transfer / c->size));
-    cbk_phase_field(p, CBK_U64("transfers_min", lo));
-    cbk_phase_field(p, CBK_U64("transfers_max", hi));
-    if (lo < s->ops)
-        cbk_phase_warn(p, "stonewalled: the deadline stopped the transfers before all the data was moved");
-}
-
 static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, bool report)
 {
+    const struct pario_layout *l = &s->layout;
     bool each = opt(a)->fsync == PARIO_FSYNC_EACH, end = opt(a)->fsync == PARIO_FSYNC_END;
     const struct pario_api *api = s->api;
     struct pario_file f = { .fd = -1, .direct = opt(a)->direct, .hints = hints_of(a) };
@@ -619,13 +531,13 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
         io_fail(c, &f);
     t.open_end = cbk_now(c);
     uint64_t done = 0, target;
-    struct stonewall sw;
-    while (done < s->ops) {
+    struct pario_stonewall sw;
+    while (done < l->ops) {
         write_one(c, s, &f, done++, each);
-        if (hit_stonewall(c, s, t.open_end))
+        if (pario_stonewall_hit(c, &s->deadline, t.open_end))
             break;
     }
-    target = wear_out_target(c, s, done, t.open_end, &sw);
+    target = pario_stonewall_target(c, &s->deadline, done, t.open_end, &sw);
     while (done < target)
         write_one(c, s, &f, done++, each);
     t.xfer_end = cbk_now(c);
@@ -649,9 +561,9 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
                            .mode = each       ? "fsync-each"
                                    : f.direct ? cbk_write_mode_names[CBK_WRITE_DIRECT]
                                               : cbk_write_mode_names[CBK_WRITE_BUFFERED],
-                           .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
+                           .bytes = done * l->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
-    stonewall_fields(c, s, &p, done, &sw);
+    pario_stonewall_fields(c, &s->deadline, &p, done, &sw, l->transfer, l->ops);
     if (s->api == &pario_mpiio) {
         cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
         cbk_phase_field(&p, CBK_TEXT("mpi_hints_in_effect", f.hints_in_effect));
@@ -679,7 +591,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
 static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s, const char **method)
 {
     enum cbk_cold_method cold = opt(a)->cold;
-    uint64_t file_bytes = s->block * (uint64_t)s->segments * (s->shared ? (uint64_t)c->size : 1);
+    uint64_t file_bytes = pario_layout_file_bytes(&s->layout);
     cbk_barrier(c);
     if (c->rank == 0) {
         int rc = cbk_test_corrupt(s->path, file_bytes);
@@ -688,7 +600,7 @@ static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct p
     }
     cbk_barrier(c);
     *method = "none";
-    if (cold != CBK_COLD_NONE && (!s->shared || c->node_rank == 0)) {
+    if (cold != CBK_COLD_NONE && (!s->layout.shared || c->node_rank == 0)) {
         int fd = open(s->src_path, O_RDONLY), rc = 0;
         if (fd < 0 || (rc = cbk_make_cold(fd, cold, method)))
             cbk_fail(c, CBK_EXIT_FAILED, "pario: emptying the page cache for %s (%s): %s", s->src_path, *method,
@@ -711,20 +623,21 @@ static double prepare_read(const struct cbk_args *a, struct cbk_ctx *c, struct p
 static void read_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, uint64_t i, unsigned char *buf,
                      bool verify, bool *bad, uint64_t *bad_offset)
 {
+    const struct pario_layout *l = &s->layout;
     const struct pario_api *api = s->api;
     if (s->strategy == IO_MASTER) {
         if (c->rank == 0)
             for (int r = 0; r < c->size; r++)
-                if (api->read_at(f, s->master_offsets[(size_t)s->master_src[r] * s->ops + i],
-                                 s->master_buf + (size_t)r * s->transfer, s->transfer, false))
+                if (api->read_at(f, s->master_offsets[(size_t)s->master_src[r] * l->ops + i],
+                                 s->master_buf + (size_t)r * l->transfer, l->transfer, false))
                     io_fail(c, f);
-        MPI_Scatter(s->master_buf, (int)s->transfer, MPI_BYTE, buf, (int)s->transfer, MPI_BYTE, 0, c->comm);
-    } else if (api->read_at(f, s->src_offsets[i], buf, s->transfer, s->collective)) {
+        MPI_Scatter(s->master_buf, (int)l->transfer, MPI_BYTE, buf, (int)l->transfer, MPI_BYTE, 0, c->comm);
+    } else if (api->read_at(f, s->src_offsets[i], buf, l->transfer, s->collective)) {
         io_fail(c, f);
     }
     /* a collective read must go on to the end on every rank: only the
      * first bad byte is kept */
-    if (verify && !*bad && !cbk_pattern_check(&s->src_pat, buf, s->transfer, s->src_offsets[i], bad_offset))
+    if (verify && !*bad && !cbk_pattern_check(&s->src_pat, buf, l->transfer, s->src_offsets[i], bad_offset))
         *bad = true;
 }
 
@@ -774,6 +687,7 @@ static void write_read_sources(struct cbk_ctx *c, const struct pario *s)
 
 static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario *s)
 {
+    const struct pario_layout *l = &s->layout;
     bool verify = opt(a)->verify;
     const struct pario_api *api = s->api;
     const char *method;
@@ -792,14 +706,14 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     t.open_end = cbk_now(c);
     /* a stonewalled write left fewer transfers: read what the writer wrote */
     uint64_t limit = s->written[s->strategy == IO_MASTER ? 0 : s->src], done = 0, target;
-    struct stonewall sw;
+    struct pario_stonewall sw;
     while (done < limit) {
         read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
         done++;
-        if (hit_stonewall(c, s, t.open_end))
+        if (pario_stonewall_hit(c, &s->deadline, t.open_end))
             break;
     }
-    target = wear_out_target(c, s, done, t.open_end, &sw);
+    target = pario_stonewall_target(c, &s->deadline, done, t.open_end, &sw);
     for (; done < target && done < limit; done++)
         read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
     t.xfer_end = t.sync_end = cbk_now(c);
@@ -820,9 +734,9 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
 
     bool cold = opt(a)->cold != CBK_COLD_NONE;
     struct cbk_phase p = { .phase = "read", .mode = f.direct ? "direct" : cold ? "cold" : "warm",
-                           .bytes = done * s->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
+                           .bytes = done * l->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
-    stonewall_fields(c, s, &p, done, &sw);
+    pario_stonewall_fields(c, &s->deadline, &p, done, &sw, l->transfer, l->ops);
     if (s->api == &pario_mpiio) {
         cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
         cbk_phase_field(&p, CBK_TEXT("mpi_hints_in_effect", f.hints_in_effect));
@@ -843,7 +757,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     if (c->rank == 0) {
         char msg[CBK_PATH_MAX + 256];
         char file[CBK_PATH_MAX + 32];
-        file_name(s, first.writer, file, sizeof file);
+        pario_layout_file_name(l, s->dir, first.writer, s->repetition, file, sizeof file);
         snprintf(msg, sizeof msg, "pario: verify failed: rank %d read a wrong byte at offset %" PRIu64
                  " of %s (data written by rank %d)", first.rank, first.offset, file, first.writer);
         struct cbk_field facts[] = { CBK_I64("writer_rank", first.writer), CBK_U64("offset", first.offset) };
@@ -895,7 +809,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     test_listing(s, c);
     cbk_barrier(c);
     /* IOR removes its files after each repetition (unless -k) */
-    if ((!s->shared || c->rank == 0) && unlink(s->path) && errno != ENOENT)
+    if ((!s->layout.shared || c->rank == 0) && unlink(s->path) && errno != ENOENT)
         cbk_fail(c, CBK_EXIT_FAILED, "pario: unlink %s: %s", s->path, strerror(errno));
     cbk_barrier(c);
     return status;

@@ -4,21 +4,21 @@
  * Latency is submission to completion (fio's `lat`), recorded in a
  * fixed-memory log-bucketed histogram (core/histogram.h): nothing is
  * allocated in the timed loop. Completions during the ramp are not counted. */
-#include "../core/affinity.h"
-#include "../core/buffer.h"
-#include "../core/cbk.h"
-#include "../core/cleanup.h"
-#include "../core/fileio.h"
-#include "../core/histogram.h"
-#include "../core/params.h"
-#include "../core/pattern.h"
-#include "../core/timer.h"
+#include "../../core/affinity.h"
+#include "../../core/buffer.h"
+#include "../../core/cbk.h"
+#include "../../core/cleanup.h"
+#include "../../core/fileio.h"
+#include "../../core/histogram.h"
+#include "../../core/params.h"
+#include "../../core/pattern.h"
+#include "../../core/threads.h"
+#include "../../core/timer.h"
 #include "randio_engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +76,6 @@ static const struct cbk_param params[] = {
 #define LAT_HIGHEST_NS 100000000000ull /* 100 s */
 
 struct job {
-    pthread_t thread;
     int index, fd;
     const struct randio_engine *engine;
     struct randio_queue queue;
@@ -106,6 +105,7 @@ struct randio {
     const struct randio_engine *engine;
     struct job *jobs;
     int njobs;
+    struct cbk_threads threads; /* one per job */
     uint64_t seed;
     double *series;
     struct cbk_histogram merged_read, merged_write;
@@ -295,7 +295,7 @@ static int start_io(struct job *j, struct randio_io *io, bool then_reap)
 static void *job_main(void *arg)
 {
     struct job *j = arg;
-    if (j->allowed && pthread_setaffinity_np(pthread_self(), sizeof *j->allowed, j->allowed)) {
+    if (j->allowed && cbk_pin_self_to_set(j->allowed)) {
         j->init_error = EINVAL;
         return NULL;
     }
@@ -432,11 +432,9 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         j->queue.fd = j->fd;
     }
     double begin = cbk_now(c) + opt(a)->ramp;
-    for (int i = 0; i < r->njobs; i++)
-        if (pthread_create(&r->jobs[i].thread, NULL, job_main, &r->jobs[i]))
-            cbk_fail(c, CBK_EXIT_FAILED, "randio: cannot start job thread %d", i);
-    for (int i = 0; i < r->njobs; i++)
-        pthread_join(r->jobs[i].thread, NULL);
+    if (cbk_threads_start(&r->threads, r->njobs, job_main, r->jobs, sizeof *r->jobs))
+        cbk_fail(c, CBK_EXIT_FAILED, "randio: cannot start job thread %d", r->threads.started);
+    cbk_threads_join(&r->threads);
     double end = begin + opt(a)->runtime;
     cbk_histogram_reset(&r->merged_read);
     cbk_histogram_reset(&r->merged_write);
