@@ -167,8 +167,12 @@ def pytest_configure(config):
     # kills the test and leaves the processes running.
     os.environ.setdefault("CLUSTERBENCH_STEP_TIMEOUT", "150")
     # cbk's bound on MPI_Finalize (kernels/core/finalize.c): the default 20 s
-    # is for large jobs; the test jobs have at most a few ranks
-    os.environ.setdefault("CBK_FINALIZE_TIMEOUT_S", "10")
+    # is for large jobs; the test jobs have at most a few ranks, whose
+    # finalize ends within a second even at load 8. Debian's MPICH on UCX
+    # stalls it in about 1 of 8 runs across test hosts (docs/testbed.md),
+    # one rank spinning until the bound: every second of it is CPU the
+    # rest of the suite waits for.
+    os.environ.setdefault("CBK_FINALIZE_TIMEOUT_S", "3")
     swept = process_guard.sweep_dead_sessions()
     os.environ[process_guard.VAR] = process_guard.shared_tag()
     if swept:
