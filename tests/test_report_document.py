@@ -79,7 +79,7 @@ kernel = "mpi"
 np = 2
 repeat = 3
 requires = ["mpi"]
-params = { op = "allreduce", algorithm = ["library", "recursive-doubling"], sizes = "8,1k,32k,1m" }
+params = { op = "allreduce", algorithm = ["library", "recursive-doubling"], sizes = "8,1k,32k,1m", volume = "16m" }
 """
 
 # Run in the page by Chromium: every figure (a .fig span, a number cell, a
@@ -190,11 +190,6 @@ def test_single_and_two_run_reports_read_as_documents_on_screen_and_on_paper(cli
         text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
                               check=True).stdout
         assert f"Benchmark report: {host} (a)" in text and "headline figure" in text
-    shot = tmp_path / "single.png"
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'p2'}",
-                    "--window-size=1400,3000", f"--screenshot={shot}", single.as_uri()], capture_output=True,
-                   timeout=120)
-    assert shot.stat().st_size > 10_000
 
 
 def html_text(s: str) -> str:

@@ -182,9 +182,9 @@ def compare(a: list[float], b: list[float], unit: str | None, alpha: float = ALP
                           + _overlap_note(a, b))
     if len(set(a) | set(b)) == 1:
         return Comparison(ratio, change, 1.0, "Mann-Whitney U", Verdict.SAME, "all values equal")
-    from scipy.stats import mannwhitneyu
+    from clusterbench.analysis.mann_whitney import two_sided_p
 
-    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    p = two_sided_p(a, b)
     if p >= alpha:
         return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.SAME)
     if change is None or abs(change) < threshold:

@@ -49,7 +49,6 @@ class PyClusterbench(PythonPackage):
     depends_on("py-alembic@1.13:", type=("build", "run"))
     depends_on("py-platformdirs@4.0:", type=("build", "run"))
     depends_on("py-numpy@1.24:", type=("build", "run"))
-    depends_on("py-scipy@1.10:", type=("build", "run"))
     depends_on("py-matplotlib@3.7:", type=("build", "run"))
 
     def config_settings(self, spec, prefix):
