@@ -287,6 +287,30 @@ def tree(path: Path) -> list[str]:
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
 
 
+@pytest.fixture(scope="session")
+def cbk_without_mpi(tmp_path_factory) -> Path:
+    """A cbk built with -DCBK_WITH_MPI=OFF, once for all the suite's workers
+    (the folder beside theirs, under a lock): two tests need one, and a
+    build is 10 s of CPU."""
+    import fcntl
+
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not on PATH")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent   # the run's folder, above each worker's
+    build = shared / "cbk-without-mpi"
+    with open(shared / "cbk-without-mpi.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (build / "cbk").exists():
+            generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+            subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF", *generator], check=True,
+                           capture_output=True)
+            subprocess.run([cmake, "--build", str(build), "-j2"], check=True, capture_output=True)
+    return build / "cbk"
+
+
 def store_rows(url: str, sql: str) -> list:
     """Rows of a SQL query against a test's store."""
     import sqlalchemy as sa

@@ -144,20 +144,8 @@ def test_failure_inside_a_kernel_is_one_error_record_and_exit_1(run_cbk):
 
 
 @pytest.mark.timeout(240)
-def test_cbk_builds_without_mpi(tmp_path):
-    import shutil
-
-    from conftest import REPO
-
-    cmake = shutil.which("cmake")
-    if not cmake:
-        pytest.skip("cmake not on PATH")
-    build = tmp_path / "build"
-    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF", *generator], check=True,
-                   capture_output=True)
-    subprocess.run([cmake, "--build", str(build), "-j2"], check=True, capture_output=True)
-    cbk = build / "cbk"
+def test_cbk_builds_without_mpi(cbk_without_mpi, tmp_path):
+    cbk = cbk_without_mpi
     d = json.loads(subprocess.run([str(cbk), "--describe"], capture_output=True, text=True, check=True).stdout)
     assert d["mpi"] is False
     names = {k["name"] for k in d["kernels"]}

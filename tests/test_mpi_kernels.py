@@ -396,25 +396,14 @@ def test_a_suite_step_stores_one_sample_per_size_and_repetition(cli, mpiexec, tm
 
 
 @pytest.mark.timeout(240)
-def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(tmp_path, store_url):
-    import shutil
+def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(cbk_without_mpi, tmp_path, store_url):
     import sys
 
-    from conftest import REPO
-
-    cmake = shutil.which("cmake")
-    if not cmake:
-        pytest.skip("cmake not on PATH")
-    build = tmp_path / "build"
-    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF", *generator], check=True,
-                   capture_output=True)
-    subprocess.run([cmake, "--build", str(build), "-j2"], check=True, capture_output=True)
     suite = tmp_path / "mixed.toml"
     suite.write_text('description = "t"\n[[steps]]\nkernel = "mpi"\nnp = 2\nrequires = ["mpi"]\n'
                      'params = { op = "pingpong", sizes = "8" }\n[[steps]]\nkernel = "null"\nrepeat = 1\n')
     # no mpiexec on this PATH either, as on a machine without MPI
-    env = dict(os.environ, CLUSTERBENCH_CBK=str(build / "cbk"), CLUSTERBENCH_DB=store_url, PATH="/usr/bin:/bin")
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_without_mpi), CLUSTERBENCH_DB=store_url, PATH="/usr/bin:/bin")
     p = subprocess.run([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet"], capture_output=True,
                        text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
