@@ -40,15 +40,12 @@ import threading
 from pathlib import Path
 from typing import Mapping
 
+from clusterbench.files.cache_folder import cache_folder
+
 SCHEMA = 1
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 LOADER_CACHE = "/etc/ld.so.cache"
 MAX_ENTRIES = 100   # about ten environments of ten commands: the file stays small to read (100 kB)
-
-
-def folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "clusterbench"
 
 
 def identity(path: str) -> list[int] | None:
@@ -85,7 +82,7 @@ class CommandCache:
             return None
         if not boot_id:
             return None
-        return cls((where or folder()) / f"commands-{socket.gethostname()}-{boot_id}.json", boot_id)
+        return cls((where or cache_folder()) / f"commands-{socket.gethostname()}-{boot_id}.json", boot_id)
 
     def key(self, exe: str, argv: list[str], env: Mapping[str, str]) -> str | None:
         """The entry's name, or None when the executable is gone (nothing to key on)."""

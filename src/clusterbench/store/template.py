@@ -19,12 +19,8 @@ import sqlite3
 from pathlib import Path
 
 from clusterbench.errors import BadInput
+from clusterbench.files.cache_folder import cache_folder
 from clusterbench.store import revisions
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "clusterbench"
 
 
 def _digest() -> str:
@@ -74,7 +70,7 @@ def _build(path: Path) -> None:
 def template() -> Path | None:
     """The template store of these migrations, made if missing; None where
     none can be made."""
-    path = _cache_dir() / f"store-template-{revisions.head()}-{_digest()}.db"
+    path = cache_folder() / f"store-template-{revisions.head()}-{_digest()}.db"
     if _is_current(path):
         return path
     from sqlalchemy.exc import SQLAlchemyError
