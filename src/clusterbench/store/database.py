@@ -232,11 +232,12 @@ class Store:
             self.rows.update("samples", {"id": sample_id}, {"warnings": list(row.warnings) + extra})
 
     def add_imported_run(self, **run) -> int:
-        """A run read from another tool's output, in one transaction (store/queries.py)."""
-        from clusterbench.store import queries
+        """A run read from another tool's output, in one transaction, through
+        the row layer (store/imported_run.py)."""
+        from clusterbench.store import imported_run
 
-        with store_failures(self.url, self._secret_url):
-            return queries.add_imported_run(self.engine, **run)
+        with store_failures(self.url, self._secret_url, refusals=True):
+            return imported_run.write(self.rows.rows, captured=now(), **run)
 
     # -- reading ---------------------------------------------------------
     def reap_dead_runs(self) -> None:
