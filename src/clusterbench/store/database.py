@@ -1,8 +1,9 @@
 """Reading and writing runs, steps, samples and environments.
 
 Every write is its own short transaction, so a run killed at any moment
-leaves what it measured so far and a consistent store; SQLite runs in WAL
-mode with a busy timeout so two runs can write at once.
+leaves what it measured so far and a consistent store (an imported run, all
+of a file or nothing, is one transaction); SQLite runs in WAL mode with a
+busy timeout so two runs can write at once.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Row access to a SQLite store file through the standard library's sqlite3,
-for commands that only add and read runs (`run`): SQLAlchemy's import costs
-0.15-0.2 s, the largest part of what a run adds around cbk (docs/design.md).
+for commands that only add and read runs (`run`, `import`): SQLAlchemy's
+import costs 0.15-0.2 s, the largest part of what a run adds around cbk
+(docs/design.md).
 
 It writes what SQLAlchemy writes for the same values (tests/test_store_rows.py
 checks the two give equal tables): JSON columns as json.dumps text (None as
