@@ -1,7 +1,7 @@
 """An imported run written through the store's row layer in one transaction:
 all of it lands or none. On a current SQLite file that is the standard
 library's sqlite3 (rows_sqlite.py), as for `run`'s samples: SQLAlchemy's
-import and per-row parameter processing were half of a 100,000-row import
+import alone was about a tenth of a 100,000-row import's CPU time
 (docs/import.md, bench/import_speed)."""
 from __future__ import annotations
 
