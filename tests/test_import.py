@@ -9,7 +9,6 @@ import json
 import shutil
 
 import pytest
-import sqlalchemy as sa
 
 from conftest import REPO, store_rows
 
@@ -277,29 +276,6 @@ def test_stored_run_is_marked_dated_and_its_environment_unavailable(tmp_path):
     # the history counts it at its own date
     assert [r.id for r in store.list_runs(until=started + dt.timedelta(seconds=1))] == [run_id]
     assert store.list_runs(until=started) == []
-
-
-def test_a_failure_while_storing_leaves_no_partial_run(tmp_path, monkeypatch):
-    store = Store(f"sqlite:///{tmp_path / 's.db'}")
-    path = str(FIXTURES / "imb-2021.3-mpi1.txt")
-    (run,) = parse_file(path)
-    from clusterbench.store import queries
-
-    inserted = []
-    real_insert = queries._insert_samples
-
-    def failing_insert(c, step_id, batch):
-        inserted.append(1)
-        if len(inserted) == 5:   # one insert per step's batch: the fifth step fails
-            raise OSError("disk full")
-        return real_insert(c, step_id, batch)
-
-    monkeypatch.setattr(queries, "_insert_samples", failing_insert)
-    with pytest.raises(OSError):
-        store_run(store, run, path, Overrides())
-    with store.engine.connect() as c:
-        counts = [c.execute(sa.text(f"select count(*) from {t}")).scalar() for t in ("runs", "steps", "samples")]
-    assert len(inserted) == 5 and counts == [0, 0, 0]
 
 
 def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_url):

@@ -136,8 +136,8 @@ def test_a_file_over_the_bound_is_refused_and_max_bytes_raises_it(cli, tmp_path,
 @pytest.mark.timeout(120)
 def test_a_file_of_100k_rows_imports_whole(cli, tmp_path, store_url):
     """Every row of a 100,000-row OSU file lands. How fast is not asserted here
-    (a timing in the suite tests the machine): the import's CPU time is measured
-    by hand, about 5 s on the project's VM (docs/import.md)."""
+    (a timing in the suite tests the machine): bench/import_speed times this
+    file's import (docs/import.md)."""
     path = tmp_path / "osu-100k.txt"
     rows = "".join(f"{1 << (i % 23):<10}{1.5 + i % 7:>20.2f}\n" for i in range(100_000))
     path.write_text("# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n" + rows)

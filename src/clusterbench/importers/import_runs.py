@@ -9,7 +9,9 @@ nothing about the machine that ran it is guessed from this one.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import math
 import os
 import stat
@@ -103,6 +105,11 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
             raise BadInput(f"{path}: not any known format (formats: {', '.join(importers.names())})")
         fmt = found
     module = importers.get(fmt)
+    with without_cycle_collection():
+        return _parsed(path, text, fmt, module)
+
+
+def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
     try:
         runs = module.parse(text)
     except Unreadable as e:
@@ -130,6 +137,21 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
     except plausibility.Implausible as e:
         raise BadInput(f"{path}: {fmt}: {e}") from None
     return runs
+
+
+@contextlib.contextmanager
+def without_cycle_collection():
+    """Parsing and storing a file of 100,000 rows makes millions of objects,
+    none of them in a reference cycle, and the cycle collector walked them
+    all, again and again as they grew: a fifth of the import's CPU time
+    (bench/import_speed). Plain reference counting frees them as before."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def environment(run: ImportedRun, host: str, path: str) -> dict:
@@ -170,7 +192,8 @@ def store_run(store, run: ImportedRun, path: str, over: Overrides) -> int:
         env = environment(run, h, path)
         snapshots[h] = (snapshot_hash(env), env)
     finished = run.finished if run.finished and run.finished >= started else None
-    return store.add_imported_run(
-        label=over.label, command=run.command, host=host, started=started, finished=finished,
-        imported_from=f"{run.source}, file {path}" + (f" ({'; '.join(run.notes)})" if run.notes else ""),
-        imported_steps=run.steps, snapshots=snapshots)
+    with without_cycle_collection():
+        return store.add_imported_run(
+            label=over.label, command=run.command, host=host, started=started, finished=finished,
+            imported_from=f"{run.source}, file {path}" + (f" ({'; '.join(run.notes)})" if run.notes else ""),
+            imported_steps=run.steps, snapshots=snapshots)

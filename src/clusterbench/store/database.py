@@ -1,8 +1,9 @@
 """Reading and writing runs, steps, samples and environments.
 
 Every write is its own short transaction, so a run killed at any moment
-leaves what it measured so far and a consistent store; SQLite runs in WAL
-mode with a busy timeout so two runs can write at once.
+leaves what it measured so far and a consistent store (an imported run, all
+of a file or nothing, is one transaction); SQLite runs in WAL mode with a
+busy timeout so two runs can write at once.
 """
 from __future__ import annotations
 
@@ -232,11 +233,12 @@ class Store:
             self.rows.update("samples", {"id": sample_id}, {"warnings": list(row.warnings) + extra})
 
     def add_imported_run(self, **run) -> int:
-        """A run read from another tool's output, in one transaction (store/queries.py)."""
-        from clusterbench.store import queries
+        """A run read from another tool's output, in one transaction, through
+        the row layer (store/imported_run.py)."""
+        from clusterbench.store import imported_run
 
-        with store_failures(self.url, self._secret_url):
-            return queries.add_imported_run(self.engine, **run)
+        with store_failures(self.url, self._secret_url, refusals=True):
+            return imported_run.write(self.rows.rows, captured=now(), **run)
 
     # -- reading ---------------------------------------------------------
     def reap_dead_runs(self) -> None:

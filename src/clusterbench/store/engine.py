@@ -3,6 +3,7 @@ schema revision, and the migrations (Alembic). Imported only when a store
 needs SQLAlchemy (store/database.py says when)."""
 from __future__ import annotations
 
+import logging
 import warnings
 
 import sqlalchemy as sa
@@ -43,6 +44,10 @@ def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engin
         raise BadInput(f"cannot use store URL {shown_url}: {why}") from None
     if engine.dialect.name == "sqlite" and not read_only:
         event.listen(engine, "connect", _sqlite_pragmas)
+    if engine.dialect.name == "postgresql":
+        # psycopg logs "error ignored terminating <psycopg.Pipeline ...>" when an executemany's
+        # pipeline ends after the error that stopped it, which the command says in one line already
+        logging.getLogger("psycopg").addHandler(logging.NullHandler())
     return engine
 
 

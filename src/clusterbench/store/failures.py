@@ -18,14 +18,21 @@ _HINTS = {"disk I/O error": " (a full or failing disk?)", "database or disk is f
 
 
 @contextlib.contextmanager
-def store_failures(shown_url: str, secret_url: str) -> Iterator[None]:
+def store_failures(shown_url: str, secret_url: str, *, refusals: bool = False) -> Iterator[None]:
+    """refusals: a write the store refused (a constraint, a trigger, a
+    server's own check) is one line too: an import's transaction, where
+    such a refusal ends the command and leaves nothing stored."""
     try:
         yield
     except sqlite3.OperationalError as e:
         raise failed(shown_url, str(e), secret_url) from None
+    except sqlite3.DatabaseError as e:
+        if refusals:
+            raise failed(shown_url, str(e), secret_url) from None
+        raise
     except Exception as e:
         sa = sys.modules.get("sqlalchemy")   # imported only by a store that needed it
-        if sa is not None and isinstance(e, sa.exc.OperationalError):
+        if sa is not None and isinstance(e, sa.exc.OperationalError if not refusals else sa.exc.DBAPIError):
             raise failed(shown_url, str(e.orig), secret_url) from None
         raise
 

@@ -1,69 +1,14 @@
 """The store's queries that need SQLAlchemy: filtered listings, pruning,
-and an imported run stored in one transaction. Store
-(database.py) calls them with its engine; a run never needs them."""
+sizes. Store (database.py) calls them with its engine; a run never needs
+them, nor an import (store/imported_run.py writes through the row layer)."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
 
 import sqlalchemy as sa
 
-from clusterbench.errors import BadInput
-from clusterbench.store import run_kinds
-from clusterbench.store.database import now
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
-
-
-IMPORT_BATCH_ROWS = 10_000
-
-
-def add_imported_run(engine: sa.engine.Engine, *, label: str | None, command: str | None, host: str | None,
-                     started: dt.datetime, finished: dt.datetime | None, imported_from: str,
-                     imported_steps: list, snapshots: dict[str, tuple[str, dict]]) -> int:
-    """A run read from another tool's output, in one transaction: all of
-    it is stored or none. imported_steps: clusterbench.importers.ImportedStep;
-    snapshots: host -> (hash, environment snapshot)."""
-    with engine.begin() as c:
-        run_id = c.execute(runs.insert().values(
-            label=label, user=None, host=host, pid=None, command=command, suite=None, started=started,
-            finished=finished or started, status="ok", imported_from=imported_from,
-            kind=run_kinds.IMPORTED)).inserted_primary_key[0]
-        for env_hash, env in snapshots.values():
-            if not c.execute(sa.select(environments.c.hash).where(environments.c.hash == env_hash)).first():
-                c.execute(environments.insert().values(hash=env_hash, captured=now(), data=env))
-        for h, (env_hash, _) in snapshots.items():
-            c.execute(run_hosts.insert().values(run_id=run_id, host=h, environment_hash=env_hash))
-        for position, st in enumerate(imported_steps):
-            step_id = c.execute(steps.insert().values(
-                run_id=run_id, position=position, name=st.name, kernel=st.kernel, params=st.params,
-                launcher="imported", ranks=st.ranks, ranks_per_node=st.ranks_per_node, status="ok",
-                started=started, finished=finished or started)).inserted_primary_key[0]
-            for i in range(0, len(st.samples), IMPORT_BATCH_ROWS):
-                _insert_samples(c, step_id, st.samples[i:i + IMPORT_BATCH_ROWS])
-    return run_id
-
-
-SAMPLE_COLUMNS = ("step_id", "repetition", "phase", "mode", "value", "unit", "seconds", "bytes", "ops", "warnings",
-                  "record")
-
-
-def _insert_samples(c: sa.Connection, step_id: int, batch: list) -> None:
-    """One executemany for a batch of a step's samples: a file of 100,000 OSU
-    rows took a minute one insert at a time. On SQLite the driver's own
-    executemany, with the JSON columns written as SQLAlchemy's JSON type
-    writes them (json.dumps), halves the rest: SQLAlchemy's per-row
-    parameter processing was most of it."""
-    if c.dialect.name == "sqlite":
-        dumps = json.dumps
-        c.exec_driver_sql(f"INSERT INTO samples ({', '.join(SAMPLE_COLUMNS)}) "
-                          f"VALUES ({', '.join('?' * len(SAMPLE_COLUMNS))})",
-                          [(step_id, s.repetition, s.phase, s.condition, s.value, s.unit, s.seconds, s.bytes, s.ops,
-                            dumps(list(s.warnings)) if s.warnings else "[]", dumps(s.record)) for s in batch])
-        return
-    c.execute(samples.insert(), [dict(step_id=step_id, repetition=s.repetition, phase=s.phase, mode=s.condition,
-                                      value=s.value, unit=s.unit, seconds=s.seconds, bytes=s.bytes, ops=s.ops,
-                                      warnings=list(s.warnings), record=s.record) for s in batch])
 
 
 def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | None = None, *, user: str | None = None,

@@ -1,9 +1,12 @@
 """Row access through SQLAlchemy Core: any store URL (PostgreSQL, a SQLite
 store being created or migrated). The same four operations as
-rows_sqlite.SqliteRows, each its own short transaction."""
+rows_sqlite.SqliteRows, each its own short transaction, and the same
+transaction of several writes."""
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import itertools
+from typing import Any, Iterable, Iterator
 
 import sqlalchemy as sa
 
@@ -31,6 +34,12 @@ class AlchemyRows:
             except sa.exc.IntegrityError:
                 pass  # stored meanwhile by a concurrent run
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[AlchemyWrites]:
+        """Several writes as one transaction: all of them land or none (an imported run)."""
+        with self.engine.begin() as c:
+            yield AlchemyWrites(c)
+
     def update(self, table: str, where: dict, values: dict) -> None:
         t = metadata.tables[table]
         with self.engine.begin() as c:
@@ -43,6 +52,35 @@ class AlchemyRows:
             q = q.order_by(t.c[order_by])
         with self.engine.connect() as c:
             return c.execute(q).all()
+
+
+class AlchemyWrites:
+    """The writes of one transaction (AlchemyRows.transaction)."""
+
+    # rows per executemany: a batch's parameters are held at once (100,000 samples of an import are not)
+    BATCH_ROWS = 10_000
+
+    def __init__(self, c: sa.Connection):
+        self._c = c
+
+    def insert(self, table: str, values: dict) -> int:
+        return self._c.execute(metadata.tables[table].insert().values(**values)).inserted_primary_key[0]
+
+    def insert_absent(self, table: str, values: dict) -> None:
+        t = metadata.tables[table]
+        key = {c.name: values[c.name] for c in t.primary_key.columns}
+        if self._c.execute(sa.select(*t.primary_key.columns).where(*_conditions(t, key))).first():
+            return
+        try:
+            with self._c.begin_nested():   # a failed insert must not abort the whole transaction (PostgreSQL)
+                self._c.execute(t.insert().values(**values))
+        except sa.exc.IntegrityError:
+            pass  # stored meanwhile by a concurrent run
+
+    def insert_many(self, table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
+        insert, rows = metadata.tables[table].insert(), iter(rows)
+        while batch := [dict(zip(columns, r)) for r in itertools.islice(rows, self.BATCH_ROWS)]:
+            self._c.execute(insert, batch)
 
 
 def _conditions(t: sa.Table, where: dict) -> list:

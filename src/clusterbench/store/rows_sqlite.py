@@ -1,6 +1,7 @@
 """Row access to a SQLite store file through the standard library's sqlite3,
-for commands that only add and read runs (`run`): SQLAlchemy's import costs
-0.15-0.2 s, the largest part of what a run adds around cbk (docs/design.md).
+for commands that only add and read runs (`run`, `import`): SQLAlchemy's
+import costs 0.15-0.2 s, the largest part of what a run adds around cbk
+(docs/design.md).
 
 It writes what SQLAlchemy writes for the same values (tests/test_store_rows.py
 checks the two give equal tables): JSON columns as json.dumps text (None as
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 import json
 import sqlite3
 import threading
 from collections import namedtuple
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
@@ -75,10 +77,29 @@ class SqliteRows:
                 cur.close()
 
     def _insert(self, verb: str, table: str, values: dict) -> int:
-        v = self._encode(table, values)
         with self._cursor() as cur:
-            cur.execute(f'{verb} INTO "{table}" ({_names(v)}) VALUES ({", ".join("?" * len(v))})', list(v.values()))
-            return cur.lastrowid
+            return self._insert_with(cur, verb, table, values)
+
+    def _insert_with(self, cur: sqlite3.Cursor, verb: str, table: str, values: dict) -> int:
+        v = self._encode(table, values)
+        cur.execute(f'{verb} INTO "{table}" ({_names(v)}) VALUES ({", ".join("?" * len(v))})', list(v.values()))
+        return cur.lastrowid
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[SqliteWrites]:
+        """Several writes as one transaction: all of them land or none (an
+        imported run). BEGIN IMMEDIATE takes the write lock first, so another
+        writer makes this one wait (busy_timeout) at the start, not fail at
+        the commit with half its work done."""
+        with self._cursor() as cur:
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield SqliteWrites(self, cur)
+            except BaseException:
+                if self._conn.in_transaction:   # SQLite rolls back by itself after some failures (a full disk)
+                    cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
 
     def insert(self, table: str, values: dict) -> int:
         return self._insert("INSERT", table, values)
@@ -101,6 +122,61 @@ class SqliteRows:
             rows = cur.execute(f'SELECT {_names(names)} FROM "{table}" '
                                f'WHERE {_conditions(w)}{order}', list(w.values())).fetchall()
         return [self._decode(table, r, names) for r in rows]
+
+
+class SqliteWrites:
+    """The writes of one transaction (SqliteRows.transaction)."""
+
+    def __init__(self, rows: SqliteRows, cur: sqlite3.Cursor):
+        self._rows, self._cur = rows, cur
+
+    def insert(self, table: str, values: dict) -> int:
+        return self._rows._insert_with(self._cur, "INSERT", table, values)
+
+    def insert_absent(self, table: str, values: dict) -> None:
+        self._rows._insert_with(self._cur, "INSERT OR IGNORE", table, values)
+
+    def insert_many(self, table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
+        """Rows of `columns`' values, by executemany, BATCH_ROWS at a time
+        (not all of them held at once, encoded). A batch is encoded a column
+        at a time, whole, before SQLite takes it: a per-row encoder in Python,
+        or encoding while SQLite inserts (each evicting the other's working
+        set), cost more than SQLAlchemy's import saved on a 100,000-row
+        import (bench/import_speed)."""
+        types = self._rows._types(table)
+        unknown = set(columns) - set(types)
+        if unknown:
+            raise KeyError(f"no column {', '.join(sorted(unknown))} in table {table}")
+        encoders = [(i, _json_column if types[c] == "JSON" else _datetime_column) for i, c in enumerate(columns)
+                    if types[c] in ("JSON", "DATETIME")]
+        sql = f'INSERT INTO "{table}" ({_names(columns)}) VALUES ({", ".join("?" * len(columns))})'
+        rows = iter(rows)
+        while batch := list(itertools.islice(rows, BATCH_ROWS)):
+            values = list(zip(*batch))
+            for i, encode in encoders:
+                values[i] = encode(values[i])
+            self._cur.executemany(sql, zip(*values))
+
+
+BATCH_ROWS = 10_000
+# json.dumps with its defaults, one call less per value
+_dumps = json.JSONEncoder().encode
+
+
+def _json_column(values: tuple) -> list:
+    """Each value as _encode writes a JSON column (json.dumps); a column of
+    empty lists (every imported sample's warnings) without the encoder."""
+    if not any(values) and set(map(type, values)) == {list}:
+        return ["[]"] * len(values)
+    return list(map(_dumps, values))
+
+
+def _datetime_column(values: tuple) -> list:
+    return [_datetime_text(v) for v in values]
+
+
+def _datetime_text(v):
+    return v.strftime(DATETIME_FORMAT) if isinstance(v, dt.datetime) else v
 
 
 def _names(columns) -> str:

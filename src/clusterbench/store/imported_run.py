@@ -1,0 +1,39 @@
+"""An imported run written through the store's row layer in one transaction:
+all of it lands or none. On a current SQLite file that is the standard
+library's sqlite3 (rows_sqlite.py), as for `run`'s samples: SQLAlchemy's
+import alone was about a tenth of a 100,000-row import's CPU time
+(docs/import.md, bench/import_speed)."""
+from __future__ import annotations
+
+import datetime as dt
+
+from clusterbench.store import run_kinds
+
+SAMPLE_COLUMNS = ("step_id", "repetition", "phase", "mode", "value", "unit", "seconds", "bytes", "ops", "warnings",
+                  "record")
+
+
+def write(rows, *, label: str | None, command: str | None, host: str | None, started: dt.datetime,
+          finished: dt.datetime | None, imported_from: str, imported_steps: list,
+          snapshots: dict[str, tuple[str, dict]], captured: dt.datetime) -> int:
+    """The run's id. rows: a row layer (SqliteRows, AlchemyRows);
+    imported_steps: clusterbench.importers.ImportedStep; snapshots: host ->
+    (hash, environment snapshot); captured: when the snapshots are stored."""
+    with rows.transaction() as w:
+        run_id = w.insert("runs", {
+            "label": label, "user": None, "host": host, "pid": None, "command": command, "suite": None,
+            "started": started, "finished": finished or started, "status": "ok", "imported_from": imported_from,
+            "kind": run_kinds.IMPORTED})
+        for env_hash, env in snapshots.values():
+            w.insert_absent("environments", {"hash": env_hash, "captured": captured, "data": env})
+        for h, (env_hash, _) in snapshots.items():
+            w.insert("run_hosts", {"run_id": run_id, "host": h, "environment_hash": env_hash})
+        for position, st in enumerate(imported_steps):
+            step_id = w.insert("steps", {
+                "run_id": run_id, "position": position, "name": st.name, "kernel": st.kernel, "params": st.params,
+                "launcher": "imported", "ranks": st.ranks, "ranks_per_node": st.ranks_per_node, "status": "ok",
+                "started": started, "finished": finished or started})
+            w.insert_many("samples", SAMPLE_COLUMNS, (
+                (step_id, s.repetition, s.phase, s.condition, s.value, s.unit, s.seconds, s.bytes, s.ops,
+                 s.warnings, s.record) for s in st.samples))
+    return run_id

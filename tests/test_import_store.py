@@ -1,0 +1,133 @@
+"""An import is stored through the store's row layer (store/imported_run.py)
+in one transaction: on a current SQLite file by the standard library's
+sqlite3, without SQLAlchemy, writing what SQLAlchemy writes; on any store, a
+failure part-way through the file leaves no run, step, sample or
+environment of it behind, and says so in one line."""
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+import pytest
+import sqlalchemy as sa
+
+from conftest import REPO, store_rows
+
+from clusterbench.importers.import_runs import Overrides, parse_file, store_run
+from clusterbench.store import database
+from clusterbench.store.database import Store
+from clusterbench.store.rows_alchemy import AlchemyRows
+from clusterbench.store.rows_sqlite import SqliteRows
+
+FIXTURES = REPO / "tests" / "fixtures" / "import"
+TABLES = ("environments", "runs", "run_hosts", "steps", "samples")
+# a latency no row of the big file holds but the one the store is made to refuse
+REFUSED_US = 777.25
+
+
+def osu_rows(path, rows: int, refused_at: int | None = None) -> str:
+    """An OSU latency table of `rows` rows (as tests/test_import_plausibility.py's),
+    the row `refused_at` (0-based) with the latency REFUSED_US."""
+    table = "".join(f"{1 << (i % 23):<10}{REFUSED_US if i == refused_at else 1.5 + i % 7:>20.2f}\n"
+                    for i in range(rows))
+    path.write_text("# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n" + table)
+    return str(path)
+
+
+def refuse_the_marked_row(url: str) -> None:
+    """A trigger in the store that refuses the sample of latency REFUSED_US, as
+    a full disk or a server's check would refuse a write part-way through."""
+    if url.startswith("sqlite"):
+        c = sqlite3.connect(url.removeprefix("sqlite:///"))
+        c.execute(f"create trigger refuse_marked before insert on samples when new.value = {REFUSED_US} "
+                  "begin select raise(abort, 'the test refuses this sample'); end")
+        c.commit()
+        c.close()
+        return
+    engine = sa.create_engine(url)
+    with engine.begin() as c:
+        c.execute(sa.text(f"""create function refuse_marked() returns trigger language plpgsql as $$
+            begin if new.value = {REFUSED_US} then raise exception 'the test refuses this sample'; end if;
+            return new; end $$"""))
+        c.execute(sa.text("create trigger refuse_marked before insert on samples "
+                          "for each row execute function refuse_marked()"))
+    engine.dispose()
+
+
+def counts(url: str) -> list[int]:
+    return [store_rows(url, f"select count(*) from {t}")[0][0] for t in TABLES]
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(300)
+def test_an_import_refused_mid_file_leaves_nothing_of_it_and_says_so_in_one_line(cli, tmp_path, store_url):
+    assert cli("import", str(FIXTURES / "osu-7.4-latency.txt"), "--host", "n01").status == 0
+    before = counts(store_url)
+    refuse_the_marked_row(store_url)
+    # 30,000 rows: the refused one (row 25,001) comes after two whole batches of 10,000 were written
+    big = osu_rows(tmp_path / "osu-big.txt", 30_000, refused_at=25_000)
+    r = cli("import", big, "--host", "n02", "--date", "2024-01-01")
+    assert r.status == 1, (r.stdout, r.stderr)
+    assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("Error: the store ") and "the test refuses this sample" in r.stderr
+    # no run, host link, step, sample, nor the new host's environment
+    assert counts(store_url) == before
+    fine = osu_rows(tmp_path / "osu-fine.txt", 30_000)
+    r = cli("import", fine, "--host", "n02", "--date", "2024-01-01")
+    assert r.status == 0, r.stderr
+    assert counts(store_url) == [before[0] + 1, before[1] + 1, before[2] + 1, before[3] + 1, before[4] + 30_000]
+
+
+def test_an_import_into_a_current_sqlite_store_imports_no_sqlalchemy(cli, store_url):
+    """SQLAlchemy's import was a tenth of a 100,000-row import: a current
+    SQLite store takes the run through store/rows_sqlite.py, as `run` does."""
+    path = str(FIXTURES / "imb-2021.3-mpi1.txt")
+    assert cli("import", path).status == 0   # makes the store
+    r = cli("import", path, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert r.status == 0, r.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "clusterbench.store.imported_run" in imported and "clusterbench.store.rows_sqlite" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("sqlalchemy", "alembic")}
+    assert store_rows(store_url, "select count(*) from runs") == [(2,)]
+    assert store_rows(store_url, "select count(distinct step_id) from samples") == \
+        store_rows(store_url, "select count(*) from steps")
+
+
+def _dump(path) -> dict:
+    """Every table as SQLite holds it: values and their storage classes."""
+    c = sqlite3.connect(path)
+
+    def kinds(t: str) -> str:
+        return ", ".join(f"typeof({col[1]})" for col in c.execute(f"pragma table_info({t})"))
+
+    try:
+        return {t: c.execute(f"select *, {kinds(t)} from {t} order by 1").fetchall() for t in TABLES}
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("fixture", ["imb-2021.3-mpi1.txt", "iperf3-3.12-tcp.json", "fio-3.33-randwrite.jsonplus",
+                                     "ior-4.0.0-posix-fpp.txt"])
+def test_both_row_layers_store_an_import_the_same(tmp_path, monkeypatch, fixture):
+    """The standard library's rows and SQLAlchemy's (PostgreSQL's path) write
+    the same tables for the same import: JSON as json.dumps, dates as
+    SQLAlchemy writes them, the warnings and records of every sample."""
+    monkeypatch.setattr(database, "now", lambda: dt.datetime(2026, 11, 28, 11, 0, 0, 250000, tzinfo=dt.timezone.utc))
+    path = str(FIXTURES / fixture)
+    stores = {}
+    for name in ("sqlite3", "sqlalchemy"):
+        Store(f"sqlite:///{tmp_path / name}.db")   # created (a copy of the template store)
+        stores[name] = Store(f"sqlite:///{tmp_path / name}.db")
+    assert isinstance(stores["sqlite3"].rows.rows, SqliteRows)
+    stores["sqlalchemy"].rows.rows = AlchemyRows(stores["sqlalchemy"].engine)
+    for name, store in stores.items():
+        for run in parse_file(path):   # parsed anew: storing fills in the run's notes
+            for st in run.steps[:1]:
+                st.samples[0].warnings.append("a warning, to store one that is not empty")
+            store_run(store, run, path, Overrides(host="n01", date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)))
+    stores["sqlite3"].rows.close()
+    stores["sqlalchemy"].engine.dispose()
+    fast, slow = _dump(tmp_path / "sqlite3.db"), _dump(tmp_path / "sqlalchemy.db")
+    assert fast == slow
+    assert fast["samples"] and fast["samples"][0][10] == '["a warning, to store one that is not empty"]'
+    assert fast["environments"][0][1] == "2026-11-28 11:00:00.250000"
