@@ -77,6 +77,9 @@ def test_a_store_on_a_disk_with_no_byte_free_is_one_line_and_unchanged(cbk_bin, 
     assert not any("Traceback" in e for e in errors)
 
 
+WAIT_FOR_FILE = "import glob, sys, time\nwhile not glob.glob(sys.argv[1]):\n    time.sleep(0.0005)"
+
+
 def test_a_disk_that_fills_mid_run_is_a_failed_measurement_said_once(cbk_bin, tmp_path):
     """The space check passed, then another writer took the space (a filler
     that grabs every block freed): cbk's ENOSPC is a failed measurement,
@@ -84,12 +87,14 @@ def test_a_disk_that_fills_mid_run_is_a_failed_measurement_said_once(cbk_bin, tm
     out = tmp_path / "copy"
     out.mkdir()
     script = ('mkdir "$FULL/d"\n'
-              '( until ls "$FULL"/d/cbk-*/[!.]* >/dev/null 2>&1; do sleep 0.02; done\n'
+              # cbk's file lives about a millisecond per repetition on a tmpfs: an ls every 20 ms
+              # missed it for over a minute under load, so one process polls every 0.5 ms
+              '( "$PY" -c "$WAIT_FOR_FILE" "$FULL/d/cbk-*/[!.]*"\n'
               '  while [ ! -e "$FULL/stop" ]; do dd if=/dev/zero bs=4k status=none 2>/dev/null >> "$FULL/filler"; done ) &\n'
               'timeout 120 "$PY" -m clusterbench run seqio --file-size=512k --block-size=64k --repeat 100000 '
               '--dir="$FULL/d" --db "$OUT/r.db" >"$OUT/stdout" 2>"$OUT/stderr"; echo "status=$?"\n'
               'touch "$FULL/stop"; wait; ls -A "$FULL/d"; echo listed')
-    r = run_on_full_disk(tmp_path, script, env=dict(_env(cbk_bin), OUT=str(out)))
+    r = run_on_full_disk(tmp_path, script, env=dict(_env(cbk_bin), OUT=str(out), WAIT_FOR_FILE=WAIT_FOR_FILE))
     assert r.stdout.splitlines() == ["status=1", "listed"], (r.stdout, r.stderr)   # the directory is empty again
     said = (out / "stdout").read_text() + (out / "stderr").read_text()
     assert "step failed: seqio: write " in said and "No space left on device" in said, said
