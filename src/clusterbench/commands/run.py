@@ -223,10 +223,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         if report_dir:
             check_writable_folder(report_dir)
         return run_cluster(cat, extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
-                           quiet=quiet, db_url=db_url, step_timeout_s=step_timeout,
+                           quiet=quiet, db_url=db_url, step_timeout_s=step_timeout, auto=auto,
                            report_path_for=lambda url, run_id: report_path or default_report_path(url, run_id,
                                                                                                    report_dir),
-                           refused=dict(np=ranks, ppn=ppn, launcher=launcher, auto=auto, memory_limit=memory_limit,
+                           refused=dict(np=ranks, ppn=ppn, launcher=launcher, memory_limit=memory_limit,
                                         settings=settings or settings_a or settings_b, gpus=gpus_per_rank,
                                         mpi_algorithm=mpi_algorithms))
     if suites.is_suite(target):

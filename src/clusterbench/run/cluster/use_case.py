@@ -12,7 +12,7 @@ from clusterbench.store.redact import mask_secrets
 
 
 def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, label, quiet, db_url,
-                report_path_for, refused: dict, step_timeout_s: float | None = None) -> None:
+                report_path_for, refused: dict, step_timeout_s: float | None = None, auto=None) -> None:
     """report_path_for(store_url, run_id): where the HTML report goes."""
     from clusterbench.run.cluster import execute as cluster
     from clusterbench.store.opening import open_store
@@ -27,7 +27,7 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
         raise BadInput(f"run cluster chooses ranks, placement and launcher itself: drop --{', --'.join(given)}")
     req = cluster.request(extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
                           command=mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]])),
-                          step_timeout_s=step_timeout_s)
+                          step_timeout_s=step_timeout_s, auto=auto)
     store = open_store(db_url, writing=True)
     try:
         run_id = cluster.execute(store, cat, req, Progress(enabled=not quiet))
