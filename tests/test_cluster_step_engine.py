@@ -162,3 +162,31 @@ def test_repeat_auto_one_at_a_time_stops_each_node_on_its_own_rule(cluster, tmp_
     for host, (n, reason, _) in nodes.items():
         assert n >= 6 and reason.startswith("max-time: ") and reason.endswith(
             f"after {n} repetitions (CI target 0% not reached)"), (host, n, reason)
+
+
+@pytest.mark.timeout(300)
+def test_memory_limit_caps_each_nodes_step_in_a_cgroup_on_that_node(cluster, tmp_path):
+    """--memory-limit as `run` applies it: each node's cbk started inside a
+    memory cgroup by cgexec through the launcher, so the cap holds on the
+    node; each node's step keeps that node's peak, and its records the limit.
+    One at a time: the test hosts share one machine's cgroup tree, so nodes
+    at once would share one cgroup (as ranks on one host do)."""
+    from clusterbench.store import Store
+
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
+    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "1",
+                        "--one-at-a-time", "--memory-limit", "64m", "--seqio.file-size=4m", "--seqio.write=buffered",
+                        "--seqio.read=none", f"--scratch={scratch}", "--quiet"],
+                       capture_output=True, text=True, env=env, timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    steps = Store(store).steps_of(1)
+    assert sorted(st.host for st in steps) == ["h01", "h02"]
+    for st in steps:
+        (cg,) = st.build["memory_cgroups"]
+        assert cg["host"] == st.host and cg["memory_limit_bytes"] == 64 << 20, cg
+        assert 0 < cg["memory_peak_bytes"] <= 64 << 20, cg
+    limits = store_rows(store, "select distinct json_extract(record, '$.memory_limit_bytes') from samples")
+    assert limits == [(64 << 20,)], limits

@@ -64,6 +64,7 @@ class ClusterRequest:
     command: str
     step_timeout_s: float | None = None   # --step-timeout: one launch's limit
     auto: AutoRepeat | None = None        # --repeat auto: every step repeats until its CI rule says stop
+    conditions: Conditions | None = None  # --memory-limit: each node's kernel in a memory cgroup (cgexec)
 
 
 
@@ -436,6 +437,10 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
         for env in step_engine.json_objects(lc.out):
             if "host.name" in env:
                 snapshots[lc.host] = env
+    local.update(conditions_apply.environment_keys(req.conditions))
+    for env in snapshots.values():   # the limit each node ran under: its records carry it (record_fields)
+        if env is not local:
+            env.update(conditions_apply.environment_keys(req.conditions, this_host=False))
     for host, switch in req.switches.items():   # the link class (analysis.LINK_CLASS_KEY)
         if host in snapshots:
             snapshots[host]["fabric.switch"] = switch
@@ -448,10 +453,32 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
 
 # -- the whole run ------------------------------------------------------
 
+def conditions_view(req: ClusterRequest) -> runner.RunRequest:
+    """The run as the run conditions and the cluster-wide steps see it."""
+    return runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe,
+                             req.conditions)
+
+
+def check_conditions(req: ClusterRequest) -> None:
+    """Refuses (BadInput) a memory limit this host cannot apply, before the
+    store is opened, as `run` does: the same check (root or a delegated
+    cgroup here). A node that cannot make its cgroup fails its step with a
+    line naming the node (cgexec)."""
+    conditions_apply.check(req.conditions, conditions_view(req))
+
+
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
+    """Runs the request under its conditions (held, as `run` holds them, for
+    the run: this host's probe cgroup made and removed, the journal kept);
+    returns the run id."""
     plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
+    with conditions_apply.applied(req.conditions, conditions_view(req)) as active:
+        return _execute(store, cat, dataclasses.replace(req, conditions=active), progress)
+
+
+def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
     with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER) as (run_id, statuses):
-        rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
+        rr = conditions_view(req)
         position = 0
         with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
             local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
@@ -463,7 +490,7 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
                     progress.note(f"skipped {step.name} on every node: {why}")
                     continue
                 statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
-                                         Path(folder))
+                                         Path(folder), req.conditions)
                 position += 1
             for step in cluster:
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
@@ -475,7 +502,7 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
 
 def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
             label: str | None, command: str, step_timeout_s: float | None = None,
-            auto: AutoRepeat | None = None) -> ClusterRequest:
+            auto: AutoRepeat | None = None, conditions: Conditions | None = None) -> ClusterRequest:
     options, overrides = split_options(extra)
     hosts, hostfile, launcher = find_hosts(hostfile)
     if len(hosts) < 2:
@@ -490,7 +517,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
                           options.get("one-at-a-time", "false") == "true",
                           options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
-                          label, command, step_timeout_s, auto)
+                          label, command, step_timeout_s, auto, conditions)
 
 
 __all__ = ["ClusterRequest", "execute", "request"]
