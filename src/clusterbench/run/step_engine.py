@@ -9,7 +9,7 @@ whose rank count differs from the step's is), and the checks between a
 run's samples once it ends, and how many repetitions a launch runs and why
 the step stops (Repetitions: --repeat N, or --repeat auto's CI rule). The
 callers own only how they launch: one launch streamed (runner), or one
-launch per node at once (cluster).""" 
+launch per node at once (cluster)."""
 from __future__ import annotations
 
 import json
