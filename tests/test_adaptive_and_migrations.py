@@ -95,7 +95,7 @@ def test_the_batch_job_is_named_from_the_schedulers_variables(env, expected):
 ])
 def test_auto_stop_rules(values, done, elapsed_s, expected):
     from clusterbench.run.plan import AutoRepeat
-    from clusterbench.run.runner import auto_stop
+    from clusterbench.run.step_engine import auto_stop
 
     reason = auto_stop(AutoRepeat(ci_target=0.05, max_repeat=8, max_seconds=4.0), {("write", None): values},
                        done, elapsed_s)

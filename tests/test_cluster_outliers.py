@@ -117,7 +117,16 @@ def test_bad_threshold_is_one_clear_line(text):
     (["--hostfile", "{hosts}", "--only=stream,gpu"], "--only stream,gpu: no part gpu"),
     (["--hostfile", "{hosts}", "--threshold=ten"], "--threshold ten: give a fraction"),
     (["--hostfile", "{hosts}", "--colour=red"], "run cluster: unknown option --colour"),
-    (["--hostfile", "{hosts}", "--np", "4"], "run cluster chooses ranks, placement and launcher itself: drop --np"),
+    (["--hostfile", "{hosts}", "--np", "4"], "run cluster places its ranks itself"),
+    (["--hostfile", "{hosts}", "--ppn", "2"], "and picks the launcher the nodes came with: drop --ppn"),
+    (["--hostfile", "{hosts}", "--launcher", "srun"], "drop --launcher"),
+    (["--hostfile", "{hosts}", "--gpus-per-rank", "1"], "measures no GPU: drop --gpus-per-rank"),
+    (["--hostfile", "{hosts}", "--setting", "vm.dirty_ratio=5"],
+     "--setting changes this host only (its journal, here, restores it), and run cluster measures its nodes"),
+    (["--hostfile", "{hosts}", "--setting-a", "thp=never", "--setting-b", "thp=always"],
+     "--setting-a/--setting-b change this host only"),
+    (["--hostfile", "{hosts}", "--mpi-algorithm", "allreduce=ring"], "drop --mpi-algorithm"),
+    (["--hostfile", "{hosts}", "--memory-limit", "1m"], "--memory-limit 1m: at least 16m"),
     (["--hostfile", "{one}"], "run cluster: 1 node(s) found"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_run_stored(cli, tmp_path, args, message):

@@ -348,6 +348,7 @@ NOBODY = """
 import os, sys
 import clusterbench.cli, clusterbench.commands.run, clusterbench.run.runner, clusterbench.run.each_condition
 import clusterbench.conditions.apply, clusterbench.catalogue, clusterbench.suites, clusterbench.run.plan
+import clusterbench.run.cluster.use_case, clusterbench.run.cluster.execute, clusterbench.analysis.cluster.analysis
 import clusterbench.catalogue as c
 c.load()
 import clusterbench.results.sizes
@@ -362,8 +363,10 @@ clusterbench.cli.main()
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("args, message", [
-    (["--setting=vm.dirty_expire_centisecs=1234"], "changing system settings needs root"),
-    (["--memory-limit=64m"], "--memory-limit needs root or a delegated cgroup"),
+    (["null", "--repeat", "1", "--setting=vm.dirty_expire_centisecs=1234"], "changing system settings needs root"),
+    (["null", "--repeat", "1", "--memory-limit=64m"], "--memory-limit needs root or a delegated cgroup"),
+    # run cluster checks its memory limit as run does, before its store is opened (#34)
+    (["cluster", "--hostfile={home}/hosts", "--memory-limit=64m"], "--memory-limit needs root or a delegated cgroup"),
 ])
 def test_without_root_one_line_exit_2(cbk_bin, keep_settings, memory_parent, args, message):
     import shutil
@@ -373,9 +376,10 @@ def test_without_root_one_line_exit_2(cbk_bin, keep_settings, memory_parent, arg
     home = Path(tempfile.mkdtemp(prefix="cb-nobody-", dir="/tmp"))  # pytest's tmp_path is root's only
     try:
         os.chmod(home, 0o777)
+        (home / "hosts").write_text("n01\nn02\n")
         env = dict(run_env(cbk_bin, f"sqlite:///{home / 'r.db'}"), HOME=str(home),
-                   CLUSTERBENCH_STATE_DIR=str(home / "state"))
-        p = subprocess.run([sys.executable, "-c", NOBODY, "run", "null", "--repeat", "1", *args], cwd=home,
+                   CLUSTERBENCH_STATE_DIR=str(home / "state"), CLUSTERBENCH_TESTBED="", SLURM_JOB_ID="")
+        p = subprocess.run([sys.executable, "-c", NOBODY, "run", *(a.format(home=home) for a in args)], cwd=home,
                            env=env, capture_output=True, text=True, timeout=60)
         created = sorted(x.name for x in home.iterdir())
     finally:
@@ -383,7 +387,7 @@ def test_without_root_one_line_exit_2(cbk_bin, keep_settings, memory_parent, arg
     assert p.returncode == 2, p.stderr
     assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert selected(EXPIRE) == expire
-    assert created == []  # no store, no state: nothing created
+    assert created == ["hosts"]  # no store, no state: nothing created
 
 
 # --- the disk under --dir: scheduler and read-ahead ----------------------------------------------------

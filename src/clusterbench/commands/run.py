@@ -129,7 +129,8 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.argument("target")
 @click.option("--repeat", default=None, metavar="N|auto",
               help="Repetitions of each step (default 5: fewer cannot show a significant difference; a suite's "
-                   "own counts unless given), or auto: repeat until the median's 95 % CI is within --ci-target.")
+                   "own counts unless given; run cluster: 3), or auto: repeat until the median's 95 % CI is within "
+                   "--ci-target (run cluster: on each node's own samples).")
 @click.option("--ci-target", type=click.FloatRange(0.1, 100), default=5.0, show_default=True,
               help="With --repeat auto: the CI width to reach, in % of the median.")
 @click.option("--max-repeat", type=click.IntRange(6, 100000), default=30, show_default=True,
@@ -190,6 +191,12 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
       clusterbench run seqio --dir=/data --write=buffered --memory-limit=1g
       clusterbench run quick --dir=/nvme --setting-a tuned=balanced --setting-b tuned=latency-performance
       clusterbench run cluster --hostfile hosts --scratch=/local --one-at-a-time
+      clusterbench run cluster --hostfile hosts --repeat auto --memory-limit=1g
+
+    run cluster takes --repeat N|auto (each node's step judged on its own
+    samples) and --memory-limit (a cgroup on each node); it places ranks and
+    picks the launcher itself (no --np, --ppn, --launcher, --gpus-per-rank),
+    and --setting changes this host only, not its nodes (refused).
     """
     from clusterbench import catalogue, suites
     from clusterbench.conditions import spec as conditions
@@ -223,11 +230,12 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         if report_dir:
             check_writable_folder(report_dir)
         return run_cluster(cat, extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
-                           quiet=quiet, db_url=db_url, step_timeout_s=step_timeout,
+                           quiet=quiet, db_url=db_url, step_timeout_s=step_timeout, auto=auto,
                            report_path_for=lambda url, run_id: report_path or default_report_path(url, run_id,
                                                                                                    report_dir),
-                           refused=dict(np=ranks, ppn=ppn, launcher=launcher, auto=auto, memory_limit=memory_limit,
-                                        settings=settings or settings_a or settings_b, gpus=gpus_per_rank,
+                           conditions=run_conditions(memory_limit, ()),
+                           refused=dict(np=ranks, ppn=ppn, launcher=launcher, gpus_per_rank=gpus_per_rank,
+                                        settings=settings, settings_ab=settings_a or settings_b,
                                         mpi_algorithm=mpi_algorithms))
     if suites.is_suite(target):
         if ranks or ppn:

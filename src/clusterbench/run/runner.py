@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import Step
 from clusterbench.run.progress import Progress
 from clusterbench.results.records import RunRecord, error_message
-from clusterbench.results.sample import Sample, SampleKey
+from clusterbench.results.sample import Sample
 from clusterbench.store import Store, run_kinds
 
 
@@ -179,27 +178,22 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     launcher = choose(step.launcher, step.ranks, cat.cbk)
     step_engine.sweep_private_dirs(cat, step, progress.note)
     step_id = step_engine.begin(store, run_id, position, step, launcher.name)
-    progress.start_step(step.title(), step.auto.max_repeat if step.auto else step.repeat)
-    figures: dict[SampleKey, list[float]] = {}
-    done, build, started, stalled = 0, None, time.monotonic(), None
-    stop_reason = f"fixed: {step.repeat} repetitions"
+    count = step_engine.Repetitions(step)
+    progress.start_step(step.title(), count.most())
+    build, stalled, stop_reason = None, None, None
     while True:
-        batch = step.repeat if not step.auto else (step.auto.min_repeat if done == 0 else 1)
-        if step.auto:
-            batch = min(batch, step.auto.max_repeat - done)
+        batch = count.next_batch()
         job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node,
                   req.hostfile, req.oversubscribe, step.env, program=cat.cbk)
-        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, done, figures,
-                                      run_id)
+        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, count, run_id)
         build = b or build
         status, stderr, stall = step_engine.judge(status, stderr, b, step, launcher.name)
         if stall:
             stalled = stall
             progress.note(f"{step.title()}: {stalled}")
-        done += batch
-        if status != 0 or not step.auto:
+        if status != 0:
             break
-        stop_reason = auto_stop(step.auto, figures, done, time.monotonic() - started)
+        stop_reason = count.ran(batch)
         if stop_reason:
             break
     stopped = stopped_by(status, stderr)
@@ -224,23 +218,10 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     return "failed"
 
 
-def auto_stop(auto, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
-    """Why adaptive repetition stops now, or None to go on."""
-    from clusterbench.analysis import stats
-
-    widths = [stats.ci_width_ratio(v) for v in figures.values()]
-    if widths and all(w is not None and w <= auto.ci_target for w in widths):
-        return f"ci: 95 % CI within {max(widths):.1%} of the median (target {auto.ci_target:.0%}) after {done}"
-    if done >= auto.max_repeat:
-        return f"max-repeat: {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
-    if elapsed_s >= auto.max_seconds:
-        return f"max-time: {elapsed_s:.0f} s after {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
-    return None
-
-
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
-              offset: int, figures: dict[SampleKey, list[float]], run_id: int) -> tuple[int, str, RunRecord | None]:
-    """One cbk launch; its records go to the store as they arrive.
+              count: step_engine.Repetitions, run_id: int) -> tuple[int, str, RunRecord | None]:
+    """One cbk launch; its records go to the store as they arrive, and to
+    count (numbered on after its repetitions so far).
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=step_engine.cbk_env(step, run_id))
@@ -248,9 +229,10 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
 
+    offset = count.done
+
     def sampled(item: Sample) -> None:
-        if item.value is not None:
-            figures.setdefault(item.key(), []).append(item.value)
+        count.record(item)
         progress.record(item, item.repetition + offset)
 
     records = step_engine.LaunchRecords(store, step_id, env, offset, step_engine.detail_records(step.kernel), sampled)

@@ -6,24 +6,27 @@ stored as they are read (a sample with its limit warnings; the cgroup and
 detail records kept with the run record), the launch judged (an
 MPI_Finalize stall after the last record is not a failure; a run record
 whose rank count differs from the step's is), and the checks between a
-run's samples once it ends. The callers own only how they launch: one
-launch streamed (runner), or one launch per node at once (cluster)."""
+run's samples once it ends, and how many repetitions a launch runs and why
+the step stops (Repetitions: --repeat N, or --repeat auto's CI rule). The
+callers own only how they launch: one launch streamed (runner), or one
+launch per node at once (cluster)."""
 from __future__ import annotations
 
 import json
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Collection
 
 from clusterbench import catalogue, limits
 from clusterbench.conditions import apply as conditions
 from clusterbench.launch.messages import finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, stop_tree
-from clusterbench.run.plan import Step
+from clusterbench.run.plan import AutoRepeat, Step
 from clusterbench.results.records import OtherRecord, RunRecord, read_line, stop_signal
 from clusterbench.output.render_text import stored
-from clusterbench.results.sample import Sample
+from clusterbench.results.sample import Sample, SampleKey
 from clusterbench.store import Store
 
 
@@ -83,6 +86,64 @@ def orchestrator() -> str:
     from clusterbench.run import private_dirs
 
     return f"{private_dirs.boot_id()} {os.getpid()} {private_dirs.start_ticks(os.getpid())}"
+
+
+def auto_stop(auto: AutoRepeat, figures: dict[SampleKey, list[float]], done: int, elapsed_s: float) -> str | None:
+    """Why adaptive repetition stops now, or None to go on."""
+    from clusterbench.analysis import stats
+
+    widths = [stats.ci_width_ratio(v) for v in figures.values()]
+    if widths and all(w is not None and w <= auto.ci_target for w in widths):
+        return f"ci: 95 % CI within {max(widths):.1%} of the median (target {auto.ci_target:.0%}) after {done}"
+    if done >= auto.max_repeat:
+        return f"max-repeat: {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    if elapsed_s >= auto.max_seconds:
+        return f"max-time: {elapsed_s:.0f} s after {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+    return None
+
+
+class Repetitions:
+    """How many repetitions a step's next launch runs, and why the step
+    stops: its fixed count (--repeat N), or --repeat auto's rule (auto_stop)
+    on the figures of the samples it was given. One per step in `run`; one
+    per node of a per-node step in `run cluster`, so each node is judged on
+    its own figures by the rule a `run` step is judged by. started_s: when
+    the step began (time.monotonic), shared by the nodes of one step so
+    --max-time ends them together."""
+
+    def __init__(self, step: Step, started_s: float | None = None):
+        self.step, self.done = step, 0
+        self.figures: dict[SampleKey, list[float]] = {}
+        self.started_s = time.monotonic() if started_s is None else started_s
+
+    def most(self) -> int:
+        return self.step.auto.max_repeat if self.step.auto else self.step.repeat
+
+    def next_batch(self, at_most: int | None = None) -> int:
+        """The repetitions of the next launch: the rest of a fixed count; under
+        auto the first min_repeat at once (the first n with a 95 % CI), then
+        one at a time."""
+        auto = self.step.auto
+        if auto:
+            n = min(auto.min_repeat if self.done == 0 else 1, auto.max_repeat - self.done)
+        else:
+            n = self.step.repeat - self.done
+        return min(n, at_most) if at_most else n
+
+    def record(self, sample: Sample) -> None:
+        if sample.value is not None:
+            self.figures.setdefault(sample.key(), []).append(sample.value)
+
+    def ran(self, n: int) -> str | None:
+        """Counts n repetitions more; returns why the step stops now (its
+        stop_reason), or None to go on."""
+        self.done += n
+        auto = self.step.auto
+        if not auto:
+            return f"fixed: {self.step.repeat} repetitions" if self.done >= self.step.repeat else None
+        if self.done < min(auto.min_repeat, auto.max_repeat):
+            return None   # the first min_repeat always run, as `run`'s first launch holds them
+        return auto_stop(auto, self.figures, self.done, time.monotonic() - self.started_s)
 
 
 def detail_records(kernel: str) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -29,13 +30,15 @@ from pathlib import Path
 
 from clusterbench.run import runner, step_engine
 from clusterbench.catalogue import Catalogue
+from clusterbench.conditions import apply as conditions_apply
+from clusterbench.conditions.spec import Conditions
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
 from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
-from clusterbench.run.plan import Step, expand
+from clusterbench.run.plan import AutoRepeat, Step, expand
 from clusterbench.run.progress import Progress
 from clusterbench.store import Store, run_kinds
 
@@ -60,6 +63,8 @@ class ClusterRequest:
     label: str | None
     command: str
     step_timeout_s: float | None = None   # --step-timeout: one launch's limit
+    auto: AutoRepeat | None = None        # --repeat auto: every step repeats until its CI rule says stop
+    conditions: Conditions | None = None  # --memory-limit: each node's kernel in a memory cgroup (cgexec)
 
 
 
@@ -187,6 +192,9 @@ def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[
             per_node += expand(e["kernel"], params, repeat=req.repeat, ranks=int(e.get("np", 1)),
                                ranks_per_node=e.get("ppn"), launcher=req.launcher, name=part,
                                requires=tuple(e.get("requires", ())))
+    if req.auto:   # every step, per node or across the nodes, under --repeat auto's rule
+        per_node = [dataclasses.replace(s, auto=req.auto) for s in per_node]
+        cluster = [dataclasses.replace(s, auto=req.auto) for s in cluster]
     for step in per_node + cluster:
         if not runner.missing_requirement(step, cat):
             cat.check_params(cat.kernel(step.kernel), step.params)
@@ -204,6 +212,7 @@ class NodeLaunch:
     out: str = ""
     err: str = ""
     deadline: Deadline | None = None
+    repetitions: int = 1          # how many this launch runs (a per-node step's)
 
 
 def _start(launch: NodeLaunch, env: dict[str, str], timeout_s: float | None) -> None:
@@ -228,9 +237,11 @@ class LaunchOutcome:
 
 
 def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, env: dict,
-                   offset: int) -> LaunchOutcome:
-    """Stores one launch's records and judges it as `run` judges a launch (step_engine)."""
-    records = step_engine.LaunchRecords(store, launch.step_id, env, offset, step_engine.detail_records(step.kernel))
+                   offset: int, on_sample=None) -> LaunchOutcome:
+    """Stores one launch's records (numbered on from offset; each sample
+    handed to on_sample too) and judges it as `run` judges a launch (step_engine)."""
+    records = step_engine.LaunchRecords(store, launch.step_id, env, offset, step_engine.detail_records(step.kernel),
+                                        on_sample)
     for line in launch.out.splitlines():
         records.take(line)
     build = records.run_record()
@@ -288,81 +299,106 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
 
 
 def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: ClusterRequest,
-                 envs: dict[str, dict], local_env: dict, progress: Progress, folder: Path) -> list[str]:
-    """One step on every node; a status per node. All at once: one launch
-    per node, started together, each running every repetition; a node's
-    step is stored and closed as its launch ends. One at a time: repetition
-    by repetition, each round visiting every node in turn (as A/B/A/B
-    alternation), so a change in the machine's load over the minutes of the
-    step falls on every node alike, not on whichever node's turn it was."""
+                 envs: dict[str, dict], local_env: dict, progress: Progress, folder: Path,
+                 conditions: Conditions | None = None) -> list[str]:
+    """One step on every node; a status per node. Each node's repetitions
+    are counted, and its stop_reason given, by the rule a `run` step has
+    (step_engine.Repetitions: --repeat N, or auto's CI rule on the node's
+    own figures).
+
+    All at once: one launch per node, started together; a node's samples are
+    stored as its launch ends. With a fixed count that one launch holds every
+    repetition. Under --repeat auto the nodes go on together, launch group by
+    launch group (the first min_repeat, then one more each), until every
+    node's rule says stop: a node that stopped early would leave the others
+    measured with one node fewer loading what they share, which is not the
+    condition "all at once" measures.
+
+    One at a time: repetition by repetition, each round visiting every node in
+    turn (as A/B/A/B alternation), so a change in the machine's load over the
+    minutes of the step falls on every node alike, not on whichever node's
+    turn it was. Here each node stops on its own rule: it is measured alone
+    anyway."""
     launcher = choose(req.launcher, 2, cat.cbk)
     step_engine.sweep_private_dirs(cat, step, progress.note)
-    step_ids, commands = {}, {}
+    step_ids, hostfiles = {}, {}
     for host in req.hosts:
-        hostfile = one_host_file(folder, host)
+        hostfiles[host] = one_host_file(folder, host)
         step_ids[host] = step_engine.begin(store, run_id, position, step, launcher.name, host=host)
-        reps = 1 if req.one_at_a_time else step.repeat
-        commands[host] = launcher.command(Job(step.argv(cat.cbk, reps), step.ranks, step.ranks_per_node,
-                                              str(hostfile), req.oversubscribe, step.env))
-    if req.one_at_a_time:
-        rounds = [[[h] for h in req.hosts] for _ in range(step.repeat)]
-    else:
-        rounds = [[list(req.hosts)]]
+    started_s = time.monotonic()
+    counts = {h: step_engine.Repetitions(step, started_s) for h in req.hosts}
+    reasons: dict[str, str | None] = {}    # why each node's repetition stops (None: it goes on)
     errors: dict[str, str] = {}
     stalls: dict[str, str] = {}
     builds: dict[str, dict | None] = {}
     statuses: dict[str, str] = {}
+
+    def command(host: str, repetitions: int) -> list[str]:
+        return launcher.command(Job(conditions_apply.wrap(conditions, step.argv(cat.cbk, repetitions)), step.ranks,
+                                    step.ranks_per_node, hostfiles[host], req.oversubscribe, step.env))
 
     def finish(host: str) -> None:
         if host in errors:
             store.finish_step(step_ids[host], "failed", build=builds.get(host), message=f"{host}: {errors[host]}")
             statuses[host] = "failed"
         else:
-            store.finish_step(step_ids[host], "ok", build=builds.get(host),
-                              stop_reason=f"fixed: {step.repeat} repetitions", message=stalls.get(host))
+            store.finish_step(step_ids[host], "ok", build=builds.get(host), stop_reason=reasons[host],
+                              message=stalls.get(host))
             statuses[host] = "ok"
 
+    def ended(lc: NodeLaunch, stopped: bool = False) -> None:
+        count = counts[lc.host]
+        got = _store_samples(store, lc, step, launcher.name, envs.get(lc.host, local_env), count.done, count.record)
+        builds[lc.host] = got.build or builds.get(lc.host)
+        if stopped:
+            return   # closed as interrupted below, with what it printed stored
+        if got.stopped_by:
+            # the stop reached cbk on the node and not us: the run stops as on
+            # Ctrl-C, as `run` does; the other nodes' launches are stopped
+            store.finish_step(step_ids[lc.host], "interrupted", build=builds.get(lc.host),
+                              message=f"cbk ended by {got.stopped_by}")
+            statuses[lc.host] = "interrupted"
+            raise step_engine.Interrupted(got.stopped_by)
+        if not got.ok:
+            errors[lc.host] = got.message
+            finish(lc.host)
+            return
+        if got.message:
+            stalls[lc.host] = got.message
+            progress.note(f"{step.name} on {lc.host}: {got.message}")
+        reasons[lc.host] = count.ran(lc.repetitions)
+        if reasons[lc.host] and (req.one_at_a_time or not step.auto):
+            finish(lc.host)   # its count is reached: closed now, so a Ctrl-C later keeps it
+
+    going = list(req.hosts)   # the nodes whose repetition goes on
     try:
-        for offset, groups in enumerate(rounds):
+        while going:
+            groups = [[h] for h in going] if req.one_at_a_time else [going]
             for hosts in groups:
-                hosts = [h for h in hosts if h not in errors]   # a node that failed is not asked again
-                if not hosts:
-                    continue
-                progress.note(f"{step.name} on {', '.join(hosts)}"
-                              + (f" (repetition {offset + 1} of {step.repeat})" if req.one_at_a_time else ""))
-
-                def ended(lc: NodeLaunch, stopped: bool = False, offset: int = offset) -> None:
-                    got = _store_samples(store, lc, step, launcher.name, envs.get(lc.host, local_env), offset)
-                    builds[lc.host] = got.build or builds.get(lc.host)
-                    if stopped:
-                        return   # closed as interrupted below, with what it printed stored
-                    if got.stopped_by:
-                        # the stop reached cbk on the node and not us: the run stops as on
-                        # Ctrl-C, as `run` does; the other nodes' launches are stopped
-                        store.finish_step(step_ids[lc.host], "interrupted", build=builds.get(lc.host),
-                                          message=f"cbk ended by {got.stopped_by}")
-                        statuses[lc.host] = "interrupted"
-                        raise step_engine.Interrupted(got.stopped_by)
-                    if not got.ok:
-                        errors[lc.host] = got.message
-                    elif got.message:
-                        stalls[lc.host] = got.message
-                        progress.note(f"{step.name} on {lc.host}: {got.message}")
-                    if not req.one_at_a_time:
-                        finish(lc.host)   # its one launch held every repetition
-
-                _run_together([NodeLaunch(h, step_ids[h], commands[h]) for h in hosts],
-                              step_engine.cbk_env(step, run_id), req.step_timeout_s, ended)
+                count = counts[hosts[0]]   # a group's nodes have run as many repetitions
+                repetitions = count.next_batch(1 if req.one_at_a_time else None)
+                progress.note(f"{step.name} on {', '.join(hosts)} ({repetitions_text(count, repetitions)})")
+                _run_together([NodeLaunch(h, step_ids[h], command(h, repetitions), repetitions=repetitions)
+                               for h in hosts], step_engine.cbk_env(step, run_id), req.step_timeout_s, ended)
+            going = [h for h in going if h not in statuses]
+            if not req.one_at_a_time and going and all(reasons.get(h) for h in going):
+                for h in going:   # every node's rule says stop: the group stops
+                    finish(h)
+                going = []
     except BaseException:
         for host in req.hosts:
             if host not in statuses:
                 store.finish_step(step_ids[host], "interrupted", build=builds.get(host),
                                   message="interrupted by a signal")
         raise
-    for host in req.hosts:
-        if host not in statuses:
-            finish(host)
     return [statuses[h] for h in req.hosts]
+
+
+def repetitions_text(count: step_engine.Repetitions, repetitions: int) -> str:
+    """"repetitions 7-12 of at most 30", "repetition 2 of 3": for the progress line."""
+    first, last = count.done + 1, count.done + repetitions
+    which = f"repetition {first}" if first == last else f"repetitions {first}-{last}"
+    return f"{which} of {'at most ' if count.step.auto else ''}{count.most()}"
 
 
 def one_host_file(folder: Path, host: str) -> str:
@@ -401,6 +437,10 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
         for env in step_engine.json_objects(lc.out):
             if "host.name" in env:
                 snapshots[lc.host] = env
+    local.update(conditions_apply.environment_keys(req.conditions))
+    for env in snapshots.values():   # the limit each node ran under: its records carry it (record_fields)
+        if env is not local:
+            env.update(conditions_apply.environment_keys(req.conditions, this_host=False))
     for host, switch in req.switches.items():   # the link class (analysis.LINK_CLASS_KEY)
         if host in snapshots:
             snapshots[host]["fabric.switch"] = switch
@@ -413,10 +453,32 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
 
 # -- the whole run ------------------------------------------------------
 
+def conditions_view(req: ClusterRequest) -> runner.RunRequest:
+    """The run as the run conditions and the cluster-wide steps see it."""
+    return runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe,
+                             req.conditions)
+
+
+def check_conditions(req: ClusterRequest) -> None:
+    """Refuses (BadInput) a memory limit this host cannot apply, before the
+    store is opened, as `run` does: the same check (root or a delegated
+    cgroup here). A node that cannot make its cgroup fails its step with a
+    line naming the node (cgexec)."""
+    conditions_apply.check(req.conditions, conditions_view(req))
+
+
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
+    """Runs the request under its conditions (held, as `run` holds them, for
+    the run: this host's probe cgroup made and removed, the journal kept);
+    returns the run id."""
     plan(req, cat, 1)   # bad parameters: exit 2 before a run is stored
+    with conditions_apply.applied(req.conditions, conditions_view(req)) as active:
+        return _execute(store, cat, dataclasses.replace(req, conditions=active), progress)
+
+
+def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
     with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER) as (run_id, statuses):
-        rr = runner.RunRequest([], req.label, req.command, "cluster", [req.scratch], req.hostfile, req.oversubscribe)
+        rr = conditions_view(req)
         position = 0
         with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
             local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
@@ -428,7 +490,7 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
                     progress.note(f"skipped {step.name} on every node: {why}")
                     continue
                 statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
-                                         Path(folder))
+                                         Path(folder), req.conditions)
                 position += 1
             for step in cluster:
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
@@ -439,7 +501,8 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
 
 
 def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
-            label: str | None, command: str, step_timeout_s: float | None = None) -> ClusterRequest:
+            label: str | None, command: str, step_timeout_s: float | None = None,
+            auto: AutoRepeat | None = None, conditions: Conditions | None = None) -> ClusterRequest:
     options, overrides = split_options(extra)
     hosts, hostfile, launcher = find_hosts(hostfile)
     if len(hosts) < 2:
@@ -454,7 +517,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
                           options.get("one-at-a-time", "false") == "true",
                           options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
-                          label, command, step_timeout_s)
+                          label, command, step_timeout_s, auto, conditions)
 
 
 __all__ = ["ClusterRequest", "execute", "request"]
