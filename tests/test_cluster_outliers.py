@@ -91,6 +91,34 @@ def test_a_figure_whose_nodes_share_one_device_says_so_instead_of_flagging_each(
     assert fig.shared_device == "" and {n.host for n in fig.flagged} == {"h01", "h02"}
 
 
+def test_nodes_of_one_machine_run_at_once_are_contention_said_once_not_flagged():
+    """#40, by hand: `run cluster` all at once on the test cluster's four
+    namespaces of one 2-core machine flagged h04's 8 B pingpong at 4,010 us
+    against 0.28 us on two nodes whose ranks won the CPUs."""
+    from clusterbench.analysis.cluster.analysis import ClusterView, node_figures, ran_at_once
+    from clusterbench.analysis.cluster.findings import node_sentences
+    from clusterbench.results.sample import Sample
+
+    lat = {"h01": [3850, 3900, 3800], "h02": [0.28, 0.27, 0.29], "h03": [0.26, 0.25, 0.27], "h04": [4010, 4050, 3990]}
+    steps = [{"name": "mpi", "host": h, "kernel": "mpi", "status": "ok",
+              "samples": [Sample("pingpong", "n/a", None, "us", v, repetition=i) for i, v in enumerate(vs)]}
+             for h, vs in lat.items()]
+    one_machine = {h: {"system.boot_time": "2026-11-28T01:00:00"} for h in lat}
+    [fig] = node_figures(steps, 0.25, one_machine, at_once=True)
+    assert fig.shared_machine and fig.flagged == []
+    [said] = node_sentences(ClusterView(sorted(lat), figures=[fig], threshold=0.25))
+    assert said.startswith("the nodes ran at once on one machine: ") and "not judged per node" in said
+    # one at a time on the same machine, or at once on machines booted apart: each node judged
+    [fig] = node_figures(steps, 0.25, one_machine, at_once=False)
+    assert not fig.shared_machine and fig.flagged
+    apart = {h: {"system.boot_time": f"2026-11-2{i}T01:00:00"} for i, h in enumerate(lat)}
+    [fig] = node_figures(steps, 0.25, apart, at_once=True)
+    assert not fig.shared_machine and fig.flagged
+    # how the run ran is read from the command that made it
+    assert ran_at_once({"command": "clusterbench run cluster --hostfile h"})
+    assert not ran_at_once({"command": "clusterbench run cluster --one-at-a-time --hostfile h"})
+
+
 def test_environment_table_names_the_value_on_most_nodes_and_the_nodes_that_differ():
     envs = {h: {"host.name": h, "kernel.shmmni": 4096, "kernel.release": "6.1", "memory.free_bytes": i}
             for i, h in enumerate(["h01", "h02", "h03", "h04"])}

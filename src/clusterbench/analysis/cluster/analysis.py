@@ -30,6 +30,7 @@ class Figure:
     nodes: list[outliers.NodeValue]
     lower_is_better: bool = False
     shared_device: str = ""    # the nodes measured one device ("sda on one machine"): not judged per node
+    shared_machine: bool = False   # the nodes ran at once on one machine: its CPUs shared, not judged per node
     spread: tuple[float, float] | None = None   # lowest and highest repetition over all nodes
 
     @property
@@ -113,13 +114,22 @@ def shared_device(envs: dict[str, dict], hosts: list[str], directory: str | None
     return f"{device} on one machine" if device and boot else ""
 
 
+def one_machine(envs: dict[str, dict], hosts: list[str]) -> bool:
+    """Every node a namespace of one running kernel (one boot time), as the
+    test cluster's hosts are: nodes run at once then share its CPUs."""
+    boots = {envs.get(h, {}).get("system.boot_time") for h in hosts}
+    return len(boots) == 1 and None not in boots
+
+
 def figure_name(kernel: str, key) -> str:
     label = key.label
     cond = f" ({key.condition})" if key.condition and key.condition != "n/a" else ""
     return f"{kernel} {label}{cond}" if label != kernel else f"{kernel}{cond}"
 
 
-def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None) -> list[Figure]:
+def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
+                 at_once: bool = False) -> list[Figure]:
+    """at_once: the nodes' steps ran at the same time (not --one-at-a-time)."""
     per: dict[tuple[str, str], dict[str, list[float]]] = {}
     directory: dict[tuple[str, str], str | None] = {}
     for st in steps:
@@ -140,10 +150,14 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None) -
         lower = unit in LOWER_IS_BETTER_UNITS
         nodes = outliers.judge_nodes(by_host, threshold, reps)
         shared = shared_device(envs or {}, sorted(reps), directory[(name, unit)])
-        if shared:   # differences between nodes of one device are contention for it: said once, not per node
+        # nodes of one machine measured at once time-slice its CPUs (4 nodes' pingpong ranks on 2
+        # cores: 0.3 us on two nodes, 4 ms on the others); with no other machine to compare, the
+        # differences are contention for it: said once, not per node, as for one device
+        machine = at_once and not shared and one_machine(envs or {}, sorted(reps))
+        if shared or machine:
             nodes = [dataclasses.replace(n, flagged=False) for n in nodes]
         every = [x for v in reps.values() for x in v]
-        figures.append(Figure(name, unit, statistics.median(by_host.values()), nodes, lower, shared,
+        figures.append(Figure(name, unit, statistics.median(by_host.values()), nodes, lower, shared, machine,
                               (min(every), max(every))))
     return figures
 
@@ -256,7 +270,7 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
             link_threshold: float = outliers.LINK_THRESHOLD, link_bits_per_s: float | None = None) -> ClusterView:
     steps, envs = run["steps"], run["environments"]
     view = ClusterView([], threshold=threshold, link_threshold=link_threshold)
-    view.figures = node_figures(steps, threshold, envs)
+    view.figures = node_figures(steps, threshold, envs, at_once=ran_at_once(run))
     view.links = link_matrix(steps, envs, link_threshold, LINKS_STEP, link_bits_per_s)
     view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP, link_bits_per_s)
     # the nodes measured; the host clusterbench ran on (a login node) has a
@@ -287,6 +301,16 @@ def parse_fraction(text: str, flag: str) -> float:
     if not 0 < v < 1:
         raise BadInput(f"--{flag} {text}: must be above 0 and below 100 %")
     return v
+
+
+def ran_at_once(run: dict) -> bool:
+    """Whether the per-node steps ran on every node at once: the default, unless
+    the run's command line said --one-at-a-time."""
+    try:
+        words = shlex.split(run.get("command") or "")
+    except ValueError:
+        return True
+    return "--one-at-a-time" not in words
 
 
 def thresholds_of(run: dict) -> dict[str, float]:

@@ -23,6 +23,12 @@ def node_sentences(view: ClusterView) -> list[str]:
         if f.shared_device and f.spread and f.spread[0] > 0 and f.spread[1] / f.spread[0] - 1 >= view.threshold:
             out.append(f"{f.name}: the nodes share one device ({f.shared_device}), {f.spread[0]:.4g} to "
                        f"{f.spread[1]:.4g} {f.unit}: contention for it, not judged per node")
+    # one sentence for all of them: each figure's own would crowd out the faults found
+    contended = [f.name for f in view.figures if f.shared_machine and f.spread and f.spread[0] > 0
+                 and f.spread[1] / f.spread[0] - 1 >= view.threshold]
+    if contended:
+        out.append(f"the nodes ran at once on one machine: {', '.join(contended)} differ by contention for its "
+                   "CPUs, not judged per node (--one-at-a-time judges them)")
     return out
 
 
