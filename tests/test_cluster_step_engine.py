@@ -161,7 +161,7 @@ def test_repeat_auto_one_at_a_time_stops_each_node_on_its_own_rule(cluster, tmp_
     assert sorted(nodes) == ["h01", "h02"]
     for host, (n, reason, _) in nodes.items():
         assert n >= 6 and reason.startswith("max-time: ") and reason.endswith(
-            f"after {n} repetitions (CI target 0% not reached)"), (host, n, reason)
+            f"after {n} repetitions (CI target 0.1% not reached)"), (host, n, reason)
 
 
 @pytest.mark.timeout(300)

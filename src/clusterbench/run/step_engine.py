@@ -94,11 +94,11 @@ def auto_stop(auto: AutoRepeat, figures: dict[SampleKey, list[float]], done: int
 
     widths = [stats.ci_width_ratio(v) for v in figures.values()]
     if widths and all(w is not None and w <= auto.ci_target for w in widths):
-        return f"ci: 95 % CI within {max(widths):.1%} of the median (target {auto.ci_target:.0%}) after {done}"
+        return f"ci: 95 % CI within {max(widths):.1%} of the median (target {auto.ci_target * 100:g}%) after {done}"
     if done >= auto.max_repeat:
-        return f"max-repeat: {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+        return f"max-repeat: {done} repetitions (CI target {auto.ci_target * 100:g}% not reached)"
     if elapsed_s >= auto.max_seconds:
-        return f"max-time: {elapsed_s:.0f} s after {done} repetitions (CI target {auto.ci_target:.0%} not reached)"
+        return f"max-time: {elapsed_s:.0f} s after {done} repetitions (CI target {auto.ci_target * 100:g}% not reached)"
     return None
 
 
