@@ -3,9 +3,8 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import db_option, link_speed_option, width_option
-
-from clusterbench.store.opening import open_store
 from clusterbench.extensions.registry import Registry
+from clusterbench.store.opening import open_store
 
 # the machine-readable renderings of a comparison; "table" is the terminal's (report/compare_terminal.py)
 RENDERERS = Registry("format", [

@@ -5,9 +5,8 @@ import json
 import click
 
 from clusterbench.commands.options import PathParam, db_option, width_option
-
-from clusterbench.store.opening import open_store
 from clusterbench.errors import BadInput
+from clusterbench.store.opening import open_store
 
 
 @click.command("env")

@@ -3,9 +3,8 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import db_option
-
-from clusterbench.store.opening import open_store
 from clusterbench.report import text_formats
+from clusterbench.store.opening import open_store
 
 
 @click.command("export")

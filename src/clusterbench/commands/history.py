@@ -3,7 +3,6 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import DAY, db_option, utc
-
 from clusterbench.store.opening import open_store
 
 

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import DAY, db_option, utc, width_option
-
-from clusterbench.store.opening import open_store
 from clusterbench.analysis.run_groups import GROUPS
+from clusterbench.commands.options import DAY, db_option, utc, width_option
+from clusterbench.store.opening import open_store
 
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
+
+
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "-"

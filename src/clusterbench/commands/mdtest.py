@@ -14,7 +14,6 @@ import time
 import click
 
 from clusterbench.commands.options import run_conditions, tool_line_options
-
 from clusterbench.store.opening import open_store
 from clusterbench.store.storable import step_name
 

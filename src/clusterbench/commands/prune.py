@@ -3,9 +3,8 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import DAY, db_option, utc
-
-from clusterbench.store.opening import open_store
 from clusterbench.errors import BadInput
+from clusterbench.store.opening import open_store
 
 
 @click.command("prune")

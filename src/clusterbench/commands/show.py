@@ -3,7 +3,6 @@ from __future__ import annotations
 import click
 
 from clusterbench.commands.options import db_option, link_speed_option, width_option
-
 from clusterbench.store.opening import open_store
 
 
