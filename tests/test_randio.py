@@ -72,6 +72,44 @@ def test_submit_batch_is_recorded_and_capped_at_the_depth(run_cbk, cbk_bin, tmp_
     assert tree(tmp_path) == []
 
 
+def sleeps_and_record(run_cbk, *args: str) -> tuple[int, dict]:
+    """The run's voluntary context switches (times a thread slept) and its record."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_nvcsw
+    r = run_cbk("randio", *args)
+    assert r.status == 0, r.stderr
+    (m,) = r.measurements()
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_nvcsw - before, m
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine", ["io_uring", "libaio"])
+def test_a_job_that_polls_does_not_sleep_for_each_io_and_its_cpu_use_is_recorded(run_cbk, cbk_bin, tmp_path,
+                                                                                   engine):
+    """--poll (#39): a job asks for completions without sleeping for that long
+    before it sleeps, so at QD 1 it no longer sleeps once per I/O (and pays
+    its CPU's wake-up from idle); --poll=0 sleeps for every I/O, as fio."""
+    if engine not in available_engines(cbk_bin, tmp_path):
+        pytest.skip(f"{engine} not built in")
+    common = (f"--dir={tmp_path}", "--file-size=8m", f"--engine={engine}", "--iodepth=1", "--runtime=0.5",
+              "--ramp=0")
+    slept, m = sleeps_and_record(run_cbk, *common, "--poll=0")
+    assert m["poll_us"] == 0 and m["ops"] > 100
+    assert slept > 0.3 * m["ops"], (slept, m["ops"])
+    # a second is far longer than any I/O here: every completion is found by polling
+    slept, m = sleeps_and_record(run_cbk, *common, "--poll=1000000")
+    assert m["poll_us"] == 1000000 and m["ops"] > 100
+    assert slept < 0.05 * m["ops"], (slept, m["ops"])
+    assert 0 < m["job_cpu_percent"] <= 110
+    (m,) = run_cbk("randio", *common).measurements()
+    assert m["poll_us"] == 50  # the default
+    (m,) = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--engine=psync", "--runtime=0.2",
+                   "--ramp=0").measurements()
+    assert m["poll_us"] == 0  # psync has nothing to poll: each I/O is one system call
+    assert tree(tmp_path) == []
+
+
 @pytest.mark.timeout(60)
 def test_cpus_pins_every_job_and_the_record_says_where_they_ran(run_cbk, tmp_path):
     cpu = max(os.sched_getaffinity(0))

@@ -48,6 +48,7 @@ struct randio_options {
     double ramp;
     bool direct;
     int engine; /* ENGINE_AUTO, or 1 + an index into engines[] */
+    double poll;
     const char *cpus;
     int64_t seed;
 };
@@ -67,6 +68,7 @@ static const struct cbk_param params[] = {
     { .name = "ramp", CBK_AT_REAL(OPT, ramp), .default_value = "2", .unit = "s", .min = "0", .max = "3600", .help = "time run first and not counted (caches, queues and clocks settle)" },
     { .name = "direct", CBK_AT_BOOL(OPT, direct), .default_value = "true", .help = "O_DIRECT (default); false = buffered, labelled as such" },
     { .name = "engine", CBK_AT_CHOICE(OPT, engine, engine_names), .default_value = "auto", .help = "I/O engine; auto = io_uring when built in, else libaio, else psync" },
+    { .name = "poll", CBK_AT_REAL(OPT, poll), .default_value = "50", .unit = "us", .min = "0", .max = "1000000", .help = "io_uring and libaio: how long a job asks for completions without sleeping before it sleeps until one; a job that sleeps for every I/O also measures its CPU's wake-up from idle (tens of us on a VM at QD 1). 0 = sleep at once, as fio. The job's CPU use is recorded (job_cpu_percent)" },
     { .name = "cpus", CBK_AT_STRING(OPT, cpus), .default_value = "any", .keyword = "any", .help = "CPUs the jobs may run on, as taskset and fio's cpus_allowed (\"1\", \"0-3\"); any = where the OS puts them. At QD 1 the CPU that takes the disk's interrupts can be 1.5x faster than another" },
     { .name = "seed", CBK_AT_INT(OPT, seed), .default_value = "0", .min = "0", .help = "random generator seed (0: a random seed, recorded)" },
     { 0 },
@@ -92,6 +94,7 @@ struct job {
     unsigned batch, queued; /* flush every `batch` submissions; `queued` not yet flushed */
     const cpu_set_t *allowed; /* NULL: the OS places the job */
     int cpu;              /* the CPU the job was on when it ended */
+    double cpu_s, cpu_wall_s; /* the job thread's CPU time over its counted time, and that time */
     /* shared, read-only while running */
     const char *path;
     uint64_t blocks, block_bytes;
@@ -249,6 +252,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         j->queue.depth = depth;
         j->batch = (unsigned)opt(a)->submit_batch < depth ? (unsigned)opt(a)->submit_batch : depth;
         j->queue.block_bytes = block;
+        j->queue.poll_s = r->engine->polls ? opt(a)->poll * 1e-6 : 0;
         j->ios = calloc(depth, sizeof *j->ios);
         j->done = calloc(depth, sizeof *j->done);
         j->bufs = cbk_buffer_alloc((size_t)block * depth);
@@ -316,6 +320,8 @@ static void *job_main(void *arg)
             j->first_error = -rc;
     }
     bool stopping = j->first_error != 0;
+    double cpu_from = -1, wall_from = 0;
+    j->cpu_s = j->cpu_wall_s = 0;
     while (inflight > 0) {
         int n = j->engine->reap(&j->queue, j->done, depth);
         if (n < 0) {
@@ -325,6 +331,14 @@ static void *job_main(void *arg)
         j->queued = 0; /* reap() handed over whatever was queued */
         double now = cbk_clock();
         inflight -= (unsigned)n;
+        if (cpu_from < 0 && now >= counted_from) {
+            cpu_from = cbk_thread_cpu();
+            wall_from = now;
+        }
+        if (now >= stop && !stopping && cpu_from >= 0) {
+            j->cpu_s = cbk_thread_cpu() - cpu_from;
+            j->cpu_wall_s = now - wall_from;
+        }
         if (now >= stop)
             stopping = true;
         for (int k = 0; k < n; k++) {
@@ -364,9 +378,12 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
 {
     struct cbk_histogram *h = reads ? &r->merged_read : &r->merged_write;
     uint64_t ops = 0, errors = 0;
+    double cpu_s = 0, cpu_wall_s = 0;
     for (int i = 0; i < r->njobs; i++) {
         ops += reads ? r->jobs[i].reads : r->jobs[i].writes;
         errors += r->jobs[i].errors;
+        cpu_s += r->jobs[i].cpu_s;
+        cpu_wall_s += r->jobs[i].cpu_wall_s;
     }
     uint64_t block = opt(a)->block_size;
     bool direct = opt(a)->direct;
@@ -378,6 +395,9 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
     cbk_phase_field(&p, CBK_I64("iodepth", (int64_t)r->jobs[0].queue.depth));
     cbk_phase_field(&p, CBK_I64("submit_batch", (int64_t)r->jobs[0].batch));
     cbk_phase_field(&p, CBK_I64("jobs", r->njobs));
+    cbk_phase_field(&p, CBK_REAL("poll_us", r->engine->polls ? opt(a)->poll : 0));
+    if (cpu_wall_s > 0) /* 100 = each job kept one CPU busy; polling at QD 1 does */
+        cbk_phase_field(&p, CBK_REAL("job_cpu_percent", 100.0 * cpu_s / cpu_wall_s));
     cbk_phase_field(&p, CBK_TEXT("cpus_allowed", opt(a)->cpus ? opt(a)->cpus : "any"));
     cbk_phase_field(&p, CBK_TEXT("cpus", r->cpus_seen)); /* where each job ended: placement moves figures */
     cbk_phase_field(&p, CBK_U64("block_bytes", block));

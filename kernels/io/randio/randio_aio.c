@@ -1,6 +1,7 @@
 /* Linux native AIO through libaio (meaningful with O_DIRECT only: buffered
  * AIO completes synchronously inside io_submit). */
 #include "randio_engine.h"
+#include "../../core/timer.h"
 
 #ifdef CBK_HAVE_LIBAIO
 #include <errno.h>
@@ -77,10 +78,16 @@ static int reap(struct randio_queue *q, struct randio_io **done, unsigned max)
         return rc;
     if (max > q->depth)
         max = q->depth;
-    int n;
-    do {
+    int n = 0;
+    if (q->poll_s) { /* completions asked for without sleeping, up to poll_s */
+        struct timespec none = { 0, 0 };
+        double deadline = cbk_clock() + q->poll_s;
+        do {
+            n = io_getevents(a->ctx, 0, (long)max, a->events, &none);
+        } while ((n == 0 || n == -EINTR) && cbk_clock() < deadline);
+    }
+    while (n == 0 || n == -EINTR)
         n = io_getevents(a->ctx, 1, (long)max, a->events, NULL);
-    } while (n == -EINTR);
     if (n < 0)
         return n;
     for (int i = 0; i < n; i++) {
@@ -107,7 +114,7 @@ static void finish(struct randio_queue *q)
 }
 
 const struct randio_engine randio_engine_libaio = {
-    .name = "libaio", .queues = true, .init = init, .submit = submit, .flush = flush, .reap = reap, .exit = finish,
+    .name = "libaio", .queues = true, .polls = true, .init = init, .submit = submit, .flush = flush, .reap = reap, .exit = finish,
 };
 #else
 const struct randio_engine randio_engine_libaio = {

@@ -2,7 +2,11 @@
  * fio's ioengine_ops): a job queues I/Os with submit(), hands the queued
  * ones to the kernel with flush() (every `submit-batch` I/Os), and collects
  * completions with reap(), which also hands over any still queued. An engine whose library was absent at build time
- * still registers, with `unavailable` saying how to get it. */
+ * still registers, with `unavailable` saying how to get it.
+ *
+ * An engine that `polls` asks the kernel for completions without sleeping
+ * for up to `poll_s` before it sleeps in reap(): a thread that sleeps for
+ * each I/O pays its CPU's wake-up from idle on every completion (#39). */
 #ifndef RANDIO_ENGINE_H
 #define RANDIO_ENGINE_H
 
@@ -26,6 +30,7 @@ struct randio_queue {
     int fd;
     unsigned depth;
     size_t block_bytes;
+    double poll_s;       /* engines that poll: seconds reap() polls before it sleeps; 0 = sleep at once */
     void *priv;
 };
 
@@ -33,6 +38,7 @@ struct randio_engine {
     const char *name;
     const char *unavailable;  /* NULL when built in, else why not and how to get it */
     bool queues;              /* false: one I/O at a time whatever the depth (psync) */
+    bool polls;               /* reap() honours poll_s */
     int (*init)(struct randio_queue *q);                    /* 0 or -errno */
     int (*submit)(struct randio_queue *q, struct randio_io *io);     /* queues; 0 or -errno */
     int (*flush)(struct randio_queue *q);    /* NULL when submit() already did the I/O; 0 or -errno */
