@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const cbk_cold_method_names[] = {
@@ -63,19 +64,32 @@ static int forget_file(int fd)
     return rc ? -rc : 0;
 }
 
+/* auto: the file's own pages first (fdatasync + DONTNEED), checked with
+ * mincore(): nothing else on the machine is written back or evicted, which
+ * on a shared node is other users' cache (and in a test suite, every other
+ * test's). Only when they stay resident (a file system that ignores the
+ * advice) does root empty the whole page cache, as administrators do. */
 int cbk_make_cold(int fd, enum cbk_cold_method method, const char **used)
 {
-    bool want_drop = method == CBK_COLD_DROP_CACHES || (method == CBK_COLD_AUTO && geteuid() == 0);
-    if (want_drop) {
-        int rc = drop_all_caches();
-        if (rc == 0 || method != CBK_COLD_AUTO) {
-            *used = "drop-caches";
-            return rc;
-        }
-        /* root in a container often cannot write /proc/sys: fall back */
+    if (method == CBK_COLD_DROP_CACHES) {
+        *used = "drop-caches";
+        return drop_all_caches();
     }
     *used = "fadvise";
-    return forget_file(fd);
+    int rc = forget_file(fd);
+    if (method != CBK_COLD_AUTO)
+        return rc;
+    struct stat st;
+    double resident = rc == 0 && fstat(fd, &st) == 0 ? cbk_resident_fraction(fd, (uint64_t)st.st_size) : -1.0;
+    if (resident >= 0 && resident < CBK_COLD_RESIDENT_LIMIT)
+        return 0;
+    /* root in a container often cannot write /proc/sys: then what fadvise did stands, and the caller's
+     * own residency check says whether the read is cold */
+    if (geteuid() == 0 && drop_all_caches() == 0) {
+        *used = "drop-caches";
+        return 0;
+    }
+    return rc;
 }
 
 void cbk_label_read(struct cbk_phase *p, bool cold, bool warm, double resident, const char *method)

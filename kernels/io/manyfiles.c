@@ -38,7 +38,7 @@ static const struct cbk_param params[] = {
     { .name = "read", CBK_AT_CHOICE(OPT, read, cbk_read_mode_names), .default_value = "none",
       .help = "read the files back: cold (page cache emptied first), warm, direct (O_DIRECT), or none" },
     { .name = "cold-method", CBK_AT_CHOICE(OPT, cold_method, cbk_cold_method_names), .default_value = "auto",
-      .help = "how a cold read empties the cache: drop-caches (root), fadvise (any user), auto" },
+      .help = "how a cold read empties the cache: drop-caches (root), fadvise (any user), auto = fadvise, then drop-caches (root) only if a file stayed cached" },
     { .name = "verify", CBK_AT_BOOL(OPT, verify), .default_value = "false", .help = "check every 4 KiB unit read against what was written" },
     { 0 },
 };

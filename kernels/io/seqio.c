@@ -35,7 +35,7 @@ static const struct cbk_param params[] = {
     { .name = "read", CBK_AT_CHOICE(OPT, read, cbk_read_mode_names), .default_value = "cold",
       .help = "read mode: cold = page cache emptied first (and checked); warm = right after writing; direct = O_DIRECT; none = no read" },
     { .name = "cold-method", CBK_AT_CHOICE(OPT, cold_method, cbk_cold_method_names), .default_value = "auto",
-      .help = "how a cold read empties the cache: drop-caches (root), fadvise (any user), auto = drop-caches when root" },
+      .help = "how a cold read empties the cache: drop-caches (root), fadvise (any user), auto = fadvise, then drop-caches (root) only if the file stayed cached" },
     { .name = "verify", CBK_AT_BOOL(OPT, verify), .default_value = "false", .help = "check every 4 KiB unit read against what was written (inside the timed read)" },
     { 0 },
 };
