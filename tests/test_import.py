@@ -169,7 +169,7 @@ def test_fio_json_jobs_become_randio_steps():
     (st,) = run.steps
     assert st.kernel == "randio"
     assert st.params == {"pattern": "randread", "block-size": "4k", "iodepth": "4", "jobs": "1", "runtime": "1",
-                         "ramp": "0", "direct": "true", "engine": "io_uring", "file-size": "16m",
+                         "ramp": "0", "direct": "true", "engine": "io_uring", "poll": "0", "file-size": "16m",
                          "dir": "/tmp/importers-work"}
     (s,) = st.samples
     assert (s.phase, s.condition, s.unit, s.value) == ("randread", "direct", "IOPS", 33516.483516)

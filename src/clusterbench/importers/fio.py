@@ -163,6 +163,8 @@ def _step(name: str, opts: dict, entries: int) -> ImportedStep:
               "direct": "true" if _flag(opts.get("direct", "0")) else "false"}
     if opts.get("ioengine") in ENGINES:
         params["engine"] = opts["ioengine"]
+        if params["engine"] in ("io_uring", "libaio"):
+            params["poll"] = "0"   # fio sleeps for each completion: randio's --poll=0, not its default
     if "size" in opts:
         params["file-size"] = opts["size"].lower()
     if pattern == "randrw":
