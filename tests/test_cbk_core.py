@@ -22,7 +22,7 @@ def test_describe_is_valid_json_with_every_parameter_field(cbk_bin):
     for k in d["kernels"]:
         assert k["summary"]
         for p in k["parameters"]:
-            assert set(p) == {"name", "type", "default", "unit", "choices", "min", "max", "help", "role"}
+            assert set(p) == {"name", "type", "default", "unit", "choices", "min", "max", "help", "role", "before"}
             assert p["type"] in {"size", "int", "real", "choice", "choice-list", "bool", "string", "path"}
             assert p["help"]
             if p["type"] == "choice":

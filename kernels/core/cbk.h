@@ -71,6 +71,11 @@ struct cbk_param {
      * peer's address or port), ignored when measurements are matched.
      * CBK_PATH parameters are "where" without saying so. */
     const char *role;
+    /* The value a run made before this parameter existed ran as, when its
+     * default changes what is measured (randio's poll: such runs slept);
+     * NULL: its default. Stored runs whose record lacks the parameter are
+     * matched with this value, not today's default (docs/design.md). */
+    const char *before;
 };
 #define CBK_ROLE_WHERE "where"
 

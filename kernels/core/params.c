@@ -395,6 +395,7 @@ void cbk_describe_params(struct cbk_json *j, const char *key, const struct cbk_p
         cbk_json_text(j, "max", p->max);
         cbk_json_text(j, "help", p->help);
         cbk_json_text(j, "role", p->role ? p->role : p->type == CBK_PATH ? CBK_ROLE_WHERE : NULL);
+        cbk_json_text(j, "before", p->before);
         cbk_json_close(j);
     }
     cbk_json_close(j);

@@ -31,6 +31,7 @@ class Param:
     max: str | None
     help: str
     role: str | None = None     # "where": says where it ran (a path, a peer), not what was measured
+    before: str | None = None   # what a run stored before the parameter existed ran as (None: its default)
 
 
 # A kernel's family: what reports group its figures by (docs/design.md, "Families").
@@ -137,7 +138,7 @@ def query_env() -> dict[str, str]:
 def _param(d: dict) -> Param:
     return Param(d["name"], d["type"], d["default"], d["unit"],
                  tuple(d["choices"]) if d.get("choices") else None, d.get("min"), d.get("max"), d["help"],
-                 d.get("role"))
+                 d.get("role"), d.get("before"))
 
 
 def _kernel(k: dict) -> Kernel:

@@ -156,6 +156,7 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
             link_bits_per_s: float | None = None) -> tuple[list[Config], list[Point]]:
     """Every measured point of the configurations, matched across them."""
     from clusterbench.limits import ceilings
+    from clusterbench.results.params import as_run, kernel_of
 
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
     points: dict[tuple, Point] = {}
@@ -168,7 +169,8 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
             for st, samples in steps:
                 ctx = ceilings.Context(ceilings.host_env(envs, host, st.build), others, link_bits_per_s)
                 skip, defaults = kernels.setdefault(st.kernel, kernel_params(st.kernel))
-                params = {k: v for k, v in sorted(st.params.items()) if k not in skip}
+                ran = as_run(kernel_of(st.kernel), st.params, (st.build or {}).get("parameters"))
+                params = {k: v for k, v in sorted(ran.items()) if k not in skip}
                 params["np"] = str(st.ranks)  # rank counts are part of what was measured
                 if st.ranks_per_node:
                     params["ppn"] = str(st.ranks_per_node)

@@ -158,14 +158,15 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     (mpi --sizes) is not part of the parameter set: its records name each
     size, so a 1 MiB message measured in --sizes=8,1m and in --sizes=1m,4m
     is one series, as compare matches them."""
-    from clusterbench.results.params import defaults, is_size_list, kernel_of
+    from clusterbench.results.params import as_run, defaults, is_size_list, kernel_of
     from clusterbench.results.sample import Sample
 
     wanted, size = wanted_params(kernel, params or {})
     k = kernel_of(kernel)
     lists = {p.name for p in k.params if is_size_list(p)} if k else set()
     stated = defaults(k) if k else {}   # a parameter left out was run at its default
-    q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, runs.c.started, runs.c.label, runs.c.host)
+    q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, steps.c.build, runs.c.started, runs.c.label,
+                   runs.c.host)
          .join(runs, runs.c.id == steps.c.run_id)
          .where(steps.c.kernel == kernel, runs.c.status == "ok"))
     if label:
@@ -181,8 +182,9 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
                 known = ", ".join(p.name for p in k.params) if k else \
                     ", ".join(sorted({n for r in all_rows for n in (r.params or {})})) or "none stored"
                 raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} (parameters: {known})")
+        ran = {r.id: as_run(k, r.params or {}, (r.build or {}).get("parameters")) for r in all_rows}
         step_rows = [r for r in all_rows
-                     if all(str((r.params or {}).get(n, stated.get(n))) == v for n, v in wanted.items())]
+                     if all(str(ran[r.id].get(n, stated.get(n))) == v for n, v in wanted.items())]
         found: dict[int, list[Sample]] = {}
         ids = [r.id for r in step_rows]
         for i in range(0, len(ids), 1000):
@@ -195,7 +197,7 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
                     found.setdefault(row.step_id, []).append(s)
     by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
     for r in step_rows:
-        params_key = _params_key({n: v for n, v in (r.params or {}).items() if n not in lists})
+        params_key = _params_key({n: v for n, v in ran[r.id].items() if n not in lists})
         for s in found.get(r.id, []):
             run = by_series.setdefault((params_key, s.key()), {}).setdefault(r.run_id, (r, []))
             run[1].append(s.value)   # a run with several such steps pools them

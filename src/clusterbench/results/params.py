@@ -105,6 +105,20 @@ def defaults(kernel) -> dict[str, str]:
     return {p.name: canonical_value(p, p.default) for p in kernel.params if p.default is not None}
 
 
+def as_run(kernel, params: dict[str, str], recorded: dict | None) -> dict[str, str]:
+    """A step's stored parameters with those it ran at without naming them:
+    a parameter that declares `before` (what runs made before it existed ran
+    as) and that the step's run record lacks was run at that value, not at
+    today's default (randio's poll: such runs slept). `recorded` is the run
+    record's `parameters`; a step without one (an imported file) states what
+    it ran with itself."""
+    if kernel is None or recorded is None:
+        return params
+    older = {p.name: canonical_value(p, p.before) for p in kernel.params
+             if p.before is not None and p.name not in params and p.name not in recorded}
+    return {**params, **older} if older else params
+
+
 def typed(param, text: str) -> object:
     """A canonical value as Python reads it: a size as int bytes, a size list
     as a list of them, an int or real as a number, a bool as a bool, a
