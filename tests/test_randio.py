@@ -97,10 +97,11 @@ def test_a_job_that_polls_does_not_sleep_for_each_io_and_its_cpu_use_is_recorded
     slept, m = sleeps_and_record(run_cbk, *common, "--poll=0")
     assert m["poll_us"] == 0 and m["ops"] > 100
     assert slept > 0.3 * m["ops"], (slept, m["ops"])
-    # a second is far longer than any I/O here: every completion is found by polling
+    # a second is far longer than any I/O here: every completion is found by polling; the set-up
+    # (laying the file out, fsync, starting the thread) sleeps about 30 times on its own
     slept, m = sleeps_and_record(run_cbk, *common, "--poll=1000000")
     assert m["poll_us"] == 1000000 and m["ops"] > 100
-    assert slept < 0.05 * m["ops"], (slept, m["ops"])
+    assert slept < 0.05 * m["ops"] + 100, (slept, m["ops"])
     assert 0 < m["job_cpu_percent"] <= 110
     (m,) = run_cbk("randio", *common).measurements()
     assert m["poll_us"] == 50  # the default
