@@ -321,9 +321,13 @@ def test_a_stop_signal_that_reaches_only_cbk_is_stored_interrupted(cbk_bin, stor
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-    assert p.returncode == 130 and "stored as interrupted" in err and "Traceback" not in err, err
+    from conftest import failed_steps, store_rows
+
+    # pario once stored failed here in a fresh-clone run (1 of 3 that day) and never alone or beside busy
+    # loops: the step's own message says what ended it
+    assert p.returncode == 130 and "stored as interrupted" in err and "Traceback" not in err, \
+        err + failed_steps(store_url)
     assert snapshot(user_dir) == before
-    from conftest import store_rows
 
     assert store_rows(store_url, "select status from runs") == [("interrupted",)]
     assert store_rows(store_url, "select status, message from steps") == [("interrupted", "cbk ended by SIGINT")]
