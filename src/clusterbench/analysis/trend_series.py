@@ -165,8 +165,11 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     k = kernel_of(kernel)
     lists = {p.name for p in k.params if is_size_list(p)} if k else set()
     stated = defaults(k) if k else {}   # a parameter left out was run at its default
-    q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, steps.c.build, runs.c.started, runs.c.label,
-                   runs.c.host)
+    # a step's run record (its build, with detail records: the largest column) is read only for a
+    # kernel with a parameter that says what runs from before it ran at (results.params.as_run)
+    olders = k is not None and any(p.before is not None for p in k.params)
+    q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, *([steps.c.build] if olders else []),
+                   runs.c.started, runs.c.label, runs.c.host)
          .join(runs, runs.c.id == steps.c.run_id)
          .where(steps.c.kernel == kernel, runs.c.status == "ok"))
     if label:
@@ -182,7 +185,8 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
                 known = ", ".join(p.name for p in k.params) if k else \
                     ", ".join(sorted({n for r in all_rows for n in (r.params or {})})) or "none stored"
                 raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} (parameters: {known})")
-        ran = {r.id: as_run(k, r.params or {}, (r.build or {}).get("parameters")) for r in all_rows}
+        ran = {r.id: as_run(k, r.params or {}, (r.build or {}).get("parameters") if olders else None)
+               for r in all_rows}
         step_rows = [r for r in all_rows
                      if all(str(ran[r.id].get(n, stated.get(n))) == v for n, v in wanted.items())]
         found: dict[int, list[Sample]] = {}
