@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -35,6 +36,14 @@ def find_cbk() -> str | None:
         if c and os.access(c, os.X_OK):
             return c
     return None
+
+
+def terminal_sigint() -> None:
+    """preexec_fn for a CLI a test stops with SIGINT: a shell's background job
+    (a CI job started with `&`) ignores SIGINT, the suite inherits that, and
+    Python keeps an ignored SIGINT ignored, so the Ctrl-C would never arrive.
+    Gives the child the disposition a terminal's command has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_bounded(cmd: list[str], *, timeout: float, env: dict | None = None, **kw) -> subprocess.CompletedProcess:

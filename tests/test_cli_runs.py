@@ -13,7 +13,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from conftest import as_json, store_rows, tree, wait_for_data_file
+from conftest import as_json, store_rows, terminal_sigint, tree, wait_for_data_file
 
 
 @pytest.mark.both_stores
@@ -87,9 +87,7 @@ def test_a_stop_signal_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_pat
     p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={target}",
                           "--file-size=8g", "--write=buffered", "--read=none", "--quiet"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                         # a shell's background job (CI run with `&`) ignores SIGINT, and Python keeps
-                         # an ignored SIGINT ignored: give the run the disposition a terminal's has
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         preexec_fn=terminal_sigint)
     assert wait_for_data_file(target, timeout_s=30), "the write never started"
     # Ctrl-C at a terminal, and a batch system's signal, reach the whole process group
     os.killpg(p.pid, getattr(signal, sig))

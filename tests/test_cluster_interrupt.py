@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import find_cbk, store_rows
+from conftest import find_cbk, store_rows, terminal_sigint
 from clusterbench.testbed import cluster as tc
 
 pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
@@ -57,7 +57,7 @@ def test_ctrl_c_keeps_the_samples_of_the_nodes_that_ended(cluster, tmp_path):
     try:
         p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq", "--repeat", "2",
                               "--quiet", "--label", "cut"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
+                             text=True, env=env, preexec_fn=terminal_sigint)
         deadline = time.monotonic() + 150
         h01 = None
         while time.monotonic() < deadline and p.poll() is None:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import terminal_sigint
+
 # small sizes, many repetitions: the run is busy in its private directory
 # when the fault comes, and a repetition is short
 KERNEL_ARGS = {
@@ -129,9 +131,7 @@ def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_d
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="1000")
     run = [sys.executable, "-m", "clusterbench", "run", kernel, f"--dir={user_dir}", "--quiet"]
     p = subprocess.Popen([*run, *KERNEL_ARGS[kernel]], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True,
-                         # a background job ignores SIGINT; give the run a terminal's disposition
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         start_new_session=True, preexec_fn=terminal_sigint)
     try:
         stamp = wait_for_stamp(user_dir, p)
         assert stamp["host"] and stamp["store_run"] == 1 and stamp["pid"] != p.pid

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import store_rows
+from conftest import store_rows, terminal_sigint
 
 from clusterbench.conditions import cgroup
 
@@ -80,8 +80,7 @@ def start(cbk_bin, store_url, *args) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "clusterbench", "run", *args, "--quiet"],
                             env=run_env(cbk_bin, store_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True,
-                            # a terminal's disposition, not a background job's ignored SIGINT
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=terminal_sigint)
 
 
 def wait_until(pred, timeout_s: float = 30) -> bool:
