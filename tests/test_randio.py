@@ -89,14 +89,16 @@ def test_a_job_that_polls_does_not_sleep_for_each_io_and_its_cpu_use_is_recorded
                                                                                    engine):
     """--poll (#39): a job asks for completions without sleeping for that long
     before it sleeps, so at QD 1 it no longer sleeps once per I/O (and pays
-    its CPU's wake-up from idle); --poll=0 sleeps for every I/O, as fio."""
+    its CPU's wake-up from idle); --poll=0 sleeps whenever its I/O is not done yet, as fio."""
     if engine not in available_engines(cbk_bin, tmp_path):
         pytest.skip(f"{engine} not built in")
     common = (f"--dir={tmp_path}", "--file-size=8m", f"--engine={engine}", "--iodepth=1", "--runtime=0.5",
               "--ramp=0")
     slept, m = sleeps_and_record(run_cbk, *common, "--poll=0")
     assert m["poll_us"] == 0 and m["ops"] > 100
-    assert slept > 0.3 * m["ops"], (slept, m["ops"])
+    # alone, nearly every I/O sleeps; on a busy machine the job is often preempted after a
+    # submission and finds the completion waiting (27 % slept beside the suite's other worker)
+    assert slept > 0.1 * m["ops"], (slept, m["ops"])
     # a second is far longer than any I/O here: every completion is found by polling; the set-up
     # (laying the file out, fsync, starting the thread) sleeps about 30 times on its own
     slept, m = sleeps_and_record(run_cbk, *common, "--poll=1000000")
