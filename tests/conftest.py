@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import process_guard
+from cli_client import run_bounded  # noqa: F401  (the tests import it from here)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,22 +45,6 @@ def terminal_sigint() -> None:
     Python keeps an ignored SIGINT ignored, so the Ctrl-C would never arrive.
     Gives the child the disposition a terminal's command has."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def run_bounded(cmd: list[str], *, timeout: float, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
-    """subprocess.run(capture_output, text) whose timeout ends the command's
-    whole process tree (the CLI, its mpiexec, every rank), not the command
-    alone: subprocess.run would kill the CLI and orphan its launcher."""
-    from clusterbench.launch.processes import stop_tree
-
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **kw) as p:
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stop_tree(p.pid, grace_s=5.0)
-            p.communicate()
-            raise
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 @dataclass
@@ -220,6 +205,9 @@ def no_process_left_behind(request):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    import cli_client
+
+    cli_client.stop()   # the fork server carries the session's tag: it must be gone before the check
     left = process_guard.left_behind(process_guard.SESSION, wait_s=5.0)
     if left:
         print("\nprocesses of the suite outlived it (killed now): "
