@@ -155,6 +155,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
     config.addinivalue_line("markers", "alone: judges CPU-bound figures against each other; scripts/test.sh runs "
                                        "these after the parallel phase, one at a time")
+    config.addinivalue_line("markers", "long_module: a module of a minute or more (a test cluster, Slurm, Grid "
+                                       "Engine, GlusterFS): scheduled first, so it does not end the parallel phase "
+                                       "on one worker while the other waits")
     # A launch that cannot end (a rank spinning in MPI_Finalize, a peer that
     # never answers) fails its step with the reason within this bound, well
     # inside pytest-timeout's, instead of failing the test by a timeout that
@@ -216,7 +219,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked gpu skip without a GPU, tests marked no_gpu with one."""
+    """Modules marked long_module first (scripts/test.sh keeps this order,
+    --no-loadscope-reorder); tests marked gpu skip without a GPU, tests
+    marked no_gpu with one."""
+    items.sort(key=lambda item: item.get_closest_marker("long_module") is None)   # stable: the rest in file order
     marked = [i for i in items if i.get_closest_marker("gpu") or i.get_closest_marker("no_gpu")]
     if not marked:
         return

@@ -50,7 +50,7 @@ from conftest import find_cbk
 from clusterbench.testbed import cluster as tc
 
 pytestmark = [pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}"),
-              pytest.mark.alone]   # the hosts' Himeno judged against each other: no other test of the suite beside
+              pytest.mark.long_module]
 
 HOSTS = ["h01", "h02", "h03", "h04"]
 RATE, SLOW_RATE = "200mbit", "50mbit"

@@ -14,7 +14,8 @@ import pytest
 from conftest import REPO, failed_steps, store_rows, tree
 from sge_cluster import GridEngineCell, why_not
 
-pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
+pytestmark = [pytest.mark.skipif(why_not() is not None, reason=str(why_not())),
+              pytest.mark.long_module]
 
 
 @pytest.fixture(scope="module")

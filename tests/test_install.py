@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.long_module   # scheduled first (conftest)
+
 REPO = Path(__file__).resolve().parent.parent
 REQUIRE_MPI_LINE = ("clusterbench: no MPI found, and CLUSTERBENCH_REQUIRE_MPI=1 (CBK_REQUIRE_MPI) requires it: "
                     "load your site's MPI module or set MPICC=/path/to/mpicc")

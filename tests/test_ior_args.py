@@ -19,6 +19,8 @@ from clusterbench.tools.ior_args import translate
 from clusterbench.tools.option_tokens import tokens
 from conftest import tree
 
+pytestmark = pytest.mark.long_module   # scheduled first (conftest)
+
 BASE = {"api": "posix", "strategy": "independent", "read": "same", "block-size": "1m",
         "transfer-size": "256k", "segments": "1", "dir": "."}
 

@@ -22,7 +22,8 @@ import pytest
 from conftest import REPO, find_cbk, store_rows
 from clusterbench.testbed import cluster as tc
 
-pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
+pytestmark = [pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}"),
+              pytest.mark.long_module]
 
 LINK_MB_S = 125.0            # 1 Gbit/s in decimal MB/s
 # tbf's bucket holds max(64 KiB, 1 ms of the rate) = 125,000 B and refills

@@ -22,6 +22,8 @@ from clusterbench.testbed import cluster as tc
 from clusterbench.testbed import gluster
 from tests.test_testbed_cluster import objects_of, one_error_line, tb
 
+pytestmark = pytest.mark.long_module   # scheduled first (conftest)
+
 needs_gluster = pytest.mark.skipif(tc.why_not() is not None or not all(
     os.path.exists(p) for p in ("/usr/sbin/glusterd", "/sbin/mount.glusterfs")),
     reason=f"no test cluster or no GlusterFS: {tc.why_not() or 'apt-get install glusterfs-server glusterfs-client'}")

@@ -17,7 +17,8 @@ from clusterbench.testbed import cluster as tc
 from slurm_cluster import MultiNodeSlurm, why_not
 
 WHY = tc.why_not() or why_not()
-pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
+pytestmark = [pytest.mark.skipif(WHY is not None, reason=str(WHY)),
+              pytest.mark.long_module]
 OPENMPI_CBK = REPO / ".venv-openmpi" / "bin" / "cbk"
 # srun serves MPICH through pmi2 and Open MPI 5 through PMIx (Slurm's
 # mpi/pmix plugin needs Debian's libpmix-dev for its libpmix.so)

@@ -27,6 +27,8 @@ from conftest import find_cbk
 from clusterbench.testbed import cluster as tc
 from test_testbed_cluster import CLI, foreign_leftovers, objects_of, one_error_line, system_objects, tb
 
+pytestmark = pytest.mark.long_module   # scheduled first (conftest)
+
 needs_root = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
 
 TRUNK_GBIT = 1.0
