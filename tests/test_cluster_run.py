@@ -42,6 +42,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -311,3 +312,34 @@ def test_with_open_mpi_the_link_faults_are_named_alike(cluster, tmp_path):
     said = link_sentences(view)
     assert any(x.startswith("every link to and from h03 is slow") and "h03's port" in x for x in said), said
     h02_said_as_its_send_side(view, "; ".join(said))
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("family", ["mpich", "openmpi"])
+def test_ranks_waiting_on_a_slow_link_sleep_instead_of_spinning(cluster, tmp_path, family):
+    # linkmatrix's waits (kernels/mpi/patient_wait.c): two ranks that move 64 MiB each way over a
+    # 200 Mbit/s link wait on it about 3 s; a spinning wait costs 2 CPU-s a second on two cores (1 or
+    # more under load, which can only lower it), a patient one little beyond MPI's start-up
+    import resource
+
+    cbk = str(OPENMPI_CBK) if family == "openmpi" else find_cbk()
+    if not os.access(cbk, os.X_OK):
+        pytest.skip(f"no Open MPI cbk at {OPENMPI_CBK} (scripts/setup.sh --test builds it)")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("h01\nh04\n")
+    launcher = (["mpiexec", "--hostfile", str(hostfile), "-n", "2", "--map-by", "node"] if family == "openmpi"
+                else ["mpiexec", "-f", str(hostfile), "-n", "2", "-ppn", "1"])
+    if family == "openmpi":
+        launcher[0] = str(OPENMPI_CBK.parent / "mpiexec")
+        launcher += ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    p = subprocess.run([*launcher, cbk, "linkmatrix", "--size=1m", "--window=4", "--iterations=16",
+                        "--latency-iterations=10"], capture_output=True, text=True, timeout=240,
+                       env={**os.environ, **cluster.env()})
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert wall > 2.5, f"the link did not bind ({wall:.1f} s): nothing was waited for"
+    assert cpu < 0.5 * wall, f"{cpu:.1f} CPU-s in {wall:.1f} s: the ranks spun while they waited"

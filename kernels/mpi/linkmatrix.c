@@ -18,8 +18,14 @@
  * --pattern=one-pair measures the same links one at a time (src sends,
  * dst receives, every other rank waits), as a check of the shift pattern:
  * a link slower in the shift rounds than alone is one that shares
- * something (a switch's backplane, a trunk) with the others. */
+ * something (a switch's backplane, a trunk) with the others.
+ *
+ * Every wait is patient (patient_wait.h): a rank whose link is slow, or
+ * that waits for its turn, sleeps after 1 ms instead of spinning, so on a
+ * test cluster whose hosts share cores the waiting ranks leave the CPU to
+ * those that move bytes. */
 #include "../core/cbk.h"
+#include "patient_wait.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +118,7 @@ static void exchange(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s
         MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, i, c->comm, &req[i]);
     for (int i = 0; i < w; i++)
         MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, i, c->comm, &req[w + i]);
-    MPI_Waitall(2 * w, req, MPI_STATUSES_IGNORE);
+    cbk_patient_waitall(2 * w, req);
 }
 
 /* One round's bandwidth: iterations x window messages to rank+k and from
@@ -137,7 +143,7 @@ static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_stat
         MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, 0, c->comm, &req[w + i]);
     for (;;) {
         int idx;
-        MPI_Waitany(2 * w, req, &idx, MPI_STATUS_IGNORE);
+        cbk_patient_waitany(2 * w, req, &idx);
         if (idx == MPI_UNDEFINED)
             break;   /* every request done */
         if (idx < w) {
@@ -160,9 +166,9 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
         int to = (c->rank + k) % c->size, from = (c->rank - k + c->size) % c->size;
         double *bw = s->bw_s + (size_t)(k - 1) * (size_t)o->iterations;
         exchange(c, o, s, to, from);
-        MPI_Barrier(c->comm);
+        cbk_patient_barrier(c->comm);
         stream_round(c, o, s, to, from, bw);
-        MPI_Barrier(c->comm);
+        cbk_patient_barrier(c->comm);
         if (!o->latency)
             continue;
         double *lat = s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations;
@@ -173,7 +179,7 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
             if (i >= 0)
                 lat[i] = MPI_Wtime() - t0;
         }
-        MPI_Barrier(c->comm);
+        cbk_patient_barrier(c->comm);
     }
 }
 
@@ -192,10 +198,10 @@ static void measure_one_pair(struct cbk_ctx *c, const OPT *o, struct linkmatrix_
             double *bw = receiving ? s->bw_s + (size_t)(k - 1) * (size_t)o->iterations : s->sender_s;
             if (sending || receiving)
                 exchange(c, o, s, to, from);
-            MPI_Barrier(c->comm);
+            cbk_patient_barrier(c->comm);
             if (sending || receiving)
                 stream_round(c, o, s, to, from, bw);
-            MPI_Barrier(c->comm);
+            cbk_patient_barrier(c->comm);
             if (!o->latency)
                 continue;
             double *lat = receiving ? s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations : s->sender_s;
@@ -207,7 +213,7 @@ static void measure_one_pair(struct cbk_ctx *c, const OPT *o, struct linkmatrix_
                 if (i >= 0)
                     lat[i] = MPI_Wtime() - t0;
             }
-            MPI_Barrier(c->comm);
+            cbk_patient_barrier(c->comm);
         }
     }
 }
