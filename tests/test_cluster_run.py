@@ -74,7 +74,7 @@ def cluster(tmp_path_factory):
 def configuration(view) -> list:
     """The environment differences but the machine-wide vm.* sysctls, which
     other work on this shared machine may change between two hosts'
-    snapshots (the test hosts share the machine's kernel; CI runs alone)."""
+    snapshots (the test hosts share the machine's kernel, and the suite runs beside them)."""
     return [d for d in view.env if not d.key.startswith("vm.")]
 
 
