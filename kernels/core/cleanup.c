@@ -32,7 +32,11 @@ struct linux_dirent64 {
 
 /* Our private directories hold plain files, per-rank subdirectories, or
  * (metadata) trees of directories down to CBK_CLEANUP_DEPTH levels; each
- * level costs a 4 KiB buffer of stack and one descriptor. */
+ * level costs a 4 KiB buffer of stack and one descriptor. The owner stamp
+ * of a private directory (depth 1) goes last, by the caller: a cleanup cut
+ * short by SIGKILL (a launcher ending the ranks) leaves a directory that
+ * still says whose it is, which `clean` and the next run remove; without
+ * the stamp nothing may. */
 static void empty_dir(int dfd, int depth)
 {
     char buf[4096];
@@ -46,7 +50,8 @@ static void empty_dir(int dfd, int depth)
             for (long off = 0; off < n;) {
                 struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
                 off += d->d_reclen;
-                if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+                if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
+                    (depth == 1 && !strcmp(d->d_name, CBK_OWNER_STAMP)))
                     continue;
                 if (!unlinkat(dfd, d->d_name, 0)) {
                     removed++;
@@ -72,6 +77,7 @@ void cbk_cleanup_run(void)
         int dfd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (dfd >= 0) {
             empty_dir(dfd, 1);
+            unlinkat(dfd, CBK_OWNER_STAMP, 0);
             close(dfd);
         }
         rmdir(dirs[i]);
