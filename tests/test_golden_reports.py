@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from conftest import STORE_BACKENDS
+from conftest import STORE_BACKENDS, run_bounded
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("CLUSTERBENCH_UPDATE_GOLDEN") == "1"
@@ -92,7 +92,6 @@ def fill_store(url: str) -> None:
 def golden_cli(request, tmp_path_factory, cbk_bin):
     """cli(*args) against the filled store (module scope: filled once per backend:
     SQLite and PostgreSQL must give the same outputs byte for byte)."""
-    import subprocess
     import sys
 
     if request.param == "postgresql":
@@ -106,8 +105,7 @@ def golden_cli(request, tmp_path_factory, cbk_bin):
         env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=url, TZ="UTC",
                    SOURCE_DATE_EPOCH=str(int(STARTED.timestamp())))
         env.pop("COLUMNS", None)  # the piped width, as in a CI log
-        p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
-                           timeout=120, env=env)
+        p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=120, env=env)
         assert p.returncode == 0, p.stderr
         return p.stdout
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import run_bounded
+
 from clusterbench import limits
 from clusterbench.limits import gpu_limits as limits_gpu
 from clusterbench.analysis.cluster import analysis, findings, gpus
@@ -227,7 +229,6 @@ def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path)
     GPU machine's cbk prints (replayed: there is no GPU here)."""
     import json
     import os
-    import subprocess
     import sys
 
     records = [copy_record(p, bus(1, 0), r, m).record for p, r, m in
@@ -245,8 +246,7 @@ def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path)
                COLUMNS="200")
 
     def cli(*args):
-        p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True, timeout=120,
-                           env=env)
+        p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=120, env=env)
         assert p.returncode == 0, p.stdout + p.stderr
         return p.stdout
 

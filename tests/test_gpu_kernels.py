@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import _parse_lines
+from conftest import _parse_lines, run_bounded
 from clusterbench.results.records import contract_problems, is_contract_measurement
 from clusterbench.results.sample import Sample
 
@@ -104,8 +104,7 @@ def test_a_host_without_a_gpu_is_refused_in_one_line_with_exit_2(cuda_cbk, kerne
 def test_clusterbench_run_gpucopy_without_a_gpu_says_one_line_and_stores_nothing(cuda_cbk, tmp_path):
     db = tmp_path / "results.db"
     env = dict(os.environ, CLUSTERBENCH_CBK=cuda_cbk, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "gpucopy", "--sizes=8,1m"],
-                       capture_output=True, text=True, timeout=120, env=env)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "gpucopy", "--sizes=8,1m"], timeout=120, env=env)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
     assert len(lines) == 1 and "no GPU visible" in lines[0], lines
@@ -150,8 +149,7 @@ def test_the_gpu_suite_without_a_gpu_skips_every_step_and_says_why(cuda_cbk, cbk
         pytest.skip("the default cbk was built with CUDA here")
     db = tmp_path / "results.db"
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", "gpu", "--quiet"], capture_output=True,
-                       text=True, timeout=300, env=env)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "gpu", "--quiet"], timeout=300, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     with sqlite3.connect(db) as c:
         steps = c.execute("select status, message from steps").fetchall()

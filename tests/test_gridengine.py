@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, failed_steps, store_rows, tree
+from conftest import REPO, failed_steps, store_rows, tree, run_bounded
 from sge_cluster import GridEngineCell, why_not
 
 pytestmark = [pytest.mark.skipif(why_not() is not None, reason=str(why_not())),
@@ -178,8 +178,7 @@ def test_run_cluster_in_a_qsub_job_takes_its_nodes_from_the_parallel_environment
                  env=env, cwd=tmp_path, timeout=200)
     if r.returncode:
         log = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
-        shown = subprocess.run([sys.executable, "-m", "clusterbench", "show", "1"], env=env, capture_output=True,
-                               text=True)
+        shown = run_bounded([sys.executable, "-m", "clusterbench", "show", "1"], timeout=120, env=env)
         raise AssertionError(r.stderr + log[-3000:] + shown.stdout[-4000:] + shown.stderr[-2000:])
     (label, status, batch), = store_rows(store, "select label, status, batch_job from runs")
     assert label.startswith("ge-") and status == "ok" and batch == f"sge {label[3:]}", \

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from conftest import run_bounded
+
 from clusterbench.analysis.run_groups import summarise
 from clusterbench.store.database import Store
 from clusterbench.store.schema import runs, steps
@@ -91,14 +93,12 @@ def test_list_by_month_title_does_not_read_as_if_runs_were_cut_short(cli, store_
 def test_piped_tables_are_not_cut_to_80_columns(cbk_bin, store_url):
     """In a CI log or a file rich would assume 80 columns and elide cells."""
     import os
-    import subprocess
     import sys
 
     seed(store_url)
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     env.update(CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
-    out = subprocess.run([sys.executable, "-m", "clusterbench", "list"], capture_output=True, text=True,
-                         env=env, timeout=120).stdout
+    out = run_bounded([sys.executable, "-m", "clusterbench", "list"], timeout=120, env=env).stdout
     assert "clusterbench run stream" in out and "…" not in out
     assert max(len(line) for line in out.splitlines()) > 80
 

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 
 import pytest
+
+from conftest import run_bounded
 from markdown_it import MarkdownIt
 
 from clusterbench.output import render_text
@@ -35,8 +37,8 @@ def hostile_store(tmp_path_factory, cbk_bin):
     url = f"sqlite:///{d / 'results.db'}"
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=url, COLUMNS="2000")
     for label in LABELS:
-        r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "3",
-                            "--label", label], capture_output=True, text=True, env=env, timeout=120)
+        r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "3",
+                         "--label", label], timeout=120, env=env)
         assert r.returncode == 0, r.stderr
         assert_plain_terminal(r.stdout + r.stderr)
     return d, env
@@ -46,8 +48,7 @@ def cli_in(store, *args):
     import sys
 
     d, env = store
-    return subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True, env=env,
-                          timeout=120, cwd=d)
+    return run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=120, env=env, cwd=d)
 
 
 def assert_plain_terminal(text: str) -> None:

@@ -7,13 +7,12 @@ in-process (fast); a few cases go through the command line."""
 from __future__ import annotations
 
 import random
-import subprocess
 import sys
 
 import pytest
 import sqlalchemy as sa
 
-from conftest import REPO
+from conftest import REPO, run_bounded
 
 from clusterbench.errors import BadInput
 from clusterbench.importers.import_runs import Overrides, parse_bytes, parse_file, store_run
@@ -101,8 +100,7 @@ def test_a_few_mutated_cases_through_the_command_line(tmp_path):
     for fixture in FIXTURES[::25]:
         p = tmp_path / fixture.name
         p.write_bytes(mutate(fixture.read_bytes(), rng))
-        r = subprocess.run([sys.executable, "-m", "clusterbench", "import", "--db", str(db), str(p)],
-                           capture_output=True, text=True, timeout=60)
+        r = run_bounded([sys.executable, "-m", "clusterbench", "import", "--db", str(db), str(p)], timeout=60)
         assert r.returncode in (0, 2), r.stderr
         assert "Traceback" not in r.stderr
         if r.returncode == 2:

@@ -6,6 +6,8 @@ import subprocess
 
 import pytest
 
+from conftest import run_bounded
+
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job
 from clusterbench.launch.local import Local
@@ -219,9 +221,8 @@ def test_open_mpi_runs_ranks_from_a_host_file_in_mpich_form(tmp_path):
     hosts.write_text(f"{socket.gethostname()}:2\n")
     env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}",
                PATH=f"{cbk.parent}{os.pathsep}{os.environ['PATH']}")
-    r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--np", "2", "--hostfile", str(hosts),
-                        "--seconds=0.01", "--repeat", "1", "--quiet"], capture_output=True, text=True, timeout=120,
-                       env=env)
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--np", "2", "--hostfile", str(hosts),
+                     "--seconds=0.01", "--repeat", "1", "--quiet"], timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     assert "stored as run 1" in r.stdout
 

@@ -4,11 +4,12 @@ site's loaded MPI module is another than the build's."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import run_bounded
 
 from clusterbench.environment.mpi_consistency import (MpiVersion, parse_built_with, parse_library_version, report, same)
 
@@ -50,8 +51,7 @@ def test_version_warns_when_the_mpiexec_cbk_would_use_is_another_mpi(cbk_bin, mp
     fake.write_text(f"#!/bin/sh\ncat '{COMMANDS / 'mpiexec-openmpi.txt'}'\n")
     fake.chmod(0o755)
     env = dict(os.environ, CLUSTERBENCH_CBK=str(tmp_path / "cbk"))
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "--version"], capture_output=True, text=True,
-                       env=env, timeout=60)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "--version"], timeout=60, env=env)
     assert p.returncode == 0, p.stderr
     assert f"mpiexec: {fake} (Open MPI 4.1.5)" in p.stdout
     built = next(ln for ln in p.stdout.splitlines() if ln.startswith("MPI: built with "))
@@ -60,6 +60,6 @@ def test_version_warns_when_the_mpiexec_cbk_would_use_is_another_mpi(cbk_bin, mp
                                 "ranks started by another MPI's launcher do not meet; load the MPI module cbk "
                                 "was built with (docs/install.md)")
     # the real pair (the test's cbk and the mpiexec of its MPI) draws no warning
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "--version"], capture_output=True, text=True,
-                       env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin), timeout=60)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "--version"],
+                    timeout=60, env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin))
     assert p.returncode == 0 and p.stderr == "" and "MPI library at run time: " in p.stdout

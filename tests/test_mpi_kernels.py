@@ -10,6 +10,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
+from conftest import run_bounded
 import sqlalchemy as sa
 
 from clusterbench.launch import mpi_tuning
@@ -404,8 +406,7 @@ def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(cbk_without_mpi, 
                      'params = { op = "pingpong", sizes = "8" }\n[[steps]]\nkernel = "null"\nrepeat = 1\n')
     # no mpiexec on this PATH either, as on a machine without MPI
     env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_without_mpi), CLUSTERBENCH_DB=store_url, PATH="/usr/bin:/bin")
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet"], capture_output=True,
-                       text=True, env=env, timeout=120)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet"], timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     with sa.create_engine(store_url).connect() as c:
         steps = c.execute(sa.text("select kernel, status, message from steps order by position")).all()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, find_cbk, store_rows
+from conftest import REPO, find_cbk, store_rows, run_bounded
 from clusterbench.testbed import cluster as tc
 
 pytestmark = [pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}"),
@@ -59,8 +59,7 @@ def hcli(cluster, family_cbk, tmp_path):
     def run(*args: str, timeout: float = 240, env: dict | None = None) -> subprocess.CompletedProcess:
         env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": family_cbk, "CLUSTERBENCH_DB": store,
                "COLUMNS": "200", **(env or {})}
-        p = subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
-                           timeout=timeout, env=env, cwd=tmp_path)
+        p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=timeout, env=env, cwd=tmp_path)
         return p
 
     return run

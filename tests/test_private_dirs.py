@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import terminal_sigint
+from conftest import terminal_sigint, run_bounded
 
 # small sizes, many repetitions: the run is busy in its private directory
 # when the fault comes, and a repetition is short
@@ -164,8 +164,7 @@ def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_d
         assert all(re.fullmatch(r"cbk-pario-\w{6}", p) for p in stray), stray
     left = sorted(str(s.parent.name) for s in user_dir.glob("cbk-*/.cbk-owner"))
     if recovery == "clean":
-        r = subprocess.run([sys.executable, "-m", "clusterbench", "clean", str(user_dir)], env=env,
-                           capture_output=True, text=True, timeout=60)
+        r = run_bounded([sys.executable, "-m", "clusterbench", "clean", str(user_dir)], timeout=60, env=env)
         assert r.returncode == 0, r.stderr
         said = r.stdout
     else:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import store_rows, terminal_sigint
+from conftest import store_rows, terminal_sigint, run_bounded
 
 from clusterbench.conditions import cgroup
 
@@ -260,8 +260,7 @@ def test_cpu_latency_is_held_for_the_run_only_and_dropped_when_the_process_dies(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGKILL)
-    r = subprocess.run([sys.executable, "-m", "clusterbench", "clean"], env=run_env(cbk_bin, store_url),
-                       capture_output=True, text=True)
+    r = run_bounded([sys.executable, "-m", "clusterbench", "clean"], timeout=120, env=run_env(cbk_bin, store_url))
     assert r.returncode == 0, r.stderr
     assert "cpu-latency: the request ended with its process" in r.stderr
     assert journals(state_dir) == [] and pm_qos_target() == before
@@ -512,8 +511,7 @@ def test_tuned_profile_switched_for_the_run_and_back(cbk_bin, tmp_path, state_di
     env.update(FAKE_TUNED_STATE=str(state), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "clusterbench", *args], env=env, capture_output=True,
-                              text=True, timeout=60)
+        return run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=60, env=env)
 
     r = cli("run", "null", "--repeat", "1", "--setting", "tuned=latency-performance")
     assert r.returncode == 0, r.stderr

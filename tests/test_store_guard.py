@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_bounded
+
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -37,9 +39,9 @@ def make_newer(path: Path) -> None:
 @pytest.fixture(scope="module")
 def good_store(tmp_path_factory, cbk_bin) -> Path:
     d = tmp_path_factory.mktemp("good")
-    r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "2",
-                        "--quiet", "--db", str(d / "good.db")], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin))
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "2",
+                     "--quiet", "--db", str(d / "good.db")],
+                    timeout=120, env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin))
     assert r.returncode == 0, r.stderr
     return d / "good.db"
 
@@ -112,8 +114,7 @@ def test_the_default_store_is_made_in_the_user_data_directory_even_by_a_reading_
     data_home = tmp_path / "data-home"   # not made: the command makes it
     env = {k: v for k, v in os.environ.items() if k != "CLUSTERBENCH_DB"}
     env.update(XDG_DATA_HOME=str(data_home), HOME=str(tmp_path), CLUSTERBENCH_CBK=cbk_bin)
-    r = subprocess.run([sys.executable, "-m", "clusterbench", "list"], capture_output=True, text=True,
-                       timeout=60, env=env)
+    r = run_bounded([sys.executable, "-m", "clusterbench", "list"], timeout=60, env=env)
     assert r.returncode == 0, r.stderr
     store = data_home / "clusterbench" / "results.db"
     assert store.is_file() and store.stat().st_size > 0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
+
+from conftest import run_bounded
 
 
 @pytest.mark.timeout(10)
@@ -42,8 +43,8 @@ def test_progress_lines_keep_their_figures_whole_when_piped(cbk_bin, store_url, 
     suite.write_text(LONG_TITLE_SUITE)
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     env.update(CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, **({"COLUMNS": columns} if columns else {}))
-    p = subprocess.run([sys.executable, "-m", "clusterbench", "run", str(suite), f"--dir={tmp_path}"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", str(suite), f"--dir={tmp_path}"],
+                    timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     assert re.search(r"2/2 read warm [\d,]+\.\d MiB/s", p.stderr), p.stderr
     assert "…" not in p.stderr
@@ -150,9 +151,9 @@ def test_a_store_given_as_a_bare_name_is_a_file_and_an_unknown_kind_is_named(cli
     """#38 item 9: `--db nonsense` stores in the file nonsense and leaves nothing
     beside it (its migration lock is removed once the store is made);
     `--db foo://bar` names what a store can be instead of SQLAlchemy's plugin error."""
-    r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "1",
-                        "--quiet", "--db", "nonsense"], capture_output=True, text=True, timeout=100, cwd=tmp_path,
-                       env={k: v for k, v in os.environ.items() if k != "CLUSTERBENCH_DB"})
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "1",
+                     "--quiet", "--db", "nonsense"],
+                    timeout=100, env={k: v for k, v in os.environ.items() if k != "CLUSTERBENCH_DB"}, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nonsense"]
     r = cli("list", "--db", "foo://bar")
