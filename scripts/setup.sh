@@ -42,13 +42,12 @@ if ! command -v mpicc >/dev/null; then
 fi
 echo "setup: building cbk with $(command -v mpicc) and installing clusterbench"
 # setup made sure of an mpicc above: a build without MPI here is a defect, not a fallback
-# --no-compile, then compileall on every core beside the builds below: pip
-# byte-compiles its packages one file after another (about 20 s with the test
-# dependencies, a third of the install)
-CLUSTERBENCH_REQUIRE_MPI=1 .venv/bin/pip install -q --no-compile ".$extras"
-site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
-.venv/bin/python -m compileall -q -j0 "$site" >/dev/null &
-compiling=$!
+# --test: no byte-compiling, which is a third of the install (pip compiles
+# every file of SciPy, Matplotlib, ... one after another); scripts/test.sh
+# lets Python write the bytecode of what the tests import, on first import
+compile=()
+[ -n "$extras" ] && compile=(--no-compile)
+CLUSTERBENCH_REQUIRE_MPI=1 .venv/bin/pip install -q "${compile[@]}" ".$extras"
 .venv/bin/clusterbench --version
 if [ -n "$extras" ]; then
   # The Open MPI cbk and the CUDA cbk are built side by side: each spends
@@ -71,5 +70,3 @@ if [ -n "$extras" ]; then
   done
   [ $failed = 0 ]
 fi
-# a file that does not compile is some package's test data: pip skips those too
-wait $compiling || true
