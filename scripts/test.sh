@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh --test) and runs the whole test suite in two
-# phases: every test but those marked `alone` on $CLUSTERBENCH_TEST_WORKERS
-# pytest-xdist workers (default 3; one test file per worker, so a module's
-# test cluster, Slurm or Grid Engine is brought up once; the modules marked
-# long_module first, in the order conftest gives them), then the tests
-# marked `alone`, if any, one after another. Prints the slowest tests of each
-# phase and the wall time, set-up included.
+# Sets up (scripts/setup.sh --test) and runs the whole test suite on
+# $CLUSTERBENCH_TEST_WORKERS pytest-xdist workers (default 3; one test file
+# per worker, so a module's test cluster, Slurm or Grid Engine is brought up
+# once; the modules marked long_module first, in the order conftest gives
+# them). Prints the slowest tests and the wall time, set-up included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -16,19 +14,10 @@ export PATH="$PWD/.venv/bin:$PATH"
 # against 584 s with two, 92 % of the CPUs busy, 2026-11-28)
 workers=${CLUSTERBENCH_TEST_WORKERS:-3}
 # pytest keeps its rewritten test modules in __pycache__ only when bytecode
-# may be written: without that, each pytest process (the controller, every
-# worker, the second phase) rewrites all of them again, about 10 CPU-s each
+# may be written: without that, each pytest process (the controller and
+# every worker) rewrites all of them again, about 10 CPU-s each
 unset PYTHONDONTWRITEBYTECODE
 status=0
-.venv/bin/python -m pytest -q --durations=30 -n "$workers" --dist loadfile --no-loadscope-reorder -m "not alone" "$@" || status=$?
-# the second phase, when a test file marks a test `alone`: only those files, unless told what to run
-marking=$(grep -l "mark\.alone" tests/test_*.py || true)
-phase=0
-if [ -n "$marking" ]; then
-  if [ $# -gt 0 ]; then alone=("$@"); else mapfile -t alone <<<"$marking"; fi
-  .venv/bin/python -m pytest -q --durations=10 -m alone "${alone[@]}" || phase=$?
-fi
-# 5: no test selected (arguments that name no `alone` test)
-[ "$phase" = 0 ] || [ "$phase" = 5 ] || status=$phase
+.venv/bin/python -m pytest -q --durations=30 -n "$workers" --dist loadfile --no-loadscope-reorder "$@" || status=$?
 echo "test.sh: wall time $((SECONDS - start)) s, set-up included (pytest exit status $status)"
 exit $status

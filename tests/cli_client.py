@@ -12,6 +12,7 @@ import json
 import locale
 import os
 import selectors
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import process_guard
+from cli_forkserver import HEADER
 
 SERVER = Path(__file__).with_name("cli_forkserver.py")
 # what the interpreter fixes at its start: a command that sets these otherwise gets a real subprocess
@@ -59,11 +61,7 @@ class ForkServer:
         self.proc.stdout.close()
         if self.proc.stdin:
             self.proc.stdin.close()
-        for leftover in (self.path, self.dir):
-            try:
-                (os.rmdir if leftover == self.dir else os.unlink)(leftover)
-            except OSError:
-                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def run(self, args: list[str], *, env: dict, cwd: str, timeout: float) -> subprocess.CompletedProcess:
         from clusterbench.launch.processes import stop_tree
@@ -76,7 +74,7 @@ class ForkServer:
         try:
             conn.connect(self.path)
             request = json.dumps({"argv": list(args), "env": env, "cwd": cwd}).encode()
-            socket.send_fds(conn, [len(request).to_bytes(4, "big")], [0, out_w, err_w])
+            socket.send_fds(conn, [HEADER.pack(len(request))], [0, out_w, err_w])
             conn.sendall(request)
             self.served += 1
             os.close(out_w)

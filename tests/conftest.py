@@ -153,8 +153,6 @@ def gpu_visible() -> bool:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_stores: run the test against a SQLite and a PostgreSQL store")
-    config.addinivalue_line("markers", "alone: judges CPU-bound figures against each other; scripts/test.sh runs "
-                                       "these after the parallel phase, one at a time")
     config.addinivalue_line("markers", "long_module: a module of a minute or more (a test cluster, Slurm, Grid "
                                        "Engine, GlusterFS): scheduled first, so it does not end the parallel phase "
                                        "on one worker while the other waits")
