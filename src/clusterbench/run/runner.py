@@ -333,6 +333,20 @@ def close_despite_failure(store: Store, close) -> bool:
         return False
 
 
+def _first_failure(store: Store, run_id: int) -> str:
+    """': step 2 (name): why' for the first failed step, so the one line a
+    batch log or a test keeps says why without `show`."""
+    try:
+        step = next((s for s in store.steps_of(run_id) if s.status == "failed"), None)
+    except StoreFailed:
+        return ""
+    if step is None or not step.message:
+        return ""
+    why = step.message.strip().splitlines()[0] if step.message.strip() else ""
+    why = why if len(why) <= 300 else why[:299] + "…"
+    return f"; step {step.position + 1} ({step.name or step.kernel}): {why}"
+
+
 @contextlib.contextmanager
 def stored_run(store: Store, label: str | None, command: str, suite: str | None,
                kind: str = run_kinds.MEASURED) -> Iterator[tuple[int, list[str]]]:
@@ -360,8 +374,8 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
     if "failed" in statuses:
         close_despite_failure(store, lambda: store.finish_run(run_id, "failed",
                                                              f"{statuses.count('failed')} step(s) failed"))
-        failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed "
-                                   f"(clusterbench show {run_id})")
+        failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed"
+                                   f"{_first_failure(store, run_id)} (clusterbench show {run_id})")
         failed.run_id = run_id
         raise failed
     if not close_despite_failure(store, lambda: store.finish_run(run_id, "ok")):
