@@ -282,7 +282,9 @@ def test_unreachable_and_unplugged_peers_fail_within_the_timeout(cbk_bin):
             down = time.monotonic()
             _, err = client.communicate(timeout=20)
             assert client.returncode == 1
-            assert time.monotonic() - down < 1.5 + 1.5
+            # Well before the 10 s duration would end it; the message below says it was the timeout.
+            # (A tighter bound is a timing floor a loaded machine breaks: 3.2 s seen beside the suite.)
+            assert time.monotonic() - down < 1.5 + 5
             (e,) = [r for r in records(err) if r["type"] == "error"]
             assert "no progress for 1.5 s (peer gone or link down?)" in e["message"], e
             assert server.wait(timeout=20) == 1
