@@ -60,7 +60,7 @@ RATE, SLOW_RATE = "200mbit", "50mbit"
 # was seen at 52 % of the median (its repetitions below those of h02 and h04, one overlapping h01's)
 BOUNDS = ["--threshold=25%", "--link-threshold=50%"]
 # small enough for CI: a link moves 4 MiB per round (4 windows of 4 x 256 KiB)
-QUICK = ["--only=himeno,links", "--one-at-a-time", "--repeat", "5", "--himeno.size=S", "--himeno.seconds=0.5", "--links.size=256k", "--links.window=4",
+QUICK = ["--only=himeno,links", "--one-at-a-time", "--repeat", "5", "--himeno.seconds=0.5", "--himeno.threads=1", "--links.size=256k", "--links.window=4",
          "--links.iterations=4", "--links.latency-iterations=20", *BOUNDS, "--quiet"]
 
 

@@ -169,10 +169,10 @@ def test_run_cluster_in_a_qsub_job_takes_its_nodes_from_the_parallel_environment
     job_tmp = tmp_path / "job-tmp"
     job_tmp.mkdir()
     script = tmp_path / "cluster.sh"
-    # laptop-small: Himeno (grid S) 0.2 s per node, one node at a time, a 2 x 2 link matrix
+    # laptop-small: Himeno 0.2 s on one thread per node, one node at a time, a 2 x 2 link matrix
     script.write_text(f"#!/bin/sh\nexport TMPDIR={job_tmp}\n"
                       f"exec {sys.executable} -m clusterbench run cluster --only=himeno,links "
-                      "--one-at-a-time --repeat 2 --himeno.size=S --himeno.seconds=0.2 --links.size=256k --links.window=4 "
+                      "--one-at-a-time --repeat 2 --himeno.seconds=0.2 --himeno.threads=1 --links.size=256k --links.window=4 "
                       f"--links.iterations=4 --links.latency-iterations=20 --quiet --label ge-$JOB_ID --report {report}\n")
     r = cell.run(["qsub", "-sync", "y", "-V", "-pe", "mpi", "2", "-j", "y", "-o", str(tmp_path / "job.out"), str(script)],
                  env=env, cwd=tmp_path, timeout=200)

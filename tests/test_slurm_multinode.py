@@ -93,11 +93,11 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     bindir = Path(sys.executable).parent
     env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_SRUN_MPI": "pmi2",
            "PATH": f"{Path(find_cbk()).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
-    # laptop-small: Himeno (grid S) for 0.2 s per node, one node at a time (the four
+    # laptop-small: Himeno for 0.2 s on one thread per node, one node at a time (the four
     # test hosts share two cores), and a link matrix of 4 x 256 KiB windows,
     # in the shift pattern and one pair at a time
     script = (f"{sys.executable} -m clusterbench run cluster --only=himeno,links --one-at-a-time --repeat 3 "
-              "--himeno.size=S --himeno.seconds=0.2 --links.size=256k --links.window=4 --links.iterations=4 "
+              "--himeno.seconds=0.2 --himeno.threads=1 --links.size=256k --links.window=4 --links.iterations=4 "
               f"--links.latency-iterations=20 --links-one-pair --quiet --label n4-$SLURM_JOB_ID --report {report}")
     r = subprocess.run(["sbatch", "--wait", "-N", "4", f"--output={out}", "--wrap", script],
                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
