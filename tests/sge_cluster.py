@@ -198,21 +198,20 @@ class GridEngineCell:
                 pids.append(int(f.read_text().split()[0]))
             except (OSError, ValueError, IndexError):
                 pass
-        # -kej: the execution daemons end their jobs too
-        for cmd in (["qconf", "-kej", "all"], ["qconf", "-km"]):
-            self.run(cmd, timeout=60)
+        # -kej: the execution daemons signal their jobs. The daemons then take
+        # about 8 s to write their state and go (11 s of each test module's
+        # teardown); this cell's state is thrown away, so they, the job
+        # shepherds and whatever those started are killed at once.
+        self.run(["qconf", "-kej", "all"], timeout=60)
         pids += _shepherds_under(self.root)
-        # qmaster takes several seconds to write its state and go; this cell's
-        # state is thrown away, so insist after 5 s
-        deadline = time.monotonic() + 5
-        while pids and time.monotonic() < deadline:
-            pids = [p for p in pids if _alive(p)]
-            time.sleep(0.5)
         for p in pids:
             try:
                 os.kill(p, signal.SIGKILL)
             except OSError:
                 pass
+        deadline = time.monotonic() + 10
+        while (pids := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _shepherds_under(root: Path) -> list[int]:
