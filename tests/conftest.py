@@ -205,6 +205,21 @@ def no_process_left_behind(request):
                     + "; ".join(f"{pid} {cmd[:160]}" for pid, cmd in left), pytrace=False)
 
 
+def pytest_sessionstart(session):
+    """The controller (or a run without workers) marks its pytest folder and
+    takes down what a suite killed with -9 left up or mounted
+    (tests/stale_suites.py); its processes were swept in pytest_configure."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or os.geteuid() != 0:
+        return
+    import stale_suites
+
+    basetemp = session.config._tmp_path_factory.getbasetemp()
+    stale_suites.mark(basetemp)
+    swept = stale_suites.sweep(basetemp)
+    if swept:
+        print(f"conftest: took down {len(swept)} thing(s) a killed suite left: " + "; ".join(swept))
+
+
 def pytest_sessionfinish(session, exitstatus):
     import cli_client
 

@@ -75,7 +75,7 @@ def tagged(prefix: str) -> list[tuple[int, str]]:
     return [(pid, cmd) for pid, tag, cmd in _tags() if tag.startswith(prefix)]
 
 
-def _session_alive(session: str) -> bool:
+def session_alive(session: str) -> bool:
     """Whether the pytest process that owns the tag <pid>-<start>-<id> still
     runs (an xdist worker's command line does not say pytest, so the pid and
     its start time decide)."""
@@ -95,7 +95,7 @@ def sweep_dead_sessions() -> list[tuple[int, str]]:
     suite that still runs is left alone. Returns what was killed."""
     from clusterbench.launch.processes import stop_tree
 
-    dead = [(pid, cmd) for pid, tag, cmd in _tags() if not _session_alive(tag.split(":", 1)[0])]
+    dead = [(pid, cmd) for pid, tag, cmd in _tags() if not session_alive(tag.split(":", 1)[0])]
     for pid, _ in dead:
         stop_tree(pid, grace_s=2.0)
     return dead

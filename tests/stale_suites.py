@@ -1,0 +1,74 @@
+"""What a suite killed with -9 left up or mounted, taken down by the next
+suite (#33): its test clusters (namespaces, links, GlusterFS) and the file
+systems its tests mounted (tmpfs, loop devices, FUSE). Its processes are
+process_guard's.
+
+Each suite marks its pytest folder (/tmp/pytest-of-USER/pytest-N) with its
+session; everything a test makes lives under its tmp_path, so under that
+folder. At start, a suite looks at the mounts under the other folders: one
+whose marking session is gone is a killed suite's, and is taken down (a
+test cluster through its state file, then what is still mounted, deepest
+first). A folder of a suite that still runs, or one without a marking (not
+ours), is left alone.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import process_guard
+
+MARK = ".clusterbench-suite"
+
+
+def mark(basetemp: Path) -> None:
+    (basetemp / MARK).write_text(process_guard.SESSION)
+
+
+def _mount_points() -> list[Path]:
+    points = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            # field 5; spaces and the like are written as \\040 octal escapes
+            raw = line.split()[4]
+            points.append(Path(raw.encode().decode("unicode_escape")))
+    return points
+
+
+def _dead_folders(root: Path, mine: Path) -> set[Path]:
+    folders = set()
+    for p in _mount_points():
+        if not p.is_relative_to(root) or p.is_relative_to(mine) or p == root:
+            continue
+        folder = root / p.relative_to(root).parts[0]
+        try:
+            session = (folder / MARK).read_text().strip()
+        except OSError:
+            continue   # not marked: not a suite of this project's, or an older one
+        if not process_guard.session_alive(session.split(":", 1)[0]):
+            folders.add(folder)
+    return folders
+
+
+def sweep(basetemp: Path) -> list[str]:
+    """Takes down what killed suites left under basetemp's parent; returns
+    what it took down, one line each."""
+    from clusterbench.testbed import cluster as tc
+
+    root, done = basetemp.parent, []
+    for folder in sorted(_dead_folders(root, basetemp)):
+        states = {p.parent.parent for p in _mount_points()
+                  if p.is_relative_to(folder) and p.parent.name in ("uts", "ipc")}
+        for state_dir in sorted(states):
+            if (state_dir / tc.STATE_FILE).exists():
+                try:
+                    tc.down(state_dir)
+                    done.append(f"test cluster {state_dir}")
+                except Exception as e:   # noqa: BLE001  (what is left is unmounted below)
+                    done.append(f"test cluster {state_dir}: {e}")
+        for p in sorted((p for p in _mount_points() if p.is_relative_to(folder)),
+                        key=lambda p: len(p.parts), reverse=True):
+            if subprocess.run(["umount", str(p)], capture_output=True).returncode:
+                subprocess.run(["umount", "-l", str(p)], capture_output=True)
+            done.append(f"mount {p}")
+    return done

@@ -1,0 +1,60 @@
+"""A suite killed with -9 leaves its test clusters up and its file systems
+mounted; the next suite takes them down, and leaves those of a suite that
+still runs alone (tests/stale_suites.py, #33)."""
+from __future__ import annotations
+
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import process_guard
+import stale_suites
+from clusterbench.testbed import cluster as tc
+
+pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
+
+
+def mounted(p: Path) -> bool:
+    return subprocess.run(["mountpoint", "-q", str(p)]).returncode == 0
+
+
+def suite_folder(root: Path, session: str) -> Path:
+    """A pytest folder beside this suite's, marked by session, with a tmpfs mounted in it."""
+    folder = root / f"pytest-cbktest-{secrets.token_hex(3)}"
+    (folder / "mnt").mkdir(parents=True)
+    (folder / stale_suites.MARK).write_text(session)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder / "mnt")], check=True)
+    return folder
+
+
+def test_what_a_killed_suite_left_is_taken_down_and_a_running_suites_is_not(tmp_path_factory):
+    mine = tmp_path_factory.getbasetemp()
+    root = mine.parent if not mine.name.startswith("popen-") else mine.parent.parent
+    mine = mine if not mine.name.startswith("popen-") else mine.parent
+    # a pid that is not running: the session of a suite killed with -9
+    dead_pid = max(int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()) + 100000
+    dead = suite_folder(root, f"{dead_pid}-123-deadbeef:shared")
+    alive = suite_folder(root, process_guard.SESSION)   # this very suite: it runs
+    cluster = None
+    try:
+        cluster = tc.up(dead / "popen-gw0" / "tb", 2)
+        namespaces = [h.ns for h in cluster.hosts]
+        assert set(namespaces) <= set(tc._namespaces())
+
+        swept = stale_suites.sweep(mine)
+
+        assert f"test cluster {dead / 'popen-gw0' / 'tb'}" in swept, swept
+        assert not set(namespaces) & set(tc._namespaces())
+        assert not (dead / "popen-gw0" / "tb" / tc.STATE_FILE).exists()
+        assert not mounted(dead / "mnt") and f"mount {dead / 'mnt'}" in swept, swept
+        assert mounted(alive / "mnt") and not any(str(alive) in line for line in swept), swept
+    finally:
+        if cluster is not None and (cluster.dir / tc.STATE_FILE).exists():
+            tc.down(cluster.dir)
+        for folder in (dead, alive):
+            if mounted(folder / "mnt"):
+                subprocess.run(["umount", str(folder / "mnt")], check=True)
+            shutil.rmtree(folder)
