@@ -73,6 +73,30 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(_read_exactly(conn, length)), fds
 
 
+def _wait_or_end_with_client(conn: socket.socket, pid: int) -> None:
+    """Returns when the CLI has ended, or has been ended because its client
+    hung up: a client sends nothing after its request, so a readable
+    connection is a pytest that is gone (a suite killed with -9), and its
+    command must not run on without it."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            readable, _, _ = select.select([pidfd, conn], [], [])
+            if pidfd in readable:
+                return
+            try:
+                gone = not conn.recv(4096)
+            except OSError:
+                gone = True
+            if gone:
+                from clusterbench.launch.processes import stop_tree
+
+                stop_tree(pid, grace_s=2.0)
+                return
+    finally:
+        os.close(pidfd)
+
+
 def _keep(conn: socket.socket) -> dict | None:
     """In the keeper: forks the CLI and reports on it. Returns the request in
     the CLI's process (which then runs it); never returns in the keeper."""
@@ -96,6 +120,7 @@ def _keep(conn: socket.socket) -> dict | None:
         conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
     except OSError:
         pass
+    _wait_or_end_with_client(conn, pid)
     _, status = os.waitpid(pid, 0)
     try:
         conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")

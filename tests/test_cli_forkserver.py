@@ -67,3 +67,38 @@ def test_a_timeout_ends_the_forked_command_and_its_cbk(env, tmp_path):
     with pytest.raises(subprocess.TimeoutExpired):
         cli_client.run_bounded([*CLI, "run", "null", "--seconds=60", "--quiet"], timeout=3, env=env, cwd=tmp_path)
     # no_process_left_behind fails this test if the CLI or its cbk outlived it
+
+
+@pytest.mark.timeout(60)
+def test_a_command_whose_client_is_gone_is_ended(env, tmp_path):
+    # A suite killed with -9 closes its end of every connection: the keeper ends the command
+    # (and its cbk) instead of letting it run on, orphaned, for the next suite to sweep.
+    import json
+    import socket
+    import time
+
+    import psutil
+
+    from cli_forkserver import HEADER
+
+    server = cli_client.ForkServer()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(server.path)
+        request = json.dumps({"argv": ["run", "null", "--seconds=30", "--repeat", "1", "--quiet"],
+                              "env": env, "cwd": str(tmp_path)}).encode()
+        socket.send_fds(conn, [HEADER.pack(len(request))], [devnull, devnull, devnull])
+        conn.sendall(request)
+        pid = json.loads(conn.makefile().readline())["pid"]
+        deadline = time.monotonic() + 20
+        while not [c for c in psutil.Process(pid).children(recursive=True) if c.name() == "cbk"]:
+            assert time.monotonic() < deadline, "the command started no cbk"
+            time.sleep(0.05)
+        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+        conn.close()
+        gone, alive = psutil.wait_procs(tree, timeout=15)
+        assert not alive, alive
+    finally:
+        os.close(devnull)
+        server.stop()
