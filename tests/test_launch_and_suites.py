@@ -247,3 +247,23 @@ def test_a_finalize_stall_after_a_whole_measurement_is_said_not_failed():
     # a kernel's own failure is never excused by it
     assert finalize_stall('{"schema":1,"type":"error","message":"mpi: peer lost"}\n' + STALLED_FINALIZE) is None
     assert finalize_stall("[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error\n") is None
+
+
+def test_a_launcher_killed_by_sigpipe_after_cbks_run_record_keeps_the_whole_measurement():
+    # ci24, 2026-11-28: a 4-rank link matrix across test hosts stored all its samples and cbk's
+    # run record, then Hydra's mpiexec died of SIGPIPE (exit status -13, nothing on stderr)
+    import signal
+
+    from clusterbench.results.records import RunRecord
+    from clusterbench.run.plan import Step
+    from clusterbench.run.step_engine import judge
+
+    step = Step("linkmatrix", {}, ranks=4)
+    build = RunRecord(ranks=4, record={"type": "run", "ranks": 4})
+    status, _, note = judge(-signal.SIGPIPE, "", build, step, "mpiexec")
+    assert status == 0 and note.startswith("mpiexec died of SIGPIPE after cbk's run record was written"), note
+    # before the run record, or with cbk's own error, or another signal: the step failed
+    assert judge(-signal.SIGPIPE, "", None, step, "mpiexec")[0] == -signal.SIGPIPE
+    error = '{"schema":1,"type":"error","message":"linkmatrix: peer lost"}\n'
+    assert judge(-signal.SIGPIPE, error, build, step, "mpiexec")[0] == -signal.SIGPIPE
+    assert judge(-signal.SIGKILL, "", build, step, "mpiexec")[0] == -signal.SIGKILL

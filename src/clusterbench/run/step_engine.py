@@ -24,7 +24,7 @@ from clusterbench.conditions import apply as conditions
 from clusterbench.launch.messages import finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, stop_tree
 from clusterbench.run.plan import AutoRepeat, Step
-from clusterbench.results.records import OtherRecord, RunRecord, read_line, stop_signal
+from clusterbench.results.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
 from clusterbench.output.render_text import stored
 from clusterbench.results.sample import Sample, SampleKey
 from clusterbench.store import Store
@@ -201,6 +201,14 @@ def judge(status: int, stderr: str, build: RunRecord | None, step: Step,
         # the measurement is whole (cbk's run record came last); only the
         # MPI library's shutdown stalled, and the launcher may say it failed
         stalled = finalize_stall(stderr)
+        status = 0
+    elif build is not None and status == -signal.SIGPIPE and not error_message(stderr):
+        # Hydra's mpiexec killed by SIGPIPE writing to a proxy whose ranks had
+        # ended (seen across test hosts when cbk's finalize watchdog ended
+        # them): after cbk's run record, so the measurement is whole; the
+        # watchdog's own lines went down with the launcher's output
+        stalled = (f"{launcher} died of SIGPIPE after cbk's run record was written (a peer of the launcher "
+                   "went away during MPI's shutdown); the measurement is whole")
         status = 0
     if status == 0 and build and build.ranks != step.ranks:
         # e.g. srun started N single-rank MPI jobs: its PMI and cbk's MPI did not meet
