@@ -340,10 +340,10 @@ def _first_failure(store: Store, run_id: int) -> str:
         step = next((s for s in store.steps_of(run_id) if s.status == "failed"), None)
     except StoreFailed:
         return ""
-    if step is None or not step.message:
+    lines = (step.message or "").strip().splitlines() if step else []
+    if not lines:
         return ""
-    why = step.message.strip().splitlines()[0] if step.message.strip() else ""
-    why = why if len(why) <= 300 else why[:299] + "…"
+    why = lines[0] if len(lines[0]) <= 300 else lines[0][:299] + "…"
     return f"; step {step.position + 1} ({step.name or step.kernel}): {why}"
 
 
