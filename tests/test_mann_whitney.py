@@ -7,7 +7,6 @@ import math
 import random
 
 import pytest
-from scipy.stats import mannwhitneyu
 
 from clusterbench.analysis.mann_whitney import _u_counts, two_sided_p
 
@@ -25,6 +24,9 @@ def cases():
 
 
 def test_p_is_scipys():
+    # imported here, not at collection: scipy.stats costs every xdist worker 1-2 CPU-s to import
+    from scipy.stats import mannwhitneyu
+
     checked = 0
     for a, b in cases():
         ours = two_sided_p(a, b)
