@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+import huge_pages
 from conftest import tree
 
 APIS = {"posix": ["split", "independent", "io-master"],
@@ -63,6 +64,8 @@ def check_run(res, files, api, strategy, layout, fsync, n):
         for part in parts:
             assert 0 <= rec[f"{part}_s_min"] <= rec[f"{part}_s_max"] <= rec["seconds"] + 1e-9
         assert rec["rank_seconds_max"] <= rec["seconds"] + 1e-9
+        # io-master: rank 0 gathers every rank's transfer into one buffer
+        huge_pages.check_record(rec, TRANSFER * (n if strategy == "io-master" else 1))
     read = reads[0]
     assert read["verify"] is True and read["verify_ok"] is True
     assert read["read_from"] == "shifted" and read["read_shift"] == 1
@@ -91,6 +94,15 @@ def test_four_ranks_oversubscribed_random_offsets(run_cbk, mpiexec, tmp_path, ap
     res, files = run_pario(run_cbk, mpiexec, tmp_path, 4, f"--api={api}", f"--strategy={strategy}",
                            f"--fsync={fsync}", "--verify", "--offsets=random", *sizes_args(layout))
     check_run(res, files, api, strategy, layout, fsync, 4)
+
+
+@pytest.mark.timeout(60)
+def test_small_pages_when_told_as_ior_uses(run_cbk, mpiexec, tmp_path):
+    res, _ = run_pario(run_cbk, mpiexec, tmp_path, 2, "--api=posix", "--direct", "--block-size=2m",
+                       "--transfer-size=1m", "--huge-pages=false")
+    assert res.status == 0, res.stderr
+    for rec in res.measurements("write") + res.measurements("read"):
+        huge_pages.check_record(rec, 2**20, asked=False)
 
 
 @pytest.mark.timeout(60)

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#define SMALL_HUGE_PAGE ((size_t)2 << 20)
 
 void *cbk_buffer_alloc(size_t bytes)
 {
@@ -15,6 +18,59 @@ void *cbk_buffer_alloc(size_t bytes)
 }
 
 void cbk_buffer_free(void *p) { free(p); }
+
+/* The size of a transparent huge page (2 MiB on x86-64; 512 MiB with
+ * arm64's 64 KiB base pages); 0 unknown. */
+static size_t huge_page_bytes(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+    unsigned long long bytes = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &bytes) != 1)
+            bytes = 0;
+        fclose(f);
+    }
+    return (size_t)bytes;
+}
+
+/* AnonHugePages of this process in KiB; -1 unknown. */
+static long anon_huge_kib(void)
+{
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long kib = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes)
+{
+    size_t page = huge_page_bytes();
+    *huge_bytes = 0;
+    if (page == 0 || page > SMALL_HUGE_PAGE * ((bytes + SMALL_HUGE_PAGE - 1) / SMALL_HUGE_PAGE))
+        return cbk_buffer_alloc(bytes);
+    void *p = NULL;
+    size_t rounded = (bytes + page - 1) / page * page;
+    if (rounded == 0 || posix_memalign(&p, page, rounded))
+        return NULL;
+    /* advice only: refused where THP is not built in, ignored where it is "never" */
+    (void)madvise(p, rounded, MADV_HUGEPAGE);
+    /* how much became huge, from this process's total before and after the first touch
+     * (cbk allocates its buffers before any timing, one at a time) */
+    long before = anon_huge_kib();
+    memset(p, 0, rounded);
+    long after = anon_huge_kib();
+    if (before >= 0 && after > before) {
+        size_t got = (size_t)(after - before) * 1024;
+        *huge_bytes = got < rounded ? got : rounded;
+    }
+    return p;
+}
 
 long cbk_mem_available_kib(void)
 {

@@ -9,6 +9,17 @@
 /* Returns NULL on failure; the caller reports it. Memory is touched so the
  * first timed pass does not pay for page faults. */
 void *cbk_buffer_alloc(size_t bytes);
+
+/* cbk_buffer_alloc's buffer, laid out for transparent huge pages: aligned to
+ * and a whole number of the kernel's huge page size, madvise(MADV_HUGEPAGE)
+ * before it is touched. An O_DIRECT transfer from it pins a few huge pages
+ * instead of one page per 4 KiB and reaches the block layer in fewer
+ * segments (docs/kernels/pario.md, "Transfer buffers on huge pages").
+ * *huge_bytes: how much of it the kernel did back with huge pages (0 where
+ * THP is "never", not built in, or none was free); small pages where a huge
+ * page would be larger than the buffer rounded to 2 MiB. Freed with
+ * cbk_buffer_free. */
+void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes);
 void cbk_buffer_free(void *p);
 
 /* MemAvailable of /proc/meminfo in KiB (what can be allocated without

@@ -181,3 +181,9 @@ void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, dou
     cbk_phase_field(&synced, CBK_REAL("sync_seconds", sync_s));
     cbk_report(c, &synced);
 }
+
+void cbk_phase_buffer_pages(struct cbk_phase *p, bool huge_asked, size_t huge_bytes)
+{
+    cbk_phase_field(p, CBK_BOOL("huge_pages", huge_asked));
+    cbk_phase_field(p, CBK_U64("buffer_huge_bytes", huge_bytes));
+}

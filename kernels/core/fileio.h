@@ -56,4 +56,9 @@ int cbk_read_blocks(int fd, unsigned char *buf, size_t block_bytes, uint64_t fil
  * read), so tests can prove --verify catches corruption. */
 int cbk_test_corrupt(const char *path, uint64_t file_bytes);
 
+/* The transfer buffer's pages, on a phase's record: huge_pages as asked
+ * (--huge-pages) and buffer_huge_bytes, how much of the buffer the kernel
+ * backed with huge pages (cbk_buffer_alloc_huge). */
+void cbk_phase_buffer_pages(struct cbk_phase *p, bool huge_asked, size_t huge_bytes);
+
 #endif

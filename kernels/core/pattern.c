@@ -23,10 +23,16 @@ static uint64_t splitmix64(uint64_t *s)
 
 int cbk_pattern_init(struct cbk_pattern *p, uint64_t run_id, uint32_t rank, size_t block_bytes)
 {
+    return cbk_pattern_init_pages(p, run_id, rank, block_bytes, false);
+}
+
+int cbk_pattern_init_pages(struct cbk_pattern *p, uint64_t run_id, uint32_t rank, size_t block_bytes, bool huge)
+{
     p->run_id = run_id;
     p->rank = rank;
     p->block_bytes = block_bytes;
-    p->pool = cbk_buffer_alloc(block_bytes);
+    p->pool_huge_bytes = 0;
+    p->pool = huge ? cbk_buffer_alloc_huge(block_bytes, &p->pool_huge_bytes) : cbk_buffer_alloc(block_bytes);
     if (!p->pool)
         return -1;
     /* xoshiro256** seeded through splitmix64, as its authors advise */

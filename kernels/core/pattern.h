@@ -21,9 +21,12 @@ struct cbk_pattern {
     uint32_t rank;
     size_t block_bytes;
     unsigned char *pool; /* block_bytes of random data, page aligned */
+    size_t pool_huge_bytes; /* how much of pool huge pages back (cbk_buffer_alloc_huge) */
 };
 
 int cbk_pattern_init(struct cbk_pattern *p, uint64_t run_id, uint32_t rank, size_t block_bytes);
+/* The same, its pool on transparent huge pages when `huge` (a transfer buffer: cbk_buffer_alloc_huge). */
+int cbk_pattern_init_pages(struct cbk_pattern *p, uint64_t run_id, uint32_t rank, size_t block_bytes, bool huge);
 void cbk_pattern_free(struct cbk_pattern *p);
 
 /* Fills `buf` (block_bytes long) with the block that belongs at `offset`. */

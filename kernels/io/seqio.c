@@ -23,6 +23,7 @@ struct seqio_options {
     enum cbk_read_mode read;
     enum cbk_cold_method cold_method;
     bool verify;
+    bool huge_pages;
 };
 #define OPT struct seqio_options
 
@@ -37,6 +38,9 @@ static const struct cbk_param params[] = {
     { .name = "cold-method", CBK_AT_CHOICE(OPT, cold_method, cbk_cold_method_names), .default_value = "auto",
       .help = "how a cold read empties the cache: drop-caches (root), fadvise (any user), auto = fadvise, then drop-caches (root) only if the file stayed cached" },
     { .name = "verify", CBK_AT_BOOL(OPT, verify), .default_value = "false", .help = "check every 4 KiB unit read against what was written (inside the timed read)" },
+    { .name = "huge-pages", CBK_AT_BOOL(OPT, huge_pages), .default_value = "true",
+      .help = "the write and read buffers on transparent huge pages (madvise), so an O_DIRECT transfer pins a few pages, not one per 4 KiB; false = 4 KiB pages, as fio and dd. The record says how much the kernel gave (buffer_huge_bytes)",
+      .before = "false" },
     { 0 },
 };
 
@@ -45,6 +49,7 @@ struct seqio {
     char path[CBK_PATH_MAX + 16];
     struct cbk_pattern pattern;
     unsigned char *read_buf;
+    size_t read_huge_bytes;
 };
 
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
@@ -65,8 +70,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     c->state = s;
     const OPT *o = cbk_options(a);
     size_t block = o->block_bytes;
-    if (cbk_pattern_init(&s->pattern, c->run_id, (uint32_t)c->rank, block) ||
-        !(s->read_buf = cbk_buffer_alloc(block)))
+    bool huge = o->huge_pages;
+    if (cbk_pattern_init_pages(&s->pattern, c->run_id, (uint32_t)c->rank, block, huge) ||
+        !(s->read_buf = huge ? cbk_buffer_alloc_huge(block, &s->read_huge_bytes) : cbk_buffer_alloc(block)))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "seqio: cannot allocate two buffers of %zu bytes", block);
     int rc = cbk_private_dir(o->dir, "seqio", s->dir, sizeof s->dir);
     if (rc)
@@ -108,6 +114,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct seqi
     cbk_phase_field(&p, CBK_U64("file_bytes", file));
     cbk_phase_field(&p, CBK_U64("block_bytes", s->pattern.block_bytes));
     cbk_phase_field(&p, CBK_TEXT("dir", o->dir));
+    cbk_phase_buffer_pages(&p, o->huge_pages, s->pattern.pool_huge_bytes);
     if (mode == CBK_WRITE_BUFFERED)
         cbk_report_buffered_write(c, &p, written_s, p.end_s, sync_s);
     else
@@ -155,6 +162,7 @@ static void read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct seqio
     cbk_phase_field(&p, CBK_U64("block_bytes", s->pattern.block_bytes));
     cbk_phase_field(&p, CBK_TEXT("dir", o->dir));
     cbk_label_read(&p, mode == CBK_READ_COLD, mode == CBK_READ_WARM, resident, method);
+    cbk_phase_buffer_pages(&p, o->huge_pages, s->read_huge_bytes);
     cbk_phase_field(&p, CBK_BOOL("verify", verify));
     if (verify) {
         cbk_phase_field(&p, CBK_BOOL("verify_ok", rc == 0));

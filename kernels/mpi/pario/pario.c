@@ -77,6 +77,7 @@ struct pario_options {
     bool wear_out;
     const char *hints;      /* MPI-IO hints, "none" = none */
     double delay;
+    bool huge_pages;
 };
 #define OPT struct pario_options
 static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
@@ -137,6 +138,10 @@ static const struct cbk_param params[] = {
               "the hints the library used are recorded either way" },
     { .name = "delay", CBK_AT_REAL(OPT, delay), .default_value = "0", .unit = "s", .min = "0", .max = "86400",
       .help = "pause before every repetition after the first (IOR -d)" },
+    { .name = "huge-pages", CBK_AT_BOOL(OPT, huge_pages), .default_value = "true",
+      .help = "the transfer buffers on transparent huge pages (madvise), so an O_DIRECT transfer pins a few pages, not one per 4 KiB; "
+              "false = 4 KiB pages, as IOR. The record says how much the kernel gave (buffer_huge_bytes, the least of any rank)",
+      .before = "false" },
     { 0 },
 };
 
@@ -156,6 +161,7 @@ struct pario {
     int *master_src;        /* io-master, rank 0: source rank of each reader */
     struct cbk_pattern pat, src_pat;
     unsigned char *read_buf, *master_buf;
+    size_t read_huge_bytes, master_huge_bytes; /* how much of each huge pages back */
     uint64_t *written;      /* transfers each rank wrote this repetition (stonewalling) */
     int repetition;         /* the one the names are for */
 };
@@ -407,12 +413,15 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         s->master_src = alloc_or_fail(c, (size_t)c->size * sizeof *s->master_src);
         for (int w = 0; w < c->size; w++)
             pario_layout_offsets(l, w, s->master_offsets + (size_t)w * l->ops);
-        if (!(s->master_buf = cbk_buffer_alloc((size_t)c->size * l->transfer)))
+        size_t bytes = (size_t)c->size * l->transfer;
+        if (!(s->master_buf = opt(a)->huge_pages ? cbk_buffer_alloc_huge(bytes, &s->master_huge_bytes)
+                                                 : cbk_buffer_alloc(bytes)))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: io-master: cannot allocate %d x %" PRIu64 " bytes on rank 0",
                      c->size, l->transfer);
     }
-    if (cbk_pattern_init(&s->pat, c->run_id, (uint32_t)c->rank, l->transfer) ||
-        !(s->read_buf = cbk_buffer_alloc(l->transfer)))
+    bool huge = opt(a)->huge_pages;
+    if (cbk_pattern_init_pages(&s->pat, c->run_id, (uint32_t)c->rank, l->transfer, huge) ||
+        !(s->read_buf = huge ? cbk_buffer_alloc_huge(l->transfer, &s->read_huge_bytes) : cbk_buffer_alloc(l->transfer)))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", l->transfer);
     s->src = -1;
     make_dir(a, c, s);
@@ -490,6 +499,20 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     cbk_phase_field(p, CBK_REAL("rank0_transfer_s", t->sync_end - t->open_end));
 }
 
+/* The transfer buffer's pages on a phase's record (every rank calls it):
+ * the least any rank's buffer had on huge pages; under io-master rank 0's
+ * gathering buffer, the one its file calls use. */
+static void add_buffer_pages(const struct cbk_args *a, struct cbk_ctx *c, const struct pario *s, struct cbk_phase *p,
+                             bool write)
+{
+    uint64_t least = s->master_huge_bytes; /* io-master: rank 0's, the one that reports */
+    if (s->strategy != IO_MASTER) {
+        uint64_t mine = write ? s->pat.pool_huge_bytes : s->read_huge_bytes;
+        MPI_Reduce(&mine, &least, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
+    }
+    cbk_phase_buffer_pages(p, opt(a)->huge_pages, (size_t)least);
+}
+
 /* Who opens: every rank, except under io-master where rank 0 alone does.
  * With which communicator: all ranks for a shared file opened by all. */
 static bool opens(const struct pario *s, const struct cbk_ctx *c) { return s->strategy != IO_MASTER || c->rank == 0; }
@@ -563,6 +586,7 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
                                               : cbk_write_mode_names[CBK_WRITE_BUFFERED],
                            .bytes = done * l->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
+    add_buffer_pages(a, c, s, &p, true);
     pario_stonewall_fields(c, &s->deadline, &p, done, &sw, l->transfer, l->ops);
     if (s->api == &pario_mpiio) {
         cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
@@ -736,6 +760,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     struct cbk_phase p = { .phase = "read", .mode = f.direct ? "direct" : cold ? "cold" : "warm",
                            .bytes = done * l->transfer, .ops = done, .begin_s = t.open_begin, .end_s = t.close_end };
     add_fields(a, c, s, &p, &t);
+    add_buffer_pages(a, c, s, &p, false);
     pario_stonewall_fields(c, &s->deadline, &p, done, &sw, l->transfer, l->ops);
     if (s->api == &pario_mpiio) {
         cbk_phase_field(&p, CBK_TEXT("mpi_hints_passed", f.hints));
