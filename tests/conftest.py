@@ -92,10 +92,11 @@ def cbk_bin() -> str:
 @pytest.fixture(scope="session")
 def cuda_cbk() -> str:
     """The cbk built with CUDA: $CLUSTERBENCH_CBK_CUDA, else .venv/cuda-build/cbk,
-    built (or brought up to date) here by scripts/build-cuda-cbk.sh unless
-    CLUSTERBENCH_SKIP_CUDA=1. Built by the first test that needs it, not by
-    setup.sh --test: its 25 CPU-s then share the CPUs with other tests instead
-    of holding up the whole suite's start. Missing fails under CI, else skips."""
+    built (or brought up to date) by scripts/build-cuda-cbk.sh unless
+    CLUSTERBENCH_SKIP_CUDA=1: scripts/test.sh starts that build in the
+    background as the tests start (its 25 CPU-s share the CPUs with them
+    instead of holding up the suite's start), and this waits for it. Missing
+    fails under CI, else skips."""
     path = os.environ.get("CLUSTERBENCH_CBK_CUDA")
     if not path:
         path = str(REPO / ".venv" / "cuda-build" / "cbk")
@@ -110,14 +111,11 @@ def cuda_cbk() -> str:
 
 
 def build_cuda_cbk() -> None:
-    """scripts/build-cuda-cbk.sh under a lock: the xdist workers share one
-    build (the second finds it current in a few seconds)."""
-    import fcntl
-
-    with open(REPO / ".venv" / "cuda-build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        p = subprocess.run(["bash", str(REPO / "scripts" / "build-cuda-cbk.sh")], capture_output=True,
-                           text=True, timeout=900, stdin=subprocess.DEVNULL)
+    """scripts/build-cuda-cbk.sh, which holds a lock while it builds: where
+    scripts/test.sh started it in the background this waits for that build
+    and finds it current (a few seconds), and the xdist workers share one."""
+    p = subprocess.run(["bash", str(REPO / "scripts" / "build-cuda-cbk.sh")], capture_output=True,
+                       text=True, timeout=900, stdin=subprocess.DEVNULL)
     if p.returncode != 0:
         pytest.fail(f"scripts/build-cuda-cbk.sh failed (exit {p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
 
