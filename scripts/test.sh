@@ -17,16 +17,7 @@ workers=${CLUSTERBENCH_TEST_WORKERS:-3}
 # may be written: without that, each pytest process (the controller and
 # every worker) rewrites all of them again, about 10 CPU-s each
 unset PYTHONDONTWRITEBYTECODE
-# the cbk with the GPU kernels (nvcc from PyPI) builds beside the tests; the
-# first test that needs it waits for it (tests/conftest.py cuda_cbk)
-cuda_build=""
-if [ "${CLUSTERBENCH_SKIP_CUDA:-0}" != 1 ]; then
-  bash scripts/build-cuda-cbk.sh >.venv/cuda-build.out 2>&1 &
-  cuda_build=$!
-fi
 status=0
 .venv/bin/python -m pytest -q --durations=30 -n "$workers" --dist loadfile --no-loadscope-reorder "$@" || status=$?
-# long done by now; its failure, if any, is the GPU tests' (they ran it again)
-[ -z "$cuda_build" ] || wait "$cuda_build" || true
 echo "test.sh: wall time $((SECONDS - start)) s, set-up included (pytest exit status $status)"
 exit $status
