@@ -58,17 +58,21 @@ void cbk_reduce_histogram(struct cbk_ctx *c, const struct cbk_histogram *h, stru
         MPI_Reduce(h->counts, c->rank == 0 ? sum->counts : NULL, (int)h->buckets, MPI_UINT64_T, MPI_SUM, 0, c->comm);
         uint64_t counts[2] = { h->count, h->clamped }, total[2] = { 0, 0 };
         MPI_Reduce(counts, total, 2, MPI_UINT64_T, MPI_SUM, 0, c->comm);
-        /* an empty histogram's min_seen says nothing */
-        uint64_t lo = h->count ? h->min_seen : UINT64_MAX, hi = h->max_seen, lo_all = 0, hi_all = 0;
+        /* an empty histogram's min_seen says nothing. As signed 64-bit values: Debian's
+         * MPICH 4.0.2 compares MPI_UINT64_T as signed in MPI_MIN/MPI_MAX, so an
+         * UINT64_MAX "none" won every minimum there (tcp pairs rr: the servers' empty
+         * histograms made every merged percentile the maximum); nanoseconds stay
+         * far below 2^63 */
+        int64_t lo = h->count ? (int64_t)h->min_seen : INT64_MAX, hi = (int64_t)h->max_seen, lo_all = 0, hi_all = 0;
         double total_sum = 0;
-        MPI_Reduce(&lo, &lo_all, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
-        MPI_Reduce(&hi, &hi_all, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
+        MPI_Reduce(&lo, &lo_all, 1, MPI_INT64_T, MPI_MIN, 0, c->comm);
+        MPI_Reduce(&hi, &hi_all, 1, MPI_INT64_T, MPI_MAX, 0, c->comm);
         MPI_Reduce(&h->sum, &total_sum, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm);
         if (c->rank == 0) {
             sum->count = total[0];
             sum->clamped = total[1];
-            sum->min_seen = lo_all;
-            sum->max_seen = hi_all;
+            sum->min_seen = lo_all == INT64_MAX ? UINT64_MAX : (uint64_t)lo_all;
+            sum->max_seen = (uint64_t)hi_all;
             sum->sum = total_sum;
         }
         return;
