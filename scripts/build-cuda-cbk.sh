@@ -14,7 +14,9 @@ start_s=$(date +%s)
 if [ -z "${CUDACXX:-}" ]; then
   # installed already (a rebuild): no pip run, which costs seconds even when satisfied
   nvcc=$(echo .venv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc)
-  [ -x "$nvcc" ] || .venv/bin/pip install -q "nvidia-cuda-nvcc>=13.0" "nvidia-cuda-runtime>=13.0"
+  install=(.venv/bin/pip install -q)   # uv where setup.sh put it (faster)
+  [ -x .venv/bin/uv ] && install=(.venv/bin/uv pip install -q --python .venv/bin/python)
+  [ -x "$nvcc" ] || "${install[@]}" "nvidia-cuda-nvcc>=13.0" "nvidia-cuda-runtime>=13.0"
   root=$(.venv/bin/python -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13"))')
   export CUDACXX="$root/bin/nvcc"
 fi
