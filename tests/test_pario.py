@@ -97,6 +97,20 @@ def test_four_ranks_oversubscribed_random_offsets(run_cbk, mpiexec, tmp_path, ap
 
 
 @pytest.mark.timeout(60)
+def test_a_directory_rank_0_removed_on_ctrl_c_is_not_made_again_by_another_rank(run_cbk, mpiexec, tmp_path):
+    # The order a loaded machine gave (a fresh-clone CI run, test_private_dirs): a Ctrl-C reached
+    # rank 0 alone, which removed its private directory before rank 1 had looked for it; rank 1,
+    # not finding it, made its own with its own stamp, and the launcher killed it at the next
+    # barrier before it could remove it. The hook sets that order (pario.c, make_dir).
+    target = tmp_path / "target"
+    target.mkdir()
+    r = run_cbk("pario", f"--dir={target}", "--block-size=1m", launcher=[mpiexec, "-n", "2"], timeout=60,
+                env={"CBK_TEST_INTERRUPT_AFTER_DIR": "1"})
+    assert r.status != 0, r.stderr
+    assert tree(target) == [], "a private directory outlived the interrupted run"
+
+
+@pytest.mark.timeout(60)
 def test_small_pages_when_told_as_ior_uses(run_cbk, mpiexec, tmp_path):
     res, _ = run_pario(run_cbk, mpiexec, tmp_path, 2, "--api=posix", "--direct", "--block-size=2m",
                        "--transfer-size=1m", "--huge-pages=false")

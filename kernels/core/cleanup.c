@@ -188,6 +188,18 @@ int cbk_write_owner_stamp(const char *dir)
     return rc;
 }
 
+int cbk_dir_place(const char *dir, struct cbk_dir_place *out)
+{
+    memset(out, 0, sizeof *out);
+    read_line("/proc/sys/kernel/random/boot_id", out->boot_id, sizeof out->boot_id);
+    struct stat st;
+    if (stat(dir, &st))
+        return -errno;
+    out->dev = (uint64_t)st.st_dev;
+    out->ino = (uint64_t)st.st_ino;
+    return 0;
+}
+
 int cbk_private_dir(const char *parent, const char *tag, char *out, size_t out_len)
 {
     if (dir_count == CBK_CLEANUP_DIRS)

@@ -35,6 +35,16 @@ void cbk_cleanup_set_run_id(uint64_t run_id);
 /* Writes this process's owner stamp into `dir` (O_EXCL). Returns 0 or -errno. */
 int cbk_write_owner_stamp(const char *dir);
 
+/* Where a directory is, as this process sees it: the machine (boot id) and
+ * the directory's device and inode. Two processes with equal places see one
+ * directory: the same machine and the same file system behind the path. */
+struct cbk_dir_place {
+    char boot_id[40];
+    uint64_t dev, ino;
+};
+/* Fills `out` (zeroed first, so two places compare with memcmp); 0 or -errno. */
+int cbk_dir_place(const char *dir, struct cbk_dir_place *out);
+
 /* Registers an existing directory another process created (e.g. rank 0's
  * private directory, its name broadcast to the other ranks), so this
  * process removes it too on exit and on signals. Returns 0 or -errno. */

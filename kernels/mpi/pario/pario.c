@@ -23,6 +23,7 @@
 #include "pario_stonewall.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -357,8 +358,14 @@ static void make_dir(const struct cbk_args *a, struct cbk_ctx *c, struct pario *
 {
     const char *parent = opt(a)->dir;
     int rc = 0;
-    if (c->rank == 0)
+    /* rank 0's place of the parent: a rank that sees the same one shares
+     * rank 0's directory and never makes it */
+    struct cbk_dir_place place0, mine;
+    if (c->rank == 0) {
         rc = cbk_private_dir(parent, "pario", s->dir, sizeof s->dir);
+        if (!rc)
+            rc = cbk_dir_place(parent, &place0);
+    }
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot create a directory in %s: %s", parent, strerror(-rc));
@@ -366,10 +373,31 @@ static void make_dir(const struct cbk_args *a, struct cbk_ctx *c, struct pario *
     if (c->rank == 0)
         snprintf(base, sizeof base, "%s", strrchr(s->dir, '/') + 1);
     MPI_Bcast(base, sizeof base, MPI_CHAR, 0, c->comm);
+    MPI_Bcast(&place0, sizeof place0, MPI_BYTE, 0, c->comm);
+    /* test hook: the order a loaded machine gave a Ctrl-C that reached rank 0
+     * alone: rank 0 removed its directory before another rank looked for it,
+     * and the launcher ended that rank only after it had looked */
+    bool interrupt_hook = getenv("CBK_TEST_INTERRUPT_AFTER_DIR") != NULL;
+    if (interrupt_hook && c->rank == 0) {
+        cbk_cleanup_run();
+        usleep(1000 * 1000);
+        raise(SIGINT);
+    }
     if (c->rank != 0) {
+        if (interrupt_hook)
+            usleep(300 * 1000);
         snprintf(s->dir, sizeof s->dir, "%s/%s", parent, base);
+        bool shared = cbk_dir_place(parent, &mine) == 0 && !memcmp(&mine, &place0, sizeof mine);
         struct stat st;
-        int made = stat(s->dir, &st) != 0;
+        bool here = stat(s->dir, &st) == 0, made = !shared && !here;
+        /* Shared and gone: rank 0 removed it, interrupted (a Ctrl-C that
+         * reached rank 0 alone). Made again here, it outlived the run: the
+         * launcher killed this rank at the barrier below before it could
+         * remove it (a fresh-clone CI run). Nothing to make or remove then. */
+        if (shared && !here) {
+            MPI_Barrier(c->comm);
+            return;
+        }
         if (made && mkdir(s->dir, 0700) && errno != EEXIST)
             cbk_fail(c, CBK_EXIT_FAILED, "pario: mkdir %s: %s", s->dir, strerror(errno));
         if ((rc = cbk_cleanup_register(s->dir)))
