@@ -85,3 +85,17 @@ long cbk_mem_available_kib(void)
     fclose(f);
     return kib;
 }
+
+void *cbk_buffer_alloc_pages(size_t bytes, bool huge, size_t *huge_bytes)
+{
+    if (huge)
+        return cbk_buffer_alloc_huge(bytes, huge_bytes);
+    *huge_bytes = 0;
+    void *p = NULL;
+    size_t rounded = (bytes + CBK_ALIGN_BYTES - 1) / CBK_ALIGN_BYTES * CBK_ALIGN_BYTES;
+    if (rounded == 0 || posix_memalign(&p, CBK_ALIGN_BYTES, rounded))
+        return NULL;
+    (void)madvise(p, rounded, MADV_NOHUGEPAGE); /* advice: where THP is not built in there is nothing to keep off */
+    memset(p, 0, rounded);
+    return p;
+}

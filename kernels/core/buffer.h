@@ -2,6 +2,7 @@
 #ifndef CBK_BUFFER_H
 #define CBK_BUFFER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CBK_ALIGN_BYTES 4096
@@ -20,6 +21,11 @@ void *cbk_buffer_alloc(size_t bytes);
  * page would be larger than the buffer rounded to 2 MiB. Freed with
  * cbk_buffer_free. */
 void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes);
+/* A transfer buffer as asked (--huge-pages): cbk_buffer_alloc_huge's, or
+ * one kept on 4 KiB pages (madvise(MADV_NOHUGEPAGE): where THP is "always"
+ * the kernel would back a large buffer with huge pages unasked), so
+ * *huge_bytes is true either way. */
+void *cbk_buffer_alloc_pages(size_t bytes, bool huge, size_t *huge_bytes);
 void cbk_buffer_free(void *p);
 
 /* MemAvailable of /proc/meminfo in KiB (what can be allocated without

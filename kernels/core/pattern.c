@@ -32,7 +32,7 @@ int cbk_pattern_init_pages(struct cbk_pattern *p, uint64_t run_id, uint32_t rank
     p->rank = rank;
     p->block_bytes = block_bytes;
     p->pool_huge_bytes = 0;
-    p->pool = huge ? cbk_buffer_alloc_huge(block_bytes, &p->pool_huge_bytes) : cbk_buffer_alloc(block_bytes);
+    p->pool = cbk_buffer_alloc_pages(block_bytes, huge, &p->pool_huge_bytes);
     if (!p->pool)
         return -1;
     /* xoshiro256** seeded through splitmix64, as its authors advise */

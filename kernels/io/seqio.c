@@ -72,7 +72,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     size_t block = o->block_bytes;
     bool huge = o->huge_pages;
     if (cbk_pattern_init_pages(&s->pattern, c->run_id, (uint32_t)c->rank, block, huge) ||
-        !(s->read_buf = huge ? cbk_buffer_alloc_huge(block, &s->read_huge_bytes) : cbk_buffer_alloc(block)))
+        !(s->read_buf = cbk_buffer_alloc_pages(block, huge, &s->read_huge_bytes)))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "seqio: cannot allocate two buffers of %zu bytes", block);
     int rc = cbk_private_dir(o->dir, "seqio", s->dir, sizeof s->dir);
     if (rc)

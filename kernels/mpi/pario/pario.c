@@ -442,14 +442,13 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         for (int w = 0; w < c->size; w++)
             pario_layout_offsets(l, w, s->master_offsets + (size_t)w * l->ops);
         size_t bytes = (size_t)c->size * l->transfer;
-        if (!(s->master_buf = opt(a)->huge_pages ? cbk_buffer_alloc_huge(bytes, &s->master_huge_bytes)
-                                                 : cbk_buffer_alloc(bytes)))
+        if (!(s->master_buf = cbk_buffer_alloc_pages(bytes, opt(a)->huge_pages, &s->master_huge_bytes)))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: io-master: cannot allocate %d x %" PRIu64 " bytes on rank 0",
                      c->size, l->transfer);
     }
     bool huge = opt(a)->huge_pages;
     if (cbk_pattern_init_pages(&s->pat, c->run_id, (uint32_t)c->rank, l->transfer, huge) ||
-        !(s->read_buf = huge ? cbk_buffer_alloc_huge(l->transfer, &s->read_huge_bytes) : cbk_buffer_alloc(l->transfer)))
+        !(s->read_buf = cbk_buffer_alloc_pages(l->transfer, huge, &s->read_huge_bytes)))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", l->transfer);
     s->src = -1;
     make_dir(a, c, s);
