@@ -33,16 +33,17 @@ static size_t huge_page_bytes(void)
     return (size_t)bytes;
 }
 
-/* AnonHugePages of this process in KiB; -1 unknown. */
-static long anon_huge_kib(void)
+/* The "FIELD: N kB" line of a /proc file (meminfo, smaps_rollup) in KiB; -1 unknown. */
+static long proc_kib(const char *path, const char *field)
 {
-    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    FILE *f = fopen(path, "r");
     char line[256];
+    size_t len = strlen(field);
     long kib = -1;
     if (!f)
         return -1;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
+        if (!strncmp(line, field, len) && line[len] == ':' && sscanf(line + len + 1, "%ld kB", &kib) == 1)
             break;
     fclose(f);
     return kib;
@@ -62,9 +63,9 @@ void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes)
     (void)madvise(p, rounded, MADV_HUGEPAGE);
     /* how much became huge, from this process's total before and after the first touch
      * (cbk allocates its buffers before any timing, one at a time) */
-    long before = anon_huge_kib();
+    long before = proc_kib("/proc/self/smaps_rollup", "AnonHugePages");
     memset(p, 0, rounded);
-    long after = anon_huge_kib();
+    long after = proc_kib("/proc/self/smaps_rollup", "AnonHugePages");
     if (before >= 0 && after > before) {
         size_t got = (size_t)(after - before) * 1024;
         *huge_bytes = got < rounded ? got : rounded;
@@ -72,19 +73,7 @@ void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes)
     return p;
 }
 
-long cbk_mem_available_kib(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long kib = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
+long cbk_mem_available_kib(void) { return proc_kib("/proc/meminfo", "MemAvailable"); }
 
 void *cbk_buffer_alloc_pages(size_t bytes, bool huge, size_t *huge_bytes)
 {
