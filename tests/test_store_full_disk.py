@@ -77,24 +77,46 @@ def test_a_store_on_a_disk_with_no_byte_free_is_one_line_and_unchanged(cbk_bin, 
     assert not any("Traceback" in e for e in errors)
 
 
-WAIT_FOR_FILE = "import glob, sys, time\nwhile not glob.glob(sys.argv[1]):\n    time.sleep(0.0005)"
+# Another writer that takes the space while cbk's file is being written: it polls for the file
+# (every 0.5 ms), then writes until the file system is full, holds that while the file exists and
+# gives it back when the file is gone, so a repetition whose write outran it does not fail the next
+# one's space check, and the next repetition is raced again.
+FILLER = """
+import glob, os, sys, time
+pattern, filler, stop = sys.argv[1:4]
+block = bytes(1 << 20)
+while not os.path.exists(stop):
+    if not glob.glob(pattern):
+        time.sleep(0.0005)
+        continue
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        while os.write(fd, block):
+            pass
+    except OSError:
+        pass   # full
+    os.close(fd)
+    while glob.glob(pattern) and not os.path.exists(stop):
+        time.sleep(0.001)
+    os.unlink(filler)
+"""
 
 
 def test_a_disk_that_fills_mid_run_is_a_failed_measurement_said_once(cbk_bin, tmp_path):
-    """The space check passed, then another writer took the space (a filler
-    that grabs every block freed): cbk's ENOSPC is a failed measurement,
-    exit 1, its message not prefixed twice, its files removed."""
+    """The space check passed, then another writer took the space: cbk's
+    ENOSPC is a failed measurement, exit 1, its message not prefixed twice,
+    its files removed. The file (32 MiB in 4 KiB writes, tens of
+    milliseconds on a 64 MiB tmpfs) lives long enough for the filler to
+    take the space while it is written: the first repetition nearly always
+    fails, and one that outran the filler is followed by another race."""
     out = tmp_path / "copy"
     out.mkdir()
-    script = ('mkdir "$FULL/d"\n'
-              # cbk's file lives about a millisecond per repetition on a tmpfs: an ls every 20 ms
-              # missed it for over a minute under load, so one process polls every 0.5 ms
-              '( "$PY" -c "$WAIT_FOR_FILE" "$FULL/d/cbk-*/[!.]*"\n'
-              '  while [ ! -e "$FULL/stop" ]; do dd if=/dev/zero bs=4k status=none 2>/dev/null >> "$FULL/filler"; done ) &\n'
-              'timeout 120 "$PY" -m clusterbench run seqio --file-size=512k --block-size=64k --repeat 100000 '
-              '--dir="$FULL/d" --db "$OUT/r.db" >"$OUT/stdout" 2>"$OUT/stderr"; echo "status=$?"\n'
-              'touch "$FULL/stop"; wait; ls -A "$FULL/d"; echo listed')
-    r = run_on_full_disk(tmp_path, script, env=dict(_env(cbk_bin), OUT=str(out), WAIT_FOR_FILE=WAIT_FOR_FILE))
+    script = ('mkdir "$FULL/big" && mount -t tmpfs -o size=64m cbbig "$FULL/big" && mkdir "$FULL/big/d" || exit 99\n'
+              '"$PY" -c "$FILLER" "$FULL/big/d/cbk-*/[!.]*" "$FULL/big/filler" "$FULL/stop" &\n'
+              'timeout 120 "$PY" -m clusterbench run seqio --file-size=32m --block-size=4k --repeat 1000 '
+              '--dir="$FULL/big/d" --db "$OUT/r.db" >"$OUT/stdout" 2>"$OUT/stderr"; echo "status=$?"\n'
+              'touch "$FULL/stop"; wait; ls -A "$FULL/big/d"; echo listed')
+    r = run_on_full_disk(tmp_path, script, env=dict(_env(cbk_bin), OUT=str(out), FILLER=FILLER))
     assert r.stdout.splitlines() == ["status=1", "listed"], (r.stdout, r.stderr)   # the directory is empty again
     said = (out / "stdout").read_text() + (out / "stderr").read_text()
     assert "step failed: seqio: write " in said and "No space left on device" in said, said
