@@ -4,8 +4,9 @@ compiling cbk against the mpicc on PATH, and the installed clusterbench
 runs a kernel under MPI. CLUSTERBENCH_REQUIRE_MPI=1 turns a build without
 MPI into an error of one line.
 
-Lean on purpose: pip's cache serves the dependencies (scripts/setup.sh
-fetched them just before), and the sdist is built once per session.
+Lean on purpose: the cache of the set-up's installer serves the
+dependencies (scripts/setup.sh fetched them just before), and the sdist is
+built once per session.
 """
 from __future__ import annotations
 
@@ -90,9 +91,13 @@ def test_sdist_installs_in_a_clean_venv_against_the_mpicc_on_path_and_runs_a_ker
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     (wheel,) = wheels.glob("clusterbench-*.whl")
     assert "-py3-none-linux_" in wheel.name  # one machine type, any Python 3: cbk is an executable
-    # --no-compile: byte-compiling SciPy and Matplotlib is most of an install's time, and tests nothing here
-    p = subprocess.run([*pip, "install", "-q", "--no-compile", str(wheel)],
-                       capture_output=True, text=True, timeout=600, env=env)
+    # the wheel and its dependencies go in with the suite's uv where set-up installed one (1-2 s
+    # against pip's 8 s and 7 CPU-s on 2 cores: unpacking SciPy and Matplotlib tests nothing here);
+    # --no-compile: byte-compiling them is most of a pip install's time
+    uv = Path(sys.executable).with_name("uv")
+    installer = ([str(uv), "pip", "install", "-q", "--python", str(bindir / "python")] if uv.exists()
+                 else [*pip, "install", "-q", "--no-compile"])
+    p = subprocess.run([*installer, str(wheel)], capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
 
     desc = json.loads(subprocess.run([str(bindir / "cbk"), "--describe"], capture_output=True, text=True,
