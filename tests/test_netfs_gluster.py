@@ -29,7 +29,7 @@ needs_gluster = pytest.mark.skipif(tc.why_not() is not None or not all(
     reason=f"no test cluster or no GlusterFS: {tc.why_not() or 'apt-get install glusterfs-server glusterfs-client'}")
 SYSTEM_DIRS = tuple(gluster.SYSTEM_DIRS.values())
 LINK_MB_S = 125.0   # 1 Gbit/s in MB/s
-SIZE = "96m"
+SIZE = "64m"         # half a second of the 1 Gbit/s link, 500 times its shaper's burst
 
 
 def system_state() -> dict[str, list[str]]:
@@ -88,7 +88,7 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         assert len(devices) == 3, devices
         # one client node: write with fsync and cold read, at or below the link
         run = stored(cli, env, "run", "seqio", "--np", "1", "--launcher", "mpiexec", *hosts,
-                     "--repeat", "5", f"--dir={g['path']}", f"--file-size={SIZE}")
+                     "--repeat", "3", f"--dir={g['path']}", f"--file-size={SIZE}")
         assert set(run["environments"]) >= {"h01"}, sorted(run["environments"])
         h01 = run["environments"]["h01"]
         k = f"target.{g['path']}.netfs."
@@ -98,9 +98,9 @@ def test_one_gbit_link_binds_and_a_shifted_read_is_not_served_by_the_readers_cac
         assert h01[k + "interface"] == "eth0" and h01[k + "link_rate_mbps"] == 1000
         for phase, mode in (("write", "fsync"), ("read", "cold")):
             recs = rate(run, 0, phase, mode)
-            assert len(recs) == 5 and all(r["rate_decimal"] <= LINK_MB_S * 1.05 for r in recs), recs
+            assert len(recs) == 3 and all(r["rate_decimal"] <= LINK_MB_S * 1.05 for r in recs), recs
             # the link is the ceiling: other work on this machine can only pull a repetition
-            # below it, so the best of five is the one judged, against the 1 Gbit/s of h01's
+            # below it, so the best of three is the one judged, against the 1 Gbit/s of h01's
             # link. Whether it reaches the 70 % that names the link the limit is the machine's
             # load, not the product (66 % seen with four test workers on two cores); the
             # threshold itself is tested on recorded figures (test_netfs_limits)
