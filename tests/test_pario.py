@@ -110,6 +110,21 @@ def test_a_directory_rank_0_removed_on_ctrl_c_is_not_made_again_by_another_rank(
     assert tree(target) == [], "a private directory outlived the interrupted run"
 
 
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("strategy", ["split", "io-master"])
+def test_every_ranks_transfer_buffer_is_on_huge_pages_by_default(run_cbk, mpiexec, tmp_path, strategy):
+    # io-master: rank 0's gather buffer, 2 x 1 MiB, is the one its record judges
+    def run():
+        res, _ = run_pario(run_cbk, mpiexec, tmp_path, 2, "--api=posix", "--direct", f"--strategy={strategy}",
+                           "--block-size=2m", "--transfer-size=1m")
+        assert res.status == 0, res.stderr
+        recs = res.measurements("write") + res.measurements("read")
+        for rec in recs:
+            huge_pages.check_record(rec, 2**20 * (2 if strategy == "io-master" else 1))
+        return recs
+    huge_pages.gives_some(run)
+
+
 @pytest.mark.timeout(60)
 def test_small_pages_when_told_as_ior_uses(run_cbk, mpiexec, tmp_path):
     res, _ = run_pario(run_cbk, mpiexec, tmp_path, 2, "--api=posix", "--direct", "--block-size=2m",

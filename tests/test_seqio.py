@@ -53,12 +53,18 @@ def test_every_mode_measures_labels_and_cleans_up(run_cbk, tmp_path, write, read
 @pytest.mark.parametrize("asked", [True, False])
 def test_transfer_buffers_on_huge_pages_unless_told_not_and_the_record_says_how_many(run_cbk, tmp_path, asked):
     # an O_DIRECT transfer from a huge page pins one page, not 256 (docs/kernels/seqio.md)
-    r = run_cbk("seqio", f"--dir={tmp_path}", "--file-size=8m", "--block-size=1m", "--write=direct",
-                "--read=direct", f"--huge-pages={str(asked).lower()}")
+    args = [f"--dir={tmp_path}", "--file-size=8m", "--block-size=1m", "--write=direct", "--read=direct"]
+    r = run_cbk("seqio", *args, f"--huge-pages={str(asked).lower()}")
     assert r.status == 0, r.stderr
     for rec in r.measurements("write") + r.measurements("read"):
         huge_pages.check_record(rec, 2**20, asked)
     assert tree(tmp_path) == []
+    if asked:
+        def again():
+            r2 = run_cbk("seqio", *args)
+            assert r2.status == 0, r2.stderr
+            return r2.measurements("write") + r2.measurements("read")
+        huge_pages.gives_some(again, first=r.measurements("write") + r.measurements("read"))
 
 
 @pytest.mark.timeout(60)
