@@ -177,9 +177,10 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "no_gpu: checks the refusal on a host without a GPU; skipped where one is visible")
     # the per-boot command cache (environment/command_cache.py) of the tests and of every
     # clusterbench they start: in a folder of their own, not the user's ~/.cache
-    import tempfile
+    import stale_suites
 
-    os.environ["XDG_CACHE_HOME"] = config.test_cache_home = tempfile.mkdtemp(prefix="clusterbench-test-cache-")
+    config.test_cache_home = str(stale_suites.marked_temp_dir("clusterbench-test-cache-"))
+    os.environ["XDG_CACHE_HOME"] = config.test_cache_home
 
 
 def pytest_unconfigure(config):
@@ -266,7 +267,9 @@ def postgres_server():
             pytest.fail(message)
         pytest.skip(message)
     with process_guard.shared():   # it serves every later test: it must not carry this one's tag
-        server = PostgresServer.start()
+        import stale_suites
+
+        server = PostgresServer.start(root=stale_suites.marked_temp_dir("cb-pg-"))
     yield server
     server.stop()
 

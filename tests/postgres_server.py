@@ -35,12 +35,13 @@ class PostgresServer:
         self._names = itertools.count(1)
 
     @classmethod
-    def start(cls, bindir: Path | None = None) -> "PostgresServer":
+    def start(cls, bindir: Path | None = None, root: Path | None = None) -> "PostgresServer":
+        """root: an empty folder of the caller's for the data and socket (removed by stop), else a new one."""
         bindir = bindir or server_bin_dir()
         if bindir is None:
             raise FileNotFoundError("no PostgreSQL server binaries (Debian package postgresql)")
         as_user = "postgres" if os.geteuid() == 0 else None
-        root = Path(tempfile.mkdtemp(prefix="cb-pg-"))
+        root = root or Path(tempfile.mkdtemp(prefix="cb-pg-"))
         server = cls(bindir, root, as_user)
         server.socket_dir.mkdir()
         if as_user:

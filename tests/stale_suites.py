@@ -10,19 +10,46 @@ whose marking session is gone is a killed suite's, and is taken down (a
 test cluster through its state file, then what is still mounted, deepest
 first). A folder of a suite that still runs, or one without a marking (not
 ours), is left alone.
+
+What a suite makes outside that folder (the PostgreSQL server's data, which
+the postgres user must reach; the per-process command caches) lives in
+temporary folders under /tmp marked the same way, removed by the next suite
+when their session is gone (a suite killed with -9 left three servers' data,
+400 MiB, and a 185 MiB uv cache, 2026-12-06).
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import process_guard
 
 MARK = ".clusterbench-suite"
+# the temporary folders a suite makes outside its pytest folder (marked_temp_dir)
+TEMP_PREFIXES = ("cb-pg-", "clusterbench-test-cache-")
 
 
 def mark(basetemp: Path) -> None:
     (basetemp / MARK).write_text(process_guard.SESSION)
+
+
+def marked_temp_dir(prefix: str) -> Path:
+    """A new folder in the system's temporary directory, marked with this
+    suite's session; prefix one of TEMP_PREFIXES."""
+    assert prefix in TEMP_PREFIXES, prefix
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    mark(folder)
+    return folder
+
+
+def _session_gone(folder: Path) -> bool:
+    try:
+        session = (folder / MARK).read_text().strip()
+    except OSError:
+        return False   # not marked: not a suite of this project's, or an older one
+    return not process_guard.session_alive(session.split(":", 1)[0])
 
 
 def _mount_points() -> list[Path]:
@@ -41,11 +68,7 @@ def _dead_folders(root: Path, mine: Path) -> set[Path]:
         if not p.is_relative_to(root) or p.is_relative_to(mine) or p == root:
             continue
         folder = root / p.relative_to(root).parts[0]
-        try:
-            session = (folder / MARK).read_text().strip()
-        except OSError:
-            continue   # not marked: not a suite of this project's, or an older one
-        if not process_guard.session_alive(session.split(":", 1)[0]):
+        if _session_gone(folder):
             folders.add(folder)
     return folders
 
@@ -71,4 +94,9 @@ def sweep(basetemp: Path) -> list[str]:
             if subprocess.run(["umount", str(p)], capture_output=True).returncode:
                 subprocess.run(["umount", "-l", str(p)], capture_output=True)
             done.append(f"mount {p}")
+    temp = Path(tempfile.gettempdir())
+    for folder in sorted(f for prefix in TEMP_PREFIXES for f in temp.glob(prefix + "*")):
+        if folder.is_dir() and not folder.is_symlink() and _session_gone(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            done.append(f"folder {folder}")
     return done

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,25 @@ def test_what_a_killed_suite_left_is_taken_down_and_a_running_suites_is_not(tmp_
             if mounted(folder / "mnt"):
                 subprocess.run(["umount", str(folder / "mnt")], check=True)
             shutil.rmtree(folder)
+
+
+def test_a_killed_suites_temporary_folders_are_removed_and_others_are_left(tmp_path_factory):
+    """The PostgreSQL data and the command caches a suite keeps in /tmp: a dead
+    session's marked folder goes, this suite's and an unmarked one stay."""
+    mine = tmp_path_factory.getbasetemp()
+    mine = mine.parent if mine.name.startswith("popen-") else mine
+    dead_pid = max(int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()) + 100000
+    dead = stale_suites.marked_temp_dir("cb-pg-")
+    (dead / stale_suites.MARK).write_text(f"{dead_pid}-123-deadbeef:shared")
+    (dead / "data").mkdir()
+    (dead / "data" / "PG_VERSION").write_text("15\n")
+    alive = stale_suites.marked_temp_dir("clusterbench-test-cache-")
+    unmarked = Path(tempfile.mkdtemp(prefix="cb-pg-"))
+    try:
+        swept = stale_suites.sweep(mine)
+        assert f"folder {dead}" in swept and not dead.exists(), swept
+        assert alive.exists() and unmarked.exists()
+        assert not any(str(alive) in line or str(unmarked) in line for line in swept), swept
+    finally:
+        for folder in (dead, alive, unmarked):
+            shutil.rmtree(folder, ignore_errors=True)
