@@ -254,6 +254,28 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("store_url", STORE_BACKENDS, indirect=True)
 
 
+@pytest.fixture
+def machine_settings_changed():
+    """Held by a test that changes what every process of the machine shares
+    (THP, vm.dirty_*, PM QoS, clusterbench's memory cgroups, which other tests
+    count): no other such test, and no test judging one, runs meanwhile, in
+    this suite or another (tests/machine_settings.py)."""
+    import machine_settings
+
+    with machine_settings.held(exclusive=True):
+        yield
+
+
+@pytest.fixture
+def machine_settings_steady():
+    """Held by a test whose verdict depends on a machine-wide setting (THP
+    for huge pages): none changes while it runs."""
+    import machine_settings
+
+    with machine_settings.held(exclusive=False):
+        yield
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """A private PostgreSQL server for the whole session (tests/postgres_server.py).

@@ -163,7 +163,7 @@ def test_repeat_auto_one_at_a_time_stops_each_node_on_its_own_rule(cluster, tmp_
 
 
 @pytest.mark.timeout(300)
-def test_memory_limit_caps_each_nodes_step_in_a_cgroup_on_that_node(cluster, tmp_path):
+def test_memory_limit_caps_each_nodes_step_in_a_cgroup_on_that_node(cluster, tmp_path, machine_settings_changed):
     """--memory-limit as `run` applies it: each node's cbk started inside a
     memory cgroup by cgexec through the launcher, so the cap holds on the
     node; each node's step keeps that node's peak, and its records the limit.

@@ -77,7 +77,8 @@ def check_run(res, files, api, strategy, layout, fsync, n):
 
 @pytest.mark.timeout(100)
 @pytest.mark.parametrize("api,strategy,layout,fsync", COMBOS, ids=["-".join(c) for c in COMBOS])
-def test_every_combination_writes_and_verifies_on_two_ranks(run_cbk, mpiexec, tmp_path, api, strategy, layout, fsync):
+def test_every_combination_writes_and_verifies_on_two_ranks(run_cbk, mpiexec, tmp_path, api, strategy, layout, fsync,
+                                                            machine_settings_steady):
     res, files = run_pario(run_cbk, mpiexec, tmp_path, 2, f"--api={api}", f"--strategy={strategy}",
                            f"--fsync={fsync}", "--verify", *sizes_args(layout))
     check_run(res, files, api, strategy, layout, fsync, 2)
@@ -90,7 +91,8 @@ FOUR = [("posix", "split", "contiguous", "end"), ("posix", "io-master", "strided
 
 @pytest.mark.timeout(100)
 @pytest.mark.parametrize("api,strategy,layout,fsync", FOUR, ids=["-".join(c) for c in FOUR])
-def test_four_ranks_oversubscribed_random_offsets(run_cbk, mpiexec, tmp_path, api, strategy, layout, fsync):
+def test_four_ranks_oversubscribed_random_offsets(run_cbk, mpiexec, tmp_path, api, strategy, layout, fsync,
+                                                  machine_settings_steady):
     res, files = run_pario(run_cbk, mpiexec, tmp_path, 4, f"--api={api}", f"--strategy={strategy}",
                            f"--fsync={fsync}", "--verify", "--offsets=random", *sizes_args(layout))
     check_run(res, files, api, strategy, layout, fsync, 4)
@@ -112,7 +114,8 @@ def test_a_directory_rank_0_removed_on_ctrl_c_is_not_made_again_by_another_rank(
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("strategy", ["split", "io-master"])
-def test_every_ranks_transfer_buffer_is_on_huge_pages_by_default(run_cbk, mpiexec, tmp_path, strategy):
+def test_every_ranks_transfer_buffer_is_on_huge_pages_by_default(run_cbk, mpiexec, tmp_path, strategy,
+                                                                 machine_settings_steady):
     # io-master: rank 0's gather buffer, 2 x 1 MiB, is the one its record judges
     def run():
         res, _ = run_pario(run_cbk, mpiexec, tmp_path, 2, "--api=posix", "--direct", f"--strategy={strategy}",

@@ -45,8 +45,9 @@ def state_dir(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def keep_settings():
-    """Writes back every value a test may change, even when it fails."""
+def keep_settings(machine_settings_changed):
+    """Writes back every value a test may change, even when it fails; read
+    and written back under the machine's settings lock."""
     files = [EXPIRE, THP]
     before = {f: selected(f) for f in files if f.exists()}
     yield before
@@ -56,7 +57,9 @@ def keep_settings():
 
 
 @pytest.fixture
-def memory_parent() -> Path:
+def memory_parent(machine_settings_changed) -> Path:
+    """The cgroup under which runs make theirs; held under the machine's
+    settings lock, as the tests compare every clusterbench cgroup there."""
     try:
         return cgroup.find().parent
     except cgroup.CgroupUnavailable as e:
@@ -236,7 +239,8 @@ def pm_qos_target() -> int:
 
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(not Path("/dev/cpu_dma_latency").exists(), reason="no /dev/cpu_dma_latency")
-def test_cpu_latency_is_held_for_the_run_only_and_dropped_when_the_process_dies(cbk_bin, state_dir, store_url):
+def test_cpu_latency_is_held_for_the_run_only_and_dropped_when_the_process_dies(cbk_bin, state_dir, store_url,
+                                                                             machine_settings_changed):
     before = pm_qos_target()
     assert before > 0, "another process holds every CPU awake already: nothing to see"
     p = start(cbk_bin, store_url, "null", "--seconds=3", "--repeat", "1", "--setting", "cpu-latency=0")

@@ -51,7 +51,8 @@ def test_every_mode_measures_labels_and_cleans_up(run_cbk, tmp_path, write, read
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("asked", [True, False])
-def test_transfer_buffers_on_huge_pages_unless_told_not_and_the_record_says_how_many(run_cbk, tmp_path, asked):
+def test_transfer_buffers_on_huge_pages_unless_told_not_and_the_record_says_how_many(run_cbk, tmp_path, asked,
+                                                                                    machine_settings_steady):
     # an O_DIRECT transfer from a huge page pins one page, not 256 (docs/kernels/seqio.md)
     args = [f"--dir={tmp_path}", "--file-size=8m", "--block-size=1m", "--write=direct", "--read=direct"]
     r = run_cbk("seqio", *args, f"--huge-pages={str(asked).lower()}")
