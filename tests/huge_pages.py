@@ -39,10 +39,11 @@ def free_huge_blocks() -> int:
 
 def check_record(rec: dict, buffer_bytes: int, asked: bool = True) -> None:
     """huge_pages as asked; buffer_huge_bytes whole huge pages within the
-    buffer rounded up to them, none when not asked or THP is off. Whether the
-    kernel gave any is judged by gives_some, not per record: with a second
-    suite beside this one a rank's buffer was once left on small pages with
-    79 huge blocks free after the run (fresh-clone CI, 2026-12-06)."""
+    buffer rounded up to them, none when not asked or THP is off (the caller
+    holds machine_settings_steady, so THP's mode is the run's). Whether the
+    kernel gave any is judged by gives_some, over runs, not per record: a
+    huge page the kernel could not find at the fault is its answer, not the
+    tool's (thp_fault_fallback in /proc/vmstat counts those)."""
     assert rec["huge_pages"] is asked, rec
     got, page = rec["buffer_huge_bytes"], page_bytes()
     if not asked or page == 0 or mode() == "never":
