@@ -115,6 +115,46 @@ def test_zerocopy_runs_and_says_when_the_kernel_copied(run_cbk):
     assert any("MSG_ZEROCOPY fell back to copying" in w for w in m["warnings"])
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("cpus, streams, batch", [
+    ("0", 1, 2**20),     # a CPU per stream: receivers sleep until 1 MiB waits
+    ("0", 2, 0),         # more streams than CPUs: woken per segment
+])
+def test_receive_batch_auto_follows_streams_against_cpus(run_cbk, cpus, streams, batch):
+    res = run_cbk("tcp", "--role=loopback", "--port=0", "--duration=0.3", f"--streams={streams}",
+                  launcher=["taskset", "-c", cpus])
+    assert res.status == 0, res.stderr
+    (m,) = res.measurements("send")
+    assert m["receive_batch_bytes"] == batch
+
+
+@pytest.mark.timeout(60)
+def test_receive_batch_makes_the_receiver_read_big_chunks_and_loses_no_byte(cbk_bin, run_cbk):
+    """The receiver asks to be woken once the batch waits (SO_RCVLOWAT): its
+    recv() calls then average far above the 128 KiB messages, where without
+    a batch no call can return more than the 128 KiB buffer. Server and
+    client in separate processes, the client receiving (--direction=reverse),
+    so the batch travels in the HELLO and applies on both sides' receivers."""
+    per_call = {}
+    for batch in ("1m", "0"):
+        server, port = start_server(cbk_bin)
+        try:
+            res = run_cbk("tcp", "--role=client", "--server=127.0.0.1", f"--port={port}", "--duration=0.5",
+                          "--direction=bidir", f"--receive-batch={batch}")
+            assert res.status == 0, res.stderr
+            assert server.wait(timeout=10) == 0
+        finally:
+            stop(server)
+        for m in res.measurements():
+            assert m["receive_batch_bytes"] == {"1m": 2**20, "0": 0}[batch]
+            assert m["bytes"] == m["sender_bytes"] > 0      # every byte sent arrived and was counted
+        streams = streams_record(res)["streams"]
+        assert {x["direction"] for x in streams} == {"send", "receive"}
+        per_call[batch] = [x["bytes"] / x["receiver_calls"] for x in streams]
+    assert all(c <= 128 * 1024 for c in per_call["0"]), per_call
+    assert all(c > 512 * 1024 for c in per_call["1m"]), per_call
+
+
 # ------------------------------------------------------- server and client
 
 @pytest.mark.timeout(30)
@@ -193,6 +233,8 @@ def test_port_in_use_and_refused_connection_are_clear_errors(cbk_bin, run_cbk):
     (["--role=client", "--server=127.0.0.1", "--port=0"], "needs the server's --port"),
     (["--test=rr", "--direction=reverse"], "--direction applies to test=stream"),
     (["--role=client", "--server=127.0.0.1", "--start-at=12"], "--start-at=12.000 is"),
+    (["--receive-batch=17m"], "--receive-batch=17m: give a size up to 16m"),
+    (["--receive-batch=lots"], "--receive-batch=lots: give a size up to 16m"),
 ])
 def test_bad_input_exits_2_with_one_line(run_cbk, args, message):
     res = run_cbk("tcp", *args)

@@ -19,7 +19,9 @@
 #define TCP_MAX_CONNS (2 * TCP_MAX_STREAMS)
 #define TCP_WHY 512           /* error text buffers */
 #define TCP_HOST_LEN 256
-#define TCP_PROTOCOL 1        /* bumped when the control protocol changes */
+#define TCP_PROTOCOL 2        /* bumped when the control protocol changes */
+#define TCP_MAX_RECEIVE_BATCH (16u << 20)   /* the kernel caps SO_RCVLOWAT at half of tcp_rmem's maximum */
+#define TCP_AUTO_RECEIVE_BATCH (1u << 20)
 /* Latency histograms: 1 ns .. 1000 s, clamped outside. */
 #define TCP_HIST_LOW_NS 1ull
 #define TCP_HIST_HIGH_NS 1000000000000ull
@@ -41,6 +43,7 @@ struct tcp_options {
     double duration;
     int64_t streams;
     uint64_t message_size;
+    const char *receive_batch; /* a size, or NULL for auto */
     enum tcp_dir direction;
     bool nodelay;
     uint64_t sndbuf;
@@ -62,7 +65,8 @@ struct tcp_config {
     enum tcp_test test;
     enum tcp_dir dir;
     uint32_t streams;             /* per direction */
-    uint64_t message_bytes;       /* stream: bytes per send()/recv() */
+    uint64_t message_bytes;       /* stream: bytes per send() (and recv(), when larger than the batch) */
+    uint64_t receive_batch_bytes; /* stream: receiver's SO_RCVLOWAT and recv() size; 0: woken per segment */
     uint64_t request_bytes, response_bytes; /* rr */
     uint64_t sndbuf_bytes, rcvbuf_bytes;    /* 0: kernel autotuning */
     double duration_s, interval_s, timeout_s;

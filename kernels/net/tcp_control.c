@@ -202,6 +202,7 @@ void tcp_config_to_msg(struct tcp_msg *m, const struct tcp_config *c)
     tcp_msg_u64(m, "direction", (uint64_t)c->dir);
     tcp_msg_u64(m, "streams", c->streams);
     tcp_msg_u64(m, "message_bytes", c->message_bytes);
+    tcp_msg_u64(m, "receive_batch_bytes", c->receive_batch_bytes);
     tcp_msg_u64(m, "request_bytes", c->request_bytes);
     tcp_msg_u64(m, "response_bytes", c->response_bytes);
     tcp_msg_u64(m, "sndbuf_bytes", c->sndbuf_bytes);
@@ -227,6 +228,7 @@ int tcp_config_from_msg(const struct tcp_msg *m, struct tcp_config *c, char *why
     }
     if (tcp_msg_get_u64(m, "test", &test) || tcp_msg_get_u64(m, "direction", &dir) ||
         tcp_msg_get_u64(m, "streams", &streams) || tcp_msg_get_u64(m, "message_bytes", &c->message_bytes) ||
+        tcp_msg_get_u64(m, "receive_batch_bytes", &c->receive_batch_bytes) ||
         tcp_msg_get_u64(m, "request_bytes", &c->request_bytes) ||
         tcp_msg_get_u64(m, "response_bytes", &c->response_bytes) ||
         tcp_msg_get_u64(m, "sndbuf_bytes", &c->sndbuf_bytes) || tcp_msg_get_u64(m, "rcvbuf_bytes", &c->rcvbuf_bytes) ||
@@ -241,7 +243,7 @@ int tcp_config_from_msg(const struct tcp_msg *m, struct tcp_config *c, char *why
     /* The server trusts nothing it allocates for: the same bounds as the
      * parameter table. */
     if (test > TCP_TEST_RR || dir > TCP_DIR_BIDIR || streams < 1 || streams > TCP_MAX_STREAMS ||
-        c->message_bytes < 1 || c->message_bytes > (1u << 30) || c->request_bytes < 1 ||
+        c->message_bytes < 1 || c->message_bytes > (1u << 30) || c->receive_batch_bytes > TCP_MAX_RECEIVE_BATCH || c->request_bytes < 1 ||
         c->request_bytes > (1u << 30) || c->response_bytes < 1 || c->response_bytes > (1u << 30) ||
         !(c->duration_s > 0) || c->duration_s > 86400 || !(c->interval_s > 0) ||
         c->duration_s / c->interval_s > 1e6 || !(c->timeout_s > 0) || c->timeout_s > 86400 || reps < 1 ||

@@ -365,6 +365,7 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
         } else {
             cbk_phase_field(&ph, CBK_REAL("mib_per_s", end > begin ? bytes * 1e9 / 8.0 / (end - begin) / 1048576.0 : 0));
             cbk_phase_field(&ph, CBK_U64("message_bytes", cfg->message_bytes));
+            cbk_phase_field(&ph, CBK_U64("receive_batch_bytes", cfg->receive_batch_bytes));
             cbk_phase_field(&ph, CBK_U64("sender_bytes", (uint64_t)sender));
             cbk_phase_field(&ph, CBK_REAL("link_gbit_per_s", known ? nominal : NAN));
             cbk_phase_field(&ph, CBK_REAL("link_ratio", known && nominal > 0 ? aggregate / nominal : NAN));

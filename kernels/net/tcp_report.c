@@ -95,6 +95,7 @@ void tcp_stream_phase(struct cbk_phase *p, const struct tcp_result *r, bool clie
     cbk_phase_field(p, CBK_TEXT("direction", r->cfg.dir == TCP_DIR_BIDIR ? "bidir"
                                              : r->cfg.dir == TCP_DIR_REVERSE ? "reverse" : "send"));
     cbk_phase_field(p, CBK_U64("message_bytes", r->cfg.message_bytes));
+    cbk_phase_field(p, CBK_U64("receive_batch_bytes", r->cfg.receive_batch_bytes));
     cbk_phase_field(p, CBK_U64("sender_bytes", t->sender_bytes));
     cbk_phase_field(p, CBK_U64("retransmits", t->retransmits));
     cbk_phase_field(p, CBK_REAL("rtt_us", t->rtt_us_mean));
@@ -176,6 +177,7 @@ static void write_streams(struct cbk_ctx *c, const struct tcp_result *r)
             cbk_json_real(&j, "gbit_per_s", gbit(rx->bytes, rx->seconds));
             cbk_json_real(&j, "mib_per_s", mib(rx->bytes, rx->seconds));
             cbk_json_u64(&j, "sender_bytes", tx->bytes);
+            cbk_json_u64(&j, "receiver_calls", rx->calls);  /* recv() calls: bytes / calls shows the batching */
             cbk_json_u64(&j, "sender_sndbuf_bytes", tx->sndbuf_bytes);
             cbk_json_u64(&j, "receiver_rcvbuf_bytes", rx->rcvbuf_bytes);
             write_interval_series(&j, "intervals_gbit_per_s", rx, cfg->interval_s, false);

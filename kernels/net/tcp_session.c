@@ -149,6 +149,8 @@ static int crew_start(struct crew *cr, uint64_t seed, char *why, size_t len)
         size_t bytes = c->test == TCP_TEST_RR
                            ? (size_t)(c->request_bytes > c->response_bytes ? c->request_bytes : c->response_bytes)
                            : (size_t)c->message_bytes;
+        if (c->test == TCP_TEST_STREAM && !w->sends && c->receive_batch_bytes > bytes)
+            bytes = (size_t)c->receive_batch_bytes;  /* one recv() takes what one wake-up found */
         w->buf = cbk_buffer_alloc(bytes);
         if (!w->buf || tcp_side_alloc(&w->side, tcp_interval_slots(c)) ||
             (c->test == TCP_TEST_RR && w->client &&

@@ -301,6 +301,17 @@ int tcp_data_options(int fd, const struct tcp_config *c, bool sends, char *why, 
     set_timeouts(fd, c->timeout_s);
     unsigned int user_ms = (unsigned int)(c->timeout_s * 1000.0);
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof user_ms);
+    /* The receiver sleeps until a batch waits, not until each segment
+     * arrives: every wake-up of a sleeping thread costs the CPU that
+     * delivers the data (on loopback, the sender's) an inter-processor
+     * interrupt. The kernel caps the value at half the receive buffer and
+     * still wakes at once at end of stream or when the window fills. */
+    int batch = (int)c->receive_batch_bytes;
+    if (!sends && c->test == TCP_TEST_STREAM && batch > 0 &&
+        setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &batch, sizeof batch)) {
+        snprintf(why, len, "setsockopt SO_RCVLOWAT %d: %s (--receive-batch=0 does without it)", batch, strerror(errno));
+        return -1;
+    }
     if (sends && c->zerocopy) {
 #ifdef SO_ZEROCOPY
         if (setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof one)) {
