@@ -323,6 +323,34 @@ def test_link_limited_to_1_gbit_measures_between_0_85_and_1(cbk_bin):
 
 @needs_netns
 @pytest.mark.timeout(60)
+def test_a_batch_read_across_intervals_is_shared_out_over_them(cbk_bin):
+    """On a 5 Mbit/s link a 16 MiB batch never fills: the receiver sleeps
+    until end of stream and reads everything in a call or two. Its bytes
+    arrived over the whole wait, so every 1-second interval gets its share,
+    not the first all of them."""
+    with TestBed() as bed:
+        a, b = bed.add_host("a"), bed.add_host("b")
+        bed.connect(a, b, rate="5mbit")
+        server, port = start_server(cbk_bin, launcher=b.command([]))
+        try:
+            p = a.run([cbk_bin, "tcp", "--role=client", f"--server={b.address}", f"--port={port}", "--duration=2",
+                       "--receive-batch=16m"], timeout=60)
+            assert p.returncode == 0, p.stderr
+            assert server.wait(timeout=10) == 0
+        finally:
+            stop(server)
+    recs = records(p.stdout)
+    (m,) = [r for r in recs if r["type"] == "measurement"]
+    ((x,),) = [r["streams"] for r in recs if r["type"] == "tcp_streams"]
+    assert m["receive_batch_bytes"] == 16 * 2**20 and x["receiver_calls"] <= 3, x
+    series = x["intervals_gbit_per_s"]
+    assert len(series) >= 2, x
+    # the link's 5 Mbit/s in every interval, not the whole transfer in the first
+    assert all(0.0035 <= v <= 0.0055 for v in series), x
+
+
+@needs_netns
+@pytest.mark.timeout(60)
 def test_unreachable_and_unplugged_peers_fail_within_the_timeout(cbk_bin):
     with TestBed() as bed:
         a, b = bed.add_host("a"), bed.add_host("b")

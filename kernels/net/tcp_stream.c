@@ -51,16 +51,26 @@ static void ticks_init(struct ticks *t, const struct tcp_config *c, double start
     t->slots = tcp_interval_slots(c);
 }
 
-/* Closes every interval that ended by `now`. */
-static void ticks_close(struct ticks *t, struct tcp_side *s, double now, uint64_t bytes, int fd)
+/* Closes every interval that ended by `now`. The last call moved `got`
+ * of the `bytes` while it waited, from `since` (the call before it
+ * returned) to `now`; when that wait crosses interval ends, each interval
+ * gets the share of them that its part of the wait makes. A receiver asleep
+ * for its batch on a slow path would otherwise put seconds of data into
+ * the first interval and none into the next. */
+static void ticks_close(struct ticks *t, struct tcp_side *s, double since, double now, uint64_t bytes, uint64_t got,
+                        int fd)
 {
     uint64_t retrans = 0, rtt;
     if (fd >= 0)
         tcp_info_counts(fd, &retrans, &rtt);
     while (now >= t->tick && t->slot < t->slots) {
-        s->interval_bytes[t->slot] = bytes - t->mark;
+        /* since < tick <= now: each earlier tick was closed by an earlier call */
+        uint64_t upto = bytes - (uint64_t)((double)got * (now - t->tick) / (now - since) + 0.5);
+        if (upto < t->mark)
+            upto = t->mark;
+        s->interval_bytes[t->slot] = upto - t->mark;
         s->interval_retrans[t->slot] = retrans - t->retrans_mark;
-        t->mark = bytes;
+        t->mark = upto;
         t->retrans_mark = retrans;
         t->slot++;
         t->tick += t->interval_s;
@@ -185,11 +195,12 @@ int tcp_stream_send(struct tcp_worker *w, double start_s)
         calls++;
         if (c->zerocopy && ((++zc_sent & 15u) == 0) && reap_zerocopy(w, false, &zc_done))
             return -1;
+        double since = now;
         now = cbk_clock();
         if (now < t.next)
             continue;
         if (now >= t.tick)
-            ticks_close(&t, s, now, bytes, w->fd);
+            ticks_close(&t, s, since, now, bytes, (uint64_t)n, w->fd);
         if (now >= t.deadline)
             break;
     }
@@ -213,14 +224,16 @@ int tcp_stream_receive(struct tcp_worker *w, double start_s)
     uint64_t bytes = 0, calls = 0;
     struct ticks t;
     ticks_init(&t, c, start_s, false);
+    double now = start_s;
     for (;;) {
         ssize_t n = recv(w->fd, w->buf, w->buf_bytes, 0);
         if (n > 0) {
             bytes += (uint64_t)n;
             calls++;
-            double now = cbk_clock();
+            double since = now;
+            now = cbk_clock();
             if (now >= t.next)
-                ticks_close(&t, s, now, bytes, -1);
+                ticks_close(&t, s, since, now, bytes, (uint64_t)n, -1);
             continue;
         }
         if (n == 0)
