@@ -10,7 +10,8 @@ takes, so a step's argv is its stored parameters as they are.
     size                 the byte count in the largest binary unit dividing
                          it (sizes.size_arg): "1m", "1536m", "8", "1000"
     string, unit bytes   a comma list of sizes (mpi's and gpucopy's
-                         --sizes), each as a size; the keyword stays
+                         --sizes; tcp's --receive-batch, a list of one),
+                         each as a size; the keyword stays
     int                  decimal, no sign or leading zeros: "+010" -> "10"
     real                 the shortest text of the double: "10.0" -> "10"
     bool                 "true" or "false" (cbk also takes 1/yes/on ...)
