@@ -23,6 +23,7 @@ extern const struct cbk_kernel cbk_kernel_linkmatrix;
 #ifdef CBK_HAVE_CUDA
 extern const struct cbk_kernel cbk_kernel_gpucopy;
 extern const struct cbk_kernel cbk_kernel_gpumem;
+extern const struct cbk_kernel cbk_kernel_gpupeer;
 #endif
 
 const struct cbk_kernel *const cbk_kernels[] = {
@@ -43,6 +44,7 @@ const struct cbk_kernel *const cbk_kernels[] = {
 #ifdef CBK_HAVE_CUDA
     &cbk_kernel_gpucopy,
     &cbk_kernel_gpumem,
+    &cbk_kernel_gpupeer,
 #endif
     NULL,
 };
@@ -56,6 +58,7 @@ const struct cbk_left_out cbk_left_out[] = {
 #endif
 #ifndef CBK_HAVE_CUDA
     { "gpucopy", CBK_FAMILY_GPU, NO_CUDA }, { "gpumem", CBK_FAMILY_GPU, NO_CUDA },
+    { "gpupeer", CBK_FAMILY_GPU, NO_CUDA },
 #endif
     { NULL, NULL, NULL },
 };

@@ -46,6 +46,12 @@ step pytest env CLUSTERBENCH_CBK="$cbk" CLUSTERBENCH_CBK_CUDA="$cbk" \
 step gpucopy "$cbk" gpucopy
 step gpucopy_kernel "$cbk" gpucopy --engine=copy,kernel --host-memory=pinned --sizes=8,4k,1m,64m,256m
 step gpumem "$cbk" gpumem
+# copies between GPUs: measured where there are several, the one-line refusal (exit 2) where there is one
+if [ "$(nvidia-smi -L | grep -c '^GPU ')" -ge 2 ]; then
+  step gpupeer "$cbk" gpupeer
+else
+  step gpupeer_refuses bash -c "'$cbk' gpupeer; test \$? -eq 2"
+fi
 mpiexec=$(command -v mpiexec)
 step mpi_device "$mpiexec" -n 2 "$cbk" mpi --op=pingpong,bw,bibw --buffer=device --sizes=8,64k,4m
 step mpi_managed "$mpiexec" -n 2 "$cbk" mpi --op=pingpong,bw --buffer=managed --sizes=8,64k,4m

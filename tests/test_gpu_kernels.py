@@ -1,4 +1,4 @@
-"""The GPU kernels (gpucopy, gpumem): compiled with CUDA from PyPI's nvcc on
+"""The GPU kernels (gpucopy, gpumem, gpupeer): compiled with CUDA from PyPI's nvcc on
 every CI run (scripts/build-cuda-cbk.sh), their parameters checked from
 their tables, and a host without a GPU refused in one line, exit 2, nothing
 stored. The tests marked gpu run only where a GPU is visible (the device
@@ -17,7 +17,9 @@ from conftest import _parse_lines, run_bounded
 from clusterbench.results.records import contract_problems, is_contract_measurement
 from clusterbench.results.sample import Sample
 
-GPU_KERNELS = ("gpucopy", "gpumem")
+GPU_KERNELS = ("gpucopy", "gpumem", "gpupeer")
+# a quick, valid parameter of each, for the refusal tests
+SMALL = {"gpucopy": "--sizes=8", "gpumem": "--passes=2", "gpupeer": "--size=1m"}
 
 
 def run(cbk: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -43,6 +45,11 @@ def test_the_cuda_build_describes_the_gpu_kernels_with_their_parameters(cuda_cbk
     assert copy_params["engine"]["choices"] == ["copy", "kernel"]
     mem_params = {p["name"] for p in kernels["gpumem"]["parameters"]}
     assert {"array-size", "memory-fraction", "passes"} <= mem_params
+    peer_params = {p["name"]: p for p in kernels["gpupeer"]["parameters"]}
+    assert peer_params["peer"]["choices"] == ["on", "off"] and peer_params["pairs"]["choices"] == ["all", "adjacent"]
+    assert peer_params["direction"]["choices"] == ["unidir", "bidir"]
+    # one process over every GPU of the node: no ranks to bind GPUs to
+    assert kernels["gpupeer"]["parallel"] is False and kernels["gpucopy"]["parallel"] is True
 
 
 def test_a_build_without_cuda_names_the_gpu_kernels_it_left_out_and_why(cbk_bin):
@@ -65,6 +72,10 @@ def test_a_build_without_cuda_names_the_gpu_kernels_it_left_out_and_why(cbk_bin)
     (["gpumem", "--memory-fraction=2"], "memory-fraction"),
     (["gpumem", "--array-size=4k"], "at least 1000 doubles"),
     (["gpumem", "--passes=1"], "passes"),
+    (["gpupeer", "--size=1k"], "--size=1k is out of range"),
+    (["gpupeer", "--peer=maybe"], "maybe"),
+    (["gpupeer", "--pairs=some"], "some"),
+    (["gpupeer", "--iterations=0"], "--iterations=0 is out of range"),
 ])
 def test_check_names_a_bad_parameter_before_looking_for_a_device(cuda_cbk, args, says):
     p = run(cuda_cbk, "--check", *args)
@@ -93,7 +104,7 @@ def test_mpi_device_buffers_without_a_gpu_are_refused_in_one_line(cuda_cbk):
 @pytest.mark.no_gpu
 @pytest.mark.parametrize("kernel", GPU_KERNELS)
 def test_a_host_without_a_gpu_is_refused_in_one_line_with_exit_2(cuda_cbk, kernel):
-    for args in (["--check", kernel, "--sizes=8" if kernel == "gpucopy" else "--passes=2"], [kernel]):
+    for args in (["--check", kernel, SMALL[kernel]], [kernel]):
         p = run(cuda_cbk, *args)
         assert p.returncode == 2, p.stderr
         assert p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
@@ -109,6 +120,17 @@ def test_clusterbench_run_gpucopy_without_a_gpu_says_one_line_and_stores_nothing
     lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
     assert len(lines) == 1 and "no GPU visible" in lines[0], lines
     assert "Traceback" not in p.stderr
+    assert not db.exists() or not _runs(db), "a refused run was stored"
+
+
+def test_gpus_per_rank_is_refused_for_gpupeer_which_wants_every_gpu_in_one_process(cuda_cbk, tmp_path):
+    db = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cuda_cbk, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "gpupeer", "--gpus-per-rank", "1"], timeout=120,
+                    env=env)
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1 and "gpupeer runs as one process over every GPU it sees" in lines[0], lines
     assert not db.exists() or not _runs(db), "a refused run was stored"
 
 
@@ -131,7 +153,7 @@ def test_the_gpu_suites_steps_pass_their_kernels_checks(cuda_cbk):
 
     cat = catalogue.load(cuda_cbk)
     steps = gpu_suite_steps()
-    assert {s.kernel for s in steps} == {"gpucopy", "gpumem", "mpi"} and all("gpu" in s.requires for s in steps)
+    assert {s.kernel for s in steps} == {"gpucopy", "gpumem", "gpupeer", "mpi"} and all("gpu" in s.requires for s in steps)
     for s in steps:
         cat.check_params(cat.kernel(s.kernel), s.params)
         p = run(cuda_cbk, "--check", s.kernel, *s.cbk_args())
@@ -154,7 +176,7 @@ def test_the_gpu_suite_without_a_gpu_skips_every_step_and_says_why(cuda_cbk, cbk
     with sqlite3.connect(db) as c:
         steps = c.execute("select status, message from steps").fetchall()
     expected = "no GPU visible to this process" if which == "cuda" else "this cbk was built without CUDA"
-    assert len(steps) == 6 and all(status == "skipped" and expected in message for status, message in steps), steps
+    assert len(steps) == 7 and all(status == "skipped" and expected in message for status, message in steps), steps
 
 
 # ---- on a GPU machine only ------------------------------------------------------------------------------------
@@ -219,6 +241,31 @@ def test_gpumem_reports_five_kernels_validated_below_the_memory_peak(cuda_cbk):
         assert m["validated"] is True and m["avg_rel_error_a"] <= 1e-13 and m["rel_error_dot"] <= 1e-8
         if "memory_peak_gb_per_s" in m:
             assert 0.2 < m["fraction_of_peak"] < 1.0, m
+
+
+def gpu_count() -> int:
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    return sum(line.startswith("GPU ") for line in listed.stdout.splitlines())
+
+
+@pytest.mark.gpu
+def test_gpupeer_copies_between_every_pair_or_refuses_a_single_gpu_in_one_line(cuda_cbk):
+    p = run(cuda_cbk, "gpupeer", "--size=64m", "--iterations=5")
+    n = gpu_count()
+    if n < 2:
+        assert p.returncode == 2 and p.stdout == "", p.stderr
+        assert error_message(p.stderr).startswith(f"gpupeer copies between GPUs and this process sees {n}")
+        return
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    unidir = [m for m in ms if m["phase"] == "unidir"]
+    bidir = [m for m in ms if m["phase"] == "bidir"]
+    assert len(unidir) == 2 * n * (n - 1) and len(bidir) == n * (n - 1)    # peer on and off each
+    for m in ms:
+        assert m["validated"] is True and m["copy_bytes"] == 64 << 20 and m["event_gb_per_s"] > 0
+        assert m["peer_direct"] == (m["peer"] == "on" and m["peer_possible"])
+        assert any("cannot reach each other" in w for w in m["warnings"]) == (m["peer"] == "on" and not m["peer_possible"])
+        assert m["src_gpu_bus_id"] != m["dst_gpu_bus_id"]
 
 
 @pytest.mark.gpu

@@ -38,6 +38,21 @@ struct cbk_gpu_runtime {
      * runtime's words; fills `why` with one line naming what to do */
     const char *(*probe)(char *why, size_t len);
     const char *(*device_info)(struct cbk_gpu_device_info *d);
+    /* Several devices of one process (gpupeer); the others work on the
+     * current one, device 0 unless select_device chose another. Streams,
+     * events and device memory belong to the device current when they
+     * were made. */
+    int (*device_count)(void);
+    const char *(*device_info_at)(int device, struct cbk_gpu_device_info *d);
+    const char *(*select_device)(int device);
+    /* Whether `from` may read and write `to`'s memory directly (over NVLink
+     * or PCIe, without host memory between), and turns that access on or
+     * off for `from` (a no-op when it cannot be had). */
+    const char *(*peer_access)(int from, int to, bool enable, bool *possible);
+    /* A copy between two devices' memory on stream `s`: directly when peer
+     * access is on, else staged by the driver through host memory. */
+    const char *(*copy_peer_async)(void *dst, int dst_device, const void *src, int src_device, size_t bytes,
+                                   cbk_gpu_stream s);
     const char *(*alloc_device)(void **p, size_t bytes);
     void (*free_device)(void *p);
     /* page-locked, mapped into the device's address space (a copy kernel

@@ -1,11 +1,13 @@
 /* The CUDA runtime behind struct cbk_gpu_runtime: host calls to the CUDA
  * runtime API here, device code in cuda_device_code.cu. The process's
- * device is always device 0: clusterbench.launch.gpubind has already narrowed
- * CUDA_VISIBLE_DEVICES to the rank's own GPU. */
+ * device is device 0: clusterbench.launch.gpubind has already narrowed
+ * CUDA_VISIBLE_DEVICES to the rank's own GPU. Only gpupeer, which needs
+ * every GPU of the node in one process, selects others. */
 #include "gpu_runtime.h"
 #include "cuda_device_code.h"
 
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,31 +43,74 @@ static void version_text(int v, char *buf, size_t len)
     snprintf(buf, len, "%d.%d", v / 1000, v % 1000 / 10);
 }
 
-static const char *device_info(struct cbk_gpu_device_info *d)
+static const char *device_info_at(int device, struct cbk_gpu_device_info *d)
 {
     struct cudaDeviceProp prop;
-    cudaError_t e = cudaGetDeviceProperties(&prop, 0);
+    cudaError_t e = cudaGetDeviceProperties(&prop, device);
     if (e != cudaSuccess)
         return text_of(e);
     size_t name_len = strnlen(prop.name, sizeof d->name - 1);
     memcpy(d->name, prop.name, name_len);
     d->name[name_len] = '\0';
-    if (cudaDeviceGetPCIBusId(d->bus_id, (int)sizeof d->bus_id, 0) != cudaSuccess)
+    if (cudaDeviceGetPCIBusId(d->bus_id, (int)sizeof d->bus_id, device) != cudaSuccess)
         snprintf(d->bus_id, sizeof d->bus_id, "unknown");
     d->memory_bytes = prop.totalGlobalMem;
+    /* cudaMemGetInfo answers for the current device */
+    int current = 0;
     size_t free_bytes = 0, total = 0;
-    d->free_bytes = cudaMemGetInfo(&free_bytes, &total) == cudaSuccess ? free_bytes : 0;
+    cudaGetDevice(&current);
+    bool here = current == device || cudaSetDevice(device) == cudaSuccess;
+    d->free_bytes = here && cudaMemGetInfo(&free_bytes, &total) == cudaSuccess ? free_bytes : 0;
+    if (current != device)
+        cudaSetDevice(current);
     d->multiprocessors = prop.multiProcessorCount;
     d->compute_major = prop.major;
     d->compute_minor = prop.minor;
     int clock_khz = 0, bus_bits = 0;
-    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess)
         d->memory_peak_gb_per_s = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9; /* double data rate */
     int v = 0;
     version_text(cudaDriverGetVersion(&v) == cudaSuccess ? v : 0, d->driver_version, sizeof d->driver_version);
     version_text(cudaRuntimeGetVersion(&v) == cudaSuccess ? v : 0, d->runtime_version, sizeof d->runtime_version);
     return NULL;
+}
+
+static const char *device_info(struct cbk_gpu_device_info *d) { return device_info_at(0, d); }
+
+static int device_count(void)
+{
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+static const char *select_device(int device) { return text_of(cudaSetDevice(device)); }
+
+static const char *peer_access(int from, int to, bool enable, bool *possible)
+{
+    int can = 0;
+    cudaError_t e = cudaDeviceCanAccessPeer(&can, from, to);
+    *possible = e == cudaSuccess && can;
+    if (e != cudaSuccess || !can)
+        return text_of(e);
+    int current = 0;
+    cudaGetDevice(&current);
+    if ((e = cudaSetDevice(from)) != cudaSuccess)
+        return text_of(e);
+    e = enable ? cudaDeviceEnablePeerAccess(to, 0) : cudaDeviceDisablePeerAccess(to);
+    /* already as asked: not an error; clear it, or the next call reports it */
+    if (e == cudaErrorPeerAccessAlreadyEnabled || e == cudaErrorPeerAccessNotEnabled) {
+        cudaGetLastError();
+        e = cudaSuccess;
+    }
+    cudaSetDevice(current);
+    return text_of(e);
+}
+
+static const char *copy_peer_async(void *dst, int dst_device, const void *src, int src_device, size_t bytes,
+                                   cbk_gpu_stream s)
+{
+    return text_of(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, (cudaStream_t)s));
 }
 
 static const char *alloc_device(void **p, size_t bytes) { return text_of(cudaMalloc(p, bytes)); }
@@ -175,6 +220,11 @@ const struct cbk_gpu_runtime cbk_gpu_runtime_cuda = {
     .name = "cuda",
     .probe = probe,
     .device_info = device_info,
+    .device_count = device_count,
+    .device_info_at = device_info_at,
+    .select_device = select_device,
+    .peer_access = peer_access,
+    .copy_peer_async = copy_peer_async,
     .alloc_device = alloc_device,
     .free_device = free_device,
     .alloc_pinned = alloc_pinned,

@@ -264,7 +264,13 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     if share_gpus and not gpus_per_rank:
         raise BadInput("--share-gpus applies with --gpus-per-rank N")
     if gpus_per_rank:
-        steps = [dataclasses.replace(s, gpus_per_rank=gpus_per_rank, share_gpus=share_gpus) for s in steps]
+        # a one-process kernel has no ranks to share GPUs out to: gpupeer
+        # wants every GPU of its node in its one process
+        if suite_name is None and not cat.kernel(target).parallel:
+            raise BadInput(f"kernel {target} runs as one process over every GPU it sees; --gpus-per-rank binds "
+                           "the ranks of a parallel kernel")
+        steps = [s if s.kernel in cat.kernels and not cat.kernels[s.kernel].parallel
+                 else dataclasses.replace(s, gpus_per_rank=gpus_per_rank, share_gpus=share_gpus) for s in steps]
     if mpi_algorithms:
         tuning = library_selection(mpi_algorithms, cat.cbk)
         steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]

@@ -140,23 +140,24 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
             return "cbk was built without MPI"
         if r == "root" and os.geteuid() != 0:
             return "needs root"
-        if r == "gpu" and (why := gpu_missing(cat)):
+        if r == "gpu" and (why := gpu_missing(cat, step.kernel)):
             return why
         if r not in ("mpi", "root", "gpu"):
             return f"unknown requirement '{r}'"
     return None
 
 
-def gpu_missing(cat: Catalogue) -> str | None:
+def gpu_missing(cat: Catalogue, kernel: str | None = None) -> str | None:
     """Why a step that needs a GPU cannot run here: cbk built without the GPU
-    family's kernels (cbk's reason), or no GPU visible to this host (a GPU
-    kernel's own check, which asks the GPU runtime). The check runs where
-    clusterbench runs: a login node without GPUs skips a GPU step it would
-    launch elsewhere."""
+    family's kernels (cbk's reason), or no GPU it can use visible to this
+    host (the check of the step's own kernel when it is a GPU kernel, which
+    asks the GPU runtime: gpupeer also wants two GPUs; else the first GPU
+    kernel's). The check runs where clusterbench runs: a login node without
+    GPUs skips a GPU step it would launch elsewhere."""
     built = cat.of_family(GPU)
     if not built:
         return next(iter(cat.left_out_of_family(GPU).values()), "cbk was built without the GPU kernels")
-    return _gpu_refusal(cat.cbk, built[0])
+    return _gpu_refusal(cat.cbk, kernel if kernel in built else built[0])
 
 
 @functools.cache
