@@ -265,6 +265,63 @@ def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path)
     assert "ranks 0, 1 on" in " ".join(cli("show", "3").split())
 
 
+def peer_record(phase: str, src: int, dst: int, peer: str, gb_s: float, possible=True) -> dict:
+    """A record as gpupeer prints it (kernels/gpu/gpupeer.c)."""
+    legs = 2 if phase == "bidir" else 1
+    copies, copy_bytes = 20, 256 << 20
+    moved = copy_bytes * copies * legs
+    seconds = moved / (gb_s * 1e9)
+    rec = {"schema": 1, "type": "measurement", "kernel": "gpupeer", "repetition": 0, "phase": phase, "mode": "n/a",
+           "sweep_key": None, "qualifiers": ["gpus", "peer"], "ranks": 1, "bytes": moved, "ops": copies * legs, "seconds": seconds,
+           "rate": moved / seconds / 2**20, "rate_unit": "MiB/s", "rate_decimal": moved / seconds / 1e6,
+           "rate_decimal_unit": "MB/s", "ops_per_s": copies * legs / seconds, "rank_seconds_min": seconds,
+           "rank_seconds_max": seconds, "slowest_rank": 0, "warnings": [],
+           "gpus": f"{src}<>{dst}" if phase == "bidir" else f"{src}>{dst}", "peer": peer, "src_gpu": src,
+           "dst_gpu": dst, "copy_bytes": copy_bytes, "copies": copies, "peer_possible": possible,
+           "peer_direct": peer == "on" and possible, "driver_seconds": seconds * 1.01, "driver_gb_per_s": gb_s / 1.01,
+           "event_seconds": seconds, "event_gb_per_s": gb_s, "event_latency_us": 1e6 * seconds / copies,
+           "src_gpu_name": "NVIDIA H200", "src_gpu_bus_id": bus(1, src), "dst_gpu_name": "NVIDIA H200",
+           "dst_gpu_bus_id": bus(1, dst), "gpu_runtime": "cuda", "gpu_driver_version": "13.0",
+           "gpu_runtime_version": "13.0", "validated": True}
+    if peer == "on" and not possible:
+        rec["warnings"] = ["these two GPUs cannot reach each other's memory (cudaDeviceCanAccessPeer says no): the "
+                           "driver staged the copy through host memory, as with --peer=off"]
+    assert contract_problems(rec) == []
+    Sample.from_record(rec)
+    return rec
+
+
+def test_recorded_gpupeer_figures_go_through_run_show_and_export(cuda_cbk, tmp_path):
+    """Every pair and peer mode of a two-GPU node as its own row, the staged
+    pair's warning carried to the page and the export."""
+    import json
+    import os
+    import sys
+
+    records = [peer_record("unidir", 0, 1, "on", 370.0), peer_record("unidir", 1, 0, "on", 368.0),
+               peer_record("unidir", 0, 1, "off", 21.0), peer_record("unidir", 1, 0, "off", 20.5),
+               peer_record("bidir", 0, 1, "on", 18.0, possible=False), peer_record("bidir", 0, 1, "off", 17.5)]
+    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    fake = tmp_path / "cbk"
+    fake.write_text(REPLAY_CBK.format(python=sys.executable))
+    fake.chmod(0o755)
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(fake), REPLAY_REAL_CBK=cuda_cbk,
+               REPLAY_RECORDS=str(tmp_path / "records.jsonl"), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}",
+               COLUMNS="250")
+
+    def cli(*args):
+        p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=120, env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stdout
+
+    cli("run", "gpupeer", "--repeat", "1", "--quiet")
+    shown = " ".join(cli("show", "1").split())
+    for text in ("unidir", "bidir", "0>1", "1>0", "0<>1", "cannot reach each other's memory"):
+        assert text in shown, (text, shown)
+    text = json.dumps(json.loads(cli("export", "1", "--format", "json")))
+    assert '"event_gb_per_s": 370.0' in text and '"peer_direct": false' in text and '"gpus": "0<>1"' in text
+
+
 def test_two_ranks_on_one_gpu_are_named():
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01", "h02"], "gpu_devices": ["0", "1", "0"]}) is None
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01"], "gpu_devices": [None, None]}) == (
