@@ -148,7 +148,7 @@ def test_bad_threshold_is_one_clear_line(text):
     (["--hostfile", "{hosts}", "--np", "4"], "run cluster places its ranks itself"),
     (["--hostfile", "{hosts}", "--ppn", "2"], "and picks the launcher the nodes came with: drop --ppn"),
     (["--hostfile", "{hosts}", "--launcher", "srun"], "drop --launcher"),
-    (["--hostfile", "{hosts}", "--gpus-per-rank", "1"], "measures no GPU: drop --gpus-per-rank"),
+    (["--hostfile", "{hosts}", "--gpus-per-rank", "1"], "a launch of its own: drop --gpus-per-rank"),
     (["--hostfile", "{hosts}", "--setting", "vm.dirty_ratio=5"],
      "--setting changes this host only (its journal, here, restores it), and run cluster measures its nodes"),
     (["--hostfile", "{hosts}", "--setting-a", "thp=never", "--setting-b", "thp=always"],

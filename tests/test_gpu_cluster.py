@@ -331,3 +331,51 @@ def test_two_ranks_on_one_gpu_are_named():
         {"hosts": ["h01", "h02", "h02"], "gpu_devices": ["3", "3", "3"]})
     assert limits_gpu.uses_gpu("mpi", {"buffer": "device"}) and not limits_gpu.uses_gpu("mpi", {"op": "bw"})
     assert limits_gpu.uses_gpu("gpu", {}) and not limits_gpu.uses_gpu("compute", {})
+
+
+# ---- the cluster suite runs every GPU of every node ------------------------------------------------------
+
+def cluster_request(hosts, **overrides):
+    from clusterbench.run.cluster import execute
+
+    return execute.ClusterRequest(hosts=hosts, hostfile=None, launcher="mpiexec", parts=execute.PARTS, repeat=3,
+                                  one_at_a_time=False, links_one_pair=False, overrides=overrides, scratch="/tmp",
+                                  oversubscribe=False, switches={}, label=None, command="run cluster")
+
+
+def test_the_cluster_suite_gives_each_gpu_of_each_node_a_launch_of_its_own(cuda_cbk):
+    from clusterbench import catalogue
+    from clusterbench.run.cluster import execute
+
+    cat = catalogue.load(cuda_cbk)
+    hosts = ["h01", "h02", "h03"]
+    req = cluster_request(hosts)
+    _, per_gpu, _ = execute.plan(req, cat, 2)
+    assert [s.kernel for s in per_gpu] == ["gpucopy", "gpumem"]
+    envs = {"h01": snapshot(1), "h02": snapshot(2, gpus_per_node=1), "h03": {"host.name": "h03", "gpu.count": 0}}
+    steps, why = execute.gpu_steps(per_gpu[0], cat, hosts, envs)
+    assert why is None
+    # GPU 0 of both GPU nodes, then GPU 1 of the node that has two; the CPU-only node none
+    assert [(s.name, s.env["CUDA_VISIBLE_DEVICES"], on) for s, on in steps] == [
+        ("gpucopy GPU 0", "0", ["h01", "h02"]), ("gpucopy GPU 1", "1", ["h01"])]
+    assert all(s.env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID" and s.ranks == 1 for s, _ in steps)
+    assert steps[0][0].params == {"direction": "h2d,d2h,bidir", "host-memory": "pinned", "sizes": "1m,256m"}
+    # no node with a GPU, or a cbk without the GPU kernels: skipped, with why
+    assert execute.gpu_steps(per_gpu[0], cat, hosts, {h: {"host.name": h} for h in hosts}) == (
+        [], "no node's snapshot lists a GPU (gpu.count)")
+
+
+def test_a_cluster_suite_override_of_a_gpu_part_is_checked_before_the_run(cuda_cbk, cbk_bin):
+    from clusterbench import catalogue
+    from clusterbench.errors import BadInput
+    from clusterbench.run.cluster import execute
+
+    req = cluster_request(["h01", "h02"], gpucopy={"colour": "red"})
+    with pytest.raises(BadInput, match="kernel gpucopy has no parameter --colour"):
+        execute.plan(req, catalogue.load(cuda_cbk), 2)
+    plain = catalogue.load(cbk_bin)
+    if plain.of_family(catalogue.GPU):
+        pytest.skip("the default cbk was built with CUDA here")
+    _, per_gpu, _ = execute.plan(req, plain, 2)    # a cbk without them skips the GPU parts, not the run
+    steps, why = execute.gpu_steps(per_gpu[0], plain, ["h01"], {"h01": snapshot(1)})
+    assert steps == [] and why.startswith("this cbk was built without CUDA")

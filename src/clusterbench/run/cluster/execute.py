@@ -29,7 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 from clusterbench.run import runner, step_engine
-from clusterbench.catalogue import Catalogue
+from clusterbench.catalogue import GPU, Catalogue
 from clusterbench.conditions import apply as conditions_apply
 from clusterbench.conditions.spec import Conditions
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
@@ -42,7 +42,7 @@ from clusterbench.run.plan import AutoRepeat, Step, expand
 from clusterbench.run.progress import Progress
 from clusterbench.store import Store, run_kinds
 
-PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "links", "scaling")
+PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "gpucopy", "gpumem", "links", "scaling")
 STOPPED_OUTPUT_WAIT_S = 30.0   # after a Ctrl-C: how long a stopped launch's output is awaited, to store it
 OPTIONS = {"scratch", "one-at-a-time", "links-one-pair", "only", "skip", "threshold", "link-threshold", "topology"}
 
@@ -144,6 +144,7 @@ def choose_parts(options: dict[str, str]) -> tuple[str, ...]:
 def suite_entries() -> dict[str, dict]:
     doc = tomllib.loads(resources.files("clusterbench.run.cluster").joinpath("suite.toml").read_text())
     entries = {e["part"]: e for e in doc["per-node"]}
+    entries |= {e["part"]: {**e, "per_gpu": True} for e in doc["per-gpu"]}
     entries["links"], entries["scaling"] = doc["links"], doc["scaling"]
     return entries
 
@@ -168,10 +169,10 @@ def node_counts(n: int) -> list[int]:
     return out + [n]
 
 
-def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[Step], list[Step]]:
-    """(per-node step templates, cluster-wide steps)."""
+def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[Step], list[Step], list[Step]]:
+    """(per-node step templates, per-GPU step templates, cluster-wide steps)."""
     entries = suite_entries()
-    per_node, cluster = [], []
+    per_node, per_gpu, cluster = [], [], []
     for part in req.parts:
         e = entries[part]
         params = params_of(e, req)
@@ -188,17 +189,46 @@ def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[
                     cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=nodes * ppn, ranks_per_node=ppn,
                                       launcher=req.launcher, requires=("mpi",),
                                       name=f"{SCALING_PREFIX}{nodes} nodes x {ppn} rank{'s' if ppn > 1 else ''}")
+        elif e.get("per_gpu"):
+            per_gpu += expand(e["kernel"], params, repeat=req.repeat, ranks=1, launcher=req.launcher, name=part)
         else:
             per_node += expand(e["kernel"], params, repeat=req.repeat, ranks=int(e.get("np", 1)),
                                ranks_per_node=e.get("ppn"), launcher=req.launcher, name=part,
                                requires=tuple(e.get("requires", ())))
     if req.auto:   # every step, per node or across the nodes, under --repeat auto's rule
-        per_node = [dataclasses.replace(s, auto=req.auto) for s in per_node]
-        cluster = [dataclasses.replace(s, auto=req.auto) for s in cluster]
+        per_node, per_gpu, cluster = ([dataclasses.replace(s, auto=req.auto) for s in steps]
+                                      for steps in (per_node, per_gpu, cluster))
     for step in per_node + cluster:
         if not runner.missing_requirement(step, cat):
             cat.check_params(cat.kernel(step.kernel), step.params)
-    return per_node, cluster
+    for step in per_gpu:   # a cbk without the GPU kernels skips them (gpu_steps), not refuses the run
+        if step.kernel in cat.kernels:
+            cat.check_params(cat.kernel(step.kernel), step.params)
+    return per_node, per_gpu, cluster
+
+
+def gpu_count(env: dict) -> int:
+    n = env.get("gpu.count")
+    return n if isinstance(n, int) else int(n) if isinstance(n, str) and n.isdigit() else 0
+
+
+def gpu_steps(step: Step, cat: Catalogue, hosts: list[str], envs: dict[str, dict]) -> tuple[list, str | None]:
+    """[(one GPU's step, the nodes that have that GPU)], or why none runs.
+    GPU i of a node is the i-th of nvidia-smi's list in its snapshot; its
+    launch sees that GPU alone (CUDA_VISIBLE_DEVICES=i, counted in PCI bus
+    order as nvidia-smi counts). Each record names its GPU by bus id, which
+    is what the per-GPU analysis goes by."""
+    if not cat.of_family(GPU):
+        return [], next(iter(cat.left_out_of_family(GPU).values()), "cbk was built without the GPU kernels")
+    counts = {h: gpu_count(envs.get(h, {})) for h in hosts}
+    if not any(counts.values()):
+        return [], "no node's snapshot lists a GPU (gpu.count)"
+    out = []
+    for i in range(max(counts.values())):
+        env = {**step.env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": str(i)}
+        out.append((dataclasses.replace(step, name=f"{step.name} GPU {i}", env=env),
+                    [h for h in hosts if counts[h] > i]))
+    return out, None
 
 
 # -- per-node steps -----------------------------------------------------
@@ -483,7 +513,7 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
         with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
             local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
             envs = store.environments_of(run_id)
-            per_node, cluster = plan(req, cat, node_cpus(envs))
+            per_node, per_gpu, cluster = plan(req, cat, node_cpus(envs))
             for step in per_node:
                 why = runner.missing_requirement(step, cat)
                 if why:
@@ -492,6 +522,14 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
                 statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
                                          Path(folder), req.conditions)
                 position += 1
+            for step in per_gpu:
+                steps, why = gpu_steps(step, cat, req.hosts, envs)
+                if why:
+                    progress.note(f"skipped {step.name} on every node: {why}")
+                for one, hosts in steps:
+                    statuses += run_on_nodes(store, cat, run_id, position, one, dataclasses.replace(req, hosts=hosts),
+                                             envs, local_env, progress, Path(folder), req.conditions)
+                    position += 1
             for step in cluster:
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
                 statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))

@@ -21,7 +21,7 @@ REFUSALS = {
     "np": f"{PLACEMENT}: drop --np",
     "ppn": f"{PLACEMENT}: drop --ppn",
     "launcher": f"{PLACEMENT}: drop --launcher",
-    "gpus_per_rank": f"{PLACEMENT}, and measures no GPU: drop --gpus-per-rank",
+    "gpus_per_rank": f"{PLACEMENT}, and gives each GPU of a node a launch of its own: drop --gpus-per-rank",
     "settings": f"--setting changes {SETTING_HERE}: set it on every node before the run, or drop --setting",
     "settings_ab": (f"--setting-a/--setting-b change {SETTING_HERE}: run the cluster once per setting made on every "
                     "node, then clusterbench compare the two runs"),
