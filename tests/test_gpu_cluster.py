@@ -322,6 +322,27 @@ def test_recorded_gpupeer_figures_go_through_run_show_and_export(cuda_cbk, tmp_p
     assert '"event_gb_per_s": 370.0' in text and '"peer_direct": false' in text and '"gpus": "0<>1"' in text
 
 
+def test_the_cluster_suite_flags_a_slow_pair_of_gpus_and_says_where_to_look():
+    """A node whose GPU 0 reaches GPU 1 at a sixth of what the other nodes'
+    do (an NVLink down, the copy gone over PCIe): that pair is flagged, by the
+    GPU it starts from, and the sentence points at the link between them."""
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    steps = []
+    for h in range(1, 5):
+        rate = 60.0 if h == 2 else 370.0
+        samples = [Sample.from_record(peer_record("unidir", 0, 1, "on", rate)),
+                   Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]
+        steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "status": "ok", "samples": samples})
+    view = analysis.analyse({"steps": steps, "environments": envs, "suite": "cluster", "kind": "cluster"})
+    pair = next(f for f in view.gpus if f.name == "gpupeer unidir 0>1, peer on")
+    assert len(pair.gpus) == 4 and [v.host for v in pair.flagged] == ["h02 GPU 0"]
+    (finding,) = view.gpu_findings
+    assert finding.gpu.label == "h02 GPU 0" and finding.peer_copy and not finding.host_copy
+    sentence = finding.sentence(8)
+    assert "gpupeer unidir 0>1, peer on 84 % below the median (60.0 vs 370.0 GB/s)" in sentence
+    assert "look at the link between the two GPUs (nvidia-smi topo -m" in sentence
+
+
 def test_two_ranks_on_one_gpu_are_named():
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01", "h02"], "gpu_devices": ["0", "1", "0"]}) is None
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01"], "gpu_devices": [None, None]}) == (
@@ -351,7 +372,7 @@ def test_the_cluster_suite_gives_each_gpu_of_each_node_a_launch_of_its_own(cuda_
     hosts = ["h01", "h02", "h03"]
     req = cluster_request(hosts)
     _, per_gpu, _ = execute.plan(req, cat, 2)
-    assert [s.kernel for s in per_gpu] == ["gpucopy", "gpumem"]
+    assert [s.kernel for s in per_gpu] == ["gpucopy", "gpumem", "gpupeer"]
     envs = {"h01": snapshot(1), "h02": snapshot(2, gpus_per_node=1), "h03": {"host.name": "h03", "gpu.count": 0}}
     steps, why = execute.gpu_steps(per_gpu[0], cat, hosts, envs)
     assert why is None
@@ -360,6 +381,12 @@ def test_the_cluster_suite_gives_each_gpu_of_each_node_a_launch_of_its_own(cuda_
         ("gpucopy GPU 0", "0", ["h01", "h02"]), ("gpucopy GPU 1", "1", ["h01"])]
     assert all(s.env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID" and s.ranks == 1 for s, _ in steps)
     assert steps[0][0].params == {"direction": "h2d,d2h,bidir", "host-memory": "pinned", "sizes": "1m,256m"}
+    # gpupeer: once on each node with two GPUs or more, every GPU in its one process
+    peer, why = execute.gpu_steps(per_gpu[2], cat, hosts, envs)
+    assert why is None and [(s.name, on) for s, on in peer] == [("gpupeer", ["h01"])]
+    assert "CUDA_VISIBLE_DEVICES" not in peer[0][0].env
+    assert execute.gpu_steps(per_gpu[2], cat, ["h02"], envs) == (
+        [], "no node's snapshot lists 2 or more GPUs (gpu.count)")
     # no node with a GPU, or a cbk without the GPU kernels: skipped, with why
     assert execute.gpu_steps(per_gpu[0], cat, hosts, {h: {"host.name": h} for h in hosts}) == (
         [], "no node's snapshot lists a GPU (gpu.count)")

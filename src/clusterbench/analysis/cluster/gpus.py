@@ -1,6 +1,7 @@
 """Every GPU of a cluster run side by side: the figures of the kernels of
 the GPU family (host copies, pinned, at their largest size; device
-memory's five kernels) per node and per GPU, judged with the per-node
+memory's five kernels; copies to another GPU of the node, each pair by the
+GPU it starts from) per node and per GPU, judged with the per-node
 rule (analysis/cluster/outliers.py) over all GPUs measured, and each GPU
 that is off named with the likely cause read from its node's snapshot: a
 link negotiated narrower or slower than the others', a different driver,
@@ -61,6 +62,7 @@ class GpuFinding:
     figures: list[tuple[str, outliers.NodeValue, float, str]] = field(default_factory=list)
     causes: list[str] = field(default_factory=list)
     host_copy: bool = False    # a flagged figure is a host copy: the PCIe link is a likely cause
+    peer_copy: bool = False    # a flagged figure is a copy to another GPU: the link between them is
 
     def sentence(self, gpus_measured: int) -> str:
         parts = []
@@ -69,14 +71,28 @@ class GpuFinding:
             parts.append(f"{name} {abs(v.ratio - 1) * 100:.0f} % {side} the median "
                          f"({v.value:,.1f} vs {median:,.1f} {unit})")
         cause = "; ".join(self.causes) if self.causes else (
+            "no difference in its snapshot explains it: look at the link between the two GPUs "
+            "(nvidia-smi topo -m, nvidia-smi nvlink --status)" if self.peer_copy else
             "no difference in its snapshot explains it: look at its clocks, temperature and ECC "
             "(nvidia-smi -q -d CLOCK,TEMPERATURE,ECC)")
         return (f"{self.gpu.label} ({self.gpu.bus_id}) of {gpus_measured} GPUs: {', '.join(parts)}; "
                 f"likely cause: {cause}")
 
 
-def _figures_of(step) -> dict[tuple[str, str, bool], dict[str, list[float]]]:
-    """{(figure name, unit, a host copy): {bus id: values}} of one node's GPU step."""
+def is_peer_copy(sample) -> bool:
+    """A copy between two GPUs of a node (gpupeer)."""
+    return sample.extra("src_gpu_bus_id") is not None and sample.extra("gpus") is not None
+
+
+# what a figure measures, for the likely cause of a flagged one
+HOST_COPY, MEMORY, PEER_COPY = "host copy", "memory", "peer copy"
+
+
+def _figures_of(step) -> dict[tuple[str, str, str], dict[str, list[float]]]:
+    """{(figure name, unit, what it measures): {bus id: values}} of one node's GPU
+    step. A copy between GPUs counts for the GPU it starts from; its name
+    says the pair ("gpupeer unidir 0>1, peer on"), so identical nodes'
+    same pairs are judged together."""
     samples = [s for s in step["samples"] if s.value is not None]
     largest: dict = {}
     for s in samples:
@@ -85,6 +101,13 @@ def _figures_of(step) -> dict[tuple[str, str, bool], dict[str, list[float]]]:
             largest[k] = max(largest.get(k, 0), s.extra("copy_bytes") or 0)
     out: dict = {}
     for s in samples:
+        if is_peer_copy(s):
+            bus = bus_key(s.extra("src_gpu_bus_id"))
+            value = s.extra("event_gb_per_s")
+            if bus is not None and isinstance(value, (int, float)) and value > 0:
+                name = f"{step['kernel']} {s.phase} {s.extra('gpus')}, peer {s.extra('peer')}"
+                out.setdefault((name, "GB/s", PEER_COPY), {}).setdefault(bus, []).append(float(value))
+            continue
         bus = bus_key(s.extra("gpu_bus_id"))
         if bus is None:
             continue
@@ -97,7 +120,8 @@ def _figures_of(step) -> dict[tuple[str, str, bool], dict[str, list[float]]]:
         else:
             continue
         if isinstance(value, (int, float)) and value > 0:
-            out.setdefault((name, "GB/s", is_gpu_copy(s)), {}).setdefault(bus, []).append(float(value))
+            kind = HOST_COPY if is_gpu_copy(s) else MEMORY
+            out.setdefault((name, "GB/s", kind), {}).setdefault(bus, []).append(float(value))
     return out
 
 
@@ -133,7 +157,7 @@ def likely_causes(gpu: Gpu, all_gpus: list[Gpu], envs: dict[str, dict], copy_fig
 
 
 def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[GpuFigure], list[GpuFinding]]:
-    per: dict[tuple[str, str, bool], dict[Gpu, float]] = {}
+    per: dict[tuple[str, str, str], dict[Gpu, float]] = {}
     for st in steps:
         host = st.get("host")
         if host is None or st["status"] != "ok" or not is_gpu_step(st):
@@ -144,7 +168,7 @@ def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[G
                 per.setdefault(key, {})[gpu] = statistics.median(values)
     figures, findings = [], {}
     all_gpus = sorted({g for by_gpu in per.values() for g in by_gpu}, key=lambda g: (g.host, g.bus_id))
-    for (name, unit, host_copy), by_gpu in sorted(per.items()):
+    for (name, unit, kind), by_gpu in sorted(per.items()):
         if len(by_gpu) < 2:
             continue
         labels = {g.label: g for g in by_gpu}
@@ -156,7 +180,8 @@ def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[G
                 gpu = labels[v.host]
                 f = findings.setdefault(gpu, GpuFinding(gpu))
                 f.figures.append((name, v, median, unit))
-                f.host_copy = f.host_copy or host_copy
+                f.host_copy = f.host_copy or kind == HOST_COPY
+                f.peer_copy = f.peer_copy or kind == PEER_COPY
     for gpu, f in findings.items():
         f.causes = likely_causes(gpu, all_gpus, envs, f.host_copy)
     return figures, [findings[g] for g in sorted(findings, key=lambda g: (g.host, g.bus_id))]

@@ -42,7 +42,7 @@ from clusterbench.run.plan import AutoRepeat, Step, expand
 from clusterbench.run.progress import Progress
 from clusterbench.store import Store, run_kinds
 
-PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "gpucopy", "gpumem", "links", "scaling")
+PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "gpucopy", "gpumem", "gpupeer", "links", "scaling")
 STOPPED_OUTPUT_WAIT_S = 30.0   # after a Ctrl-C: how long a stopped launch's output is awaited, to store it
 OPTIONS = {"scratch", "one-at-a-time", "links-one-pair", "only", "skip", "threshold", "link-threshold", "topology"}
 
@@ -213,16 +213,25 @@ def gpu_count(env: dict) -> int:
 
 
 def gpu_steps(step: Step, cat: Catalogue, hosts: list[str], envs: dict[str, dict]) -> tuple[list, str | None]:
-    """[(one GPU's step, the nodes that have that GPU)], or why none runs.
-    GPU i of a node is the i-th of nvidia-smi's list in its snapshot; its
-    launch sees that GPU alone (CUDA_VISIBLE_DEVICES=i, counted in PCI bus
-    order as nvidia-smi counts). Each record names its GPU by bus id, which
-    is what the per-GPU analysis goes by."""
+    """[(a step, the nodes it runs on)], or why none runs. A part run on
+    every GPU: GPU i of a node is the i-th of nvidia-smi's list in its
+    snapshot, and its launch sees that GPU alone (CUDA_VISIBLE_DEVICES=i,
+    counted in PCI bus order as nvidia-smi counts); each record names its
+    GPU by bus id, which is what the per-GPU analysis goes by. A part that
+    wants every GPU of a node in one process (every-gpu = false) runs once
+    on each node with at least its min-gpus."""
     if not cat.of_family(GPU):
         return [], next(iter(cat.left_out_of_family(GPU).values()), "cbk was built without the GPU kernels")
+    entry = suite_entries()[step.name]
+    least = int(entry.get("min-gpus", 1))
     counts = {h: gpu_count(envs.get(h, {})) for h in hosts}
-    if not any(counts.values()):
-        return [], "no node's snapshot lists a GPU (gpu.count)"
+    if not any(n >= least for n in counts.values()):
+        return [], (f"no node's snapshot lists {least} or more GPUs (gpu.count)" if least > 1
+                    else "no node's snapshot lists a GPU (gpu.count)")
+    if step.kernel not in cat.kernels:
+        return [], cat.left_out.get(step.kernel, f"cbk has no kernel {step.kernel}")
+    if not entry.get("every-gpu", True):
+        return [(step, [h for h in hosts if counts[h] >= least])], None
     out = []
     for i in range(max(counts.values())):
         env = {**step.env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": str(i)}
