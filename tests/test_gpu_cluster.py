@@ -378,12 +378,12 @@ def test_the_cluster_suite_gives_each_gpu_of_each_node_a_launch_of_its_own(cuda_
     assert why is None
     # GPU 0 of both GPU nodes, then GPU 1 of the node that has two; the CPU-only node none
     assert [(s.name, s.env["CUDA_VISIBLE_DEVICES"], on) for s, on in steps] == [
-        ("gpucopy GPU 0", "0", ["h01", "h02"]), ("gpucopy GPU 1", "1", ["h01"])]
+        ("gpu-link GPU 0", "0", ["h01", "h02"]), ("gpu-link GPU 1", "1", ["h01"])]
     assert all(s.env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID" and s.ranks == 1 for s, _ in steps)
     assert steps[0][0].params == {"direction": "h2d,d2h,bidir", "host-memory": "pinned", "sizes": "1m,256m"}
     # gpupeer: once on each node with two GPUs or more, every GPU in its one process
     peer, why = execute.gpu_steps(per_gpu[2], cat, hosts, envs)
-    assert why is None and [(s.name, on) for s, on in peer] == [("gpupeer", ["h01"])]
+    assert why is None and [(s.name, on) for s, on in peer] == [("gpu-peer", ["h01"])]
     assert "CUDA_VISIBLE_DEVICES" not in peer[0][0].env
     assert execute.gpu_steps(per_gpu[2], cat, ["h02"], envs) == (
         [], "no node's snapshot lists 2 or more GPUs (gpu.count)")
@@ -397,7 +397,7 @@ def test_a_cluster_suite_override_of_a_gpu_part_is_checked_before_the_run(cuda_c
     from clusterbench.errors import BadInput
     from clusterbench.run.cluster import execute
 
-    req = cluster_request(["h01", "h02"], gpucopy={"colour": "red"})
+    req = cluster_request(["h01", "h02"], **{"gpu-link": {"colour": "red"}})
     with pytest.raises(BadInput, match="kernel gpucopy has no parameter --colour"):
         execute.plan(req, catalogue.load(cuda_cbk), 2)
     plain = catalogue.load(cbk_bin)

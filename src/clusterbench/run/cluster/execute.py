@@ -42,7 +42,8 @@ from clusterbench.run.plan import AutoRepeat, Step, expand
 from clusterbench.run.progress import Progress
 from clusterbench.store import Store, run_kinds
 
-PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "gpucopy", "gpumem", "gpupeer", "links", "scaling")
+PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "gpu-link", "gpu-memory", "gpu-peer", "links",
+         "scaling")
 STOPPED_OUTPUT_WAIT_S = 30.0   # after a Ctrl-C: how long a stopped launch's output is awaited, to store it
 OPTIONS = {"scratch", "one-at-a-time", "links-one-pair", "only", "skip", "threshold", "link-threshold", "topology"}
 
