@@ -130,7 +130,7 @@ def test_gpus_per_rank_is_refused_for_gpupeer_which_wants_every_gpu_in_one_proce
                     env=env)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
-    assert len(lines) == 1 and "gpupeer runs as one process over every GPU it sees" in lines[0], lines
+    assert len(lines) == 1 and "gpupeer runs as one process, which sees every GPU of its node" in lines[0], lines
     assert not db.exists() or not _runs(db), "a refused run was stored"
 
 

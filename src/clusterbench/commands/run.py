@@ -264,11 +264,11 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     if share_gpus and not gpus_per_rank:
         raise BadInput("--share-gpus applies with --gpus-per-rank N")
     if gpus_per_rank:
-        # a one-process kernel has no ranks to share GPUs out to: gpupeer
-        # wants every GPU of its node in its one process
+        # a one-process kernel has no ranks to share GPUs out to (gpupeer
+        # wants every GPU of its node in its one process)
         if suite_name is None and not cat.kernel(target).parallel:
-            raise BadInput(f"kernel {target} runs as one process over every GPU it sees; --gpus-per-rank binds "
-                           "the ranks of a parallel kernel")
+            raise BadInput(f"kernel {target} runs as one process, which sees every GPU of its node; "
+                           "--gpus-per-rank binds each rank of a parallel kernel to its own GPUs")
         steps = [s if s.kernel in cat.kernels and not cat.kernels[s.kernel].parallel
                  else dataclasses.replace(s, gpus_per_rank=gpus_per_rank, share_gpus=share_gpus) for s in steps]
     if mpi_algorithms:
