@@ -5,6 +5,10 @@ side by side, a planted odd GPU flagged and its likely cause named. The
 figures are those measured on an H200 (PCIe Gen5 x16) in #35."""
 from __future__ import annotations
 
+import json
+import os
+import sys
+
 import pytest
 
 from conftest import run_bounded
@@ -224,31 +228,36 @@ print(json.dumps(run))
 """
 
 
-def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path):
-    """`clusterbench run gpucopy|gpumem`, `show` and `export` on the records a
-    GPU machine's cbk prints (replayed: there is no GPU here)."""
-    import json
-    import os
-    import sys
-
-    records = [copy_record(p, bus(1, 0), r, m).record for p, r, m in
-               (("h2d", 55.3, "pinned"), ("d2h", 55.3, "pinned"), ("bidir", 100.4, "pinned"), ("h2d", 6.6, "pageable"),
-                ("d2h", 65.0, "pageable"))]
-    records[3]["warnings"] = ["pageable host memory: the driver stages every copy through pinned memory of its own, "
-                              "so this is not the link's rate (--host-memory=pinned measures that)"]
-    records += [memory_record(p, bus(1, 0), r).record for p, r in (("copy", 3977.0), ("triad", 4120.0))]
+def replay_cli(records: list[dict], cuda_cbk: str, tmp_path):
+    """(cli, its environment): `clusterbench` run against a cbk that replays
+    `records`; cli(*args) asserts exit 0 and returns stdout. Changes to the
+    environment apply to the next call."""
     (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     fake = tmp_path / "cbk"
     fake.write_text(REPLAY_CBK.format(python=sys.executable))
     fake.chmod(0o755)
     env = dict(os.environ, CLUSTERBENCH_CBK=str(fake), REPLAY_REAL_CBK=cuda_cbk,
                REPLAY_RECORDS=str(tmp_path / "records.jsonl"), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}",
-               COLUMNS="200")
+               COLUMNS="250")
 
     def cli(*args):
         p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=120, env=env)
         assert p.returncode == 0, p.stdout + p.stderr
         return p.stdout
+
+    return cli, env
+
+
+def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path):
+    """`clusterbench run gpucopy|gpumem`, `show` and `export` on the records a
+    GPU machine's cbk prints (replayed: there is no GPU here)."""
+    records = [copy_record(p, bus(1, 0), r, m).record for p, r, m in
+               (("h2d", 55.3, "pinned"), ("d2h", 55.3, "pinned"), ("bidir", 100.4, "pinned"), ("h2d", 6.6, "pageable"),
+                ("d2h", 65.0, "pageable"))]
+    records[3]["warnings"] = ["pageable host memory: the driver stages every copy through pinned memory of its own, "
+                              "so this is not the link's rate (--host-memory=pinned measures that)"]
+    records += [memory_record(p, bus(1, 0), r).record for p, r in (("copy", 3977.0), ("triad", 4120.0))]
+    cli, env = replay_cli(records, cuda_cbk, tmp_path)
 
     cli("run", "gpucopy", "--repeat", "1", "--quiet")
     cli("run", "gpumem", "--repeat", "1", "--quiet")
@@ -294,25 +303,10 @@ def peer_record(phase: str, src: int, dst: int, peer: str, gb_s: float, possible
 def test_recorded_gpupeer_figures_go_through_run_show_and_export(cuda_cbk, tmp_path):
     """Every pair and peer mode of a two-GPU node as its own row, the staged
     pair's warning carried to the page and the export."""
-    import json
-    import os
-    import sys
-
     records = [peer_record("unidir", 0, 1, "on", 370.0), peer_record("unidir", 1, 0, "on", 368.0),
                peer_record("unidir", 0, 1, "off", 21.0), peer_record("unidir", 1, 0, "off", 20.5),
                peer_record("bidir", 0, 1, "on", 18.0, possible=False), peer_record("bidir", 0, 1, "off", 17.5)]
-    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    fake = tmp_path / "cbk"
-    fake.write_text(REPLAY_CBK.format(python=sys.executable))
-    fake.chmod(0o755)
-    env = dict(os.environ, CLUSTERBENCH_CBK=str(fake), REPLAY_REAL_CBK=cuda_cbk,
-               REPLAY_RECORDS=str(tmp_path / "records.jsonl"), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}",
-               COLUMNS="250")
-
-    def cli(*args):
-        p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=120, env=env)
-        assert p.returncode == 0, p.stdout + p.stderr
-        return p.stdout
+    cli, _ = replay_cli(records, cuda_cbk, tmp_path)
 
     cli("run", "gpupeer", "--repeat", "1", "--quiet")
     shown = " ".join(cli("show", "1").split())
