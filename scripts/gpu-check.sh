@@ -59,7 +59,7 @@ export CLUSTERBENCH_CBK="$cbk" CLUSTERBENCH_DB="sqlite:///$out/results.db" COLUM
 step cli_run bash -c "'$python' -m clusterbench run gpumem --passes=5 && '$python' -m clusterbench run gpucopy --sizes=8,1m,64m --host-memory=pinned && '$python' -m clusterbench show 1 && '$python' -m clusterbench show 2 && '$python' -m clusterbench export 2 --format json"
 # the cluster suite's GPU parts on this one machine named twice (two "nodes"): every GPU its own launch
 printf 'localhost\n127.0.0.1\n' >"$out/hosts"
-step cluster_gpu "$python" -m clusterbench run cluster --hostfile "$out/hosts" --only=gpu-link,gpu-memory,gpu-peer \
+step cluster_gpu timeout 300 "$python" -m clusterbench run cluster --hostfile "$out/hosts" --only=gpu-link,gpu-memory,gpu-peer \
   --repeat 1 --report "$out/cluster.html"
 step bench "$python" bench/gpu_vs_reference --cbk "$cbk" --pairs "${PAIRS:-3}" --out "$out/bench"
 echo "--- bench (cbk / reference, medians)"; tail -n 30 "$out/bench.txt"
