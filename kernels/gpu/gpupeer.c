@@ -186,11 +186,20 @@ static const char *timed(const struct gpupeer *g, struct cbk_ctx *c, int from, i
     return err ? err : rt->event_elapsed_s(s->start, s->stop, event_s);
 }
 
+/* copy_sync waits for the current device: make it the buffer's own, so a
+ * clearing copy has landed before the timed copies start. */
+static void copy_on(const struct gpupeer *g, struct cbk_ctx *c, int device, void *dst, const void *src, size_t bytes,
+                    const char *what)
+{
+    must(c, g->rt->select_device(device), "selecting a GPU");
+    must(c, g->rt->copy_sync(dst, src, bytes), what);
+}
+
 /* The destination of from -> to holds from's source bytes. */
 static bool arrived(const struct gpupeer *g, struct cbk_ctx *c, int from, int to, size_t bytes)
 {
-    must(c, g->rt->copy_sync(g->expect, g->gpu[from].src, bytes), "reading a source buffer back");
-    must(c, g->rt->copy_sync(g->got, g->gpu[to].dst, bytes), "reading a destination buffer back");
+    copy_on(g, c, from, g->expect, g->gpu[from].src, bytes, "reading a source buffer back");
+    copy_on(g, c, to, g->got, g->gpu[to].dst, bytes, "reading a destination buffer back");
     return !memcmp(g->expect, g->got, bytes);
 }
 
@@ -198,7 +207,7 @@ static bool arrived(const struct gpupeer *g, struct cbk_ctx *c, int from, int to
 static void clear(const struct gpupeer *g, struct cbk_ctx *c, int d, size_t bytes)
 {
     memset(g->got, 0, bytes);
-    must(c, g->rt->copy_sync(g->gpu[d].dst, g->got, bytes), "clearing a destination buffer");
+    copy_on(g, c, d, g->gpu[d].dst, g->got, bytes, "clearing a destination buffer");
 }
 
 static void measure(const struct cbk_args *a, struct cbk_ctx *c, const struct gpupeer *g, int from, int to,
