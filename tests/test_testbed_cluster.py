@@ -69,6 +69,17 @@ def test_hosts_have_their_own_names_find_each_other_and_down_removes_everything(
     assert not d.exists()
 
 
+def test_a_new_cluster_never_takes_an_id_another_cluster_carries(monkeypatch):
+    """With a second suite beside it, an `up` drew the id of a cluster that
+    was up, failed on its bridge's name and, undoing itself, removed the
+    other cluster's bridge: its hosts lost each other mid-test."""
+    draws = iter(["33fa", "0c1d", "77ab"])
+    monkeypatch.setattr(tc.secrets, "token_hex", lambda n: next(draws))
+    monkeypatch.setattr(tc, "_links", lambda: ["lo", "eth0", "cbk33fabr", "cbk33fah01"])
+    monkeypatch.setattr(tc, "_namespaces", lambda: ["cbkc-0c1d-h01", "cbktb-123-0c1d-a"])
+    assert tc._new_id() == "77ab"
+
+
 def hosts_work(d: Path, tmp_path: Path, delay: bool) -> None:
     st = json.loads(tb("status", "--json", state_dir=d).stdout)
     assert st["complete"] and [h["name"] for h in st["hosts"]] == ["h01", "h02", "h03"]

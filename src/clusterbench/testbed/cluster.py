@@ -252,6 +252,19 @@ def _namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
+def _new_id() -> str:
+    """A cluster id no interface or namespace of this machine carries yet
+    (called under the lock). Four random hex digits collide now and then
+    when test suites side by side bring clusters up at once, and an `up`
+    that found its bridge's name taken undid it, removing the other
+    cluster's bridge (recorded before it is made, for a killed `up`)."""
+    taken = {m.group(1) for name in _links() if (m := re.match(r"cbk([0-9a-f]{4})", name))}
+    taken |= {m.group(1) for ns in _namespaces() if (m := re.match(rf"{NS_PREFIX}([0-9a-f]{{4}})-", ns))}
+    while (cid := secrets.token_hex(2)) in taken:
+        pass
+    return cid
+
+
 def _links() -> list[str]:
     out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     return [m.group(1) for m in re.finditer(r"^\d+: ([^:@\s]+)", out, re.M)]
@@ -402,7 +415,7 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
         plan = layout(net, hosts, switches, trunk)
         made_dir = not state_dir.exists()
         state_dir.mkdir(parents=True, exist_ok=True)
-        cid = secrets.token_hex(2)
+        cid = _new_id()
         state = {"id": cid, "subnet": str(net), "bridge": f"cbk{cid}br", "bridge_address": plan.bridge_address,
                  "rate": rate, "delay": delay, "hosts": [], "made": [], "made_dir": made_dir, "complete": False,
                  "pid": os.getpid()}
