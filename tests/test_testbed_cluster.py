@@ -183,9 +183,21 @@ def test_bad_input_is_one_line_exit_2_and_nothing_made(tmp_path):
 def foreign_leftovers(new: set[str]) -> set[str]:
     """The namespaces and interfaces in `new` that no whole cluster owns (one
     whose bridge exists: another test or suite brought it up meanwhile).
-    Mounts carry their cluster's folder: a test checks its own with objects_of."""
-    bridges = {o for o in system_objects() if re.fullmatch(r"link cbk[0-9a-f]{4}br", o)}
-    return {o for o in new if not o.startswith("mount ") and f"link cbk{cluster_id_in(o)}br" not in bridges}
+    Mounts carry their cluster's folder: a test checks its own with objects_of.
+    A cluster another suite is bringing up or down changes within a second
+    (with a second suite beside it, a namespace was seen after its bridge
+    was gone, halfway through that suite's `down`); a leftover stays: so an
+    object found without its bridge is judged again a moment later."""
+    def orphans(objects: set[str], now: set[str]) -> set[str]:
+        bridges = {o for o in now if re.fullmatch(r"link cbk[0-9a-f]{4}br", o)}
+        return {o for o in objects if not o.startswith("mount ") and f"link cbk{cluster_id_in(o)}br" not in bridges}
+
+    found = orphans(new, system_objects())
+    if found:
+        time.sleep(2)
+        now = system_objects()
+        found = orphans(found & now, now)
+    return found
 
 
 def cluster_id_in(obj: str) -> str | None:
