@@ -14,6 +14,7 @@ slots spans two hosts."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -57,7 +58,7 @@ ckpt_list NONE
 pe_list mpi
 rerun FALSE
 slots {slots}
-tmpdir /tmp
+tmpdir {tmpdir}
 shell /bin/sh
 prolog NONE
 epilog NONE
@@ -128,6 +129,10 @@ class GridEngineCell:
         common.mkdir(parents=True)
         for sub in ("spool/qmaster/job_scripts", "spool/execd", "spooldb"):
             (self.root / sub).mkdir(parents=True)
+        # job numbers from a random start (sge_qmaster reads the last one given from jobseqnum): every cell
+        # counting from 1 gave a second suite's the same job ids on hosts of the same names, and MPI's
+        # shared-memory segments and session folders are named after host and job
+        (self.root / "spool/qmaster/jobseqnum").write_text(f"{1000 + secrets.randbelow(8_000_000)}\n")
         for d in ("bin", "lib", "util", "utilbin"):
             (self.root / d).symlink_to(SYSTEM_ROOT / d)
         (common / "bootstrap").write_text(
@@ -160,7 +165,10 @@ class GridEngineCell:
             self._run("/usr/sbin/sge_execd", host=h)
         (self.root / "pe").write_text(PE)
         self._run("qconf", "-Ap", str(self.root / "pe"))
-        (self.root / "queue").write_text(QUEUE.format(host=" ".join(self.exec_hosts),
+        # each cell its own folder for the jobs' TMPDIRs (<job>.<task>.<queue>): job numbers start at 1 in
+        # every cell, so two suites' cells side by side made and removed the same /tmp/1.1.all.q under each other
+        (self.root / "tmp").mkdir(exist_ok=True)
+        (self.root / "queue").write_text(QUEUE.format(host=" ".join(self.exec_hosts), tmpdir=self.root / "tmp",
                                                       slots=1 if self.testbed else max(4, os.cpu_count() or 1)))
         self._run("qconf", "-Aq", str(self.root / "queue"))
 

@@ -8,6 +8,7 @@ Needs root and Debian's slurm-wlm and munge (scripts/apt-packages-test.txt);
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -28,6 +29,15 @@ def why_not() -> str | None:
 
 
 
+def first_job_id() -> int:
+    """Where this cluster's job numbers start. Every cluster counting from 1
+    gave a second suite's the same job ids, on test hosts with the same names
+    (h01, h02) and one /dev/shm and /tmp: MPI's shared-memory segments and
+    session folders are named after host and job, so the two suites' ranks
+    met in them (an Open MPI rank under srun was killed)."""
+    return 1000 + secrets.randbelow(60_000_000)
+
+
 def _exe(name: str) -> str:
     return shutil.which(name) or str(Path("/usr/sbin", name))
 
@@ -37,6 +47,7 @@ ClusterName=cbtest
 SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={ctld_port}
 SlurmdPort={d_port}
+FirstJobId={first_job}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -79,7 +90,7 @@ class SlurmCluster:
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         host = socket.gethostname().split(".")[0]
         self.conf.write_text(CONF.format(host=host, dir=self.dir, ctld_port=free_port(), d_port=free_port(),
-                                         cpus=os.cpu_count() or 1))
+                                         cpus=os.cpu_count() or 1, first_job=first_job_id()))
         self._start_munged()
         self.procs.append(subprocess.Popen([_exe("slurmctld"), "-D", "-i", "-f", str(self.conf)],
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env))
@@ -139,6 +150,7 @@ ClusterName=cbtest{cid}
 SlurmctldHost={head}({head_addr})
 SlurmctldPort={ctld_port}
 SlurmdPort={d_port}
+FirstJobId={first_job}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -194,7 +206,8 @@ class MultiNodeSlurm(SlurmCluster):
         nodes = "\n".join(f"NodeName={h.name} NodeAddr={h.address} CPUs=4 State=UNKNOWN" for h in hosts)
         self.conf.write_text(MULTI_CONF.format(
             cid=self.testbed.id, head=hosts[0].name, head_addr=hosts[0].address, dir=self.dir,
-            ctld_port=free_port(), d_port=free_port(), nodes=nodes, names=",".join(h.name for h in hosts)))
+            ctld_port=free_port(), d_port=free_port(), nodes=nodes, names=",".join(h.name for h in hosts),
+            first_job=first_job_id()))
         self._start_munged()
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": self.env}
         self.procs.append(subprocess.Popen(

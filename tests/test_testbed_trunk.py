@@ -212,10 +212,13 @@ def test_the_address_plan_splits_the_subnet_without_overlap():
         tc.parse_topology(1, 2, None)
 
 
-def routes_of(subnet: str) -> list[str]:
+def routes_of(subnet: str, cluster_id: str) -> list[str]:
+    """This machine's routes into a cluster's subnet through that cluster's
+    interfaces: once it is down, another suite's cluster may take the same
+    free subnet, with routes of its own."""
     prefix = subnet.rsplit(".", 1)[0] + "."
     out = subprocess.run(["ip", "-4", "route", "show"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if line.startswith(prefix)]
+    return [line for line in out.splitlines() if line.startswith(prefix) and f" dev cbk{cluster_id}" in line]
 
 
 @needs_root
@@ -242,7 +245,7 @@ def test_down_after_up_killed_while_building_the_trunk_and_hosts_leaves_nothing(
     routers = [r["ns"] for r in st["trunk"]["routers"]]
     made = objects_of(st["id"], d)
     assert {f"netns {r}" for r in routers} <= made and f"link cbk{st['id']}b2" in made
-    assert routes_of(st["subnet"]), "the login node's route to switch 2 was not made"
+    assert routes_of(st["subnet"], st["id"]), "the login node's route to switch 2 was not made"
     shaped = subprocess.run(["tc", "qdisc", "show", "dev", st["hosts"][0]["veth"]], capture_output=True, text=True)
     assert "tbf" in shaped.stdout
     assert "INCOMPLETE" in tb("status", state_dir=d).stdout
@@ -252,5 +255,5 @@ def test_down_after_up_killed_while_building_the_trunk_and_hosts_leaves_nothing(
     # bridges, veths (with their qdiscs), mounts, routes and files: all gone
     assert objects_of(st["id"], d) == set()
     assert foreign_leftovers(system_objects() - before) == set()
-    assert routes_of(st["subnet"]) == []
+    assert routes_of(st["subnet"], st["id"]) == []
     assert not d.exists()
