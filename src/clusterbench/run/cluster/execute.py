@@ -209,8 +209,8 @@ def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[
 
 
 def gpu_count(env: dict) -> int:
-    n = env.get("gpu.count")
-    return n if isinstance(n, int) else int(n) if isinstance(n, str) and n.isdigit() else 0
+    n = env.get("gpu.count")   # an int in every snapshot (environment/gpu.py), as gpu_limits reads it
+    return n if isinstance(n, int) else 0
 
 
 def gpu_steps(step: Step, cat: Catalogue, hosts: list[str], envs: dict[str, dict]) -> tuple[list, str | None]:
