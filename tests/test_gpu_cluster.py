@@ -14,7 +14,7 @@ import pytest
 from conftest import run_bounded
 
 from clusterbench import limits
-from clusterbench.limits import gpu_limits as limits_gpu
+from clusterbench.limits import ceilings, gpu_limits as limits_gpu
 from clusterbench.analysis.cluster import analysis, findings, gpus
 from clusterbench.results.records import contract_problems
 from clusterbench.results.sample import Sample
@@ -129,6 +129,31 @@ def test_gpu_memory_above_its_rate_is_warned():
     assert limits.sample_warnings(memory_record("triad", bus(1, 0), TRIAD_GB_S), env) == []
     (warning,) = limits.sample_warnings(memory_record("triad", bus(1, 0), 5200.0), env)
     assert "above the GPU memory" in warning and "4,814.0 GB/s" in warning
+
+
+def test_the_limit_column_names_the_link_or_memory_rate_a_gpu_figure_is_bound_by():
+    """The "limit" column of show, report and export (limits/ceilings.py) for
+    the GPU kernels, as for the I/O ones: the figure as a share of its
+    link's or memory's rate, marked when it is above it."""
+    env = snapshot(1)
+
+    def limit(s, e=env):
+        c = ceilings.binding(s, ceilings.Context(e))
+        return (c.text, c.exceeded) if c else None
+
+    assert limit(copy_record("h2d", bus(1, 0), H2D_GB_S)) == ("PCIe Gen5 x16 per direction: 88 % of 63.0 GB/s", False)
+    assert limit(copy_record("bidir", bus(1, 0), 100.4)) == ("PCIe Gen5 x16 both directions: 80 % of 126.0 GB/s",
+                                                             False)
+    narrow = snapshot(1, {(1, "pcie_width_current"): 8})
+    assert limit(copy_record("h2d", bus(1, 1), 27.0), narrow) == ("PCIe Gen5 x8 per direction: 86 % of 31.5 GB/s",
+                                                                  False)
+    assert limit(copy_record("d2h", bus(1, 0), 70.0)) == ("PCIe Gen5 x16 per direction: above its 63.0 GB/s", True)
+    assert limit(memory_record("triad", bus(1, 0), TRIAD_GB_S)) == (
+        "GPU memory peak: 86 % of 4,814.0 GB/s", False)
+    # no GPU in the snapshot: the link is unknown, so no limit is claimed for a copy
+    assert limit(copy_record("h2d", bus(1, 0), H2D_GB_S), {}) is None
+    # the limit column never doubles the stored warning: gpu_warnings alone says "above"
+    assert len(limits.sample_warnings(copy_record("d2h", bus(1, 0), 70.0), env)) == 1
 
 
 def test_a_pageable_copy_faster_than_the_pinned_one_is_flagged():
@@ -264,7 +289,12 @@ def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path)
     shown = " ".join(cli("show", "1").split())
     assert "h2d" in shown and "bidir" in shown and "pageable" in shown and "pinned" in shown, shown
     assert "faster than the pinned one" in shown   # the cross-sample check, stored with the run
-    assert "triad" in " ".join(cli("show", "2").split())
+    memory = " ".join(cli("show", "2").split())
+    # the limit each figure is bound by, beside it (this machine's snapshot has no GPU: the memory's rate,
+    # which the record carries, is the one known)
+    assert "triad" in memory and "GPU memory peak: 86 % of 4,814.0 GB/s" in memory, memory
+    rows = json.loads(cli("export", "2", "--format", "json"))["runs"][0]["steps"][0]["summary"]
+    assert {r["phase"]: r["limit"] for r in rows}["triad"].endswith("86 % of 4,814.0 GB/s")
     exported = json.loads(cli("export", "1", "--format", "json"))
     text = json.dumps(exported)
     assert '"event_gb_per_s": 100.4' in text and '"host_memory": "pageable"' in text

@@ -1,5 +1,5 @@
-"""Which limit binds (E2): the ceilings clusterbench can know for an I/O or
-network figure, and how close the figure comes to each.
+"""Which limit binds (E2): the ceilings clusterbench can know for an I/O,
+network or GPU figure, and how close the figure comes to each.
 
 One function per ceiling, each `(figure: Sample, ctx: Context) -> Ceiling | None`,
 listed in CEILINGS; another ceiling (a network mount's server link, say) is one
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from clusterbench.limits import gpu_limits
 from clusterbench.limits.facts import (BYTES_PER_S, NETWORK_FS, NO_DEVICE_FS,
                                        available_memory_bytes, bits_text, fastest_link_bits_per_s,
                                        mount_link_bits_per_s, target_fs_type)
@@ -150,8 +151,25 @@ def page_cache(s: Sample, ctx: Context) -> Ceiling | None:
                    f"({available / 2**30:.1f} GiB) and the read was not proven cold")
 
 
+def gpu(s: Sample, ctx: Context) -> Ceiling | None:
+    """A GPU kernel's figure against what bounds it (limits/gpu_limits.py):
+    a host copy its PCIe link as negotiated, device memory its rate. The
+    figure judged is the one the row shows; the warning stored when the
+    GPU's own (event-timed) figure is above the rate is gpu_warnings'."""
+    limit = gpu_limits.gpu_limit(s, ctx.env)
+    rate = _bytes_per_s(s)
+    if limit is None or rate is None:
+        return None
+    name, gb_per_s = limit
+    fraction = rate / (gb_per_s * 1e9)
+    if fraction > RATE_SLACK:
+        return Ceiling("gpu", f"{name}: above its {gb_per_s:,.1f} GB/s", fraction, True, f"above its {name} rate")
+    return Ceiling("gpu", f"{name}: {_percent(fraction)} of {gb_per_s:,.1f} GB/s", fraction)
+
+
 # in the order `binding` prefers among ceilings a figure is above
-CEILINGS: list[Callable[[Sample, Context], Ceiling | None]] = [no_device, link, device, memory_bandwidth, page_cache]
+CEILINGS: list[Callable[[Sample, Context], Ceiling | None]] = [no_device, link, device, memory_bandwidth, page_cache,
+                                                                gpu]
 
 
 def ceilings(s: Sample, ctx: Context) -> list[Ceiling]:

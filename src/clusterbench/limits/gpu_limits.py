@@ -79,7 +79,7 @@ def gpu_limit(sample: Sample, env: dict) -> tuple[str, float] | None:
     if is_gpu_memory(sample):
         peak = sample.extra("memory_peak_gb_per_s")
         if isinstance(peak, (int, float)) and peak > 0:
-            return "GPU memory (2 x memory clock x bus width)", float(peak)
+            return "GPU memory peak", float(peak)   # 2 x memory clock x bus width, as the runtime reports them
     return None
 
 
