@@ -50,7 +50,7 @@ def test_pario_and_manyfiles_reads_over_a_network_mount_meet_the_link(cli, store
 
 @pytest.mark.timeout(120)
 def test_tcp_figure_meets_its_given_link_not_another_nic(cli, store_url):
-    r = cli("run", "tcp", "--role=loopback", "--duration=0.2", "--repeat", "1", "--label", "lo", "--quiet")
+    r = cli("run", "tcp", "--role=loopback", "--port=0", "--duration=0.2", "--repeat", "1", "--label", "lo", "--quiet")
     assert r.status == 0, r.stderr
     samples, env = stored_samples(store_url, "lo")
     assert samples and all(s.link_bits_per_s == 0.0 for s in samples)  # loopback: a network figure, rate unknown

@@ -13,7 +13,9 @@ def test_each_pair_is_stored_and_shown_under_the_aggregate(cli, store_url, tmp_p
     from clusterbench.results.records import pair_rates
     from clusterbench.store import Store
 
-    r = cli("run", "tcp", "--np", "4", "--role=pairs", "--duration=0.2", "--repeat", "2", "--label", "e6", "--quiet")
+    # --port=0: each pair's server takes a free port (the default 5301 may be another suite's, side by side)
+    r = cli("run", "tcp", "--np", "4", "--role=pairs", "--port=0", "--duration=0.2", "--repeat", "2", "--label", "e6",
+            "--quiet")
     assert r.status == 0, r.stderr
     store = Store(store_url)
     (step,) = store.steps_of(store.resolve("e6")[0])
