@@ -311,7 +311,8 @@ def peer_record(phase: str, src: int, dst: int, peer: str, gb_s: float, possible
     moved = copy_bytes * copies * legs
     seconds = moved / (gb_s * 1e9)
     rec = {"schema": 1, "type": "measurement", "kernel": "gpupeer", "repetition": 0, "phase": phase, "mode": "n/a",
-           "sweep_key": None, "qualifiers": ["gpus", "peer"], "ranks": 1, "bytes": moved, "ops": copies * legs, "seconds": seconds,
+           "sweep_key": None, "qualifiers": ["gpus", "peer"], "ranks": 1, "bytes": moved, "ops": copies * legs,
+           "seconds": seconds,
            "rate": moved / seconds / 2**20, "rate_unit": "MiB/s", "rate_decimal": moved / seconds / 1e6,
            "rate_decimal_unit": "MB/s", "ops_per_s": copies * legs / seconds, "rank_seconds_min": seconds,
            "rank_seconds_max": seconds, "slowest_rank": 0, "warnings": [],
