@@ -57,6 +57,9 @@ step mpi_device "$mpiexec" -n 2 "$cbk" mpi --op=pingpong,bw,bibw --buffer=device
 step mpi_managed "$mpiexec" -n 2 "$cbk" mpi --op=pingpong,bw --buffer=managed --sizes=8,64k,4m
 export CLUSTERBENCH_CBK="$cbk" CLUSTERBENCH_DB="sqlite:///$out/results.db" COLUMNS=200
 step cli_run bash -c "'$python' -m clusterbench run gpumem --passes=5 && '$python' -m clusterbench run gpucopy --sizes=8,1m,64m --host-memory=pinned && '$python' -m clusterbench show 1 && '$python' -m clusterbench show 2 && '$python' -m clusterbench export 2 --format json"
+# each figure beside its limit, from this machine's snapshot: the link as negotiated, the memory's peak
+# (the export's rows carry the limit column's text; show folds it to the terminal's width)
+step limits_shown bash -c "'$python' -m clusterbench export 1 --format json | grep '\"limit\": \"GPU memory peak: ' && '$python' -m clusterbench export 2 --format json | grep '\"limit\": \"PCIe Gen[0-9] x[0-9]* per direction: '"
 # the cluster suite's GPU parts on this one machine named twice (two "nodes"): every GPU its own launch
 printf 'localhost\n127.0.0.1\n' >"$out/hosts"
 step cluster_gpu timeout 300 "$python" -m clusterbench run cluster --hostfile "$out/hosts" --only=gpu-link,gpu-memory,gpu-peer \
