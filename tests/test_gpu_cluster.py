@@ -368,6 +368,49 @@ def test_the_cluster_suite_flags_a_slow_pair_of_gpus_and_says_where_to_look():
     assert "look at the link between the two GPUs (nvidia-smi topo -m" in sentence
 
 
+def test_the_cluster_report_puts_every_gpu_side_by_side_and_marks_the_odd_one():
+    """show and the HTML report of a cluster run: a row per GPU with its
+    host copies and memory figures across, the trained-down GPU's cells
+    marked; the copies between GPUs a row per pair with the nodes across,
+    the slow pair's node marked."""
+    from rich.console import Console
+
+    from clusterbench.report import cluster_html, cluster_terminal
+
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    envs["h03"] = snapshot(3, {(1, "pcie_width_current"): 8})
+    run = cluster_run({("h03", 1): 27.6}, {}, envs)
+    for h in range(1, 5):
+        samples = [Sample.from_record(peer_record("unidir", 0, 1, "on", 60.0 if h == 2 else 370.0)),
+                   Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]
+        run["steps"].append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "status": "ok",
+                             "samples": samples})
+    view = analysis.analyse(run)
+    tb = gpus.tables(view.gpus)
+    assert [g.label for g in tb.gpus] == [f"h0{h} GPU {g}" for h in range(1, 5) for g in range(2)]
+    assert [f.name for f in tb.columns][:3] == ["gpucopy bidir (pinned, copy engine)",
+                                                "gpucopy d2h (pinned, copy engine)", "gpucopy h2d (pinned, copy engine)"]
+    assert [f.name for f in tb.pairs] == ["gpupeer unidir 0>1, peer on", "gpupeer unidir 1>0, peer on"]
+    assert tb.hosts == ["h01", "h02", "h03", "h04"]
+
+    console = Console(record=True, width=400)
+    for t in cluster_terminal.gpu_tables(view):
+        console.print(t)
+    lines = console.export_text().splitlines()
+    odd = next(line for line in lines if "h03 GPU 1" in line)
+    assert odd.count("!") == 3 and "!27.6 (0.50)" in odd, odd   # h2d, d2h and bidir: half the others
+    assert "!" not in next(line for line in lines if "h03 GPU 0" in line)
+    slow_pair = next(line for line in lines if "gpupeer unidir 0>1" in line)
+    assert slow_pair.count("!") == 1 and "!60 (0.16)" in slow_pair, slow_pair
+
+    html = "\n".join(cluster_html.gpu_section(view))
+    assert "<h3>Per GPU (GB/s" in html and "<h3>Copies between the GPUs of a node" in html
+    odd_row = next(row for row in html.split("<tr>") if row.startswith("<td>h03 GPU 1</td>"))
+    assert odd_row.count('class="n flag"') == 3
+    # a cluster without GPU figures gets no GPU section
+    assert cluster_html.gpu_section(analysis.analyse({"steps": [], "environments": envs, "kind": "cluster"})) == []
+
+
 def test_two_ranks_on_one_gpu_are_named():
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01", "h02"], "gpu_devices": ["0", "1", "0"]}) is None
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01"], "gpu_devices": [None, None]}) == (

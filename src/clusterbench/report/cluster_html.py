@@ -1,11 +1,12 @@
 """The HTML section of a cluster run: the summary paragraph, the per-node
-table (flagged figures first, flagged cells marked), the link heat map
+table (flagged figures first, flagged cells marked), the per-GPU tables, the link heat map
 (matplotlib SVG, flagged links boxed in red), the environment keys that
 differ, and the scaling curves on log axes."""
 from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import paragraph
+from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.report.terminal import _num
@@ -58,6 +59,39 @@ def node_table(view: ClusterView) -> list[str]:
             if (nv := by.get(h)) else "<td>-</td>" for h in view.hosts)
         out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(f.unit)}</td><td class=n>{_num(f.median)}</td>{cells}</tr>")
     out.append("</table>")
+    return out
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "<td>-</td>"
+    flag = (" flag", " !") if v.flagged else ("", "")
+    return f'<td class="n{flag[0]}">{_num(v.value)} ({v.ratio:.2f}){flag[1]}</td>'
+
+
+def gpu_section(view: ClusterView) -> list[str]:
+    """Every GPU side by side (analysis/cluster/gpus.py): a row per GPU,
+    and the copies between the GPUs of a node a row per pair."""
+    tb = tables(view.gpus)
+    out = []
+    if tb.columns:
+        head = "".join(f"<th>{esc(f.name)}</th>" for f in tb.columns)
+        out += ["<h3>Per GPU (GB/s, ratio to the median of the GPUs)</h3>",
+                f"<table><tr><th>GPU</th><th>bus id</th>{head}</tr>",
+                "<tr><td>median</td><td></td>" + "".join(f"<td class=n>{_num(f.median)}</td>" for f in tb.columns)
+                + "</tr>"]
+        for g in tb.gpus:
+            out.append(f"<tr><td>{esc(g.label)}</td><td>{esc(g.bus_id)}</td>"
+                       + "".join(_cell(f.gpus.get(g.label)) for f in tb.columns) + "</tr>")
+        out.append("</table>")
+    if tb.pairs:
+        head = "".join(f"<th>{esc(h)}</th>" for h in tb.hosts)
+        out += ["<h3>Copies between the GPUs of a node (GB/s, ratio to the median of the nodes)</h3>",
+                f"<table><tr><th>pair</th><th>median</th>{head}</tr>"]
+        for f in tb.pairs:
+            out.append(f"<tr><td>{esc(f.name)}</td><td class=n>{_num(f.median)}</td>"
+                       + "".join(_cell(pair_verdict(f, h)) for h in tb.hosts) + "</tr>")
+        out.append("</table>")
     return out
 
 
@@ -134,6 +168,7 @@ def section(run: dict) -> list[str]:
            f'<p class="summary">{esc(paragraph(view))}</p>']
     if view.figures:
         out += node_table(view)
+    out += gpu_section(view)
     if view.links:
         out += link_section(view)
     if view.links_alone:

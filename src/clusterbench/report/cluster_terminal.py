@@ -1,6 +1,7 @@
 """The terminal view of a cluster run (`show` of a run of suite
 "cluster"): the summary paragraph, the per-node table (flagged figures
-first), the link matrix, the environment keys that differ, the scaling."""
+first), the per-GPU tables, the link matrix, the environment keys that
+differ, the scaling."""
 from __future__ import annotations
 
 from rich.console import Console
@@ -9,6 +10,7 @@ from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import paragraph
+from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.report.terminal import _num
 
 
@@ -20,6 +22,34 @@ def node_table(view: ClusterView) -> Table:
         cells = {nv.host: f"{'!' if nv.flagged else ''}{_num(nv.value)} ({nv.ratio:.2f})" for nv in f.nodes}
         t.add_row(escape(f.name), escape(f.unit), _num(f.median), *(cells.get(h, "-") for h in view.hosts))
     return t
+
+
+def _verdict(v) -> str:
+    return f"{'!' if v.flagged else ''}{_num(v.value)} ({v.ratio:.2f})" if v else "-"
+
+
+def gpu_tables(view: ClusterView) -> list[Table]:
+    """Every GPU side by side (analysis/cluster/gpus.py): a row per GPU,
+    and the copies between the GPUs of a node a row per pair."""
+    tb = tables(view.gpus)
+    out = []
+    if tb.columns:
+        t = Table(title="Per GPU: GB/s (ratio to the median of the GPUs); ! = flagged", title_justify="left")
+        for col in ("GPU", "bus id", *(f.name for f in tb.columns)):
+            t.add_column(escape(col), justify="left" if col in ("GPU", "bus id") else "right")
+        t.add_row("median", "", *(_num(f.median) for f in tb.columns))
+        for g in tb.gpus:
+            t.add_row(escape(g.label), escape(g.bus_id), *(_verdict(f.gpus.get(g.label)) for f in tb.columns))
+        out.append(t)
+    if tb.pairs:
+        t = Table(title="Copies between the GPUs of a node: GB/s (ratio to the median of the nodes); ! = flagged",
+                  title_justify="left")
+        for col in ("pair", "median", *tb.hosts):
+            t.add_column(escape(col), justify="left" if col == "pair" else "right")
+        for f in tb.pairs:
+            t.add_row(escape(f.name), _num(f.median), *(_verdict(pair_verdict(f, h)) for h in tb.hosts))
+        out.append(t)
+    return out
 
 
 def link_table(view: ClusterView) -> Table:
@@ -94,6 +124,8 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
     console.print(escape(paragraph(view)))
     if view.figures:
         console.print(node_table(view))
+    for t in gpu_tables(view):
+        console.print(t)
     if view.links:
         console.print(link_table(view))
     if view.links_alone:

@@ -49,6 +49,8 @@ class GpuFigure:
     unit: str
     median: float
     gpus: dict[str, outliers.NodeValue]   # label -> verdict
+    kind: str = ""             # HOST_COPY, MEMORY or PEER_COPY (below)
+    where: dict[str, Gpu] = field(default_factory=dict)   # label -> the GPU
 
     @property
     def flagged(self) -> list[outliers.NodeValue]:
@@ -174,7 +176,7 @@ def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[G
         labels = {g.label: g for g in by_gpu}
         verdicts = outliers.judge_nodes({g.label: v for g, v in by_gpu.items()}, threshold)
         median = statistics.median(by_gpu.values())
-        figures.append(GpuFigure(name, unit, median, {v.host: v for v in verdicts}))
+        figures.append(GpuFigure(name, unit, median, {v.host: v for v in verdicts}, kind, labels))
         for v in verdicts:
             if v.flagged:
                 gpu = labels[v.host]
@@ -185,6 +187,32 @@ def analyse_gpus(steps, envs: dict[str, dict], threshold: float) -> tuple[list[G
     for gpu, f in findings.items():
         f.causes = likely_causes(gpu, all_gpus, envs, f.host_copy)
     return figures, [findings[g] for g in sorted(findings, key=lambda g: (g.host, g.bus_id))]
+
+
+@dataclass
+class GpuTables:
+    """The figures as the reports lay them out: one row per GPU with its
+    host-copy and memory figures across; the copies between GPUs (one
+    figure per pair, so many on an 8-GPU node) one row per pair with the
+    nodes across, as the per-node table has them."""
+    gpus: list[Gpu]
+    columns: list[GpuFigure]       # host copies, then device memory
+    pairs: list[GpuFigure]         # flagged first
+    hosts: list[str]               # the nodes that measured a pair
+
+
+def tables(figures: list[GpuFigure]) -> GpuTables:
+    columns = sorted((f for f in figures if f.kind != PEER_COPY), key=lambda f: (f.kind != HOST_COPY, f.name))
+    pairs = sorted((f for f in figures if f.kind == PEER_COPY), key=lambda f: (not f.flagged, f.name))
+    gpus = sorted({g for f in columns for g in f.where.values()},
+                  key=lambda g: (g.host, int(g.index) if (g.index or "").isdigit() else 0, g.bus_id))
+    hosts = sorted({g.host for f in pairs for g in f.where.values()})
+    return GpuTables(gpus, columns, pairs, hosts)
+
+
+def pair_verdict(figure: GpuFigure, host: str) -> outliers.NodeValue | None:
+    """The verdict of a pair's figure on one node (one GPU per node starts that pair)."""
+    return next((figure.gpus[label] for label, g in figure.where.items() if g.host == host), None)
 
 
 def gpu_sentences(figures: list[GpuFigure], findings: list[GpuFinding]) -> list[str]:
