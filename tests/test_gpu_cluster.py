@@ -411,6 +411,31 @@ def test_the_cluster_report_puts_every_gpu_side_by_side_and_marks_the_odd_one():
     assert cluster_html.gpu_section(analysis.analyse({"steps": [], "environments": envs, "kind": "cluster"})) == []
 
 
+def test_compare_of_two_cluster_runs_says_which_gpu_a_repair_fixed():
+    """`compare BEFORE AFTER` of two cluster runs: h03's GPU 1, on x8
+    before and reseated after, is "fixed" on each of its host copies; a GPU
+    whose memory went slow in the second run is a "new flag"."""
+    from rich.console import Console
+
+    from clusterbench.analysis.cluster.before_after import gpu_changes, verdict
+    from clusterbench.report.cluster_compare_terminal import print_cluster_comparison
+
+    healthy = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    faulty = {**healthy, "h03": snapshot(3, {(1, "pcie_width_current"): 8})}
+    before = {**cluster_run({("h03", 1): 27.6}, {}, faulty), "id": 1}
+    after = {**cluster_run({}, {("h01", 0): 3000.0}, healthy), "id": 2}
+    changes = {c.what: verdict(c) for c in gpu_changes(analysis.analyse(before), analysis.analyse(after))}
+    assert changes["h03 GPU 1: gpucopy h2d (pinned, copy engine)"] == "fixed"
+    assert changes["h01 GPU 0: gpumem triad"] == "new flag"
+    assert changes["h02 GPU 0: gpumem triad"] == "" and len(changes) == 8 * 5
+
+    console = Console(record=True, width=250)
+    print_cluster_comparison(console, before, after)
+    text = " ".join(console.export_text().split())
+    assert text.startswith("Cluster run 2 against run 1: 3 flag(s) gone: h03 GPU 1: gpucopy bidir"), text
+    assert "2 new: h01 GPU 0: gpumem copy, h01 GPU 0: gpumem triad." in text and "GPU by GPU" in text
+
+
 def test_two_ranks_on_one_gpu_are_named():
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01", "h02"], "gpu_devices": ["0", "1", "0"]}) is None
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01"], "gpu_devices": [None, None]}) == (

@@ -1,5 +1,5 @@
 """The terminal view of two cluster runs compared (`compare A B` when both
-are cluster runs): node by node, then link by link; flags first."""
+are cluster runs): node by node, GPU by GPU, then link by link; flags first."""
 from __future__ import annotations
 
 from rich.console import Console
@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
-from clusterbench.analysis.cluster.before_after import Change, link_changes, node_changes, verdict
+from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link_changes, node_changes, verdict
 from clusterbench.report.terminal import _num
 
 
@@ -22,13 +22,15 @@ def _table(title: str, changes: list[Change], a: int, b: int) -> Table:
 
 def print_cluster_comparison(console: Console, run_a: dict, run_b: dict) -> None:
     va, vb = analyse(run_a, **thresholds_of(run_a)), analyse(run_b, **thresholds_of(run_b))
-    nodes, links = node_changes(va, vb), link_changes(va, vb)
-    fixed = [c.what for c in nodes + links if verdict(c) == "fixed"]
-    new = [c.what for c in nodes + links if verdict(c) == "new flag"]
+    nodes, gpus, links = node_changes(va, vb), gpu_changes(va, vb), link_changes(va, vb)
+    fixed = [c.what for c in nodes + gpus + links if verdict(c) == "fixed"]
+    new = [c.what for c in nodes + gpus + links if verdict(c) == "new flag"]
     console.print(f"[bold]Cluster run {run_b['id']} against run {run_a['id']}[/bold]: "
                   f"{len(fixed)} flag(s) gone{': ' + escape(', '.join(fixed)) if fixed else ''}; "
                   f"{len(new)} new{': ' + escape(', '.join(new)) if new else ''}.")
     if nodes:
         console.print(_table("Node by node", nodes, run_a["id"], run_b["id"]))
+    if gpus:
+        console.print(_table("GPU by GPU", gpus, run_a["id"], run_b["id"]))
     if links:
         console.print(_table("Link by link (bandwidth)", links, run_a["id"], run_b["id"]))

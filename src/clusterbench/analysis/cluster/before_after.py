@@ -1,6 +1,6 @@
-"""Two cluster runs (before and after a repair) node by node and link by
-link: each node's figure and each link's bandwidth in both, their ratio,
-and whether it was flagged in each."""
+"""Two cluster runs (before and after a repair) node by node, GPU by GPU
+and link by link: each node's figure, each GPU's figure and each link's
+bandwidth in both, their ratio, and whether it was flagged in each."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +30,18 @@ def node_changes(a: ClusterView, b: ClusterView) -> list[Change]:
             if (f.name, nv.host) in before:
                 unit, old = before[(f.name, nv.host)]
                 out.append(Change(f"{nv.host}: {f.name}", f.unit, old.value, nv.value, old.flagged, nv.flagged))
+    return out
+
+
+def gpu_changes(a: ClusterView, b: ClusterView) -> list[Change]:
+    """Each GPU's figures (a reseated card, a new driver), GPUs matched by
+    their label (host and index in its snapshot)."""
+    before = {(f.name, label): v for f in a.gpus for label, v in f.gpus.items()}
+    out = []
+    for f in b.gpus:
+        for label, v in f.gpus.items():
+            if (old := before.get((f.name, label))) is not None:
+                out.append(Change(f"{label}: {f.name}", f.unit, old.value, v.value, old.flagged, v.flagged))
     return out
 
 
