@@ -129,6 +129,20 @@ def test_environment_table_names_the_value_on_most_nodes_and_the_nodes_that_diff
         ("kernel.release", "6.1", {"h04": "(absent)"}), ("kernel.shmmni", "4096", {"h03": "8192"})]
 
 
+def test_a_run_whose_parts_were_all_skipped_counts_its_nodes_not_the_launching_host():
+    """A cluster run on two GPU-less nodes with only the GPU parts asked for
+    stores no step; its snapshots are the two nodes' and the launching
+    host's, which is not a node."""
+    from clusterbench.analysis.cluster.analysis import analyse
+    from clusterbench.analysis.cluster.findings import paragraph
+
+    envs = {h: {"host.name": h} for h in ("login1", "n01", "n02")}
+    view = analyse({"steps": [], "environments": envs, "host": "login1", "kind": "cluster"})
+    assert view.hosts == ["n01", "n02"] and paragraph(view).startswith("2 nodes, 0 per-node figures")
+    # a run whose one snapshot is the launching host's (a one-node run) still counts it
+    assert analyse({"steps": [], "environments": {"n01": {}}, "host": "n01", "kind": "cluster"}).hosts == ["n01"]
+
+
 @pytest.mark.parametrize("text, value", [("10%", 0.10), ("10 %", 0.10), ("0.25", 0.25)])
 def test_thresholds_read_as_fraction_or_percentage(text, value):
     assert parse_fraction(text, "threshold") == pytest.approx(value)

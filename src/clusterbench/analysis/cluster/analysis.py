@@ -274,9 +274,12 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.links = link_matrix(steps, envs, link_threshold, LINKS_STEP, link_bits_per_s)
     view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP, link_bits_per_s)
     # the nodes measured; the host clusterbench ran on (a login node) has a
-    # snapshot too but is a node only when a step ran there
+    # snapshot too but is a node only when a step ran there. With no step
+    # (every part skipped) the nodes are those snapshots but the launching
+    # host's, as a login node it most often is
+    snapshots = sorted(h for h in envs if h != run.get("host")) or sorted(envs)
     view.hosts = sorted({st["host"] for st in steps if st.get("host")}
-                        | {lk.src for lk in view.links} | {lk.dst for lk in view.links}) or sorted(envs)
+                        | {lk.src for lk in view.links} | {lk.dst for lk in view.links}) or snapshots
     view.env = env_differences({h: e for h, e in envs.items() if h in view.hosts}) if len(envs) > 1 else []
     view.no_snapshot = [h for h in view.hosts if h not in envs]
     view.scaling, view.scaling_unit = scaling_curves(steps)
