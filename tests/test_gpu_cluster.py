@@ -247,6 +247,8 @@ for line in open(os.environ["REPLAY_RECORDS"]):
         print(json.dumps(rec))
 run = json.loads(subprocess.run([real, "null"], capture_output=True, text=True).stdout.splitlines()[-1])
 run.update(kernel=kernel, parameters=dict(a[2:].split("=", 1) for a in sys.argv[2:] if "=" in a))
+described = json.loads(subprocess.run([real, "--describe"], capture_output=True, text=True).stdout)
+run["family"] = next(k["family"] for k in described["kernels"] if k["name"] == kernel)   # as the kernel's would
 if os.environ.get("REPLAY_TWO_RANKS_ON_ONE_GPU"):  # the per-rank lists of two unbound ranks on one host
     run.update(hosts=run["hosts"] * 2, gpu_devices=[None, None])
 print(json.dumps(run))
@@ -295,6 +297,18 @@ def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path)
     assert "triad" in memory and "GPU memory peak: 86 % of 4,814.0 GB/s" in memory, memory
     rows = json.loads(cli("export", "2", "--format", "json"))["runs"][0]["steps"][0]["summary"]
     assert {r["phase"]: r["limit"] for r in rows}["triad"].endswith("86 % of 4,814.0 GB/s")
+    # the report's headline table quotes the GPU's figures, as it quotes a node's stream triad
+    def headlines(run: str) -> str:
+        cli("report", run, "-o", str(tmp_path / f"{run}.html"))
+        page = (tmp_path / f"{run}.html").read_text()
+        table = page[page.index('<table class="headline'):]
+        return table[:table.index("</table>")]
+
+    copies = headlines("1")
+    assert "GPU copy, host to device" in copies and "GPU copy, device to host" in copies, copies
+    assert "GPU memory bandwidth (triad)" not in copies
+    memory = headlines("2")
+    assert "GPU memory bandwidth (triad)" in memory and "GPU memory peak: 86 % of 4,814.0 GB/s" in memory
     exported = json.loads(cli("export", "1", "--format", "json"))
     text = json.dumps(exported)
     assert '"event_gb_per_s": 100.4' in text and '"host_memory": "pageable"' in text
@@ -388,8 +402,7 @@ def test_the_cluster_report_puts_every_gpu_side_by_side_and_marks_the_odd_one():
     view = analysis.analyse(run)
     tb = gpus.tables(view.gpus)
     assert [g.label for g in tb.gpus] == [f"h0{h} GPU {g}" for h in range(1, 5) for g in range(2)]
-    assert [f.name for f in tb.columns][:3] == ["gpucopy bidir (pinned, copy engine)",
-                                                "gpucopy d2h (pinned, copy engine)", "gpucopy h2d (pinned, copy engine)"]
+    assert [f.name for f in tb.columns][:3] == [f"gpucopy {d} (pinned, copy engine)" for d in ("bidir", "d2h", "h2d")]
     assert [f.name for f in tb.pairs] == ["gpupeer unidir 0>1, peer on", "gpupeer unidir 1>0, peer on"]
     assert tb.hosts == ["h01", "h02", "h03", "h04"]
 

@@ -175,6 +175,13 @@ def load(cbk: str | None = None) -> Catalogue:
                      {name: e["family"] for name, e in left_out.items() if e.get("family")})
 
 
+def step_family(step: dict) -> str | None:
+    """A stored step's family: its run record's (cbk writes it there), else
+    the installed cbk's description of its kernel (a run stored before cbk
+    wrote it); None when neither knows it."""
+    return (step.get("build") or {}).get("family") or family_of(step["kernel"])
+
+
 def family_of(kernel: str) -> str | None:
     """A stored step's kernel's family from the installed cbk's description
     (a kernel it left out included); None without a cbk, or for a kernel it

@@ -1,29 +1,32 @@
 """The headline figures of a report: the five to ten numbers a procurement
 document quotes (durable write, cold read, random-read IOPS and p99
-latency, MPI latency and bandwidth, memory bandwidth, MFLOPS, TCP), each
-with its limit and a one-line verdict; then every flagged figure once,
-grouped under its step.
+latency, MPI latency and bandwidth, memory bandwidth, MFLOPS, TCP, and on a
+GPU node the GPU's copies and memory), each with its limit and a one-line
+verdict; then every flagged figure once, grouped under its step.
 
-Which figure is a headline is data (HEADLINES), matched on the kernel, the
-phase and the mode of a summary row, so a new suite that measures the same
+Which figure is a headline is data (HEADLINES), matched on the kernel (or,
+for the GPU kernels, which Python never names, their family), the phase
+and the mode of a summary row, so a new suite that measures the same
 things gets the same headline without naming its steps."""
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
 
+from clusterbench.catalogue import GPU, family_of, step_family
 from clusterbench.report.data import step_title
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str                       # as the headline table says it
-    kernel: str
+    kernel: str                     # "" for a rule on a family
     phase: str
     mode: str | None = None         # the row's mode must be this (None: any)
     unit: str | None = None         # the row's unit must be this (None: any)
     pick: str = "first"             # among the matching rows: first, smallest size, largest size, highest median
     percentile: str | None = None   # a latency field of the records (randio's lat_us_p99) instead of the rate
+    family: str | None = None       # any kernel of this family (cbk --describe's), when kernel is ""
 
 
 HEADLINES = (
@@ -36,6 +39,10 @@ HEADLINES = (
     Rule("memory bandwidth (triad)", "stream", "triad", pick="highest"),
     Rule("compute (Himeno)", "himeno", "jacobi", unit="MFLOPS"),
     Rule("TCP throughput", "tcp", "send"),
+    # the GPU's link each way (pinned memory, the copy engine, the largest size) and its memory
+    Rule("GPU copy, host to device", "", "h2d", mode="pinned, copy", pick="largest", family=GPU),
+    Rule("GPU copy, device to host", "", "d2h", mode="pinned, copy", pick="largest", family=GPU),
+    Rule("GPU memory bandwidth (triad)", "", "triad", pick="highest", family=GPU),
 )
 
 # A row whose spread is above this reads as "usable, but spread" in its verdict.
@@ -56,8 +63,14 @@ class Figure:
     flagged: bool
 
 
+def _kernel_matches(rule: Rule, kernel: str, family) -> bool:
+    """The rule's kernel, or a kernel of its family (family: a callable, asked only then)."""
+    return kernel == rule.kernel if rule.kernel else family() == rule.family
+
+
 def _matches(rule: Rule, step: dict, row) -> bool:
-    return (step["kernel"] == rule.kernel and row.phase == rule.phase and row.median is not None
+    return (row.phase == rule.phase and _kernel_matches(rule, step["kernel"], lambda: step_family(step))
+            and row.median is not None
             and (rule.mode is None or row.mode == rule.mode) and (rule.unit is None or row.unit == rule.unit))
 
 
@@ -154,7 +167,8 @@ class Compared:
 
 def _point_matches(rule: Rule, p) -> bool:
     """As _matches, for a comparison's point (compare.Point)."""
-    return (p.kernel == rule.kernel and p.key.phase == rule.phase and (rule.mode is None or p.mode == rule.mode)
+    return (p.key.phase == rule.phase and _kernel_matches(rule, p.kernel, lambda: family_of(p.kernel))
+            and (rule.mode is None or p.mode == rule.mode)
             and (rule.unit is None or p.unit == rule.unit))
 
 

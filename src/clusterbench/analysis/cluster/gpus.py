@@ -32,15 +32,8 @@ class Gpu:
         return f"{self.host} GPU {self.index if self.index is not None else self.bus_id}"
 
 
-def family(step) -> str | None:
-    """A stored step's kernel's family: its run record's (cbk writes it
-    there), else the installed cbk's description of the kernel (a run
-    stored before cbk wrote it); None when neither knows it."""
-    return (step.get("build") or {}).get("family") or catalogue.family_of(step["kernel"])
-
-
 def is_gpu_step(step) -> bool:
-    return family(step) == catalogue.GPU
+    return catalogue.step_family(step) == catalogue.GPU
 
 
 @dataclass
