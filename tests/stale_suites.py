@@ -53,13 +53,11 @@ def _session_gone(folder: Path) -> bool:
 
 
 def _mount_points() -> list[Path]:
-    points = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            # field 5; spaces and the like are written as \\040 octal escapes
-            raw = line.split()[4]
-            points.append(Path(raw.encode().decode("unicode_escape")))
-    return points
+    # clusterbench's own reader: it undoes mountinfo's octal escapes (\\040 for a space) and leaves a
+    # non-ASCII path's UTF-8 as it is
+    from clusterbench.environment.storage import parse_mountinfo
+
+    return [Path(m["mount_point"]) for m in parse_mountinfo(Path("/proc/self/mountinfo").read_text())]
 
 
 def _dead_folders(root: Path, mine: Path) -> set[Path]:
