@@ -117,6 +117,24 @@ def test_nodes_of_one_machine_run_at_once_are_contention_said_once_not_flagged()
     # how the run ran is read from the command that made it
     assert ran_at_once({"command": "clusterbench run cluster --hostfile h"})
     assert not ran_at_once({"command": "clusterbench run cluster --one-at-a-time --hostfile h"})
+    # read as `run` reads it: a value after a space, and an explicit false
+    assert not ran_at_once({"command": "clusterbench run cluster --one-at-a-time true --hostfile h"})
+    assert ran_at_once({"command": "clusterbench run cluster --one-at-a-time=false --hostfile h"})
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("clusterbench run cluster --threshold=20% --hostfile h", {"threshold": 0.2}),
+    # the form run cluster's own help gives: the run judged with 20 %, its show and report must too
+    ("clusterbench run cluster --threshold 20% --link-threshold 0.4 --hostfile h",
+     {"threshold": 0.2, "link_threshold": 0.4}),
+    ("clusterbench run --repeat 3 cluster --link-threshold=30%", {"link_threshold": 0.3}),
+    ("clusterbench run cluster --threshold lots", {}),          # not a fraction: the defaults
+    ("clusterbench run cluster --label 'unbalanced", {}),      # does not split: the defaults
+])
+def test_a_cluster_runs_thresholds_are_read_back_as_the_run_read_them(command, expected):
+    from clusterbench.analysis.cluster.analysis import thresholds_of
+
+    assert thresholds_of({"command": command}) == expected
 
 
 def test_environment_table_names_the_value_on_most_nodes_and_the_nodes_that_differ():

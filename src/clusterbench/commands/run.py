@@ -13,29 +13,10 @@ from clusterbench.commands.options import (PathParam, db_option, hostfile_option
                                            width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
+from clusterbench.run.extra_options import parse_extra
 from clusterbench.run.measure import absolute_paths, execute_and_show
 from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets
-
-
-def parse_extra(args: list[str]) -> dict[str, str]:
-    """--name=value, --name value, and a bare --flag (true)."""
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if not a.startswith("--") or len(a) == 2:
-            raise BadInput(f"unexpected argument '{a}' (kernel parameters are --name=value)")
-        if "=" in a:
-            k, v = a[2:].split("=", 1)
-        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
-            k, v = a[2:], args[i + 1]
-            i += 1
-        else:
-            k, v = a[2:], "true"
-        out[k] = v
-        i += 1
-    return out
 
 
 # Parameter types whose values never hold a comma: there, a comma lists values to sweep.

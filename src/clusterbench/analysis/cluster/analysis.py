@@ -6,7 +6,6 @@ Sample objects, and each host's snapshot), so every format can use it."""
 from __future__ import annotations
 
 import dataclasses
-import shlex
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -308,27 +307,25 @@ def parse_fraction(text: str, flag: str) -> float:
 
 def ran_at_once(run: dict) -> bool:
     """Whether the per-node steps ran on every node at once: the default, unless
-    the run's command line said --one-at-a-time."""
-    try:
-        words = shlex.split(run.get("command") or "")
-    except ValueError:
-        return True
-    return "--one-at-a-time" not in words
+    the run's command line said --one-at-a-time (read as the run read it)."""
+    from clusterbench.run.extra_options import stored_options
+
+    return stored_options(run.get("command")).get("one-at-a-time", "false") != "true"
 
 
 def thresholds_of(run: dict) -> dict[str, float]:
     """The bounds the run was made with (--threshold, --link-threshold on
-    its command line), so its report judges it as its run did."""
+    its command line, `--threshold 20%` or `--threshold=20%`), so its
+    report judges it as its run did."""
+    from clusterbench.errors import BadInput
+    from clusterbench.run.extra_options import stored_options
+
+    options = stored_options(run.get("command"))
     out = {}
-    try:
-        words = shlex.split(run.get("command") or "")
-    except ValueError:
-        return out
-    for w in words:
-        for flag, key in (("--threshold=", "threshold"), ("--link-threshold=", "link_threshold")):
-            if w.startswith(flag):
-                try:
-                    out[key] = parse_fraction(w[len(flag):], flag[2:-1])
-                except Exception:
-                    pass
+    for flag, key in (("threshold", "threshold"), ("link-threshold", "link_threshold")):
+        if flag in options:
+            try:
+                out[key] = parse_fraction(options[flag], flag)
+            except BadInput:
+                pass   # checked before the run; a hand-edited store is judged by the defaults
     return out
