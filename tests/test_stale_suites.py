@@ -31,10 +31,12 @@ def suite_folder(root: Path, session: str) -> Path:
     return folder
 
 
-def test_what_a_killed_suite_left_is_taken_down_and_a_running_suites_is_not(tmp_path_factory):
-    mine = tmp_path_factory.getbasetemp()
-    root = mine.parent if not mine.name.startswith("popen-") else mine.parent.parent
-    mine = mine if not mine.name.startswith("popen-") else mine.parent
+def test_what_a_killed_suite_left_is_taken_down_and_a_running_suites_is_not(tmp_path):
+    # the suites' folders of this test stand in a root of its own (inside this suite's folder, which is
+    # marked as running), so a second suite starting beside this one cannot sweep the "killed" one first
+    root = tmp_path / "pytest-of-someone"
+    mine = root / "pytest-7"
+    mine.mkdir(parents=True)
     # a pid that is not running: the session of a suite killed with -9
     dead_pid = max(int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()) + 100000
     dead = suite_folder(root, f"{dead_pid}-123-deadbeef:shared")
