@@ -36,6 +36,9 @@ def system_objects() -> set[str]:
     found = {f"netns {line.split()[0]}" for line in ns.splitlines() if line.startswith(tc.NS_PREFIX)}
     found |= {f"link {m}" for m in re.findall(r"^\d+: (cbk[0-9a-f]{4}\w+)", links, re.M)}
     found |= {f"mount {line.split()[4]}" for line in mounts.splitlines() if "/uts/h" in line or "/ipc/h" in line}
+    # the tmpfs whose folders are the hosts' /dev/shm
+    found |= {f"mount {line.split()[4]}" for line in mounts.splitlines()
+              if re.search(r" - tmpfs cbk[0-9a-f]{4}shm ", line)}
     return found
 
 
@@ -88,7 +91,18 @@ def hosts_work(d: Path, tmp_path: Path, delay: bool) -> None:
     net = ipaddress.ip_network(st["subnet"])
     assert net.subnet_of(ipaddress.ip_network("198.18.0.0/15"))
     assert all(ipaddress.ip_address(h["address"]) in net for h in st["hosts"])
-    assert len(objects_of(st["id"], d)) == 1 + 3 * 2 + 3 * 2   # bridge; a namespace and a veth, two mounts a host
+    # bridge; a namespace and a veth, two mounts a host; the hosts' /dev/shm tmpfs
+    assert len(objects_of(st["id"], d)) == 1 + 3 * 2 + 3 * 2 + 1
+
+    # each host has a /dev/shm of its own, as a node has: h01's segment is h01's, for its later commands too,
+    # and no other host's (nor another test cluster's h01's, nor this machine's)
+    mark = f"cbk-mark-{st['id']}"
+    assert tb("exec", "h01", "--", "sh", "-c", f"echo x > /dev/shm/{mark}", state_dir=d).returncode == 0
+    assert tb("exec", "h01", "--", "cat", f"/dev/shm/{mark}", state_dir=d).stdout == "x\n"
+    assert subprocess.run([str(d / "ssh"), "h01", f"cat /dev/shm/{mark}"], capture_output=True,
+                          text=True).stdout == "x\n"   # what MPI's launchers use
+    assert tb("exec", "h02", "--", "ls", "-A", "/dev/shm", state_dir=d).stdout == ""
+    assert not Path(f"/dev/shm/{mark}").exists()
 
     assert tb("exec", "h02", "--", "hostname", state_dir=d).stdout.strip() == "h02"
     shaped = tb("exec", "h01", "--", "tc", "qdisc", "show", "dev", "eth0", state_dir=d).stdout

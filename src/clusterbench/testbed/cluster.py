@@ -213,7 +213,7 @@ class Cluster:
         return ["nsenter", f"--net=/run/netns/{h.ns}", f"--uts={self.dir / 'uts' / h.name}",
                 f"--ipc={self.dir / 'ipc' / h.name}", "--",
                 "unshare", "--mount", "--propagation", "slave", "--",
-                "sh", "-c", f'mount --bind "$0" /etc/hosts && {_own_volume(shlex.quote(str(self.dir)), h.name)} '
+                "sh", "-c", f'mount --bind "$0" /etc/hosts && {_host_mounts(shlex.quote(str(self.dir)), h.name)} '
                 '&& exec "$@"', str(self.dir / "hosts"), *argv]
 
     def status(self) -> dict:
@@ -440,6 +440,7 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
             _make_trunk(b, net)
             gateways = {r["switch"]: r["address"] for r in state["trunk"]["routers"]}
         bridges = {sw["name"]: sw["bridge"] for sw in cluster.switches()}
+        _make_shm(b)
         for name, switch, address, prefixlen in plan.hosts:
             _make_host(b, name, address, prefixlen, switch, bridges[switch], net, gateways.get(switch))
         _write_files(b)
@@ -525,6 +526,18 @@ def _make_bridge(b: _Builder, bridge: str, address: str | None) -> None:
     _run(["ip", "link", "set", bridge, "up"])
 
 
+def _make_shm(b: _Builder) -> None:
+    """A tmpfs in the cluster's directory whose folder per host is that
+    host's /dev/shm (_host_mounts); what MPI leaves there goes with it at
+    `down`."""
+    d = b.c.dir / "shm"
+    if not d.exists():
+        b.will_make("dir", str(d))
+        d.mkdir()
+    b.will_make("mount", str(d))
+    _run(["mount", "-t", "tmpfs", "-o", "mode=755", f"cbk{b.c.id}shm", str(d)])
+
+
 def _make_host(b: _Builder, name: str, address: str, prefixlen: int, switch: str, bridge: str,
                net: ipaddress.IPv4Network, gateway: str | None) -> None:
     c, s = b.c, b.c.state
@@ -553,14 +566,22 @@ def _make_host(b: _Builder, name: str, address: str, prefixlen: int, switch: str
         b.file(d / name, "")
         b.will_make("mount", str(d / name))
     _run(["unshare", f"--uts={c.dir / 'uts' / name}", f"--ipc={c.dir / 'ipc' / name}", "hostname", name])
+    shm = c.dir / "shm" / name   # in the cluster's tmpfs: goes with it
+    shm.mkdir()
+    shm.chmod(0o1777)   # as /dev/shm
 
 
-def _own_volume(d: str, h: str) -> str:
-    """Shell: a host with its own mount of the test cluster's GlusterFS
-    volume sees it at the volume's one path (testbed/gluster.py); d and h
-    are shell words for the cluster directory and the host name."""
+def _host_mounts(d: str, h: str) -> str:
+    """Shell: what a host has of its own in its mount namespace: its own
+    /dev/shm (its folder of the cluster's tmpfs: MPI's shared-memory
+    segments of h01 are h01's, never another cluster's h01's, as on real
+    nodes), and its own mount of the test cluster's GlusterFS volume at the
+    volume's one path (testbed/gluster.py). d and h are shell words for the
+    cluster directory and the host name; a cluster made before either
+    existed goes without it."""
     own = f"{d}/glusterfs/clients/{h}"
-    return f"{{ ! mountpoint -q {own} || mount --bind {own} {d}/glusterfs/volume; }}"
+    return (f"{{ ! mountpoint -q {d}/shm || mount --bind {d}/shm/{h} /dev/shm; }} && "
+            f"{{ ! mountpoint -q {own} || mount --bind {own} {d}/glusterfs/volume; }}")
 
 
 def _write_files(b: _Builder) -> None:
@@ -577,7 +598,7 @@ def _write_files(b: _Builder) -> None:
         b.file(c.dir / "hostfile-across", "".join(f"{a}\n{z}\n" for a, z in zip(one, two)))
     cases = "".join(f"  {h.name}|{h.address}) ns={h.ns}; h={h.name} ;;\n" for h in hosts)
     d = shlex.quote(str(c.dir))
-    own_volume = _own_volume("'\"$d\"'", "'\"$h\"'")   # spliced into the single-quoted sh -c
+    own_mounts = _host_mounts("'\"$d\"'", "'\"$h\"'")   # spliced into the single-quoted sh -c
     b.file(c.ssh, f"""#!/bin/sh
 # ssh stand-in for test cluster {c.id} (made by clusterbench testbed up):
 # `ssh [options] HOST COMMAND...` runs COMMAND with sh on that test host.
@@ -595,7 +616,7 @@ shift
 d={d}
 exec nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
   unshare --mount --propagation slave -- \\
-  sh -c 'mount --bind "$0" /etc/hosts && {own_volume} && exec sh -c "$1"' "$d/hosts" "$*"
+  sh -c 'mount --bind "$0" /etc/hosts && {own_mounts} && exec sh -c "$1"' "$d/hosts" "$*"
 """, 0o755)
     env = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in c.env().items())
     b.file(c.dir / "env.sh", env)
