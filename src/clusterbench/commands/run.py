@@ -13,7 +13,7 @@ from clusterbench.commands.options import (PathParam, db_option, hostfile_option
                                            width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
-from clusterbench.run.extra_options import parse_extra
+from clusterbench.store.command_options import parse_extra
 from clusterbench.run.measure import absolute_paths, execute_and_show
 from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets

@@ -308,7 +308,7 @@ def parse_fraction(text: str, flag: str) -> float:
 def ran_at_once(run: dict) -> bool:
     """Whether the per-node steps ran on every node at once: the default, unless
     the run's command line said --one-at-a-time (read as the run read it)."""
-    from clusterbench.run.extra_options import stored_options
+    from clusterbench.store.command_options import stored_options
 
     return stored_options(run.get("command")).get("one-at-a-time", "false") != "true"
 
@@ -318,7 +318,7 @@ def thresholds_of(run: dict) -> dict[str, float]:
     its command line, `--threshold 20%` or `--threshold=20%`), so its
     report judges it as its run did."""
     from clusterbench.errors import BadInput
-    from clusterbench.run.extra_options import stored_options
+    from clusterbench.store.command_options import stored_options
 
     options = stored_options(run.get("command"))
     out = {}

@@ -1,8 +1,8 @@
 """The options `run` takes past its own (a kernel's --name=value, a suite's
 --PART.NAME=VALUE, run cluster's --threshold 10%), read one way both when
-a run starts and when its stored command line is read back (a cluster
-run's thresholds, --one-at-a-time), so the report judges a run as the run
-itself did."""
+a run starts and when the command line the store keeps with it is read
+back (a cluster run's thresholds, --one-at-a-time), so the report judges
+a run as the run itself did."""
 from __future__ import annotations
 
 import shlex
