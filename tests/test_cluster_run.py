@@ -83,9 +83,10 @@ def configuration(view) -> list:
 OPENMPI_CBK = Path(__file__).resolve().parent.parent / ".venv-openmpi" / "bin" / "cbk"
 
 
-def cli(cluster, store: str, *args: str, timeout: float = 400, cbk: str | None = None) -> subprocess.CompletedProcess:
+def cli(cluster, store: str, *args: str, timeout: float = 400, cbk: str | None = None,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk or find_cbk(), "CLUSTERBENCH_DB": store,
-           "COLUMNS": "200"}
+           "COLUMNS": "200", **(extra_env or {})}
     return run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=timeout, env=env)
 
 
@@ -184,6 +185,25 @@ def h02_said_as_its_send_side(view, said: str) -> None:
 
 
 # -- the tests -----------------------------------------------------------
+
+@pytest.mark.timeout(300)
+def test_a_receiver_that_starts_its_clock_late_does_not_make_its_link_faster_than_the_wire(cluster, tmp_path):
+    """A receiver descheduled on a loaded node starts a round's clock late;
+    if its sender had already been streaming into the socket buffers, the
+    link read faster than the wire (two suites side by side: 29.4 MiB/s on
+    a 200 Mbit/s link, 23.8 MiB/s). cbk's test hook holds rank 1 (h02)
+    300 ms before each round's clock: every link must stay at or below the
+    shaped rate."""
+    store = f"sqlite:///{tmp_path / 'late.db'}"
+    # Hydra passes the environment on to every rank
+    p = cli(cluster, store, "run", "cluster", "--only=links", "--repeat", "1", "--links.size=256k", "--links.window=4",
+            "--links.iterations=4", "--links.latency=false", *BOUNDS, "--label", "late", "--quiet",
+            extra_env={"CBK_TEST_LATE_RECEIVER_MS": "300"})
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    links = view_of(store, "late").links
+    assert len(links) == 12
+    assert all(lk.mib_s < 200e6 / 8 / 2**20 * 1.1 for lk in links), [(lk.src, lk.dst, lk.mib_s) for lk in links]
+
 
 @pytest.mark.timeout(600)
 def test_no_fault_flags_nothing(cluster, store, tmp_path):

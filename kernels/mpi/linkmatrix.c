@@ -66,6 +66,7 @@ static const struct cbk_param params[] = {
 };
 
 #define HOST_CHARS 64
+#define GO_TAG 4096   /* a receiver's "my clock runs" (data messages use tags below the largest window) */
 
 struct linkmatrix_state {
     char (*host)[HOST_CHARS];    /* every rank's host name */
@@ -73,6 +74,10 @@ struct linkmatrix_state {
     double *bw_s, *lat_s;         /* [round][iteration]: this rank as receiver */
     double *zero, *scratch;       /* an idle rank's times; cbk_report_iterations' scratch */
     double *sender_s;             /* one-pair: the sending side's times, not reported */
+    /* Test hook: CBK_TEST_LATE_RECEIVER_MS=N makes rank 1 start each
+     * round's clock N ms late, as a receiver descheduled on a loaded node
+     * does (read at set-up, never in the timed loop) */
+    long late_receiver_ms;
 };
 
 static int64_t longest(const OPT *o) { return o->iterations > o->latency_iterations ? o->iterations : o->latency_iterations; }
@@ -101,6 +106,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         !(s->sender_s = calloc((size_t)longest(o), sizeof(double))))
         cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: out of memory");
     memset(s->send, 0xa5, bytes);
+    const char *late = getenv("CBK_TEST_LATE_RECEIVER_MS");
+    s->late_receiver_ms = late ? atol(late) : 0;
     char me[HOST_CHARS] = { 0 };
     gethostname(me, sizeof me - 1);
     MPI_Allgather(me, HOST_CHARS, MPI_CHAR, s->host, HOST_CHARS, MPI_CHAR, c->comm);
@@ -127,18 +134,28 @@ static void exchange(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s
  * would: every link of a round would run at its slowest neighbour's pace).
  * chunk_s[i]: time between the arrivals of windows i and i-1 from rank-k,
  * the first from the round's start: every byte is counted from a moment
- * none had been sent (a rank that polls late finds later windows already
+ * none had been sent. A rank that polls late finds later windows already
  * in its socket buffer, so timing from a later window would overstate the
- * link; a late start at the barrier can only understate it). */
+ * link; so would a receiver that leaves the barrier late (descheduled on a
+ * loaded node) while its sender streams into the buffers: the receiver
+ * starts its clock, then tells its sender to go (a zero-byte message), and
+ * a rank sends only once its receiver said so. The word's one crossing is
+ * in the round's time: it can only understate the link, by one latency. */
 static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from,
                          double *chunk_s)
 {
-    MPI_Request req[2 * 1024];
+    MPI_Request req[2 * 1024], go[2];
+    char word = 0;
     int w = (int)o->window;
     int64_t total = o->iterations * o->window, recv_posted = 0, send_posted = 0, received = 0;
+    if (s->late_receiver_ms > 0 && c->rank == 1)
+        usleep((useconds_t)(s->late_receiver_ms * 1000));
     double last = MPI_Wtime();
     for (int i = 0; i < w; i++, recv_posted++)
         MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, 0, c->comm, &req[i]);
+    MPI_Isend(&word, 0, MPI_BYTE, from, GO_TAG, c->comm, &go[0]);   /* my clock runs: send to me */
+    MPI_Irecv(&word, 0, MPI_BYTE, to, GO_TAG, c->comm, &go[1]);     /* my receiver's clock runs */
+    cbk_patient_waitall(2, go);
     for (int i = 0; i < w; i++, send_posted++)
         MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, 0, c->comm, &req[w + i]);
     for (;;) {
