@@ -401,7 +401,9 @@ def test_the_cluster_report_puts_every_gpu_side_by_side_and_marks_the_odd_one():
                              "samples": samples})
     view = analysis.analyse(run)
     tb = gpus.tables(view.gpus)
-    assert [g.label for g in tb.gpus] == [f"h0{h} GPU {g}" for h in range(1, 5) for g in range(2)]
+    # the flagged GPU first, then every other by node and index
+    assert [g.label for g in tb.gpus] == ["h03 GPU 1"] + [f"h0{h} GPU {g}" for h in range(1, 5) for g in range(2)
+                                                          if (h, g) != (3, 1)]
     assert [f.name for f in tb.columns][:3] == [f"gpucopy {d} (pinned, copy engine)" for d in ("bidir", "d2h", "h2d")]
     assert [f.name for f in tb.pairs] == ["gpupeer unidir 0>1, peer on", "gpupeer unidir 1>0, peer on"]
     assert tb.hosts == ["h01", "h02", "h03", "h04"]

@@ -188,7 +188,7 @@ class GpuTables:
     host-copy and memory figures across; the copies between GPUs (one
     figure per pair, so many on an 8-GPU node) one row per pair with the
     nodes across, as the per-node table has them."""
-    gpus: list[Gpu]
+    gpus: list[Gpu]                # flagged first
     columns: list[GpuFigure]       # host copies, then device memory
     pairs: list[GpuFigure]         # flagged first
     hosts: list[str]               # the nodes that measured a pair
@@ -197,8 +197,11 @@ class GpuTables:
 def tables(figures: list[GpuFigure]) -> GpuTables:
     columns = sorted((f for f in figures if f.kind != PEER_COPY), key=lambda f: (f.kind != HOST_COPY, f.name))
     pairs = sorted((f for f in figures if f.kind == PEER_COPY), key=lambda f: (not f.flagged, f.name))
+    flagged = {label for f in columns for label, v in f.gpus.items() if v.flagged}
+    # flagged GPUs first (a row each: 128 on 16 nodes of 8), then by node and index
     gpus = sorted({g for f in columns for g in f.where.values()},
-                  key=lambda g: (g.host, int(g.index) if (g.index or "").isdigit() else 0, g.bus_id))
+                  key=lambda g: (g.label not in flagged, g.host, int(g.index) if (g.index or "").isdigit() else 0,
+                                 g.bus_id))
     hosts = sorted({g.host for f in pairs for g in f.where.values()})
     return GpuTables(gpus, columns, pairs, hosts)
 
