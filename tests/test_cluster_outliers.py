@@ -250,6 +250,30 @@ ISSUE_40_MATRIX = {("h01", "h02"): 62.8, ("h01", "h03"): 21.1, ("h01", "h04"): 1
                    ("h04", "h01"): 110, ("h04", "h02"): 24.6, ("h04", "h03"): 37.0}
 
 
+def test_a_link_measured_faster_than_its_rate_is_said_not_to_be_a_figure_of_the_link():
+    """No transfer outruns its link: a figure above the rate (a receiver
+    timed late, before linkmatrix's go word) is named; when every link is
+    above it, the rate given is what is wrong."""
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import link_sentences
+
+    healthy = {(a, b): 22.5 for a in ("h01", "h02", "h03") for b in ("h01", "h02", "h03") if a != b}
+    links = link_matrix(link_steps({**healthy, ("h01", "h02"): 29.4}), {}, 0.5, link_bits_per_s=200e6)
+    assert [(lk.src, lk.dst) for lk in links if lk.above_rate] == [("h01", "h02")]
+    (said,) = link_sentences(ClusterView(["h01", "h02", "h03"], links=links))
+    assert said == ("link h01->h02: 29.4 MiB/s is above its link's rate (23.84 MiB/s), so not a figure of the link "
+                    "(timed wrong, or the rate known is)")
+    # within 5 % of the rate (a rounded nominal rate, a token bucket's burst): nothing said
+    assert not any(lk.above_rate for lk in link_matrix(link_steps({**healthy, ("h01", "h02"): 24.5}), {}, 0.5,
+                                                       link_bits_per_s=200e6))
+    # every link above it: the rate given is wrong
+    slow_rate = link_matrix(link_steps(healthy), {}, 0.5, link_bits_per_s=100e6)
+    assert link_sentences(ClusterView(["h01", "h02", "h03"], links=slow_rate)) == [
+        "every link (6) is above the link's rate known (11.92 MiB/s): give the links' real rate with --link-speed"]
+    # no rate known: nothing to be above
+    assert not any(lk.above_rate for lk in link_matrix(link_steps({**healthy, ("h01", "h02"): 29.4}), {}, 0.5))
+
+
 @pytest.mark.parametrize("rate", [1e9, None])
 def test_the_issues_matrix_names_h03s_port_and_h02s_send_side_and_nothing_else(rate):
     from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix

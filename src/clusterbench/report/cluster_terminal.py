@@ -54,7 +54,7 @@ def gpu_tables(view: ClusterView) -> list[Table]:
 
 def link_table(view: ClusterView) -> Table:
     t = Table(title="Links: bandwidth MiB/s (best repetition), row sends to column (median latency us); "
-                    "! = below the bound of its class",
+                    "! = below the bound of its class, ^ = above the link's rate",
               title_justify="left")
     t.add_column("from \\ to")
     for h in view.hosts:
@@ -67,7 +67,7 @@ def link_table(view: ClusterView) -> Table:
                 row.append("-")
                 continue
             lat = f" ({lk.latency_us:.0f})" if lk.latency_us is not None else ""
-            row.append(f"{'!' if lk.flagged else ''}{_num(lk.mib_s)}{lat}")
+            row.append(f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{_num(lk.mib_s)}{lat}")
         t.add_row(src, *row)
     return t
 

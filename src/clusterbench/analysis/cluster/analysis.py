@@ -14,6 +14,7 @@ from clusterbench.analysis.cluster import gpus as gpu_analysis
 from clusterbench.analysis.cluster import outliers
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
 from clusterbench.environment import is_volatile
+from clusterbench.limits.thresholds import RATE_SLACK
 from clusterbench.store import run_kinds
 
 LOWER_IS_BETTER_UNITS = {"us", "ms", "s", "ns"}
@@ -48,6 +49,7 @@ class Link:
     reference_is: str = ""     # "the class's best link" or "the link's rate"
     flagged: bool = False
     both_ways_at_once: bool = False   # its reverse ran in the same shift round (shift N/2 of N nodes)
+    above_rate: float | None = None   # the link's rate (MiB/s) when the figure is above it: not the link's
 
 
 @dataclass
@@ -202,9 +204,13 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
         best = max(lk.mib_s for lk in members)
         rate = physical_rate_bits_per_s(envs, members, nominal, link_bits_per_s, best)
         ref, bound, what = outliers.link_bound([lk.mib_s for lk in members], threshold, rate)
+        cap = rate * outliers.MIB_PER_S_PER_BIT_PER_S if rate else None
         for lk in members:
             lk.reference, lk.reference_is = ref, what
             lk.flagged = (len(members) >= 2 or what == "the link's rate") and lk.mib_s < bound
+            # no transfer outruns its link: a figure above it was timed wrong, or the rate is
+            if cap and lk.mib_s > cap * RATE_SLACK:
+                lk.above_rate = cap
     return links
 
 

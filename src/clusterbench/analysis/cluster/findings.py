@@ -39,11 +39,24 @@ _WHAT = {"port": "every link to and from {h} is slow", "send": "{h} sends slowly
          "receive": "{h} receives slowly from every node"}
 
 
+def above_rate_sentences(view: ClusterView) -> list[str]:
+    """Links measured faster than their rate: not figures of the link. All
+    of them: the rate known is wrong; some: their timing was."""
+    above = [lk for lk in view.links if lk.above_rate]
+    if not above:
+        return []
+    if len(above) == len(view.links) > 1:
+        return [f"every link ({len(above)}) is above the link's rate known ({above[0].above_rate:.4g} MiB/s): "
+                f"give the links' real rate with --link-speed"]
+    return [f"link {lk.src}->{lk.dst}: {lk.mib_s:.4g} MiB/s is above its link's rate ({lk.above_rate:.4g} MiB/s), "
+            f"so not a figure of the link (timed wrong, or the rate known is)" for lk in above]
+
+
 def link_sentences(view: ClusterView) -> list[str]:
     flagged = view.flagged_links
     if not flagged:
-        return []
-    out, named = [], set()
+        return above_rate_sentences(view)
+    out, named = above_rate_sentences(view), set()
     for fault in node_faults(view.links, view.hosts):
         named.add(fault.host)
         mine = [lk for lk in view.links if fault.host in (lk.src, lk.dst)]
