@@ -159,6 +159,42 @@ def test_down_after_up_was_killed_halfway_leaves_nothing_behind(tmp_path):
 
 @needs_root
 @pytest.mark.timeout(120)
+def test_down_lets_what_runs_on_the_hosts_end_on_sigterm_before_it_kills(tmp_path):
+    """`down` stops what still runs on the hosts as a node's shutdown does:
+    SIGTERM first, so MPI's proxies remove their temporary files (Hydra's
+    /tmp/hydra_hwloc_xmlfile_*, which SIGKILL left behind: 93 of them in
+    /tmp after a day of suites), and SIGKILL only to what outlives it."""
+    d = tmp_path / "tb"
+    assert tb("up", "--hosts", "2", state_dir=d).returncode == 0
+    mark = tmp_path / "cleaned"
+    scripts = {"h01": f'trap "echo cleaned > {mark}; exit 0" TERM; while :; do sleep 0.05; done',
+               "h02": 'trap "" TERM; while :; do sleep 0.05; done'}   # one that ignores SIGTERM
+    procs = [subprocess.Popen([*CLI, "testbed", "exec", "--dir", str(d), h, "--", "sh", "-c", script])
+             for h, script in scripts.items()]
+    try:
+        namespaces = [h["namespace"] for h in json.loads(tb("status", "--json", state_dir=d).stdout)["hosts"]]
+        for _ in range(200):   # both scripts running on their hosts
+            if all(subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.strip()
+                   for ns in namespaces):
+                break
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        down = tb("down", state_dir=d)
+        took = time.monotonic() - t0
+        assert down.returncode == 0, down.stderr
+        assert mark.read_text() == "cleaned\n"   # h01's script ran its SIGTERM handler
+        assert all(p.wait(timeout=20) is not None for p in procs)   # h02's was killed after the grace
+        assert took < tc.TERM_GRACE_S + 10
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        if (d / tc.STATE_FILE).exists():
+            tb("down", state_dir=d)
+
+
+@needs_root
+@pytest.mark.timeout(120)
 def test_bad_input_is_one_line_exit_2_and_nothing_made(tmp_path):
     """Judged on what this test's clusters own (their id, their state folder):
     another test or suite may bring clusters up and down meanwhile."""

@@ -622,16 +622,43 @@ exec nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
     b.file(c.dir / "env.sh", env)
 
 
-def _kill_in(ns: str) -> None:
-    for _ in range(50):
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+TERM_GRACE_S = 1.0   # what runs on the hosts at `down` has this long to end on SIGTERM
+
+
+def _pids_in(ns: str) -> list[str]:
+    return subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+
+
+def _signal_all(pids: list[str], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(int(pid), sig)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def _stop_in(namespaces: list[str]) -> None:
+    """SIGTERM to what still runs on the hosts, all at once, so it ends as it
+    would on a node being shut down: MPI's proxies and daemons remove their
+    temporary files (Hydra's /tmp/hydra_hwloc_xmlfile_*, which SIGKILL left
+    behind). What is left after TERM_GRACE_S gets SIGKILL (_kill_in)."""
+    deadline = time.monotonic() + TERM_GRACE_S
+    sent: set[str] = set()
+    while time.monotonic() < deadline:
+        pids = [p for ns in namespaces for p in _pids_in(ns)]
         if not pids:
             return
-        for pid in pids:
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
+        _signal_all([p for p in pids if p not in sent], signal.SIGTERM)
+        sent.update(pids)
+        time.sleep(0.05)
+
+
+def _kill_in(ns: str) -> None:
+    for _ in range(50):
+        pids = _pids_in(ns)
+        if not pids:
+            return
+        _signal_all(pids, signal.SIGKILL)
         time.sleep(0.05)
 
 
@@ -643,6 +670,7 @@ def down(state_dir: Path) -> list[str]:
     c = Cluster.load(state_dir)
     removed = []
     namespaces, links = set(_namespaces()), set(_links())
+    _stop_in([item["name"] for item in c.state["made"] if item["kind"] == "netns" and item["name"] in namespaces])
     for item in reversed(c.state["made"]):
         kind, name = item["kind"], item["name"]
         if kind == "netns" and name in namespaces:
