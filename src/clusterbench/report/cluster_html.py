@@ -48,25 +48,23 @@ def heat_map(view: ClusterView) -> str:
     return f'<div class="heatmap">{_svg(fig)}</div>'
 
 
+def _cell(v) -> str:
+    if v is None:
+        return "<td>-</td>"
+    flag = (" flag", " !") if v.flagged else ("", "")
+    return f'<td class="n{flag[0]}">{_num(v.value)} ({v.ratio:.2f}){flag[1]}</td>'
+
+
 def node_table(view: ClusterView) -> list[str]:
     head = "".join(f"<th>{esc(h)}</th>" for h in view.hosts)
     out = ["<h3>Per node (value, ratio to the median of the nodes)</h3>",
            f"<table><tr><th>figure</th><th>unit</th><th>median</th>{head}</tr>"]
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
         by = {nv.host: nv for nv in f.nodes}
-        cells = "".join(
-            f'<td class="n{" flag" if nv.flagged else ""}">{_num(nv.value)} ({nv.ratio:.2f}){" !" if nv.flagged else ""}</td>'
-            if (nv := by.get(h)) else "<td>-</td>" for h in view.hosts)
+        cells = "".join(_cell(by.get(h)) for h in view.hosts)
         out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(f.unit)}</td><td class=n>{_num(f.median)}</td>{cells}</tr>")
     out.append("</table>")
     return out
-
-
-def _cell(v) -> str:
-    if v is None:
-        return "<td>-</td>"
-    flag = (" flag", " !") if v.flagged else ("", "")
-    return f'<td class="n{flag[0]}">{_num(v.value)} ({v.ratio:.2f}){flag[1]}</td>'
 
 
 def gpu_section(view: ClusterView) -> list[str]:

@@ -14,18 +14,18 @@ from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.report.terminal import _num
 
 
+def _verdict(v) -> str:
+    return f"{'!' if v.flagged else ''}{_num(v.value)} ({v.ratio:.2f})" if v else "-"
+
+
 def node_table(view: ClusterView) -> Table:
     t = Table(title="Per node: value (ratio to the median of the nodes); ! = flagged", title_justify="left")
     for col in ("figure", "unit", "median", *view.hosts):
         t.add_column(col, justify="left" if col in ("figure", "unit") else "right")
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
-        cells = {nv.host: f"{'!' if nv.flagged else ''}{_num(nv.value)} ({nv.ratio:.2f})" for nv in f.nodes}
-        t.add_row(escape(f.name), escape(f.unit), _num(f.median), *(cells.get(h, "-") for h in view.hosts))
+        by = {nv.host: nv for nv in f.nodes}
+        t.add_row(escape(f.name), escape(f.unit), _num(f.median), *(_verdict(by.get(h)) for h in view.hosts))
     return t
-
-
-def _verdict(v) -> str:
-    return f"{'!' if v.flagged else ''}{_num(v.value)} ({v.ratio:.2f})" if v else "-"
 
 
 def gpu_tables(view: ClusterView) -> list[Table]:
