@@ -270,8 +270,40 @@ def test_a_link_measured_faster_than_its_rate_is_said_not_to_be_a_figure_of_the_
     slow_rate = link_matrix(link_steps(healthy), {}, 0.5, link_bits_per_s=100e6)
     assert link_sentences(ClusterView(["h01", "h02", "h03"], links=slow_rate)) == [
         "every link (6) is above the link's rate known (11.92 MiB/s): give the links' real rate with --link-speed"]
+    # the figure above the rate sets no reference: a link at 60 % of the rate is within the 50 %
+    # bound of the rate, not flagged against the impossible 29.4 (it was, at 48 % of it)
+    links = link_matrix(link_steps({**healthy, ("h01", "h02"): 29.4, ("h02", "h03"): 14.3}), {}, 0.5,
+                        link_bits_per_s=200e6)
+    assert not any(lk.flagged for lk in links)
+    assert {lk.reference_is for lk in links} == {"the link's rate"}
+    # every link above it: the rate is wrong, the best link is the reference, a slow one still flagged
+    wrong_rate = link_matrix(link_steps({**healthy, ("h02", "h03"): 9.0}), {}, 0.5, link_bits_per_s=50e6)
+    assert [(lk.src, lk.dst) for lk in wrong_rate if lk.flagged] == [("h02", "h03")]
     # no rate known: nothing to be above
     assert not any(lk.above_rate for lk in link_matrix(link_steps({**healthy, ("h01", "h02"): 29.4}), {}, 0.5))
+
+
+def test_the_html_link_table_lists_links_above_their_rate_after_the_flagged_ones():
+    """The terminal marks a link above its rate with ^; the HTML page, whose
+    table listed only flagged links, lists it too and boxes it in the map."""
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.report.cluster_html import link_section
+
+    healthy = {(a, b): 22.5 for a in ("h01", "h02", "h03") for b in ("h01", "h02", "h03") if a != b}
+    links = link_matrix(link_steps({**healthy, ("h01", "h02"): 29.4, ("h03", "h01"): 6.0}), {}, 0.5,
+                        link_bits_per_s=200e6)
+    html = "\n".join(link_section(ClusterView(["h01", "h02", "h03"], links=links)))
+    rows = [r for r in html.split("<tr>") if r.startswith('<td class="flag">')]
+    assert [r.split("</td>")[0] for r in rows] == ['<td class="flag">h03 -&gt; h01', '<td class="flag">h01 -&gt; h02']
+    assert "above the link&#x27;s rate (23.84 MiB/s): not a figure of the link" in rows[1] or \
+        "above the link's rate (23.84 MiB/s): not a figure of the link" in rows[1]
+    assert "25% of the link&#x27;s rate" in rows[0]
+    # one red box (flagged), one blue (above the rate)
+    assert html.count("stroke: #ff0000") + html.count("stroke:#ff0000") == 1
+    assert html.count("stroke: #0000ff") + html.count("stroke:#0000ff") == 1
+    healthy_html = "\n".join(link_section(ClusterView(["h01", "h02", "h03"],
+                                                       links=link_matrix(link_steps(healthy), {}, 0.5))))
+    assert "<table>" not in healthy_html
 
 
 @pytest.mark.parametrize("rate", [1e9, None])

@@ -1,6 +1,6 @@
 """The HTML section of a cluster run: the summary paragraph, the per-node
 table (flagged figures first, flagged cells marked), the per-GPU tables, the link heat map
-(matplotlib SVG, flagged links boxed in red), the environment keys that
+(matplotlib SVG, flagged links boxed in red, links above their rate in blue), the environment keys that
 differ, and the scaling curves on log axes."""
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ CSS = """
 
 
 def heat_map(view: ClusterView) -> str:
-    """N x N bandwidth, sender down, receiver across; flagged links boxed."""
+    """N x N bandwidth, sender down, receiver across; flagged links boxed
+    red, links measured above their rate (not figures of the link) blue."""
     from matplotlib.patches import Rectangle
 
     from clusterbench.report.plots import _plt, _svg
@@ -36,15 +37,17 @@ def heat_map(view: ClusterView) -> str:
     ax.set_yticks(range(n), [mathtext(h) for h in view.hosts], fontsize=8)
     ax.set_xlabel("receiver")
     ax.set_ylabel("sender")
-    ax.set_title("link bandwidth (mpiGraph shift pattern); red box = flagged", fontsize=10)
+    ax.set_title("link bandwidth (mpiGraph shift pattern); red box = flagged, blue = above the link's rate",
+                 fontsize=10)
     top = max((lk.mib_s for lk in view.links), default=1.0) or 1.0
     for lk in view.links:
         i, j = view.hosts.index(lk.src), view.hosts.index(lk.dst)
         if n <= 16:   # dark text on viridis' bright end, white on its dark end
             ax.text(j, i, f"{lk.mib_s:.3g}", ha="center", va="center", fontsize=7,
                     color="black" if lk.mib_s > 0.6 * top else "white")
-        if lk.flagged:
-            ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=2.5))
+        if lk.flagged or lk.above_rate:
+            ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False,
+                                   edgecolor="red" if lk.flagged else "blue", linewidth=2.5))
     return f'<div class="heatmap">{_svg(fig)}</div>'
 
 
@@ -93,17 +96,24 @@ def gpu_section(view: ClusterView) -> list[str]:
     return out
 
 
+def _why(lk) -> str:
+    if lk.above_rate:
+        return f"above the link's rate ({_num(lk.above_rate)} MiB/s): not a figure of the link"
+    return f"{lk.mib_s / lk.reference:.0%} of {esc(lk.reference_is)}"
+
+
 def link_section(view: ClusterView) -> list[str]:
+    """The heat map, then a row for each link to look at: below the bound
+    of its class, or above its rate (which the summary also says)."""
     out = ["<h3>Links: bandwidth MiB/s, best repetition</h3>", heat_map(view)]
-    flagged = view.flagged_links
-    if flagged:
-        out.append("<table><tr><th>flagged link</th><th>MiB/s</th><th>% of reference</th><th>class</th>"
+    listed = [lk for lk in view.links if lk.flagged or lk.above_rate]
+    if listed:
+        out.append("<table><tr><th>link</th><th>MiB/s</th><th>why listed</th><th>class</th>"
                    "<th>latency us</th></tr>")
-        for lk in flagged:
+        for lk in sorted(listed, key=lambda lk: (not lk.flagged, lk.src, lk.dst)):
             lat = f"{lk.latency_us:.0f}" if lk.latency_us is not None else "-"
             out.append(f'<tr><td class="flag">{esc(lk.src)} -&gt; {esc(lk.dst)}</td><td class=n>{_num(lk.mib_s)}</td>'
-                       f"<td class=n>{lk.mib_s / lk.reference:.0%}</td><td>{esc(lk.link_class)}</td>"
-                       f"<td class=n>{lat}</td></tr>")
+                       f"<td>{_why(lk)}</td><td>{esc(lk.link_class)}</td><td class=n>{lat}</td></tr>")
         out.append("</table>")
     return out
 

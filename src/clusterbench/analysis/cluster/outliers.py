@@ -37,6 +37,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from clusterbench.limits.thresholds import RATE_SLACK
+
 Z_BOUND = 3.5          # Iglewicz and Hoaglin's cut-off for the modified Z
 Z_SCALE = 0.6745       # the MAD of a normal distribution in standard deviations
 NODE_THRESHOLD = 0.10  # default relative bound of a per-node figure
@@ -101,9 +103,17 @@ MIB_PER_S_PER_BIT_PER_S = 1 / (8 * 2**20)
 def link_bound(values: list[float], threshold: float = LINK_THRESHOLD,
                rate_bits_per_s: float | None = None) -> tuple[float, float, str]:
     """(reference in MiB/s, bound, what the reference is) of one class of links:
-    its best link, or the physical rate when that is higher."""
+    its best link, or the physical rate when that is higher. A link above
+    the rate (beyond RATE_SLACK) is no figure of a link and sets no
+    reference: it would put the class's healthy links below the bound. When
+    every link is above it, the rate is what is wrong: the best link sets it."""
     best = max(values)
     rate = rate_bits_per_s * MIB_PER_S_PER_BIT_PER_S if rate_bits_per_s else None
+    if rate is not None:
+        within = [v for v in values if v <= rate * RATE_SLACK]
+        if not within:
+            return best, best * (1 - threshold), "the class's best link"
+        best = max(within)
     if rate is not None and rate > best:
         return rate, rate * (1 - threshold), "the link's rate"
     return best, best * (1 - threshold), "the class's best link"
