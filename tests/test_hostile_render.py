@@ -55,7 +55,8 @@ def assert_plain_terminal(text: str) -> None:
     assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text, repr(text)
 
 
-@pytest.mark.parametrize("args", [("list",), ("show", "1", "2"), ("compare", *LABELS)], ids=["list", "show", "compare"])
+@pytest.mark.parametrize("args", [("list",), ("show", "1", "2"), ("compare", *LABELS), ("trend", "null:null")],
+                         ids=["list", "show", "compare", "trend"])
 def test_terminal_commands_print_labels_as_written(hostile_store, args):
     r = cli_in(hostile_store, *args)
     assert r.returncode == 0, r.stderr

@@ -46,6 +46,7 @@ def command(figure, label, host, params, since, last, db_url):
     from clusterbench.report.terminal import ci_text
     from clusterbench.report.units_text import number
     from clusterbench.analysis.stats import _median
+    from clusterbench.output.render_text import plain, terminal
 
     kernel, phase, mode = _figure(figure)
     wanted = {}
@@ -64,7 +65,7 @@ def command(figure, label, host, params, since, last, db_url):
         starts = {c.index: c for c in s.changes}
         bounds = [0] + sorted(starts) + [len(s.points)]
         seg = Table("from", "to", "runs", f"median of run medians ({s.unit})", "change",
-                    title=f"{s.title}: {runs_text(len(s.points))}, {len(s.changes)} change point(s)")
+                    title=f"{terminal(s.title)}: {runs_text(len(s.points))}, {len(s.changes)} change point(s)")
         for a, b in zip(bounds, bounds[1:]):
             medians = [p.median for p in s.points[a:b]]
             seg.add_row(s.points[a].started.strftime("%Y-%m-%d"), s.points[b - 1].started.strftime("%Y-%m-%d"),
@@ -78,7 +79,7 @@ def command(figure, label, host, params, since, last, db_url):
                   title=f"the last {len(shown)} of {runs_text(len(s.points))}" if shown else None)
         for i, p in enumerate(shown, first):
             mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
-            t.add_row(str(p.run_id), p.started.strftime("%Y-%m-%d %H:%M"), p.label or "", p.host or "",
+            t.add_row(str(p.run_id), p.started.strftime("%Y-%m-%d %H:%M"), terminal(p.label), terminal(p.host),
                       number(p.median), ci_text(p), str(p.n), mark)
         if shown:
             console.print(t)
@@ -87,6 +88,7 @@ def command(figure, label, host, params, since, last, db_url):
             click.echo(f"change at {after.started:%Y-%m-%d} (run {before.run_id} -> run {after.run_id}): median "
                        f"{number(c.before_median)} -> {number(c.after_median)} {s.unit} ({c.change * 100:+.1f} %), "
                        f"p = {c.p_value:.2g}")
+            # plain: environment values are read from the machine (host names, paths), not trusted text
             for key, a, b in c.env_diff or [("environment", "no difference", "")]:
-                click.echo(f"    {key}: {a} -> {b}" if b != "" else f"    {key}: {a}")
+                click.echo(f"    {plain(key)}: {plain(a)} -> {plain(b)}" if b != "" else f"    {plain(key)}: {plain(a)}")
     click.echo(f"change points: {trend.METHOD}")
