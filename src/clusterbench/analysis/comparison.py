@@ -152,6 +152,22 @@ def _step_title(st) -> str:
     return st.name or st.kernel
 
 
+def _check_disjoint(configs: list[Config]) -> None:
+    """Each configuration's samples are its own: a name given twice pooled
+    its samples twice (twice the n, a narrower interval, p = 1), and a run
+    in two configurations makes the test compare samples with themselves."""
+    owner: dict[int, str] = {}
+    names: set[str] = set()
+    for cfg in configs:
+        if cfg.name in names:
+            raise BadInput(f"{cfg.name} is given twice: a configuration is compared with another, not itself")
+        names.add(cfg.name)
+        for i in cfg.run_ids:
+            if i in owner:
+                raise BadInput(f"run {i} is in both {owner[i]} and {cfg.name}: give each run to one configuration")
+            owner[i] = cfg.name
+
+
 def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
             link_bits_per_s: float | None = None) -> tuple[list[Config], list[Point]]:
     """Every measured point of the configurations, matched across them."""
@@ -159,6 +175,7 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
     from clusterbench.results.params import as_run, kernel_of
 
     configs = [Config(ref, store.resolve(ref)) for ref in refs]
+    _check_disjoint(configs)
     points: dict[tuple, Point] = {}
     kernels: dict[str, tuple[set[str], dict[str, str]]] = {}
     for cfg in configs:
