@@ -41,3 +41,33 @@ def test_json_and_csv_carry_ci_and_outliers(tmp_path):
     flagged = [(r["phase"], float(r["value"])) for r in rows if r["outlier"] == "1"]
     assert flagged == [("write", 250.0)]
     assert {r["outlier"] for r in rows} == {"0", "1"}
+
+
+def _one_step_run(store, label: str, kernel: str, phase: str, values: list[float]) -> int:
+    run = store.begin_run(label=label, command="test", suite=None)
+    step = store.begin_step(run, position=0, name=kernel, kernel=kernel, params={}, launcher="local", ranks=1,
+                            ranks_per_node=None)
+    for i, v in enumerate(values):
+        store.add_sample(step, {"repetition": i, "phase": phase, "mode": "n/a", "rate": v, "rate_unit": "MiB/s"}, [])
+    store.finish_step(step, "ok")
+    store.finish_run(run, "ok")
+    return run
+
+
+@pytest.mark.timeout(60)
+def test_html_report_of_runs_with_nothing_in_common_shows_every_run_and_says_why_there_is_no_comparison(tmp_path):
+    """`report disk-run memory-run -o r.html`: Markdown, CSV and JSON were written, HTML stopped at the
+    comparison ("no measurement with equal kernel and parameters") and wrote nothing."""
+    import html
+
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    disk = _one_step_run(store, "disk", "null", "null", [100.0, 101.0, 99.0, 100.5, 99.5])
+    memory = _one_step_run(store, "memory", "stream", "triad", [5000.0, 5100.0, 4900.0, 5050.0, 4950.0])
+    page = html.unescape(render("html", Report.of(store, [str(disk), str(memory)])))
+    assert f"Run {disk} (disk)" in page and f"Run {memory} (memory)" in page
+    assert "No comparison" in page and "no measurement with equal kernel and parameters" in page
+    assert "<h2>Comparison" not in page

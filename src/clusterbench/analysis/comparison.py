@@ -20,6 +20,11 @@ from clusterbench.results.sample import Sample, SampleKey
 from clusterbench.store import Store
 
 
+class NothingInCommon(BadInput):
+    """The configurations share no measurement: compare stops (exit 2); a
+    report of them shows each run and says why it has no comparison."""
+
+
 @dataclass
 class Config:
     name: str               # the label or run id as the user gave it
@@ -215,7 +220,7 @@ def build(store: Store, refs: list[str], exclude_outliers: bool = False,
     full = [p for p in points if all(n in p.values for n in names)]
     partial = [p for p in points if not all(n in p.values for n in names)]
     if not full:
-        raise BadInput(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
+        raise NothingInCommon(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
     imported = [f"{c.name}: run {i} imported from {store.run(i).imported_from}"
                 for c in configs for i in c.run_ids if store.run(i).imported_from]
     return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported)

@@ -68,6 +68,7 @@ class Report:
     exclude_outliers: bool = False
     link_bits_per_s: float | None = None   # --link-speed, for the limit checks
     made_by: str | None = None             # the command that made the report (its footer); None: the runs'
+    no_comparison: str | None = None       # why several refs have no comparison (none they all measured)
 
     @classmethod
     def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False,
@@ -78,12 +79,18 @@ class Report:
 
     @cached_property
     def comparison(self):
-        """compare.Table of the refs, or None with fewer than two."""
+        """compare.Table of the refs, or None with fewer than two or none
+        they all measured (no_comparison says why)."""
         from clusterbench.analysis import comparison as compare
 
         if self.store is None or len(self.refs) < 2:
             return None
-        return compare.build(self.store, self.refs, self.exclude_outliers, self.link_bits_per_s)
+        try:
+            return compare.build(self.store, self.refs, self.exclude_outliers, self.link_bits_per_s)
+        except compare.NothingInCommon as e:
+            # runs of different kernels are still a report: each run is shown, the reason stated
+            self.no_comparison = e.message
+            return None
 
     @cached_property
     def points(self) -> list:

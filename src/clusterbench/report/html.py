@@ -340,6 +340,8 @@ def render(report: Report) -> str:
     body += summary_section(report)
     if report.comparison is not None:
         body += comparison_section(report.comparison, notes)
+    elif report.no_comparison:
+        body.append(f"<h2>No comparison</h2><p>{esc(report.no_comparison)}: each run is shown on its own.</p>")
     if report.points:
         body += sweep_section(report.points, report.config_names)
     for run in report.runs:
