@@ -69,6 +69,37 @@ def test_significant_change_below_threshold_is_no_difference():
     assert c.p < 0.05 and c.verdict is Verdict.SAME and "threshold" in c.reason
 
 
+def test_a_change_from_a_zero_baseline_is_a_change_not_below_the_threshold():
+    """A baseline median of 0 (a link down: 0 Gbit/s; an OSU latency printed 0.00 us) has no ratio,
+    and the change from it was taken as below the 2 % threshold: "no significant difference"."""
+    zero, up = [0.0] * 6, [9.4, 9.41, 9.39, 9.42, 9.4, 9.38]
+    c = stats.compare(zero, up, "Gbit/s")
+    assert c.p < 0.05 and c.ratio is None and c.verdict is Verdict.FASTER, c
+    assert stats.compare(up, zero, "Gbit/s").verdict is Verdict.SLOWER
+    assert stats.compare(zero, up, "us").verdict is Verdict.SLOWER
+    assert stats.compare(zero, up, "widgets").verdict is Verdict.CHANGED
+    # equal medians of 0 with a significant shift elsewhere: no relative change to speak of
+    same_median = stats.compare([0.0] * 10, [0.0] * 6 + [5.0] * 5, "Gbit/s")
+    assert same_median.p < 0.05 and same_median.verdict is Verdict.SAME and "threshold" in same_median.reason
+
+
+def test_the_regression_gate_and_the_summary_take_a_change_from_a_zero_baseline():
+    from clusterbench.analysis import compare_gate
+    from clusterbench.analysis.comparison import Config, Point, Table
+    from clusterbench.results.sample import SampleKey
+
+    point = Point("osu latency", "mpi", {}, SampleKey("pingpong", None, "us", 8),
+                  values={"old": [0.0] * 6, "new": [5.1, 5.0, 5.2, 5.1, 5.0, 5.1]})
+    table = Table([Config("old", [1]), Config("new", [2])], [point], [], [])
+    (line,) = compare_gate.failing(table, "slower", 5.0)
+    assert line.startswith("new vs old: osu latency") and "slower" in line and "from a median of 0" in line
+    # and the report's summary names it first, where it had been left out
+    from clusterbench.report import summary
+
+    assert summary.significant(table) == [(point, "new")]
+    assert "new is slower than old" in summary.difference_sentence(table, point, "new")
+
+
 def test_error_rates_over_seeded_trials():
     """10 % apart with 5 % noise, n = 10: called different nearly always;
     same distribution: called different rarely (about alpha)."""

@@ -26,7 +26,9 @@ def failing(table: Table, condition: str, threshold_pct: float) -> list[str]:
     for p in table.points:
         for n in names[1:]:
             c = p.versus(names[0], n)
-            if holds(c.verdict, condition) and c.change is not None and abs(c.change) * 100 >= threshold_pct:
+            # no change ratio: the baseline's median is 0 and this one's is not, past any threshold
+            if holds(c.verdict, condition) and (c.change is None or abs(c.change) * 100 >= threshold_pct):
+                change = f"{c.change:+.1%}" if c.change is not None else "from a median of 0"
                 out.append(f"{n} vs {names[0]}: {table.title(p)} {p.mode or ''}: {p.verdict_text(names[0], n)}, "
-                           f"{c.change:+.1%}")
+                           f"{change}")
     return out

@@ -187,11 +187,12 @@ def compare(a: list[float], b: list[float], unit: str | None, alpha: float = ALP
     p = two_sided_p(a, b)
     if p >= alpha:
         return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.SAME)
-    if change is None or abs(change) < threshold:
+    # from a baseline median of 0 there is no ratio, but any other median is past every threshold
+    if mb == ma or (change is not None and abs(change) < threshold):
         return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.SAME,
                           f"significant but below the {threshold:.0%} threshold")
     d = direction(unit)
     if d == 0:
         return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.CHANGED)
-    better = (change > 0) == (d > 0)
+    better = (mb > ma) == (d > 0)
     return Comparison(ratio, change, p, "Mann-Whitney U", Verdict.FASTER if better else Verdict.SLOWER)

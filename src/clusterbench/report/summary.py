@@ -13,6 +13,8 @@ chosen as docs/statistics.md ("The report's summary") describes:
 """
 from __future__ import annotations
 
+import math
+
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.report.units_text import number
 from clusterbench.analysis.stats import Verdict
@@ -49,8 +51,9 @@ def difference_sentence(table: Table, p: Point, other: str) -> str:
     c = p.versus(base, other)
     a, b = p.summary(base).median, p.summary(other).median
     verb = f"is {c.verdict.value} than" if c.verdict in (Verdict.FASTER, Verdict.SLOWER) else "differs from"
+    times = f"{c.ratio:.2f} times {base}'s figure" if c.ratio is not None else f"from {base}'s median of 0"
     text = (f"{other} {verb} {base} in {table.title(p)} ({p.mode or 'no mode'}): {number(b)} vs {number(a)} "
-            f"{p.unit or ''}, {c.ratio:.2f} times {base}'s figure (p = {c.p:.2g}).")
+            f"{p.unit or ''}, {times} (p = {c.p:.2g}).")
     flags = [f"{n} is {f}" for n in (base, other) if (f := p.flag(n))]
     if flags:
         text += f" But {' and '.join(flags)}: not a like-for-like figure."
@@ -64,8 +67,9 @@ def significant(table: Table) -> list[tuple[Point, str]]:
     for p in table.points:
         for n in table.names[1:]:
             c = p.versus(base, n)
-            if c.verdict in (Verdict.FASTER, Verdict.SLOWER, Verdict.CHANGED) and c.change is not None:
-                found.append((abs(c.change), p, n))
+            if c.verdict in (Verdict.FASTER, Verdict.SLOWER, Verdict.CHANGED):
+                # no ratio: a change from a median of 0, larger than any other
+                found.append((abs(c.change) if c.change is not None else math.inf, p, n))
     found.sort(key=lambda t: -t[0])
     return [(p, n) for _, p, n in found]
 
