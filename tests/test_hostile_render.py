@@ -109,6 +109,34 @@ def test_html_report_shows_labels_as_text_in_a_browser(hostile_store, tmp_path):
     assert "$x^2$" in dom.stdout or "\\$x^2\\$" in dom.stdout
 
 
+def test_warning_lines_of_show_and_compare_print_labels_and_paths_as_written(tmp_path, cbk_bin):
+    """The lines under the tables (a warning, a compare note naming its configuration) went to the
+    terminal as rich Text, which keeps ESC: a label or a --dir path in a warning coloured the terminal
+    or opened an OSC 8 hyperlink there."""
+    import os
+    import sys
+
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'results.db'}")
+    for label in (LABELS[0], "plain"):
+        run = store.begin_run(label=label, command="test", suite=None)
+        step = store.begin_step(run, position=0, name="seqio", kernel="seqio", params={}, launcher="local",
+                                ranks=1, ranks_per_node=None)
+        for i in range(5):
+            store.add_sample(step, {"repetition": i, "phase": "read", "mode": "warm", "rate": 100.0 + i,
+                                    "rate_unit": "MiB/s"}, [f"warm read of {OSC_LINK} \x1b[31m/scratch [/]"])
+        store.finish_step(step, "ok")
+        store.finish_run(run, "ok")
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'results.db'}",
+               COLUMNS="2000")
+    for args in (("show", "1"), ("compare", LABELS[0], "plain")):
+        r = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+        assert_plain_terminal(r.stdout)
+        assert "warning: " in r.stdout and "/scratch [/]" in r.stdout, r.stdout
+
+
 def test_render_text_per_format():
     assert render_text.terminal("[/]\x1b[2J\x1b]0;title\x07ok\n") == "\\[/]ok "
     assert render_text.csv_cell("-1") == "'-1" and render_text.csv_cell("1-") == "1-"

@@ -3,13 +3,12 @@ one line that differs often explains the result), then the table."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from clusterbench.analysis.comparison import Table as Comparison
-from clusterbench.output.render_text import terminal
+from clusterbench.output.render_text import plain, terminal
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -61,16 +60,18 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
         for n in names[1:]:
             c = p.versus(names[0], n)
             ratio = f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
-            verdict = escape(p.verdict_text(names[0], n))
+            verdict = terminal(p.verdict_text(names[0], n))   # it names the configurations when flagged
             style = VERDICT_STYLE.get(c.verdict.value)
             row += [ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         if limits:
-            row.append(escape("; ".join(f"{n}: {'! ' if lim.exceeded else ''}{lim.text}"
-                                        for n in names if (lim := p.limit(n)))))
+            row.append(terminal("; ".join(f"{n}: {'! ' if lim.exceeded else ''}{lim.text}"
+                                          for n in names if (lim := p.limit(n)))))
         t.add_row(*row)
     console.print(folding(t))
     for i, note in enumerate(notes, 1):
-        console.print(Padding(Text.assemble((f"!{i} warning:", "yellow"), " ", note), (0, 0, 0, 2), expand=False))
+        # plain: rich Text is never markup, but it keeps ESC (the note names a label, a warning a --dir)
+        console.print(Padding(Text.assemble((f"!{i} warning:", "yellow"), " ", plain(note)), (0, 0, 0, 2),
+                              expand=False))
     from clusterbench.analysis.comparison import sweeps
 
     for sw in sweeps(table.points):

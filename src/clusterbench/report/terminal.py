@@ -219,5 +219,6 @@ def print_run(console: Console, run: dict) -> None:
 
         for w in step_lines(st["summary"]):
             # indented as a block, so a warning wrapped on a narrow terminal stays under its table
-            console.print(Padding(Text.assemble(("warning:", "yellow"), " ", w), (0, 0, 0, 2), expand=False))
+            # plain: rich Text is never markup, but it keeps ESC (a warning quotes a --dir, a label)
+            console.print(Padding(Text.assemble(("warning:", "yellow"), " ", plain(w)), (0, 0, 0, 2), expand=False))
         console.print()
