@@ -137,6 +137,40 @@ def test_warning_lines_of_show_and_compare_print_labels_and_paths_as_written(tmp
         assert "warning: " in r.stdout and "/scratch [/]" in r.stdout, r.stdout
 
 
+def test_cluster_views_print_hosts_labels_and_messages_without_escape_codes():
+    """The cluster views escaped rich markup only: a label, a host name, a figure name, an
+    environment value or a step's message with ESC reached the terminal as a control sequence."""
+    import io
+
+    from rich.console import Console
+
+    from clusterbench.report.cluster_compare_terminal import print_cluster_comparison
+    from clusterbench.report.cluster_terminal import print_cluster
+    from clusterbench.results.sample import Sample
+
+    hosts = ["h01[/]\x1b[2J", "h02", "h03", "h04"]
+
+    def step(host: str, mib_s: float) -> dict:
+        record = {"phase": "copy\x1b]0;title\x07", "mode": "n/a", "rate": mib_s, "rate_unit": "MiB/s",
+                  "sweep_key": None, "qualifiers": []}
+        return {"name": "stream", "host": host, "kernel": "stream", "status": "ok", "message": None,
+                "params": {}, "build": {}, "samples": [Sample.from_record(dict(record)) for _ in range(3)]}
+
+    def run(run_id: int, slow: str) -> dict:
+        steps = [step(h, 40.0 if h == slow else 100.0) for h in hosts]
+        steps[1].update(status="failed", message=f"broke {OSC_LINK}")
+        envs = {h: {"host.name": h, "kernel.release": "6.2\x1b[31m" if h == "h02" else "6.1"} for h in hosts}
+        return {"id": run_id, "label": LABELS[0], "suite": "cluster", "kind": "cluster", "command": "c",
+                "status": "ok", "steps": steps, "environments": envs}
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=400)
+    print_cluster(console, run(1, "h03"))
+    print_cluster_comparison(console, run(1, "h03"), run(2, hosts[0]))
+    assert_plain_terminal(buf.getvalue())
+    assert "h01[/]" in buf.getvalue() and "[bold red]red[/bold red]" in buf.getvalue()
+
+
 def test_render_text_per_format():
     assert render_text.terminal("[/]\x1b[2J\x1b]0;title\x07ok\n") == "\\[/]ok "
     assert render_text.csv_cell("-1") == "'-1" and render_text.csv_cell("1-") == "1-"

@@ -3,11 +3,11 @@ are cluster runs): node by node, GPU by GPU, then link by link; flags first."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
 from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link_changes, node_changes, verdict
+from clusterbench.output.render_text import terminal
 from clusterbench.report.terminal import _num
 
 
@@ -16,7 +16,7 @@ def _table(title: str, changes: list[Change], a: int, b: int) -> Table:
     for col in ("", "unit", f"run {a}", f"run {b}", "ratio", "flags"):
         t.add_column(col, justify="right" if col.startswith(("run", "ratio")) else "left")
     for c in sorted(changes, key=lambda c: (verdict(c) == "", c.what)):
-        t.add_row(escape(c.what), escape(c.unit), _num(c.before), _num(c.after), f"{c.ratio:.2f}", verdict(c))
+        t.add_row(terminal(c.what), terminal(c.unit), _num(c.before), _num(c.after), f"{c.ratio:.2f}", verdict(c))
     return t
 
 
@@ -26,8 +26,8 @@ def print_cluster_comparison(console: Console, run_a: dict, run_b: dict) -> None
     fixed = [c.what for c in nodes + gpus + links if verdict(c) == "fixed"]
     new = [c.what for c in nodes + gpus + links if verdict(c) == "new flag"]
     console.print(f"[bold]Cluster run {run_b['id']} against run {run_a['id']}[/bold]: "
-                  f"{len(fixed)} flag(s) gone{': ' + escape(', '.join(fixed)) if fixed else ''}; "
-                  f"{len(new)} new{': ' + escape(', '.join(new)) if new else ''}.")
+                  f"{len(fixed)} flag(s) gone{': ' + terminal(', '.join(fixed)) if fixed else ''}; "
+                  f"{len(new)} new{': ' + terminal(', '.join(new)) if new else ''}.")
     if nodes:
         console.print(_table("Node by node", nodes, run_a["id"], run_b["id"]))
     if gpus:

@@ -5,12 +5,12 @@ differ, the scaling."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import paragraph
 from clusterbench.analysis.cluster.gpus import pair_verdict, tables
+from clusterbench.output.render_text import terminal
 from clusterbench.report.terminal import _num
 
 
@@ -21,10 +21,10 @@ def _verdict(v) -> str:
 def node_table(view: ClusterView) -> Table:
     t = Table(title="Per node: value (ratio to the median of the nodes); ! = flagged", title_justify="left")
     for col in ("figure", "unit", "median", *view.hosts):
-        t.add_column(col, justify="left" if col in ("figure", "unit") else "right")
+        t.add_column(terminal(col), justify="left" if col in ("figure", "unit") else "right")
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
         by = {nv.host: nv for nv in f.nodes}
-        t.add_row(escape(f.name), escape(f.unit), _num(f.median), *(_verdict(by.get(h)) for h in view.hosts))
+        t.add_row(terminal(f.name), terminal(f.unit), _num(f.median), *(_verdict(by.get(h)) for h in view.hosts))
     return t
 
 
@@ -36,18 +36,18 @@ def gpu_tables(view: ClusterView) -> list[Table]:
     if tb.columns:
         t = Table(title="Per GPU: GB/s (ratio to the median of the GPUs); ! = flagged", title_justify="left")
         for col in ("GPU", "bus id", *(f.name for f in tb.columns)):
-            t.add_column(escape(col), justify="left" if col in ("GPU", "bus id") else "right")
+            t.add_column(terminal(col), justify="left" if col in ("GPU", "bus id") else "right")
         t.add_row("median", "", *(_num(f.median) for f in tb.columns))
         for g in tb.gpus:
-            t.add_row(escape(g.label), escape(g.bus_id), *(_verdict(f.gpus.get(g.label)) for f in tb.columns))
+            t.add_row(terminal(g.label), terminal(g.bus_id), *(_verdict(f.gpus.get(g.label)) for f in tb.columns))
         out.append(t)
     if tb.pairs:
         t = Table(title="Copies between the GPUs of a node: GB/s (ratio to the median of the nodes); ! = flagged",
                   title_justify="left")
         for col in ("pair", "median", *tb.hosts):
-            t.add_column(escape(col), justify="left" if col == "pair" else "right")
+            t.add_column(terminal(col), justify="left" if col == "pair" else "right")
         for f in tb.pairs:
-            t.add_row(escape(f.name), _num(f.median), *(_verdict(pair_verdict(f, h)) for h in tb.hosts))
+            t.add_row(terminal(f.name), _num(f.median), *(_verdict(pair_verdict(f, h)) for h in tb.hosts))
         out.append(t)
     return out
 
@@ -58,7 +58,7 @@ def link_table(view: ClusterView) -> Table:
               title_justify="left")
     t.add_column("from \\ to")
     for h in view.hosts:
-        t.add_column(h, justify="right")
+        t.add_column(terminal(h), justify="right")
     for src in view.hosts:
         row = []
         for dst in view.hosts:
@@ -68,7 +68,7 @@ def link_table(view: ClusterView) -> Table:
                 continue
             lat = f" ({lk.latency_us:.0f})" if lk.latency_us is not None else ""
             row.append(f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{_num(lk.mib_s)}{lat}")
-        t.add_row(src, *row)
+        t.add_row(terminal(src), *row)
     return t
 
 
@@ -78,7 +78,7 @@ def alone_table(view: ClusterView) -> Table:
               title_justify="left")
     t.add_column("from \\ to")
     for h in view.hosts:
-        t.add_column(h, justify="right")
+        t.add_column(terminal(h), justify="right")
     for src in view.hosts:
         row = []
         for dst in view.hosts:
@@ -89,7 +89,7 @@ def alone_table(view: ClusterView) -> Table:
             shift = lk.mib_s if lk else None
             ratio = f" ({shift / alone.mib_s:.2f})" if shift and alone.mib_s else ""
             row.append(f"{_num(shift)} / {_num(alone.mib_s)}{ratio}")
-        t.add_row(src, *row)
+        t.add_row(terminal(src), *row)
     return t
 
 
@@ -98,7 +98,7 @@ def env_table(view: ClusterView) -> Table:
     for col in ("key", "value on most nodes", "nodes that differ"):
         t.add_column(col)
     for d in view.env:
-        t.add_row(escape(d.key), escape(d.most), escape(", ".join(f"{h}: {v}" for h, v in d.differ.items())))
+        t.add_row(terminal(d.key), terminal(d.most), terminal(", ".join(f"{h}: {v}" for h, v in d.differ.items())))
     return t
 
 
@@ -109,7 +109,7 @@ def scaling_table(view: ClusterView) -> Table:
     for n in counts:
         t.add_column(f"{n} nodes", justify="right")
     for curve, by_n in sorted(view.scaling.items()):
-        t.add_row(escape(curve), *(_num(by_n.get(n)) for n in counts))
+        t.add_row(terminal(curve), *(_num(by_n.get(n)) for n in counts))
     return t
 
 
@@ -119,9 +119,9 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
     kw.update({k: v for k, v in (("threshold", threshold), ("link_threshold", link_threshold),
                                  ("link_bits_per_s", link_bits_per_s)) if v is not None})
     view = analyse(run, **kw)
-    console.print(f"[bold]Cluster run {run['id']}[/bold]{' (' + escape(run['label']) + ')' if run['label'] else ''}: "
-                  f"{escape(run['status'])}")
-    console.print(escape(paragraph(view)))
+    console.print(f"[bold]Cluster run {run['id']}[/bold]{' (' + terminal(run['label']) + ')' if run['label'] else ''}: "
+                  f"{terminal(run['status'])}")
+    console.print(terminal(paragraph(view)))
     if view.figures:
         console.print(node_table(view))
     for t in gpu_tables(view):
@@ -136,6 +136,6 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
         console.print(scaling_table(view))
     failed = [st for st in run["steps"] if st["status"] not in ("ok", "skipped")]
     for st in failed:
-        console.print(f"[yellow]step {escape(st['name'] or st['kernel'])}: {escape(st['status'])}: "
-                      f"{escape(st['message'] or '')}[/yellow]")
+        console.print(f"[yellow]step {terminal(st['name'] or st['kernel'])}: {terminal(st['status'])}: "
+                      f"{terminal(st['message'] or '')}[/yellow]")
     return view
