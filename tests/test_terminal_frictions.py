@@ -160,3 +160,51 @@ def test_a_store_given_as_a_bare_name_is_a_file_and_an_unknown_kind_is_named(cli
     assert r.status == 2 and r.stderr.strip().splitlines() == [
         "Error: cannot use store URL foo://bar: no kind of store is called 'foo' (a store is a file path, "
         "sqlite:///PATH or postgresql+psycopg://USER@HOST[:PORT]/DATABASE)"], r.stderr
+
+
+TWO_STEP_SUITE = """
+description = "two short steps"
+
+[[steps]]
+name = "first"
+kernel = "null"
+repeat = 2
+params = { seconds = 0.01 }
+
+[[steps]]
+name = "second"
+kernel = "null"
+repeat = 2
+params = { seconds = 0.01 }
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_reader_that_leaves_early_ends_neither_the_work_nor_its_exit_status(cbk_bin, store_url, tmp_path):
+    """`run suite | head -1`: Python raised BrokenPipeError at the first line
+    head no longer read, click made that exit 1 (a failed measurement, here)
+    and the suite's report, written after its table, was never written."""
+    import subprocess
+
+    suite = tmp_path / "two.toml"
+    suite.write_text(TWO_STEP_SUITE)
+    env = {**os.environ, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": store_url}
+
+    def with_reader_gone(*args, stderr_too=False):
+        read_end, write_end = os.pipe()
+        os.close(read_end)   # the reader left before the first line: every write is EPIPE
+        try:
+            return subprocess.run([sys.executable, "-m", "clusterbench", *args], stdout=write_end,
+                                  stderr=write_end if stderr_too else subprocess.PIPE, env=env, timeout=100)
+        finally:
+            os.close(write_end)
+
+    p = with_reader_gone("run", str(suite), "--report-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert list(tmp_path.glob("*run-1.html")), list(tmp_path.iterdir())
+    for args in (("show", "1"), ("list",), ("report", "1", "-o", "-", "--format", "md"), ("compare", "1", "1")):
+        p = with_reader_gone(*args, stderr_too=True)
+        assert p.returncode == (2 if args[0] == "compare" else 0), (args, p.returncode)
+    shown = subprocess.run([sys.executable, "-m", "clusterbench", "show", "1"], capture_output=True, text=True,
+                           env=env, timeout=100)
+    assert shown.stdout.startswith("run 1: ok"), shown.stdout

@@ -129,6 +129,9 @@ def cli():
 
 
 def main():
+    from clusterbench.output.reader_gone import keep_writing_when_the_reader_leaves
+
+    keep_writing_when_the_reader_leaves()
     try:
         cli(prog_name="clusterbench")
     finally:

@@ -105,6 +105,7 @@ def write(path: str, data: str | bytes, option: str = "-o") -> str:
     """Writes data to path as check() describes; returns the name written
     ('-' for stdout)."""
     from clusterbench.files.safe_write import write_atomically
+    from clusterbench.output.reader_gone import point_at_devnull
 
     payload = data.encode() if isinstance(data, str) else data
     check(path, option)
@@ -112,7 +113,12 @@ def write(path: str, data: str | bytes, option: str = "-o") -> str:
         fd = 1 if path == STDOUT else _own_descriptor(path)
         if fd is not None:
             sys.stdout.flush()
-            _write_all(fd, payload)
+            try:
+                _write_all(fd, payload)
+            except BrokenPipeError:
+                if fd not in (1, 2):
+                    raise
+                point_at_devnull(fd)   # `-o - | head`: the reader took what it wanted (output/reader_gone.py)
             return path
         if _kind(path) == "stream" and _stream(path, payload):
             return path
