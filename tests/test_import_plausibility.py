@@ -59,6 +59,8 @@ def refused(cli, store_url, path: str) -> str:
     # data moved in no time
     ("iperf3-3.12-tcp.json", 106, "1.004573", "0", r"line 106 \(\"seconds\"\): send .* in 0 seconds"),
     ("ior-4.0.0-posix-fpp.txt", 33, "0.000479", "0.000000", r"line 33: read 16,702 MiB/s in 0 seconds"),
+    # fio's text prints "0msec" for a job shorter than a millisecond: once a ZeroDivisionError traceback
+    ("fio-3.33-randread.txt", 6, "1001msec)", "0msec)", r"line 6: read 27,000 IOPS in 0 seconds"),
     # beyond any link ever built
     ("osu-7.4-bw.txt", 20, None, None, r"line 20: bw .* beyond any link or memory ever built"),
     ("iperf3-3.12-tcp.json", 108, "10479779010.584597", "99000000000000", r"line 108 .* beyond any link ever built"),
@@ -144,3 +146,15 @@ def test_a_file_of_100k_rows_imports_whole(cli, tmp_path, store_url):
     r = cli("import", "--host", "n01", "--date", "2024-01-01", str(path))
     assert r.status == 0, r.stderr
     assert store_rows(store_url, "select count(*) from samples") == [(100_000,)]
+
+
+def test_an_arithmetic_fault_in_a_parser_is_one_line_not_a_traceback(monkeypatch):
+    # the net under the parsers missed ZeroDivisionError: fio's text "0msec" was a traceback
+    from clusterbench.importers import fio
+
+    def divides_by_zero(text):
+        return 1 / 0
+
+    monkeypatch.setattr(fio, "parse", divides_by_zero)
+    with pytest.raises(BadInput, match=r"cannot read this file \(ZeroDivisionError: division by zero\)"):
+        parse_file(str(FIXTURES / "fio-3.33-randread.json"))

@@ -194,6 +194,12 @@ BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "K
          "GB": 1024**3, "TB": 1024**4}
 
 
+def _mib_per_s(data_bytes: float, runtime_ms: int) -> float | None:
+    """The rate of a text result line; None for fio's "0msec", which the
+    plausibility gate then refuses as data moved in no time."""
+    return data_bytes / 2**20 / (runtime_ms / 1000) if runtime_ms > 0 else None
+
+
 def _parse_text(text: str) -> ImportedRun:
     v = TEXT_VERSION.search(text)
     run = ImportedRun("fio", v.group(1) if v else None, "text", None)
@@ -212,13 +218,13 @@ def _parse_text(text: str) -> ImportedRun:
             data = float(m.group(6)) * BYTES[m.group(7)]
             step.samples.append(measurement(m.group(1), "n/a", iops, "IOPS", seconds=int(m.group(8)) / 1000,
                                             line=text.count("\n", 0, r.end() + m.start(1)) + 1,
-                                            bytes=int(data), mib_per_s=data / 2**20 / (int(m.group(8)) / 1000)))
+                                            bytes=int(data), mib_per_s=_mib_per_s(data, int(m.group(8)))))
         for m in TEXT_DIR2.finditer(block):
             data = float(m.group(2)) * BYTES[m.group(3)]
             step.samples.append(measurement(m.group(1), "n/a", float(m.group(6)), "IOPS",
                                             line=text.count("\n", 0, r.end() + m.start(1)) + 1,
                                             seconds=int(m.group(7)) / 1000, bytes=int(data),
-                                            mib_per_s=data / 2**20 / (int(m.group(7)) / 1000)))
+                                            mib_per_s=_mib_per_s(data, int(m.group(7)))))
         issued = re.search(r"issued r\w*: total=(\d+),(\d+)", block)
         if issued and step.samples:
             run.notes.append("text output: IOPS as fio rounded them (3 figures); the JSON output has them exact")

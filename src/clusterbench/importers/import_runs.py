@@ -116,7 +116,7 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
         raise BadInput(f"{path}: {fmt}: {e}") from None
     except plausibility.Implausible as e:
         raise BadInput(f"{path}: {fmt}: {e}") from None
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, RecursionError) as e:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError) as e:
         # a parser defect on input it did not foresee: still one line, never a half-stored run
         raise BadInput(f"{path}: {fmt}: cannot read this file ({type(e).__name__}: {e})") from None
     from clusterbench.results.params import canonical_for
