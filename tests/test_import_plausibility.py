@@ -7,6 +7,7 @@ size bound are refused without reading them whole (or blocking); a file of
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import time
@@ -158,3 +159,25 @@ def test_an_arithmetic_fault_in_a_parser_is_one_line_not_a_traceback(monkeypatch
     monkeypatch.setattr(fio, "parse", divides_by_zero)
     with pytest.raises(BadInput, match=r"cannot read this file \(ZeroDivisionError: division by zero\)"):
         parse_file(str(FIXTURES / "fio-3.33-randread.json"))
+
+
+@pytest.mark.parametrize("fixture, line_no, old, new, field", [
+    ("fio-3.33-randread.json", 60, "1122304", "NaN", "clat_us_p99"),   # Python's JSON reader takes NaN
+    ("imb-2019.1-mpi1.txt", 57, "2594.71", "inf", "bandwidth_mb_s"),
+])
+def test_a_record_field_not_finite_is_stored_as_null_and_the_run_exports(cli, store_url, tmp_path, fixture, line_no,
+                                                                         old, new, field):
+    # such a field was stored as nan/inf: the JSON export (strict) then failed on the run with a traceback
+    path = edited(tmp_path, fixture, line_no, old, new)
+    r = cli("import", "--host", "n01", path)
+    assert r.status == 0, r.stderr
+    assert "1 field(s) of the records not finite (nan, inf): stored as null" in r.stderr
+    out = cli("export", "1", "--format", "json")
+    assert out.status == 0 and "Traceback" not in out.stderr, out.stderr
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    doc = json.loads(out.stdout, parse_constant=refuse)
+    records = [s["record"] for st in doc["runs"][0]["steps"] for s in st["samples"]]
+    assert any(field in rec and rec[field] is None for rec in records)

@@ -15,13 +15,14 @@ import gc
 import math
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
 from clusterbench.importers import ImportedRun, Unreadable, plausibility
+from clusterbench.results.sample import Sample
 
 # The keys the report's environment block and the usual diffs read: each
 # stored as "<key>_error" = the reason, as the collectors store what they could not read.
@@ -129,6 +130,14 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
             if len(finite) < len(st.samples):
                 r.notes.append(f"{st.name}: {len(st.samples) - len(finite)} figure(s) not finite (nan, inf): not taken")
                 st.samples = finite
+            nulled = 0
+            for i, s in enumerate(st.samples):
+                n = _null_non_finite(s.record)
+                if n:
+                    nulled += n
+                    st.samples[i] = replace(Sample.from_record(s.record), warnings=s.warnings)
+            if nulled:
+                r.notes.append(f"{st.name}: {nulled} field(s) of the records not finite (nan, inf): stored as null")
     runs = [r for r in runs if r.sample_count]
     if not runs:
         raise BadInput(f"{path}: {fmt}: no measurement in this file")
@@ -137,6 +146,24 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
     except plausibility.Implausible as e:
         raise BadInput(f"{path}: {fmt}: {e}") from None
     return runs
+
+
+def _null_non_finite(value) -> int:
+    """Sets every nan and inf inside a record (dict or list, nested) to None
+    and says how many: a record field the file gave as nan or inf (a fio
+    percentile, an IMB t_max) was stored as such, and the JSON export, which
+    writes strict JSON, then failed on the run; PostgreSQL refuses such JSON.
+    cbk writes null for a value that is not finite (docs/records.md)."""
+    n = 0
+    for k, v in value.items() if type(value) is dict else enumerate(value):
+        kind = type(v)   # type tests, not isinstance: a 100,000-row file walks every field
+        if kind is float:
+            if v - v != 0:   # nan or inf
+                value[k] = None
+                n += 1
+        elif kind is dict or kind is list:
+            n += _null_non_finite(v)
+    return n
 
 
 @contextlib.contextmanager
