@@ -68,6 +68,12 @@ def refused(cli, store_url, path: str) -> str:
     ("fio-3.33-randread.json", 29, "33516.483516", "5000000000.0", r"line 29 .* beyond any system"),
     ("iperf3-3.12-tcp.txt", 9, "11.0 Gbits", "11.0 Tbits", r"line 9: send 11,000 Gbit/s is beyond any link ever built"),
     ("imb-2017u2-mpi1.txt", 61, " 2.28", "-2.28", r"line 61: pingpong 4 KiB -2.28 us is negative"),
+    # counts beyond the store's integer columns: once an OverflowError traceback at store time
+    ("fio-3.33-randread.json", 25, "137420800", "18446744073709551616",
+     r"line 25 \(\"io_bytes\"\): randread bytes 18,446,744,073,709,551,616 is more than 8 EiB"),
+    ("imb-2019.1-mpi1.txt", 41, "#processes = 2 ", "#processes = 99999999999999999999 ",
+     r"IMB PingPong np 99999999999999999999: 99,999,999,999,999,999,999 ranks: MPI numbers ranks with a C int"),
+    ("imb-2019.1-mpi1.txt", 41, "#processes = 2 ", "#processes = 3000000000 ", r"3,000,000,000 ranks"),
     # OSU prints sizes 1, 2, 4, ...
     ("osu-5.3-bw.txt", 13, "1024  ", "1000  ", r"line 13: OSU size 1000 bytes is not a power of two"),
 ])

@@ -9,6 +9,7 @@ What no tool prints (docs/import.md, "Figures no tool prints"):
   data rate (above one GPU's HBM3e, about 8 TB/s), 10 Tbit/s for a network
   test (above eight 800G ports), 10^9 operations or items per second per
   job or rank (one per nanosecond: no system call is that fast);
+- a byte or operation count beyond 64 bits, or a rank count beyond a C int;
 - an OSU message size that is not a power of two: OSU doubles the size from
   1 (or from the -m minimum, which the table's first row then shows).
 
@@ -27,6 +28,11 @@ BYTES_PER_S = {"MiB/s": 2**20, "MB/s": 1e6, "GiB/s": 2**30, "GB/s": 1e9}
 MAX_BYTES_PER_S_PER_RANK = 1e13      # 10 TB/s
 MAX_NETWORK_GBIT_PER_S = 1e4         # 10 Tbit/s
 MAX_OPS_PER_S_PER_RANK = 1e9         # IOPS, items/s
+# A byte or operation count the store's 64-bit columns hold (8 EiB: beyond any
+# storage ever built), and a rank count an MPI rank, a C int, can number (also
+# PostgreSQL's integer column); beyond them the insert failed with a traceback.
+MAX_COUNT = 2**63 - 1
+MAX_RANKS = 2**31 - 1
 # Record fields that hold a time, a size, a rate or a count: never negative.
 NEVER_NEGATIVE = re.compile(r"(^|_)(seconds|s|us|usec|ms|bytes|kib|per_s|mb_s|iops|ops|iterations|repetitions|"
                             r"retransmits|packets|rate_decimal|mean|max|min)$|^(t_\w+_us|clat_\w+|slat_\w+|lat_\w+)$")
@@ -48,6 +54,9 @@ def check(runs: list[ImportedRun], text: str) -> None:
     the figures' places out of the records: they are not stored."""
     for run in runs:
         for step in run.steps:
+            if step.ranks > MAX_RANKS:
+                raise Implausible(step.name or step.kernel, f"{step.ranks:,} ranks: MPI numbers ranks with a C int "
+                                                            f"(at most {MAX_RANKS:,})")
             ranks = max(step.ranks or 1, 1)
             for s in step.samples:
                 problem = _figure(s, ranks)
@@ -78,6 +87,9 @@ def _figure(s, ranks: int) -> tuple[str, str] | None:
             low = min((v for v in x if type(v) in _NUMBERS), default=0)
             if low < 0:
                 return key, f"{s.label}: {key} holds {_fmt(low)}, negative: no tool prints that"
+    for key, count, what in (("bytes", s.bytes, "8 EiB"), ("ops", s.ops, f"{MAX_COUNT:,} operations")):
+        if count is not None and count > MAX_COUNT:
+            return key, f"{s.label} {key} {_fmt(count)} is more than {what}: no tool counts that far"
     moved = (s.bytes or 0) > 0 or (v is not None and v > 0 and unit in MOVES_DATA)
     if s.seconds is not None and s.seconds == 0 and moved:
         return "seconds", f"{_what(s)} in 0 seconds: data moved in no time"
@@ -141,7 +153,9 @@ def _kind(unit: str | None) -> str:
 
 
 def _fmt(x) -> str:
-    return f"{x:,.6g}" if isinstance(x, (int, float)) else str(x)
+    if type(x) is int:
+        return f"{x:,}"   # whole: "{:,.6g}" wrote 2**64 bytes as 1.84467e+19
+    return f"{x:,.6g}" if isinstance(x, float) else str(x)
 
 
 def _where(rec: dict, field: str, text: str) -> str:
