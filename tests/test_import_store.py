@@ -6,6 +6,7 @@ environment of it behind, and says so in one line."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 
 import pytest
@@ -131,3 +132,39 @@ def test_both_row_layers_store_an_import_the_same(tmp_path, monkeypatch, fixture
     assert fast == slow
     assert fast["samples"] and fast["samples"][0][10] == '["a warning, to store one that is not empty"]'
     assert fast["environments"][0][1] == "2026-11-28 11:00:00.250000"
+
+
+def _fio_named(tmp_path, name: str, job: str, host: str | None = None) -> str:
+    doc = json.loads((FIXTURES / "fio-3.33-randread.json").read_text())
+    doc["jobs"][0]["jobname"] = job
+    if host is not None:
+        doc["jobs"][0]["hostname"] = host
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(300)
+def test_what_the_store_cannot_hold_is_refused_or_cut_before_an_import_as_before_a_run(cli, tmp_path, store_url):
+    """`run` refuses a label over 200 characters or holding a NUL on every
+    backend (docs/team.md); `import` stored them on SQLite and failed on
+    PostgreSQL. Now the same on both: refused in one line, exit 2, nothing
+    stored; a file's job name too long for a step name is cut, as `ior`'s."""
+    good = str(FIXTURES / "osu-7.4-latency.txt")
+    assert cli("import", "--host", "n01", good).status == 0
+    for args, says in (
+            (["--label", "x" * 201], "--label is 201 characters long; the store holds at most 200"),
+            (["--label", "a\x00b"], "--label contains a NUL character"),
+            (["--host", "h" * 256], "--host is 256 characters long; the store holds at most 255"),
+            ([_fio_named(tmp_path, "nul-job.json", "a\x00b")], "nul-job.json: fio: the step name"),
+            ([_fio_named(tmp_path, "long-host.json", "j", host="n" * 300)],
+             "long-host.json: fio: the host name is 300 characters long")):
+        r = cli("import", good, *args)
+        assert r.status == 2 and says in r.stderr, (args[0][:20], r.stderr)
+        assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
+        assert store_rows(store_url, "select count(*) from runs") == [(1,)]
+    r = cli("import", "--host", "n01", _fio_named(tmp_path, "long-job.json", "j" * 400))
+    assert r.status == 0, r.stderr
+    (name,), = store_rows(store_url, "select name from steps where kernel = 'randio'")
+    assert len(name) == 200 and name.startswith("fio job jjj") and name.endswith("…")

@@ -52,7 +52,11 @@ def command(files, label, fmt, host, date, ranks, dry_run, max_bytes, db_url):
     clusterbench import --dry-run results.json
     """
     from clusterbench.importers.import_runs import Overrides, parse_file, store_run
+    from clusterbench.store import text_limits
+    from clusterbench.store.storable import check_text
 
+    check_text("--label", label, text_limits.RUN_LABEL)   # as `run` does: PostgreSQL would refuse them
+    check_text("--host", host, text_limits.HOST)
     over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
     parsed = [(path, parse_file(path, fmt, max_bytes)) for path in files]
     store = None if dry_run else open_store(db_url, writing=True)

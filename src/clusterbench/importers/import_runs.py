@@ -23,6 +23,8 @@ from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
 from clusterbench.importers import ImportedRun, Unreadable, plausibility
 from clusterbench.results.sample import Sample
+from clusterbench.store import text_limits
+from clusterbench.store.storable import check_text, step_name
 
 # The keys the report's environment block and the usual diffs read: each
 # stored as "<key>_error" = the reason, as the collectors store what they could not read.
@@ -141,11 +143,28 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
     runs = [r for r in runs if r.sample_count]
     if not runs:
         raise BadInput(f"{path}: {fmt}: no measurement in this file")
+    _storable(runs, f"{path}: {fmt}: ")
     try:
         plausibility.check(runs, text)
     except plausibility.Implausible as e:
         raise BadInput(f"{path}: {fmt}: {e}") from None
     return runs
+
+
+def _storable(runs: list[ImportedRun], where: str) -> None:
+    """The file's names as the store holds them on every backend, as `run`
+    checks its own (store/storable.py): a step name too long for its column
+    is cut, as `clusterbench ior` cuts one; a NUL character, or a host name
+    longer than any (DNS allows 253), is refused. SQLite stored them and
+    PostgreSQL refused them."""
+    for r in runs:
+        for h in r.hosts:
+            check_text(f"{where}the host name", h, text_limits.HOST)
+        check_text(f"{where}the command line", r.command)
+        for st in r.steps:
+            if st.name:
+                st.name = step_name(st.name)
+            check_text(f"{where}the step name {st.name!r}", st.name)
 
 
 def _null_non_finite(value) -> int:

@@ -22,7 +22,7 @@ runs = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("label", String(text_limits.RUN_LABEL)),
     Column("user", String(100)),
-    Column("host", String(255)),
+    Column("host", String(text_limits.HOST)),
     Column("pid", Integer),
     Column("command", Text),
     Column("suite", String(text_limits.RUN_SUITE)),
@@ -40,7 +40,7 @@ runs = Table(
 run_hosts = Table(
     "run_hosts", metadata,
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("host", String(255), primary_key=True),
+    Column("host", String(text_limits.HOST), primary_key=True),
     Column("environment_hash", String(64), ForeignKey("environments.hash"), nullable=False),
 )
 
@@ -61,7 +61,7 @@ steps = Table(
     Column("build", JSON),                        # cbk's final "run" record
     Column("message", Text),
     Column("stop_reason", String(200)),          # why repetition stopped (0002)
-    Column("host", String(255)),                 # the one node a per-node cluster step ran on (0006); else NULL
+    Column("host", String(text_limits.HOST)),   # the one node a per-node cluster step ran on (0006); else NULL
 )
 
 samples = Table(
