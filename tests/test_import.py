@@ -278,6 +278,19 @@ def test_stored_run_is_marked_dated_and_its_environment_unavailable(tmp_path):
     assert store.list_runs(until=started) == []
 
 
+def test_a_run_whose_file_gives_no_end_has_no_duration_not_zero_seconds(cli, store_url):
+    # OSU prints no date: the run was stored as finished when it started, so `list` said it took 0.0 s and
+    # `list --by`/the history counted a 0 s run in every group's median and time used
+    osu, iperf3 = str(FIXTURES / "osu-7.4-bw.txt"), str(FIXTURES / "iperf3-3.12-tcp.json")
+    assert cli("import", "--host", "n01", "--date", "2024-01-01", osu, iperf3).status == 0
+    (osu_end,), (iperf3_start, iperf3_end) = (store_rows(store_url, "select finished from runs where id = 1")[0],
+                                              store_rows(store_url, "select started, finished from runs where id = 2")[0])
+    assert osu_end is None and iperf3_end > iperf3_start   # iperf3 states its duration
+    assert store_rows(store_url, "select count(*) from steps where finished is null") == [(1,)]
+    row = next(line for line in cli("list").stdout.splitlines() if line.startswith("│ 1 "))
+    assert row.split("│")[5].strip() == "-", row
+
+
 def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_url):
     r = cli("import", "--label", "old", str(FIXTURES / "fio-3.33-randread.json"),
             str(FIXTURES / "osu-5.3-allreduce.txt"), "--np", "2", "--host", "n01", "--date", "2019-05-01")

@@ -22,7 +22,8 @@ def write(rows, *, label: str | None, command: str | None, host: str | None, sta
     with rows.transaction() as w:
         run_id = w.insert("runs", {
             "label": label, "user": None, "host": host, "pid": None, "command": command, "suite": None,
-            "started": started, "finished": finished or started, "status": "ok", "imported_from": imported_from,
+            # no end where the file gives none: finished = started said the run took 0 s (list, history)
+            "started": started, "finished": finished, "status": "ok", "imported_from": imported_from,
             "kind": run_kinds.IMPORTED})
         for env_hash, env in snapshots.values():
             w.insert_absent("environments", {"hash": env_hash, "captured": captured, "data": env})
@@ -32,7 +33,7 @@ def write(rows, *, label: str | None, command: str | None, host: str | None, sta
             step_id = w.insert("steps", {
                 "run_id": run_id, "position": position, "name": st.name, "kernel": st.kernel, "params": st.params,
                 "launcher": "imported", "ranks": st.ranks, "ranks_per_node": st.ranks_per_node, "status": "ok",
-                "started": started, "finished": finished or started})
+                "started": started, "finished": finished})
             w.insert_many("samples", SAMPLE_COLUMNS, (
                 (step_id, s.repetition, s.phase, s.condition, s.value, s.unit, s.seconds, s.bytes, s.ops,
                  s.warnings, s.record) for s in st.samples))
