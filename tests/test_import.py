@@ -14,6 +14,7 @@ from conftest import REPO, store_rows
 
 from clusterbench import importers
 from clusterbench.errors import BadInput
+from clusterbench.importers import ImportedRun
 from clusterbench.importers.import_runs import Overrides, parse_file, store_run
 from clusterbench.store import Store
 
@@ -239,6 +240,38 @@ def test_osu_tables_become_mpi_sweeps():
     assert one("osu-7.4-barrier.txt").steps[0].samples[0].size_bytes == 0
     gather = one("osu-7.4-gather.txt").steps[0]
     assert gather.kernel == "osu" and gather.samples[0].phase == "gather-latency"
+
+
+def _osu_on(tmp_path, fixture: str, accelerator: str, buffers: str | None) -> ImportedRun:
+    """A real OSU file as `-d ACCELERATOR` prints it (util/osu_util.c's
+    print_header: "MPI-CUDA" in the title, then "# Send Buffer on ... and
+    Receive Buffer on ...")."""
+    text = (FIXTURES / fixture).read_text().replace("# OSU MPI ", f"# OSU MPI-{accelerator} ", 1)
+    if buffers:
+        text = text.replace("# Datatype:", f"# {buffers}\n# Datatype:", 1)
+    path = tmp_path / f"{accelerator}-{fixture}"
+    path.write_text(text)
+    (run,) = parse_file(str(path))
+    return run
+
+
+def test_osu_on_gpu_buffers_is_the_mpi_kernel_on_those_buffers_never_on_host_memory(tmp_path):
+    # an osu_latency -d cuda D D was stored as the mpi kernel's pingpong on host memory (its default
+    # buffer), so `compare` set GPU-to-GPU latencies against host ones as the same measurement
+    (st,) = _osu_on(tmp_path, "osu-7.4-latency.txt", "CUDA",
+                    "Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)").steps
+    assert (st.kernel, st.params) == ("mpi", {"op": "pingpong", "buffer": "device"})
+    (st,) = _osu_on(tmp_path, "osu-7.4-bw.txt", "ROCM",
+                    "Send Buffer on MANAGED (M) and Receive Buffer on MANAGED (M)").steps
+    assert (st.kernel, st.params) == ("mpi", {"op": "bw", "buffer": "managed"})
+    # host to device: no buffer setting of the kernel; a collective: OSU does not say where its buffers are
+    (st,) = _osu_on(tmp_path, "osu-7.4-latency.txt", "CUDA",
+                    "Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)").steps
+    assert st.kernel == "osu" and st.params == {"test": "Latency", "accelerator": "cuda", "send-buffer": "host",
+                                                  "receive-buffer": "device"}
+    (st,) = _osu_on(tmp_path, "osu-7.4-allreduce.txt", "CUDA", None).steps
+    assert st.kernel == "osu" and st.params == {"test": "Allreduce Latency", "accelerator": "cuda"}
+    assert st.samples[0].phase == "allreduce-latency"
 
 
 def test_imb_sections_become_steps_per_benchmark():

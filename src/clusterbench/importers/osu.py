@@ -11,6 +11,9 @@ max latency and iterations (-f) go in the record. osu_mbw_mr is the mpi
 kernel's bw over its pairs, osu_multi_lat its pingpong over pairs. Every
 other test (gather, scatter, the non-blocking ones, ...) is an `osu` step
 named by its title. OSU prints no rank count for collectives: give --np.
+A test on accelerator buffers (-d cuda ...) is the mpi kernel with
+--buffer=device or managed when both sides are on that memory, else an
+`osu` step with the accelerator and each side's buffer.
 """
 from __future__ import annotations
 
@@ -18,7 +21,11 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
 
-TITLE = re.compile(r"^# OSU (?:MPI[-\w]* )?(.+?) Test v(\S+)\s*$", re.M)
+TITLE = re.compile(r"^# OSU (?:MPI(?:-(?P<accelerator>\w+))? )?(?P<title>.+?) Test v(?P<version>\S+)\s*$", re.M)
+# -d cuda|rocm|openacc|sycl (util/osu_util.c's print_header): "MPI-CUDA" in the title, and for
+# point-to-point tests where each side's buffer is: HOST (H), DEVICE (D), MANAGED (M), (MD) or (MH)
+BUFFERS = re.compile(r"^# Send Buffer on (HOST|DEVICE|MANAGED) \(\w+\) and Receive Buffer on (HOST|DEVICE|MANAGED)",
+                     re.M)
 MPI_OPS = {"Latency": "pingpong", "Bandwidth": "bw", "Bi-Directional Bandwidth": "bibw",
            "Multiple Bandwidth / Message Rate": "bw", "Multi Latency": "pingpong",
            "Allreduce Latency": "allreduce", "Reduce Latency": "reduce", "All-to-All Personalized Exchange Latency":
@@ -43,12 +50,12 @@ def parse(text: str) -> list[ImportedRun]:
     titles = list(TITLE.finditer(text))
     if not titles:
         raise Unreadable("no OSU title line (\"# OSU MPI ... Test vX.Y\")")
-    run = ImportedRun("OSU", titles[0].group(2), "text", None)
+    run = ImportedRun("OSU", titles[0]["version"], "text", None)
     line = 1 + text.count("\n", 0, titles[0].end())   # the title's line; a test's body starts after it
     for i, t in enumerate(titles):
         end = titles[i + 1].start() if i + 1 < len(titles) else len(text)
         body = text[t.end(): end]
-        step = _test(t.group(1).strip(), body, run, line)
+        step = _test(t["title"].strip(), body, run, line, t["accelerator"])
         if step.samples:
             run.steps.append(step)
         line += body.count("\n")   # the next title is on the body's last line
@@ -57,14 +64,31 @@ def parse(text: str) -> list[ImportedRun]:
     return [run]
 
 
-def _test(title: str, body: str, run: ImportedRun, title_line: int) -> ImportedStep:
+def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator: str | None) -> ImportedStep:
     op = MPI_OPS.get(title)
+    buffer = None
+    if accelerator:
+        # the mpi kernel's --buffer puts both sides on one kind of memory; a test on GPU buffers taken
+        # as the kernel's default (host) compared GPU latencies with host ones as one measurement
+        sides = BUFFERS.search(body)
+        both = {sides.group(1), sides.group(2)} if sides else set()
+        if op and len(both) == 1:
+            buffer = both.pop().lower()
+        else:
+            op = None
     pairs = re.search(r"\[ pairs: (\d+) \]", body)
     ranks = 2 * int(pairs.group(1)) if pairs else 2 if title in POINT_TO_POINT else 0
     if ranks == 0 and not any("rank count" in n for n in run.notes):
         run.notes.append("OSU prints no rank count for collectives: stored as 0 ranks (give --np)")
     datatype = re.search(r"^# Datatype: (\w+)", body, re.M)
     params = {"op": op} if op else {"test": title}
+    if buffer:
+        params["buffer"] = buffer
+    elif accelerator:
+        params["accelerator"] = accelerator.lower()
+        sides = BUFFERS.search(body)
+        if sides:
+            params.update({"send-buffer": sides.group(1).lower(), "receive-buffer": sides.group(2).lower()})
     if title == "Multiple Bandwidth / Message Rate":
         window = re.search(r"\[ window size: (\d+) \]", body)
         if window:
