@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 
 import pytest
@@ -322,6 +323,15 @@ def test_a_run_whose_file_gives_no_end_has_no_duration_not_zero_seconds(cli, sto
     assert store_rows(store_url, "select count(*) from steps where finished is null") == [(1,)]
     row = next(line for line in cli("list").stdout.splitlines() if line.startswith("│ 1 "))
     assert row.split("│")[5].strip() == "-", row
+
+
+def test_a_report_of_an_imported_run_leaves_out_what_the_file_does_not_say(cli, tmp_path):
+    """An OSU file names no user and no command: the report said "by : ``"."""
+    assert cli("import", "--host", "n01", str(FIXTURES / "osu-7.4-bw.txt")).status == 0
+    md = cli("report", "1", "--format", "md", "-o", "-").stdout.splitlines()[2]
+    assert md.endswith(" on n01"), md
+    assert cli("report", "1", "-o", str(tmp_path / "r.html")).status == 0
+    assert re.search(r"<p>[^<]* UTC on n01</p>", (tmp_path / "r.html").read_text())
 
 
 def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_url):

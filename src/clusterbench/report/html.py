@@ -108,7 +108,9 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     from clusterbench.report import step_plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
-           f"<p>{esc(run['started'])} UTC on {esc(run['host'])} by {esc(run['user'])}: <code>{esc(run['command'])}</code></p>"]
+           f"<p>{esc(run['started'])} UTC" + (f" on {esc(run['host'])}" if run["host"] else "")
+           + (f" by {esc(run['user'])}" if run["user"] else "")
+           + (f": <code>{esc(run['command'])}</code>" if run["command"] else "") + "</p>"]
     if run.get("imported_from"):
         out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
     for host, env in run["environments"].items():

@@ -17,7 +17,10 @@ def render(report: Report) -> str:
     out: list[str] = []
     for run in report.runs:
         out.append(f"## Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}: {run['status']}\n")
-        out.append(f"{run['started']} on {md(run['host'])} by {md(run['user'])}: {markdown_code(run['command'])}\n")
+        # an imported run may know no host, user or command: said as unknown, not as "by : ``"
+        out.append(f"{run['started']}" + (f" on {md(run['host'])}" if run["host"] else "")
+                   + (f" by {md(run['user'])}" if run["user"] else "")
+                   + (f": {markdown_code(run['command'])}" if run["command"] else "") + "\n")
         if run.get("imported_from"):
             out.append(f"Imported from {md(run['imported_from'])}.\n")
         for host, env in run["environments"].items():
