@@ -179,3 +179,7 @@ def test_render_text_per_format():
     assert render_text.html("<a href='x'>") == "&lt;a href=&#x27;x&#x27;&gt;"
     assert render_text.mathtext("$5 _x") == "\\$5 _x" and render_text.mathtext("_hidden").startswith("\u200b")
     assert render_text.plain("caf\udce9") == "caf\ufffd"
+    # bidirectional overrides and isolates reorder a line (CVE-2021-42574); right-to-left text is kept
+    assert render_text.plain("run \u202eevil\u202c 1\u2067x\u2069") == "run evil 1x"
+    assert render_text.csv_cell("\u202e=1+1") == "'=1+1"
+    assert render_text.html("\u05e9\u05dc\u05d5\u05dd") == "\u05e9\u05dc\u05d5\u05dd"

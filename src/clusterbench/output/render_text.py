@@ -5,8 +5,8 @@ Stored text is kept as the user gave it; it is rendered here, at output:
 
 - terminal: rich markup escaped ("[/]" and "[link=...]" print as written)
   and control characters dropped (ESC/CSI/OSC sequences, C1 controls, BEL,
-  newlines), so a label cannot move the cursor, retitle the window or make
-  a hyperlink; bytes that are not UTF-8 (surrogate escapes) show as U+FFFD.
+  newlines, bidirectional overrides), so a label cannot move the cursor,
+  retitle the window, make a hyperlink or reorder a line; bytes that are not UTF-8 (surrogate escapes) show as U+FFFD.
 - csv: as for the terminal (no control characters, one line), and a cell
   a spreadsheet would read as a formula (= + - @, tab or CR first) gets a
   leading apostrophe (OWASP's CSV-injection guard).
@@ -23,7 +23,11 @@ import re
 # ESC-introduced sequences first (CSI ... final byte, OSC ... BEL or ST, a
 # two-byte escape), then any remaining C0/DEL/C1 control character
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# ... and Unicode's bidirectional embedding, override and isolate controls,
+# which reorder what follows them on the line ("Trojan Source", CVE-2021-42574):
+# a label could make a table row or a CSV line read otherwise than it is.
+# Right-to-left text needs none of them to show right to left.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATES = re.compile(r"[\udc80-\udcff]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # inline text never starts a line here (headings, list items and table
