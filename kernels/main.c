@@ -9,6 +9,7 @@
 #include "core/record.h"
 #include "core/timer.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static int check_tables(void)
     return 0;
 }
 
-static void describe(void)
+static int describe(void)
 {
     char lib[512];
     mpi_library(lib, sizeof lib);
@@ -108,7 +109,7 @@ static void describe(void)
         cbk_json_close(&j);
     }
     cbk_json_close(&j);
-    cbk_json_end(&j);
+    return cbk_json_end(&j);
 }
 
 static void usage(FILE *f)
@@ -131,6 +132,23 @@ static void kernel_help(const struct cbk_kernel *k)
                    p->default_value ? p->default_value : "required",
                    p->unit ? ", " : "", p->unit ? p->unit : "",
                    p->choices ? (p->type == CBK_CHOICE_LIST ? ", any of " : ", one of ") : "", p->choices ? cbk_format_choices(p, names, sizeof names) : "");
+}
+
+/* What --describe, --version and --help print is all they do: a write of
+ * it that failed (a full disk under `cbk --describe > cbk.json`) is exit 1
+ * with the reason, as a run's records are (cbk_record_end), never exit 0. */
+static int stdout_status(int failed_errno)
+{
+    if (fflush(stdout) != 0 && !failed_errno)
+        failed_errno = errno;
+    if (ferror(stdout) && !failed_errno)
+        failed_errno = errno ? errno : EIO; /* an earlier flush failed; stdio keeps no errno */
+    if (!failed_errno)
+        return 0;
+    char msg[256];
+    snprintf(msg, sizeof msg, "cannot write to standard output: %s", strerror(failed_errno));
+    cbk_error_record(NULL, CBK_EXIT_FAILED, 0, msg, NULL, 0);
+    return CBK_EXIT_FAILED;
 }
 
 static void bad_input(const char *msg)
@@ -180,18 +198,17 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--describe")) {
         if (check_tables())
             return CBK_EXIT_FAILED;
-        describe();
-        return 0;
+        return stdout_status(describe());
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
-        return 0;
+        return stdout_status(0);
     }
     if (!strcmp(argv[1], "--version")) {
         char lib[512];
         mpi_library(lib, sizeof lib);
         printf("cbk %s (MPI: %s; built with %s)\n", CBK_VERSION, lib, cbk_mpi_built_with());
-        return 0;
+        return stdout_status(0);
     }
     /* --check: parse and validate only, on this host, as one process */
     bool check_only = !strcmp(argv[1], "--check");
@@ -223,7 +240,7 @@ int main(int argc, char **argv)
     }
     if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
         kernel_help(k);
-        return 0;
+        return stdout_status(0);
     }
     struct cbk_args args;
     char why[1024];

@@ -143,6 +143,27 @@ def test_failure_inside_a_kernel_is_one_error_record_and_exit_1(run_cbk):
     assert "failing at repetition 1" in r.errors[0]["message"]
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args", [
+    ["null", "--seconds=0", "--repetitions=3"],
+    ["seqio", "--file-size=64k", "--block-size=4k", "--write=buffered", "--read=warm", "--repetitions=2"],
+    ["--describe"], ["--version"], ["--help"], ["seqio", "--help"],
+])
+def test_records_that_cannot_be_written_are_exit_1_with_the_reason_and_leave_nothing(cbk_bin, tmp_path, args):
+    """`cbk seqio ... > records.json` on a full disk (/dev/full fails every
+    write with ENOSPC): the records were lost and cbk said exit 0."""
+    if args[0] == "seqio" and args[1] != "--help":
+        args = [*args, f"--dir={tmp_path}"]
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([cbk_bin, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode == 1, p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    error = json.loads(line)
+    assert error["type"] == "error" and error["status"] == 1
+    assert "standard output" in error["message"] and "No space left on device" in error["message"]
+    assert tree(tmp_path) == []
+
+
 @pytest.mark.timeout(240)
 def test_cbk_builds_without_mpi(cbk_without_mpi, tmp_path):
     cbk = cbk_without_mpi

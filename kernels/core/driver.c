@@ -205,7 +205,7 @@ static void write_head(struct cbk_json *j, struct cbk_ctx *c, const struct cbk_p
 }
 
 /* The tail: the kernel's fields, its series, the warnings. */
-static void write_tail(struct cbk_json *j, const struct cbk_phase *p)
+static void write_tail(struct cbk_json *j, struct cbk_ctx *c, const struct cbk_phase *p)
 {
     for (int i = 0; i < p->fields; i++)
         cbk_write_field(j, &p->field[i]);
@@ -219,7 +219,7 @@ static void write_tail(struct cbk_json *j, const struct cbk_phase *p)
     for (int i = 0; i < p->warnings; i++)
         cbk_json_text(j, NULL, p->warning[i]);
     cbk_json_close(j);
-    cbk_json_end(j);
+    cbk_record_end(j, c);
 }
 
 static void write_rate(struct cbk_json *j, double bytes, double seconds)
@@ -251,7 +251,7 @@ void cbk_report(struct cbk_ctx *c, const struct cbk_phase *p)
     cbk_json_real(&j, "rank_seconds_min", r.rank_min_s);
     cbk_json_real(&j, "rank_seconds_max", r.rank_max_s);
     cbk_json_i64(&j, "slowest_rank", r.slowest_rank);
-    write_tail(&j, p);
+    write_tail(&j, c, p);
 }
 
 static int by_value(const void *x, const void *y)
@@ -326,7 +326,7 @@ int cbk_report_iterations(struct cbk_ctx *c, const struct cbk_phase *p, struct c
         cbk_json_real(&j, "bandwidth_mib_s", part / avg / 1048576.0);
         cbk_json_real(&j, "bandwidth_mb_s", part / avg / 1e6);
     }
-    write_tail(&j, p);
+    write_tail(&j, c, p);
     return 0;
 }
 
@@ -411,7 +411,7 @@ static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double
     cbk_json_bool(&j, "mpi", false);
     cbk_json_null(&j, "mpi_library");
 #endif
-    cbk_json_end(&j);
+    cbk_record_end(&j, c);
     free(hosts);
     free(all_devices);
 }

@@ -1,5 +1,6 @@
 #include "json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -103,10 +104,14 @@ void cbk_json_begin(struct cbk_json *j, FILE *f)
     fputc('{', f);
 }
 
-void cbk_json_end(struct cbk_json *j)
+int cbk_json_end(struct cbk_json *j)
 {
     fputs("}\n", j->f);
-    fflush(j->f);
+    /* stdio keeps no errno: a failed flush's is only known here, and a
+     * buffer that failed to go is dropped, so a later flush says nothing */
+    if (fflush(j->f) == 0 && !ferror(j->f))
+        return 0;
+    return errno ? errno : EIO;
 }
 
 static void open_nested(struct cbk_json *j, const char *key, char c)

@@ -17,7 +17,7 @@ struct cbk_json {
 };
 
 void cbk_json_begin(struct cbk_json *j, FILE *f);  /* opens the top object */
-void cbk_json_end(struct cbk_json *j);             /* closes it, newline, flush */
+int cbk_json_end(struct cbk_json *j);              /* closes it, newline, flush: 0, or the errno of a failed write */
 void cbk_json_key(struct cbk_json *j, const char *key);
 void cbk_json_object(struct cbk_json *j, const char *key); /* key NULL inside arrays */
 void cbk_json_array(struct cbk_json *j, const char *key);

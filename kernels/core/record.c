@@ -13,6 +13,13 @@ void cbk_record_begin(struct cbk_json *j, FILE *f, const struct cbk_ctx *c, cons
         cbk_json_i64(j, "repetition", c->repetition);
 }
 
+void cbk_record_end(struct cbk_json *j, struct cbk_ctx *c)
+{
+    int failed_errno = cbk_json_end(j);
+    if (failed_errno)
+        cbk_fail(c, CBK_EXIT_FAILED, "cannot write the records to standard output: %s", strerror(failed_errno));
+}
+
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f)
 {
     switch (f->type) {

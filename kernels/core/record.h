@@ -10,6 +10,11 @@
  * schema, kernel and repetition keys; add fields, then cbk_json_end(). */
 void cbk_record_begin(struct cbk_json *j, FILE *f, const struct cbk_ctx *c, const char *type);
 
+/* Ends a record of c->out. A record that could not be written (a full
+ * disk under `cbk ... > records.json`, a quota, EIO) is a lost result: the
+ * run stops there, exit 1 with the reason, its files removed, never exit 0. */
+void cbk_record_end(struct cbk_json *j, struct cbk_ctx *c);
+
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f);
 
 /* The one error record, on stderr: status (2 bad input, 1 failed

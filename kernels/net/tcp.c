@@ -242,7 +242,7 @@ static void print_listening(struct cbk_ctx *c, const struct tcp_listener *l)
     cbk_record_begin(&j, c->out, c, "listening");
     cbk_json_text(&j, "bind", l->bind[0] ? l->bind : NULL);
     cbk_json_i64(&j, "port", l->port);
-    cbk_json_end(&j);
+    cbk_record_end(&j, c);
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)

@@ -223,7 +223,7 @@ static void write_pairs_record(struct cbk_ctx *c, const struct pairs *p, const s
         cbk_json_real(&j, "shared_link_gbit_per_s", shared_gbit > 0 ? shared_gbit : NAN);
         cbk_json_real(&j, "shared_link_ratio", shared_gbit > 0 ? aggregate / shared_gbit : NAN);
     }
-    cbk_json_end(&j);
+    cbk_record_end(&j, c);
 }
 
 /* Collective: every rank calls it with its own part. */

@@ -191,7 +191,7 @@ static void write_streams(struct cbk_ctx *c, const struct tcp_result *r)
         cbk_json_close(&j);
     }
     cbk_json_close(&j);
-    cbk_json_end(&j);
+    cbk_record_end(&j, c);
 }
 
 void tcp_report_stream(struct cbk_ctx *c, const struct tcp_result *r, const char *server, double link_speed_arg)

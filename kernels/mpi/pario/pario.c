@@ -731,7 +731,7 @@ static void write_read_sources(struct cbk_ctx *c, const struct pario *s)
     }
     cbk_json_close(&j);
     cbk_json_i64(&j, "ranks_reading_another_host", other_host);
-    cbk_json_end(&j);
+    cbk_record_end(&j, c);
     free(hosts);
     free(writers);
 }
