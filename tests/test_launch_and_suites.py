@@ -88,6 +88,27 @@ def test_quick_suite_loads_with_the_target_directory():
     assert {"seqio", "manyfiles"} <= {s.kernel for s in quick.steps}
 
 
+def test_a_suite_variable_no_step_uses_is_refused_naming_the_ones_it_takes(tmp_path):
+    """`run quick --dir=/s --file-size=1m` wrote quick's 1 GiB files: a
+    variable no step uses was dropped in silence, and the user believed it."""
+    with pytest.raises(BadInput, match=r"^suite quick uses no --file-size \(its variables: --dir\)"):
+        suites.load("quick", {"dir": "/s", "file-size": "1m"})
+    with pytest.raises(BadInput, match=r"^suite node uses no --dir \(it takes no variables\)"):
+        suites.load("node", {"dir": "/s"})
+    conditions = tmp_path / "conditions.toml"
+    conditions.write_text('memory-limit = "{limit}"\n[[steps]]\nkernel = "null"\n')
+    assert suites.load(str(conditions), {"limit": "1g"}).conditions.memory_limit_bytes == 2**30
+    assert suites.load("quick", {}).steps   # --dir's default is no variable given
+
+
+@pytest.mark.timeout(60)
+def test_run_of_a_suite_with_a_variable_it_does_not_use_is_exit_2_before_anything_runs(cli, tmp_path, store_url):
+    r = cli("run", "quick", f"--dir={tmp_path}", "--file-size=1m")
+    assert r.status == 2 and r.stdout == ""
+    assert r.stderr.strip() == "Error: suite quick uses no --file-size (its variables: --dir)"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_suite_errors_are_bad_input(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[[steps]]\nkernel = "seqio"\nflavour = "x"\n')

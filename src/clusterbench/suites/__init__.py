@@ -14,7 +14,8 @@ clusterbench/suites/; any path to a .toml file works too.
     params = { dir = "{dir}", file-size = "512m" }   # a list value sweeps
 
 "{name}" in a parameter value is replaced by the suite variable `name`
-given on the command line (clusterbench run quick --dir=/scratch).
+given on the command line (clusterbench run quick --dir=/scratch); a
+variable given that no step uses is refused, not dropped.
 
 Run conditions (docs/run-conditions.md) at the top level apply to every
 step; [[conditions]] blocks run the whole suite once under each and end
@@ -60,9 +61,10 @@ def is_suite(target: str) -> bool:
     return target in shipped() or target.endswith(".toml")
 
 
-def _substitute(value, variables: dict[str, str], where: str):
+def _substitute(value, variables: dict[str, str], where: str, used: set[str]):
+    """`value` with each "{name}" replaced; the names met are added to `used`."""
     if isinstance(value, list):
-        return [_substitute(v, variables, where) for v in value]
+        return [_substitute(v, variables, where, used) for v in value]
     if not isinstance(value, str):
         return value
 
@@ -70,6 +72,7 @@ def _substitute(value, variables: dict[str, str], where: str):
         key = m.group(1)
         if key not in variables:
             raise BadInput(f"{where} uses {{{key}}} but no --{key}=VALUE was given")
+        used.add(key)
         return variables[key]
 
     return re.sub(r"\{([a-z][a-z0-9_-]*)\}", repl, value)
@@ -146,6 +149,16 @@ def _expected(error) -> str:
     return ", or ".join(words) or error.message
 
 
+def check_variables_used(name: str, given: dict[str, str], used: set[str]) -> None:
+    """A variable given that no step uses would be dropped in silence: `run
+    quick --file-size=1m` wrote quick's 1 GiB files while the user believed
+    the 1m. Refused, with the variables the suite does take."""
+    unused = [k for k in given if k not in used]
+    if unused:
+        takes = f"its variables: {', '.join(f'--{k}' for k in sorted(used))}" if used else "it takes no variables"
+        raise BadInput(f"suite {name} uses no {', '.join(f'--{k}' for k in unused)} ({takes})")
+
+
 def gpu_binding(steps: list[Step], s: dict, where: str) -> list[Step]:
     """The step keys gpus-per-rank = N and share-gpus = true (see clusterbench.launch.gpubind)."""
     n = s["gpus-per-rank"]
@@ -190,6 +203,7 @@ def load(target: str, variables: dict[str, str]) -> Suite:
             from None
     check_step_names(doc, name)
     values = {**DEFAULT_VARIABLES, **variables}
+    used: set[str] = set()
     steps: list[Step] = []
     for i, s in enumerate(doc.get("steps", []), 1):
         where = f"suite {name}, step {i}"
@@ -198,7 +212,7 @@ def load(target: str, variables: dict[str, str]) -> Suite:
             raise BadInput(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
         if "kernel" not in s:
             raise BadInput(f"{where}: no kernel")
-        params = {k: _substitute(v, values, where) for k, v in s.get("params", {}).items()}
+        params = {k: _substitute(v, values, where, used) for k, v in s.get("params", {}).items()}
         new = expand(s["kernel"], params, repeat=int(s.get("repeat", 5)), ranks=s.get("np", 1),
                      ranks_per_node=s.get("ppn"), launcher=s.get("launcher"), name=s.get("name"),
                      requires=tuple(s.get("requires", ())), env=s.get("env"))
@@ -211,9 +225,9 @@ def load(target: str, variables: dict[str, str]) -> Suite:
             raise BadInput(f"{where}: expected a table")
         table = dict(table)  # "{var}" works in settings values and the memory limit, as in params
         if isinstance(table.get("settings"), dict):
-            table["settings"] = {n: _substitute(v, values, where) for n, v in table["settings"].items()}
+            table["settings"] = {n: _substitute(v, values, where, used) for n, v in table["settings"].items()}
         if "memory-limit" in table:
-            table["memory-limit"] = _substitute(table["memory-limit"], values, where)
+            table["memory-limit"] = _substitute(table["memory-limit"], values, where, used)
         return conditions.from_table(table, where)
 
     common = run_conditions({k: doc[k] for k in ("memory-limit", "settings") if k in doc}, f"suite {name}")
@@ -221,4 +235,5 @@ def load(target: str, variables: dict[str, str]) -> Suite:
     if not isinstance(blocks, list):
         raise BadInput(f"suite {name}: conditions must be [[conditions]] blocks")
     variants = tuple(run_conditions(b, f"suite {name}, conditions block {i}") for i, b in enumerate(blocks, 1))
+    check_variables_used(name, variables, used)
     return Suite(name, doc.get("description", ""), steps, common, variants)
