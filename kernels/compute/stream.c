@@ -7,6 +7,7 @@
 #include "../core/affinity.h"
 #include "../core/buffer.h"
 #include "../core/cbk.h"
+#include "../core/params.h"
 #include "../core/timer.h"
 
 #include <dirent.h>
@@ -49,6 +50,7 @@ struct stream {
     double *begins;
     double *sorted;      /* scratch for the median */
     char size_source[160];
+    char cache_warning[256]; /* empty unless the arrays fit in the last-level caches */
     struct cbk_thread_team team;
 };
 
@@ -204,6 +206,19 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     char why[256];
     if (elements_of(a, &s->n, s->size_source, sizeof s->size_source, why, sizeof why))
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "stream: %s", why);
+    /* Three arrays that fit in the last-level caches are read from cache:
+     * the figures are cache bandwidth, several times memory's, and nothing
+     * else in the record says so (STREAM's rule, 4x, is what --array-size=0 follows). */
+    int level = 0;
+    uint64_t llc = last_level_cache_bytes(&level), arrays = 3 * (uint64_t)s->n * sizeof(double);
+    if (llc && arrays <= llc) {
+        char arrays_text[32], llc_text[32];
+        snprintf(s->cache_warning, sizeof s->cache_warning,
+                 "the three arrays (%s) fit in the L%d caches (%s): cache bandwidth, not memory; "
+                 "STREAM's rule is each array at least 4x the caches (--array-size=0)",
+                 cbk_format_size(arrays, arrays_text, sizeof arrays_text), level,
+                 cbk_format_size(llc, llc_text, sizeof llc_text));
+    }
     cbk_thread_team_init(&s->team, &opt(a)->threads, 1, c, "stream");
     int passes = (int)opt(a)->passes;
     s->times = calloc((size_t)passes * KERNELS, sizeof(double));
@@ -336,6 +351,8 @@ static void measure(const struct cbk_args *a, struct cbk_ctx *c, struct stream *
         cbk_phase_field(&p, CBK_REAL("avg_rel_error_a", err[0]));
         cbk_phase_field(&p, CBK_REAL("avg_rel_error_b", err[1]));
         cbk_phase_field(&p, CBK_REAL("avg_rel_error_c", err[2]));
+        if (s->cache_warning[0])
+            cbk_phase_warn(&p, s->cache_warning);
         if (sorted[0] < 20.0 * c->timer_resolution_s)
             cbk_phase_warn(&p, "best time is under 20 clock ticks: use a larger --array-size");
         if (corrupted)
