@@ -250,6 +250,22 @@ def test_bad_input_gives_one_error_from_rank_0_and_exit_2(run_cbk, mpiexec, rank
 
 
 @pytest.mark.timeout(30)
+def test_a_minimum_of_iterations_above_the_maximum_is_refused(run_cbk, cbk_bin, mpiexec):
+    """--min-iterations=100 --iterations=10 measured 10 iterations per size,
+    below the minimum the help promises ("never drop below this"), in silence."""
+    args = ["--op=pingpong", "--sizes=8", "--warmup=1", "--min-iterations=100", "--iterations=10"]
+    message = "--min-iterations=100 is larger than --iterations=10"
+    check = subprocess.run([cbk_bin, "--check", "mpi", *args], capture_output=True, text=True)
+    assert check.returncode == 2 and message in check.stderr
+    r = run_cbk("mpi", *args, launcher=launch(mpiexec, 2), timeout=25)
+    assert r.status == 2 and len(r.errors) == 1 and message in r.errors[0]["message"], r.stderr
+    assert r.measurements() == []
+    # the default minimum (10) yields to a smaller --iterations, which the user did choose
+    few = run_cbk("mpi", *args[:3], "--iterations=5", launcher=launch(mpiexec, 2), timeout=25)
+    assert few.status == 0 and [m["ops"] for m in few.measurements()] == [5], few.stderr
+
+
+@pytest.mark.timeout(30)
 def test_check_mode_leaves_rank_count_rules_to_the_launch(cbk_bin, mpiexec):
     ok = subprocess.run([cbk_bin, "--check", "mpi", "--op=pingpong"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr

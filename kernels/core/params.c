@@ -305,6 +305,14 @@ int cbk_check_params(const struct cbk_param *table, size_t options_size, char *w
     return 0;
 }
 
+bool cbk_param_given(const struct cbk_args *a, const char *name)
+{
+    for (int s = 0; s < a->count; s++)
+        if (!strcmp(a->param[s]->name, name))
+            return a->text[s] != a->param[s]->default_value; /* add_table's pointer until an argument replaces it */
+    return false;
+}
+
 static int add_table(struct cbk_args *a, const struct cbk_param *table)
 {
     for (const struct cbk_param *p = table; p && p->name; p++) {

@@ -22,6 +22,10 @@ int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
  * or writes one line to `why`. */
 int cbk_check_params(const struct cbk_param *table, size_t options_size, char *why, size_t why_len);
 
+/* Whether --name was on the command line, not defaulted: for a rule
+ * between two parameters that only a value the user chose can break. */
+bool cbk_param_given(const struct cbk_args *a, const char *name);
+
 /* "a,b,c": a choice parameter's names, for messages and --help. */
 const char *cbk_format_choices(const struct cbk_param *p, char *buf, size_t len);
 

@@ -199,6 +199,14 @@ static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, enum op 
 
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
+    /* schedule() clamps to [min-iterations, iterations], the maximum
+     * winning: a minimum given above it would be broken in silence (the
+     * default minimum yields to a smaller --iterations, as it always did) */
+    if (opt(a)->min_iterations > opt(a)->iterations && cbk_param_given(a, "min-iterations")) {
+        snprintf(why, len, "--min-iterations=%lld is larger than --iterations=%lld",
+                 (long long)opt(a)->min_iterations, (long long)opt(a)->iterations);
+        return -1;
+    }
     struct plan p;
     for (int i = 0; i < opt(a)->ops.count; i++)
         if (make_plan(a, c, (enum op)opt(a)->ops.index[i], &p, why, len))
