@@ -139,3 +139,16 @@ def test_a_store_written_before_canonical_parameters_is_migrated(store_url):
         {"bytes": "1m", "seconds": "0.5"}, {"bytes": "1m"}, {"sizes": "8,1m", "op": "pingpong", "iterations": "10"},
         {"bs": "4KiB"}]
     assert store_rows(store_url, "select version_num from alembic_version") == [("0008",)]
+
+
+def test_a_parameter_given_twice_is_refused_by_cbk_and_by_run(cbk_bin, cli, store_url):
+    """The last of two values won in silence in cbk and in run: `--bytes=1m
+    ... --bytes=1g` measured what the user may not have read last."""
+    p = subprocess.run([cbk_bin, "null", "--bytes=1m", "--seconds=0.001", "--bytes=1g"], capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 2 and p.stdout == ""
+    assert json.loads(p.stderr)["message"].endswith("--bytes given twice (1m, then 1g): give it once")
+    r = cli("run", "null", "--bytes=1m", "--seconds", "0.001", "--bytes", "1g")
+    assert r.status == 2 and "--bytes given twice (1m, then 1g): give it once" in r.stderr
+    assert cli("run", "null", "--bytes=1m,1g", "--seconds=0.001", "--repeat", "1", "--quiet").status == 0   # a sweep
+    assert store_rows(store_url, "select id from runs") == [(1,)]   # the refused run stored nothing

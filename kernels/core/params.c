@@ -346,6 +346,7 @@ int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
         snprintf(why, why_len, "kernel %s has more than %d parameters", k->name, CBK_MAX_PARAMS);
         return -1;
     }
+    bool given[CBK_MAX_PARAMS] = {false};
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) || !arg[2]) {
@@ -368,6 +369,13 @@ int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,
             snprintf(why, why_len, "--%s needs a value (--%s=VALUE)", a->param[slot]->name, a->param[slot]->name);
             return -1;
         }
+        /* the last one winning in silence ran what the user did not read last (--file-size=1m ... --file-size=1g) */
+        if (given[slot]) {
+            snprintf(why, why_len, "--%s given twice (%s, then %s): give it once",
+                     a->param[slot]->name, a->text[slot], eq ? eq + 1 : "true");
+            return -1;
+        }
+        given[slot] = true;
         a->text[slot] = eq ? eq + 1 : "true";
     }
     for (int s = 0; s < a->count; s++) {

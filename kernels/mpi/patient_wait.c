@@ -1,5 +1,4 @@
 /* Patient waits on MPI requests: see patient_wait.h. */
-#define _GNU_SOURCE
 #include "patient_wait.h"
 
 #include <errno.h>

@@ -12,7 +12,8 @@ from clusterbench.errors import BadInput
 
 def parse_extra(args: list[str], strict: bool = True) -> dict[str, str]:
     """--name=value, --name value, and a bare --flag (true). A word that is
-    not an option is refused, or (strict=False) passed over."""
+    not an option, or an option given twice, is refused, or (strict=False)
+    passed over (the last one kept)."""
     out: dict[str, str] = {}
     i = 0
     while i < len(args):
@@ -29,6 +30,9 @@ def parse_extra(args: list[str], strict: bool = True) -> dict[str, str]:
             i += 1
         else:
             k, v = a[2:], "true"
+        if strict and k in out:
+            # the last one winning in silence ran what the user did not read last
+            raise BadInput(f"--{k} given twice ({out[k]}, then {v}): give it once")
         out[k] = v
         i += 1
     return out
