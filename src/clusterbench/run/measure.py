@@ -61,7 +61,8 @@ def checked_request(cat, steps, label, hostfile, oversubscribe, conditions):
 
 def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
     """Runs the request; prints the result tables (also of a run whose steps
-    failed, before its exit 1); exit 130 after Ctrl-C. Returns the run id."""
+    failed, before its exit 1); exit 128 + the signal's number after a stop
+    signal (130 after Ctrl-C). Returns the run id."""
     from clusterbench.errors import MeasurementFailed
     from clusterbench.run.progress import Progress
     from clusterbench.run.runner import execute
@@ -72,9 +73,11 @@ def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
         if not quiet:
             _print_run(store, e.run_id)
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        sys.exit(130)
+        from clusterbench.run.step_engine import stop_exit_status
+
+        sys.exit(stop_exit_status(e))
     if show and not quiet:
         _print_run(store, run_id)
     return run_id

@@ -353,7 +353,7 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
                kind: str = run_kinds.MEASURED) -> Iterator[tuple[int, list[str]]]:
     """A run in the store for the body of the `with`, which appends each
     step's status to the list it is given: Ctrl-C and SIGTERM become
-    KeyboardInterrupt (the run marked interrupted), any error marks it
+    KeyboardInterrupt(signal name) (the run marked interrupted), any error marks it
     failed and goes on up, failed steps end it failed (MeasurementFailed,
     exit 1), else it is ok. `run` and `run cluster` both go through here."""
     run_id = store.begin_run(label=label, command=command, suite=suite, kind=kind)
@@ -361,9 +361,10 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
     statuses: list[str] = []
     try:
         yield run_id, statuses
-    except (KeyboardInterrupt, Interrupted):
-        close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", "interrupted by a signal"))
-        raise KeyboardInterrupt from None
+    except (KeyboardInterrupt, Interrupted) as e:
+        name = step_engine.stop_signal_name(e)
+        close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", f"interrupted by {name}"))
+        raise KeyboardInterrupt(name) from None
     except BaseException as e:
         if not close_despite_failure(store, lambda: store.finish_run(run_id, "failed", failure_text(e))):
             raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: "

@@ -66,9 +66,11 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
         if not quiet:
             print_cluster(stdout_console(), load_run(store, e.run_id))
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        sys.exit(130)
+        from clusterbench.run.step_engine import stop_exit_status
+
+        sys.exit(stop_exit_status(e))
     if not quiet:
         print_cluster(stdout_console(), load_run(store, run_id))
     click.echo(f"stored as run {run_id} in {store.url}")
