@@ -62,6 +62,7 @@ def test_export_formats_are_valid(cli, tmp_path):
     (["run", "nosuch"], "no such kernel"),
     (["run", "seqio", "--nosuch=1"], "has no parameter --nosuch"),
     (["run", "seqio", "--file-size=10X"], "is not a size"),
+    (["run", "seqio", "--file-size"], "--file-size needs a value (--file-size=VALUE)"),   # not "true is not a size"
     (["run", "seqio", "--dir=/nonexistent/dir"], "No such file or directory"),
     (["run", "seqio", "--np", "2"], "runs as one process"),
     (["run", "seqio", "--repetitions=2"], "--repeat"),

@@ -13,7 +13,7 @@ from clusterbench.commands.options import (PathParam, db_option, hostfile_option
                                            width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
-from clusterbench.store.command_options import parse_extra
+from clusterbench.store.command_options import BareFlag, parse_extra
 from clusterbench.run.measure import absolute_paths, execute_and_show
 from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets
@@ -232,6 +232,9 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
             raise BadInput(unknown_target(target, list(cat.kernels), suites.shipped()))
         kernel = cat.kernel(target)
         cat.check_params(kernel, extra)
+        needs_value = [k for k, v in extra.items() if isinstance(v, BareFlag) and kernel.param(k).type != "bool"]
+        if needs_value:
+            raise BadInput(f"--{needs_value[0]} needs a value (--{needs_value[0]}=VALUE)")
         extra = comma_lists(kernel, extra)
         if (ranks or 1) > 1 and not kernel.parallel:
             raise BadInput(f"kernel {kernel.name} runs as one process; --np {ranks} needs a parallel kernel")

@@ -10,6 +10,11 @@ import shlex
 from clusterbench.errors import BadInput
 
 
+class BareFlag(str):
+    """"true" as a bare --flag gave it: a parameter that needs a value can
+    say so ("--file-size needs a value") instead of "true is not a size"."""
+
+
 def parse_extra(args: list[str], strict: bool = True) -> dict[str, str]:
     """--name=value, --name value, and a bare --flag (true). A word that is
     not an option, or an option given twice, is refused, or (strict=False)
@@ -29,7 +34,7 @@ def parse_extra(args: list[str], strict: bool = True) -> dict[str, str]:
             k, v = a[2:], args[i + 1]
             i += 1
         else:
-            k, v = a[2:], "true"
+            k, v = a[2:], BareFlag("true")
         if strict and k in out:
             # the last one winning in silence ran what the user did not read last
             raise BadInput(f"--{k} given twice ({out[k]}, then {v}): give it once")
