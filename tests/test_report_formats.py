@@ -71,3 +71,33 @@ def test_html_report_of_runs_with_nothing_in_common_shows_every_run_and_says_why
     assert f"Run {disk} (disk)" in page and f"Run {memory} (memory)" in page
     assert "No comparison" in page and "no measurement with equal kernel and parameters" in page
     assert "<h2>Comparison" not in page
+
+
+@pytest.mark.timeout(60)
+def test_csv_rows_say_whether_their_step_ended_ok_and_a_step_with_no_sample_has_a_row(tmp_path):
+    """A failed run's CSV read as a whole measurement: its samples' rows
+    said nothing of the failure, and a step that failed before any sample
+    had no row at all."""
+    from clusterbench.report import render
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = store.begin_run(label="x", command="test", suite=None)
+    steps = [store.begin_step(run, position=i, name=f"s{i}", kernel="null", params={}, launcher="local", ranks=1,
+                              ranks_per_node=None) for i in range(3)]
+    for step in steps[:2]:
+        for i in range(2):
+            store.add_sample(step, {"repetition": i, "phase": "p", "mode": "n/a", "rate": 1.0 + i,
+                                    "rate_unit": "MiB/s"}, [])
+    store.finish_step(steps[0], "ok")
+    store.finish_step(steps[1], "failed", message="null: repetition 2 failed (--fail-at)")
+    store.finish_step(steps[2], "failed", message="=cmd: no sample")
+    store.finish_run(run, "failed")
+    rows = list(csv.DictReader(io.StringIO(render("csv", [load_run(store, run)]))))
+    assert [(r["step"], r["repetition"], r["step_status"], r["step_message"]) for r in rows] == [
+        ("s0", "0", "ok", ""), ("s0", "1", "ok", ""),
+        ("s1", "0", "failed", "null: repetition 2 failed (--fail-at)"),
+        ("s1", "1", "failed", "null: repetition 2 failed (--fail-at)"),
+        ("s2", "", "failed", "'=cmd: no sample")]   # a message is a cell like any other: never a formula
+    assert rows[-1]["value"] == "" and rows[-1]["kernel"] == "null"

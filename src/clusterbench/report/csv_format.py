@@ -1,7 +1,11 @@
 """CSV: one row per sample (every repetition and phase), for spreadsheets.
 `outlier` is 1 when the sample is a modified-Z outlier within its step's
 (phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped.
-`limit` is the ceiling that binds at the group's median (limits/ceilings.py), "!" first when the median is above it."""
+`limit` is the ceiling that binds at the group's median (limits/ceilings.py), "!" first when the median is above it.
+`step_status` and `step_message` say whether the sample's step ended ok, and
+why not: a failed or interrupted step's rows read as a whole measurement
+without them, and a step that failed before any sample has one row of its
+own, its sample columns empty."""
 from __future__ import annotations
 
 import csv
@@ -14,7 +18,7 @@ from clusterbench.report.terminal import limit_text
 from clusterbench.results.sample import Sample, SampleKey
 
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
-           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings", "limit"]
+           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings", "limit", "step_status", "step_message"]
 
 
 def _outliers(samples: list[Sample]) -> set[int]:
@@ -37,9 +41,13 @@ def render(report: Report) -> str:
         for st in run["steps"]:
             flagged = _outliers(st["samples"])
             limit = {r.key: limit_text(r) for r in st["summary"]}  # the sample's group's binding ceiling
+            step = [run["id"], csv_cell(run["label"]), csv_cell(step_title(st)), st["kernel"],
+                    csv_cell(json.dumps(st["params"], sort_keys=True)), st["ranks"]]
+            status = [st["status"], csv_cell(st["message"] if st["status"] != "ok" else "")]
             for i, s in enumerate(st["samples"]):
-                w.writerow([run["id"], csv_cell(run["label"]), csv_cell(step_title(st)), st["kernel"],
-                            csv_cell(json.dumps(st["params"], sort_keys=True)), st["ranks"], s.repetition, s.phase,
-                            csv_cell(s.condition), s.value, s.unit or "", s.seconds, s.bytes, s.ops,
-                            int(i in flagged), csv_cell(" | ".join(s.warnings)), csv_cell(limit.get(s.key(), ""))])
+                w.writerow([*step, s.repetition, s.phase, csv_cell(s.condition), s.value, s.unit or "", s.seconds,
+                            s.bytes, s.ops, int(i in flagged), csv_cell(" | ".join(s.warnings)),
+                            csv_cell(limit.get(s.key(), "")), *status])
+            if not st["samples"]:
+                w.writerow([*step, *[""] * (len(COLUMNS) - len(step) - len(status)), *status])
     return buf.getvalue()
