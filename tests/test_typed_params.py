@@ -106,6 +106,24 @@ def test_trend_over_a_size_sweep_gives_one_series_per_message_size(cli, store_ur
     assert r.status == 2 and "no parameter size (parameters: " in r.stderr and "sizes" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("param, message", [
+    ("sizes=xyz", "--param sizes=xyz: not a list of sizes of --sizes"),
+    ("iterations=ten", "--param iterations=ten: not a whole number of --iterations"),
+    ("max-size=1q", "--param max-size=1q: not a size (e.g. 4k, 1g) of --max-size"),
+])
+def test_trend_refuses_a_parameter_value_its_type_cannot_read(param, message):
+    """Matched as text, `--param sizes=xyz` matched no step and trend said no
+    run measured the figure, when the value was the mistake."""
+    from clusterbench.analysis.trend_series import wanted_params
+    from clusterbench.errors import BadInput
+
+    with pytest.raises(BadInput) as e:
+        wanted_params("mpi", dict([param.split("=")]))
+    assert e.value.message.startswith(message), e.value.message
+    assert wanted_params("mpi", {"sizes": "powers-of-two", "iterations": "+010"}) == (
+        {"sizes": "powers-of-two", "iterations": "10"}, None)
+
+
 def test_the_trend_help_example_names_a_real_parameter(cli):
     r = cli("trend", "--help")
     assert "--param sizes=1m" in r.stdout and "--param size=1m" not in r.stdout

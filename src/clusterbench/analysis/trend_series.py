@@ -129,6 +129,20 @@ def _params_key(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
 
 
+_A_VALUE = {"size": "a size (e.g. 4k, 1g)", "int": "a whole number", "real": "a number", "bool": "true or false",
+            "string": "a list of sizes"}
+
+
+def readable(param, value: str) -> bool:
+    """Whether the parameter's type reads the value (a size, a number, a
+    bool, a list of sizes or its keyword); other types take any text."""
+    from clusterbench.results.params import is_size_list, typed
+
+    if param.type in ("size", "int", "real", "bool") or (is_size_list(param) and value != param.default):
+        return not isinstance(typed(param, value), str)
+    return True
+
+
 def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], int | None]:
     """--param filters read as the plan reads parameters (plan_params): the
     canonical text to match stored steps, and a message size picked out of a
@@ -142,6 +156,10 @@ def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], i
     out, size = {}, None
     for name, value in given.items():
         p = k.param(name) if k else None
+        if p is not None and not readable(p, value):
+            # matched as text, it matched no step: "no run measured", where the value was the mistake
+            raise BadInput(f"--param {name}={value}: not {_A_VALUE.get(p.type, 'a value')} of --{name}"
+                           + (" (sizes, e.g. 8,1k,1m)" if is_size_list(p) else ""))
         if p is not None and is_size_list(p) and "," not in value and parse_size(value) is not None:
             size = parse_size(value)
         else:
