@@ -330,3 +330,42 @@ def test_a_stop_signal_that_reaches_only_cbk_is_stored_interrupted(cbk_bin, stor
 
     assert store_rows(store_url, "select status from runs") == [("interrupted",)]
     assert store_rows(store_url, "select status, message from steps") == [("interrupted", "cbk ended by SIGINT")]
+
+
+@pytest.mark.timeout(120)
+def test_a_live_cbk_working_in_the_same_directory_is_a_warning_on_every_figure_it_shares(run_cbk, user_dir):
+    """Two `run seqio --dir=D` at once stored both runs ok, each at part of
+    the device's rate, with no word. A live owner's private directory beside
+    this run's (another cbk run id, this host) is now a warning on each record
+    written while it is there; a dead owner's, another host's or this run's
+    own ranks' is not."""
+    from clusterbench.run.private_dirs import boot_id, start_ticks
+
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        def plant(name: str, **fields) -> None:
+            d = user_dir / name
+            d.mkdir()
+            stamp = {"owner": "cbk", "host": os.uname().nodename, "boot_id": boot_id(), "pid": other.pid,
+                     "start_ticks": start_ticks(other.pid), "started_unix_s": 0, "run_id": "00000000000000aa",
+                     "store_run": 7, **fields}
+            (d / ".cbk-owner").write_text(json.dumps(stamp) + "\n")
+
+        def warnings(r) -> list[list[str]]:
+            assert r.status == 0, r.stderr
+            return [rec["warnings"] for rec in r.measurements()]
+
+        args = (f"--dir={user_dir}", "--file-size=1m", "--block-size=256k", "--repetitions=2")
+        plant("cbk-seqio-dead01", pid=2**22 + 1)     # no such process
+        plant("cbk-seqio-other1", host="another-host")  # a shared file system's: not judged from here
+        plant("cbk-seqio-start1", start_ticks=1)     # the pid reused by another process
+        assert [w for w in warnings(run_cbk("seqio", *args)) if w] == []
+        plant("cbk-seqio-alive1")
+        said = warnings(run_cbk("seqio", *args))
+        assert len(said) == 4 and all(w == [f"another cbk (pid {other.pid}, run 7) works beside this run in "
+                                            f"{user_dir}: its I/O shares the device, so this figure is not the "
+                                            f"device's alone"] for w in said), said
+    finally:
+        other.kill()
+        other.wait()
+    assert [w for w in warnings(run_cbk("seqio", *args)) if w] == []   # its owner gone: nothing said

@@ -145,6 +145,20 @@ void cbk_cleanup_set_run_id(uint64_t run_id)
     owner_run_id = run_id;
 }
 
+uint64_t cbk_cleanup_run_id(void)
+{
+    return owner_run_id;
+}
+
+int cbk_cleanup_dirs(const char *out[], int max)
+{
+    int n = 0;
+    for (int i = 0; i < dir_count && n < max; i++)
+        if (dirs[i][0])
+            out[n++] = dirs[i];
+    return n;
+}
+
 static void read_line(const char *path, char *out, size_t len)
 {
     out[0] = '\0';

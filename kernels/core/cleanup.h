@@ -50,6 +50,11 @@ int cbk_dir_place(const char *dir, struct cbk_dir_place *out);
  * process removes it too on exit and on signals. Returns 0 or -errno. */
 int cbk_cleanup_register(const char *path);
 
+/* The registered directories not yet removed (at most max), and the run
+ * id the stamps carry: what core/neighbours.c looks beside. */
+int cbk_cleanup_dirs(const char *out[], int max);
+uint64_t cbk_cleanup_run_id(void);
+
 /* Empties and removes every registered directory (idempotent). */
 void cbk_cleanup_run(void);
 

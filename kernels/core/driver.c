@@ -6,6 +6,7 @@
 #include "cleanup.h"
 #include "histogram.h"
 #include "json.h"
+#include "neighbours.h"
 #include "params.h"
 #include "record.h"
 #include "timer.h"
@@ -218,6 +219,9 @@ static void write_tail(struct cbk_json *j, struct cbk_ctx *c, const struct cbk_p
     cbk_json_array(j, "warnings");
     for (int i = 0; i < p->warnings; i++)
         cbk_json_text(j, NULL, p->warning[i]);
+    char beside[CBK_PATH_MAX + 256];
+    if (cbk_neighbour_seen(beside, sizeof beside))
+        cbk_json_text(j, NULL, beside);
     cbk_json_close(j);
     cbk_record_end(j, c);
 }
