@@ -63,7 +63,8 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     assert store.steps_of(1)[0].stop_reason is None
     assert store.list_runs()[0].batch_job is None
     assert store.list_runs()[0].imported_from is None   # 0004: a run stored before it was measured
-    assert rows(url, "select version_num from alembic_version") == [("0008",)]
+    assert store.list_runs()[0].imported_sha256 is None   # 0009: nor has it a file's hash
+    assert rows(url, "select version_num from alembic_version") == [("0009",)]
 
 
 @pytest.mark.parametrize("env, expected", [

@@ -6,7 +6,10 @@ environment of it behind, and says so in one line."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+import re
+import shutil
 import sqlite3
 
 import pytest
@@ -84,7 +87,8 @@ def test_an_import_into_a_current_sqlite_store_imports_no_sqlalchemy(cli, store_
     SQLite store takes the run through store/rows_sqlite.py, as `run` does."""
     path = str(FIXTURES / "imb-2021.3-mpi1.txt")
     assert cli("import", path).status == 0   # makes the store
-    r = cli("import", path, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    # --again: the same bytes, looked up (and let through) by the standard library's rows too
+    r = cli("import", "--again", path, env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert r.status == 0, r.stderr
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert "clusterbench.store.imported_run" in imported and "clusterbench.store.rows_sqlite" in imported
@@ -125,7 +129,8 @@ def test_both_row_layers_store_an_import_the_same(tmp_path, monkeypatch, fixture
         for run in parse_file(path):   # parsed anew: storing fills in the run's notes
             for st in run.steps[:1]:
                 st.samples[0].warnings.append("a warning, to store one that is not empty")
-            store_run(store, run, path, Overrides(host="n01", date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)))
+            store_run(store, run, path, Overrides(host="n01", date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)),
+                      sha256=hashlib.sha256(b"the file's bytes").hexdigest())
     stores["sqlite3"].rows.close()
     stores["sqlalchemy"].engine.dispose()
     fast, slow = _dump(tmp_path / "sqlite3.db"), _dump(tmp_path / "sqlalchemy.db")
@@ -168,3 +173,118 @@ def test_what_the_store_cannot_hold_is_refused_or_cut_before_an_import_as_before
     assert r.status == 0, r.stderr
     (name,), = store_rows(store_url, "select name from steps where kernel = 'randio'")
     assert len(name) == 200 and name.startswith("fio job jjj") and name.endswith("…")
+
+
+# --- the same file imported twice (docs/import.md, "The same file twice") ---
+OSU = FIXTURES / "osu-7.4-latency.txt"
+HELD = re.compile(r"already imported as run (\d+) \(same bytes, imported \d{4}-\d\d-\d\d \d\d:\d\d UTC\); "
+                  r"--again imports it again$")
+
+
+def refused(r, says: str) -> None:
+    """One line, exit status 2, no traceback, saying `says`."""
+    assert r.status == 2, (r.stdout, r.stderr)
+    assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr and says in r.stderr, r.stderr
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(300)
+def test_a_file_whose_bytes_the_store_holds_is_refused_and_nothing_of_the_command_is_stored(cli, tmp_path,
+                                                                                            store_url):
+    """Imported twice, a file's samples were pooled twice by compare and
+    trend (n doubled, a CI narrower than the data supports)."""
+    a = tmp_path / "a.txt"
+    shutil.copy(OSU, a)
+    assert cli("import", "--host", "n01", str(a)).status == 0
+    assert store_rows(store_url, "select id, imported_sha256 from runs") == [
+        (1, hashlib.sha256(a.read_bytes()).hexdigest())]
+    before = counts(store_url)
+    copy = tmp_path / "renamed.txt"
+    shutil.copy(a, copy)
+    other = str(FIXTURES / "osu-5.3-latency.txt")
+    for args, path in ((["--host", "n01", str(a)], a),             # a second command, the same name
+                       (["--label", "new", str(copy)], copy),       # the same bytes under another name
+                       ([other, str(a)], a),                        # after a file never imported: not stored either
+                       (["--dry-run", str(copy)], copy)):           # a dry run says it would be refused
+        r = cli("import", *args)
+        refused(r, f"{path}: already imported as run 1 (same bytes, imported ")
+        assert HELD.search(r.stderr.strip()), r.stderr
+        assert counts(store_url) == before
+    r = cli("import", "--again", "--label", "second-look", str(copy))
+    assert r.status == 0, r.stderr
+    assert f"note: {copy}: already imported as run 1 (same bytes" in r.stderr and "imported again (--again)" in r.stderr
+    assert store_rows(store_url, "select id, label from runs order by id") == [(1, None), (2, "second-look")]
+    refused(cli("import", str(a)), f"{a}: already imported as runs 1, 2 (same bytes, imported ")
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(300)
+def test_a_file_given_twice_in_one_command_is_refused_unless_again(cli, tmp_path, store_url):
+    assert cli("import", "--host", "n01", str(FIXTURES / "osu-5.3-latency.txt")).status == 0   # the store
+    before = counts(store_url)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    shutil.copy(OSU, a)
+    shutil.copy(OSU, b)
+    refused(cli("import", str(a), str(a)), f"{a}: given twice in this command; --again imports it again")
+    refused(cli("import", str(a), str(b)),
+            f"{b}: the same bytes as {a}, given before it in this command; --again imports it again")
+    refused(cli("import", "--dry-run", str(b), str(a)), f"{a}: the same bytes as {b}, given before it")
+    assert counts(store_url) == before
+    r = cli("import", "--again", "--host", "n01", str(a), str(b))
+    assert r.status == 0, r.stderr
+    assert sorted(n for (n,) in store_rows(store_url, "select count(*) from runs group by imported_sha256")) == [1, 2]
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(300)
+def test_runs_imported_before_the_file_hash_was_kept_are_not_refused_against(cli, tmp_path, store_url):
+    """A run imported before 0009 has no hash: nothing to compare it with."""
+    from alembic import command
+    from alembic.config import Config
+
+    from clusterbench.store.revisions import MIGRATIONS
+
+    engine = sa.create_engine(store_url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0008")
+        conn.execute(sa.text("insert into runs (started, status, imported_from, kind) "
+                             f"values ('2025-01-01', 'ok', 'OSU 7.4 text, file {OSU}', 'imported')"))
+    engine.dispose()
+    assert cli("import", "--host", "n01", str(OSU)).status == 0
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0009",)]
+    assert store_rows(store_url, "select id, imported_sha256 is null, imported_at is null from runs order by id") == [
+        (1, True, True), (2, False, False)]
+    refused(cli("import", str(OSU)), f"{OSU}: already imported as run 2 (same bytes")
+
+
+@pytest.mark.both_stores
+@pytest.mark.timeout(300)
+def test_a_repaired_damaged_file_imported_again_is_refused_with_or_without_an_unreadable_file(cli, tmp_path,
+                                                                                             store_url):
+    """A damaged IOR JSON file is repaired as it is read (lenient_json.py):
+    the hash is of the bytes read, not of what the repairs made; given again
+    beside a file that cannot be read, whichever refusal comes first, nothing
+    is stored."""
+    damaged = FIXTURES / "ior-4.0.0-damaged-commas.json"
+    assert cli("import", str(damaged)).status == 0
+    sha256 = hashlib.sha256(damaged.read_bytes()).hexdigest()
+    assert store_rows(store_url, "select imported_sha256 from runs") == [(sha256,)]
+    before = counts(store_url)
+    broken = tmp_path / "broken.txt"
+    broken.write_text("neither IOR nor any tool's output\n")
+    for files, says in (([damaged], f"{damaged}: already imported as run 1"),
+                        ([damaged, broken], f"{broken}: not any known format"),
+                        ([broken, damaged], f"{broken}: not any known format"),
+                        ([damaged, damaged, broken], f"{damaged}: given twice in this command")):
+        refused(cli("import", *map(str, files)), says)
+        assert counts(store_url) == before
+
+
+def test_a_dry_run_where_there_is_no_store_yet_makes_none(cli, tmp_path, store_url):
+    """--dry-run reads the store to say what would be refused; it never makes one."""
+    r = cli("import", "--dry-run", str(OSU))
+    assert r.status == 0 and "would store" in r.stdout, r.stderr
+    assert not (tmp_path / "results.db").exists()

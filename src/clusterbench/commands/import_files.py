@@ -7,7 +7,8 @@ import click
 
 from clusterbench import importers
 from clusterbench.commands.options import PathParam, db_option, width_option
-from clusterbench.store.opening import open_store
+from clusterbench.errors import BadInput
+from clusterbench.store.opening import open_existing_store, open_store
 
 class ByteSize(click.ParamType):
     """A byte count as cbk writes sizes: 16m, 1g, 4096."""
@@ -34,34 +35,47 @@ DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"
 @click.option("--date", type=DATE, help="When (UTC) they ran, where a file does not say (default: its mtime).")
 @click.option("--np", "ranks", type=click.IntRange(1),
               help="The rank count, where a file does not give it (OSU's collectives).")
-@click.option("--dry-run", is_flag=True, help="Print what would be stored; store nothing.")
+@click.option("--dry-run", is_flag=True, help="Print what would be stored (or why it would be refused); store nothing.")
+@click.option("--again", is_flag=True,
+              help="Import a file whose bytes the store already holds, or that is given twice (refused otherwise: "
+                   "its samples would count twice in compare and trend), e.g. to import it under another --label "
+                   "or --host; the runs stored before are kept.")
 @click.option("--max-bytes", "max_bytes", type=ByteSize(), default="16m", show_default=True,
               help="Refuse a file larger than this (k, m, g suffixes): no benchmark output is that big.")
 @db_option
 @width_option
-def command(files, label, fmt, host, date, ranks, dry_run, max_bytes, db_url):
+def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_url):
     """Import output files of IOR, mdtest, fio, iperf3, OSU micro-benchmarks
     and Intel MPI Benchmarks as runs: one run per file (or per test of a
     file holding several), marked as imported, at the date the file gives.
 
     Every file is read and checked before any is stored: a file that cannot
-    be read stops the import with one line, and nothing is stored.
+    be read stops the import with one line, and nothing is stored. So does a
+    file whose bytes the store already holds, or one given twice (under any
+    name), unless --again.
 
     \b
     clusterbench import --label lustre-2023 old-logs/ior-*.txt
     clusterbench import --dry-run results.json
     """
-    from clusterbench.importers.import_runs import Overrides, parse_file, store_run
+    from clusterbench.importers.import_runs import Overrides, imported_before, read_files, store_run
     from clusterbench.store import text_limits
     from clusterbench.store.storable import check_text
 
     check_text("--label", label, text_limits.RUN_LABEL)   # as `run` does: PostgreSQL would refuse them
     check_text("--host", host, text_limits.HOST)
     over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
-    parsed = [(path, parse_file(path, fmt, max_bytes)) for path in files]
-    store = None if dry_run else open_store(db_url, writing=True)
-    for path, runs in parsed:
-        for run in runs:
+    read = read_files(files, fmt, max_bytes, again=again)
+    store = open_existing_store(db_url) if dry_run else open_store(db_url, writing=True)
+    # all looked up before any is stored: a refusal leaves nothing, and --again's notes name only older runs
+    held = [] if store is None else [(f.path, said) for f in read if (said := imported_before(store, f))]
+    for path, said in held:
+        if not again:
+            raise BadInput(f"{path}: {said}; --again imports it again")
+        click.echo(f"note: {path}: {said}; {'would be ' if dry_run else ''}imported again (--again)", err=True)
+    for f in read:
+        path = f.path
+        for run in f.runs:
             what = (f"{path}: {run.source}, {len(run.steps)} step(s), {run.sample_count} sample(s)"
                     + (f", started {run.started:%Y-%m-%d %H:%M} UTC" if run.started else "")
                     + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
@@ -73,7 +87,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, max_bytes, db_url):
                     for s in st.samples:
                         click.echo(f"    rep {s.repetition} {s.label} [{s.condition}] {s.value} {s.unit}")
             else:
-                run_id = store_run(store, run, path, over)
+                run_id = store_run(store, run, path, over, f.sha256)
                 click.echo(f"stored as run {run_id}: " + what)
             for note in run.notes:
                 click.echo(f"note: {path}: {note}", err=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gc
+import hashlib
 import math
 import os
 import stat
@@ -90,6 +91,46 @@ def _file_kind(mode: int) -> str | None:
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+@dataclass
+class GivenFile:
+    """A file given to `import`, read and parsed."""
+    path: str
+    sha256: str               # of the bytes read (runs.imported_sha256): a file is known by its content, not its name
+    runs: list[ImportedRun]
+
+
+def read_files(paths, fmt: str = "auto", max_bytes: int = MAX_FILE_BYTES, *, again: bool = False) -> list[GivenFile]:
+    """Every file read and parsed before any is stored. A file given twice
+    (or its bytes under a second name) is refused unless `again`: its
+    samples would be pooled twice by compare and trend."""
+    out: list[GivenFile] = []
+    first_named: dict[str, str] = {}   # sha256 -> the name that gave those bytes first
+    for path in paths:
+        data = read_bytes(path, max_bytes)
+        sha256 = hashlib.sha256(data).hexdigest()
+        if sha256 in first_named and not again:
+            first = first_named[sha256]
+            said = "given twice" if first == path else f"the same bytes as {first}, given before it"
+            raise BadInput(f"{path}: {said} in this command; --again imports it again")
+        first_named.setdefault(sha256, path)
+        out.append(GivenFile(path, sha256, parse_bytes(path, data, fmt)))
+    return out
+
+
+def imported_before(store, file: GivenFile) -> str | None:
+    """What the store holds of this file's bytes, in words; None for nothing
+    (or only runs imported before 0009, which have no hash to compare)."""
+    runs = store.runs_imported_from(file.sha256)
+    if not runs:
+        return None
+    ids = [str(r.id) for r in runs]
+    shown = f"run {ids[0]}" if len(ids) == 1 else "runs " + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+    when = runs[0].imported_at
+    if when is not None and when.tzinfo is not None:   # PostgreSQL gives it in the session's zone; SQLite in UTC
+        when = when.astimezone(dt.timezone.utc)
+    return f"already imported as {shown} (same bytes" + (f", imported {when:%Y-%m-%d %H:%M} UTC)" if when else ")")
 
 
 def parse_file(path: str, fmt: str = "auto", max_bytes: int = MAX_FILE_BYTES) -> list[ImportedRun]:
@@ -226,7 +267,8 @@ def finish(run: ImportedRun, path: str, over: Overrides) -> tuple[str, dt.dateti
     return host, started
 
 
-def store_run(store, run: ImportedRun, path: str, over: Overrides) -> int:
+def store_run(store, run: ImportedRun, path: str, over: Overrides, sha256: str | None = None) -> int:
+    """The run's id; sha256: of the file's bytes (GivenFile.sha256), kept so a later import of them is refused."""
     host, started = finish(run, path, over)
     if over.ranks and any(st.ranks == 0 for st in run.steps):
         for st in run.steps:
@@ -242,4 +284,4 @@ def store_run(store, run: ImportedRun, path: str, over: Overrides) -> int:
         return store.add_imported_run(
             label=over.label, command=run.command, host=host, started=started, finished=finished,
             imported_from=f"{run.source}, file {path}" + (f" ({'; '.join(run.notes)})" if run.notes else ""),
-            imported_steps=run.steps, snapshots=snapshots)
+            imported_steps=run.steps, snapshots=snapshots, imported_sha256=sha256)

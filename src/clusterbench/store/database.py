@@ -241,6 +241,10 @@ class Store:
             return imported_run.write(self.rows.rows, captured=now(), **run)
 
     # -- reading ---------------------------------------------------------
+    def runs_imported_from(self, sha256: str) -> list[Any]:
+        """The runs imported from a file of these bytes (runs.imported_sha256, 0009), oldest first."""
+        return self.rows.select("runs", {"imported_sha256": sha256}, order_by="id")
+
     def reap_dead_runs(self) -> None:
         """A run still 'running' whose process on this host is gone was killed."""
         for row in self.rows.select("runs", {"status": "running", "host": socket.gethostname()}):

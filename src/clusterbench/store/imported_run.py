@@ -15,16 +15,18 @@ SAMPLE_COLUMNS = ("step_id", "repetition", "phase", "mode", "value", "unit", "se
 
 def write(rows, *, label: str | None, command: str | None, host: str | None, started: dt.datetime,
           finished: dt.datetime | None, imported_from: str, imported_steps: list,
-          snapshots: dict[str, tuple[str, dict]], captured: dt.datetime) -> int:
+          snapshots: dict[str, tuple[str, dict]], captured: dt.datetime, imported_sha256: str | None = None) -> int:
     """The run's id. rows: a row layer (SqliteRows, AlchemyRows);
     imported_steps: clusterbench.importers.ImportedStep; snapshots: host ->
-    (hash, environment snapshot); captured: when the snapshots are stored."""
+    (hash, environment snapshot); captured: when the snapshots are stored,
+    the import's time; imported_sha256: of the file's bytes, by which a
+    later import of the same file is refused (commands/import_files.py)."""
     with rows.transaction() as w:
         run_id = w.insert("runs", {
             "label": label, "user": None, "host": host, "pid": None, "command": command, "suite": None,
             # no end where the file gives none: finished = started said the run took 0 s (list, history)
             "started": started, "finished": finished, "status": "ok", "imported_from": imported_from,
-            "kind": run_kinds.IMPORTED})
+            "kind": run_kinds.IMPORTED, "imported_sha256": imported_sha256, "imported_at": captured})
         for env_hash, env in snapshots.values():
             w.insert_absent("environments", {"hash": env_hash, "captured": captured, "data": env})
         for h, (env_hash, _) in snapshots.items():

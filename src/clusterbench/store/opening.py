@@ -19,3 +19,18 @@ def open_store(db_url: str | None, writing: bool = False):
     if not store.read_only:
         store.reap_dead_runs()
     return store
+
+
+def open_existing_store(db_url: str | None):
+    """The store, or None where it is a SQLite file not made yet: what a
+    command that stores nothing (import --dry-run) reads, never creating one."""
+    import os
+
+    from clusterbench.store.database import default_url, with_driver
+    from clusterbench.store.sqlite_url import sqlite_file
+
+    url = db_url or default_url()
+    path = url if "://" not in url else sqlite_file(with_driver(url))
+    if path is not None and "\x00" not in path and not os.path.lexists(path):
+        return None
+    return open_store(db_url, writing=False)

@@ -35,6 +35,11 @@ runs = Table(
     Column("imported_from", Text),     # "fio 3.33 JSON, file a.json" for an imported run (0004); NULL if measured
     # measured | cluster | imported (0007): what made the run, never read from its suite's name
     Column("kind", String(20), nullable=False, server_default="measured"),
+    # an imported run's file: SHA-256 (hex) of its bytes, and when it was imported (0009), so a file the
+    # store holds is refused (docs/import.md); NULL if measured or imported before. Last, as the migration
+    # appends them: both row layers must read a row's columns in one order
+    Column("imported_sha256", String(64), index=True),
+    Column("imported_at", DateTime(timezone=True)),
 )
 
 run_hosts = Table(
