@@ -3,7 +3,7 @@
 (phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped.
 `limit` is the ceiling that binds at the group's median (limits/ceilings.py), "!" first when the median is above it.
 `step_status` and `step_message` say whether the sample's step ended ok, and
-why not: a failed or interrupted step's rows read as a whole measurement
+why not (or what was noted of it): a failed or interrupted step's rows read as a whole measurement
 without them, and a step that failed before any sample has one row of its
 own, its sample columns empty."""
 from __future__ import annotations
@@ -43,7 +43,7 @@ def render(report: Report) -> str:
             limit = {r.key: limit_text(r) for r in st["summary"]}  # the sample's group's binding ceiling
             step = [run["id"], csv_cell(run["label"]), csv_cell(step_title(st)), st["kernel"],
                     csv_cell(json.dumps(st["params"], sort_keys=True)), st["ranks"]]
-            status = [st["status"], csv_cell(st["message"] if st["status"] != "ok" else "")]
+            status = [st["status"], csv_cell(st["message"] or "")]   # an ok step's note too (a stalled launcher)
             for i, s in enumerate(st["samples"]):
                 w.writerow([*step, s.repetition, s.phase, csv_cell(s.condition), s.value, s.unit or "", s.seconds,
                             s.bytes, s.ops, int(i in flagged), csv_cell(" | ".join(s.warnings)),
