@@ -436,6 +436,23 @@ def test_two_settings_in_one_command_end_in_their_comparison_setting_line_first(
     assert selected(EXPIRE) == expire and journals(state_dir) == []
 
 
+@pytest.mark.timeout(180)
+def test_two_settings_whose_runs_failed_before_any_sample_end_in_the_failure_not_in_no_comparison(
+        cli, keep_settings, state_dir, store_url, tmp_path):
+    """The comparison of runs without a sample raised 'no measurement with
+    equal kernel and parameters' (exit 2: bad input), hiding the failure."""
+    expire = keep_settings[EXPIRE]
+    suite = tmp_path / "ab.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nrepeat = 2\nparams = { seconds = 0.01, fail-at = 0 }\n')
+    r = cli("run", str(suite), f"--setting-a=vm.dirty_expire_centisecs={int(expire) + 1}",
+            f"--setting-b=vm.dirty_expire_centisecs={int(expire) + 2}")
+    assert r.status == 1, r.stderr
+    assert "no comparison: no measurement with equal kernel and parameters" in r.stdout
+    assert "steps failed" in r.stderr
+    assert store_rows(store_url, "select status from runs order by id") == [("failed",), ("failed",)]
+    assert selected(EXPIRE) == expire and journals(state_dir) == []
+
+
 @pytest.mark.timeout(60)
 def test_shipped_tuned_recipe_without_tuned_is_refused_before_anything_runs(cli, store_url):
     from clusterbench.conditions import settings

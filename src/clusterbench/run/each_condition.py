@@ -47,7 +47,13 @@ def run_under_each(store, cat, req, variants: tuple[Conditions, ...], quiet: boo
         console = stdout_console()
         # by run id: a label may also name older runs, which must not be pooled in
         console.print("comparing " + ", ".join(f"run {i} ({t})" for i, t in zip(run_ids, titles)), markup=False)
-        print_comparison(console, compare.build(store, [str(i) for i in run_ids]))
+        try:
+            print_comparison(console, compare.build(store, [str(i) for i in run_ids]))
+        except compare.NothingInCommon as e:
+            if not failed:
+                raise
+            # a run that failed before any sample leaves nothing to compare: its failure is the news (exit 1)
+            console.print(f"no comparison: {e.message}", markup=False)
     if failed:
         raise failed
     return run_ids
