@@ -157,6 +157,30 @@ def test_prune_deletes_old_runs_keeps_labels_on_request_and_dry_runs(cli, store_
     assert r.status == 2 and "last week" in r.stderr
 
 
+@pytest.mark.both_stores
+@pytest.mark.timeout(120)
+def test_prune_deletes_the_runs_named_and_nothing_else(cli, store_url):
+    """A run measured wrong, or a file imported twice before import refused
+    it, could only go with everything older than it (--before)."""
+    fill(store_url)
+    ((n_all,),) = store_rows(store_url, "select count(*) from runs")
+    (label, n_label), = store_rows(store_url, "select label, count(*) from runs where label is not null "
+                                              "group by label order by count(*), label limit 1")
+    ((first,),) = store_rows(store_url, "select min(id) from runs where label is null")
+    r = cli("prune", "--run", str(first), "--run", label, "--dry-run")
+    assert r.status == 0 and f"would delete {1 + n_label} runs" in r.stdout, r.stdout
+    assert store_rows(store_url, "select count(*) from runs") == [(n_all,)]
+    assert cli("prune", "--run", str(first), "--run", label).status == 0
+    assert store_rows(store_url, "select count(*) from runs") == [(n_all - 1 - n_label,)]
+    assert store_rows(store_url, f"select count(*) from runs where id = {first} or label = '{label}'") == [(0,)]
+    assert store_rows(store_url, "select count(*) from samples where step_id not in (select id from steps)") == [(0,)]
+    for args, message in ((("--run", "no-such-label"), "no run with id or label 'no-such-label'"),
+                          ((), "give --before DATE"), (("--run", "1", "--before", "2026-01-01"), "one of them")):
+        r = cli("prune", *args)
+        assert r.status == 2 and message in r.stderr, r.stderr
+    assert store_rows(store_url, "select count(*) from runs") == [(n_all - 1 - n_label,)]
+
+
 def test_pettitt_finds_a_step_ignores_noise_and_a_single_wild_run():
     from clusterbench.analysis.trend_series import change_points
 

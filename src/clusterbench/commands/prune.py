@@ -8,24 +8,33 @@ from clusterbench.store.opening import open_store
 
 
 @click.command("prune")
-@click.option("--before", required=True, type=DAY, help="Delete runs started before this UTC date.")
+@click.option("--before", type=DAY, help="Delete runs started before this UTC date.")
+@click.option("--run", "refs", multiple=True, metavar="ID|LABEL",
+              help="Delete this run (an id, or a label: all its runs) instead: a run measured wrong, a file "
+                   "imported twice. Repeatable.")
 @click.option("--keep-labels", is_flag=True, help="Keep runs that have a label (the configurations named "
                                                   "on purpose); delete only unlabelled ones.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be deleted.")
 @db_option
-def command(before, keep_labels, dry_run, db_url):
-    """Delete old runs with their steps and samples, and environments no run
-    uses any more, so a shared store does not grow without bound. Runs still
-    running are kept.
+def command(before, refs, keep_labels, dry_run, db_url):
+    """Delete old runs (--before), or the runs named (--run), with their
+    steps and samples, and environments no run uses any more, so a shared
+    store does not grow without bound. Runs still running are kept.
 
     \b
     clusterbench prune --before 2026-01-01 --keep-labels --dry-run
+    clusterbench prune --run 42 --dry-run
     """
+    if (before is None) == (not refs):
+        raise BadInput("give --before DATE (runs older than it) or --run ID|LABEL (those runs), one of them")
     store = open_store(db_url)
     if store.read_only and not dry_run:   # say so before counting, not at the first delete
         raise BadInput(f"cannot prune {store.url}: its file system is read-only (--dry-run still counts)")
-    n = store.prune(utc(before), keep_labels=keep_labels, dry_run=dry_run)
+    run_ids = sorted({i for ref in refs for i in store.resolve(ref)}) if refs else None
+    n = store.prune(utc(before) if before else None, run_ids=run_ids, keep_labels=keep_labels, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
+    which = f"started before {before:%Y-%m-%d}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
     click.echo(f"{verb} {n['runs']} runs, {n['steps']} steps, {n['samples']} samples and "
-               f"{n['environments']} environments started before {before:%Y-%m-%d} from {store.url}"
-               + (" (labelled runs kept)" if keep_labels else ""))
+               f"{n['environments']} environments {which} from {store.url}"
+               + (" (labelled runs kept)" if keep_labels else "")
+               + (f"; {len(run_ids) - n['runs']} still running, kept" if run_ids and n["runs"] < len(run_ids) else ""))

@@ -275,12 +275,13 @@ class Store:
         with store_failures(self.url, self._secret_url):
             return queries.size_bytes(self.engine)
 
-    def prune(self, before: dt.datetime, *, keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
-        """Deletes runs started before `before` and what only they use (store/queries.py)."""
+    def prune(self, before: dt.datetime | None = None, *, run_ids: list[int] | None = None, keep_labels: bool = False,
+              dry_run: bool = False) -> dict[str, int]:
+        """Deletes runs started before `before`, or the runs run_ids, and what only they use (store/queries.py)."""
         from clusterbench.store import queries
 
         with store_failures(self.url, self._secret_url):
-            return queries.prune(self.engine, before, keep_labels=keep_labels, dry_run=dry_run)
+            return queries.prune(self.engine, before, run_ids=run_ids, keep_labels=keep_labels, dry_run=dry_run)
 
     def resolve(self, ref: str) -> list[int]:
         """Run ids for a run id or a label (newest first), through the row

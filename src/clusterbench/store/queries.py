@@ -32,12 +32,13 @@ def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | N
         return c.execute(q).all()
 
 
-def prune(engine: sa.engine.Engine, before: dt.datetime, *, keep_labels: bool = False,
-          dry_run: bool = False) -> dict[str, int]:
-    """Deletes runs started before `before` (not running ones; with keep_labels not labelled ones),
-    their steps, samples and host links, then environments no run uses. One transaction.
-    Returns how many rows of each went (or would go, with dry_run)."""
-    doomed = sa.select(runs.c.id).where(runs.c.started < before, runs.c.status != "running")
+def prune(engine: sa.engine.Engine, before: dt.datetime | None = None, *, run_ids: list[int] | None = None,
+          keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
+    """Deletes runs started before `before`, or the runs `run_ids` (not running ones; with keep_labels
+    not labelled ones), their steps, samples and host links, then environments no run uses. One
+    transaction. Returns how many rows of each went (or would go, with dry_run)."""
+    doomed = sa.select(runs.c.id).where(runs.c.status != "running")
+    doomed = doomed.where(runs.c.started < before) if run_ids is None else doomed.where(runs.c.id.in_(run_ids))
     if keep_labels:
         doomed = doomed.where(runs.c.label.is_(None))
     doomed_steps = sa.select(steps.c.id).where(steps.c.run_id.in_(doomed))
