@@ -352,6 +352,24 @@ def cbk_without_mpi(tmp_path_factory) -> Path:
     return build / "cbk"
 
 
+def store_at(url: str, revision: str):
+    """An engine on a store made at an older revision (its migrations up to
+    `revision` only), as a store written by an older clusterbench is."""
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    from clusterbench.store.revisions import MIGRATIONS
+
+    engine = sa.create_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
+    return engine
+
+
 def store_rows(url: str, sql: str) -> list:
     """Rows of a SQL query against a test's store."""
     import sqlalchemy as sa

@@ -15,7 +15,7 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 
-from conftest import REPO, store_rows
+from conftest import REPO, store_at, store_rows
 
 from clusterbench.importers.import_runs import Overrides, parse_file, store_run
 from clusterbench.store import database
@@ -239,17 +239,8 @@ def test_a_file_given_twice_in_one_command_is_refused_unless_again(cli, tmp_path
 @pytest.mark.timeout(300)
 def test_runs_imported_before_the_file_hash_was_kept_are_not_refused_against(cli, tmp_path, store_url):
     """A run imported before 0009 has no hash: nothing to compare it with."""
-    from alembic import command
-    from alembic.config import Config
-
-    from clusterbench.store.revisions import MIGRATIONS
-
-    engine = sa.create_engine(store_url)
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
+    engine = store_at(store_url, "0008")
     with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0008")
         conn.execute(sa.text("insert into runs (started, status, imported_from, kind) "
                              f"values ('2025-01-01', 'ok', 'OSU 7.4 text, file {OSU}', 'imported')"))
     engine.dispose()

@@ -7,25 +7,10 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from conftest import store_rows
+from conftest import store_at, store_rows
 
 PARIO_WARNING = ("cached: timed until the last write returned (data handed to the file system), "
                  "before fsync and close")
-
-
-def _store_at(url: str, revision: str) -> sa.engine.Engine:
-    from alembic import command
-    from alembic.config import Config
-
-    from clusterbench.store.revisions import MIGRATIONS
-
-    engine = sa.create_engine(url)
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
-    return engine
 
 
 def _pario_record(mode: str, warnings: list[str]) -> dict:
@@ -39,7 +24,7 @@ def _pario_record(mode: str, warnings: list[str]) -> dict:
 def test_a_store_with_cached_writes_reads_back_buffered_after_the_upgrade(store_url):
     from clusterbench.store import Store
 
-    engine = _store_at(store_url, "0007")
+    engine = store_at(store_url, "0007")
     samples = sa.table("samples", sa.column("step_id", sa.Integer), sa.column("repetition", sa.Integer),
                        sa.column("phase", sa.String), sa.column("mode", sa.String), sa.column("value", sa.Float),
                        sa.column("unit", sa.String), sa.column("warnings", sa.JSON), sa.column("record", sa.JSON))

@@ -7,30 +7,15 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from conftest import store_rows
+from conftest import store_at, store_rows
 from clusterbench.results.sample import Sample
-
-
-def _store_at(url: str, revision: str) -> sa.engine.Engine:
-    from alembic import command
-    from alembic.config import Config
-
-    from clusterbench.store.revisions import MIGRATIONS
-
-    engine = sa.create_engine(url)
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
-    return engine
 
 
 @pytest.mark.both_stores
 def test_a_store_written_with_hosts_in_step_names_is_migrated_to_host_and_kind_columns(store_url):
     from clusterbench.store import Store
 
-    engine = _store_at(store_url, "0005")
+    engine = store_at(store_url, "0005")
     runs = [("cluster", None), (None, None), (None, "fio 3.33 JSON, file a.json")]
     steps = [(1, "node h01: stream"), (1, "node h02.example.org: seqio cold"), (1, "link matrix (mpiGraph shift pattern)"),
              (2, "node x: a user's own step name"), (3, None)]
