@@ -214,6 +214,15 @@ All nodes which are allocated for this job are already filled.
 """
 
 
+# MPICH 5.0.2's mpiexec -f hosts (h01, h09) when h09 cannot be reached: the cause is the first line
+UNREACHABLE_NODE = """ssh: Could not resolve hostname h09: Name or service not known
+[mpiexec@vm] ui_cmd_cb (/mpich-5.0.2/src/pm/hydra/mpiexec/pmiserv_pmci.c:51): Launch proxy failed.
+[mpiexec@vm] HYDT_dmxu_poll_wait_for_event (/mpich-5.0.2/src/pm/hydra/lib/tools/demux/demux_poll.c:76): callback returned error status
+[mpiexec@vm] HYD_pmci_wait_for_completion (/mpich-5.0.2/src/pm/hydra/mpiexec/pmiserv_pmci.c:180): error waiting for event
+[mpiexec@vm] main (/mpich-5.0.2/src/pm/hydra/mpiexec/mpiexec.c:270): process manager error waiting for completion
+"""
+
+
 @pytest.mark.parametrize("stderr,line", [
     (OPEN_MPI_BANNER, "All nodes which are allocated for this job are already filled."),
     ("------\nThere are not enough slots available in the system to satisfy the 3\nslots that were requested.\n------\n",
@@ -221,6 +230,13 @@ All nodes which are allocated for this job are already filled.
     ('{"schema":1,"type":"error","message":"seqio: no space left"}\n' + OPEN_MPI_BANNER, "seqio: no space left"),
     ("warning: x\n[mpiexec@h] error: unable to reach h02\n", "[mpiexec@h] error: unable to reach h02"),
     ("", "exit status 7"),
+    # Hydra's call trace under the line that says why (a node unreachable): the cause, naming the node
+    (UNREACHABLE_NODE, "ssh: Could not resolve hostname h09: Name or service not known"),
+    ("testbed ssh: no host 'h09' in test cluster cb9e\n" + UNREACHABLE_NODE.split("\n", 1)[1],
+     "testbed ssh: no host 'h09' in test cluster cb9e"),
+    # a trace alone: its last line, as before
+    (UNREACHABLE_NODE.split("\n", 1)[1], "[mpiexec@vm] main (/mpich-5.0.2/src/pm/hydra/mpiexec/mpiexec.c:270): "
+                                         "process manager error waiting for completion"),
 ])
 def test_a_launchers_failure_is_kept_whole_without_its_banner(stderr, line):
     from clusterbench.launch.messages import failure_line

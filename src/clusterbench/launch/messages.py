@@ -10,6 +10,13 @@ from clusterbench.results.records import error_message
 MESSAGE_MAX_CHARS = 1000
 
 
+# A line of Hydra's call trace: "[mpiexec@vm] main (.../mpiexec.c:270): process
+# manager error ...", "[proxy:0:0@h01] HYDU_sock_write (utils/sock/sock.c:254): ...".
+# It says where in Hydra the failure surfaced; what caused it (ssh could not
+# reach a node) is the line before the trace, from the program Hydra started.
+_HYDRA_TRACE = re.compile(r"^\[[^\]\s]*@[^\]\s]*\] \w+ \([^()]*:\d+\): ")
+
+
 def _is_rule(line: str) -> bool:
     return len(line) >= 3 and set(line) <= set("-=*#")
 
@@ -18,7 +25,9 @@ def failure_line(stderr: str, status: int) -> str:
     """cbk's error record when it wrote one. Else the launcher's own words:
     the first block framed by rule lines (Open MPI's help banners, whose
     first line is a row of dashes), its sentences joined; else the last
-    line; else the exit status."""
+    line that is not Hydra's call trace (the cause, e.g. ssh's "Could not
+    resolve hostname h09", not "process manager error waiting for
+    completion"), else the last line; else the exit status."""
     msg = error_message(stderr)
     if msg:
         return msg
@@ -36,7 +45,8 @@ def failure_line(stderr: str, status: int) -> str:
         if block:
             return " ".join(block)[:MESSAGE_MAX_CHARS]
     words = [line for line in lines if line and not _is_rule(line)]
-    return words[-1][:MESSAGE_MAX_CHARS] if words else f"exit status {status}"
+    said = [line for line in words if not _HYDRA_TRACE.match(line)] or words
+    return said[-1][:MESSAGE_MAX_CHARS] if said else f"exit status {status}"
 
 
 # cbk's watchdog line (kernels/core/finalize.c)
