@@ -3,9 +3,11 @@ and network stacks, reachable by name; `down` removes everything, also after
 an `up` killed halfway; bad input is one line, exit 2, nothing made."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -305,3 +307,48 @@ def test_two_clusters_up_at_once_get_their_own_addresses_and_names(tmp_path):
         for d in (a, b):
             if (d / tc.STATE_FILE).exists():
                 tb("down", state_dir=d)
+
+
+@needs_root
+@pytest.mark.timeout(120)
+def test_a_launch_that_fails_on_one_host_leaves_nothing_running_on_the_others(tmp_path):
+    """ssh gives a remote command stdin, stdout and stderr, nothing else of
+    the caller's. The stand-in passed every descriptor mpiexec left open on
+    to the host: Hydra's proxies held mpiexec's own listening socket, so when
+    mpiexec gave up on an unreachable host the proxies it had started on the
+    others stayed connected to nobody, for ever (six hydra_pmi_proxy on each
+    host after one failed run cluster)."""
+    d = tmp_path / "tb"
+    assert tb("up", "--hosts", "2", state_dir=d).returncode == 0
+    try:
+        ns = json.loads(tb("status", "--json", state_dir=d).stdout)["hosts"][0]["namespace"]
+        r, w = os.pipe()
+        high = os.dup(r) if r > 9 else fcntl.fcntl(r, fcntl.F_DUPFD, 13)   # sh's redirections cannot name it
+        try:
+            held = subprocess.run([str(d / "ssh"), "h01", "ls /proc/$$/fd"], capture_output=True, text=True,
+                                  pass_fds=(r, w, high), timeout=30)
+        finally:
+            for fd in {r, w, high}:
+                os.close(fd)
+        assert held.returncode == 0, held.stderr
+        assert sorted(int(fd) for fd in held.stdout.split()) == [0, 1, 2]
+
+        from clusterbench.launch.mpiexec import find_mpiexec, flavour
+
+        mpiexec = find_mpiexec(os.environ.get("CLUSTERBENCH_CBK") or shutil.which("cbk"))
+        if not mpiexec or flavour(mpiexec) != "mpich":
+            pytest.skip("no MPICH mpiexec: the descriptors were checked, not Hydra's proxies")
+        hosts = tmp_path / "hosts"
+        hosts.write_text("h01\nh09\n")   # h09 is no host of the cluster
+        env = {**os.environ, **tc.Cluster.load(d).env()}   # what `testbed env` exports
+        failed = subprocess.run([mpiexec, "-n", "2", "-ppn", "1", "-f", str(hosts), "true"], capture_output=True,
+                                text=True, env=env, timeout=60)
+        assert failed.returncode != 0 and "no host 'h09'" in failed.stderr, failed.stderr
+        for _ in range(100):   # h01's proxy sees mpiexec gone and ends
+            left = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+            if not left:
+                break
+            time.sleep(0.1)
+        assert left == [], [Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ") for p in left]
+    finally:
+        assert tb("down", state_dir=d).returncode == 0

@@ -45,6 +45,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -599,6 +600,10 @@ def _write_files(b: _Builder) -> None:
     cases = "".join(f"  {h.name}|{h.address}) ns={h.ns}; h={h.name} ;;\n" for h in hosts)
     d = shlex.quote(str(c.dir))
     own_mounts = _host_mounts("'\"$d\"'", "'\"$h\"'")   # spliced into the single-quoted sh -c
+    # sh's redirections name descriptors 0-9 only; Python closes them all (close_range)
+    close_fds = shlex.quote("import os, sys; os.closerange(3, os.sysconf('SC_OPEN_MAX')); "
+                            "os.execvp(sys.argv[1], sys.argv[1:])")
+    python = shlex.quote(sys.executable)
     b.file(c.ssh, f"""#!/bin/sh
 # ssh stand-in for test cluster {c.id} (made by clusterbench testbed up):
 # `ssh [options] HOST COMMAND...` runs COMMAND with sh on that test host.
@@ -614,7 +619,10 @@ case "$1" in
 esac
 shift
 d={d}
-exec nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
+# as ssh does, the command gets stdin, stdout and stderr and no other descriptor
+# of the caller's: Hydra's proxies holding mpiexec's listening socket outlived it
+exec {python} -I -S -c {close_fds} \\
+  nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
   unshare --mount --propagation slave -- \\
   sh -c 'mount --bind "$0" /etc/hosts && {own_mounts} && exec sh -c "$1"' "$d/hosts" "$*"
 """, 0o755)
