@@ -206,6 +206,18 @@ def test_a_host_file_line_in_no_known_form_is_one_line_naming_it(tmp_path):
         read(str(f))
 
 
+@pytest.mark.parametrize("line", ["h02:0", "h02 slots=0"])
+def test_a_host_with_no_slot_is_one_line_naming_it(tmp_path, line):
+    # Hydra 5.0.2 died of SIGFPE on `h02:0` (dividing by its slots), and the run said only "exit status -8"
+    from clusterbench.launch.hostfile import read
+
+    f = tmp_path / "hosts"
+    f.write_text(f"h01:1\n{line}\n")
+    with pytest.raises(BadInput, match=rf"line 2: '{line}': a host needs 1 slot or more \(drop the line "
+                                       r"to leave the host out\)"):
+        read(str(f))
+
+
 # Open MPI 4.1.6's refusal of a host file in MPICH's form, as it printed it on a lent GPU machine (#33)
 OPEN_MPI_BANNER = """--------------------------------------------------------------------------
 All nodes which are allocated for this job are already filled.

@@ -50,6 +50,15 @@ def read(path: str) -> HostFile:
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"--hostfile {path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     entries, forms = [], set()
+
+    def take(number: int, raw: str, form: str, host: str, slots: str | None) -> None:
+        # a host of no slot takes no rank: Hydra divides by it (SIGFPE, "exit status -8")
+        if slots is not None and int(slots) == 0:
+            raise BadInput(f"--hostfile {path}, line {number}: '{raw.strip()}': a host needs 1 slot or more "
+                           f"(drop the line to leave the host out)")
+        forms.add(form)
+        entries.append(HostEntry(host, int(slots) if slots is not None else None))
+
     for number, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -57,16 +66,14 @@ def read(path: str) -> HostFile:
         m = _MPICH_LINE.match(line)
         if m:
             slots = m.group("slots")
-            forms.add("mpich" if slots is not None else "plain")
-            entries.append(HostEntry(m.group("host"), int(slots) if slots is not None else None))
+            take(number, raw, "mpich" if slots is not None else "plain", m.group("host"), slots)
             continue
         m = _OPENMPI_LINE.match(line)
         if m:
             opts = dict(re.findall(r"(\w+)\s*=\s*(\d+)", m.group("opts")))
             unknown = set(opts) - {"slots", "max_slots"}
             if not unknown:
-                forms.add("openmpi")
-                entries.append(HostEntry(m.group("host"), int(opts["slots"]) if "slots" in opts else None))
+                take(number, raw, "openmpi", m.group("host"), opts.get("slots"))
                 continue
         raise BadInput(f"--hostfile {path}, line {number}: '{raw.strip()}' is neither 'host', 'host:slots' "
                        f"(MPICH) nor 'host slots=N' (Open MPI)")
