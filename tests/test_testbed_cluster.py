@@ -281,6 +281,14 @@ def test_link_specs_are_read_in_tc_units():
     assert tc.delay_ms("500us") == 0.5
     with pytest.raises(tc.BadCluster, match="not a tc rate"):
         tc.parse_link("fast")
+    # rates tc's tbf refuses were taken, and `up` failed halfway (exit 1, undone): 7bit is 0 bytes/s
+    # ("the rate parameter is mandatory"), 99999tbit a 1 ms bucket over tc's 32-bit byte count
+    assert tc.parse_link("8bit") == ("8bit", None) and tc.parse_link("34tbit") == ("34tbit", None)
+    for rate in ("0mbit", "7bit", "99999tbit"):
+        with pytest.raises(tc.BadCluster, match=rf"rate '{rate}' is outside what tc's tbf takes \(8bit to 34tbit\)"):
+            tc.parse_link(rate)
+    with pytest.raises(tc.BadCluster, match="outside what tc's tbf takes"):
+        tc.parse_topology(2, 1, "0gbit")
 
 
 @needs_root

@@ -48,12 +48,22 @@ class TestBedError(RuntimeError):
     """A command that builds or removes the test bed failed."""
 
 
+# What tbf takes: tc keeps a rate in bytes per second (below 8 bit/s it is 0,
+# "the rate parameter is mandatory"), and the bucket given with it (1 ms of
+# traffic, _limit and testbed/cluster.py's _shape) in a 32-bit byte count.
+LEAST_RATE_BITS_PER_S = 8
+MOST_RATE_BITS_PER_S = 34e12
+
+
 def rate_bits_per_s(rate: str) -> float:
     """'1gbit' -> 1e9 (tc's decimal units)."""
     m = _RATE.match(rate.strip().lower())
     if not m:
         raise ValueError(f"rate {rate!r} is not a tc rate like 100mbit or 1gbit")
-    return float(m.group(1)) * _RATE_BITS[m.group(2)]
+    bits = float(m.group(1)) * _RATE_BITS[m.group(2)]
+    if not LEAST_RATE_BITS_PER_S <= bits <= MOST_RATE_BITS_PER_S:
+        raise ValueError(f"rate {rate!r} is outside what tc's tbf takes (8bit to 34tbit)")
+    return bits
 
 
 def available() -> tuple[bool, str]:
