@@ -397,3 +397,26 @@ def test_a_pair_that_exchanged_both_ways_at_once_does_not_decide_a_nodes_side():
     assert said[1].startswith("every link to and from h03 is slow") and "h03's port" in said[1], said
     no_rounds = link_matrix(link_steps(LOADED_BOTH_FAULTS), {}, 0.50)
     assert "h02's port" in link_sentences(ClusterView(hosts, links=no_rounds))[0]
+
+
+def test_a_node_whose_cbk_cannot_run_skips_the_cluster_wide_steps_saying_which(tmp_path):
+    """A node whose cbk exits before MPI_Init left the link matrix's job over
+    every node waiting for its rank forever (Hydra; no step timeout by
+    default). Its snapshot already said cbk could not run there."""
+    from clusterbench.run.cluster.execute import _skip, nodes_without_cbk
+    from clusterbench.run.plan import Step
+    from clusterbench.run.progress import Progress
+    from clusterbench.store import Store
+
+    envs = {"h01": {"cbk.version": "0.9"}, "h02": {"cbk.version_error": "exit status 127: cbk: not found"},
+            "h03": {"cbk.version": "0.9"}}
+    assert nodes_without_cbk(["h01", "h02", "h03", "h04"], envs) == "h02: exit status 127: cbk: not found"
+    assert nodes_without_cbk(["h01", "h03", "h04"], envs) == ""   # h04: no snapshot, nothing said of its cbk
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = store.begin_run(label=None, command="test", suite="cluster")
+    step = Step(kernel="linkmatrix", params={}, repeat=3, ranks=3, name="link matrix (mpiGraph shift pattern)")
+    assert _skip(store, run, 0, step, nodes_without_cbk(["h01", "h02"], envs), Progress(enabled=False)) == "skipped"
+    (stored,) = store.steps_of(run)
+    assert stored.status == "skipped" and stored.message == (
+        "cbk cannot run on every node (h02: exit status 127: cbk: not found), and a job over every node would "
+        "wait for it")

@@ -507,6 +507,22 @@ def check_conditions(req: ClusterRequest) -> None:
     conditions_apply.check(req.conditions, conditions_view(req))
 
 
+def nodes_without_cbk(hosts: list[str], envs: dict[str, dict]) -> str:
+    """The nodes whose snapshot says cbk cannot run there, with why; "" when
+    none. An MPI job over every node waits for such a node's rank forever
+    (Hydra, a rank gone before MPI_Init): the cluster-wide steps are skipped."""
+    said = [f"{h}: {envs[h]['cbk.version_error']}" for h in hosts
+            if h in envs and "cbk.version" not in envs[h] and envs[h].get("cbk.version_error")]
+    return "; ".join(said)
+
+
+def _skip(store: Store, run_id: int, position: int, step: Step, unable: str, progress: Progress) -> str:
+    why = f"cbk cannot run on every node ({unable}), and a job over every node would wait for it"
+    store.finish_step(step_engine.begin(store, run_id, position, step, "none"), "skipped", message=why)
+    progress.note(f"skipped {step.name}: {why}")
+    return "skipped"
+
+
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
     """Runs the request under its conditions (held, as `run` holds them, for
     the run: this host's probe cgroup made and removed, the journal kept);
@@ -540,9 +556,13 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
                     statuses += run_on_nodes(store, cat, run_id, position, one, dataclasses.replace(req, hosts=hosts),
                                              envs, local_env, progress, Path(folder), req.conditions)
                     position += 1
+            unable = nodes_without_cbk(req.hosts, envs)
             for step in cluster:
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
-                statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
+                if unable:
+                    statuses.append(_skip(store, run_id, position, step, unable, progress))
+                else:
+                    statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
                 position += 1
             step_engine.add_cross_warnings(store, run_id)
     return run_id
