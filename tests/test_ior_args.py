@@ -54,6 +54,9 @@ TABLE = [
     ("ior -Fb 8k -t=4k --collective -a MPIIO", None, None,
      {"strategy": "split", "api": "mpiio", "block-size": "8k", "transfer-size": "4k"}),
     ("ior -N 4 -b 1p", 4, None, {"block-size": str(1 << 50)}),
+    # a name ending in '/': IOR's file-per-process names are <name>.<rank>, inside that directory
+    ("ior -F -o /scratch/run1/", None, None, {"strategy": "split", "dir": "/scratch/run1"}),
+    ("ior -F -o /", None, None, {"strategy": "split", "dir": "/"}),
     ("IOR", None, None, {}),
 ]
 
@@ -111,6 +114,8 @@ BAD = [
     ("ior -z -C -b 8k -t 4k", ["random offset and reorder tasks specified with single-shared-file"]),
     ("ior -z -b 4k -t 4k", ["choose blocksize > transferSize"]),
     ("ior -r -R", ["use -G"]),
+    # IOR opens a shared test file by this name: a directory, so IOR fails
+    ("ior -o /scratch/run1/", ["-o /scratch/run1/: names a directory"]),
     ("ior -b 3k -t 2k", ["block size must be a multiple of transfer size"]),
     ("ior -t 0", ["zero transfer size"]),
     ("ior -y", ["Dual Mount can only be used with File Per Process"]),

@@ -345,7 +345,12 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     elif check_write and not timed_read:
         notes.append("-W: pario checks the data on a timed read after the write; IOR's output shows the write only")
     testfile = s.get("testfile", "testFile")
-    params["dir"] = os.path.dirname(testfile.rstrip("/")) or "."
+    # IOR's files are the name itself (shared) or <name>.<rank> (-F): they live in the
+    # directory part of the name as written, so `-o /scratch/run1/ -F` writes in run1
+    params["dir"] = os.path.dirname(testfile) or "."
+    if testfile.endswith("/") and not on("fileperproc"):
+        problems.append(f"-o {testfile}: names a directory, and IOR opens the shared test file by that name "
+                        f"(it fails); give a file name in it (-o {testfile}testFile)")
     tasks = s.get("numtasks")
     if tasks is not None and ranks is not None and int_of(tasks) not in (ranks, -1, 0):
         problems.append(f"-N {tasks}: give the rank count to the launcher (mpiexec -n {tasks}); it says {ranks}")
