@@ -114,6 +114,9 @@ BAD = [
     ("ior -z -C -b 8k -t 4k", ["random offset and reorder tasks specified with single-shared-file"]),
     ("ior -z -b 4k -t 4k", ["choose blocksize > transferSize"]),
     ("ior -r -R", ["use -G"]),
+    # IOR checks after its write phase, on the file it wrote: without -w it opens none
+    ("ior -W", ["-W without -w"]),
+    ("ior -W -r -F", ["-W without -w"]),
     # IOR opens a shared test file by this name: a directory, so IOR fails
     ("ior -o /scratch/run1/", ["-o /scratch/run1/: names a directory"]),
     ("ior -b 3k -t 2k", ["block size must be a multiple of transfer size"]),

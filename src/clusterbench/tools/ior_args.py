@@ -268,6 +268,10 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     write, read, check_write, check_read = (on(n) for n in ("writefile", "readfile", "checkwrite", "checkread"))
     if check_read and not write and not on("settimestampsignature"):
         problems.append("-R without -w: using readCheck only requires to write a timeStampSignature -- use -G (IOR)")
+    if check_write and not write:
+        # IOR's TestIoSys removes the file, then checks it after a write phase this line does not have
+        problems.append("-W without -w: IOR checks the file it has just written, and this line writes none "
+                        "(IOR fails: Cannot open file); add -w")
     if on("reordertasks") and on("reordertasksrandom"):
         problems.append("-C and -Z: Both Constant and Random task re-ordering specified. Choose one and resubmit (IOR)")
     shared = not on("fileperproc")
