@@ -622,3 +622,26 @@ def test_a_node_whose_tcp_stack_missed_the_tuning_differs_in_those_keys_alone(tm
                       "sysctl.net.ipv4.tcp_congestion_control"}, (healthy, tuned_wrong)
     assert tuned_wrong["sysctl.net.ipv4.tcp_rmem"] == "4096 8192 16384"
     assert tuned_wrong["sysctl.net.ipv4.tcp_congestion_control"] == "reno"
+
+
+@pytest.mark.timeout(60)
+def test_env_diff_of_runs_on_different_host_counts_shows_every_host(cli, store_url, tmp_path):
+    from clusterbench.store.opening import open_store
+
+    base = fixture_env("xeon2s_hdd")
+    store = open_store(store_url, writing=True)
+
+    def run_on(label, hosts):
+        run_id = store.begin_run(label=label, command="test", suite=None)
+        for host, profile in hosts.items():
+            env = dict(base, **{"host.name": host, "tuned.profile": profile})
+            store.link_host(run_id, host, store.add_environment(env, environment.snapshot_hash(env)))
+        store.finish_run(run_id, "ok")
+
+    run_on("one", {"h01": "balanced"})
+    run_on("two", {"h01": "balanced", "h02": "latency-performance"})
+    for a, b in (("one", "two"), ("two", "one")):
+        out = cli("env", "--diff", a, b)
+        assert out.status == 0, out.stderr
+        # h02, the host whose tuned profile differs, is compared too, not left out
+        assert "(h02)" in out.stdout and "latency-performance" in out.stdout, out.stdout

@@ -31,8 +31,7 @@ def command(diff, targets, as_json, db_url):
     if diff:
         store = open_store(db_url)
         (a_id, env_a), (b_id, env_b) = (_environments(store, r) for r in diff)
-        pairs = list(zip(sorted(env_a), sorted(env_b))) if set(env_a) != set(env_b) else [(h, h) for h in sorted(env_a)]
-        for ha, hb in pairs:
+        for ha, hb in _host_pairs(sorted(env_a), sorted(env_b)):
             from clusterbench.analysis.comparison import single_target
 
             lines = environment.diff(single_target(env_a[ha]), single_target(env_b[hb]))
@@ -50,6 +49,16 @@ def command(diff, targets, as_json, db_url):
     for k, v in environment.summary_block(env):
         t.add_row(k, v)
     console.print(t)
+
+
+def _host_pairs(hosts_a: list[str], hosts_b: list[str]) -> list[tuple[str, str]]:
+    """The same hosts pair by name; otherwise host by host in order, the run
+    with fewer hosts taken round again, so every host of both runs is compared
+    (one host against a run of several: against each of them)."""
+    if hosts_a == hosts_b:
+        return [(h, h) for h in hosts_a]
+    n = max(len(hosts_a), len(hosts_b))
+    return [(hosts_a[i % len(hosts_a)], hosts_b[i % len(hosts_b)]) for i in range(n)]
 
 
 def _environments(store, ref: str) -> tuple[int, dict[str, dict]]:
