@@ -57,6 +57,8 @@ TABLE = [
     # a name ending in '/': IOR's file-per-process names are <name>.<rank>, inside that directory
     ("ior -F -o /scratch/run1/", None, None, {"strategy": "split", "dir": "/scratch/run1"}),
     ("ior -F -o /", None, None, {"strategy": "split", "dir": "/"}),
+    # IOR splits the name at '@' (ParseFileName); a shared file is the first name
+    ("ior -o /scratch/a/f@/scratch/b/f", None, None, {"dir": "/scratch/a"}),
     ("IOR", None, None, {}),
 ]
 
@@ -119,6 +121,7 @@ BAD = [
     ("ior -W -r -F", ["-W without -w"]),
     # IOR opens a shared test file by this name: a directory, so IOR fails
     ("ior -o /scratch/run1/", ["-o /scratch/run1/: names a directory"]),
+    ("ior -F -o /scratch/a/f@/scratch/b/f", ["-o /scratch/a/f@/scratch/b/f: several test file names"]),
     ("ior -b 3k -t 2k", ["block size must be a multiple of transfer size"]),
     ("ior -t 0", ["zero transfer size"]),
     ("ior -y", ["Dual Mount can only be used with File Per Process"]),

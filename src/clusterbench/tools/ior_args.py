@@ -349,6 +349,11 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     elif check_write and not timed_read:
         notes.append("-W: pario checks the data on a timed read after the write; IOR's output shows the write only")
     testfile = s.get("testfile", "testFile")
+    names = [n for n in testfile.split("@") if n]   # IOR's ParseFileName: strtok at '@'
+    if len(names) > 1 and on("fileperproc"):
+        problems.append(f"-o {testfile}: several test file names (IOR puts rank r's file under name r mod "
+                        f"{len(names)}, over several file systems) are not implemented")
+    testfile = names[0] if names else testfile   # a shared file is the first name, as IOR's
     # IOR's files are the name itself (shared) or <name>.<rank> (-F): they live in the
     # directory part of the name as written, so `-o /scratch/run1/ -F` writes in run1
     params["dir"] = os.path.dirname(testfile) or "."
