@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from clusterbench.errors import BadInput
-from clusterbench.tools.ior_args import _launcher
+from clusterbench.tools.ior_args import _launcher, bytes_of
 from clusterbench.tools.option_tokens import Grammar, tokens
 
 # mdtest 4.0's options (src/mdtest.c, mdtest_run's option table)
@@ -29,6 +29,7 @@ GRAMMAR = Grammar(
 )
 VALUE_PARAMS = {"-n": "items", "-I": "items-per-dir", "-z": "depth", "-b": "branching", "-N": "stride",
                 "-i": "repetitions", "--random-seed": "seed"}
+SIZED_COUNTS = {"-n", "-I"}   # mdtest reads these with string_to_bytes (option type 'l'): -n 1k is 1024
 SIZE_PARAMS = {"-w": "write-bytes", "-e": "read-bytes"}
 PHASE_FLAGS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
 UNSUPPORTED = {
@@ -111,6 +112,8 @@ def translate(argv: list[str]) -> MdtestLine:
         elif opt in IGNORED:
             notes.append(f"{opt} ignored: {IGNORED[opt]}")
         elif opt in VALUE_PARAMS:
+            if opt in SIZED_COUNTS and SIZE.match(value or ""):
+                value = str(bytes_of(value))
             if not COUNT.match(value or ""):
                 problems.append(f"{opt} {value}: expected a count (0, 1, 2, ...)")
             elif opt == "-i":
