@@ -128,6 +128,9 @@ BAD = [
     ("ior -O stoneWallingWearOut=1", ["only sensible when setting a stonewall deadline with -D"]),
     ("ior -O summaryFormat=XML", ["Unknown summaryFormat"]),
     ("ior -O frobnicate=1", ["-O frobnicate: unknown IOR parameter"]),
+    # directives IOR 4.0's DecodeDirective knows though no option lists them: refused for what they do
+    ("ior -O interIODelay=100,memoryPerTask=1g", ["interIODelay: a wait between transfers",
+                                                 "memoryPerTask: the memory hog"]),
     ("ior -O blocksize", ["expected key=value"]),
     ("ior -b", ["-b: needs a value"]),
     ("ior -b four", ["-b four: expected a size"]),

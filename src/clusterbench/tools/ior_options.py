@@ -34,7 +34,7 @@ DIRECTIVES = set(SHORT.values()) | {
     "summaryfile", "summaryformat", "saverankperformancedetailscsv", "debug", "platform", "allocatebufferongpu",
     "gpuid", "gpudirect", "stonewallingwearout", "stonewallingwearoutiterations", "stonewallingstatusfile",
     "mintimeduration", "numnodes", "numtasksonnode0", "reordertasksconstant", "warningaserrors", "useo_direct",
-    "randomprefill", "random-offset-seed", "dryrun", "summaryalways"} | {n.lower() for n in LONG_FLAGS | LONG_VALUES}
+    "randomprefill", "random-offset-seed", "dryrun", "summaryalways", "interiodelay", "memorypertask"} | {n.lower() for n in LONG_FLAGS | LONG_VALUES}
 FLAG_SETTINGS = {SHORT[c] for c in GRAMMAR.short_flags}
 
 # Accepted; nothing changes here (the note says why).
@@ -61,6 +61,9 @@ REFUSED = {
     "maxtimeduration": "-T: a time limit per test is not implemented",
     "mintimeduration": "minTimeDuration: a minimum run time is not implemented",
     "memorypernode": "-M: the memory hog is not implemented (it would shrink the page cache the figures see)",
+    "memorypertask": "memoryPerTask: the memory hog is not implemented (it would shrink the page cache the figures "
+                     "see)",
+    "interiodelay": "interIODelay: a wait between transfers (inside IOR's timed phase) is not implemented",
     "dualmount": "-y: dual mount points are not implemented",
     "randomprefill": "--randomPrefill is not implemented",
     "dryrun": "--dryRun: pario always does the I/O",
