@@ -122,6 +122,8 @@ BAD = [
     # IOR opens a shared test file by this name: a directory, so IOR fails
     ("ior -o /scratch/run1/", ["-o /scratch/run1/: names a directory"]),
     ("ior -F -o /scratch/a/f@/scratch/b/f", ["-o /scratch/a/f@/scratch/b/f: several test file names"]),
+    # IOR writes into the null device itself; pario would write files in /dev, a memory file system
+    ("ior -o /dev/null", ["-o /dev/null: names a device, which IOR writes into and pario cannot"]),
     ("ior -b 3k -t 2k", ["block size must be a multiple of transfer size"]),
     ("ior -t 0", ["zero transfer size"]),
     ("ior -y", ["Dual Mount can only be used with File Per Process"]),

@@ -225,6 +225,19 @@ def _count(s: dict[str, str], name: str, label: str, problems: list[str], minimu
     return n
 
 
+def _special(path: str) -> str | None:
+    """'device', 'FIFO' or 'socket' for what is at path, None for a file, a
+    directory or nothing."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return ("device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "FIFO" if stat.S_ISFIFO(mode)
+            else "socket" if stat.S_ISSOCK(mode) else None)
+
+
 def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems: list[str]) -> tuple[dict, int]:
     """One test's IOR parameters -> pario parameters and repetitions."""
     def on(name: str) -> bool:
@@ -360,6 +373,10 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     if testfile.endswith("/") and not on("fileperproc"):
         problems.append(f"-o {testfile}: names a directory, and IOR opens the shared test file by that name "
                         f"(it fails); give a file name in it (-o {testfile}testFile)")
+    elif not on("fileperproc") and _special(testfile):
+        # IOR writes into /dev/null or a FIFO itself; pario would measure files in its directory (/dev: memory)
+        problems.append(f"-o {testfile}: names a {_special(testfile)}, which IOR writes into and pario cannot "
+                        f"(it writes files in a directory); give a file name on the file system to measure")
     tasks = s.get("numtasks")
     if tasks is not None and ranks is not None and int_of(tasks) not in (ranks, -1, 0):
         problems.append(f"-N {tasks}: give the rank count to the launcher (mpiexec -n {tasks}); it says {ranks}")
