@@ -188,6 +188,8 @@ def test_bad_threshold_is_one_clear_line(text):
     (["--hostfile", "{hosts}", "--mpi-algorithm", "allreduce=ring"], "drop --mpi-algorithm"),
     (["--hostfile", "{hosts}", "--memory-limit", "1m"], "--memory-limit 1m: at least 16m"),
     (["--hostfile", "{one}"], "run cluster: 1 node(s) found"),
+    # a typo in --topology left n02 without a switch in silence
+    (["--hostfile", "{hosts}", "--topology", "n01:sw1,nx2:sw2"], "--topology: nx2 is not a node of this run"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_run_stored(cli, tmp_path, args, message):
     (tmp_path / "hosts").write_text("n01\nn02\n")

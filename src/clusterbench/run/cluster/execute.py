@@ -581,6 +581,12 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
         if flag in options:
             parse_fraction(options[flag], flag)   # bad input before anything runs; analysis reads it back
     scratch = options.get("scratch", "/tmp")
+    # a node the user's --topology names that is not a node of the run is a typo (hx3 for h03), which left
+    # h03 without a switch in silence; the test cluster's own topology may name hosts a smaller host file leaves out
+    strangers = sorted(set(switch_of(options.get("topology"))) - set(hosts))
+    if strangers:
+        raise BadInput(f"--topology: {', '.join(strangers)} {'is' if len(strangers) == 1 else 'are'} not a node of "
+                       f"this run (its nodes: {', '.join(hosts)})")
     return ClusterRequest(hosts, hostfile, launcher, choose_parts(options), repeat or 3,
                           options.get("one-at-a-time", "false") == "true",
                           options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
