@@ -51,8 +51,9 @@ def test_ctrl_c_keeps_the_samples_of_the_nodes_that_ended(cluster, tmp_path):
     # h02's first launch (its environment snapshot) runs; every later one waits
     calls = tmp_path / "h02-calls"
     hold = (f'\nif [ "$h" = h02 ]; then n=$(cat {calls} 2>/dev/null || echo 0); echo $((n + 1)) > {calls}; '
-            f'[ "$n" -ge 1 ] && sleep 120; fi\nexec nsenter')
-    cluster.ssh.write_text(original.replace("\nexec nsenter", hold, 1))
+            f'[ "$n" -ge 1 ] && sleep 120; fi\nexec ')
+    assert original.count("\nexec ") == 1   # the stand-in's one exec: spliced in before it, or the test tests nothing
+    cluster.ssh.write_text(original.replace("\nexec ", hold, 1))
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
     try:
         p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq", "--repeat", "2",

@@ -145,8 +145,9 @@ def slow_h03(cluster):
     """h03's processes (everything its ssh stand-in starts) in a CPU-capped cgroup."""
     group = cpu_cgroup(f"cbk-test-slow-{cluster.id}-{secrets.token_hex(2)}", 0.15)
     original = cluster.ssh.read_text()
+    assert original.count("\nexec ") == 1   # the stand-in's one exec: spliced in before it, or nothing is capped
     cluster.ssh.write_text(original.replace(
-        "\nexec nsenter", f'\n[ "$h" = h03 ] && echo $$ > {group / "cgroup.procs"}\nexec nsenter', 1))
+        "\nexec ", f'\n[ "$h" = h03 ] && echo $$ > {group / "cgroup.procs"}\nexec ', 1))
     yield
     cluster.ssh.write_text(original)
     for _ in range(50):   # the run's processes have ended; the cgroup empties as they are reaped

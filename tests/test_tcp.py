@@ -298,9 +298,10 @@ def measure(host, cbk_bin: str, server_host, *args: str) -> dict:
 def measure_link_bound(host, cbk_bin: str, server_host, *args: str, floor: float = 0.85) -> dict:
     """measure() on a shaped link: the link is the ceiling and other work on the machine only
     pulls a short transfer below it (0.847 of 1 Gbit/s in 1.2 s with four suite workers on two
-    cores), so a reading under the floor is taken again, up to three times, and the best returned."""
+    cores; 0.809 best of three with two suites side by side, 2026-12-06), so a reading under the
+    floor is taken again, up to five times, and the best returned."""
     best = None
-    for _ in range(3):
+    for _ in range(5):
         m = measure(host, cbk_bin, server_host, *args)
         assert m["rate"] <= 1.0, m   # never above the link, whatever the load
         best = m if best is None or m["rate"] > best["rate"] else best
