@@ -233,6 +233,16 @@ def test_clusterbench_mdtest_prints_mdtests_summary_and_stores_the_run(cli, mpie
     assert tree(data) == []
 
 
+@pytest.mark.timeout(120)
+def test_a_line_that_stores_no_item_phase_still_says_its_item_count(cli, mpiexec, tmp_path):
+    """-D -E: directories only, read only; mdtest reads no directory, so no
+    record carried the count and the line said "2 tasks, 0 directories"
+    where mdtest says 20."""
+    r = cli("mdtest", "mpiexec", "-n", "2", "mdtest", "-D", "-E", "-n", "10", "-d", str(tmp_path / "out"))
+    assert r.status == 0, r.stderr
+    assert "2 tasks, 20 directories" in r.stdout, r.stdout
+
+
 @pytest.mark.timeout(60)
 def test_clusterbench_mdtest_refuses_every_unsupported_option_at_once(cli, tmp_path):
     r = cli("mdtest", "--np", "2", "-n", "10", "-S", "-c", "-W", "5", "--verify-read", "-K", "-d", str(tmp_path))

@@ -58,7 +58,9 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
         step = load_run(store, run_id)["steps"][0]
         samples = step["samples"]
         build = step["build"] or {}
-        per_rank = next((s.extra("items_per_rank") for s in samples if not s.phase.startswith("tree")), 0)
+        # the records say it; a line that stores no item phase (-D -E: mdtest reads no directory) has -n still
+        per_rank = next((s.extra("items_per_rank") for s in samples if not s.phase.startswith("tree")), None) \
+            or int(line.params.get("items") or 0)
         kind = line.params.get("kind", "both")
         phases = line.params.get("phases", "all")
         read_without_bytes = kind != "dirs" and ("read" in phases or phases == "all") \
