@@ -645,3 +645,30 @@ def test_env_diff_of_runs_on_different_host_counts_shows_every_host(cli, store_u
         assert out.status == 0, out.stderr
         # h02, the host whose tuned profile differs, is compared too, not left out
         assert "(h02)" in out.stdout and "latency-performance" in out.stdout, out.stdout
+
+
+@pytest.mark.timeout(60)
+def test_env_diff_with_an_imported_run_folds_what_its_file_did_not_record_and_prints_values_as_written(
+        cli, store_url):
+    """Against an imported run, every key its file did not state was a line
+    of its own (about 150); and a value holding rich markup ("[/]", from a
+    kernel command line or a host's file) ended the diff in a traceback."""
+    from clusterbench.store.opening import open_store
+
+    store = open_store(store_url, writing=True)
+    for label, cmdline in (("measured", "ro quiet [/] x"), ("again", "ro [bold]y")):
+        env = dict(fixture_env("xeon2s_hdd"), **{"host.name": "n01", "kernel.cmdline": cmdline})
+        run_id = store.begin_run(label=label, command="test", suite=None)
+        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
+        store.finish_run(run_id, "ok")
+    out = cli("env", "--diff", "measured", "again")
+    assert out.status == 0 and "ro quiet [/] x" in out.stdout and "ro [bold]y" in out.stdout, out.stdout + out.stderr
+    osu = FIXTURES.parent / "import" / "osu-7.4-bw.txt"
+    assert cli("import", "--host", "n01", "--label", "old", str(osu)).status == 0
+    out = cli("env", "--diff", "measured", "old")
+    assert out.status == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith("│")]
+    assert len(rows) <= 6, out.stdout
+    assert re.search(r"\(\d{2,} more keys\) .*imported from OSU 7.4 text: not recorded", rows[-1]), rows[-1]
+    both = cli("env", "--diff", "measured", "measured")
+    assert both.status == 0 and "environment differences: 0 line(s)" in both.stdout

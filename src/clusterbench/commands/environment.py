@@ -26,6 +26,7 @@ def command(diff, targets, as_json, db_url):
     from rich.table import Table
 
     from clusterbench import environment
+    from clusterbench.output.render_text import terminal
 
     console = stdout_console()
     if diff:
@@ -34,11 +35,15 @@ def command(diff, targets, as_json, db_url):
         for ha, hb in _host_pairs(sorted(env_a), sorted(env_b)):
             from clusterbench.analysis.comparison import single_target
 
-            lines = environment.diff(single_target(env_a[ha]), single_target(env_b[hb]))
-            t = Table("key", f"run {a_id} ({ha})", f"run {b_id} ({hb})",
+            lines, unrecorded = _recorded(environment.diff(single_target(env_a[ha]), single_target(env_b[hb])),
+                                          env_a[ha], env_b[hb])
+            t = Table("key", f"run {a_id} ({terminal(ha)})", f"run {b_id} ({terminal(hb)})",
                       title=f"environment differences: {len(lines)} line(s)")
-            for key, va, vb in lines:
-                t.add_row(key, "" if va is None else str(va), "" if vb is None else str(vb))
+            for key, va, vb in lines:   # values read from machines and files: printed as written
+                t.add_row(terminal(key), "" if va is None else terminal(va), "" if vb is None else terminal(vb))
+            if unrecorded:
+                t.add_row(f"({unrecorded[1]} more keys)", *(terminal(unrecorded[0]) if side else ""
+                                                             for side in unrecorded[2]))
             console.print(t)
         return
     env = environment.collect([os.path.abspath(t) for t in targets])
@@ -49,6 +54,25 @@ def command(diff, targets, as_json, db_url):
     for k, v in environment.summary_block(env):
         t.add_row(k, v)
     console.print(t)
+
+
+def _not_recorded(value) -> bool:
+    return isinstance(value, str) and value.startswith("imported from ") and value.endswith(": not recorded")
+
+
+def _recorded(lines: list, env_a: dict, env_b: dict) -> tuple[list, tuple | None]:
+    """The lines of a diff an imported run's file can speak to, and (why,
+    how many, which side) for the rest: an imported run's snapshot holds
+    only what its file stated, and each key it lacks was a line of its own
+    ("imported from OSU 7.4 text: not recorded", about 150 of them)."""
+    why_a = next((v for v in env_a.values() if _not_recorded(v)), None)
+    why_b = next((v for v in env_b.values() if _not_recorded(v)), None)
+    if not (why_a or why_b) or (why_a and why_b):
+        return lines, None
+    kept = [ln for ln in lines if not (ln[1] is None or _not_recorded(ln[1]) if why_a else
+                                       ln[2] is None or _not_recorded(ln[2]))]
+    folded = len(lines) - len(kept)
+    return kept, ((why_a or why_b), folded, (bool(why_a), bool(why_b))) if folded else None
 
 
 def _host_pairs(hosts_a: list[str], hosts_b: list[str]) -> list[tuple[str, str]]:
