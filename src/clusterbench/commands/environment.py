@@ -52,7 +52,7 @@ def command(diff, targets, as_json, db_url):
         return
     t = Table("item", "value", title="test environment")
     for k, v in environment.summary_block(env):
-        t.add_row(k, v)
+        t.add_row(terminal(k), terminal(v))   # read from the machine: text, never markup
     console.print(t)
 
 

@@ -195,8 +195,10 @@ def print_netfs_table(header: list[str], rows: list[list[str]]) -> None:
     from clusterbench.output.console import stdout_console
 
     t = Table(title="E3: the same benchmark on GlusterFS, side by side (median MB/s; % change against the first)")
+    from clusterbench.output.render_text import terminal
+
     for i, h in enumerate(header):
-        t.add_column(h, justify="left" if i == 0 or h == "limit" else "right")
+        t.add_column(terminal(h), justify="left" if i == 0 or h == "limit" else "right")
     for r in rows:
-        t.add_row(*r)
+        t.add_row(*map(terminal, r))   # server paths and volume names: text, never markup
     stdout_console().print(t)
