@@ -310,8 +310,8 @@ def cli(cbk_bin, store_url):
     """cli(*args, timeout=300) runs `python -m clusterbench` against a private store."""
 
     def run(*args: str, timeout: float = 300, env: dict | None = None) -> CliResult:
-        full_env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="200",
-                        PATH=str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""), **(env or {}))
+        full_env = {**os.environ, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": store_url, "COLUMNS": "200",
+                    "PATH": str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""), **(env or {})}
         p = run_bounded([sys.executable, "-m", "clusterbench", *args], timeout=timeout, env=full_env)
         return CliResult(p.returncode, p.stdout, p.stderr)
 

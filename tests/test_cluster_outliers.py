@@ -2,6 +2,8 @@
 the environment table, on numbers chosen to sit either side of each bound."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from clusterbench.analysis.cluster.analysis import env_differences, parse_fraction
@@ -422,3 +424,28 @@ def test_a_node_whose_cbk_cannot_run_skips_the_cluster_wide_steps_saying_which(t
     assert stored.status == "skipped" and stored.message == (
         "cbk cannot run on every node (h02: exit status 127: cbk: not found), and a job over every node would "
         "wait for it")
+
+
+@pytest.mark.parametrize("scontrol, said", [
+    ("#!/bin/sh\necho 'slurm_load_ctl_conf error: Unable to contact slurm controller' >&2\nexit 1\n",
+     "failed (slurm_load_ctl_conf error: Unable to contact slurm controller)"),
+    (None, "could not run (No such file or directory)"),
+])
+def test_inside_an_allocation_a_failing_scontrol_is_said_not_a_request_for_an_allocation(cli, tmp_path, scontrol,
+                                                                                         said):
+    """Inside a Slurm job whose scontrol failed, run cluster said it needs
+    nodes 'a Slurm allocation (sbatch -N 4)', and dropped scontrol's error;
+    without scontrol on PATH it was a traceback."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if scontrol:
+        (bin_dir / "scontrol").write_text(scontrol)
+        (bin_dir / "scontrol").chmod(0o755)
+    import sys
+
+    env = {"CLUSTERBENCH_TESTBED": "", "SLURM_JOB_ID": "42", "SLURM_JOB_NODELIST": "n[01-02]",
+           "PATH": f"{bin_dir}:{os.path.dirname(sys.executable)}:/usr/bin:/bin" if scontrol else
+           f"{bin_dir}:{os.path.dirname(sys.executable)}"}
+    r = cli("run", "cluster", env=env)
+    assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"in Slurm job 42, `scontrol show hostnames n[01-02]` {said}: give the nodes with --hostfile" in r.stderr

@@ -73,8 +73,17 @@ def allocation_hosts() -> list[str]:
     nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
     if not os.environ.get("SLURM_JOB_ID") or not nodelist:
         return []
-    out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30)
-    return out.stdout.split() if out.returncode == 0 else []
+    # inside a job, a failing scontrol is the news: "run cluster needs nodes (... a Slurm allocation)"
+    # said to someone inside one hid it
+    why = f"in Slurm job {os.environ['SLURM_JOB_ID']}, `scontrol show hostnames {nodelist}`"
+    try:
+        out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BadInput(f"{why} could not run ({getattr(e, 'strerror', None) or e}): give the nodes with --hostfile")
+    if out.returncode != 0 or not out.stdout.split():
+        said = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        raise BadInput(f"{why} failed ({said}): give the nodes with --hostfile")
+    return out.stdout.split()
 
 
 def grid_engine_hosts() -> list[str]:
