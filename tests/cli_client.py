@@ -16,11 +16,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import process_guard
+import stale_suites
 from cli_forkserver import HEADER
 
 SERVER = Path(__file__).with_name("cli_forkserver.py")
@@ -34,7 +34,8 @@ def _startup_env(env: dict) -> dict:
 
 class ForkServer:
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="clusterbench-test-fork-")
+        # marked: a suite killed with -9 leaves it, and the next suite removes it (stale_suites.sweep)
+        self.dir = str(stale_suites.marked_temp_dir("clusterbench-test-fork-"))
         self.path = os.path.join(self.dir, "socket")
         self.served = 0   # commands run through it (tests/test_cli_forkserver.py)
         with process_guard.shared():   # it serves every later test

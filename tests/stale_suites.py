@@ -12,7 +12,8 @@ first). A folder of a suite that still runs, or one without a marking (not
 ours), is left alone.
 
 What a suite makes outside that folder (the PostgreSQL server's data, which
-the postgres user must reach; the per-process command caches) lives in
+the postgres user must reach; the per-process command caches; the CLI fork
+server's socket folder) lives in
 temporary folders under /tmp marked the same way, removed by the next suite
 when their session is gone (a suite killed with -9 left three servers' data,
 400 MiB, and a 185 MiB uv cache, 2026-12-06).
@@ -28,7 +29,7 @@ import process_guard
 
 MARK = ".clusterbench-suite"
 # the temporary folders a suite makes outside its pytest folder (marked_temp_dir)
-TEMP_PREFIXES = ("cb-pg-", "clusterbench-test-cache-")
+TEMP_PREFIXES = ("cb-pg-", "clusterbench-test-cache-", "clusterbench-test-fork-")
 
 
 def mark(basetemp: Path) -> None:

@@ -64,7 +64,7 @@ def test_what_a_killed_suite_left_is_taken_down_and_a_running_suites_is_not(tmp_
 
 
 def test_a_killed_suites_temporary_folders_are_removed_and_others_are_left(tmp_path_factory):
-    """The PostgreSQL data and the command caches a suite keeps in /tmp: a dead
+    """The PostgreSQL data, the command caches and the fork server's folder a suite keeps in /tmp: a dead
     session's marked folder goes, this suite's and an unmarked one stay."""
     mine = tmp_path_factory.getbasetemp()
     mine = mine.parent if mine.name.startswith("popen-") else mine
@@ -73,13 +73,16 @@ def test_a_killed_suites_temporary_folders_are_removed_and_others_are_left(tmp_p
     (dead / stale_suites.MARK).write_text(f"{dead_pid}-123-deadbeef:shared")
     (dead / "data").mkdir()
     (dead / "data" / "PG_VERSION").write_text("15\n")
+    dead_fork = stale_suites.marked_temp_dir("clusterbench-test-fork-")   # the CLI fork server's socket folder
+    (dead_fork / stale_suites.MARK).write_text(f"{dead_pid}-123-deadbeef:shared")
     alive = stale_suites.marked_temp_dir("clusterbench-test-cache-")
     unmarked = Path(tempfile.mkdtemp(prefix="cb-pg-"))
     try:
         swept = stale_suites.sweep(mine)
         assert f"folder {dead}" in swept and not dead.exists(), swept
+        assert f"folder {dead_fork}" in swept and not dead_fork.exists(), swept
         assert alive.exists() and unmarked.exists()
         assert not any(str(alive) in line or str(unmarked) in line for line in swept), swept
     finally:
-        for folder in (dead, alive, unmarked):
+        for folder in (dead, dead_fork, alive, unmarked):
             shutil.rmtree(folder, ignore_errors=True)
