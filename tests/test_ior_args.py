@@ -353,6 +353,15 @@ def test_refused_line_names_every_unsupported_option_and_leaves_nothing(cli, tmp
     assert tree(tmp_path) == []
 
 
+@pytest.mark.timeout(60)
+def test_a_rank_count_that_disagrees_names_where_the_lines_count_came_from(cli, tmp_path):
+    """IOR's -N 3 against --np 2 was said as "the launcher's -n 3", an
+    option the line never had."""
+    r = cli("ior", "--np", "2", "-N", "3", "-o", str(tmp_path / "f"))
+    assert r.status == 2 and "--np 2 and the line's 3 ranks (its launcher's -n, or IOR's -N) disagree" in r.stderr
+    assert tree(tmp_path) == []
+
+
 def run_records(store_url: str, stdout_err: str) -> list[dict]:
     from clusterbench.store.opening import open_store
     from clusterbench.report.data import load_run

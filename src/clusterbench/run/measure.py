@@ -34,7 +34,9 @@ def tool_ranks(option_ranks: int | None, line_ranks: int | None) -> int:
     from clusterbench.errors import BadInput
 
     if option_ranks and line_ranks and option_ranks != line_ranks:
-        raise BadInput(f"--np {option_ranks} and the launcher's -n {line_ranks} disagree")
+        # the line's count is its launcher's -n, or IOR's -N when it names no launcher
+        raise BadInput(f"--np {option_ranks} and the line's {line_ranks} ranks (its launcher's -n, or IOR's -N) "
+                       f"disagree")
     return option_ranks or line_ranks or 1
 
 
