@@ -39,6 +39,9 @@ PM_QOS_NO_REQUEST = 2_000_000_000  # what the kernel reports when no process ask
 NAMED = ("tuned", "governor", "thp", "thp-defrag", "io-scheduler", "read-ahead", "cpu-latency")
 SYSCTL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
 TUNED_TIMEOUT_S = 120  # a profile switch restarts tuned's plugins
+# sysctls that are one limit given two ways: writing one zeroes the other (mm/page-writeback.c)
+_PAIRS = (("vm/dirty_bytes", "vm/dirty_ratio"), ("vm/dirty_background_bytes", "vm/dirty_background_ratio"))
+ONE_LIMIT_TWO_WAYS = {Path("/proc/sys") / a: Path("/proc/sys") / b for pair in _PAIRS for a, b in (pair, pair[::-1])}
 
 
 _held_requests: dict[Path, int] = {}  # PM QoS requests this process holds: path -> open fd
@@ -291,8 +294,24 @@ def entries(change: Change, before: list[str]) -> list[dict]:
         return [{"kind": "tuned", "setting": "tuned", "before": before[0] or None}]
     if change.setting == "cpu-latency":
         return [{"kind": "pm-qos", "setting": "cpu-latency", "path": str(change.files[0]), "before": before[0]}]
-    return [{"kind": "file", "setting": change.setting, "path": str(f), "before": b}
-            for f, b in zip(change.files, before)]
+    return [_file_entry(change.setting, f, b) for f, b in zip(change.files, before)]
+
+
+def _file_entry(setting: str, path: Path, before: str) -> dict:
+    """A limit given two ways (vm.dirty_bytes or vm.dirty_ratio) is one value:
+    writing either zeroes the other, and the kernel refuses 0 for the bytes.
+    So the entry puts back whichever of the pair was in force, which zeroes
+    the other as it was."""
+    partner = ONE_LIMIT_TWO_WAYS.get(path)
+    if partner is not None and before == "0":
+        in_force = _read(partner).strip()
+        if in_force != "0":
+            return {"kind": "file", "setting": _sysctl_name(partner), "path": str(partner), "before": in_force}
+    return {"kind": "file", "setting": setting, "path": str(path), "before": before}
+
+
+def _sysctl_name(path: Path) -> str:
+    return ".".join(path.relative_to("/proc/sys").parts)
 
 
 def restore(entry: dict) -> None:
