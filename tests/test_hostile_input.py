@@ -166,6 +166,22 @@ def test_a_store_url_with_a_raw_at_in_its_password_is_refused_without_the_rest_o
     assert "tailOfSecret" not in r.stdout + r.stderr and "%40" in r.stderr
 
 
+@pytest.mark.parametrize("password", ["pw/tailOfSecret", "pw#x/tailOfSecret", "pw@x/tailOfSecret"])
+def test_a_password_with_a_raw_slash_is_masked_whole(cli, password):
+    """SQLAlchemy reads the password to the first @, so a raw / in it is
+    part of it (and connects); the mask stopped at the / and printed the
+    whole password, or its tail after a raw @."""
+    from clusterbench.store.redact import public_url
+
+    url = f"postgresql+psycopg://bench:{password}@127.0.0.1:1/results"
+    assert public_url(url) == "postgresql+psycopg://bench:***@127.0.0.1:1/results"
+    r = cli("list", "--db", url)
+    assert r.status == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "tailOfSecret" not in r.stdout + r.stderr
+    # a query value holding an @ is not taken for the end of the password
+    assert public_url("postgresql://u:pw@h/db?sslcert=/certs/u@h.crt") == "postgresql://u:***@h/db?sslcert=/certs/u@h.crt"
+
+
 def test_store_secrets_in_a_failed_connection_are_shown_nowhere(cli):
     url = f"postgresql+psycopg://bench:{SECRETS['userinfo']}@127.0.0.1:1/results?{secret_query()}"
     for args in (["list"], ["show", "1"], ["export", "1"], ["run", "null", "--seconds=0.01", "--repeat", "1"]):

@@ -13,9 +13,12 @@ from urllib.parse import unquote
 from clusterbench.store.sqlite_url import render, sqlite_file
 
 MASK = "***"
-# scheme://user:PASSWORD@ in any text; the password runs to the LAST @ of the
-# word's authority, so a raw @ inside it (p@ss) is masked whole, not cut at the first
-_USERINFO_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*:)(?P<secret>[^\s/]*)(?=@)")
+# scheme://user:PASSWORD@ in any text. SQLAlchemy reads the password to the
+# first @, whatever it holds (a raw / or # too); the mask runs on to the LAST @
+# before the query, so a raw @ inside it (p@ss, p@/ss) is masked whole, not cut
+# at the first, while an @ in a query value (?sslcert=/u@h.crt) is not taken for one
+_USERINFO_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*:)"
+                                r"(?P<secret>[^\s@]*(?:@[^\s?]*)?)(?=@)")
 # key=value in a URL's query or a libpq keyword string, at the start of a parameter
 _PARAMETER = re.compile(r"(?<![^\s?&;'\"])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)="
                         r"(?P<secret>'(?:[^'\\]|\\.)*'|[^\s&;'\"]*)")
