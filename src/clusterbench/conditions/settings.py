@@ -98,6 +98,8 @@ def _sysctl(name: str, value: str) -> Change:
     if not path.is_file():
         raise SettingError(f"--setting {text}: no such setting (no {path}); settings: {', '.join(NAMED)}, "
                            f"or a sysctl such as vm.dirty_ratio")
+    if not path.stat().st_mode & 0o222:  # even root's write fails (EACCES), and so would its restore
+        raise SettingError(f"--setting {text}: read-only ({path} is a value the kernel reports, not a setting)")
     return Change(name, value, (path,), value)
 
 
