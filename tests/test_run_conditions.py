@@ -369,6 +369,7 @@ def test_after_kill_9_the_next_command_restores_and_removes(cli, cbk_bin, keep_s
     ("turbo=on", "no such setting (settings: tuned, governor"),
     ("vm.dirty_ratio", "expected NAME=VALUE"),
     ("cpu-latency=low", "give the latency in microseconds"),
+    ("cpu-latency=99999999999", "cpu-latency=99999999999: at most 2000000000 us"),   # was struct.error, a traceback
     # read-only sysctls: the write was tried, "needs root" said to root, and the journal of a
     # restore that could not be written either was replayed, failing, by every later command
     ("fs.file-nr=5", "fs.file-nr=5: read-only"),

@@ -160,6 +160,8 @@ def _cpu_latency(value: str) -> Change:
     digits = value[:-2] if value.endswith("us") else value
     if not digits.isdigit():
         raise SettingError(f"--setting {text}: give the latency in microseconds, e.g. 0 or 10us")
+    if int(digits) > PM_QOS_NO_REQUEST:  # the request is a 32-bit int; this value already means "no limit"
+        raise SettingError(f"--setting {text}: at most {PM_QOS_NO_REQUEST} us")
     if not PM_QOS.exists():
         raise SettingError(f"--setting {text}: this kernel has no {PM_QOS} (CONFIG_CPU_IDLE)")
     return Change("cpu-latency", value, (PM_QOS,), str(int(digits)))
