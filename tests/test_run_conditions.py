@@ -369,6 +369,8 @@ def test_after_kill_9_the_next_command_restores_and_removes(cli, cbk_bin, keep_s
     ("turbo=on", "no such setting (settings: tuned, governor"),
     ("vm.dirty_ratio", "expected NAME=VALUE"),
     ("cpu-latency=low", "give the latency in microseconds"),
+    # the same setting twice: the last value won silently, and the stored command line showed both
+    ("vm.dirty_expire_centisecs=1", "vm.dirty_expire_centisecs is given twice"),
     ("cpu-latency=99999999999", "cpu-latency=99999999999: at most 2000000000 us"),   # was struct.error, a traceback
     # read-only sysctls: the write was tried, "needs root" said to root, and the journal of a
     # restore that could not be written either was replayed, failing, by every later command

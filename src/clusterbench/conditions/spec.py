@@ -79,7 +79,10 @@ def parse_settings(texts, where: str = "--setting") -> tuple[tuple[str, str], ..
         name, sep, value = str(t).partition("=")
         if not sep or not name.strip() or not value.strip():
             raise BadInput(f"{where} {t}: expected NAME=VALUE, e.g. vm.dirty_ratio=5 or thp=never")
-        out[name.strip()] = value.strip()
+        name, value = name.strip(), value.strip()
+        if out.get(name, value) != value:
+            raise BadInput(f"{where} {name} is given twice ({out[name]} and {value}): give it once")
+        out[name] = value
     return tuple(out.items())
 
 
