@@ -481,6 +481,19 @@ def test_two_settings_in_one_command_end_in_their_comparison_setting_line_first(
     assert selected(EXPIRE) == expire and journals(state_dir) == []
 
 
+@pytest.mark.timeout(60)
+def test_setting_a_equal_to_setting_b_is_refused_before_anything_runs(cli, keep_settings, state_dir, store_url):
+    """Two runs under one condition, labelled alike, compared as if they differed: refused."""
+    value = str(int(keep_settings[EXPIRE]) + 1)
+    r = cli("run", "null", "--repeat", "1", "--setting-a", f"vm.dirty_expire_centisecs={value}",
+            "--setting-b", f"vm.dirty_expire_centisecs={value}")
+    assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--setting-a and --setting-b are the same" in r.stderr
+    assert selected(EXPIRE) == keep_settings[EXPIRE] and journals(state_dir) == []
+    if os.path.exists(store_url.removeprefix("sqlite:///")):
+        assert store_rows(store_url, "select count(*) from runs") == [(0,)]
+
+
 @pytest.mark.timeout(180)
 def test_two_settings_whose_runs_failed_before_any_sample_end_in_the_failure_not_in_no_comparison(
         cli, keep_settings, state_dir, store_url, tmp_path):

@@ -263,6 +263,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
             raise BadInput("--setting-a and --setting-b go together: the two conditions to compare")
         variants = (conditions.Conditions(settings=conditions.parse_settings(settings_a, "--setting-a")),
                     conditions.Conditions(settings=conditions.parse_settings(settings_b, "--setting-b")))
+        if set(variants[0].settings) == set(variants[1].settings):
+            raise BadInput(f"--setting-a and --setting-b are the same ({variants[0].title()}): nothing to compare")
     if link_speed:
         # a kernel that rates its own figures against the link (tcp) is told the same rate, in its unit
         steps = [dataclasses.replace(s, params={**s.params, "link-speed": f"{link_speed / 1e9:g}"})
