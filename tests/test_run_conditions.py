@@ -625,3 +625,24 @@ def test_governor_without_cpufreq_is_refused(cli, state_dir):
     r = cli("run", "null", "--repeat", "1", "--setting", "governor=performance")
     assert r.status == 2 and "no CPU frequency scaling here" in r.stderr
     assert journals(state_dir) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a read-only bind mount needs root")
+def test_restoring_a_file_that_already_holds_its_value_writes_nothing(tmp_path):
+    """On a read-only /proc/sys (a container) the change was refused, and its
+    restore failed the same way: the journal stayed, and every later command
+    replayed it and failed again. A file already as it was needs no write."""
+    from clusterbench.conditions import settings
+
+    f = tmp_path / "dirty_expire_centisecs"
+    f.write_text("3000\n")
+    subprocess.run(["mount", "--bind", str(f), str(f)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(f)], check=True)
+        settings.restore({"kind": "file", "setting": "vm.dirty_expire_centisecs", "path": str(f), "before": "3000"})
+        with pytest.raises(settings.SettingError, match="read-only file system"):
+            settings.restore({"kind": "file", "setting": "vm.dirty_expire_centisecs", "path": str(f),
+                              "before": "3001"})
+    finally:
+        subprocess.run(["umount", str(f)], check=True)
+    assert f.read_text() == "3000\n"

@@ -318,6 +318,14 @@ def _sysctl_name(path: Path) -> str:
     return ".".join(path.relative_to("/proc/sys").parts)
 
 
+def _holds(path: Path, value: str) -> bool:
+    """Whether the file reads as value (whitespace between numbers aside)."""
+    try:
+        return path.read_text().split() == str(value).split()
+    except OSError:
+        return False
+
+
 def restore(entry: dict) -> None:
     """Undoes one journal entry; raises SettingError."""
     if entry["kind"] == "tuned":
@@ -326,7 +334,12 @@ def restore(entry: dict) -> None:
         else:
             _tuned_run("off")
     elif entry["kind"] == "file":
-        write_file(Path(entry["path"]), entry["before"])
+        path = Path(entry["path"])
+        # already as it was (the change itself was refused, as on a container's read-only /proc/sys): nothing
+        # to write, and a write that fails again would keep the journal, replayed by every later command
+        if _holds(path, entry["before"]):
+            return
+        write_file(path, entry["before"])
     elif entry["kind"] == "pm-qos":
         fd = _held_requests.pop(Path(entry["path"]), None)
         if fd is not None:  # another process's request ended with that process
