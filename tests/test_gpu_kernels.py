@@ -123,6 +123,20 @@ def test_clusterbench_run_gpucopy_without_a_gpu_says_one_line_and_stores_nothing
     assert not db.exists() or not _runs(db), "a refused run was stored"
 
 
+@pytest.mark.parametrize("kernel", GPU_KERNELS)
+def test_clusterbench_run_of_a_gpu_kernel_this_cbk_left_out_says_why_not_no_such_kernel(cbk_bin, tmp_path, kernel):
+    if kernel in describe(cbk_bin):
+        pytest.skip("this cbk was built with CUDA (nvcc on PATH at build time)")
+    db = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", kernel], timeout=120, env=env)
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1 and f"{kernel} is not in this cbk" in lines[0] and "built without CUDA" in lines[0], lines
+    assert "no such kernel" not in lines[0]
+    assert not db.exists() or not _runs(db), "a refused run was stored"
+
+
 def test_gpus_per_rank_is_refused_for_gpupeer_which_wants_every_gpu_in_one_process(cuda_cbk, tmp_path):
     db = tmp_path / "results.db"
     env = dict(os.environ, CLUSTERBENCH_CBK=cuda_cbk, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
