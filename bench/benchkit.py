@@ -1,8 +1,10 @@
 """What the bench scripts share: finding the cbk to measure, sizes in
-cbk's syntax (binary suffixes k, m, g, t), the spread they print, and a
-sync before each run."""
+cbk's syntax (binary suffixes k, m, g, t), the argument types that refuse a
+bad value in argparse's one line (exit 2) before anything is made, the
+spread they print, and a sync before each run."""
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import statistics
@@ -22,17 +24,70 @@ def cbk_path(given: str | None) -> str:
     sys.exit("cbk not found: pass --cbk or run scripts/setup.sh")
 
 
-def size_bytes(text: str) -> int:
+def parsed_size(text: str) -> int | None:
     """cbk's size syntax, read by clusterbench's one parser (clusterbench.results.sizes)."""
     try:
         from clusterbench.results.sizes import parse_size
     except ImportError:   # a bench script run with a Python that lacks the package: the source tree's
         sys.path.insert(0, str(REPO / "src"))
         from clusterbench.results.sizes import parse_size
-    n = parse_size(text)
+    return parse_size(text)
+
+
+def size_bytes(text: str) -> int:
+    n = parsed_size(text)
     if n is None:
         sys.exit(f"bad size {text}: give bytes with an optional k, m, g or t (e.g. 4k, 1.5g)")
     return n
+
+
+# argparse types: a bad value is argparse's one line and exit 2, before a
+# directory, a memory device or a network namespace is made (a value found
+# bad after the pairs, as a median of no pairs, was a traceback)
+
+def count(text: str) -> int:
+    """A whole number of at least 1 (pairs, rounds, files, streams)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
+
+
+def counts(text: str) -> list[int]:
+    """A comma-separated list of counts, e.g. 1,4."""
+    return [count(x.strip()) for x in text.split(",")]
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds, more than 0."""
+    try:
+        s = float(text)
+    except ValueError:
+        s = 0.0
+    if not s > 0 or s == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return s
+
+
+def size(text: str) -> str:
+    """A size in cbk's syntax, kept as given (the tools are handed the text)."""
+    n = parsed_size(text)
+    if n is None or n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: give bytes with an optional k, m, g or t "
+                                         "(e.g. 4k, 1.5g)")
+    return text
+
+
+def directory(text: str) -> str:
+    """An existing directory the bench may write in."""
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text}: no such directory")
+    if not os.access(text, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not writable")
+    return text
 
 
 def spread(xs: list[float]) -> str:

@@ -1,0 +1,65 @@
+"""The bench/ scripts' argument handling and dry paths: --help answers with
+the usage, and a bad argument is argparse's one line and exit 2 before
+anything is made or measured (no traceback, no file left behind). Never a
+real comparison: every case here is refused before the first pair."""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+SCRIPTS = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.stat().st_mode & stat.S_IXUSR)
+
+
+def bench(script: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, **env})
+
+
+@pytest.fixture
+def quiet_dir(tmp_path: Path) -> Path:
+    """The bench's working directory, which must stay empty."""
+    d = tmp_path / "cwd"
+    d.mkdir()
+    return d
+
+
+def test_the_bench_scripts_are_found():
+    assert {"ior_vs_ior", "mdtest_vs_mdtest", "mpi_overhead", "pario_vs_fio", "seqio_vs_fio"} <= set(SCRIPTS)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_bench_script_answers_help_with_its_usage(script, quiet_dir):
+    p = bench(script, "--help", cwd=quiet_dir)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout.startswith("usage:"), p.stdout[:300]
+    assert list(quiet_dir.iterdir()) == []
+
+
+# each refused before a pair runs; IOR_BIN_DIR points at an empty folder so no
+# script clones or builds IOR even if it got that far
+HAND_PARSED = [
+    ("ior_vs_ior", ["0"], "at least 1"),
+    ("ior_vs_ior", ["lots"], "at least 1"),
+    ("ior_vs_ior", ["2", "/nonexistent-dir"], "/nonexistent-dir: no such directory"),
+    ("mdtest_vs_mdtest", ["--help-me"], "unrecognized arguments"),
+    ("mdtest_vs_mdtest", ["-3"], "at least 1"),
+    ("mpi_overhead", ["0"], "at least 1"),
+    ("pario_vs_fio", ["2", ".", "bogus"], "'bogus' is not a size"),
+    ("pario_vs_fio", ["1", "/nonexistent-dir"], "/nonexistent-dir: no such directory"),
+]
+
+
+@pytest.mark.parametrize("script,args,says", HAND_PARSED)
+def test_a_bad_positional_argument_is_one_line_and_exit_2(script, args, says, quiet_dir, tmp_path, cbk_bin):
+    empty = tmp_path / "no-ior"
+    empty.mkdir()
+    p = bench(script, *args, cwd=quiet_dir, IOR_BIN_DIR=str(empty), CLUSTERBENCH_CBK=cbk_bin)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and says in p.stderr.strip().splitlines()[-1], p.stderr
+    assert p.stdout == "" and list(quiet_dir.iterdir()) == []
