@@ -63,3 +63,38 @@ def test_a_bad_positional_argument_is_one_line_and_exit_2(script, args, says, qu
     assert p.returncode == 2, p.stdout + p.stderr
     assert "Traceback" not in p.stderr and says in p.stderr.strip().splitlines()[-1], p.stderr
     assert p.stdout == "" and list(quiet_dir.iterdir()) == []
+
+
+# the scripts that parse options: each bad value was found only after the
+# set-up (a memory device, a namespace link, a store of 10,000 runs) or the
+# pairs, as a median of no pairs, a ZeroDivisionError or a ValueError
+OPTIONS = [
+    ("seqio_vs_fio", ["--pairs", "0"], "at least 1"),
+    ("seqio_vs_fio", ["--dir", "/nonexistent-dir"], "/nonexistent-dir: no such directory"),
+    ("seqio_vs_fio", ["--bs", "1q"], "'1q' is not a size"),
+    ("randio_vs_fio", ["--pairs", "0"], "at least 1"),
+    ("randio_vs_fio", ["--runtime", "0"], "seconds above 0"),
+    ("randio_vs_fio", ["--size", "bogus"], "'bogus' is not a size"),
+    ("randio_vs_fio", ["--depths", "1,0"], "at least 1"),
+    ("manyfiles_vs_fio", ["--files", "0"], "at least 1"),
+    ("manyfiles_vs_fio", ["--pairs", "-1"], "at least 1"),
+    ("pario_vs_ior", ["--ior-src", ".", "--pairs", "0"], "at least 1"),
+    ("pario_vs_ior", ["--ior-src", ".", "--dir", "/nonexistent-dir"], "/nonexistent-dir: no such directory"),
+    ("tcp_vs_iperf3", ["--streams", "1,x"], "'x' is not a whole number"),
+    ("tcp_vs_iperf3", ["--pairs", "0"], "at least 1"),
+    ("tcp_vs_iperf3", ["--duration", "-1"], "seconds above 0"),
+    ("store_scale", ["--runs", "0"], "at least 1"),
+    ("import_speed", ["--rounds", "0"], "at least 1"),
+    ("harness_overhead", ["--rounds", "0"], "at least 1"),
+    ("compute", ["--pairs", "0"], "at least 1"),
+    ("gpu_vs_reference", ["--pairs", "0"], "at least 1"),
+    ("gpu_vs_reference", ["--passes", "0"], "at least 1"),
+]
+
+
+@pytest.mark.parametrize("script,args,says", OPTIONS)
+def test_a_bad_option_value_is_one_line_and_exit_2_before_anything_is_made(script, args, says, quiet_dir, cbk_bin):
+    p = bench(script, *args, cwd=quiet_dir, CLUSTERBENCH_CBK=cbk_bin)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and says in p.stderr.strip().splitlines()[-1], p.stderr
+    assert p.stdout == "" and list(quiet_dir.iterdir()) == []
