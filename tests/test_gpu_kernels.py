@@ -177,20 +177,42 @@ def test_the_gpu_suites_steps_pass_their_kernels_checks(cuda_cbk):
 
 @pytest.mark.no_gpu
 @pytest.mark.parametrize("which", ["cuda", "plain"])
-def test_the_gpu_suite_without_a_gpu_skips_every_step_and_says_why(cuda_cbk, cbk_bin, tmp_path, which):
-    import sqlite3
-
+def test_the_gpu_suite_without_a_gpu_is_refused_in_one_line_and_stores_nothing(cuda_cbk, cbk_bin, tmp_path, which):
+    """Every step of `run gpu` would be skipped: a run that measured nothing,
+    stored as ok with exit 0 and a report of empty tables, was what a site
+    without GPUs got. It is bad input there, as `run gpucopy` is."""
     cbk = cuda_cbk if which == "cuda" else cbk_bin
     if which == "plain" and "gpucopy" in describe(cbk_bin):
         pytest.skip("the default cbk was built with CUDA here")
     db = tmp_path / "results.db"
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
-    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "gpu", "--quiet"], timeout=300, env=env)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "gpu"], timeout=300, env=env, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
+    expected = "no GPU visible to this process" if which == "cuda" else "this cbk was built without CUDA"
+    assert len(lines) == 1 and "suite gpu: every step would be skipped here" in lines[0] and expected in lines[0], lines
+    assert "Traceback" not in p.stderr
+    assert not db.exists() or not _runs(db), "a refused run was stored"
+    assert list(tmp_path.iterdir()) in ([], [db]), list(tmp_path.iterdir())   # no report either
+
+
+def test_a_suite_with_one_step_left_runs_and_keeps_the_skipped_ones(cbk_bin, tmp_path):
+    """Only a suite of nothing but skipped steps is refused: quick's GPU steps
+    are skipped beside the steps that run."""
+    import sqlite3
+
+    if "gpucopy" in describe(cbk_bin):
+        pytest.skip("the default cbk was built with CUDA here")
+    suite = tmp_path / "mixed.toml"
+    suite.write_text('description = "t"\n[[steps]]\nkernel = "gpumem"\nrequires = ["gpu"]\n'
+                     '[[steps]]\nkernel = "null"\nrepeat = 1\nparams = { seconds = "0.01" }\n')
+    db = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=f"sqlite:///{db}", COLUMNS="200")
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet",
+                     "--report-dir", str(tmp_path / "reports")], timeout=300, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     with sqlite3.connect(db) as c:
-        steps = c.execute("select status, message from steps").fetchall()
-    expected = "no GPU visible to this process" if which == "cuda" else "this cbk was built without CUDA"
-    assert len(steps) == 7 and all(status == "skipped" and expected in message for status, message in steps), steps
+        assert [s for s, in c.execute("select status from steps order by position")] == ["skipped", "ok"]
 
 
 # ---- on a GPU machine only ------------------------------------------------------------------------------------

@@ -261,8 +261,10 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
 
 def preflight(cat: Catalogue, req: RunRequest) -> None:
     """Rejects bad input before anything is stored or started."""
+    skipped = {}
     for step in req.steps:
-        if missing_requirement(step, cat):
+        if why := missing_requirement(step, cat):
+            skipped[step.title()] = why
             continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
         if step.gpus_per_rank:
@@ -275,6 +277,11 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
         why = cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
         if why is not None:
             raise BadInput(f"{step.title()}: {why}")
+    if req.steps and len(skipped) == len(req.steps):
+        # a run of nothing but skipped steps would be stored as ok, exit 0, with a report of empty
+        # tables: `run gpu` on a node without a GPU is bad input there, as `run gpucopy` is
+        raise BadInput(f"{'suite ' + req.suite if req.suite else 'this run'}: every step would be skipped here, "
+                       f"nothing to measure: {'; '.join(dict.fromkeys(skipped.values()))}")
 
 
 # Kernel arguments `cbk --check` accepted in this process, by cbk: `run` checks

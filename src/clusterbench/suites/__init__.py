@@ -8,7 +8,7 @@ clusterbench/suites/; any path to a .toml file works too.
     repeat = 5                       # repetitions (default 5)
     np = 1                           # ranks; a list sweeps
     ppn = 1                          # ranks per node (optional); a list sweeps placements
-    requires = ["mpi"]               # skipped when cbk lacks it
+    requires = ["mpi"]               # skipped when cbk lacks it (a suite of only skipped steps: refused)
     gpus-per-rank = 1                # each rank its own granted GPU(s) (optional; docs/gpu.md)
     share-gpus = false               # with too few, share them round-robin (optional)
     params = { dir = "{dir}", file-size = "512m" }   # a list value sweeps
