@@ -24,6 +24,17 @@ def cbk_path(given: str | None) -> str:
     sys.exit("cbk not found: pass --cbk or run scripts/setup.sh")
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The script's docstring as written, and each option's default after its
+    help unless the help already gives it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
 def parsed_size(text: str) -> int | None:
     """cbk's size syntax, read by clusterbench's one parser (clusterbench.results.sizes)."""
     try:

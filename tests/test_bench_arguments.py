@@ -98,3 +98,36 @@ def test_a_bad_option_value_is_one_line_and_exit_2_before_anything_is_made(scrip
     assert p.returncode == 2, p.stdout + p.stderr
     assert "Traceback" not in p.stderr and says in p.stderr.strip().splitlines()[-1], p.stderr
     assert p.stdout == "" and list(quiet_dir.iterdir()) == []
+
+
+def option_helps(help_text: str) -> dict[str, str]:
+    """--option -> its help text, for the options that take a value."""
+    import re
+
+    section = help_text.split("\noptions:\n", 1)[1]
+    found: dict[str, str] = {}
+    name = None
+    for line in section.splitlines():
+        m = re.match(r"  (?:-\w, )?(--[\w-]+)( [A-Z_{][^ ,]*(?: \[[^]]*\])*)?(?:, --[\w-]+(?: [A-Z_{][^ ,]*)?)*"
+                     r"(?:\s{2,}(.*))?$", line)
+        if m:
+            name = m.group(1) if m.group(2) else None
+            if name:
+                found[name] = m.group(3) or ""
+        elif name and line.startswith(" " * 8):
+            found[name] += " " + line.strip()
+    return found
+
+
+# options whose absence is the default state, which their help says in words
+NO_DEFAULT = {"--against", "--himeno-src", "--stream-src", "--ior-src"}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_bench_option_that_takes_a_value_says_what_it_is_and_its_default(script, quiet_dir):
+    text = bench(script, "--help", cwd=quiet_dir).stdout
+    helps = option_helps(text)
+    assert helps or "positional arguments:" in text, script
+    for option, text in helps.items():
+        assert text.strip(), f"{script} {option}: no help"
+        assert option in NO_DEFAULT or "default" in text, f"{script} {option}: no default in {text!r}"
