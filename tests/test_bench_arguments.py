@@ -131,3 +131,27 @@ def test_every_bench_option_that_takes_a_value_says_what_it_is_and_its_default(s
     for option, text in helps.items():
         assert text.strip(), f"{script} {option}: no help"
         assert option in NO_DEFAULT or "default" in text, f"{script} {option}: no default in {text!r}"
+
+
+@pytest.mark.parametrize("script,args,says", [
+    ("pario_vs_fio", ["1"], "fio"),
+    ("ior_vs_ior", ["1"], "no ior in"),
+    ("mdtest_vs_mdtest", ["1"], "no mdtest in"),
+])
+def test_the_positional_benches_find_the_cbk_setup_installed_and_name_the_missing_tool(script, args, says, quiet_dir,
+                                                                                      tmp_path):
+    """scripts/setup.sh puts cbk beside the venv's Python, where the other
+    benches look (benchkit.cbk_path); these four looked in build/cbk only
+    and stopped there with 'no cbk at .../build/cbk'."""
+    beside = Path(sys.executable).parent / "cbk"
+    if not os.access(beside, os.X_OK):
+        pytest.skip("no cbk beside this Python (not the venv setup.sh makes)")
+    no_tools, no_ior = tmp_path / "bin", tmp_path / "no-ior"
+    no_tools.mkdir()
+    no_ior.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CLUSTERBENCH_CBK"}
+    p = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=120,
+                       cwd=quiet_dir, env={**env, "PATH": str(no_tools), "IOR_BIN_DIR": str(no_ior)})
+    assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+    assert "no cbk" not in p.stderr and says in p.stderr.strip().splitlines()[-1], p.stderr
+    assert list(quiet_dir.iterdir()) == []
