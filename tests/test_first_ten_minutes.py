@@ -138,6 +138,30 @@ def test_a_suite_report_lands_beside_the_store_in_use_or_in_report_dir(cbk_bin, 
     assert store_rows(f"sqlite:///{tmp_path / 'a' / 'site.db'}", "select count(*) from runs") == [(2,)]
 
 
+def test_a_skipped_step_is_one_line_with_its_reason_not_an_empty_table(cbk_bin, tmp_path):
+    """quick on a node without a GPU ends with its GPU steps skipped: each was an
+    empty table (headings, no row, the command line as if it had run) with the
+    reason under it in red, after the reason had already been said."""
+    import json
+    import subprocess
+
+    described = json.loads(subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True).stdout)
+    if "gpumem" in {k["name"] for k in described["kernels"]}:
+        pytest.skip("this cbk was built with CUDA")
+    suite = tmp_path / "mixed.toml"
+    suite.write_text('[[steps]]\nname = "GPU memory"\nkernel = "gpumem"\nrequires = ["gpu"]\n'
+                     '[[steps]]\nkernel = "null"\nrepeat = 2\nparams = { seconds = "0.001" }\n')
+    env = user_env(cbk_bin, f"sqlite:///{tmp_path / 'results.db'}")
+    r = piped(["run", str(suite), "--report-dir", str(tmp_path)], env)
+    assert r.status == 0, r.stderr
+    assert r.text.count("┃ phase") == 1, r.text   # the null step's table only
+    skipped = [line for line in r.text.splitlines() if "GPU memory" in line]
+    assert len(skipped) == 1 and skipped[0].startswith("GPU memory [skipped]: this cbk was built without CUDA"), r.text
+    assert "gpumem --" not in r.text and "gpumem," not in r.text
+    shown = piped(["show", "1"], env)
+    assert shown.status == 0 and shown.text.count("┃ phase") == 1 and "GPU memory [skipped]: " in shown.text
+
+
 # 4. bad input on the command line
 @pytest.mark.parametrize("how", SEEN_AS)
 @pytest.mark.parametrize("args, message", [

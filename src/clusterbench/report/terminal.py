@@ -205,6 +205,11 @@ def print_run(console: Console, run: dict) -> None:
     if run.get("imported_from"):
         console.print(Text(f"imported from {plain(run['imported_from'])}", style="cyan"))
     for st in run["steps"]:
+        if st["status"] == "skipped" and not st["summary"]:
+            # nothing ran: no table of no rows under a command line that was never run, just why
+            console.print(Text(plain(f"{step_title(st)} [skipped]: {st['message'] or ''}")))
+            console.print()
+            continue
         console.print(fitting_table(st, console.width))
         if st["message"]:
             console.print(Padding(Text(plain(st["message"]), style="red"), (0, 0, 0, 2), expand=False))
