@@ -162,6 +162,46 @@ def test_a_skipped_step_is_one_line_with_its_reason_not_an_empty_table(cbk_bin, 
     assert shown.status == 0 and shown.text.count("┃ phase") == 1 and "GPU memory [skipped]: " in shown.text
 
 
+def help_texts() -> dict[str, str]:
+    """Every command's and subcommand's --help, as `clusterbench X --help` prints it."""
+    import click
+
+    from clusterbench.cli import COMMANDS, cli
+
+    texts: dict[str, str] = {}
+
+    def walk(cmd, path: list[str], parent) -> None:
+        ctx = click.Context(cmd, info_name=" ".join(path), parent=parent)
+        texts[" ".join(path)] = cmd.get_help(ctx)
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                walk(cmd.get_command(ctx, name), [*path, name], ctx)
+
+    root = click.Context(cli, info_name="clusterbench")
+    for name in COMMANDS:
+        walk(cli.get_command(root, name), [name], root)
+    return texts
+
+
+def test_every_run_example_in_a_help_text_names_a_kernel_or_suite_run_takes(cbk_bin):
+    """An example pasted from --help must start: `clusterbench testbed --help`
+    showed `clusterbench run pingpong ...`, and there is no kernel pingpong
+    (it is `mpi --op=pingpong`): 'no such kernel or suite'."""
+    import json
+    import subprocess
+
+    from clusterbench import suites
+
+    described = json.loads(subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True).stdout)
+    known = {k["name"] for k in described["kernels"]} | set(described.get("left_out") or {})
+    known |= set(suites.shipped()) | {"cluster", "KERNEL"}
+    examples = [(where, m.group(1)) for where, text in help_texts().items()
+                for m in re.finditer(r"clusterbench run ([^\s\[]\S*)", text)]
+    assert len(examples) >= 7 and ("run", "quick") in examples, examples
+    wrong = [(where, target) for where, target in examples if target not in known and not target.endswith(".toml")]
+    assert not wrong, wrong
+
+
 # 4. bad input on the command line
 @pytest.mark.parametrize("how", SEEN_AS)
 @pytest.mark.parametrize("args, message", [

@@ -40,7 +40,7 @@ def command():
     \b
     clusterbench testbed up --hosts 4 --link 1gbit
     eval "$(clusterbench testbed env)"
-    clusterbench run pingpong --np 2 --ppn 1 --hostfile "$CLUSTERBENCH_TESTBED/hostfile"
+    clusterbench run mpi --op=pingpong --np 2 --ppn 1 --hostfile "$CLUSTERBENCH_TESTBED/hostfile"
     clusterbench testbed down
     """
 
