@@ -62,6 +62,17 @@ def test_a_build_without_cuda_names_the_gpu_kernels_it_left_out_and_why(cbk_bin)
     assert error_message(p.stderr).startswith("gpucopy is not in this cbk: this cbk was built without CUDA")
 
 
+def test_the_kernel_list_names_the_kernels_this_cbk_left_out_and_why(cbk_bin, cli):
+    """`clusterbench kernels` listed what cbk has and said nothing of the GPU
+    kernels it was built without: they looked like kernels that do not exist."""
+    if "gpucopy" in describe(cbk_bin):
+        pytest.skip("this cbk was built with CUDA (nvcc on PATH at build time)")
+    r = cli("kernels")
+    assert r.status == 0
+    caption = r.stdout[r.stdout.index("not in this cbk: "):].replace("\n", " ")
+    assert all(k in caption for k in GPU_KERNELS) and "built without CUDA" in caption, caption
+
+
 @pytest.mark.parametrize("args,says", [
     (["gpucopy", "--sizes=1m,64k"], "--sizes must increase"),
     (["gpucopy", "--sizes=8,lots"], "'lots' is not a size"),
