@@ -62,6 +62,15 @@ def test_a_build_without_cuda_names_the_gpu_kernels_it_left_out_and_why(cbk_bin)
     assert error_message(p.stderr).startswith("gpucopy is not in this cbk: this cbk was built without CUDA")
 
 
+def test_version_says_whether_the_gpu_kernels_are_built_in(cbk_bin, cuda_cbk, cli):
+    """A CPU-only cbk and a CUDA one printed the same --version."""
+    plain = cli("--version").stdout
+    with_cuda = cli("--version", env={"CLUSTERBENCH_CBK": cuda_cbk}).stdout
+    assert "GPU kernels: built in" in with_cuda, with_cuda
+    if "gpucopy" not in describe(cbk_bin):
+        assert "GPU kernels: not built in (this cbk was built without CUDA" in plain, plain
+
+
 def test_the_kernel_list_names_the_kernels_this_cbk_left_out_and_why(cbk_bin, cli):
     """`clusterbench kernels` listed what cbk has and said nothing of the GPU
     kernels it was built without: they looked like kernels that do not exist."""

@@ -97,6 +97,11 @@ def _version(ctx, _param, value):
                                              find_mpiexec(cat.cbk) if cat.mpi else None)
     for line in lines:
         click.echo(line)
+    gpu_left_out = set(cat.left_out_of_family(catalogue.GPU).values())
+    if gpu_left_out:   # a CPU-only build and a CUDA one printed the same
+        click.echo(f"GPU kernels: not built in ({'; '.join(sorted(gpu_left_out))})")
+    elif any(k.family == catalogue.GPU for k in cat.kernels.values()):
+        click.echo("GPU kernels: built in")
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
     ctx.exit()
