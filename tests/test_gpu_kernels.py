@@ -209,7 +209,10 @@ def test_the_gpu_suite_without_a_gpu_is_refused_in_one_line_and_stores_nothing(c
     p = run_bounded([sys.executable, "-m", "clusterbench", "run", "gpu"], timeout=300, env=env, cwd=tmp_path)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
-    expected = "no GPU visible to this process" if which == "cuda" else "this cbk was built without CUDA"
+    from clusterbench.environment.gpu import pci_gpus
+
+    expected = ("no GPU visible to this process" if which == "cuda" else
+                "no GPU on this host" if pci_gpus() == {} else "this cbk was built without CUDA")
     assert len(lines) == 1 and "suite gpu: every step would be skipped here" in lines[0] and expected in lines[0], lines
     assert "Traceback" not in p.stderr
     assert not db.exists() or not _runs(db), "a refused run was stored"
@@ -354,3 +357,23 @@ def test_clusterbench_run_gpumem_stores_and_shows_the_figures(cuda_cbk, tmp_path
     assert p.returncode == 0, p.stdout + p.stderr
     shown = subprocess.run([*cli, "show", "1"], capture_output=True, text=True, timeout=120, env=env)
     assert shown.returncode == 0 and "triad" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_pci_gpus_counts_gpu_vendor_display_controllers_only(tmp_path):
+    """What `run gpu` and quick's GPU steps say on a host with no GPU: a
+    cbk without CUDA told a laptop to rebuild it with nvcc."""
+    from clusterbench.environment.gpu import pci_gpus
+    from clusterbench.environment.sources import Context
+
+    def device(bus, cls, vendor):
+        d = tmp_path / "sys" / "bus" / "pci" / "devices" / bus
+        d.mkdir(parents=True)
+        (d / "class").write_text(cls + "\n")
+        (d / "vendor").write_text(vendor + "\n")
+
+    assert pci_gpus(Context(tmp_path)) is None   # no PCI bus visible: nothing can be said
+    device("0000:00:01.0", "0x020000", "0x10de")   # an NVIDIA network controller: no GPU
+    device("0000:00:02.0", "0x030000", "0x8086")   # Intel graphics: not a GPU clusterbench measures
+    assert pci_gpus(Context(tmp_path)) == {}
+    device("0000:65:00.0", "0x030200", "0x10de")   # an NVIDIA 3D controller
+    assert pci_gpus(Context(tmp_path)) == {"0000:65:00.0": "NVIDIA"}

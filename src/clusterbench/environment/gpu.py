@@ -166,15 +166,25 @@ def collect(env: dict, ctx: Context) -> None:
     else:
         env["gpu.rocm_query_error"] = rocm.error
     # without either tool, count GPU-vendor display/3D controllers (PCI class 0x03xxxx)
-    if not ctx.exists("/sys/bus/pci/devices"):
+    found = pci_gpus(ctx)
+    if found is None:
         env["gpu.count_error"] = "no such file /sys/bus/pci/devices (no PCI bus visible)"
         return
-    count = 0
+    env.update({f"gpu.pci.{dev}": vendor for dev, vendor in found.items()})
+    env["gpu.count"] = len(found)
+    env["gpu.source"] = "pci"
+
+
+def pci_gpus(ctx: Context | None = None) -> dict[str, str] | None:
+    """The GPU-vendor display/3D controllers on the PCI bus (bus id ->
+    vendor), with no GPU tool or driver; None when no PCI bus is visible."""
+    ctx = ctx or Context()
+    if not ctx.exists("/sys/bus/pci/devices"):
+        return None
+    out = {}
     for dev in ctx.listdir("/sys/bus/pci/devices"):
         cls = ctx.read(f"/sys/bus/pci/devices/{dev}/class")
         vendor = ctx.read(f"/sys/bus/pci/devices/{dev}/vendor")
         if cls.ok and vendor.ok and cls.text.strip().startswith("0x03") and vendor.text.strip() in GPU_VENDORS:
-            count += 1
-            env[f"gpu.pci.{dev}"] = GPU_VENDORS[vendor.text.strip()]
-    env["gpu.count"] = count
-    env["gpu.source"] = "pci"
+            out[dev] = GPU_VENDORS[vendor.text.strip()]
+    return out

@@ -148,14 +148,18 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
 
 
 def gpu_missing(cat: Catalogue, kernel: str | None = None) -> str | None:
-    """Why a step that needs a GPU cannot run here: cbk built without the GPU
-    family's kernels (cbk's reason), or no GPU it can use visible to this
+    """Why a step that needs a GPU cannot run here: no GPU on the PCI bus, cbk
+    built without the GPU family's kernels (cbk's reason), or no GPU it can use visible to this
     host (the check of the step's own kernel when it is a GPU kernel, which
     asks the GPU runtime: gpupeer also wants two GPUs; else the first GPU
     kernel's). The check runs where clusterbench runs: a login node without
     GPUs skips a GPU step it would launch elsewhere."""
     built = cat.of_family(GPU)
     if not built:
+        from clusterbench.environment.gpu import pci_gpus
+
+        if pci_gpus() == {}:   # "rebuild cbk with nvcc" is no advice on a laptop with no GPU to measure
+            return "no GPU on this host (no NVIDIA or AMD display or 3D controller on its PCI bus)"
         return next(iter(cat.left_out_of_family(GPU).values()), "cbk was built without the GPU kernels")
     return _gpu_refusal(cat.cbk, kernel if kernel in built else built[0])
 
