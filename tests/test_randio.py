@@ -147,8 +147,10 @@ def test_buffered_mode_is_labelled(run_cbk, tmp_path):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("args, message", [
     (["--iodepth=0"], "out of range"),
-    (["--block-size=1000"], "multiple of 512"),
+    (["--file-size=1000k", "--block-size=1000"], "multiple of 512"),
     (["--file-size=4k", "--block-size=8k"], "smaller than block size"),
+    (["--file-size=10000", "--block-size=4k"], "not a multiple of block size"),
+    (["--file-size=4k", "--block-size=1000", "--direct=false"], "not a multiple of block size"),
     (["--engine=spdk"], "is not one of"),
     (["--runtime=0"], "out of range"),
     (["--rwmix=101"], "out of range"),

@@ -148,11 +148,10 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  cbk_format_size(block, b, sizeof b));
         return -1;
     }
-    if (opt(a)->direct && block % 512) {
-        snprintf(why, len, "block size %s is not a multiple of 512 bytes, as O_DIRECT requires",
-                 cbk_format_size(block, b, sizeof b));
+    /* a file that is not whole blocks would be laid out and covered only up to
+     * its last whole block, while the record states the size asked for */
+    if (cbk_check_block_sizes(file, block, opt(a)->direct, why, len))
         return -1;
-    }
     int cpus[CBK_MAX_CPUS];
     const char *list = opt(a)->cpus;
     if (list && cbk_parse_cpu_list(list, cpus, CBK_MAX_CPUS) < 0) {
