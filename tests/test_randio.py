@@ -137,6 +137,26 @@ def test_per_second_series_covers_the_runtime(run_cbk, tmp_path):
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("rwmix, empty", [(0, "randread"), (100, "randwrite")])
+def test_a_kind_of_io_that_never_completed_has_no_latency_and_says_so(run_cbk, tmp_path, rwmix, empty):
+    """randrw with --rwmix=0 issues no reads (100: no writes): that record has
+    0 IOPS, and no latency at all rather than 0 us, which no I/O can take."""
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--pattern=randrw", f"--rwmix={rwmix}",
+                "--runtime=0.2", "--ramp=0")
+    assert r.status == 0, r.stderr
+    phases = {m["phase"]: m for m in r.measurements()}
+    none, some = phases.pop(empty), phases.popitem()[1]
+    assert none["ops"] == 0 and none["histogram_count"] == 0
+    for key in ("lat_us_p50", "lat_us_p90", "lat_us_p99", "lat_us_p99_9", "lat_us_p99_99", "lat_us_min",
+                "lat_us_max", "lat_us_mean"):
+        assert none[key] is None, (key, none[key])
+        assert some[key] > 0
+    assert any("no I/O of this kind completed" in w for w in none["warnings"]), none["warnings"]
+    assert not any("no I/O" in w for w in some["warnings"])
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
 def test_buffered_mode_is_labelled(run_cbk, tmp_path):
     r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--direct=false", "--runtime=0.3", "--ramp=0")
     assert r.status == 0, r.stderr

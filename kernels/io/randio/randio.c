@@ -407,11 +407,19 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
         { "lat_us_p50", 50 }, { "lat_us_p90", 90 }, { "lat_us_p99", 99 }, { "lat_us_p99_9", 99.9 },
         { "lat_us_p99_99", 99.99 },
     };
+    /* An empty histogram's percentiles are 0, a latency no I/O takes: with nothing
+     * completed (randrw at --rwmix=0 or 100, a device that stalled for the whole
+     * runtime) there is no latency to state, so the fields are null (NaN). */
+    bool measured = cbk_histogram_count(h) > 0;
+    double none = NAN;
     for (size_t i = 0; i < sizeof pct / sizeof *pct; i++)
-        cbk_phase_field(&p, CBK_REAL(pct[i].key, (double)cbk_histogram_percentile(h, pct[i].q) / 1000.0));
-    cbk_phase_field(&p, CBK_REAL("lat_us_min", (double)cbk_histogram_min(h) / 1000.0));
-    cbk_phase_field(&p, CBK_REAL("lat_us_max", (double)cbk_histogram_max(h) / 1000.0));
-    cbk_phase_field(&p, CBK_REAL("lat_us_mean", cbk_histogram_mean(h) / 1000.0));
+        cbk_phase_field(&p, CBK_REAL(pct[i].key,
+                                     measured ? (double)cbk_histogram_percentile(h, pct[i].q) / 1000.0 : none));
+    cbk_phase_field(&p, CBK_REAL("lat_us_min", measured ? (double)cbk_histogram_min(h) / 1000.0 : none));
+    cbk_phase_field(&p, CBK_REAL("lat_us_max", measured ? (double)cbk_histogram_max(h) / 1000.0 : none));
+    cbk_phase_field(&p, CBK_REAL("lat_us_mean", measured ? cbk_histogram_mean(h) / 1000.0 : none));
+    if (!measured)
+        cbk_phase_warn(&p, "no I/O of this kind completed in the measured time: no latency to report");
     cbk_phase_field(&p, CBK_U64("errors", errors));
     cbk_phase_field(&p, CBK_U64("seed", r->seed));
     cbk_phase_field(&p, CBK_TEXT("generator", "xorshift64* per job, seeded seed + job index"));
