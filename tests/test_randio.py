@@ -184,6 +184,21 @@ def test_bad_input(run_cbk, tmp_path, args, message):
     assert tree(tmp_path) == []
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine", ["io_uring", "auto"])
+def test_a_depth_beyond_io_urings_ring_is_bad_input(run_cbk, cbk_bin, tmp_path, engine):
+    """io_uring rings hold at most 32768 entries (IORING_MAX_ENTRIES): a deeper
+    --iodepth, which the parameter's range allows for libaio, is refused before
+    anything is created, not failed in a job's set-up with "Invalid argument"."""
+    if "io_uring" not in available_engines(cbk_bin, tmp_path):
+        pytest.skip("io_uring not built in")
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=1m", f"--engine={engine}", "--iodepth=32769",
+                "--runtime=0.1", "--ramp=0")
+    assert r.status == 2 and len(r.errors) == 1, r.stderr
+    assert "io_uring queues at most 32768 I/Os" in r.errors[0]["message"], r.errors[0]["message"]
+    assert tree(tmp_path) == []
+
+
 @pytest.mark.timeout(120)
 def test_randio_through_the_cli_stores_iops(cli, tmp_path, store_url):
     target = tmp_path / "t"

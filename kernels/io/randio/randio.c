@@ -164,6 +164,11 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
         snprintf(why, len, "%s", e->unavailable);
         return -1;
     }
+    if (e->max_depth && (uint64_t)opt(a)->iodepth > e->max_depth) {
+        snprintf(why, len, "--iodepth=%lld: %s queues at most %u I/Os per job (use more --jobs, or --engine=libaio)",
+                 (long long)opt(a)->iodepth, e->name, e->max_depth);
+        return -1;
+    }
     return cbk_check_target_dir(opt(a)->dir, file, why, len);
 }
 

@@ -39,6 +39,7 @@ struct randio_engine {
     const char *unavailable;  /* NULL when built in, else why not and how to get it */
     bool queues;              /* false: one I/O at a time whatever the depth (psync) */
     bool polls;               /* reap() honours poll_s */
+    unsigned max_depth;       /* the most I/Os one queue can hold; 0 = as many as --iodepth allows */
     int (*init)(struct randio_queue *q);                    /* 0 or -errno */
     int (*submit)(struct randio_queue *q, struct randio_io *io);     /* queues; 0 or -errno */
     int (*flush)(struct randio_queue *q);    /* NULL when submit() already did the I/O; 0 or -errno */

@@ -14,6 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* the kernel refuses a larger ring with EINVAL (its IORING_MAX_ENTRIES) */
+#define URING_MAX_ENTRIES 32768u
+
 #ifndef IORING_SETUP_DEFER_TASKRUN /* kernel headers older than 6.1 */
 #define IORING_SETUP_COOP_TASKRUN (1U << 8)
 #define IORING_SETUP_SINGLE_ISSUER (1U << 12)
@@ -128,7 +131,7 @@ static void finish(struct randio_queue *q)
 }
 
 const struct randio_engine randio_engine_io_uring = {
-    .name = "io_uring", .queues = true, .polls = true, .init = init, .submit = submit, .flush = flush, .reap = reap, .exit = finish,
+    .name = "io_uring", .queues = true, .polls = true, .max_depth = URING_MAX_ENTRIES, .init = init, .submit = submit, .flush = flush, .reap = reap, .exit = finish,
 };
 #else
 const struct randio_engine randio_engine_io_uring = {
