@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import tree, wait_for_data_file
+from full_disk import run_on_full_disk
 
 
 def available_engines(cbk_bin, tmp_path) -> list[str]:
@@ -197,6 +198,19 @@ def test_a_depth_beyond_io_urings_ring_is_bad_input(run_cbk, cbk_bin, tmp_path, 
     assert r.status == 2 and len(r.errors) == 1, r.stderr
     assert "io_uring queues at most 32768 I/Os" in r.errors[0]["message"], r.errors[0]["message"]
     assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_disk_that_fills_while_the_file_is_laid_out_is_a_failed_run_not_bad_input(cbk_bin, tmp_path):
+    """A file exactly the free space passes the statvfs check, then the private
+    directory takes its share and the layout hits ENOSPC: the disk filled
+    mid-run, exit status 1 as seqio's write (cbk_io_status), and nothing left."""
+    r = run_on_full_disk(tmp_path, '"$CBK" randio --dir="$FULL" --file-size=1m --direct=false --runtime=0.1 '
+                         '--ramp=0 2>"$FULL/../err"; echo "status=$?"; ls -A "$FULL"', dict(os.environ, CBK=cbk_bin))
+    err = (tmp_path / "err").read_text()
+    assert "No space left on device" in err, err
+    lines = r.stdout.split()
+    assert lines == ["status=1"], (r.stdout, err)
 
 
 @pytest.mark.timeout(120)

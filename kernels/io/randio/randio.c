@@ -200,8 +200,7 @@ static void prepare_file(struct cbk_ctx *c, struct randio *r, uint64_t file, uin
         close(fd);
     cbk_pattern_free(&pat);
     if (rc)
-        cbk_fail(c, rc == -ENOSPC ? CBK_EXIT_BAD_INPUT : CBK_EXIT_FAILED, "randio: preparing %s: %s", r->path,
-                 strerror(-rc));
+        cbk_fail(c, cbk_io_status(-rc), "randio: preparing %s: %s", r->path, strerror(-rc));
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)
