@@ -74,6 +74,19 @@ def test_loopback_throughput_counts_what_the_receiver_got(run_cbk):
 
 
 @pytest.mark.timeout(30)
+def test_the_retransmit_series_has_an_entry_per_rate_interval(run_cbk):
+    """The rate series folds a short last interval into the one before; the
+    retransmit series did not, and was one entry longer at its end (20 rates,
+    21 retransmit counts for 0.2 s in 0.01 s intervals)."""
+    for _ in range(3):   # where the run's last interval ends varies: a short tail in some runs, none in others
+        res = run_cbk("tcp", "--role=loopback", "--port=0", "--duration=0.2", "--interval=0.01")
+        assert res.status == 0, res.stderr
+        for x in streams_record(res)["streams"]:
+            assert len(x["intervals_retransmits"]) == len(x["intervals_gbit_per_s"]) >= 19, x
+            assert sum(x["intervals_retransmits"]) <= x["retransmits"]
+
+
+@pytest.mark.timeout(30)
 def test_loopback_reverse_and_bidir_report_each_direction(run_cbk):
     rev = run_cbk("tcp", "--role=loopback", "--port=0", "--duration=0.5", "--direction=reverse")
     assert rev.status == 0, rev.stderr

@@ -138,8 +138,9 @@ void tcp_interval_rates(const uint64_t *counts, uint32_t n, double seconds, doub
     *out_n = m;
 }
 
-static void write_interval_series(struct cbk_json *j, const char *key, const struct tcp_side *s, double interval_s,
-                                  bool transactions)
+/* Returns how many intervals the series has (a short last one folded in). */
+static uint32_t write_interval_series(struct cbk_json *j, const char *key, const struct tcp_side *s, double interval_s,
+                                      bool transactions)
 {
     double *v = malloc((s->intervals + 1) * sizeof *v);
     uint32_t n = 0;
@@ -150,6 +151,27 @@ static void write_interval_series(struct cbk_json *j, const char *key, const str
         cbk_json_real(j, NULL, v[i]);
     cbk_json_close(j);
     free(v);
+    return n;
+}
+
+/* The sender's retransmits, one entry per interval of the receiver's rate
+ * series: what falls after its last interval (the short tail it folded in,
+ * or a sender that counted more intervals) goes into the last entry, so
+ * entry i is the retransmits of rate i (they were one longer at the end). */
+static void write_retransmit_series(struct cbk_json *j, const struct tcp_side *tx, uint32_t rates)
+{
+    cbk_json_array(j, "intervals_retransmits");
+    uint64_t last = 0;
+    for (uint32_t i = 0; i < tx->intervals || (rates && i < rates); i++) {
+        uint64_t n = i < tx->intervals ? tx->interval_retrans[i] : 0;
+        if (rates && i + 1 >= rates)
+            last += n;
+        else if (i < rates)
+            cbk_json_u64(j, NULL, n);
+    }
+    if (rates)
+        cbk_json_u64(j, NULL, last);
+    cbk_json_close(j);
 }
 
 static void write_streams(struct cbk_ctx *c, const struct tcp_result *r)
@@ -180,11 +202,8 @@ static void write_streams(struct cbk_ctx *c, const struct tcp_result *r)
             cbk_json_u64(&j, "receiver_calls", rx->calls);  /* recv() calls: bytes / calls shows the batching */
             cbk_json_u64(&j, "sender_sndbuf_bytes", tx->sndbuf_bytes);
             cbk_json_u64(&j, "receiver_rcvbuf_bytes", rx->rcvbuf_bytes);
-            write_interval_series(&j, "intervals_gbit_per_s", rx, cfg->interval_s, false);
-            cbk_json_array(&j, "intervals_retransmits");
-            for (uint32_t i = 0; i < tx->intervals; i++)
-                cbk_json_u64(&j, NULL, tx->interval_retrans[i]);
-            cbk_json_close(&j);
+            write_retransmit_series(&j, tx, write_interval_series(&j, "intervals_gbit_per_s", rx, cfg->interval_s,
+                                                                   false));
         }
         cbk_json_u64(&j, "retransmits", tx->retransmits);
         cbk_json_u64(&j, "rtt_us", tx->rtt_us);
