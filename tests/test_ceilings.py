@@ -119,3 +119,27 @@ def test_a_cold_read_is_warned_exactly_when_the_column_puts_it_above_the_device(
     assert warned[3] == ["cold read 1,250 MiB/s faster than the O_DIRECT read of the same directory (1,000 MiB/s): "
                          "readahead or a cache below the page cache (RAID controller, hypervisor, server) helped; "
                          "not a device figure"]
+
+
+def test_random_io_over_a_network_mount_meets_the_link_by_the_bytes_each_operation_moved():
+    """An IOPS figure had no rate unit, so randio over NFS was never checked
+    against the link: 40,000 IOPS of 4 KiB (1.31 Gbit/s) through a 1 Gbit/s
+    link was stored without a word."""
+    env = {"target./data.fs_type": "nfs4", "target./data.netfs.kind": "nfs",
+           "target./data.netfs.link_rate_mbps": 1000, "net.eth0.speed_mbps": 1000}
+
+    def randread(iops: float) -> Sample:
+        seconds = 2.0
+        return Sample.from_record({"phase": "randread", "mode": "direct", "rate": iops, "rate_unit": "IOPS",
+                                   "dir": "/data", "sweep_key": None, "qualifiers": [], "seconds": seconds,
+                                   "ops": int(iops * seconds), "bytes": int(iops * seconds) * 4096})
+
+    inside = ceilings.binding(randread(20_000), ceilings.Context(env))
+    assert not inside.exceeded and inside.text == "link: 66 % of 1 Gbit/s", inside
+    above = randread(40_000)
+    assert ceilings.binding(above, ceilings.Context(env)).exceeded
+    assert any("faster than the fastest network link" in w for w in limits.sample_warnings(above, env))
+    # judged at a median, the median's data rate: operations times the bytes each moved
+    assert ceilings.of_median(randread(40_000), 20_000, ceilings.Context(env)).text == "link: 66 % of 1 Gbit/s"
+    # on a local disk, nothing to say about a link
+    assert ceilings.binding(randread(40_000), ceilings.Context({"target./data.fs_type": "ext4"})) is None

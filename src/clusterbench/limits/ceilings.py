@@ -72,9 +72,20 @@ def no_device(s: Sample, ctx: Context) -> Ceiling | None:
                    f"{fs} has no device below: this {how} measures memory, not storage")
 
 
-def link(s: Sample, ctx: Context) -> Ceiling | None:
-    """A network figure, or an I/O figure on a network file system, against the link's nominal rate."""
+def _data_bytes_per_s(s: Sample) -> float | None:
+    """The figure's data rate: its value in a rate unit, or for an IOPS
+    figure (randio, fio) its operations times the bytes each moved, so a
+    summary row judged at its median (of_median) is the median's rate."""
     rate = _bytes_per_s(s)
+    if rate is not None or s.value is None or s.unit != "IOPS" or not s.bytes or not s.ops:
+        return rate
+    return s.value * s.bytes / s.ops
+
+
+def link(s: Sample, ctx: Context) -> Ceiling | None:
+    """A network figure, or an I/O figure on a network file system (IOPS
+    too: its data crosses the same link), against the link's nominal rate."""
+    rate = _data_bytes_per_s(s)
     if rate is None:
         return None
     fs = target_fs_type(ctx.env, s.directory)
