@@ -246,6 +246,9 @@ def test_port_in_use_and_refused_connection_are_clear_errors(cbk_bin, run_cbk):
     (["--streams=0"], "--streams=0 is out of range"),
     (["--role=client"], "needs --server"),
     (["--role=client", "--server=127.0.0.1", "--port=0"], "needs the server's --port"),
+    # a server given --server=X listened on every address, not X, and said nothing
+    (["--role=server", "--server=127.0.0.1", "--port=0"], "--server is the client's"),
+    (["--server=127.0.0.1", "--port=0"], "a loopback run listens on --bind=ADDRESS"),
     (["--test=rr", "--direction=reverse"], "--direction applies to test=stream"),
     (["--role=client", "--server=127.0.0.1", "--start-at=12"], "--start-at=12.000 is"),
     (["--receive-batch=17m"], "--receive-batch=17m: give a size up to 16m"),

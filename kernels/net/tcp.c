@@ -124,6 +124,12 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
         snprintf(why, len, "role=client needs --server=ADDRESS (the host running cbk tcp --role=server)");
         return -1;
     }
+    if ((role == TCP_ROLE_SERVER || role == TCP_ROLE_LOOPBACK) && tcp_options(a)->server) {
+        /* ignored in silence, a server given --server=X listened on every address, not X */
+        snprintf(why, len, "--server is the client's (the address it connects to); a %s listens on --bind=ADDRESS",
+                 role == TCP_ROLE_SERVER ? "server" : "loopback run");
+        return -1;
+    }
     if (role == TCP_ROLE_CLIENT && tcp_options(a)->port == 0) {
         snprintf(why, len, "role=client needs the server's --port (0 means any free port, for servers only)");
         return -1;
