@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -560,6 +561,14 @@ def test_suite_conditions_keys_are_read_and_checked(tmp_path):
     path.write_text('memory-limit = "lots"\n[[steps]]\nkernel = "null"\n')
     with pytest.raises(BadInput, match="memory-limit lots: give a size"):
         suites.load(str(path), {})
+    # checked when the suite is read, not when a block's turn comes after others have run
+    for block, says in (('settings = { "vm.dirty_ratio" = true }', "settings.vm.dirty_ratio = True: give"),
+                        ('settings = { thp = ["never"] }', "settings.thp = ['never']: give"),
+                        ('name = 5\nsettings = { thp = "never" }', "name = 5: give the condition's name as text")):
+        path.write_text(f'[[conditions]]\nsettings = {{ thp = "never" }}\n[[conditions]]\n{block}\n'
+                        '[[steps]]\nkernel = "null"\n')
+        with pytest.raises(BadInput, match=re.escape(says)):
+            suites.load(str(path), {})
 
 
 FAKE_TUNED_ADM = """#!/bin/sh

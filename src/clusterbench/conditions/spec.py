@@ -94,6 +94,14 @@ def from_table(table: dict, where: str) -> Conditions:
     settings = table.get("settings", {})
     if not isinstance(settings, dict):
         raise BadInput(f"{where}: settings must be a table, e.g. settings = {{ \"vm.dirty_ratio\" = \"5\" }}")
+    # TOML's true became "True", written to the kernel only when that block's turn came,
+    # after the blocks before it had run; a number is a setting's value as written
+    for k, v in settings.items():
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise BadInput(f"{where}: settings.{k} = {v!r}: give a setting's value as text or a number "
+                           f"(e.g. \"never\", 5)")
+    if "name" in table and not isinstance(table["name"], str):
+        raise BadInput(f"{where}: name = {table['name']!r}: give the condition's name as text (it labels its run)")
     return Conditions(parse_memory_limit(table.get("memory-limit"), f"{where}: memory-limit"),
                       parse_settings((f"{k}={v}" for k, v in settings.items()), f"{where}: settings"),
                       name=table.get("name"))
