@@ -69,8 +69,8 @@ def _recorded(lines: list, env_a: dict, env_b: dict) -> tuple[list, tuple | None
     why_b = next((v for v in env_b.values() if _not_recorded(v)), None)
     if not (why_a or why_b) or (why_a and why_b):
         return lines, None
-    kept = [ln for ln in lines if not (ln[1] is None or _not_recorded(ln[1]) if why_a else
-                                       ln[2] is None or _not_recorded(ln[2]))]
+    side = 1 if why_a else 2   # the imported run's column of (key, value a, value b)
+    kept = [ln for ln in lines if not (ln[side] is None or _not_recorded(ln[side]))]
     folded = len(lines) - len(kept)
     return kept, ((why_a or why_b), folded, (bool(why_a), bool(why_b))) if folded else None
 
