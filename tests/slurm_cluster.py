@@ -108,6 +108,17 @@ class SlurmCluster:
         self.stop()
         raise RuntimeError(f"the test Slurm cluster did not come up:\n{logs}")
 
+    def job_log(self, job: str, lines: int = 40) -> str:
+        """The daemons' log lines that name a job (why a step was killed, a
+        node declared down): what a failed test prints, since the cluster's
+        folder is gone once the module ends."""
+        out = []
+        for f in sorted(self.dir.glob("*.log")):
+            hits = [line for line in f.read_text(errors="replace").splitlines() if job in line]
+            if hits:
+                out.append(f"--- {f.name}\n" + "\n".join(hits[-lines:]))
+        return "\n".join(out) or f"(no daemon log names job {job})"
+
     def _start_munged(self, timeout_s: float = 20) -> None:
         mdir = self.dir / "munge"
         mdir.mkdir(mode=0o700, exist_ok=True)

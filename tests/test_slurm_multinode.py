@@ -72,8 +72,8 @@ def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snaps
     r = subprocess.run(["sbatch", "--wait", "-N", "2", "--ntasks-per-node=4", f"--output={out}", "--wrap", script],
                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
     log = out.read_text() if out.exists() else ""
-    assert r.returncode == 0, r.stderr + log[-3000:]
-    job = r.stdout.split()[-1]
+    job = r.stdout.split()[-1] if r.stdout.split() else "?"
+    assert r.returncode == 0, r.stderr + log[-3000:] + "\n" + slurm.job_log(job)
     assert store_rows(store, "select label, status, batch_job from runs") == [(f"smoke-{job}", "ok", f"slurm {job}")]
     hosts = sorted(h for (h,) in store_rows(store, "select host from run_hosts"))
     assert hosts == ["h01", "h02"]
@@ -102,8 +102,8 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     r = subprocess.run(["sbatch", "--wait", "-N", "4", f"--output={out}", "--wrap", script],
                        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
     log = out.read_text() if out.exists() else ""
-    assert r.returncode == 0, r.stderr + log[-3000:]
-    job = r.stdout.split()[-1]
+    job = r.stdout.split()[-1] if r.stdout.split() else "?"
+    assert r.returncode == 0, r.stderr + log[-3000:] + "\n" + slurm.job_log(job)
     assert store_rows(store, "select label, status, batch_job from runs") == [(f"n4-{job}", "ok", f"slurm {job}")]
     assert sorted(h for (h,) in store_rows(store, "select host from run_hosts")) == ["h01", "h02", "h03", "h04"]
     assert {launcher for (launcher,) in store_rows(store, "select launcher from steps")} == {"srun"}
