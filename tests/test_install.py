@@ -134,3 +134,21 @@ def test_require_mpi_fails_a_build_without_mpi_with_one_line(sdist, tmp_path):
     assert p.returncode != 0
     assert REQUIRE_MPI_LINE in [line.strip() for line in out.splitlines()], out[-3000:]
     assert not list(tmp_path.rglob("*.whl"))
+
+
+def test_the_spack_package_depends_on_every_runtime_dependency_with_pyprojects_bounds():
+    """packaging/spack's py-clusterbench states the Python dependencies itself
+    (docs/install.md, "Spack": "pyproject.toml's lower bounds"); one it misses
+    installs a clusterbench that fails on its first import of it."""
+    import re
+    import tomllib
+
+    declared = {}
+    for requirement in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^]]*\])?\s*>=\s*([0-9.]+)", requirement.split(";")[0].strip()).groups()
+        declared["py-" + name.lower().replace("_", "-")] = bound
+    recipe = (REPO / "packaging" / "spack" / "packages" / "py-clusterbench" / "package.py").read_text()
+    spack = dict(re.findall(r'depends_on\("(py-[a-z0-9-]+)@([0-9.]+):"[^)]*type=\([^)]*"run"', recipe))
+    assert spack == declared, (f"missing from the Spack package: {sorted(declared.keys() - spack.keys())}; "
+                               f"bounds that differ: {[(n, spack[n], declared[n]) for n in spack.keys() & declared.keys() if spack[n] != declared[n]]}; "
+                               f"not in pyproject.toml: {sorted(spack.keys() - declared.keys())}")

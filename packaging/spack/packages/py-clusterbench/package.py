@@ -50,6 +50,8 @@ class PyClusterbench(PythonPackage):
     depends_on("py-platformdirs@4.0:", type=("build", "run"))
     depends_on("py-numpy@1.24:", type=("build", "run"))
     depends_on("py-matplotlib@3.7:", type=("build", "run"))
+    depends_on("py-jsonschema@4.18:", type=("build", "run"))
+    depends_on("py-psutil@5.9:", type=("build", "run"))
 
     def config_settings(self, spec, prefix):
         # the spec's MPI, never a quiet build without it; the variants decide
