@@ -90,8 +90,12 @@ def test_tmpfs_flag_reaches_every_view(cli, two_configs, store_url):
     cmp = compare.build(store, ["disk", "shm"])
     rows = list(csv.DictReader(io.StringIO(compare_data.render_csv(cmp))))
     assert len(rows) == 2 and all(TMPFS_FLAG in r["warnings"] and "memory (tmpfs)" in r["verdict"] for r in rows)
+    # the limit the figure is above is marked "!" in every format (docs/limits.md), as the terminal marks it
+    assert "shm: ! memory: tmpfs has no device below" in table.stdout
+    assert all(r["limit"] == "! memory: tmpfs has no device below" for r in rows)
     md = compare_data.render_markdown(cmp)
     assert "†1" in md and TMPFS_FLAG in md and "| measurement |" in md
+    assert "shm: ! memory: tmpfs has no device below" in md
     report = Report.of(store, ["disk", "shm"])
     for fmt in ("html", "md", "csv", "json"):
         text = render(fmt, report)

@@ -24,6 +24,12 @@ def _side(p: Point, config: str) -> dict:
             "limit": c.text if c else None, "limit_exceeded": bool(c and c.exceeded), "flag": p.flag(config)}
 
 
+def limit_cell(limit) -> str:
+    """A configuration's binding ceiling as the limit column shows it in every
+    format: "!" first when the figure is above it (docs/limits.md)."""
+    return ("! " if limit.exceeded else "") + limit.text
+
+
 def _versus(p: Point, base: str, other: str) -> dict:
     c = p.versus(base, other)
     return {"config": other, "ratio": c.ratio, "change": c.change, "p": c.p, "test": c.test,
@@ -67,14 +73,16 @@ CSV_COLUMNS = ["measurement", "mode", "unit", "baseline", "config", "median_base
 def csv_rows(table: Table) -> list[list]:
     base = table.names[0]
     out = []
-    for point in as_dict(table)["points"]:
+    for p, point in zip(table.points, as_dict(table)["points"]):
         b = point["results"][base]
+        limit_b = limit_cell(lim) if (lim := p.limit(base)) else ""
         for c in point["comparisons"]:
             o = point["results"][c["config"]]
+            limit_o = limit_cell(lim) if (lim := p.limit(c["config"])) else ""
             out.append([point["title"], point["mode"] or "", point["unit"] or "", base, c["config"],
                         b["median"], b["ci_low"], b["ci_high"], b["n"], o["median"], o["ci_low"], o["ci_high"],
                         o["ci_coverage"], o["n"], c["ratio"], c["change"], c["p"], c["verdict_text"],
-                        b["limit"] or "", o["limit"] or "", " | ".join(b["warnings"]), " | ".join(o["warnings"])])
+                        limit_b, limit_o, " | ".join(b["warnings"]), " | ".join(o["warnings"])])
     return out
 
 
@@ -115,7 +123,7 @@ def render_markdown(table: Table) -> str:
         for n in names[1:]:
             c = p.versus(names[0], n)
             cells += [f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-", p.verdict_text(names[0], n)]
-        cells.append("; ".join(f"{n}: {lim.text}" for n in names if (lim := p.limit(n))))
+        cells.append("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n))))
         out.append("| " + " | ".join(_md(c) for c in cells) + " |")
     if notes:
         out += ["", "Warnings (†):", ""] + [f"{i}. {_md(w)}" for i, w in enumerate(notes, 1)]

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from clusterbench.analysis.comparison import Table as Comparison
 from clusterbench.output.render_text import plain, terminal
+from clusterbench.report.compare_data import limit_cell
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -64,8 +65,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             style = VERDICT_STYLE.get(c.verdict.value)
             row += [ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         if limits:
-            row.append(terminal("; ".join(f"{n}: {'! ' if lim.exceeded else ''}{lim.text}"
-                                          for n in names if (lim := p.limit(n)))))
+            row.append(terminal("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n)))))
         t.add_row(*row)
     console.print(folding(t))
     for i, note in enumerate(notes, 1):
