@@ -171,3 +171,10 @@ def test_the_readme_names_every_command_that_takes_width():
     taking = {name for name in cli_module.COMMANDS.names()
               if any(p.name == "width" for p in cli_module.COMMANDS.load(name).command.params)}
     assert named == taking, f"README names {sorted(named)}; these take --width: {sorted(taking)}"
+
+
+def test_the_readme_lists_every_shipped_suite():
+    line = next(l for l in (ROOT / "README.md").read_text().splitlines() if l.startswith("- Suites shipped:"))
+    named = set(re.findall(r"`([a-z0-9-]+)`", line))
+    shipped = {p.stem for p in (ROOT / "src" / "clusterbench" / "suites").glob("*.toml")}
+    assert named == shipped, f"README names {sorted(named)}; shipped: {sorted(shipped)}"
