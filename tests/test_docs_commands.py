@@ -178,3 +178,16 @@ def test_the_readme_lists_every_shipped_suite():
     named = set(re.findall(r"`([a-z0-9-]+)`", line))
     shipped = {p.stem for p in (ROOT / "src" / "clusterbench" / "suites").glob("*.toml")}
     assert named == shipped, f"README names {sorted(named)}; shipped: {sorted(shipped)}"
+
+
+def test_the_command_list_names_every_format_a_command_writes():
+    """`clusterbench --help` is where a user first reads what export and
+    report can write: each --format choice is named there."""
+    words = {"json": "JSON", "csv": "CSV", "md": "Markdown", "html": "HTML", "pdf": "PDF"}
+    unnamed = {}
+    summaries = dict(cli_module.COMMANDS.items())
+    for name in ("export", "report"):
+        fmt = next(p for p in cli_module.COMMANDS.load(name).command.params if p.name == "fmt")
+        if missing := [c for c in fmt.type.choices if words[c] not in summaries[name]]:
+            unnamed[name] = missing
+    assert not unnamed, f"formats a command writes that `clusterbench --help` does not name: {unnamed}"
