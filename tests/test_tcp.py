@@ -114,6 +114,10 @@ def test_loopback_rr_reports_transactions_and_latency_percentiles(run_cbk):
     assert m["latency_us_min"] <= m["latency_us_mean"] <= m["latency_us_max"]
     s = streams_record(res)
     assert sum(x["transactions"] for x in s["streams"]) == m["ops"]
+    # per connection as in the total: requests and responses (it counted requests only)
+    assert sum(x["bytes"] for x in s["streams"]) == m["bytes"]
+    for x in s["streams"]:
+        assert x["bytes"] == x["transactions"] * (64 + 1024)
 
 
 @pytest.mark.timeout(30)

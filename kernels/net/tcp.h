@@ -102,7 +102,7 @@ static inline uint32_t tcp_interval_slots(const struct tcp_config *c)
 
 /* One side of one data connection, as that side counted it. */
 struct tcp_side {
-    uint64_t bytes;            /* payload sent or received */
+    uint64_t bytes;            /* payload sent or received (rr: both ways) */
     uint64_t calls;            /* send()/recv() calls; rr: transactions */
     double seconds;            /* own start signal to own end (receiver: EOF) */
     uint64_t retransmits;      /* TCP_INFO tcpi_total_retrans (sender) */

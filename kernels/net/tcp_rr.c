@@ -5,7 +5,9 @@
  * the kernel .. last byte of the response read) goes into a log-bucketed
  * histogram; transactions per second = transactions / time from the start
  * signal to the end of the last transaction. Latency = 1 / rate only with
- * one connection; percentiles come from the histogram either way.
+ * one connection; percentiles come from the histogram either way. A
+ * side's bytes are both directions' (request + response per transaction),
+ * as the measurement record's.
  *
  * Inside the loop: the send()/recv() calls, two clock reads, one histogram
  * increment. No allocation, no output. */
@@ -110,7 +112,7 @@ int tcp_rr_client(struct tcp_worker *w, double start_s)
     }
     s->seconds = (double)(t1 - start_ns) * 1e-9;
     s->calls = count;
-    s->bytes = count * c->request_bytes;
+    s->bytes = count * (c->request_bytes + c->response_bytes);
     if (count > mark && s->intervals < tcp_interval_slots(c))
         s->interval_bytes[s->intervals++] = count - mark;
     if (shutdown(w->fd, SHUT_WR))
@@ -145,7 +147,7 @@ int tcp_rr_server(struct tcp_worker *w, double start_s)
     }
     s->seconds = cbk_clock() - start_s;
     s->calls = count;
-    s->bytes = count * c->request_bytes;
+    s->bytes = count * (c->request_bytes + c->response_bytes);
     if (count > mark && s->intervals < tcp_interval_slots(c))
         s->interval_bytes[s->intervals++] = count - mark;
     if (shutdown(w->fd, SHUT_WR) && errno != ENOTCONN)
