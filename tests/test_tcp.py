@@ -118,6 +118,30 @@ def test_loopback_rr_reports_transactions_and_latency_percentiles(run_cbk):
     assert sum(x["bytes"] for x in s["streams"]) == m["bytes"]
     for x in s["streams"]:
         assert x["bytes"] == x["transactions"] * (64 + 1024)
+    assert not [w for w in m["warnings"] if "--duration" in w], m["warnings"]
+
+
+@pytest.mark.timeout(30)
+def test_rr_transaction_longer_than_the_duration_is_warned_about(run_cbk):
+    """rr starts no request after --duration but finishes the one in flight:
+    one 256 MiB request took the run ten times past a 0.01 s duration, and
+    the record said nothing."""
+    res = run_cbk("tcp", "--role=loopback", "--port=0", "--test=rr", "--duration=0.01", "--request-size=256m")
+    assert res.status == 0, res.stderr
+    (m,) = res.measurements("rr")
+    assert m["ops"] >= 1 and m["seconds"] > 0.011
+    (w,) = [w for w in m["warnings"] if "--duration" in w]
+    assert "past --duration=0.01 s" in w and "longest transaction" in w, w
+
+
+@pytest.mark.timeout(60)
+def test_rr_pairs_warn_when_a_transaction_outlasts_the_duration(run_cbk, mpiexec):
+    res = run_cbk("tcp", "--role=pairs", "--port=0", "--test=rr", "--duration=0.01", "--request-size=128m",
+                  launcher=[mpiexec, "-n", "2"])
+    assert res.status == 0, res.stderr
+    (m,) = res.measurements("rr")
+    assert m["ops"] >= 1 and m["seconds"] > 0.011
+    assert [w for w in m["warnings"] if "past --duration=0.01 s" in w], m["warnings"]
 
 
 @pytest.mark.timeout(30)

@@ -51,7 +51,8 @@ static const struct cbk_param params[] = {
     { .name = "bind", CBK_AT_STRING(OPT, bind), .default_value = "any", .keyword = "any", .role = CBK_ROLE_WHERE,
       .help = "local address to listen on (server, pairs servers) or to connect from (client); any = all addresses / the kernel's choice" },
     { .name = "duration", CBK_AT_REAL(OPT, duration), .default_value = "10", .unit = "s", .min = "0.01", .max = "86400",
-      .help = "how long the senders send (stream) or the client sends requests (rr)" },
+      .help = "how long the senders send (stream) or the client starts requests (rr: the transaction in flight "
+              "finishes, and the record warns when that ran more than a tenth past the duration)" },
     { .name = "streams", CBK_AT_INT(OPT, streams), .default_value = "1", .unit = "count", .min = "1", .max = "128",
       .help = "parallel data connections per direction, one thread each (rr: concurrent request/response connections)" },
     { .name = "message-size", CBK_AT_SIZE(OPT, message_size), .default_value = "128k", .unit = "bytes", .min = "1", .max = "1g",

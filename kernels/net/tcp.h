@@ -257,6 +257,11 @@ void tcp_stream_phase(struct cbk_phase *p, const struct tcp_result *r, bool clie
                       const struct tcp_direction_total *t, const char *server, double nominal, double epoch_s);
 void tcp_report_stream(struct cbk_ctx *c, const struct tcp_result *r, const char *server, double link_speed_arg);
 void tcp_report_rr(struct cbk_ctx *c, const struct tcp_result *r, const char *server, double link_speed_arg);
+/* rr: a warning (written into buf) when the client's time overran
+ * --duration by more than a tenth, since a transaction in flight at the
+ * deadline finishes; NULL when it did not. */
+const char *tcp_rr_overrun(const struct tcp_config *c, double seconds, double longest_transaction_s, char *buf,
+                           size_t len);
 
 /* tcp_pairs.c (MPI builds): role=pairs. */
 int tcp_pairs_setup(const struct cbk_args *a, struct cbk_ctx *c, void **state);

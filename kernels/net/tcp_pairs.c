@@ -323,16 +323,18 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
             cbk_histogram_free(&empty);
     }
 
+    char overrun[320];   /* a warning of ph's: lives until cbk_report */
     if (c->rank == 0) {
         /* rank 0 serves pair 0: its record fields describe the aggregate */
         double sender = 0, retrans = 0, nominal = 0, pmin = INFINITY, pmax = 0, smin = INFINITY, smax = -INFINITY;
-        double bytes = 0, begin = INFINITY, end = -INFINITY;
+        double bytes = 0, begin = INFINITY, end = -INFINITY, longest_client_s = 0;
         bool known = true;
         for (int i = 0; i < p->n; i++) {
             const struct pair_summary *s = &all[client_rank(p, i)];
             double rate = rr ? (s->seconds > 0 ? s->calls / s->seconds : 0) : gbit(s->bytes, s->seconds);
             sender += s->sender_bytes;
             retrans += s->retransmits;
+            longest_client_s = fmax(longest_client_s, s->seconds);
             bytes += rr ? s->calls : s->bytes * 8.0 / 1e9;
             begin = fmin(begin, s->begin_s);
             end = fmax(end, s->end_s);
@@ -372,6 +374,9 @@ static void report_direction(struct cbk_ctx *c, const struct cbk_args *a, struct
         }
         if (smax - smin > 0.1 * cfg->duration_s)
             cbk_phase_warn(&ph, "the pairs' starts are spread over more than a tenth of the duration: not fully concurrent");
+        if (rr && tcp_rr_overrun(cfg, longest_client_s, (double)cbk_histogram_max(&merged) / 1e9, overrun,
+                                 sizeof overrun))
+            cbk_phase_warn(&ph, overrun);
     }
     cbk_report(c, &ph);
     if (c->rank == 0)

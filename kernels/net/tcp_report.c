@@ -9,6 +9,7 @@
 #include "../core/record.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,6 +229,20 @@ void tcp_report_stream(struct cbk_ctx *c, const struct tcp_result *r, const char
         write_streams(c, r);
 }
 
+/* A tenth, as the pairs' start spread: below it the overrun is the last
+ * transaction's usual share of the run. The run is not refused up front:
+ * how long a transaction takes depends on the path, known only once run. */
+const char *tcp_rr_overrun(const struct tcp_config *c, double seconds, double longest_transaction_s, char *buf,
+                           size_t len)
+{
+    if (seconds <= 1.1 * c->duration_s)
+        return NULL;
+    snprintf(buf, len, "the client ran %.3g s, past --duration=%g s: no request starts after the duration, but the "
+             "one in flight finishes, and the longest transaction took %.3g s (give a smaller --request-size or "
+             "--response-size, or a longer --duration)", seconds, c->duration_s, longest_transaction_s);
+    return buf;
+}
+
 void tcp_report_rr(struct cbk_ctx *c, const struct tcp_result *r, const char *server, double link_speed_arg)
 {
     const struct cbk_histogram *h = &r->latency;
@@ -263,6 +278,9 @@ void tcp_report_rr(struct cbk_ctx *c, const struct tcp_result *r, const char *se
     cbk_phase_field(&p, CBK_REAL("rtt_us", r->conns ? rtt / r->conns : 0));
     if (transactions == 0)
         cbk_phase_warn(&p, "no transaction completed within the duration");
+    char overrun[320];
+    if (tcp_rr_overrun(&r->cfg, seconds, (double)cbk_histogram_max(h) / 1e9, overrun, sizeof overrun))
+        cbk_phase_warn(&p, overrun);
     cbk_report(c, &p);
     if (c->rank == 0)
         write_streams(c, r);

@@ -5,8 +5,10 @@
  * the kernel .. last byte of the response read) goes into a log-bucketed
  * histogram; transactions per second = transactions / time from the start
  * signal to the end of the last transaction. Latency = 1 / rate only with
- * one connection; percentiles come from the histogram either way. A
- * side's bytes are both directions' (request + response per transaction),
+ * one connection; percentiles come from the histogram either way. No
+ * request starts after --duration, but the one in flight finishes: a
+ * transaction longer than the duration runs past it (tcp_report.c warns).
+ * A side's bytes are both directions' (request + response per transaction),
  * as the measurement record's.
  *
  * Inside the loop: the send()/recv() calls, two clock reads, one histogram
