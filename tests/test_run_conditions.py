@@ -206,6 +206,47 @@ def test_mpi_ranks_on_one_host_share_the_capped_cgroup(cli, mpiexec, memory_pare
     assert our_cgroups(memory_parent) == before
 
 
+def memory_total_bytes() -> int:
+    """This host's RAM, as /proc/meminfo says (read here, not through the code under test)."""
+    (kib,) = [ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal:")]
+    return int(kib) * 1024
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("limit", ["100t", "just-above"])
+def test_memory_limit_not_below_this_hosts_memory_is_refused_before_anything_runs(cli, memory_parent, state_dir,
+                                                                                 store_url, limit):
+    """A cgroup capped above the RAM caps nothing: 100t ran, and every record
+    carried memory_limit_bytes as if the cap had held."""
+    before = our_cgroups(memory_parent)
+    if limit == "just-above":
+        limit = f"{memory_total_bytes() // MiB + 1}m"
+    r = cli("run", "null", "--repeat", "1", "--memory-limit", limit)
+    assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"--memory-limit {limit}" in r.stderr and "caps nothing" in r.stderr, r.stderr
+    assert "this host has" in r.stderr, r.stderr
+    if os.path.exists(store_url.removeprefix("sqlite:///")):
+        assert store_rows(store_url, "select count(*) from runs") == [(0,)]
+    assert our_cgroups(memory_parent) == before and journals(state_dir) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_on_a_host_with_less_memory_than_the_limit_fails_without_starting_the_kernel(memory_parent, tmp_path):
+    """Where the steps run on other hosts this host's RAM says nothing of
+    theirs: the wrapper each rank runs under refuses on its own host."""
+    import socket
+
+    before, ran = our_cgroups(memory_parent), tmp_path / "ran"
+    p = subprocess.run([sys.executable, "-m", "clusterbench.conditions.cgexec",
+                        f"--memory-limit={memory_total_bytes() + MiB}", f"--cgroup=clusterbench-ram-{os.getpid()}",
+                        "--", "touch", str(ran)], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2, p.stderr
+    (e,) = [json.loads(ln) for ln in p.stderr.splitlines()]
+    assert e["type"] == "error" and e["message"].startswith(f"host {socket.gethostname()}: "), e
+    assert "caps nothing" in e["message"], e
+    assert not ran.exists() and our_cgroups(memory_parent) == before
+
+
 # --- --setting -----------------------------------------------------------------------------------------
 
 def other_thp(current: str) -> str:

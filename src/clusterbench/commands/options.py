@@ -57,7 +57,8 @@ db_option = click.option("--db", "db_url", default=None, metavar="URL",
 memory_limit_option = click.option(
     "--memory-limit", metavar="SIZE",
     help="Run the kernel's processes in a memory cgroup capped at SIZE (e.g. 1g) on every host, so their page "
-         "cache cannot exceed it (as booting with mem= did). Needs root or delegation.")
+         "cache cannot exceed it (as booting with mem= did); below each host's RAM, where it caps something. "
+         "Needs root or delegation.")
 setting_option = click.option(
     "--setting", "settings", multiple=True, metavar="NAME=VALUE",
     help="Change a system setting for this run and restore it after: a sysctl (vm.dirty_ratio=5), tuned=PROFILE, "

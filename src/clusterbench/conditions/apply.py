@@ -39,9 +39,14 @@ def _held_signals() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _refuse_remote(c: Conditions, req) -> None:
-    remote = [s for s in req.steps if s.launcher in ("srun", "qrsh")] or \
+def _remote_steps(req) -> list:
+    """The steps whose ranks run on other hosts."""
+    return [s for s in req.steps if s.launcher in ("srun", "qrsh")] or \
         ([s for s in req.steps if s.ranks > 1] if req.hostfile else [])
+
+
+def _refuse_remote(c: Conditions, req) -> None:
+    remote = _remote_steps(req)
     if c.settings and remote:
         raise BadInput(f"--setting changes this host only, and step '{remote[0].title()}' runs on other hosts "
                        f"({'--hostfile' if req.hostfile else remote[0].launcher}): set them there, or drop --setting")
@@ -59,6 +64,12 @@ def check(c: Conditions | None, req) -> list[settings.Change]:
         changes = [settings.resolve(k, v, list(req.targets)) for k, v in c.settings]
     except settings.SettingError as e:
         raise BadInput(str(e)) from None
+    # Only where every step runs here does this host's RAM say anything: compute
+    # nodes may have more than the login node, and each rank's wrapper (cgexec)
+    # refuses on its own host.
+    why = c.memory_limit_bytes and not _remote_steps(req) and cgroup.caps_nothing(c.memory_limit_bytes)
+    if why:
+        raise BadInput(f"--memory-limit {size_arg(c.memory_limit_bytes)}: {why}")
     if c.memory_limit_bytes:
         try:
             h = cgroup.find()

@@ -98,6 +98,30 @@ def find(mountinfo: str | None = None, proc_cgroup: str | None = None) -> Hierar
                             "(neither cgroup2 with memory in cgroup.controllers nor a v1 memory hierarchy)")
 
 
+def memory_total_bytes(meminfo: str | None = None) -> int | None:
+    """This host's RAM (MemTotal); None where /proc/meminfo cannot be read."""
+    try:
+        text = Path("/proc/meminfo").read_text() if meminfo is None else meminfo
+    except OSError:
+        return None
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        if name == "MemTotal" and rest.split()[:1] and rest.split()[0].isdigit():
+            return int(rest.split()[0]) * 1024
+    return None
+
+
+def caps_nothing(limit_bytes: int, meminfo: str | None = None) -> str | None:
+    """Why a cap of limit_bytes would cap nothing on this host, or None. The
+    page cache can use all the RAM the kernel has left, never more: a cap at
+    or above the RAM never binds, and the run would be recorded as capped."""
+    total = memory_total_bytes(meminfo)
+    if total is None or limit_bytes < total:
+        return None
+    return (f"this host has {total / 2**30:.1f} GiB of memory, so a cap at or above it caps nothing "
+            f"(give less than {total >> 20}m)")
+
+
 def _write(path: Path, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
