@@ -114,6 +114,28 @@ def test_trend_prints_the_series_and_the_planted_change(cli, store_url):
         assert r.status == 2 and r.stderr.count("\n") == 1 and "KERNEL:PHASE" in r.stderr
 
 
+@pytest.mark.both_stores
+@pytest.mark.timeout(120)
+def test_trend_of_a_figure_the_store_never_measured_is_one_line_and_exit_2(cli, store_url):
+    """`trend nope:x` exited 0 with "no run that ended ok measured nope:x", as
+    if the figure existed and had no runs yet; show, compare, report and
+    export refuse a run that does not exist with one line and exit 2."""
+    fill(store_url)
+    for figure, says, names in (("nope:read", "no such kernel: 'nope'", ("seqio", "randio", "null")),
+                                ("seqio:x", "seqio never measured a phase 'x'", ("read", "write")),
+                                ("seqio:read:x", "seqio:read never measured a mode 'x'", ("cold",))):
+        r = cli("trend", figure)
+        assert r.status == 2 and r.stderr.count("\n") == 1, (figure, r.stderr)
+        assert says in r.stderr and all(n in r.stderr for n in names), (figure, r.stderr)
+        assert "Traceback" not in r.stderr and r.stdout == ""
+    # a figure that exists: filters that leave no run are an empty answer, as list's are
+    r = cli("trend", "seqio:read:cold", "--since", "2099-01-01")
+    assert r.status == 0 and "no run that ended ok measured seqio:read:cold" in r.stdout, r.stderr
+    # a kernel cbk has and no run in the store measured (an empty store too): nothing to trend yet
+    r = cli("trend", "null:null")
+    assert r.status == 0 and "no run that ended ok measured null:null" in r.stdout, r.stderr
+
+
 @pytest.mark.timeout(120)
 def test_trend_writes_the_interval_as_show_does_and_names_every_column(cli, store_url):
     """#38: trend said "95 % CI" where show says "(94%)" for the same interval,

@@ -33,7 +33,10 @@ def runs_text(n: int) -> str:
 def command(figure, label, host, params, since, last, db_url):
     """A figure over time: one line per run that ended ok (median of its
     repetitions and the interval of the median with its real coverage), and the change points found with
-    Pettitt's test, each with what changed in the environment.
+    Pettitt's test, each with what changed in the environment. A figure the
+    store never measured (no such kernel, or a phase or mode its runs never
+    recorded) is refused (exit 2); filters that leave no run print a line
+    saying so (exit 0).
 
     \b
     clusterbench trend seqio:read:cold --host node01
