@@ -16,7 +16,7 @@ from conftest import REPO, store_rows
 from clusterbench import importers
 from clusterbench.errors import BadInput
 from clusterbench.importers import ImportedRun
-from clusterbench.importers.import_runs import Overrides, parse_file, store_run
+from clusterbench.importers.import_runs import Overrides, parse_file, store_runs
 from clusterbench.store import Store
 
 FIXTURES = REPO / "tests" / "fixtures" / "import"
@@ -298,7 +298,7 @@ def test_stored_run_is_marked_dated_and_its_environment_unavailable(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     path = str(FIXTURES / "iperf3-3.12-tcp.json")
     (run,) = parse_file(path)
-    run_id = store_run(store, run, path, Overrides(label="net-2024"))
+    (run_id,) = store_runs(store, [run], path, Overrides(label="net-2024"))
     row = store.run(run_id)
     assert row.imported_from.startswith("iperf3 3.12 JSON, file ") and row.host == "vm"
     stamp = json.loads((FIXTURES / "iperf3-3.12-tcp.json").read_text())["start"]["timestamp"]["timesecs"]

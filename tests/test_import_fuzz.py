@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from conftest import REPO, run_bounded
 
 from clusterbench.errors import BadInput
-from clusterbench.importers.import_runs import Overrides, parse_bytes, parse_file, store_run
+from clusterbench.importers.import_runs import Overrides, parse_bytes, parse_file, store_runs
 from clusterbench.store import Store
 
 FIXTURES = sorted((REPO / "tests" / "fixtures" / "import").iterdir())
@@ -73,9 +73,7 @@ def test_mutated_fixtures_import_or_fail_in_one_line_and_store_nothing_partial(t
                 assert run.sample_count > 0
             if case == 0:   # storing is slower: the first import of each fixture
                 path.write_bytes(data)
-                for run in runs:
-                    store_run(store, run, str(path), Overrides())
-                    stored += 1
+                stored += len(store_runs(store, runs, str(path), Overrides()))
     total = sum(outcomes.values())
     assert total >= 2000 and outcomes["imported"] > 100 and outcomes["refused"] > 100, outcomes
     with store.engine.connect() as c:

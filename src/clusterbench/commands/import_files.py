@@ -52,14 +52,17 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     Every file is read and checked before any is stored: a file that cannot
     be read stops the import with one line, and nothing is stored. So does a
     file whose bytes the store already holds, or one given twice (under any
-    name), unless --again.
+    name), unless --again. Each file's runs are stored in one transaction
+    that looks its bytes up again, so two imports of one file at once store
+    it once.
 
     \b
     clusterbench import --label lustre-2023 old-logs/ior-*.txt
     clusterbench import --dry-run results.json
     """
-    from clusterbench.importers.import_runs import Overrides, imported_before, read_files, store_run
+    from clusterbench.importers.import_runs import Overrides, held_text, imported_before, read_files, store_runs
     from clusterbench.store import text_limits
+    from clusterbench.store.imported_run import AlreadyImported
     from clusterbench.store.storable import check_text
 
     check_text("--label", label, text_limits.RUN_LABEL)   # as `run` does: PostgreSQL would refuse them
@@ -73,9 +76,17 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
         if not again:
             raise BadInput(f"{path}: {said}; --again imports it again")
         click.echo(f"note: {path}: {said}; {'would be ' if dry_run else ''}imported again (--again)", err=True)
+    stored: list[int] = []
     for f in read:
         path = f.path
-        for run in f.runs:
+        if not dry_run:
+            try:   # looked up again inside the storing transaction: another import may have stored it since
+                ids = store_runs(store, f.runs, path, over, f.sha256, again=again)
+            except AlreadyImported as e:
+                earlier = f" (this command stored run(s) {', '.join(map(str, stored))} before it)" if stored else ""
+                raise BadInput(f"{path}: {held_text(e.runs)}; --again imports it again{earlier}") from None
+            stored += ids
+        for i, run in enumerate(f.runs):
             what = (f"{path}: {run.source}, {len(run.steps)} step(s), {run.sample_count} sample(s)"
                     + (f", started {run.started:%Y-%m-%d %H:%M} UTC" if run.started else "")
                     + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
@@ -87,7 +98,6 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
                     for s in st.samples:
                         click.echo(f"    rep {s.repetition} {s.label} [{s.condition}] {s.value} {s.unit}")
             else:
-                run_id = store_run(store, run, path, over, f.sha256)
-                click.echo(f"stored as run {run_id}: " + what)
+                click.echo(f"stored as run {ids[i]}: " + what)
             for note in run.notes:
                 click.echo(f"note: {path}: {note}", err=True)

@@ -123,8 +123,11 @@ def imported_before(store, file: GivenFile) -> str | None:
     """What the store holds of this file's bytes, in words; None for nothing
     (or only runs imported before 0009, which have no hash to compare)."""
     runs = store.runs_imported_from(file.sha256)
-    if not runs:
-        return None
+    return held_text(runs) if runs else None
+
+
+def held_text(runs: list) -> str:
+    """The runs imported from a file's bytes, oldest first, in words."""
     ids = [str(r.id) for r in runs]
     shown = f"run {ids[0]}" if len(ids) == 1 else "runs " + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
     when = runs[0].imported_at
@@ -267,8 +270,19 @@ def finish(run: ImportedRun, path: str, over: Overrides) -> tuple[str, dt.dateti
     return host, started
 
 
-def store_run(store, run: ImportedRun, path: str, over: Overrides, sha256: str | None = None) -> int:
-    """The run's id; sha256: of the file's bytes (GivenFile.sha256), kept so a later import of them is refused."""
+def store_runs(store, runs: list[ImportedRun], path: str, over: Overrides, sha256: str | None = None, *,
+               again: bool = False) -> list[int]:
+    """The ids of a file's runs, stored in one transaction; sha256: of the
+    file's bytes (GivenFile.sha256), kept so a later import of them is
+    refused, and looked up in that transaction unless again (a store that
+    holds them raises store.imported_run.AlreadyImported, storing nothing)."""
+    rows = [_run_rows(run, path, over) for run in runs]
+    with without_cycle_collection():
+        return store.add_imported_file(rows, imported_sha256=sha256, again=again)
+
+
+def _run_rows(run: ImportedRun, path: str, over: Overrides) -> dict:
+    """What the store writes of one run (imported_run.write_run's arguments)."""
     host, started = finish(run, path, over)
     if over.ranks and any(st.ranks == 0 for st in run.steps):
         for st in run.steps:
@@ -280,8 +294,6 @@ def store_run(store, run: ImportedRun, path: str, over: Overrides, sha256: str |
         env = environment(run, h, path)
         snapshots[h] = (snapshot_hash(env), env)
     finished = run.finished if run.finished and run.finished >= started else None
-    with without_cycle_collection():
-        return store.add_imported_run(
-            label=over.label, command=run.command, host=host, started=started, finished=finished,
-            imported_from=f"{run.source}, file {path}" + (f" ({'; '.join(run.notes)})" if run.notes else ""),
-            imported_steps=run.steps, snapshots=snapshots, imported_sha256=sha256)
+    return dict(label=over.label, command=run.command, host=host, started=started, finished=finished,
+                imported_from=f"{run.source}, file {path}" + (f" ({'; '.join(run.notes)})" if run.notes else ""),
+                imported_steps=run.steps, snapshots=snapshots)

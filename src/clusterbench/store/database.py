@@ -1,8 +1,8 @@
 """Reading and writing runs, steps, samples and environments.
 
 Every write is its own short transaction, so a run killed at any moment
-leaves what it measured so far and a consistent store (an imported run, all
-of a file or nothing, is one transaction); SQLite runs in WAL mode with a
+leaves what it measured so far and a consistent store (an imported file, all
+of its runs or none, is one transaction); SQLite runs in WAL mode with a
 busy timeout so two runs can write at once.
 """
 from __future__ import annotations
@@ -232,13 +232,16 @@ class Store:
         for row in self.rows.select("samples", {"id": sample_id}):
             self.rows.update("samples", {"id": sample_id}, {"warnings": list(row.warnings) + extra})
 
-    def add_imported_run(self, **run) -> int:
-        """A run read from another tool's output, in one transaction, through
-        the row layer (store/imported_run.py)."""
+    def add_imported_file(self, runs: list[dict], *, imported_sha256: str | None = None,
+                          again: bool = False) -> list[int]:
+        """The runs read from one file of another tool's output, in one
+        transaction that first looks the file's hash up (unless again: raises
+        imported_run.AlreadyImported), through the row layer (store/imported_run.py)."""
         from clusterbench.store import imported_run
 
         with store_failures(self.url, self._secret_url, refusals=True):
-            return imported_run.write(self.rows.rows, captured=now(), **run)
+            return imported_run.write_file(self.rows.rows, runs, captured=now(), imported_sha256=imported_sha256,
+                                           again=again)
 
     # -- reading ---------------------------------------------------------
     def runs_imported_from(self, sha256: str) -> list[Any]:

@@ -5,6 +5,7 @@ transaction of several writes."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 from typing import Any, Iterable, Iterator
 
@@ -36,8 +37,14 @@ class AlchemyRows:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[AlchemyWrites]:
-        """Several writes as one transaction: all of them land or none (an imported run)."""
+        """Several writes as one transaction: all of them land or none (an
+        imported file's runs). On SQLite it begins as rows_sqlite's does,
+        with the write lock (BEGIN IMMEDIATE): the driver would begin only at
+        the first write, so a read before it could miss a commit made
+        between the two."""
         with self.engine.begin() as c:
+            if c.dialect.name == "sqlite":
+                c.exec_driver_sql("BEGIN IMMEDIATE")
             yield AlchemyWrites(c)
 
     def update(self, table: str, where: dict, values: dict) -> None:
@@ -81,6 +88,27 @@ class AlchemyWrites:
         insert, rows = metadata.tables[table].insert(), iter(rows)
         while batch := [dict(zip(columns, r)) for r in itertools.islice(rows, self.BATCH_ROWS)]:
             self._c.execute(insert, batch)
+
+    def select(self, table: str, where: dict, order_by: str | None = None) -> list[Any]:
+        t = metadata.tables[table]
+        q = sa.select(t).where(*_conditions(t, where))
+        return self._c.execute(q.order_by(t.c[order_by]) if order_by else q).all()
+
+    def serialize(self, name: str) -> None:
+        """Makes every other transaction that serializes on `name` wait until
+        this one ends. PostgreSQL: a transaction-scoped advisory lock on a
+        key derived from the name (reads after it, each a statement of its
+        own under READ COMMITTED, see what the previous holder committed).
+        SQLite: transaction() took the file's write lock already."""
+        if self._c.dialect.name == "postgresql":
+            self._c.execute(sa.text("select pg_advisory_xact_lock(:key)"), {"key": advisory_key(name)})
+
+
+def advisory_key(name: str) -> int:
+    """A signed 64-bit key for pg_advisory_xact_lock: the name's SHA-256,
+    prefixed so no other clusterbench lock (the migrations' fixed key) meets it."""
+    digest = hashlib.sha256(f"clusterbench serialize {name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def _conditions(t: sa.Table, where: dict) -> list:

@@ -115,12 +115,15 @@ class SqliteRows:
             cur.execute(f'UPDATE "{table}" SET {sets} WHERE {_conditions(w)}', [*v.values(), *w.values()])
 
     def select(self, table: str, where: dict, order_by: str | None = None) -> list[Any]:
+        with self._cursor() as cur:
+            return self._select_with(cur, table, where, order_by)
+
+    def _select_with(self, cur: sqlite3.Cursor, table: str, where: dict, order_by: str | None) -> list[Any]:
         names = list(self._types(table))
         w = self._encode(table, where)
         order = f' ORDER BY "{order_by}"' if order_by else ""
-        with self._cursor() as cur:
-            rows = cur.execute(f'SELECT {_names(names)} FROM "{table}" '
-                               f'WHERE {_conditions(w)}{order}', list(w.values())).fetchall()
+        rows = cur.execute(f'SELECT {_names(names)} FROM "{table}" '
+                           f'WHERE {_conditions(w)}{order}', list(w.values())).fetchall()
         return [self._decode(table, r, names) for r in rows]
 
 
@@ -135,6 +138,15 @@ class SqliteWrites:
 
     def insert_absent(self, table: str, values: dict) -> None:
         self._rows._insert_with(self._cur, "INSERT OR IGNORE", table, values)
+
+    def select(self, table: str, where: dict, order_by: str | None = None) -> list[Any]:
+        """Read inside the transaction: after its BEGIN IMMEDIATE, so it sees
+        every commit before this one and none can come until it ends."""
+        return self._rows._select_with(self._cur, table, where, order_by)
+
+    def serialize(self, name: str) -> None:
+        """Nothing to take: BEGIN IMMEDIATE holds the file's one write lock
+        for the whole transaction, so every other writer already waits."""
 
     def insert_many(self, table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
         """Rows of `columns`' values, by executemany, BATCH_ROWS at a time
