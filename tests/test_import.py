@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO, store_rows
 
 from clusterbench import importers
+from clusterbench.analysis.stats import direction
 from clusterbench.errors import BadInput
 from clusterbench.importers import ImportedRun
 from clusterbench.importers.import_runs import Overrides, parse_file, store_runs
@@ -62,6 +63,8 @@ def test_every_fixture_imports_with_its_tool_version_and_units(name):
         for st in run.steps:
             for s in st.samples:
                 assert s.unit in ("MiB/s", "IOPS", "items/s", "Gbit/s", "us"), (name, s)
+                # compare's faster/slower comes from the unit (mdtest's items/s had none)
+                assert direction(s.unit) != 0, (name, s.unit)
                 assert s.value is not None and s.value >= 0
 
 

@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from clusterbench.analysis.stats import direction
 from clusterbench.results.records import DuplicateKey, contract_problems, is_contract_measurement, parse_line
 from clusterbench.results.sample import Sample
 
@@ -75,6 +76,9 @@ def test_kernel_records_keep_the_contract(kernel, ranks, args, cbk_bin, tmp_path
             assert is_contract_measurement(rec), f"{kernel} prints the shape from before docs/records.md: {rec}"
             s = Sample.from_record(rec)
             assert s.phase == rec["phase"] and s.value == rec["rate"] and s.unit == rec["rate_unit"]
+            # compare says faster or slower by the unit: one it does not know makes every change of the
+            # figure "direction unknown", which --fail-if slower lets pass
+            assert direction(rec["rate_unit"]) != 0, f"{kernel}: no better direction for {rec['rate_unit']}"
 
 
 @pytest.mark.parametrize("args,status", [(["seqio", "--dir=/nonexistent/x"], 2),

@@ -54,6 +54,25 @@ def test_verdict_direction_follows_the_unit():
     assert c.ratio == pytest.approx(110 / 100) and c.p < 0.05
 
 
+def test_a_metadata_rate_has_a_direction_and_its_regression_fails_the_gate():
+    """metadata and mdtest imports rate in items/s, which was in neither direction set: a file-create
+    rate halved read "changed (direction unknown)" and --fail-if slower let it pass."""
+    from clusterbench.analysis import compare_gate
+    from clusterbench.analysis.comparison import Config, Point, Table
+    from clusterbench.results.sample import SampleKey
+
+    before, after = [10_500.0, 10_400.0, 10_600.0, 10_450.0, 10_550.0], [5_200.0, 5_250.0, 5_150.0, 5_300.0, 5_100.0]
+    assert stats.direction("items/s") == 1
+    assert stats.compare(before, after, "items/s").verdict is Verdict.SLOWER
+    assert stats.compare(after, before, "items/s").verdict is Verdict.FASTER
+    point = Point("mdtest", "metadata", {}, SampleKey("file-create", None, "items/s", None),
+                  values={"old": before, "new": after})
+    table = Table([Config("old", [1]), Config("new", [2])], [point], [], [])
+    (line,) = compare_gate.failing(table, "slower", 5.0)
+    # medians 10,500 and 5,200 items/s: 5,200 / 10,500 - 1 = -50.5 %; the exact p of 5 vs 5 apart is 2/252
+    assert line == "new vs old: mdtest: file-create : slower (p=0.00794), -50.5%"
+
+
 def test_too_few_repetitions_are_undecidable_not_significant():
     c = stats.compare([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], "MiB/s")
     assert c.verdict is Verdict.UNDECIDABLE and "3 vs 3" in c.reason
