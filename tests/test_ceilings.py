@@ -143,3 +143,33 @@ def test_random_io_over_a_network_mount_meets_the_link_by_the_bytes_each_operati
     assert ceilings.of_median(randread(40_000), 20_000, ceilings.Context(env)).text == "link: 66 % of 1 Gbit/s"
     # on a local disk, nothing to say about a link
     assert ceilings.binding(randread(40_000), ceilings.Context({"target./data.fs_type": "ext4"})) is None
+
+
+@pytest.mark.timeout(120)
+def test_a_read_of_several_files_is_judged_against_memory_by_all_of_them(cbk_bin, mpiexec, tmp_path):
+    """The page-cache check took one file's size (file_bytes) for the data a
+    read touched: manyfiles' 8 files of 512 KiB were "the data read (0 MiB)"
+    and fitted in 3 MiB of free memory, pario's file per rank counted one rank's file."""
+    import subprocess
+
+    from clusterbench.results.records import parse_line
+
+    def reads(cmd: list[str]) -> list[Sample]:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=100)
+        assert p.returncode == 0, p.stderr
+        return [Sample.from_record(r) for line in p.stdout.splitlines()
+                if (r := parse_line(line)) and r["type"] == "measurement" and r["phase"] == "read"]
+
+    (many,) = reads([cbk_bin, "manyfiles", f"--dir={tmp_path}", "--files=8", "--file-size=512k", "--read=warm"])
+    (split,) = reads([mpiexec, "-n", "2", cbk_bin, "pario", f"--dir={tmp_path}", "--strategy=split",
+                      "--block-size=4m", "--transfer-size=1m", "--cold=none"])
+    assert (many.record["files"], many.record["file_bytes"]) == (8, 512 * 1024)
+    assert (split.record["files"], split.record["file_bytes"]) == (2, 4 * 2**20)
+    assert (many.data_bytes, split.data_bytes) == (4 * 2**20, 8 * 2**20)
+    plenty = {f"target.{tmp_path}.fs_type": "ext4", "memory.available_bytes": 64 * 2**30}
+    assert [c.warning for c in ceilings.ceilings(many, ceilings.Context(plenty)) if c.name == "memory"] == [
+        "likely cache effect: the data read (4 MiB) fits in free memory (64.0 GiB) and the read was not proven cold"]
+    assert any("the data read (8 MiB) fits" in w for w in limits.sample_warnings(split, plenty))
+    # 3 MiB free holds one 512 KiB file, not the 4 MiB read; 6 MiB one 4 MiB file, not the two
+    assert ceilings.page_cache(many, ceilings.Context({**plenty, "memory.available_bytes": 3 * 2**20})) is None
+    assert ceilings.page_cache(split, ceilings.Context({**plenty, "memory.available_bytes": 6 * 2**20})) is None

@@ -58,7 +58,7 @@ class Sample:
     bytes: int | None = None
     ops: int | None = None
     directory: str | None = None     # the kernel's target directory, when it has one
-    data_bytes: int | None = None    # the data a phase touched (the file, else the bytes moved)
+    data_bytes: int | None = None    # the data a phase touched (all its files, else the bytes moved)
     cold_proven: bool = False        # a read the kernel proved cold (or O_DIRECT)
     link_bits_per_s: float | None = None  # a network figure: its interface's nominal rate, 0 when unknown
     rank_us: tuple[float, float, float] | None = None  # mpi: t_min, t_avg, t_max over ranks (IMB's columns)
@@ -94,7 +94,7 @@ class Sample:
             decimal=float(decimal) if _number(decimal) else None,
             decimal_unit=rec.get("rate_decimal_unit") if _number(decimal) else None,
             seconds=rec.get("seconds"), bytes=rec.get("bytes"), ops=rec.get("ops"), directory=rec.get("dir"),
-            data_bytes=rec.get("file_bytes") or rec.get("bytes"),
+            data_bytes=_data_bytes(rec),
             cold_proven=rec.get("cold_achieved") is True or mode == "direct",
             link_bits_per_s=_link_bits(rec),
             rank_us=tuple(float(rec[k]) for k in ("t_min_us", "t_avg_us", "t_max_us"))
@@ -163,6 +163,17 @@ class Sample:
         return {"repetition": self.repetition, "phase": self.phase, "mode": self.condition, "value": self.value,
                 "unit": self.unit, "seconds": self.seconds, "bytes": self.bytes, "ops": self.ops,
                 "warnings": self.warnings, "record": self.record}
+
+
+def _data_bytes(rec: dict) -> int | None:
+    """The data a phase touched: its files, all of them. `file_bytes` is one
+    file's size where a kernel wrote several (manyfiles' --files, pario's
+    file per rank: `files`), so the page-cache check judged 50 files of
+    32 MiB as 32 MiB of data; else the bytes the phase moved."""
+    size, files = rec.get("file_bytes"), rec.get("files")
+    if _number(size) and size > 0:
+        return int(size) * (int(files) if _number(files) and files > 1 else 1)
+    return rec.get("bytes")
 
 
 def _link_bits(rec: dict) -> float | None:
