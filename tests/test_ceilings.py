@@ -168,8 +168,22 @@ def test_a_read_of_several_files_is_judged_against_memory_by_all_of_them(cbk_bin
     assert (many.data_bytes, split.data_bytes) == (4 * 2**20, 8 * 2**20)
     plenty = {f"target.{tmp_path}.fs_type": "ext4", "memory.available_bytes": 64 * 2**30}
     assert [c.warning for c in ceilings.ceilings(many, ceilings.Context(plenty)) if c.name == "memory"] == [
-        "likely cache effect: the data read (4 MiB) fits in free memory (64.0 GiB) and the read was not proven cold"]
+        "likely cache effect: the data read (4 MiB) fits in free memory (64 GiB) and the read was not proven cold"]
     assert any("the data read (8 MiB) fits" in w for w in limits.sample_warnings(split, plenty))
     # 3 MiB free holds one 512 KiB file, not the 4 MiB read; 6 MiB one 4 MiB file, not the two
     assert ceilings.page_cache(many, ceilings.Context({**plenty, "memory.available_bytes": 3 * 2**20})) is None
     assert ceilings.page_cache(split, ceilings.Context({**plenty, "memory.available_bytes": 6 * 2**20})) is None
+
+
+def test_the_page_cache_warning_names_small_sizes_in_their_own_unit():
+    """The warning wrote the data in whole MiB and the memory in GiB to one
+    decimal: a 256 KiB file under a 32 MiB --memory-limit read "the data read
+    (0 MiB) fits in free memory (0.0 GiB)"."""
+    warm = _seqio("read", "warm", 9000.0, file_bytes=256 * 1024)
+    env = {"target./data.fs_type": "ext4", "memory.available_bytes": 20 * 2**30,
+           "conditions.memory_limit_bytes": 32 * 2**20}
+    assert limits.sample_warnings(warm, env) == [
+        "likely cache effect: the data read (256 KiB) fits in free memory (32 MiB) and the read was not proven cold"]
+    big = _seqio("read", "warm", 9000.0, file_bytes=3 * 2**29)
+    assert limits.sample_warnings(big, {**env, "conditions.memory_limit_bytes": 2 * 2**30}) == [
+        "likely cache effect: the data read (1.5 GiB) fits in free memory (2 GiB) and the read was not proven cold"]

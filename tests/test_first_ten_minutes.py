@@ -57,7 +57,7 @@ def test_a_warning_repeated_in_every_repetition_is_one_line_with_count_and_range
     assert ("warning: 3 of 3 repetitions: cold read 1,378-2,864 MiB/s faster than the O_DIRECT read of the same "
             "directory (1,021 MiB/s)") in text
     assert re.search(r"warning: 3 of 3 repetitions: likely cache effect: the data read \(4 MiB\) fits in free "
-                     r"memory \([\d.]+ GiB\)", text)
+                     r"memory \([\d.]+ [KMGT]iB\)", text)
 
 
 def test_folding_keeps_names_with_digits_and_counts_each_sample_once():

@@ -18,6 +18,7 @@ from clusterbench.limits.facts import (BYTES_PER_S, NETWORK_FS, NO_DEVICE_FS,
                                        mount_link_bits_per_s, target_fs_type)
 from clusterbench.limits.thresholds import CACHE_MARGIN, RATE_SLACK, STREAM_SHARE
 from clusterbench.results.sample import Sample
+from clusterbench.results.sizes import rounded_size_text
 
 
 @dataclass(frozen=True)
@@ -157,9 +158,10 @@ def page_cache(s: Sample, ctx: Context) -> Ceiling | None:
     if s.phase != "read" or not s.directory or s.cold_proven or not size or available is None \
             or size >= available:
         return None
+    # each in the unit it reaches: a 256 KiB file in a 32 MiB --memory-limit read "(0 MiB) ... (0.0 GiB)"
     return Ceiling("memory", "cache: the file fits in the page cache", None, True, "page cache",
-                   f"likely cache effect: the data read ({size / 2**20:.0f} MiB) fits in free memory "
-                   f"({available / 2**30:.1f} GiB) and the read was not proven cold")
+                   f"likely cache effect: the data read ({rounded_size_text(size)}) fits in free memory "
+                   f"({rounded_size_text(available)}) and the read was not proven cold")
 
 
 def gpu(s: Sample, ctx: Context) -> Ceiling | None:
