@@ -3,6 +3,7 @@ what it says at the top, what it hides in notes, what its plots and tables
 carry, and how it prints."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -49,7 +50,32 @@ def test_randio_latency_percentiles_are_shown_by_show_and_the_report(cli, tmp_pa
     page = out.read_text()
     assert "<th>latency (us), median over repetitions</th><th>p50</th><th>p90</th><th>p99</th>" in page
     # and the headline table quotes the p99 beside the IOPS
-    assert re.search(r"random read p99 latency</td><td class=n><span class=\"fig\">[\d,.]+&nbsp;us", page)
+    assert re.search(r"random read p99 latency, 4 KiB</td><td class=n><span class=\"fig\">[\d,.]+&nbsp;us", page)
+
+
+@pytest.mark.timeout(120)
+def test_the_random_read_headline_names_the_block_size_it_measured(cli, tmp_path):
+    """The headline was named "random read, 4 KiB" whatever randio's --block-size: a 64 KiB run's IOPS
+    stood under that name. It states the size, and of several it quotes the 4 KiB one."""
+    suite = tmp_path / "two.toml"
+    suite.write_text('[[steps]]\nname = "large blocks"\nkernel = "randio"\n'
+                     f'params = {{ dir = "{tmp_path}", file-size = "4m", block-size = "64k", runtime = "0.2", ramp = "0" }}\n'
+                     '[[steps]]\nname = "small blocks"\nkernel = "randio"\n'
+                     f'params = {{ dir = "{tmp_path}", file-size = "4m", runtime = "0.2", ramp = "0" }}\n')
+    assert cli("run", "randio", f"--dir={tmp_path}", "--file-size=4m", "--block-size=64k", "--runtime=0.2",
+               "--ramp=0", "--repeat", "2", "--quiet").status == 0
+    assert cli("run", str(suite), "--repeat", "2", "--quiet").status == 0
+    for run, size, step in (("1", "64 KiB", None), ("2", "4 KiB", "small blocks")):
+        out = tmp_path / f"r{run}.html"
+        assert cli("report", run, "-o", str(out)).status == 0
+        page = out.read_text()
+        export = json.loads(cli("export", run).stdout)
+        (st,) = [x for x in export["runs"][0]["steps"] if step is None or x["name"] == step]
+        iops = st["summary"][0]["median"]
+        figure = re.search(rf"<td>random read, {size}</td><td class=n><span class=\"fig\">([\d,.]+)&nbsp;IOPS", page)
+        assert figure and figure.group(1) == f"{iops:,.0f}", (size, iops)
+        assert f"<td>random read p99 latency, {size}</td>" in page
+        assert "random read, 4 KiB" not in page or size == "4 KiB"
 
 
 DOCUMENT_SUITE = """
@@ -186,7 +212,7 @@ def test_single_and_two_run_reports_read_as_documents_on_screen_and_on_paper(cli
         assert f"<h1>{title}" in page and '<span class="fig">20' in page  # the date whole
         # the headline table, before any step's table
         assert page.index('<table class="headline') < page.index("<h2>Comparison" if path == pair else "<h2>Run 1")
-        for name in ("durable write (fsync)", "cold read", "random read, 4 KiB", "random read p99 latency"):
+        for name in ("durable write (fsync)", "cold read", "random read, 4 KiB", "random read p99 latency, 4 KiB"):
             assert f"<td>{name}</td>" in page
         assert "<footer" in page and "clusterbench report a" in page  # version and command
         # a footnote is a reason the environment gave, nothing more

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from clusterbench.catalogue import GPU, family_of, step_family
 from clusterbench.report.data import step_title
+from clusterbench.results.sizes import parse_size, size_text
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,22 @@ class Rule:
     pick: str = "first"             # among the matching rows: first, smallest size, largest size, highest median
     percentile: str | None = None   # a latency field of the records (randio's lat_us_p99) instead of the rate
     family: str | None = None       # any kernel of this family (cbk --describe's), when kernel is ""
+    # a size parameter of the step the name states ("{size}": randio's block-size), and the size
+    # picked first when steps measured several; a name that said "4 KiB" showed 64 KiB IOPS
+    size_param: str | None = None
+    size_wanted: int | None = None
+
+    def name_at(self, size: int | None) -> str:
+        """The name as the table says it: with the size its figure was measured at."""
+        return self.name.format(size=size_text(size) if size is not None else "size not known")
 
 
 HEADLINES = (
     Rule("durable write (fsync)", "seqio", "write", mode="fsync"),
     Rule("cold read", "seqio", "read", mode="cold"),
-    Rule("random read, 4 KiB", "randio", "randread", unit="IOPS"),
-    Rule("random read p99 latency", "randio", "randread", unit="IOPS", percentile="lat_us_p99"),
+    Rule("random read, {size}", "randio", "randread", unit="IOPS", size_param="block-size", size_wanted=4096),
+    Rule("random read p99 latency, {size}", "randio", "randread", unit="IOPS", percentile="lat_us_p99",
+         size_param="block-size", size_wanted=4096),
     Rule("MPI latency, smallest message", "mpi", "pingpong", unit="us", pick="smallest"),
     Rule("MPI bandwidth, largest message", "mpi", "bw", pick="largest"),
     Rule("memory bandwidth (triad)", "stream", "triad", pick="highest"),
@@ -53,6 +63,7 @@ WIDE_CV = 0.10
 class Figure:
     """One headline of one run: where it came from, its number and what to say about it."""
     rule: Rule
+    name: str                  # the rule's name at the size measured
     step: dict
     row: object                # step_summary.Row
     median: float | None
@@ -74,9 +85,25 @@ def _matches(rule: Rule, step: dict, row) -> bool:
             and (rule.mode is None or row.mode == rule.mode) and (rule.unit is None or row.unit == rule.unit))
 
 
+def param_size(rule: Rule, kernel: str, params: dict) -> int | None:
+    """The step's value of the rule's size parameter in bytes: as stored, else the kernel's default
+    (a step run without --block-size ran at it)."""
+    if rule.size_param is None:
+        return None
+    text = params.get(rule.size_param)
+    if text is None:
+        from clusterbench.results.params import defaults, kernel_of
+
+        k = kernel_of(kernel)
+        text = defaults(k).get(rule.size_param) if k else None
+    return parse_size(text) if text is not None else None
+
+
 def _pick(rule: Rule, found: list[tuple[dict, object]]) -> tuple[dict, object] | None:
     if not found:
         return None
+    if rule.size_wanted is not None:   # the wanted size first, else the order measured
+        found = sorted(found, key=lambda f: param_size(rule, f[0]["kernel"], f[0]["params"]) != rule.size_wanted)
     if rule.pick == "smallest":
         return min(found, key=lambda f: f[1].size_bytes or 0)
     if rule.pick == "largest":
@@ -124,6 +151,7 @@ def figures(run: dict) -> list[Figure]:
         if found is None:
             continue
         st, row = found
+        name = rule.name_at(param_size(rule, st["kernel"], st["params"]))
         text, flagged = verdict(row)
         if rule.percentile:
             text = text if flagged else "ok: no warning on its repetitions"
@@ -131,10 +159,10 @@ def figures(run: dict) -> list[Figure]:
             if value is None:
                 continue
             p50 = percentile_us(st, row, "lat_us_p50")
-            out.append(Figure(rule, st, row, value, "us", f"p50 {number(p50)} us" if p50 else "", "", text,
+            out.append(Figure(rule, name, st, row, value, "us", f"p50 {number(p50)} us" if p50 else "", "", text,
                               flagged))
             continue
-        out.append(Figure(rule, st, row, row.median, row.unit or "", beside(row.median, row.unit or ""),
+        out.append(Figure(rule, name, st, row, row.median, row.unit or "", beside(row.median, row.unit or ""),
                           row.limit or "", text, flagged))
     return out
 
@@ -158,6 +186,7 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
 class Compared:
     """One headline across configurations: per configuration its median (and flag), and the verdicts."""
     rule: Rule
+    name: str                           # the rule's name at the size measured
     unit: str
     medians: dict[str, float | None]
     flags: dict[str, str | None]
@@ -179,20 +208,24 @@ def compared(table, runs: list[dict]) -> list[Compared]:
     out = []
     for rule in HEADLINES:
         if rule.percentile:
-            medians = {}
+            medians, named = {}, {}
             for c in table.configs:
-                values = [f.median for r in runs if r["id"] in c.run_ids for f in figures(r) if f.rule == rule]
-                medians[c.name] = statistics.median(values) if values else None
-            if any(v is None for v in medians.values()):
+                found = [f for r in runs if r["id"] in c.run_ids for f in figures(r) if f.rule == rule]
+                medians[c.name] = statistics.median(f.median for f in found) if found else None
+                named.update((f.name, None) for f in found)
+            # one size in every configuration, or none compared: p99s of 4 KiB and 64 KiB are not one figure
+            if any(v is None for v in medians.values()) or len(named) != 1:
                 continue
             base = medians[names[0]]
-            out.append(Compared(rule, "us", medians, dict.fromkeys(names),
+            out.append(Compared(rule, next(iter(named)), "us", medians, dict.fromkeys(names),
                                 {n: medians[n] / base if base else None for n in names[1:]},
                                 {n: "no test: one percentile per repetition" for n in names[1:]}))
             continue
         found = [p for p in table.points if _point_matches(rule, p)]
         if not found:
             continue
+        if rule.size_wanted is not None:
+            found.sort(key=lambda q: param_size(rule, q.kernel, q.params) != rule.size_wanted)
         if rule.pick == "smallest":
             p = min(found, key=lambda q: q.key.size_bytes or 0)
         elif rule.pick == "largest":
@@ -201,7 +234,8 @@ def compared(table, runs: list[dict]) -> list[Compared]:
             p = max(found, key=lambda q: q.summary(names[0]).median or 0)
         else:
             p = found[0]
-        out.append(Compared(rule, p.unit or "", {n: p.summary(n).median for n in names}, {n: p.flag(n) for n in names},
+        out.append(Compared(rule, rule.name_at(param_size(rule, p.kernel, p.params)), p.unit or "",
+                            {n: p.summary(n).median for n in names}, {n: p.flag(n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
                             {n: p.verdict_text(names[0], n) for n in names[1:]}))
     return out

@@ -17,7 +17,7 @@ def run_headlines(run: dict) -> list[str]:
     figures = headline.figures(run)
     if not figures:
         return ["<p>None of the headline figures (disk, random read, MPI, memory, compute, TCP, GPU) was measured.</p>"]
-    rows = [f'<tr{" class=flagged" if f.flagged else ""}><td>{esc(f.rule.name)}</td>'
+    rows = [f'<tr{" class=flagged" if f.flagged else ""}><td>{esc(f.name)}</td>'
             f"<td class=n>{_value(f.median, f.unit, f.beside)}</td><td>{esc(f.limit) or '-'}</td>"
             f'<td class="{"warn" if f.flagged else "ok" if f.verdict.startswith("ok") else ""}">{esc(f.verdict)}</td></tr>' for f in figures]
     return ['<table class="headline wide"><tr><th>headline figure (median)</th><th>value</th><th>limit</th>'
@@ -48,7 +48,7 @@ def compared_headlines(report: Report) -> list[str]:
                         + "</td>" for n in names)
         cells += "".join(f"<td class=n>{f'{c.ratio[n]:.3f}' if c.ratio[n] is not None else '-'}</td>"
                          f"<td>{esc(c.verdict[n])}</td>" for n in names[1:])
-        rows.append(f"<tr><td>{esc(c.rule.name)}</td>{cells}</tr>")
+        rows.append(f"<tr><td>{esc(c.name)}</td>{cells}</tr>")
     return [f'<table class="headline wide"><tr><th>headline figure (median)</th>{head}</tr>', *rows, "</table>"]
 
 
