@@ -389,6 +389,25 @@ def test_imb_2017_and_2018_banners_and_shell_prompts_around_them(tmp_path):
     assert steps["IMB Allreduce np 2"].samples[0].record["t_max_us"] == 2.2
 
 
+def test_imb_before_2017_prints_mebibytes_and_its_mb_per_s_is_converted():
+    """IMB 3.x and 4.x divide by 2^20 for Mbytes/sec (IMB_output.c MEGA = 1.0/1048576.0), IMB 2018 on
+    by 10^6: a 4.1 file's figure was stored and shown as MB/s 4.6 % low (9,426 for 4 MiB in 424.35 us,
+    which is 9,884 MB/s)."""
+    run = one("imb-4.1-pingpong.txt")   # a real IMB 4.1 output (tests/fixtures/README)
+    (step,) = run.steps
+    assert (run.version, step.name, len(step.samples)) == ("4.1", "IMB PingPong np 2", 24)
+    for s in step.samples:
+        if s.record["bandwidth_mib_s"] >= 100:   # figures of 5 digits and more: t rounds to 0.01 us
+            assert s.bandwidth_mb_s == pytest.approx(s.size_bytes / s.value, rel=0.003), s.size_bytes
+    last = step.samples[-1]
+    assert (last.size_bytes, last.value, last.record["bandwidth_mib_s"]) == (4194304, 424.35, 9426.16)
+    assert last.record["bandwidth_mb_s"] == pytest.approx(9426.16 * 1.048576)
+    assert any("2^20" in n for n in run.notes)
+    # 2018's are 10^6 already (4096 B in 2.38 us is 1,721 MB/s; IMB printed 1723.21): kept as printed
+    newer = one("imb-2018.0-mpi1.txt").steps[0].samples[-1]
+    assert (newer.record["bandwidth_mb_s"], "bandwidth_mib_s" in newer.record) == (1723.21, False)
+
+
 def one_file(path):
     (run,) = parse_file(str(path))
     return run

@@ -8,7 +8,10 @@ Each (benchmark, process count) is a step. One the mpi kernel also runs
 Barrier) is an mpi step with sync=none (IMB times back-to-back calls,
 docs/kernels/mpi.md) whose samples are the kernel's: phase the op, one per
 size, the time in us (PingPong's t, else t_avg), with t_min/t_max,
-repetitions and Mbytes/sec (IMB's are 10^6 bytes/s) in the record. PingPing,
+repetitions and Mbytes/sec in the record as bandwidth_mb_s (10^6 bytes/s).
+IMB 2018 on divides by 10^6 (IMB_output.c: MEGA = 1.0/1e6); IMB 3.x and 4.x
+by 2^20 (MEGA = 1.0/1048576.0: 4.1's PingPong prints 9426.16 for 4 MiB in
+424.35 us), so their figure is kept as bandwidth_mib_s and converted. PingPing,
 Sendrecv, Exchange and the rest are `imb` steps named by the benchmark.
 """
 from __future__ import annotations
@@ -49,13 +52,17 @@ def parse(text: str) -> list[ImportedRun]:
     system = [re.search(rf"^# {k}\s*: (.*?)\s*$", text, re.M) for k in ("System", "Release", "Machine")]
     if all(system):
         run.facts["import.system"] = " ".join(m.group(1) for m in system)
+    binary = _binary_megabytes(banner.group(1))
+    if binary:
+        run.notes.append(f"IMB {run.version} prints Mbytes/sec in 2^20 bytes/s: kept as bandwidth_mib_s, "
+                         "bandwidth_mb_s converted to 10^6")
     sections = list(SECTION.finditer(text))
     line, counted = 1, 0   # the file's line at offset `counted`, counted on as the sections go
     for i, s in enumerate(sections):
         line += text.count("\n", counted, s.end())
         counted = s.end()
         body = text[s.end(): sections[i + 1].start() if i + 1 < len(sections) else len(text)]
-        step = _section(s.group(1), int(s.group(2)), body, line)
+        step = _section(s.group(1), int(s.group(2)), body, line, binary)
         if step.samples:
             run.steps.append(step)
     if not run.steps:
@@ -63,8 +70,16 @@ def parse(text: str) -> list[ImportedRun]:
     return [run]
 
 
-def _section(name: str, ranks: int, body: str, first_line: int) -> ImportedStep:
-    """`first_line`: the file's line the body starts on (the process count's)."""
+def _binary_megabytes(version: str) -> bool:
+    """IMB before 2017 (3.x, 4.x): Mbytes/sec are 2^20 bytes/s. The 2018
+    sources, whose legacy files were last changed in 2016, divide by 10^6."""
+    first = re.match(r"\d+", version)
+    return bool(first) and int(first.group()) < 2017
+
+
+def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes: bool = False) -> ImportedStep:
+    """`first_line`: the file's line the body starts on (the process count's);
+    `binary_megabytes`: its Mbytes/sec are 2^20 bytes/s (IMB 3.x, 4.x)."""
     op = MPI_OPS.get(name)
     step = ImportedStep(f"IMB {name} np {ranks}", "mpi" if op else "imb",
                         ({"op": op} | ({"sync": "none"} if op != "pingpong" else {})) if op else {"benchmark": name},
@@ -91,6 +106,9 @@ def _section(name: str, ranks: int, body: str, first_line: int) -> ImportedStep:
         if op in ("allreduce", "reduce") and size == 0:
             continue   # the kernel's reductions start at one float
         row.pop("message_bytes", None)
+        if binary_megabytes and "bandwidth_mb_s" in row:
+            row["bandwidth_mib_s"] = row.pop("bandwidth_mb_s")
+            row["bandwidth_mb_s"] = row["bandwidth_mib_s"] * 2**20 / 1e6
         step.samples.append(measurement(op or name.lower(), "n/a", t, "us",
                                         sweep=("size_bytes", size) if size is not None else None,
                                         qualifiers={"algorithm": "library"}, seconds=t / 1e6, line=first_line + n,
