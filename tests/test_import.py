@@ -227,6 +227,47 @@ def test_iperf3_sums_directions_and_old_single_stream_files():
     assert udp.steps[0].kernel == "iperf3" and "jitter_ms" in udp.steps[0].samples[0].record
 
 
+# iperf3 3.1.3's UDP client end lines, as its iperf_locale.c formats them (report_bw_udp_format; trailing
+# blanks dropped), with the figures of iperf3-3.1.3-udp.json: the transfer and rate are the 1377 datagrams
+# sent, the loss the server's
+IPERF3_31_UDP_TEXT = """Connecting to host 127.0.0.1, port 15321
+{starting}[  4] local 127.0.0.1 port 41234 connected to 127.0.0.1 port 15321
+[ ID] Interval           Transfer     Bandwidth       Total Datagrams
+[  4]   0.00-1.00   sec  10.8 MBytes  90.2 Mbits/sec  1377
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bandwidth       Jitter    Lost/Total Datagrams
+[  4]   0.00-1.00   sec  10.8 MBytes  90.2 Mbits/sec  0.027 ms  372/1263 (29%)
+[  4] Sent 1263 datagrams
+
+iperf Done.
+"""
+
+
+def test_iperf3_udp_before_3_5_is_the_receivers_rate_not_the_senders():
+    """iperf3 3.1's UDP `sum` (and its text end line) gives the bytes sent and their rate beside the
+    receiver's loss: 90.2 Mbit/s was stored as the receiver's figure while 372 of 1263 datagrams were
+    lost. The receiver's is its datagrams times the block size: 891 x 8 KiB in 1.00028 s."""
+    (s,) = one("iperf3-3.1.3-udp.json").steps[0].samples
+    assert s.value == pytest.approx(891 * 8192 * 8 / 1.00028 / 1e9) and s.bytes == 891 * 8192  # 58.38 Mbit/s
+    assert s.record["sender_gbit_per_s"] == pytest.approx(0.090217798220868) and s.condition == "n/a"
+    # 3.12 writes sum_received, the same count: 382 datagrams of 32 KiB, none lost
+    (new,) = one("iperf3-3.12-udp.json").steps[0].samples
+    assert new.value == pytest.approx(0.10010727399414387) and new.bytes == 382 * 32768
+    # the text: with -V's block size the same figure, without it the sender's, said to be so
+    verbose = importers.get("iperf3").parse(IPERF3_31_UDP_TEXT.format(
+        starting="Starting Test: protocol: UDP, 1 streams, 8192 byte blocks, omitting 0 seconds, 1 second test\n"))
+    (v,) = verbose[0].steps[0].samples
+    assert v.value == pytest.approx(891 * 8192 * 8 / 1.0 / 1e9) and v.record["sender_gbit_per_s"] == 0.0902
+    (plain,) = importers.get("iperf3").parse(IPERF3_31_UDP_TEXT.format(starting=""))[0].steps[0].samples
+    assert (plain.value, plain.condition) == (0.0902, "sender")
+    # two streams: the [SUM] line (report_sum_bw_udp_format), not the first stream's
+    two = IPERF3_31_UDP_TEXT.format(starting="").replace(
+        "372/1263 (29%)\n", "372/1263 (29%)\n[  6]   0.00-1.00   sec  10.8 MBytes  90.2 Mbits/sec  0.031 ms  "
+        "10/1300 (0.77%)\n[SUM]   0.00-1.00   sec  21.6 MBytes   180 Mbits/sec  0.029 ms  382/2563 (15%)\n")
+    (both,) = importers.get("iperf3").parse(two)[0].steps[0].samples
+    assert (both.value, both.record["packets"], both.record["lost_packets"]) == (0.18, 2563, 382)
+
+
 def test_osu_tables_become_mpi_sweeps():
     lat = one("osu-5.3-latency.txt")
     (st,) = lat.steps

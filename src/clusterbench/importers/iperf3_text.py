@@ -104,7 +104,7 @@ def _run(block: str, first_line: int, server: str, version: str | None) -> Impor
     params["direction"] = "bidir" if bidir else "reverse" if reverse else "send"
     if udp:
         step = ImportedStep("iperf3 UDP", "iperf3", {**params, "protocol": "udp"})
-        s = _udp(ends)
+        s = _udp(ends, int(starting.group(3)) if starting else None, run)
         if s:
             step.samples.append(s)
     else:
@@ -159,15 +159,34 @@ def _tcp(phase: str, ends, streams: int):
                        streams=streams if streams > 1 else None)
 
 
-def _udp(ends):
-    picked = _pick(ends, "receiver", 2) or next(((n, m) for n, m in ends if UDP_REST.match(m.group("rest"))), None)
+def _udp(ends, block_bytes: int | None, run: ImportedRun):
+    """The receiver's line (3.5 on: "receiver" after it); 3.1 prints one end line per stream (and a
+    [SUM]) whose transfer and rate are the sender's, the receiver's loss beside them."""
+    from clusterbench.importers.iperf3 import udp_received
+
+    picked = _pick(ends, "receiver", 2)
+    sender_only = picked is None
+    if sender_only:
+        lines = [(n, m) for n, m in ends if UDP_REST.match(m.group("rest"))]
+        picked = next(((n, m) for n, m in lines if m.group("id") == "SUM"), lines[0] if lines else None)
     if picked is None:
         return None
     line, m = picked
     loss = UDP_REST.match(m.group("rest"))
-    return measurement("udp", "n/a", _gbit(m), "Gbit/s", line=line, bytes=_bytes(m),
-                       seconds=float(m.group("end")) - float(m.group("start")),
-                       jitter_ms=float(loss.group("jitter")) if loss else None,
-                       lost_packets=int(loss.group("lost")) if loss else None,
-                       packets=int(loss.group("total")) if loss else None,
-                       lost_percent=float(loss.group("pct")) if loss else None)
+    seconds = float(m.group("end")) - float(m.group("start"))
+    figures = {"jitter_ms": float(loss.group("jitter")) if loss else None,
+               "lost_packets": int(loss.group("lost")) if loss else None,
+               "packets": int(loss.group("total")) if loss else None,
+               "lost_percent": float(loss.group("pct")) if loss else None}
+    if not sender_only:
+        return measurement("udp", "n/a", _gbit(m), "Gbit/s", line=line, bytes=_bytes(m), seconds=seconds, **figures)
+    got = udp_received(figures["packets"], figures["lost_packets"], block_bytes, seconds)
+    if got is None:
+        run.notes.append("udp: the file gives only the sender's rate (no receiver line; the block size needs -V): "
+                         "stored as the sender's (rate_basis sender)")
+        return measurement("udp", "n/a", _gbit(m), "Gbit/s", qualifiers={"rate_basis": "sender"}, line=line,
+                           bytes=_bytes(m), seconds=seconds, **figures)
+    run.notes.append("udp: no receiver line (iperf3 3.1 and before): the receiver's rate is its datagrams "
+                     "(packets less lost) times the block size; the sender's is kept as sender_gbit_per_s")
+    return measurement("udp", "n/a", got[1], "Gbit/s", line=line, bytes=got[0], seconds=seconds,
+                       sender_gbit_per_s=_gbit(m), **figures)
