@@ -255,7 +255,8 @@ static int report_link(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state 
     cbk_phase_field(&p, CBK_TEXT("pattern", pattern_names[o->pattern]));
     cbk_phase_field(&p, CBK_BOOL("same_node", strcmp(s->host[src], s->host[dst]) == 0));
     cbk_phase_field(&p, CBK_I64("nodes", c->nodes));
-    cbk_phase_field(&p, CBK_U64("size_bytes", p.bytes));
+    /* each message's size, as the mpi kernel's size_bytes: the bytes timed are window messages of it */
+    cbk_phase_field(&p, CBK_U64("size_bytes", bandwidth ? o->size : o->latency_size));
     cbk_phase_field(&p, CBK_I64("window", bandwidth ? o->window : 1));
     cbk_phase_field(&p, CBK_I64("iterations", n));
     if (c->nodes < c->size)
