@@ -187,3 +187,19 @@ def test_the_page_cache_warning_names_small_sizes_in_their_own_unit():
     big = _seqio("read", "warm", 9000.0, file_bytes=3 * 2**29)
     assert limits.sample_warnings(big, {**env, "conditions.memory_limit_bytes": 2 * 2**30}) == [
         "likely cache effect: the data read (1.5 GiB) fits in free memory (2 GiB) and the read was not proven cold"]
+
+
+@pytest.mark.parametrize("text, bits", [("1g", 1e9), ("10Gbit", 1e10), ("10GBit", 1e10), ("100Mbps", 1e8),
+                                        ("1gb", 1e9), ("2.5 Gbit/s", 2.5e9), ("25", 25e9)])
+def test_link_speed_reads_bits(text, bits):
+    from clusterbench.commands.options import parse_link_speed
+    assert parse_link_speed(text) == bits
+
+
+@pytest.mark.parametrize("text", ["1GB", "1GB/s", "10GBps", "1 gbyte", "100MB"])
+def test_link_speed_in_bytes_is_refused_not_read_as_bits(text):
+    """1GB was read as 1 Gbit/s: a 1 GB/s link judged as an eighth of itself."""
+    from clusterbench.commands.options import parse_link_speed
+    from clusterbench.errors import BadInput
+    with pytest.raises(BadInput, match="bits per second"):
+        parse_link_speed(text)

@@ -67,13 +67,18 @@ setting_option = click.option(
 
 
 def parse_link_speed(text: str | None) -> float | None:
-    """'1g', '10Gbit', '100m', '25' (a bare number: Gbit/s) -> bit/s; None for None."""
+    """'1g', '10Gbit', '100Mbps', '25' (a bare number: Gbit/s) -> bit/s; None for None.
+    A rate in bytes (1GB, 1GB/s) is refused, not read as bits."""
     import re
 
     from clusterbench.errors import BadInput
 
     if text is None:
         return None
+    # "GB", "GB/s", "GBps" and "gbyte" are bytes: read as bits they were 8 times too slow a link
+    if "byte" in text.lower() or re.search(r"B(?![iI][tT])", text):
+        raise BadInput(f"--link-speed {text}: a link's rate is in bits per second (a capital B means bytes); "
+                       f"give Gbit/s, e.g. 8g for 1 GB/s")
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([kmgt]?)(?:bit(?:/s)?|b(?:ps|it/s)?)?\s*", text.lower())
     if not m or float(m.group(1)) <= 0:
         raise BadInput(f"--link-speed {text}: give a rate such as 1g, 10gbit, 100m, or a number of Gbit/s (25)")
