@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from clusterbench.analysis.cluster import gpus as gpu_analysis
 from clusterbench.analysis.cluster import outliers
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
+from clusterbench.analysis.stats import direction
 from clusterbench.environment import is_volatile
 from clusterbench.limits.thresholds import RATE_SLACK
 from clusterbench.store import run_kinds
 
-LOWER_IS_BETTER_UNITS = {"us", "ms", "s", "ns"}
 LINK_CLASS_KEY = "fabric.switch"   # a snapshot key naming the node's switch, when known (execute.switch_of)
 
 
@@ -148,7 +148,7 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
         if len(reps) < 2:
             continue
         by_host = {h: statistics.median(v) for h, v in reps.items()}
-        lower = unit in LOWER_IS_BETTER_UNITS
+        lower = direction(unit) < 0   # the one rule compare uses (analysis/stats.py)
         nodes = outliers.judge_nodes(by_host, threshold, reps)
         shared = shared_device(envs or {}, sorted(reps), directory[(name, unit)])
         # nodes of one machine measured at once time-slice its CPUs (4 nodes' pingpong ranks on 2
