@@ -49,3 +49,18 @@ def test_a_pingpong_of_a_list_compares_with_one_measured_alone(cli):
     assert [p["measurement"] for p in doc["points"]] == ["pingpong 8 B"]
     assert all(p["results"][n]["n"] == 2 for p in doc["points"] for n in ("listed", "alone"))
     assert [(p["title"], p["in"]) for p in doc["partial"]] == [("mpi: allreduce 8 B", ["listed"])]
+
+
+def test_the_mb_s_beside_a_median_latency_is_the_rate_at_that_latency():
+    """Two pingpongs of 1 MB at 100 and 200 us: the median latency is 150 us,
+    so the rate beside it is 1e6 B / 150 us = 6,667 MB/s, not the median of
+    10,000 and 5,000 MB/s (7,500). A bandwidth row keeps its median rate."""
+    from clusterbench.analysis.step_summary import Row
+
+    pingpong = Row("pingpong", None, "us", values=[100.0, 200.0], bandwidth_mb_s=[10_000.0, 5_000.0])
+    assert pingpong.median == 150.0
+    assert pingpong.median_bandwidth_mb_s == pytest.approx(1e6 / 150.0)
+    bw = Row("bw", None, "MiB/s", values=[9_536.7, 4_768.4], bandwidth_mb_s=[10_000.0, 5_000.0])
+    assert bw.median_bandwidth_mb_s == 7_500.0
+    odd = Row("pingpong", None, "us", values=[100.0, 200.0, 400.0], bandwidth_mb_s=[10_000.0, 5_000.0, 2_500.0])
+    assert odd.median_bandwidth_mb_s == pytest.approx(5_000.0)
