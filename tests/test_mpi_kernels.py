@@ -429,6 +429,42 @@ def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(cbk_without_mpi, 
     assert [tuple(s) for s in steps] == [("mpi", "skipped", "cbk was built without MPI"), ("null", "ok", None)]
 
 
+@pytest.mark.timeout(240)
+def test_a_build_without_mpi_skips_a_step_on_several_ranks_that_does_not_say_it_needs_mpi(cbk_without_mpi, tmp_path,
+                                                                                             store_url):
+    """io500-like's mdtest steps run on 2 ranks without `requires = ["mpi"]`:
+    mpiexec started two single-rank cbks, and the step failed with "mpiexec
+    and cbk's MPI library do not work together here"."""
+    import sys
+
+    suite = tmp_path / "ranks.toml"
+    suite.write_text('description = "t"\n[[steps]]\nkernel = "null"\nnp = 2\nrepeat = 1\n'
+                     '[[steps]]\nkernel = "null"\nrepeat = 1\n')
+    # the suite's PATH: an mpiexec on it, as where a site's MPI module is loaded after the install
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_without_mpi), CLUSTERBENCH_DB=store_url)
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet"], timeout=120, env=env)
+    assert p.returncode == 0, p.stderr
+    with sa.create_engine(store_url).connect() as c:
+        steps = c.execute(sa.text("select kernel, status, message from steps order by position")).all()
+    assert [tuple(s) for s in steps] == [("null", "skipped", "2 ranks need MPI, and cbk was built without MPI"),
+                                         ("null", "ok", None)]
+
+
+@pytest.mark.timeout(120)
+def test_a_build_without_mpi_refuses_a_kernel_on_several_ranks_in_one_line(cbk_without_mpi, tmp_path):
+    import sys
+
+    db = tmp_path / "never.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_without_mpi))
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--np", "2", "--seconds=0.01",
+                     "--db", f"sqlite:///{db}"], timeout=60, env=env)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.strip().splitlines() == [
+        "Error: this run: every step would be skipped here, nothing to measure: "
+        "2 ranks need MPI, and cbk was built without MPI"]
+    assert not db.exists()
+
+
 @pytest.mark.timeout(60)
 def test_more_warmup_than_timed_iterations_runs_cleanly(run_cbk, mpiexec):
     """Warm-up iterations are timed into the same array: it must hold the longer run."""

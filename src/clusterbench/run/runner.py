@@ -144,6 +144,12 @@ def missing_requirement(step: Step, cat: Catalogue) -> str | None:
             return why
         if r not in ("mpi", "root", "gpu"):
             return f"unknown requirement '{r}'"
+    if step.ranks > 1 and not cat.mpi:
+        # whether or not the step says `requires = ["mpi"]`: a cbk without MPI
+        # started N times is N single-rank runs, which the launcher's rank
+        # check then blamed on "mpiexec and cbk's MPI library" (or on a missing
+        # mpiexec), neither of which installing an MPI would cure
+        return f"{step.ranks} ranks need MPI, and cbk was built without MPI"
     return None
 
 
