@@ -152,3 +152,27 @@ def test_the_spack_package_depends_on_every_runtime_dependency_with_pyprojects_b
     assert spack == declared, (f"missing from the Spack package: {sorted(declared.keys() - spack.keys())}; "
                                f"bounds that differ: {[(n, spack[n], declared[n]) for n in spack.keys() & declared.keys() if spack[n] != declared[n]]}; "
                                f"not in pyproject.toml: {sorted(spack.keys() - declared.keys())}")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("named", ["MPICC", "MPI_C_COMPILER"])
+def test_a_named_mpi_wrapper_that_gives_no_mpi_fails_the_build_in_one_line(named, tmp_path):
+    """A wrong path in MPICC (or Spack's -DMPI_C_COMPILER) built a cbk without
+    MPI and the install succeeded; under CLUSTERBENCH_REQUIRE_MPI=1 it failed
+    telling the builder to set the MPICC they had set. Configuring is enough."""
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not on PATH")
+    wrapper = str(tmp_path / "no-such-mpi" / "bin" / "mpicc")
+    ninja = shutil.which("ninja")
+    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
+    defines = [f"-DMPI_C_COMPILER={wrapper}"] if named == "MPI_C_COMPILER" else []
+    # no CLUSTERBENCH_REQUIRE_MPI: a named wrapper is a request for MPI by itself
+    env = pip_env(SYSTEM_PATH, **({"MPICC": wrapper} if named == "MPICC" else {}))
+    p = subprocess.run([cmake, "-S", str(REPO), "-B", str(tmp_path / "build"), "-DCBK_WITH_CUDA=OFF", *generator,
+                        *defines], capture_output=True, text=True, timeout=120, env=env)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out[-3000:]
+    line = (f"clusterbench: {named}={wrapper} gives no MPI (CMake's FindMPI could not build with it): "
+            "name your MPI's mpicc wrapper, or unset it to take the first mpicc on PATH")
+    assert line in [text.strip() for text in out.splitlines()], out[-3000:]
