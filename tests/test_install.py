@@ -176,3 +176,23 @@ def test_a_named_mpi_wrapper_that_gives_no_mpi_fails_the_build_in_one_line(named
     line = (f"clusterbench: {named}={wrapper} gives no MPI (CMake's FindMPI could not build with it): "
             "name your MPI's mpicc wrapper, or unset it to take the first mpicc on PATH")
     assert line in [text.strip() for text in out.splitlines()], out[-3000:]
+
+
+@pytest.mark.timeout(120)
+def test_the_wrapper_mpicc_named_stays_the_builds_when_cmake_configures_again(mpicc, tmp_path):
+    """CMake configures again by itself when a kernel file is added or
+    CMakeLists.txt changes, without the builder's environment: MPICC was a
+    plain variable, so the second configure lost it and cbk's --describe
+    named the wrapper "" (mpi_compiler), as did clusterbench --version."""
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not on PATH")
+    build = tmp_path / "build"
+    ninja = shutil.which("ninja")
+    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
+    first = subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_CUDA=OFF", *generator],
+                           capture_output=True, text=True, timeout=120, env=pip_env(SYSTEM_PATH, MPICC=mpicc))
+    assert f"-- cbk: MPI built in ({mpicc})" in first.stdout.splitlines(), first.stdout[-3000:] + first.stderr[-3000:]
+    again = subprocess.run([cmake, str(build)], capture_output=True, text=True, timeout=120, env=pip_env(SYSTEM_PATH))
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"-- cbk: MPI built in ({mpicc})" in again.stdout.splitlines(), again.stdout[-3000:]
