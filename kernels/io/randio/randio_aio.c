@@ -119,7 +119,12 @@ const struct randio_engine randio_engine_libaio = {
 #else
 const struct randio_engine randio_engine_libaio = {
     .name = "libaio",
+#ifdef CBK_LIBAIO_OFF
+    .unavailable = "engine libaio not available: cbk was built with CBK_WITH_LIBAIO=OFF (Spack: ~libaio); "
+                   "rebuild with it ON (Spack: +libaio)",
+#else
     .unavailable = "engine libaio not available: cbk was built without libaio "
                    "(apt-get install libaio-dev, then reinstall clusterbench)",
+#endif
 };
 #endif

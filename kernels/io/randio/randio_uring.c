@@ -136,7 +136,12 @@ const struct randio_engine randio_engine_io_uring = {
 #else
 const struct randio_engine randio_engine_io_uring = {
     .name = "io_uring",
+#ifdef CBK_LIBURING_OFF
+    .unavailable = "engine io_uring not available: cbk was built with CBK_WITH_LIBURING=OFF (Spack: ~liburing); "
+                   "rebuild with it ON (Spack: +liburing)",
+#else
     .unavailable = "engine io_uring not available: cbk was built without liburing "
                    "(apt-get install liburing-dev, then reinstall clusterbench)",
+#endif
 };
 #endif
