@@ -78,6 +78,8 @@ void cbk_reduce_histogram(struct cbk_ctx *c, const struct cbk_histogram *h, stru
         }
         return;
     }
+#else
+    (void)c;
 #endif
     cbk_histogram_reset(sum);
     cbk_histogram_merge(sum, h);
