@@ -196,3 +196,29 @@ def test_the_wrapper_mpicc_named_stays_the_builds_when_cmake_configures_again(mp
     again = subprocess.run([cmake, str(build)], capture_output=True, text=True, timeout=120, env=pip_env(SYSTEM_PATH))
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert f"-- cbk: MPI built in ({mpicc})" in again.stdout.splitlines(), again.stdout[-3000:]
+
+
+@pytest.mark.timeout(120)
+def test_clusterbench_finds_its_cbk_when_run_by_a_python_outside_its_install(tmp_path):
+    """`pip install --prefix=/apps/clusterbench` and a module that sets
+    PYTHONPATH: the package runs under the system Python, whose folder holds
+    no cbk, and `clusterbench --version` said "cbk, the kernel runner, is not
+    installed: run scripts/setup.sh". Here the suite's own install stands in
+    for the prefix: its site-packages on PYTHONPATH, run by the interpreter
+    the virtual environment was made from, with no cbk on PATH."""
+    import sysconfig
+    from importlib import metadata
+
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the suite does not run from a virtual environment")
+    recorded = [f for f in metadata.distribution("clusterbench").files or [] if f.name == "cbk"]
+    if not recorded:
+        pytest.skip("this clusterbench was not installed with its cbk (no cbk in its RECORD)")
+    cbk = os.path.normpath(recorded[0].locate())
+    base_python = os.path.realpath(sys.executable)
+    assert not (Path(base_python).parent / "cbk").exists()
+    env = pip_env(SYSTEM_PATH, PYTHONPATH=os.pathsep.join([str(REPO / "src"), sysconfig.get_paths()["purelib"]]))
+    p = subprocess.run([base_python, "-m", "clusterbench", "--version"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == f"clusterbench 0.1.0, cbk 0.1.0 ({cbk})", p.stdout

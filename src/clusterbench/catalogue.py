@@ -108,10 +108,14 @@ class Catalogue:
 
 
 def cbk_path() -> str:
-    """The cbk executable: $CLUSTERBENCH_CBK, else the one installed with this Python, else PATH."""
+    """The cbk executable: $CLUSTERBENCH_CBK, else the one pip installed with
+    this package, else the one beside this Python, else PATH."""
     env = os.environ.get("CLUSTERBENCH_CBK")
     if env:
         return env
+    installed = installed_cbk()
+    if installed:
+        return installed
     beside = Path(sys.executable).parent / "cbk"
     if os.access(beside, os.X_OK):
         return str(beside)
@@ -120,6 +124,26 @@ def cbk_path() -> str:
         return found
     raise BadInput("cbk, the kernel runner, is not installed: run scripts/setup.sh, "
                    "or set CLUSTERBENCH_CBK to its path")
+
+
+def installed_cbk() -> str | None:
+    """The cbk the package's own install put in its scripts folder, as its
+    RECORD names it. Beside sys.executable is that folder only in a virtual
+    environment: `pip install --prefix=/apps/clusterbench` with the module
+    setting PYTHONPATH (or --user, --target) runs under /usr/bin/python3,
+    and cbk was then "not installed" unless its folder was on PATH."""
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("clusterbench").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for f in files:
+        if f.name == "cbk" and f.parent.name in ("bin", "scripts", "Scripts"):
+            path = os.path.normpath(f.locate())
+            if os.access(path, os.X_OK):
+                return path
+    return None
 
 
 # cbk's queries (--describe, --check, --version) never start MPI, yet loading
