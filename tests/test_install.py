@@ -222,3 +222,23 @@ def test_clusterbench_finds_its_cbk_when_run_by_a_python_outside_its_install(tmp
                        cwd=tmp_path, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines()[0] == f"clusterbench 0.1.0, cbk 0.1.0 ({cbk})", p.stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_named_cuda_compiler_that_does_not_work_fails_the_build_in_one_line(tmp_path):
+    """docs/install.md: nvcc on PATH, "or CUDACXX=/path/to/nvcc". A wrong
+    CUDACXX left the GPU kernels out of an install that succeeded; under
+    CLUSTERBENCH_REQUIRE_CUDA=1 the line said to set the CUDACXX that was set."""
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not on PATH")
+    nvcc = str(tmp_path / "no-such-cuda" / "bin" / "nvcc")
+    ninja = shutil.which("ninja")
+    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
+    p = subprocess.run([cmake, "-S", str(REPO), "-B", str(tmp_path / "build"), "-DCBK_WITH_MPI=OFF", *generator],
+                       capture_output=True, text=True, timeout=120, env=pip_env(SYSTEM_PATH, CUDACXX=nvcc))
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out[-3000:]
+    line = (f"clusterbench: CUDACXX={nvcc} gives no CUDA compiler (CMake's check_language(CUDA) could not build "
+            "with it): name a working nvcc, or unset it to take nvcc from PATH")
+    assert line in [text.strip() for text in out.splitlines()], out[-3000:]
