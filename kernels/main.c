@@ -1,4 +1,5 @@
 /* cbk: parse, start MPI when built with it, hand over to cbk_run(). */
+#include "core/build_features.h"
 #include "core/cbk.h"
 #include "core/cleanup.h"
 #include "core/finalize.h"
@@ -74,6 +75,7 @@ static int describe(void)
     cbk_json_text(&j, "compiler", "gcc-compatible " __VERSION__);
     cbk_json_text(&j, "compiler_flags", CBK_COMPILER_FLAGS);
     cbk_json_text(&j, "build_type", CBK_BUILD_TYPE);
+    cbk_json_build_features(&j);
 #ifdef CBK_HAVE_MPI
     cbk_json_bool(&j, "mpi", true);
     cbk_json_text(&j, "mpi_library", lib);

@@ -112,7 +112,7 @@ def test_sizes_take_binary_suffixes(run_cbk, tmp_path):
     assert params["file-size"] == 2097152 and params["block-size"] == 65536
 
 
-def test_run_record_describes_build_and_run(run_cbk, tmp_path):
+def test_run_record_describes_build_and_run(run_cbk, cbk_bin, tmp_path):
     r = run_cbk("null", "--seconds=0", "--repetitions=2")
     assert r.status == 0
     run = r.run_record()
@@ -121,6 +121,10 @@ def test_run_record_describes_build_and_run(run_cbk, tmp_path):
         assert key in run
     assert run["ranks"] == 1 and len(run["hosts"]) == 1
     assert 0 < run["timer_resolution_s"] < 1e-3
+    # the optional parts built in, as --describe states them (test_randio builds one with all of them off)
+    assert run["features"] == describe(cbk_bin)["features"]
+    assert set(run["features"]) == {"openmp", "liburing", "libaio", "cuda"}
+    assert all(isinstance(on, bool) for on in run["features"].values())
     assert [m["repetition"] for m in r.measurements()] == [0, 1]
 
 

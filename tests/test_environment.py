@@ -422,6 +422,13 @@ def test_cbk_build_is_read_from_its_self_description(tmp_path, monkeypatch):
     assert (env["cbk.path"], env["cbk.version"], env["cbk.mpi"], env["cbk.mpi_library"], env["cbk.compiler"]) == (
         str(fake), "9.9.9", True, "Open MPI v4.1.5", "gcc 12.2.0")
     assert env["cbk.compiler_flags_error"] == f"not in {fake} --describe (every run record of cbk states it)"
+    assert env["cbk.features_error"] == f"not in {fake} --describe (cbk predates it)"
+    # the optional parts built in, one line env --diff compares
+    fake.write_text("#!/bin/sh\necho '" + json.dumps({
+        "schema": 1, "type": "describe", "cbk_version": "9.9.9", "mpi": False, "kernels": [],
+        "features": {"openmp": True, "liburing": False, "libaio": True, "cuda": False}}) + "'\n")
+    env = environment.collect([])
+    assert env["cbk.features"] == "libaio, openmp"
     monkeypatch.setenv("CLUSTERBENCH_CBK", str(tmp_path / "missing-cbk"))
     env = environment.collect([])
     assert "cbk.version" not in env and env["cbk.version_error"]

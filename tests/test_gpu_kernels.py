@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,7 +68,10 @@ def test_version_says_whether_the_gpu_kernels_are_built_in(cbk_bin, cuda_cbk, cl
     plain = cli("--version").stdout
     with_cuda = cli("--version", env={"CLUSTERBENCH_CBK": cuda_cbk}).stdout
     assert "GPU kernels: built in" in with_cuda, with_cuda
+    # and the optional parts of each build on one line
+    assert re.search(r"^Built in: [a-z, ]*\bcuda\b", with_cuda, re.M), with_cuda
     if "gpucopy" not in describe(cbk_bin):
+        assert re.search(r"^Built in: .*; left out: [a-z, ]*\bcuda\b", plain, re.M), plain
         assert "GPU kernels: not built in (this cbk was built without CUDA" in plain, plain
 
 

@@ -58,6 +58,12 @@ def test_an_engine_turned_off_at_build_says_so_not_install_the_library(tmp_path)
         assert r.returncode == 2
         assert json.loads(r.stderr)["message"] == (f"engine {engine} not available: cbk was built with {option}=OFF "
                                                    f"(Spack: ~{variant}); rebuild with it ON (Spack: +{variant})")
+    # and the build says what it lacks, in --describe and in each run's record
+    described = json.loads(subprocess.run([str(build / "cbk"), "--describe"], capture_output=True, text=True,
+                                          timeout=30).stdout)
+    assert described["features"] == {"openmp": False, "liburing": False, "libaio": False, "cuda": False}
+    run = subprocess.run([str(build / "cbk"), "null"], capture_output=True, text=True, timeout=30)
+    assert json.loads(run.stdout.splitlines()[-1])["features"] == described["features"]
 
 
 @pytest.mark.timeout(120)

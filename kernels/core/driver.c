@@ -1,6 +1,7 @@
 /* The driver owns everything around a kernel's timed work: validation on
  * every rank, setup, the repetition loop with its barrier and time origin,
  * reduction over ranks, the records, and the final run description. */
+#include "build_features.h"
 #include "cbk.h"
 
 #include "cleanup.h"
@@ -404,6 +405,7 @@ static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double
     cbk_json_text(&j, "compiler", "gcc-compatible " __VERSION__);
     cbk_json_text(&j, "compiler_flags", CBK_COMPILER_FLAGS);
     cbk_json_text(&j, "build_type", CBK_BUILD_TYPE);
+    cbk_json_build_features(&j);
 #ifdef CBK_HAVE_MPI
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0, major, minor;

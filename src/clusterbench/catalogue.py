@@ -67,6 +67,8 @@ class Catalogue:
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
     # and their families, which cbk describes for them too
     left_out_families: dict[str, str] = dataclasses.field(default_factory=dict)
+    # the optional parts built in (cbk --describe's features: openmp, liburing, libaio, cuda); None from an older cbk
+    features: dict[str, bool] | None = None
 
     def kernel(self, name: str) -> Kernel:
         try:
@@ -196,7 +198,8 @@ def load(cbk: str | None = None) -> Catalogue:
                      tuple(_param(p) for p in d["common_parameters"]), kernels,
                      d.get("mpi_built_with"), d.get("mpi_compiler"),
                      {name: str(e.get("why") or "") for name, e in left_out.items()},
-                     {name: e["family"] for name, e in left_out.items() if e.get("family")})
+                     {name: e["family"] for name, e in left_out.items() if e.get("family")},
+                     d.get("features") if isinstance(d.get("features"), dict) else None)
 
 
 def step_family(step: dict) -> str | None:

@@ -97,6 +97,10 @@ def _version(ctx, _param, value):
                                              find_mpiexec(cat.cbk) if cat.mpi else None)
     for line in lines:
         click.echo(line)
+    if cat.features is not None:   # a build without OpenMP runs Himeno and stream on one thread
+        on = [name for name, built in cat.features.items() if built]
+        off = [name for name, built in cat.features.items() if not built]
+        click.echo(f"Built in: {', '.join(on) or 'none'}" + (f"; left out: {', '.join(off)}" if off else ""))
     gpu_left_out = set(cat.left_out_of_family(catalogue.GPU).values())
     if gpu_left_out:   # a CPU-only build and a CUDA one printed the same
         click.echo(f"GPU kernels: not built in ({'; '.join(sorted(gpu_left_out))})")

@@ -199,6 +199,8 @@ def _cbk(env: dict) -> str:
         parts.append(f"MPI {library_text(str(env.get('cbk.mpi_library') or ''))}" if env["cbk.mpi"] else "no MPI")
     build = " ".join(str(env[k]) for k in ("cbk.compiler", "cbk.compiler_flags", "cbk.build_type") if k in env)
     parts.append(build or f"build flags {_why(env, 'cbk.compiler_flags')}")
+    if "cbk.features" in env:
+        parts.append(f"built in: {env['cbk.features']}")
     return _join(parts)
 
 

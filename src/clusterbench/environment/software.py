@@ -128,3 +128,9 @@ def _cbk(env: dict, ctx: Context) -> None:
             env[key] = desc[field]
         else:
             env[key + "_error"] = f"not in {path} --describe (every run record of cbk states it)"
+    # the optional parts built in, one line a diff compares ("libaio, liburing, openmp")
+    features = desc.get("features") if desc is not None else None
+    if isinstance(features, dict):
+        env["cbk.features"] = ", ".join(sorted(k for k, on in features.items() if on)) or "none"
+    else:
+        env["cbk.features_error"] = out.error if desc is None else f"not in {path} --describe (cbk predates it)"
