@@ -46,8 +46,12 @@ static void *watch(void *arg)
     }
     pthread_mutex_lock(&w->lock);
     int rc = 0;
-    while (!w->done && rc != ETIMEDOUT)
+    /* only 0 (woken) or ETIMEDOUT: any other answer returns at once without
+     * waiting, and looping on it would spin while holding the lock */
+    while (!w->done && rc == 0)
         rc = pthread_cond_timedwait(&w->done_cv, &w->lock, &deadline);
+    while (!w->done && rc != ETIMEDOUT)
+        pthread_cond_wait(&w->done_cv, &w->lock);
     int finished = w->done;
     pthread_mutex_unlock(&w->lock);
     if (!finished) {
@@ -72,7 +76,9 @@ static double finalize_timeout_s(void)
     double v = strtod(text, &end);
     if (end == text || *end || !(v >= 0))
         return CBK_FINALIZE_TIMEOUT_S_DEFAULT;
-    return v;
+    /* inf, or a bound past any deadline a timespec holds (1e300 made
+     * (time_t) undefined and the deadline garbage): no bound, as 0 */
+    return v > CBK_FINALIZE_TIMEOUT_S_MAX ? 0 : v;
 }
 
 void cbk_finalize(int status)
