@@ -1,7 +1,10 @@
 #include "record.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void cbk_record_begin(struct cbk_json *j, FILE *f, const struct cbk_ctx *c, const char *type)
 {
@@ -41,11 +44,32 @@ void cbk_write_field(struct cbk_json *j, const struct cbk_field *f)
     }
 }
 
+/* All of `text` to fd, as few writes as it takes (one, below a pipe's
+ * PIPE_BUF, so records of ranks sharing a pipe never interleave). */
+static void write_whole(int fd, const char *text, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, text, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; /* nothing to do if stderr is gone */
+        text += n;
+        len -= (size_t)n;
+    }
+}
+
 void cbk_error_record(const struct cbk_ctx *c, int status, int rank, const char *message,
                       const struct cbk_field *facts, int nfacts)
 {
+    /* built in memory, then written whole: stderr is unbuffered, and the JSON
+     * writer's pieces went out one write(2) each, so ranks failing at once
+     * interleaved their records into lines nobody could read */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
     struct cbk_json j;
-    cbk_record_begin(&j, stderr, c, "error");
+    cbk_record_begin(&j, mem ? mem : stderr, c, "error");
     cbk_json_i64(&j, "status", status);
     cbk_json_i64(&j, "rank", rank);
     for (int i = 0; i < nfacts; i++)
@@ -57,4 +81,7 @@ void cbk_error_record(const struct cbk_ctx *c, int status, int rank, const char 
     cbk_utf8_trim(whole);
     cbk_json_text(&j, "message", whole);
     cbk_json_end(&j);
+    if (mem && !fclose(mem))
+        write_whole(STDERR_FILENO, text, len);
+    free(text);
 }
