@@ -46,3 +46,29 @@ def test_error_records_of_ranks_failing_at_once_are_each_one_whole_line(run_cbk,
         assert all(e["message"] == "null: failing at repetition 0 as asked" for e in r.errors), r.stderr
         seen += len(r.errors)
     assert seen >= 2
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("kernel, args", [
+    ("seqio", "--file-size=768k --block-size=64k --write=buffered --read=none"),
+    ("manyfiles", "--files=3 --file-size=256k --block-size=64k --write=buffered --read=none"),
+    ("randio", "--file-size=768k --block-size=4k --direct=false --engine=psync --runtime=0.1 --ramp=0"),
+])
+def test_the_space_check_counts_every_rank_on_the_node(tmp_path, cbk_bin, mpiexec, kernel, args):
+    """Each rank of seqio, manyfiles and randio writes its own files, but the
+    space check asked the file system for one rank's bytes: two ranks of
+    768 KiB on a 1 MiB tmpfs passed it, ran into ENOSPC mid-write (exit 1,
+    'No space left on device'), and the rank the other's MPI_Abort killed left
+    its directory full of data. The node's ranks share the file system, so
+    the check asks for all of theirs, and refuses before anything is made."""
+    from full_disk import run_on_full_disk
+
+    one = run_on_full_disk(tmp_path, f'"{cbk_bin}" {kernel} --dir="$FULL" {args} >/dev/null; echo "rc=$?"; '
+                                     f'ls -A "$FULL"', env=dict(__import__("os").environ))
+    assert one.stdout == "rc=0\n", one.stderr   # one rank's files fit
+    two = run_on_full_disk(tmp_path, f'"{mpiexec}" -n 2 "{cbk_bin}" {kernel} --dir="$FULL" {args} >/dev/null; '
+                                     f'echo "rc=$?"; ls -A "$FULL"', env=dict(__import__("os").environ))
+    assert two.stdout == "rc=2\n", two.stderr   # refused, nothing left in the directory
+    (line,) = two.stderr.splitlines()
+    assert line.endswith(f'"message":"not enough space in {tmp_path / "full"}: the run needs 1536 KiB, '
+                         f'1024 KiB is free"}}'), line

@@ -34,7 +34,7 @@ static const char *format_in_unit_of(uint64_t bytes, uint64_t like, char *buf, s
     return buf;
 }
 
-int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len)
+int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *why, size_t why_len)
 {
     struct stat st;
     if (stat(dir, &st)) {
@@ -58,7 +58,14 @@ int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t
         snprintf(why, why_len, "target directory %s is not writable: %s", dir, strerror(errno));
         return -1;
     }
-    uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+    uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize, sharing = ranks > 1 ? (uint64_t)ranks : 1;
+    if (rank_bytes > UINT64_MAX / sharing) {
+        char one[32];
+        snprintf(why, why_len, "not enough space in %s: the run needs %d x %s, more than 16 EiB", dir, ranks,
+                 cbk_format_size(rank_bytes, one, sizeof one));
+        return -1;
+    }
+    uint64_t need_bytes = rank_bytes * sharing;
     if (need_bytes > avail) {
         char need[32], have[32];
         cbk_format_size(need_bytes, need, sizeof need);

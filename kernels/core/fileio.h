@@ -31,8 +31,10 @@ void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, dou
                                double synced_end_s, double sync_s);
 
 /* Checks that `dir` exists, is a directory on a writable file system and
- * has room for `need_bytes`. Returns 0, or a line in `why`. */
-int cbk_check_target_dir(const char *dir, uint64_t need_bytes, char *why, size_t why_len);
+ * has room for `ranks` x `rank_bytes`: the ranks that write there at once
+ * (each rank's own files: the ranks on its node, c->node_size, which share
+ * its file system; a shared file: every rank). Returns 0, or a line in `why`. */
+int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *why, size_t why_len);
 
 /* Checks the block/file size pair every I/O kernel takes. `direct`: the
  * block must suit O_DIRECT (a multiple of 512 bytes). */

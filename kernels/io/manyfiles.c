@@ -59,7 +59,6 @@ static void file_path(const struct manyfiles *m, int64_t i, char *out, size_t le
 
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
-    (void)c;
     const OPT *o = cbk_options(a);
     uint64_t file = o->file_bytes, files = (uint64_t)o->files;
     bool direct = o->write == CBK_WRITE_DIRECT || o->read == CBK_READ_DIRECT;
@@ -70,7 +69,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  (unsigned long long)file);
         return -1;
     }
-    return cbk_check_target_dir(o->dir, file * files, why, len);
+    return cbk_check_target_dir(o->dir, file * files, c->node_size, why, len);
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)

@@ -217,7 +217,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
         return -1;
     }
     uint64_t items = l.per_loop * l.loops;
-    return cbk_check_target_dir(opt(a)->dir, files ? items * w * (uint64_t)c->node_size : 0, why, len);
+    return cbk_check_target_dir(opt(a)->dir, files ? items * w : 0, c->node_size, why, len);
 }
 
 static void bcast(struct cbk_ctx *c, void *buf, int bytes)

@@ -54,12 +54,11 @@ struct seqio {
 
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
-    (void)c;
     const OPT *o = cbk_options(a);
     bool direct = o->write == CBK_WRITE_DIRECT || o->read == CBK_READ_DIRECT;
     if (cbk_check_block_sizes(o->file_bytes, o->block_bytes, direct, why, len))
         return -1;
-    return cbk_check_target_dir(o->dir, o->file_bytes, why, len);
+    return cbk_check_target_dir(o->dir, o->file_bytes, c->node_size, why, len);
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)

@@ -140,7 +140,6 @@ static inline uint64_t next_random(uint64_t *s)
 
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
-    (void)c;
     uint64_t file = opt(a)->file_size, block = opt(a)->block_size;
     char f[32], b[32];
     if (block > file) {
@@ -169,7 +168,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  (long long)opt(a)->iodepth, e->name, e->max_depth);
         return -1;
     }
-    return cbk_check_target_dir(opt(a)->dir, file, why, len);
+    return cbk_check_target_dir(opt(a)->dir, file, c->node_size, why, len);
 }
 
 /* Pre-writes the file with incompressible data, in the largest block that

@@ -266,8 +266,8 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
                  "pieces that are whole multiples of transfer size %s", b, pieces, t);
         return -1;
     }
-    uint64_t node_bytes = block * (uint64_t)segments * (uint64_t)(strategy == SPLIT ? c->node_size : c->size);
-    return cbk_check_target_dir(opt(a)->dir, node_bytes, why, len);
+    return cbk_check_target_dir(opt(a)->dir, block * (uint64_t)segments, strategy == SPLIT ? c->node_size : c->size,
+                                why, len);
 }
 
 /* A shared file needs a directory every rank sees: rank 0 creates a probe
