@@ -72,3 +72,15 @@ def test_the_space_check_counts_every_rank_on_the_node(tmp_path, cbk_bin, mpiexe
     (line,) = two.stderr.splitlines()
     assert line.endswith(f'"message":"not enough space in {tmp_path / "full"}: the run needs 1536 KiB, '
                          f'1024 KiB is free"}}'), line
+
+
+@pytest.mark.timeout(60)
+def test_pario_refuses_a_block_size_times_segments_past_64_bits(run_cbk, tmp_path):
+    """16 TiB x 2^20 segments is 2^64 bytes: the product wrapped to 0, passed
+    the space check, and the run failed later, exit 1, 'pario: out of memory
+    (140737488355328 bytes)' for the offsets of 2^44 transfers."""
+    r = run_cbk("pario", f"--dir={tmp_path}", "--block-size=16t", "--segments=1048576", "--transfer-size=1m")
+    assert r.status == 2 and r.records == [], r.stderr
+    (e,) = r.errors
+    assert e["message"] == "block size 16 TiB x 1048576 segments is more than 16 EiB per rank", e
+    assert tree(tmp_path) == []

@@ -247,6 +247,12 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
     }
     uint64_t block = block_of(a, c->size);
     cbk_format_size(block, b, sizeof b);
+    /* wrapped, the product passed the space check as a few bytes and the
+     * offsets of its transfers failed to allocate in setup */
+    if (block > UINT64_MAX / (uint64_t)segments) {
+        snprintf(why, len, "block size %s x %" PRId64 " segments is more than 16 EiB per rank", b, segments);
+        return -1;
+    }
     if (!transfer || transfer > ((uint64_t)1 << 31)) {
         snprintf(why, len, "transfer-size=0 makes one call per piece, here %s: not between 1 byte and 2 GiB",
                  cbk_format_size(transfer, t, sizeof t));
