@@ -84,3 +84,23 @@ def test_pario_refuses_a_block_size_times_segments_past_64_bits(run_cbk, tmp_pat
     (e,) = r.errors
     assert e["message"] == "block size 16 TiB x 1048576 segments is more than 16 EiB per rank", e
     assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine", ["libaio", "io_uring"])
+def test_randio_refuses_queue_buffers_larger_than_memory_before_laying_out_its_file(run_cbk, tmp_path, engine):
+    """Each job holds --iodepth buffers of --block-size, touched as they are
+    made. 32768 x 64 MiB (2 TiB) a job was found too large only in setup, after the
+    file was laid out (minutes for a large one), as a failed measurement, exit 1;
+    a product just above memory got the OOM killer instead. It is refused
+    first, as stream and himeno refuse theirs."""
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=64m", "--block-size=64m", "--iodepth=32768",
+                "--jobs=2", f"--engine={engine}", "--direct=false", "--runtime=0.1", "--ramp=0")
+    if r.status == 2 and "--engine" not in r.errors[0]["message"] and "--iodepth" not in r.errors[0]["message"]:
+        pytest.skip(f"{engine}: {r.errors[0]['message']}")   # the engine is not usable here
+    assert r.status == 2 and r.records == [], r.stderr
+    (e,) = r.errors
+    assert e["message"].startswith("--jobs=2 x --iodepth=32768 x --block-size=64 MiB: buffers of 4096 GiB on this "
+                                   "node, but only "), e
+    assert e["message"].endswith(" GiB is available"), e
+    assert tree(tmp_path) == []

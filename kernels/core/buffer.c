@@ -75,6 +75,16 @@ void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes)
 
 long cbk_mem_available_kib(void) { return proc_kib("/proc/meminfo", "MemAvailable"); }
 
+int cbk_check_memory(const char *what, uint64_t rank_bytes, int ranks, char *why, size_t why_len)
+{
+    double need = (double)rank_bytes * (ranks > 1 ? ranks : 1), avail_kib = (double)cbk_mem_available_kib();
+    if (avail_kib <= 0 || need <= 0.9 * 1024.0 * avail_kib)
+        return 0;
+    snprintf(why, why_len, "%s: buffers of %.0f GiB on this node, but only %.1f GiB is available", what,
+             need / 1073741824.0, avail_kib / 1048576.0);
+    return -1;
+}
+
 void *cbk_buffer_alloc_pages(size_t bytes, bool huge, size_t *huge_bytes)
 {
     if (huge)

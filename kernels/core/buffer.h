@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CBK_ALIGN_BYTES 4096
 
@@ -31,5 +32,12 @@ void cbk_buffer_free(void *p);
 /* MemAvailable of /proc/meminfo in KiB (what can be allocated without
  * swapping), for defaults and checks that must fit memory; -1 unknown. */
 long cbk_mem_available_kib(void);
+
+/* Refuses buffers that would not fit this node's memory: `ranks` (those on
+ * the node) x `rank_bytes` above 90 % of MemAvailable. cbk_buffer_alloc
+ * touches what it allocates, so an overcommitted request meets the OOM
+ * killer, not a NULL. `what` names the parameters whose product rank_bytes
+ * is. Returns 0, or a line in `why`. */
+int cbk_check_memory(const char *what, uint64_t rank_bytes, int ranks, char *why, size_t why_len);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -168,6 +169,16 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  (long long)opt(a)->iodepth, e->name, e->max_depth);
         return -1;
     }
+    /* setup gives each job a buffer per queued I/O, after the file is laid
+     * out: found too large there, the layout was wasted and the run failed */
+    uint64_t depth = e->queues ? (uint64_t)opt(a)->iodepth : 1, jobs = (uint64_t)opt(a)->jobs;
+    char what[128], depth_text[40] = "";
+    if (e->queues)
+        snprintf(depth_text, sizeof depth_text, " x --iodepth=%" PRIu64, depth);
+    snprintf(what, sizeof what, "--jobs=%" PRIu64 "%s x --block-size=%s", jobs, depth_text,
+             cbk_format_size(block, b, sizeof b));
+    if (cbk_check_memory(what, jobs * depth * block, c->node_size, why, len))
+        return -1;
     return cbk_check_target_dir(opt(a)->dir, file, c->node_size, why, len);
 }
 
