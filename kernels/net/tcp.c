@@ -12,6 +12,7 @@
  * tcp_control.c (messages), tcp_report.c (records), tcp_pairs.c (MPI). */
 #include "tcp.h"
 
+#include "../core/buffer.h"
 #include "../core/params.h"
 #include "../core/pattern.h"
 #include "../core/record.h"
@@ -116,6 +117,28 @@ static bool ranks_known(void)
 #endif
 }
 
+static uint64_t receive_batch(const struct cbk_args *a);
+
+/* Every data connection has a buffer at each end it has in this process,
+ * touched as it is made (crew_start): a product past memory met the OOM
+ * killer, or failed as the server's 'out of memory' seen by the client. */
+static int check_buffers(const struct cbk_args *a, const struct cbk_ctx *c, char *why, size_t len)
+{
+    const struct tcp_options *o = tcp_options(a);
+    bool rr = o->test == TCP_TEST_RR;
+    uint64_t batch = rr ? 0 : receive_batch(a);
+    const char *name = rr ? (o->request_size >= o->response_size ? "--request-size" : "--response-size")
+                          : (o->message_size >= batch ? "--message-size" : "--receive-batch");
+    uint64_t conn_bytes = rr ? (o->request_size >= o->response_size ? o->request_size : o->response_size)
+                             : (o->message_size >= batch ? o->message_size : batch);
+    uint64_t ways = !rr && o->direction == TCP_DIR_BIDIR ? 2 : 1, ends = o->role == TCP_ROLE_LOOPBACK ? 2 : 1;
+    char what[200], size[32];
+    snprintf(what, sizeof what, "--streams=%lld%s x %s=%s%s", (long long)o->streams, ways > 1 ? " x 2 directions" : "",
+             name, cbk_format_size(conn_bytes, size, sizeof size),
+             ends > 1 ? " x 2 ends (client and server in this process)" : "");
+    return cbk_check_memory(what, (uint64_t)o->streams * ways * ends * conn_bytes, c->node_size, why, len);
+}
+
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     enum tcp_role role = tcp_options(a)->role;
@@ -195,7 +218,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
             return -1;
         }
     }
-    return 0;
+    return check_buffers(a, c, why, len);
 }
 
 const char *tcp_bind_arg(const struct cbk_args *a)
