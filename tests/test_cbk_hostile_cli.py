@@ -142,3 +142,36 @@ def test_tcp_refuses_stream_buffers_larger_than_memory(cbk_bin, args, what):
     assert p.returncode == 2 and p.stdout == "", p.stderr
     (line,) = p.stderr.splitlines()
     assert json.loads(line)["message"].startswith(what + " on this node, but only "), line
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("value, store_run", [("007", 7), ("12abc", None), ("-5", None), ("1" * 70, None), ("42", 42)])
+def test_a_garbage_store_run_id_never_makes_the_owner_stamp_unreadable(cbk_bin, tmp_path, value, store_run):
+    """cbk copies CLUSTERBENCH_RUN into its owner stamp as a JSON number, as
+    far as its digits went: '007' wrote "store_run":007, which no JSON parser
+    reads, so a run killed with -9 left a directory `clusterbench clean` could
+    never prove was cbk's and never removed; '12abc' claimed store run 12, and
+    70 digits were cut to 63, another number. A value that is not a run id is
+    null."""
+    import os
+    import signal
+    import time
+
+    from clusterbench.run.private_dirs import orphans
+
+    p = subprocess.Popen([cbk_bin, "seqio", f"--dir={tmp_path}", "--file-size=1m", "--block-size=64k",
+                          "--write=buffered", "--read=none", "--repetitions=100000"],
+                         env=dict(os.environ, CLUSTERBENCH_RUN=value), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(tmp_path.glob("cbk-seqio-*/.cbk-owner")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (stamp,) = tmp_path.glob("cbk-seqio-*/.cbk-owner")
+        time.sleep(0.2)   # written whole
+        assert json.loads(stamp.read_text())["store_run"] == store_run
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    (left,) = orphans(tmp_path, {"seqio"})   # clean can prove it is cbk's, and its owner gone
+    assert left.path == stamp.parent

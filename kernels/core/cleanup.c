@@ -180,11 +180,18 @@ int cbk_write_owner_stamp(const char *dir)
     host[strcspn(host, "\"\\")] = '\0'; /* a host name never holds them; keep the JSON valid */
     read_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
     boot[strspn(boot, "0123456789abcdef-")] = '\0';
+    /* written as a JSON number: only a whole run id of digits, without the
+     * leading zeros JSON forbids ("007" made the stamp unreadable, so clean
+     * never proved the directory cbk's); anything else is null */
     const char *store_run = getenv("CLUSTERBENCH_RUN");
-    char run[64] = "";
-    if (store_run)
-        snprintf(run, sizeof run, "%s", store_run);
-    run[strspn(run, "0123456789")] = '\0';
+    char run[24] = "";
+    if (store_run && *store_run && !store_run[strspn(store_run, "0123456789")]) {
+        const char *significant = store_run + strspn(store_run, "0");
+        if (!*significant)
+            significant = "0";
+        if (strlen(significant) < sizeof run)
+            snprintf(run, sizeof run, "%s", significant);
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
