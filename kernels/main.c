@@ -245,7 +245,7 @@ int main(int argc, char **argv)
         return stdout_status(0);
     }
     struct cbk_args args;
-    char why[1024];
+    char why[CBK_MESSAGE_MAX];
     int parse_failed = cbk_parse_args(k, argc - 2, argv + 2, &args, why, sizeof why);
     if (parse_failed && check_only) {
         bad_input(why);

@@ -175,3 +175,34 @@ def test_a_garbage_store_run_id_never_makes_the_owner_stamp_unreadable(cbk_bin, 
         p.wait()
     (left,) = orphans(tmp_path, {"seqio"})   # clean can prove it is cbk's, and its owner gone
     assert left.path == stamp.parent
+
+
+def _deep_dir(root, length: int):
+    """A path of `length` characters under root, in components of 200."""
+    import os
+
+    path = str(root)
+    while len(path) + 201 < length:
+        path += "/" + "d" * 200
+    path += "/" + "e" * (length - len(path) - 1)
+    return path
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("length, exists, reason", [
+    (4000, False, "target directory {dir}: No such file or directory"),
+    (4070, True, "seqio: cannot create a directory in {dir}: File name too long"),
+])
+def test_an_error_about_a_long_path_keeps_its_reason(run_cbk, tmp_path, length, exists, reason):
+    """Messages were cut at 1023 bytes: with a --dir of 4000 characters the
+    error named most of the path and never said what was wrong with it."""
+    import os
+
+    d = _deep_dir(tmp_path, length)
+    if exists:
+        os.makedirs(d)
+    r = run_cbk("seqio", f"--dir={d}", "--file-size=64k", "--block-size=4k", "--write=buffered", "--read=none")
+    assert r.status == 2 and r.records == [], r.stderr
+    (e,) = r.errors
+    assert e["message"] == reason.format(dir=d), e["message"][-200:]
+    assert not exists or os.listdir(d) == []

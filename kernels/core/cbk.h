@@ -28,6 +28,10 @@
 #define CBK_MAX_WARNINGS 4
 #define CBK_MAX_QUALIFIERS 4
 
+/* Room for a message that names two paths of PATH_MAX (4096 bytes) and says
+ * what is wrong with them: a 1 KiB buffer cut a long --dir's reason off. */
+#define CBK_MESSAGE_MAX 10240
+
 /* Exit statuses, shared with the Python side. */
 enum { CBK_EXIT_OK = 0, CBK_EXIT_FAILED = 1, CBK_EXIT_BAD_INPUT = 2 };
 

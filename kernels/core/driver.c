@@ -93,7 +93,7 @@ static int all_min_int(struct cbk_ctx *c, int v)
 
 _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
 {
-    char msg[1024];
+    char msg[CBK_MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -428,7 +428,7 @@ int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx
 {
     c->kernel = k;
     c->args = a;
-    char why[1024] = "";
+    char why[CBK_MESSAGE_MAX] = "";
     int bad = k->validate ? k->validate(a, c, why, sizeof why) : 0;
     /* A per-rank wrapper that found this rank's input bad (clusterbench.launch.gpubind:
      * no GPU left for it) cannot stop the job alone: a rank that exits before

@@ -76,7 +76,7 @@ void cbk_error_record(const struct cbk_ctx *c, int status, int rank, const char 
         cbk_write_field(&j, &facts[i]);
     /* messages are built with snprintf into fixed buffers: a cut may have
      * split the last character, which is dropped here for every caller */
-    char whole[2048];
+    char whole[CBK_MESSAGE_MAX];
     snprintf(whole, sizeof whole, "%s", message ? message : "");
     cbk_utf8_trim(whole);
     cbk_json_text(&j, "message", whole);
