@@ -21,8 +21,8 @@ int cbk_parse_size(const char *text, uint64_t *out)
     errno = 0;
     char *end;
     unsigned long long n = strtoull(text, &end, 10);
-    if (errno)
-        return CBK_SIZE_INVALID;
+    /* too many digits: said once the rest is known to be a size's */
+    bool too_large = errno == ERANGE;
     /* decimals, as frac / scale: at most 9 digits, so the exact test below cannot overflow */
     uint64_t frac = 0, scale = 1;
     if (*end == '.') {
@@ -55,8 +55,8 @@ int cbk_parse_size(const char *text, uint64_t *out)
         if (*end)
             return CBK_SIZE_INVALID;
     }
-    if (shift && n > (UINT64_MAX >> shift))
-        return CBK_SIZE_INVALID;
+    if (too_large || (shift && n > (UINT64_MAX >> shift)))
+        return CBK_SIZE_TOO_LARGE;
     /* frac / scale of 2^shift bytes must be whole bytes ("1.5g" is, "1.3" is not).
      * scale is 2^d 5^d: cancel the 2s against the shift first, then frac << rest
      * < 10^d 2^(40-d) <= 5^9 2^40 < 2^62. */
@@ -70,20 +70,29 @@ int cbk_parse_size(const char *text, uint64_t *out)
         return CBK_SIZE_NOT_WHOLE;
     uint64_t whole = (uint64_t)n << shift;
     if (whole > UINT64_MAX - part / scale)
-        return CBK_SIZE_INVALID;
+        return CBK_SIZE_TOO_LARGE;
     *out = whole + part / scale;
     return 0;
 }
 
+/* parse_int and parse_real: 0, NOT_NUMBER, or PAST_TYPE for a well-formed
+ * number its C type cannot hold (2^63, 1e400), which is out of range, not
+ * malformed */
+enum { NOT_NUMBER = -1, PAST_TYPE = -2 };
+
 static int parse_int(const char *text, int64_t *out)
 {
     if (!text || !*text)
-        return -1;
+        return NOT_NUMBER;
     errno = 0;
     char *end;
     long long n = strtoll(text, &end, 10);
-    if (errno || *end)
-        return -1;
+    if (*end || end == text)
+        return NOT_NUMBER;
+    if (errno == ERANGE)
+        return PAST_TYPE;
+    if (errno)
+        return NOT_NUMBER;
     *out = n;
     return 0;
 }
@@ -91,12 +100,18 @@ static int parse_int(const char *text, int64_t *out)
 static int parse_real(const char *text, double *out)
 {
     if (!text || !*text)
-        return -1;
+        return NOT_NUMBER;
     errno = 0;
     char *end;
     double d = strtod(text, &end);
-    if (errno || *end || !isfinite(d))
-        return -1;
+    if (*end || end == text)
+        return NOT_NUMBER;
+    /* ERANGE below DBL_MIN is an underflow: the value, as near 0 as a double
+     * goes, is judged by the bounds like any other */
+    if (errno == ERANGE && isinf(d))
+        return PAST_TYPE;
+    if (!isfinite(d))
+        return NOT_NUMBER; /* "inf", "nan" */
     *out = d;
     return 0;
 }
@@ -169,6 +184,11 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
     case CBK_SIZE: {
         uint64_t lo = 0, hi = UINT64_MAX;
         int bad = cbk_parse_size(text, &v->size);
+        if (bad == CBK_SIZE_TOO_LARGE) {
+            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text, p->min ? p->min : "0",
+                     p->max ? p->max : "18446744073709551615");
+            return -1;
+        }
         if (bad == CBK_SIZE_NOT_WHOLE) {
             snprintf(why, why_len, "--%s=%s is not a whole number of bytes", p->name, text);
             return -1;
@@ -188,7 +208,13 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
     }
     case CBK_INT: {
         int64_t lo, hi;
-        if (parse_int(text, &v->integer)) {
+        int bad = parse_int(text, &v->integer);
+        if (bad == PAST_TYPE) {
+            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
+                     p->min ? p->min : "-9223372036854775808", p->max ? p->max : "9223372036854775807");
+            return -1;
+        }
+        if (bad) {
             snprintf(why, why_len, "--%s=%s is not an integer", p->name, text);
             return -1;
         }
@@ -202,7 +228,13 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
     }
     case CBK_REAL: {
         double lo, hi;
-        if (parse_real(text, &v->real)) {
+        int bad = parse_real(text, &v->real);
+        if (bad == PAST_TYPE) {
+            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
+                     p->min ? p->min : "-1.7976931348623157e308", p->max ? p->max : "1.7976931348623157e308");
+            return -1;
+        }
+        if (bad) {
             snprintf(why, why_len, "--%s=%s is not a number", p->name, text);
             return -1;
         }

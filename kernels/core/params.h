@@ -8,8 +8,8 @@
 
 /* Parses "1g", "4k", "512" (binary suffixes, as IOR and fio) and decimals
  * that come to whole bytes ("1.5g"; fio's strtoll reads that as 1g).
- * 0 on success, else one of: */
-enum { CBK_SIZE_INVALID = -1, CBK_SIZE_NOT_WHOLE = -2 };
+ * 0 on success, else one of (TOO_LARGE: well formed, past 2^64 - 1 bytes): */
+enum { CBK_SIZE_INVALID = -1, CBK_SIZE_NOT_WHOLE = -2, CBK_SIZE_TOO_LARGE = -3 };
 int cbk_parse_size(const char *text, uint64_t *out);
 
 /* Fills `a` from defaults and argv ("--name=value" or "--flag"). Returns 0,
