@@ -76,6 +76,22 @@ int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *
     return 0;
 }
 
+int cbk_check_target_inodes(const char *dir, uint64_t rank_inodes, int ranks, char *why, size_t why_len)
+{
+    struct statvfs fs;
+    if (statvfs(dir, &fs)) {
+        snprintf(why, why_len, "target directory %s: statvfs: %s", dir, strerror(errno));
+        return -1;
+    }
+    uint64_t need = rank_inodes * (uint64_t)(ranks > 1 ? ranks : 1); /* both far below 2^32 */
+    if (fs.f_files && need > (uint64_t)fs.f_favail) {
+        snprintf(why, why_len, "not enough inodes in %s: the run makes %llu files and directories, %llu can be made",
+                 dir, (unsigned long long)need, (unsigned long long)fs.f_favail);
+        return -1;
+    }
+    return 0;
+}
+
 int cbk_check_block_sizes(uint64_t file_bytes, uint64_t block_bytes, bool direct,
                           char *why, size_t why_len)
 {

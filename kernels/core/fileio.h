@@ -36,6 +36,12 @@ void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, dou
  * its file system; a shared file: every rank). Returns 0, or a line in `why`. */
 int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *why, size_t why_len);
 
+/* Checks that the file system of `dir` has free inodes for `ranks` x
+ * `rank_inodes` files and directories; a file system that does not count
+ * them (f_files 0: btrfs, some network ones) passes. Returns 0, or a line
+ * in `why`. */
+int cbk_check_target_inodes(const char *dir, uint64_t rank_inodes, int ranks, char *why, size_t why_len);
+
 /* Checks the block/file size pair every I/O kernel takes. `direct`: the
  * block must suit O_DIRECT (a multiple of 512 bytes). */
 int cbk_check_block_sizes(uint64_t file_bytes, uint64_t block_bytes, bool direct,

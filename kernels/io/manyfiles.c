@@ -69,7 +69,12 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  (unsigned long long)file);
         return -1;
     }
-    return cbk_check_target_dir(o->dir, file * files, c->node_size, why, len);
+    /* the files, the private directory and its owner stamp: a file system out
+     * of inodes failed the run at the first file past them, after the space
+     * check had passed */
+    if (cbk_check_target_dir(o->dir, file * files, c->node_size, why, len))
+        return -1;
+    return cbk_check_target_inodes(o->dir, files + 2, c->node_size, why, len);
 }
 
 static int setup(const struct cbk_args *a, struct cbk_ctx *c)
