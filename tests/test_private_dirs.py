@@ -369,3 +369,24 @@ def test_a_live_cbk_working_in_the_same_directory_is_a_warning_on_every_figure_i
         other.kill()
         other.wait()
     assert [w for w in warnings(run_cbk("seqio", *args)) if w] == []   # its owner gone: nothing said
+
+
+@pytest.mark.timeout(60)
+def test_cbk_started_for_a_clusterbench_already_gone_says_why_it_stops(cbk_bin, user_dir):
+    """A CLUSTERBENCH_ORCHESTRATOR naming a process that is gone (its pid
+    reused: the start ticks differ) stops cbk at once; it said only
+    'stopped SIGTERM', which left a person calling cbk by hand guessing."""
+    import json
+
+    from clusterbench.run.private_dirs import boot_id
+
+    before = snapshot(user_dir)
+    env = dict(os.environ, CLUSTERBENCH_ORCHESTRATOR=f"{boot_id()} {os.getpid()} 1")
+    r = subprocess.run([cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2]], env=env,
+                       capture_output=True, text=True, timeout=50)
+    assert r.returncode == -signal.SIGTERM, r.stderr
+    errors = [json.loads(line) for line in r.stderr.splitlines() if '"type":"error"' in line]
+    assert len(errors) == 1, r.stderr
+    assert errors[0]["message"].startswith(f"CLUSTERBENCH_ORCHESTRATOR names process {os.getpid()}, which is no "
+                                           "longer running"), errors[0]
+    assert snapshot(user_dir) == before

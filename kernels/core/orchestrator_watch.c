@@ -1,5 +1,7 @@
 #include "orchestrator_watch.h"
 
+#include "record.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -78,6 +80,13 @@ void cbk_watch_orchestrator(void)
     if (cbk_start_ticks(watched_pid) != watched_ticks) {
         if (fd >= 0)
             close((int)fd);
+        /* said before the stop, which alone read as a bare "stopped SIGTERM" */
+        char why[256];
+        snprintf(why, sizeof why,
+                 "%s names process %ld, which is no longer running: cbk stops, as when the clusterbench that "
+                 "started it is killed (unset %s to run cbk by hand)",
+                 CBK_ORCHESTRATOR_ENV, watched_pid, CBK_ORCHESTRATOR_ENV);
+        cbk_error_record(NULL, 1, 0, why, NULL, 0);
         kill(getpid(), SIGTERM);
         return;
     }
