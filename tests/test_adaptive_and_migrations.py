@@ -67,6 +67,56 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     assert rows(url, "select version_num from alembic_version") == [("0009",)]
 
 
+# stops the upgrade in 0005 (it canonicalises each step's parameters), after 0002-0004 added their columns
+_STOPPED_UPGRADE = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)   # the suite may run with SIGINT ignored (a CI job's &)
+from clusterbench.results import params
+def stop(*_args):
+    os.kill(os.getpid(), signal.{sig})
+    raise AssertionError("the signal did not stop the upgrade")
+params.canonical = stop
+from clusterbench.store import Store
+Store(sys.argv[1])
+"""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+def test_an_upgrade_stopped_midway_leaves_the_old_store_as_it_was_and_the_next_open_upgrades_it(tmp_path, sig):
+    """SQLite committed each ALTER TABLE of an upgrade on its own: a Ctrl-C
+    or a kill during the upgrade of an old store left 0002's column with
+    0001's version, and every later command failed on "duplicate column
+    name: stop_reason". The upgrade is one transaction now."""
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import store_at
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = store_at(url, "0001")
+    with engine.begin() as conn:
+        conn.execute(sa.text("insert into runs (label, started, status) values ('old', '2025-01-01', 'ok')"))
+        conn.execute(sa.text("insert into steps (run_id, position, kernel, params, launcher, ranks, status, started) "
+                             "values (1, 0, 'seqio', '{\"file-size\": \"1g\"}', 'local', 1, 'ok', '2025-01-01')"))
+    engine.dispose()
+    schema = "select type, name, sql from sqlite_master order by name"
+    before = rows(url, schema)
+
+    r = subprocess.run([sys.executable, "-c", _STOPPED_UPGRADE.format(sig=sig), url], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == -getattr(signal, sig), r.stderr
+
+    assert rows(url, "select version_num from alembic_version") == [("0001",)]
+    assert rows(url, schema) == before
+    from clusterbench.store import Store
+
+    store = Store(url)
+    assert [run.label for run in store.list_runs()] == ["old"]
+    assert rows(url, "select version_num from alembic_version") == [("0009",)]
+
+
 @pytest.mark.parametrize("env, expected", [
     ({}, None),
     ({"SLURM_JOB_ID": "1234"}, "slurm 1234"),

@@ -3,8 +3,10 @@ schema revision, and the migrations (Alembic). Imported only when a store
 needs SQLAlchemy (store/database.py says when)."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import warnings
+from typing import Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -74,7 +76,7 @@ def migrate(engine: sa.engine.Engine, shown_url: str, secret_url: str) -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     try:
-        with engine.begin() as conn:
+        with _one_transaction(engine) as conn:
             if conn.dialect.name == "postgresql":
                 # first runs at once on a new database: one creates the tables, the others wait for its
                 # commit and find them (else DuplicateTable / UniqueViolation); released at commit
@@ -83,6 +85,34 @@ def migrate(engine: sa.engine.Engine, shown_url: str, secret_url: str) -> None:
             command.upgrade(cfg, "head")
     except sa.exc.OperationalError as e:
         raise unusable(shown_url, e, secret_url) from None
+
+
+@contextlib.contextmanager
+def _one_transaction(engine: sa.engine.Engine) -> Iterator[sa.engine.Connection]:
+    """Every migration to the head in one transaction: all of them or none.
+    PostgreSQL's DDL is transactional as it is. Python's sqlite3 module
+    begins a transaction only before INSERT/UPDATE/DELETE, so each ALTER
+    TABLE before the first of them was committed on its own: an upgrade
+    stopped midway (Ctrl-C, kill) left an old store with 0002's column and
+    0001's version, which every later open failed on ("duplicate column
+    name: stop_reason"). SQLite's DDL is transactional too when the
+    transaction is begun by hand: the driver's own handling is switched off
+    (AUTOCOMMIT) and BEGIN IMMEDIATE takes the write lock for the whole
+    upgrade."""
+    if engine.dialect.name != "sqlite":
+        with engine.begin() as conn:
+            yield conn
+        return
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.connection.dbapi_connection.in_transaction:   # SQLite ends some failed ones itself
+                conn.exec_driver_sql("ROLLBACK")
+            raise
+        conn.exec_driver_sql("COMMIT")
 
 
 def unusable(url: str, e: sa.exc.OperationalError, secret_url: str) -> BadInput:
