@@ -178,3 +178,43 @@ def test_first_opens_at_once_wait_for_the_migration_instead_of_judging_a_half_ma
         with ctx.Pool(6) as pool:
             results = pool.map(_open_store, [url] * 6)
         assert results == ["ok"] * 6, (trial, results)
+
+
+@pytest.mark.parametrize("holder", ["none", "another process"])
+def test_a_first_open_stopped_at_the_migration_lock_leaves_no_lock_file_and_keeps_a_holders(tmp_path, monkeypatch,
+                                                                                         holder):
+    """A new store is made under `<store>.lock`, removed by whoever holds it
+    once the store is made. A Ctrl-C between making that file and taking
+    it, or just after taking it, left it beside the user's store for good.
+    Stopped while another process holds it, the file stays: it is the
+    holder's, and removing it would let a third process migrate beside it."""
+    import fcntl
+
+    from clusterbench.store import database
+
+    db = tmp_path / "new.db"
+    lock = tmp_path / "new.db.lock"
+    real_flock, calls = fcntl.flock, []
+
+    def stopped(fd, op):
+        """Ctrl-C at the first flock: once it is taken, or while it waits on the holder."""
+        if not calls:
+            calls.append(op)
+            if holder == "none":
+                real_flock(fd, op)
+            raise KeyboardInterrupt
+        return real_flock(fd, op)
+
+    theirs = None
+    if holder != "none":
+        theirs = open(lock, "a")
+        real_flock(theirs, fcntl.LOCK_EX)
+    monkeypatch.setattr(database.fcntl, "flock", stopped)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            database.Store(f"sqlite:///{db}")
+        assert calls == [fcntl.LOCK_EX]
+        assert sorted(os.listdir(tmp_path)) == ([] if holder == "none" else ["new.db.lock"])
+    finally:
+        if theirs is not None:
+            theirs.close()

@@ -62,23 +62,48 @@ def _migration_lock(database: str | None) -> Iterator[None]:
         yield
         return
     lock = database + ".lock"
-    while True:
-        with open(lock, "a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                if os.fstat(f.fileno()).st_ino != os.stat(lock).st_ino:
-                    continue   # its holder migrated and removed it meanwhile: lock the name anew
-            except FileNotFoundError:
-                continue
-            try:
-                yield
-            finally:
-                # removed while held, once the store is made: nothing is left
-                # beside the user's file, and sqlite_check (which waits on the
-                # lock file while it exists) finds a whole store without it
-                with contextlib.suppress(OSError):
-                    os.unlink(lock)
-            return
+    try:
+        while True:
+            with open(lock, "a") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                try:
+                    if os.fstat(f.fileno()).st_ino != os.stat(lock).st_ino:
+                        continue   # its holder migrated and removed it meanwhile: lock the name anew
+                except FileNotFoundError:
+                    continue
+                try:
+                    yield
+                finally:
+                    # removed while held, once the store is made: nothing is left
+                    # beside the user's file, and sqlite_check (which waits on the
+                    # lock file while it exists) finds a whole store without it
+                    with contextlib.suppress(OSError):
+                        os.unlink(lock)
+                return
+    except BaseException:
+        # stopped (Ctrl-C) between making the file and the body above, where
+        # nothing removed it: the lock file stayed beside the user's store
+        _remove_if_free(lock)
+        raise
+
+
+def _remove_if_free(lock: str) -> None:
+    """Removes the lock file if no process holds it. One that another
+    process holds is its holder's to remove; one that nobody holds may go
+    at any time: whoever opened it and then takes it finds the name no
+    longer names its file, and locks the name anew (the loop above)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)   # never made here
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+            os.unlink(lock)
+    except OSError:   # held by another process (BlockingIOError), or gone meanwhile
+        pass
+    finally:
+        os.close(fd)
 
 
 class Store:
