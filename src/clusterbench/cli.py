@@ -43,6 +43,15 @@ def one_line(e: click.UsageError) -> click.UsageError:
     return plain
 
 
+def stopped(ctx: click.Context, stop: KeyboardInterrupt) -> click.exceptions.Exit:
+    """A command a stop signal ended: one line, exit 128 + the signal's number."""
+    from clusterbench.launch.stop_signals import exit_status, signal_name
+
+    command = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
+    click.echo(f"{command}: interrupted by {signal_name(stop)}", err=True)
+    return click.exceptions.Exit(exit_status(stop))
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return COMMANDS.names()
@@ -70,6 +79,9 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except click.UsageError as e:
             raise one_line(e) from None
+        except KeyboardInterrupt as e:
+            # click's own answer is "Aborted!" and exit 1, the status of a failure
+            raise stopped(ctx, e) from None
 
     def format_commands(self, ctx, formatter):
         with formatter.section("Commands"):
@@ -141,6 +153,9 @@ def main():
     from clusterbench.output.reader_gone import keep_writing_when_the_reader_leaves
 
     keep_writing_when_the_reader_leaves()
+    from clusterbench.launch.stop_signals import stop_as_ctrl_c
+
+    stop_as_ctrl_c()
     try:
         cli(prog_name="clusterbench")
     finally:

@@ -77,9 +77,9 @@ def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
         raise
     except KeyboardInterrupt as e:
         click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        from clusterbench.run.step_engine import stop_exit_status
+        from clusterbench.launch.stop_signals import exit_status
 
-        sys.exit(stop_exit_status(e))
+        sys.exit(exit_status(e))
     if show and not quiet:
         _print_run(store, run_id)
     return run_id

@@ -20,7 +20,8 @@ from pathlib import Path
 import click
 
 from clusterbench.run import step_engine
-from clusterbench.run.step_engine import STOP_SIGNALS, Interrupted, stopped_by
+from clusterbench.run.step_engine import Interrupted, stopped_by
+from clusterbench.launch.stop_signals import STOP_SIGNALS, signal_name
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import GPU, Catalogue, query_env
@@ -379,7 +380,7 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
     try:
         yield run_id, statuses
     except (KeyboardInterrupt, Interrupted) as e:
-        name = step_engine.stop_signal_name(e)
+        name = signal_name(e)
         close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", f"interrupted by {name}"))
         raise KeyboardInterrupt(name) from None
     except BaseException as e:

@@ -27,31 +27,12 @@ from clusterbench.run.plan import AutoRepeat, Step
 from clusterbench.results.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
 from clusterbench.output.render_text import stored
 from clusterbench.results.sample import Sample, SampleKey
+from clusterbench.launch.stop_signals import STOP_SIGNALS
 from clusterbench.store import Store
 
 
 class Interrupted(Exception):
     """A stop signal ended the run, or one of its launches (stopped_by)."""
-
-
-def stop_signal_name(stop: BaseException) -> str:
-    """The signal a stop names (Interrupted("SIGTERM"), or the
-    KeyboardInterrupt the run raises for it); a bare KeyboardInterrupt is Ctrl-C."""
-    said = stop.args[0] if stop.args else None
-    return said if isinstance(said, str) and said in signal.Signals.__members__ else "SIGINT"
-
-
-def stop_exit_status(stop: BaseException) -> int:
-    """128 + the stop signal's number, as a shell reports a process a
-    signal ended: 130 after Ctrl-C, 143 after Slurm's SIGTERM."""
-    return 128 + signal.Signals[stop_signal_name(stop)].value
-
-
-# What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
-# Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
-# a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
-# files and the run is stored as interrupted, with what was measured.
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
 
 
 def stopped_by(status: int, stderr: str) -> str | None:

@@ -68,9 +68,9 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
         raise
     except KeyboardInterrupt as e:
         click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        from clusterbench.run.step_engine import stop_exit_status
+        from clusterbench.launch.stop_signals import exit_status
 
-        sys.exit(stop_exit_status(e))
+        sys.exit(exit_status(e))
     if not quiet:
         print_cluster(stdout_console(), load_run(store, run_id))
     click.echo(f"stored as run {run_id} in {store.url}")

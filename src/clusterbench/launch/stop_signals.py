@@ -1,0 +1,45 @@
+"""The signals that stop clusterbench, and what a stop looks like from
+outside: every command, not only a run, ends as Ctrl-C ends it (its
+`finally` blocks remove temporary and lock files, a store's transaction is
+rolled back), then says so in one line and exits 128 + the signal's number
+(130 after Ctrl-C, 143 after SIGTERM), as a shell reports a process a signal
+ended. Beside the launches (processes.py) because stopping one is its other
+half; light (the standard library only), as the command line installs it
+before any command is imported.
+"""
+from __future__ import annotations
+
+import signal
+
+# What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
+# Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
+# a closed terminal SIGHUP. Each stops the run as Ctrl-C does: cbk removes its
+# files and the run is stored as interrupted, with what was measured.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+
+
+def signal_name(stop: BaseException) -> str:
+    """The signal a stop names (Interrupted("SIGTERM"), or the
+    KeyboardInterrupt raised for it); a bare KeyboardInterrupt is Ctrl-C."""
+    said = stop.args[0] if stop.args else None
+    return said if isinstance(said, str) and said in signal.Signals.__members__ else "SIGINT"
+
+
+def exit_status(stop: BaseException) -> int:
+    """128 + the stop signal's number: 130 after Ctrl-C, 143 after Slurm's SIGTERM."""
+    return 128 + signal.Signals[signal_name(stop)].value
+
+
+def _as_ctrl_c(signum, _frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def stop_as_ctrl_c() -> None:
+    """Each stop signal raises KeyboardInterrupt(its name) from here on. By
+    default SIGTERM and SIGHUP killed a command outright: no `finally` ran,
+    so a report's temporary file or a new store's lock file stayed behind,
+    and the exit status said nothing clusterbench chose. A signal this
+    process was started with ignored (nohup's SIGHUP) stays ignored."""
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _as_ctrl_c)

@@ -1,0 +1,138 @@
+"""A stop signal ends every command as Ctrl-C ends a run: the command's
+own clean-up runs (a transaction rolled back, a lock or temporary file
+removed), one line says what stopped it, and the exit status is 128 + the
+signal's number. Runs themselves: test_cli_runs.py, test_private_dirs.py."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_bounded, store_rows, terminal_sigint
+
+
+def start(args: list[str], env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "clusterbench", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=terminal_sigint)
+
+
+def wait_for(condition, p: subprocess.Popen, what: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if p.poll() is not None:
+            pytest.fail(f"the command ended before {what}: {p.communicate()}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout_s} s")
+        time.sleep(0.005)
+
+
+def has_open(pid: int, path: Path) -> bool:
+    """Whether the process holds path open (it is past its start-up, inside the command)."""
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:   # a descriptor closed between the listing and the readlink
+        return False
+
+
+def stop(p: subprocess.Popen, sig: signal.Signals) -> tuple[str, str]:
+    """Ctrl-C as a terminal sends it, to the process group; any other
+    signal as kill(1) sends it, to the process alone."""
+    if sig == signal.SIGINT:
+        os.killpg(p.pid, sig)
+    else:
+        p.send_signal(sig)
+    try:
+        return p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def said_once(err: str, command: str, sig: signal.Signals) -> None:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == [f"clusterbench {command}: interrupted by {sig.name}"], err
+
+
+STOPS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+
+
+def osu_file(path: Path, rows: int) -> Path:
+    table = "".join(f"{1 << (i % 23):<10}{1.5 + i % 7:>20.2f}\n" for i in range(rows))
+    path.write_text("# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n" + table)
+    return path
+
+
+def run_ids(store: Path) -> list[int]:
+    """The store's runs, read as a reader (no file made; a store not made yet has none)."""
+    try:
+        c = sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        return [i for (i,) in c.execute("select id from runs order by id")]
+    except sqlite3.Error:
+        return []
+    finally:
+        c.close()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("sig", STOPS, ids=[s.name for s in STOPS])
+def test_a_stopped_import_keeps_the_files_stored_before_says_so_and_exits_128_plus_the_signal(cbk_bin, tmp_path,
+                                                                                                sig):
+    """Ctrl-C during an import ended it as click ends it, "Aborted!" and
+    exit 1, the status of a failure; SIGTERM and SIGHUP killed it with no
+    word."""
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "1",
+                     "--quiet"], timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    small = osu_file(tmp_path / "small.txt", 10)
+    big = osu_file(tmp_path / "big.txt", 100_000)   # seconds of storing: the signal comes while it is stored
+
+    p = start(["import", "--host", "n01", "--date", "2024-01-01", str(small), str(big)], env)
+    wait_for(lambda: run_ids(store) == [1, 2], p, "the first file was stored")
+    out, err = stop(p, sig)
+
+    assert p.returncode == 128 + sig, err
+    said_once(err, "import", sig)
+    assert sorted(os.listdir(tmp_path)) == ["big.txt", "results.db", "small.txt"]
+    assert store_rows(f"sqlite:///{store}", "select id, status from runs") == [(1, "ok"), (2, "ok")]
+    assert store_rows(f"sqlite:///{store}", "select count(*) from samples s join steps t on s.step_id = t.id "
+                                            "where t.run_id = 2") == [(10,)]
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("sig", STOPS, ids=[s.name for s in STOPS])
+def test_a_first_run_stopped_while_it_makes_the_store_leaves_no_lock_file(cbk_bin, tmp_path, sig):
+    """A new store is made under a lock file beside it (store/database.py),
+    from a template built in the cache folder the first time. SIGTERM or
+    SIGHUP then killed the command outright: `results.db.lock` stayed in
+    the user's folder, and the template's temporary file in the cache."""
+    folder, cache = tmp_path / "store", tmp_path / "cache"
+    folder.mkdir()
+    cache.mkdir()
+    store = folder / "results.db"
+    # an empty cache: the template is built, under the store's lock, for most of a second
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), XDG_CACHE_HOME=str(cache),
+               COLUMNS="200")
+    p = start(["run", "null", "--seconds=0.01", "--repeat", "1", "--quiet"], env)
+    wait_for(lambda: (folder / "results.db.lock").exists(), p, "the store's lock file appeared")
+    out, err = stop(p, sig)
+
+    assert p.returncode == 128 + sig, err
+    said_once(err, "run", sig)
+    assert [name for name in os.listdir(folder) if name != "results.db"] == []
+    assert [str(f) for f in cache.rglob("*.tmp")] == []
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "1",
+                     "--quiet"], timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]
