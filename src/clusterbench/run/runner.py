@@ -374,16 +374,25 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
     KeyboardInterrupt(signal name) (the run marked interrupted), any error marks it
     failed and goes on up, failed steps end it failed (MeasurementFailed,
     exit 1), else it is ok. `run` and `run cluster` both go through here."""
-    run_id = store.begin_run(label=label, command=command, suite=suite, kind=kind)
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
     statuses: list[str] = []
+    run_id: int | None = None
     try:
+        run_id = store.begin_run(label=label, command=command, suite=suite, kind=kind)
         yield run_id, statuses
     except (KeyboardInterrupt, Interrupted) as e:
         name = signal_name(e)
-        close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", f"interrupted by {name}"))
+        if run_id is None:
+            # stopped while its row was written (an fsync, or a wait on another writer): the row may be
+            # committed without its id handed back, and would stay `running` while this said interrupted
+            with contextlib.suppress(StoreFailed):
+                run_id = store.unclosed_run_of_this_process()
+        if run_id is not None:
+            close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", f"interrupted by {name}"))
         raise KeyboardInterrupt(name) from None
     except BaseException as e:
+        if run_id is None:
+            raise   # nothing stored: the store said why itself
         if not close_despite_failure(store, lambda: store.finish_run(run_id, "failed", failure_text(e))):
             raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: "
                               "`list` will show it killed") from None

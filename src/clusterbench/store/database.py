@@ -223,6 +223,13 @@ class Store:
             "command": command, "suite": suite, "started": now(), "status": "running",
             "batch_job": batchjob.current(), "kind": kind})
 
+    def unclosed_run_of_this_process(self) -> int | None:
+        """The newest run this process began and has not closed, found by
+        its host and pid: what begin_run stored when a stop cut it short
+        after the row was committed but before its id was returned."""
+        mine = self.rows.select("runs", {"status": "running", "host": socket.gethostname(), "pid": os.getpid()})
+        return max((r.id for r in mine), default=None)
+
     def link_host(self, run_id: int, host: str, env_hash: str) -> None:
         self.rows.insert("run_hosts", {"run_id": run_id, "host": host, "environment_hash": env_hash})
 
