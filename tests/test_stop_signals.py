@@ -159,3 +159,23 @@ def test_a_stop_while_the_runs_row_is_written_leaves_the_run_interrupted_not_run
         with stored_run(store, "cut", "clusterbench run null", None):
             pytest.fail("the run's body ran")
     assert [(r.status, r.message) for r in store.list_runs()] == [("interrupted", "interrupted by SIGINT")]
+
+
+def test_a_run_closed_by_a_stop_leaves_none_of_its_steps_running(tmp_path):
+    """A step's row is written before its launch starts and is closed by the
+    code around the launch: a Ctrl-C in between (the launcher's command
+    being made, cbk being started) closed the run as interrupted and left
+    the step `running` for good (the next command's reaping only looks at
+    runs still running)."""
+    from clusterbench.run.runner import stored_run
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'results.db'}")
+    with pytest.raises(KeyboardInterrupt):
+        with stored_run(store, None, "clusterbench run null", None) as (run_id, _statuses):
+            store.begin_step(run_id, position=0, name=None, kernel="null", params={}, launcher="local", ranks=1,
+                             ranks_per_node=None)
+            raise KeyboardInterrupt   # before the launch took the step over
+    (run,) = store.list_runs()
+    assert run.status == "interrupted"
+    assert [(s.status, s.finished is not None) for s in store.steps_of(run.id)] == [("interrupted", True)]

@@ -234,6 +234,10 @@ class Store:
         self.rows.insert("run_hosts", {"run_id": run_id, "host": host, "environment_hash": env_hash})
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
+        if status != "ok":
+            # a step whose row was written but which the stop or failure reached before the code that
+            # closes it (its launch not started yet, or a second Ctrl-C during its stop): not left running
+            self.rows.update("steps", {"run_id": run_id, "status": "running"}, {"status": status, "finished": now()})
         self.rows.update("runs", {"id": run_id}, {"status": status, "finished": now(), "message": message})
 
     def begin_step(self, run_id: int, *, position: int, name: str | None, kernel: str, params: dict,
