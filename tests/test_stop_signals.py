@@ -179,3 +179,41 @@ def test_a_run_closed_by_a_stop_leaves_none_of_its_steps_running(tmp_path):
     (run,) = store.list_runs()
     assert run.status == "interrupted"
     assert [(s.status, s.finished is not None) for s in store.steps_of(run.id)] == [("interrupted", True)]
+
+
+def files_below(root: Path) -> int:
+    return sum(len(files) for _dirpath, _dirs, files in os.walk(root))
+
+
+@pytest.mark.timeout(180)
+def test_a_second_ctrl_c_while_cbk_removes_its_files_does_not_end_clusterbench_before_it(cbk_bin, tmp_path):
+    """The stop of a launch waits for cbk to remove its files. A second
+    Ctrl-C during that wait was raised there: clusterbench exited 130 while
+    cbk was still removing tens of thousands of files (the next command in
+    that directory found them), its step `running`."""
+    from conftest import store_rows
+
+    work = tmp_path / "work"
+    work.mkdir()
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
+    # one process (no MPI launcher): the files of a create phase, removed file by file on the stop
+    p = start(["run", "metadata", f"--dir={work}", "--items=200000", "--kind=files", "--phases=create",
+               "--repeat", "1", "--quiet"], env)
+    try:
+        wait_for(lambda: files_below(work) >= 80_000, p, "the kernel made 80,000 files", timeout_s=120)
+        made = files_below(work)
+        os.killpg(p.pid, signal.SIGINT)
+        # the second Ctrl-C once the removal is under way, as an impatient user's
+        wait_for(lambda: files_below(work) < made - 1000, p, "cbk began removing its files")
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    left = files_below(work)   # at once: what clusterbench left when it said it was done
+    assert p.returncode == 130, err
+    assert left == 0 and os.listdir(work) == [], left
+    assert store_rows(f"sqlite:///{store}", "select status, message from steps") == \
+        [("interrupted", "interrupted by a signal")]

@@ -9,7 +9,10 @@ before any command is imported.
 """
 from __future__ import annotations
 
+import contextlib
 import signal
+import threading
+from typing import Iterator
 
 # What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
 # Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
@@ -43,3 +46,31 @@ def stop_as_ctrl_c() -> None:
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, _as_ctrl_c)
+
+
+def _noted(_signum, _frame):
+    """A stop signal while a stop is under way: it asks for what is being done already."""
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """While a launch is being stopped and its step closed, a further Ctrl-C
+    or stop signal is taken and dropped instead of raised. Raised, the
+    second Ctrl-C of an impatient user abandoned the stop: clusterbench
+    exited while cbk was still removing its files (and its step stayed
+    `running`). What is deferred is bounded: the launch's grace period, then
+    SIGKILL (launch/processes.py). Only the main thread can change handlers;
+    elsewhere the body runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for sig in (signal.SIGINT, *STOP_SIGNALS):
+        handler = signal.getsignal(sig)
+        if handler not in (signal.SIG_IGN, None):
+            previous[sig] = signal.signal(sig, _noted)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -21,6 +21,7 @@ import click
 
 from clusterbench.run import step_engine
 from clusterbench.run.step_engine import Interrupted, stopped_by
+from clusterbench.launch import stop_signals
 from clusterbench.launch.stop_signals import STOP_SIGNALS, signal_name
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
@@ -254,14 +255,15 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
             records.take(line)
         status = proc.wait()
     except BaseException as e:
-        deadline.cancel()
-        step_engine.stop(proc)
-        build = records.build
-        reader.join(timeout=5)
-        stopped = isinstance(e, (KeyboardInterrupt, Interrupted))
-        close_despite_failure(store, lambda: store.finish_step(
-            step_id, "interrupted" if stopped else "failed", build=build and build.record,
-            message="interrupted by a signal" if stopped else failure_text(e)))
+        with stop_signals.deferred():
+            deadline.cancel()
+            step_engine.stop(proc)
+            build = records.build
+            reader.join(timeout=5)
+            stopped = isinstance(e, (KeyboardInterrupt, Interrupted))
+            close_despite_failure(store, lambda: store.finish_step(
+                step_id, "interrupted" if stopped else "failed", build=build and build.record,
+                message="interrupted by a signal" if stopped else failure_text(e)))
         raise
     deadline.cancel()
     reader.join(timeout=30)
@@ -388,7 +390,9 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
             with contextlib.suppress(StoreFailed):
                 run_id = store.unclosed_run_of_this_process()
         if run_id is not None:
-            close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted", f"interrupted by {name}"))
+            with stop_signals.deferred():
+                close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted",
+                                                                     f"interrupted by {name}"))
         raise KeyboardInterrupt(name) from None
     except BaseException as e:
         if run_id is None:

@@ -27,6 +27,7 @@ from clusterbench.run.plan import AutoRepeat, Step
 from clusterbench.results.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
 from clusterbench.output.render_text import stored
 from clusterbench.results.sample import Sample, SampleKey
+from clusterbench.launch import stop_signals
 from clusterbench.launch.stop_signals import STOP_SIGNALS
 from clusterbench.store import Store
 
@@ -218,14 +219,16 @@ GROUP_SIGNAL_WAIT_S = 3
 
 def stop(proc: subprocess.Popen) -> None:
     """Lets cbk clean up (it removes its files on SIGINT), then insists, on
-    the launcher and every process under it."""
-    try:
-        proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
-    except subprocess.TimeoutExpired:
-        pass
-    if proc.poll() is None:
-        stop_tree(proc.pid, STOP_GRACE_S)
-    proc.wait()
+    the launcher and every process under it. A further stop signal meanwhile
+    does not cut this short (stop_signals.deferred)."""
+    with stop_signals.deferred():
+        try:
+            proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
+        except subprocess.TimeoutExpired:
+            pass
+        if proc.poll() is None:
+            stop_tree(proc.pid, STOP_GRACE_S)
+        proc.wait()
 
 
 def json_objects(text: str) -> list[dict]:

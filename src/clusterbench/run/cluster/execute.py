@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from clusterbench.launch import stop_signals
 from clusterbench.run import runner, step_engine
 from clusterbench.catalogue import GPU, Catalogue
 from clusterbench.conditions import apply as conditions_apply
@@ -332,18 +333,19 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
                 on_end(lc)
     except BaseException:
         running = [lc for lc in group if id(lc) not in handed]
-        for lc in running:
-            if lc.deadline:
-                lc.deadline.cancel()
-            if lc.proc:
-                step_engine.stop(lc.proc)
-        for _ in [lc for lc in running if lc.proc and on_end]:   # their waiters now end: store what each printed
-            try:
-                lc = ended.get(timeout=STOPPED_OUTPUT_WAIT_S)
-            except queue.Empty:
-                break
-            with contextlib.suppress(Exception):
-                on_end(lc, stopped=True)
+        with stop_signals.deferred():   # a second Ctrl-C stops no node fewer
+            for lc in running:
+                if lc.deadline:
+                    lc.deadline.cancel()
+                if lc.proc:
+                    step_engine.stop(lc.proc)
+            for _ in [lc for lc in running if lc.proc and on_end]:   # their waiters now end: store what each printed
+                try:
+                    lc = ended.get(timeout=STOPPED_OUTPUT_WAIT_S)
+                except queue.Empty:
+                    break
+                with contextlib.suppress(Exception):
+                    on_end(lc, stopped=True)
         raise
 
 
