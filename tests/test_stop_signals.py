@@ -185,35 +185,61 @@ def files_below(root: Path) -> int:
     return sum(len(files) for _dirpath, _dirs, files in os.walk(root))
 
 
+def ctrl_c_twice_while_cbk_removes_its_files(args: list[str], work: Path, env: dict) -> tuple[int, str, int]:
+    """Ctrl-C once the kernel has made 80,000 files, and again once their
+    removal is under way, as an impatient user's. Returns the exit status,
+    stderr, and how many files were left the moment clusterbench ended."""
+    p = start(args, env)
+    try:
+        wait_for(lambda: files_below(work) >= 80_000, p, "the kernel made 80,000 files", timeout_s=120)
+        made = files_below(work)
+        os.killpg(p.pid, signal.SIGINT)
+        wait_for(lambda: files_below(work) < made - 1000, p, "cbk began removing its files")
+        os.killpg(p.pid, signal.SIGINT)
+        _out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    return p.returncode, err, files_below(work)
+
+
 @pytest.mark.timeout(180)
 def test_a_second_ctrl_c_while_cbk_removes_its_files_does_not_end_clusterbench_before_it(cbk_bin, tmp_path):
     """The stop of a launch waits for cbk to remove its files. A second
     Ctrl-C during that wait was raised there: clusterbench exited 130 while
     cbk was still removing tens of thousands of files (the next command in
     that directory found them), its step `running`."""
-    from conftest import store_rows
-
     work = tmp_path / "work"
     work.mkdir()
     store = tmp_path / "results.db"
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
     # one process (no MPI launcher): the files of a create phase, removed file by file on the stop
-    p = start(["run", "metadata", f"--dir={work}", "--items=200000", "--kind=files", "--phases=create",
-               "--repeat", "1", "--quiet"], env)
-    try:
-        wait_for(lambda: files_below(work) >= 80_000, p, "the kernel made 80,000 files", timeout_s=120)
-        made = files_below(work)
-        os.killpg(p.pid, signal.SIGINT)
-        # the second Ctrl-C once the removal is under way, as an impatient user's
-        wait_for(lambda: files_below(work) < made - 1000, p, "cbk began removing its files")
-        os.killpg(p.pid, signal.SIGINT)
-        out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-    left = files_below(work)   # at once: what clusterbench left when it said it was done
-    assert p.returncode == 130, err
+    status, err, left = ctrl_c_twice_while_cbk_removes_its_files(
+        ["run", "metadata", f"--dir={work}", "--items=200000", "--kind=files", "--phases=create", "--repeat", "1",
+         "--quiet"], work, env)
+    assert status == 130, err
     assert left == 0 and os.listdir(work) == [], left
     assert store_rows(f"sqlite:///{store}", "select status, message from steps") == \
         [("interrupted", "interrupted by a signal")]
+
+
+@pytest.mark.timeout(180)
+def test_a_second_ctrl_c_does_not_make_mpiexec_kill_the_ranks_removing_their_files(cbk_bin, mpiexec, tmp_path):
+    """mpiexec was in the terminal's process group: a second Ctrl-C reached
+    Hydra's mpiexec itself, which kill -9'd its ranks mid-cleanup, and tens
+    of thousands of files (with the stamped private directory) stayed in
+    --dir. The launch now has a process group of its own, and gets one
+    SIGINT, from clusterbench."""
+    work = tmp_path / "work"
+    work.mkdir()
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200",
+               PATH=str(Path(mpiexec).parent) + os.pathsep + os.environ.get("PATH", ""))
+    status, err, left = ctrl_c_twice_while_cbk_removes_its_files(
+        ["run", "metadata", "--np", "2", f"--dir={work}", "--items=100000", "--kind=files", "--phases=create",
+         "--repeat", "1", "--quiet"], work, env)
+    assert status == 130, err
+    assert left == 0 and os.listdir(work) == [], (left, os.listdir(work))
+    assert store_rows(f"sqlite:///{store}", "select status from runs") == [("interrupted",)]
+    assert store_rows(f"sqlite:///{store}", "select status from steps") == [("interrupted",)]

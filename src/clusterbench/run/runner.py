@@ -237,7 +237,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     count (numbered on after its repetitions so far).
     Returns (exit status, stderr, cbk's run record)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=step_engine.cbk_env(step, run_id))
+                            env=step_engine.cbk_env(step, run_id), **step_engine.own_process_group())
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
