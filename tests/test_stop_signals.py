@@ -243,3 +243,36 @@ def test_a_second_ctrl_c_does_not_make_mpiexec_kill_the_ranks_removing_their_fil
     assert left == 0 and os.listdir(work) == [], (left, os.listdir(work))
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("interrupted",)]
     assert store_rows(f"sqlite:///{store}", "select status from steps") == [("interrupted",)]
+
+
+@pytest.mark.timeout(180)
+def test_a_run_started_under_nohup_outlives_the_terminals_hangup(cbk_bin, tmp_path):
+    """nohup starts a command with SIGHUP ignored, so that it outlives its
+    terminal: the shell sends its jobs SIGHUP when the terminal closes. The
+    run took SIGHUP back as a stop signal and was stored interrupted (exit
+    129) when its user logged out."""
+    work = tmp_path / "work"
+    work.mkdir()
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
+
+    def nohup() -> None:
+        terminal_sigint()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={work}", "--file-size=1m",
+                          "--block-size=64k", "--write=buffered", "--read=none", "--repeat", "40", "--quiet"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=nohup)
+    try:
+        wait_for(lambda: any(work.glob("cbk-seqio-*")), p, "the kernel made its private directory")
+        os.killpg(p.pid, signal.SIGHUP)   # the job's process group, as the shell of a closed terminal does
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 0, err
+    assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]
+    assert store_rows(f"sqlite:///{store}", "select count(distinct repetition) from samples") == [(40,)]
+    assert os.listdir(work) == []

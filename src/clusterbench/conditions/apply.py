@@ -16,6 +16,7 @@ import sys
 from dataclasses import replace
 from typing import Iterator
 
+from clusterbench.launch import stop_signals
 from clusterbench.conditions import cgroup, journal, settings
 from clusterbench.conditions.spec import Applied, Conditions
 from clusterbench.results.sizes import size_arg
@@ -102,7 +103,7 @@ def applied(c: Conditions | None, req) -> Iterator[Conditions | None]:
             os.close(lock)
         raise BadInput(f"cannot write the restoration journal in {journal.state_dir()}: "
                        f"{e.strerror or e}") from None
-    previous = {sig: signal.signal(sig, _interrupt) for sig in HELD if sig != signal.SIGINT}
+    previous = stop_signals.install(_interrupt)
     try:
         with _held_signals():
             if c.memory_limit_bytes:
@@ -115,8 +116,7 @@ def applied(c: Conditions | None, req) -> Iterator[Conditions | None]:
             j.close()
             if lock is not None:
                 os.close(lock)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            stop_signals.restore(previous)
             for f in failures:
                 print(f"clusterbench: could not restore: {f} (kept in {j.path}; retry with clusterbench clean)",
                       file=sys.stderr)

@@ -37,15 +37,26 @@ def _as_ctrl_c(signum, _frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def install(handler) -> dict:
+    """handler on every stop signal that is not ignored; returns the
+    handlers it replaced, for restore(). An ignored one stays ignored: a
+    command started under nohup was asked to outlive the terminal's
+    hangup, and a run that took SIGHUP back as a stop signal was stored
+    interrupted when its user logged out."""
+    return {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN}
+
+
+def restore(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
 def stop_as_ctrl_c() -> None:
     """Each stop signal raises KeyboardInterrupt(its name) from here on. By
     default SIGTERM and SIGHUP killed a command outright: no `finally` ran,
     so a report's temporary file or a new store's lock file stayed behind,
-    and the exit status said nothing clusterbench chose. A signal this
-    process was started with ignored (nohup's SIGHUP) stays ignored."""
-    for sig in STOP_SIGNALS:
-        if signal.getsignal(sig) is not signal.SIG_IGN:
-            signal.signal(sig, _as_ctrl_c)
+    and the exit status said nothing clusterbench chose."""
+    install(_as_ctrl_c)
 
 
 def _noted(_signum, _frame):

@@ -22,7 +22,7 @@ import click
 from clusterbench.run import step_engine
 from clusterbench.run.step_engine import Interrupted, stopped_by
 from clusterbench.launch import stop_signals
-from clusterbench.launch.stop_signals import STOP_SIGNALS, signal_name
+from clusterbench.launch.stop_signals import signal_name
 from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import GPU, Catalogue, query_env
@@ -376,7 +376,7 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
     KeyboardInterrupt(signal name) (the run marked interrupted), any error marks it
     failed and goes on up, failed steps end it failed (MeasurementFailed,
     exit 1), else it is ok. `run` and `run cluster` both go through here."""
-    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in STOP_SIGNALS}
+    previous = stop_signals.install(_raise_interrupted)
     statuses: list[str] = []
     run_id: int | None = None
     try:
@@ -402,8 +402,7 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
                               "`list` will show it killed") from None
         raise
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        stop_signals.restore(previous)
     if "failed" in statuses:
         close_despite_failure(store, lambda: store.finish_run(run_id, "failed",
                                                              f"{statuses.count('failed')} step(s) failed"))
