@@ -276,3 +276,61 @@ def test_a_run_started_under_nohup_outlives_the_terminals_hangup(cbk_bin, tmp_pa
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]
     assert store_rows(f"sqlite:///{store}", "select count(distinct repetition) from samples") == [(40,)]
     assert os.listdir(work) == []
+
+
+def state(pid: int) -> str:
+    """A process's state letter (/proc/PID/stat field 3): T when stopped."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.timeout(180)
+def test_ctrl_z_suspends_the_launch_with_clusterbench_and_fg_continues_both(cbk_bin, tmp_path):
+    """The launch has a process group of its own, so a terminal's Ctrl-Z
+    (SIGTSTP to the foreground group) stopped clusterbench alone and the
+    benchmark ran on behind it. clusterbench now stops the launch's group
+    with itself, and continues it on SIGCONT; the run then ends ok."""
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
+
+    def job_control() -> None:
+        terminal_sigint()
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.5", "--repeat", "8",
+                          "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # a group of its own in this session, as a shell's job: in a new session the group
+                         # would be orphaned, and the kernel drops a SIGTSTP sent to an orphaned group
+                         process_group=0, preexec_fn=job_control)
+    try:
+        def kernel() -> int | None:
+            """The launch (`cbk null ...`), not the checks before it (`cbk --check null ...`)."""
+            children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
+            for c in children.read_text().split() if children.exists() else []:
+                try:
+                    argv = Path(f"/proc/{c}/cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if os.path.basename(argv[0]) == b"cbk" and argv[1:2] == [b"null"]:
+                    return int(c)
+            return None
+
+        wait_for(lambda: kernel() is not None, p, "the kernel started")
+        cbk = kernel()
+        time.sleep(0.5)   # clusterbench back from starting it (Popen returns after the exec), reading its records
+        os.killpg(p.pid, signal.SIGTSTP)   # Ctrl-Z: the terminal's foreground group, clusterbench's
+        wait_for(lambda: state(p.pid) == "T" and state(cbk) in ("T", "gone"), p,
+                 "clusterbench and its kernel stopped", timeout_s=30)
+        if state(cbk) == "T":              # (the kernel may have been between launches)
+            time.sleep(0.3)
+            assert state(cbk) == "T" and state(p.pid) == "T"
+        os.killpg(p.pid, signal.SIGCONT)   # fg
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 0, err
+    assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]

@@ -10,6 +10,7 @@ before any command is imported.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from typing import Iterator
@@ -85,3 +86,34 @@ def deferred() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def suspended_together(pgid: int) -> Iterator[None]:
+    """While a launch runs in a process group of its own
+    (step_engine.own_process_group), a terminal's Ctrl-Z (SIGTSTP) reaches
+    clusterbench alone: this stops the launch's group too, then clusterbench,
+    and on `fg` (SIGCONT) continues the group. Without it the benchmark ran
+    on behind a suspended clusterbench, its records waiting in a full pipe.
+    A repetition that was running meanwhile includes the pause in its time,
+    as it did when the terminal stopped both. Main thread only, and not where
+    SIGTSTP is ignored (no job control)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTSTP) is signal.SIG_IGN:
+        yield
+        return
+
+    def suspend(_signum, _frame):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)   # stopped here until SIGCONT
+        signal.signal(signal.SIGTSTP, suspend)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGCONT)
+
+    previous = signal.signal(signal.SIGTSTP, suspend)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTSTP, previous)

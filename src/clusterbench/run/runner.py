@@ -251,9 +251,10 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     records = step_engine.LaunchRecords(store, step_id, env, offset, step_engine.detail_records(step.kernel), sampled)
     deadline = Deadline(proc, step.timeout_s)
     try:
-        for line in proc.stdout:
-            records.take(line)
-        status = proc.wait()
+        with stop_signals.suspended_together(proc.pid):   # its own group: Ctrl-Z reaches us alone
+            for line in proc.stdout:
+                records.take(line)
+            status = proc.wait()
     except BaseException as e:
         with stop_signals.deferred():
             deadline.cancel()
