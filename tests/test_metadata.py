@@ -8,6 +8,7 @@ deep tree; `clusterbench mdtest` prints mdtest's SUMMARY table from the
 stored run."""
 from __future__ import annotations
 
+import os
 import re
 import shlex
 
@@ -280,3 +281,22 @@ def test_mdtest_lines_translate(line, ranks, params, reps):
     t = translate(shlex.split(line))
     assert t.params == {"dir": ".", **params}
     assert (t.ranks, t.repetitions) == (ranks, reps)
+
+
+@pytest.mark.timeout(120)
+def test_a_file_system_that_runs_out_of_inodes_mid_run_is_a_failed_measurement(cbk_bin, tmp_path):
+    """ENOSPC while the items are made is the run failing, exit 1, as seqio's
+    full disk is (docs/reliability.md), with the private tree removed: it
+    was exit 2, bad input, which the runner takes as 'nothing was made' and
+    which ended a suite at the step."""
+    import json
+
+    from full_disk import run_on_full_disk
+
+    script = (f'mount -o remount,nr_inodes=30 "$FULL" || exit 99; '
+              f'"{cbk_bin}" metadata --dir="$FULL" --items=100 --kind=files --phases=create >/dev/null; '
+              f'echo "rc=$?"; ls -A "$FULL"')
+    r = run_on_full_disk(tmp_path, script, env=dict(os.environ))
+    assert r.stdout == "rc=1\n", (r.stdout, r.stderr)
+    (line,) = [ln for ln in r.stderr.splitlines() if '"type":"error"' in ln]
+    assert "No space left on device" in json.loads(line)["message"], line
