@@ -329,10 +329,12 @@ def tree(path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def cbk_without_mpi(tmp_path_factory) -> Path:
-    """A cbk built with -DCBK_WITH_MPI=OFF, once for all the suite's workers
-    (the folder beside theirs, under a lock): two tests need one, and a
-    build is 10 s of CPU."""
+def cbk_minimal(tmp_path_factory) -> Path:
+    """A cbk built with every optional part off (MPI, OpenMP, liburing,
+    libaio, CUDA), once for all the suite's workers (the folder beside
+    theirs, under a lock): the tests of a build without MPI and of one
+    without randio's engines share it, and a build is 10-20 s. CMake's
+    configure output is kept beside it (configure.txt)."""
     import fcntl
 
     cmake = shutil.which("cmake")
@@ -341,15 +343,20 @@ def cbk_without_mpi(tmp_path_factory) -> Path:
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent   # the run's folder, above each worker's
-    build = shared / "cbk-without-mpi"
-    with open(shared / "cbk-without-mpi.lock", "w") as lock:
+    build = shared / "cbk-minimal"
+    with open(shared / "cbk-minimal.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (build / "cbk").exists():
             generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-            subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_MPI=OFF", *generator], check=True,
-                           capture_output=True)
+            configured = subprocess.run([cmake, "-S", str(REPO), "-B", str(build), *generator, *MINIMAL_BUILD],
+                                        check=True, capture_output=True, text=True)
+            (build / "configure.txt").write_text(configured.stdout)
             subprocess.run([cmake, "--build", str(build), "-j2"], check=True, capture_output=True)
     return build / "cbk"
+
+
+MINIMAL_BUILD = ("-DCBK_WITH_MPI=OFF", "-DCBK_WITH_OPENMP=OFF", "-DCBK_WITH_LIBURING=OFF", "-DCBK_WITH_LIBAIO=OFF",
+                 "-DCBK_WITH_CUDA=OFF")
 
 
 def store_at(url: str, revision: str):

@@ -169,8 +169,8 @@ def test_records_that_cannot_be_written_are_exit_1_with_the_reason_and_leave_not
 
 
 @pytest.mark.timeout(240)
-def test_cbk_builds_without_mpi(cbk_without_mpi, tmp_path):
-    cbk = cbk_without_mpi
+def test_cbk_builds_without_mpi(cbk_minimal, tmp_path):
+    cbk = cbk_minimal
     d = json.loads(subprocess.run([str(cbk), "--describe"], capture_output=True, text=True, check=True).stdout)
     assert d["mpi"] is False
     names = {k["name"] for k in d["kernels"]}

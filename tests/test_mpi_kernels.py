@@ -414,14 +414,14 @@ def test_a_suite_step_stores_one_sample_per_size_and_repetition(cli, mpiexec, tm
 
 
 @pytest.mark.timeout(240)
-def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(cbk_without_mpi, tmp_path, store_url):
+def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(cbk_minimal, tmp_path, store_url):
     import sys
 
     suite = tmp_path / "mixed.toml"
     suite.write_text('description = "t"\n[[steps]]\nkernel = "mpi"\nnp = 2\nrequires = ["mpi"]\n'
                      'params = { op = "pingpong", sizes = "8" }\n[[steps]]\nkernel = "null"\nrepeat = 1\n')
     # no mpiexec on this PATH either, as on a machine without MPI
-    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_without_mpi), CLUSTERBENCH_DB=store_url, PATH="/usr/bin:/bin")
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_minimal), CLUSTERBENCH_DB=store_url, PATH="/usr/bin:/bin")
     p = run_bounded([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet"], timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     with sa.create_engine(store_url).connect() as c:
@@ -430,7 +430,7 @@ def test_a_build_without_mpi_skips_mpi_steps_and_runs_the_rest(cbk_without_mpi, 
 
 
 @pytest.mark.timeout(240)
-def test_a_build_without_mpi_skips_a_step_on_several_ranks_that_does_not_say_it_needs_mpi(cbk_without_mpi, tmp_path,
+def test_a_build_without_mpi_skips_a_step_on_several_ranks_that_does_not_say_it_needs_mpi(cbk_minimal, tmp_path,
                                                                                              store_url):
     """io500-like's mdtest steps run on 2 ranks without `requires = ["mpi"]`:
     mpiexec started two single-rank cbks, and the step failed with "mpiexec
@@ -441,7 +441,7 @@ def test_a_build_without_mpi_skips_a_step_on_several_ranks_that_does_not_say_it_
     suite.write_text('description = "t"\n[[steps]]\nkernel = "null"\nnp = 2\nrepeat = 1\n'
                      '[[steps]]\nkernel = "null"\nrepeat = 1\n')
     # the suite's PATH: an mpiexec on it, as where a site's MPI module is loaded after the install
-    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_without_mpi), CLUSTERBENCH_DB=store_url)
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_minimal), CLUSTERBENCH_DB=store_url)
     p = run_bounded([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet"], timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     with sa.create_engine(store_url).connect() as c:
@@ -451,11 +451,11 @@ def test_a_build_without_mpi_skips_a_step_on_several_ranks_that_does_not_say_it_
 
 
 @pytest.mark.timeout(120)
-def test_a_build_without_mpi_refuses_a_kernel_on_several_ranks_in_one_line(cbk_without_mpi, tmp_path):
+def test_a_build_without_mpi_refuses_a_kernel_on_several_ranks_in_one_line(cbk_minimal, tmp_path):
     import sys
 
     db = tmp_path / "never.db"
-    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_without_mpi))
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk_minimal))
     p = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--np", "2", "--seconds=0.01",
                      "--db", f"sqlite:///{db}"], timeout=60, env=env)
     assert p.returncode == 2, p.stdout + p.stderr
