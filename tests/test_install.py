@@ -154,18 +154,24 @@ def test_the_spack_package_depends_on_every_runtime_dependency_with_pyprojects_b
                                f"not in pyproject.toml: {sorted(spack.keys() - declared.keys())}")
 
 
+def cmake_and_generator() -> tuple[str, list[str]]:
+    """The cmake on PATH (the test is skipped without one) and Ninja as its
+    generator where it is installed, named so a configure without PATH finds it."""
+    cmake = shutil.which("cmake")
+    if not cmake:
+        pytest.skip("cmake not on PATH")
+    ninja = shutil.which("ninja")
+    return cmake, (["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else [])
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("named", ["MPICC", "MPI_C_COMPILER"])
 def test_a_named_mpi_wrapper_that_gives_no_mpi_fails_the_build_in_one_line(named, tmp_path):
     """A wrong path in MPICC (or Spack's -DMPI_C_COMPILER) built a cbk without
     MPI and the install succeeded; under CLUSTERBENCH_REQUIRE_MPI=1 it failed
     telling the builder to set the MPICC they had set. Configuring is enough."""
-    cmake = shutil.which("cmake")
-    if not cmake:
-        pytest.skip("cmake not on PATH")
+    cmake, generator = cmake_and_generator()
     wrapper = str(tmp_path / "no-such-mpi" / "bin" / "mpicc")
-    ninja = shutil.which("ninja")
-    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
     defines = [f"-DMPI_C_COMPILER={wrapper}"] if named == "MPI_C_COMPILER" else []
     # no CLUSTERBENCH_REQUIRE_MPI: a named wrapper is a request for MPI by itself
     env = pip_env(SYSTEM_PATH, **({"MPICC": wrapper} if named == "MPICC" else {}))
@@ -184,12 +190,8 @@ def test_the_wrapper_mpicc_named_stays_the_builds_when_cmake_configures_again(mp
     CMakeLists.txt changes, without the builder's environment: MPICC was a
     plain variable, so the second configure lost it and cbk's --describe
     named the wrapper "" (mpi_compiler), as did clusterbench --version."""
-    cmake = shutil.which("cmake")
-    if not cmake:
-        pytest.skip("cmake not on PATH")
+    cmake, generator = cmake_and_generator()
     build = tmp_path / "build"
-    ninja = shutil.which("ninja")
-    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
     first = subprocess.run([cmake, "-S", str(REPO), "-B", str(build), "-DCBK_WITH_CUDA=OFF", *generator],
                            capture_output=True, text=True, timeout=120, env=pip_env(SYSTEM_PATH, MPICC=mpicc))
     assert f"-- cbk: MPI built in ({mpicc})" in first.stdout.splitlines(), first.stdout[-3000:] + first.stderr[-3000:]
@@ -229,12 +231,8 @@ def test_a_named_cuda_compiler_that_does_not_work_fails_the_build_in_one_line(tm
     """docs/install.md: nvcc on PATH, "or CUDACXX=/path/to/nvcc". A wrong
     CUDACXX left the GPU kernels out of an install that succeeded; under
     CLUSTERBENCH_REQUIRE_CUDA=1 the line said to set the CUDACXX that was set."""
-    cmake = shutil.which("cmake")
-    if not cmake:
-        pytest.skip("cmake not on PATH")
+    cmake, generator = cmake_and_generator()
     nvcc = str(tmp_path / "no-such-cuda" / "bin" / "nvcc")
-    ninja = shutil.which("ninja")
-    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
     p = subprocess.run([cmake, "-S", str(REPO), "-B", str(tmp_path / "build"), "-DCBK_WITH_MPI=OFF", *generator],
                        capture_output=True, text=True, timeout=120, env=pip_env(SYSTEM_PATH, CUDACXX=nvcc))
     out = p.stdout + p.stderr
