@@ -253,3 +253,29 @@ def test_manyfiles_refuses_more_files_than_the_file_system_has_inodes_for(tmp_pa
     (line,) = r.stderr.splitlines()
     assert json.loads(line)["message"].startswith(
         f"not enough inodes in {tmp_path / 'full'}: the run makes 52 files and directories, "), line
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kernel, given, says", [
+    ("mpi", "--sizes=8,,16", "--sizes=8,,16 has an empty item (a comma too many?)"),
+    ("mpi", "--sizes=,8", "--sizes=,8 has an empty item (a comma too many?)"),
+    ("mpi", "--sizes=8,1m,", "--sizes=8,1m, has an empty item (a comma too many?)"),
+    ("mpi", "--sizes=" + ",".join(["8"] * 600), "--sizes is 1199 characters long, more than the 1023 it may have"),
+    ("metadata", "--phases=create,,stat", "--phases=create,,stat has an empty item (a comma too many?)"),
+])
+def test_a_kernels_comma_list_with_an_empty_item_or_too_long_is_refused(cbk_bin, tmp_path, kernel, given, says):
+    """strtok_r skipped the empty item of --sizes=8,,16 in silence (a typo
+    measured 8 and 16 as if meant), and a list longer than the kernel's copy
+    was cut mid-item (1048576 read as 1048)."""
+    p = subprocess.run([cbk_bin, "--check", kernel, given, f"--dir={tmp_path}"] if kernel == "metadata" else
+                       [cbk_bin, "--check", kernel, given], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2, p.stderr
+    assert json.loads(p.stderr)["message"] == says
+
+
+@pytest.mark.timeout(60)
+def test_gpucopy_sizes_with_an_empty_item_are_refused(cuda_cbk):
+    """The same list check in the GPU kernel (its validation needs no GPU)."""
+    p = subprocess.run([cuda_cbk, "--check", "gpucopy", "--sizes=8,,16"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2, p.stderr
+    assert json.loads(p.stderr)["message"] == "--sizes=8,,16 has an empty item (a comma too many?)"

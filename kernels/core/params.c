@@ -489,3 +489,17 @@ const char *cbk_format_size(uint64_t bytes, char *buf, size_t len)
     snprintf(buf, len, "%.0f %s", v, units[u]);
     return buf;
 }
+
+int cbk_check_list(const char *name, const char *list, size_t max_len, char *why, size_t why_len)
+{
+    size_t n = strlen(list);
+    if (n >= max_len) {
+        snprintf(why, why_len, "--%s is %zu characters long, more than the %zu it may have", name, n, max_len - 1);
+        return -1;
+    }
+    if (n == 0 || list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,")) {
+        snprintf(why, why_len, "--%s=%s has an empty item (a comma too many?)", name, list);
+        return -1;
+    }
+    return 0;
+}

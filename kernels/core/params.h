@@ -38,4 +38,10 @@ void cbk_write_args(struct cbk_json *j, const char *key, const struct cbk_args *
 /* Formats bytes with a binary unit ("1 GiB", "32 KiB"), for messages. */
 const char *cbk_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* Why a kernel's own comma list (--sizes, --phases) cannot be split as given,
+ * into why, or 0: an empty item (",8", "8,,16", "8,"), which strtok_r would
+ * skip in silence, or a list longer than the kernel's copy of it (max_len),
+ * which snprintf would cut mid-item ("1048576" read as "1048"). */
+int cbk_check_list(const char *name, const char *list, size_t max_len, char *why, size_t why_len);
+
 #endif

@@ -94,6 +94,8 @@ static int plan_sizes(const struct cbk_args *a, struct plan *p, char *why, size_
     const char *list = opt(a)->sizes;
     if (list) {
         char buf[1024];
+        if (cbk_check_list("sizes", list, sizeof buf, why, len))
+            return -1;
         snprintf(buf, sizeof buf, "%s", list);
         for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             uint64_t v;

@@ -128,6 +128,8 @@ static int parse_phases(const char *text, bool timed[PHASES], char *why, size_t 
         return 0;
     }
     char buf[256];
+    if (cbk_check_list("phases", text, sizeof buf, why, len))
+        return -1;
     snprintf(buf, sizeof buf, "%s", text);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int k = 0;
