@@ -121,6 +121,9 @@ static void usage(FILE *f)
                "--check only parses and validates the parameters (exit 0 or 2), creating nothing.\nkernels:\n");
     for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)
         fprintf(f, "  %-12s %s\n", (*k)->name, (*k)->summary);
+    /* a kernel this build left out is listed too, with why: --help was silent about it */
+    for (const struct cbk_left_out *l = cbk_left_out; l->name; l++)
+        fprintf(f, "  %-12s (not in this cbk: %s)\n", l->name, l->why);
 }
 
 static void kernel_help(const struct cbk_kernel *k)

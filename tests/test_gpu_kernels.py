@@ -61,6 +61,10 @@ def test_a_build_without_cuda_names_the_gpu_kernels_it_left_out_and_why(cbk_bin)
     p = run(cbk_bin, "gpucopy")
     assert p.returncode == 2
     assert error_message(p.stderr).startswith("gpucopy is not in this cbk: this cbk was built without CUDA")
+    # and cbk --help lists them, with why, where it was silent about them
+    listed = run(cbk_bin, "--help").stdout
+    for name in GPU_KERNELS:
+        assert re.search(rf"^  {name} +\(not in this cbk: this cbk was built without CUDA", listed, re.M), listed
 
 
 def test_version_says_whether_the_gpu_kernels_are_built_in(cbk_bin, cuda_cbk, cli):
