@@ -92,7 +92,18 @@ def test_a_command_whose_client_is_gone_is_ended(env, tmp_path):
         conn.sendall(request)
         pid = json.loads(conn.makefile().readline())["pid"]
         deadline = time.monotonic() + 20
-        while not [c for c in psutil.Process(pid).children(recursive=True) if c.name() == "cbk"]:
+
+        def kernels() -> list:
+            found = []
+            for c in psutil.Process(pid).children(recursive=True):
+                try:
+                    if c.name() == "cbk":
+                        found.append(c)
+                except psutil.NoSuchProcess:   # a child that ended since the listing (cbk --check)
+                    pass
+            return found
+
+        while not kernels():
             assert time.monotonic() < deadline, "the command started no cbk"
             time.sleep(0.05)
         tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
