@@ -47,7 +47,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import find_cbk, run_bounded
+from conftest import find_cbk, run_bounded, store_rows
 from clusterbench.testbed import cluster as tc
 
 pytestmark = [pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}"),
@@ -218,6 +218,14 @@ def test_no_fault_flags_nothing(cluster, store, tmp_path):
     assert [f.name for f in view.figures] == ["himeno jacobi (time)"]
     assert not [f.flagged for f in view.figures if f.flagged]
     assert not view.flagged_links and configuration(view) == []
+    # --one-at-a-time visits every node once a round, in an order drawn each round (a fixed order let a
+    # load with the rounds' period fall on one node every round): 5 rounds in one order by chance: 24^-4
+    first = store_rows(store, "select st.host, sa.repetition, min(sa.id) from samples sa join steps st "
+                              "on sa.step_id = st.id join runs r on st.run_id = r.id "
+                              "where r.label = 'healthy' and st.kernel = 'himeno' group by st.host, sa.repetition")
+    rounds = {rep: [h for h, r, _ in sorted(first, key=lambda row: row[2]) if r == rep] for _, rep, _ in first}
+    assert len(rounds) == 5 and all(sorted(hosts) == HOSTS for hosts in rounds.values()), rounds
+    assert len({tuple(hosts) for hosts in rounds.values()}) > 1, rounds
     show = " ".join(cli(cluster, store, "show", "healthy").stdout.split())
     assert "Nothing flagged" in show or view.env, show
     assert not re.search(r"the median of 4 nodes|is slow|of the reference link", show), show
