@@ -162,6 +162,21 @@ def test_per_second_series_covers_the_runtime(run_cbk, tmp_path):
 
 
 @pytest.mark.timeout(60)
+def test_randrw_gives_reads_and_writes_each_their_own_per_second_series(run_cbk, tmp_path):
+    """The randread record's series counts reads, the randwrite record's
+    writes: both carried every completion, so each summed to more than its
+    record's ops (the reads' and the writes' together)."""
+    r = run_cbk("randio", f"--dir={tmp_path}", "--file-size=8m", "--engine=psync", "--pattern=randrw", "--rwmix=80",
+                "--runtime=1.2", "--ramp=0")
+    assert r.status == 0, r.stderr
+    phases = {m["phase"]: m for m in r.measurements()}
+    assert set(phases) == {"randread", "randwrite"}
+    for m in phases.values():
+        assert len(m["iops_per_s"]) == 1 and 0 < sum(m["iops_per_s"]) <= m["ops"], m
+    assert phases["randread"]["iops_per_s"][0] > phases["randwrite"]["iops_per_s"][0]
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("rwmix, empty", [(0, "randread"), (100, "randwrite")])
 def test_a_kind_of_io_that_never_completed_has_no_latency_and_says_so(run_cbk, tmp_path, rwmix, empty):
     """randrw with --rwmix=0 issues no reads (100: no writes): that record has

@@ -87,7 +87,9 @@ struct job {
     unsigned char *bufs;
     struct cbk_histogram lat_read, lat_write;
     uint64_t reads, writes, errors;
-    double *per_second;   /* completions per second after the ramp */
+    /* completions per second after the ramp: reads in [0, seconds), writes
+     * in [seconds, 2 x seconds), so a randrw record's series is its own kind's */
+    double *per_second;
     int seconds;
     uint64_t rng;
     int first_error;      /* errno of the first failed I/O, 0 if none */
@@ -111,7 +113,7 @@ struct randio {
     int njobs;
     struct cbk_threads threads; /* one per job */
     uint64_t seed;
-    double *series;
+    double *series;       /* the jobs' per_second added up: reads, then writes */
     struct cbk_histogram merged_read, merged_write;
     cpu_set_t allowed;    /* --cpus, shared by every job as fio's cpus_allowed */
     char cpus_seen[1024]; /* the CPU each job ended on */
@@ -242,7 +244,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     }
 
     r->jobs = calloc((size_t)r->njobs, sizeof *r->jobs);
-    r->series = calloc((size_t)seconds, sizeof(double));
+    r->series = calloc(2 * (size_t)seconds, sizeof(double));
     struct cbk_pattern pat;
     if (!r->jobs || !r->series || cbk_pattern_init(&pat, c->run_id, 0, block) ||
         cbk_histogram_init(&r->merged_read, LAT_LOWEST_NS, LAT_HIGHEST_NS) ||
@@ -269,7 +271,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         j->ios = calloc(depth, sizeof *j->ios);
         j->done = calloc(depth, sizeof *j->done);
         j->bufs = cbk_buffer_alloc((size_t)block * depth);
-        j->per_second = calloc((size_t)seconds, sizeof(double));
+        j->per_second = calloc(2 * (size_t)seconds, sizeof(double));
         if (!j->ios || !j->done || !j->bufs || !j->per_second ||
             cbk_histogram_init(&j->lat_read, LAT_LOWEST_NS, LAT_HIGHEST_NS) ||
             cbk_histogram_init(&j->lat_write, LAT_LOWEST_NS, LAT_HIGHEST_NS))
@@ -368,7 +370,7 @@ static void *job_main(void *arg)
                     j->reads++;
                 else
                     j->writes++;
-                j->per_second[(int)(now - counted_from)] += 1;
+                j->per_second[(int)(now - counted_from) + (io->is_read ? 0 : j->seconds)] += 1;
             }
             if (!stopping) {
                 int rc = start_io(j, io, k + 1 == n);
@@ -444,7 +446,7 @@ static void report(struct cbk_ctx *c, const struct cbk_args *a, struct randio *r
     if (!r->engine->queues && opt(a)->iodepth > 1)
         cbk_phase_warn(&p, "psync does one I/O at a time: the queue depth per job is 1");
     p.series_key = "iops_per_s";
-    p.series = r->series;
+    p.series = r->series + (reads ? 0 : r->jobs[0].seconds);
     p.series_len = (int)floor(opt(a)->runtime);
     cbk_report(c, &p);
 }
@@ -462,7 +464,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         j->rng = r->seed + (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)c->repetition;
         if (!j->rng)
             j->rng = 1;
-        memset(j->per_second, 0, (size_t)j->seconds * sizeof(double));
+        memset(j->per_second, 0, 2 * (size_t)j->seconds * sizeof(double));
         cbk_histogram_reset(&j->lat_read);
         cbk_histogram_reset(&j->lat_write);
         j->fd = open(r->path, flags);
@@ -479,7 +481,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     double end = begin + opt(a)->runtime;
     cbk_histogram_reset(&r->merged_read);
     cbk_histogram_reset(&r->merged_write);
-    memset(r->series, 0, (size_t)r->jobs[0].seconds * sizeof(double));
+    memset(r->series, 0, 2 * (size_t)r->jobs[0].seconds * sizeof(double));
     int error = 0, seen[CBK_MAX_CPUS];
     for (int i = 0; i < r->njobs; i++) {
         struct job *j = &r->jobs[i];
@@ -491,7 +493,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
             seen[i] = j->cpu;
         cbk_histogram_merge(&r->merged_read, &j->lat_read);
         cbk_histogram_merge(&r->merged_write, &j->lat_write);
-        for (int s = 0; s < j->seconds; s++)
+        for (int s = 0; s < 2 * j->seconds; s++)
             r->series[s] += j->per_second[s];
         if (!error)
             error = j->first_error;
