@@ -144,6 +144,38 @@ def test_tcp_refuses_stream_buffers_larger_than_memory(cbk_bin, args, what):
     assert json.loads(line)["message"].startswith(what + " on this node, but only "), line
 
 
+def _address_space_at_most_1_gib():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@pytest.mark.timeout(120)
+def test_mpi_refuses_host_buffers_of_every_rank_on_the_node_larger_than_memory(cbk_bin, mpiexec):
+    """Each rank of `mpi` allocates and touches its send and receive buffers
+    at the largest size (allreduce: 1 GiB each, and 3 GiB more for the result
+    check), and no check counted them: 128 ranks of 2 GiB messages on one
+    node met the OOM killer. The ranks of the node (MPI_Comm_split_type
+    SHARED) x what each allocates is refused first, as randio's queues are.
+    (A 1 GiB address-space limit keeps this test safe unfixed: the ranks'
+    allocations fail, exit 1, 'cannot allocate host buffers'.)"""
+    import math
+    from pathlib import Path
+
+    avail_kib = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                     if line.startswith("MemAvailable:"))
+    ranks = math.ceil(avail_kib / (5 << 20)) + 1   # 5 GiB a rank, more than the node has, with a rank to spare
+    if ranks > 8:
+        pytest.skip("this node holds the buffers of 8 ranks")
+    p = subprocess.run([mpiexec, "-n", str(ranks), cbk_bin, "mpi", "--op=allreduce", "--sizes=1g"],
+                       capture_output=True, text=True, timeout=90, preexec_fn=_address_space_at_most_1_gib)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    (line,) = p.stderr.splitlines()
+    assert json.loads(line)["message"].startswith(
+        f"{ranks} ranks x --op=allreduce at messages up to 1 GiB (send, receive and result-check buffers, 5.0 GiB "
+        f"a rank): buffers of {5 * ranks} GiB on this node, but only "), line
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("value, store_run", [("007", 7), ("12abc", None), ("-5", None), ("1" * 70, None), ("42", 42)])
 def test_a_garbage_store_run_id_never_makes_the_owner_stamp_unreadable(cbk_bin, tmp_path, value, store_run):

@@ -199,6 +199,55 @@ static int make_plan(const struct cbk_args *a, const struct cbk_ctx *c, enum op 
     return 0;
 }
 
+/* What each rank allocates for the listed operations (setup): message
+ * buffers for the largest need over them (alltoall and allgather receive
+ * from every rank), a reduction's result-check buffers, the iteration
+ * times and the requests of a window. */
+struct rank_bytes {
+    size_t send, recv, reduction; /* reduction: 0 without one; ref holds 2x, scratch 1x */
+    uint64_t largest;             /* the largest message */
+    uint64_t arrays;              /* iteration times and requests */
+};
+
+static struct rank_bytes rank_bytes(const struct cbk_args *a, const struct plan *plans, int n, int ranks)
+{
+    struct rank_bytes b = { .send = 1, .recv = 1 };
+    for (int i = 0; i < n; i++) {
+        const struct plan *p = &plans[i];
+        size_t top = (size_t)p->size[p->sizes - 1], per_rank = top ? top : 1;
+        size_t send = per_rank * (p->op == OP_ALLTOALL ? (size_t)ranks : 1);
+        size_t recv = per_rank * (p->op == OP_ALLTOALL || p->op == OP_ALLGATHER ? (size_t)ranks : 1);
+        b.send = send > b.send ? send : b.send;
+        b.recv = recv > b.recv ? recv : b.recv;
+        b.largest = top > b.largest ? top : b.largest;
+        if (mpi_ops[p->op].reduction && per_rank > b.reduction)
+            b.reduction = per_rank;
+    }
+    int64_t its = opt(a)->iterations, warm = opt(a)->warmup;
+    b.arrays = (uint64_t)((warm > its ? warm : its) + its) * sizeof(double) +
+               2 * (uint64_t)opt(a)->window * sizeof(MPI_Request);
+    return b;
+}
+
+/* The host buffers of every rank on this node, against its memory: setup
+ * touches them as it makes them, so 128 ranks of 2 GiB messages met the OOM
+ * killer instead of a refusal. GPU buffers (--buffer=device, managed) are
+ * the device's memory, not counted here. */
+static int check_memory(const struct cbk_args *a, const struct cbk_ctx *c, const struct plan *plans, int n,
+                        char *why, size_t len)
+{
+    struct rank_bytes b = rank_bytes(a, plans, n, c->size);
+    bool host = opt(a)->buffer == MPI_BUFFER_HOST;
+    uint64_t per_rank = (host ? (uint64_t)b.send + b.recv : 0) + 3 * (uint64_t)b.reduction + b.arrays;
+    char ops[256] = "", largest[32], what[512];
+    for (int i = 0, used = 0; i < n && used < (int)sizeof ops; i++)
+        used += snprintf(ops + used, sizeof ops - (size_t)used, "%s%s", i ? "," : "", mpi_op_names[plans[i].op]);
+    snprintf(what, sizeof what, "%d rank%s x --op=%s at messages up to %s (%s%s buffers, %.1f GiB a rank)",
+             c->node_size, c->node_size == 1 ? "" : "s", ops, cbk_format_size(b.largest, largest, sizeof largest),
+             host ? "send, receive" : "host", b.reduction ? " and result-check" : "", (double)per_rank / 1073741824.0);
+    return cbk_check_memory(what, per_rank, c->node_size, why, len);
+}
+
 static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size_t len)
 {
     /* schedule() clamps to [min-iterations, iterations], the maximum
@@ -209,11 +258,14 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                  (long long)opt(a)->min_iterations, (long long)opt(a)->iterations);
         return -1;
     }
-    struct plan p;
-    for (int i = 0; i < opt(a)->ops.count; i++)
-        if (make_plan(a, c, (enum op)opt(a)->ops.index[i], &p, why, len))
+    struct plan plans[CBK_MAX_CHOICE_LIST];
+    int n = opt(a)->ops.count;
+    for (int i = 0; i < n; i++)
+        if (make_plan(a, c, (enum op)opt(a)->ops.index[i], &plans[i], why, len))
             return -1;
-    return mpi_buffer_check(opt(a)->buffer, &opt(a)->ops, why, len);
+    if (mpi_buffer_check(opt(a)->buffer, &opt(a)->ops, why, len))
+        return -1;
+    return check_memory(a, c, plans, n, why, len);
 }
 
 /* Makes op i of the list the current one: its plan, table entry and loop. */
@@ -233,22 +285,13 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "mpi: out of memory");
     c->state = s;
     char why[512];
-    /* buffers for the largest need over the listed operations */
-    size_t send_bytes = 1, recv_bytes = 1, largest = 0, reduction_bytes = 0;
     s->nplans = opt(a)->ops.count;
-    for (int i = 0; i < s->nplans; i++) {
-        struct plan *p = &s->plans[i];
-        if (make_plan(a, c, (enum op)opt(a)->ops.index[i], p, why, sizeof why))
+    for (int i = 0; i < s->nplans; i++)
+        if (make_plan(a, c, (enum op)opt(a)->ops.index[i], &s->plans[i], why, sizeof why))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "mpi: %s", why);
-        size_t top = (size_t)p->size[p->sizes - 1], per_rank = top ? top : 1;
-        size_t send = per_rank * (p->op == OP_ALLTOALL ? (size_t)c->size : 1);
-        size_t recv = per_rank * (p->op == OP_ALLTOALL || p->op == OP_ALLGATHER ? (size_t)c->size : 1);
-        send_bytes = send > send_bytes ? send : send_bytes;
-        recv_bytes = recv > recv_bytes ? recv : recv_bytes;
-        largest = top > largest ? top : largest;
-        if (mpi_ops[p->op].reduction && per_rank > reduction_bytes)
-            reduction_bytes = per_rank;
-    }
+    /* buffers for the largest need over the listed operations (checked against memory in validate) */
+    struct rank_bytes b = rank_bytes(a, s->plans, s->nplans, c->size);
+    size_t reduction_bytes = b.reduction;
     s->comm = c->comm;
     s->rank = c->rank;
     s->size = c->size;
@@ -260,7 +303,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     s->barrier_sync = opt(a)->sync == MPI_SYNC_BARRIER;
     s->coll = (struct cbk_coll){ .comm = c->comm, .rank = c->rank, .size = c->size };
     s->buffer = opt(a)->buffer;
-    if (mpi_buffers_alloc(s, send_bytes, recv_bytes, why, sizeof why))
+    if (mpi_buffers_alloc(s, b.send, b.recv, why, sizeof why))
         cbk_fail(c, CBK_EXIT_FAILED, "mpi: %s", why);
     /* the warm-up loops time their iterations too: room for the longer of the two */
     s->t = calloc((size_t)(s->warmup > s->iterations ? s->warmup : s->iterations), sizeof *s->t);
@@ -272,7 +315,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         s->coll.scratch = cbk_buffer_alloc(reduction_bytes);
     }
     if (!s->t || !s->t_max || !s->req || (reduction_bytes && (!s->ref || !s->coll.scratch)))
-        cbk_fail(c, CBK_EXIT_FAILED, "mpi: cannot allocate buffers for %zu-byte messages on %d ranks", largest, c->size);
+        cbk_fail(c, CBK_EXIT_FAILED, "mpi: cannot allocate buffers for %llu-byte messages on %d ranks",
+                 (unsigned long long)b.largest, c->size);
 
     mpi_placement(c, s, opt(a)->pairing);
     if (c->rank == 0)
