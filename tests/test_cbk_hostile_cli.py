@@ -75,6 +75,33 @@ def test_the_space_check_counts_every_rank_on_the_node(tmp_path, cbk_bin, mpiexe
                          f'1024 KiB is free"}}'), line
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kernel, many, fits", [
+    ("metadata", "--items=400 --kind=files --write-bytes=100 --phases=create", "--items=200 --kind=files "
+                                                                                "--write-bytes=100 --phases=create"),
+    ("manyfiles", "--files=300 --file-size=512 --block-size=512 --write=buffered --read=none",
+     "--files=200 --file-size=512 --block-size=512 --write=buffered --read=none"),
+], ids=["metadata", "manyfiles"])
+def test_the_space_check_counts_each_file_in_whole_blocks(tmp_path, cbk_bin, kernel, many, fits):
+    """A file of 100 or 512 bytes takes a whole 4 KiB block, but the space
+    check added the files' bytes: 400 files of 100 bytes (40 KB) passed on a
+    1 MiB tmpfs and failed at the 256th file, exit 1, 'No space left on
+    device'. Each file is counted in whole blocks of the file system, and a
+    count that fits still runs."""
+    import os
+
+    from full_disk import run_on_full_disk
+
+    r = run_on_full_disk(tmp_path, f'"{cbk_bin}" {kernel} --dir="$FULL" {fits} >/dev/null; echo "rc=$?"; '
+                                   f'"{cbk_bin}" {kernel} --dir="$FULL" {many} >/dev/null; echo "rc=$?"; ls -A "$FULL"',
+                         env=dict(os.environ))
+    assert r.stdout == "rc=0\nrc=2\n", r.stderr   # refused, nothing left in the directory
+    (line,) = r.stderr.splitlines()
+    need = {"metadata": 1600, "manyfiles": 1200}[kernel]
+    assert json.loads(line)["message"] == f"not enough space in {tmp_path / 'full'}: the run needs {need} KiB, " \
+                                          f"1024 KiB is free", line
+
+
 @pytest.mark.timeout(60)
 def test_pario_refuses_a_block_size_times_segments_past_64_bits(run_cbk, tmp_path):
     """16 TiB x 2^20 segments is 2^64 bytes: the product wrapped to 0, passed

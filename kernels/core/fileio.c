@@ -34,7 +34,8 @@ static const char *format_in_unit_of(uint64_t bytes, uint64_t like, char *buf, s
     return buf;
 }
 
-int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *why, size_t why_len)
+/* `dir` exists, is a directory cbk may write in; fills `fs`. */
+static int check_usable_dir(const char *dir, struct statvfs *fs, char *why, size_t why_len)
 {
     struct stat st;
     if (stat(dir, &st)) {
@@ -45,12 +46,11 @@ int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *
         snprintf(why, why_len, "target %s is not a directory", dir);
         return -1;
     }
-    struct statvfs fs;
-    if (statvfs(dir, &fs)) {
+    if (statvfs(dir, fs)) {
         snprintf(why, why_len, "target directory %s: statvfs: %s", dir, strerror(errno));
         return -1;
     }
-    if (fs.f_flag & ST_RDONLY) {
+    if (fs->f_flag & ST_RDONLY) {
         snprintf(why, why_len, "target directory %s is on a read-only file system", dir);
         return -1;
     }
@@ -58,7 +58,13 @@ int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *
         snprintf(why, why_len, "target directory %s is not writable: %s", dir, strerror(errno));
         return -1;
     }
-    uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize, sharing = ranks > 1 ? (uint64_t)ranks : 1;
+    return 0;
+}
+
+static int check_space(const char *dir, const struct statvfs *fs, uint64_t rank_bytes, int ranks, char *why,
+                       size_t why_len)
+{
+    uint64_t avail = (uint64_t)fs->f_bavail * fs->f_frsize, sharing = ranks > 1 ? (uint64_t)ranks : 1;
     if (rank_bytes > UINT64_MAX / sharing) {
         char one[32];
         snprintf(why, why_len, "not enough space in %s: the run needs %d x %s, more than 16 EiB", dir, ranks,
@@ -74,6 +80,43 @@ int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *
         return -1;
     }
     return 0;
+}
+
+int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *why, size_t why_len)
+{
+    struct statvfs fs;
+    if (check_usable_dir(dir, &fs, why, why_len))
+        return -1;
+    return check_space(dir, &fs, rank_bytes, ranks, why, why_len);
+}
+
+/* What one file takes at least: f_frsize, the unit statvfs counts free
+ * space in, is a local file system's block (ext4, XFS, btrfs, tmpfs: 4 KiB;
+ * tmpfs on 64 KiB pages: 64 KiB). Above 64 KiB it is a transfer or record
+ * size (NFS reports its wsize, 1 MiB; ZFS its recordsize; CephFS its object
+ * size) while the server packs a small file into far less, so 4 KiB is
+ * counted there: the check must never refuse a run that fits. */
+static uint64_t file_unit_bytes(const struct statvfs *fs)
+{
+    uint64_t unit = fs->f_frsize ? (uint64_t)fs->f_frsize : (uint64_t)fs->f_bsize;
+    return unit && unit <= 65536 ? unit : 4096;
+}
+
+int cbk_check_target_files(const char *dir, uint64_t file_bytes, uint64_t files, int ranks, char *why,
+                           size_t why_len)
+{
+    struct statvfs fs;
+    if (check_usable_dir(dir, &fs, why, why_len))
+        return -1;
+    uint64_t unit = file_unit_bytes(&fs);
+    uint64_t blocks = file_bytes / unit + (file_bytes % unit != 0);
+    if (files && blocks > UINT64_MAX / unit / files) {
+        char one[32];
+        snprintf(why, why_len, "not enough space in %s: %llu files of %s each are more than 16 EiB", dir,
+                 (unsigned long long)files, cbk_format_size(file_bytes, one, sizeof one));
+        return -1;
+    }
+    return check_space(dir, &fs, blocks * unit * files, ranks, why, why_len);
 }
 
 int cbk_check_target_inodes(const char *dir, uint64_t rank_inodes, int ranks, char *why, size_t why_len)

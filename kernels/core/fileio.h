@@ -36,6 +36,13 @@ void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, dou
  * its file system; a shared file: every rank). Returns 0, or a line in `why`. */
 int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *why, size_t why_len);
 
+/* cbk_check_target_dir for `ranks` x `files` files of `file_bytes` each,
+ * every file rounded up to whole blocks of the file system: 10^6 files of
+ * 100 bytes take 3.8 GiB of 4 KiB blocks, not the 95 MiB their bytes add
+ * up to. Returns 0, or a line in `why`. */
+int cbk_check_target_files(const char *dir, uint64_t file_bytes, uint64_t files, int ranks, char *why,
+                           size_t why_len);
+
 /* Checks that the file system of `dir` has free inodes for `ranks` x
  * `rank_inodes` files and directories; a file system that does not count
  * them (f_files 0: btrfs, some network ones) passes. Returns 0, or a line

@@ -72,7 +72,7 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     /* the files, the private directory and its owner stamp: a file system out
      * of inodes failed the run at the first file past them, after the space
      * check had passed */
-    if (cbk_check_target_dir(o->dir, file * files, c->node_size, why, len))
+    if (cbk_check_target_files(o->dir, file, files, c->node_size, why, len))
         return -1;
     return cbk_check_target_inodes(o->dir, files + 2, c->node_size, why, len);
 }
