@@ -314,6 +314,29 @@ def test_manyfiles_refuses_more_files_than_the_file_system_has_inodes_for(tmp_pa
         f"not enough inodes in {tmp_path / 'full'}: the run makes 52 files and directories, "), line
 
 
+@pytest.mark.timeout(120)
+def test_metadata_refuses_more_items_than_the_file_system_has_inodes_for(tmp_path, cbk_bin, mpiexec):
+    """metadata had a space check and no inode check: 2 ranks x 20 items on a
+    file system with 30 inodes failed in the create phase, exit 1, 'mkdir
+    .../dir.mdtest.1.12: No space left on device'. Every rank's items of one
+    kind (the directory test removes its items before the file test), the
+    trees, the test directory, the private directory and its stamp are
+    counted against the free inodes before anything is made; a count that
+    fits still runs."""
+    import os
+
+    from full_disk import run_on_full_disk
+
+    run = f'"{mpiexec}" -n 2 "{cbk_bin}" metadata --dir="$FULL" --kind=both'
+    script = (f'mount -o remount,nr_inodes=30 "$FULL" || exit 99; '
+              f'{run} --items=10 >/dev/null; echo "rc=$?"; {run} --items=20 >/dev/null; echo "rc=$?"; ls -A "$FULL"')
+    r = run_on_full_disk(tmp_path, script, env=dict(os.environ))
+    assert r.stdout == "rc=0\nrc=2\n", r.stderr
+    (line,) = r.stderr.splitlines()
+    assert json.loads(line)["message"].startswith(
+        f"not enough inodes in {tmp_path / 'full'}: the run makes 44 files and directories, "), line
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("kernel, given, says", [
     ("mpi", "--sizes=8,,16", "--sizes=8,,16 has an empty item (a comma too many?)"),

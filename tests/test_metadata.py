@@ -283,20 +283,38 @@ def test_mdtest_lines_translate(line, ranks, params, reps):
     assert (t.ranks, t.repetitions) == (ranks, reps)
 
 
+# Holds every file of repetition 0 open (an unlinked file keeps its inode
+# while open), then lets the run on by reading its listing FIFO, as often as
+# it comes back to it.
+_HOLD_FILES = """
+import glob, sys
+held = [open(p) for p in glob.glob(sys.argv[1] + "/cbk-metadata-*/*/*/file.*")]
+while True:
+    open(sys.argv[1] + "/listing").read()
+"""
+
+
 @pytest.mark.timeout(120)
 def test_a_file_system_that_runs_out_of_inodes_mid_run_is_a_failed_measurement(cbk_bin, tmp_path):
     """ENOSPC while the items are made is the run failing, exit 1, as seqio's
     full disk is (docs/reliability.md), with the private tree removed: it
     was exit 2, bad input, which the runner takes as 'nothing was made' and
-    which ended a suite at the step."""
+    which ended a suite at the step. A file system with too few inodes from
+    the start is refused before the run (test_cbk_hostile_cli.py), so here
+    they go while it runs: after repetition 0's create phase the run waits to
+    open its listing (a FIFO) while another process opens its 20 files; their
+    unlink then frees no inode, and repetition 1 runs out."""
     import json
 
     from full_disk import run_on_full_disk
 
-    script = (f'mount -o remount,nr_inodes=30 "$FULL" || exit 99; '
-              f'"{cbk_bin}" metadata --dir="$FULL" --items=100 --kind=files --phases=create >/dev/null; '
-              f'echo "rc=$?"; ls -A "$FULL"')
-    r = run_on_full_disk(tmp_path, script, env=dict(os.environ))
-    assert r.stdout == "rc=1\n", (r.stdout, r.stderr)
+    script = ('mount -o remount,nr_inodes=40 "$FULL" || exit 99; mkfifo "$FULL/listing"; '
+              f'CBK_TEST_LISTING="$FULL/listing" "{cbk_bin}" metadata --dir="$FULL" --items=20 --kind=files '
+              '--phases=create --repetitions=2 >/dev/null & cbk=$!; '
+              'for i in $(seq 600); do [ "$(find "$FULL" -name "file.*" | wc -l)" = 20 ] && break; sleep 0.05; done; '
+              '"$PY" -c "$HOLD" "$FULL" & holder=$!; '
+              'wait $cbk; echo "rc=$?"; kill $holder; ls -A "$FULL"')
+    r = run_on_full_disk(tmp_path, script, env=dict(os.environ, HOLD=_HOLD_FILES))
+    assert r.stdout == "rc=1\nlisting\n", (r.stdout, r.stderr)
     (line,) = [ln for ln in r.stderr.splitlines() if '"type":"error"' in ln]
     assert "No space left on device" in json.loads(line)["message"], line

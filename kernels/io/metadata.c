@@ -222,7 +222,16 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
      * of the file system: 400 files of 100 bytes (40 KB by their bytes)
      * passed on a 1 MiB tmpfs and failed at the 256th file, ENOSPC */
     uint64_t items = l.per_loop * l.loops;
-    return cbk_check_target_files(opt(a)->dir, w, files ? items : 0, c->size, why, len);
+    if (cbk_check_target_files(opt(a)->dir, w, files ? items : 0, c->size, why, len))
+        return -1;
+    /* inodes at the peak of a repetition: the private directory and its
+     * stamp, the test directories, the trees (one per rank with unique-dir)
+     * and every rank's items of one kind (the directory test removes its
+     * items before the file test makes its own). A file system with too few
+     * failed the create phase mid-run, ENOSPC, after the space check passed */
+    uint64_t ranks = (uint64_t)c->size, trees = opt(a)->unique_dir ? ranks : 1;
+    uint64_t inodes = 2 + l.loops + trees * l.tree_dirs * l.loops + ranks * items;
+    return cbk_check_target_inodes(opt(a)->dir, inodes, 1, why, len);
 }
 
 static void bcast(struct cbk_ctx *c, void *buf, int bytes)
