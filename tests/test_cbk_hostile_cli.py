@@ -75,6 +75,57 @@ def test_the_space_check_counts_every_rank_on_the_node(tmp_path, cbk_bin, mpiexe
                          f'1024 KiB is free"}}'), line
 
 
+def _mount_type(path: str) -> str | None:
+    """The type of the file system `path` is on, from /proc/self/mounts (the
+    last mount of the longest mount point above it)."""
+    from pathlib import Path
+
+    best, kind = "", None
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        point, fstype = line.split()[1:3]
+        if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+            best, kind = point, fstype
+    return kind
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kernel, target, fstype", [
+    ("seqio", "/proc", "proc"), ("metadata", "/proc", "proc"), ("seqio", "/sys", "sysfs"),
+    ("seqio", "/dev/pts", "devpts"),
+])
+def test_a_directory_on_a_pseudo_file_system_is_refused_by_its_type(run_cbk, kernel, target, fstype):
+    """statvfs of /proc, /sys or /dev/pts says 0 blocks, and cbk said 'not
+    enough space in /proc: the run needs 1 MiB, 0 MiB is free' (metadata,
+    which writes no bytes, went on and failed to make its directory: 'No
+    such file or directory'): a full disk, where there is no disk. It names
+    the file system's type (statfs f_type) and says it holds no files."""
+    if _mount_type(target) != fstype:
+        pytest.skip(f"{target} is not a {fstype} mount here")
+    args = ["--file-size=1m", "--block-size=64k", "--write=buffered", "--read=none"] if kernel == "seqio" else []
+    r = run_cbk(kernel, f"--dir={target}", *args)
+    assert r.status == 2 and r.records == [], r.stderr
+    (e,) = r.errors
+    assert e["message"] == f"target directory {target} is on a {fstype} file system, which does not hold files"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mount", ["-t tmpfs -o size=0", "-t ramfs"], ids=["tmpfs-size-0", "ramfs"])
+def test_a_file_system_without_a_size_is_written_not_taken_for_full(tmp_path, cbk_bin, mount):
+    """ramfs and a tmpfs mounted with size=0 hold files with no limit and say
+    0 blocks: the space check read that as '0 MiB is free' and refused every
+    run there. With no size to compare with, it passes, as the inode check
+    does where f_files is 0."""
+    import os
+
+    from full_disk import run_on_full_disk
+
+    r = run_on_full_disk(tmp_path, f'umount "$FULL" && mount {mount} cbtest "$FULL" || exit 99; '
+                                   f'"{cbk_bin}" seqio --dir="$FULL" --file-size=1m --block-size=64k --write=buffered '
+                                   f'--read=none >/dev/null; echo "rc=$?"; ls -A "$FULL"', env=dict(os.environ))
+    assert r.stdout == "rc=0\n", r.stderr
+    assert r.stderr == ""
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("kernel, many, fits", [
     ("metadata", "--items=400 --kind=files --write-bytes=100 --phases=create", "--items=200 --kind=files "

@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -34,6 +36,50 @@ static const char *format_in_unit_of(uint64_t bytes, uint64_t like, char *buf, s
     return buf;
 }
 
+/* File systems whose statvfs says 0 blocks. Some hold files with no size
+ * to report (ramfs, tmpfs mounted with size=0, a FUSE file system that
+ * leaves the figure out): the space check has nothing to compare with and
+ * passes, as the inode check does where f_files is 0. The others are the
+ * kernel's views of itself, where a directory holds no files: their "0
+ * blocks free" told a user of --dir=/proc the disk was full. */
+static const unsigned long sizeless_types[] = { RAMFS_MAGIC, TMPFS_MAGIC, FUSE_SUPER_MAGIC };
+static const struct {
+    unsigned long type;
+    const char *name;
+} no_file_types[] = {
+    { PROC_SUPER_MAGIC, "proc" },     { SYSFS_MAGIC, "sysfs" },           { CGROUP_SUPER_MAGIC, "cgroup" },
+    { CGROUP2_SUPER_MAGIC, "cgroup2" }, { DEVPTS_SUPER_MAGIC, "devpts" }, { DEBUGFS_MAGIC, "debugfs" },
+    { TRACEFS_MAGIC, "tracefs" },     { SECURITYFS_MAGIC, "securityfs" }, { BPF_FS_MAGIC, "bpf" },
+    { PSTOREFS_MAGIC, "pstore" },     { EFIVARFS_MAGIC, "efivarfs" },     { BINFMTFS_MAGIC, "binfmt_misc" },
+    { SELINUX_MAGIC, "selinuxfs" },   { SMACK_MAGIC, "smackfs" },         { NSFS_MAGIC, "nsfs" },
+    { AUTOFS_SUPER_MAGIC, "autofs" }, { 0x62656570, "configfs" },         { 0x19800202, "mqueue" },
+    { 0x65735543, "fusectl" },        { 0x958458f6, "hugetlbfs" },
+};
+
+/* `dir`'s file system reports 0 blocks (fs->f_blocks): 0 if it holds files
+ * all the same, else -1 and a line naming its type. */
+static int check_holds_files(const char *dir, char *why, size_t why_len)
+{
+    struct statfs sf;
+    if (statfs(dir, &sf)) {
+        snprintf(why, why_len, "target directory %s: statfs: %s", dir, strerror(errno));
+        return -1;
+    }
+    unsigned long type = (unsigned long)sf.f_type;
+    for (size_t i = 0; i < sizeof sizeless_types / sizeof *sizeless_types; i++)
+        if (type == sizeless_types[i])
+            return 0;
+    for (size_t i = 0; i < sizeof no_file_types / sizeof *no_file_types; i++)
+        if (type == no_file_types[i].type) {
+            snprintf(why, why_len, "target directory %s is on a %s file system, which does not hold files", dir,
+                     no_file_types[i].name);
+            return -1;
+        }
+    snprintf(why, why_len, "target directory %s is on a file system that reports no blocks (type 0x%lx), so it "
+             "does not hold files", dir, type);
+    return -1;
+}
+
 /* `dir` exists, is a directory cbk may write in; fills `fs`. */
 static int check_usable_dir(const char *dir, struct statvfs *fs, char *why, size_t why_len)
 {
@@ -50,6 +96,8 @@ static int check_usable_dir(const char *dir, struct statvfs *fs, char *why, size
         snprintf(why, why_len, "target directory %s: statvfs: %s", dir, strerror(errno));
         return -1;
     }
+    if (fs->f_blocks == 0 && check_holds_files(dir, why, why_len))
+        return -1;
     if (fs->f_flag & ST_RDONLY) {
         snprintf(why, why_len, "target directory %s is on a read-only file system", dir);
         return -1;
@@ -64,6 +112,8 @@ static int check_usable_dir(const char *dir, struct statvfs *fs, char *why, size
 static int check_space(const char *dir, const struct statvfs *fs, uint64_t rank_bytes, int ranks, char *why,
                        size_t why_len)
 {
+    if (fs->f_blocks == 0)
+        return 0; /* no size reported (check_holds_files): nothing to compare with */
     uint64_t avail = (uint64_t)fs->f_bavail * fs->f_frsize, sharing = ranks > 1 ? (uint64_t)ranks : 1;
     if (rank_bytes > UINT64_MAX / sharing) {
         char one[32];

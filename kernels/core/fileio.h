@@ -30,10 +30,13 @@ int cbk_io_status(int err);
 void cbk_report_buffered_write(struct cbk_ctx *c, const struct cbk_phase *p, double written_end_s,
                                double synced_end_s, double sync_s);
 
-/* Checks that `dir` exists, is a directory on a writable file system and
+/* Checks that `dir` exists, is a directory on a writable file system that
+ * holds files (not /proc, /sys, a cgroup: named by their statfs type) and
  * has room for `ranks` x `rank_bytes`: the ranks that write there at once
  * (each rank's own files: the ranks on its node, c->node_size, which share
- * its file system; a shared file: every rank). Returns 0, or a line in `why`. */
+ * its file system; a shared file: every rank). A file system that reports
+ * no size (ramfs, tmpfs with size=0) has no room to check. Returns 0, or a
+ * line in `why`. */
 int cbk_check_target_dir(const char *dir, uint64_t rank_bytes, int ranks, char *why, size_t why_len);
 
 /* cbk_check_target_dir for `ranks` x `files` files of `file_bytes` each,
