@@ -267,6 +267,10 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    /* before MPI_Init, whose first open() would take a closed descriptor 1
+     * and be handed the records; refused once the ranks are known */
+    char out_why[256];
+    bool out_bad = cbk_check_records_out(ctx.out, out_why, sizeof out_why) != 0;
     cbk_cleanup_install();
     cbk_watch_orchestrator();
     start_parallel(&ctx, &argc, &argv);
@@ -286,6 +290,14 @@ int main(int argc, char **argv)
         /* under mpiexec every rank parsed the same arguments: one explains */
         if (ctx.rank == 0)
             bad_input(why);
+        stop_parallel(CBK_EXIT_BAD_INPUT);
+        return CBK_EXIT_BAD_INPUT;
+    }
+    /* rank 0 writes the records, so its stdout decides, for every rank at
+     * once: a rank that left alone kept the others waiting in MPI_Init */
+    if (cbk_all_max_int(&ctx, ctx.rank == 0 && out_bad)) {
+        if (ctx.rank == 0)
+            bad_input(out_why);
         stop_parallel(CBK_EXIT_BAD_INPUT);
         return CBK_EXIT_BAD_INPUT;
     }

@@ -168,6 +168,56 @@ def test_records_that_cannot_be_written_are_exit_1_with_the_reason_and_leave_not
     assert tree(tmp_path) == []
 
 
+def _close_stdout():
+    import os
+
+    os.close(1)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("stdout, message", [
+    ("closed", "standard output is closed, and cbk writes its records there: give it a file or a pipe "
+               "(> records.json)"),
+    ("read-only", "standard output is open for reading only, and cbk writes its records there: give it a file or "
+                  "a pipe (> records.json)"),
+])
+def test_a_stdout_that_cannot_take_records_is_refused_before_any_work(cbk_bin, tmp_path, stdout, message):
+    """`cbk seqio ... >&-` (or `1</dev/null`) ran the whole measurement,
+    minutes of I/O for a large file, and failed only at its first record,
+    exit 1, 'cannot write the records to standard output: Bad file
+    descriptor'. Descriptor 1 is checked at start-up: one line, exit 2,
+    nothing made."""
+    args = [cbk_bin, "seqio", f"--dir={tmp_path}", "--file-size=64m", "--block-size=1m"]
+    if stdout == "closed":
+        p = subprocess.run(args, stderr=subprocess.PIPE, text=True, timeout=60, preexec_fn=_close_stdout)
+    else:
+        with open("/dev/null") as read_only:
+            p = subprocess.run(args, stdout=read_only, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    (line,) = p.stderr.splitlines()
+    assert json.loads(line)["message"] == message
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("closed_rank, status", [(0, 2), (1, 0)])
+def test_under_mpiexec_the_stdout_of_rank_0_decides_for_every_rank(cbk_bin, mpiexec, closed_rank, status):
+    """Rank 0 writes the records: its closed stdout refuses the run on every
+    rank at once (a rank that left before MPI_Init kept the others waiting
+    there until killed); another rank's closed stdout changes nothing."""
+    rank = "${PMI_RANK:-$OMPI_COMM_WORLD_RANK}"
+    script = (f'if [ "{rank}" = {closed_rank} ]; then exec "$0" null --seconds=0 >&-; '
+              f'else exec "$0" null --seconds=0; fi')
+    p = subprocess.run([mpiexec, "-n", "2", "sh", "-c", script, cbk_bin], capture_output=True, text=True, timeout=90)
+    assert p.returncode == status, p.stderr
+    if status:
+        assert p.stdout == ""
+        (line,) = p.stderr.splitlines()
+        assert json.loads(line)["message"].startswith("standard output is closed")
+    else:
+        assert [json.loads(line)["type"] for line in p.stdout.splitlines()] == ["measurement", "run"], p.stdout
+
+
 @pytest.mark.timeout(240)
 def test_cbk_builds_without_mpi(cbk_minimal, tmp_path):
     cbk = cbk_minimal

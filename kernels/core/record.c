@@ -1,6 +1,7 @@
 #include "record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,27 @@ void cbk_record_end(struct cbk_json *j, struct cbk_ctx *c)
     int failed_errno = cbk_json_end(j);
     if (failed_errno)
         cbk_fail(c, CBK_EXIT_FAILED, "cannot write the records to standard output: %s", strerror(failed_errno));
+}
+
+int cbk_check_records_out(FILE *out, char *why, size_t why_len)
+{
+    int fd = fileno(out), flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+    if (flags < 0) {
+        int hold = fd < 0 ? -1 : open("/dev/null", O_WRONLY);
+        if (hold >= 0 && hold != fd) {
+            dup2(hold, fd);
+            close(hold);
+        }
+        snprintf(why, why_len, "standard output is closed, and cbk writes its records there: "
+                 "give it a file or a pipe (> records.json)");
+        return -1;
+    }
+    if ((flags & O_ACCMODE) == O_RDONLY) {
+        snprintf(why, why_len, "standard output is open for reading only, and cbk writes its records there: "
+                 "give it a file or a pipe (> records.json)");
+        return -1;
+    }
+    return 0;
 }
 
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f)

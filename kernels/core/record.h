@@ -15,6 +15,16 @@ void cbk_record_begin(struct cbk_json *j, FILE *f, const struct cbk_ctx *c, cons
  * run stops there, exit 1 with the reason, its files removed, never exit 0. */
 void cbk_record_end(struct cbk_json *j, struct cbk_ctx *c);
 
+/* Checks that the records' stream `out` (stdout) can be written: a run
+ * started with it closed (`cbk ... >&-`) or open for reading only found out
+ * at its first record, after the measurement (minutes of I/O). Call it
+ * before MPI or anything else opens a file: a closed descriptor is held on
+ * /dev/null from here on, so no file opened later takes it and is handed
+ * the records. Returns 0, or a line in `why`. A pipe whose reader is gone
+ * is not found here: SIGPIPE at the first record ends the run, its files
+ * removed. */
+int cbk_check_records_out(FILE *out, char *why, size_t why_len);
+
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f);
 
 /* The one error record, on stderr: status (2 bad input, 1 failed
