@@ -206,6 +206,26 @@ def test_mpi_ranks_on_one_host_share_the_capped_cgroup(cli, mpiexec, memory_pare
     assert our_cgroups(memory_parent) == before
 
 
+@pytest.mark.timeout(120)
+def test_a_kernel_whose_memory_does_not_fit_the_limit_is_refused_by_the_cgroup_not_killed(cli, memory_parent,
+                                                                                         state_dir, store_url):
+    """cbk's memory checks read the memory cgroup it runs in (here --memory-limit's; a Slurm job's or a
+    container's alike), not only the machine's MemAvailable: three 128 MiB stream arrays under a 256 MiB
+    cap met the OOM killer (17 GiB free on the machine); now one line names the cgroup, nothing killed."""
+    before = our_cgroups(memory_parent)
+    r = cli("run", "stream", "--array-size=128m", "--passes=2", "--threads=1", "--repeat", "1",
+            "--memory-limit", "256m")
+    assert r.status != 0, r.stdout
+    assert "three arrays need 0.38 GiB, more than half of the" in r.stderr, r.stderr
+    assert "available under this process's memory cgroup limit" in r.stderr, r.stderr
+    assert "out-of-memory killer" not in r.stderr, r.stderr
+    # what fits the cap runs, under it
+    ok = cli("run", "stream", "--array-size=16m", "--passes=2", "--threads=1", "--repeat", "1",
+             "--memory-limit", "256m")
+    assert ok.status == 0, ok.stderr
+    assert our_cgroups(memory_parent) == before and journals(state_dir) == []
+
+
 def memory_total_bytes() -> int:
     """This host's RAM, as /proc/meminfo says (read here, not through the code under test)."""
     (kib,) = [ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal:")]
@@ -655,11 +675,13 @@ def test_tuned_profile_switched_for_the_run_and_back(cbk_bin, tmp_path, state_di
 
 
 @pytest.mark.timeout(120)
-def test_a_limit_below_the_kernels_own_memory_fails_the_step_saying_so(cli, memory_parent, state_dir, store_url):
+def test_a_limit_below_the_kernels_own_memory_fails_the_step_saying_so(cli, memory_parent, state_dir, store_url,
+                                                                       tmp_path):
     before = our_cgroups(memory_parent)
-    # three 64 MiB arrays of anonymous memory in a 32 MiB cgroup: the out-of-memory killer ends cbk
-    r = cli("run", "stream", "--array-size=64m", "--threads=1", "--passes=2", "--repeat", "1",
-            "--memory-limit", "32m")
+    # a 64 MiB transfer buffer of anonymous memory in a 32 MiB cgroup: the out-of-memory killer ends cbk
+    # (a kernel that checks its buffers against the cgroup refuses instead: the test above)
+    r = cli("run", "seqio", f"--dir={tmp_path}", "--file-size=64m", "--block-size=64m", "--write=buffered",
+            "--read=none", "--repeat", "1", "--memory-limit", "32m")
     assert r.status == 1
     (message,) = store_rows(store_url, "select message from steps")[0]
     assert "out-of-memory killer" in message and "--memory-limit 32 MiB is too small" in message

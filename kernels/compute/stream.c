@@ -113,8 +113,9 @@ static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t
     double cap = avail > 0 ? 0.5 * 1024.0 * (double)avail / 3.0 : 1e18; /* three arrays in half of free memory */
     if (bytes) {
         if ((double)bytes > cap) {
-            snprintf(why, len, "--array-size=%llu: three arrays need %.1f GiB but only %.1f GiB is available",
-                     (unsigned long long)bytes, 3.0 * (double)bytes / 1073741824.0, (double)avail / 1048576.0);
+            snprintf(why, len, "--array-size=%llu: three arrays need %.2f GiB, more than half of the %.2f GiB "
+                     "available%s", (unsigned long long)bytes, 3.0 * (double)bytes / 1073741824.0,
+                     (double)avail / 1048576.0, cbk_mem_available_note());
             return -1;
         }
         if (bytes / sizeof(double) < MIN_ELEMENTS) {

@@ -1,5 +1,7 @@
 #include "buffer.h"
 
+#include "cgroup_memory.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,15 +75,26 @@ void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes)
     return p;
 }
 
-long cbk_mem_available_kib(void) { return proc_kib("/proc/meminfo", "MemAvailable"); }
+long cbk_mem_available_kib(void)
+{
+    long machine = proc_kib("/proc/meminfo", "MemAvailable"), cgroup = cbk_cgroup_headroom_kib();
+    return cgroup >= 0 && (machine < 0 || cgroup < machine) ? cgroup : machine;
+}
+
+const char *cbk_mem_available_note(void)
+{
+    long machine = proc_kib("/proc/meminfo", "MemAvailable"), cgroup = cbk_cgroup_headroom_kib();
+    return cgroup >= 0 && (machine < 0 || cgroup < machine) ? " under this process's memory cgroup limit" : "";
+}
 
 int cbk_check_memory(const char *what, uint64_t rank_bytes, int ranks, char *why, size_t why_len)
 {
     double need = (double)rank_bytes * (ranks > 1 ? ranks : 1), avail_kib = (double)cbk_mem_available_kib();
     if (avail_kib <= 0 || need <= 0.9 * 1024.0 * avail_kib)
         return 0;
-    snprintf(why, why_len, "%s: buffers of %.0f GiB on this node, but only %.1f GiB is available", what,
-             need / 1073741824.0, avail_kib / 1048576.0);
+    double need_gib = need / 1073741824.0;   /* a tenth shown where whole GiB would read 0 */
+    snprintf(why, why_len, "%s: buffers of %.*f GiB on this node, but only %.1f GiB is available%s", what,
+             need_gib < 10 ? 1 : 0, need_gib, avail_kib / 1048576.0, cbk_mem_available_note());
     return -1;
 }
 

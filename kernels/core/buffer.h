@@ -29,9 +29,14 @@ void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes);
 void *cbk_buffer_alloc_pages(size_t bytes, bool huge, size_t *huge_bytes);
 void cbk_buffer_free(void *p);
 
-/* MemAvailable of /proc/meminfo in KiB (what can be allocated without
- * swapping), for defaults and checks that must fit memory; -1 unknown. */
+/* What can be allocated without swapping or the OOM killer, in KiB, for
+ * defaults and checks that must fit memory: MemAvailable of /proc/meminfo,
+ * or this process's memory cgroup headroom where that is smaller (a Slurm
+ * job's, a container's, --memory-limit's); -1 unknown. */
 long cbk_mem_available_kib(void);
+/* " under this process's memory cgroup limit" when the cgroup is what
+ * cbk_mem_available_kib gave, else "": for the refusals' messages. */
+const char *cbk_mem_available_note(void);
 
 /* Refuses buffers that would not fit this node's memory: `ranks` (those on
  * the node) x `rank_bytes` above 90 % of MemAvailable. cbk_buffer_alloc

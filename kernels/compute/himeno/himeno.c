@@ -148,8 +148,8 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
                    (2.0 * (ni + 2) * (nj + 3) * (nk + 3) + COEF_FIELDS * ni * nj * ceil(nk / COEF_TILE) * COEF_TILE);
     long avail = cbk_mem_available_kib();
     if (avail > 0 && bytes > 0.9 * 1024.0 * (double)avail) {
-        snprintf(why, len, "grid %dx%dx%d needs %.1f GiB on this node but only %.1f GiB is available",
-                 m[0], m[1], m[2], bytes / 1073741824.0, (double)avail / 1048576.0);
+        snprintf(why, len, "grid %dx%dx%d needs %.1f GiB on this node but only %.1f GiB is available%s",
+                 m[0], m[1], m[2], bytes / 1073741824.0, (double)avail / 1048576.0, cbk_mem_available_note());
         return -1;
     }
     return 0;
