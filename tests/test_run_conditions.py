@@ -267,6 +267,36 @@ def test_a_rank_on_a_host_with_less_memory_than_the_limit_fails_without_starting
     assert not ran.exists() and our_cgroups(memory_parent) == before
 
 
+@pytest.mark.timeout(60)
+def test_a_limit_at_or_above_the_cgroup_it_runs_in_is_refused(cbk_bin, store_url, memory_parent, state_dir):
+    """v1 makes the run's cgroup a child of the caller's (a Slurm job's, a container's): a --memory-limit
+    above that one's limit capped nothing more, and the run was recorded as capped at a limit that did not
+    hold (2 GiB under a 512 MiB job: 2 GiB in every record). One line, nothing run; below it, it runs."""
+    if cgroup.find().version != 1:
+        pytest.skip("cgroup v2 puts the run's cgroup at the top: no limit above it")
+    before, job = our_cgroups(memory_parent), memory_parent / f"cbk-test-job-{os.getpid()}"
+    job.mkdir()
+    try:
+        (job / "memory.limit_in_bytes").write_text(str(512 * MiB))
+
+        def in_job(*args):   # the command started inside the capped cgroup, as a batch job's would be
+            return run_bounded(["sh", "-c", f'echo $$ > {job / "cgroup.procs"} && exec "$@"', "sh", sys.executable,
+                                "-m", "clusterbench", "run", "null", "--seconds=0.2", "--repeat", "1", *args],
+                               timeout=50, env=run_env(cbk_bin, store_url))
+
+        r = in_job("--memory-limit", "2g")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"the cgroup this runs in ({job}) is already capped at 0.50 GiB" in r.stderr, r.stderr
+        assert "caps nothing (give less than 512m)" in r.stderr, r.stderr
+        ok = in_job("--memory-limit", "256m")
+        assert ok.returncode == 0, ok.stderr
+        assert [rec["memory_limit_bytes"] for rec in records(store_url)] == [256 * MiB]
+    finally:
+        assert wait_until(lambda: not cgroup.members(job), 10)
+        job.rmdir()
+    assert our_cgroups(memory_parent) == before and journals(state_dir) == []
+
+
 # --- --setting -----------------------------------------------------------------------------------------
 
 def other_thp(current: str) -> str:

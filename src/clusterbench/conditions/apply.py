@@ -79,6 +79,9 @@ def check(c: Conditions | None, req) -> list[settings.Change]:
         if not os.access(h.parent, os.W_OK):
             raise BadInput(f"--memory-limit needs root or a delegated cgroup: {h.parent} ({h.describe()}) "
                            f"is not writable by this user")
+        why = not _remote_steps(req) and cgroup.caps_nothing(c.memory_limit_bytes, h=h)
+        if why:
+            raise BadInput(f"--memory-limit {size_arg(c.memory_limit_bytes)}: {why}")
     return changes
 
 

@@ -56,11 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     if not command or "/" in args.cgroup:
         return _error("cgexec: give --cgroup NAME (no slash) and a command after --")
     host = socket.gethostname()
-    why = cgroup.caps_nothing(args.memory_limit)
-    if why:
-        return _error(f"host {host}: --memory-limit {args.memory_limit // 2**20} MiB: {why}")
     try:
         h = cgroup.find()
+        why = cgroup.caps_nothing(args.memory_limit, h=h)
+        if why:
+            return _error(f"host {host}: --memory-limit {args.memory_limit // 2**20} MiB: {why}")
         child, path = _start(h, args.cgroup, args.memory_limit, command)
     except cgroup.CgroupUnavailable as e:
         return _error(f"host {host}: {e}")

@@ -111,15 +111,37 @@ def memory_total_bytes(meminfo: str | None = None) -> int | None:
     return None
 
 
-def caps_nothing(limit_bytes: int, meminfo: str | None = None) -> str | None:
+def inherited_limit_bytes(h: Hierarchy) -> int | None:
+    """The smallest limit of the cgroups above ours (v1: the caller's own and
+    its ancestors', memory.stat's hierarchical_memory_limit; a Slurm job's,
+    a container's), or None. v2 puts ours at the top: nothing above it."""
+    if h.version != 1:
+        return None
+    try:
+        for line in (h.parent / "memory.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "hierarchical_memory_limit" and value.strip().isdigit():
+                return int(value) if int(value) < 2**60 else None   # v1 writes "none" as ~2^63
+    except OSError:
+        pass
+    return None
+
+
+def caps_nothing(limit_bytes: int, meminfo: str | None = None, h: Hierarchy | None = None) -> str | None:
     """Why a cap of limit_bytes would cap nothing on this host, or None. The
     page cache can use all the RAM the kernel has left, never more: a cap at
-    or above the RAM never binds, and the run would be recorded as capped."""
+    or above the RAM never binds, and the run would be recorded as capped.
+    Nor does a cap at or above the limit of a cgroup above ours (given h):
+    the run would be recorded with a cap that was not the one that held."""
     total = memory_total_bytes(meminfo)
-    if total is None or limit_bytes < total:
-        return None
-    return (f"this host has {total / 2**30:.1f} GiB of memory, so a cap at or above it caps nothing "
-            f"(give less than {total >> 20}m)")
+    if total is not None and limit_bytes >= total:
+        return (f"this host has {total / 2**30:.1f} GiB of memory, so a cap at or above it caps nothing "
+                f"(give less than {total >> 20}m)")
+    inherited = inherited_limit_bytes(h) if h else None
+    if inherited is not None and limit_bytes >= inherited:
+        return (f"the cgroup this runs in ({h.parent}) is already capped at {inherited / 2**30:.2f} GiB, so a cap "
+                f"at or above it caps nothing (give less than {inherited >> 20}m)")
+    return None
 
 
 def _write(path: Path, text: str) -> None:
