@@ -125,6 +125,22 @@ def change_points(values: list[float], alpha: float = ALPHA, min_segment: int = 
     return sorted(found)
 
 
+# Where the ranks ran is part of the measurement, as compare matches it
+# (analysis/comparison.collect): 2 ranks on one node and on two are different
+# figures (shared memory against the network), and so are 2 and 64 ranks of an
+# allreduce. Filtered with --param np=N / ppn=N.
+PLACEMENT = ("np", "ppn")
+
+
+def _placement(step_row, always: bool = False) -> dict[str, str]:
+    """A step's rank count and ranks per node as parameters; a one-rank
+    step's np only when `always` (its series title stays as it was)."""
+    out = {"np": str(step_row.ranks)} if always or (step_row.ranks or 1) > 1 else {}
+    if step_row.ranks_per_node:
+        out["ppn"] = str(step_row.ranks_per_node)
+    return out
+
+
 def _params_key(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
 
@@ -156,6 +172,11 @@ def wanted_params(kernel: str, given: dict[str, str]) -> tuple[dict[str, str], i
     out, size = {}, None
     for name, value in given.items():
         p = k.param(name) if k else None
+        if p is None and name in PLACEMENT:
+            if not value.strip().isdigit() or int(value) < 1:
+                raise BadInput(f"--param {name}={value}: not a whole number of {'ranks' if name == 'np' else 'ranks per node'}")
+            out[name] = str(int(value))
+            continue
         if p is not None and not readable(p, value):
             # matched as text, it matched no step: "no run measured", where the value was the mistake
             raise BadInput(f"--param {name}={value}: not {_A_VALUE.get(p.type, 'a value')} of --{name}"
@@ -195,7 +216,8 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     # a step's run record (its build, with detail records: the largest column) is read only for a
     # kernel with a parameter that says what runs from before it ran at (results.params.as_run)
     olders = k is not None and any(p.before is not None for p in k.params)
-    q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, *([steps.c.build] if olders else []),
+    q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, steps.c.ranks, steps.c.ranks_per_node,
+                   *([steps.c.build] if olders else []),
                    runs.c.started, runs.c.label, runs.c.host)
          .join(runs, runs.c.id == steps.c.run_id)
          .where(steps.c.kernel == kernel, runs.c.status == "ok"))
@@ -207,15 +229,17 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
         q = q.where(runs.c.started >= since)
     with store.engine.connect() as c:
         all_rows = c.execute(q).all()
-        for name in wanted.keys() - {p.name for p in (k.params if k else ())}:
+        for name in wanted.keys() - {p.name for p in (k.params if k else ())} - set(PLACEMENT):
             if not any(name in (r.params or {}) for r in all_rows):
                 known = ", ".join(p.name for p in k.params) if k else \
                     ", ".join(sorted({n for r in all_rows for n in (r.params or {})})) or "none stored"
-                raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} (parameters: {known})")
+                raise BadInput(f"--param {name}: kernel {kernel} has no parameter {name} (parameters: {known}; "
+                               f"and the placement: {', '.join(PLACEMENT)})")
         ran = {r.id: as_run(k, r.params or {}, (r.build or {}).get("parameters") if olders else None)
                for r in all_rows}
         step_rows = [r for r in all_rows
-                     if all(str(ran[r.id].get(n, stated.get(n))) == v for n, v in wanted.items())]
+                     if all(str({**ran[r.id], **_placement(r, always=True)}.get(n, stated.get(n))) == v
+                            for n, v in wanted.items())]
         found: dict[int, list[Sample]] = {}
         ids = [r.id for r in step_rows]
         for i in range(0, len(ids), 1000):
@@ -228,7 +252,7 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
                     found.setdefault(row.step_id, []).append(s)
     by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
     for r in step_rows:
-        params_key = _params_key({n: v for n, v in ran[r.id].items() if n not in lists})
+        params_key = _params_key({**{n: v for n, v in ran[r.id].items() if n not in lists}, **_placement(r)})
         for s in found.get(r.id, []):
             run = by_series.setdefault((params_key, s.key()), {}).setdefault(r.run_id, (r, []))
             run[1].append(s.value)   # a run with several such steps pools them
