@@ -101,3 +101,42 @@ def test_csv_rows_say_whether_their_step_ended_ok_and_a_step_with_no_sample_has_
         ("s1", "1", "failed", "null: repetition 2 failed (--fail-at)"),
         ("s2", "", "failed", "'=cmd: no sample")]   # a message is a cell like any other: never a formula
     assert rows[-1]["value"] == "" and rows[-1]["kernel"] == "null"
+
+
+@pytest.mark.timeout(60)
+def test_csv_rows_of_a_size_sweep_say_their_message_size(tmp_path):
+    """`mpi --op=pingpong --sizes=8,1m`: every CSV row read phase "pingpong",
+    mode "library", so a spreadsheet pooled the 8 B and the 1 MiB latencies
+    (1 us and 80 us) into one column; show, compare and Markdown name the size."""
+    from clusterbench.report import render
+    from clusterbench.report.data import load_run
+    from clusterbench.results.sample import Sample
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run = store.begin_run(label="x", command="test", suite=None)
+    step = store.begin_step(run, position=0, name="mpi", kernel="mpi", params={"op": "pingpong", "sizes": "8,1m"},
+                            launcher="mpiexec", ranks=2, ranks_per_node=None)
+    for rep in range(3):
+        for size, us in ((8, 1.0 + rep / 10), (1 << 20, 80.0 + rep)):
+            store.add_sample(step, Sample.from_record(
+                {"schema": 1, "type": "measurement", "kernel": "mpi", "repetition": rep, "phase": "pingpong",
+                 "mode": "library", "size_bytes": size, "sweep_key": "size_bytes", "qualifiers": [],
+                 "rate": us, "rate_unit": "us", "bytes": 10 * size, "ops": 10}), [])
+    store.finish_step(step, "ok")
+    store.finish_run(run, "ok")
+    data = [load_run(store, run)]
+
+    rows = list(csv.DictReader(io.StringIO(render("csv", data))))
+    assert len(rows) == 6
+    by_size: dict[str, list[float]] = {}
+    for r in rows:
+        by_size.setdefault(r["size_bytes"], []).append(float(r["value"]))
+    assert by_size == {"8": [1.0, 1.1, 1.2], "1048576": [80.0, 81.0, 82.0]}
+    # the sizes the Markdown table names, one row each
+    md = render("md", data)
+    assert "| pingpong 8 B |" in md and "| pingpong 1 MiB |" in md
+
+    seqio = _one_step_run(store, "y", "seqio", "write", [1.0, 2.0])
+    rows = list(csv.DictReader(io.StringIO(render("csv", [load_run(store, seqio)]))))
+    assert [r["size_bytes"] for r in rows] == ["", ""]   # no size swept: empty, not 0

@@ -1,6 +1,9 @@
 """CSV: one row per sample (every repetition and phase), for spreadsheets.
 `outlier` is 1 when the sample is a modified-Z outlier within its step's
 (phase, mode, unit, size) group (docs/statistics.md); it is kept, not dropped.
+`size_bytes` is the message (or transfer) size of a kernel that sweeps
+sizes (mpi --sizes, gpucopy), empty otherwise: the same phase and mode at
+8 B and at 1 MiB are different measurements, as show's "pingpong 8 B" says.
 `limit` is the ceiling that binds at the group's median (limits/ceilings.py), "!" first when the median is above it.
 `step_status` and `step_message` say whether the sample's step ended ok, and
 why not (or what was noted of it): a failed or interrupted step's rows read as a whole measurement
@@ -18,7 +21,7 @@ from clusterbench.report.terminal import limit_text
 from clusterbench.results.sample import Sample, SampleKey
 
 COLUMNS = ["run", "label", "step", "kernel", "params", "ranks", "repetition", "phase", "mode",
-           "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings", "limit", "step_status", "step_message"]
+           "size_bytes", "value", "unit", "seconds", "bytes", "ops", "outlier", "warnings", "limit", "step_status", "step_message"]
 
 
 def _outliers(samples: list[Sample]) -> set[int]:
@@ -45,8 +48,8 @@ def render(report: Report) -> str:
                     csv_cell(json.dumps(st["params"], sort_keys=True)), st["ranks"]]
             status = [st["status"], csv_cell(st["message"] or "")]   # an ok step's note too (a stalled launcher)
             for i, s in enumerate(st["samples"]):
-                w.writerow([*step, s.repetition, s.phase, csv_cell(s.condition), s.value, s.unit or "", s.seconds,
-                            s.bytes, s.ops, int(i in flagged), csv_cell(" | ".join(s.warnings)),
+                w.writerow([*step, s.repetition, s.phase, csv_cell(s.condition), s.key().size_bytes, s.value,
+                            s.unit or "", s.seconds, s.bytes, s.ops, int(i in flagged), csv_cell(" | ".join(s.warnings)),
                             csv_cell(limit.get(s.key(), "")), *status])
             if not st["samples"]:
                 w.writerow([*step, *[""] * (len(COLUMNS) - len(step) - len(status)), *status])
