@@ -64,9 +64,7 @@ def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[
                 reasons.append(why)
     ax.set_xticks(range(len(groups)), [mathtext(g) for g in groups], rotation=20 if len(groups) > 6 else 0,
                   ha="right" if len(groups) > 6 else "center", fontsize=8)
-    from matplotlib.ticker import FuncFormatter
-
-    ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
+    ax.yaxis.set_major_formatter(number_ticks())
     ax.set_ylabel(mathtext(unit))
     ax.set_title(mathtext(title), fontsize=10)
     _legend(ax, len(series))
@@ -86,9 +84,37 @@ def size_tick(x: float, _pos=None) -> str:
     return size_text(int(x)) if x >= 1 and x == int(x) else rounded_size_text(x)
 
 
-def number_tick(y: float, _pos=None) -> str:
-    """A plain number with thousands separators: no "1e6" offset, no powers of ten."""
-    return f"{y:,.0f}" if abs(y) >= 10 else f"{y:.3g}"
+def _decimals(x: float) -> int:
+    """The fewest decimals that write x as it is (a tick sits on a round number)."""
+    for d in range(0, 12):
+        if abs(round(x, d) - x) <= 1e-9 * max(1.0, abs(x)):
+            return d
+    return 12
+
+
+def number_ticks():
+    """A tick formatter of plain numbers with thousands separators (no "1e6"
+    offset, no powers of ten) that writes each tick as it is: on a linear
+    axis every tick with the decimals the finest of them needs (0.1914,
+    0.1915: never two ticks reading "0.191", as a fixed 3 significant
+    digits wrote them on a narrow range), on a log axis each with its own
+    (0.1, 1, 10)."""
+    from matplotlib.ticker import Formatter
+
+    class NumberTicks(Formatter):
+        decimals: int | None = None
+
+        def set_locs(self, locs):
+            super().set_locs(locs)
+            shown = [x for x in locs if x == x and abs(x) != float("inf")]
+            self.decimals = max((_decimals(x) for x in shown), default=0)
+
+        def __call__(self, x, pos=None):
+            log = self.axis is not None and self.axis.get_scale() == "log"
+            d = _decimals(x) if log or self.decimals is None else self.decimals
+            return f"{x:,.{d}f}"
+
+    return NumberTicks()
 
 
 def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[float, float]]],
@@ -113,8 +139,8 @@ def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[floa
         if ys and max(ys) > 8 * min(ys):  # log y only where it spans decades: else no decade tick shows
             ax.set_yscale("log")
             ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_major_formatter(FuncFormatter(number_tick))
-    ax.xaxis.set_major_formatter(FuncFormatter(size_tick if sizes else number_tick))
+    ax.yaxis.set_major_formatter(number_ticks())
+    ax.xaxis.set_major_formatter(FuncFormatter(size_tick) if sizes else number_ticks())
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(axis="x", labelsize=8)
     ax.set_xlabel(mathtext(xlabel))
