@@ -40,3 +40,48 @@ def test_ticks_keep_thousands_separators_and_no_needless_decimals():
     assert "1" in tick_numbers(log) and "10" in tick_numbers(log) and "10.0" not in tick_numbers(log)
     small = plots.bars("t", "us", ["8 B", "1 KiB"], {"a": [(0.5, 0.4, 0.6), (1.5, 1.4, 1.6)]})
     assert tick_numbers(small)[:6] == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]   # one decimal each, as the finest needs
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+COMPARED = ["MPI: pingpong latency and bandwidth, 2 ranks on this node (E7): pingpong 8 B library",
+            "MPI: pingpong latency and bandwidth, 2 ranks on this node (E7): pingpong 1 KiB library",
+            "MPI: pingpong latency and bandwidth, 2 ranks on this node (E7): pingpong 32 KiB library",
+            "MPI: pingpong latency and bandwidth, 2 ranks on this node (E7): pingpong 1 MiB library"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("groups", [COMPARED, [f"page cache: buffered write, warm read (what dd shows): step {i} "
+                                               f"write buffered" for i in range(24)]],
+                         ids=["4 long labels", "24 long labels"])
+def test_a_comparisons_bar_labels_never_run_into_each_other_or_the_flag_note(groups):
+    """`report a b`: the comparison's plot of four MPI latencies printed its four
+    90-character labels on one line each, over one another; with 24 groups the
+    slanted labels crossed and the hatched-bar note was printed over them."""
+    from clusterbench.report import plots
+
+    series = {name: [(10.0 + i, 9.0 + i, 11.0 + i) for i in range(len(groups))] for name in ("a", "b")}
+    flags = {"a": ["page cache"] + [None] * (len(groups) - 1), "b": [None] * len(groups)}
+    fig = plots.bars_figure("median per configuration", "us", groups, series, flags)
+    renderer = fig.canvas.get_renderer()
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t for t in (ax.get_xticklabels() + ax.get_yticklabels()) if t.get_text() and not
+              t.get_text().replace(",", "").replace(".", "").isdigit()]
+    assert len(labels) == len(groups)
+    # every word of each label is shown (wrapped, never cut)
+    assert [t.get_text().split() for t in labels] == [g.split() for g in groups]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    clashes = [(labels[i].get_text(), labels[j].get_text()) for i in range(len(boxes))
+               for j in range(i + 1, len(boxes)) if _overlaps(boxes[i], boxes[j])]
+    assert not clashes, clashes[:2]
+    (note,) = [t for t in ax.texts if t.get_text().startswith("hatched: flagged")]
+    below = note.get_window_extent(renderer)
+    assert not [b for b in boxes if _overlaps(below, b)]
+    x_labels = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+    assert below.y1 <= min(b.y0 for b in x_labels)   # under the x axis' labels, not over them
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

@@ -41,40 +41,82 @@ def _legend(ax, entries: int) -> None:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
+# Characters of 8 pt tick text per inch of axis (DejaVu Sans averages about 0.55 em a character).
+CHARS_PER_IN = 16
+# A label narrower than this per group is not read: the bars lie down instead, labels beside them.
+MIN_LABEL_CHARS = 14
+ACROSS_LABEL_CHARS = 45   # lines of a label beside bars drawn across: the axes keep most of the width
+
+
 def bars(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[float, float, float]]],
          flags: dict[str, list[str | None]] | None = None) -> str:
     """groups along x; one bar per series in each group; values (median,
     ci_low, ci_high). flags: per series and bar, why its figure is not what
     its mode claims (a cache), or None; a flagged bar is hatched and the
     reasons are printed under the plot, in the plot."""
+    return _svg(bars_figure(title, unit, groups, series, flags))
+
+
+def bars_figure(title: str, unit: str, groups: list[str], series: dict[str, list[tuple[float, float, float]]],
+                flags: dict[str, list[str | None]] | None = None):
+    """bars()'s figure. Each group's label is wrapped to the width its group
+    has, so labels never run into each other (a comparison's labels are a
+    step title and a phase: 60 to 90 characters); where that width is too
+    narrow to read (many groups), the bars are drawn across, one label a line
+    beside each group. The flag note goes below the tick labels, whatever
+    their height."""
+    import textwrap
+
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(WIDTH_IN, 3.4))
+    axis_in = WIDTH_IN * 0.8   # the axes' share of the figure, less the y labels and the legend
+    chars = int(axis_in / max(1, len(groups)) * CHARS_PER_IN)
+    across = chars < MIN_LABEL_CHARS
+    labels = ["\n".join(textwrap.wrap(mathtext(g), ACROSS_LABEL_CHARS if across else chars, break_on_hyphens=False)) or " "
+              for g in groups]
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
+    if across:   # each group a band as tall as its label's lines (8 pt, 1.2 spacing) and a gap
+        band_in = max(0.12 * len(series), 0.15 * lines + 0.12)
+        height = 1.2 + len(groups) * band_in
+    else:
+        height = 3.4 + 0.14 * (lines - 1)
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, height))
+    if across:   # the axes hold the bands; the title above, the x axis below keep their own inches
+        fig.subplots_adjust(top=1 - 0.5 / height, bottom=0.7 / height)
     width = 0.8 / max(1, len(series))
     reasons: list[str] = []
     for i, (name, vals) in enumerate(series.items()):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         med = [v[0] for v in vals]
         err = [[max(0.0, v[0] - v[1]) for v in vals], [max(0.0, v[2] - v[0]) for v in vals]]
-        drawn = ax.bar(xs, med, width, yerr=err, capsize=3, label=mathtext(name))
+        if across:
+            drawn = ax.barh(xs, med, width, xerr=err, capsize=3, label=mathtext(name))
+        else:
+            drawn = ax.bar(xs, med, width, yerr=err, capsize=3, label=mathtext(name))
         for bar, why in zip(drawn, (flags or {}).get(name, [])):
             if why:
                 bar.set_hatch(HATCH)
                 bar.set_edgecolor("#8a5a00")
                 bar.set_alpha(0.55)
                 reasons.append(why)
-    ax.set_xticks(range(len(groups)), [mathtext(g) for g in groups], rotation=20 if len(groups) > 6 else 0,
-                  ha="right" if len(groups) > 6 else "center", fontsize=8)
-    ax.yaxis.set_major_formatter(number_ticks())
-    ax.set_ylabel(mathtext(unit))
+    if across:
+        ax.set_yticks(range(len(groups)), labels, fontsize=8)
+        ax.invert_yaxis()   # the first group on top, as in the table
+        ax.xaxis.set_major_formatter(number_ticks())
+        ax.set_xlabel(mathtext(unit))
+    else:
+        ax.set_xticks(range(len(groups)), labels, fontsize=8)
+        ax.yaxis.set_major_formatter(number_ticks())
+        ax.set_ylabel(mathtext(unit))
     ax.set_title(mathtext(title), fontsize=10)
     _legend(ax, len(series))
     if reasons:
         note = "hatched: flagged, not what its mode claims: " + "; ".join(dict.fromkeys(reasons))
-        import textwrap
-
-        fig.text(0.0, -0.02, mathtext("\n".join(textwrap.wrap(note, 140))), fontsize=8, color="#8a5a00",
-                 va="top", ha="left")
-    return _svg(fig)
+        # anchored to the bottom of the x axis' labels: below them, never over them
+        ax.annotate(mathtext("\n".join(textwrap.wrap(note, 140))), xy=(0.0, 0.0),
+                    xycoords=lambda renderer: ax.xaxis.get_tightbbox(renderer), xytext=(0, -6),
+                    textcoords="offset points", fontsize=8, color="#8a5a00", va="top", ha="left",
+                    annotation_clip=False)
+    return fig
 
 
 def size_tick(x: float, _pos=None) -> str:
