@@ -208,3 +208,31 @@ def test_a_reader_that_leaves_early_ends_neither_the_work_nor_its_exit_status(cb
     shown = subprocess.run([sys.executable, "-m", "clusterbench", "show", "1"], capture_output=True, text=True,
                            env=env, timeout=100)
     assert shown.stdout.startswith("run 1: ok"), shown.stdout
+
+
+@pytest.mark.timeout(180)
+def test_a_step_table_with_a_limit_fits_every_width_without_being_cropped(cli, tmp_path):
+    """`show 2 --width 100` of a buffered-write, warm-read seqio run: rich
+    shared the width between the CI and the limit evenly, below the CI's
+    figures, then widened the CI again; the table came out 103 columns wide
+    and was cropped at 100: the right border gone, the limit read "fits in
+    th", and the caption lost its "fit" ("MB/s left out to" / "(--width)")."""
+    r = cli("run", "seqio", f"--dir={tmp_path}", "--file-size=4m", "--write=buffered", "--read=warm",
+            "--repeat", "3", "--quiet")
+    assert r.status == 0, r.stderr
+    wide = cli("show", "1", "--width", "240").stdout
+    assert "! cache: the file fits in the page cache" in wide, wide
+    for width in range(72, 161, 4):
+        out = cli("show", "1", "--width", str(width)).stdout
+        lines = out.splitlines()
+        assert max(len(line) for line in lines) <= width, (width, out)
+        tops = [line for line in lines if line.startswith("┏")]
+        assert tops and all(line.endswith("┓") for line in tops), (width, out)   # the right border is there
+        rows = [line for line in lines if line.startswith("│")]
+        assert all(line.endswith("│") for line in rows), (width, out)
+        # the limit's words all shown, in order, folded over the column's lines
+        limit = " ".join(c.split("│")[-2].strip() for c in rows if c.split("│")[-2].strip())
+        assert "! cache: the file fits in the page cache" in limit, (width, out)
+        below = lines[lines.index(next(line for line in lines if line.startswith("└"))) + 1:]
+        caption = " ".join(below[:next(i for i, line in enumerate(below) if not line or line.startswith("  "))])
+        assert "left out" not in caption or "left out to fit (--width)" in caption, (width, caption)

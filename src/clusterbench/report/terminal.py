@@ -90,9 +90,10 @@ def gpu_caption(build: dict | None) -> str | None:
 # unit, limit, headings) fold. A figure is never cut short (…) nor split
 # over lines: it is shown whole or not at all.
 WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD, FOLD = range(5)
+PROSE_WIDTH = 20   # the narrowest a column of words (the limit) is drawn before a tier gives way
 
 
-def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE) -> Table:
+def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE, prose: int = PROSE_WIDTH) -> Table:
     """One step's table at a tier (above); .min_width_needed says the width it needs."""
     caption = f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)"
     if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):
@@ -148,6 +149,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         rows = [[row[i] for i in keep] for row in rows]
     # box edges, then per column its width, two of padding and a rule (less the edges' padding)
     t.min_width_needed = 1 - (2 if tier >= CI_LINES else 0)
+    t.wrapping = []   # (column, its narrowest and its natural width) of the columns that may wrap
     if tier == FOLD:  # the last resort: no padding, the rules alone part the cells
         t.padding = (0, 0)
     for i, (head, justify, whole, figure, _) in enumerate(columns):
@@ -160,7 +162,13 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
             t.add_column(head, justify=justify, min_width=widest, overflow="fold")
         else:
             widest = max(widest, len(head) if whole else max(map(len, head.split())))
+            if not whole:
+                natural = max([len(line) for row in rows for line in row[i].split("\n")] + [len(head)])
+                if not figure:   # words (the limit): a few to a line, not one, before a column goes
+                    widest = max(widest, min(natural, prose))
             t.add_column(head, justify=justify, no_wrap=whole, min_width=widest)
+            if not whole:
+                t.wrapping.append((t.columns[-1], widest, natural))
         t.min_width_needed += widest + 3
     for row in rows:
         t.add_row(*row)
@@ -170,11 +178,26 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
 def fitting_table(st: dict, width: int) -> Table:
     decimal = any(r.median_decimal is not None for r in st["summary"])  # MB/s beside MiB/s
     condition = condition_header(st["summary"], st["kernel"])  # no column for kernels without one (null)
-    for tier in (WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD):
-        t = step_table(st, condition, decimal, tier)
-        if t.min_width_needed <= width:
-            return t
+    for prose in (PROSE_WIDTH, 0):   # a column of words a few to a line if any tier allows, else a word a line
+        for tier in (WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD):
+            t = step_table(st, condition, decimal, tier, prose)
+            if t.min_width_needed <= width:
+                return share_width(t, width)
     return step_table(st, condition, decimal, FOLD)
+
+
+def share_width(t: Table, width: int) -> Table:
+    """Give the columns that may wrap (the CI, the limit) the width the
+    others leave, in column order: the CI whole first, the limit's words
+    in what remains. rich's own share cut both to the same width, below
+    the CI's figures, then widened the CI again: the table came out wider
+    than the terminal and was cropped at its edge (the limit's last letters,
+    the right border, a caption word)."""
+    spare = width - t.min_width_needed
+    for column, narrowest, natural in t.wrapping:
+        column.max_width = narrowest + min(spare, natural - narrowest)
+        spare -= column.max_width - narrowest
+    return t
 
 
 def pair_table(st: dict) -> Table | None:
