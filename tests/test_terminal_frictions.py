@@ -236,3 +236,40 @@ def test_a_step_table_with_a_limit_fits_every_width_without_being_cropped(cli, t
         below = lines[lines.index(next(line for line in lines if line.startswith("└"))) + 1:]
         caption = " ".join(below[:next(i for i, line in enumerate(below) if not line or line.startswith("  "))])
         assert "left out" not in caption or "left out to fit (--width)" in caption, (width, caption)
+
+
+@pytest.mark.timeout(240)
+def test_a_comparison_on_80_columns_keeps_every_figure_whole_and_each_verdict_with_its_configuration(cli, tmp_path):
+    """`compare a b --width 80` folded the table's eight columns to 7
+    characters each: "[847..1" / ",329", "mini-sh" / "m", "(p=0.02" / "38)":
+    no figure could be read. Too narrow for the table, each measurement is a
+    block: its title, a line per configuration, the ratio and verdict under
+    the other one, the limit."""
+    for label in ("a", "b"):
+        r = cli("run", "seqio", f"--dir={tmp_path}", "--file-size=4m", "--write=buffered", "--read=warm",
+                "--repeat", "3", "--label", f"config-{label}", "--quiet")
+        assert r.status == 0, r.stderr
+    wide = cli("compare", "config-a", "config-b", "--width", "400").stdout
+    figures, verdicts = set(), []
+    for line in wide.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) >= 7 and cells[2] == "MiB/s":
+            for c in cells[3:5]:   # "median [lo..hi (cov)] n=3"
+                figures.update(re.findall(NUMBER, c.split(" n=")[0]))
+            figures.add(cells[5].split()[0])   # the ratio
+            verdicts.append(cells[6])
+    assert len(verdicts) == 3 and len(figures) > 10, wide
+    for width in (60, 80, 100):
+        out = cli("compare", "config-a", "config-b", "--width", str(width)).stdout
+        assert max(len(line) for line in out.splitlines()) <= width, out
+        body = out[out.index("comparison, baseline config-a"):]
+        assert "┏" not in body.split("!1 warning")[0]   # no table: blocks
+        found = set(re.findall(NUMBER, body))
+        assert figures <= found, (width, figures - found)
+        flat = " ".join(body.split())
+        for verdict in verdicts:
+            assert verdict in flat, (width, verdict)
+        # each configuration's own line, the baseline first, the other's verdict under it
+        block = body.splitlines()[1:5]
+        assert block[1].split()[0] == "config-a" and block[2].split()[0] == "config-b", block
+        assert re.match(r"\s+\d\.\d{3} x config-a \([+-]\d+\.\d%\): ", block[3]), block

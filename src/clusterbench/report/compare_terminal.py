@@ -27,6 +27,46 @@ def folding(t: Table) -> Table:
     return t
 
 
+def wider_than(t: Table, width: int) -> bool:
+    """Whether rich draws the table wider than `width` (and so crops it)."""
+    import io
+
+    probe = Console(width=width, file=io.StringIO(), color_system=None)
+    with probe.capture() as captured:
+        probe.print(folding(t))
+    return max((len(line) for line in captured.get().splitlines()), default=0) > width \
+        or any(line.startswith("┏") and not line.endswith("┓") for line in captured.get().splitlines())
+
+
+def print_blocks(console: Console, title: str, names: list[str], rows: list, limits: bool) -> None:
+    """The comparison on a terminal too narrow for its table (an 80-column one
+    holds no two configurations' medians, CIs, ratio, verdict and limit side by
+    side without breaking a figure): per measurement its title, then a line per
+    configuration, under each other configuration its ratio to the baseline and
+    its verdict, then the limit. Lines wrap between words, under their own
+    column, so every figure is whole and a wrapped verdict is not read as a
+    configuration."""
+    console.print(title, highlight=False)
+    for row in rows:
+        (_, measurement), (_, mode), (_, unit) = row[:3]
+        said = ", ".join(x for x in (mode, unit) if x)
+        console.print(Text(measurement + (f" [{said}]" if said else ""), style="bold"))
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for i, n in enumerate(names):
+            grid.add_row(Text(plain(n)), Text(row[3 + i][1]))
+            if i:
+                ratio, verdict = row[3 + len(names) + 2 * (i - 1)][1], row[4 + len(names) + 2 * (i - 1)][1]
+                style = next((v for k, v in VERDICT_STYLE.items() if verdict.startswith(k)), None)
+                # "1.912 x base (+91.2%): faster (p=0.0238)": the table's ratio column, said in words
+                versus = f"{ratio.replace(' ', f' x {plain(names[0])} ', 1)}: " if ratio != "-" else ""
+                grid.add_row("", Text.assemble(versus, (verdict, style or "")))
+        if limits and row[-1][1]:
+            grid.add_row("limit", Text(row[-1][1]))
+        console.print(Padding(grid, (0, 0, 0, 2), expand=False))
+
+
 def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -> None:
     names = [c.name for c in table.configs]
     for d in table.env_diffs:
@@ -39,16 +79,17 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
         console.print(folding(t))
     excluded = ", outliers excluded (modified Z > 3.5)" if table.exclude_outliers else ""
-    t = Table(title=f"comparison, baseline {terminal(names[0])}{excluded}", title_justify="left")
-    for col in ("measurement", "mode", "unit", *[f"{terminal(n)}: median [CI] n" for n in names]):
-        t.add_column(col)
+    title = f"comparison, baseline {terminal(names[0])}{excluded}"
+    heads = ["measurement", "mode", "unit", *[f"{terminal(n)}: median [CI] n" for n in names]]
+    ratios = set()   # the ratio columns, right-justified
     for n in names[1:]:
-        t.add_column(f"{terminal(n)}/{terminal(names[0])}", justify="right")
-        t.add_column("verdict (p)")
+        ratios.add(len(heads))
+        heads += [f"{terminal(n)}/{terminal(names[0])}", "verdict (p)"]
     limits = any(p.limit(n) for p in table.points for n in names)
     if limits:
-        t.add_column("limit")
+        heads.append("limit")
     notes: list[str] = []  # the warnings of flagged cells, numbered as marked
+    rows = []   # per point: the cells, each as (markup, its plain text)
     for p in table.points:
         cells = []
         for n in names:
@@ -56,18 +97,40 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             for w in p.warnings(n):
                 notes.append(f"{n}, {table.title(p)}: {w}")
                 marks.append(f"!{len(notes)}")
-            cells.append(cell(p, n, " ".join(marks)))
-        row = [terminal(table.title(p)), terminal(p.mode), p.unit or "", *cells]
+            cells.append((cell(p, n, " ".join(marks)), cell(p, n) + (" " + " ".join(marks) if marks else "")))
+        row = [(terminal(table.title(p)), plain(table.title(p))), (terminal(p.mode), plain(p.mode)),
+               (p.unit or "", p.unit or ""), *cells]
         for n in names[1:]:
             c = p.versus(names[0], n)
             ratio = f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
-            verdict = terminal(p.verdict_text(names[0], n))   # it names the configurations when flagged
+            verdict = plain(p.verdict_text(names[0], n))   # it names the configurations when flagged
             style = VERDICT_STYLE.get(c.verdict.value)
-            row += [ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
+            row += [(ratio, ratio), (f"[{style}]{terminal(verdict)}[/{style}]" if style else terminal(verdict), verdict)]
         if limits:
-            row.append(terminal("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n)))))
-        t.add_row(*row)
-    console.print(folding(t))
+            text = plain("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n))))
+            row.append((terminal(text), text))
+        rows.append(row)
+    # a table whose every word fits its column; narrower than that, each measurement as a block of lines
+    shown = [Text.from_markup(h).plain for h in heads]
+    words = [max([len(w) for r in rows for w in r[i][1].split()] + [len(w) for w in shown[i].split()])
+             for i in range(len(heads))]
+    spare = console.width - (sum(words) + 3 * len(heads) + 1)
+    if spare >= 0:
+        t = Table(title=title, title_justify="left")
+        for i, head in enumerate(heads):
+            t.add_column(head, justify="right" if i in ratios else "left", min_width=words[i])
+        for row in rows:
+            t.add_row(*(markup for markup, _ in row))
+        if wider_than(t, console.width):
+            # rich's share cut a column below its longest word, then widened it again: the table
+            # would be cropped at the terminal's edge. Each column its longest word, and a share
+            # of what is left by what it lacks of its longest cell.
+            lacks = [max([len(r[i][1]) for r in rows] + [len(shown[i])]) - words[i] for i in range(len(heads))]
+            for column, word, lack in zip(t.columns, words, lacks):
+                column.max_width = word + min(lack, spare * lack // max(1, sum(lacks)))
+        console.print(folding(t))
+    else:
+        print_blocks(console, title, names, rows, limits)
     for i, note in enumerate(notes, 1):
         # plain: rich Text is never markup, but it keeps ESC (the note names a label, a warning a --dir)
         console.print(Padding(Text.assemble((f"!{i} warning:", "yellow"), " ", plain(note)), (0, 0, 0, 2),
