@@ -84,21 +84,13 @@ def latency_rows(st: dict) -> list[str]:
 
 def pair_rows(st: dict) -> list[str]:
     """E6: each TCP pair's median rate beside its link's nominal rate (the step's row is the aggregate)."""
-    import statistics
+    from clusterbench.report import pairs
 
-    from clusterbench.results.records import pair_rates
-
-    pairs = pair_rates(st.get("build"))
-    if not pairs:
+    rows = [f"<tr><td>{esc(p.phase)}</td><td class=n>{p.pair}</td><td>{esc(p.server_host)} &rarr; "
+            f"{esc(p.client_host)}</td><td class=n>{_num(p.gbit_per_s)}</td><td>{esc(p.link)}</td>"
+            f"<td class=n>{p.of_link}</td></tr>" for p in pairs.of_step(st)]
+    if not rows:
         return []
-    rows = []
-    for p in pairs:
-        rate = statistics.median(p.gbit_per_s) if p.gbit_per_s else None
-        link = f"{p.link_gbit_per_s:g} Gbit/s" if p.link_gbit_per_s else "not known"
-        share = f"{rate / p.link_gbit_per_s:.0%}".replace("%", " %") if rate and p.link_gbit_per_s else "-"
-        rows.append(f"<tr><td>{esc(p.phase)}</td><td class=n>{p.pair}</td><td>{esc(p.server_host)} &rarr; "
-                    f"{esc(p.client_host)}</td><td class=n>{_num(rate)}</td><td>{esc(link)}</td>"
-                    f"<td class=n>{share}</td></tr>")
     return ["<p>Each pair (the row above is their aggregate):</p><table><tr><th>phase</th><th>pair</th>"
             "<th>server &rarr; client</th><th>Gbit/s (median)</th><th>link</th><th>of link</th></tr>", *rows,
             "</table>"]

@@ -4,13 +4,42 @@ from __future__ import annotations
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
 from clusterbench.report.data import Report, params_text, step_title
-from clusterbench.report.terminal import ci_words, limit_text
+from clusterbench.report.terminal import ci_words, condition_header, limit_text
 
 
 def _num(v: float | None) -> str:
     if v is None:
         return "-"
     return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def latency_table(st: dict) -> list[str]:
+    """The latency percentiles the records carry (randio, tcp rr), as show and HTML print them under the step."""
+    from clusterbench.report import latency
+
+    found = latency.of_step(st)
+    if not found:
+        return []
+    names = list(dict.fromkeys(n for p in found for n, _ in p.values_us))
+    out = ["", "| latency (us), median over repetitions | " + " | ".join(names) + " |",
+           "|---|" + "---:|" * len(names)]
+    for p in found:
+        values = dict(p.values_us)
+        out.append(f"| {md(p.label)} | " + " | ".join(_num(values.get(n)) for n in names) + " |")
+    return out
+
+
+def pair_table(st: dict) -> list[str]:
+    """E6: each TCP pair beside its link, as show and HTML print them under the step (its row is their aggregate)."""
+    from clusterbench.report import pairs
+
+    found = pairs.of_step(st)
+    if not found:
+        return []
+    return ["", f"{pairs.TITLE[0].upper()}{pairs.TITLE[1:]}:", "",
+            "| " + " | ".join(pairs.HEADINGS) + " |", "|---|---:|---|---:|---|---:|",
+            *[f"| {md(p.phase)} | {p.pair} | {md(p.server_host)} -> {md(p.client_host)} | {_num(p.gbit_per_s)} "
+              f"| {p.link} | {p.of_link} |" for p in found]]
 
 
 def render(report: Report) -> str:
@@ -39,7 +68,9 @@ def render(report: Report) -> str:
             if st["message"]:
                 out.append(f"> {md(st['message'])}\n")
             limits = any(r.limit for r in st["summary"])
-            out.append("| phase | mode | n | median | interval of the median | min | max | unit |"
+            # the mode column named after what it holds in this step (cache, algorithm, busy cpus), as show and HTML
+            condition = condition_header(st["summary"], st["kernel"]) or "mode"
+            out.append(f"| phase | {md(condition)} | n | median | interval of the median | min | max | unit |"
                        + (" limit |" if limits else ""))
             out.append("|---|---|---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
             for r in st["summary"]:
@@ -49,6 +80,7 @@ def render(report: Report) -> str:
                 flag = " !" if r.warnings or r.limit_exceeded else ""
                 out.append(f"| {md(r.label)} | {md(r.mode)} | {r.n} | {_num(r.median)}{flag} | {ci_words(r.stats)} | "
                            f"{_num(r.minimum)} | {_num(r.maximum)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
+            out += latency_table(st) + pair_table(st)
             warnings = [w for r in st["summary"] for w in r.all_warnings()]
             out += [""] + [f"- warning: {md(w)}" for w in dict.fromkeys(warnings)]
             out.append("")

@@ -203,20 +203,14 @@ def share_width(t: Table, width: int) -> Table:
 def pair_table(st: dict) -> Table | None:
     """E6: each TCP pair's rate (median over repetitions) beside its link's
     nominal rate; the step's row above is their aggregate."""
-    import statistics
+    from clusterbench.report import pairs
 
-    from clusterbench.results.records import pair_rates
-
-    pairs = pair_rates(st.get("build"))
-    if not pairs:
+    found = pairs.of_step(st)
+    if not found:
         return None
-    t = Table("phase", "pair", "server -> client", "Gbit/s (median)", "link", "of link",
-              title="each pair (the row above is their aggregate)", title_justify="left")
-    for p in pairs:
-        rate = statistics.median(p.gbit_per_s) if p.gbit_per_s else None
-        link = f"{p.link_gbit_per_s:g} Gbit/s" if p.link_gbit_per_s else "not known"
-        share = f"{rate / p.link_gbit_per_s:.0%}".replace("%", " %") if rate and p.link_gbit_per_s else "-"
-        t.add_row(p.phase, str(p.pair), f"{p.server_host} -> {p.client_host}", _num(rate), link, share)
+    t = Table(*pairs.HEADINGS, title=pairs.TITLE, title_justify="left")
+    for p in found:
+        t.add_row(p.phase, str(p.pair), f"{p.server_host} -> {p.client_host}", _num(p.gbit_per_s), p.link, p.of_link)
     return t
 
 
