@@ -246,3 +246,35 @@ def html_text(s: str) -> str:
     import html
 
     return html.unescape(re.sub(r"<[^>]+>", "", s)).strip()
+
+
+@pytest.mark.timeout(120)
+def test_a_flagged_figure_says_why_not_which_figure_it_is(cli, tmp_path):
+    """A single run's report flagged seqio's buffered write "write buffered:
+    buffered write", and E8's pario writes "write buffered: buffered": the
+    clause before the warning's colon, which only names the figure. The
+    reason after it is what the reader needs: timed until the page cache."""
+    from clusterbench.analysis.step_summary import Row
+    from clusterbench.report.headline import short_warning
+
+    r = cli("run", "seqio", f"--dir={tmp_path}", "--file-size=4m", "--write=buffered", "--read=none",
+            "--repeat", "2", "--quiet")
+    assert r.status == 0, r.stderr
+    out = tmp_path / "r.html"
+    assert cli("report", "1", "-o", str(out)).status == 0
+    page = out.read_text()
+    flagged = re.search(r"<h3>Flagged \(\d+\)[^<]*</h3>\s*<ul[^>]*>(.*?)</ul>", page, re.S).group(1)
+    items = re.sub(r"<[^>]+>", "", flagged)
+    assert "write buffered: timed until the data reached the page cache" in items, items
+    assert "write buffered: buffered write" not in items
+
+    pario = "3 of 3 repetitions: buffered: timed until the last write returned (data handed to the file system), " \
+            "before fsync and close"
+    row = Row("write", "buffered", "MiB/s", values=[1.0] * 3, sample_warnings=[[pario.split(": ", 1)[1]]] * 3)
+    assert short_warning(row.warnings[0], "write buffered") == \
+        "timed until the last write returned (data handed to the file system)"
+    # a clause that says something of its own is kept as it was
+    assert short_warning("3 of 3 repetitions: likely cache effect: the data read (8 MiB) fits in free memory",
+                         "read cold") == "likely cache effect"
+    assert short_warning("oversubscribed: a node runs more ranks than it has online CPUs", "pingpong 8 B library") \
+        == "oversubscribed"

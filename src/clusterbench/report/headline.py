@@ -120,11 +120,19 @@ def percentile_us(step: dict, row, field: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def short_warning(text: str) -> str:
-    """A warning as one clause: without its repetition count, up to its first colon."""
+def short_warning(text: str, said: str = "") -> str:
+    """A warning as one clause: without its repetition count, up to its
+    first colon ("likely cache effect", "oversubscribed"). A warning whose
+    part before the colon only names the figure it is on (`said`: its phase
+    and mode) gives its reason instead, up to its first comma: the buffered
+    write of seqio is flagged "timed until the data reached the page cache",
+    not "buffered write", and pario's "buffered" not "buffered"."""
     _, sep, rest = text.partition(" repetitions: ")
     text = rest if sep else text
-    return text.split(": ", 1)[0]
+    topic, colon, why = text.partition(": ")
+    if colon and why and set(topic.lower().split()) <= set(said.lower().split()):
+        return why.split(", ")[0]
+    return topic
 
 
 def verdict(row) -> tuple[str, bool]:
@@ -132,7 +140,7 @@ def verdict(row) -> tuple[str, bool]:
     if row.limit_exceeded:
         return "flagged: faster than the component measured can be (see its limit)", True
     if row.warnings:
-        return f"flagged: {short_warning(row.warnings[0])}", True
+        return f"flagged: {short_warning(row.warnings[0], row.label + ' ' + (row.mode or ''))}", True
     cv = row.stats.cv
     if cv is not None and cv > WIDE_CV:
         return f"usable, wide spread (CV {cv:.0%} over {row.n} repetitions)".replace("%", " %"), False
@@ -174,7 +182,8 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
     for st in run["steps"]:
         reasons: dict[str, list[str]] = {}
         for r in st["summary"]:
-            why = r.limit if r.limit_exceeded else short_warning(r.warnings[0]) if r.warnings else None
+            why = r.limit if r.limit_exceeded else short_warning(r.warnings[0], f"{r.label} {r.mode or ''}") \
+                if r.warnings else None
             if why:
                 reasons.setdefault(why, []).append(f"{r.label} {r.mode or ''}".strip())
         if reasons:

@@ -37,7 +37,7 @@ def flag_reason(row) -> str | None:
     from clusterbench.report.headline import short_warning
 
     cached = [w for w in row.warnings if "cache" in w]
-    return short_warning(cached[0]) if cached else None
+    return short_warning(cached[0], f"{row.label} {row.mode or ''}") if cached else None
 
 
 def _sized(group: list[dict]) -> dict:
