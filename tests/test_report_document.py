@@ -278,3 +278,28 @@ def test_a_flagged_figure_says_why_not_which_figure_it_is(cli, tmp_path):
                          "read cold") == "likely cache effect"
     assert short_warning("oversubscribed: a node runs more ranks than it has online CPUs", "pingpong 8 B library") \
         == "oversubscribed"
+
+
+@pytest.mark.timeout(30)
+def test_why_a_steps_repetitions_stopped_reads_as_a_sentence_not_the_stored_kind():
+    """Every step of an HTML report read "1 rank(s); repetition stopped by
+    fixed: 5 repetitions", and --repeat auto's "repetition stopped by ci: 95 %
+    CI within 3.1% of the median (target 5%) after 7": the stored kind
+    (fixed, ci, max-repeat) printed as if it were a word."""
+    from clusterbench.report.data import stop_text
+    from clusterbench.results.sample import SampleKey
+    from clusterbench.run.plan import AutoRepeat
+    from clusterbench.run.step_engine import auto_stop
+
+    key = SampleKey("write", "fsync", "MiB/s", None)
+    tight = {key: [100.0, 100.5, 99.8, 100.2, 100.1, 99.9, 100.3]}
+    loose = {key: [100.0, 180.0, 40.0, 150.0, 60.0, 120.0, 90.0]}
+    reasons = [auto_stop(AutoRepeat(), tight, 7, 1.0), auto_stop(AutoRepeat(max_repeat=7), loose, 7, 1.0),
+               auto_stop(AutoRepeat(max_seconds=10), loose, 7, 12.0)]
+    texts = [stop_text(r) for r in reasons]
+    assert re.fullmatch(r"stopped when the 95 % CI was within \d\.\d% of the median \(target 5%\), "
+                        r"after 7 repetitions", texts[0]), texts[0]
+    assert texts[1] == "stopped at --max-repeat: 7 repetitions (CI target 5% not reached)"
+    assert texts[2] == "stopped at --max-time: 12 s after 7 repetitions (CI target 5% not reached)"
+    assert stop_text("fixed: 5 repetitions") == "5 repetitions"
+    assert not any(t.startswith(("repetition stopped by", "fixed", "ci:", "max-")) for t in texts)

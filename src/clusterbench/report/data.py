@@ -54,6 +54,26 @@ def step_title(step: dict) -> str:
     return f"node {step['host']}: {name}" if step.get("host") else name
 
 
+def stop_text(reason: str | None) -> str | None:
+    """Why a step's repetitions stopped (its stored stop_reason, "kind: detail",
+    run/step_engine.py), as a reader takes it: "5 repetitions", "stopped when
+    the 95 % CI was within 3.1% of the median (target 5%), after 7
+    repetitions", "stopped at --max-repeat: 30 repetitions (...)"; not the
+    stored kind ("repetition stopped by fixed: 5 repetitions")."""
+    if not reason:
+        return None
+    kind, _, detail = reason.partition(": ")
+    if kind == "fixed" and detail:
+        return detail
+    if kind == "ci" and detail:
+        ci, _, done = detail.rpartition(" after ")
+        return f"stopped when the {ci.replace(' CI within ', ' CI was within ', 1)}, after {done} repetitions" \
+            if ci and done.isdigit() else f"stopped when the {detail}"
+    if kind in ("max-repeat", "max-time") and detail:
+        return f"stopped at --{kind}: {detail}"
+    return f"repetition stopped by {reason}"
+
+
 def params_text(step: dict) -> str:
     return " ".join(f"--{k}={v}" for k, v in step["params"].items())
 

@@ -6,7 +6,7 @@ import html
 from collections import defaultdict
 
 from clusterbench.report.summary_html import summary_section
-from clusterbench.report.data import Report, params_text, step_title
+from clusterbench.report.data import Report, params_text, step_title, stop_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
@@ -110,7 +110,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     plots_after = step_plots.after_step(run["steps"], run["id"])
     for st in run["steps"]:
         out.append(f'<section class="step"><h3>{esc(step_title(st))}: {esc(st["status"])}</h3>')
-        stop = f"; repetition stopped by {esc(st['stop_reason'])}" if st.get("stop_reason") else ""
+        stop = f"; {esc(stop_text(st['stop_reason']))}" if st.get("stop_reason") else ""
         out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {st['ranks']} rank(s){stop}</p>")
         from clusterbench.conditions.apply import cgroup_caption
 

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clusterbench.output.render_text import plain, terminal
-from clusterbench.report.data import params_text, step_title
+from clusterbench.report.data import params_text, step_title, stop_text
 
 
 def _num(v: float | None) -> str:
@@ -96,8 +96,8 @@ PROSE_WIDTH = 20   # the narrowest a column of words (the limit) is drawn before
 def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE, prose: int = PROSE_WIDTH) -> Table:
     """One step's table at a tier (above); .min_width_needed says the width it needs."""
     caption = f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)"
-    if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):
-        caption += f"; repetition stopped by {st['stop_reason']}"
+    if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):   # a fixed count: n says it
+        caption += f"; {stop_text(st['stop_reason'])}"
     dropped = decimal and tier >= NO_DECIMAL
     decimal = decimal and not dropped
     ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
