@@ -303,3 +303,36 @@ def test_why_a_steps_repetitions_stopped_reads_as_a_sentence_not_the_stored_kind
     assert texts[2] == "stopped at --max-time: 12 s after 7 repetitions (CI target 5% not reached)"
     assert stop_text("fixed: 5 repetitions") == "5 repetitions"
     assert not any(t.startswith(("repetition stopped by", "fixed", "ci:", "max-")) for t in texts)
+
+
+SWEEP_SUITE = """
+description = "a null step swept over its byte count"
+
+[[steps]]
+name = "null sweep"
+kernel = "null"
+repeat = 2
+params = { seconds = 0.001, bytes = ["1m", "2m", "4m"] }
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_sweep_table_of_a_run_given_by_its_id_names_the_run_not_a_bare_number(cli, tmp_path):
+    """The report a suite writes (and `report 12`) headed its sweep tables
+    "12: median [CI]" and the curve's legend "12": a number over a column of
+    numbers. Now "run 12 (label): median [CI]"; a label given stays as given."""
+    suite = tmp_path / "sweep.toml"
+    suite.write_text(SWEEP_SUITE)
+    r = cli("run", str(suite), "--label", "e8", "--quiet", "--report-dir", str(tmp_path))
+    assert r.status == 0, r.stderr
+    written = re.search(r"report: (\S+\.html)", r.stdout + r.stderr).group(1)
+    for page in (open(written).read(), None):
+        if page is None:
+            out = tmp_path / "r.html"
+            assert cli("report", "1", "-o", str(out)).status == 0
+            page = out.read_text()
+        heads = re.findall(r"<th>([^<]*): median \[CI\]</th>", page)
+        assert heads and set(heads) == {"run 1 (e8)"}, heads
+    out = tmp_path / "l.html"
+    assert cli("report", "e8", "-o", str(out)).status == 0
+    assert set(re.findall(r"<th>([^<]*): median \[CI\]</th>", out.read_text())) == {"e8"}

@@ -218,13 +218,22 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     return out
 
 
-def sweep_section(points, names: list[str]) -> list[str]:
+def config_heading(name: str, runs: list[dict]) -> str:
+    """A configuration as a column heading: a label as given; a run given by
+    its id as "run 12 (e8)", not a bare "12" over a column of figures."""
+    run = next((r for r in runs if name.isdigit() and str(r["id"]) == name), None)
+    if run is None:
+        return name
+    return f"run {run['id']}" + (f" ({run['label']})" if run["label"] else "")
+
+
+def sweep_section(points, names: list[str], runs: list[dict] = ()) -> list[str]:
     from clusterbench.analysis.comparison import sweeps
     from clusterbench.report import plots
 
     out = []
     for sw in sweeps(points):
-        head = "".join(f"<th>{esc(n)}: median [CI]</th>" for n in names)
+        head = "".join(f"<th>{esc(config_heading(n, list(runs)))}: median [CI]</th>" for n in names)
         out.append(f"<h3>Sweep of {esc(sw.param)}: {esc(sw.title)}</h3><table><tr><th>{esc(sw.param)}</th>{head}</tr>")
         for v, p in zip(sw.values, sw.points):
             cells = "".join(f"<td class=n>{_num(p.summary(n).median)}"
@@ -234,8 +243,8 @@ def sweep_section(points, names: list[str]) -> list[str]:
         out.append("</table>")
         xs = sw.numeric()
         if xs:
-            series = {n: [(x, p.summary(n).median) for x, p in zip(xs, sw.points) if p.summary(n).median is not None]
-                      for n in names}
+            series = {config_heading(n, list(runs)): [(x, p.summary(n).median) for x, p in zip(xs, sw.points)
+                                                      if p.summary(n).median is not None] for n in names}
             out.append(plots.curves(f"sweep of {sw.param}", sw.param, sw.unit or "", series,
                                     sizes=all(v >= 1024 for v in xs) or sw.param.endswith(("size", "bytes"))))
     return out
@@ -337,7 +346,7 @@ def render(report: Report) -> str:
     elif report.no_comparison:
         body.append(f"<h2>No comparison</h2><p>{esc(report.no_comparison)}: each run is shown on its own.</p>")
     if report.points:
-        body += sweep_section(report.points, report.config_names)
+        body += sweep_section(report.points, report.config_names, report.runs)
     for run in report.runs:
         if run.get("kind") == run_kinds.CLUSTER:
             from clusterbench.report.cluster_html import section
