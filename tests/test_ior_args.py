@@ -454,3 +454,28 @@ def test_hints_file_reaches_mpi_file_open_and_show_hints_prints_them(cli, mpiexe
     bad.write_text("IOR_HINT__GPFS__hint=1\n")
     with pytest.raises(BadInput, match="only IOR_HINT__MPI__"):
         translate(["ior", "-a", "MPIIO", f"--mpiio.hintsFileName={bad}"])
+
+
+@pytest.mark.timeout(120)
+def test_an_ior_line_says_on_stderr_what_its_figures_cannot_claim_and_keeps_stdout_iors(cli, mpiexec, tmp_path):
+    """`clusterbench ior ... -F` without -e: IOR's table reported a write
+    several times the disk's rate and nothing said it never reached the
+    disk; show and report carried "no fsync: the data may still be in a
+    cache", the command itself did not (and the docs said our table came first)."""
+    target = tmp_path / "target"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", "2", "ior", "-a", "POSIX", "-b", "256k", "-t", "64k", "-i", "2", "-F",
+            "-o", str(target / "testFile"))
+    assert r.status == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning: ")]
+    assert "warning: test 0: 2 of 2 repetitions: no fsync: the data may still be in a cache when the timing ends" \
+        in warnings, r.stderr
+    run_id = re.search(r"stored as run (\d+) in \S+ \(clusterbench show (\d+): ", r.stderr).groups()
+    assert run_id[0] == run_id[1]
+    shown = cli("show", run_id[0]).stdout
+    assert all(w.split(": ", 2)[2] in " ".join(shown.split()) for w in warnings)   # the warnings show prints
+    assert "warning" not in r.stdout and r.stdout.startswith("IOR-4.0.0: MPI Coordinated Test of Parallel I/O")
+    check_default(r.stdout, e(fpp=1, reps=(2,), block=262144, xfer=65536), 2)
+    quiet = cli("ior", "--quiet", "mpiexec", "-n", "2", "ior", "-a", "POSIX", "-b", "256k", "-t", "64k", "-F",
+                "-o", str(target / "testFile"))
+    assert quiet.status == 0 and "warning" not in quiet.stderr, quiet.stderr

@@ -78,4 +78,14 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
         click.echo(f"Writing output to {t.summary_file}")
     else:
         click.echo(text, nl=False)
-    click.echo(f"stored as run {run_id} in {store.url}", err=True)
+    if not quiet:
+        # IOR prints no caveat: what a figure cannot claim (no fsync, read from the cache) is said here,
+        # on stderr beside the run number, as show says it under its table
+        from clusterbench.output.render_text import plain
+        from clusterbench.results.warning_fold import step_lines
+
+        for test, step in zip(t.tests, run["steps"]):   # one step per test, "test N" as the line above named it
+            for w in step_lines(step["summary"]):
+                click.echo(f"warning: test {test.id}: {plain(w)}", err=True)
+    click.echo(f"stored as run {run_id} in {store.url}" + ("" if quiet else f" (clusterbench show {run_id}: "
+                                                             "its tables, limits and warnings)"), err=True)
