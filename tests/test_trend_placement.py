@@ -74,3 +74,18 @@ def test_a_one_rank_kernels_series_title_has_no_rank_count(tmp_path):
     assert _placement(SimpleNamespace(ranks=1, ranks_per_node=None)) == {}
     assert _placement(SimpleNamespace(ranks=1, ranks_per_node=None), always=True) == {"np": "1"}
     assert _placement(SimpleNamespace(ranks=4, ranks_per_node=2)) == {"np": "4", "ppn": "2"}
+
+
+@pytest.mark.timeout(120)
+def test_compare_of_two_placements_says_which_parameter_differs_and_what_to_do(cli, store_url):
+    """`compare ppn1 ppn2` of E7's placements said only "no measurement with
+    equal kernel and parameters in all of: ppn1, ppn2": not which parameter
+    kept them apart, nor how to put placements side by side."""
+    fill(store_url, [(1, 9.0), (2, 1.0)])
+    r = cli("compare", "ppn1", "ppn2")
+    assert r.status == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "mpi ran with ppn=1 in ppn1 and ppn=2 in ppn2" in r.stderr, r.stderr
+    assert "ppn = [1, 2]" in r.stderr
+    # the report of the two says the same, above each run on its own
+    out = cli("report", "ppn1", "ppn2", "-o", "-", "--format", "html").stdout
+    assert "mpi ran with ppn=1 in ppn1 and ppn=2 in ppn2" in out

@@ -220,10 +220,37 @@ def build(store: Store, refs: list[str], exclude_outliers: bool = False,
     full = [p for p in points if all(n in p.values for n in names)]
     partial = [p for p in points if not all(n in p.values for n in names)]
     if not full:
-        raise NothingInCommon(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}")
+        raise NothingInCommon(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}"
+                              + nearest_difference(points, names))
     imported = [f"{c.name}: run {i} imported from {store.run(i).imported_from}"
                 for c in configs for i in c.run_ids if store.run(i).imported_from]
     return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported)
+
+
+def nearest_difference(points: list[Point], names: list[str]) -> str:
+    """Why two configurations that ran the same kernel share no measurement:
+    '; mpi ran with ppn=1 in a, ppn=2 in b (rank placement and count are part
+    of a measurement: ...)', from the pair of their points of one kernel that
+    differ in the fewest parameters; '' when no kernel is common."""
+    best = None
+    for other in names[1:]:
+        mine = [p for p in points if names[0] in p.values]
+        theirs = [p for p in points if other in p.values]
+        for a in mine:
+            for b in theirs:
+                if a.kernel != b.kernel or a.key != b.key:
+                    continue
+                keys = [k for k in dict.fromkeys([*a.params, *b.params]) if a.params.get(k) != b.params.get(k)]
+                if keys and (best is None or len(keys) < len(best[0])):
+                    best = (keys, a, b, other)
+    if best is None:
+        return ""
+    keys, a, b, other = best
+    said = ", ".join(f"{k}={a.params.get(k, '(default)')}" for k in keys[:3])
+    then = ", ".join(f"{k}={b.params.get(k, '(default)')}" for k in keys[:3])
+    hint = (" (where the ranks ran is part of what was measured: a suite step with a list, e.g. ppn = [1, 2], "
+            "puts placements side by side in its report)" if set(keys) & {"np", "ppn"} else "")
+    return f"; {a.kernel} ran with {said} in {names[0]} and {then} in {other}{hint}"
 
 
 def single_target(env: dict) -> dict:
