@@ -679,3 +679,52 @@ def test_env_diff_with_an_imported_run_folds_what_its_file_did_not_record_and_pr
     assert re.search(r"\(\d{2,} more keys\) .*imported from OSU 7.4 text: not recorded", rows[-1]), rows[-1]
     both = cli("env", "--diff", "measured", "measured")
     assert both.status == 0 and "environment differences: 0 line(s)" in both.stdout
+
+
+@pytest.mark.timeout(120)
+def test_an_environment_diff_says_each_value_with_its_unit_where_a_report_reader_sees_it(cli, store_url, tmp_path):
+    """E10: the comparison's environment table, in the terminal, the HTML
+    report, compare's Markdown and env --diff, printed target.size_bytes as
+    274877906944 and target.rotational as True: a number a customer counts
+    the digits of, a Python word. JSON keeps the stored value."""
+    import json
+
+    from clusterbench.store.opening import open_store
+
+    store = open_store(store_url, writing=True)
+    base = fixture_env("xeon2s_hdd")
+    for label, size, rotational, ahead in (("hdd", 274877906944, True, 8192), ("ssd", 25274793984, False, 128)):
+        env = dict(base, **{"host.name": "n01", "target./data.size_bytes": size, "target./data.rotational": rotational,
+                            "target./data.read_ahead_kb": ahead, "target./data.fs_type": "ext4"})
+        run_id = store.begin_run(label=label, command="test", suite=None)
+        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
+        step = store.begin_step(run_id, position=0, name="null", kernel="null", params={}, launcher="local", ranks=1,
+                                ranks_per_node=None)
+        for i in range(3):
+            store.add_sample(step, {"repetition": i, "phase": "run", "mode": "n/a", "rate": 1.0 + i, "rate_unit": "s"},
+                             [])
+        store.finish_step(step, "ok")
+        store.finish_run(run_id, "ok")
+    want = {"target.size_bytes": ("256 GiB", "23.5 GiB (25,274,793,984 bytes)"),
+            "target.rotational": ("yes", "no"), "target.read_ahead_kb": ("8,192 KiB", "128 KiB")}
+
+    def rows(text: str, sep: str) -> dict[str, list[str]]:
+        out = {}
+        for line in text.splitlines():
+            cells = [c.strip() for c in line.split(sep)[1:-1]]
+            if len(cells) == 3 and cells[0] in want:
+                out[cells[0]] = cells[1:]
+        return out
+
+    for args, sep in ((("compare", "hdd", "ssd", "--width", "200"), "│"), (("env", "--diff", "hdd", "ssd"), "│"),
+                      (("compare", "hdd", "ssd", "--format", "md"), "|")):
+        r = cli(*args)
+        assert r.status == 0, r.stderr
+        assert {k: tuple(v) for k, v in rows(r.stdout, sep).items()} == want, (args, r.stdout)
+    out = tmp_path / "r.html"
+    assert cli("report", "hdd", "ssd", "-o", str(out)).status == 0
+    page = out.read_text()
+    for key, (a, b) in want.items():
+        assert f"<tr><td>{key}</td><td>{a}</td><td>{b}</td></tr>" in page, key
+    lines = json.loads(cli("compare", "hdd", "ssd", "--format", "json").stdout)["environment_differences"][0]["lines"]
+    assert {"key": "target.size_bytes", "base": 274877906944, "other": 25274793984} in lines

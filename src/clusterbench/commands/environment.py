@@ -40,7 +40,8 @@ def command(diff, targets, as_json, db_url):
             t = Table("key", f"run {a_id} ({terminal(ha)})", f"run {b_id} ({terminal(hb)})",
                       title=f"environment differences: {len(lines)} line(s)")
             for key, va, vb in lines:   # values read from machines and files: printed as written
-                t.add_row(terminal(key), "" if va is None else terminal(va), "" if vb is None else terminal(vb))
+                t.add_row(terminal(key), terminal(environment.value_text(key, va)),
+                          terminal(environment.value_text(key, vb)))
             if unrecorded:
                 t.add_row(f"({unrecorded[1]} more keys)", *(terminal(unrecorded[0]) if side else ""
                                                              for side in unrecorded[2]))

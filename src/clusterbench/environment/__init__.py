@@ -111,6 +111,32 @@ def snapshot_hash(env: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# key endings that name a value's unit, and the unit a reader is shown (docs/environment.md)
+_UNIT_OF_KEY = (("_kb", "KiB"), ("_mib", "MiB"), ("_mhz", "MHz"), ("_mbps", "Mbit/s"), ("_ns", "ns"))
+
+
+def value_text(key: str, value: object) -> str:
+    """An environment value as a person reads it in a diff: a byte count in
+    binary units with its exact bytes ("256 GiB", "23.5 GiB (25,274,793,984
+    bytes)", not 274877906944), a rate or clock with the unit its key names
+    ("8,192 KiB", "2,400 MHz"), a flag as yes or no; absent as nothing.
+    The JSON keeps the stored value."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and key.endswith("_bytes"):
+        from clusterbench.results.sizes import rounded_size_text, size_text
+
+        shown = rounded_size_text(value)   # "23.5 GiB", and the exact count unless that is it ("256 GiB")
+        return shown if shown == size_text(value) else f"{shown} ({value:,} bytes)"
+    if isinstance(value, (int, float)):
+        for ending, unit in _UNIT_OF_KEY:
+            if key.endswith(ending):
+                return f"{value:,g} {unit}" if isinstance(value, float) else f"{value:,} {unit}"
+    return str(value)
+
+
 def diff(a: dict, b: dict) -> list[tuple[str, object, object]]:
     """(key, value in a, value in b) for each non-volatile key that differs
     or exists on one side only (None on the other), sorted by key, the

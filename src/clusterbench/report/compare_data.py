@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from clusterbench.analysis.comparison import Point, Table
+from clusterbench.environment import value_text
 from clusterbench.output.render_text import csv_cell
 from clusterbench.output.render_text import markdown as _md
 
@@ -133,7 +134,7 @@ def render_markdown(table: Table) -> str:
     for d in table.env_diffs:
         out += ["", f"### Environment: {_md(d.base)} ({_md(d.host_base)}) vs {_md(d.other)} ({_md(d.host_other)}), "
                     f"{len(d.lines)} difference(s)", "", f"| key | {_md(d.base)} | {_md(d.other)} |", "|---|---|---|"]
-        out += [f"| {_md(k)} | {_md('' if a is None else a)} | {_md('' if b is None else b)} |" for k, a, b in d.lines]
+        out += [f"| {_md(k)} | {_md(value_text(k, a))} | {_md(value_text(k, b))} |" for k, a, b in d.lines]
     return "\n".join(out) + "\n"
 
 

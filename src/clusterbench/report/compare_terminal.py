@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clusterbench.analysis.comparison import Table as Comparison
+from clusterbench.environment import value_text
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.report.compare_data import limit_cell
 from clusterbench.report.terminal import _num, ci_text
@@ -74,7 +75,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                   title=terminal(f"environment: {d.base} vs {d.other}: {len(d.lines)} difference(s)"),
                   title_justify="left")
         for key, a, b in d.lines[:env_lines]:
-            t.add_row(terminal(key), terminal(a), terminal(b))
+            t.add_row(terminal(key), terminal(value_text(key, a)), terminal(value_text(key, b)))
         if len(d.lines) > env_lines:
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
         console.print(folding(t))

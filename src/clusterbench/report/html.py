@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title, stop_text
+from clusterbench.environment import value_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
@@ -211,8 +212,8 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
                    f"<tr><th>key</th><th>{esc(d.base)} ({esc(d.host_base)})</th>"
                    f"<th>{esc(d.other)} ({esc(d.host_other)})</th></tr>")
         for key, a, b, why_a, why_b in env_diff_rows(d.lines):
-            va = f"not available{mark(notes.number(why_a))}" if why_a else esc(a)
-            vb = f"not available{mark(notes.number(why_b))}" if why_b else esc(b)
+            va = f"not available{mark(notes.number(why_a))}" if why_a else esc(value_text(key, a))
+            vb = f"not available{mark(notes.number(why_b))}" if why_b else esc(value_text(key, b))
             out.append(f"<tr><td>{esc(key)}</td><td>{va}</td><td>{vb}</td></tr>")
         out.append("</table>")
     return out
