@@ -728,3 +728,25 @@ def test_an_environment_diff_says_each_value_with_its_unit_where_a_report_reader
         assert f"<tr><td>{key}</td><td>{a}</td><td>{b}</td></tr>" in page, key
     lines = json.loads(cli("compare", "hdd", "ssd", "--format", "json").stdout)["environment_differences"][0]["lines"]
     assert {"key": "target.size_bytes", "base": 274877906944, "other": 25274793984} in lines
+
+
+@pytest.mark.timeout(60)
+def test_env_diff_folds_a_long_path_and_never_cuts_it(cli, store_url):
+    """`env --diff 4 5` printed target.model_error's path as
+    "/sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda/device/mo…":
+    the file a reader would look for, cut short."""
+    from clusterbench.store.opening import open_store
+
+    store = open_store(store_url, writing=True)
+    path = "/sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda/device/model-of-a-long-named-disk"
+    for label, extra in (("a", {"target./data.model_error": f"no such file {path}"}), ("b", {})):
+        env = dict(fixture_env("xeon2s_hdd"), **{"host.name": "n01"}, **extra)
+        run_id = store.begin_run(label=label, command="test", suite=None)
+        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
+        store.finish_run(run_id, "ok")
+    for width in ("80", "120", "160"):
+        out = cli("env", "--diff", "a", "b", "--width", width).stdout
+        assert "…" not in out, out
+        cells = "".join(line.split("│")[2].strip() for line in out.splitlines()
+                        if line.startswith("│") and len(line.split("│")) > 3)
+        assert path in cells, (width, out)

@@ -45,6 +45,8 @@ def command(diff, targets, as_json, db_url):
             if unrecorded:
                 t.add_row(f"({unrecorded[1]} more keys)", *(terminal(unrecorded[0]) if side else ""
                                                              for side in unrecorded[2]))
+            for column in t.columns:   # a path or a reason longer than its column folds, never cut with "…"
+                column.overflow = "fold"
             console.print(t)
         return
     env = environment.collect([os.path.abspath(t) for t in targets])
