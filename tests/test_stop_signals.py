@@ -334,3 +334,67 @@ def test_ctrl_z_suspends_the_launch_with_clusterbench_and_fg_continues_both(cbk_
             os.killpg(p.pid, signal.SIGKILL)
     assert p.returncode == 0, err
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]
+
+
+def fake_gpu_queries(folder: Path, log: Path) -> Path:
+    """nvidia-smi as a node without its persistence daemon has it (it takes
+    seconds to answer, and a stop signal does not end it: a process in the
+    driver's uninterruptible wait), and rocm-smi, which the GPU collector
+    asks next. Each notes its start (nvidia-smi with its pid) in log."""
+    folder.mkdir()
+    (folder / "nvidia-smi").write_text(f"#!/bin/sh\necho \"nvidia-smi $$\" >> {log}\ntrap '' INT TERM\n"
+                                       "exec sleep 30\n")
+    (folder / "rocm-smi").write_text(f"#!/bin/sh\necho rocm-smi >> {log}\nexit 1\n")
+    for f in folder.iterdir():
+        f.chmod(0o755)
+    return folder
+
+
+def running(pid: int) -> bool:
+    return state(pid) not in ("gone", "Z")
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_while_the_environment_is_captured_ends_the_capture_and_its_commands(cbk_bin, tmp_path, sig):
+    """The snapshot's topics run in threads, each asking its commands in
+    turn. A stop signal there waited for every topic to end (nvidia-smi up
+    to its 3 s timeout), and meanwhile the GPU topic went on to start
+    rocm-smi after the run was stopped. An impatient second signal cut
+    that wait short inside the executor's join: clusterbench exited with
+    the threads still running, a command it had started left behind, and
+    code of those threads ran under the interpreter's exit (a traceback
+    after the stop line). Now the stop tells the topics to end: no command
+    is started after it, the running one is ended, and the threads are
+    waited for."""
+    log = tmp_path / "commands.log"
+    log.touch()
+    fakes = fake_gpu_queries(tmp_path / "bin", log)
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200",
+               XDG_CACHE_HOME=str(tmp_path / "cache"), PATH=f"{fakes}{os.pathsep}{os.environ['PATH']}")
+    p = start(["run", "null", "--seconds=0.01", "--repeat", "1", "--quiet"], env)
+    smi = None
+    try:
+        wait_for(lambda: log.read_text().startswith("nvidia-smi "), p, "the snapshot asked nvidia-smi")
+        smi = int(log.read_text().split()[1])
+        with log.open("a") as f:
+            f.write("stop\n")
+        os.killpg(p.pid, sig) if sig == signal.SIGINT else p.send_signal(sig)
+        try:   # an impatient user's second stop, if the first has not ended it yet
+            p.wait(timeout=0.3)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, sig) if sig == signal.SIGINT else p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+        left_running = running(smi)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        if smi and running(smi):
+            os.kill(smi, signal.SIGKILL)
+    assert p.returncode == 128 + sig, err
+    assert err.splitlines() == ["interrupted: the run is stored as interrupted, with what it measured"], err
+    assert log.read_text().split("stop\n")[1] == "", log.read_text()   # nothing asked after the stop
+    assert not left_running, "nvidia-smi was left running"
+    assert store_rows(f"sqlite:///{store}", "select status from runs") == [("interrupted",)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -67,14 +68,64 @@ def _collect_one(name: str, ctx: Context) -> dict:
     return part
 
 
+# How long the topics have to end once a stop signal has told them to: they
+# start no command and end the one running, so what is left is file reads.
+STOPPED_TOPICS_WAIT_S = 5.0
+
+
+def _collect_side_by_side(ctx: Context) -> list[dict]:
+    """Each topic's keys, in COLLECTORS' order. Topics run side by side: a
+    slow command (nvidia-smi without its persistence daemon, an mpiexec on
+    a stale network mount) then costs its own timeout, not the sum of all
+    of them.
+
+    A stop signal (KeyboardInterrupt, raised in the main thread) while they
+    run tells them to stop (ctx.stopped) and waits for them before going on
+    up. ThreadPoolExecutor's threads went on instead: its exit waited for
+    every topic, nvidia-smi up to its timeout, and each topic started its
+    next command meanwhile; a second signal interrupted the executor's
+    join, which marks a thread still running as ended (CPython's
+    bpo-45274 handling), and clusterbench exited with the threads running,
+    a command left behind and their code run under the interpreter's exit.
+    So the threads are waited for on an Event, never joined; they are
+    daemon threads, so one stuck in a system call (a stat of a hung mount)
+    cannot hold the exit."""
+    from clusterbench.launch.stop_signals import deferred
+
+    names = COLLECTORS.names()
+    parts: list[dict] = [{} for _ in names]
+    ended = [threading.Event() for _ in names]
+
+    def collect_topic(i: int) -> None:
+        try:
+            parts[i] = _collect_one(names[i], ctx)
+        finally:
+            ended[i].set()
+
+    begun = 0
+    try:
+        for i, name in enumerate(names):
+            begun = i + 1   # counted first: a stop inside start() may come once the thread runs
+            threading.Thread(target=collect_topic, args=(i,), name=f"envcap-{name}", daemon=True).start()
+        for e in ended:
+            e.wait()
+    except BaseException:
+        ctx.stopped.set()
+        with deferred():   # a second Ctrl-C leaves no topic running
+            give_up = time.monotonic() + STOPPED_TOPICS_WAIT_S
+            for e in ended[:begun]:
+                e.wait(max(give_up - time.monotonic(), 0))
+        raise
+    return parts
+
+
 def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: bool = True,
             keep_versions: bool = True) -> dict:
     """Describes this host (or the file tree at `root`) and each target
-    directory's file system and devices. Never raises. keep_versions: take
-    version commands' output from this boot's cache (command_cache.py);
-    the snapshot is the same either way."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    directory's file system and devices. Never raises, except a stop
+    signal's KeyboardInterrupt. keep_versions: take version commands'
+    output from this boot's cache (command_cache.py); the snapshot is the
+    same either way."""
     from clusterbench.environment.sources import Context
 
     started = time.monotonic()
@@ -86,13 +137,8 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
     ctx = Context(Path(root), tuple(str(t) for t in targets), run_commands, cache)
     env: dict = {"capture.schema": SCHEMA,
                  "capture.time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    # Topics run side by side: a slow command (nvidia-smi without its
-    # persistence daemon, an mpiexec on a stale network mount) then costs
-    # its own timeout, not the sum of all of them.
-    with ThreadPoolExecutor(max_workers=len(COLLECTORS), thread_name_prefix="envcap") as pool:
-        parts = [pool.submit(_collect_one, name, ctx) for name in COLLECTORS]
-        for p in parts:
-            env.update(p.result())
+    for part in _collect_side_by_side(ctx):
+        env.update(part)
     if cache:
         cache.save()
     env["capture.seconds"] = round(time.monotonic() - started, 3)

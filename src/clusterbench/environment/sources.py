@@ -15,6 +15,8 @@ import errno
 import os
 import shutil
 import subprocess
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from clusterbench.environment.command_cache import CommandCache
 
 COMMAND_TIMEOUT_S = 3.0
+# How often a running command looks whether the capture was stopped.
+STOP_POLL_S = 0.05
 # Larger files are never what a collector wants (and /proc files report size 0).
 MAX_READ_BYTES = 1 << 20
 MAX_CPUS = 1 << 16  # bounds a CPU list range, so a corrupt file cannot exhaust memory
@@ -68,12 +72,14 @@ def find_program(name: str) -> str | None:
 @dataclass(frozen=True)
 class Context:
     """What collectors share: the root of the file tree, the target
-    directories, and whether commands may run."""
+    directories, whether commands may run, and whether the capture was
+    stopped (set: no command is started, and the one running is ended)."""
 
     root: Path = Path("/")
     targets: tuple[str, ...] = ()
     run_commands: bool = True
     command_cache: CommandCache | None = field(default=None, compare=False)  # for commands marked stable
+    stopped: threading.Event = field(default_factory=threading.Event, compare=False)
 
     @property
     def is_real_root(self) -> bool:
@@ -149,15 +155,30 @@ class Context:
         key = self.command_cache.key(exe, argv, env) if stable and self.command_cache else None
         if key and (kept := self.command_cache.get(key)) is not None:
             return Reading(text=kept)
+        if self.stopped.is_set():
+            return Reading(error=f"not run: the capture was stopped ({argv[0]})")
         try:
-            p = subprocess.run([exe, *argv[1:]], capture_output=True, timeout=timeout_s,
-                               stdin=subprocess.DEVNULL, env=env)
-        except subprocess.TimeoutExpired:
-            return Reading(error=f"{' '.join(argv)} timed out after {timeout_s:g} s")
+            p = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=env)
         except OSError as e:
             return Reading(error=f"cannot run {exe}: {e.strerror or e}")
-        out = p.stdout.decode("utf-8", "replace")
-        err = p.stderr.decode("utf-8", "replace")
+        with p:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    stdout, stderr = p.communicate(timeout=min(STOP_POLL_S, max(deadline - time.monotonic(), 0)))
+                    break
+                except subprocess.TimeoutExpired:
+                    if self.stopped.is_set():
+                        p.kill()
+                        p.wait()
+                        return Reading(error=f"{' '.join(argv)} ended: the capture was stopped")
+                    if time.monotonic() >= deadline:
+                        p.kill()
+                        p.wait()
+                        return Reading(error=f"{' '.join(argv)} timed out after {timeout_s:g} s")
+        out = stdout.decode("utf-8", "replace")
+        err = stderr.decode("utf-8", "replace")
         if p.returncode != 0:
             first = next((ln.strip() for ln in (err + "\n" + out).splitlines() if ln.strip()), "")
             why = f"{' '.join(argv)} exited with status {p.returncode}"
