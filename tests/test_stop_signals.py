@@ -398,3 +398,36 @@ def test_a_stop_while_the_environment_is_captured_ends_the_capture_and_its_comma
     assert log.read_text().split("stop\n")[1] == "", log.read_text()   # nothing asked after the stop
     assert not left_running, "nvidia-smi was left running"
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("interrupted",)]
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_while_the_command_exits_is_dropped(cbk_bin, tmp_path, sig):
+    """Once a command has said its last line, its exit still closes the
+    store (weakref finalizers at exit: the SQLite connection checkpoints
+    and removes its -wal file). A stop signal then, a second Ctrl-C after
+    a stop's line most often, was raised inside those finalizers: "Exception
+    ignored in: <finalize object>" and a KeyboardInterrupt traceback after
+    the command's line, and the store's -wal and -shm files left. Here the
+    signal comes from the first of the exit's callbacks, as the store is
+    about to be closed."""
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "1",
+                     "--quiet"], timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    # registered after weakref.finalize's own exit callback, so it runs before it (atexit runs the last first)
+    script = ("import atexit, os, signal, sys, time, weakref\n"
+              "weakref.finalize(object, int)\n"
+              "def stop_at_exit():\n"
+              f"    os.kill(os.getpid(), {int(sig)})\n"
+              "    time.sleep(0.3)\n"
+              "atexit.register(stop_at_exit)\n"
+              "sys.argv = ['clusterbench', 'list']\n"
+              "from clusterbench.cli import main\n"
+              "main()\n")
+    p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=terminal_sigint)
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+    assert "ok" in p.stdout
+    assert sorted(os.listdir(tmp_path)) == ["results.db"]

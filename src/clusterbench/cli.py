@@ -153,12 +153,13 @@ def main():
     from clusterbench.output.reader_gone import keep_writing_when_the_reader_leaves
 
     keep_writing_when_the_reader_leaves()
-    from clusterbench.launch.stop_signals import stop_as_ctrl_c
+    from clusterbench.launch.stop_signals import dropped_from_now, stop_as_ctrl_c
 
     stop_as_ctrl_c()
     try:
         cli(prog_name="clusterbench")
     finally:
+        dropped_from_now()
         # What is left at exit is only freed: the interpreter's last collections walked SQLAlchemy's
         # object graph for 40 ms of every command (#24). What must be closed is closed explicitly
         # (the store's connections at exit, store/database.py), not by those collections.

@@ -88,6 +88,22 @@ def deferred() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def dropped_from_now() -> None:
+    """Every stop signal is taken and dropped from here on: the command has
+    ended and said so, and what is left is its exit, which closes the store
+    (weakref finalizers: the SQLite connection checkpoints and removes its
+    -wal file). Raised there, a second Ctrl-C printed "Exception ignored"
+    with a KeyboardInterrupt traceback after the command's last line and
+    left the -wal and -shm files. The exit is short (no thread of a command
+    outlives it but daemon threads), and Python's finalization gives each
+    signal its default action back at its end. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGINT, *STOP_SIGNALS):
+        if signal.getsignal(sig) not in (signal.SIG_IGN, None):
+            signal.signal(sig, _noted)
+
+
 @contextlib.contextmanager
 def suspended_together(pgid: int) -> Iterator[None]:
     """While a launch runs in a process group of its own
