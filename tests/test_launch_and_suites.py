@@ -35,10 +35,11 @@ def test_openmpi_command_line():
 
 def test_srun_command_line():
     assert srun_command("/usr/bin/srun", JOB, "pmi2") == [
-        "/usr/bin/srun", "--ntasks=8", "--mpi=pmi2", "--kill-on-bad-exit=1", "--nodes=2", "--ntasks-per-node=4",
-        "--nodefile=/tmp/hosts", "--overcommit", "/opt/cb/cbk", "null", "--seconds=1", "--repetitions=3"]
+        "/usr/bin/srun", "--ntasks=8", "--mpi=pmi2", "--kill-on-bad-exit=1", "--disable-status", "--nodes=2",
+        "--ntasks-per-node=4", "--nodefile=/tmp/hosts", "--overcommit", "/opt/cb/cbk", "null", "--seconds=1",
+        "--repetitions=3"]
     assert srun_command("srun", Job(("cbk", "null")), "pmix") == [
-        "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "cbk", "null"]
+        "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "--disable-status", "cbk", "null"]
 
 
 def test_qrsh_command_line():

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, failed_steps, store_rows, tree
+from conftest import REPO, failed_steps, store_rows, terminal_sigint, tree
 from slurm_cluster import SlurmCluster, why_not
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
@@ -107,3 +109,60 @@ def test_srun_ranks_bind_their_own_gpus_by_slurm_local_id(scli, mpiexec, store_u
     assert r.status == 0, r.stderr + failed_steps(store_url)   # once failed in a full run, passed alone
     ((build,),) = store_rows(store_url, "select build from steps")
     assert json.loads(build)["gpu_devices"] == ["1", "0"]
+
+
+def files_below(root: Path) -> int:
+    return sum(len(files) for _dirpath, _dirs, files in os.walk(root))
+
+
+def jobs(slurm) -> set[str]:
+    """The ids of the jobs in the queue, running or pending."""
+    r = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, env=slurm.env, timeout=60)
+    return set(r.stdout.split())
+
+
+@pytest.mark.timeout(240)
+def test_ctrl_c_stops_an_srun_step_at_once_and_leaves_neither_files_nor_an_allocation(slurm, cbk_bin, tmp_path):
+    """srun takes a first SIGINT as a request for the tasks' status; only a
+    second within a second ends them. clusterbench sends a launch one
+    SIGINT (srun has a process group of its own, so the terminal's reaches
+    clusterbench alone), and so waited out its 15 s grace and killed srun
+    with SIGKILL: cbk was still making files, not removing them, when
+    clusterbench said the run was interrupted (115,000 files and cbk's
+    private directory in --dir at its exit), and the allocation srun had
+    asked for itself stayed RUNNING, its node held with no time limit.
+    srun --disable-status forwards the one SIGINT to the tasks, and ends
+    when they do. A million files to make: the kernel cannot end on its
+    own within that grace."""
+    work = tmp_path / "work"
+    work.mkdir()
+    store = tmp_path / "results.db"
+    env = {**slurm.env, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": str(store), "COLUMNS": "200"}
+    before = jobs(slurm)   # an earlier test's job may still be ending
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "metadata", "--launcher", "srun", "--np", "1",
+                          f"--dir={work}", "--items=1000000", "--kind=files", "--phases=create", "--repeat", "1",
+                          "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=terminal_sigint)
+    try:
+        deadline = time.monotonic() + 120
+        while files_below(work) < 20_000:
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "cbk made no 20,000 files under srun within 120 s"
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGINT)   # Ctrl-C, as the terminal sends it
+        out, err = p.communicate(timeout=120)
+        left_at_exit = files_below(work)
+        deadline = time.monotonic() + 60
+        while jobs(slurm) - before and time.monotonic() < deadline:   # Slurm's own bookkeeping may take a moment
+            time.sleep(0.5)
+        left_jobs = jobs(slurm) - before
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        for job in jobs(slurm) - before:
+            subprocess.run(["scancel", job], env=slurm.env, timeout=60)
+    assert p.returncode == 130, err
+    assert left_at_exit == 0 and os.listdir(work) == [], (left_at_exit, os.listdir(work))
+    assert left_jobs == set(), left_jobs
+    assert store_rows(f"sqlite:///{store}", "select status from steps") == [("interrupted",)]

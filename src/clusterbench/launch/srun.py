@@ -17,7 +17,15 @@ NOT_HERE = "no srun on PATH (this host is not a Slurm client: apt-get install sl
 
 
 def srun_command(srun: str, job: Job, mpi: str) -> list[str]:
-    cmd = [srun, f"--ntasks={job.ranks}", f"--mpi={mpi}", "--kill-on-bad-exit=1"]
+    # --disable-status: srun takes a first SIGINT as a request for the tasks'
+    # status, and only a second within a second ends them. clusterbench sends
+    # a launch one SIGINT (step_engine.stop), so it waited out its grace and
+    # killed srun: cbk was still working (its files in --dir at clusterbench's
+    # exit) and an allocation srun had asked for itself stayed held. With it,
+    # srun passes the one SIGINT to every task and ends when they have.
+    # (--quit-on-interrupt is not it: srun then aborts the step at once, and
+    # cbk is killed while it removes its files.)
+    cmd = [srun, f"--ntasks={job.ranks}", f"--mpi={mpi}", "--kill-on-bad-exit=1", "--disable-status"]
     if job.ranks_per_node:
         # without --nodes srun spreads the tasks over the whole allocation
         # and only warns that it cannot honour --ntasks-per-node
