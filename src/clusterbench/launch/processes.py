@@ -64,7 +64,14 @@ def _wait_gone(procs: list, seconds: float) -> list:
 def stop_tree(pid: int, grace_s: float = STOP_GRACE_S) -> None:
     """SIGINT to every process of the tree at once, then SIGKILL to what is
     left after grace_s."""
-    procs = tree(pid)
+    stop_trees([pid], grace_s)
+
+
+def stop_trees(pids: list[int], grace_s: float = STOP_GRACE_S) -> None:
+    """stop_tree for several launches at once (run cluster's nodes): every
+    process of every tree gets its SIGINT before any is waited for, so a
+    node does not run on while another cleans up."""
+    procs = [p for pid in pids for p in tree(pid)]
     _signal(procs, signal.SIGINT)
     left = _wait_gone(procs, grace_s)
     # a rank may have started children of its own meanwhile

@@ -13,7 +13,7 @@ import contextlib
 import os
 import signal
 import threading
-from typing import Iterator
+from typing import Collection, Iterator
 
 # What a batch system or terminal sends before it ends a job: Slurm SIGTERM,
 # Grid Engine's -notify warning and s_rt SIGUSR1/SIGUSR2, a CPU limit SIGXCPU,
@@ -105,28 +105,32 @@ def dropped_from_now() -> None:
 
 
 @contextlib.contextmanager
-def suspended_together(pgid: int) -> Iterator[None]:
-    """While a launch runs in a process group of its own
+def suspended_together(pgids: Collection[int]) -> Iterator[None]:
+    """While launches run in process groups of their own
     (step_engine.own_process_group), a terminal's Ctrl-Z (SIGTSTP) reaches
-    clusterbench alone: this stops the launch's group too, then clusterbench,
-    and on `fg` (SIGCONT) continues the group. Without it the benchmark ran
-    on behind a suspended clusterbench, its records waiting in a full pipe.
-    A repetition that was running meanwhile includes the pause in its time,
-    as it did when the terminal stopped both. Main thread only, and not where
-    SIGTSTP is ignored (no job control)."""
+    clusterbench alone: this stops the launches' groups too, then
+    clusterbench, and on `fg` (SIGCONT) continues the groups. Without it the
+    benchmark ran on behind a suspended clusterbench, its records waiting in
+    a full pipe. A repetition that was running meanwhile includes the pause
+    in its time, as it did when the terminal stopped both. pgids is read at
+    each Ctrl-Z (run cluster adds a node's launch as it starts). Main thread
+    only, and not where SIGTSTP is ignored (no job control)."""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTSTP) is signal.SIG_IGN:
         yield
         return
 
+    def signal_groups(sig: int) -> None:
+        for pgid in list(pgids):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, sig)
+
     def suspend(_signum, _frame):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGSTOP)
+        signal_groups(signal.SIGSTOP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)   # stopped here until SIGCONT
         signal.signal(signal.SIGTSTP, suspend)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGCONT)
+        signal_groups(signal.SIGCONT)
 
     previous = signal.signal(signal.SIGTSTP, suspend)
     try:

@@ -251,7 +251,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     records = step_engine.LaunchRecords(store, step_id, env, offset, step_engine.detail_records(step.kernel), sampled)
     deadline = Deadline(proc, step.timeout_s)
     try:
-        with stop_signals.suspended_together(proc.pid):   # its own group: Ctrl-Z reaches us alone
+        with stop_signals.suspended_together([proc.pid]):   # its own group: Ctrl-Z reaches us alone
             for line in proc.stdout:
                 records.take(line)
             status = proc.wait()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection
 from clusterbench import catalogue, limits
 from clusterbench.conditions import apply as conditions
 from clusterbench.launch.messages import finalize_stall
-from clusterbench.launch.processes import STOP_GRACE_S, stop_tree
+from clusterbench.launch.processes import STOP_GRACE_S, stop_trees
 from clusterbench.run.plan import AutoRepeat, Step
 from clusterbench.results.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
 from clusterbench.output.render_text import stored
@@ -212,46 +212,30 @@ def judge(status: int, stderr: str, build: RunRecord | None, step: Step,
     return status, stderr, stalled
 
 
-# A launch in clusterbench's own process group gets a terminal's Ctrl-C
-# itself: a second SIGINT within this time would make mpiexec kill -9 its
-# ranks mid-cleanup.
-GROUP_SIGNAL_WAIT_S = 3
-
-
 def own_process_group() -> dict:
     """Popen arguments that start a launch in a process group of its own,
     with nothing to read: a terminal's Ctrl-C then reaches clusterbench
     alone, which passes exactly one SIGINT to every process of the launch
     (stop). In the terminal's group, an impatient second Ctrl-C reached
     Hydra's mpiexec directly, and it kill -9'd its ranks while they removed
-    their files. A launch in a background group that read the terminal
-    would be stopped (SIGTTIN): Hydra forwards its stdin to rank 0."""
+    their files; under nohup the closed terminal's SIGHUP reached Open MPI's
+    prterun, which ended the job (run cluster's steps stored failed, exit 1).
+    A launch in a background group that read the terminal would be stopped
+    (SIGTTIN): Hydra forwards its stdin to rank 0. Every launch of `run`
+    and `run cluster` starts so."""
     return {"process_group": 0, "stdin": subprocess.DEVNULL}
 
 
-def _in_our_process_group(proc: subprocess.Popen) -> bool:
-    try:
-        return os.getpgid(proc.pid) == os.getpgrp()
-    except ProcessLookupError:
-        return False
-
-
-def stop(proc: subprocess.Popen) -> None:
+def stop(*procs: subprocess.Popen) -> None:
     """Lets cbk clean up (it removes its files on SIGINT), then insists, on
-    the launcher and every process under it. A launch in our own process
-    group got the terminal's Ctrl-C itself and is given time to end by it
-    first; one in its own group (own_process_group) gets SIGINT at once. A
-    further stop signal meanwhile does not cut this short
-    (stop_signals.deferred)."""
+    each launcher and every process under it, all launches at once. Every
+    launch has a process group of its own (own_process_group), so none had
+    the terminal's Ctrl-C: each gets its one SIGINT here. A further stop
+    signal meanwhile does not cut this short (stop_signals.deferred)."""
     with stop_signals.deferred():
-        if _in_our_process_group(proc):
-            try:
-                proc.wait(timeout=GROUP_SIGNAL_WAIT_S)
-            except subprocess.TimeoutExpired:
-                pass
-        if proc.poll() is None:
-            stop_tree(proc.pid, STOP_GRACE_S)
-        proc.wait()
+        stop_trees([proc.pid for proc in procs if proc.poll() is None], STOP_GRACE_S)
+        for proc in procs:
+            proc.wait()
 
 
 def json_objects(text: str) -> list[dict]:

@@ -267,8 +267,10 @@ class NodeLaunch:
 
 
 def _start(launch: NodeLaunch, env: dict[str, str], timeout_s: float | None) -> None:
+    # a process group of its own, as `run`'s launches: the terminal's Ctrl-C, Ctrl-Z and hangup
+    # reach clusterbench alone, which passes them on (_run_together)
     launch.proc = subprocess.Popen(launch.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env={**os.environ, **env})
+                                   env={**os.environ, **env}, **step_engine.own_process_group())
     launch.deadline = Deadline(launch.proc, timeout_s)
 
 
@@ -321,25 +323,27 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
             ended.put(lc)
 
     handed: set[int] = set()
+    groups: list[int] = []   # the launches' process groups, for Ctrl-Z
     try:
-        for lc in group:
-            _start(lc, env, timeout_s)
-            # waited on at once: should a later launch fail to start, this one's
-            # end is still handed on below, not awaited for nothing
-            threading.Thread(target=wait, args=(lc,), daemon=True).start()
-        for _ in group:
-            lc = ended.get()
-            handed.add(id(lc))
-            if on_end:
-                on_end(lc)
+        with stop_signals.suspended_together(groups):
+            for lc in group:
+                _start(lc, env, timeout_s)
+                groups.append(lc.proc.pid)
+                # waited on at once: should a later launch fail to start, this one's
+                # end is still handed on below, not awaited for nothing
+                threading.Thread(target=wait, args=(lc,), daemon=True).start()
+            for _ in group:
+                lc = ended.get()
+                handed.add(id(lc))
+                if on_end:
+                    on_end(lc)
     except BaseException:
         running = [lc for lc in group if id(lc) not in handed]
         with stop_signals.deferred():   # a second Ctrl-C stops no node fewer
             for lc in running:
                 if lc.deadline:
                     lc.deadline.cancel()
-                if lc.proc:
-                    step_engine.stop(lc.proc)
+            step_engine.stop(*[lc.proc for lc in running if lc.proc])   # every node at once
             for _ in [lc for lc in running if lc.proc and on_end]:   # their waiters now end: store what each printed
                 try:
                     lc = ended.get(timeout=STOPPED_OUTPUT_WAIT_S)
