@@ -4,6 +4,7 @@ removed), one line says what stopped it, and the exit status is 128 + the
 signal's number. Runs themselves: test_cli_runs.py, test_private_dirs.py."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -431,3 +432,52 @@ def test_a_stop_signal_while_the_command_exits_is_dropped(cbk_bin, tmp_path, sig
     assert (p.returncode, p.stderr) == (0, ""), p.stderr
     assert "ok" in p.stdout
     assert sorted(os.listdir(tmp_path)) == ["results.db"]
+
+
+@pytest.mark.timeout(180)
+def test_ctrl_z_suspends_the_ranks_of_an_mpi_launch_too(cbk_bin, mpiexec, tmp_path):
+    """Ctrl-Z stopped the launch's process group with clusterbench. Hydra's
+    proxy starts each rank in a session of its own, so that stopped mpiexec
+    alone, and the ranks measured on behind a suspended clusterbench.
+    Every process of the launch's tree is stopped now, and continued on fg."""
+    import psutil
+
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200",
+               PATH=str(Path(mpiexec).parent) + os.pathsep + os.environ.get("PATH", ""))
+
+    def job_control() -> None:
+        terminal_sigint()
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+
+    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "null", "--np", "2", "--seconds=0.5",
+                          "--repeat", "12", "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, process_group=0, preexec_fn=job_control)   # a shell's job (see above)
+    try:
+        def ranks() -> list[int]:
+            found = []
+            with contextlib.suppress(psutil.Error):
+                for c in psutil.Process(p.pid).children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        if c.name() == "cbk" and c.cmdline()[1:2] == ["null"]:
+                            found.append(c.pid)
+            return found
+
+        wait_for(lambda: len(ranks()) == 2, p, "both ranks started")
+        time.sleep(0.5)   # clusterbench back from starting the launch, reading its records
+        both = ranks()
+        os.killpg(p.pid, signal.SIGTSTP)   # Ctrl-Z
+        wait_for(lambda: state(p.pid) == "T", p, "clusterbench stopped", timeout_s=30)
+        deadline = time.monotonic() + 30
+        while not all(state(r) == "T" for r in both) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stopped = [state(r) for r in both]
+        os.killpg(p.pid, signal.SIGCONT)   # fg
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert stopped == ["T", "T"], f"the ranks ran on behind a suspended clusterbench: {stopped}"
+    assert p.returncode == 0, err
+    assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]

@@ -61,6 +61,11 @@ def _wait_gone(procs: list, seconds: float) -> list:
     return alive
 
 
+def signal_trees(pids: list[int], sig: int) -> None:
+    """sig to every process of each tree (Ctrl-Z's SIGSTOP and fg's SIGCONT)."""
+    _signal([p for pid in pids for p in tree(pid)], sig)
+
+
 def stop_tree(pid: int, grace_s: float = STOP_GRACE_S) -> None:
     """SIGINT to every process of the tree at once, then SIGKILL to what is
     left after grace_s."""

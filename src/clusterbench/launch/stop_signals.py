@@ -108,29 +108,36 @@ def dropped_from_now() -> None:
 def suspended_together(pgids: Collection[int]) -> Iterator[None]:
     """While launches run in process groups of their own
     (step_engine.own_process_group), a terminal's Ctrl-Z (SIGTSTP) reaches
-    clusterbench alone: this stops the launches' groups too, then
-    clusterbench, and on `fg` (SIGCONT) continues the groups. Without it the
-    benchmark ran on behind a suspended clusterbench, its records waiting in
-    a full pipe. A repetition that was running meanwhile includes the pause
-    in its time, as it did when the terminal stopped both. pgids is read at
-    each Ctrl-Z (run cluster adds a node's launch as it starts). Main thread
-    only, and not where SIGTSTP is ignored (no job control)."""
+    clusterbench alone: this stops each launch (its group, and every
+    process of its tree: Hydra's proxy starts each rank in a session of its
+    own, out of the group), then clusterbench, and on `fg` (SIGCONT)
+    continues them. Without it the benchmark ran on behind a suspended
+    clusterbench, its records waiting in a full pipe. A repetition that was
+    running meanwhile includes the pause in its time, as it did when the
+    terminal stopped both. pgids, each a launcher's pid and group, is read
+    at each Ctrl-Z (run cluster adds a node's launch as it starts). Main
+    thread only, and not where SIGTSTP is ignored (no job control)."""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTSTP) is signal.SIG_IGN:
         yield
         return
+    import psutil  # noqa: F401  (imported now, not inside the Ctrl-Z handler)
 
-    def signal_groups(sig: int) -> None:
-        for pgid in list(pgids):
+    from clusterbench.launch.processes import signal_trees
+
+    def signal_launches(sig: int) -> None:
+        launchers = list(pgids)
+        for pgid in launchers:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, sig)
+        signal_trees(launchers, sig)
 
     def suspend(_signum, _frame):
-        signal_groups(signal.SIGSTOP)
+        signal_launches(signal.SIGSTOP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)   # stopped here until SIGCONT
         signal.signal(signal.SIGTSTP, suspend)
-        signal_groups(signal.SIGCONT)
+        signal_launches(signal.SIGCONT)
 
     previous = signal.signal(signal.SIGTSTP, suspend)
     try:
