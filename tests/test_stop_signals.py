@@ -481,3 +481,38 @@ def test_ctrl_z_suspends_the_ranks_of_an_mpi_launch_too(cbk_bin, mpiexec, tmp_pa
     assert stopped == ["T", "T"], f"the ranks ran on behind a suspended clusterbench: {stopped}"
     assert p.returncode == 0, err
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]
+
+
+def test_the_wal_and_shm_files_a_stop_at_the_stores_opening_leaves_do_no_harm(cbk_bin, tmp_path):
+    """A stop signal that lands just after the store's connection switched
+    it to WAL mode (store/rows_sqlite.py), before the Store holds the
+    connection and its closing finalizer, ends the command (one line, 143)
+    with the connection never closed: an empty results.db-wal and a 32 KiB
+    results.db-shm stay beside the store, as after any kill -9. They hold
+    nothing (the -wal is empty; every committed run is in results.db), and
+    the next command reads and writes the store and, closing it, removes
+    both. Left as they are, documented (docs/reliability.md)."""
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
+    run = [sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "1", "--quiet"]
+    r = run_bounded(run, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    # what that stop leaves: the store opened in WAL mode, the process gone without closing it
+    subprocess.run([sys.executable, "-c", "import os, sqlite3, sys\n"
+                    "c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA journal_mode=WAL')\n"
+                    "os._exit(143)\n", str(store)], check=False, timeout=60)
+    assert sorted(os.listdir(tmp_path)) == ["results.db", "results.db-shm", "results.db-wal"]
+    assert (tmp_path / "results.db-wal").stat().st_size == 0
+    # a copy of results.db alone has every run
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "results.db").write_bytes(store.read_bytes())
+    assert store_rows(f"sqlite:///{copy / 'results.db'}", "select id, status from runs") == [(1, "ok")]
+
+    listed = run_bounded([sys.executable, "-m", "clusterbench", "list"], timeout=120, env=env)
+    assert listed.returncode == 0 and " ok " in listed.stdout, listed.stderr
+    r = run_bounded(run, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["copy", "results.db"]
+    assert store_rows(f"sqlite:///{store}", "select id, status from runs") == [(1, "ok"), (2, "ok")]
+    assert store_rows(f"sqlite:///{store}", "pragma integrity_check") == [("ok",)]
