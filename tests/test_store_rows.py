@@ -142,3 +142,24 @@ def test_three_runs_at_once_on_a_current_store_all_land(cbk_bin, tmp_path):
                      "join samples s on s.step_id = t.id group by r.id order by r.label").fetchall()
     c.close()
     assert rows == [("c0", "ok", 30), ("c1", "ok", 30), ("c2", "ok", 30), ("first", "ok", 1)]
+
+
+def test_a_stop_while_a_tables_columns_are_first_read_leaves_the_table_readable(tmp_path, monkeypatch):
+    """A Ctrl-C raised between caching a table's columns and its row type left the columns cached alone:
+    every later select on that table in the process raised KeyError (found by injection)."""
+    from clusterbench.store import rows_sqlite
+
+    path = tmp_path / "r.db"
+    _write_a_run(_current_store(path))
+    rows = SqliteRows(str(path))
+    real = rows_sqlite.namedtuple
+
+    def stopped_once(*args, **kwargs):
+        monkeypatch.setattr(rows_sqlite, "namedtuple", real)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rows_sqlite, "namedtuple", stopped_once)
+    with pytest.raises(KeyboardInterrupt):
+        rows.select("runs", {})
+    assert [r.label for r in rows.select("runs", {})] == ["rows"]
+    rows.close()

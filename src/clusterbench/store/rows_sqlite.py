@@ -38,8 +38,11 @@ class SqliteRows:
 
     def _types(self, table: str) -> dict[str, str]:
         if table not in self._columns:
-            self._columns[table] = {r[1]: r[2].upper() for r in self._conn.execute(f'PRAGMA table_info("{table}")')}
-            self._row_types[table] = namedtuple(f"{table}_row", list(self._columns[table]))
+            # the row type first: a stop between the two left _columns[table] without its row type,
+            # and every later select on the table raised KeyError
+            columns = {r[1]: r[2].upper() for r in self._conn.execute(f'PRAGMA table_info("{table}")')}
+            self._row_types[table] = namedtuple(f"{table}_row", list(columns))
+            self._columns[table] = columns
         return self._columns[table]
 
     def _encode(self, table: str, values: dict) -> dict:
