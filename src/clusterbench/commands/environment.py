@@ -49,7 +49,9 @@ def command(diff, targets, as_json, db_url):
                 column.overflow = "fold"
             console.print(t)
         return
-    env = environment.collect([os.path.abspath(t) for t in targets])
+    from clusterbench.launch.stop_signals import deferred
+
+    env = environment.collect([os.path.abspath(t) for t in targets], stop_grace=deferred)
     if as_json:
         click.echo(json.dumps(env, indent=1, sort_keys=True, default=str))
         return

@@ -9,13 +9,14 @@ when collecting, so a broken one costs its own keys only.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, ContextManager, Sequence
 
 from clusterbench.extensions.registry import Registry
 
@@ -73,7 +74,7 @@ def _collect_one(name: str, ctx: Context) -> dict:
 STOPPED_TOPICS_WAIT_S = 5.0
 
 
-def _collect_side_by_side(ctx: Context) -> list[dict]:
+def _collect_side_by_side(ctx: Context, stop_grace: Callable[[], ContextManager]) -> list[dict]:
     """Each topic's keys, in COLLECTORS' order. Topics run side by side: a
     slow command (nvidia-smi without its persistence daemon, an mpiexec on
     a stale network mount) then costs its own timeout, not the sum of all
@@ -89,9 +90,9 @@ def _collect_side_by_side(ctx: Context) -> list[dict]:
     a command left behind and their code run under the interpreter's exit.
     So the threads are waited for on an Event, never joined; they are
     daemon threads, so one stuck in a system call (a stat of a hung mount)
-    cannot hold the exit."""
-    from clusterbench.launch.stop_signals import deferred
-
+    cannot hold the exit. stop_grace holds off further stop signals during
+    that bounded wait (launch/stop_signals.deferred, given by the callers
+    above this layer)."""
     names = COLLECTORS.names()
     parts: list[dict] = [{} for _ in names]
     ended = [threading.Event() for _ in names]
@@ -111,7 +112,7 @@ def _collect_side_by_side(ctx: Context) -> list[dict]:
             e.wait()
     except BaseException:
         ctx.stopped.set()
-        with deferred():   # a second Ctrl-C leaves no topic running
+        with stop_grace():   # a second Ctrl-C leaves no topic running
             give_up = time.monotonic() + STOPPED_TOPICS_WAIT_S
             for e in ended[:begun]:
                 e.wait(max(give_up - time.monotonic(), 0))
@@ -120,12 +121,14 @@ def _collect_side_by_side(ctx: Context) -> list[dict]:
 
 
 def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: bool = True,
-            keep_versions: bool = True) -> dict:
+            keep_versions: bool = True,
+            stop_grace: Callable[[], ContextManager] = contextlib.nullcontext) -> dict:
     """Describes this host (or the file tree at `root`) and each target
     directory's file system and devices. Never raises, except a stop
     signal's KeyboardInterrupt. keep_versions: take version commands'
     output from this boot's cache (command_cache.py); the snapshot is the
-    same either way."""
+    same either way. stop_grace: what holds further stop signals off while
+    a stopped capture's topics end (_collect_side_by_side)."""
     from clusterbench.environment.sources import Context
 
     started = time.monotonic()
@@ -137,7 +140,7 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
     ctx = Context(Path(root), tuple(str(t) for t in targets), run_commands, cache)
     env: dict = {"capture.schema": SCHEMA,
                  "capture.time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    for part in _collect_side_by_side(ctx):
+    for part in _collect_side_by_side(ctx, stop_grace):
         env.update(part)
     if cache:
         cache.save()

@@ -118,7 +118,7 @@ def capture_environment(store: Store, cat: Catalogue, run_id: int, req: RunReque
     returns this host's (the limit checks use it)."""
     from clusterbench import environment
 
-    local = environment.collect(req.targets)
+    local = environment.collect(req.targets, stop_grace=stop_signals.deferred)
     local.update(conditions.environment_keys(req.conditions))
     link = {"conditions.link_bits_per_s": req.link_bits_per_s} if req.link_bits_per_s else {}
     local.update(link)

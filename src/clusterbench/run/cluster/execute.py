@@ -497,7 +497,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
     JSON lines, and a garbled snapshot is lost); returns this host's."""
     from clusterbench import environment
 
-    local = environment.collect([req.scratch])
+    local = environment.collect([req.scratch], stop_grace=stop_signals.deferred)
     snapshots = {socket.gethostname(): local}
     launcher = choose(req.launcher, 2, cat.cbk)
     argv = runner.collector_argv([req.scratch])
