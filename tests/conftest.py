@@ -6,6 +6,7 @@ build/cbk of a developer's CMake build.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -45,6 +46,34 @@ def terminal_sigint() -> None:
     Python keeps an ignored SIGINT ignored, so the Ctrl-C would never arrive.
     Gives the child the disposition a terminal's command has."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_under_nohup(argv: list[str], env: dict) -> subprocess.Popen:
+    """A command started as `nohup CMD &` from a terminal would be: SIGHUP ignored, SIGINT as a
+    terminal gives it, in a process group of its own (the job's), its output piped here."""
+    def nohup() -> None:
+        terminal_sigint()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=nohup)
+
+
+@contextlib.contextmanager
+def killed_if_left(p: subprocess.Popen):
+    """The test's body; then p's process group killed if p outlived it (a failed assertion)."""
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def hang_up(p: subprocess.Popen, timeout_s: float = 120) -> tuple[str, str]:
+    """SIGHUP to the job's process group, as the shell of a closed terminal sends it; p's output."""
+    os.killpg(p.pid, signal.SIGHUP)
+    return p.communicate(timeout=timeout_s)
 
 
 @dataclass

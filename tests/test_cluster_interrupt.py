@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import REPO, find_cbk, store_rows, terminal_sigint
+from conftest import REPO, find_cbk, hang_up, killed_if_left, start_under_nohup, store_rows, terminal_sigint
 from clusterbench.testbed import cluster as tc
 
 pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
@@ -124,25 +124,15 @@ def test_a_cluster_run_under_nohup_outlives_the_terminals_hangup(cluster, tmp_pa
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": str(OPENMPI / "cbk"),
            "CLUSTERBENCH_DB": f"sqlite:///{db}", "PATH": f"{OPENMPI}{os.pathsep}{os.environ['PATH']}"}
 
-    def nohup() -> None:
-        terminal_sigint()
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-
-    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq",
-                          "--cpufreq.seconds=2", "--repeat", "2", "--quiet"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, preexec_fn=nohup)
-    try:
+    p = start_under_nohup([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq",
+                           "--cpufreq.seconds=2", "--repeat", "2", "--quiet"], env)
+    with killed_if_left(p):
         deadline = time.monotonic() + 150
         while len(cbk_kernels(p.pid, "cpufreq")) < 2:   # both nodes measuring
             assert p.poll() is None, p.communicate()
             assert time.monotonic() < deadline, "the nodes' cpufreq did not start within 150 s"
             time.sleep(0.05)
-        os.killpg(p.pid, signal.SIGHUP)   # the job's process group, as the shell of a closed terminal does
-        out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        out, err = hang_up(p)
     assert p.returncode == 0, out + err
     assert store_rows(f"sqlite:///{db}", "select status from runs") == [("ok",)]
     steps = node_steps(db)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_bounded, store_rows, terminal_sigint
+from conftest import hang_up, killed_if_left, run_bounded, start_under_nohup, store_rows, terminal_sigint
 
 
 def start(args: list[str], env: dict) -> subprocess.Popen:
@@ -257,22 +257,11 @@ def test_a_run_started_under_nohup_outlives_the_terminals_hangup(cbk_bin, tmp_pa
     store = tmp_path / "results.db"
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200")
 
-    def nohup() -> None:
-        terminal_sigint()
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-
-    p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={work}", "--file-size=1m",
-                          "--block-size=64k", "--write=buffered", "--read=none", "--repeat", "40", "--quiet"],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         preexec_fn=nohup)
-    try:
+    p = start_under_nohup([sys.executable, "-m", "clusterbench", "run", "seqio", f"--dir={work}", "--file-size=1m",
+                           "--block-size=64k", "--write=buffered", "--read=none", "--repeat", "40", "--quiet"], env)
+    with killed_if_left(p):
         wait_for(lambda: any(work.glob("cbk-seqio-*")), p, "the kernel made its private directory")
-        os.killpg(p.pid, signal.SIGHUP)   # the job's process group, as the shell of a closed terminal does
-        out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        out, err = hang_up(p)
     assert p.returncode == 0, err
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("ok",)]
     assert store_rows(f"sqlite:///{store}", "select count(distinct repetition) from samples") == [(40,)]
