@@ -299,6 +299,35 @@ def test_cbk_removes_its_files_and_ends_when_the_process_it_watches_ends(cbk_bin
 
 
 @pytest.mark.timeout(120)
+def test_a_directory_cbk_cannot_remove_whole_keeps_its_stamp_for_clean(cbk_bin, cli, user_dir):
+    """cbk's clean-up removed the owner stamp, then the directory: where the rmdir failed (another
+    rank's file written meanwhile: pario's ranks share rank 0's directory) or the rank was killed
+    between the two, an unstamped cbk-pario-XXXXXX stayed, which `clean` may not touch (a suite
+    run: left after `clean`). Now the owner puts the stamp back when its rmdir fails. Here what it
+    cannot remove is a tree deeper than it descends (CBK_CLEANUP_DEPTH, 48): deterministic, where
+    another rank's file is a race."""
+    before = snapshot(user_dir)
+    cbk = subprocess.Popen([cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        stamp = wait_for_stamp(user_dir, cbk)
+        (private,) = [d for d in user_dir.glob("cbk-seqio-*") if (d / ".cbk-owner").exists()]
+        deep = private.joinpath(*["d"] * 50)
+        deep.mkdir(parents=True)
+        (deep / "f").write_bytes(b"x")
+        cbk.send_signal(signal.SIGINT)
+        assert cbk.wait(timeout=60) == -signal.SIGINT
+    finally:
+        if cbk.poll() is None:
+            cbk.kill()
+            cbk.wait()
+    assert json.loads((private / ".cbk-owner").read_text())["pid"] == stamp["pid"]
+    r = cli("clean", str(user_dir))
+    assert r.status == 0 and private.name in r.stdout, r.stdout + r.stderr
+    assert snapshot(user_dir) == before
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("kernel", ["seqio", "pario"])
 def test_a_stop_signal_that_reaches_only_cbk_is_stored_interrupted(cbk_bin, store_url, user_dir, kernel):
     """Started without job control (SIGINT ignored, as a background job of a

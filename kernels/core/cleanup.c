@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 #include <signal.h>
@@ -33,10 +34,10 @@ struct linux_dirent64 {
 /* Our private directories hold plain files, per-rank subdirectories, or
  * (metadata) trees of directories down to CBK_CLEANUP_DEPTH levels; each
  * level costs a 4 KiB buffer of stack and one descriptor. The owner stamp
- * of a private directory (depth 1) goes last, by the caller: a cleanup cut
- * short by SIGKILL (a launcher ending the ranks) leaves a directory that
- * still says whose it is, which `clean` and the next run remove; without
- * the stamp nothing may. */
+ * of a private directory (depth 1) goes last, by the caller
+ * (remove_private_dir): a cleanup cut short by SIGKILL (a launcher ending
+ * the ranks) leaves a directory that still says whose it is, which `clean`
+ * and the next run remove; without the stamp nothing may. */
 static void empty_dir(int dfd, int depth)
 {
     char buf[4096];
@@ -69,18 +70,81 @@ static void empty_dir(int dfd, int depth)
     }
 }
 
+/* The pid a private directory's owner stamp names, read with read(2) only
+ * (this runs in signal handlers); 0 without a readable stamp. The stamp's
+ * text goes to `text` (its length to *len) to be put back if need be. */
+static long stamp_pid(int dfd, char *text, size_t cap, ssize_t *len)
+{
+    *len = -1;
+    int fd = openat(dfd, CBK_OWNER_STAMP, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    *len = read(fd, text, cap - 1);
+    close(fd);
+    if (*len <= 0)
+        return 0;
+    text[*len] = '\0';
+    const char *at = strstr(text, "\"pid\":");
+    long pid = 0;
+    for (at = at ? at + 6 : ""; *at >= '0' && *at <= '9' && pid < 1L << 40; at++)
+        pid = pid * 10 + (*at - '0');
+    return pid;
+}
+
+static void put_back(int dfd, const char *text, ssize_t len)
+{
+    int fd = openat(dfd, CBK_OWNER_STAMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    ssize_t unused = write(fd, text, (size_t)len);
+    (void)unused; /* a short stamp is still found by clean, which reads what it can */
+    close(fd);
+}
+
+/* One private directory removed. Another rank may work in it (pario's
+ * ranks share rank 0's), so the stamp, which alone lets `clean` and the
+ * next run prove the directory cbk's, is removed by its owner only, and
+ * only when the directory then goes: when another rank's file is still
+ * there (rmdir: ENOTEMPTY), the owner puts the stamp back and tries again
+ * a little later (that rank is stopping too), for a second at most. A
+ * rank that is not the owner removes its files and leaves the directory
+ * to the owner, unless the owner is gone. Before, each rank removed the
+ * stamp first: a rank killed (a launcher's SIGKILL) between that and its
+ * rmdir, or whose rmdir met another rank's file, left an empty directory
+ * that said nothing of whose it was, and clean had to leave it (a suite
+ * run: cbk-pario-XXXXXX after `clean`). Signal-safe: no stdio, no malloc. */
+static void remove_private_dir(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (dfd < 0) {
+        rmdir(dir);
+        return;
+    }
+    char stamp[1024];
+    ssize_t len;
+    for (int tries = 0; tries < 20; tries++) {
+        empty_dir(dfd, 1);
+        long owner = stamp_pid(dfd, stamp, sizeof stamp, &len);
+        bool mine = owner == (long)getpid();
+        if (owner && !mine && !(kill((pid_t)owner, 0) && errno == ESRCH))
+            break;   /* its owner is alive: the directory is the owner's to remove */
+        if (len >= 0)
+            unlinkat(dfd, CBK_OWNER_STAMP, 0);
+        if (!rmdir(dir) || errno != ENOTEMPTY || len <= 0)
+            break;
+        put_back(dfd, stamp, len);   /* another rank's file: the directory says whose it is meanwhile */
+        struct timespec pause = { 0, 50 * 1000 * 1000 };
+        nanosleep(&pause, NULL);
+    }
+    close(dfd);
+}
+
 void cbk_cleanup_run(void)
 {
     for (int i = dir_count - 1; i >= 0; i--) {
         if (!dirs[i][0])
             continue;
-        int dfd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-        if (dfd >= 0) {
-            empty_dir(dfd, 1);
-            unlinkat(dfd, CBK_OWNER_STAMP, 0);
-            close(dfd);
-        }
-        rmdir(dirs[i]);
+        remove_private_dir(dirs[i]);
         dirs[i][0] = '\0';
     }
 }
