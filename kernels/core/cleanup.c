@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 #include <signal.h>
@@ -70,49 +69,38 @@ static void empty_dir(int dfd, int depth)
     }
 }
 
-/* The pid a private directory's owner stamp names, read with read(2) only
- * (this runs in signal handlers); 0 without a readable stamp. The stamp's
- * text goes to `text` (its length to *len) to be put back if need be. */
-static long stamp_pid(int dfd, char *text, size_t cap, ssize_t *len)
+/* The owner stamp's text into `text` (up to cap - 1 bytes), read with
+ * read(2) only (this runs in signal handlers); its length, -1 without one. */
+static ssize_t read_stamp(int dfd, char *text, size_t cap)
 {
-    *len = -1;
     int fd = openat(dfd, CBK_OWNER_STAMP, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return 0;
-    *len = read(fd, text, cap - 1);
+        return -1;
+    ssize_t len = read(fd, text, cap - 1);
     close(fd);
-    if (*len <= 0)
-        return 0;
-    text[*len] = '\0';
-    const char *at = strstr(text, "\"pid\":");
-    long pid = 0;
-    for (at = at ? at + 6 : ""; *at >= '0' && *at <= '9' && pid < 1L << 40; at++)
-        pid = pid * 10 + (*at - '0');
-    return pid;
+    return len;
 }
 
 static void put_back(int dfd, const char *text, ssize_t len)
 {
     int fd = openat(dfd, CBK_OWNER_STAMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        return;
+        return;   /* EEXIST: another rank put it back first */
     ssize_t unused = write(fd, text, (size_t)len);
     (void)unused; /* a short stamp is still found by clean, which reads what it can */
     close(fd);
 }
 
-/* One private directory removed. Another rank may work in it (pario's
- * ranks share rank 0's), so the stamp, which alone lets `clean` and the
- * next run prove the directory cbk's, is removed by its owner only, and
- * only when the directory then goes: when another rank's file is still
- * there (rmdir: ENOTEMPTY), the owner puts the stamp back and tries again
- * a little later (that rank is stopping too), for a second at most. A
- * rank that is not the owner removes its files and leaves the directory
- * to the owner, unless the owner is gone. Before, each rank removed the
- * stamp first: a rank killed (a launcher's SIGKILL) between that and its
- * rmdir, or whose rmdir met another rank's file, left an empty directory
- * that said nothing of whose it was, and clean had to leave it (a suite
- * run: cbk-pario-XXXXXX after `clean`). Signal-safe: no stdio, no malloc. */
+/* One private directory removed: its files, then the owner stamp, then the
+ * directory. Another rank may work in it (pario's and metadata's ranks
+ * share rank 0's) and stop a moment later, so an rmdir that meets a file
+ * (ENOTEMPTY) puts the stamp back, which alone lets `clean` and the next
+ * run prove the directory cbk's, and tries again 50 ms later, for a second
+ * at most: whichever rank finds it empty last removes it. Before, a rank
+ * whose rmdir met another rank's file left the directory empty of its
+ * stamp when that rank was then killed (a launcher's SIGKILL) before its
+ * own rmdir: an unstamped cbk-pario-XXXXXX that `clean` had to keep (a
+ * suite run, 2026-12-06). Signal-safe: no stdio, no malloc. */
 static void remove_private_dir(const char *dir)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -121,18 +109,14 @@ static void remove_private_dir(const char *dir)
         return;
     }
     char stamp[1024];
-    ssize_t len;
     for (int tries = 0; tries < 20; tries++) {
         empty_dir(dfd, 1);
-        long owner = stamp_pid(dfd, stamp, sizeof stamp, &len);
-        bool mine = owner == (long)getpid();
-        if (owner && !mine && !(kill((pid_t)owner, 0) && errno == ESRCH))
-            break;   /* its owner is alive: the directory is the owner's to remove */
+        ssize_t len = read_stamp(dfd, stamp, sizeof stamp);
         if (len >= 0)
             unlinkat(dfd, CBK_OWNER_STAMP, 0);
         if (!rmdir(dir) || errno != ENOTEMPTY || len <= 0)
             break;
-        put_back(dfd, stamp, len);   /* another rank's file: the directory says whose it is meanwhile */
+        put_back(dfd, stamp, len);
         struct timespec pause = { 0, 50 * 1000 * 1000 };
         nanosleep(&pause, NULL);
     }
