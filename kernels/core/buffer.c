@@ -75,16 +75,26 @@ void *cbk_buffer_alloc_huge(size_t bytes, size_t *huge_bytes)
     return p;
 }
 
-long cbk_mem_available_kib(void)
+/* The smaller of MemAvailable and the memory cgroup's headroom, in KiB;
+ * *from_cgroup says which it was. */
+static long available_kib(bool *from_cgroup)
 {
     long machine = proc_kib("/proc/meminfo", "MemAvailable"), cgroup = cbk_cgroup_headroom_kib();
-    return cgroup >= 0 && (machine < 0 || cgroup < machine) ? cgroup : machine;
+    *from_cgroup = cgroup >= 0 && (machine < 0 || cgroup < machine);
+    return *from_cgroup ? cgroup : machine;
+}
+
+long cbk_mem_available_kib(void)
+{
+    bool from_cgroup;
+    return available_kib(&from_cgroup);
 }
 
 const char *cbk_mem_available_note(void)
 {
-    long machine = proc_kib("/proc/meminfo", "MemAvailable"), cgroup = cbk_cgroup_headroom_kib();
-    return cgroup >= 0 && (machine < 0 || cgroup < machine) ? " under this process's memory cgroup limit" : "";
+    bool from_cgroup;
+    available_kib(&from_cgroup);
+    return from_cgroup ? " under this process's memory cgroup limit" : "";
 }
 
 int cbk_check_memory(const char *what, uint64_t rank_bytes, int ranks, char *why, size_t why_len)
