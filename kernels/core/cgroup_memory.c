@@ -61,7 +61,7 @@ static bool own_path(const struct hierarchy *h, char *path, size_t len)
         if (!p)
             continue;
         *p++ = '\0';
-        controllers++;
+        *controllers++ = '\0';   /* line is the hierarchy's number alone now */
         p[strcspn(p, "\n")] = '\0';
         if (h->v2 ? !strncmp(line, "0", 2) && !*controllers : strstr(controllers, "memory") != NULL) {
             snprintf(path, len, "%s", p);
