@@ -36,6 +36,37 @@ def test_injected_outlier_is_flagged_not_dropped():
     assert kept.n == 6 and kept.maximum == 101.0 and kept.excluded_outliers
 
 
+@pytest.mark.parametrize("n, steps, low, high", [
+    (3, 20_000, 0.007, 0.013), (4, 20_000, 0.007, 0.013), (5, 20_000, 0.007, 0.013), (6, 20_000, 0.007, 0.013),
+    (10, 20_000, 0.007, 0.013), (30, 20_000, 0.007, 0.013),
+    (400, 10_000, 0.006, 0.014),   # between two simulated sizes: interpolated
+    (2000, 2_000, 0.003, 0.025),   # above the largest: extrapolated (coarse; the old 3.5 flags 60 % of steps)
+])
+def test_noise_alone_flags_one_step_in_a_hundred_at_any_n(n, steps, low, high):
+    """The walk-through of E1-E11 found a flag under almost every n = 3 table: a fixed bound of 3.5
+    flags one value or more in 28 % of steps of normal noise at n = 3, 21 % at n = 5, 12 % at n = 10.
+    The bound for n is set so that noise alone gives a flag in 1 % of steps; checked here with a seed
+    of its own, independent of the simulation that made the table."""
+    rng = random.Random(n)
+    flagged = sum(bool(stats.outlier_indices([rng.gauss(0, 1) for _ in range(n)])) for _ in range(steps))
+    assert low <= flagged / steps <= high, f"n = {n}: {flagged} of {steps} steps flagged"
+
+
+def test_a_real_outlier_is_flagged_at_three_and_five_values_and_the_rule_says_its_bound():
+    """The bound at small n is high (110 at n = 3) but a value apart by orders of the others' spread passes it."""
+    assert stats.outlier_indices([100.0, 100.5, 160.0]) == []     # Z = 0.6745 x 59.5 / 0.5 = 80: three values cannot tell
+    assert stats.outlier_indices([100.0, 100.1, 190.0]) == [2]    # Z = 606
+    assert stats.outlier_indices([100.0, 101.0, 99.0, 100.5, 300.0]) == [4]
+    assert stats.outlier_indices([100.0, 101.0, 99.0, 100.5, 104.0]) == []   # Z = 4.7: past 3.5, common in noise at n = 5
+    s = stats.summarize([100.0, 101.0, 99.0, 100.5, 300.0])
+    assert s.outlier_bound == stats.outlier_bound(5) > 3.5
+    assert stats.outlier_rule(5) == f"modified Z-score > {stats.outlier_bound(5):.1f} at n = 5"
+    assert stats.outlier_bound(2) == math.inf and stats.outlier_indices([1.0, 1e9]) == []
+    # sizes the table does not hold lie between their neighbours; beyond it the bound keeps growing
+    assert stats.outlier_bound(100) >= stats.outlier_bound(110) >= stats.outlier_bound(120)
+    assert stats.outlier_bound(1000) < stats.outlier_bound(2000) < stats.outlier_bound(10**5) < 6
+
+
 @pytest.mark.parametrize("values, flagged", [
     ([], []), ([1.0], []), ([1.0, 2.0], []), ([7.0, 7.0, 7.0, 7.0], []),
     ([7.0, 7.0, 7.0, 7.0, 8.0], [4]),  # MAD = 0: any departure from the median stands out

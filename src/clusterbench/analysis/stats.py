@@ -8,9 +8,11 @@ Rules (docs/statistics.md explains them for readers):
   interval reaches 95 %; then [min, max] is given with its real coverage
   (1 - 2^(1-n)), never a pretended 95 %.
 - Outliers: modified Z-score on the median absolute deviation (Iglewicz and
-  Hoaglin): |0.6745 (x - median) / MAD| > 3.5. MAD = 0 is replaced by the
-  machine epsilon, as hyperfine does. Outliers are flagged and shown,
-  dropped only on request, and the result says so.
+  Hoaglin), |0.6745 (x - median) / MAD|, above a bound that depends on n:
+  the one that n normal values pass in 1 % of samples (outlier_bound), never
+  below Iglewicz and Hoaglin's 3.5. MAD = 0 is replaced by the machine
+  epsilon, as hyperfine does. Outliers are flagged and shown, dropped only
+  on request, and the result says so.
 - Comparison: two-sided Mann-Whitney U (exact for small samples without ties).
   When the sample sizes cannot reach the significance level at all (3 vs 3
   cannot: the smallest two-sided p is 0.1) the verdict is "undecidable" with
@@ -21,11 +23,14 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
 
-OUTLIER_Z = 3.5
+from clusterbench.analysis.outlier_bound_table import BOUNDS, FALSE_ALARM
+
+OUTLIER_Z = 3.5        # Iglewicz and Hoaglin's bound: the floor of outlier_bound
 CONFIDENCE = 0.95
 ALPHA = 0.05
 THRESHOLD = 0.02  # relative change below which a significant difference is not reported
@@ -52,6 +57,7 @@ class Summary:
     ci_coverage: float | None      # the interval's real coverage probability
     outliers: list[int] = field(default_factory=list)  # indices into the values given
     excluded_outliers: bool = False
+    outlier_bound: float = math.inf  # the modified Z a value passed to be an outlier (outlier_bound(n))
 
 
 def _median(xs: list[float]) -> float:
@@ -70,8 +76,39 @@ def modified_z(values: list[float]) -> list[float]:
     return [0.6745 * (v - med) / mad for v in values]
 
 
-def outlier_indices(values: list[float], threshold: float = OUTLIER_Z) -> list[int]:
-    return [i for i, z in enumerate(modified_z(values)) if abs(z) > threshold]
+@functools.lru_cache(maxsize=1024)
+def outlier_bound(n: int) -> float:
+    """The modified Z above which one of n values is an outlier: the bound n
+    normal values pass in FALSE_ALARM of samples (simulated, outlier_bound_table),
+    so a step of pure noise shows a flag as rarely at n = 3 as at n = 30.
+    Between simulated sizes: linear in log n; above the largest, its bound
+    grows as the normal's Bonferroni bound does. inf below 3 values (two
+    values are each as far from their median)."""
+    if n < 3:
+        return math.inf
+    if n in BOUNDS:
+        return max(OUTLIER_Z, BOUNDS[n])
+    sizes = sorted(BOUNDS)
+    top = sizes[-1]
+    if n > top:
+        tail = statistics.NormalDist().inv_cdf
+        return BOUNDS[top] + tail(1 - FALSE_ALARM / (2 * n)) - tail(1 - FALSE_ALARM / (2 * top))
+    hi = next(s for s in sizes if s > n)
+    lo = max(s for s in sizes if s < n)
+    w = math.log(n / lo) / math.log(hi / lo)
+    return max(OUTLIER_Z, BOUNDS[lo] + w * (BOUNDS[hi] - BOUNDS[lo]))
+
+
+def outlier_indices(values: list[float], threshold: float | None = None) -> list[int]:
+    """Indices of the outliers: |modified Z| above `threshold`, by default outlier_bound(n)."""
+    bound = outlier_bound(len(values)) if threshold is None else threshold
+    return [i for i, z in enumerate(modified_z(values)) if abs(z) > bound]
+
+
+def outlier_rule(n: int) -> str:
+    """The rule as a reader sees it: "modified Z-score > 18.6 at n = 5"."""
+    bound = outlier_bound(n)
+    return f"modified Z-score > {bound:.1f} at n = {n}" if math.isfinite(bound) else f"no outlier test at n = {n}"
 
 
 def _binom_coverage(n: int, j: int) -> float:
@@ -110,12 +147,14 @@ def summarize(values: list[float], exclude_outliers: bool = False) -> Summary:
     used = [v for i, v in enumerate(values) if i not in set(outliers)] if exclude_outliers else values
     n = len(used)
     if n == 0:
-        return Summary(0, None, None, None, None, None, None, None, None, None, outliers, exclude_outliers)
+        return Summary(0, None, None, None, None, None, None, None, None, None, outliers, exclude_outliers,
+                       outlier_bound(len(values)))
     mean = sum(used) / n
     std = math.sqrt(sum((v - mean) ** 2 for v in used) / (n - 1)) if n > 1 else None
     lo, hi, cov = median_ci(used)
     return Summary(n, _median(used), mean, min(used), max(used), std,
-                   std / mean if std is not None and mean else None, lo, hi, cov, outliers, exclude_outliers)
+                   std / mean if std is not None and mean else None, lo, hi, cov, outliers, exclude_outliers,
+                   outlier_bound(len(values)))
 
 
 def ci_width_ratio(values: list[float]) -> float | None:

@@ -79,7 +79,7 @@ class Row:
         out = list(self.warnings)
         if self.outlier_values:
             vals = ", ".join(f"{v:,.0f}" if abs(v) >= 100 else f"{v:.4g}" for v in self.outlier_values)
-            out.append(f"outlier(s) by modified Z-score > {stats.OUTLIER_Z} ({self.label} {self.mode or ''}): "
+            out.append(f"outlier(s) by {stats.outlier_rule(self.stats.n)} ({self.label} {self.mode or ''}): "
                        f"{vals} {self.unit or ''}; kept in median, min and max")
         return out
 

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 from clusterbench.report.data import Report
 from clusterbench.results.sample import Sample
-from clusterbench.analysis.stats import OUTLIER_Z
+from clusterbench.analysis.stats import outlier_rule
 
 
 def _plain(o):
@@ -21,7 +22,8 @@ def _plain(o):
         # the statistics of docs/statistics.md; outliers as indices into "values", kept in every figure
         d.update(n=o.n, median=o.median, min=o.minimum, max=o.maximum, mean=st.mean, std=st.std, cv=st.cv,
                  ci_low=st.ci_low, ci_high=st.ci_high, ci_coverage=st.ci_coverage, ci_method="order statistics",
-                 outliers=st.outliers, outlier_rule=f"modified Z-score > {OUTLIER_Z}",
+                 outliers=st.outliers, outlier_rule=outlier_rule(st.n),
+                 outlier_bound=st.outlier_bound if math.isfinite(st.outlier_bound) else None,
                  excluded_outliers=st.excluded_outliers)
         return d
     raise TypeError(f"cannot write {type(o).__name__} as JSON")
