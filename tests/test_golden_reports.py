@@ -6,7 +6,7 @@ seqio, randio, mpi, stream (thread sweep), cpufreq, tcp and himeno,
 captured once, with fixed rates per repetition (run "base" and run
 "tuned", about 10 % faster), a fixed environment per run and fixed times.
 `clusterbench show`, `compare` (table, json, csv, md), `export` (json, csv, md) and `report`
-(html, plots reduced to a placeholder: their pixels are matplotlib's) are
+(html, plots reduced to a placeholder: their pixels are matplotlib's; md) are
 compared with tests/golden/<name>.
 
 A change that means to alter an output regenerates the files and shows
@@ -154,3 +154,13 @@ def test_html_report_structure_is_unchanged(golden_cli, tmp_path):
     html = out.read_text()
     assert html.count("<svg") >= 3  # the plots are there, only their drawing is not compared
     check("report.html.txt", without_plots(html))  # .txt: a golden output, not source
+
+
+@pytest.mark.timeout(120)
+def test_markdown_report_is_unchanged(golden_cli, tmp_path):
+    """The Markdown report of two configurations: their comparison (compare --format md's), then each run."""
+    out = tmp_path / "report.md"
+    golden_cli("report", "base", "tuned", "-o", str(out))
+    text = out.read_text()
+    assert text.startswith(golden_cli("compare", "base", "tuned", "--format", "md"))
+    check("report.md", text)

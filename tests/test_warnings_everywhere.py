@@ -82,7 +82,7 @@ def test_tmpfs_flag_reaches_every_view(cli, two_configs, store_url):
     # compare as csv and md, every report format and export: rendered in-process (the CLI paths are
     # the same one-line dispatch, exercised above and in test_golden_reports)
     from clusterbench.analysis import comparison as compare
-    from clusterbench.report import compare_data, render
+    from clusterbench.report import compare_data, compare_markdown, render
     from clusterbench.report.data import Report, load_run
     from clusterbench.store import Store
 
@@ -93,8 +93,8 @@ def test_tmpfs_flag_reaches_every_view(cli, two_configs, store_url):
     # the limit the figure is above is marked "!" in every format (docs/limits.md), as the terminal marks it
     assert "shm: ! memory: tmpfs has no device below" in table.stdout
     assert all(r["limit"] == "! memory: tmpfs has no device below" for r in rows)
-    md = compare_data.render_markdown(cmp)
-    assert "†1" in md and TMPFS_FLAG in md and "| measurement |" in md
+    md = compare_markdown.render(cmp)
+    assert " !1 " in md and "1. warning: shm" in md and TMPFS_FLAG in md and "| measurement |" in md
     assert "shm: ! memory: tmpfs has no device below" in md
     report = Report.of(store, ["disk", "shm"])
     for fmt in ("html", "md", "csv", "json"):

@@ -10,7 +10,7 @@ from clusterbench.store.opening import open_store
 RENDERERS = Registry("format", [
     ("json", "clusterbench.report.compare_data:render_json", "schemas/comparison.schema.json"),
     ("csv", "clusterbench.report.compare_data:render_csv", "one row per measurement and configuration"),
-    ("md", "clusterbench.report.compare_data:render_markdown", "a Markdown table"),
+    ("md", "clusterbench.report.compare_markdown:render", "Markdown tables, as the Markdown report's comparison"),
 ], extra_choices=("table",))
 FORMATS = tuple(RENDERERS.choices())
 

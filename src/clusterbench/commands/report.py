@@ -19,8 +19,8 @@ from clusterbench.store.opening import open_store
 @db_option
 def command(refs, fmt, output, exclude_outliers, link_speed, db_url):
     """Write a report of runs (ids or labels). With several labels or runs,
-    the HTML report opens with their comparison (as clusterbench compare),
-    or says why there is none (no measurement they all made)."""
+    the HTML and Markdown reports open with their comparison (as clusterbench
+    compare), or say why there is none (no measurement they all made)."""
     from pathlib import Path
 
     from clusterbench.report import write_report

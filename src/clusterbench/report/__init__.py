@@ -1,7 +1,8 @@
 """Output formats for one or more runs: one module per format, each with
 `render(report: Report) -> str` (report/data.py), looked up by name. A
-format takes what it needs from the report: the runs, and (html) the
-comparison and sweeps of the configurations, computed when first asked."""
+format takes what it needs from the report: the runs, and the comparison
+of the configurations (html, md) and their sweeps (html), computed when
+first asked."""
 from __future__ import annotations
 
 from clusterbench.extensions.registry import Registry

@@ -1,16 +1,17 @@
 """A comparison as plain data (schemas/comparison.schema.json): what
-`compare --format json` writes and the CSV and Markdown formats flatten.
-Every number with its CI, p-value, verdict, warnings and limit, and the
-environment differences."""
+`compare --format json` writes and the CSV format flattens. Every number
+with its CI, p-value, verdict, warnings and limit, and the environment
+differences. Also the words every view of a comparison shares (the limit
+cell, the ratio, the outliers-excluded statement), written once here."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from clusterbench.analysis import stats
 from clusterbench.analysis.comparison import Point, Table
-from clusterbench.environment import value_text
 from clusterbench.output.render_text import csv_cell
-from clusterbench.output.render_text import markdown as _md
+from clusterbench.report.units_text import beside
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
 SCHEMA_VERSION = 1
@@ -29,6 +30,26 @@ def limit_cell(limit) -> str:
     """A configuration's binding ceiling as the limit column shows it in every
     format: "!" first when the figure is above it (docs/limits.md)."""
     return ("! " if limit.exceeded else "") + limit.text
+
+
+def ratio_text(c: stats.Comparison) -> str:
+    """Another configuration's median over the baseline's as every view
+    shows it, "1.089 (+8.9%)"; "-" when there is no ratio."""
+    return f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
+
+
+def outliers_excluded_text() -> str:
+    """What a comparison made with --exclude-outliers says of itself: the
+    rule that chose the outliers (analysis/stats.py), so that a change of
+    the rule changes every report's statement."""
+    return f"outliers excluded (modified Z > {stats.OUTLIER_Z:g})"
+
+
+def median_beside(p: Point, config: str) -> str:
+    """MB/s beside a configuration's MiB/s median, and Gbit/s for a figure
+    measured over a link: '(593 MB/s)', '' for other units."""
+    first = p.first.get(config)
+    return beside(p.summary(config).median, p.unit, first is not None and first.link_bits_per_s is not None)
 
 
 def _versus(p: Point, base: str, other: str) -> dict:
@@ -97,45 +118,6 @@ def render_csv(table: Table) -> str:
     # user strings (labels, step names) as text a spreadsheet never evaluates
     w.writerows([csv_cell(c) if isinstance(c, str) else c for c in row] for row in csv_rows(table))
     return buf.getvalue()
-
-
-def render_markdown(table: Table) -> str:
-    """The comparison table, a flag mark (†) on each flagged figure and the
-    warnings as numbered notes below, then the environment differences."""
-    from clusterbench.report.terminal import _num, ci_text
-
-    names = table.names
-    out = [f"## Comparison, baseline {_md(names[0])}" + (", outliers excluded" if table.exclude_outliers else ""), ""]
-    head = ["measurement", "mode", "unit", *[f"{n}: median [CI] n" for n in names]]
-    for n in names[1:]:
-        head += [f"{n}/{names[0]}", "verdict (p)"]
-    head.append("limit")
-    out += ["| " + " | ".join(_md(h) for h in head) + " |", "|" + "---|" * len(head)]
-    notes: list[str] = []
-    for p in table.points:
-        cells = [table.title(p), p.mode or "", p.unit or ""]
-        for n in names:
-            s = p.summary(n)
-            text = f"{_num(s.median)} [{ci_text(s)}] n={s.n}"
-            for w in p.warnings(n):
-                notes.append(f"{n}, {table.title(p)}: {w}")
-                text += f" †{len(notes)}"
-            cells.append(text)
-        for n in names[1:]:
-            c = p.versus(names[0], n)
-            cells += [f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-", p.verdict_text(names[0], n)]
-        cells.append("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n))))
-        out.append("| " + " | ".join(_md(c) for c in cells) + " |")
-    if notes:
-        out += ["", "Warnings (†):", ""] + [f"{i}. {_md(w)}" for i, w in enumerate(notes, 1)]
-    for p in table.partial:
-        out.append(f"\n- only in {_md(', '.join(n for n in names if n in p.values))}: {_md(table.title(p))} {_md(p.mode)}")
-    out += [f"\n- {_md(line)}: its environment is what the file states, the rest not recorded" for line in table.imported]
-    for d in table.env_diffs:
-        out += ["", f"### Environment: {_md(d.base)} ({_md(d.host_base)}) vs {_md(d.other)} ({_md(d.host_other)}), "
-                    f"{len(d.lines)} difference(s)", "", f"| key | {_md(d.base)} | {_md(d.other)} |", "|---|---|---|"]
-        out += [f"| {_md(k)} | {_md(value_text(k, a))} | {_md(value_text(k, b))} |" for k, a, b in d.lines]
-    return "\n".join(out) + "\n"
 
 
 def schema() -> dict:

@@ -10,7 +10,7 @@ from rich.text import Text
 from clusterbench.analysis.comparison import Table as Comparison
 from clusterbench.environment import value_text
 from clusterbench.output.render_text import plain, terminal
-from clusterbench.report.compare_data import limit_cell
+from clusterbench.report.compare_data import limit_cell, ratio_text
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -103,7 +103,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                (p.unit or "", p.unit or ""), *cells]
         for n in names[1:]:
             c = p.versus(names[0], n)
-            ratio = f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
+            ratio = ratio_text(c)
             verdict = plain(p.verdict_text(names[0], n))   # it names the configurations when flagged
             style = VERDICT_STYLE.get(c.verdict.value)
             row += [(ratio, ratio), (f"[{style}]{terminal(verdict)}[/{style}]" if style else terminal(verdict), verdict)]

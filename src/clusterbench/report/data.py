@@ -81,7 +81,7 @@ def params_text(step: dict) -> str:
 @dataclass
 class Report:
     """What a format renders: the runs, and for the formats that show one
-    (html) the comparison of the configurations `refs` and their sweeps."""
+    (html, md) the comparison of the configurations `refs` (html: and their sweeps)."""
     runs: list[dict]
     store: Store | None = None
     refs: list[str] = field(default_factory=list)

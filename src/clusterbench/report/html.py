@@ -8,6 +8,7 @@ from collections import defaultdict
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title, stop_text
 from clusterbench.environment import value_text
+from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
@@ -153,8 +154,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
 
 def _cell(p, n: str, notes_of_cell: list[int]) -> str:
     s = p.summary(n)
-    network = p.first.get(n) is not None and p.first[n].link_bits_per_s is not None
-    extra = beside(s.median, p.unit, network)
+    extra = median_beside(p, n)
     marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
     return (f'<td class=cmp><span class="fig">{_num(s.median)}{marks}</span><br><small class="fig">{esc(extra)}</small>'
             f"<br><small>{ci_cell(s)}, n&nbsp;=&nbsp;{s.n}</small></td>")
@@ -164,7 +164,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     from clusterbench.report import plots
 
     names = table.names
-    excluded = ", outliers excluded (modified Z &gt; 3.5)" if table.exclude_outliers else ""
+    excluded = f", {esc(outliers_excluded_text())}" if table.exclude_outliers else ""
     out = [f"<h2>Comparison, baseline {esc(names[0])}{excluded}</h2>"]
     head = "".join(f"<th>{esc(n)}: median</th>" for n in names)
     head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict (p)</th>" for n in names[1:])
@@ -182,8 +182,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
             cells += _cell(p, n, numbers)
         for n in names[1:]:
             c = p.versus(names[0], n)
-            ratio = f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
-            cells += (f'<td class=n>{ratio}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
+            cells += (f'<td class=n>{ratio_text(c)}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
                       f"{esc(p.verdict_text(names[0], n))}</td>")
         if limits:
             cells += "<td>" + "<br>".join(f"{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}"

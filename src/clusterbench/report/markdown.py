@@ -1,9 +1,13 @@
-"""Markdown: the tables a person pastes into a wiki or a blog post."""
+"""Markdown: the tables a person pastes into a wiki, a blog post or a
+procurement document. A report of several configurations opens with their
+comparison, the HTML report's figures and words (compare_markdown.py)."""
 from __future__ import annotations
 
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
+from clusterbench.report import compare_markdown
 from clusterbench.report.data import Report, params_text, step_title
+from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.terminal import ci_words, condition_header, limit_text
 
 
@@ -42,8 +46,18 @@ def pair_table(st: dict) -> list[str]:
               f"| {p.link} | {p.of_link} |" for p in found]]
 
 
+def comparison_lines(report: Report, notes: Footnotes) -> list[str]:
+    """The configurations' comparison, or why there is none, as the HTML report says it."""
+    if report.comparison is not None:   # first: computing it is what sets no_comparison
+        return compare_markdown.comparison_lines(report.comparison, notes) + [""]
+    if report.no_comparison:
+        return ["## No comparison", "", f"{md(report.no_comparison)}: each run is shown on its own.", ""]
+    return []
+
+
 def render(report: Report) -> str:
-    out: list[str] = []
+    notes = Footnotes()
+    out = comparison_lines(report, notes)
     for run in report.runs:
         out.append(f"## Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}: {run['status']}\n")
         # an imported run may know no host, user or command: said as unknown, not as "by : ``"
@@ -84,4 +98,5 @@ def render(report: Report) -> str:
             warnings = [w for r in st["summary"] for w in r.all_warnings()]
             out += [""] + [f"- warning: {md(w)}" for w in dict.fromkeys(warnings)]
             out.append("")
+    out += compare_markdown.notes_lines(notes)
     return "\n".join(out) + "\n"

@@ -1,0 +1,95 @@
+"""Markdown: a comparison as GitHub-flavoured tables, with the figures,
+units, verdicts, warnings and notes of the HTML report's comparison
+(html.py: comparison_section), each row on one line so that it survives a
+paste into a wiki or a procurement document. `compare --format md` writes
+it and the Markdown report opens with it. The statistics come from
+analysis/comparison.py and the shared words from compare_data.py: nothing
+is computed or worded anew here."""
+from __future__ import annotations
+
+from clusterbench.analysis.comparison import Point, Table
+from clusterbench.environment import value_text
+from clusterbench.output.render_text import markdown as md
+from clusterbench.report.compare_data import limit_cell, median_beside, outliers_excluded_text, ratio_text
+from clusterbench.report.footnotes import Footnotes, env_diff_rows
+from clusterbench.report.terminal import _num, ci_words
+
+
+def table_row(cells: list[str]) -> str:
+    """A table row of cells already escaped: md() turns a '|' inside a cell
+    into '\\|' and a line break into a space, so no cell splits a row."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def figure_cell(p: Point, config: str, marks: list[int]) -> str:
+    """The HTML's figure cell on one line: the median with the numbers of
+    its warnings and MB/s (Gbit/s) beside it; then its interval, named by
+    its coverage, and n."""
+    s = p.summary(config)
+    extra = median_beside(p, config)
+    median = _num(s.median) + "".join(f" !{i}" for i in marks) + (f" {extra}" if extra else "")
+    return md(f"{median}; {ci_words(s)}, n = {s.n}")
+
+
+def note_mark(number: int) -> str:
+    """Where HTML puts a superscript: plain text, as any Markdown renderer shows it."""
+    return f" (note {number})"
+
+
+def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
+    """The comparison table, its numbered warnings, the measurements only
+    some configurations made, imported runs, and the environment
+    differences (a value not read: "not available" and a note in `notes`)."""
+    names = table.names
+    excluded = f", {outliers_excluded_text()}" if table.exclude_outliers else ""
+    out = [f"## Comparison, baseline {md(names[0])}{md(excluded)}", ""]
+    limits = any(p.limit(n) for p in table.points for n in names)
+    # (heading, right-aligned): figures and ratios to the right, as the HTML's td.cmp and td.n
+    head = [("measurement", False), ("mode", False), ("unit", False), *[(f"{n}: median", True) for n in names]]
+    for n in names[1:]:
+        head += [(f"{n}/{names[0]}", True), ("verdict (p)", False)]
+    if limits:
+        head.append(("limit", False))
+    out += [table_row([md(h) for h, _ in head]), "|" + "".join("---:|" if right else "---|" for _, right in head)]
+    warnings: list[str] = []
+    for p in table.points:
+        cells = [md(table.title(p)), md(p.mode), md(p.unit)]
+        for n in names:
+            marks = []
+            for w in p.warnings(n):
+                warnings.append(f"{n}, {table.title(p)}: {w}")
+                marks.append(len(warnings))
+            cells.append(figure_cell(p, n, marks))
+        for n in names[1:]:
+            cells += [md(ratio_text(p.versus(names[0], n))), md(p.verdict_text(names[0], n))]
+        if limits:
+            cells.append(md("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n)))))
+        out.append(table_row(cells))
+    if warnings:
+        out += [""] + [f"{i}. warning: {md(w)}" for i, w in enumerate(warnings, 1)]
+    for p in table.partial:
+        out += ["", f"only in {md(', '.join(n for n in names if n in p.values))}: {md(table.title(p))} {md(p.mode)}"]
+    for line in table.imported:
+        out += ["", f"note: {md(line)}; its environment is what the file states, the rest not recorded"]
+    for d in table.env_diffs:
+        out += ["", f"### Environment: {md(d.base)} vs {md(d.other)} ({len(d.lines)} difference(s))", "",
+                table_row(["key", f"{md(d.base)} ({md(d.host_base)})", f"{md(d.other)} ({md(d.host_other)})"]),
+                "|---|---|---|"]
+        for key, a, b, why_a, why_b in env_diff_rows(d.lines):
+            va = f"not available{note_mark(notes.number(why_a))}" if why_a else md(value_text(key, a))
+            vb = f"not available{note_mark(notes.number(why_b))}" if why_b else md(value_text(key, b))
+            out.append(table_row([md(key), va, vb]))
+    return out
+
+
+def notes_lines(notes: Footnotes) -> list[str]:
+    """The numbered reasons a value was not available, as the HTML's Notes."""
+    if not notes.reasons:
+        return []
+    return ["", "## Notes", "", *[f"{i}. not available: {md(r)}" for i, r in enumerate(notes.reasons, 1)]]
+
+
+def render(table: Table) -> str:
+    """`compare --format md`: the comparison and its notes."""
+    notes = Footnotes()
+    return "\n".join(comparison_lines(table, notes) + notes_lines(notes)) + "\n"

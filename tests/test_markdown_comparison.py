@@ -1,0 +1,270 @@
+"""The Markdown report of several configurations carries the HTML report's
+comparison: the same medians, intervals, n, units beside, ratios, verdicts
+with their reasons, limits, numbered warnings and notes, and the statement
+of --exclude-outliers, as GitHub-flavoured tables whose every row keeps its
+columns (an integrator pastes it into a procurement document).
+
+The store holds the golden runs (tests/golden/runs.jsonl: real cbk records
+of seqio, randio, mpi, stream, cpufreq, tcp and himeno, "base" and "tuned"
+about 10 % apart)."""
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+
+import pytest
+import sqlalchemy as sa
+from markdown_it import MarkdownIt
+
+from test_golden_reports import ENV_BASE, fill_store
+
+PIPE_LABEL = "tu|ned"            # a label and a step name with a pipe: escaped, the row keeps its columns
+PIPE_STEP = "disk | E1"
+
+
+class Tables(HTMLParser):
+    """Every <table> of an HTML text as rows of cell texts (a <br> kept as a
+    line break), and the items of every <ol>, in order."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self.ordered: list[str] = []
+        self._cell: list[str] | None = None
+        self._item: list[str] | None = None
+        self._in_ol = 0
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "br" and self._cell is not None:
+            self._cell.append("\n")
+        elif tag == "ol":
+            self._in_ol += 1
+        elif tag == "li" and self._in_ol:
+            self._item = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell).replace("\xa0", " ").strip())
+            self._cell = None
+        elif tag == "li" and self._item is not None:
+            self.ordered.append("".join(self._item).replace("\xa0", " ").strip())
+            self._item = None
+        elif tag == "ol":
+            self._in_ol -= 1
+
+    def handle_data(self, data):
+        for part in (self._cell, self._item):
+            if part is not None:
+                part.append(data)
+
+
+def comparison_table(tables: list[list[list[str]]]) -> list[list[str]]:
+    found = [t for t in tables if t and t[0][:1] == ["measurement"] and "verdict (p)" in t[0]]
+    assert len(found) == 1, [t[0] for t in tables]
+    return found[0]
+
+
+def rendered(markdown: str) -> Tables:
+    """The Markdown as a GFM renderer draws it (markdown-it: CommonMark with tables)."""
+    return Tables(MarkdownIt("commonmark").enable("table").render(markdown))
+
+
+def markdown_cell(html_cell: str) -> str:
+    """What the Markdown cell must read for an HTML comparison cell: its
+    lines on one line (a figure cell: 'median !marks (MB/s); interval, n';
+    a limit cell: one configuration after another, ';' between)."""
+    lines = html_cell.split("\n")
+    if len(lines) == 3:   # median with marks / the units beside (may be empty) / interval and n
+        median, beside, interval = (line.strip() for line in lines)
+        return f"{median}{' ' + beside if beside else ''}; {interval}"
+    return "; ".join(line.strip() for line in lines)
+
+
+def table_blocks(markdown: str) -> list[list[str]]:
+    """The Markdown's tables as their source lines."""
+    blocks: list[list[str]] = []
+    previous = ""
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            if not previous.startswith("|"):
+                blocks.append([])
+            blocks[-1].append(line)
+        previous = line
+    return blocks
+
+
+def columns(line: str) -> int:
+    """A GFM row's cells: its pipes not escaped by a backslash, less one."""
+    return len(re.findall(r"(?<!\\)\|", line)) - 1
+
+
+def copy_run(store, run_id: int, label: str, env: dict) -> None:
+    """run_id's steps and samples again as run `label`, on a machine whose environment is `env`."""
+    from clusterbench import environment
+
+    new = store.begin_run(label=label, command=f"copy of run {run_id}", suite=None, user="golden")
+    store.link_host(new, "node01", store.add_environment(env, environment.snapshot_hash(env)))
+    for st in store.steps_of(run_id):
+        sid = store.begin_step(new, position=st.position, name=st.name, kernel=st.kernel, params=st.params,
+                               launcher=st.launcher, ranks=st.ranks, ranks_per_node=st.ranks_per_node)
+        for s in store.samples_of(st.id):
+            store.add_sample(sid, s, list(s.warnings))
+        store.finish_step(sid, "ok")
+    store.finish_run(new, "ok")
+
+
+@pytest.fixture
+def golden_store(tmp_path):
+    """The golden runs, "tuned" relabelled with a pipe and the seqio step named with one."""
+    from clusterbench.store import Store
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    fill_store(url)
+    store = Store(url)
+    with store.engine.begin() as c:
+        c.execute(sa.text("UPDATE runs SET label=:new WHERE label='tuned'"), {"new": PIPE_LABEL})
+        c.execute(sa.text("UPDATE steps SET name=:new WHERE name='disk (E1)'"), {"new": PIPE_STEP})
+    return store
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("exclude_outliers", [False, True], ids=["all-samples", "exclude-outliers"])
+def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_cell(golden_store, exclude_outliers):
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+    from clusterbench.report.terminal import _num, ci_words
+    from clusterbench.report.units_text import number
+
+    refs = ["base", PIPE_LABEL]
+    report = Report.of(golden_store, refs, exclude_outliers)
+    markdown = render("md", report)
+    page = Tables(render("html", report))
+    drawn = rendered(markdown)
+    md_rows, html_rows = comparison_table(drawn.tables), comparison_table(page.tables)
+
+    # the same header and, row for row, the same cells: the HTML's lines on one line
+    assert md_rows[0] == html_rows[0]
+    assert len(md_rows) == len(html_rows) == len(report.comparison.points) + 1
+    for md_row, html_row in zip(md_rows[1:], html_rows[1:]):
+        assert md_row == [markdown_cell(c) for c in html_row]
+
+    # and the analysis layer's figures, with their units, are what the cells say
+    table = report.comparison
+    names = table.names
+    by_title = {(r[0], r[1]): r for r in md_rows[1:]}
+    for p in table.points:
+        row = by_title[(table.title(p), p.mode)]
+        assert row[2] == p.unit
+        for i, n in enumerate(names):
+            s = p.summary(n)
+            assert row[3 + i].startswith(_num(s.median))
+            assert row[3 + i].endswith(f"; {ci_words(s)}, n = {s.n}")
+            if p.unit == "MiB/s":
+                assert f"({number(s.median * 2**20 / 1e6)} MB/s)" in row[3 + i]
+        c = p.versus(names[0], names[1])
+        assert row[5] == f"{c.ratio:.3f} ({c.change:+.1%})"
+        assert row[6] == p.verdict_text(names[0], names[1])
+    verdicts = [r[6] for r in md_rows[1:]]
+    assert any(v.startswith("undecidable: n = 3 vs 3 cannot reach p < 0.05") for v in verdicts)
+    assert (f"{PIPE_STEP}: write", "fsync") in by_title and names == ["base", PIPE_LABEL]
+
+    # the numbered warnings below the table are the HTML's, in the same order
+    assert [w for w in drawn.ordered if w.startswith("warning: ")] == \
+        [w for w in page.ordered if w.startswith("warning: ")]
+    assert sum(w.startswith("warning: ") for w in drawn.ordered) == 12
+
+
+@pytest.mark.timeout(60)
+def test_every_row_of_every_markdown_table_has_its_headers_column_count(golden_store):
+    """A '|' in a label or step name is escaped; no cell holds a line break."""
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+
+    markdown = render("md", Report.of(golden_store, ["base", PIPE_LABEL]))
+    blocks = table_blocks(markdown)
+    assert len(blocks) >= 3   # the comparison, its environment differences, a step's table
+    for block in blocks:
+        assert re.fullmatch(r"\|( ?:?-+:? ?\|)+", block[1]), block[1]
+        assert {columns(line) for line in block} == {columns(block[0])}, block
+    comparison = next(b for b in blocks if b[0].startswith("| measurement |"))
+    assert columns(comparison[0]) == 8 and len(comparison) == 2 + 17
+    assert "tu\\|ned: median" in comparison[0] and any(line.startswith("| disk \\| E1: write |") for line in comparison)
+
+
+@pytest.mark.timeout(180)
+def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_url, tmp_path):
+    """`clusterbench report base tuned --exclude-outliers -o r.md` (the format from the suffix)."""
+    from clusterbench.report.compare_data import outliers_excluded_text
+    from clusterbench.report.data import Report
+    from clusterbench.report.terminal import _num
+    from clusterbench.store import Store
+
+    fill_store(store_url)
+    statement = outliers_excluded_text()
+    for flag in ([], ["--exclude-outliers"]):
+        for suffix in ("md", "html"):
+            r = cli("report", "base", "tuned", *flag, "-o", str(tmp_path / f"r{len(flag)}.{suffix}"))
+            assert r.status == 0, r.stderr
+    with_md, with_html = ((tmp_path / f"r1.{s}").read_text() for s in ("md", "html"))
+    without_md, without_html = ((tmp_path / f"r0.{s}").read_text() for s in ("md", "html"))
+    assert f"## Comparison, baseline base, {statement}\n" in with_md
+    assert f"<h2>Comparison, baseline base, {html.escape(statement)}</h2>" in with_html
+    assert statement not in without_md and html.escape(statement) not in without_html
+    assert "## Comparison, baseline base\n" in without_md
+
+    # the figures are those without the outliers: base's write (one outlier of 5) has n = 4
+    excluded = Report.of(Store(store_url), ["base", "tuned"], exclude_outliers=True).comparison
+    write = next(p for p in excluded.points if excluded.title(p) == "disk (E1): write")
+    s = write.summary("base")
+    assert s.n == 4
+    row = next(line for line in with_md.splitlines() if line.startswith("| disk (E1): write |"))
+    assert f"| {_num(s.median)} !1 (" in row and ", n = 4 |" in row
+    assert comparison_table(rendered(with_md).tables) == [
+        [markdown_cell(c) for c in r] for r in comparison_table(Tables(with_html).tables)]
+
+
+@pytest.mark.timeout(60)
+def test_a_value_not_read_in_an_environment_difference_is_a_numbered_note_as_in_html(golden_store):
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+
+    env = {k: v for k, v in ENV_BASE.items() if k != "cpu.governor"}
+    env["cpu.governor_error"] = "no cpufreq | in this VM"
+    copy_run(golden_store, golden_store.resolve("base")[0], "vm", env)
+    report = Report.of(golden_store, ["base", "vm"])
+    markdown = render("md", report)
+    assert "| cpu.governor | performance | not available (note 1) |" in markdown
+    assert markdown.endswith("## Notes\n\n1. not available: no cpufreq \\| in this VM\n")
+    drawn, page = rendered(markdown), Tables(render("html", report))
+    assert drawn.ordered[-1] == page.ordered[-1] == "not available: no cpufreq | in this VM"
+
+
+@pytest.mark.timeout(60)
+def test_runs_with_nothing_in_common_say_why_there_is_no_comparison_in_markdown_as_in_html(tmp_path):
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+    from clusterbench.store import Store
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    fill_store(url)
+    store = Store(url)
+    # the golden run 1 cut to its seqio step, run 2 to its stream step: no measurement in common
+    cut = "(run_id=1 AND kernel!='seqio') OR (run_id=2 AND kernel!='stream')"
+    with store.engine.begin() as c:
+        c.execute(sa.text(f"DELETE FROM samples WHERE step_id IN (SELECT id FROM steps WHERE {cut})"))
+        c.execute(sa.text(f"DELETE FROM steps WHERE {cut}"))
+    report = Report.of(store, ["1", "2"])
+    markdown = render("md", report)
+    assert report.comparison is None and report.no_comparison
+    reason = f"{report.no_comparison}: each run is shown on its own."
+    assert markdown.startswith(f"## No comparison\n\n{reason}\n")
+    assert "<h2>No comparison</h2><p>" + html.escape(reason) in render("html", report)
+    assert "## Run 1 (base)" in markdown and "## Run 2 (tuned)" in markdown
