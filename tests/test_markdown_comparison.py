@@ -208,7 +208,9 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     from clusterbench.store import Store
 
     fill_store(store_url)
-    statement = outliers_excluded_text()
+    excluded = Report.of(Store(store_url), ["base", "tuned"], exclude_outliers=True).comparison
+    statement = outliers_excluded_text(excluded)
+    assert "modified Z-score > " in statement and " at n = 5" in statement   # the bound of the samples' size
     for flag in ([], ["--exclude-outliers"]):
         for suffix in ("md", "html"):
             r = cli("report", "base", "tuned", *flag, "-o", str(tmp_path / f"r{len(flag)}.{suffix}"))
@@ -221,7 +223,6 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     assert "## Comparison, baseline base\n" in without_md
 
     # the figures are those without the outliers: base's write (one outlier of 5) has n = 4
-    excluded = Report.of(Store(store_url), ["base", "tuned"], exclude_outliers=True).comparison
     write = next(p for p in excluded.points if excluded.title(p) == "disk (E1): write")
     s = write.summary("base")
     assert s.n == 4

@@ -65,6 +65,10 @@ def test_a_real_outlier_is_flagged_at_three_and_five_values_and_the_rule_says_it
     # sizes the table does not hold lie between their neighbours; beyond it the bound keeps growing
     assert stats.outlier_bound(100) >= stats.outlier_bound(110) >= stats.outlier_bound(120)
     assert stats.outlier_bound(1000) < stats.outlier_bound(2000) < stats.outlier_bound(10**5) < 6
+    # a comparison's samples have several sizes: each one's bound is stated
+    assert stats.outlier_rules([5, 5, 10, 2]) == "modified Z-score > 18.6 at n = 5, > 6.9 at n = 10"
+    assert stats.outlier_rules([2, 1]) == "no outlier test below 3 values"
+    assert "n = 3 to 20" in stats.outlier_rules([3, 5, 10, 20])
 
 
 @pytest.mark.parametrize("values, flagged", [

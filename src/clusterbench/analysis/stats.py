@@ -111,6 +111,18 @@ def outlier_rule(n: int) -> str:
     return f"modified Z-score > {bound:.1f} at n = {n}" if math.isfinite(bound) else f"no outlier test at n = {n}"
 
 
+def outlier_rules(sizes) -> str:
+    """The rule over samples of several sizes (a comparison's): each size's
+    bound, "modified Z-score > 18.6 at n = 5, > 6.9 at n = 10"; past three
+    sizes, where to read them."""
+    tested = sorted({n for n in sizes if math.isfinite(outlier_bound(n))})
+    if not tested:
+        return "no outlier test below 3 values"
+    if len(tested) > 3:
+        return f"modified Z-score above the bound for each sample's n (n = {tested[0]} to {tested[-1]}; docs/statistics.md)"
+    return "modified Z-score " + ", ".join(f"> {outlier_bound(n):.1f} at n = {n}" for n in tested)
+
+
 def _binom_coverage(n: int, j: int) -> float:
     """P(j <= B <= n - j) for B ~ Bin(n, 1/2): coverage of [x(j), x(n+1-j)] (1-based)."""
     return sum(math.comb(n, k) for k in range(j, n - j + 1)) / 2 ** n

@@ -38,11 +38,13 @@ def ratio_text(c: stats.Comparison) -> str:
     return f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
 
 
-def outliers_excluded_text() -> str:
+def outliers_excluded_text(table: Table) -> str:
     """What a comparison made with --exclude-outliers says of itself: the
-    rule that chose the outliers (analysis/stats.py), so that a change of
-    the rule changes every report's statement."""
-    return f"outliers excluded (modified Z > {stats.OUTLIER_Z:g})"
+    rule that chose the outliers (analysis/stats.py; its bound depends on
+    each sample's size), so that a change of the rule changes every report's
+    statement."""
+    sizes = [len(v) for p in table.points for v in p.values.values()]
+    return f"outliers excluded ({stats.outlier_rules(sizes)})"
 
 
 def median_beside(p: Point, config: str) -> str:

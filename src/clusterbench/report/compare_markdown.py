@@ -41,7 +41,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     some configurations made, imported runs, and the environment
     differences (a value not read: "not available" and a note in `notes`)."""
     names = table.names
-    excluded = f", {outliers_excluded_text()}" if table.exclude_outliers else ""
+    excluded = f", {outliers_excluded_text(table)}" if table.exclude_outliers else ""
     out = [f"## Comparison, baseline {md(names[0])}{md(excluded)}", ""]
     limits = any(p.limit(n) for p in table.points for n in names)
     # (heading, right-aligned): figures and ratios to the right, as the HTML's td.cmp and td.n

@@ -10,7 +10,7 @@ from rich.text import Text
 from clusterbench.analysis.comparison import Table as Comparison
 from clusterbench.environment import value_text
 from clusterbench.output.render_text import plain, terminal
-from clusterbench.report.compare_data import limit_cell, ratio_text
+from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text
 from clusterbench.report.terminal import _num, ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -79,7 +79,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
         if len(d.lines) > env_lines:
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
         console.print(folding(t))
-    excluded = ", outliers excluded (modified Z > 3.5)" if table.exclude_outliers else ""
+    excluded = f", {terminal(outliers_excluded_text(table))}" if table.exclude_outliers else ""
     title = f"comparison, baseline {terminal(names[0])}{excluded}"
     heads = ["measurement", "mode", "unit", *[f"{terminal(n)}: median [CI] n" for n in names]]
     ratios = set()   # the ratio columns, right-justified

@@ -164,7 +164,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     from clusterbench.report import plots
 
     names = table.names
-    excluded = f", {esc(outliers_excluded_text())}" if table.exclude_outliers else ""
+    excluded = f", {esc(outliers_excluded_text(table))}" if table.exclude_outliers else ""
     out = [f"<h2>Comparison, baseline {esc(names[0])}{excluded}</h2>"]
     head = "".join(f"<th>{esc(n)}: median</th>" for n in names)
     head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict (p)</th>" for n in names[1:])
