@@ -72,10 +72,29 @@ static bool own_path(const struct hierarchy *h, char *path, size_t len)
     return found;
 }
 
-/* Where the hierarchy is mounted, and the cgroup path its mount starts at
- * (a container sees its own cgroup as the mount's root), from mountinfo:
- * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL..] - FSTYPE SOURCE SUPEROPTS". */
-static bool mount_of(const struct hierarchy *h, char *point, char *root, size_t len)
+/* mountinfo writes a space, tab, newline or backslash in a path as \ooo
+ * (a cgroup "job 1" is "/job\0401"); decoded in place. */
+static void decode_octal_escapes(char *s)
+{
+    char *out = s;
+    for (; *s; s++, out++) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+            *out = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+            s += 3;
+        } else {
+            *out = *s;
+        }
+    }
+    *out = '\0';
+}
+
+/* The mount of the hierarchy that shows this process's cgroup REL, from
+ * mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL..] - FSTYPE
+ * SOURCE SUPEROPTS". ROOT is the cgroup the mount starts at: a container's
+ * shows its own cgroup, and one made outside this process's cgroup
+ * namespace shows "/.." and holds none of it, so the first mount of the
+ * type is not always the one; *root_len is how much of REL ROOT spans. */
+static bool mount_of(const struct hierarchy *h, const char *rel, char *point, size_t len, size_t *root_len)
 {
     FILE *f = fopen("/proc/self/mountinfo", "r");
     char line[2 * PATH_MAX + 512];
@@ -90,8 +109,13 @@ static bool mount_of(const struct hierarchy *h, char *point, char *root, size_t 
             continue;
         if (h->v2 ? strcmp(type, "cgroup2") != 0 : strcmp(type, "cgroup") != 0 || !strstr(super, "memory"))
             continue;
+        decode_octal_escapes(r);
+        decode_octal_escapes(m);
+        size_t spans = strcmp(r, "/") ? strlen(r) : 0;
+        if (strncmp(rel, r, spans) || (rel[spans] && rel[spans] != '/'))
+            continue;   /* the process's cgroup is outside what this mount shows */
         snprintf(point, len, "%s", m);
-        snprintf(root, len, "%s", r);
+        *root_len = spans;
         found = true;
     }
     fclose(f);
@@ -99,15 +123,13 @@ static bool mount_of(const struct hierarchy *h, char *point, char *root, size_t 
 }
 
 /* The smallest headroom of the cgroups from this process's up to the
- * hierarchy's top in KiB; -1 when none has a limit. */
+ * top its mount shows, in KiB; -1 when none has a limit. */
 static long headroom_in(const struct hierarchy *h)
 {
-    char rel[PATH_MAX], point[PATH_MAX], root[PATH_MAX], dir[PATH_MAX];
-    if (!own_path(h, rel, sizeof rel) || !mount_of(h, point, root, sizeof point))
+    char rel[PATH_MAX], point[PATH_MAX], dir[PATH_MAX];
+    size_t root_len;
+    if (!own_path(h, rel, sizeof rel) || !mount_of(h, rel, point, sizeof point, &root_len))
         return -1;
-    size_t root_len = strcmp(root, "/") ? strlen(root) : 0;
-    if (strncmp(rel, root, root_len) || (rel[root_len] && rel[root_len] != '/'))
-        return -1;   /* the process's cgroup is outside what this mount shows */
     char *below = rel + root_len;
     long smallest = -1;
     for (;;) {
