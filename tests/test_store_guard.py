@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_bounded
+from conftest import run_bounded, store_rows, tree
 
 
 def digest(path: Path) -> str:
@@ -94,6 +94,16 @@ def test_a_foreign_runs_table_is_refused_by_a_real_run(cli, tmp_path):
     assert digest(path) == before and os.listdir(tmp_path) == ["their.db"]
 
 
+# every command that only reads the store; {out}: a folder for the files they would write
+READING = [("list",), ("show", "1"), ("export", "--format", "csv", "1"), ("compare", "a", "b"),
+           ("report", "a", "-o", "{out}/r.html"), ("history", "-o", "{out}/h.html"), ("trend", "seqio:read:cold"),
+           ("env", "--diff", "1", "2"), ("prune", "--before", "2026-01-01", "--dry-run"), ("prune", "--run", "1")]
+
+
+def reading(out: Path) -> list[tuple[str, ...]]:
+    return [tuple(a.format(out=out) for a in command) for command in READING]
+
+
 def test_a_mistyped_path_creates_nothing(cli, tmp_path):
     missing = tmp_path / "typo" / "deeper" / "results.db"
     for command in (("list",), ("show", "1"), ("run", "null", "--seconds=0.01")):
@@ -106,19 +116,61 @@ def test_a_mistyped_path_creates_nothing(cli, tmp_path):
     assert r.status == 0 and (tmp_path / "new.db").exists(), r.stderr
 
 
-def test_the_default_store_is_made_in_the_user_data_directory_even_by_a_reading_command(tmp_path, cbk_bin):
+def test_no_reading_command_creates_a_store_it_is_pointed_at(tmp_path, cbk_bin):
+    out = tmp_path / "out"
+    out.mkdir()
+    for db in (tmp_path / "new.db", tmp_path / "typo" / "results.db"):
+        for command in reading(out):
+            r = invoke(*command, "--db", str(db), env={"CLUSTERBENCH_CBK": cbk_bin})
+            assert r.exit_code == 2, (command, r.stderr, r.exception)
+            assert r.stderr.strip().splitlines() == [
+                f"Error: no store at {db} (a run creates one; check the path or --db)"], (command, r.stderr)
+    assert tree(tmp_path) == ["out"]
+
+
+def test_the_default_store_is_made_by_the_first_run_and_never_by_a_reading_command(tmp_path, cbk_bin):
     """Without --db or $CLUSTERBENCH_DB the store is results.db in the user's
-    data directory ($XDG_DATA_HOME/clusterbench): its directory is made, and
-    `list` before any run creates it empty (a first-time user's `list` is not an
-    error), where a named store that does not exist is refused."""
-    data_home = tmp_path / "data-home"   # not made: the command makes it
-    env = {k: v for k, v in os.environ.items() if k != "CLUSTERBENCH_DB"}
-    env.update(XDG_DATA_HOME=str(data_home), HOME=str(tmp_path), CLUSTERBENCH_CBK=cbk_bin)
-    r = run_bounded([sys.executable, "-m", "clusterbench", "list"], timeout=60, env=env)
+    data directory (~/.local/share/clusterbench): a look before the first run
+    is one line and exit 2, and leaves no store, no directory and no output
+    file (an empty store it made stayed behind, and answered 'no runs'); the
+    first run makes the directory and the store."""
+    home = tmp_path / "home"
+    home.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {"CLUSTERBENCH_DB": None, "XDG_DATA_HOME": None, "HOME": str(home), "CLUSTERBENCH_CBK": cbk_bin}
+    store = home / ".local" / "share" / "clusterbench" / "results.db"
+    for command in reading(out):
+        r = invoke(*command, env=env)
+        assert r.exit_code == 2, (command, r.stderr, r.exception)
+        assert r.stderr.strip().splitlines() == [
+            f"Error: no store at {store} (the first `clusterbench run` creates it; "
+            "--db or $CLUSTERBENCH_DB names another)"], (command, r.stderr)
+    assert tree(tmp_path) == ["home", "out"]
+    full_env = {k: v for k, v in os.environ.items() if k not in ("CLUSTERBENCH_DB", "XDG_DATA_HOME")}
+    full_env.update(HOME=str(home), CLUSTERBENCH_CBK=cbk_bin)
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--quiet"],
+                    timeout=120, env=full_env)
     assert r.returncode == 0, r.stderr
-    store = data_home / "clusterbench" / "results.db"
-    assert store.is_file() and store.stat().st_size > 0
-    assert sqlite3.connect(store).execute("select count(*) from runs").fetchone() == (0,)
+    assert sqlite3.connect(store).execute("select count(*) from runs").fetchone() == (1,)
+    r = invoke("list", env=env)
+    assert r.exit_code == 0 and "run null --seconds=0.01" in r.stdout, r.stderr
+
+
+@pytest.mark.timeout(180)
+def test_no_reading_command_creates_tables_in_an_empty_postgresql_database(postgres_server, tmp_path, cbk_bin):
+    url = postgres_server.new_database()
+    tables = "select count(*) from information_schema.tables where table_schema = 'public'"
+    for command in reading(tmp_path):
+        r = invoke(*command, "--db", url, env={"CLUSTERBENCH_CBK": cbk_bin})
+        assert r.exit_code == 2, (command, r.stderr, r.exception)
+        (line,) = r.stderr.strip().splitlines()
+        assert line.startswith("Error: no store in postgresql+psycopg://") and "a run creates them" in line, line
+    assert store_rows(url, tables) == [(0,)] and tree(tmp_path) == []
+    r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--quiet", "--db", url],
+                    timeout=120, env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin))
+    assert r.returncode == 0, r.stderr
+    assert store_rows(url, "select count(*) from runs") == [(1,)]
 
 
 def test_bad_input_creates_no_store(cli, tmp_path):

@@ -170,8 +170,14 @@ class Store:
         if current:
             return
         on_server = not secret_url.startswith("sqlite")
-        if on_server and store_engine.server_revision(self.engine, self.url, secret_url) == revisions.head():
-            return  # a database server's store, up to date: Alembic not imported either
+        if on_server:
+            revision = store_engine.server_revision(self.engine, self.url, secret_url)
+            if revision == revisions.head():
+                return  # a database server's store, up to date: Alembic not imported either
+            if revision is None and not writing:
+                # as a missing SQLite file: reading creates no tables in a database it was pointed at
+                raise BadInput(f"no store in {self.url} (no clusterbench tables yet: a run creates them; "
+                               f"check the database name)")
         url = store_engine.url_of(secret_url)
         on_file = url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:"
         with _migration_lock(url.database if on_file else None):

@@ -7,7 +7,9 @@ file is read directly and read-only:
 - missing: a new store is made only by a command that stores (run, ior,
   mdtest) and only when the parent directory exists (a mistyped path is
   refused, no directory tree is made); the default store in the user's data
-  directory is the one exception, its directory is made;
+  directory is the one exception, its directory is made. A command that
+  only reads refuses a missing store, the default one included: a look
+  before the first run, or a mistyped path, leaves no file or directory;
 - empty, not SQLite (text, random bytes), unreadable or truncated: refused;
 - SQLite with tables but no `alembic_version`: another program's database,
   refused (its own `runs` table included);
@@ -77,8 +79,11 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
     except OSError as e:   # a name too long, a loop of links, a directory we may not search
         raise BadInput(f"cannot use the store path {shown}: {e.strerror}") from None
     if not path.exists():
-        if not writing and not make_parent:  # the default store may start empty: it is ours
-            raise BadInput(f"no store at {shown} (a run creates one; check the path or --db)")
+        if not writing:
+            # an empty store made here would only answer "no runs", and stay behind
+            hint = ("the first `clusterbench run` creates it; --db or $CLUSTERBENCH_DB names another" if make_parent
+                    else "a run creates one; check the path or --db")
+            raise BadInput(f"no store at {shown} ({hint})")
         if not path.parent.is_dir():
             if not make_parent:
                 raise BadInput(f"cannot create a store at {shown}: directory {os.fsdecode(path.parent)} does not exist")
