@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from clusterbench.launch.processes import STOP_GRACE_S
 from conftest import hang_up, killed_if_left, run_bounded, start_under_nohup, store_rows, terminal_sigint
 
 
@@ -330,10 +331,12 @@ def fake_gpu_queries(folder: Path, log: Path) -> Path:
     """nvidia-smi as a node without its persistence daemon has it (it takes
     seconds to answer, and a stop signal does not end it: a process in the
     driver's uninterruptible wait), and rocm-smi, which the GPU collector
-    asks next. Each notes its start (nvidia-smi with its pid) in log."""
+    asks next. Each notes its start in log. nvidia-smi is a wrapper script,
+    as a site's or a container's may be: the work is its child, whose pid it
+    notes (ended with the wrapper alone, the child ran on)."""
     folder.mkdir()
-    (folder / "nvidia-smi").write_text(f"#!/bin/sh\necho \"nvidia-smi $$\" >> {log}\ntrap '' INT TERM\n"
-                                       "exec sleep 30\n")
+    (folder / "nvidia-smi").write_text(f"#!/bin/sh\ntrap '' INT TERM\nsleep 30 &\necho \"nvidia-smi $!\" >> {log}\n"
+                                       "wait\n")
     (folder / "rocm-smi").write_text(f"#!/bin/sh\necho rocm-smi >> {log}\nexit 1\n")
     for f in folder.iterdir():
         f.chmod(0o755)
@@ -387,6 +390,55 @@ def test_a_stop_while_the_environment_is_captured_ends_the_capture_and_its_comma
     assert err.splitlines() == ["interrupted: the run is stored as interrupted, with what it measured"], err
     assert log.read_text().split("stop\n")[1] == "", log.read_text()   # nothing asked after the stop
     assert not left_running, "nvidia-smi was left running"
+    assert store_rows(f"sqlite:///{store}", "select status from runs") == [("interrupted",)]
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_while_the_nodes_environments_are_captured_ends_their_launches_and_commands(cbk_bin, mpiexec,
+                                                                                           tmp_path, sig):
+    """With a host file, `run` captures each node's snapshot by a launch of
+    `python -m clusterbench.environment` there (here the host file names
+    this host). A stop then went up past those launches: SIGTERM reached
+    none of them, and after a Ctrl-C the collector took Hydra's passed-on
+    second SIGINT as a second stop, which cut short its wait for its
+    commands; either way clusterbench said the run was interrupted and
+    left mpiexec, the node's collector and its nvidia-smi running."""
+    log = tmp_path / "commands.log"
+    log.touch()
+    fakes = tmp_path / "bin"
+    fakes.mkdir()
+    # slow on the node only (a launch under Hydra has PMI_RANK): this host's own snapshot comes first
+    (fakes / "nvidia-smi").write_text(f"#!/bin/sh\n[ -n \"$PMI_RANK\" ] || exit 1\ntrap '' INT TERM\n"
+                                      f"echo \"node $$ $PPID\" >> {log}\nexec sleep 30\n")
+    (fakes / "nvidia-smi").chmod(0o755)
+    (tmp_path / "hosts").write_text("localhost\n")
+    store = tmp_path / "results.db"
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(store), COLUMNS="200",
+               XDG_CACHE_HOME=str(tmp_path / "cache"), PATH=f"{fakes}{os.pathsep}{os.environ['PATH']}")
+    p = start(["run", "null", "--seconds=0.01", "--launcher", "mpiexec", "--np", "1",
+               "--hostfile", str(tmp_path / "hosts"), "--quiet"], env)
+    smi = collector = None
+    try:
+        wait_for(lambda: log.read_text().startswith("node "), p, "the node's snapshot asked nvidia-smi")
+        smi, collector = (int(w) for w in log.read_text().split()[1:3])
+        stopped_at = time.monotonic()
+        os.killpg(p.pid, sig) if sig == signal.SIGINT else p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+        stop_s = time.monotonic() - stopped_at
+        left_running = [pid for pid in (smi, collector) if running(pid)]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        for pid in (smi, collector):
+            if pid and running(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 128 + sig, err
+    assert err.splitlines() == ["interrupted: the run is stored as interrupted, with what it measured"], err
+    assert not left_running, f"left running: {left_running} (nvidia-smi {smi}, the node's collector {collector})"
+    # ended by the collector itself, not by the SIGKILL after the launch's grace
+    assert stop_s < STOP_GRACE_S, f"the stop took {stop_s:.1f} s"
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("interrupted",)]
 
 

@@ -5,9 +5,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 from clusterbench.environment import collect, snapshot_hash, summary_block
+
+# What stops a node's collector: its launcher passes the run's stop on as
+# SIGINT (Hydra, srun) or SIGTERM (srun, a batch system); SIGHUP, a closed terminal
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop(signum, _frame):
+    """The first stop ends the capture (collect ends its commands); later
+    ones are dropped. Hydra passes on the SIGINT its process tree had
+    already: raised again, it cut short the capture's wait for its topics,
+    and the collector exited with the command it had started still
+    running (SIGTERM, by default, ended it at once, command left alike).
+    What is left is bounded (environment.STOPPED_TOPICS_WAIT_S)."""
+    for sig in STOPS:
+        if signal.getsignal(sig) is _stop:
+            signal.signal(sig, lambda *_: None)
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--line", action="store_true",
                     help="JSON on one line (one line per node when several nodes print at once)")
     args = ap.parse_args(argv)
-    env = collect(args.target, root=args.root, run_commands=not args.no_commands)
+    for sig in STOPS:
+        if signal.getsignal(sig) is not signal.SIG_IGN:   # one ignored at start stays so (nohup)
+            signal.signal(sig, _stop)
+    try:
+        env = collect(args.target, root=args.root, run_commands=not args.no_commands)
+    except KeyboardInterrupt as stop:
+        name = stop.args[0] if stop.args else "SIGINT"
+        print(f"python -m clusterbench.environment: interrupted by {name}", file=sys.stderr)
+        return 128 + signal.Signals[name].value
     if args.summary:
         width = max(len(k) for k, _ in summary_block(env))
         for k, v in summary_block(env):

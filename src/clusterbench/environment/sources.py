@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -158,8 +159,10 @@ class Context:
         if self.stopped.is_set():
             return Reading(error=f"not run: the capture was stopped ({argv[0]})")
         try:
+            # a process group of its own, so that ending it ends what it started too: a wrapper
+            # script (a site's cc or nvidia-smi) killed alone left its child running after the stop
             p = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=env)
+                                 stderr=subprocess.PIPE, env=env, process_group=0)
         except OSError as e:
             return Reading(error=f"cannot run {exe}: {e.strerror or e}")
         with p:
@@ -170,12 +173,10 @@ class Context:
                     break
                 except subprocess.TimeoutExpired:
                     if self.stopped.is_set():
-                        p.kill()
-                        p.wait()
+                        _kill_group(p)
                         return Reading(error=f"{' '.join(argv)} ended: the capture was stopped")
                     if time.monotonic() >= deadline:
-                        p.kill()
-                        p.wait()
+                        _kill_group(p)
                         return Reading(error=f"{' '.join(argv)} timed out after {timeout_s:g} s")
         out = stdout.decode("utf-8", "replace")
         err = stderr.decode("utf-8", "replace")
@@ -187,6 +188,17 @@ class Context:
         if key:
             self.command_cache.put(key, text)
         return Reading(text=text)
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    """SIGKILL to the command's process group, then its exit reaped. Sent
+    before the wait: until then the group's id (the command's pid) cannot
+    name another group."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.wait()
 
 
 # --- helpers shared by the collectors ------------------------------------

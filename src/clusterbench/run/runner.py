@@ -71,22 +71,31 @@ def node_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> li
 
 
 def collect_all(cmds: list[list[str]], labelled: bool = False) -> list[dict]:
-    """The snapshots of several launches, run at once."""
-    procs = []
-    for cmd in cmds:
-        try:
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
-        except OSError:
-            continue
+    """The snapshots of several launches, run at once. Each launch has a
+    process group of its own, as a step's launch has, and a stop signal
+    meanwhile stops every launch's tree (SIGINT, then SIGKILL), as it
+    stops a step: raised past them, it left mpiexec, each node's collector
+    and the command it was waiting on running after clusterbench had said
+    the run was interrupted (a SIGTERM reached none of them)."""
+    procs: list[subprocess.Popen] = []
     found: list[dict] = []
-    for p in procs:
-        try:
-            out, _ = p.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            continue
-        found += labelled_objects(out) if labelled else step_engine.json_objects(out)
+    try:
+        for cmd in cmds:
+            try:
+                procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                              **step_engine.own_process_group()))
+            except OSError:
+                continue
+        for p in procs:
+            try:
+                out, _ = p.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                step_engine.stop(p)   # the whole launch: killing mpiexec alone left its node's collector
+                continue
+            found += labelled_objects(out) if labelled else step_engine.json_objects(out)
+    except BaseException:
+        step_engine.stop(*procs)
+        raise
     return found
 
 
