@@ -174,6 +174,58 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* The signals that stay ignored when cbk was started with them ignored, as
+ * POSIX utilities leave them: nohup ignores SIGHUP so that a run outlives
+ * its terminal's hangup, and a shell without job control ignores SIGQUIT
+ * (and SIGINT) in its background jobs. SIGINT is taken whatever it was: it
+ * is how clusterbench stops a launch (one SIGINT to every process of it),
+ * and a clusterbench started as a script's background job has SIGINT
+ * ignored, which its launches inherit; left ignored, cbk would run on to
+ * the SIGKILL and leave its files. */
+static const int kept_if_ignored[] = { SIGHUP, SIGQUIT };
+
+/* Which of them were ignored when cbk was exec'd, read before any shared
+ * library's constructor runs: UCX's libucs (under MPICH and Open MPI)
+ * takes SIGHUP for its debug signal (UCX_DEBUG_SIGNO) in its constructor,
+ * so by main() an ignored SIGHUP had UCX's handler and read as taken.
+ * Mutable file-scope state as dirs above is, for the same reason: the
+ * loader calls the reader with no context (written once, before main). */
+static int ignored_at_exec[sizeof kept_if_ignored / sizeof *kept_if_ignored];
+static int read_at_exec;
+
+static void read_ignored_at_exec(int argc, char **argv, char **envp)
+{
+    (void)argc, (void)argv, (void)envp;
+    for (size_t i = 0; i < sizeof kept_if_ignored / sizeof *kept_if_ignored; i++) {
+        struct sigaction now;
+        ignored_at_exec[i] = sigaction(kept_if_ignored[i], NULL, &now) == 0 && now.sa_handler == SIG_IGN;
+    }
+    read_at_exec = 1;
+}
+
+/* An executable's .preinit_array runs before the initializers of every
+ * shared object it loads (ELF gABI); where it is not run, the disposition
+ * is read when the handlers are installed instead. */
+__attribute__((section(".preinit_array"), used))
+static void (*const read_ignored_at_exec_early)(int, char **, char **) = read_ignored_at_exec;
+
+/* Whether sig is to stay ignored; then it is made ignored again, whatever
+ * a library made of it since. */
+static int kept_ignored(int sig)
+{
+    for (size_t i = 0; i < sizeof kept_if_ignored / sizeof *kept_if_ignored; i++) {
+        if (kept_if_ignored[i] != sig)
+            continue;
+        struct sigaction now;
+        int ignored = read_at_exec ? ignored_at_exec[i]
+                                   : sigaction(sig, NULL, &now) == 0 && now.sa_handler == SIG_IGN;
+        if (ignored)
+            signal(sig, SIG_IGN);
+        return ignored;
+    }
+    return 0;
+}
+
 void cbk_cleanup_install(void)
 {
     struct sigaction sa;
@@ -184,8 +236,10 @@ void cbk_cleanup_install(void)
      * (SIGPIPE from `cbk ... | head`), a file-size or CPU limit, a batch
      * system's warning signal */
     int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ, SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2 };
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        sigaction(sigs[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        if (!kept_ignored(sigs[i]))
+            sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 void cbk_cleanup_set_run_id(uint64_t run_id)

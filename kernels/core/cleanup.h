@@ -15,7 +15,9 @@
 /* Directory levels cleanup descends below a private directory. */
 #define CBK_CLEANUP_DEPTH 48
 
-/* Installs the signal handlers; call once before any file is created. */
+/* Installs the signal handlers; call once before any file is created.
+ * SIGHUP and SIGQUIT are left as they are where they were ignored at
+ * start (nohup, a shell's background job); SIGINT is always taken. */
 void cbk_cleanup_install(void);
 
 /* Creates a fresh private directory "<parent>/cbk-<tag>-XXXXXX", registers
