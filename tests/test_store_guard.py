@@ -153,7 +153,7 @@ def test_the_default_store_is_made_by_the_first_run_and_never_by_a_reading_comma
                     timeout=120, env=full_env)
     assert r.returncode == 0, r.stderr
     assert sqlite3.connect(store).execute("select count(*) from runs").fetchone() == (1,)
-    r = invoke("list", env=env)
+    r = invoke("list", "--width", "200", env=env)   # wide enough that the command is on one line
     assert r.exit_code == 0 and "run null --seconds=0.01" in r.stdout, r.stderr
 
 
