@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,15 +71,22 @@ def node_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> li
     return []
 
 
-def collect_all(cmds: list[list[str]], labelled: bool = False) -> list[dict]:
+def collect_all(cmds: list[list[str]], labelled: bool = False, timeout: float = 120) -> list[dict]:
     """The snapshots of several launches, run at once. Each launch has a
     process group of its own, as a step's launch has, and a stop signal
     meanwhile stops every launch's tree (SIGINT, then SIGKILL), as it
     stops a step: raised past them, it left mpiexec, each node's collector
     and the command it was waiting on running after clusterbench had said
-    the run was interrupted (a SIGTERM reached none of them)."""
+    the run was interrupted (a SIGTERM reached none of them). `timeout`
+    (seconds) is for all of them together, each read by a thread of its own
+    (a snapshot can outgrow a pipe's buffer): waited for in turn, each its
+    own 120 s, N hung nodes held the run N x 120 s."""
     procs: list[subprocess.Popen] = []
-    found: list[dict] = []
+    outputs: dict[int, str] = {}
+
+    def read(i: int, p: subprocess.Popen) -> None:
+        outputs[i] = p.communicate()[0]
+
     try:
         for cmd in cmds:
             try:
@@ -86,16 +94,21 @@ def collect_all(cmds: list[list[str]], labelled: bool = False) -> list[dict]:
                                               **step_engine.own_process_group()))
             except OSError:
                 continue
-        for p in procs:
-            try:
-                out, _ = p.communicate(timeout=120)
-            except subprocess.TimeoutExpired:
-                step_engine.stop(p)   # the whole launch: killing mpiexec alone left its node's collector
-                continue
-            found += labelled_objects(out) if labelled else step_engine.json_objects(out)
+        readers = [threading.Thread(target=read, args=(i, p), daemon=True) for i, p in enumerate(procs)]
+        for t in readers:
+            t.start()
+        deadline = time.monotonic() + timeout
+        for t in readers:
+            t.join(max(0.0, deadline - time.monotonic()))
+        alive = [t.is_alive() for t in readers]   # once: a reader may end between two looks
+        answered = [outputs[i] for i, late in enumerate(alive) if not late]
+        step_engine.stop(*(p for p, late in zip(procs, alive) if late))   # the whole launch: killing mpiexec alone left its node's collector
     except BaseException:
         step_engine.stop(*procs)
         raise
+    found: list[dict] = []
+    for out in answered:
+        found += labelled_objects(out) if labelled else step_engine.json_objects(out)
     return found
 
 
