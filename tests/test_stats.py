@@ -73,11 +73,24 @@ def test_a_real_outlier_is_flagged_at_three_and_five_values_and_the_rule_says_it
 
 @pytest.mark.parametrize("values, flagged", [
     ([], []), ([1.0], []), ([1.0, 2.0], []), ([7.0, 7.0, 7.0, 7.0], []),
-    ([7.0, 7.0, 7.0, 7.0, 8.0], [4]),  # MAD = 0: any departure from the median stands out
+    # MAD = 0: the spread is below what the figures show; half their last decimal stands for it
+    ([7.0, 7.0, 7.0, 7.0, 8.0], []), ([7.0, 7.0, 7.0, 7.0, 70.0], [4]),
+    ([9.41, 9.41, 9.41, 9.41, 9.42], []), ([9.41, 9.41, 9.41, 9.41, 9.9], [4]),
+    ([100.0, 100.0, 100.0, 100.0, 1000.0], [4]),   # a resolution of at most 1, whatever the zeros
 ])
 def test_modified_z_edge_cases(values, flagged):
     assert stats.outlier_indices(values) == flagged
     assert all(math.isfinite(z) for z in stats.modified_z(values))
+
+
+def test_rounded_figures_imported_five_times_keep_every_value_when_outliers_are_excluded():
+    """iperf3 prints 3 figures: four runs at 9.41 Gbit/s and one at 9.42 have a MAD of 0. With the
+    machine epsilon for it (hyperfine's rule) 9.42 had a modified Z of 2e13, was flagged, and
+    --exclude-outliers dropped it from the median and the test."""
+    assert stats.resolution([9.41, 9.4, 9.41]) == pytest.approx(0.01)
+    assert stats.resolution([7.0, 35000.0]) == 1 and stats.resolution([1234.5678901234567]) < 1e-12
+    kept = stats.summarize([9.41, 9.41, 9.42, 9.41, 9.41], exclude_outliers=True)
+    assert kept.n == 5 and kept.outliers == [] and kept.maximum == 9.42
 
 
 def test_verdict_direction_follows_the_unit():

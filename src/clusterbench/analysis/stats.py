@@ -10,9 +10,10 @@ Rules (docs/statistics.md explains them for readers):
 - Outliers: modified Z-score on the median absolute deviation (Iglewicz and
   Hoaglin), |0.6745 (x - median) / MAD|, above a bound that depends on n:
   the one that n normal values pass in 1 % of samples (outlier_bound), never
-  below Iglewicz and Hoaglin's 3.5. MAD = 0 is replaced by the machine
-  epsilon, as hyperfine does. Outliers are flagged and shown, dropped only
-  on request, and the result says so.
+  below Iglewicz and Hoaglin's 3.5. MAD = 0 is replaced by half the
+  values' resolution (the finest decimal they were written with, at most
+  1). Outliers are flagged and shown, dropped only on request, and the
+  result says so.
 - Comparison: two-sided Mann-Whitney U (exact for small samples without ties).
   When the sample sizes cannot reach the significance level at all (3 vs 3
   cannot: the smallest two-sided p is 0.1) the verdict is "undecidable" with
@@ -24,8 +25,8 @@ from __future__ import annotations
 import functools
 import math
 import statistics
-import sys
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import Enum
 
 from clusterbench.analysis.outlier_bound_table import BOUNDS, FALSE_ALARM
@@ -66,13 +67,26 @@ def _median(xs: list[float]) -> float:
     return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
 
 
+def resolution(values: list[float]) -> float:
+    """The finest step the values were written with, at most 1: 9.41 and
+    9.4 give 0.01, 7.0 gives 1, a computed 1234.5678901234567 about 1e-13.
+    Figures imported from a tool's text are rounded (iperf3 to 3 figures,
+    OSU to 0.01 us); no spread below that step can show in them."""
+    exponents = [Decimal(repr(float(v))).normalize().as_tuple().exponent for v in values]
+    return 10.0 ** min([0, *(e for e in exponents if isinstance(e, int))])
+
+
 def modified_z(values: list[float]) -> list[float]:
+    """|0.6745 (x - median) / MAD| of each value. A MAD of 0 (more than half
+    the values equal) is half the values' resolution: a spread too fine for
+    the figures to show. (hyperfine's machine epsilon made 9.42 among four
+    iperf3 9.41 Gbit/s an outlier, and --exclude-outliers dropped it.)"""
     if not values:
         return []
     med = _median(values)
     mad = _median([abs(v - med) for v in values])
     if mad == 0:
-        mad = sys.float_info.epsilon
+        mad = resolution(values) / 2
     return [0.6745 * (v - med) / mad for v in values]
 
 
