@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import store_rows, terminal_sigint, run_bounded
+from unprivileged import CLI_SCRIPT
 
 from clusterbench.conditions import cgroup
 
@@ -483,21 +484,6 @@ def test_a_refused_setting_is_one_line_exit_2_and_changes_nothing(cli, keep_sett
         assert store_rows(store_url, "select count(*) from runs") == [(0,)]
 
 
-NOBODY = """
-import os, sys
-import clusterbench.cli, clusterbench.commands.run, clusterbench.run.runner, clusterbench.run.each_condition
-import clusterbench.conditions.apply, clusterbench.catalogue, clusterbench.suites, clusterbench.run.plan
-import clusterbench.run.cluster.use_case, clusterbench.run.cluster.execute, clusterbench.analysis.cluster.analysis
-import clusterbench.catalogue as c
-c.load()
-import clusterbench.results.sizes
-clusterbench.results.sizes.parse_size("64m")   # its lazy import of fractions (rich's progress bar imported it before, #24)
-clusterbench.suites.shipped()
-# imports done as root (the interpreter lives where nobody may read); from here on a real unprivileged process
-os.setgroups([]); os.setgid(65534); os.setuid(65534)
-sys.argv = ["clusterbench", *sys.argv[1:]]
-clusterbench.cli.main()
-"""
 
 
 @pytest.mark.timeout(60)
@@ -518,7 +504,7 @@ def test_without_root_one_line_exit_2(cbk_bin, keep_settings, memory_parent, arg
         (home / "hosts").write_text("n01\nn02\n")
         env = dict(run_env(cbk_bin, f"sqlite:///{home / 'r.db'}"), HOME=str(home),
                    CLUSTERBENCH_STATE_DIR=str(home / "state"), CLUSTERBENCH_TESTBED="", SLURM_JOB_ID="")
-        p = subprocess.run([sys.executable, "-c", NOBODY, "run", *(a.format(home=home) for a in args)], cwd=home,
+        p = subprocess.run([sys.executable, "-c", CLI_SCRIPT, "run", *(a.format(home=home) for a in args)], cwd=home,
                            env=env, capture_output=True, text=True, timeout=60)
         created = sorted(x.name for x in home.iterdir())
     finally:

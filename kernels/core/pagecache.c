@@ -45,10 +45,21 @@ double cbk_resident_fraction(int fd, uint64_t file_bytes)
     return fraction;
 }
 
+#define DROP_CACHES_PATH "/proc/sys/vm/drop_caches"
+
+int cbk_check_cold_method(enum cbk_cold_method method, const char *option, char *why, size_t len)
+{
+    if (method != CBK_COLD_DROP_CACHES || faccessat(AT_FDCWD, DROP_CACHES_PATH, W_OK, AT_EACCESS) == 0)
+        return 0;
+    snprintf(why, len, "%s=drop-caches needs to write %s, which this user may not (%s): "
+             "%s=fadvise or auto empty the file's own pages as any user", option, DROP_CACHES_PATH, strerror(errno), option);
+    return -1;
+}
+
 static int drop_all_caches(void)
 {
     sync();
-    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+    int fd = open(DROP_CACHES_PATH, O_WRONLY);
     if (fd < 0)
         return -errno;
     int rc = write(fd, "3", 1) == 1 ? 0 : -errno;

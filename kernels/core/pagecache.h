@@ -11,6 +11,7 @@
 #include "cbk.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* How a cold read empties the cache; the choice names below are in this
@@ -30,6 +31,13 @@ double cbk_resident_worst(double a, double b);
 /* Empties the cache of fd's file by `method` (not CBK_COLD_NONE). Writes
  * the method used to *used. Returns 0 or -errno of the step that failed. */
 int cbk_make_cold(int fd, enum cbk_cold_method method, const char **used);
+
+/* Refuses (-1, with why) a cold read by drop-caches that this process may
+ * not do: /proc/sys/vm/drop_caches is writable by root only, and not by
+ * root either where /proc/sys is mounted read-only (a container). Checked
+ * before anything is measured: found at the read, it failed the run after
+ * the write had been timed. option: the parameter's name, for the message. */
+int cbk_check_cold_method(enum cbk_cold_method method, const char *option, char *why, size_t len);
 
 /* The fraction above which a read is not counted as cold. */
 #define CBK_COLD_RESIDENT_LIMIT 0.01

@@ -64,6 +64,8 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     bool direct = o->write == CBK_WRITE_DIRECT || o->read == CBK_READ_DIRECT;
     if (cbk_check_block_sizes(file, o->block_bytes, direct, why, len))
         return -1;
+    if (o->read == CBK_READ_COLD && cbk_check_cold_method(o->cold_method, "cold-method", why, len))
+        return -1;
     if (file > UINT64_MAX / files) {
         snprintf(why, len, "%llu files of %llu bytes overflow a 64-bit size", (unsigned long long)files,
                  (unsigned long long)file);

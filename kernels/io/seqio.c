@@ -58,6 +58,8 @@ static int validate(const struct cbk_args *a, struct cbk_ctx *c, char *why, size
     bool direct = o->write == CBK_WRITE_DIRECT || o->read == CBK_READ_DIRECT;
     if (cbk_check_block_sizes(o->file_bytes, o->block_bytes, direct, why, len))
         return -1;
+    if (o->read == CBK_READ_COLD && cbk_check_cold_method(o->cold_method, "cold-method", why, len))
+        return -1;
     return cbk_check_target_dir(o->dir, o->file_bytes, c->node_size, why, len);
 }
 

@@ -201,6 +201,8 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
     uint64_t file = opt(a)->file_size, transfer = transfer_of(a, c->size);
     int64_t segments = opt(a)->segments, pieces = pieces_of(a);
     char b[32], t[32], f[32];
+    if (opt(a)->phases != PARIO_PHASES_WRITE_ONLY && cbk_check_cold_method(opt(a)->cold, "cold", why, len))
+        return -1;
     if (strategy == COLLECTIVE && !api->collective) {
         snprintf(why, len, "strategy collective needs api mpiio: %s has no collective I/O", api->name);
         return -1;
