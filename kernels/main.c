@@ -3,6 +3,7 @@
 #include "core/cbk.h"
 #include "core/cleanup.h"
 #include "core/finalize.h"
+#include "core/mpich_slab.h"
 #include "core/orchestrator_watch.h"
 #include "core/mpi_build.h"
 #include "core/params.h"
@@ -169,6 +170,7 @@ static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
     /* FUNNELED: OpenMP kernels (himeno) call MPI only outside parallel regions */
     int provided;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    cbk_mpich_note_slabs();
     c->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
@@ -271,6 +273,7 @@ int main(int argc, char **argv)
      * and be handed the records; refused once the ranks are known */
     char out_why[256];
     bool out_bad = cbk_check_records_out(ctx.out, out_why, sizeof out_why) != 0;
+    cbk_mpich_fresh_singleton_pid();
     cbk_cleanup_install();
     cbk_watch_orchestrator();
     start_parallel(&ctx, &argc, &argv);

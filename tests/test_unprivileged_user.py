@@ -76,3 +76,68 @@ def test_drop_caches_refused_through_the_cli_stores_nothing(cbk_bin, nobody_dir)
     assert p.returncode == 2, p.stdout + p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "cold-method=drop-caches needs" in p.stderr, p.stderr
     assert sorted(x.name for x in nobody_dir.iterdir()) == ["d"] and not list((nobody_dir / "d").iterdir())
+
+
+# --- MPICH's slab files in /dev/shm ----------------------------------------------------------------------
+
+def in_private_dev_shm(script: str, *args: str) -> subprocess.CompletedProcess:
+    """script under sh in new pid and mount namespaces with a tmpfs of its own on /dev/shm, so
+    pids start at 1 and no other process's slab files are seen or touched."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a pid and mount namespace with a private /dev/shm")
+    for tool in ("unshare", "setpriv"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} (util-linux) is not installed")
+    return subprocess.run(["unshare", "--pid", "--fork", "--mount", "--propagation", "private", "--mount-proc",
+                           "sh", "-c", "mount -t tmpfs -o mode=1777 cbtest /dev/shm && " + script, "sh", *args],
+                          capture_output=True, text=True, timeout=90, cwd="/")
+
+
+@pytest.fixture
+def mpich_cbk(cbk_bin):
+    p = subprocess.run([cbk_bin, "null", "--seconds=0"], capture_output=True, text=True, timeout=60)
+    run = [r for r in records(p.stdout) if r["type"] == "run"]
+    if not run or "MPICH" not in (run[0].get("mpi_library") or ""):
+        pytest.skip("this cbk is not built with MPICH, whose slab files these are")
+    return cbk_bin
+
+
+AS_NOBODY = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+
+@pytest.mark.timeout(120)
+def test_a_singleton_whose_pid_names_another_users_stale_slab_runs(mpich_cbk):
+    """Root's stale slabs for pids 2..20, as killed jobs leave them (mode 600): cbk, given pid 3 here
+    (sh is 1, mount 2), failed MPI_Init with 'Out of memory'. It runs under a free pid, and leaves nothing."""
+    stale = " ".join(f"mpich_shm_{pid:x}_0" for pid in range(2, 21))
+    # builtins only until cbk starts: a command substitution would fork and use up the pids
+    script = (f'umask 077; for f in {stale}; do : > /dev/shm/$f; done; '
+              f'{AS_NOBODY} "$1" null --seconds=0.05; echo "status $?"; ls -n /dev/shm')
+    p = in_private_dev_shm(script, mpich_cbk)
+    assert "status 0" in p.stdout, p.stdout + p.stderr
+    assert [r for r in records(p.stdout) if r["type"] == "run"], p.stdout
+    listing = [line.split() for line in p.stdout.split("status 0", 1)[1].splitlines() if "mpich" in line]
+    # root's 19 files untouched, and none of nobody's left
+    assert len(listing) == 19 and all(f[2] == "0" and f[4] == "0" for f in listing), p.stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_failed_or_stopped_mpi_job_leaves_no_slab_in_dev_shm(mpich_cbk):
+    """MPI_Abort (a rank's failure) and a stop signal skip MPI_Finalize, which removes the slab:
+    2 MiB of the node's memory were left in /dev/shm per job."""
+    mpiexec = shutil.which("mpiexec", path=str(Path(mpich_cbk).parent) + os.pathsep + os.environ.get("PATH", ""))
+    if not mpiexec:
+        pytest.skip("no mpiexec")
+    script = (f'{AS_NOBODY} "$2" -n 2 "$1" null --seconds=0.1 --fail-at=0 >/dev/null 2>&1; echo "failed $?"; '
+              'ls /dev/shm; '
+              f'{AS_NOBODY} "$2" -n 2 "$1" null --seconds=30 >/dev/null 2>&1 & '
+              'n=0; while [ $n -lt 100 ] && [ -z "$(ls /dev/shm)" ]; do sleep 0.1; n=$((n+1)); done; sleep 0.5; '
+              'echo "running: $(ls /dev/shm | tr "\\n" " ")"; '
+              'for p in $(pgrep -x cbk); do kill -INT $p; done; wait; echo stopped; ls /dev/shm')
+    p = in_private_dev_shm(script, mpich_cbk, mpiexec)
+    assert "failed 1" in p.stdout, p.stdout + p.stderr
+    after_failure = p.stdout.split("failed 1", 1)[1].split("running:", 1)[0].split()
+    assert after_failure == [], p.stdout
+    running = p.stdout.split("running:", 1)[1].split("\n", 1)[0]
+    assert "mpich_shm_" in running, p.stdout     # the job did make one
+    assert p.stdout.split("stopped", 1)[1].split() == [], p.stdout

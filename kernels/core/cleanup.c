@@ -1,4 +1,5 @@
 #include "cleanup.h"
+#include "mpich_slab.h"
 #include "orchestrator_watch.h"
 
 #include <dirent.h>
@@ -170,6 +171,7 @@ static void on_signal(int sig)
     if (sig != SIGPIPE) /* a reader that went away: stderr may be the same pipe */
         say_stopped(sig);
     cbk_cleanup_run();
+    cbk_mpich_remove_slabs();
     signal(sig, SIG_DFL);
     raise(sig);
 }

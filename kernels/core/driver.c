@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "histogram.h"
 #include "json.h"
+#include "mpich_slab.h"
 #include "neighbours.h"
 #include "params.h"
 #include "record.h"
@@ -103,8 +104,10 @@ _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
 #ifdef CBK_HAVE_MPI
     /* One rank failing alone must not leave the others waiting in a
      * collective: abort the job. */
-    if (c && c->size > 1)
+    if (c && c->size > 1) {
+        cbk_mpich_remove_slabs();
         MPI_Abort(c->comm, status);
+    }
     int up = 0;
     MPI_Initialized(&up);
     if (up)

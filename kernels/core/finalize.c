@@ -1,6 +1,7 @@
 #include "finalize.h"
 
 #include "cbk.h"
+#include "mpich_slab.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -62,6 +63,7 @@ static void *watch(void *arg)
                          w->rank, w->timeout_s, w->status);
         if (n > 0)
             (void)!write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        cbk_mpich_remove_slabs();
         _exit(w->status);
     }
     return NULL;
