@@ -78,6 +78,57 @@ def test_drop_caches_refused_through_the_cli_stores_nothing(cbk_bin, nobody_dir)
     assert sorted(x.name for x in nobody_dir.iterdir()) == ["d"] and not list((nobody_dir / "d").iterdir())
 
 
+# --- stores this user may not write -------------------------------------------------------------------------
+
+def cli_as_nobody(cbk_bin: str, home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, HOME=str(home), CLUSTERBENCH_STATE_DIR=str(home / "state"),
+               COLUMNS="200", PATH=str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("CLUSTERBENCH_DB", None)
+    return subprocess.run([sys.executable, "-c", CLI_SCRIPT, *args], cwd=home, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.fixture
+def others_dir(cli, tmp_path_factory):
+    """A directory of root's holding root's store, readable by all; a store made by a real run."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make another user's directory")
+    d = Path(tempfile.mkdtemp(prefix="cb-root-", dir="/tmp"))
+    os.chmod(d, 0o755)
+    try:
+        r = cli("run", "null", "--repeat", "1", env={"CLUSTERBENCH_DB": f"sqlite:///{d / 'team.db'}"})
+        assert r.status == 0, r.stderr
+        os.chmod(d / "team.db", 0o644)
+        yield d
+    finally:
+        shutil.rmtree(d)
+
+
+@pytest.mark.timeout(120)
+def test_a_store_in_another_users_directory_is_one_line_exit_2(cbk_bin, nobody_dir, others_dir):
+    before = sorted(x.name for x in others_dir.iterdir())
+    new = cli_as_nobody(cbk_bin, nobody_dir, "run", "null", "--repeat", "1", "--db",
+                        f"sqlite:///{others_dir / 'new.db'}")
+    assert new.returncode == 2, new.stderr   # was a PermissionError traceback at the lock file, exit 1
+    assert new.stderr.strip() == (f"Error: cannot create a store at {others_dir / 'new.db'}: directory {others_dir} "
+                                  "is not writable by this user; give --db a path in a directory of yours")
+    old = cli_as_nobody(cbk_bin, nobody_dir, "run", "null", "--repeat", "1", "--db",
+                        f"sqlite:///{others_dir / 'team.db'}")
+    assert old.returncode == 2, old.stderr   # was "attempt to write a readonly database", exit 1, after the run
+    assert old.stderr.strip() == (f"Error: cannot store in {others_dir / 'team.db'}: this user may not write it; "
+                                  "give --db a store of yours")
+    # reading another user's store needs no write: list and show read it
+    listed = cli_as_nobody(cbk_bin, nobody_dir, "list", "--db", f"sqlite:///{others_dir / 'team.db'}")
+    assert listed.returncode == 0, listed.stderr
+    assert "clusterbench run null" in listed.stdout
+    shown = cli_as_nobody(cbk_bin, nobody_dir, "show", "1", "--db", f"sqlite:///{others_dir / 'team.db'}")
+    assert shown.returncode == 0 and "null" in shown.stdout, shown.stderr
+    assert sorted(x.name for x in others_dir.iterdir()) == before
+    assert sorted(x.name for x in nobody_dir.iterdir()) == []   # no store, no state
+    with sqlite3.connect(others_dir / "team.db") as db:
+        assert db.execute("select count(*) from runs").fetchone() == (1,)
+
+
 # --- MPICH's slab files in /dev/shm ----------------------------------------------------------------------
 
 def in_private_dev_shm(script: str, *args: str) -> subprocess.CompletedProcess:

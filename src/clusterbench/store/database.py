@@ -145,7 +145,7 @@ class Store:
             # before any connection: a connection alone switches a foreign file to WAL mode
             target = sqlite_check.check(database, writing=writing,
                                         make_parent=url is None and "CLUSTERBENCH_DB" not in os.environ)
-            if target.read_only_fs:
+            if target.read_only:
                 self.read_only = True
                 self._secret_url = f"sqlite:///{target.path.resolve().as_uri()}?mode=ro&immutable=1&uri=true"
         if writing and target is not None and not self.read_only:

@@ -40,7 +40,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 class Target:
     path: Path
     exists: bool
-    read_only_fs: bool
+    read_only: bool  # on a read-only file system, or not writable by this user
     revision: str | None  # alembic_version of an existing store
 
 
@@ -49,6 +49,11 @@ def _read_only_fs(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write path (a directory: make files in it), by its effective ids."""
+    return os.access(path, os.W_OK | (os.X_OK if path.is_dir() else 0), effective_ids=True)
 
 
 def _head(path: Path, database: str) -> tuple[bytes, bool]:
@@ -91,6 +96,12 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise BadInput(f"cannot create the store's directory for {shown}: {e.strerror}") from None
+        if writing and not _writable(path.parent):
+            # a new store is a file, its lock file and SQLite's -wal and -shm beside it: found at the
+            # lock file, a shared directory of another user's was a PermissionError traceback
+            raise BadInput(f"cannot create a store at {shown}: directory {os.fsdecode(path.parent)} is not writable "
+                           f"by this user{' (read-only file system)' if _read_only_fs(path.parent) else ''}; "
+                           "give --db a path in a directory of yours")
         return Target(path, False, False, None)
     if not path.is_file():
         raise BadInput(f"{shown} is not a file, so not a clusterbench store")
@@ -110,7 +121,12 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
         raise BadInput(f"{shown} is an empty file, not a clusterbench store (remove it, or give another --db)")
     if head and head != SQLITE_MAGIC:
         raise BadInput(f"{shown} is not an SQLite database, so not a clusterbench store")
-    read_only = _read_only_fs(path.parent)
+    read_only_fs = _read_only_fs(path.parent)
+    # another user's store (a team's, published read-only), or one in a directory this user may not
+    # write, where SQLite cannot make its -wal and -shm files: read as on a read-only file system
+    # (every read of it failed with "attempt to write a readonly database", exit 1)
+    not_writable = not read_only_fs and not (_writable(path) and _writable(path.parent))
+    read_only = read_only_fs or not_writable
     # Read as immutable (no -shm or -wal file made, no lock taken) unless a
     # -wal file holds commits: then as a reader, to see them.
     in_use = in_use and not read_only
@@ -138,5 +154,9 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
         raise BadInput(f"{shown} holds store schema {revision!r}, which this clusterbench does not know "
                        f"(written by a newer version?): use that version")
     if read_only and writing:
-        raise BadInput(f"cannot store in {shown}: its file system is read-only")
+        why = ("its file system is read-only" if read_only_fs else
+               ("this user may not write it" if not _writable(path) else
+                "this user may not write its directory, where SQLite keeps its journal")
+               + "; give --db a store of yours")
+        raise BadInput(f"cannot store in {shown}: {why}")
     return Target(path, True, read_only, revision)
