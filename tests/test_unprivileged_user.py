@@ -192,3 +192,30 @@ def test_a_failed_or_stopped_mpi_job_leaves_no_slab_in_dev_shm(mpich_cbk):
     running = p.stdout.split("running:", 1)[1].split("\n", 1)[0]
     assert "mpich_shm_" in running, p.stdout     # the job did make one
     assert p.stdout.split("stopped", 1)[1].split() == [], p.stdout
+
+
+# --- clean on a shared scratch ----------------------------------------------------------------------------
+
+@pytest.mark.timeout(60)
+def test_clean_names_other_users_benchmark_directories_it_leaves(cbk_bin, nobody_dir):
+    """On a shared scratch, root's stale cbk-seqio-XXXXXX is not this user's to remove; clean said
+    'no stale benchmark directory' as if there were none."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make another user's directory")
+    scratch = nobody_dir / "scratch"
+    scratch.mkdir()
+    os.chmod(scratch, 0o1777)   # a shared scratch: sticky, so nobody may not remove root's
+    theirs = scratch / "cbk-seqio-AbCdE1"
+    theirs.mkdir(mode=0o700)
+    (theirs / ".cbk-owner").write_text(json.dumps({"owner": "cbk", "host": os.uname().nodename, "boot_id": "",
+                                                   "pid": 2**22 + 1, "start_ticks": 0, "started_unix_s": 0,
+                                                   "run_id": "00", "store_run": None}))
+    p = subprocess.run([sys.executable, "-c", CLI_SCRIPT, "clean", str(scratch)], cwd=nobody_dir,
+                       env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, HOME=str(nobody_dir),
+                                CLUSTERBENCH_STATE_DIR=str(nobody_dir / "state")),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[:2] == [
+        f"no stale benchmark directory of yours in {str(scratch)!r}",
+        f"left to their owners, other users' benchmark directories in {str(scratch)!r}: cbk-seqio-AbCdE1 (root)"]
+    assert (theirs / ".cbk-owner").exists()

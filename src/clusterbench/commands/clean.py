@@ -34,8 +34,12 @@ def command(dirs, dry_run):
     kernels = catalogue.load().kernels if dirs else {}
     for d in dirs:
         found = private_dirs.orphans(d, kernels)
+        others = private_dirs.others_users(d, kernels)
         if not found:
-            click.echo(f"no stale benchmark directory in {os.fsdecode(d)!r}")
+            click.echo(f"no stale benchmark directory {'of yours ' if others else ''}in {os.fsdecode(d)!r}")
+        if others:
+            listed = ", ".join(f"{name} ({owner})" for name, owner in others)
+            click.echo(f"left to their owners, other users' benchmark directories in {os.fsdecode(d)!r}: {listed}")
         for orphan in found:
             if dry_run:
                 click.echo(f"would remove {orphan.describe()}")

@@ -19,7 +19,7 @@ import os
 import re
 import socket
 import stat
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 STAMP = ".cbk-owner"
@@ -94,15 +94,12 @@ def _size_bytes(path: Path) -> int:
     return total
 
 
-def orphans(parent: str | os.PathLike, kernels: Collection[str]) -> list[Orphan]:
-    """Stamped private directories in `parent` (not below) whose owner is gone.
-    kernels: the names cbk has (catalogue.py); a cbk-zzz-XXXXXX of a kernel
-    cbk does not have is not cbk's, whatever its stamp says."""
-    found = []
+def _cbk_dirs(parent: str | os.PathLike, kernels: Collection[str]) -> Iterator[tuple[os.DirEntry, os.stat_result]]:
+    """The directories in parent named as cbk names its private ones, by a kernel cbk has."""
     try:
         entries = sorted(os.scandir(parent), key=lambda e: e.name)
     except OSError:
-        return []
+        return
     for entry in entries:
         m = NAME.match(entry.name if isinstance(entry.name, str) else os.fsdecode(entry.name))
         if not m or m["kernel"] not in kernels:
@@ -111,13 +108,42 @@ def orphans(parent: str | os.PathLike, kernels: Collection[str]) -> list[Orphan]
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        if stat.S_ISDIR(st.st_mode):
+            yield entry, st
+
+
+def orphans(parent: str | os.PathLike, kernels: Collection[str]) -> list[Orphan]:
+    """Stamped private directories in `parent` (not below) whose owner is gone.
+    kernels: the names cbk has (catalogue.py); a cbk-zzz-XXXXXX of a kernel
+    cbk does not have is not cbk's, whatever its stamp says."""
+    found = []
+    for entry, st in _cbk_dirs(parent, kernels):
+        if st.st_uid != os.geteuid():
             continue
         path = Path(entry.path)
         stamp = _read_stamp(path)
         if stamp is None or owner_alive(stamp) is not False:
             continue
         found.append(Orphan(path, _size_bytes(path), stamp))
+    return found
+
+
+def others_users(parent: str | os.PathLike, kernels: Collection[str]) -> list[tuple[str, str]]:
+    """(name, owner) of the private directories in parent that another user
+    owns: never ours to remove, and their stamps are usually unreadable, so
+    whether they are stale is not known here; on a shared scratch a user
+    should hear they are there, not that there are none."""
+    import pwd
+
+    found = []
+    for entry, st in _cbk_dirs(parent, kernels):
+        if st.st_uid == os.geteuid():
+            continue
+        try:
+            owner = pwd.getpwuid(st.st_uid).pw_name
+        except KeyError:
+            owner = f"uid {st.st_uid}"
+        found.append((os.fsdecode(entry.name), owner))
     return found
 
 
