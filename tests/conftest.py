@@ -41,11 +41,14 @@ def find_cbk() -> str | None:
 
 
 def terminal_sigint() -> None:
-    """preexec_fn for a CLI a test stops with SIGINT: a shell's background job
-    (a CI job started with `&`) ignores SIGINT, the suite inherits that, and
-    Python keeps an ignored SIGINT ignored, so the Ctrl-C would never arrive.
-    Gives the child the disposition a terminal's command has."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    """preexec_fn for a CLI a test stops with a signal: a shell's background job
+    (a CI job started with `&`) ignores SIGINT, a suite started under nohup
+    ignores SIGHUP, the suite's children inherit that, and clusterbench and cbk
+    keep an ignored SIGINT, SIGHUP or SIGQUIT ignored (as nohup asks), so the
+    signal would never arrive. Gives the child the dispositions a terminal's
+    command has."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def start_under_nohup(argv: list[str], env: dict) -> subprocess.Popen:

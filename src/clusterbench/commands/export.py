@@ -16,14 +16,14 @@ from clusterbench.store.opening import open_store
 def command(runs, fmt, output, db_url):
     """Export runs (ids or labels) with every raw sample."""
     from clusterbench.report import render
-    from clusterbench.report.data import Report, load_run
+    from clusterbench.report.data import Report
     from clusterbench.files import output_target
 
     if output:
         output_target.check(output)
     store = open_store(db_url)
-    ids = [i for ref in runs for i in store.resolve(ref)]
-    text = render(fmt, Report([load_run(store, i) for i in ids]))
+    # as `report` makes it: the Markdown of several labels opens with their comparison (or why there is none)
+    text = render(fmt, Report.of(store, list(runs)))
     if output:
         output_target.write(output, text)
         click.echo(f"wrote {output}", err=True)
