@@ -1,6 +1,7 @@
 """compare on real runs: a tmpfs directory against the disk, and N labels."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -113,3 +114,11 @@ def test_compare_with_excluded_outliers_says_so(cli):
         assert cli("run", "null", "--seconds=0.001", "--repeat", "5", "--label", label, "--quiet").status == 0
     r = cli("compare", "a", "b", "--exclude-outliers")
     assert r.status == 0 and "outliers excluded (modified Z-score > 18.6 at n = 5)" in r.stdout
+    from jsonschema import validate
+
+    from clusterbench.report.compare_data import schema
+    for flag, rule in (("--exclude-outliers", "modified Z-score > 18.6 at n = 5"), (None, None)):
+        r = cli("compare", "a", "b", "--format", "json", *([flag] if flag else []))
+        doc = json.loads(r.stdout)
+        validate(doc, schema())
+        assert (doc["exclude_outliers"], doc["outlier_rule"]) == (flag is not None, rule)

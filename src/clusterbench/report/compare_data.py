@@ -43,8 +43,12 @@ def outliers_excluded_text(table: Table) -> str:
     rule that chose the outliers (analysis/stats.py; its bound depends on
     each sample's size), so that a change of the rule changes every report's
     statement."""
-    sizes = [len(v) for p in table.points for v in p.values.values()]
-    return f"outliers excluded ({stats.outlier_rules(sizes)})"
+    return f"outliers excluded ({stats.outlier_rules(_sizes(table))})"
+
+
+def _sizes(table: Table) -> list[int]:
+    """How many values each configuration has at each point, before any is left out."""
+    return [len(v) for p in table.points for v in p.values.values()]
 
 
 def median_beside(p: Point, config: str) -> str:
@@ -67,6 +71,8 @@ def as_dict(table: Table) -> dict:
         "baseline": names[0],
         "configs": [{"name": c.name, "runs": c.run_ids} for c in table.configs],
         "exclude_outliers": table.exclude_outliers,
+        # which values were left out: the rule, its bound per sample size (null when none were)
+        "outlier_rule": stats.outlier_rules(_sizes(table)) if table.exclude_outliers else None,
         "points": [{
             "title": table.title(p), "step": p.step, "kernel": p.kernel, "params": p.params,
             "measurement": p.label, "mode": p.mode, "unit": p.unit,
