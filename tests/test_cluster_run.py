@@ -12,8 +12,10 @@ busy loops and other work, load 10 on 2 cores, gave every Himeno about
 0.2 of a CPU and h03 none less: a cap above a process's share is no
 fault); in 10 ms periods, so h03's ranks wait 8.5 ms at most, not 85;
 h02's TCP stack mis-tuned as in issue #40 (16 KiB buffers, reno): its keys
-and its slow send side. The link faults again with the Open MPI build,
-links only. Not yet: the faults with the per-node figures all at once.
+and its slow send side; and two the suite was not tuned for (odd_h04):
+h04's profile exporting OMP_NUM_THREADS=1 and h04's jobs in a 1 GiB memory
+cgroup, each one environment key of h04's. The link faults again with the
+Open MPI build, links only. Not yet: the faults with the per-node figures all at once.
 
 The four test hosts share this machine's two cores, so the per-node
 figures run --one-at-a-time (all at once, each host's Himeno would time
@@ -150,14 +152,56 @@ def slow_h03(cluster):
         "\nexec ", f'\n[ "$h" = h03 ] && echo $$ > {group / "cgroup.procs"}\nexec ', 1))
     yield
     cluster.ssh.write_text(original)
+    remove_cgroup(group)
+
+
+def memory_cgroup(name: str, limit_bytes: int) -> Path:
+    """A cgroup whose memory is capped at limit_bytes (v2 memory.max, else v1 memory.limit_in_bytes)."""
+    root = Path("/sys/fs/cgroup")
+    controllers = root / "cgroup.controllers"
+    if controllers.exists() and "memory" in controllers.read_text().split():
+        (root / "cgroup.subtree_control").write_text("+memory")
+        d = root / name
+        d.mkdir()
+        (d / "memory.max").write_text(str(limit_bytes))
+        return d
+    v1 = root / "memory"
+    if not (v1 / "memory.limit_in_bytes").exists():
+        pytest.skip("no memory controller (cgroup v2 memory.max or v1 memory.limit_in_bytes) to confine a host with")
+    d = v1 / name
+    d.mkdir()
+    (d / "memory.limit_in_bytes").write_text(str(limit_bytes))
+    return d
+
+
+def remove_cgroup(group: Path) -> None:
     for _ in range(50):   # the run's processes have ended; the cgroup empties as they are reaped
         try:
             group.rmdir()
-            break
+            return
         except OSError:
-            import time
-
             time.sleep(0.1)
+
+
+H04_MEMORY_LIMIT = 1 << 30
+
+
+@pytest.fixture
+def odd_h04(cluster, slow_h03):
+    """Faults the suite was not tuned for, each of the environment: h04's
+    login profile exports OMP_NUM_THREADS=1 (every user's OpenMP program
+    runs on one core there; cbk sets its own thread count, so no figure
+    shows it), and h04's jobs land in a 1 GiB memory cgroup (a stale
+    cgroup.conf: what fits on the others is killed there). Spliced into
+    the ssh stand-in after slow_h03's splice, undone before it."""
+    group = memory_cgroup(f"cbk-test-mem-{cluster.id}-{secrets.token_hex(2)}", H04_MEMORY_LIMIT)
+    before = cluster.ssh.read_text()
+    assert before.count("\nexec ") == 1
+    cluster.ssh.write_text(before.replace("\nexec ", f'\n[ "$h" = h04 ] && export OMP_NUM_THREADS=1 && '
+                                          f'echo $$ > {group / "cgroup.procs"}\nexec ', 1))
+    yield
+    cluster.ssh.write_text(before)
+    remove_cgroup(group)
 
 
 TCP_MISTUNED = {"net.ipv4.tcp_rmem": "4096 8192 16384", "net.ipv4.tcp_wmem": "4096 8192 16384",
@@ -232,7 +276,7 @@ def test_no_fault_flags_nothing(cluster, store, tmp_path):
 
 
 @pytest.mark.timeout(600)
-def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow_h03):
+def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow_h03, odd_h04):
     shape(cluster, "h03", SLOW_RATE)
     set_shmmni(cluster, "h03", 8192)
     tcp_before = {k: netns_sysctl(cluster, "h02", k) for k in TCP_MISTUNED}
@@ -260,10 +304,14 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     flagged = {(lk.src, lk.dst) for lk in view.flagged_links}
     assert {(a, b) for a in HOSTS for b in HOSTS if a != b and "h03" in (a, b)} <= flagged, links
     assert all({"h02", "h03"} & {a, b} for a, b in flagged), links
-    # the odd configuration: h03's shmmni, h02's TCP keys, each on its one node
+    # the odd configuration: h03's shmmni, h02's TCP keys, h04's OpenMP variable and memory cgroup,
+    # each on its one node
     differ = {d.key: (d.most, d.differ) for d in configuration(view)}
-    assert set(differ) == {"kernel.shmmni", *(f"sysctl.{k}" for k in TCP_MISTUNED)}, differ
+    assert set(differ) == {"kernel.shmmni", *(f"sysctl.{k}" for k in TCP_MISTUNED), "threads.env.OMP_NUM_THREADS",
+                           "memory.cgroup_limit_bytes"}, differ
     assert differ["kernel.shmmni"] == ("4096", {"h03": "8192"}), differ
+    assert differ["threads.env.OMP_NUM_THREADS"] == ("(absent)", {"h04": "1"}), differ
+    assert differ["memory.cgroup_limit_bytes"][1] == {"h04": str(H04_MEMORY_LIMIT)}, differ
     assert all(set(differ[f"sysctl.{k}"][1]) == {"h02"} for k in TCP_MISTUNED), differ
     assert differ["sysctl.net.ipv4.tcp_congestion_control"][1]["h02"] == "reno", differ
     # said in sentences, in show and in the report: h03's port, h02's send side and keys, nothing else
@@ -273,6 +321,8 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     assert "kernel.shmmni: h03 has 8192, the other nodes 4096" in show
     assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
     assert "sysctl.net.ipv4.tcp_wmem: h02 has 4096 8192 16384" in show, show
+    assert "threads.env.OMP_NUM_THREADS: h04 has 1, the other nodes (absent)" in show, show
+    assert f"memory.cgroup_limit_bytes: h04 has {H04_MEMORY_LIMIT}" in show, show
     # env --diff between two hosts of the run: h02's network keys, with both values (#40)
     diff = cli(cluster, store, "env", "--diff", "faulty@h01", "faulty@h02")
     assert diff.returncode == 0, diff.stderr

@@ -355,6 +355,63 @@ def test_mpi_tuning_variables_kept_and_launcher_internals_left_out():
         "mpi.env.MPIR_CVAR_ASYNC_PROGRESS": "1", "mpi.env.OMPI_MCA_btl": "^openib", "mpi.env.UCX_TLS": "rc,sm"}
 
 
+@pytest.mark.timeout(10)
+def test_openmp_and_blas_thread_variables_kept():
+    # one node's profile exporting OMP_NUM_THREADS=1 runs every user's OpenMP code there on one core;
+    # cbk sets its own thread count, so only the snapshot can show it
+    environ = {"OMP_NUM_THREADS": "1", "OMP_PROC_BIND": "close", "KMP_AFFINITY": "compact", "GOMP_SPINCOUNT": "0",
+               "OPENBLAS_NUM_THREADS": "4", "MKL_NUM_THREADS": "2", "OMPI_MCA_btl": "tcp", "HOME": "/root"}
+    assert software.thread_env(environ) == {
+        "threads.env.GOMP_SPINCOUNT": "0", "threads.env.KMP_AFFINITY": "compact", "threads.env.MKL_NUM_THREADS": "2",
+        "threads.env.OMP_NUM_THREADS": "1", "threads.env.OMP_PROC_BIND": "close",
+        "threads.env.OPENBLAS_NUM_THREADS": "4"}
+
+
+def _cgroup_tree(root: Path, mountinfo: str, proc_cgroup: str, files: dict[str, str]) -> Context:
+    (root / "proc/self").mkdir(parents=True)
+    (root / "proc/self/mountinfo").write_text(mountinfo)
+    (root / "proc/self/cgroup").write_text(proc_cgroup)
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return Context(root=root)
+
+
+@pytest.mark.timeout(10)
+def test_memory_cgroup_limit_is_the_tightest_over_the_jobs_cgroup_and_those_above(tmp_path):
+    from clusterbench.environment import memory_cgroup
+
+    # v2: a Slurm job's cgroup (8 GiB) inside its step's (unlimited) inside a user slice (4 GiB): 4 GiB binds
+    v2 = _cgroup_tree(tmp_path / "v2", "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+                      "0::/user.slice/job_42/step_0\n",
+                      {"sys/fs/cgroup/cgroup.controllers": "cpu memory pids\n",
+                       "sys/fs/cgroup/user.slice/memory.max": f"{4 << 30}\n",
+                       "sys/fs/cgroup/user.slice/job_42/memory.max": f"{8 << 30}\n",
+                       "sys/fs/cgroup/user.slice/job_42/step_0/memory.max": "max\n"})
+    env: dict = {}
+    memory_cgroup.collect_into(env, v2)
+    assert env == {"memory.cgroup_limit_bytes": 4 << 30}
+    # v1 (a hybrid host: cgroup2 mounted without the memory controller): memory.stat sums the hierarchy
+    v1 = _cgroup_tree(tmp_path / "v1", "30 1 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                      "31 1 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+                      "4:memory:/job_7\n0::/\n",
+                      {"sys/fs/cgroup/unified/cgroup.controllers": "\n",
+                       "sys/fs/cgroup/memory/job_7/memory.stat": f"cache 0\nhierarchical_memory_limit {300 << 20}\n"})
+    env = {}
+    memory_cgroup.collect_into(env, v1)
+    assert env == {"memory.cgroup_limit_bytes": 300 << 20}
+    # no limit anywhere: said, so a node with one differs from it
+    free = _cgroup_tree(tmp_path / "free", "31 1 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+                        "4:memory:/\n", {"sys/fs/cgroup/memory/memory.stat":
+                                          "hierarchical_memory_limit 9223372036854771712\n"})
+    env = {}
+    memory_cgroup.collect_into(env, free)
+    assert env == {"memory.cgroup_limit_bytes": "none"}
+    env = {}
+    memory_cgroup.collect_into(env, Context(root=tmp_path / "nothing"))
+    assert "memory.cgroup_limit_bytes_error" in env and "/proc/self/mountinfo" in env["memory.cgroup_limit_bytes_error"]
+
+
 @pytest.mark.timeout(30)
 def test_real_capture_of_this_machine(tmp_path, monkeypatch):
     monkeypatch.setenv("UCX_TLS", "self,sm")
@@ -466,7 +523,8 @@ def _documented_form(key: str) -> str:
                           (r"^gpu\.\d+\.", "gpu.<i>."),
                           (r"^gpu\.pci\..*", "gpu.pci.<address>"),
                           (r"^memory\.dimm\..*", "memory.dimm.<slot>"),
-                          (r"^mpi\.env\..*", "mpi.env.<VAR>")):
+                          (r"^mpi\.env\..*", "mpi.env.<VAR>"),
+                          (r"^threads\.env\..*", "threads.env.<VAR>")):
         key = re.sub(pattern, repl, key)
     return key
 

@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusterbench.environment import memory_cgroup
+
 
 class CgroupUnavailable(Exception):
     """Why a memory cgroup cannot be made here: one line for the user."""
@@ -47,37 +49,13 @@ class Hierarchy:
         return f"cgroup v{self.version} {self.limit_file}"
 
 
-def _mounts(mountinfo: str) -> list[tuple[str, str, str, str]]:
-    """(root, mount point, fs type, super options) of each line of /proc/self/mountinfo."""
-    out = []
-    for line in mountinfo.splitlines():
-        left, sep, right = line.partition(" - ")
-        a, b = left.split(), right.split()
-        if sep and len(a) >= 5 and len(b) >= 1:
-            unescape = (lambda s: s.replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\"))
-            out.append((unescape(a[3]), unescape(a[4]), b[0], b[2] if len(b) > 2 else ""))
-    return out
-
-
-def _own_cgroup(proc_cgroup: str, controller: str | None) -> str | None:
-    """This process's cgroup path in the v1 hierarchy of `controller`, or in v2 (controller None)."""
-    for line in proc_cgroup.splitlines():
-        num, _, rest = line.partition(":")
-        controllers, _, path = rest.partition(":")
-        if controller is None and num == "0" and controllers == "":
-            return path
-        if controller is not None and controller in controllers.split(","):
-            return path
-    return None
-
-
 def find(mountinfo: str | None = None, proc_cgroup: str | None = None) -> Hierarchy:
     """The hierarchy that holds the memory controller here; raises CgroupUnavailable."""
     if mountinfo is None:
         mountinfo = Path("/proc/self/mountinfo").read_text()
     if proc_cgroup is None:
         proc_cgroup = Path("/proc/self/cgroup").read_text()
-    mounts = _mounts(mountinfo)
+    mounts = memory_cgroup.mounts(mountinfo)
     for _root, point, fs, _opts in mounts:
         if fs == "cgroup2":
             try:
@@ -88,12 +66,10 @@ def find(mountinfo: str | None = None, proc_cgroup: str | None = None) -> Hierar
                 return Hierarchy(2, Path(point))
     for root, point, fs, opts in mounts:
         if fs == "cgroup" and "memory" in opts.split(","):
-            own = _own_cgroup(proc_cgroup, "memory")
+            own = memory_cgroup.own_cgroup(proc_cgroup, "memory")
             if own is None:
                 raise CgroupUnavailable("no memory line in /proc/self/cgroup")
-            # without a cgroup namespace a container's mount root is its own cgroup
-            rel = own[len(root):] if root != "/" and own.startswith(root) else own
-            return Hierarchy(1, Path(point) / rel.lstrip("/"))
+            return Hierarchy(1, Path(point) / memory_cgroup.below_mount(own, root))
     raise CgroupUnavailable("no cgroup hierarchy with the memory controller is mounted "
                             "(neither cgroup2 with memory in cgroup.controllers nor a v1 memory hierarchy)")
 

@@ -10,6 +10,7 @@ import os
 import re
 from collections import Counter
 
+from clusterbench.environment import memory_cgroup
 from clusterbench.environment.sources import Context, find_program
 
 MEMINFO_KEYS = {  # /proc/meminfo field -> key; values are in kB (KiB)
@@ -44,6 +45,7 @@ def collect(env: dict, ctx: Context) -> None:
             env[key + "_error"] = meminfo.error or f"no {name} line in /proc/meminfo"
     if "HugePages_Total" in fields:
         env["memory.hugepages_total"] = fields["HugePages_Total"]
+    memory_cgroup.collect_into(env, ctx)
     _dimms(env, ctx)
 
 

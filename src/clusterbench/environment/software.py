@@ -19,6 +19,12 @@ MPI_ENV_PREFIXES = ("MPIR_CVAR_", "OMPI_MCA_", "I_MPI_", "UCX_", "FI_", "MV2_", 
 # ranks): they differ each run and tune nothing, so they are left out.
 LAUNCHER_INTERNAL_PREFIXES = ("OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_prte_",
                               "OMPI_MCA_initial_wdir", "OMPI_MCA_ras_")
+# Variables the OpenMP runtimes (GNU, LLVM/Intel) and the threaded BLAS read: how many threads a
+# node's programs start and where they are placed. One node's profile setting OMP_NUM_THREADS=1 runs
+# every user's OpenMP code on one core there, and no benchmark figure of cbk shows it (cbk names
+# its thread count and binding itself), so the snapshot must.
+THREAD_ENV_PREFIXES = ("OMP_", "GOMP_", "KMP_")
+THREAD_ENV_NAMES = ("MKL_NUM_THREADS", "MKL_DYNAMIC", "OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS", "GOTO_NUM_THREADS")
 # Fields of cbk's self-description that describe its build.
 CBK_FIELDS = ("cbk_version", "mpi", "mpi_library", "mpi_built_with", "compiler", "compiler_flags", "build_type")
 
@@ -49,8 +55,15 @@ def mpi_env(environ: Mapping[str, str]) -> dict[str, str]:
             if k.startswith(MPI_ENV_PREFIXES) and not k.startswith(LAUNCHER_INTERNAL_PREFIXES)}
 
 
+def thread_env(environ: Mapping[str, str]) -> dict[str, str]:
+    return {f"threads.env.{k}": v for k, v in sorted(environ.items())
+            if k.startswith(THREAD_ENV_PREFIXES) or k in THREAD_ENV_NAMES}
+
+
 def collect(env: dict, ctx: Context) -> None:
     _mpi(env, ctx)
+    if ctx.is_real_root:   # the capturing process's own variables describe this machine only
+        env.update(thread_env(os.environ))
     put(env, "compiler.cc", ctx.run(["cc", "--version"], stable=True), first_line)
     env["python.version"] = platform.python_version()
     env["python.implementation"] = platform.python_implementation()
