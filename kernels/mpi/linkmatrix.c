@@ -20,12 +20,18 @@
  * a link slower in the shift rounds than alone is one that shares
  * something (a switch's backplane, a trunk) with the others.
  *
+ * Where the MPI library carries the links over TCP, every link also has a
+ * `link_retransmits` record: the share of the bytes its sender sent that
+ * TCP sent again during the rounds (tcp_retransmits.h), a lossy link's
+ * mark when its bandwidth and latency hide the loss.
+ *
  * Every wait is patient (patient_wait.h): a rank whose link is slow, or
  * that waits for its turn, sleeps after 1 ms instead of spinning, so on a
  * test cluster whose hosts share cores the waiting ranks leave the CPU to
  * those that move bytes. */
 #include "../core/cbk.h"
 #include "patient_wait.h"
+#include "tcp_retransmits.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +80,7 @@ struct linkmatrix_state {
     double *bw_s, *lat_s;         /* [round][iteration]: this rank as receiver */
     double *zero, *scratch;       /* an idle rank's times; cbk_report_iterations' scratch */
     double *sender_s;             /* one-pair: the sending side's times, not reported */
+    uint64_t *tcp_sent, *tcp_retransmitted;   /* [src * size + dst], on rank 0: TCP bytes of the rounds */
     /* Test hook: CBK_TEST_LATE_RECEIVER_MS=N makes rank 1 start each
      * round's clock N ms late, as a receiver descheduled on a loaded node
      * does (read at set-up, never in the timed loop) */
@@ -103,7 +110,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         !(s->lat_s = calloc(rounds * (size_t)o->latency_iterations, sizeof(double))) ||
         !(s->zero = calloc((size_t)longest(o), sizeof(double))) ||
         !(s->scratch = calloc((size_t)longest(o), sizeof(double))) ||
-        !(s->sender_s = calloc((size_t)longest(o), sizeof(double))))
+        !(s->sender_s = calloc((size_t)longest(o), sizeof(double))) ||
+        !(s->tcp_sent = calloc((size_t)c->size * (size_t)c->size, sizeof(uint64_t))) ||
+        !(s->tcp_retransmitted = calloc((size_t)c->size * (size_t)c->size, sizeof(uint64_t))))
         cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: out of memory");
     memset(s->send, 0xa5, bytes);
     const char *late = getenv("CBK_TEST_LATE_RECEIVER_MS");
@@ -264,21 +273,61 @@ static int report_link(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state 
     return cbk_report_iterations(c, &p, &it);
 }
 
+/* The record of link src -> dst's TCP retransmissions: rank 0 holds every
+ * link's counts. The driver's rate is value / (end - begin): a span of 1 s
+ * makes it the percentage. */
+static void report_retransmits(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int src, int dst)
+{
+    size_t at = (size_t)src * (size_t)c->size + (size_t)dst;
+    uint64_t sent = s->tcp_sent[at], again = s->tcp_retransmitted[at];
+    struct cbk_phase p = { .phase = "link_retransmits", .value_unit = "%", .begin_s = 0.0, .end_s = 1.0,
+                           .bytes = c->rank == 0 ? sent : 0 };
+    p.value = c->rank == 0 && sent ? 100.0 * (double)again / (double)sent : 0.0;
+    cbk_phase_qualifier(&p, "src_host", s->host[src]);
+    cbk_phase_qualifier(&p, "dst_host", s->host[dst]);
+    cbk_phase_field(&p, CBK_I64("src_rank", src));
+    cbk_phase_field(&p, CBK_I64("dst_rank", dst));
+    cbk_phase_field(&p, CBK_I64("shift", (dst - src + c->size) % c->size));
+    cbk_phase_field(&p, CBK_TEXT("pattern", pattern_names[o->pattern]));
+    cbk_phase_field(&p, CBK_I64("nodes", c->nodes));
+    cbk_phase_field(&p, CBK_U64("tcp_bytes_sent", sent));
+    cbk_phase_field(&p, CBK_U64("tcp_bytes_retransmitted", again));
+    if (!sent)
+        cbk_phase_warn(&p, "no TCP bytes went from src to dst in the rounds: the library carried this link otherwise");
+    cbk_report(c, &p);
+}
+
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     const OPT *o = opt(a);
     struct linkmatrix_state *s = c->state;
     if (c->size < 2)
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "linkmatrix: needs two ranks or more (one per node: --np N --ppn 1)");
+    struct cbk_tcp_sockets *before = cbk_tcp_census();
     if (o->pattern == PATTERN_ONE_PAIR)
         measure_one_pair(c, o, s);
     else
         measure(c, o, s);
+    struct cbk_tcp_sockets *after = cbk_tcp_census();
+    uint64_t *sent = s->tcp_sent + (size_t)c->rank * (size_t)c->size;
+    uint64_t *again = s->tcp_retransmitted + (size_t)c->rank * (size_t)c->size;
+    bool tcp = cbk_tcp_retransmits_by_rank(c->comm, before, after, sent, again);
+    cbk_tcp_census_free(before);
+    cbk_tcp_census_free(after);
+    if (tcp) {   /* every rank's row to rank 0 (in place there) */
+        MPI_Gather(c->rank ? sent : MPI_IN_PLACE, c->size, MPI_UINT64_T, s->tcp_sent, c->size, MPI_UINT64_T, 0, c->comm);
+        MPI_Gather(c->rank ? again : MPI_IN_PLACE, c->size, MPI_UINT64_T, s->tcp_retransmitted, c->size, MPI_UINT64_T,
+                   0, c->comm);
+    }
     for (int bw = 1; bw >= (o->latency ? 0 : 1); bw--)
         for (int src = 0; src < c->size; src++)
             for (int dst = 0; dst < c->size; dst++)
                 if (src != dst && report_link(c, o, s, src, dst, bw))
                     cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: an MPI reduction failed");
+    for (int src = 0; tcp && src < c->size; src++)
+        for (int dst = 0; dst < c->size; dst++)
+            if (src != dst)
+                report_retransmits(c, o, s, src, dst);
     return 0;
 }
 
@@ -296,6 +345,8 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     free(s->zero);
     free(s->scratch);
     free(s->sender_s);
+    free(s->tcp_sent);
+    free(s->tcp_retransmitted);
     free(s);
     c->state = NULL;
 }

@@ -50,6 +50,8 @@ class Link:
     flagged: bool = False
     both_ways_at_once: bool = False   # its reverse ran in the same shift round (shift N/2 of N nodes)
     above_rate: float | None = None   # the link's rate (MiB/s) when the figure is above it: not the link's
+    retransmit_pct: float | None = None   # % of its TCP bytes sent again (median of the repetitions); None: not TCP
+    lossy: bool = False               # retransmit_pct at or above outliers.LINK_RETRANSMIT_BOUND_PCT
 
 
 @dataclass
@@ -83,6 +85,10 @@ class ClusterView:
     @property
     def flagged_links(self) -> list[Link]:
         return [lk for lk in self.links if lk.flagged]
+
+    @property
+    def lossy_links(self) -> list[Link]:
+        return [lk for lk in self.links if lk.lossy]
 
 
 def _median_by_key(samples) -> dict:
@@ -177,6 +183,7 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
     bw: dict[tuple[str, str], list[float]] = {}
     nominal: dict[tuple[str, str], list[float]] = {}
     lat: dict[tuple[str, str], list[float]] = {}
+    retransmits: dict[tuple[str, str], list[float]] = {}
     both_ways: set[tuple[str, str]] = set()
     for st in steps:
         if st["name"] != step_name:
@@ -186,7 +193,11 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
             pair = (str(q.get("src_host")), str(q.get("dst_host")))
             if s.value is None:
                 continue
-            (bw if s.phase == "link_bandwidth" else lat).setdefault(pair, []).append(s.value)
+            if s.phase == "link_retransmits":
+                if s.record.get("tcp_bytes_sent"):   # none: the library carried the link otherwise
+                    retransmits.setdefault(pair, []).append(s.value)
+                continue
+            {"link_bandwidth": bw, "link_latency": lat}.get(s.phase, {}).setdefault(pair, []).append(s.value)
             if s.phase == "link_bandwidth" and s.link_bits_per_s:
                 nominal.setdefault(pair, []).append(s.link_bits_per_s)
             shift, nodes = s.record.get("shift"), s.record.get("nodes")
@@ -196,9 +207,14 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
     # only slows a transfer, never lifts it past the link, and a bad port
     # or cable is slow in every repetition. The median of 5 let one loaded
     # stretch of a shared machine put a healthy link at 56 % of its class.
+    # Retransmissions: the median, as latency; a loaded stretch of a shared machine overflows a shaper's
+    # queue in one repetition, where a lossy cable drops in every one
     links = [Link(src, dst, max(v), statistics.median(lat[(src, dst)]) if (src, dst) in lat else None,
-                  link_class(envs, src, dst), both_ways_at_once=(src, dst) in both_ways)
+                  link_class(envs, src, dst), both_ways_at_once=(src, dst) in both_ways,
+                  retransmit_pct=statistics.median(retransmits[(src, dst)]) if (src, dst) in retransmits else None)
              for (src, dst), v in sorted(bw.items())]
+    for lk in links:
+        lk.lossy = lk.retransmit_pct is not None and lk.retransmit_pct >= outliers.LINK_RETRANSMIT_BOUND_PCT
     for cls in {lk.link_class for lk in links}:
         members = [lk for lk in links if lk.link_class == cls]
         best = max(lk.mib_s for lk in members)

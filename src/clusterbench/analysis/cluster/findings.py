@@ -2,6 +2,8 @@
 sentences ("h03: stream triad 22 % below the median of 4 nodes; ...")."""
 from __future__ import annotations
 
+import dataclasses
+
 from clusterbench.analysis.cluster.analysis import ClusterView
 from clusterbench.analysis.cluster.gpus import gpu_sentences
 from clusterbench.analysis.cluster.link_faults import node_faults
@@ -71,6 +73,38 @@ def link_sentences(view: ClusterView) -> list[str]:
     return out
 
 
+_LOSS = {"port": "every link to and from {h} resends", "send": "every link {h} sends on resends",
+         "receive": "every link into {h} resends"}
+_LOSS_WHERE = {"port": "look at {h}'s port or cable (packet loss both ways)",
+               "send": "look at {h}'s transmit path (packet loss)", "receive": "look at {h}'s receive path (packet loss)"}
+
+
+def loss_sentences(view: ClusterView) -> list[str]:
+    """Links on which TCP sent again at least LINK_RETRANSMIT_BOUND_PCT of its bytes: packet loss,
+    which the bandwidth (the best repetition) and the latency (the median) can hide. Explained by a
+    node as slow links are (link_faults.py): every link a node sends on, or receives on, lossy.
+    A slow link drops what overflows the queue before it (a shaper's, a switch's buffer before a
+    slow port: h03's port shaped to a quarter on the test cluster had TCP resend 4 to 11 % into
+    it), so a node or link already said to be slow is not said again as lossy."""
+    lossy = view.lossy_links
+    if not lossy:
+        return []
+    slow = {f.host for f in node_faults(view.links, view.hosts)}
+    as_flags = [dataclasses.replace(lk, flagged=lk.lossy) for lk in view.links]
+    out, named = [], set(slow)
+    for fault in node_faults(as_flags, view.hosts):
+        if fault.host in slow:
+            continue
+        named.add(fault.host)
+        touching = [lk for lk in lossy if fault.host in (lk.src, lk.dst)]
+        mine = [lk.retransmit_pct for lk in touching if not lk.flagged] or [lk.retransmit_pct for lk in touching]
+        out.append(f"{_LOSS[fault.side].format(h=fault.host)} ({len(touching)} links: TCP sent {min(mine):.2g} to "
+                   f"{max(mine):.2g} % of their bytes again): {_LOSS_WHERE[fault.side].format(h=fault.host)}")
+    out += [f"link {lk.src}->{lk.dst}: TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)"
+            for lk in lossy if not lk.flagged and lk.src not in named and lk.dst not in named]
+    return out
+
+
 def env_sentences(view: ClusterView) -> list[str]:
     out = []
     for d in view.env:
@@ -84,7 +118,7 @@ def env_sentences(view: ClusterView) -> list[str]:
 def paragraph(view: ClusterView) -> str:
     n = len(view.hosts)
     found = node_sentences(view) + gpu_sentences(view.gpus, view.gpu_findings) + link_sentences(view) \
-        + env_sentences(view)
+        + loss_sentences(view) + env_sentences(view)
     if view.no_snapshot:
         found.append(f"no environment snapshot from {', '.join(view.no_snapshot)} (its keys are not compared)")
     def count(k: int, one: str, many: str) -> str:
