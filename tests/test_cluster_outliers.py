@@ -449,3 +449,56 @@ def test_inside_an_allocation_a_failing_scontrol_is_said_not_a_request_for_an_al
     r = cli("run", "cluster", env=env)
     assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert f"in Slurm job 42, `scontrol show hostnames n[01-02]` {said}: give the nodes with --hostfile" in r.stderr
+
+
+def link_steps_with_retransmits(matrix: dict[tuple[str, str], float],
+                                resent_pct: dict[tuple[str, str], list[float]]) -> list[dict]:
+    """link_steps, with linkmatrix's link_retransmits records: each link's repetitions' percentages."""
+    from clusterbench.results.sample import Sample
+
+    steps = link_steps(matrix)
+    steps[0]["samples"] += [Sample("link_retransmits", "n/a", None, "%", pct, qualifiers=(("src_host", a), ("dst_host", b)),
+                                   record={"tcp_bytes_sent": 4 << 20})
+                            for (a, b), reps in resent_pct.items() for pct in reps]
+    return steps
+
+
+HOSTS_4 = ("h01", "h02", "h03", "h04")
+
+
+def test_a_port_that_drops_packets_is_named_by_its_links_retransmissions_not_twice_when_slow():
+    """Packet loss hides from a link's best bandwidth and median latency; what TCP sent again
+    (linkmatrix's link_retransmits) shows it. Every link of h04 resending is h04's port; a slow
+    port's resends (the queue before a slow port drops what overflows) are not said again; a lone
+    lossy link is listed alone; one repetition's burst is not loss (the median decides)."""
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import loss_sentences
+
+    healthy = {(a, b): 22.5 for a in HOSTS_4 for b in HOSTS_4 if a != b}
+    quiet = {pair: [0.0, 0.0, 0.0] for pair in healthy}
+    lossy_h04 = {**quiet, **{pair: [2.0, 2.6 + 0.1 * (pair[0] == "h04"), 3.1] for pair in healthy if "h04" in pair},
+                 ("h01", "h02"): [0.0, 4.0, 0.0]}   # one loaded repetition overflowed a queue
+    links = link_matrix(link_steps_with_retransmits(healthy, lossy_h04), {}, 0.5)
+    assert sorted((lk.src, lk.dst) for lk in links if lk.lossy) == sorted(p for p in healthy if "h04" in p)
+    assert loss_sentences(ClusterView(list(HOSTS_4), links=links)) == [
+        "every link to and from h04 resends (6 links: TCP sent 2.6 to 2.7 % of their bytes again): "
+        "look at h04's port or cable (packet loss both ways)"]
+    # h03's port shaped to a quarter: slow, and its queue drops; said once, as slow
+    shaped = {**healthy, **{pair: 5.5 for pair in healthy if "h03" in pair}}
+    drops = {**quiet, **{pair: [4.0, 7.7, 11.1] for pair in healthy if pair[1] == "h03"}}
+    links = link_matrix(link_steps_with_retransmits(shaped, drops), {}, 0.5)
+    assert [lk for lk in links if lk.lossy] and loss_sentences(ClusterView(list(HOSTS_4), links=links)) == []
+    # one lossy link, no node behind it
+    links = link_matrix(link_steps_with_retransmits(healthy, {**quiet, ("h02", "h03"): [1.5, 1.8, 1.2]}), {}, 0.5)
+    assert loss_sentences(ClusterView(list(HOSTS_4), links=links)) == [
+        "link h02->h03: TCP sent 1.5 % of its bytes again (packet loss)"]
+    # no TCP socket (InfiniBand, shared memory): no record, no percentage; a link no TCP byte crossed
+    # has a record of 0 bytes, which says nothing either
+    links = link_matrix(link_steps(healthy), {}, 0.5)
+    assert all(lk.retransmit_pct is None and not lk.lossy for lk in links)
+    from clusterbench.results.sample import Sample
+
+    steps = link_steps(healthy)
+    steps[0]["samples"].append(Sample("link_retransmits", "n/a", None, "%", 0.0, record={"tcp_bytes_sent": 0},
+                                      qualifiers=(("src_host", "h01"), ("dst_host", "h02"))))
+    assert link_matrix(steps, {}, 0.5)[0].retransmit_pct is None

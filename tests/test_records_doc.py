@@ -37,6 +37,9 @@ NAME_MAPS = {("run", "parameters"), ("measurement", "library_tuning"), ("describ
 # Documented fields no launch here writes, and why: checked only where they can run.
 NOT_RUN_HERE = {
     ("measurement", "mpi"): ({"buffer", "buffer_path", "buffer_query"}, "--buffer=device needs a GPU"),
+    ("measurement", "linkmatrix"): ({"tcp_bytes_sent", "tcp_bytes_retransmitted"},
+                                    "link_retransmits needs ranks on two addresses whose MPI links are TCP "
+                                    "(tests/test_cluster_run.py runs it on the test cluster)"),
 }
 ENVELOPE = ("schema", "type", "kernel")  # every record's first keys: the page's rules, above its first section
 # Records the page lists that cbk does not write: the runner's wrapper prints them into the same stream.

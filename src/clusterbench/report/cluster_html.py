@@ -99,14 +99,17 @@ def gpu_section(view: ClusterView) -> list[str]:
 def _why(lk) -> str:
     if lk.above_rate:
         return f"above the link's rate ({_num(lk.above_rate)} MiB/s): not a figure of the link"
-    return f"{lk.mib_s / lk.reference:.0%} of {esc(lk.reference_is)}"
+    resent = f"TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)" if lk.lossy else ""
+    if not lk.flagged:
+        return resent
+    return f"{lk.mib_s / lk.reference:.0%} of {esc(lk.reference_is)}" + (f"; {resent}" if resent else "")
 
 
 def link_section(view: ClusterView) -> list[str]:
     """The heat map, then a row for each link to look at: below the bound
-    of its class, or above its rate (which the summary also says)."""
+    of its class, above its rate, or lossy (which the summary also says)."""
     out = ["<h3>Links: bandwidth MiB/s, best repetition</h3>", heat_map(view)]
-    listed = [lk for lk in view.links if lk.flagged or lk.above_rate]
+    listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy]
     if listed:
         out.append("<table><tr><th>link</th><th>MiB/s</th><th>why listed</th><th>class</th>"
                    "<th>latency us</th></tr>")

@@ -53,8 +53,9 @@ def gpu_tables(view: ClusterView) -> list[Table]:
 
 
 def link_table(view: ClusterView) -> Table:
+    lossy = "; ~ = TCP resent 1 % or more of its bytes (packet loss)" if view.lossy_links else ""
     t = Table(title="Links: bandwidth MiB/s (best repetition), row sends to column (median latency us); "
-                    "! = below the bound of its class, ^ = above the link's rate",
+                    f"! = below the bound of its class, ^ = above the link's rate{lossy}",
               title_justify="left")
     t.add_column("from \\ to")
     for h in view.hosts:
@@ -67,7 +68,8 @@ def link_table(view: ClusterView) -> Table:
                 row.append("-")
                 continue
             lat = f" ({lk.latency_us:.0f})" if lk.latency_us is not None else ""
-            row.append(f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{_num(lk.mib_s)}{lat}")
+            marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
+            row.append(f"{marks}{_num(lk.mib_s)}{lat}")
         t.add_row(terminal(src), *row)
     return t
 

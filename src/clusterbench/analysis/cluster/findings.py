@@ -98,8 +98,10 @@ def loss_sentences(view: ClusterView) -> list[str]:
         named.add(fault.host)
         touching = [lk for lk in lossy if fault.host in (lk.src, lk.dst)]
         mine = [lk.retransmit_pct for lk in touching if not lk.flagged] or [lk.retransmit_pct for lk in touching]
-        out.append(f"{_LOSS[fault.side].format(h=fault.host)} ({len(touching)} links: TCP sent {min(mine):.2g} to "
-                   f"{max(mine):.2g} % of their bytes again): {_LOSS_WHERE[fault.side].format(h=fault.host)}")
+        lo, hi = f"{min(mine):.2g}", f"{max(mine):.2g}"
+        out.append(f"{_LOSS[fault.side].format(h=fault.host)} ({len(touching)} links: TCP sent "
+                   f"{lo if lo == hi else f'{lo} to {hi}'} % of their bytes again): "
+                   f"{_LOSS_WHERE[fault.side].format(h=fault.host)}")
     out += [f"link {lk.src}->{lk.dst}: TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)"
             for lk in lossy if not lk.flagged and lk.src not in named and lk.dst not in named]
     return out
