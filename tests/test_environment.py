@@ -407,6 +407,15 @@ def test_memory_cgroup_limit_is_the_tightest_over_the_jobs_cgroup_and_those_abov
     env = {}
     memory_cgroup.collect_into(env, free)
     assert env == {"memory.cgroup_limit_bytes": "none"}
+    # a container in a private cgroup namespace: /proc/self/cgroup says "0::/", the host's mount is
+    # listed first with its root seen as "/../..", the container's own mount holds its 2 GiB at its root
+    ns = _cgroup_tree(tmp_path / "ns", "30 1 0:26 /../.. /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+                      "40 30 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/\n",
+                      {"sys/fs/cgroup/cgroup.controllers": "memory pids\n",
+                       "sys/fs/cgroup/memory.max": f"{2 << 30}\n"})
+    env = {}
+    memory_cgroup.collect_into(env, ns)
+    assert env == {"memory.cgroup_limit_bytes": 2 << 30}
     env = {}
     memory_cgroup.collect_into(env, Context(root=tmp_path / "nothing"))
     assert "memory.cgroup_limit_bytes_error" in env and "/proc/self/mountinfo" in env["memory.cgroup_limit_bytes_error"]

@@ -50,6 +50,13 @@ def below_mount(own: str, root: str) -> str:
     return rel.strip("/")
 
 
+def shows(own: str, root: str) -> bool:
+    """Whether a mount starting at cgroup `root` holds the cgroup `own`: from
+    a private cgroup namespace the host's mount is listed too, its root seen
+    as "/../..", holding none of this process's cgroups."""
+    return root == "/" or own == root or own.startswith(root.rstrip("/") + "/")
+
+
 def _number(text: str) -> int | None:
     t = text.strip()
     return int(t) if t.isdigit() and int(t) < UNLIMITED_FROM else None
@@ -68,10 +75,13 @@ def limit_bytes(ctx: Context) -> tuple[int | str | None, str]:
         own = own_cgroup(cg.text, None)
         if own is None:
             return None, "no cgroup v2 line (0::) in /proc/self/cgroup"
+        if not shows(own, root):
+            continue
         parts = below_mount(own, root).split("/") if below_mount(own, root) else []
-        # v2: each level has its own memory.max, and the tightest one binds (the root has none)
-        limits = [_number(r.text) for i in range(len(parts), 0, -1)
-                  if (r := ctx.read(f"{point}/{'/'.join(parts[:i])}/memory.max")).ok]
+        # v2: each level has its own memory.max, and the tightest one binds, the mount's own root
+        # included (the host's root has none; a container's namespace root is its cgroup, with its limit)
+        limits = [_number(r.text) for i in range(len(parts), -1, -1)
+                  if (r := ctx.read("/".join([point.rstrip("/"), *parts[:i], "memory.max"]))).ok]
         bound = [x for x in limits if x is not None]
         return (min(bound) if bound else NO_LIMIT), ""
     for root, point, fs, opts in found:
@@ -79,6 +89,8 @@ def limit_bytes(ctx: Context) -> tuple[int | str | None, str]:
             own = own_cgroup(cg.text, "memory")
             if own is None:
                 return None, "no memory line in /proc/self/cgroup"
+            if not shows(own, root):
+                continue
             here = f"{point}/{below_mount(own, root)}".rstrip("/")
             stat = ctx.read(f"{here}/memory.stat")
             if not stat.ok:
