@@ -13,7 +13,10 @@ def test_hung_nodes_cost_one_timeout_together_not_one_each_and_are_stopped(tmp_p
     """Each launch was waited for with its own 120 s from when its turn came: four hung
     nodes held a run 8 minutes before its first step. The timeout is for all of them."""
     pids = tmp_path / "pids"
-    hung = ["sh", "-c", f"echo $$ >> {pids}; exec sleep 600"]
+    # a collector stuck on a command: it takes the stop's SIGINT as a node's collector does (a suite
+    # started in the background has SIGINT ignored, which sh cannot undo: then the stop's grace ran out)
+    hung = [sys.executable, "-c", "import os, signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                                  f"open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n'); time.sleep(600)"]
     answers = ["sh", "-c", 'echo \'{"host": "h01", "cpu.model": "x"}\'']
     # a node's snapshot larger than a pipe holds (64 KiB) is read while the others run
     large = [sys.executable, "-c", 'import json; print(json.dumps({"host": "h02", "dmesg": "x" * 300_000}))']
