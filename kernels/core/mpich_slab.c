@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -42,11 +43,17 @@ static void slab_path(pid_t pid, const char *kind, char *out, size_t len)
     snprintf(out, len, SLAB_PREFIX "%s_%x_0", kind, (unsigned)pid);
 }
 
-static bool slab_taken(pid_t pid)
+/* Whether pid's slab name is held by a file this user may not open: another
+ * user's, left by a killed job (MPI_Init then fails). This user's own stale
+ * file MPICH opens and reuses, so none is forked away from (a fork costs a
+ * kill -9 of cbk's pid its exactness: the child ends after it, not with it). */
+static bool slab_blocks(pid_t pid)
 {
     char path[64];
     slab_path(pid, "shm", path, sizeof path);
-    return access(path, F_OK) == 0 || errno != ENOENT;
+    if (access(path, F_OK) != 0)
+        return errno != ENOENT;
+    return access(path, R_OK | W_OK) != 0;
 }
 
 static void pass_on(int sig)
@@ -95,8 +102,9 @@ static _Noreturn void wait_for(pid_t child)
 
 void cbk_mpich_fresh_singleton_pid(void)
 {
-    if (!singleton() || !slab_taken(getpid()))
+    if (!singleton() || !slab_blocks(getpid()))
         return;
+    pid_t parent = getpid();
     fflush(NULL); /* nothing buffered is written twice */
     for (int i = 0; i < FRESH_PID_TRIES; i++) {
         int go[2];
@@ -109,6 +117,11 @@ void cbk_mpich_fresh_singleton_pid(void)
             return;
         }
         if (child == 0) {
+            /* a kill -9 of the pid its starter knows ends this one too, not
+             * an orphan measuring on (the parent cannot pass SIGKILL on) */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(1);
             close(go[1]);
             char verdict = 0;
             ssize_t got;
@@ -120,7 +133,7 @@ void cbk_mpich_fresh_singleton_pid(void)
             return;
         }
         close(go[0]);
-        bool free_pid = !slab_taken(child);
+        bool free_pid = !slab_blocks(child);
         ssize_t unused = write(go[1], free_pid ? "y" : "n", 1);
         (void)unused; /* a child that did not read it exits at EOF */
         close(go[1]);

@@ -12,11 +12,13 @@
 #ifndef CBK_MPICH_SLAB_H
 #define CBK_MPICH_SLAB_H
 
-/* In a singleton of an MPICH cbk whose pid names an existing slab file:
- * forks until a child's pid names none, and returns in that child; the
- * parent passes stop signals on, waits, and exits as the child did
- * (removing the child's slab if a signal ended it). Otherwise returns at
- * once. Call before MPI_Init, before any thread or signal handler. */
+/* In a singleton of an MPICH cbk whose pid names a slab file this user
+ * may not open (another user's): forks until a child's pid names none it
+ * cannot open, and returns in that child, which a kill -9 of the parent
+ * ends too (PR_SET_PDEATHSIG); the parent passes stop signals on, waits,
+ * and exits as the child did (removing the child's slab if a signal ended
+ * it). Otherwise (this user's own stale file MPICH reuses) returns at once.
+ * Call before MPI_Init, before any thread or signal handler. */
 void cbk_mpich_fresh_singleton_pid(void);
 
 /* Notes the names of the MPICH slab files this process has mapped and
