@@ -177,6 +177,23 @@ def test_a_singleton_whose_pid_names_another_users_stale_slab_runs(mpich_cbk):
 
 
 @pytest.mark.timeout(120)
+def test_a_kill_9_of_a_singleton_that_forked_to_a_free_pid_ends_its_child_too(mpich_cbk):
+    """The fork leaves the pid its starter knows to a parent that only waits: a kill -9 of it (a
+    test's, a user's, a batch system's) left the child measuring on, an orphan holding the port or
+    the private directory (a killed TCP server's client waited 9 s for its timeout)."""
+    stale = " ".join(f"mpich_shm_{pid:x}_0" for pid in range(2, 21))
+    script = (f'umask 077; for f in {stale}; do : > /dev/shm/$f; done; '
+              f'{AS_NOBODY} "$1" null --seconds=60 >/dev/null 2>&1 & p=$!; '
+              'n=0; while [ $n -lt 100 ] && [ "$(pgrep -x cbk | wc -l)" -lt 2 ]; do sleep 0.1; n=$((n+1)); done; '
+              'echo "running: $(pgrep -x cbk | wc -l)"; kill -9 $p; '
+              'n=0; while [ $n -lt 50 ] && pgrep -x cbk >/dev/null; do sleep 0.1; n=$((n+1)); done; '
+              'echo "left: $(pgrep -x cbk | wc -l)"')
+    p = in_private_dev_shm(script, mpich_cbk)
+    assert "running: 2" in p.stdout, p.stdout + p.stderr      # the parent and the child it forked
+    assert "left: 0" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.timeout(120)
 def test_a_failed_or_stopped_mpi_job_leaves_no_slab_in_dev_shm(mpich_cbk):
     """MPI_Abort (a rank's failure) and a stop signal skip MPI_Finalize, which removes the slab:
     2 MiB of the node's memory were left in /dev/shm per job."""
