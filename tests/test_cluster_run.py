@@ -123,24 +123,31 @@ def set_shmmni(cluster, host: str, value: int) -> None:
                     f"echo {value} > /proc/sys/kernel/shmmni"], check=True)
 
 
-def cpu_cgroup(name: str, cpu_fraction: float) -> Path:
-    """A cgroup capped at cpu_fraction of one CPU in 10 ms periods (v2 cpu.max, else v1 CFS quota)."""
+def capped_cgroup(name: str, controller: str, v2: dict[str, str], v1: dict[str, str]) -> Path:
+    """A cgroup of `controller` with the limit files written: v2's (`v2`) where the
+    unified hierarchy has the controller, else v1's (`v1`, in the order given)."""
     root = Path("/sys/fs/cgroup")
     controllers = root / "cgroup.controllers"
-    if controllers.exists() and "cpu" in controllers.read_text().split():
-        (root / "cgroup.subtree_control").write_text("+cpu")
-        d = root / name
-        d.mkdir()
-        (d / "cpu.max").write_text(f"{int(cpu_fraction * 10000)} 10000")
-        return d
-    v1 = root / "cpu"
-    if not (v1 / "cpu.cfs_quota_us").exists():
-        pytest.skip("no cpu controller (cgroup v2 cpu.max or v1 cpu.cfs_quota_us) to slow a host with")
-    d = v1 / name
+    if controllers.exists() and controller in controllers.read_text().split():
+        (root / "cgroup.subtree_control").write_text(f"+{controller}")
+        base, files = root, v2
+    else:
+        base, files = root / controller, v1
+        if not all((base / f).exists() for f in v1):
+            pytest.skip(f"no {controller} controller (cgroup v2 {', '.join(v2)} or v1 {', '.join(v1)}) "
+                        "to confine a host with")
+    d = base / name
     d.mkdir()
-    (d / "cpu.cfs_period_us").write_text("10000")
-    (d / "cpu.cfs_quota_us").write_text(str(int(cpu_fraction * 10000)))
+    for f, value in files.items():
+        (d / f).write_text(value)
     return d
+
+
+def cpu_cgroup(name: str, cpu_fraction: float) -> Path:
+    """A cgroup capped at cpu_fraction of one CPU in 10 ms periods (v2 cpu.max, else v1 CFS quota)."""
+    quota = str(int(cpu_fraction * 10000))
+    return capped_cgroup(name, "cpu", {"cpu.max": f"{quota} 10000"},
+                         {"cpu.cfs_period_us": "10000", "cpu.cfs_quota_us": quota})
 
 
 @pytest.fixture
@@ -158,21 +165,7 @@ def slow_h03(cluster):
 
 def memory_cgroup(name: str, limit_bytes: int) -> Path:
     """A cgroup whose memory is capped at limit_bytes (v2 memory.max, else v1 memory.limit_in_bytes)."""
-    root = Path("/sys/fs/cgroup")
-    controllers = root / "cgroup.controllers"
-    if controllers.exists() and "memory" in controllers.read_text().split():
-        (root / "cgroup.subtree_control").write_text("+memory")
-        d = root / name
-        d.mkdir()
-        (d / "memory.max").write_text(str(limit_bytes))
-        return d
-    v1 = root / "memory"
-    if not (v1 / "memory.limit_in_bytes").exists():
-        pytest.skip("no memory controller (cgroup v2 memory.max or v1 memory.limit_in_bytes) to confine a host with")
-    d = v1 / name
-    d.mkdir()
-    (d / "memory.limit_in_bytes").write_text(str(limit_bytes))
-    return d
+    return capped_cgroup(name, "memory", {"memory.max": str(limit_bytes)}, {"memory.limit_in_bytes": str(limit_bytes)})
 
 
 def remove_cgroup(group: Path) -> None:
