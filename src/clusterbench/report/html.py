@@ -2,7 +2,6 @@
 loaded from anywhere), for a browser or to attach to a report."""
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 
 from clusterbench.report.summary_html import summary_section
