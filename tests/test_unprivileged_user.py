@@ -6,17 +6,21 @@ As root, each case drops to 65534 in the child; as a user, it runs as that
 user, which is the point."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
+from conftest import killed_if_left
 from unprivileged import CLI_SCRIPT, NOBODY, drop_root
 
 @pytest.fixture
@@ -240,3 +244,113 @@ def test_clean_names_other_users_benchmark_directories_it_leaves(cbk_bin, nobody
         f"no stale benchmark directory of yours in {str(scratch)!r}",
         f"left to their owners, other users' benchmark directories in {str(scratch)!r}: cbk-seqio-AbCdE1 (root)"]
     assert (theirs / ".cbk-owner").exists()
+
+
+# --- another user's store while its owner writes it ------------------------------------------------------------
+
+def team_cli(cbk_bin: str, team_db: Path, *args: str, nobody_home: Path | None = None) -> subprocess.Popen:
+    """clusterbench on the team's store: as its owner (root), or as 65534 with nobody_home."""
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=str(team_db), COLUMNS="200",
+               PATH=str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", ""))
+    if nobody_home is not None:
+        env.update(HOME=str(nobody_home), CLUSTERBENCH_STATE_DIR=str(nobody_home / "state"))
+        return subprocess.Popen([sys.executable, "-c", CLI_SCRIPT, *args], cwd=nobody_home, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "clusterbench", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def samples_stored(team_db: Path, label: str) -> int:
+    with contextlib.closing(sqlite3.connect(team_db)) as db:
+        return db.execute("select count(*) from samples join steps on steps.id = samples.step_id "
+                          "join runs on runs.id = steps.run_id where runs.label = ?", (label,)).fetchone()[0]
+
+
+@pytest.mark.timeout(180)
+def test_another_user_reads_a_run_in_progress_and_one_killed_mid_write(cbk_bin, nobody_dir, others_dir):
+    """The team's store was read immutable by everyone but its owner: the commits in its -wal,
+    a run in progress and everything since the last checkpoint, were not there for them."""
+    team_db = others_dir / "team.db"
+    run = team_cli(cbk_bin, team_db, "run", "null", "--seconds=0.2", "--repeat", "600", "--label", "live")
+    try:
+        for _ in range(600):
+            if run.poll() is not None or samples_stored(team_db, "live") >= 3:
+                break
+            time.sleep(0.1)
+        seen = samples_stored(team_db, "live")
+        assert seen >= 3 and run.poll() is None, run.stderr.read() if run.poll() is not None else seen
+        listed = team_cli(cbk_bin, team_db, "list", nobody_home=nobody_dir).communicate(timeout=60)
+        assert "live" in listed[0] and "running" in listed[0], listed   # was only run 1, the checkpointed one
+        exported = team_cli(cbk_bin, team_db, "export", "live", nobody_home=nobody_dir).communicate(timeout=60)
+        samples = json.loads(exported[0])["runs"][0]["steps"][0]["samples"]
+        assert len(samples) >= seen, exported[1]
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)   # mid-write: its -wal and -shm stay, unchecked
+        run.communicate()
+    assert (others_dir / "team.db-wal").exists()   # the owner's next connection would checkpoint it: none yet
+    exported = team_cli(cbk_bin, team_db, "export", "live", nobody_home=nobody_dir).communicate(timeout=60)
+    read = len(json.loads(exported[0])["runs"][0]["steps"][0]["samples"])
+    assert read == samples_stored(team_db, "live") and read >= seen, exported[1]
+    shown = team_cli(cbk_bin, team_db, "show", "live", nobody_home=nobody_dir)
+    out, err = shown.communicate(timeout=60)
+    assert shown.returncode == 0 and "null" in out, err
+    assert sorted(x.name for x in nobody_dir.iterdir()) == []   # no store, no state
+
+
+READ_WHILE_WRITTEN = CLI_SCRIPT.split("# imports done")[0] + """
+import collections, json, sqlite3, time
+from clusterbench.store.opening import open_store
+if os.geteuid() == 0:
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+errors, reads, deadline = collections.Counter(), 0, time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    try:
+        store = open_store(sys.argv[1])
+        for run in store.list_runs():
+            for step in store.steps_of(run.id):
+                store.samples_of(step.id)
+        reads += 1
+    except Exception as e:
+        errors[f"{type(e).__name__}: {e}"] += 1
+    finally:
+        store = None
+print(json.dumps({"reads": reads, "errors": errors}))
+"""
+
+WRITE_AND_CHECKPOINT = """
+import sqlite3, sys, time
+from clusterbench.results.sample import Sample
+from clusterbench.store.opening import open_store
+store, deadline = open_store(sys.argv[1], writing=True), time.monotonic() + float(sys.argv[2])
+checkpoints = sqlite3.connect(sys.argv[1], isolation_level=None)
+while time.monotonic() < deadline:
+    run_id = store.begin_run(label="w", command="written", suite=None)
+    step_id = store.begin_step(run_id, position=0, name=None, kernel="null", params={}, launcher="local", ranks=1,
+                               ranks_per_node=None)
+    for i in range(50):
+        store.add_sample(step_id, Sample(phase="null", mode="n/a", condition="n/a", unit="MiB/s", value=1.0,
+                                         repetition=i, seconds=0.01, record={"pad": "x" * 2000}), [])
+    store.finish_step(step_id, "ok")
+    store.finish_run(run_id, "ok")
+    # what the last connection's close does at a run's end, and SQLite every 1000 pages of -wal
+    checkpoints.execute("pragma wal_checkpoint")
+"""
+
+
+@pytest.mark.timeout(120)
+def test_another_users_reads_of_a_store_being_checkpointed_are_whole(nobody_dir, others_dir):
+    """Read immutable, a checkpoint rewriting the file under the read gave "database disk image is
+    malformed" (one read in three, by hand) and counts of rows that never were."""
+    team_db = str(others_dir / "team.db")
+    env = dict(os.environ, HOME=str(nobody_dir))
+    writer = subprocess.Popen([sys.executable, "-c", WRITE_AND_CHECKPOINT, team_db, "10"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with killed_if_left(writer):
+        time.sleep(1)   # the writer's first commits in
+        reader = subprocess.run([sys.executable, "-c", READ_WHILE_WRITTEN, team_db, "5"], env=env, cwd=nobody_dir,
+                                capture_output=True, text=True, timeout=90)
+        out, err = writer.communicate(timeout=60)
+    assert writer.returncode == 0, err
+    assert reader.returncode == 0, reader.stderr
+    seen = json.loads(reader.stdout)
+    assert seen["reads"] > 0 and seen["errors"] == {}, seen

@@ -147,7 +147,8 @@ class Store:
                                         make_parent=url is None and "CLUSTERBENCH_DB" not in os.environ)
             if target.read_only:
                 self.read_only = True
-                self._secret_url = f"sqlite:///{target.path.resolve().as_uri()}?mode=ro&immutable=1&uri=true"
+                immutable = "&immutable=1" if target.immutable else ""   # sqlite_check.py says when
+                self._secret_url = f"sqlite:///{target.path.resolve().as_uri()}?mode=ro{immutable}&uri=true"
         if writing and target is not None and not self.read_only:
             self._reserve = DiskReserve(str(target.path.resolve().parent))   # room to close a run on a full disk
             weakref.finalize(self, self._reserve.close)

@@ -14,7 +14,8 @@ from clusterbench.errors import StoreFailed
 from clusterbench.store.redact import mask_secrets
 
 # what a person can do about the driver's words
-_HINTS = {"disk I/O error": " (a full or failing disk?)", "database or disk is full": " (free space and run again)"}
+_HINTS = {"disk I/O error": " (a full or failing disk?)", "database or disk is full": " (free space and run again)",
+          "database disk image is malformed": " (read while its owner began writing it? try again)"}
 
 
 @contextlib.contextmanager
@@ -27,14 +28,22 @@ def store_failures(shown_url: str, secret_url: str, *, refusals: bool = False) -
     except sqlite3.OperationalError as e:
         raise failed(shown_url, str(e), secret_url) from None
     except sqlite3.DatabaseError as e:
-        if refusals:
+        if refusals or _immutable(secret_url):
             raise failed(shown_url, str(e), secret_url) from None
         raise
     except Exception as e:
         sa = sys.modules.get("sqlalchemy")   # imported only by a store that needed it
         if sa is not None and isinstance(e, sa.exc.OperationalError if not refusals else sa.exc.DBAPIError):
             raise failed(shown_url, str(e.orig), secret_url) from None
+        if sa is not None and isinstance(e, sa.exc.DatabaseError) and _immutable(secret_url):
+            raise failed(shown_url, str(e.orig), secret_url) from None
         raise
+
+
+def _immutable(secret_url: str) -> bool:
+    """Read as immutable (sqlite_check.py): no writer when it was opened, but
+    one that began since and checkpointed rewrote pages under the read."""
+    return "immutable=1" in secret_url
 
 
 def failed(shown_url: str, why: str, secret_url: str) -> StoreFailed:

@@ -17,7 +17,10 @@ file is read directly and read-only:
   store, refused;
 - on a read-only file system: opened read-only (immutable: nothing can
   change it), no lock file, no migration, no write (list, show, export,
-  report, compare work).
+  report, compare work);
+- another user's store (one this user may not write): opened read-only,
+  following its owner's writer through the -wal and -shm files where they
+  are there to read, immutable only where they are not (no writer).
 
 Each refusal is one line (BadInput, exit status 2) and leaves the file as
 it was.
@@ -42,6 +45,7 @@ class Target:
     exists: bool
     read_only: bool  # on a read-only file system, or not writable by this user
     revision: str | None  # alembic_version of an existing store
+    immutable: bool = True  # a read-only store read without locks or -wal: no writer when it was checked
 
 
 def _read_only_fs(path: Path) -> bool:
@@ -70,6 +74,29 @@ def _head(path: Path, database: str) -> tuple[bytes, bool]:
     except FileNotFoundError:
         pending = False
     return head, pending
+
+
+def _writer_files_readable(database: str) -> bool:
+    """Whether the -wal and -shm files of a live (or killed) writer are there
+    for this user to read. A read-only connection then reads the store as
+    SQLite's readers do (a read-only -shm is read, SQLite 3.22+), seeing the
+    commits in the -wal; without them only immutable can open a WAL file
+    that this user may not write beside."""
+    return all(os.access(f"{database}{suffix}", os.R_OK, effective_ids=True) for suffix in ("-wal", "-shm"))
+
+
+def _schema(uri: str) -> tuple[set[str], str | None]:
+    """The tables and the alembic_version of the database at a SQLite URI."""
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+        revision = None
+        if "alembic_version" in tables:
+            rows = conn.execute("select version_num from alembic_version").fetchall()
+            revision = rows[0][0] if len(rows) == 1 else None
+        return tables, revision
+    finally:
+        conn.close()
 
 
 def check(database: str, *, writing: bool, make_parent: bool) -> Target:
@@ -128,19 +155,24 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
     not_writable = not read_only_fs and not (_writable(path) and _writable(path.parent))
     read_only = read_only_fs or not_writable
     # Read as immutable (no -shm or -wal file made, no lock taken) unless a
-    # -wal file holds commits: then as a reader, to see them.
-    in_use = in_use and not read_only
-    uri = f"{path.resolve().as_uri()}?mode=ro" + ("" if in_use else "&immutable=1")
+    # -wal file holds commits: then as a reader, to see them. Another user's
+    # store being written is read as a reader too: an immutable read of a file
+    # that a checkpoint rewrites meanwhile read torn pages ("database disk
+    # image is malformed", counts of rows that never were) and ignored every
+    # commit still in the -wal (a run in progress was not listed).
+    # (on a read-only file system nothing writes: immutable, as before)
+    live = not read_only_fs and (_writer_files_readable(database) if not_writable else in_use)
+    base = f"{path.resolve().as_uri()}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True)
         try:
-            tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-            revision = None
-            if "alembic_version" in tables:
-                rows = conn.execute("select version_num from alembic_version").fetchall()
-                revision = rows[0][0] if len(rows) == 1 else None
-        finally:
-            conn.close()
+            tables, revision = _schema(base if live else base + "&immutable=1")
+        except sqlite3.Error:
+            if not live:
+                raise
+            # its writer closed meanwhile (checkpointed, -wal removed), or a killed writer's -shm
+            # needs a recovery this user cannot write: what the file holds is all there is
+            live = False
+            tables, revision = _schema(base + "&immutable=1")
     except sqlite3.Error as e:
         raise BadInput(f"{shown} is not a readable SQLite database ({e}), so not usable as a store") from None
     if "alembic_version" not in tables:
@@ -159,4 +191,4 @@ def check(database: str, *, writing: bool, make_parent: bool) -> Target:
                 "this user may not write its directory, where SQLite keeps its journal")
                + "; give --db a store of yours")
         raise BadInput(f"cannot store in {shown}: {why}")
-    return Target(path, True, read_only, revision)
+    return Target(path, True, read_only, revision, immutable=not live)
