@@ -27,13 +27,23 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
+def _reader_args(secret_url: str, read_only: bool) -> dict:
+    """A read-only SQLite store may be another user's being written: its statements wait out the
+    owner's commits (store/sqlite_reader.py)."""
+    if not (read_only and secret_url.startswith("sqlite")):
+        return {}
+    from clusterbench.store.sqlite_reader import ReaderConnection
+
+    return {"connect_args": {"factory": ReaderConnection}}
+
+
 def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engine.Engine:
     try:
         with warnings.catch_warnings():
             # SQLAlchemy warns, and goes on, about what it will ignore in a URL (sqlite:///F?mode=ro
             # without uri=true): the store would be used other than as asked (mode=ro, then a run wrote)
             warnings.simplefilter("error", sa.exc.SAWarning)
-            engine = sa.create_engine(secret_url)
+            engine = sa.create_engine(secret_url, **_reader_args(secret_url, read_only))
     except sa.exc.SAWarning as e:
         why = mask_secrets(str(e).split(" (Background on this")[0], secret_url)
         raise BadInput(f"cannot use store URL {shown_url}: {why}") from None

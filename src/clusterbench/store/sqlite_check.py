@@ -35,6 +35,7 @@ from pathlib import Path
 
 from clusterbench.errors import BadInput
 from clusterbench.store import revisions
+from clusterbench.store.sqlite_reader import ReaderConnection
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -87,7 +88,7 @@ def _writer_files_readable(database: str) -> bool:
 
 def _schema(uri: str) -> tuple[set[str], str | None]:
     """The tables and the alembic_version of the database at a SQLite URI."""
-    conn = sqlite3.connect(uri, uri=True)
+    conn = sqlite3.connect(uri, uri=True, factory=ReaderConnection)
     try:
         tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
         revision = None
