@@ -88,9 +88,9 @@ def test_the_example_batch_script_runs_under_sbatch(slurm, cli, cbk_bin, tmp_pat
 @pytest.mark.timeout(180)
 def test_inside_an_allocation_every_node_gets_an_environment_snapshot(slurm, tmp_path):
     code = ("import json; from clusterbench.launch import get; "
-            "from clusterbench.run.runner import collect_lines, collector_argv; "
+            "from clusterbench.run.runner import collect_all, collector_argv; "
             f"srun = get('srun'); cmd = srun.node_command(collector_argv([{str(tmp_path)!r}]), 1, None); "
-            "print(json.dumps([e.get('host.name') for e in collect_lines(cmd, srun.node_output_labelled)]))")
+            "print(json.dumps([e.get('host.name') for e in collect_all([cmd], srun.node_output_labelled)]))")
     r = subprocess.run(["salloc", "--nodes=1", sys.executable, "-c", code], capture_output=True, text=True,
                        env=slurm.env, timeout=170)
     assert r.returncode == 0, r.stderr

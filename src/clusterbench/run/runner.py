@@ -116,14 +116,6 @@ def collector_argv(targets: list[str]) -> tuple[str, ...]:
     return (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
 
 
-def collect_lines(cmd: list[str], labelled: bool = False) -> list[dict]:
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return labelled_objects(out) if labelled else step_engine.json_objects(out)
-
-
 def labelled_objects(out: str) -> list[dict]:
     """Output of `srun --label`: lines "TASK: chunk"; a task's chunks, in
     order, make its output."""
