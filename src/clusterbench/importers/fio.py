@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
 from clusterbench.results.sizes import parse_size, size_arg
 
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
@@ -63,6 +64,10 @@ def _parse_json(text: str, start: int) -> ImportedRun:
     for (name, _), entries in by_name.items():
         opts = {**{str(k): str(v) for k, v in glob.items()},
                 **{str(k): str(v) for k, v in (entries[0].get("job options") or {}).items()}}
+        errors = [e.get("error") for e in entries if e.get("error")]
+        if errors:
+            run.notes.append(_errored(name, errors[0]))
+            continue
         step = _step(name, opts, len(entries))
         for direction, rand_phase in DIRECTIONS:
             parts = [e[direction] for e in entries if isinstance(e.get(direction), dict)]
@@ -72,9 +77,6 @@ def _parse_json(text: str, start: int) -> ImportedRun:
             step.samples.append(_sample(phase, opts, parts, run))
         if step.samples:
             run.steps.append(step)
-        errors = [e.get("error") for e in entries if e.get("error")]
-        if errors:
-            run.notes.append(f"job {name}: fio reported error {errors[0]}")
     ts = doc.get("timestamp")
     if _num(ts):
         run.finished = dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)
@@ -84,6 +86,15 @@ def _parse_json(text: str, start: int) -> ImportedRun:
     hosts = {str(j["hostname"]) for j in doc["jobs"] if isinstance(j, dict) and j.get("hostname")}
     run.hosts = sorted(hosts)
     return run
+
+
+def _errored(name: str, error) -> str:
+    """The note for a job fio reported an error for (ENOSPC, EIO...): its
+    figures are of the part it ran before the error, not of the job asked
+    for, and compare would take them for the job's."""
+    code = int(error) if _num(error) else None
+    why = f" ({os.strerror(code)})" if code and code > 0 else ""
+    return f"job {name}: fio reported error {error}{why}: its figures cover only what ran before it; not taken"
 
 
 def _num(v) -> bool:
@@ -201,6 +212,14 @@ def _mib_per_s(data_bytes: float, runtime_ms: int) -> float | None:
 
 
 def _parse_text(text: str) -> ImportedRun:
+    text, cut = cut_short.whole_lines(text)
+    run = _text_run(text)
+    if cut:
+        run.notes.append(cut)
+    return run
+
+
+def _text_run(text: str) -> ImportedRun:
     v = TEXT_VERSION.search(text)
     run = ImportedRun("fio", v.group(1) if v else None, "text", None)
     heads = {m.group(1): m for m in TEXT_JOB.finditer(text)}
@@ -209,6 +228,9 @@ def _parse_text(text: str) -> ImportedRun:
         raise Unreadable("no job result block (\"NAME: (groupid=N, jobs=N): err= ...\")")
     for i, r in enumerate(results):
         name, head = r.group(1), heads.get(r.group(1))
+        if int(r.group(3)):
+            run.notes.append(_errored(name, int(r.group(3))))
+            continue
         block = text[r.end(): results[i + 1].start() if i + 1 < len(results) else len(text)]
         opts = {"rw": head.group(2), "bs": _size_text(head.group(3)), "ioengine": head.group(4),
                 "iodepth": head.group(5)} if head else {}

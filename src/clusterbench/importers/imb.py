@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement
 
 # 4.x to 2018 print "Intel (R)", 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
 BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
@@ -37,8 +37,20 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    if not BANNER.search(text):
+        raise Unreadable("no IMB banner (\"Intel(R) MPI Benchmarks YYYY, MPI-1 part\")")
+    text, cut = cut_short.whole_lines(text)
+    runs = invocations.runs_of(text, BANNER, _run)
+    if cut:
+        runs[-1].notes.append(cut)
+    return runs
+
+
+def _run(text: str, first_line: int) -> ImportedRun:
+    """One run of IMB: `text` from its banner (or the file's start) to the
+    next banner; `first_line` is the file's line it starts on."""
     banner = BANNER.search(text)
-    if not banner:
+    if not banner:   # the banner line itself was cut short
         raise Unreadable("no IMB banner (\"Intel(R) MPI Benchmarks YYYY, MPI-1 part\")")
     calling = re.search(r"^# Calling sequence was:\s*\n(?:#\s*\n)*#\s*(\S.*?)\s*$", text, re.M)
     run = ImportedRun("IMB", re.sub(r" [Uu]pdate ", "u", banner.group(1)), "text",
@@ -57,7 +69,7 @@ def parse(text: str) -> list[ImportedRun]:
         run.notes.append(f"IMB {run.version} prints Mbytes/sec in 2^20 bytes/s: kept as bandwidth_mib_s, "
                          "bandwidth_mb_s converted to 10^6")
     sections = list(SECTION.finditer(text))
-    line, counted = 1, 0   # the file's line at offset `counted`, counted on as the sections go
+    line, counted = first_line, 0   # the file's line at offset `counted`, counted on as the sections go
     for i, s in enumerate(sections):
         line += text.count("\n", counted, s.end())
         counted = s.end()
@@ -67,7 +79,7 @@ def parse(text: str) -> list[ImportedRun]:
             run.steps.append(step)
     if not run.steps:
         raise Unreadable("no benchmark table (\"# Benchmarking NAME\", \"# #processes = N\", rows)")
-    return [run]
+    return run
 
 
 def _binary_megabytes(version: str) -> bool:

@@ -184,9 +184,12 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
                     st.samples[i] = replace(Sample.from_record(s.record), warnings=s.warnings)
             if nulled:
                 r.notes.append(f"{st.name}: {nulled} field(s) of the records not finite (nan, inf): stored as null")
-    runs = [r for r in runs if r.sample_count]
-    if not runs:
-        raise BadInput(f"{path}: {fmt}: no measurement in this file")
+    taken = [r for r in runs if r.sample_count]
+    if not taken:
+        # the parser's notes say why (a job fio reported an error for, figures not finite): the one line names it
+        why = next((n for r in runs for n in r.notes if "not taken" in n), None)
+        raise BadInput(f"{path}: {fmt}: no measurement in this file" + (f" ({why})" if why else ""))
+    runs = taken
     _storable(runs, f"{path}: {fmt}: ")
     try:
         plausibility.check(runs, text)

@@ -80,12 +80,14 @@ def sample(op: str, modes: tuple[str, str], mib_per_s: float, repetition: int, *
 
 def number(text) -> float | None:
     """IOR's figures as numbers: JSON numbers, numbers written as strings
-    ("0.0003", "inf"), text columns; None for '-', 'NA' and anything else."""
+    ("0.0003", "inf"), text columns (printf's "nan", "-nan", "inf"); None for '-', 'NA' and
+    anything else."""
     if isinstance(text, bool):
         return None
     if isinstance(text, (int, float)):
         return float(text)
-    if isinstance(text, str) and re.fullmatch(r"\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*", text):
+    if isinstance(text, str) and re.fullmatch(r"\s*(-?\d+(\.\d*)?([eE][-+]?\d+)?|[-+]?(nan|inf))\s*", text, re.I):
+        # nan and inf as printf wrote them: read, so import_runs leaves them out *and says so*
         return float(text)
     return None
 

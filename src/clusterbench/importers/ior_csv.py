@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.importers import ImportedRun, Unreadable
+from clusterbench.importers import ImportedRun, Unreadable, cut_short
 from clusterbench.importers.ior_common import count, number, sample, step_for
 from clusterbench.importers.ior_text import BANNER, _date
 
@@ -29,6 +29,7 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    text, cut = cut_short.whole_lines(text)
     heading = HEADING.search(text)
     if not heading:
         raise Unreadable("no CSV heading (\"access,bw(MiB/s),...\")")
@@ -65,6 +66,8 @@ def parse(text: str) -> list[ImportedRun]:
     run.steps.append(step)
     if not banner:
         run.notes.append("IOR's CSV names no version, date, host or command line (give --host, --date)")
+    if cut:
+        run.notes.append(cut)
     return [run]
 
 

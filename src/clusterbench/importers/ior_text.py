@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, Unreadable
+from clusterbench.importers import ImportedRun, Unreadable, cut_short, invocations
 from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sample, step_for, summary_means
 
 LINE = "\0line"   # a row's line in the file, kept beside its columns (no heading is that)
@@ -39,11 +39,23 @@ def _date(text: str | None) -> dt.datetime | None:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    if not BANNER.search(text):
+        raise Unreadable("no IOR banner (\"IOR-x.y.z: MPI Coordinated Test of Parallel I/O\")")
+    text, cut = cut_short.whole_lines(text)
+    runs = invocations.runs_of(text, BANNER, _run)
+    if cut:
+        runs[-1].notes.append(cut)
+    return runs
+
+
+def _run(text: str, first_line: int) -> ImportedRun:
+    """One run of IOR: `text` from its banner (or the file's start) to the
+    next banner; `first_line` is the file's line `text` starts on."""
     m = BANNER.search(text)
-    if not m:
+    if not m:   # the banner line itself was cut short
         raise Unreadable("no IOR banner (\"IOR-x.y.z: MPI Coordinated Test of Parallel I/O\")")
     lines = text[m.start():].split("\n")
-    banner_line = text.count("\n", 0, m.start()) + 1
+    banner_line = first_line + text.count("\n", 0, m.start())
     head: dict[str, str] = {}
     tests: list[dict] = []     # each: options, rows, summary
     section, columns = None, None
@@ -100,7 +112,7 @@ def parse(text: str) -> list[ImportedRun]:
         _test(run, i, t, [s for s in summary if s.get("Test#", str(i)) == str(i)])
     if not run.steps:
         raise Unreadable("no Results row and no Summary row of a write or read")
-    return [run]
+    return run
 
 
 def _test(run: ImportedRun, i: int, t: dict, summary: list[dict[str, str]]) -> None:

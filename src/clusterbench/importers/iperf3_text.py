@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
 from clusterbench.results.sizes import size_arg
 
 CONNECTING = re.compile(r"^Connecting to host (\S+), port (\d+)\s*$", re.M)
@@ -42,6 +42,14 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    text, cut = cut_short.whole_lines(text)
+    runs = _runs(text)
+    if cut:
+        runs[-1].notes.append(cut)
+    return runs
+
+
+def _runs(text: str) -> list[ImportedRun]:
     starts = [c.start() for c in CONNECTING.finditer(text)]
     if not starts:
         raise Unreadable("no \"Connecting to host\" line")
@@ -130,11 +138,14 @@ def _duration(ends) -> str | None:
     return None
 
 
-def _pick(ends, side: str, streams: int):
-    """The [SUM] line of `side` for several streams, else the one stream's."""
+def _pick(ends, side: str, streams: int, sum_required: bool = False):
+    """The [SUM] line of `side` for several streams, else the one stream's.
+    `sum_required`: with several streams, only the [SUM] line (a file cut
+    before it holds one stream's line, a fraction of the test's rate)."""
     lines = [(n, m) for n, m in ends if m.group("side") == side]
     if streams > 1:
-        lines = [(n, m) for n, m in lines if m.group("id") == "SUM"] or lines
+        sums = [(n, m) for n, m in lines if m.group("id") == "SUM"]
+        lines = sums if sum_required else sums or lines
     return lines[-1] if lines else None
 
 
@@ -147,7 +158,7 @@ def _bytes(m) -> int:
 
 
 def _tcp(phase: str, ends, streams: int):
-    received, sent = _pick(ends, "receiver", streams), _pick(ends, "sender", streams)
+    received, sent = _pick(ends, "receiver", streams, True), _pick(ends, "sender", streams, True)
     if received is None:
         return None
     line, m = received

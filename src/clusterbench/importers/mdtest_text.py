@@ -16,7 +16,7 @@ import datetime as dt
 import re
 
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement
 from clusterbench.importers.ior_common import argv_of, number
 
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
@@ -47,8 +47,20 @@ def _date(m) -> dt.datetime | None:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    if not LAUNCHED.search(text):
+        raise Unreadable("no launch line (\"mdtest-x.y.z was launched with N total task(s) on M node(s)\")")
+    text, cut = cut_short.whole_lines(text)
+    runs = invocations.runs_of(text, LAUNCHED, _run, lead=STARTED)
+    if cut:
+        runs[-1].notes.append(cut)
+    return runs
+
+
+def _run(text: str, first_line: int) -> ImportedRun:
+    """One run of mdtest: `text` from its "-- started at" line (or the
+    file's start) to the next run's; `first_line` is the file's line it starts on."""
     launched = LAUNCHED.search(text)
-    if not launched:
+    if not launched:   # the launch line itself was cut short
         raise Unreadable("no launch line (\"mdtest-x.y.z was launched with N total task(s) on M node(s)\")")
     command = COMMAND.search(text)
     run = ImportedRun("mdtest", launched.group(1), "text", command.group(1).strip() if command else None)
@@ -60,7 +72,7 @@ def parse(text: str) -> list[ImportedRun]:
     figures: dict[str, dict] = {}
     for i, t in enumerate(tables):
         body = text[t.end(): tables[i + 1].start() if i + 1 < len(tables) else len(text)]
-        table_line = text.count("\n", 0, t.end()) + 1
+        table_line = first_line + text.count("\n", 0, t.end())
         for row in ROW.finditer(body):
             phase = PHASES.get(row.group(1))
             if phase is None:
@@ -83,7 +95,7 @@ def parse(text: str) -> list[ImportedRun]:
     if any(f.get("iterations", 1) > 1 for f in figures.values()):
         run.notes.append("mdtest prints only max/min/mean over its iterations: the mean stored as one sample")
     run.steps.append(step)
-    return [run]
+    return run
 
 
 def _step(run: ImportedRun, ranks: int, nodes: int) -> ImportedStep:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
 
 TITLE = re.compile(r"^# OSU (?:MPI(?:-(?P<accelerator>\w+))? )?(?P<title>.+?) Test v(?P<version>\S+)\s*$", re.M)
 # -d cuda|rocm|openacc|sycl (util/osu_util.c's print_header): "MPI-CUDA" in the title, and for
@@ -50,18 +50,29 @@ def parse(text: str) -> list[ImportedRun]:
     titles = list(TITLE.finditer(text))
     if not titles:
         raise Unreadable("no OSU title line (\"# OSU MPI ... Test vX.Y\")")
-    run = ImportedRun("OSU", titles[0]["version"], "text", None)
+    text, cut = cut_short.whole_lines(text)
+    titles = list(TITLE.finditer(text))
+    if not titles:   # the title was the line cut short
+        raise Unreadable("no OSU title line (\"# OSU MPI ... Test vX.Y\")")
+    runs = [ImportedRun("OSU", titles[0]["version"], "text", None)]
     line = 1 + text.count("\n", 0, titles[0].end())   # the title's line; a test's body starts after it
     for i, t in enumerate(titles):
         end = titles[i + 1].start() if i + 1 < len(titles) else len(text)
         body = text[t.end(): end]
-        step = _test(t["title"].strip(), body, run, line, t["accelerator"])
+        step = _test(t["title"].strip(), body, runs[-1], line, t["accelerator"])
         if step.samples:
-            run.steps.append(step)
+            if any(st.name == step.name and st.params == step.params for st in runs[-1].steps):
+                # the same test again: another run of OSU (a job that ran it twice), not more of this one's rows
+                runs.append(ImportedRun("OSU", t["version"], "text", None, notes=[
+                    n for n in runs[-1].notes if "(give --np)" in n]))
+            runs[-1].steps.append(step)
         line += body.count("\n")   # the next title is on the body's last line
-    if not run.steps:
+    runs = [r for r in runs if r.steps]
+    if not runs:
         raise Unreadable("no result row under the column heading")
-    return [run]
+    if cut:
+        runs[-1].notes.append(cut)
+    return runs
 
 
 def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator: str | None) -> ImportedStep:

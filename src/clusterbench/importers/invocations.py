@@ -1,0 +1,53 @@
+"""One file, several runs of a tool: a job script that ran IOR twice, a
+log that `>>` appended to, two OSU tests of one size series. Each run of
+the tool starts with its own banner line, which is where the file is cut:
+parsed as one run, the second run's tests were taken as more tests of the
+first (IOR: its test 1, a step of no command line), its figures as more
+repetitions of the first's, or one run's rows overwrote the other's
+(mdtest), and the second's date and host were lost."""
+from __future__ import annotations
+
+import re
+
+
+def parts(text: str, banner: re.Pattern, lead: re.Pattern | None = None) -> list[tuple[int, int, int]]:
+    """(start, end, first line) of each run in text, cut at each match of
+    `banner` (a ^-anchored, re.M pattern); what precedes the first banner
+    (a job script's echo, scheduler warnings) belongs to the first run.
+    `lead`: a line the tool prints just before its banner (mdtest's
+    "-- started at"), moved into the run it opens."""
+    starts = [m.start() for m in banner.finditer(text)]
+    if not starts:
+        return [(0, len(text), 1)]
+    if lead is not None:
+        for i in range(1, len(starts)):
+            before = [m.start() for m in lead.finditer(text, starts[i - 1], starts[i])]
+            if before:
+                starts[i] = before[-1]
+    starts[0] = 0
+    out, line, counted = [], 1, 0
+    for i, start in enumerate(starts):
+        line += text.count("\n", counted, start)
+        counted = start
+        out.append((start, starts[i + 1] if i + 1 < len(starts) else len(text), line))
+    return out
+
+
+def runs_of(text: str, banner: re.Pattern, parse_one, lead: re.Pattern | None = None) -> list:
+    """parse_one(part, first_line) -> ImportedRun for each run in text (see
+    parts). A run with nothing to take (one killed before its results, then
+    run again in the same job) is left out with a note on the runs taken;
+    when no run has anything, the first one's Unreadable is raised."""
+    from clusterbench.importers import Unreadable
+
+    runs, skipped, first_error = [], [], None
+    for start, end, first_line in parts(text, banner, lead):
+        try:
+            runs.append(parse_one(text[start:end], first_line))
+        except Unreadable as e:
+            first_error = first_error or e
+            skipped.append(f"the run starting at line {first_line} was not taken: {e}")
+    if not runs:
+        raise first_error
+    runs[0].notes.extend(skipped)
+    return runs

@@ -1,0 +1,102 @@
+"""`clusterbench import` on the files real users have, made from the real
+fixtures in the test: a run killed mid-line, two runs in one job log, a
+job fio or IOR reported an error for. Each figure stored is one the file
+states; what cannot be taken is left out with a note, or refused in one
+line (docs/import.md, "Damaged files" and "Several runs in one file")."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import REPO
+
+from clusterbench.errors import BadInput
+from clusterbench.importers.import_runs import parse_bytes
+
+FIXTURES = REPO / "tests" / "fixtures" / "import"
+
+
+def figures(runs) -> list[tuple]:
+    return [(st.kernel, s.phase, s.condition, s.unit, s.repetition, s.sweep_value, s.value)
+            for r in runs for st in r.steps for s in st.samples]
+
+
+def cut_mid_line(data: bytes, keep: int) -> bytes:
+    """The file as a run killed while printing leaves it: its first `keep`
+    bytes, the last line without its newline."""
+    cut = data[:keep]
+    assert not cut.endswith(b"\n")
+    return cut
+
+
+@pytest.mark.parametrize("name,row_start", [("osu-5.3-multi_lat.txt", b"512 "), ("osu-7.4-bibw.txt", b"2048 "),
+                                            ("imb-2021.3-groups.txt", b"            4 ")])
+def test_a_run_killed_mid_line_keeps_no_figure_cut_short(name, row_start):
+    data = (FIXTURES / name).read_bytes()
+    at = data.index(b"\n" + row_start) + 1
+    line_end = data.index(b"\n", at)
+    # cut inside the row's last figure: "121.04" read as "121.0" before
+    cut = cut_mid_line(data, line_end - 1)
+    whole = figures(parse_bytes("f", data))
+    runs = parse_bytes("f", cut)
+    got = figures(runs)
+    assert got and all(f in whole for f in got), set(got) - set(whole)
+    assert any("ends mid-line" in n and "was not read" in n for r in runs for n in r.notes)
+
+
+def test_iperf3_text_of_two_streams_cut_before_its_sum_is_not_one_streams_rate():
+    data = (FIXTURES / "iperf3-3.12-tcp-P2.txt").read_bytes()
+    # cut after both streams' end lines, before the [SUM] receiver line: 1.96 Gbit/s of stream 7 was stored
+    cut = data[:data.index(b"[SUM]   0.00-2.00   sec   952 MBytes")] + b"[SUM]   0.00-2.00   sec   95"
+    with pytest.raises(BadInput) as e:
+        parse_bytes("f", cut)
+    assert "no end-of-test line" in e.value.message
+
+
+@pytest.mark.parametrize("name", ["ior-4.0.0-posix-fpp.txt", "ior-3.2.1-posix-fpp.txt", "mdtest-4.0.0.txt",
+                                  "mdtest-1.9.3-llnl.txt", "imb-2021.3-mpi1.txt", "osu-7.4-latency.txt"])
+def test_two_runs_in_one_job_log_are_two_runs_each_with_its_own_figures(name):
+    data = (FIXTURES / name).read_bytes()
+    one = parse_bytes("f", data)
+    two = parse_bytes("f", data + b"srun: error: n01: task 1: Exited with exit code 1\n" + data)
+    assert len(two) == 2 * len(one)
+    # not the second run's tests taken as more tests of the first (IOR), nor its rows over the first's (mdtest)
+    assert figures(two[:1]) == figures(one) and figures(two[1:]) == figures(one)
+    assert two[1].started == one[0].started and two[1].version == one[0].version
+
+
+def test_mdtest_runs_of_different_figures_in_one_log_keep_their_own():
+    data = (FIXTURES / "mdtest-4.0.0.txt").read_text()
+    second = data.replace("1528.119", "1111.111")
+    runs = parse_bytes("f", (data + second).encode())
+    creates = [s.value for r in runs for st in r.steps for s in st.samples if s.phase == "dir-create"]
+    assert creates == [1528.119, 1111.111]   # one run with 1111.111 (the second's rows over the first's) before
+
+
+def test_a_killed_run_then_its_rerun_in_one_log_takes_the_rerun_and_says_so():
+    data = (FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text()
+    killed = data[:data.index("Results:")] + "ior ERROR: open64() failed, errno 2, No such file or directory\n"
+    runs = parse_bytes("f", (killed + data).encode())
+    assert len(runs) == 1 and figures(runs) == figures(parse_bytes("f", data.encode()))
+    assert any("the run starting at line 1 was not taken" in n for n in runs[0].notes)
+
+
+def test_a_fio_job_that_reported_an_error_is_not_taken_json_and_text():
+    doc = json.loads((FIXTURES / "fio-3.33-randread.json").read_text())
+    doc["jobs"][0]["error"] = 28
+    with pytest.raises(BadInput) as e:
+        parse_bytes("f", json.dumps(doc).encode())
+    assert "fio reported error 28 (No space left on device)" in e.value.message
+    text = (FIXTURES / "fio-3.33-randread.txt").read_text().replace("err= 0", "err= 5")
+    with pytest.raises(BadInput) as e:   # the text's err= was not read at all: its IOPS were stored
+        parse_bytes("f", text.encode())
+    assert "fio reported error 5 (Input/output error)" in e.value.message
+
+
+def test_ior_text_nan_and_inf_are_left_out_with_a_note():
+    data = (FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text()
+    for bad in ("nan   ", "-nan  ", "inf   "):
+        (run,) = parse_bytes("f", data.replace("write     840.06 ", "write     " + bad).encode())
+        assert 840.06 not in [s.value for st in run.steps for s in st.samples]
+        assert any("1 figure(s) not finite" in n for n in run.notes), run.notes
