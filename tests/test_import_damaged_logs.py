@@ -100,3 +100,21 @@ def test_ior_text_nan_and_inf_are_left_out_with_a_note():
         (run,) = parse_bytes("f", data.replace("write     840.06 ", "write     " + bad).encode())
         assert 840.06 not in [s.value for st in run.steps for s in st.samples]
         assert any("1 figure(s) not finite" in n for n in run.notes), run.notes
+
+
+@pytest.mark.parametrize("name", ["ior-4.0.0-posix-fpp.txt", "osu-7.4-bw.txt", "iperf3-3.12-tcp.json",
+                                  "iperf3-3.12-tcp-P2.txt", "mdtest-4.0.0.txt", "fio-3.33-randread.json"])
+def test_a_log_saved_on_windows_imports_as_the_original(name):
+    data = (FIXTURES / name).read_bytes()
+    text = data.decode().replace("\n", "\r\n")
+    want = figures(parse_bytes("f", data))
+    for saved in (b"\xff\xfe" + text.encode("utf-16-le"),   # PowerShell's >: refused as binary before
+                  b"\xfe\xff" + text.encode("utf-16-be"), text.encode("utf-16-le"),
+                  b"\xef\xbb\xbf" + text.encode()):        # UTF-8 with a mark: 'not any known format' before
+        assert figures(parse_bytes("f", saved)) == want
+
+
+def test_a_binary_file_with_nul_bytes_is_still_refused_in_one_line():
+    with pytest.raises(BadInput) as e:
+        parse_bytes("f", bytes(range(256)) * 64)
+    assert "a binary file" in e.value.message

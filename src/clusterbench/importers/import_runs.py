@@ -143,9 +143,9 @@ def parse_file(path: str, fmt: str = "auto", max_bytes: int = MAX_FILE_BYTES) ->
 
 def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
     """The runs in `data`, the content of the file `path`."""
-    if b"\0" in data[:65536]:
+    text = _decoded(data)
+    if text is None:
         raise BadInput(f"{path}: a binary file, not any known format (formats: {', '.join(importers.names())})")
-    text = data.decode("utf-8", errors="replace")
     if fmt == "auto":
         found = importers.detect(text)
         if found is None:
@@ -154,6 +154,23 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
     module = importers.get(fmt)
     with without_cycle_collection():
         return _parsed(path, text, fmt, module)
+
+
+def _decoded(data: bytes) -> str | None:
+    """The file's text; None for a binary file. A log saved on Windows is
+    UTF-16 (PowerShell's `>` writes it, with a byte-order mark), and was
+    refused as binary for its NUL bytes; a UTF-8 byte-order mark hid the
+    banner from ^-anchored detection. CRLF line ends become LF: a tool's
+    lines, as the parsers read them."""
+    for bom, codec in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+        if data.startswith(bom):
+            return data[len(bom):].decode(codec, errors="replace").replace("\r\n", "\n")
+    head = data[:4096]
+    if len(head) >= 2 and head[1::2].count(0) > 0.9 * (len(head) // 2) and head[0::2].count(0) == 0:
+        return data.decode("utf-16-le", errors="replace").replace("\r\n", "\n")   # no mark: ASCII in UTF-16LE
+    if b"\0" in data[:65536]:
+        return None
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
 def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
