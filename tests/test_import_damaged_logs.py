@@ -118,3 +118,35 @@ def test_a_binary_file_with_nul_bytes_is_still_refused_in_one_line():
     with pytest.raises(BadInput) as e:
         parse_bytes("f", bytes(range(256)) * 64)
     assert "a binary file" in e.value.message
+
+
+SLURM_NOISE = (b"srun: error: Unable to create step for job 1234: Invalid generic resource (gres) specification\n"
+               b"--------------------------------------------------------------------------\n"
+               b"WARNING: There was an error initializing an OpenFabrics device.\n"
+               b"--------------------------------------------------------------------------\n")
+
+
+@pytest.mark.parametrize("name", ["iperf3-3.12-tcp.json", "iperf3-3.1.3-udp.json", "ior-4.0.0-shared.json",
+                                  "ior-3.3.0-shared.json", "fio-3.33-randread.json"])
+def test_json_with_scheduler_warnings_before_and_after_imports_as_the_original(name):
+    data = (FIXTURES / name).read_bytes()
+    (run,) = parse_bytes("f", SLURM_NOISE + data + SLURM_NOISE)   # 'not any known format' or 'Extra data' before
+    assert figures([run]) == figures(parse_bytes("f", data))
+    assert any("other output" in n for n in run.notes), run.notes
+
+
+@pytest.mark.parametrize("name", ["iperf3-3.12-tcp.json", "fio-3.33-randread.json", "fio-3.5-randrw-jobs.jsonplus"])
+def test_json_documents_appended_to_one_log_are_one_run_each(name):
+    data = (FIXTURES / name).read_bytes()
+    one = parse_bytes("f", data)
+    # iperf3 was refused ('Extra data'); fio kept the first document and dropped the second without a word
+    two = parse_bytes("f", data + data)
+    assert len(two) == 2 and figures(two[:1]) == figures(one) == figures(two[1:])
+
+
+def test_fio_json_then_normal_output_is_one_run_of_the_json_figures():
+    """--output-format=json,normal prints the JSON, then the same results as text (fio's stat.c)."""
+    doc = (FIXTURES / "fio-3.33-randread.json").read_bytes()
+    text = (FIXTURES / "fio-3.33-randread.txt").read_bytes()
+    (run,) = parse_bytes("f", doc + text)
+    assert run.form == "JSON" and figures([run]) == figures(parse_bytes("f", doc))

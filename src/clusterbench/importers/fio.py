@@ -17,7 +17,7 @@ import json
 import os
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, json_documents, measurement
 from clusterbench.results.sizes import parse_size, size_arg
 
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
@@ -36,19 +36,21 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    start = text.find("{")
-    if start >= 0 and re.search(r'"fio version"\s*:', text[:4096]):
-        return [_parse_json(text, start)]
+    if re.search(r'"fio version"\s*:', text[:4096]):
+        # one run per document (fio --output=log run twice); --output-format=json,normal prints the
+        # JSON, then the same results as text, which are left out
+        docs, skipped = json_documents.documents(text)
+        runs = [_parse_json(doc) for doc in docs]
+        if skipped:
+            runs[0].notes.append("lines around the JSON (fio's normal output with json,normal, or other "
+                                 "output) were skipped")
+        return runs
     return [_parse_text(text)]
 
 
 # -- JSON ------------------------------------------------------------------
-def _parse_json(text: str, start: int) -> ImportedRun:
-    try:
-        doc, _ = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError as e:
-        raise Unreadable(f"not complete JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+def _parse_json(doc: dict) -> ImportedRun:
+    if not isinstance(doc.get("jobs"), list):
         raise Unreadable("no \"jobs\" list")
     version = str(doc.get("fio version", "")).removeprefix("fio-") or None
     plus = any(isinstance(j, dict) and isinstance(j.get(d), dict) and isinstance(j[d].get("clat_ns"), dict)

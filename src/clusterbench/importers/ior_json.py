@@ -26,10 +26,10 @@ MEMBERS = {"value": "bwMiB", "seconds": "totalTime", **{name: key for key, name 
 
 def detect(text: str) -> bool:
     head = text[:4096]
-    brace = head.find("{")
-    # IOR 3.2 prints its banner line on stdout before the document
-    return brace >= 0 and not head[:brace].strip("\n").count("\n") \
-        and bool(re.search(r'"(Command line|Began)"\s*:', head[brace:]))
+    # the document's first line "{": IOR 3.2 prints its banner line before it, and a job's log
+    # Slurm's and MPI's warnings ("srun: error: ...")
+    brace = re.search(r"^[ \t]*\{", head, re.M)
+    return brace is not None and bool(re.search(r'"(Command line|Began)"\s*:', head[brace.start():]))
 
 
 def _date(text) -> dt.datetime | None:

@@ -14,10 +14,9 @@ the sender's beside the receiver's loss, the receiver's are its datagrams
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, iperf3_text, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, iperf3_text, json_documents, measurement
 from clusterbench.results.sizes import size_arg
 
 GBIT = 1e9
@@ -32,8 +31,10 @@ def detect(text: str) -> bool:
 
 
 def _is_json(head: str, text: str) -> bool:
-    return head.lstrip().startswith("{") and '"start"' in head and bool(
-        re.search(r'"(version|system_info|connecting_to|test_start)"\s*:', head)) and "iperf" in text[:8192]
+    # the document's first line "{", after any lines a job's log holds before it (Slurm's, MPI's warnings)
+    brace = json_documents.OPENING.search(head)
+    return brace is not None and '"start"' in head[brace.start():] \
+        and bool(re.search(r'"(version|system_info|connecting_to|test_start)"\s*:', head)) and "iperf" in text[:8192]
 
 
 def _num(v) -> bool:
@@ -46,14 +47,17 @@ def _dict(d, key) -> dict:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    if not text.lstrip().startswith("{"):
+    if not _is_json(text[:4096], text):
         return iperf3_text.parse(text)   # plain text (without -J)
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise Unreadable(f"not complete JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-    if not isinstance(doc, dict):
-        raise Unreadable("the JSON document is not an object")
+    # `iperf3 -J >> log` run several times: one run per document
+    docs, skipped = json_documents.documents(text)
+    runs = [_run(doc) for doc in docs]
+    if skipped:
+        runs[0].notes.append("lines of other output around the JSON were skipped")
+    return runs
+
+
+def _run(doc: dict) -> ImportedRun:
     if doc.get("error") and not _dict(doc, "end"):
         raise Unreadable(f"iperf3 reported an error and no result: {str(doc['error'])[:200]}")
     start, end = _dict(doc, "start"), _dict(doc, "end")
@@ -102,7 +106,7 @@ def parse(text: str) -> list[ImportedRun]:
     if not step.samples:
         raise Unreadable("no end-of-test result (\"end\": sum_received or streams)")
     run.steps.append(step)
-    return [run]
+    return run
 
 
 def _stream_sum(end: dict, side: str) -> dict:
