@@ -150,3 +150,12 @@ def test_fio_json_then_normal_output_is_one_run_of_the_json_figures():
     text = (FIXTURES / "fio-3.33-randread.txt").read_bytes()
     (run,) = parse_bytes("f", doc + text)
     assert run.form == "JSON" and figures([run]) == figures(parse_bytes("f", doc))
+
+
+@pytest.mark.parametrize("name", ["osu-7.4-latency.txt", "osu-5.3-mbw_mr.txt", "osu-7.4-allreduce-full.txt"])
+def test_osu_with_tabs_for_its_column_spaces_imports_as_the_original(name):
+    import re
+
+    data = (FIXTURES / name).read_bytes()
+    tabbed = re.sub(rb"  +", b"\t", data)   # 'no result row under the column heading' before
+    assert figures(parse_bytes("f", tabbed)) == figures(parse_bytes("f", data))

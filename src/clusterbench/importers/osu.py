@@ -43,7 +43,8 @@ def detect(text: str) -> bool:
 def _columns(heading: str) -> list[str]:
     """"# Size       Avg Latency(us)   Min Latency(us) ..." -> names."""
     body = heading.lstrip("#").strip()
-    return [c.strip() for c in re.split(r"\s{2,}", body) if c.strip()]
+    # columns are 2+ spaces apart, or a tab (an editor or `unexpand` turned the spaces into tabs)
+    return [c.strip() for c in re.split(r"\s{2,}|\t", body) if c.strip()]
 
 
 def parse(text: str) -> list[ImportedRun]:
