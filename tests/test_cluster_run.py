@@ -477,3 +477,23 @@ def test_ranks_waiting_on_a_slow_link_sleep_instead_of_spinning(cluster, tmp_pat
     assert p.returncode == 0, p.stderr[-3000:]
     assert wall > 2.5, f"the link did not bind ({wall:.1f} s): nothing was waited for"
     assert cpu < 0.5 * wall, f"{cpu:.1f} CPU-s in {wall:.1f} s: the ranks spun while they waited"
+
+
+@pytest.mark.timeout(120)
+def test_a_host_listed_by_its_alias_and_its_address_is_refused_as_one_node(cluster, tmp_path):
+    """A host file naming h01 and its address 198.19.0.2 had the link matrix put two ranks on h01:
+    their exchange in its own memory (119 MiB/s) became the class's best link, every real link was
+    judged against it, and the run named h02's and h03's ports as slow. The snapshots say which
+    entries are one node (the host name each gives itself): refused there, with both names, before
+    any step runs."""
+    store = f"sqlite:///{tmp_path / 'alias.db'}"
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(f"h01\nh02\nh03\n{cluster.host('h01').address}\n")
+    p = cli(cluster, store, "run", "cluster", "--hostfile", str(hostfile), "--only=links", "--repeat", "1",
+            "--label", "alias", "--quiet", timeout=100)
+    assert p.returncode == 2, p.stdout[-3000:] + p.stderr[-3000:]
+    said = " ".join(p.stderr.split())
+    assert f"h01 and {cluster.host('h01').address} are one node (each says its host name is h01)" in said, said
+    # the run is kept as failed with that reason, and no step was begun
+    assert store_rows(store, "select status from runs") == [("failed",)]
+    assert store_rows(store, "select count(*) from steps") == [(0,)]

@@ -508,6 +508,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
         for env in step_engine.json_objects(lc.out):
             if "host.name" in env:
                 snapshots[lc.host] = env
+    refuse_one_node_twice(req, snapshots)
     local.update(conditions_apply.environment_keys(req.conditions))
     for env in snapshots.values():   # the limit each node ran under: its records carry it (record_fields)
         if env is not local:
@@ -520,6 +521,25 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
         store.add_environment(env, h)
         store.link_host(run_id, host, h)
     return local
+
+
+def refuse_one_node_twice(req: ClusterRequest, snapshots: dict[str, dict]) -> None:
+    """BadInput when two entries of the node list are one machine (a host's
+    alias and its address, h01 and 198.19.0.2), told by the host name each
+    node's snapshot gives itself: its two ranks would meet in its own memory
+    as the fastest "link", every real link judged against it and flagged, and
+    the link records (named by each rank's gethostname) folded into one node."""
+    by_name: dict[str, list[str]] = {}
+    for host in req.hosts:
+        name = snapshots.get(host, {}).get("host.name")
+        if name:
+            by_name.setdefault(str(name), []).append(host)
+    twice = [(name, hosts) for name, hosts in by_name.items() if len(hosts) > 1]
+    if twice:
+        where = f"--hostfile {req.hostfile}" if req.hostfile else "the node list"
+        said = "; ".join(f"{' and '.join(hosts)} are one node (each says its host name is {name})"
+                         for name, hosts in twice)
+        raise BadInput(f"{where}: {said}: list every node once")
 
 
 # -- the whole run ------------------------------------------------------
