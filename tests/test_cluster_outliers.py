@@ -93,6 +93,28 @@ def test_a_figure_whose_nodes_share_one_device_says_so_instead_of_flagging_each(
     assert fig.shared_device == "" and {n.host for n in fig.flagged} == {"h01", "h02"}
 
 
+def test_nodes_left_on_one_device_beside_a_node_with_its_own_are_not_judged_but_that_node_is():
+    from clusterbench.analysis.cluster.analysis import ClusterView, node_figures
+    from clusterbench.analysis.cluster.findings import node_sentences
+    from clusterbench.results.sample import Sample
+
+    # the test cluster with h04's scratch on a throttled disk of its own (tests/test_cluster_run.py):
+    # h03's cold read 73 % above the median, its repetitions clear of h04's and h02's, was flagged
+    cold = {"h01": [1558, 1400, 1700], "h02": [723, 697, 800], "h03": [1971, 2366, 1900], "h04": [4.0, 3.9, 4.1]}
+    steps = [{"name": "seqio", "host": h, "kernel": "seqio", "status": "ok",
+              "samples": [Sample("read", "cold", "cold", "MiB/s", v, repetition=i, directory="/scratch")
+                          for i, v in enumerate(vs)]} for h, vs in cold.items()]
+    boot = {"system.boot_time": "2026-12-06T01:00:00"}
+    envs = {h: {"target./scratch.device": "loop0" if h == "h04" else "vda", **boot} for h in cold}
+    [fig] = node_figures(steps, 0.25, envs)
+    assert [n.host for n in fig.flagged] == ["h04"] and fig.shared_device == ""
+    assert fig.device_sharers == {h: "vda on one machine" for h in ("h01", "h02", "h03")}
+    said = node_sentences(ClusterView(sorted(cold), figures=[fig], threshold=0.25))
+    assert said[0].startswith("h04: seqio read (cold) 100 % below the median of 4 nodes"), said
+    assert said[1] == ("seqio read (cold): h01, h02, h03 read one device (vda on one machine), 697 to 2366 MiB/s: "
+                       "the device's spread, not judged per node"), said
+
+
 def test_nodes_of_one_machine_run_at_once_are_contention_said_once_not_flagged():
     """#40, by hand: `run cluster` all at once on the test cluster's four
     namespaces of one 2-core machine flagged h04's 8 B pingpong at 4,010 us

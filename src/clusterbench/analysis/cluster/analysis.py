@@ -30,8 +30,11 @@ class Figure:
     nodes: list[outliers.NodeValue]
     lower_is_better: bool = False
     shared_device: str = ""    # the nodes measured one device ("sda on one machine"): not judged per node
+    # the nodes that read a device with other nodes of the run, when not all do: host -> "sda on one machine"
+    device_sharers: dict[str, str] = field(default_factory=dict)
     shared_machine: bool = False   # the nodes ran at once on one machine: its CPUs shared, not judged per node
     spread: tuple[float, float] | None = None   # lowest and highest repetition over all nodes
+    node_spread: dict[str, tuple[float, float]] = field(default_factory=dict)   # the same, per node
 
     @property
     def flagged(self) -> list[outliers.NodeValue]:
@@ -107,18 +110,38 @@ def _values_by_key(samples) -> dict:
     return by
 
 
+def _device_of(env: dict, directory: str) -> tuple:
+    return (env.get(f"target.{directory}.device") or env.get(f"target.{directory}.source"), env.get("system.boot_time"))
+
+
 def shared_device(envs: dict[str, dict], hosts: list[str], directory: str | None) -> str:
     """'sda on one machine' when every node's target directory sits on the
     same block device of one running kernel (one boot time): the nodes of
     the test cluster, namespaces of one machine, read one disk."""
     if not directory:
         return ""
-    seen = {(envs.get(h, {}).get(f"target.{directory}.device") or envs.get(h, {}).get(f"target.{directory}.source"),
-             envs.get(h, {}).get("system.boot_time")) for h in hosts}
+    seen = {_device_of(envs.get(h, {}), directory) for h in hosts}
     if len(seen) != 1:
         return ""
     device, boot = next(iter(seen))
     return f"{device} on one machine" if device and boot else ""
+
+
+def device_sharers(envs: dict[str, dict], hosts: list[str], directory: str | None) -> dict[str, str]:
+    """{host: 'sda on one machine'} for each node whose target directory sits
+    on a block device of one running kernel that another node of the run
+    reads too. Their figures are that device's, not the node's: on the test
+    cluster, with h04's scratch on a disk of its own, the three nodes left on
+    the machine's one disk had h03's cold read flagged 73 % above the median
+    (its repetitions clear of h04's, the faulty disk's, and of one other's)."""
+    if not directory:
+        return {}
+    on: dict[tuple, list[str]] = {}
+    for h in hosts:
+        device, boot = _device_of(envs.get(h, {}), directory)
+        if device and boot:
+            on.setdefault((device, boot), []).append(h)
+    return {h: f"{device} on one machine" for (device, _), hs in on.items() if len(hs) > 1 for h in hs}
 
 
 def one_machine(envs: dict[str, dict], hosts: list[str]) -> bool:
@@ -157,15 +180,18 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
         lower = direction(unit) < 0   # the one rule compare uses (analysis/stats.py)
         nodes = outliers.judge_nodes(by_host, threshold, reps)
         shared = shared_device(envs or {}, sorted(reps), directory[(name, unit)])
+        # some nodes on a device of their own, the rest sharing one: those are judged, these not
+        sharers = {} if shared else device_sharers(envs or {}, sorted(reps), directory[(name, unit)])
         # nodes of one machine measured at once time-slice its CPUs (4 nodes' pingpong ranks on 2
         # cores: 0.3 us on two nodes, 4 ms on the others); with no other machine to compare, the
         # differences are contention for it: said once, not per node, as for one device
         machine = at_once and not shared and one_machine(envs or {}, sorted(reps))
         if shared or machine:
             nodes = [dataclasses.replace(n, flagged=False) for n in nodes]
+        nodes = [dataclasses.replace(n, flagged=False) if n.host in sharers else n for n in nodes]
         every = [x for v in reps.values() for x in v]
-        figures.append(Figure(name, unit, statistics.median(by_host.values()), nodes, lower, shared, machine,
-                              (min(every), max(every))))
+        figures.append(Figure(name, unit, statistics.median(by_host.values()), nodes, lower, shared, sharers,
+                              machine, (min(every), max(every)), {h: (min(v), max(v)) for h, v in reps.items()}))
     return figures
 
 

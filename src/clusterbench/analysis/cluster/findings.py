@@ -25,6 +25,12 @@ def node_sentences(view: ClusterView) -> list[str]:
         if f.shared_device and f.spread and f.spread[0] > 0 and f.spread[1] / f.spread[0] - 1 >= view.threshold:
             out.append(f"{f.name}: the nodes share one device ({f.shared_device}), {f.spread[0]:.4g} to "
                        f"{f.spread[1]:.4g} {f.unit}: contention for it, not judged per node")
+        for device in dict.fromkeys(f.device_sharers.values()):
+            hosts = [h for h, d in f.device_sharers.items() if d == device]
+            low, high = min(f.node_spread[h][0] for h in hosts), max(f.node_spread[h][1] for h in hosts)
+            if low > 0 and high / low - 1 >= view.threshold:
+                out.append(f"{f.name}: {', '.join(hosts)} read one device ({device}), {low:.4g} to {high:.4g} "
+                           f"{f.unit}: the device's spread, not judged per node")
     # one sentence for all of them: each figure's own would crowd out the faults found
     contended = [f.name for f in view.figures if f.shared_machine and f.spread and f.spread[0] > 0
                  and f.spread[1] / f.spread[0] - 1 >= view.threshold]
