@@ -256,6 +256,27 @@ def slow_disk(cluster, host: str, scratch: Path, bytes_per_s: int):
         image.unlink()
 
 
+@contextlib.contextmanager
+def confined_cpus(cluster, host: str):
+    """host's processes in a cpuset cgroup of one CPU, the machine's last (a stale
+    cgroup.conf giving a node's jobs fewer CPUs than it has); yields that CPU."""
+    online = Path("/sys/devices/system/cpu/online").read_text().strip()
+    if online in ("0", ""):
+        pytest.skip("one CPU online: no fewer to give a host")
+    cpu = online.replace("-", ",").split(",")[-1]
+    v1_mems = Path("/sys/fs/cgroup/cpuset/cpuset.mems")
+    group = capped_cgroup(f"cbk-test-cpus-{cluster.id}-{secrets.token_hex(2)}", "cpuset", {"cpuset.cpus": cpu},
+                          {"cpuset.cpus": cpu, "cpuset.mems": v1_mems.read_text().strip() if v1_mems.exists() else "0"})
+    before = cluster.ssh.read_text()
+    assert before.count("\nexec ") == 1
+    cluster.ssh.write_text(before.replace("\nexec ", f'\n[ "$h" = {host} ] && echo $$ > {group / "cgroup.procs"}\nexec ', 1))
+    try:
+        yield cpu
+    finally:
+        cluster.ssh.write_text(before)
+        remove_cgroup(group)
+
+
 TCP_MISTUNED = {"net.ipv4.tcp_rmem": "4096 8192 16384", "net.ipv4.tcp_wmem": "4096 8192 16384",
                 "net.ipv4.tcp_congestion_control": "reno"}
 
@@ -540,7 +561,9 @@ def test_a_host_listed_by_its_alias_and_its_address_is_refused_as_one_node(clust
 
 @pytest.mark.timeout(300)
 def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
-    """A fault the suite was not tuned for: h04's scratch on a disk of its own, throttled to 4 MiB/s
+    """Faults the suite was not tuned for. h02's jobs confined to one CPU (a cpuset cgroup): the
+    CPUs online are the machine's, so only the CPUs its processes may use (cpu.allowed) show it.
+    h04's scratch on a disk of its own, throttled to 4 MiB/s
     (a loop device under a blkio cgroup, docs/cluster.md). Its write and cold read are flagged on
     h04, worse. The other three read the machine's one disk, and their spread is that disk's: before
     a node was judged unless every node shared one device, h03's cold read was flagged 73 % above the
@@ -548,7 +571,7 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
     store = f"sqlite:///{tmp_path / 'disk.db'}"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    with slow_disk(cluster, "h04", scratch, 4 << 20):
+    with slow_disk(cluster, "h04", scratch, 4 << 20), confined_cpus(cluster, "h02") as cpu:
         p = cli(cluster, store, "run", "cluster", "--only=seqio", "--one-at-a-time", "--repeat", "3",
                 "--seqio.file-size=4m", f"--scratch={scratch}", *BOUNDS, "--label", "disk", "--quiet")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -559,6 +582,8 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
         assert [(nv.host, nv.ratio < 0.5) for nv in f.flagged] == [("h04", True)], f.nodes
         assert not f.shared_device and set(f.device_sharers) == {"h01", "h02", "h03"}, f
     differ = {d.key: d.differ for d in configuration(view)}
+    # the node given one CPU (seqio's figures are its disk's, shared with h01 and h03: not judged)
+    assert differ["cpu.allowed"] == {"h02": cpu}, differ
     assert differ[f"target.{scratch}.device"] == {"h04": os.path.basename(
         differ[f"target.{scratch}.source"]["h04"])}, differ
     from clusterbench.analysis.cluster.findings import paragraph

@@ -40,6 +40,7 @@ def test_two_socket_xeon_with_hyperthreading_is_described_exactly():
         "system.vendor": "Dell Inc.", "system.product": "PowerEdge R640", "system.board": "0H28RR",
         "cpu.model": "Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz", "cpu.vendor": "GenuineIntel",
         "cpu.sockets": 2, "cpu.cores": 4, "cpu.threads": 8, "cpu.threads_per_core": 2, "cpu.online": "0-7",
+        "cpu.allowed": "0-3,6",   # the capturing process's cpuset/affinity (proc/self/status), not every CPU online
         "cpu.smt_active": True, "cpu.hypervisor": False, "cpu.isa_extensions": "sse4_2 avx avx2 fma avx512f",
         "cpu.freq_min_mhz": 1000, "cpu.freq_base_mhz": 2300, "cpu.freq_max_mhz": 3700, "cpu.scaling_max_mhz": 3700,
         "cpu.freq_cur_mhz": 2950, "cpu.governor": "performance", "cpu.scaling_driver": "intel_pstate",

@@ -168,8 +168,14 @@ def params_of(entry: dict, req: ClusterRequest) -> dict:
 
 
 def node_cpus(envs: dict[str, dict]) -> int:
-    counts = [int(e["cpu.threads"]) for e in envs.values() if str(e.get("cpu.threads", "")).isdigit()]
-    return min(counts) if counts else 1
+    """The CPUs a job may use on the smallest node: the scaling step's "all cores per node".
+    Those its processes may run on (cpu.allowed), else those online: a node whose cpuset
+    gives jobs one of its two CPUs would run two ranks on one CPU."""
+    from clusterbench.environment.sources import parse_cpu_list
+
+    counts = [len(parse_cpu_list(e["cpu.allowed"])) if e.get("cpu.allowed") else int(e["cpu.threads"])
+              for e in envs.values() if e.get("cpu.allowed") or str(e.get("cpu.threads", "")).isdigit()]
+    return max(1, min(counts)) if counts else 1
 
 
 def node_counts(n: int) -> list[int]:
