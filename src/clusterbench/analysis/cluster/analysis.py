@@ -78,6 +78,9 @@ class ClusterView:
     link_threshold: float = outliers.LINK_THRESHOLD
     gpus: list[gpu_analysis.GpuFigure] = field(default_factory=list)        # per GPU, over all GPUs measured
     gpu_findings: list[gpu_analysis.GpuFinding] = field(default_factory=list)
+    # the steps that measured nothing usable ("link matrix (...) failed: timed out ..."): a run whose node
+    # stopped mid-run said "Nothing flagged" of the links it never measured
+    unfinished: list[str] = field(default_factory=list)
 
     def link(self, src: str, dst: str) -> Link | None:
         return next((lk for lk in self.links if lk.src == src and lk.dst == dst), None)
@@ -331,7 +334,17 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.no_snapshot = [h for h in view.hosts if h not in envs]
     view.scaling, view.scaling_unit = scaling_curves(steps)
     view.gpus, view.gpu_findings = gpu_analysis.analyse_gpus(steps, envs, threshold)
+    view.unfinished = [unfinished(st) for st in steps if st["status"] in ("failed", "interrupted")]
     return view
+
+
+def unfinished(step: dict) -> str:
+    """'node h03: himeno failed: timed out ...' (a per-node step's message starts with its node: said once)."""
+    host = step.get("host")
+    why = " ".join((step.get("message") or "").split())
+    if host and why.startswith(f"{host}: "):
+        why = why[len(host) + 2:]
+    return f"{'node ' + host + ': ' if host else ''}{step['name']} {step['status']}{': ' + why if why else ''}"
 
 
 def is_cluster_run(run: dict) -> bool:

@@ -127,6 +127,7 @@ def paragraph(view: ClusterView) -> str:
     n = len(view.hosts)
     found = node_sentences(view) + gpu_sentences(view.gpus, view.gpu_findings) + link_sentences(view) \
         + loss_sentences(view) + env_sentences(view)
+    found += [f"not measured: {what}" for what in view.unfinished]
     if view.no_snapshot:
         found.append(f"no environment snapshot from {', '.join(view.no_snapshot)} (its keys are not compared)")
     def count(k: int, one: str, many: str) -> str:
