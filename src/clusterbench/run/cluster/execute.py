@@ -545,7 +545,9 @@ def refuse_one_node_twice(req: ClusterRequest, snapshots: dict[str, dict]) -> No
         where = f"--hostfile {req.hostfile}" if req.hostfile else "the node list"
         said = "; ".join(f"{' and '.join(hosts)} are one node (each says its host name is {name})"
                          for name, hosts in twice)
-        raise BadInput(f"{where}: {said}: list every node once")
+        # nodes cloned with one host name are refused too, rightly: their records could not be told apart
+        raise BadInput(f"{where}: {said}: list every node once (nodes that are not one need host names "
+                       "of their own: each node's records are named by it)")
 
 
 # -- the whole run ------------------------------------------------------
