@@ -23,9 +23,9 @@ def test_a_launch_that_started_is_handed_on_when_the_next_fails_to_start(tmp_pat
 
 def test_all_cores_per_node_counts_the_cpus_a_job_may_use_on_the_smallest_node():
     # h04's cpuset gives its jobs one of its two CPUs online: the scaling step's "all cores per node"
-    # placed two ranks on it, one CPU; a snapshot without cpu.allowed (older collectors) counts those online
-    envs = {"h01": {"cpu.threads": 2, "cpu.allowed": "0-1"}, "h02": {"cpu.threads": 2},
-            "h04": {"cpu.threads": 2, "cpu.allowed": "1"}}
+    # placed two ranks on it, one CPU; a snapshot without cpu.cgroup_cpus (older collectors) counts those online
+    envs = {"h01": {"cpu.threads": 2, "cpu.cgroup_cpus": "0-1"}, "h02": {"cpu.threads": 2},
+            "h04": {"cpu.threads": 2, "cpu.cgroup_cpus": "1"}}
     assert execute.node_cpus(envs) == 1
     assert execute.node_cpus({h: e for h, e in envs.items() if h != "h04"}) == 2
     assert execute.node_cpus({}) == 1

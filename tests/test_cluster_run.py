@@ -564,7 +564,7 @@ def test_a_host_listed_by_its_alias_and_its_address_is_refused_as_one_node(clust
 @pytest.mark.timeout(300)
 def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
     """Faults the suite was not tuned for. h02's jobs confined to one CPU (a cpuset cgroup): the
-    CPUs online are the machine's, so only the CPUs its processes may use (cpu.allowed) show it.
+    CPUs online are the machine's, so only the CPUs its cpuset gives jobs (cpu.cgroup_cpus) show it.
     h04's scratch on a disk of its own, throttled to 4 MiB/s
     (a loop device under a blkio cgroup, docs/cluster.md). Its write and cold read are flagged on
     h04, worse. The other three read the machine's one disk, and their spread is that disk's: before
@@ -585,7 +585,7 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
         assert not f.shared_device and set(f.device_sharers) == {"h01", "h02", "h03"}, f
     differ = {d.key: d.differ for d in configuration(view)}
     # the node given one CPU (seqio's figures are its disk's, shared with h01 and h03: not judged)
-    assert differ["cpu.allowed"] == {"h02": cpu}, differ
+    assert differ["cpu.cgroup_cpus"] == {"h02": cpu}, differ
     assert differ[f"target.{scratch}.device"] == {"h04": os.path.basename(
         differ[f"target.{scratch}.source"]["h04"])}, differ
     from clusterbench.analysis.cluster.findings import paragraph

@@ -40,7 +40,7 @@ def test_two_socket_xeon_with_hyperthreading_is_described_exactly():
         "system.vendor": "Dell Inc.", "system.product": "PowerEdge R640", "system.board": "0H28RR",
         "cpu.model": "Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz", "cpu.vendor": "GenuineIntel",
         "cpu.sockets": 2, "cpu.cores": 4, "cpu.threads": 8, "cpu.threads_per_core": 2, "cpu.online": "0-7",
-        "cpu.allowed": "0-3,6",   # the capturing process's cpuset/affinity (proc/self/status), not every CPU online
+        "cpu.cgroup_cpus": "0-3,6",   # the cpuset cgroup of the capturing process (a Slurm job's), not every CPU online
         "cpu.smt_active": True, "cpu.hypervisor": False, "cpu.isa_extensions": "sse4_2 avx avx2 fma avx512f",
         "cpu.freq_min_mhz": 1000, "cpu.freq_base_mhz": 2300, "cpu.freq_max_mhz": 3700, "cpu.scaling_max_mhz": 3700,
         "cpu.freq_cur_mhz": 2950, "cpu.governor": "performance", "cpu.scaling_driver": "intel_pstate",
@@ -420,6 +420,56 @@ def test_memory_cgroup_limit_is_the_tightest_over_the_jobs_cgroup_and_those_abov
     env = {}
     memory_cgroup.collect_into(env, Context(root=tmp_path / "nothing"))
     assert "memory.cgroup_limit_bytes_error" in env and "/proc/self/mountinfo" in env["memory.cgroup_limit_bytes_error"]
+
+
+@pytest.mark.timeout(10)
+def test_cpuset_cgroup_cpus_are_the_nearest_levels_that_has_them(tmp_path):
+    from clusterbench.environment import cpuset_cgroup
+
+    # v2: cpuset enabled down to the job's cgroup (its CPUs 2-3), not in its step's: the job's binds
+    v2 = _cgroup_tree(tmp_path / "v2", "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+                      "0::/system.slice/slurmstepd.scope/job_42/step_0\n",
+                      {"sys/fs/cgroup/cgroup.controllers": "cpuset cpu memory pids\n",
+                       "sys/fs/cgroup/cpuset.cpus.effective": "0-7\n",
+                       "sys/fs/cgroup/system.slice/slurmstepd.scope/job_42/cpuset.cpus.effective": "2,3\n"})
+    env: dict = {}
+    cpuset_cgroup.collect_into(env, v2)
+    assert env == {"cpu.cgroup_cpus": "2-3"}
+    # a hybrid host (cgroup2 mounted without cpuset, as this VM's): v1's effective_cpus
+    v1 = _cgroup_tree(tmp_path / "v1", "30 1 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                      "31 1 0:27 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n",
+                      "5:cpuset:/docker/abc\n0::/\n",
+                      {"sys/fs/cgroup/unified/cgroup.controllers": "\n",
+                       "sys/fs/cgroup/cpuset/docker/abc/cpuset.cpus": "0-3\n",
+                       "sys/fs/cgroup/cpuset/docker/abc/cpuset.effective_cpus": "1\n"})
+    env = {}
+    cpuset_cgroup.collect_into(env, v1)
+    assert env == {"cpu.cgroup_cpus": "1"}
+    # no cpuset hierarchy at all: said, not guessed
+    none = _cgroup_tree(tmp_path / "none", "31 1 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+                        "4:memory:/\n", {})
+    env = {}
+    cpuset_cgroup.collect_into(env, none)
+    assert list(env) == ["cpu.cgroup_cpus_error"] and "no cpuset cgroup" in env["cpu.cgroup_cpus_error"]
+
+
+@pytest.mark.timeout(60)
+def test_a_collector_bound_to_one_cpu_still_records_the_cpus_the_node_gives_jobs():
+    """Open MPI binds a one-process launch (a node's snapshot) to one core: read from the process's
+    affinity, every node of an Open MPI cluster run gave jobs one CPU, and the scaling step placed one
+    rank per node where it meant all cores."""
+    if len(os.sched_getaffinity(0)) < 2 or not shutil.which("taskset"):
+        pytest.skip("needs two CPUs and taskset")
+    code = ("from clusterbench.environment import cpuset_cgroup; from clusterbench.environment.sources import "
+            "Context; import os; e = {}; cpuset_cgroup.collect_into(e, Context()); "
+            "print(e.get('cpu.cgroup_cpus'), len(os.sched_getaffinity(0)))")
+    free = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50)
+    bound = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=50)
+    assert free.returncode == 0 and bound.returncode == 0, free.stderr + bound.stderr
+    (cpus, n_free), (cpus_bound, n_bound) = free.stdout.split(), bound.stdout.split()
+    assert n_bound == "1" and int(n_free) >= 2   # the binding took
+    assert cpus != "None" and cpus_bound == cpus
 
 
 @pytest.mark.timeout(30)

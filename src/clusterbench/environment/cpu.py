@@ -7,6 +7,7 @@ virtual machines) gets *_error keys saying so, not the nominal clock.
 """
 from __future__ import annotations
 
+from clusterbench.environment import cpuset_cgroup
 from clusterbench.environment.sources import (Context, Reading, format_cpu_list, khz_to_mhz, parse_cpu_list, put,
                                               put_file)
 
@@ -39,26 +40,9 @@ def collect(env: dict, ctx: Context) -> None:
     first = procs[0] if procs else (blocks[0] if blocks else {})
     _model(env, cpuinfo.error, first, blocks)
     _topology(env, ctx, procs, cpuinfo.error)
-    _allowed(env, ctx)
+    cpuset_cgroup.collect_into(env, ctx)
     _frequency(env, ctx, first)
     _idle(env, ctx)
-
-
-def _allowed(env: dict, ctx: Context) -> None:
-    """The CPUs a process started here may run on (Cpus_allowed_list, as pyperf's
-    cpu_affinity): a node's cpuset cgroup (a stale Slurm cgroup.conf, a
-    container's --cpuset-cpus) or its launcher's binding may give jobs fewer
-    CPUs than are online, and the online list does not show it."""
-    status = ctx.read("/proc/self/status")
-    if not status.ok:
-        env["cpu.allowed_error"] = status.error
-        return
-    for line in status.text.splitlines():
-        key, _, value = line.partition(":")
-        if key == "Cpus_allowed_list":
-            env["cpu.allowed"] = format_cpu_list(parse_cpu_list(value))
-            return
-    env["cpu.allowed_error"] = "no Cpus_allowed_list line in /proc/self/status"
 
 
 def _model(env: dict, error: str | None, first: dict, blocks: list[dict]) -> None:

@@ -169,12 +169,12 @@ def params_of(entry: dict, req: ClusterRequest) -> dict:
 
 def node_cpus(envs: dict[str, dict]) -> int:
     """The CPUs a job may use on the smallest node: the scaling step's "all cores per node".
-    Those its processes may run on (cpu.allowed), else those online: a node whose cpuset
+    Those its processes may run on (cpu.cgroup_cpus), else those online: a node whose cpuset
     gives jobs one of its two CPUs would run two ranks on one CPU."""
     from clusterbench.environment.sources import parse_cpu_list
 
-    counts = [len(parse_cpu_list(e["cpu.allowed"])) if e.get("cpu.allowed") else int(e["cpu.threads"])
-              for e in envs.values() if e.get("cpu.allowed") or str(e.get("cpu.threads", "")).isdigit()]
+    counts = [len(parse_cpu_list(e["cpu.cgroup_cpus"])) if e.get("cpu.cgroup_cpus") else int(e["cpu.threads"])
+              for e in envs.values() if e.get("cpu.cgroup_cpus") or str(e.get("cpu.threads", "")).isdigit()]
     return max(1, min(counts)) if counts else 1
 
 
