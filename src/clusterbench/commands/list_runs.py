@@ -4,17 +4,14 @@ import click
 
 from clusterbench.analysis.run_groups import GROUPS
 from clusterbench.commands.options import DAY, db_option, utc, width_option
+from clusterbench.report.when import duration_text
 from clusterbench.store.opening import open_store
 
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 
 
 def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+    return "-" if seconds is None else duration_text(seconds)
 
 
 @click.command("list")

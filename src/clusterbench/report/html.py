@@ -11,6 +11,7 @@ from clusterbench.report.compare_data import median_beside, outliers_excluded_te
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
+from clusterbench.report.when import started_text
 from clusterbench.store import run_kinds
 
 CSS = """
@@ -101,7 +102,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     from clusterbench.report import step_plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
-           f"<p>{esc(run['started'])} UTC" + (f" on {esc(run['host'])}" if run["host"] else "")
+           f"<p>{esc(started_text(run))}" + (f" on {esc(run['host'])}" if run["host"] else "")
            + (f" by {esc(run['user'])}" if run["user"] else "")
            + (f": <code>{esc(run['command'])}</code>" if run["command"] else "") + "</p>"]
     if run.get("imported_from"):

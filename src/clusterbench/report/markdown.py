@@ -8,6 +8,7 @@ from clusterbench.output.render_text import markdown_code
 from clusterbench.report import compare_markdown
 from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.footnotes import Footnotes
+from clusterbench.report.when import started_text
 from clusterbench.report.terminal import ci_words, condition_header, limit_text
 
 
@@ -61,7 +62,7 @@ def render(report: Report) -> str:
     for run in report.runs:
         out.append(f"## Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}: {run['status']}\n")
         # an imported run may know no host, user or command: said as unknown, not as "by : ``"
-        out.append(f"{run['started']}" + (f" on {md(run['host'])}" if run["host"] else "")
+        out.append(started_text(run) + (f" on {md(run['host'])}" if run["host"] else "")
                    + (f" by {md(run['user'])}" if run["user"] else "")
                    + (f": {markdown_code(run['command'])}" if run["command"] else "") + "\n")
         if run.get("imported_from"):

@@ -1,0 +1,35 @@
+"""When a run ran, as a printed report says it: to the second, with its
+time zone, and how long it took. The store keeps times in UTC without a
+zone; a report that printed them bare ("2026-12-06T19:39:09.790301") left
+the reader to guess the zone and showed microseconds no one asked for."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def _parse(text: str | None) -> datetime | None:
+    """A stored time as naive UTC: SQLite gives it without a zone, PostgreSQL
+    with +00:00 (printed bare, that read "09:30:00+00:00 UTC")."""
+    try:
+        t = datetime.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+    return t.astimezone(timezone.utc).replace(tzinfo=None) if t is not None and t.tzinfo else t
+
+
+def duration_text(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def started_text(run: dict) -> str:
+    """'2026-12-06 19:39:09 UTC (took 2.7 min)'; 'start not recorded' when there is none."""
+    started = _parse(run.get("started"))
+    if started is None:
+        return "start not recorded"
+    text = f"{started:%Y-%m-%d %H:%M:%S} UTC"
+    finished = _parse(run.get("finished"))
+    if finished is not None and finished >= started:
+        text += f" (took {duration_text((finished - started).total_seconds())})"
+    return text
