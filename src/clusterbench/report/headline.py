@@ -130,9 +130,20 @@ def short_warning(text: str, said: str = "") -> str:
     _, sep, rest = text.partition(" repetitions: ")
     text = rest if sep else text
     topic, colon, why = text.partition(": ")
-    if colon and why and set(topic.lower().split()) <= set(said.lower().split()):
+    # "imported from IOR: IOR does not empty the page cache" names the source, not the reason
+    if colon and why and (set(topic.lower().split()) <= set(said.lower().split()) or topic.startswith("imported from ")):
         return why.split(", ")[0]
     return topic
+
+
+def point_flag(point, config: str) -> str | None:
+    """Why a compared figure (comparison.Point) is flagged, in a few words: its
+    ceiling ("page cache"), else its first warning's reason. Point.flag says
+    "flagged" for any warning (the JSON contract); a report that printed that
+    said "write (buffered): flagged (quickB)" and never why."""
+    flag = point.flag(config)
+    warnings = point.warnings(config) if flag == "flagged" else []
+    return short_warning(warnings[0], f"{point.label} {point.mode or ''}") if warnings else flag
 
 
 def verdict(row) -> tuple[str, bool]:
@@ -244,7 +255,7 @@ def compared(table, runs: list[dict]) -> list[Compared]:
         else:
             p = found[0]
         out.append(Compared(rule, rule.name_at(param_size(rule, p.kernel, p.params)), p.unit or "",
-                            {n: p.summary(n).median for n in names}, {n: p.flag(n) for n in names},
+                            {n: p.summary(n).median for n in names}, {n: point_flag(p, n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
                             {n: p.verdict_text(names[0], n) for n in names[1:]}))
     return out

@@ -9,6 +9,7 @@ from clusterbench.report.data import Report, params_text, step_title, stop_text
 from clusterbench.environment import value_text
 from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
+from clusterbench.report.headline import point_flag
 from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
 from clusterbench.report.when import started_text
@@ -203,7 +204,8 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     for unit, pts in by_unit.items():
         pts = pts[:24]
         series = {n: [(p.summary(n).median, p.summary(n).ci_low, p.summary(n).ci_high) for p in pts] for n in names}
-        flags = {n: [p.flag(n) if p.flag(n) != "flagged" else None for p in pts] for n in names}
+        # every flagged bar hatched with its reason, as its table cell is marked: a warning too, not only a ceiling
+        flags = {n: [point_flag(p, n) for p in pts] for n in names}
         out.append(plots.bars(f"median per configuration, bars = interval of the median ({unit})", unit or "",
                               [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
     for d in table.env_diffs:

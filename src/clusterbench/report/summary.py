@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from clusterbench.analysis.comparison import Point, Table
+from clusterbench.report.headline import point_flag
 from clusterbench.report.units_text import number
 from clusterbench.analysis.stats import Verdict
 
@@ -54,7 +55,9 @@ def difference_sentence(table: Table, p: Point, other: str) -> str:
     times = f"{c.ratio:.2f} times {base}'s figure" if c.ratio is not None else f"from {base}'s median of 0"
     text = (f"{other} {verb} {base} in {table.title(p)} ({p.mode or 'no mode'}): {number(b)} vs {number(a)} "
             f"{p.unit or ''}, {times} (p = {c.p:.2g}).")
-    flags = [f"{n} is {f}" for n in (base, other) if (f := p.flag(n))]
+    # a ceiling reads as what the figure is ("disk is page cache"), a warning as why it is flagged
+    flags = [f"{n} is {f}" if p.flag(n) != "flagged" else f"{n} is flagged ({f})"
+             for n in (base, other) if (f := point_flag(p, n))]
     if flags:
         text += f" But {' and '.join(flags)}: not a like-for-like figure."
     return text
@@ -132,8 +135,8 @@ def flagged_by_step(table: Table) -> list[tuple[str, list[str]]]:
     for p in table.points:
         why: dict[str, list[str]] = {}
         for n in table.names:
-            if p.flag(n):
-                why.setdefault(p.flag(n), []).append(n)
+            if reason := point_flag(p, n):
+                why.setdefault(reason, []).append(n)
         if why:
             steps.setdefault(p.step, []).append(
                 f"{p.label} ({p.mode or 'no mode'}): " + ", ".join(f"{f} ({' and '.join(ns)})" for f, ns in why.items()))
