@@ -44,8 +44,9 @@ HEADLINES = (
     Rule("random read, {size}", "randio", "randread", unit="IOPS", size_param="block-size", size_wanted=4096),
     Rule("random read p99 latency, {size}", "randio", "randread", unit="IOPS", percentile="lat_us_p99",
          size_param="block-size", size_wanted=4096),
-    Rule("MPI latency, smallest message", "mpi", "pingpong", unit="us", pick="smallest"),
-    Rule("MPI bandwidth, largest message", "mpi", "bw", pick="largest"),
+    # a message size stated: "smallest message" left the reader to find which size it was
+    Rule("MPI latency, {size} (smallest message)", "mpi", "pingpong", unit="us", pick="smallest"),
+    Rule("MPI bandwidth, {size} (largest message)", "mpi", "bw", pick="largest"),
     Rule("memory bandwidth (triad)", "stream", "triad", pick="highest"),
     Rule("compute (Himeno)", "himeno", "jacobi", unit="MFLOPS"),
     Rule("TCP throughput", "tcp", "send"),
@@ -97,6 +98,12 @@ def param_size(rule: Rule, kernel: str, params: dict) -> int | None:
         k = kernel_of(kernel)
         text = defaults(k).get(rule.size_param) if k else None
     return parse_size(text) if text is not None else None
+
+
+def figure_size(rule: Rule, kernel: str, params: dict, row_size: int | None) -> int | None:
+    """The size a headline's name states: the step's size parameter (randio's
+    block size), else the size of the row picked (an MPI message)."""
+    return param_size(rule, kernel, params) if rule.size_param else row_size
 
 
 def _pick(rule: Rule, found: list[tuple[dict, object]]) -> tuple[dict, object] | None:
@@ -154,7 +161,8 @@ def verdict(row) -> tuple[str, bool]:
         return f"flagged: {short_warning(row.warnings[0], row.label + ' ' + (row.mode or ''))}", True
     cv = row.stats.cv
     if cv is not None and cv > WIDE_CV:
-        return f"usable, wide spread (CV {cv:.0%} over {row.n} repetitions)".replace("%", " %"), False
+        # the CV to the step table's precision (45.6%), not rounded apart from it (46 %)
+        return f"usable, wide spread (CV {cv:.1%} over {row.n} repetitions)".replace("%", " %"), False
     if row.limit:
         return "ok: within its limit", False
     return "ok: no warning (no limit known)", False
@@ -170,7 +178,7 @@ def figures(run: dict) -> list[Figure]:
         if found is None:
             continue
         st, row = found
-        name = rule.name_at(param_size(rule, st["kernel"], st["params"]))
+        name = rule.name_at(figure_size(rule, st["kernel"], st["params"], row.size_bytes))
         text, flagged = verdict(row)
         if rule.percentile:
             text = text if flagged else "ok: no warning on its repetitions"
@@ -254,7 +262,7 @@ def compared(table, runs: list[dict]) -> list[Compared]:
             p = max(found, key=lambda q: q.summary(names[0]).median or 0)
         else:
             p = found[0]
-        out.append(Compared(rule, rule.name_at(param_size(rule, p.kernel, p.params)), p.unit or "",
+        out.append(Compared(rule, rule.name_at(figure_size(rule, p.kernel, p.params, p.key.size_bytes)), p.unit or "",
                             {n: p.summary(n).median for n in names}, {n: point_flag(p, n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
                             {n: p.verdict_text(names[0], n) for n in names[1:]}))
