@@ -2,6 +2,7 @@
 loaded from anywhere), for a browser or to attach to a report."""
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from clusterbench.report.summary_html import summary_section
@@ -26,7 +27,7 @@ table.step td:nth-child(-n+2){white-space:nowrap}
 h2,h3{break-after:avoid}
 @page{margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:7.5pt;padding:.1em .3em}
- svg,table.headline,tr,li{break-inside:avoid} section.step{break-inside:avoid-page} h2,h3{break-after:avoid}
+ svg,table.headline,table.env,tr,li{break-inside:avoid} thead{display:table-header-group} section.step{break-inside:avoid-page} h2,h3{break-after:avoid}
  a{color:inherit;text-decoration:none}}
 td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
@@ -37,6 +38,16 @@ code{background:#f6f6f6;padding:0 .2em}
 table.headline td:first-child{font-weight:bold}
 footer{margin-top:2em;font-size:.85em}
 """
+
+
+# A table's first row of <th> cells: made its <thead>, which a browser repeats
+# at the top of every printed page the table runs onto (a bare first row is
+# printed once, and a table cut by a page break went on without its headings).
+HEAD_ROW = re.compile(r"(<table\b[^>]*>)(<tr><th\b.*?</tr>)", re.S)
+
+
+def table_heads(html_text: str) -> str:
+    return HEAD_ROW.sub(r"\1<thead>\2</thead>", html_text)
 
 
 def esc(v) -> str:
@@ -359,5 +370,6 @@ def render(report: Report) -> str:
         body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(
             f'<li id="note{i}">not available: {esc(r)}</li>' for i, r in enumerate(notes.reasons, 1)) + "</ol>"]
     body.append(footer(report, today))
+    body = [table_heads(part) for part in body]
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
