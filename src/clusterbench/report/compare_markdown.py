@@ -72,6 +72,9 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     for line in table.imported:
         out += ["", f"note: {md(line)}; its environment is what the file states, the rest not recorded"]
     for d in table.env_diffs:
+        if not d.lines:   # said, not a table of headings over no rows
+            out += ["", f"### Environment: {md(d.base)} vs {md(d.other)}", "", no_difference_text(d)]
+            continue
         out += ["", f"### Environment: {md(d.base)} vs {md(d.other)} ({len(d.lines)} difference(s))", "",
                 table_row(["key", f"{md(d.base)} ({md(d.host_base)})", f"{md(d.other)} ({md(d.host_other)})"]),
                 "|---|---|---|"]
@@ -80,6 +83,11 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
             vb = f"not available{note_mark(notes.number(why_b))}" if why_b else md(value_text(key, b))
             out.append(table_row([md(key), va, vb]))
     return out
+
+
+def no_difference_text(d) -> str:
+    return (f"The environments recorded for {d.base} ({d.host_base}) and {d.other} ({d.host_other}) "
+            "do not differ in any key captured.")
 
 
 def notes_lines(notes: Footnotes) -> list[str]:

@@ -8,6 +8,7 @@ from collections import defaultdict
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title, stop_text
 from clusterbench.environment import value_text
+from clusterbench.report.compare_markdown import no_difference_text
 from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
@@ -132,6 +133,9 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
             out.append(f"<p>{esc(cgroup_caption(st.get('build')))}</p>")
         if st["message"]:
             out.append(f'<p class="warn">{esc(st["message"])}</p>')
+        if not st["summary"]:   # skipped, or failed before a figure: its message says why, no empty table
+            out += plots_after.get(st["id"], []) + ["</section>"]
+            continue
         condition = condition_header(st["summary"], st["kernel"]) or "mode"
         limits = any(r.limit for r in st["summary"])
         ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
@@ -220,6 +224,9 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         out.append(plots.bars(f"median per configuration, bars = interval of the median ({unit})", unit or "",
                               [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
     for d in table.env_diffs:
+        if not d.lines:   # said, not a table of headings over no rows
+            out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)}</h3><p>{esc(no_difference_text(d))}</p>")
+            continue
         out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({len(d.lines)} differences)</h3><table>"
                    f"<tr><th>key</th><th>{esc(d.base)} ({esc(d.host_base)})</th>"
                    f"<th>{esc(d.other)} ({esc(d.host_other)})</th></tr>")

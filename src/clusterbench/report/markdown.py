@@ -82,6 +82,8 @@ def render(report: Report) -> str:
                 out.append(cgroup_caption(st.get("build")) + "\n")
             if st["message"]:
                 out.append(f"> {md(st['message'])}\n")
+            if not st["summary"]:   # skipped, or failed before a figure: its message says why, no empty table
+                continue
             limits = any(r.limit for r in st["summary"])
             # the mode column named after what it holds in this step (cache, algorithm, busy cpus), as show and HTML
             condition = condition_header(st["summary"], st["kernel"]) or "mode"
