@@ -1,6 +1,7 @@
 """Markdown: the tables a person pastes into a wiki, a blog post or a
-procurement document. A report of several configurations opens with their
-comparison, the HTML report's figures and words (compare_markdown.py)."""
+procurement document. It opens with the HTML report's title and headline
+figures (summary_markdown.py); a report of several configurations then
+gives their comparison, the HTML report's figures and words (compare_markdown.py)."""
 from __future__ import annotations
 
 from clusterbench.output.render_text import markdown as md
@@ -57,8 +58,10 @@ def comparison_lines(report: Report, notes: Footnotes) -> list[str]:
 
 
 def render(report: Report) -> str:
+    from clusterbench.report.summary_markdown import opening_lines
+
     notes = Footnotes()
-    out = comparison_lines(report, notes)
+    out = opening_lines(report) + comparison_lines(report, notes)
     for run in report.runs:
         out.append(f"## Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}: {run['status']}\n")
         # an imported run may know no host, user or command: said as unknown, not as "by : ``"

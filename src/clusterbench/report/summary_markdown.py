@@ -1,0 +1,71 @@
+"""The Markdown report's opening, as the HTML report's (summary_html.py):
+its title (the system, the labels and the dates measured) and the headline
+figures with their limits and verdicts. A Markdown report that opened on
+the full comparison table left the integrator to write the title and pick
+the figures a procurement document quotes by hand."""
+from __future__ import annotations
+
+from clusterbench.output.render_text import markdown as md
+from clusterbench.report import headline
+from clusterbench.report.compare_markdown import table_row
+from clusterbench.report.data import Report
+from clusterbench.report.terminal import _num
+
+
+def _value(v: float | None, unit: str) -> str:
+    return md(f"{_num(v)} {unit}".strip())
+
+
+def _bracketed(text: str) -> str:
+    """A figure's companion as HTML sets it small: '(906 MB/s)', '(p50 143 us)'."""
+    return text if text.startswith("(") else f"({text})"
+
+
+def flagged_lines(steps: list[tuple[str, list[str]]]) -> list[str]:
+    """Every flagged figure once, under its step, as the HTML summary lists them."""
+    if not steps:
+        return ["No figure is flagged by a warning or a physical limit.", ""]
+    count = sum(len(why) for _, why in steps)
+    return [f"Flagged ({count}): not what their mode claims, or measured under a warning:", "",
+            *[f"- **{md(title)}**: {md('; '.join(why))}" for title, why in steps], ""]
+
+
+def run_headlines(run: dict) -> list[str]:
+    figures = headline.figures(run)
+    if not figures:
+        return ["None of the headline figures (disk, random read, MPI, memory, compute, TCP, GPU) was measured."]
+    rows = [table_row([md(f.name), _value(f.median, f.unit) + (f" {md(_bracketed(f.beside))}" if f.beside else ""),
+                       md(f.limit) or "-", md(f.verdict)]) for f in figures]
+    return [table_row(["headline figure (median)", "value", "limit", "verdict"]), "|---|---:|---|---|", *rows]
+
+
+def compared_headlines(report: Report) -> list[str]:
+    names = report.comparison.names
+    found = headline.compared(report.comparison, report.runs)
+    if not found:
+        return []
+    head = [md(n) for n in names] + [x for n in names[1:] for x in (md(f"{n}/{names[0]}"), "verdict")]
+    rows = []
+    for c in found:
+        cells = [_value(c.medians[n], c.unit) + (f" ! ({md(c.flags[n])})" if c.flags[n] else "") for n in names]
+        cells += [x for n in names[1:] for x in (f"{c.ratio[n]:.3f}" if c.ratio[n] is not None else "-",
+                                                 md(c.verdict[n]))]
+        rows.append(table_row([md(c.name), *cells]))
+    return [table_row(["headline figure (median)", *head]), "|---|" + "---:|" * len(names) + "---:|---|" * (len(names) - 1),
+            *rows]
+
+
+def opening_lines(report: Report) -> list[str]:
+    from clusterbench.report.html import title_of
+
+    out = [f"# {md(title_of(report))}", "", "## Summary", ""]
+    if report.comparison is not None:
+        from clusterbench.report import summary
+
+        steps = summary.flagged_by_step(report.comparison)
+        return out + compared_headlines(report) + [""] + (flagged_lines(steps) if steps else [])
+    for run in report.runs:
+        if len(report.runs) > 1:
+            out += [f"### Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}", ""]
+        out += run_headlines(run) + [""] + flagged_lines(headline.flagged_by_step(run))
+    return out
