@@ -1,0 +1,161 @@
+"""The reports as a procurement reviewer reads them (HTML, its PDF, and
+Markdown): what a reviewer sent back for an integrator to fix by hand, each
+checked on the real output of real runs."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+BUFFERED = ("seqio", "--file-size=4m", "--block-size=1m", "--write=buffered", "--read=none", "--repeat", "3",
+            "--quiet")
+
+
+def text_of(html_part: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", html_part))
+
+
+@pytest.mark.timeout(10)
+def test_a_runs_start_is_said_to_the_second_in_utc_whatever_the_store_gave():
+    """PostgreSQL gives the stored time with +00:00, SQLite without a zone: both print the same."""
+    from clusterbench.report.when import started_text
+
+    for started, finished in (("2026-01-15T09:30:00.123456", "2026-01-15T09:33:00"),
+                              ("2026-01-15T09:30:00.123456+00:00", "2026-01-15T09:33:00+00:00"),
+                              ("2026-01-15T10:30:00.5+01:00", "2026-01-15T10:33:00+01:00")):
+        assert started_text({"started": started, "finished": finished}) == "2026-01-15 09:30:00 UTC (took 3.0 min)"
+    assert started_text({"started": "2026-01-15T09:30:00", "finished": None}) == "2026-01-15 09:30:00 UTC"
+    assert started_text({"started": None}) == "start not recorded"
+
+
+@pytest.mark.timeout(180)
+def test_markdown_report_opens_with_title_headlines_and_a_start_time_with_its_zone(cli, tmp_path):
+    """The Markdown report began at a run's tables (or the comparison), with the
+    start as '2026-12-06T19:39:09.790301': no title, no headline figures, no zone."""
+    fsync = ("seqio", f"--dir={tmp_path}", "--file-size=4m", "--write=fsync", "--read=none", "--repeat", "3",
+             "--quiet")
+    assert cli("run", *BUFFERED, f"--dir={tmp_path}", "--label", "a").status == 0
+    assert cli("run", *fsync, "--label", "a").status == 0
+    assert cli("run", *fsync, "--label", "b").status == 0
+    single, pair = tmp_path / "a.md", tmp_path / "ab.md"
+    assert cli("report", "a", "-o", str(single)).status == 0
+    assert cli("report", "a", "b", "-o", str(pair)).status == 0
+    text = single.read_text()
+    lines = text.splitlines()
+    assert lines[0].startswith("# Benchmark report: ") and lines[2] == "## Summary"
+    assert "Flagged (1): not what their mode claims" in text
+    assert "write buffered: timed until the data reached the page cache" in text
+    started = next(x for x in lines if " by " in x and "`clusterbench run seqio" in x)
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(took [\d.]+ (s|min)\) on ", started), started
+    two = pair.read_text().splitlines()
+    assert two[0].startswith("# Performance comparison: a vs b on ")
+    head = two.index("| headline figure (median) | a | b | b/a | verdict |")
+    assert two[head + 2].startswith("| durable write (fsync) | ") and " MiB/s | " in two[head + 2]
+    assert two.index("## Summary") < head < two.index("## Comparison, baseline a")
+
+
+@pytest.mark.timeout(180)
+def test_a_compared_figure_flagged_by_a_warning_says_why_in_the_summary_and_the_plot(cli, tmp_path):
+    """The comparison's summary said "write (buffered): flagged (a and b)", and
+    the plot drew the figure as a plain bar: only a ceiling was said or hatched."""
+    for label in ("a", "b"):
+        assert cli("run", *BUFFERED, f"--dir={tmp_path}", "--label", label).status == 0
+    out, md = tmp_path / "r.html", tmp_path / "r.md"
+    assert cli("report", "a", "b", "-o", str(out)).status == 0
+    assert cli("report", "a", "b", "-o", str(md)).status == 0
+    page = out.read_text()
+    flagged = text_of(re.search(r"<h3>Flagged \(\d+\)[^<]*</h3>\s*<ul[^>]*>(.*?)</ul>", page, re.S).group(1))
+    assert "write (buffered): timed until the data reached the page cache (a and b)" in flagged, flagged
+    assert "flagged (a" not in flagged
+    headline = re.search(r'<table class="headline.*?</table>', page, re.S)
+    assert headline is None or "!</span> <small>flagged<" not in headline.group(0)
+    svgs = re.findall(r"<svg\b.*?</svg>", page[page.index("<h2>Comparison"):page.index("<h2>Run 1")], re.S)
+    hatched = [s for s in svgs if "hatched: flagged" in s]
+    assert hatched and "timed until the data reached the page cache" in text_of(hatched[0]).replace("\n", " ")
+    assert "write (buffered): timed until the data reached the page cache (a and b)" in md.read_text()
+
+
+@pytest.mark.timeout(10)
+def test_an_imported_files_warning_is_flagged_with_its_reason_not_its_source():
+    from clusterbench.report.headline import short_warning
+
+    assert short_warning("imported from IOR: IOR does not empty the page cache before reading (pario does)",
+                         "read cold") == "IOR does not empty the page cache before reading (pario does)"
+
+
+@pytest.mark.timeout(180)
+def test_mpi_headlines_name_their_message_size_and_a_spread_matches_the_table(cli, tmp_path):
+    """"MPI latency, smallest message" never said which size; a verdict said
+    "CV 46 %" over a table that said 45.6%."""
+    r = cli("run", "mpi", "--np", "2", "--op=pingpong,bw", "--sizes=8,1k", "--repeat", "3", "--quiet")
+    assert r.status == 0, r.stderr
+    out = tmp_path / "r.html"
+    assert cli("report", "1", "-o", str(out)).status == 0
+    page = out.read_text()
+    assert "<td>MPI latency, 8 B (smallest message)</td>" in page
+    assert "<td>MPI bandwidth, 1 KiB (largest message)</td>" in page
+    # every CV a verdict quotes is one the step tables print
+    table_cvs = set(re.findall(r"<td class=n>(\d+\.\d)%</td>", page))
+    for cv in re.findall(r"CV ([\d.]+) % over", page):
+        assert cv in table_cvs, (cv, table_cvs)
+
+
+@pytest.mark.timeout(180)
+def test_a_skipped_step_and_equal_environments_print_no_table_without_rows(cli, tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[steps]]\nname = "nothing"\nkernel = "null"\nrepeat = 2\nparams = { seconds = "0.001" }\n\n'
+                     '[[steps]]\nname = "needs a GPU"\nkernel = "null"\nrequires = ["gpu"]\n'
+                     'params = { seconds = "0.001" }\n')
+    for label in ("a", "b"):
+        r = cli("run", str(suite), "--label", label, "--quiet", "--report-dir", str(tmp_path))
+        assert r.status == 0, r.stderr
+    out, md = tmp_path / "r.html", tmp_path / "r.md"
+    assert cli("report", "a", "b", "-o", str(out)).status == 0
+    assert cli("report", "a", "b", "-o", str(md)).status == 0
+    page = out.read_text()
+    skipped = page[page.index("<h3>needs a GPU"):]
+    skipped = skipped[:skipped.index("</section>")]
+    assert ": skipped</h3>" in skipped and "<table" not in skipped
+    for table in re.findall(r"<table\b.*?</table>", page, re.S):
+        assert re.search(r"<tr>\s*<td", table), table[:200]
+    assert "do not differ in any key captured" in page
+    lines = md.read_text().splitlines()
+    for i, line in enumerate(lines):   # a Markdown table's heading row is followed by a row of its own
+        if re.match(r"\|(-+:?\|)+$", line):
+            assert i + 1 < len(lines) and lines[i + 1].startswith("| "), lines[i - 1]
+
+
+@pytest.mark.timeout(300)
+def test_a_table_cut_by_a_printed_page_repeats_its_headings(cli, tmp_path):
+    """The step tables' heading row was a plain first row: printed, a table
+    that ran onto a second page went on there without its headings."""
+    from pathlib import Path
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium or not shutil.which("pdftotext"):
+        pytest.skip("chromium and poppler-utils are needed (scripts/apt-packages*.txt list them)")
+    imb = Path(__file__).parent / "fixtures" / "import" / "imb-2021.3-mpi1.txt"
+    assert cli("import", "--host", "n1", "--date", "2026-01-15 09:30", str(imb)).status == 0
+    out = tmp_path / "r.html"
+    assert cli("report", "1", "-o", str(out)).status == 0
+    page = out.read_text()
+    assert '<table class="step"><thead><tr><th>phase</th>' in page
+    assert not re.search(r"<table\b[^>]*><tr><th", page)   # no heading row left outside a <thead>
+    # a wide, short page: the 24-row pingpong table runs over two (a small page is scaled, not cut)
+    short = tmp_path / "short.html"
+    short.write_text(page.replace("</head>", "<style>@page{size:297mm 90mm}</style></head>", 1))
+    pdf = tmp_path / "short.pdf"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--no-pdf-header-footer", f"--user-data-dir={tmp_path / 'profile'}", f"--print-to-pdf={pdf}",
+                    short.as_uri()], capture_output=True, timeout=120, check=True)
+    pages = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
+                           check=True).stdout.split("\f")
+    with_rows = [p for p in pages if re.search(r"pingpong \d+ [KMG]?i?B\s+library", p)]
+    assert len(with_rows) >= 2, len(pages)
+    for p in with_rows:
+        assert re.search(r"phase\s+algorithm\s+n\s+median", p), p
