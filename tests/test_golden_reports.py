@@ -158,9 +158,11 @@ def test_html_report_structure_is_unchanged(golden_cli, tmp_path):
 
 @pytest.mark.timeout(120)
 def test_markdown_report_is_unchanged(golden_cli, tmp_path):
-    """The Markdown report of two configurations: their comparison (compare --format md's), then each run."""
+    """The Markdown report of two configurations: its title and headline figures,
+    their comparison (compare --format md's), then each run."""
     out = tmp_path / "report.md"
     golden_cli("report", "base", "tuned", "-o", str(out))
     text = out.read_text()
-    assert text.startswith(golden_cli("compare", "base", "tuned", "--format", "md"))
+    assert text.startswith("# Performance comparison: base vs tuned on node01, 2026-01-15\n\n## Summary\n")
+    assert text[text.index("## Comparison, baseline"):].startswith(golden_cli("compare", "base", "tuned", "--format", "md"))
     check("report.md", text)
