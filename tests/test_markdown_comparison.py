@@ -266,6 +266,9 @@ def test_runs_with_nothing_in_common_say_why_there_is_no_comparison_in_markdown_
     markdown = render("md", report)
     assert report.comparison is None and report.no_comparison
     reason = f"{report.no_comparison}: each run is shown on its own."
-    assert markdown.startswith(f"## No comparison\n\n{reason}\n")
+    # after the title and each run's headline figures, before the runs
+    assert markdown.startswith("# Benchmark report: ")
+    assert f"\n## No comparison\n\n{reason}\n" in markdown
+    assert markdown.index("\n## Summary") < markdown.index("\n## No comparison") < markdown.index("\n## Run 1 (base)")
     assert "<h2>No comparison</h2><p>" + html.escape(reason) in render("html", report)
     assert "## Run 1 (base)" in markdown and "## Run 2 (tuned)" in markdown
