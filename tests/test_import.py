@@ -168,6 +168,48 @@ def test_mdtest_summary_rows_become_metadata_phases():
     assert old.version == "1.9.3" and {s.phase: s.value for s in old.steps[0].samples}["file-stat"] == 876249.236
 
 
+def test_mdtest_after_4_0_rate_table_in_ops_per_sec_is_read():
+    # IOR's master after 4.0.0 heads its tables "SUMMARY rate (in ops/sec):"; it was refused "no SUMMARY table"
+    run = one("mdtest-4.1.0+dev.txt")
+    (st,) = run.steps
+    assert (run.version, st.kernel, st.ranks, st.params["items"]) == ("4.1.0+dev", "metadata", 2, "50")
+    by_phase = {s.phase: s for s in st.samples}
+    assert len(by_phase) == 10 and {s.unit for s in st.samples} == {"items/s"}
+    # the file's "Directory removal  480.730  356.296  418.513  87.988" and "File stat" rows
+    assert by_phase["dir-remove"].value == 418.513
+    assert (by_phase["dir-remove"].record["max_items_per_s"], by_phase["dir-remove"].record["min_items_per_s"],
+            by_phase["dir-remove"].record["stddev_items_per_s"]) == (480.730, 356.296, 87.988)
+    assert by_phase["file-stat"].value == 277860.630 and by_phase["tree-remove"].value == 208.979
+    assert all(s.record["iterations"] == 2 and "seconds" not in s.record for s in st.samples)
+
+
+def test_mdtest_time_table_headed_ms_per_op_holds_each_phases_seconds():
+    # "SUMMARY time (in ms/op)" (mdtest -P since IOR commit dcc4e40) prints the phase's seconds: its
+    # "Directory removal  0.182  0.168  0.175" is 100 items over the rate table's 548.233 and 595.859 ops/s
+    run = one("mdtest-4.1.0+dev-rate-and-time.txt")
+    by_phase = {s.phase: s for s in run.steps[0].samples}
+    remove = by_phase["dir-remove"]
+    assert remove.value == 572.046 and remove.unit == "items/s"
+    assert (remove.record["seconds"], remove.record["max_seconds"], remove.record["min_seconds"]) == (0.175, 0.182,
+                                                                                                       0.168)
+    assert round(100 / remove.record["min_items_per_s"], 3) == remove.record["max_seconds"]
+    assert by_phase["file-create"].record["seconds"] == 0.012 and by_phase["tree-remove"].record["seconds"] == 0.004
+    assert not any("time table" in n for n in run.notes)
+
+
+def test_mdtest_time_table_that_is_not_seconds_per_phase_is_left_out_with_a_note(tmp_path):
+    # Were a later mdtest to print what its heading says (ms per operation: seconds * 1000 / 100 items),
+    # the figures would not be the phase's seconds: the table is left out, the rates kept
+    text = (FIXTURES / "mdtest-4.1.0+dev-rate-and-time.txt").read_text()
+    head, table = text.split("SUMMARY time")
+    scaled = re.sub(r"\d+\.\d{3}", lambda m: f"{float(m.group()) * 10:.3f}", table)
+    (tmp_path / "md.txt").write_text(head + "SUMMARY time" + scaled)
+    run = one_file(tmp_path / "md.txt")
+    assert all("seconds" not in s.record for s in run.steps[0].samples)
+    assert {s.phase: s.value for s in run.steps[0].samples}["dir-remove"] == 572.046
+    assert any("SUMMARY time table does not read as each phase's seconds" in n for n in run.notes)
+
+
 def test_fio_json_jobs_become_randio_steps():
     run = one("fio-3.33-randread.json")
     assert (run.version, run.form) == ("3.33", "JSON")

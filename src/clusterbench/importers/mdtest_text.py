@@ -1,6 +1,6 @@
-"""mdtest text output (mdtest 1.9.3 in IOR 3.2, 3.3 and 4.0): the launch
-line (version, tasks, nodes), the command line, and the SUMMARY rate (and
-time) tables, one row per operation.
+"""mdtest text output (mdtest 1.9.3 in IOR 3.2, 3.3, 4.0 and IOR's master
+after 4.0, "4.1.0+dev"): the launch line (version, tasks, nodes), the
+command line, and the SUMMARY rate (and time) tables, one row per operation.
 
 mdtest prints only the max, min, mean and standard deviation over its
 iterations, so each operation is one sample: the mean rate in items/s,
@@ -21,11 +21,14 @@ from clusterbench.importers.ior_common import argv_of, number
 
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
 COMMAND = re.compile(r"^Command line used: (.+)$", re.M)
-# 3.x/4.x: "SUMMARY rate: (of 2 iterations)" and "SUMMARY time: ..."; 1.9.x (LLNL's, before
-# IOR took it in): "SUMMARY: (of 3 iterations)", rates only
-TABLE = re.compile(r"^SUMMARY(?: (rate|time))?:? \(of (\d+) iterations?\)", re.M)
+# 3.x/4.0: "SUMMARY rate: (of 2 iterations)" and "SUMMARY time: ..."; 1.9.x (LLNL's, before
+# IOR took it in): "SUMMARY: (of 3 iterations)", rates only; IOR's master since 2023 (commit
+# 05742a7) "SUMMARY rate (in ops/sec): ...", and since 2024 (dcc4e40) "SUMMARY time (in ms/op): ..."
+TABLE = re.compile(r"^SUMMARY(?: (rate|time))?(?: \(in ([^)\n]*)\))?:? \(of (\d+) iterations?\)", re.M)
 ROW = re.compile(r"^\s+([A-Z][a-z]+(?: [a-z]+)+)\s*:?\s+(-?[\d.]+(?:e[-+]?\d+)?)\s+(-?[\d.]+(?:e[-+]?\d+)?)\s+"
                  r"(-?[\d.]+(?:e[-+]?\d+)?)\s+(-?[\d.]+(?:e[-+]?\d+)?)\s*$", re.M)
+# "2 tasks, 100 files/directories" (also "... files", "... directories"): the items of each phase
+ITEMS = re.compile(r"^\d+ tasks, (\d+) (?:files/directories|files|directories)$", re.M)
 STARTED = re.compile(r"^-- started at (\d\d/\d\d/\d{4} \d\d:\d\d:\d\d) --", re.M)
 FINISHED = re.compile(r"^-- finished at (\d\d/\d\d/\d{4} \d\d:\d\d:\d\d) --", re.M)
 PHASES = {"Directory creation": "dir-create", "Directory stat": "dir-stat", "Directory rename": "dir-rename",
@@ -69,7 +72,8 @@ def _run(text: str, first_line: int) -> ImportedRun:
     tables = list(TABLE.finditer(text))
     if not tables:
         raise Unreadable("no SUMMARY table")
-    figures: dict[str, dict] = {}
+    rates: dict[str, dict] = {}
+    times: dict[str, dict] = {}
     for i, t in enumerate(tables):
         body = text[t.end(): tables[i + 1].start() if i + 1 < len(tables) else len(text)]
         table_line = first_line + text.count("\n", 0, t.end())
@@ -78,24 +82,58 @@ def _run(text: str, first_line: int) -> ImportedRun:
             if phase is None:
                 continue
             mx, mn, mean, sd = (number(row.group(k)) for k in range(2, 6))
-            f = figures.setdefault(phase, {"iterations": int(t.group(2))})
             if t.group(1) in ("rate", None):
-                f["line"] = table_line + body.count("\n", 0, row.start(1))
-                f.update(mean_items_per_s=mean, max_items_per_s=mx, min_items_per_s=mn, stddev_items_per_s=sd)
+                rates[phase] = {"iterations": int(t.group(3)), "line": table_line + body.count("\n", 0, row.start(1)),
+                                "mean_items_per_s": mean, "max_items_per_s": mx, "min_items_per_s": mn,
+                                "stddev_items_per_s": sd}
             else:
-                f.update(seconds=mean, max_seconds=mx, min_seconds=mn)
+                times[phase] = {"seconds": mean, "max_seconds": mx, "min_seconds": mn}
+    if times:
+        items = ITEMS.findall(text)
+        if _seconds_per_phase(rates, times, int(items[-1]) if items else None):
+            for phase, f in rates.items():
+                f.update(times.get(phase, {}))
+        else:
+            run.notes.append("the SUMMARY time table does not read as each phase's seconds (the item count over "
+                             "the rates): left out")
     step = _step(run, ranks, nodes)
-    for phase, f in figures.items():
+    for phase, f in rates.items():
         if f.get("mean_items_per_s") is None:
             continue
         mean = f.pop("mean_items_per_s")
         step.samples.append(measurement(phase, "n/a", mean, "items/s", **f))
     if not step.samples:
         raise Unreadable("no operation row in the SUMMARY rate table")
-    if any(f.get("iterations", 1) > 1 for f in figures.values()):
+    if any(f.get("iterations", 1) > 1 for f in rates.values()):
         run.notes.append("mdtest prints only max/min/mean over its iterations: the mean stored as one sample")
     run.steps.append(step)
     return run
+
+
+def _seconds_per_phase(rates: dict, times: dict, items: int | None) -> bool:
+    """Whether the time table holds each phase's seconds (the slowest rank's,
+    per iteration), the figure `rate = items / seconds` was made of. mdtest
+    prints that array (time[]) in every version, but since 2024 (IOR commit
+    dcc4e40) heads it "(in ms/op)": 100 items at 8,485 ops/s print 0.012,
+    which is 12 ms for the phase, not 0.012 ms per operation. So the table is
+    taken only where it is what mdtest's code says: every file and directory
+    phase's shortest time is the items over its highest rate, its longest the
+    items over its lowest rate, to the 3 decimals printed (the tree phases
+    count tree directories, not items, and are not checked)."""
+    if not items:
+        return False
+    checked = 0
+    for phase, r in rates.items():
+        t = times.get(phase)
+        if t is None or phase.startswith("tree-") or not r["max_items_per_s"]:
+            continue
+        for seconds, rate in ((t["min_seconds"], r["max_items_per_s"]), (t["max_seconds"], r["min_items_per_s"])):
+            if seconds is None or rate is None:
+                return False
+            if rate and abs(seconds - items / rate) > 0.0005 + 0.01 * items / rate:
+                return False
+        checked += 1
+    return checked > 0
 
 
 def _step(run: ImportedRun, ranks: int, nodes: int) -> ImportedStep:
