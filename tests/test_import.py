@@ -210,6 +210,29 @@ def test_mdtest_time_table_that_is_not_seconds_per_phase_is_left_out_with_a_note
     assert any("SUMMARY time table does not read as each phase's seconds" in n for n in run.notes)
 
 
+def test_mdtest_phases_that_did_no_operation_are_left_out_with_a_note():
+    # mdtest -n 0 prints 0.000 for every file and directory phase, -C for every phase but the creations:
+    # they were stored as rates of 0 items/s, which compare took for real (and infinitely slower) figures
+    run = one("mdtest-4.1.0+dev-no-items.txt")
+    assert {s.phase: s.value for s in run.steps[0].samples} == {"tree-create": 5153.029, "tree-remove": 2200.916}
+    assert any(n.startswith("8 phase(s) printed a rate of 0 (no operation done") and "dir-create" in n
+               for n in run.notes)
+    created = one("mdtest-4.1.0+dev-create-only.txt")
+    assert {s.phase: s.value for s in created.steps[0].samples} == {"dir-create": 4945.355, "file-create": 4245.376,
+                                                                    "tree-create": 913.195}
+    assert any(n.startswith("7 phase(s) printed a rate of 0") and n.endswith("file-remove, tree-remove")
+               for n in created.notes)
+
+
+def test_mdtest_output_whose_every_phase_did_nothing_is_refused(tmp_path):
+    text = (FIXTURES / "mdtest-4.1.0+dev-no-items.txt").read_text()
+    nothing = re.sub(r"(Tree \w+) +[\d. ]+\n", lambda m: f"{m.group(1):<22}" + "  0.000" * 4 + "\n", text)
+    (tmp_path / "md.txt").write_text(nothing)
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "md.txt"))
+    assert "every phase printed 0: no operation was done" in e.value.message
+
+
 def test_fio_json_jobs_become_randio_steps():
     run = one("fio-3.33-randread.json")
     assert (run.version, run.form) == ("3.33", "JSON")
@@ -502,9 +525,9 @@ def test_mdtest_1_9_summary_header_without_rate():
     assert (run.version, st.ranks, st.kernel) == ("1.9.3", 4, "metadata")
     by_phase = {s.phase: s.value for s in st.samples}
     assert by_phase["file-stat"] == 1785168.770 and by_phase["tree-create"] == 111.431 and len(by_phase) == 9
-    files = one("mdtest-1.9.3-llnl-files-only.txt")
-    assert {s.phase for s in files.steps[0].samples} == {"file-create", "file-stat", "file-read", "file-remove",
-                                                         "tree-create", "tree-remove"}
+    files = one("mdtest-1.9.3-llnl-files-only.txt")   # "1 tasks, 0 files": its file phases print 0.000
+    assert {s.phase for s in files.steps[0].samples} == {"tree-create", "tree-remove"}
+    assert any(n.startswith("4 phase(s) printed a rate of 0") for n in files.notes)
 
 
 def test_ior_csv_rows_become_samples(tmp_path):

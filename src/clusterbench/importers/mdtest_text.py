@@ -97,13 +97,20 @@ def _run(text: str, first_line: int) -> ImportedRun:
             run.notes.append("the SUMMARY time table does not read as each phase's seconds (the item count over "
                              "the rates): left out")
     step = _step(run, ranks, nodes)
+    # mdtest prints 0.000 for a phase that did no operation (its rate is 0 when its item sum is:
+    # -n 0, or a phase not chosen, -C/-T/-E/-r): not a rate of 0, no rate at all
+    idle = [p for p, f in rates.items() if f["mean_items_per_s"] == 0 and f["max_items_per_s"] == 0]
     for phase, f in rates.items():
-        if f.get("mean_items_per_s") is None:
+        if f.get("mean_items_per_s") is None or phase in idle:
             continue
         mean = f.pop("mean_items_per_s")
         step.samples.append(measurement(phase, "n/a", mean, "items/s", **f))
     if not step.samples:
-        raise Unreadable("no operation row in the SUMMARY rate table")
+        raise Unreadable("no operation row in the SUMMARY rate table" + (
+            f" (every phase printed 0: no operation was done, {len(idle)} phases)" if idle else ""))
+    if idle:
+        run.notes.append(f"{len(idle)} phase(s) printed a rate of 0 (no operation done: not run, or 0 items), "
+                         f"left out: {', '.join(idle)}")
     if any(f.get("iterations", 1) > 1 for f in rates.values()):
         run.notes.append("mdtest prints only max/min/mean over its iterations: the mean stored as one sample")
     run.steps.append(step)
