@@ -76,6 +76,13 @@ def refused(cli, store_url, path: str) -> str:
     ("imb-2019.1-mpi1.txt", 41, "#processes = 2 ", "#processes = 3000000000 ", r"3,000,000,000 ranks"),
     # OSU prints sizes 1, 2, 4, ...
     ("osu-5.3-bw.txt", 13, "1024  ", "1000  ", r"line 13: OSU size 1000 bytes is not a power of two"),
+    # latencies adding up to a run longer than any lasts: the row's own time, its slowest rank's (-f's max)
+    # times its iterations, IMB's time times its repetitions (11.6 hours per round trip, 100 of them: 48 days
+    # for one row, 11 rows of them)
+    ("osu-7.4-latency.txt", 17, "1.52", "1e308", r"line 17: pingpong 4 KiB 1e\+308 us: the step's latencies add up "
+                                                 r"to 3.17e\+294 years, longer than any run lasts \(366 days\)"),
+    ("osu-7.4-allreduce-full.txt", 13, "0.71 ", "400000000000.00 ",
+     r"line 13: allreduce 1 KiB 0.7 us: the step's latencies add up to 1.27 years"),
 ])
 def test_a_figure_no_tool_prints_is_refused_with_file_line_and_value(cli, store_url, tmp_path, fixture, line_no,
                                                                      old, new, says):
@@ -86,6 +93,28 @@ def test_a_figure_no_tool_prints_is_refused_with_file_line_and_value(cli, store_
     path = edited(tmp_path, fixture, line_no, old, new)
     line = refused(cli, store_url, path)
     assert re.search(says, line), line
+
+
+def test_latencies_of_a_slow_system_that_fit_in_a_run_are_taken(tmp_path):
+    # 10 s per allreduce (a loaded 1 Gbit/s cluster, a 1 GiB message), 100 iterations, every size: 3 hours
+    lines = (FIXTURES / "osu-7.4-allreduce-full.txt").read_text().split("\n")
+    slow = [re.sub(r"^(\d+)\s.*\s(\d+)$", r"\1   10000000.00   9000000.00   11000000.00   \2", line) for line in lines]
+    (tmp_path / "slow.txt").write_text("\n".join(slow))
+    (run,) = parse_file(str(tmp_path / "slow.txt"))
+    assert [s.value for s in run.steps[0].samples] == [1e7] * 9
+    # one row of IMB PingPong at 11.6 hours a round trip, 100 repetitions (48 days): a long run, not an impossible one
+    path = edited(tmp_path, "imb-2019.1-mpi1.txt", 45, "120.59", "41760000000.00")
+    assert max(s.value for r in parse_file(path) for st in r.steps for s in st.samples) == 41760000000.0
+
+
+def test_imb_latencies_times_their_repetitions_longer_than_any_run_are_refused(tmp_path):
+    path = tmp_path / "imb.txt"
+    lines = (FIXTURES / "imb-2019.1-mpi1.txt").read_text().split("\n")
+    for n in range(44, 55):   # PingPong's rows 1 B ... 1 KiB: 11.6 hours a round trip, 100 repetitions each
+        lines[n - 1] = re.sub(r"^(\s+\d+\s+100\s+)\S+", r"\g<1>41760000000.00", lines[n - 1])
+    path.write_text("\n".join(lines))
+    with pytest.raises(BadInput, match=r"line 44: pingpong 0 B 4.176e\+10 us: the step's latencies add up to 1.46 years"):
+        parse_file(str(path))
 
 
 def test_osu_sizes_doubled_from_another_minimum_are_what_osu_prints(tmp_path):

@@ -11,7 +11,11 @@ What no tool prints (docs/import.md, "Figures no tool prints"):
   job or rank (one per nanosecond: no system call is that fast);
 - a byte or operation count beyond 64 bits, or a rank count beyond a C int;
 - an OSU message size that is not a power of two: OSU doubles the size from
-  1 (or from the -m minimum, which the table's first row then shows).
+  1 (or from the -m minimum, which the table's first row then shows);
+- latencies (OSU, IMB: time per operation, in us) that add up to more than
+  a year: a step's rows run one after the other, each at least once (its
+  iterations or repetitions times, where the file prints them), so their
+  sum is a time the run lasted.
 
 Each check reads the sample (its unit, value, seconds, bytes, record) and
 the step's rank count, not the format's own names, so a new importer is
@@ -28,6 +32,11 @@ BYTES_PER_S = {"MiB/s": 2**20, "MB/s": 1e6, "GiB/s": 2**30, "GB/s": 1e9}
 MAX_BYTES_PER_S_PER_RANK = 1e13      # 10 TB/s
 MAX_NETWORK_GBIT_PER_S = 1e4         # 10 Tbit/s
 MAX_OPS_PER_S_PER_RANK = 1e9         # IOPS, items/s
+# The longest a run of a benchmark lasts: a year, beyond any batch system's
+# time limit (sites grant days to weeks) and a node's uptime between kernel
+# updates. A real slow system is far below it: a 10 s alltoall per call, 1,000
+# iterations, on 25 sizes, is 3 days.
+MAX_RUN_SECONDS = 366 * 86400
 # A byte or operation count the store's 64-bit columns hold (8 EiB: beyond any
 # storage ever built), and a rank count an MPI rank, a C int, can number (also
 # PostgreSQL's integer column); beyond them the insert failed with a traceback.
@@ -63,6 +72,7 @@ def check(runs: list[ImportedRun], text: str) -> None:
                 if problem:
                     field, reason = problem
                     raise Implausible(_where(s.record, field, text), reason)
+            _run_time(step, text)
             if run.tool == "OSU":
                 _osu_sizes(step, text)
     for run in runs:
@@ -146,6 +156,34 @@ def _osu_sizes(step, text: str) -> None:
         if size < 0 or (size & (size - 1)) != 0:
             raise Implausible(_where(s.record, "size_bytes", text),
                               f"OSU size {size} bytes is not a power of two: OSU prints only those")
+
+
+def _run_time(step, text: str) -> None:
+    """A step's latencies say how long it ran at least: each row's time per
+    operation (its highest: the slowest rank's, where printed) times its
+    iterations (1 where the file does not say), summed over the rows, which
+    run one after another. More than MAX_RUN_SECONDS: no run lasted that."""
+    total_us, worst = 0.0, None
+    for s in step.samples:
+        if s.unit != "us" or s.value is None:
+            continue
+        t_max = s.record.get("t_max_us")
+        per_op_us = max(s.value, t_max if type(t_max) in _NUMBERS else 0)
+        iterations = s.record.get("iterations")
+        cost = per_op_us * (iterations if type(iterations) is int and iterations > 0 else 1)
+        total_us += cost
+        if worst is None or cost > worst[0]:
+            worst = (cost, s)
+    if total_us > MAX_RUN_SECONDS * 1e6:
+        s = worst[1]
+        raise Implausible(_where(s.record, "value", text),
+                          f"{_what(s)}: the step's latencies add up to {_duration(total_us / 1e6)}, longer than "
+                          f"any run lasts ({MAX_RUN_SECONDS // 86400} days)")
+
+
+def _duration(seconds: float) -> str:
+    years = seconds / (365.25 * 86400)
+    return f"{years:,.3g} years" if years < 1e6 else f"{years:.3g} years"
 
 
 def _kind(unit: str | None) -> str:
