@@ -22,7 +22,7 @@ from pathlib import Path
 from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, Unreadable, plausibility
+from clusterbench.importers import ImportedRun, Unreadable, locale_numbers, plausibility
 from clusterbench.results.sample import Sample
 from clusterbench.store import text_limits
 from clusterbench.store.storable import check_text, step_name
@@ -174,10 +174,11 @@ def _decoded(data: bytes) -> str | None:
 
 
 def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
+    localized = locale_numbers.lines_of(text)
     try:
         runs = module.parse(text)
     except Unreadable as e:
-        raise BadInput(f"{path}: {fmt}: {e}") from None
+        raise BadInput(f"{path}: {fmt}: {e}" + (f" ({locale_numbers.note(localized)})" if localized else "")) from None
     except plausibility.Implausible as e:
         raise BadInput(f"{path}: {fmt}: {e}") from None
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError) as e:
@@ -201,10 +202,12 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
                     st.samples[i] = replace(Sample.from_record(s.record), warnings=s.warnings)
             if nulled:
                 r.notes.append(f"{st.name}: {nulled} field(s) of the records not finite (nan, inf): stored as null")
+    if localized:
+        runs[0].notes.append(locale_numbers.note(localized))
     taken = [r for r in runs if r.sample_count]
     if not taken:
         # the parser's notes say why (a job fio reported an error for, figures not finite): the one line names it
-        why = next((n for r in runs for n in r.notes if "not taken" in n), None)
+        why = next((n for r in runs for n in r.notes if "not taken" in n or "another locale" in n), None)
         raise BadInput(f"{path}: {fmt}: no measurement in this file" + (f" ({why})" if why else ""))
     runs = taken
     _storable(runs, f"{path}: {fmt}: ")
