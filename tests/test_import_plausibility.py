@@ -113,7 +113,8 @@ def test_imb_latencies_times_their_repetitions_longer_than_any_run_are_refused(t
     for n in range(44, 55):   # PingPong's rows 1 B ... 1 KiB: 11.6 hours a round trip, 100 repetitions each
         lines[n - 1] = re.sub(r"^(\s+\d+\s+100\s+)\S+", r"\g<1>41760000000.00", lines[n - 1])
     path.write_text("\n".join(lines))
-    with pytest.raises(BadInput, match=r"line 44: pingpong 0 B 4.176e\+10 us: the step's latencies add up to 1.46 years"):
+    says = r"line 44: pingpong 0 B 4.176e\+10 us: the step's latencies add up to 1.46 years"
+    with pytest.raises(BadInput, match=says):
         parse_file(str(path))
 
 
