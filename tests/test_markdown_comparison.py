@@ -140,8 +140,8 @@ def golden_store(tmp_path):
 def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_cell(golden_store, exclude_outliers):
     from clusterbench.report import render
     from clusterbench.report.data import Report
-    from clusterbench.report.terminal import _num, ci_words
-    from clusterbench.report.units_text import number
+    from clusterbench.output.figure_digits import median, number
+    from clusterbench.report.terminal import ci_words
 
     refs = ["base", PIPE_LABEL]
     report = Report.of(golden_store, refs, exclude_outliers)
@@ -165,7 +165,7 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
         assert row[2] == p.unit
         for i, n in enumerate(names):
             s = p.summary(n)
-            assert row[3 + i].startswith(_num(s.median))
+            assert row[3 + i].startswith(median(s))   # at its interval's decimals
             assert row[3 + i].endswith(f"; {ci_words(s)}, n = {s.n}")
             if p.unit == "MiB/s":
                 assert f"({number(s.median * 2**20 / 1e6)} MB/s)" in row[3 + i]
@@ -204,7 +204,7 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     """`clusterbench report base tuned --exclude-outliers -o r.md` (the format from the suffix)."""
     from clusterbench.report.compare_data import outliers_excluded_text
     from clusterbench.report.data import Report
-    from clusterbench.report.terminal import _num
+    from clusterbench.output.figure_digits import median
     from clusterbench.store import Store
 
     fill_store(store_url)
@@ -227,7 +227,7 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     s = write.summary("base")
     assert s.n == 4
     row = next(line for line in with_md.splitlines() if line.startswith("| disk (E1): write |"))
-    assert f"| {_num(s.median)} !1 (" in row and ", n = 4 |" in row
+    assert f"| {median(s)} !1 (" in row and ", n = 4 |" in row
     assert comparison_table(rendered(with_md).tables) == [
         [markdown_cell(c) for c in r] for r in comparison_table(Tables(with_html).tables)]
 

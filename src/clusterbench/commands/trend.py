@@ -47,7 +47,7 @@ def command(figure, label, host, params, since, last, db_url):
     from clusterbench.analysis import trend_series as trend
     from clusterbench.output.console import stdout_console
     from clusterbench.report.terminal import ci_text
-    from clusterbench.report.units_text import number
+    from clusterbench.output.figure_digits import number
     from clusterbench.analysis.stats import _median
     from clusterbench.output.render_text import plain, terminal
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
 from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link_changes, node_changes, verdict
 from clusterbench.output.render_text import terminal
-from clusterbench.report.terminal import _num
+from clusterbench.output.figure_digits import number
 
 
 def _table(title: str, changes: list[Change], a: int, b: int) -> Table:
@@ -16,7 +16,7 @@ def _table(title: str, changes: list[Change], a: int, b: int) -> Table:
     for col in ("", "unit", f"run {a}", f"run {b}", "ratio", "flags"):
         t.add_column(col, justify="right" if col.startswith(("run", "ratio")) else "left")
     for c in sorted(changes, key=lambda c: (verdict(c) == "", c.what)):
-        t.add_row(terminal(c.what), terminal(c.unit), _num(c.before), _num(c.after), f"{c.ratio:.2f}", verdict(c))
+        t.add_row(terminal(c.what), terminal(c.unit), number(c.before), number(c.after), f"{c.ratio:.2f}", verdict(c))
     return t
 
 

@@ -9,7 +9,7 @@ from clusterbench.analysis.cluster.findings import paragraph
 from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
-from clusterbench.report.terminal import _num
+from clusterbench.output.figure_digits import number
 
 CSS = """
 .cluster .summary{font-size:1.05em;background:#f8f8f0;border-left:4px solid #b00;padding:.5em 1em}
@@ -55,7 +55,7 @@ def _cell(v) -> str:
     if v is None:
         return "<td>-</td>"
     flag = (" flag", " !") if v.flagged else ("", "")
-    return f'<td class="n{flag[0]}">{_num(v.value)} ({v.ratio:.2f}){flag[1]}</td>'
+    return f'<td class="n{flag[0]}">{number(v.value)} ({v.ratio:.2f}){flag[1]}</td>'
 
 
 def node_table(view: ClusterView) -> list[str]:
@@ -65,7 +65,7 @@ def node_table(view: ClusterView) -> list[str]:
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
         by = {nv.host: nv for nv in f.nodes}
         cells = "".join(_cell(by.get(h)) for h in view.hosts)
-        out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(f.unit)}</td><td class=n>{_num(f.median)}</td>{cells}</tr>")
+        out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(f.unit)}</td><td class=n>{number(f.median)}</td>{cells}</tr>")
     out.append("</table>")
     return out
 
@@ -79,7 +79,7 @@ def gpu_section(view: ClusterView) -> list[str]:
         head = "".join(f"<th>{esc(f.name)}</th>" for f in tb.columns)
         out += ["<h3>Per GPU (GB/s, ratio to the median of the GPUs)</h3>",
                 f"<table><tr><th>GPU</th><th>bus id</th>{head}</tr>",
-                "<tr><td>median</td><td></td>" + "".join(f"<td class=n>{_num(f.median)}</td>" for f in tb.columns)
+                "<tr><td>median</td><td></td>" + "".join(f"<td class=n>{number(f.median)}</td>" for f in tb.columns)
                 + "</tr>"]
         for g in tb.gpus:
             out.append(f"<tr><td>{esc(g.label)}</td><td>{esc(g.bus_id)}</td>"
@@ -90,7 +90,7 @@ def gpu_section(view: ClusterView) -> list[str]:
         out += ["<h3>Copies between the GPUs of a node (GB/s, ratio to the median of the nodes)</h3>",
                 f"<table><tr><th>pair</th><th>median</th>{head}</tr>"]
         for f in tb.pairs:
-            out.append(f"<tr><td>{esc(f.name)}</td><td class=n>{_num(f.median)}</td>"
+            out.append(f"<tr><td>{esc(f.name)}</td><td class=n>{number(f.median)}</td>"
                        + "".join(_cell(pair_verdict(f, h)) for h in tb.hosts) + "</tr>")
         out.append("</table>")
     return out
@@ -98,7 +98,7 @@ def gpu_section(view: ClusterView) -> list[str]:
 
 def _why(lk) -> str:
     if lk.above_rate:
-        return f"above the link's rate ({_num(lk.above_rate)} MiB/s): not a figure of the link"
+        return f"above the link's rate ({number(lk.above_rate)} MiB/s): not a figure of the link"
     resent = f"TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)" if lk.lossy else ""
     if not lk.flagged:
         return resent
@@ -115,7 +115,7 @@ def link_section(view: ClusterView) -> list[str]:
                    "<th>latency us</th></tr>")
         for lk in sorted(listed, key=lambda lk: (not lk.flagged, lk.src, lk.dst)):
             lat = f"{lk.latency_us:.0f}" if lk.latency_us is not None else "-"
-            out.append(f'<tr><td class="flag">{esc(lk.src)} -&gt; {esc(lk.dst)}</td><td class=n>{_num(lk.mib_s)}</td>'
+            out.append(f'<tr><td class="flag">{esc(lk.src)} -&gt; {esc(lk.dst)}</td><td class=n>{number(lk.mib_s)}</td>'
                        f"<td>{_why(lk)}</td><td>{esc(lk.link_class)}</td><td class=n>{lat}</td></tr>")
         out.append("</table>")
     return out
@@ -135,7 +135,7 @@ def alone_table(view: ClusterView) -> list[str]:
                 continue
             shift = lk.mib_s if lk else None
             ratio = f" ({shift / alone.mib_s:.2f})" if shift and alone.mib_s else ""
-            cells.append(f"<td class=n>{_num(shift)} / {_num(alone.mib_s)}{ratio}</td>")
+            cells.append(f"<td class=n>{number(shift)} / {number(alone.mib_s)}{ratio}</td>")
         out.append(f"<tr><th>{esc(src)}</th>{''.join(cells)}</tr>")
     out.append("</table>")
     return out

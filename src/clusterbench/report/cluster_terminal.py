@@ -11,11 +11,11 @@ from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresho
 from clusterbench.analysis.cluster.findings import paragraph
 from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import terminal
-from clusterbench.report.terminal import _num
+from clusterbench.output.figure_digits import number
 
 
 def _verdict(v) -> str:
-    return f"{'!' if v.flagged else ''}{_num(v.value)} ({v.ratio:.2f})" if v else "-"
+    return f"{'!' if v.flagged else ''}{number(v.value)} ({v.ratio:.2f})" if v else "-"
 
 
 def node_table(view: ClusterView) -> Table:
@@ -24,7 +24,7 @@ def node_table(view: ClusterView) -> Table:
         t.add_column(terminal(col), justify="left" if col in ("figure", "unit") else "right")
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
         by = {nv.host: nv for nv in f.nodes}
-        t.add_row(terminal(f.name), terminal(f.unit), _num(f.median), *(_verdict(by.get(h)) for h in view.hosts))
+        t.add_row(terminal(f.name), terminal(f.unit), number(f.median), *(_verdict(by.get(h)) for h in view.hosts))
     return t
 
 
@@ -37,7 +37,7 @@ def gpu_tables(view: ClusterView) -> list[Table]:
         t = Table(title="Per GPU: GB/s (ratio to the median of the GPUs); ! = flagged", title_justify="left")
         for col in ("GPU", "bus id", *(f.name for f in tb.columns)):
             t.add_column(terminal(col), justify="left" if col in ("GPU", "bus id") else "right")
-        t.add_row("median", "", *(_num(f.median) for f in tb.columns))
+        t.add_row("median", "", *(number(f.median) for f in tb.columns))
         for g in tb.gpus:
             t.add_row(terminal(g.label), terminal(g.bus_id), *(_verdict(f.gpus.get(g.label)) for f in tb.columns))
         out.append(t)
@@ -47,7 +47,7 @@ def gpu_tables(view: ClusterView) -> list[Table]:
         for col in ("pair", "median", *tb.hosts):
             t.add_column(terminal(col), justify="left" if col == "pair" else "right")
         for f in tb.pairs:
-            t.add_row(terminal(f.name), _num(f.median), *(_verdict(pair_verdict(f, h)) for h in tb.hosts))
+            t.add_row(terminal(f.name), number(f.median), *(_verdict(pair_verdict(f, h)) for h in tb.hosts))
         out.append(t)
     return out
 
@@ -69,7 +69,7 @@ def link_table(view: ClusterView) -> Table:
                 continue
             lat = f" ({lk.latency_us:.0f})" if lk.latency_us is not None else ""
             marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
-            row.append(f"{marks}{_num(lk.mib_s)}{lat}")
+            row.append(f"{marks}{number(lk.mib_s)}{lat}")
         t.add_row(terminal(src), *row)
     return t
 
@@ -90,7 +90,7 @@ def alone_table(view: ClusterView) -> Table:
                 continue
             shift = lk.mib_s if lk else None
             ratio = f" ({shift / alone.mib_s:.2f})" if shift and alone.mib_s else ""
-            row.append(f"{_num(shift)} / {_num(alone.mib_s)}{ratio}")
+            row.append(f"{number(shift)} / {number(alone.mib_s)}{ratio}")
         t.add_row(terminal(src), *row)
     return t
 
@@ -111,7 +111,7 @@ def scaling_table(view: ClusterView) -> Table:
     for n in counts:
         t.add_column(f"{n} nodes", justify="right")
     for curve, by_n in sorted(view.scaling.items()):
-        t.add_row(terminal(curve), *(_num(by_n.get(n)) for n in counts))
+        t.add_row(terminal(curve), *(number(by_n.get(n)) for n in counts))
     return t
 
 

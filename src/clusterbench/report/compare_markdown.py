@@ -12,7 +12,8 @@ from clusterbench.environment import value_text
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report.compare_data import limit_cell, median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
-from clusterbench.report.terminal import _num, ci_words
+from clusterbench.output import figure_digits
+from clusterbench.report.terminal import ci_words
 
 
 def table_row(cells: list[str]) -> str:
@@ -27,7 +28,7 @@ def figure_cell(p: Point, config: str, marks: list[int]) -> str:
     its coverage, and n."""
     s = p.summary(config)
     extra = median_beside(p, config)
-    median = _num(s.median) + "".join(f" !{i}" for i in marks) + (f" {extra}" if extra else "")
+    median = figure_digits.median(s) + "".join(f" !{i}" for i in marks) + (f" {extra}" if extra else "")
     return md(f"{median}; {ci_words(s)}, n = {s.n}")
 
 

@@ -11,14 +11,15 @@ from clusterbench.analysis.comparison import Table as Comparison
 from clusterbench.environment import value_text
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text
-from clusterbench.report.terminal import _num, ci_text
+from clusterbench.output.figure_digits import median
+from clusterbench.report.terminal import ci_text
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
 
 def cell(p, cfg: str, mark: str = "") -> str:
     s = p.summary(cfg)
-    return f"{_num(s.median)} [{ci_text(s)}] n={s.n}" + (f" [yellow]{mark}[/yellow]" if mark else "")
+    return f"{median(s)} [{ci_text(s)}] n={s.n}" + (f" [yellow]{mark}[/yellow]" if mark else "")
 
 
 def folding(t: Table) -> Table:
@@ -143,7 +144,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                    title=terminal(f"sweep of {sw.param}: {sw.title} [{sw.unit}]"),
                    title_justify="left")
         for v, p in zip(sw.values, sw.points):
-            st.add_row(terminal(v), *[f"{_num(p.summary(n).median)} [{ci_text(p.summary(n))}]" for n in names])
+            st.add_row(terminal(v), *[f"{median(p.summary(n))} [{ci_text(p.summary(n))}]" for n in names])
         console.print(folding(st))
     for p in table.partial:
         console.print(terminal(f"  only in {', '.join(n for n in names if n in p.values)}: {table.title(p)} {p.mode or ''}"))

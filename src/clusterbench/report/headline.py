@@ -11,9 +11,10 @@ things gets the same headline without naming its steps."""
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from clusterbench.catalogue import GPU, family_of, step_family
+from clusterbench.output.figure_digits import places
 from clusterbench.report.data import step_title
 from clusterbench.results.sizes import parse_size, size_text
 
@@ -73,6 +74,7 @@ class Figure:
     limit: str
     verdict: str
     flagged: bool
+    places: int | None = None  # decimals its interval allows, as its step's table prints it (output/figure_digits.py)
 
 
 def _kernel_matches(rule: Rule, kernel: str, family) -> bool:
@@ -170,7 +172,8 @@ def verdict(row) -> tuple[str, bool]:
 
 def figures(run: dict) -> list[Figure]:
     """The run's headline figures, in HEADLINES order; a rule nothing matched is left out."""
-    from clusterbench.report.units_text import beside, number
+    from clusterbench.output.figure_digits import number
+    from clusterbench.report.units_text import beside
 
     out = []
     for rule in HEADLINES:
@@ -190,7 +193,7 @@ def figures(run: dict) -> list[Figure]:
                               flagged))
             continue
         out.append(Figure(rule, name, st, row, row.median, row.unit or "", beside(row.median, row.unit or ""),
-                          row.limit or "", text, flagged))
+                          row.limit or "", text, flagged, places(row.stats)))
     return out
 
 
@@ -220,6 +223,7 @@ class Compared:
     flags: dict[str, str | None]
     ratio: dict[str, float | None]      # other config -> its median / the baseline's
     verdict: dict[str, str]             # other config -> verdict text
+    places: dict[str, int | None] = field(default_factory=dict)  # config -> decimals its interval allows
 
 
 def _point_matches(rule: Rule, p) -> bool:
@@ -265,5 +269,6 @@ def compared(table, runs: list[dict]) -> list[Compared]:
         out.append(Compared(rule, rule.name_at(figure_size(rule, p.kernel, p.params, p.key.size_bytes)), p.unit or "",
                             {n: p.summary(n).median for n in names}, {n: point_flag(p, n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
-                            {n: p.verdict_text(names[0], n) for n in names[1:]}))
+                            {n: p.verdict_text(names[0], n) for n in names[1:]},
+                            {n: places(p.summary(n)) for n in names}))
     return out

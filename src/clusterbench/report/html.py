@@ -12,7 +12,9 @@ from clusterbench.report.compare_markdown import no_difference_text
 from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
-from clusterbench.report.terminal import _num, ci_words, condition_header, limit_text
+from clusterbench.output import figure_digits
+from clusterbench.output.figure_digits import at, number, places
+from clusterbench.report.terminal import ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
 from clusterbench.report.when import started_text
 from clusterbench.store import run_kinds
@@ -92,7 +94,7 @@ def latency_rows(st: dict) -> list[str]:
            + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>"]
     for p in found:
         values = dict(p.values_us)
-        out.append(f"<tr><td>{esc(p.label)}</td>" + "".join(f"<td class=n>{_num(values.get(n))}</td>" for n in names)
+        out.append(f"<tr><td>{esc(p.label)}</td>" + "".join(f"<td class=n>{number(values.get(n))}</td>" for n in names)
                    + "</tr>")
     return out + ["</table>"]
 
@@ -102,7 +104,7 @@ def pair_rows(st: dict) -> list[str]:
     from clusterbench.report import pairs
 
     rows = [f"<tr><td>{esc(p.phase)}</td><td class=n>{p.pair}</td><td>{esc(p.server_host)} &rarr; "
-            f"{esc(p.client_host)}</td><td class=n>{_num(p.gbit_per_s)}</td><td>{esc(p.link)}</td>"
+            f"{esc(p.client_host)}</td><td class=n>{number(p.gbit_per_s)}</td><td>{esc(p.link)}</td>"
             f"<td class=n>{p.of_link}</td></tr>" for p in pairs.of_step(st)]
     if not rows:
         return []
@@ -148,12 +150,13 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
             s = r.stats
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
             flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
+            d = places(s)   # median, interval, min and max to the interval's decimal place
             out.append(f"<tr><td>{esc(r.label)}</td><td>{esc(r.mode)}</td><td class=n>{r.n}</td>"
-                       f"<td class=n>{_num(s.median)}{flag}</td><td class=ci>{ci_cell(s)}</td>"
-                       f"<td class=n>{_num(s.minimum)}</td><td class=n>{_num(s.maximum)}</td><td class=n>{cv}</td>"
+                       f"<td class=n>{at(s.median, d)}{flag}</td><td class=ci>{ci_cell(s)}</td>"
+                       f"<td class=n>{at(s.minimum, d)}</td><td class=n>{at(s.maximum, d)}</td><td class=n>{cv}</td>"
                        f"<td>{unit_cell(r.unit, beside(s.median, r.unit))}</td>"
-                       + (f"<td class=n>{' / '.join(_num(t) for t in r.rank_medians or ())}</td>" if ranks else "")
-                       + (f"<td class=n>{_num(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
+                       + (f"<td class=n>{' / '.join(number(t) for t in r.rank_medians or ())}</td>" if ranks else "")
+                       + (f"<td class=n>{number(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f"<td>{esc(limit_text(r))}</td>" if limits else "") + "</tr>")
         out.append("</table>")
         out += latency_rows(st)
@@ -172,7 +175,7 @@ def _cell(p, n: str, notes_of_cell: list[int]) -> str:
     s = p.summary(n)
     extra = median_beside(p, n)
     marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
-    return (f'<td class=cmp><span class="fig">{_num(s.median)}{marks}</span><br><small class="fig">{esc(extra)}</small>'
+    return (f'<td class=cmp><span class="fig">{figure_digits.median(s)}{marks}</span><br><small class="fig">{esc(extra)}</small>'
             f"<br><small>{ci_cell(s)}, n&nbsp;=&nbsp;{s.n}</small></td>")
 
 
@@ -256,7 +259,7 @@ def sweep_section(points, names: list[str], runs: list[dict] = ()) -> list[str]:
         head = "".join(f"<th>{esc(config_heading(n, list(runs)))}: median [CI]</th>" for n in names)
         out.append(f"<h3>Sweep of {esc(sw.param)}: {esc(sw.title)}</h3><table><tr><th>{esc(sw.param)}</th>{head}</tr>")
         for v, p in zip(sw.values, sw.points):
-            cells = "".join(f"<td class=n>{_num(p.summary(n).median)}"
+            cells = "".join(f"<td class=n>{figure_digits.median(p.summary(n))}"
                             f"{' <span class=flag>!</span>' if p.flag(n) else ''} [{esc(ci_words(p.summary(n)))}]</td>"
                             for n in names if n in p.values)
             out.append(f"<tr><td>{esc(v)}</td>{cells}</tr>")

@@ -38,7 +38,7 @@ def of_step(step: dict) -> list[Percentiles]:
 
 def line(p: Percentiles) -> str:
     """'randread direct: p50 282, p90 3,957, p99 13,140 us (median of 3 repetitions)'."""
-    from clusterbench.report.units_text import number
+    from clusterbench.output.figure_digits import number
 
     return (f"latency {p.label}: " + ", ".join(f"{name} {number(v)}" for name, v in p.values_us)
             + f" us (median of {p.repetitions} repetition(s))")

@@ -11,12 +11,7 @@ from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
 from clusterbench.report.terminal import ci_words, condition_header, limit_text
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
+from clusterbench.output.figure_digits import at, number, places
 
 
 def latency_table(st: dict) -> list[str]:
@@ -31,7 +26,7 @@ def latency_table(st: dict) -> list[str]:
            "|---|" + "---:|" * len(names)]
     for p in found:
         values = dict(p.values_us)
-        out.append(f"| {md(p.label)} | " + " | ".join(_num(values.get(n)) for n in names) + " |")
+        out.append(f"| {md(p.label)} | " + " | ".join(number(values.get(n)) for n in names) + " |")
     return out
 
 
@@ -44,7 +39,7 @@ def pair_table(st: dict) -> list[str]:
         return []
     return ["", f"{pairs.TITLE[0].upper()}{pairs.TITLE[1:]}:", "",
             "| " + " | ".join(pairs.HEADINGS) + " |", "|---|---:|---|---:|---|---:|",
-            *[f"| {md(p.phase)} | {p.pair} | {md(p.server_host)} -> {md(p.client_host)} | {_num(p.gbit_per_s)} "
+            *[f"| {md(p.phase)} | {p.pair} | {md(p.server_host)} -> {md(p.client_host)} | {number(p.gbit_per_s)} "
               f"| {p.link} | {p.of_link} |" for p in found]]
 
 
@@ -96,10 +91,12 @@ def render(report: Report) -> str:
             for r in st["summary"]:
                 unit = r.unit or ""
                 if r.median_decimal is not None:
-                    unit += f" ({_num(r.median_decimal)} {r.decimal_unit} median)"
+                    unit += f" ({number(r.median_decimal)} {r.decimal_unit} median)"
                 flag = " !" if r.warnings or r.limit_exceeded else ""
-                out.append(f"| {md(r.label)} | {md(r.mode)} | {r.n} | {_num(r.median)}{flag} | {ci_words(r.stats)} | "
-                           f"{_num(r.minimum)} | {_num(r.maximum)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
+                s = r.stats
+                d = places(s)   # median, interval, min and max to the interval's decimal place
+                out.append(f"| {md(r.label)} | {md(r.mode)} | {r.n} | {at(s.median, d)}{flag} | {ci_words(s)} | "
+                           f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
             out += latency_table(st) + pair_table(st)
             warnings = [w for r in st["summary"] for w in r.all_warnings()]
             out += [""] + [f"- warning: {md(w)}" for w in dict.fromkeys(warnings)]

@@ -17,7 +17,7 @@ import math
 
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.report.headline import point_flag
-from clusterbench.report.units_text import number
+from clusterbench.output.figure_digits import median
 from clusterbench.analysis.stats import Verdict
 
 MAX_DIFFERENCES = 3
@@ -50,10 +50,10 @@ def kind(p: Point) -> str:
 def difference_sentence(table: Table, p: Point, other: str) -> str:
     base = table.names[0]
     c = p.versus(base, other)
-    a, b = p.summary(base).median, p.summary(other).median
+    a, b = median(p.summary(base)), median(p.summary(other))
     verb = f"is {c.verdict.value} than" if c.verdict in (Verdict.FASTER, Verdict.SLOWER) else "differs from"
     times = f"{c.ratio:.2f} times {base}'s figure" if c.ratio is not None else f"from {base}'s median of 0"
-    text = (f"{other} {verb} {base} in {table.title(p)} ({p.mode or 'no mode'}): {number(b)} vs {number(a)} "
+    text = (f"{other} {verb} {base} in {table.title(p)} ({p.mode or 'no mode'}): {b} vs {a} "
             f"{p.unit or ''}, {times} (p = {c.p:.2g}).")
     # a ceiling reads as what the figure is ("disk is page cache"), a warning as why it is flagged
     flags = [f"{n} is {f}" if p.flag(n) != "flagged" else f"{n} is flagged ({f})"

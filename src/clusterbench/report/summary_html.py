@@ -6,11 +6,11 @@ from __future__ import annotations
 from clusterbench.report import headline, summary
 from clusterbench.report.data import Report
 from clusterbench.output.render_text import html as esc
-from clusterbench.report.terminal import _num
+from clusterbench.output.figure_digits import at
 
 
-def _value(v: float | None, unit: str, beside: str = "") -> str:
-    return f'<span class="fig">{_num(v)}&nbsp;{esc(unit)}</span>' + (f" <small>{esc(beside)}</small>" if beside else "")
+def _value(v: float | None, unit: str, beside: str = "", decimals: int | None = None) -> str:
+    return f'<span class="fig">{at(v, decimals)}&nbsp;{esc(unit)}</span>' + (f" <small>{esc(beside)}</small>" if beside else "")
 
 
 def run_headlines(run: dict) -> list[str]:
@@ -18,7 +18,7 @@ def run_headlines(run: dict) -> list[str]:
     if not figures:
         return ["<p>None of the headline figures (disk, random read, MPI, memory, compute, TCP, GPU) was measured.</p>"]
     rows = [f'<tr{" class=flagged" if f.flagged else ""}><td>{esc(f.name)}</td>'
-            f"<td class=n>{_value(f.median, f.unit, f.beside)}</td><td>{esc(f.limit) or '-'}</td>"
+            f"<td class=n>{_value(f.median, f.unit, f.beside, f.places)}</td><td>{esc(f.limit) or '-'}</td>"
             f'<td class="{"warn" if f.flagged else "ok" if f.verdict.startswith("ok") else ""}">{esc(f.verdict)}</td></tr>' for f in figures]
     return ['<table class="headline wide"><tr><th>headline figure (median)</th><th>value</th><th>limit</th>'
             "<th>verdict</th></tr>", *rows, "</table>"]
@@ -43,7 +43,7 @@ def compared_headlines(report: Report) -> list[str]:
     head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict</th>" for n in names[1:])
     rows = []
     for c in found:
-        cells = "".join(f"<td class=n>{_value(c.medians[n], c.unit)}"
+        cells = "".join(f"<td class=n>{_value(c.medians[n], c.unit, decimals=c.places.get(n))}"
                         + (f' <span class="flag">!</span> <small>{esc(c.flags[n])}</small>' if c.flags[n] else "")
                         + "</td>" for n in names)
         cells += "".join(f"<td class=n>{f'{c.ratio[n]:.3f}' if c.ratio[n] is not None else '-'}</td>"

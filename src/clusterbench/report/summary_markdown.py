@@ -9,11 +9,11 @@ from clusterbench.output.render_text import markdown as md
 from clusterbench.report import headline
 from clusterbench.report.compare_markdown import table_row
 from clusterbench.report.data import Report
-from clusterbench.report.terminal import _num
+from clusterbench.output.figure_digits import at
 
 
-def _value(v: float | None, unit: str) -> str:
-    return md(f"{_num(v)} {unit}".strip())
+def _value(v: float | None, unit: str, decimals: int | None = None) -> str:
+    return md(f"{at(v, decimals)} {unit}".strip())
 
 
 def _bracketed(text: str) -> str:
@@ -34,7 +34,7 @@ def run_headlines(run: dict) -> list[str]:
     figures = headline.figures(run)
     if not figures:
         return ["None of the headline figures (disk, random read, MPI, memory, compute, TCP, GPU) was measured."]
-    rows = [table_row([md(f.name), _value(f.median, f.unit) + (f" {md(_bracketed(f.beside))}" if f.beside else ""),
+    rows = [table_row([md(f.name), _value(f.median, f.unit, f.places) + (f" {md(_bracketed(f.beside))}" if f.beside else ""),
                        md(f.limit) or "-", md(f.verdict)]) for f in figures]
     return [table_row(["headline figure (median)", "value", "limit", "verdict"]), "|---|---:|---|---|", *rows]
 
@@ -47,7 +47,7 @@ def compared_headlines(report: Report) -> list[str]:
     head = [md(n) for n in names] + [x for n in names[1:] for x in (md(f"{n}/{names[0]}"), "verdict")]
     rows = []
     for c in found:
-        cells = [_value(c.medians[n], c.unit) + (f" ! ({md(c.flags[n])})" if c.flags[n] else "") for n in names]
+        cells = [_value(c.medians[n], c.unit, c.places.get(n)) + (f" ! ({md(c.flags[n])})" if c.flags[n] else "") for n in names]
         cells += [x for n in names[1:] for x in (f"{c.ratio[n]:.3f}" if c.ratio[n] is not None else "-",
                                                  md(c.verdict[n]))]
         rows.append(table_row([md(c.name), *cells]))

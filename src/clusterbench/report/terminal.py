@@ -7,13 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from clusterbench.output.render_text import plain, terminal
+from clusterbench.output.figure_digits import at, number, places, span
 from clusterbench.report.data import params_text, step_title, stop_text
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
 def limit_text(row) -> str:
@@ -28,19 +23,19 @@ def ci_words(s) -> str:
     when it reaches 95 %, else said to be the range with its real coverage."""
     if s.ci_low is None or s.n < 2:
         return "-"
-    span = f"{_num(s.ci_low)}..{_num(s.ci_high)}"
+    ends = span(s)
     if s.ci_coverage >= 0.95:
-        return f"{span} (95 % CI)"
+        return f"{ends} (95 % CI)"
     if s.ci_low == s.minimum and s.ci_high == s.maximum:
-        return f"{span} ([min, max], n = {s.n}, coverage {s.ci_coverage:.0%})".replace("%", " %")
-    return f"{span} (coverage {s.ci_coverage:.0%})".replace("%", " %")
+        return f"{ends} ([min, max], n = {s.n}, coverage {s.ci_coverage:.0%})".replace("%", " %")
+    return f"{ends} (coverage {s.ci_coverage:.0%})".replace("%", " %")
 
 
 def ci_text(s) -> str:
     """'lo..hi (95 %)': the interval with its real coverage."""
     if s.ci_low is None or s.n < 2:
         return "-"
-    return f"{_num(s.ci_low)}..{_num(s.ci_high)} ({s.ci_coverage:.0%})"
+    return f"{span(s)} ({s.ci_coverage:.0%})"
 
 
 def _choice_parameters(kernel: str) -> dict[str, tuple[str, ...]]:
@@ -131,15 +126,16 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
     for r in st["summary"]:
         s = r.stats
         ci = ci_text(s).replace("..", "..\n") if tier >= CI_LINES else ci_text(s)
+        d = places(s)   # median, interval, min and max to the interval's decimal place
         cells = [r.label] + ([r.mode or ""] if condition else []) + [
-            str(r.n), _num(s.median), ci, _num(s.minimum), _num(s.maximum),
+            str(r.n), at(s.median, d), ci, at(s.minimum, d), at(s.maximum, d),
             f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
         if decimal:
-            cells.append(f"{_num(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
+            cells.append(f"{number(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
         if ranks:
-            cells.append(" / ".join(_num(t) for t in r.rank_medians) if r.rank_medians else "")
+            cells.append(" / ".join(number(t) for t in r.rank_medians) if r.rank_medians else "")
         if bandwidth:
-            cells.append(_num(r.median_bandwidth_mb_s))
+            cells.append(number(r.median_bandwidth_mb_s))
         if limit:
             cells.append(limit_text(r))
         rows.append(cells)
@@ -210,7 +206,7 @@ def pair_table(st: dict) -> Table | None:
         return None
     t = Table(*pairs.HEADINGS, title=pairs.TITLE, title_justify="left")
     for p in found:
-        t.add_row(p.phase, str(p.pair), f"{p.server_host} -> {p.client_host}", _num(p.gbit_per_s), p.link, p.of_link)
+        t.add_row(p.phase, str(p.pair), f"{p.server_host} -> {p.client_host}", number(p.gbit_per_s), p.link, p.of_link)
     return t
 
 

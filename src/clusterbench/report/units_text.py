@@ -3,13 +3,9 @@ beside MiB/s (fio, IOR and vendors' sheets use decimal units) and Gbit/s
 for a network figure."""
 from __future__ import annotations
 
+from clusterbench.output.figure_digits import number
+
 TO_BYTES = {"MiB/s": 2**20, "GiB/s": 2**30, "MB/s": 1e6, "GB/s": 1e9}
-
-
-def number(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
 def beside(value: float | None, unit: str | None, network: bool = False) -> str:

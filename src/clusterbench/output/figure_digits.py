@@ -1,0 +1,68 @@
+"""How many digits a figure is printed with, in every human-facing format
+(terminal, Markdown, HTML, the summary's sentences); JSON and CSV keep
+full precision. docs/statistics.md ("How figures are rounded") says it for readers.
+
+The rule is the metrology convention (GUM 7.2.6, ISO 80000-1 annex B):
+- a figure with an interval: the uncertainty, the interval's half-width,
+  is rounded to 2 significant digits, and the median, the interval's ends
+  (and the row's min and max) are printed to that decimal place, trailing
+  zeros kept: 4.40 when the interval says hundredths matter. pyperf prints
+  mean and std to one precision the same way (format_timedeltas);
+- never finer than the values were written with (analysis/stats.py
+  resolution): OSU's 4.4, written so, stays 4.4;
+- never into the integer digits: 45,237 stays 45,237, not 45,200 (a
+  rounded integer's trailing zeros cannot say they are not significant);
+- a figure without an interval (one repetition, a percentile, a rate
+  beside a median): 4 significant digits, whole numbers from 100 on, as
+  the reports always printed; 1,234.5678 MiB/s reads 1,235.
+"""
+from __future__ import annotations
+
+import math
+
+SIGNIFICANT_UNCERTAINTY = 2   # digits of the uncertainty kept (GUM 7.2.6: "at most two")
+
+
+def number(v: float | None) -> str:
+    """A figure without an interval: 4 significant digits below 100, whole from 100."""
+    if v is None:
+        return "-"
+    return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def places(s) -> int | None:
+    """The decimal places a Summary's median and interval are printed with;
+    None without an interval of some width (then number() applies)."""
+    if s is None or s.n < 2 or s.ci_low is None or s.ci_high is None:
+        return None
+    half_width = (s.ci_high - s.ci_low) / 2
+    if not (half_width > 0 and math.isfinite(half_width)):
+        return None
+    exponent = math.floor(math.log10(half_width))
+    keep = SIGNIFICANT_UNCERTAINTY - 1 - exponent
+    if round(half_width, keep) >= 10.0 ** (exponent + 1):   # 0.0996 rounds to 0.10: one place fewer
+        keep -= 1
+    written = getattr(s, "resolution", None)
+    if written:   # no finer than the values were given with (1e-13 for a computed figure)
+        keep = min(keep, max(0, -round(math.log10(written))))
+    return max(0, keep)
+
+
+def at(v: float | None, decimals: int | None) -> str:
+    """v to the decimal places of its interval (places()), else as number()."""
+    if v is None:
+        return "-"
+    if decimals is None:
+        return number(v)
+    return f"{v:,.{decimals}f}"
+
+
+def median(s) -> str:
+    """A Summary's median at its interval's places: '28.2' beside '26.2..38.1'."""
+    return at(s.median, places(s))
+
+
+def span(s) -> str:
+    """A Summary's interval, 'lo..hi', at the places its width allows."""
+    d = places(s)
+    return f"{at(s.ci_low, d)}..{at(s.ci_high, d)}"
