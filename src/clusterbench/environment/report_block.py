@@ -260,7 +260,39 @@ def _conditions(env: dict) -> list[tuple[str, str]]:
     return [("Run conditions", "; ".join(parts))] if parts else []
 
 
+# What an imported file states about its machine (importers' run.facts), named as the block names them.
+STATED = {"os.kernel_name": "OS", "import.system": "System", "import.system_info": "System", "import.server": "Server"}
+# Keys every imported snapshot holds that are not facts of the machine (import.file: the file's path).
+_IMPORT_BOOKKEEPING = ("capture.schema", "host.name", "import.source", "import.file")
+
+
+def stated_by_file(env: dict) -> list[tuple[str, str]]:
+    """(item, text) of each fact an imported run's file stated; [] for a captured snapshot."""
+    return [(STATED.get(k, k), str(v)) for k, v in env.items()
+            if k not in _IMPORT_BOOKKEEPING and not k.endswith("_error")]
+
+
+def not_recorded_text(env: dict) -> str | None:
+    """'not recorded by IOR 4.0.0 JSON: only what it states is listed' for an imported run's snapshot, else None."""
+    source = env.get("import.source")
+    return f"not recorded by {source}: only what it states is listed" if source else None
+
+
+def summary_line(env: dict) -> str:
+    """A system in one line: CPU, memory, OS; for an imported run, what its
+    file stated and that the rest was not recorded (one reason, not one per item)."""
+    if not_recorded_text(env):
+        stated = "; ".join(f"{k} {v}" for k, v in stated_by_file(env))
+        return f"environment not recorded by {env['import.source']}" + (f" (the file states: {stated})" if stated else "")
+    items = dict(summary_block(env))
+    return "; ".join(str(items[k]) for k in ("CPU", "Memory", "OS") if k in items)
+
+
 def summary_block(env: dict) -> list[tuple[str, str]]:
+    if not_recorded_text(env):
+        # an imported run's snapshot: each item the file did not state was its own
+        # "unavailable: imported from IOR 4.0.0 JSON: not recorded" line, a dozen of them
+        return [("Host", _val(env, "host.name")), *stated_by_file(env), ("Environment", not_recorded_text(env))]
     lines = _conditions(env) + [("Host", _host(env)), ("CPU", _cpu(env)), ("CPU clock", _clock(env)), *_idle(env),
                                 ("Memory", _memory(env)), ("NUMA", _numa(env)), ("OS", _os(env))]
     lines += _targets(env)

@@ -312,11 +312,10 @@ def title_of(report: Report) -> str:
 
 
 def _one_line(env: dict) -> str:
-    """A system in one line: CPU, memory, OS."""
-    from clusterbench.environment import summary_block
+    """A system in one line: CPU, memory, OS (an imported run: what its file stated)."""
+    from clusterbench.environment.report_block import summary_line
 
-    items = dict(summary_block(env))
-    return "; ".join(str(items[k]) for k in ("CPU", "Memory", "OS") if k in items)
+    return summary_line(env)
 
 
 def systems_section(report: Report, notes: Footnotes) -> list[str]:

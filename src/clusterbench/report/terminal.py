@@ -217,6 +217,10 @@ def print_run(console: Console, run: dict) -> None:
                   + (f": {terminal(run['message'])}" if run["message"] else ""))
     if run.get("imported_from"):
         console.print(Text(f"imported from {plain(run['imported_from'])}", style="cyan"))
+        from clusterbench.environment.report_block import summary_line
+
+        for host, env in (run.get("environments") or {}).items():   # one line, not a dozen "not recorded"
+            console.print(Text(plain(f"{host}: {summary_line(env)}"), style="cyan"))
     for st in run["steps"]:
         if st["status"] == "skipped" and not st["summary"]:
             # nothing ran: no table of no rows under a command line that was never run, just why
