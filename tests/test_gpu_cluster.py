@@ -447,7 +447,7 @@ def test_compare_of_two_cluster_runs_says_which_gpu_a_repair_fixed():
     console = Console(record=True, width=250)
     print_cluster_comparison(console, before, after)
     text = " ".join(console.export_text().split())
-    assert text.startswith("Cluster run 2 against run 1: 3 flag(s) gone: h03 GPU 1: gpucopy bidir"), text
+    assert text.startswith("Cluster run 2 against run 1: 3 flags gone: h03 GPU 1: gpucopy bidir"), text
     assert "2 new: h01 GPU 0: gpumem copy, h01 GPU 0: gpumem triad." in text and "GPU by GPU" in text
 
 

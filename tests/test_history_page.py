@@ -103,10 +103,11 @@ def test_trend_prints_the_series_and_the_planted_change(cli, store_url):
     planted = fill(store_url)
     r = cli("trend", "seqio:read:cold")
     assert r.status == 0, r.stderr
-    assert "1 change point(s)" in r.stdout and f"-> run {planted['change_run']})" in r.stdout
+    assert "1 change point" in r.stdout and "1 change points" not in r.stdout
+    assert f"-> run {planted['change_run']})" in r.stdout
     assert f"os.kernel: {KERNEL_BEFORE} -> {KERNEL_AFTER}" in r.stdout and "Pettitt" in r.stdout
     r = cli("trend", "seqio:write:fsync", "--param", "size=1m")
-    assert r.status == 0 and "0 change point(s)" in r.stdout
+    assert r.status == 0 and "0 change points" in r.stdout
     assert "no run that ended ok" in cli("trend", "seqio:read", "--host", "node02").stdout
     assert "no run that ended ok" in cli("trend", "seqio:read", "--param", "size=4m").stdout
     for bad in ("seqio", "seqio::cold", "a:b:c:d"):

@@ -200,7 +200,7 @@ def test_a_store_on_a_read_only_file_system_is_read(cli, tmp_path, good_store, c
         pytest.skip(f"cannot mount here: {r.stderr.strip()}")
     assert r.returncode == 0, r.stderr
     assert "null" in r.stdout and "run=2" in r.stdout and "prune=2" in r.stdout
-    assert "would delete 1 runs" in r.stdout
+    assert "would delete 1 run, " in r.stdout
     errors = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(errors) == 2 and all("read-only" in e for e in errors), r.stderr
     assert os.listdir(ro) == ["good.db"] and digest(ro / "good.db") == before

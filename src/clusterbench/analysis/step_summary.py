@@ -78,10 +78,11 @@ class Row:
         """The samples' warnings, plus one naming the outliers (flagged, never dropped)."""
         out = list(self.warnings)
         if self.outlier_values:
+            from clusterbench.output.counted_text import agreeing
             from clusterbench.output.figure_digits import number
 
             vals = ", ".join(number(v) for v in self.outlier_values)
-            out.append(f"outlier(s) by {stats.outlier_rule(self.stats.n)} ({self.label} {self.mode or ''}): "
+            out.append(f"{agreeing(len(self.outlier_values), 'outlier')} by {stats.outlier_rule(self.stats.n)} ({self.label} {self.mode or ''}): "
                        f"{vals} {self.unit or ''}; kept in median, min and max")
         return out
 

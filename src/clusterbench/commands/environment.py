@@ -6,6 +6,7 @@ import click
 
 from clusterbench.commands.options import PathParam, db_option, width_option
 from clusterbench.errors import BadInput
+from clusterbench.output.counted_text import counted
 from clusterbench.store.opening import open_store
 
 
@@ -38,7 +39,7 @@ def command(diff, targets, as_json, db_url):
             lines, unrecorded = _recorded(environment.diff(single_target(env_a[ha]), single_target(env_b[hb])),
                                           env_a[ha], env_b[hb])
             t = Table("key", f"run {a_id} ({terminal(ha)})", f"run {b_id} ({terminal(hb)})",
-                      title=f"environment differences: {len(lines)} line(s)")
+                      title=f"environment differences: {counted(len(lines), 'line')}")
             for key, va, vb in lines:   # values read from machines and files: printed as written
                 t.add_row(terminal(key), terminal(environment.value_text(key, va)),
                           terminal(environment.value_text(key, vb)))

@@ -8,6 +8,7 @@ import click
 from clusterbench import importers
 from clusterbench.commands.options import PathParam, db_option, width_option
 from clusterbench.errors import BadInput
+from clusterbench.output.counted_text import agreeing, counted
 from clusterbench.store.opening import open_existing_store, open_store
 
 class ByteSize(click.ParamType):
@@ -83,11 +84,12 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
             try:   # looked up again inside the storing transaction: another import may have stored it since
                 ids = store_runs(store, f.runs, path, over, f.sha256, again=again)
             except AlreadyImported as e:
-                earlier = f" (this command stored run(s) {', '.join(map(str, stored))} before it)" if stored else ""
+                runs = f"{agreeing(len(stored), 'run')} {', '.join(map(str, stored))}"
+                earlier = f" (this command stored {runs} before it)" if stored else ""
                 raise BadInput(f"{path}: {held_text(e.runs)}; --again imports it again{earlier}") from None
             stored += ids
         for i, run in enumerate(f.runs):
-            what = (f"{path}: {run.source}, {len(run.steps)} step(s), {run.sample_count} sample(s)"
+            what = (f"{path}: {run.source}, {counted(len(run.steps), 'step')}, {counted(run.sample_count, 'sample')}"
                     + (f", started {run.started:%Y-%m-%d %H:%M} UTC" if run.started else "")
                     + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
             if dry_run:

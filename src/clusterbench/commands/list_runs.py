@@ -4,6 +4,7 @@ import click
 
 from clusterbench.analysis.run_groups import GROUPS
 from clusterbench.commands.options import DAY, db_option, utc, width_option
+from clusterbench.output.counted_text import counted
 from clusterbench.report.when import duration_text
 from clusterbench.store.opening import open_store
 
@@ -50,7 +51,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         from clusterbench.output.render_text import terminal
 
         # the column's meaning goes under the table: in the title it read as if these runs were cut short
-        t = Table(by, title=f"{len(rows)} run{'s' if len(rows) != 1 else ''} by {by}",
+        t = Table(by, title=f"{counted(len(rows), 'run')} by {by}",
                   caption="cut short: interrupted by a signal or killed", caption_justify="left")
         for name in ("runs", "ok", "failed", "cut short", "running", "time used", "median run"):
             t.add_column(name, justify="right")

@@ -4,6 +4,7 @@ import click
 
 from clusterbench.commands.options import DAY, db_option, utc
 from clusterbench.errors import BadInput
+from clusterbench.output.counted_text import counted
 from clusterbench.store.opening import open_store
 
 
@@ -34,7 +35,7 @@ def command(before, refs, keep_labels, dry_run, db_url):
     n = store.prune(utc(before) if before else None, run_ids=run_ids, keep_labels=keep_labels, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
     which = f"started before {before:%Y-%m-%d}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
-    click.echo(f"{verb} {n['runs']} runs, {n['steps']} steps, {n['samples']} samples and "
-               f"{n['environments']} environments {which} from {store.url}"
+    click.echo(f"{verb} {counted(n['runs'], 'run')}, {counted(n['steps'], 'step')}, {counted(n['samples'], 'sample')} "
+               f"and {counted(n['environments'], 'environment')} {which} from {store.url}"
                + (" (labelled runs kept)" if keep_labels else "")
                + (f"; {len(run_ids) - n['runs']} still running, kept" if run_ids and n["runs"] < len(run_ids) else ""))

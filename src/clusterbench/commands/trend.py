@@ -4,6 +4,7 @@ import click
 
 from clusterbench.commands.options import DAY, db_option, utc, width_option
 from clusterbench.errors import BadInput
+from clusterbench.output.counted_text import counted
 from clusterbench.store.opening import open_store
 
 
@@ -12,10 +13,6 @@ def _figure(text: str) -> tuple[str, str, str | None]:
     if len(parts) not in (2, 3) or not all(parts):
         raise BadInput(f"{text}: give the figure as KERNEL:PHASE or KERNEL:PHASE:MODE (e.g. seqio:read:cold)")
     return parts[0], parts[1], parts[2] if len(parts) == 3 else None
-
-
-def runs_text(n: int) -> str:
-    return f"{n} run" + ("" if n == 1 else "s")
 
 
 @click.command("trend")
@@ -68,7 +65,7 @@ def command(figure, label, host, params, since, last, db_url):
         starts = {c.index: c for c in s.changes}
         bounds = [0] + sorted(starts) + [len(s.points)]
         seg = Table("from", "to", "runs", f"median of run medians ({s.unit})", "change",
-                    title=f"{terminal(s.title)}: {runs_text(len(s.points))}, {len(s.changes)} change point(s)")
+                    title=f"{terminal(s.title)}: {counted(len(s.points), 'run')}, {counted(len(s.changes), 'change point')}")
         for a, b in zip(bounds, bounds[1:]):
             medians = [p.median for p in s.points[a:b]]
             seg.add_row(s.points[a].started.strftime("%Y-%m-%d"), s.points[b - 1].started.strftime("%Y-%m-%d"),
@@ -79,7 +76,7 @@ def command(figure, label, host, params, since, last, db_url):
         first = len(s.points) - len(shown)
         # the interval as `show` writes it: its real coverage, not a nominal 95 %
         t = Table("run", "started (UTC)", "label", "host", f"median ({s.unit})", "CI of median", "n", "change",
-                  title=f"the last {len(shown)} of {runs_text(len(s.points))}" if shown else None)
+                  title=f"the last {len(shown)} of {counted(len(s.points), 'run')}" if shown else None)
         for i, p in enumerate(shown, first):
             mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
             t.add_row(str(p.run_id), p.started.strftime("%Y-%m-%d %H:%M"), terminal(p.label), terminal(p.host),

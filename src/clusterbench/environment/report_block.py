@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from clusterbench.output.counted_text import counted
 from clusterbench.results.sizes import rounded_size_text
 
 
@@ -99,7 +100,7 @@ def _numa(env: dict) -> str:
         k = f"numa.node{n}"
         mem = f" ({rounded_size_text(env[k + '.memory_bytes'])})" if k + ".memory_bytes" in env else ""
         nodes.append(f"node{n}: cpus {env.get(k + '.cpus', '?')}{mem}")
-    return f"{env['numa.nodes']} node(s); " + "; ".join(nodes)
+    return f"{counted(env['numa.nodes'], 'node')}; " + "; ".join(nodes)
 
 
 def _os(env: dict) -> str:
@@ -225,7 +226,7 @@ def _gpus(env: dict) -> str:
         return ", ".join(f"{n} x {d}" for d, n in kinds.items())
     if count:
         vendors = sorted({v for k, v in env.items() if k.startswith("gpu.pci.")})
-        return f"{count} {'/'.join(vendors)} GPU(s) on the PCI bus; names {_why(env, 'gpu.query')}"
+        return f"{counted(count, '/'.join(vendors) + ' GPU')} on the PCI bus; names {_why(env, 'gpu.query')}"
     if count == 0:
         return f"none: {env.get('gpu.query_error', 'no GPU listed')}, and no GPU on the PCI bus"
     return _why(env, "gpu.count")

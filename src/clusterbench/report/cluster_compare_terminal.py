@@ -7,6 +7,7 @@ from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
 from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link_changes, node_changes, verdict
+from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
 
@@ -26,7 +27,7 @@ def print_cluster_comparison(console: Console, run_a: dict, run_b: dict) -> None
     fixed = [c.what for c in nodes + gpus + links if verdict(c) == "fixed"]
     new = [c.what for c in nodes + gpus + links if verdict(c) == "new flag"]
     console.print(f"[bold]Cluster run {run_b['id']} against run {run_a['id']}[/bold]: "
-                  f"{len(fixed)} flag(s) gone{': ' + terminal(', '.join(fixed)) if fixed else ''}; "
+                  f"{counted(len(fixed), 'flag')} gone{': ' + terminal(', '.join(fixed)) if fixed else ''}; "
                   f"{len(new)} new{': ' + terminal(', '.join(new)) if new else ''}.")
     if nodes:
         console.print(_table("Node by node", nodes, run_a["id"], run_b["id"]))

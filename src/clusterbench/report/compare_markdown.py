@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.environment import value_text
+from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report.compare_data import limit_cell, median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
@@ -76,7 +77,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         if not d.lines:   # said, not a table of headings over no rows
             out += ["", f"### Environment: {md(d.base)} vs {md(d.other)}", "", no_difference_text(d)]
             continue
-        out += ["", f"### Environment: {md(d.base)} vs {md(d.other)} ({len(d.lines)} difference(s))", "",
+        out += ["", f"### Environment: {md(d.base)} vs {md(d.other)} ({counted(len(d.lines), 'difference')})", "",
                 table_row(["key", f"{md(d.base)} ({md(d.host_base)})", f"{md(d.other)} ({md(d.host_other)})"]),
                 "|---|---|---|"]
         for key, a, b, why_a, why_b in env_diff_rows(d.lines):

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from clusterbench.analysis.comparison import Table as Comparison
 from clusterbench.environment import value_text
+from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text
 from clusterbench.output.figure_digits import median
@@ -73,7 +74,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
     names = [c.name for c in table.configs]
     for d in table.env_diffs:
         t = Table("environment key", terminal(f"{d.base} ({d.host_base})"), terminal(f"{d.other} ({d.host_other})"),
-                  title=terminal(f"environment: {d.base} vs {d.other}: {len(d.lines)} difference(s)"),
+                  title=terminal(f"environment: {d.base} vs {d.other}: {counted(len(d.lines), 'difference')}"),
                   title_justify="left")
         for key, a, b in d.lines[:env_lines]:
             t.add_row(terminal(key), terminal(value_text(key, a)), terminal(value_text(key, b)))

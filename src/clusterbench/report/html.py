@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from clusterbench.output.counted_text import counted
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title, stop_text
 from clusterbench.environment import value_text
@@ -128,7 +129,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     for st in run["steps"]:
         out.append(f'<section class="step"><h3>{esc(step_title(st))}: {esc(st["status"])}</h3>')
         stop = f"; {esc(stop_text(st['stop_reason']))}" if st.get("stop_reason") else ""
-        out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {st['ranks']} rank(s){stop}</p>")
+        out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {counted(st['ranks'], 'rank')}{stop}</p>")
         from clusterbench.conditions.apply import cgroup_caption
 
         if cgroup_caption(st.get("build")):
@@ -230,7 +231,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         if not d.lines:   # said, not a table of headings over no rows
             out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)}</h3><p>{esc(no_difference_text(d))}</p>")
             continue
-        out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({len(d.lines)} differences)</h3><table>"
+        out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({counted(len(d.lines), 'difference')})</h3><table>"
                    f"<tr><th>key</th><th>{esc(d.base)} ({esc(d.host_base)})</th>"
                    f"<th>{esc(d.other)} ({esc(d.host_other)})</th></tr>")
         for key, a, b, why_a, why_b in env_diff_rows(d.lines):

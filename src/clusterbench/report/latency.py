@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass
+from clusterbench.output.counted_text import counted
 
 # lat_us_p99_9 -> p99.9; the prefix names the unit (microseconds)
 FIELD = re.compile(r"(?:lat|latency)_us_(p\d+(?:_\d+)?|max)")
@@ -41,4 +42,4 @@ def line(p: Percentiles) -> str:
     from clusterbench.output.figure_digits import number
 
     return (f"latency {p.label}: " + ", ".join(f"{name} {number(v)}" for name, v in p.values_us)
-            + f" us (median of {p.repetitions} repetition(s))")
+            + f" us (median of {counted(p.repetitions, 'repetition')})")

@@ -4,6 +4,7 @@ figures (summary_markdown.py); a report of several configurations then
 gives their comparison, the HTML report's figures and words (compare_markdown.py)."""
 from __future__ import annotations
 
+from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
 from clusterbench.report import compare_markdown
@@ -73,7 +74,7 @@ def render(report: Report) -> str:
             out.append("")
         for st in run["steps"]:
             out.append(f"### {md(step_title(st))}: {st['status']}\n")
-            out.append(f"{markdown_code(st['kernel'] + ' ' + params_text(st))}, {st['ranks']} rank(s)\n")
+            out.append(f"{markdown_code(st['kernel'] + ' ' + params_text(st))}, {counted(st['ranks'], 'rank')}\n")
             from clusterbench.conditions.apply import cgroup_caption
 
             if cgroup_caption(st.get("build")):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from clusterbench.analysis.comparison import Point, Table
+from clusterbench.output.counted_text import counted
 from clusterbench.report.headline import point_flag
 from clusterbench.output.figure_digits import median
 from clusterbench.analysis.stats import Verdict
@@ -92,7 +93,7 @@ def explaining_line(table: Table, p: Point | None) -> str | None:
     for d in table.env_diffs:  # none of the usual suspects: the first difference, said as such
         for key, a, b in d.lines:
             if not key.endswith("_error"):
-                return (f"The environments of {d.base} and {d.other} differ in {len(d.lines)} key(s), "
+                return (f"The environments of {d.base} and {d.other} differ in {counted(len(d.lines), 'key')}, "
                         f"first {key}: {a} vs {b}.")
     return None
 
@@ -118,7 +119,9 @@ def sentences(table: Table) -> list[str]:
         out.append("; ".join(rest).capitalize() + ".")
     flagged = sum(len(items) for _, items in flagged_by_step(table))
     if flagged:
-        out.append(f"{flagged} figure(s) are flagged and are not what their mode claims (listed below, once each).")
+        out.append(f"{counted(flagged, 'figure')} {'is' if flagged == 1 else 'are'} flagged and "
+                   f"{'is not what its mode claims' if flagged == 1 else 'are not what their mode claims'} "
+                   "(listed below, once each).")
     else:
         out.append("No figure is flagged by a warning or a physical limit.")
     line = explaining_line(table, sig[0][0] if sig else None)

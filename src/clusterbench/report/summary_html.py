@@ -3,6 +3,7 @@ integrator quotes, then what is flagged, once each, then the sentences
 made from the data (report/summary.py)."""
 from __future__ import annotations
 
+from clusterbench.output.counted_text import counted
 from clusterbench.report import headline, summary
 from clusterbench.report.data import Report
 from clusterbench.output.render_text import html as esc
@@ -65,7 +66,7 @@ def summary_section(report: Report) -> list[str]:
             out.append(f"<h3>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}</h3>")
         rows = sum(len(st["summary"]) for st in run["steps"])
         out += run_headlines(run)
-        out.append(f"<p>{rows} figure(s) in {len(run['steps'])} step(s), run status {esc(run['status'])}; "
+        out.append(f"<p>{counted(rows, 'figure')} in {counted(len(run['steps']), 'step')}, run status {esc(run['status'])}; "
                    "every figure is in its step's table below.</p>")
         out += flagged_list(headline.flagged_by_step(run))
     return out

@@ -6,6 +6,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, number, places, span
 from clusterbench.report.data import params_text, step_title, stop_text
@@ -90,7 +91,7 @@ PROSE_WIDTH = 20   # the narrowest a column of words (the limit) is drawn before
 
 def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE, prose: int = PROSE_WIDTH) -> Table:
     """One step's table at a tier (above); .min_width_needed says the width it needs."""
-    caption = f"{st['kernel']} {params_text(st)}, {st['ranks']} rank(s)"
+    caption = f"{st['kernel']} {params_text(st)}, {counted(st['ranks'], 'rank')}"
     if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):   # a fixed count: n says it
         caption += f"; {stop_text(st['stop_reason'])}"
     dropped = decimal and tier >= NO_DECIMAL
