@@ -220,3 +220,16 @@ def test_pettitt_finds_a_step_ignores_noise_and_a_single_wild_run():
     # change one run early, as they cannot tell which side that run belongs to
     edge = [101, 103, 100, 102, 104, 101, 103, 102, 101, 100, 104, 102, 103, 99] + [70, 71, 69, 72, 70, 71, 70, 69]
     assert [i for i, _ in change_points(edge)] == [14]
+
+
+@pytest.mark.timeout(120)
+def test_history_page_prints_figures_as_the_reports_do_never_in_exponent_notation(cli, store_url, tmp_path):
+    """randio's 20,000 IOPS read "2e+04" on the plot's axis, "2.01e+04 IOPS" in
+    a point's title: the page now prints figures by output/figure_digits.number."""
+    fill(store_url)
+    out = tmp_path / "history.html"
+    assert cli("history", "-o", str(out)).status == 0
+    text = out.read_text()
+    assert not re.search(r"\de[+-]\d", text)
+    titles = re.findall(r"<title>run \d+ [\d-]+: ([^<]+) IOPS</title>", text)
+    assert titles and all(re.fullmatch(r"\d\d,\d{3}", t) for t in titles), titles[:5]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterbench.analysis import trend_series as trend
+from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.analysis.run_groups import summarise
 from clusterbench.results.sizes import rounded_size_text as format_bytes
@@ -127,7 +128,7 @@ def _plot(s: trend.Series) -> str:
              f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="#888"/>',
              f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="#888"/>']
     for v in (ymin + pad, (ymin + ymax) / 2, ymax - pad):
-        parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.4g}</text>')
+        parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{number(v)}</text>')
     parts.append(f'<text x="{left}" y="{h - 8}">{_e(s.points[0].started.strftime("%Y-%m-%d"))}</text>')
     parts.append(f'<text x="{w - right}" y="{h - 8}" text-anchor="end">'
                  f'{_e(s.points[-1].started.strftime("%Y-%m-%d"))}</text>')
@@ -135,7 +136,7 @@ def _plot(s: trend.Series) -> str:
     for p in s.points:
         parts.append(f'<line x1="{x(p):.1f}" y1="{y(p.ci_low):.1f}" x2="{x(p):.1f}" y2="{y(p.ci_high):.1f}" '
                      f'stroke="#9bb"/><circle cx="{x(p):.1f}" cy="{y(p.median):.1f}" r="2.5" fill="#236">'
-                     f'<title>run {p.run_id} {p.started:%Y-%m-%d}: {p.median:.4g} {_e(s.unit or "")}</title></circle>')
+                     f'<title>run {p.run_id} {p.started:%Y-%m-%d}: {number(p.median)} {_e(s.unit or "")}</title></circle>')
     for c in s.changes:
         p = s.points[c.index]
         parts.append(f'<line class="change" x1="{x(p):.1f}" y1="{top}" x2="{x(p):.1f}" y2="{h - bottom}" '
@@ -164,7 +165,7 @@ def _trend_section(store, since: dt.datetime | None) -> str:
                 date = after.started.strftime("%Y-%m-%d")
                 change_rows.append([(s.title, s.title), (date, date),
                                     (f"run {before.run_id} → run {after.run_id}", after.run_id),
-                                    (f"{c.before_median:.4g} → {c.after_median:.4g} {s.unit or ''}", c.change),
+                                    (f"{number(c.before_median)} → {number(c.after_median)} {s.unit or ''}", c.change),
                                     (f"{c.change * 100:+.1f} %", c.change), (f"{c.p_value:.2g}", c.p_value),
                                     (diff, diff)])
     if not shown:
