@@ -71,6 +71,22 @@ def test_a_node_whose_repetitions_all_clear_the_others_is_flagged():
     assert [n.host for n in judge_nodes(medians, 0.5, reps) if n.flagged] == ["h03"]
 
 
+def test_a_node_sentence_prints_a_memory_rate_as_its_table_does_not_in_exponent_notation():
+    from clusterbench.analysis.cluster.analysis import ClusterView, node_figures
+    from clusterbench.analysis.cluster.findings import node_sentences
+    from clusterbench.results.sample import Sample
+
+    # stream triad in MiB/s has five digits: ".4g" wrote them "7.06e+04 vs 9.04e+04"
+    triad = {"h01": [90512.3, 90490.1, 90530.7], "h02": [90400.2, 90410.8, 90390.5],
+             "h03": [70600.4, 70610.9, 70590.2], "h04": [90300.6, 90310.1, 90320.3], "h05": [90450.0, 90460.0, 90440.0]}
+    steps = [{"name": "stream", "host": h, "kernel": "stream", "status": "ok",
+              "samples": [Sample("triad", "best", "best", "MiB/s", v, repetition=i) for i, v in enumerate(vs)]}
+             for h, vs in triad.items()]
+    [fig] = node_figures(steps, 0.10)
+    [said] = node_sentences(ClusterView(sorted(triad), figures=[fig]))
+    assert said.startswith("h03: ") and "(70,600 vs 90,400 MiB/s" in said and "e+" not in said, said
+
+
 def test_a_figure_whose_nodes_share_one_device_says_so_instead_of_flagging_each():
     from clusterbench.analysis.cluster.analysis import ClusterView, node_figures
     from clusterbench.analysis.cluster.findings import node_sentences
@@ -85,7 +101,7 @@ def test_a_figure_whose_nodes_share_one_device_says_so_instead_of_flagging_each(
     [fig] = node_figures(steps, 0.10, one_disk)
     assert fig.shared_device == "sda on one machine" and fig.flagged == []
     [said] = node_sentences(ClusterView(sorted(cold), figures=[fig]))
-    assert "share one device (sda on one machine), 883 to 2995 MiB/s" in said
+    assert "share one device (sda on one machine), 883 to 2,995 MiB/s" in said
     # the same device name on machines booted apart: four disks, each node judged
     apart_machines = {h: {"target./scratch.device": "sda", "system.boot_time": f"2026-11-2{i}T01:00:00"}
                       for i, h in enumerate(cold)}
@@ -111,7 +127,7 @@ def test_nodes_left_on_one_device_beside_a_node_with_its_own_are_not_judged_but_
     assert fig.device_sharers == {h: "vda on one machine" for h in ("h01", "h02", "h03")}
     said = node_sentences(ClusterView(sorted(cold), figures=[fig], threshold=0.25))
     assert said[0].startswith("h04: seqio read (cold) 100 % below the median of 4 nodes"), said
-    assert said[1] == ("seqio read (cold): h01, h02, h03 read one device (vda on one machine), 697 to 2366 MiB/s: "
+    assert said[1] == ("seqio read (cold): h01, h02, h03 read one device (vda on one machine), 697 to 2,366 MiB/s: "
                        "the device's spread, not judged per node"), said
 
 
@@ -344,7 +360,7 @@ def test_the_issues_matrix_names_h03s_port_and_h02s_send_side_and_nothing_else(r
     assert len(said) == 2, said
     assert said[0].startswith("h02 sends slowly to every node") and "h02's send side" in said[0]
     assert said[1].startswith("every link to and from h03 is slow") and "h03's port" in said[1]
-    assert ("the link's rate, 119.2 MiB/s" if rate else "the class's best link, 110 MiB/s") in said[0]
+    assert ("the link's rate, 119 MiB/s" if rate else "the class's best link, 110 MiB/s") in said[0]
 
 
 def test_a_class_all_of_whose_links_are_slow_is_flagged_against_the_links_rate():

@@ -7,6 +7,7 @@ import dataclasses
 from clusterbench.analysis.cluster.analysis import ClusterView
 from clusterbench.analysis.cluster.gpus import gpu_sentences
 from clusterbench.analysis.cluster.link_faults import node_faults
+from clusterbench.output.figure_digits import number
 
 
 def _pct(ratio: float) -> str:
@@ -21,15 +22,15 @@ def node_sentences(view: ClusterView) -> list[str]:
             side = "below" if nv.ratio < 1 else "above"
             worse = (nv.ratio > 1) == f.lower_is_better
             out.append(f"{nv.host}: {f.name} {_pct(nv.ratio)} {side} the median of {n} nodes "
-                       f"({nv.value:.4g} vs {f.median:.4g} {f.unit}{', worse' if worse else ''})")
+                       f"({number(nv.value)} vs {number(f.median)} {f.unit}{', worse' if worse else ''})")
         if f.shared_device and f.spread and f.spread[0] > 0 and f.spread[1] / f.spread[0] - 1 >= view.threshold:
-            out.append(f"{f.name}: the nodes share one device ({f.shared_device}), {f.spread[0]:.4g} to "
-                       f"{f.spread[1]:.4g} {f.unit}: contention for it, not judged per node")
+            out.append(f"{f.name}: the nodes share one device ({f.shared_device}), {number(f.spread[0])} to "
+                       f"{number(f.spread[1])} {f.unit}: contention for it, not judged per node")
         for device in dict.fromkeys(f.device_sharers.values()):
             hosts = [h for h, d in f.device_sharers.items() if d == device]
             low, high = min(f.node_spread[h][0] for h in hosts), max(f.node_spread[h][1] for h in hosts)
             if low > 0 and high / low - 1 >= view.threshold:
-                out.append(f"{f.name}: {', '.join(hosts)} read one device ({device}), {low:.4g} to {high:.4g} "
+                out.append(f"{f.name}: {', '.join(hosts)} read one device ({device}), {number(low)} to {number(high)} "
                            f"{f.unit}: the device's spread, not judged per node")
     # one sentence for all of them: each figure's own would crowd out the faults found
     contended = [f.name for f in view.figures if f.shared_machine and f.spread and f.spread[0] > 0
@@ -54,9 +55,9 @@ def above_rate_sentences(view: ClusterView) -> list[str]:
     if not above:
         return []
     if len(above) == len(view.links) > 1:
-        return [f"every link ({len(above)}) is above the link's rate known ({above[0].above_rate:.4g} MiB/s): "
+        return [f"every link ({len(above)}) is above the link's rate known ({number(above[0].above_rate)} MiB/s): "
                 f"give the links' real rate with --link-speed"]
-    return [f"link {lk.src}->{lk.dst}: {lk.mib_s:.4g} MiB/s is above its link's rate ({lk.above_rate:.4g} MiB/s), "
+    return [f"link {lk.src}->{lk.dst}: {number(lk.mib_s)} MiB/s is above its link's rate ({number(lk.above_rate)} MiB/s), "
             f"so not a figure of the link (timed wrong, or the rate known is)" for lk in above]
 
 
@@ -70,7 +71,7 @@ def link_sentences(view: ClusterView) -> list[str]:
         mine = [lk for lk in view.links if fault.host in (lk.src, lk.dst)]
         worst = max(lk.mib_s / lk.reference for lk in mine if lk.flagged)
         out.append(f"{_WHAT[fault.side].format(h=fault.host)} ({fault.links} links, at most {worst * 100:.0f} % of "
-                   f"{mine[0].reference_is}, {mine[0].reference:.4g} MiB/s): {_SIDE[fault.side].format(h=fault.host)}")
+                   f"{mine[0].reference_is}, {number(mine[0].reference)} MiB/s): {_SIDE[fault.side].format(h=fault.host)}")
     for lk in flagged:
         if lk.src in named or lk.dst in named:
             continue
