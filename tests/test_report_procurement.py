@@ -159,3 +159,31 @@ def test_a_table_cut_by_a_printed_page_repeats_its_headings(cli, tmp_path):
     assert len(with_rows) >= 2, len(pages)
     for p in with_rows:
         assert re.search(r"phase\s+algorithm\s+n\s+median", p), p
+
+
+def lightness(hex_colour: str) -> float:
+    """CIE L* of an sRGB colour: what a greyscale print keeps of it."""
+    r, g, b = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    y = sum(w * (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+            for w, c in zip((0.2126, 0.7152, 0.0722), (r, g, b)))
+    return 116 * y ** (1 / 3) - 16 if y > 0.008856 else 903.3 * y
+
+
+@pytest.mark.timeout(180)
+def test_comparison_plots_are_one_per_kernel_and_their_series_differ_in_grey(cli, tmp_path):
+    """One MiB/s plot held a disk's figures beside null's, so the smaller bars were slivers; and
+    its two series, matplotlib's blue and orange, printed as two greys 19 L* apart."""
+    for label in ("a", "b"):
+        assert cli("run", "null", "--seconds=0.05", "--repeat", "3", "--quiet", "--label", label).status == 0
+        assert cli("run", *BUFFERED, f"--dir={tmp_path}", "--label", label).status == 0
+    assert cli("report", "a", "b", "-o", str(tmp_path / "r.html")).status == 0
+    page = (tmp_path / "r.html").read_text()
+    comparison = page.split("Comparison, baseline a", 1)[1].split("<h2>Run ", 1)[0]
+    plots = re.findall(r"<svg\b.*?</svg>", comparison, re.S)
+    titles = sorted(t for svg in plots for t in re.findall(r">([a-z]+): median per configuration", svg))
+    assert titles == ["null", "seqio"], titles
+    fills = [re.findall(r'<path d="M [^"]*z\s*"[^>]*?style="fill: (#[0-9a-f]{6})', svg) for svg in plots]
+    series = sorted({f for found in fills for f in found})
+    assert len(series) >= 2, fills
+    greys = sorted(lightness(c) for c in series[:2])
+    assert greys[1] - greys[0] >= 30, (series, greys)

@@ -217,16 +217,17 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
                    f"{esc(p.mode)}</p>")
     for line in table.imported:
         out.append(f"<p>note: {esc(line)}; its environment is what the file states, the rest not recorded</p>")
-    by_unit = defaultdict(list)
+    # one plot per kernel and unit: on one MiB/s axis a disk's GiB/s hid the MPI and memory bars beside it
+    by_kernel_unit = defaultdict(list)
     for p in table.points:
-        by_unit[p.unit].append(p)
-    for unit, pts in by_unit.items():
+        by_kernel_unit[(p.kernel, p.unit)].append(p)
+    for (kernel, unit), pts in by_kernel_unit.items():
         pts = pts[:24]
         series = {n: [(p.summary(n).median, p.summary(n).ci_low, p.summary(n).ci_high) for p in pts] for n in names}
         # every flagged bar hatched with its reason, as its table cell is marked: a warning too, not only a ceiling
         flags = {n: [point_flag(p, n) for p in pts] for n in names}
-        out.append(plots.bars(f"median per configuration, bars = interval of the median ({unit})", unit or "",
-                              [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
+        out.append(plots.bars(f"{kernel}: median per configuration, bars = interval of the median ({unit})",
+                              unit or "", [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
     for d in table.env_diffs:
         if not d.lines:   # said, not a table of headings over no rows
             out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)}</h3><p>{esc(no_difference_text(d))}</p>")

@@ -25,10 +25,16 @@ def _plt():
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "clusterbench"  # stable ids: equal input, equal file
     matplotlib.rcParams["svg.fonttype"] = "none"  # real text: small, selectable, no shared glyph ids
+    matplotlib.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=SERIES_COLOURS)
     import matplotlib.pyplot as plt
 
     return plt
 
+
+# The series' colours, told apart in a greyscale print too (a procurement document is often printed so):
+# matplotlib's first two, blue and orange, print as nearly one grey. Dark, light, then between, by luminance
+# (CIE L*: about 25, 75, 55, 40, 88, 10), each also a distinct hue for a colour screen.
+SERIES_COLOURS = ["#1f3a5f", "#f0b44c", "#3a9d8f", "#9c4f6e", "#c8d4e3", "#222222"]
 
 # Wide enough to fill the report's text width (75em) at its font size: a plot is read beside its table.
 WIDTH_IN = 10.0
