@@ -1,0 +1,87 @@
+"""What a store of years of runs must not do: read more per command as it
+grows than the command shows. Measured on stores of 100 to 10,000
+quick-suite runs (docs/team.md, "How fast on a big store"); here each
+defect found is held by what it cost, counted (SQL statements a command
+issues), never timed."""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+
+import pytest
+import sqlalchemy as sa
+
+START = dt.datetime(2025, 1, 1, 2, 0, tzinfo=dt.timezone.utc)
+
+
+def fill(url: str, runs: int, phases: int, envs: int = 1) -> None:
+    """runs ok runs, one a day, each one seqio step with one sample of each
+    of `phases` phases (so as many figures in the store); the runs' host
+    changes its environment `envs` times over them."""
+    from clusterbench import environment
+    from clusterbench.store import Store
+    from clusterbench.store.schema import environments, run_hosts, samples, steps
+    from clusterbench.store.schema import runs as runs_t
+
+    store = Store(url)
+    env_rows, run_rows, host_rows, step_rows, sample_rows = {}, [], [], [], []
+    for i in range(runs):
+        run_id, started = i + 1, START + dt.timedelta(days=i)
+        env = {"capture.schema": 1, "host.name": "node01", "os.kernel": f"6.1.0-{i * envs // runs}-amd64"}
+        env_hash = environment.snapshot_hash(env)
+        env_rows.setdefault(env_hash, {"hash": env_hash, "captured": started, "data": env})
+        run_rows.append({"id": run_id, "label": None, "user": "ana", "host": "node01", "pid": None,
+                         "command": "clusterbench run seqio", "suite": None, "started": started,
+                         "finished": started + dt.timedelta(seconds=60), "status": "ok", "message": None})
+        host_rows.append({"run_id": run_id, "host": "node01", "environment_hash": env_hash})
+        step_rows.append({"id": run_id, "run_id": run_id, "position": 0, "name": None, "kernel": "seqio",
+                          "params": {}, "launcher": "local", "ranks": 1, "ranks_per_node": None, "status": "ok",
+                          "started": started, "finished": started + dt.timedelta(seconds=60)})
+        # each environment a level of its own: a change point at each environment change
+        level = 100.0 * (1 + (i * envs // runs) % 2)
+        sample_rows += [{"step_id": run_id, "repetition": 0, "phase": f"p{p:02d}", "mode": None,
+                         "value": level + (i % 3), "unit": "MiB/s", "warnings": [], "record": {}}
+                        for p in range(phases)]
+    with store.engine.begin() as c:
+        c.execute(environments.insert(), list(env_rows.values()))
+        for table, rows in ((runs_t, run_rows), (run_hosts, host_rows), (steps, step_rows), (samples, sample_rows)):
+            c.execute(table.insert(), rows)
+
+
+@contextlib.contextmanager
+def statements(store):
+    """The SQL statements the store's engine issues meanwhile (a list, filled as they go)."""
+    issued: list[str] = []
+
+    def count(_conn, _cursor, sql, *_):
+        issued.append(sql)
+
+    sa.event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        yield issued
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", count)
+
+
+def history_statements(url: str) -> list[str]:
+    from clusterbench.report.history_page import render
+    from clusterbench.store import Store
+
+    store = Store(url)
+    with statements(store) as issued:
+        render(store, now=START)
+    return issued
+
+
+def test_the_history_page_reads_no_figure_beyond_the_ones_it_shows(tmp_path):
+    """The page shows the TREND_MAX_FIGURES figures most runs measured; it
+    loaded every other figure too (every sample of each), to show none: 62
+    figures, 4/5 of the page's time, on a store of 1,000 quick-suite runs."""
+    from clusterbench.report.history_page import TREND_MAX_FIGURES, TREND_MIN_RUNS
+
+    counted = {}
+    for phases in (TREND_MAX_FIGURES + 1, 3 * TREND_MAX_FIGURES):
+        url = f"sqlite:///{tmp_path / f'{phases}.db'}"
+        fill(url, runs=TREND_MIN_RUNS, phases=phases)
+        counted[phases] = len(history_statements(url))
+    assert counted[TREND_MAX_FIGURES + 1] == counted[3 * TREND_MAX_FIGURES], counted
