@@ -46,7 +46,8 @@ run_hosts = Table(
     "run_hosts", metadata,
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
     Column("host", String(text_limits.HOST), primary_key=True),
-    Column("environment_hash", String(64), ForeignKey("environments.hash"), nullable=False),
+    # indexed (0010): prune asks which runs use each environment
+    Column("environment_hash", String(64), ForeignKey("environments.hash"), nullable=False, index=True),
 )
 
 steps = Table(
