@@ -133,3 +133,60 @@ def test_prune_finds_the_runs_of_each_environment_by_index(tmp_path, made_at):
     fill(url, runs=40, phases=1, envs=8)
     assert scans_of_run_hosts_in_prune(url) == []
 
+
+def two_medians_per_point(values: list[float], min_segment: int = 1) -> int:
+    """split_at as it was: every t costed with the medians of both sides (O(n^2))."""
+    import math
+
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    best_t, best_cost = min_segment, math.inf
+    for t in range(min_segment, len(x) - min_segment + 1):
+        left, right = x[:t], x[t:]
+        cost = np.abs(left - np.median(left)).sum() + np.abs(right - np.median(right)).sum()
+        if cost < best_cost:
+            best_t, best_cost = t, cost
+    return best_t
+
+
+def test_a_change_is_placed_where_two_medians_per_point_placed_it():
+    """Noise, steps, ties and values of very different sizes: the running sums
+    pick the t the exact costs picked, the first of equal ones included."""
+    import random
+
+    from clusterbench.analysis.trend_series import split_at
+
+    rnd = random.Random(5)
+    shapes = [lambda i, n: rnd.gauss(1.0, 0.1), lambda i, n: float(rnd.randint(0, 3)),
+              lambda i, n: rnd.choice([1e9, 1.0, -5.0, 0.1]),
+              lambda i, n: rnd.gauss(1.0, 0.02) * (0.7 if i > n // 2 else 1.0)]
+    for trial in range(400):
+        n = rnd.randint(0, 50)
+        values = [shapes[trial % len(shapes)](i, n) for i in range(n)]
+        for min_segment in (1, 3):
+            assert split_at(values, min_segment) == two_medians_per_point(values, min_segment), (values, min_segment)
+
+
+def test_placing_a_change_in_a_long_series_takes_a_few_medians_not_two_per_point(monkeypatch):
+    """A figure measured daily for years is a series of thousands of runs:
+    two medians per candidate point made one split O(n^2) (8 s at 9,000
+    points, `trend` and the history page split each series several times)."""
+    import random
+
+    import numpy as np
+
+    from clusterbench.analysis.trend_series import split_at
+
+    rnd = random.Random(7)
+    values = [rnd.gauss(1.0, 0.02) * (0.7 if i >= 3000 else 1.0) for i in range(5000)]
+    medians = []
+    real_median = np.median
+
+    def counted(*args, **kwargs):
+        medians.append(1)
+        return real_median(*args, **kwargs)
+
+    monkeypatch.setattr(np, "median", counted)
+    assert split_at(values, 3) == 3000
+    assert len(medians) <= 20, len(medians)
