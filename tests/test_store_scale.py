@@ -190,3 +190,60 @@ def test_placing_a_change_in_a_long_series_takes_a_few_medians_not_two_per_point
     monkeypatch.setattr(np, "median", counted)
     assert split_at(values, 3) == 3000
     assert len(medians) <= 20, len(medians)
+
+
+def test_a_stored_samples_key_read_alone_is_the_key_of_its_sample():
+    """trend reads each sample's key from its row (Sample.key_of_row), not
+    through a Sample: the two agree on every golden record and on the
+    contract's sweeps and qualifiers."""
+    import json
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from clusterbench.results.sample import Sample
+
+    golden = Path(__file__).parent / "golden" / "runs.jsonl"
+    records = [json.loads(line)["record"] for line in golden.read_text().splitlines() if '"record"' in line]
+    records += [
+        {"phase": "pingpong", "rate": 2.5, "rate_unit": "us", "sweep_key": "size_bytes", "size_bytes": 1048576},
+        {"phase": "stream", "rate": 9.0, "rate_unit": "MiB/s", "sweep_key": "threads", "threads": 4},
+        {"phase": "allreduce", "rate": 3.0, "rate_unit": "us", "qualifiers": ["algorithm"], "algorithm": "ring",
+         "sweep_key": "msg_bytes", "msg_bytes": 8},
+        {"phase": "bw", "rate": 1.0, "rate_unit": "MiB/s", "size_bytes": 65536},   # before the contract
+        {"phase": "bw", "rate": 1.0, "rate_unit": "MiB/s", "sweep_key": "size_bytes", "size_bytes": "8"},
+        {"phase": "read", "rate": 1.0, "rate_unit": "MiB/s", "mode": "cold"},
+    ]
+    for i, rec in enumerate(records):
+        s = Sample.from_record(rec)
+        row = SimpleNamespace(id=i, phase=s.phase, mode=s.condition, unit=s.unit, value=s.value,
+                              repetition=s.repetition, seconds=s.seconds, bytes=s.bytes, ops=s.ops, warnings=[],
+                              record=rec)
+        assert Sample.key_of_row(row) == Sample.from_row(row).key(), rec
+
+
+def test_a_trend_holds_each_samples_value_not_its_record(tmp_path):
+    """trend.load kept a Sample per stored sample, each with its raw record,
+    until the series were made: 406 MiB for seqio:read:cold over 10,000
+    quick-suite runs. Records of 20 KiB each here: what the load holds at
+    its peak stays well below the records of all its samples."""
+    import tracemalloc
+
+    from clusterbench.analysis import trend_series
+    from clusterbench.store import Store
+    from clusterbench.store.schema import samples
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    runs, record_bytes = 200, 20_000
+    fill(url, runs=runs, phases=1)
+    store = Store(url)
+    with store.engine.begin() as c:
+        c.execute(samples.update().values(record={"phase": "p00", "padding": "x" * record_bytes}))
+    trend_series.load(store, "seqio", "p00")   # imports and caches first: not counted
+    tracemalloc.start()
+    try:
+        (series,) = trend_series.load(store, "seqio", "p00")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(series.points) == runs
+    assert peak < runs * record_bytes / 4, peak

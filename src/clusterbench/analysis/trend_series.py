@@ -285,22 +285,28 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
         step_rows = [r for r in all_rows
                      if all(str({**ran[r.id], **_placement(r, always=True)}.get(n, stated.get(n))) == v
                             for n, v in wanted.items())]
-        found: dict[int, list[Sample]] = {}
+        # per step, (key, value) of each sample: not the Sample, whose record (the raw cbk record, a
+        # dict of dozens of fields) made every sample of a figure held at once (406 MiB for
+        # seqio:read:cold over 10,000 quick-suite runs)
+        found: dict[int, list[tuple[Any, float]]] = {}
         ids = [r.id for r in step_rows]
         for i in range(0, len(ids), 1000):
-            sq = sa.select(samples).where(samples.c.step_id.in_(ids[i:i + 1000]), samples.c.phase == phase,
-                                          samples.c.value.is_not(None))
+            # the columns a sample's key and value are read from: not its warnings, nor a Sample each
+            sq = (sa.select(samples.c.step_id, samples.c.phase, samples.c.mode, samples.c.unit, samples.c.value,
+                            samples.c.record)
+                  .where(samples.c.step_id.in_(ids[i:i + 1000]), samples.c.phase == phase,
+                         samples.c.value.is_not(None)))
             sq = sq.where(samples.c.mode == mode) if mode else sq
             for row in c.execute(sq.order_by(samples.c.id)):
-                s = Sample.from_row(row)
-                if size is None or s.size_bytes == size:
-                    found.setdefault(row.step_id, []).append(s)
+                key = Sample.key_of_row(row)
+                if size is None or key.size_bytes == size:
+                    found.setdefault(row.step_id, []).append((key, float(row.value)))
     by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
     for r in step_rows:
         params_key = _params_key({**{n: v for n, v in ran[r.id].items() if n not in lists}, **_placement(r)})
-        for s in found.get(r.id, []):
-            run = by_series.setdefault((params_key, s.key()), {}).setdefault(r.run_id, (r, []))
-            run[1].append(s.value)   # a run with several such steps pools them
+        for key, value in found.get(r.id, []):
+            run = by_series.setdefault((params_key, key), {}).setdefault(r.run_id, (r, []))
+            run[1].append(value)   # a run with several such steps pools them
     out = []
     for (params_key, key), by_run in by_series.items():
         points = []

@@ -71,10 +71,9 @@ class Sample:
     @classmethod
     def from_record(cls, rec: dict) -> Sample:
         """A measurement record, in the contract's shape or the older one."""
+        sweep_key, sweep_value = _sweep(rec)
         if "sweep_key" in rec or "qualifiers" in rec:
             mode = rec.get("mode")
-            sweep_key = rec.get("sweep_key")
-            sweep_value = rec.get(sweep_key) if sweep_key else None
             qualifiers = tuple((q, rec.get(q)) for q in rec.get("qualifiers") or ())
             size = sweep_value if sweep_key and sweep_key.endswith("_bytes") and _number(sweep_value) else None
             condition = _condition(mode, qualifiers, sweep_key, sweep_value, size is not None,
@@ -83,8 +82,6 @@ class Sample:
             condition = rec.get("mode")
             mode = condition if condition in CACHE_MODES or condition is None else NOT_APPLICABLE
             qualifiers = () if mode != NOT_APPLICABLE else (("mode_text", condition),)
-            size = rec.get("size_bytes")
-            sweep_key, sweep_value = ("size_bytes", size) if size is not None else (None, None)
         decimal = rec.get("rate_decimal")
         rate = rec.get("rate")
         return cls(
@@ -141,8 +138,15 @@ class Sample:
 
     @property
     def size_bytes(self) -> int | None:
-        return int(self.sweep_value) if self.sweep_key and self.sweep_key.endswith("_bytes") \
-            and _number(self.sweep_value) else None
+        return _size_bytes(self.sweep_key, self.sweep_value)
+
+    @staticmethod
+    def key_of_row(row) -> SampleKey:
+        """from_row(row).key(), without the Sample: a trend over years of runs
+        groups hundreds of thousands of stored samples and needs only this
+        (building each Sample, and holding its record, was most of the
+        history page's time and memory on a store of 10,000 runs)."""
+        return SampleKey(row.phase, row.mode, row.unit, _size_bytes(*_sweep(row.record or {})))
 
     def key(self) -> SampleKey:
         """The one grouping of samples: summaries, compare, CSV outliers, adaptive repetition."""
@@ -183,6 +187,20 @@ def _link_bits(rec: dict) -> float | None:
         return None
     v = rec["link_gbit_per_s"]
     return float(v) * 1e9 if _number(v) and v > 0 else 0.0
+
+
+def _sweep(rec: dict) -> tuple[str | None, object]:
+    """(sweep_key, its value) of a record; a record from before the contract
+    names no sweep, only a size_bytes."""
+    if "sweep_key" in rec or "qualifiers" in rec:
+        sweep_key = rec.get("sweep_key")
+        return sweep_key, rec.get(sweep_key) if sweep_key else None
+    size = rec.get("size_bytes")
+    return ("size_bytes", size) if size is not None else (None, None)
+
+
+def _size_bytes(sweep_key: str | None, sweep_value) -> int | None:
+    return int(sweep_value) if sweep_key and sweep_key.endswith("_bytes") and _number(sweep_value) else None
 
 
 def _number(v) -> bool:
