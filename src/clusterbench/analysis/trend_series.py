@@ -322,31 +322,39 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
 
 
 def _changes(store, points: list[Point]) -> list[ChangePoint]:
+    from clusterbench import environment
+
     medians = [p.median for p in points]
     found = change_points(medians)
+    envs = _first_envs(store, {points[j].run_id for i, _ in found for j in (i - 1, i)})
     out = []
     bounds = [0] + [i for i, _ in found] + [len(points)]
     for k, (i, p) in enumerate(found):
         before, after = medians[bounds[k]:i], medians[i:bounds[k + 2]]
         out.append(ChangePoint(i, p, _median(before), _median(after),
-                               env_difference(store, points[i - 1].run_id, points[i].run_id)))
+                               environment.diff(envs[points[i - 1].run_id], envs[points[i].run_id])))
     return out
 
 
-def env_difference(store, run_a: int, run_b: int) -> list[tuple[str, Any, Any]]:
-    """What differs between the first host's environments of two runs."""
-    from clusterbench import environment
+def _first_envs(store, run_ids: set[int]) -> dict[int, dict]:
+    """Each run's first host's environment (by host name; {} for a run with
+    none), for the runs either side of a series' change points, a query a
+    thousand runs: a query per run grew with the change points years hold."""
     from clusterbench.analysis.comparison import single_target
     from clusterbench.store.schema import environments
 
-    def first_env(run_id: int) -> dict:
-        with store.engine.connect() as c:
-            row = c.execute(sa.select(environments.c.data)
-                            .join(run_hosts, run_hosts.c.environment_hash == environments.c.hash)
-                            .where(run_hosts.c.run_id == run_id).order_by(run_hosts.c.host).limit(1)).first()
-        return single_target(row.data) if row else {}
-
-    return environment.diff(first_env(run_a), first_env(run_b))
+    if not run_ids:
+        return {}
+    first: dict[int, dict] = {}
+    ids = sorted(run_ids)
+    with store.engine.connect() as c:
+        for i in range(0, len(ids), 1000):
+            q = (sa.select(run_hosts.c.run_id, environments.c.data)
+                 .join(environments, environments.c.hash == run_hosts.c.environment_hash)
+                 .where(run_hosts.c.run_id.in_(ids[i:i + 1000])).order_by(run_hosts.c.run_id, run_hosts.c.host))
+            for row in c.execute(q):
+                first.setdefault(row.run_id, row.data)
+    return {run_id: single_target(first[run_id]) if run_id in first else {} for run_id in ids}
 
 
 def candidate_figures(store, min_runs: int, since: dt.datetime | None = None) -> list[tuple[str, str, str | None]]:
