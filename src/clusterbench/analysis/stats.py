@@ -159,14 +159,24 @@ def median_ci(values: list[float], confidence: float = CONFIDENCE) -> tuple[floa
 @functools.lru_cache(maxsize=1024)
 def _ci_rank(n: int, confidence: float) -> tuple[int, float]:
     """(j, coverage) of the narrowest [x(j), x(n+1-j)] reaching the confidence; depends on n
-    only, so a trend over thousands of runs does not sum binomials for each."""
-    best = 1
+    only, so a trend over thousands of runs does not sum binomials for each.
+
+    Each j's coverage is P(j <= B <= n - j) = (2^n - 2 sum_{k<j} C(n, k)) / 2^n, the same
+    integer over 2^n that _binom_coverage sums, kept as j grows: summing it anew for each j
+    took O(n^2) binomials, and a comparison of two labels pooling 3,000 samples each ran
+    for minutes (9 minutes on two labels of a store of 1,000 quick-suite runs)."""
+    total = 1 << n
+    best, best_inside = 1, total - 2   # [x(1), x(n)] when no j reaches the confidence
+    inside, comb = total, 1   # inside: 2^n less both tails below j; comb: C(n, j - 1)
     for j in range(1, n // 2 + 1):
-        if _binom_coverage(n, j) >= confidence:
-            best = j
+        if j > 1:
+            comb = comb * (n - j + 2) // (j - 1)
+        inside -= 2 * comb
+        if inside / total >= confidence:
+            best, best_inside = j, inside
         else:
             break
-    return best, _binom_coverage(n, best)
+    return best, best_inside / total
 
 
 def summarize(values: list[float], exclude_outliers: bool = False) -> Summary:
