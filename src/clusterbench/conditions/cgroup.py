@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterbench.environment import memory_cgroup
+from clusterbench.environment import cgroup_paths
 
 
 class CgroupUnavailable(Exception):
@@ -55,7 +55,7 @@ def find(mountinfo: str | None = None, proc_cgroup: str | None = None) -> Hierar
         mountinfo = Path("/proc/self/mountinfo").read_text()
     if proc_cgroup is None:
         proc_cgroup = Path("/proc/self/cgroup").read_text()
-    mounts = memory_cgroup.mounts(mountinfo)
+    mounts = cgroup_paths.mounts(mountinfo)
     for _root, point, fs, _opts in mounts:
         if fs == "cgroup2":
             try:
@@ -66,10 +66,10 @@ def find(mountinfo: str | None = None, proc_cgroup: str | None = None) -> Hierar
                 return Hierarchy(2, Path(point))
     for root, point, fs, opts in mounts:
         if fs == "cgroup" and "memory" in opts.split(","):
-            own = memory_cgroup.own_cgroup(proc_cgroup, "memory")
+            own = cgroup_paths.own_cgroup(proc_cgroup, "memory")
             if own is None:
                 raise CgroupUnavailable("no memory line in /proc/self/cgroup")
-            return Hierarchy(1, Path(point) / memory_cgroup.below_mount(own, root))
+            return Hierarchy(1, Path(point) / cgroup_paths.below_mount(own, root))
     raise CgroupUnavailable("no cgroup hierarchy with the memory controller is mounted "
                             "(neither cgroup2 with memory in cgroup.controllers nor a v1 memory hierarchy)")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clusterbench.environment.memory_cgroup import below_mount, mounts, own_cgroup, shows
+from clusterbench.environment.cgroup_paths import below_mount, mounts, own_cgroup, shows
 
 if TYPE_CHECKING:
     from clusterbench.environment.sources import Context
