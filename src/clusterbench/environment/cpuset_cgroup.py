@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clusterbench.environment.cgroup_paths import below_mount, mounts, own_cgroup, shows
+from clusterbench.environment.cgroup_paths import locate
 
 if TYPE_CHECKING:
     from clusterbench.environment.sources import Context
@@ -24,39 +24,19 @@ KEY = "cpu.cgroup_cpus"
 def cpus(ctx: Context) -> tuple[str | None, str]:
     """(the cpuset's CPU list as the kernel writes it, e.g. "0-3,6"; None when
     it cannot be read, with the reason)."""
-    info, cg = ctx.read("/proc/self/mountinfo"), ctx.read("/proc/self/cgroup")
-    if not (info.ok and cg.ok):
-        return None, info.error or cg.error
-    found = mounts(info.text)
-    for root, point, fs, _opts in found:
-        controllers = ctx.read(f"{point}/cgroup.controllers") if fs == "cgroup2" else None
-        if controllers is None or not controllers.ok or "cpuset" not in controllers.text.split():
-            continue
-        own = own_cgroup(cg.text, None)
-        if own is None or not shows(own, root):
-            continue
-        parts = below_mount(own, root).split("/") if below_mount(own, root) else []
-        # v2: the file is there where the controller is enabled; below that a cgroup has its parent's CPUs
-        for i in range(len(parts), -1, -1):
-            effective = ctx.read("/".join([point.rstrip("/"), *parts[:i], "cpuset.cpus.effective"]))
-            if effective.ok and effective.text.strip():
-                return effective.text.strip(), ""
-        return None, f"no cpuset.cpus.effective from {point} down to this process's cgroup"
-    for root, point, fs, opts in found:
-        if fs == "cgroup" and "cpuset" in opts.split(","):
-            own = own_cgroup(cg.text, "cpuset")
-            if own is None:
-                return None, "no cpuset line in /proc/self/cgroup"
-            if not shows(own, root):
-                continue
-            here = f"{point}/{below_mount(own, root)}".rstrip("/")
-            # v1: effective_cpus (3.x kernels and later) is what the ancestors leave of cpuset.cpus
-            for name in ("cpuset.effective_cpus", "cpuset.cpus"):
-                listed = ctx.read(f"{here}/{name}")
-                if listed.ok and listed.text.strip():
-                    return listed.text.strip(), ""
-            return None, f"no cpuset.effective_cpus or cpuset.cpus in {here}"
-    return None, "no cpuset cgroup hierarchy mounted (cgroup2 with cpuset, or v1 cpuset)"
+    where = locate(ctx, "cpuset")
+    if isinstance(where, str):
+        return None, where
+    # v2: the file is there where the controller is enabled; below that a cgroup has its parent's
+    # CPUs. v1: effective_cpus (3.x kernels and later) is what the ancestors leave of cpuset.cpus
+    names = ("cpuset.cpus.effective",) if where.version == 2 else ("cpuset.effective_cpus", "cpuset.cpus")
+    for d in where.dirs:
+        for name in names:
+            listed = ctx.read(f"{d}/{name}")
+            if listed.ok and listed.text.strip():
+                return listed.text.strip(), ""
+    above = f"{where.dirs[-1]} down to this process's cgroup" if where.version == 2 else where.dirs[0]
+    return None, f"no {' or '.join(names)} in {above}"
 
 
 def collect_into(env: dict, ctx: Context) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clusterbench.environment.cgroup_paths import below_mount, mounts, own_cgroup, shows
+from clusterbench.environment.cgroup_paths import locate
 
 if TYPE_CHECKING:   # the annotations only
     from clusterbench.environment.sources import Context
@@ -27,44 +27,25 @@ def _number(text: str) -> int | None:
 
 def limit_bytes(ctx: Context) -> tuple[int | str | None, str]:
     """(the limit in bytes, or NO_LIMIT; None when it cannot be read, with the reason)."""
-    info, cg = ctx.read("/proc/self/mountinfo"), ctx.read("/proc/self/cgroup")
-    if not (info.ok and cg.ok):
-        return None, info.error or cg.error
-    found = mounts(info.text)
-    for root, point, fs, _opts in found:
-        controllers = ctx.read(f"{point}/cgroup.controllers") if fs == "cgroup2" else None
-        if controllers is None or not controllers.ok or "memory" not in controllers.text.split():
-            continue
-        own = own_cgroup(cg.text, None)
-        if own is None:
-            return None, "no cgroup v2 line (0::) in /proc/self/cgroup"
-        if not shows(own, root):
-            continue
-        parts = below_mount(own, root).split("/") if below_mount(own, root) else []
+    where = locate(ctx, "memory")
+    if isinstance(where, str):
+        return None, where
+    if where.version == 2:
         # v2: each level has its own memory.max, and the tightest one binds, the mount's own root
         # included (the host's root has none; a container's namespace root is its cgroup, with its limit)
-        limits = [_number(r.text) for i in range(len(parts), -1, -1)
-                  if (r := ctx.read("/".join([point.rstrip("/"), *parts[:i], "memory.max"]))).ok]
+        limits = [_number(r.text) for d in where.dirs if (r := ctx.read(f"{d}/memory.max")).ok]
         bound = [x for x in limits if x is not None]
         return (min(bound) if bound else NO_LIMIT), ""
-    for root, point, fs, opts in found:
-        if fs == "cgroup" and "memory" in opts.split(","):
-            own = own_cgroup(cg.text, "memory")
-            if own is None:
-                return None, "no memory line in /proc/self/cgroup"
-            if not shows(own, root):
-                continue
-            here = f"{point}/{below_mount(own, root)}".rstrip("/")
-            stat = ctx.read(f"{here}/memory.stat")
-            if not stat.ok:
-                return None, stat.error
-            # v1 sums the hierarchy for us: the smallest limit of this cgroup and its ancestors
-            for line in stat.text.splitlines():
-                key, _, value = line.partition(" ")
-                if key == "hierarchical_memory_limit":
-                    return (_number(value) or NO_LIMIT), ""
-            return None, f"no hierarchical_memory_limit in {here}/memory.stat"
-    return None, "no memory cgroup hierarchy mounted (cgroup2 with memory, or v1 memory)"
+    here = where.dirs[0]
+    stat = ctx.read(f"{here}/memory.stat")
+    if not stat.ok:
+        return None, stat.error
+    # v1 sums the hierarchy for us: the smallest limit of this cgroup and its ancestors
+    for line in stat.text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "hierarchical_memory_limit":
+            return (_number(value) or NO_LIMIT), ""
+    return None, f"no hierarchical_memory_limit in {here}/memory.stat"
 
 
 def collect_into(env: dict, ctx: Context) -> None:
