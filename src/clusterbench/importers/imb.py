@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement
 
 # 4.x to 2018 print "Intel (R)", 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
 BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
@@ -37,13 +37,8 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    if not BANNER.search(text):
-        raise Unreadable("no IMB banner (\"Intel(R) MPI Benchmarks YYYY, MPI-1 part\")")
-    text, cut = cut_short.whole_lines(text)
-    runs = invocations.runs_of(text, BANNER, _run)
-    if cut:
-        runs[-1].notes.append(cut)
-    return runs
+    return invocations.text_runs(text, BANNER, _run,
+                                 "no IMB banner (\"Intel(R) MPI Benchmarks YYYY, MPI-1 part\")")
 
 
 def _run(text: str, first_line: int) -> ImportedRun:

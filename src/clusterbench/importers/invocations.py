@@ -51,3 +51,18 @@ def runs_of(text: str, banner: re.Pattern, parse_one, lead: re.Pattern | None = 
         raise first_error
     runs[0].notes.extend(skipped)
     return runs
+
+
+def text_runs(text: str, banner: re.Pattern, parse_one, missing: str, lead: re.Pattern | None = None) -> list:
+    """A text format's runs (runs_of), read from the file's whole lines
+    (cut_short.py: a last line cut mid-figure is left out, the last run's
+    note says so); Unreadable(missing) when no run's banner is there."""
+    from clusterbench.importers import Unreadable, cut_short
+
+    if not banner.search(text):
+        raise Unreadable(missing)
+    text, cut = cut_short.whole_lines(text)
+    runs = runs_of(text, banner, parse_one, lead)
+    if cut:
+        runs[-1].notes.append(cut)
+    return runs

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, Unreadable, cut_short, invocations
+from clusterbench.importers import ImportedRun, Unreadable, invocations
 from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sample, step_for, summary_means
 
 LINE = "\0line"   # a row's line in the file, kept beside its columns (no heading is that)
@@ -39,13 +39,8 @@ def _date(text: str | None) -> dt.datetime | None:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    if not BANNER.search(text):
-        raise Unreadable("no IOR banner (\"IOR-x.y.z: MPI Coordinated Test of Parallel I/O\")")
-    text, cut = cut_short.whole_lines(text)
-    runs = invocations.runs_of(text, BANNER, _run)
-    if cut:
-        runs[-1].notes.append(cut)
-    return runs
+    return invocations.text_runs(text, BANNER, _run,
+                                 "no IOR banner (\"IOR-x.y.z: MPI Coordinated Test of Parallel I/O\")")
 
 
 def _run(text: str, first_line: int) -> ImportedRun:

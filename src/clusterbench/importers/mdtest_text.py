@@ -16,7 +16,7 @@ import datetime as dt
 import re
 
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement
 from clusterbench.importers.ior_common import argv_of, number
 
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
@@ -50,13 +50,8 @@ def _date(m) -> dt.datetime | None:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    if not LAUNCHED.search(text):
-        raise Unreadable("no launch line (\"mdtest-x.y.z was launched with N total task(s) on M node(s)\")")
-    text, cut = cut_short.whole_lines(text)
-    runs = invocations.runs_of(text, LAUNCHED, _run, lead=STARTED)
-    if cut:
-        runs[-1].notes.append(cut)
-    return runs
+    return invocations.text_runs(text, LAUNCHED, _run, "no launch line (\"mdtest-x.y.z was launched with N total "
+                                 "task(s) on M node(s)\")", lead=STARTED)
 
 
 def _run(text: str, first_line: int) -> ImportedRun:
