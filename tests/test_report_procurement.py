@@ -187,3 +187,22 @@ def test_comparison_plots_are_one_per_kernel_and_their_series_differ_in_grey(cli
     assert len(series) >= 2, fills
     greys = sorted(lightness(c) for c in series[:2])
     assert greys[1] - greys[0] >= 30, (series, greys)
+
+
+@pytest.mark.timeout(180)
+def test_the_report_ends_with_what_its_figures_and_marks_mean(cli, tmp_path):
+    """CV, p99 and the E-codes were never explained on the page a reviewer reads."""
+    assert cli("run", *BUFFERED, f"--dir={tmp_path}", "--label", "a").status == 0
+    assert cli("report", "a", "-o", str(tmp_path / "r.html")).status == 0
+    assert cli("report", "a", "-o", str(tmp_path / "r.md")).status == 0
+    page = (tmp_path / "r.html").read_text()
+    guide = page.split("<h2>How to read the figures</h2>", 1)[1].split("</dl>", 1)[0]
+    terms = re.findall(r"<dt>(.*?)</dt>", guide)
+    # the tables have CV and a flagged buffered write; no limit column (no device ceiling known for a
+    # buffered write here), no latency percentile, no E-code: those are not explained
+    assert terms == ["median", "n", "interval of the median (95 % CI)", "CV", "flagged, !, a hatched bar"], terms
+    assert "Mann-Whitney" not in guide   # one run: no verdict to explain
+    md = (tmp_path / "r.md").read_text()
+    # the Markdown tables have no CV column: not explained there; its "Flagged (1)" is
+    assert "## How to read the figures" in md and "- **flagged, !, a hatched bar**: " in md and "**CV**" not in md
+    assert md.index("## How to read the figures") > md.index("## Run ")

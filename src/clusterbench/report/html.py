@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 
 from clusterbench.output.counted_text import counted
+from clusterbench.report import reading_guide
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title, stop_text
 from clusterbench.environment import value_text
@@ -41,6 +42,7 @@ code{background:#f6f6f6;padding:0 .2em}
 .fig,td.n{white-space:nowrap} td.ci small{font-size:.85em} td.ok{color:#0a5a0a} tr.flagged td:first-child{border-left:4px solid #8a5a00}
 table.headline td:first-child{font-weight:bold}
 footer{margin-top:2em;font-size:.85em}
+dl.guide dt{font-weight:bold;margin-top:.4em} dl.guide dd{margin-left:1.5em}
 """
 
 
@@ -377,6 +379,7 @@ def render(report: Report) -> str:
 
             body += section(run)
         body += run_section(run, notes)
+    body.append(reading_guide.html_section("\n".join(body)))
     if notes.reasons:
         body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(
             f'<li id="note{i}">not available: {esc(r)}</li>' for i, r in enumerate(notes.reasons, 1)) + "</ol>"]

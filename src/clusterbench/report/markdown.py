@@ -7,7 +7,7 @@ from __future__ import annotations
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
-from clusterbench.report import compare_markdown
+from clusterbench.report import compare_markdown, reading_guide
 from clusterbench.report.data import Report, params_text, step_title
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
@@ -102,5 +102,5 @@ def render(report: Report) -> str:
             warnings = [w for r in st["summary"] for w in r.all_warnings()]
             out += [""] + [f"- warning: {md(w)}" for w in dict.fromkeys(warnings)]
             out.append("")
-    out += compare_markdown.notes_lines(notes)
+    out += reading_guide.markdown_lines("\n".join(out)) + compare_markdown.notes_lines(notes)
     return "\n".join(out) + "\n"

@@ -1,0 +1,57 @@
+"""The report's closing "How to read the figures": what each statistic and
+mark in its tables means, in the words of docs/statistics.md and
+docs/limits.md, for a reader who has neither. A procurement reviewer sent
+the report back for CV, p99 and the E-codes left unexplained; one text for
+the HTML and the Markdown report, each listing only the terms its pages
+use."""
+from __future__ import annotations
+
+import re
+
+# (term, what it means, patterns of the report's text that show it is used: none, every report)
+TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("median", "the centre of a figure's repetitions, the value reported everywhere: a slow first "
+     "repetition does not move it", ()),
+    ("n", "the repetitions with a finite value", ()),
+    ("interval of the median (95 % CI)", "distribution-free, from order statistics: the narrowest range "
+     "of the repetitions that holds the true median with at least 95 % probability. Below 6 repetitions "
+     "no range reaches 95 %: then the range from min to max is given with its real coverage (75 % at "
+     "n = 3, 94 % at n = 5)", ()),
+    ("CV", "coefficient of variation, the repetitions' standard deviation over their mean: their "
+     "spread, not the figure's accuracy", (r"\bCV\b",)),
+    ("p50, p90, p99, p99.9", "latency percentiles: half, 90 %, 99 % and 99.9 % of one repetition's "
+     "operations took at most this long; the median of the repetitions' values is shown", (r"\bp99",)),
+    ("limit", "the physical ceiling the figure was checked against (a disk's, a link's, memory's rate, "
+     "from the machine's description); a figure above it, marked !, cannot have come through that "
+     "component alone", (r"\blimit\b",)),
+    ("flagged, !, a hatched bar", "a warning or a physical limit says the figure is not what its mode "
+     "claims (a read from the page cache where a cold read was asked for, a write timed before it was "
+     "durable): not a like-for-like figure", (r"(?i)\bflagged\b", r"\bhatched\b")),
+    ("ratio and verdict", "the other configuration's median over the baseline's. Faster or slower only "
+     "where the two-sided Mann-Whitney U test gives p < 0.05 and the change is 2 % or more; \"no "
+     "significant difference\" is no proof of equality (compare the intervals); \"undecidable\" where "
+     "the repetitions are too few for any test to reach p < 0.05 (3 against 3 cannot)", (r"\bverdict\b",)),
+    ("E1 .. E11", "the measurements people make by hand when they characterise a cluster (dd and sync, "
+     "drop_caches, iperf, fio, IOR, MPI benchmarks, Himeno): a step named with one measures what that "
+     "experiment measures (clusterbench's docs/experiments.md)", (r"\bE(?:[1-9]|1[01])\b",)),
+)
+
+
+def used(text: str) -> list[tuple[str, str]]:
+    """The (term, meaning) pairs of the terms `text` uses; those without a
+    mark (median, n, the interval) are in every report."""
+    return [(term, meaning) for term, meaning, marks in TERMS if not marks or any(re.search(m, text) for m in marks)]
+
+
+def html_section(body_text: str) -> str:
+    from clusterbench.output.render_text import html as esc
+
+    items = "".join(f"<dt>{esc(term)}</dt><dd>{esc(meaning)}.</dd>" for term, meaning in used(body_text))
+    return f'<h2>How to read the figures</h2><dl class="guide">{items}</dl>'
+
+
+def markdown_lines(body_text: str) -> list[str]:
+    from clusterbench.output.render_text import markdown as md
+
+    return ["", "## How to read the figures", "",
+            *[f"- **{md(term)}**: {md(meaning)}." for term, meaning in used(body_text)]]
