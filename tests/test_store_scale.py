@@ -50,20 +50,20 @@ def fill(url: str, runs: int, phases: int, envs: int = 1) -> None:
 
 @contextlib.contextmanager
 def statements(store):
-    """The SQL statements the store's engine issues meanwhile (a list, filled as they go)."""
-    issued: list[str] = []
+    """(statement, parameters) of each statement the store's engine issues meanwhile (a list, filled as they go)."""
+    issued: list[tuple[str, object]] = []
 
-    def count(_conn, _cursor, sql, *_):
-        issued.append(sql)
+    def keep(_conn, _cursor, sql, parameters, *_):
+        issued.append((sql, parameters))
 
-    sa.event.listen(store.engine, "before_cursor_execute", count)
+    sa.event.listen(store.engine, "before_cursor_execute", keep)
     try:
         yield issued
     finally:
-        sa.event.remove(store.engine, "before_cursor_execute", count)
+        sa.event.remove(store.engine, "before_cursor_execute", keep)
 
 
-def history_statements(url: str) -> list[str]:
+def history_statements(url: str) -> list[tuple[str, object]]:
     from clusterbench.report.history_page import render
     from clusterbench.store import Store
 
@@ -87,27 +87,12 @@ def test_the_history_page_reads_no_figure_beyond_the_ones_it_shows(tmp_path):
     assert counted[TREND_MAX_FIGURES + 1] == counted[3 * TREND_MAX_FIGURES], counted
 
 
-@contextlib.contextmanager
-def statements_with_parameters(store):
-    """(statement, parameters) of each statement the store's engine issues meanwhile."""
-    issued: list[tuple[str, object]] = []
-
-    def keep(_conn, _cursor, sql, parameters, *_):
-        issued.append((sql, parameters))
-
-    sa.event.listen(store.engine, "before_cursor_execute", keep)
-    try:
-        yield issued
-    finally:
-        sa.event.remove(store.engine, "before_cursor_execute", keep)
-
-
 def scans_of_run_hosts_in_prune(url: str) -> list[str]:
     """The plans of prune's statements (a dry run) that read all of run_hosts."""
     from clusterbench.store import Store
 
     store = Store(url)
-    with statements_with_parameters(store) as issued:
+    with statements(store) as issued:
         counted = store.prune(START + dt.timedelta(days=10), dry_run=True)
     assert counted["runs"] == 10 and counted["environments"] == 2, counted
     scans = []
