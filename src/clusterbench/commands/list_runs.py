@@ -11,10 +11,6 @@ from clusterbench.store.opening import open_store
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 
 
-def _duration(seconds: float | None) -> str:
-    return "-" if seconds is None else duration_text(seconds)
-
-
 @click.command("list")
 @click.option("--label", help="Only runs with this label.")
 @click.option("--user", help="Only runs started by this user.")
@@ -58,7 +54,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         details = store.run_details(utc(since)) if by == "kernel" else None
         for g in summarise(rows, by, details):
             t.add_row(terminal(g.key), str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
-                      _duration(g.total_s), _duration(g.median_s))
+                      duration_text(g.total_s), duration_text(g.median_s))
         from clusterbench.report.compare_terminal import folding
 
         stdout_console().print(folding(t))
@@ -67,7 +63,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
 
     t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
     for r in rows:
-        dur = _duration((r.finished - r.started).total_seconds()) if r.finished else "-"
+        dur = duration_text((r.finished - r.started).total_seconds()) if r.finished else "-"
         status = r.status + (" (imported)" if r.imported_from else "")
         t.add_row(str(r.id), terminal(r.label), status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur,
                   terminal(r.host), terminal(r.user), terminal(r.batch_job), terminal(r.command or r.imported_from))

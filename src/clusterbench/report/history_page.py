@@ -20,6 +20,7 @@ from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.analysis.run_groups import summarise
 from clusterbench.results.sizes import rounded_size_text as format_bytes
+from clusterbench.report.when import duration_text
 
 LONGEST = 20
 TREND_MIN_RUNS = 8
@@ -69,14 +70,6 @@ def _e(x: Any) -> str:
     return esc(x)
 
 
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
 def _table(table_id: str, caption: str, head: list[str], rows: list[list[tuple[str, Any]]]) -> str:
     """rows: cells of (shown text, sort key)."""
     th = "".join(f'<th title="sort">{_e(h)}</th>' for h in head)
@@ -90,7 +83,7 @@ def _summary_table(history: History, by: str) -> str:
     """The groups `list --by` prints (run_groups.summarise over the same rows), with the bytes written."""
     head = [by, "runs", "ok", "failed", "cut short", "running", "time used", "bytes written"]
     cells = [[(g.key, g.key), (g.runs, g.runs), (g.ok, g.ok), (g.failed, g.failed), (g.cut_short, g.cut_short),
-              (g.running, g.running), (_duration(g.total_s), g.total_s),
+              (g.running, g.running), (duration_text(g.total_s), g.total_s),
               (format_bytes(g.bytes_written), g.bytes_written)]
              for g in summarise(history.rows, by, history.details)]
     return _table(f"by-{by}", f"Runs per {by}", head, cells)
@@ -100,7 +93,7 @@ def _run_cells(r: RunRow) -> list[tuple[str, Any]]:
     started = r.started.strftime("%Y-%m-%d %H:%M")
     return [(r.id, r.id), (started, started), (r.user, r.user), (r.host, r.host), (r.label, r.label),
             (" ".join(r.kernels) or "-", " ".join(r.kernels)), (r.status, r.status),
-            (_duration(r.seconds), r.seconds if r.seconds is not None else -1)]
+            (duration_text(r.seconds), r.seconds if r.seconds is not None else -1)]
 
 
 RUN_HEAD = ["run", "started (UTC)", "user", "host", "label", "kernels", "status", "duration"]

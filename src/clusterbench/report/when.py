@@ -17,7 +17,10 @@ def _parse(text: str | None) -> datetime | None:
     return t.astimezone(timezone.utc).replace(tzinfo=None) if t is not None and t.tzinfo else t
 
 
-def duration_text(seconds: float) -> str:
+def duration_text(seconds: float | None) -> str:
+    """'42.0 s', '3.5 min', '2.1 h'; '-' for a run with no end (list, the history page, a report)."""
+    if seconds is None:
+        return "-"
     if seconds < 120:
         return f"{seconds:.1f} s"
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
