@@ -210,6 +210,38 @@ def test_mdtest_time_table_that_is_not_seconds_per_phase_is_left_out_with_a_note
     assert any("SUMMARY time table does not read as each phase's seconds" in n for n in run.notes)
 
 
+def test_mdtest_stonewall_keeps_the_time_table_and_what_the_ranks_created_at_the_limit():
+    # mdtest -W 1 -F -i 3 -P: the limit stopped file creation in each iteration ("Continue stonewall hit
+    # min: 280 max: 362 avg: 321.0"), the ranks went on to 362 each: the file phases did 724 items, not the
+    # 200000 of "2 tasks, 200000 files", so the time table, checked against 200000, was left out
+    run = one("mdtest-4.1.0+dev-stonewall.txt")
+    by_phase = {s.phase: s for s in run.steps[0].samples}
+    create = by_phase["file-create"]
+    assert create.value == 667.148 and create.unit == "items/s"
+    assert (create.record["seconds"], create.record["max_seconds"], create.record["min_seconds"]) == (1.164, 1.344,
+                                                                                                       1.031)
+    assert round(724 / create.record["max_seconds"], 1) == round(create.record["min_items_per_s"], 1)
+    assert by_phase["file-stat"].record["seconds"] == 0.017
+    assert {k: v for k, v in create.record.items() if k.startswith("stonewall")} == {
+        "stonewall_limit_seconds": 1.0, "stonewall_stopped_iterations": 3, "stonewall_items_done": [724, 734, 838],
+        "stonewall_rank_items_least": [280, 365, 395], "stonewall_rank_items_most": [362, 367, 419],
+        "stonewall_rank_items_mean": [321.0, 366.0, 407.0]}
+    assert not any("time table" in n for n in run.notes)
+    (note,) = [n for n in run.notes if n.startswith("stonewall (-W)")]
+    assert "stopped file creation in 3 of 3 iteration(s)" in note and "did 724, 734, 838 items" in note
+    assert "not the count of the line '2 tasks, 200000 files'" in note
+    # 4.0.0 prints the same lines without a time table; 3.3.0 adds a "File create (stonewall)" row to each
+    # table: the items created before the limit over the time to it (1394 items in 1.990 s), summed over both
+    older = one("mdtest-4.0.0-stonewall.txt").steps[0].samples
+    assert {s.phase: s.record.get("stonewall_items_done") for s in older} == {
+        "file-create": [562, 960], "file-stat": None, "file-read": None, "file-remove": None, "tree-create": None,
+        "tree-remove": None}
+    oldest = {s.phase: s for s in one("mdtest-3.3.0-stonewall.txt").steps[0].samples}
+    assert (oldest["file-create"].record["stonewall_items_per_s"],
+            oldest["file-create"].record["stonewall_seconds_total"]) == (700.648, 1.990)
+    assert oldest["file-create"].record["seconds"] == 1.223 and oldest["file-create"].value == 616.321
+
+
 def test_mdtest_phases_that_did_no_operation_are_left_out_with_a_note():
     # mdtest -n 0 prints 0.000 for every file and directory phase, -C for every phase but the creations:
     # they were stored as rates of 0 items/s, which compare took for real (and infinitely slower) figures

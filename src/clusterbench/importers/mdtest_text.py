@@ -6,7 +6,8 @@ mdtest prints only the max, min, mean and standard deviation over its
 iterations, so each operation is one sample: the mean rate in items/s,
 under the metadata kernel's phase name (dir-create, file-stat, tree-remove,
 ...), with max, min, standard deviation, iterations and the mean time in
-the record. The command line is read by clusterbench's mdtest parser
+the record. A run with the stonewall timer (-W) that the timer stopped
+keeps what mdtest printed of it (mdtest_stonewall.py). The command line is read by clusterbench's mdtest parser
 (clusterbench.tools.mdtest_args) into the metadata step `clusterbench mdtest`
 runs for the same line; a line it refuses is stored as an mdtest step.
 """
@@ -16,7 +17,7 @@ import datetime as dt
 import re
 
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, mdtest_stonewall, measurement
 from clusterbench.importers.ior_common import argv_of, number
 
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
@@ -69,9 +70,13 @@ def _run(text: str, first_line: int) -> ImportedRun:
         raise Unreadable("no SUMMARY table")
     rates: dict[str, dict] = {}
     times: dict[str, dict] = {}
+    items = list(ITEMS.finditer(text))
+    asked, iterations = (int(items[-1].group(1)) if items else None), int(tables[0].group(3))
+    stonewall = mdtest_stonewall.read(text, ranks)
     for i, t in enumerate(tables):
         body = text[t.end(): tables[i + 1].start() if i + 1 < len(tables) else len(text)]
         table_line = first_line + text.count("\n", 0, t.end())
+        stonewall.read_summary_row(body, t.group(1) == "time")
         for row in ROW.finditer(body):
             phase = PHASES.get(row.group(1))
             if phase is None:
@@ -84,8 +89,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
             else:
                 times[phase] = {"seconds": mean, "max_seconds": mx, "min_seconds": mn}
     if times:
-        items = ITEMS.findall(text)
-        if _seconds_per_phase(rates, times, int(items[-1]) if items else None):
+        if _seconds_per_phase(rates, times, stonewall.items_per_iteration(asked, iterations)):
             for phase, f in rates.items():
                 f.update(times.get(phase, {}))
         else:
@@ -95,6 +99,10 @@ def _run(text: str, first_line: int) -> ImportedRun:
     # mdtest prints 0.000 for a phase that did no operation (its rate is 0 when its item sum is:
     # -n 0, or a phase not chosen, -C/-T/-E/-r): not a rate of 0, no rate at all
     idle = [p for p, f in rates.items() if f["mean_items_per_s"] == 0 and f["max_items_per_s"] == 0]
+    if stonewall.printed:
+        rates.get("file-create", {}).update(stonewall.fields(run.command))
+    if stonewall.hits:
+        run.notes.append(stonewall.note(items[-1].group(0) if items else None, iterations))
     for phase, f in rates.items():
         if f.get("mean_items_per_s") is None or phase in idle:
             continue
@@ -112,7 +120,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
     return run
 
 
-def _seconds_per_phase(rates: dict, times: dict, items: int | None) -> bool:
+def _seconds_per_phase(rates: dict, times: dict, items: list[int]) -> bool:
     """Whether the time table holds each phase's seconds (the slowest rank's,
     per iteration), the figure `rate = items / seconds` was made of. mdtest
     prints that array (time[]) in every version, but since 2024 (IOR commit
@@ -121,9 +129,14 @@ def _seconds_per_phase(rates: dict, times: dict, items: int | None) -> bool:
     taken only where it is what mdtest's code says: every file and directory
     phase's shortest time is the items over its highest rate, its longest the
     items over its lowest rate, to the 3 decimals printed (the tree phases
-    count tree directories, not items, and are not checked)."""
+    count tree directories, not items, and are not checked). `items`: the
+    item counts an iteration may have done, one unless the stonewall timer
+    cut iterations short (then the highest rate and the shortest time may be
+    of iterations of different counts: each product lies between the least
+    and the most)."""
     if not items:
         return False
+    least, most = min(items), max(items)
     checked = 0
     for phase, r in rates.items():
         t = times.get(phase)
@@ -132,7 +145,8 @@ def _seconds_per_phase(rates: dict, times: dict, items: int | None) -> bool:
         for seconds, rate in ((t["min_seconds"], r["max_items_per_s"]), (t["max_seconds"], r["min_items_per_s"])):
             if seconds is None or rate is None:
                 return False
-            if rate and abs(seconds - items / rate) > 0.0005 + 0.01 * items / rate:
+            if rate and not (least - 0.0005 * rate - 0.01 * least <= seconds * rate
+                             <= most + 0.0005 * rate + 0.01 * most):
                 return False
         checked += 1
     return checked > 0
