@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 
 from clusterbench.errors import BadInput
+from clusterbench.importers import SOURCE_LINE, fio
 from clusterbench.importers.import_runs import parse_bytes
 
 FIXTURES = REPO / "tests" / "fixtures" / "import"
@@ -56,7 +57,8 @@ def test_iperf3_text_of_two_streams_cut_before_its_sum_is_not_one_streams_rate()
 
 
 @pytest.mark.parametrize("name", ["ior-4.0.0-posix-fpp.txt", "ior-3.2.1-posix-fpp.txt", "mdtest-4.0.0.txt",
-                                  "mdtest-1.9.3-llnl.txt", "imb-2021.3-mpi1.txt", "osu-7.4-latency.txt"])
+                                  "mdtest-1.9.3-llnl.txt", "imb-2021.3-mpi1.txt", "osu-7.4-latency.txt",
+                                  "fio-3.33-randread.txt", "fio-2.19-seqwrite.txt", "fio-3.5-seqwrite.txt"])
 def test_two_runs_in_one_job_log_are_two_runs_each_with_its_own_figures(name):
     data = (FIXTURES / name).read_bytes()
     one = parse_bytes("f", data)
@@ -65,6 +67,18 @@ def test_two_runs_in_one_job_log_are_two_runs_each_with_its_own_figures(name):
     # not the second run's tests taken as more tests of the first (IOR), nor its rows over the first's (mdtest)
     assert figures(two[:1]) == figures(one) and figures(two[1:]) == figures(one)
     assert two[1].started == one[0].started and two[1].version == one[0].version
+
+
+def test_fio_text_of_two_runs_appended_to_one_log_is_two_runs():
+    # fio-3.33-two-runs.txt: `fio --name=rr ... >> log`, then `fio --name=mix ... --numjobs=2 >> log` (its job
+    # line then "..."): both runs' jobs were one run's steps, under the first run's date
+    runs = parse_bytes("f", (FIXTURES / "fio-3.33-two-runs.txt").read_bytes())
+    assert [[st.name for st in r.steps] for r in runs] == [["fio job rr"], ["fio job mix", "fio job mix"]]
+    assert [r.started.strftime("%H:%M:%S") for r in runs] == ["22:25:04", "22:25:05"]
+    # the second run's figures keep their lines in the file, which the plausibility gate names
+    parsed = fio.parse((FIXTURES / "fio-3.33-two-runs.txt").read_text())
+    assert [(s.phase, s.value, s.record[SOURCE_LINE]) for s in parsed[1].steps[0].samples] == [
+        ("read", 8422.0, 41), ("write", 3641.0, 52)]
 
 
 def test_mdtest_runs_of_different_figures_in_one_log_keep_their_own():

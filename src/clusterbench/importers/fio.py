@@ -17,7 +17,8 @@ import json
 import os
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, json_documents, measurement
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, invocations, json_documents,
+                                   measurement)
 from clusterbench.results.sizes import parse_size, size_arg
 
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
@@ -45,6 +46,9 @@ def parse(text: str) -> list[ImportedRun]:
             runs[0].notes.append("lines around the JSON (fio's normal output with json,normal, or other "
                                  "output) were skipped")
         return runs
+    if TEXT_VERSION.search(text):
+        # one run per "fio-3.33" line (a log that two runs were appended to), each from its job lines
+        return invocations.text_runs(text, TEXT_VERSION, _text_run, "no \"fio-x.y\" version line", lead=TEXT_JOB_LINES)
     return [_parse_text(text)]
 
 
@@ -196,6 +200,9 @@ def _size_text(text: str) -> str:
 
 # -- normal text -------------------------------------------------------------
 TEXT_VERSION = re.compile(r"^fio-(\d[\w.\-]*)\s*$", re.M)
+# the job lines fio prints before its version line ("rr: (g=0): rw=randread, ...", "..." for numjobs > 1),
+# which open the run
+TEXT_JOB_LINES = re.compile(r"(?:^\S.*?: \(g=\d+\): rw=[^\n]*\n(?:\.\.\.\n)?)+", re.M)
 TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+): pid=\d+: (.+)$", re.M)
 # 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)"; 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec"
 TEXT_DIR3 = re.compile(r"^\s+(read|write)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMG]i?B)/s.*?\((\d+(?:\.\d+)?)([KMGT]?i?B)"
@@ -215,13 +222,15 @@ def _mib_per_s(data_bytes: float, runtime_ms: int) -> float | None:
 
 def _parse_text(text: str) -> ImportedRun:
     text, cut = cut_short.whole_lines(text)
-    run = _text_run(text)
+    run = _text_run(text, 1)
     if cut:
         run.notes.append(cut)
     return run
 
 
-def _text_run(text: str) -> ImportedRun:
+def _text_run(text: str, first_line: int) -> ImportedRun:
+    """One run of fio's normal output: `text` from its job lines to the
+    next run's; `first_line` is the file's line it starts on."""
     v = TEXT_VERSION.search(text)
     run = ImportedRun("fio", v.group(1) if v else None, "text", None)
     heads = {m.group(1): m for m in TEXT_JOB.finditer(text)}
@@ -241,12 +250,12 @@ def _text_run(text: str) -> ImportedRun:
             iops = float(m.group(2)) * SCALE[m.group(3)]
             data = float(m.group(6)) * BYTES[m.group(7)]
             step.samples.append(measurement(m.group(1), "n/a", iops, "IOPS", seconds=int(m.group(8)) / 1000,
-                                            line=text.count("\n", 0, r.end() + m.start(1)) + 1,
+                                            line=first_line + text.count("\n", 0, r.end() + m.start(1)),
                                             bytes=int(data), mib_per_s=_mib_per_s(data, int(m.group(8)))))
         for m in TEXT_DIR2.finditer(block):
             data = float(m.group(2)) * BYTES[m.group(3)]
             step.samples.append(measurement(m.group(1), "n/a", float(m.group(6)), "IOPS",
-                                            line=text.count("\n", 0, r.end() + m.start(1)) + 1,
+                                            line=first_line + text.count("\n", 0, r.end() + m.start(1)),
                                             seconds=int(m.group(7)) / 1000, bytes=int(data),
                                             mib_per_s=_mib_per_s(data, int(m.group(7)))))
         issued = re.search(r"issued r\w*: total=(\d+),(\d+)", block)
