@@ -596,6 +596,22 @@ def test_ior_4_csv_of_a_real_run_is_imported_and_ior_3_3_csv_holding_no_result_i
     assert "not any known format" in e.value.message and "\n" not in e.value.message
 
 
+def test_two_ior_csv_tables_in_one_file_are_two_runs(tmp_path):
+    # ior-csv-4.0.0-two-runs.csv: the same IOR line run twice, `>> results.csv`: one step held both runs'
+    # rows, repetitions 0 and 1 twice each
+    runs = parse_file(str(FIXTURES / "ior-csv-4.0.0-two-runs.csv"))
+    assert [[(s.phase, s.repetition, s.value) for st in r.steps for s in st.samples] for r in runs] == [
+        [("write", 0, 4094.001), ("read", 0, 18682.8686), ("write", 1, 4242.0268), ("read", 1, 345.0611)],
+        [("write", 0, 1014.4646), ("read", 0, 18020.6402), ("write", 1, 723.3117), ("read", 1, 1030.9215)]]
+    assert any(n.startswith("2 CSV tables and no IOR banner: each table taken as a run") for n in runs[0].notes)
+    # with IOR's text banner (stdout holding both), the runs are cut at the banners, each with its version
+    head = "\n".join((FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text().split("\n")[:3]) + "\n"
+    table = (FIXTURES / "ior-csv-4.0.0-posix.csv").read_text()
+    (tmp_path / "ior.out").write_text(head + table + head + table)
+    runs = parse_file(str(tmp_path / "ior.out"))
+    assert [(r.version, len(r.steps), len(r.steps[0].samples)) for r in runs] == [("4.0.0", 1, 4), ("4.0.0", 1, 4)]
+
+
 def test_iperf3_text_gives_what_its_json_gives():
     tcp = one("iperf3-3.12-tcp.txt")
     (s,) = tcp.steps[0].samples

@@ -58,7 +58,8 @@ def test_iperf3_text_of_two_streams_cut_before_its_sum_is_not_one_streams_rate()
 
 @pytest.mark.parametrize("name", ["ior-4.0.0-posix-fpp.txt", "ior-3.2.1-posix-fpp.txt", "mdtest-4.0.0.txt",
                                   "mdtest-1.9.3-llnl.txt", "imb-2021.3-mpi1.txt", "osu-7.4-latency.txt",
-                                  "fio-3.33-randread.txt", "fio-2.19-seqwrite.txt", "fio-3.5-seqwrite.txt"])
+                                  "fio-3.33-randread.txt", "fio-2.19-seqwrite.txt", "fio-3.5-seqwrite.txt",
+                                  "ior-csv-4.0.0-posix.csv"])
 def test_two_runs_in_one_job_log_are_two_runs_each_with_its_own_figures(name):
     data = (FIXTURES / name).read_bytes()
     one = parse_bytes("f", data)

@@ -9,12 +9,14 @@ the file shows IOR's command line, else an `ior` step with the block and
 transfer sizes and the task count the rows give). The CSV has no banner,
 date, host or command line of its own: they are taken when the file also
 holds IOR's text header (IOR writing both to stdout), else --host/--date.
+A file of several tables (runs appended to one file) is a run per table,
+or per IOR banner where it has them.
 """
 from __future__ import annotations
 
 import re
 
-from clusterbench.importers import ImportedRun, Unreadable, cut_short
+from clusterbench.importers import ImportedRun, Unreadable, invocations
 from clusterbench.importers.ior_common import count, number, sample, step_for
 from clusterbench.importers.ior_text import BANNER, _date
 
@@ -29,30 +31,57 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    text, cut = cut_short.whole_lines(text)
-    heading = HEADING.search(text)
-    if not heading:
-        raise Unreadable("no CSV heading (\"access,bw(MiB/s),...\")")
+    # One run per IOR banner where the file holds IOR's text too; else one per CSV heading, which IOR
+    # prints once per test (ior.c, TestIoSys at repetition 0): a CSV alone cannot tell a second run
+    # appended to the file from a second test of one run's -f script, and two runs taken as one
+    # held the same repetitions twice under one step.
+    banner = BANNER if BANNER.search(text) else HEADING
+    runs = invocations.text_runs(text, banner, _run, "no CSV heading (\"access,bw(MiB/s),...\")")
+    if banner is HEADING and len(runs) > 1:
+        runs[0].notes.append(f"{len(runs)} CSV tables and no IOR banner: each table taken as a run (one IOR run "
+                             "of a -f script with several tests prints a table per test too)")
+    return runs
+
+
+def _run(text: str, first_line: int) -> ImportedRun:
+    """One run of IOR: `text` from its banner or CSV heading to the next
+    run's; each CSV table in it is a test (a step); `first_line` is the
+    file's line it starts on."""
     banner = BANNER.search(text)
     command = re.search(r"^Command line(?: used)?\s*: (.+)$", text, re.M)   # 3.x "used:", 4.0 aligned
     run = ImportedRun("IOR", banner.group(1) if banner else None, "CSV", command.group(1).strip() if command else None)
     began = re.search(r"^Began\s*: (.+)$", text, re.M)
     run.started = _date(began.group(1)) if began else None
+    headings = list(HEADING.finditer(text))
+    if not headings:
+        raise Unreadable("no CSV heading (\"access,bw(MiB/s),...\")")
+    for test_id, heading in enumerate(headings):
+        end = headings[test_id + 1].start() if test_id + 1 < len(headings) else len(text)
+        step = _step(run, test_id, text[heading.start():end], first_line + text.count("\n", 0, heading.start()))
+        if step is not None:
+            run.steps.append(step)
+    if not run.steps:
+        raise Unreadable("no write or read row with a bandwidth under the CSV heading")
+    if not banner:
+        run.notes.append("IOR's CSV names no version, date, host or command line (give --host, --date)")
+    return run
+
+
+def _step(run: ImportedRun, test_id: int, table: str, first_line: int):
+    """The step of one CSV table (its heading and rows), None without a row to take."""
     rows: list[tuple[int, dict[str, str]]] = []
-    columns: list[str] = []
-    first = text.count("\n", 0, heading.start()) + 1
-    for n, line in enumerate(text[heading.start():].split("\n"), start=first):
+    lines = table.split("\n")
+    columns = lines[0].strip().split(",")
+    for n, line in enumerate(lines[1:], start=first_line + 1):
         fields = line.strip().split(",")
-        if line.startswith("access,"):
-            columns = fields
-        elif columns and fields[0] in ("write", "read") and len(fields) == len(columns):
+        if fields[0] in ("write", "read") and len(fields) == len(columns):
             rows.append((n, dict(zip(columns, fields))))
     if not rows:
-        raise Unreadable("no write or read row under the CSV heading")
+        return None
     tasks = count(rows[0][1].get("numTasks")) or 1
     first_row = rows[0][1]
     described = {"blocksize": _kib_text(first_row.get("block(KiB)")), "xfersize": _kib_text(first_row.get("xfer(KiB)"))}
-    step, write_mode, read_mode = step_for(run.command, 0, tasks, None, described, run.notes)
+    step, write_mode, read_mode = step_for(run.command, test_id, tasks, None, described, run.notes)
     for n, row in rows:
         bw = number(row.get("bw(MiB/s)"))
         if bw is None:
@@ -61,14 +90,7 @@ def parse(text: str) -> list[ImportedRun]:
         rep = count(row.get("iter"))
         step.samples.append(sample(row["access"], (write_mode, read_mode), bw, rep or 0, line=n,
                                    seconds=fields.get("total_s"), **fields))
-    if not step.samples:
-        raise Unreadable("no bandwidth figure in the CSV rows")
-    run.steps.append(step)
-    if not banner:
-        run.notes.append("IOR's CSV names no version, date, host or command line (give --host, --date)")
-    if cut:
-        run.notes.append(cut)
-    return [run]
+    return step if step.samples else None
 
 
 def _kib_text(text: str | None) -> str:
