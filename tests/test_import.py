@@ -240,6 +240,14 @@ def test_mdtest_stonewall_keeps_the_time_table_and_what_the_ranks_created_at_the
     assert (oldest["file-create"].record["stonewall_items_per_s"],
             oldest["file-create"].record["stonewall_seconds_total"]) == (700.648, 1.990)
     assert oldest["file-create"].record["seconds"] == 1.223 and oldest["file-create"].value == 616.321
+    # -W 5 on 50 files: never stopped; the limit is kept, 3.3.0's row (printed for every -W run) too
+    for name, fields in (("mdtest-4.1.0+dev-stonewall-not-reached.txt", {}),
+                         ("mdtest-3.3.0-stonewall-not-reached.txt", {"stonewall_items_per_s": 3631.118})):
+        run = one(name)
+        (create,) = [s for s in run.steps[0].samples if s.phase == "file-create"]
+        assert {k: v for k, v in create.record.items() if k.startswith("stonewall")} == {
+            "stonewall_limit_seconds": 5.0, "stonewall_stopped_iterations": 0, **fields}
+        assert not any(n.startswith("stonewall") for n in run.notes)
 
 
 def test_mdtest_phases_that_did_no_operation_are_left_out_with_a_note():

@@ -62,15 +62,20 @@ class Stonewall:
 
     def fields(self, command: str | None) -> dict:
         """The record fields of the file-create sample: what mdtest printed
-        of the stop, per iteration it stopped, in mdtest's order."""
-        out = {"stonewall_limit_seconds": _limit_seconds(command),
+        of the stop, per iteration it stopped, in mdtest's order; the limit
+        and 0 stopped iterations for a -W run the limit never stopped;
+        nothing for a run without -W."""
+        limit = _limit_seconds(command)
+        if limit is None and not self.printed:
+            return {}
+        out = {"stonewall_limit_seconds": limit,
                "stonewall_stopped_iterations": len(self.hits),
                "stonewall_items_done": [most * self.ranks for _, most, _ in self.hits],
                "stonewall_rank_items_least": [least for least, _, _ in self.hits],
                "stonewall_rank_items_most": [most for _, most, _ in self.hits],
                "stonewall_rank_items_mean": [mean for _, _, mean in self.hits],
                "stonewall_items_per_s": self.items_per_s, "stonewall_seconds_total": self.seconds}
-        return {k: v for k, v in out.items() if v is not None}
+        return {k: v for k, v in out.items() if v is not None and v != []}
 
     def note(self, items_line: str | None, iterations: int) -> str:
         done = ", ".join(str(most * self.ranks) for _, most, _ in self.hits)

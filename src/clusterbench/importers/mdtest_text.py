@@ -99,8 +99,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
     # mdtest prints 0.000 for a phase that did no operation (its rate is 0 when its item sum is:
     # -n 0, or a phase not chosen, -C/-T/-E/-r): not a rate of 0, no rate at all
     idle = [p for p, f in rates.items() if f["mean_items_per_s"] == 0 and f["max_items_per_s"] == 0]
-    if stonewall.printed:
-        rates.get("file-create", {}).update(stonewall.fields(run.command))
+    rates.get("file-create", {}).update(stonewall.fields(run.command))
     if stonewall.hits:
         run.notes.append(stonewall.note(items[-1].group(0) if items else None, iterations))
     for phase, f in rates.items():
