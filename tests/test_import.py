@@ -240,6 +240,17 @@ def test_mdtest_stonewall_keeps_the_time_table_and_what_the_ranks_created_at_the
     assert (oldest["file-create"].record["stonewall_items_per_s"],
             oldest["file-create"].record["stonewall_seconds_total"]) == (700.648, 1.990)
     assert oldest["file-create"].record["seconds"] == 1.223 and oldest["file-create"].value == 616.321
+    # IOR 3.2.1's mdtest 1.9.3 prints the same lines (its "Command line used" quotes with ")
+    first = one("mdtest-3.2.1-stonewall.txt")
+    (create,) = [s for s in first.steps[0].samples if s.phase == "file-create"]
+    assert (first.version, create.record["stonewall_items_done"], create.record["stonewall_limit_seconds"]) == (
+        "1.9.3", [5768, 2726], 1.0)
+    # -v adds per-iteration lines ("File creation (stonewall):  1.047 sec,  0.000 ops/sec", its ops/sec
+    # mdtest's item sum, 0 on this rank): not read as rows
+    verbose = one("mdtest-4.1.0+dev-stonewall-verbose.txt")
+    by_phase = {s.phase: s for s in verbose.steps[0].samples}
+    assert len(by_phase) == 6 and by_phase["file-create"].value == 284.913
+    assert by_phase["file-create"].record["stonewall_items_done"] == [356, 334]
     # -W 5 on 50 files: never stopped; the limit is kept, 3.3.0's row (printed for every -W run) too
     for name, fields in (("mdtest-4.1.0+dev-stonewall-not-reached.txt", {}),
                          ("mdtest-3.3.0-stonewall-not-reached.txt", {"stonewall_items_per_s": 3631.118})):
