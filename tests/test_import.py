@@ -261,6 +261,30 @@ def test_mdtest_stonewall_keeps_the_time_table_and_what_the_ranks_created_at_the
         assert not any(n.startswith("stonewall") for n in run.notes)
 
 
+def test_mdtest_phases_it_warned_failed_items_in_are_left_out(tmp_path):
+    # mdtest -n 450 -W 1 with directories: the limit stopped directory creation at 1.001 s, 236 directories
+    # never made; mdtest printed "Directory creation 899.336" (all 900 counted) and stat/rename/remove
+    # rates of calls that failed at once, one "WARNING: unable to stat directory ..." each: all were stored
+    run = one("mdtest-4.1.0+dev-stonewall-directories.txt")
+    by_phase = {s.phase: s for s in run.steps[0].samples}
+    assert set(by_phase) == {"file-create", "file-stat", "file-read", "file-remove", "tree-create", "tree-remove"}
+    (note,) = [n for n in run.notes if n.startswith("mdtest warned")]
+    assert note.startswith("mdtest warned of 706 failed item operation(s) (dir-remove 236, dir-rename 234, "
+                           "dir-stat 236)")
+    assert "rates of dir-create, dir-remove, dir-rename, dir-stat are not of operations done" in note
+    # the file phases' times stand: 590 files (295 x 2 ranks) over 454.898/s is the 1.297 s printed
+    assert by_phase["file-create"].record["seconds"] == 1.297 and round(590 / 454.898, 3) == 1.297
+    # without the stonewall, only the phase of the failed items; the test directory's removal is no item
+    text = (FIXTURES / "mdtest-4.0.0.txt").read_text()
+    warned = text.replace("\nSUMMARY", "\nWARNING: unable to stat file /tmp/md/test-dir.0-0/mdtest_tree.0/file.mdtest."
+                          "1.7\nWARNING: unable to remove directory /tmp/md/test-dir.0-0\n\nSUMMARY", 1)
+    (tmp_path / "md.txt").write_text(warned)
+    run = one_file(tmp_path / "md.txt")
+    assert "file-stat" not in {s.phase for s in run.steps[0].samples} and len(run.steps[0].samples) == 9
+    assert any(n.startswith("mdtest warned of 1 failed item operation(s) (file-stat 1)") and
+               n.endswith("the rates of file-stat are not of operations done, left out") for n in run.notes)
+
+
 def test_mdtest_phases_that_did_no_operation_are_left_out_with_a_note():
     # mdtest -n 0 prints 0.000 for every file and directory phase, -C for every phase but the creations:
     # they were stored as rates of 0 items/s, which compare took for real (and infinitely slower) figures

@@ -6,10 +6,12 @@ mdtest prints only the max, min, mean and standard deviation over its
 iterations, so each operation is one sample: the mean rate in items/s,
 under the metadata kernel's phase name (dir-create, file-stat, tree-remove,
 ...), with max, min, standard deviation, iterations and the mean time in
-the record. A run with the stonewall timer (-W) that the timer stopped
-keeps what mdtest printed of it (mdtest_stonewall.py). The command line is read by clusterbench's mdtest parser
-(clusterbench.tools.mdtest_args) into the metadata step `clusterbench mdtest`
-runs for the same line; a line it refuses is stored as an mdtest step.
+the record. A run the stonewall timer (-W) stopped keeps what mdtest
+printed of it (mdtest_stonewall.py); a phase mdtest warned of failed items
+in is left out (mdtest_failed_items.py). The command line is read by
+clusterbench's mdtest parser (clusterbench.tools.mdtest_args) into the
+metadata step `clusterbench mdtest` runs for the same line; a line it
+refuses is stored as an mdtest step.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ import datetime as dt
 import re
 
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, mdtest_stonewall, measurement
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, invocations, mdtest_failed_items,
+                                   mdtest_stonewall, measurement)
 from clusterbench.importers.ior_common import argv_of, number
 
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
@@ -88,8 +91,16 @@ def _run(text: str, first_line: int) -> ImportedRun:
                                 "stddev_items_per_s": sd}
             else:
                 times[phase] = {"seconds": mean, "max_seconds": mx, "min_seconds": mn}
+    failed = mdtest_failed_items.failed_per_phase(text)
+    if failed:
+        left_out = mdtest_failed_items.left_out(failed, bool(stonewall.hits))
+        for phase in left_out:
+            rates.pop(phase, None)
+            times.pop(phase, None)
+        run.notes.append(mdtest_failed_items.note(failed, left_out))
     if times:
-        if _seconds_per_phase(rates, times, stonewall.items_per_iteration(asked, iterations)):
+        if _seconds_per_phase(rates, times, [asked] if asked else [],
+                              stonewall.items_per_iteration(asked, iterations)):
             for phase, f in rates.items():
                 f.update(times.get(phase, {}))
         else:
@@ -119,7 +130,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
     return run
 
 
-def _seconds_per_phase(rates: dict, times: dict, items: list[int]) -> bool:
+def _seconds_per_phase(rates: dict, times: dict, items: list[int], file_items: list[int]) -> bool:
     """Whether the time table holds each phase's seconds (the slowest rank's,
     per iteration), the figure `rate = items / seconds` was made of. mdtest
     prints that array (time[]) in every version, but since 2024 (IOR commit
@@ -129,18 +140,19 @@ def _seconds_per_phase(rates: dict, times: dict, items: list[int]) -> bool:
     phase's shortest time is the items over its highest rate, its longest the
     items over its lowest rate, to the 3 decimals printed (the tree phases
     count tree directories, not items, and are not checked). `items`: the
-    item counts an iteration may have done, one unless the stonewall timer
-    cut iterations short (then the highest rate and the shortest time may be
-    of iterations of different counts: each product lies between the least
-    and the most)."""
-    if not items:
-        return False
-    least, most = min(items), max(items)
+    item counts an iteration may have done, `file_items` for the file
+    phases: more than one where the stonewall timer cut iterations short
+    (then the highest rate and the shortest time may be of iterations of
+    different counts: each product lies between the least and the most)."""
     checked = 0
     for phase, r in rates.items():
         t = times.get(phase)
         if t is None or phase.startswith("tree-") or not r["max_items_per_s"]:
             continue
+        counts = file_items if phase.startswith("file-") else items
+        if not counts:
+            return False
+        least, most = min(counts), max(counts)
         for seconds, rate in ((t["min_seconds"], r["max_items_per_s"]), (t["max_seconds"], r["min_items_per_s"])):
             if seconds is None or rate is None:
                 return False
