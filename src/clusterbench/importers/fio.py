@@ -1,5 +1,6 @@
 """fio's JSON and json+ output (--output-format=json / json+, fio 2.x-3.x),
-and its normal text output for the main figures.
+and its normal text output for the main figures; a log several runs were
+appended to is a run per JSON document or per run's text.
 
 Per job name (the entries of one job with numjobs>1 and no group_reporting
 summed, as randio's --jobs are) and per direction: IOPS as the sample, with
