@@ -43,6 +43,7 @@ code{background:#f6f6f6;padding:0 .2em}
 table.headline td:first-child{font-weight:bold}
 footer{margin-top:2em;font-size:.85em}
 dl.guide dt{font-weight:bold;margin-top:.4em} dl.guide dd{margin-left:1.5em}
+td.limit{min-width:13em} td.limit div+div{margin-top:.3em}
 """
 
 
@@ -160,7 +161,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
                        f"<td>{unit_cell(r.unit, beside(s.median, r.unit))}</td>"
                        + (f"<td class=n>{' / '.join(number(t) for t in r.rank_medians or ())}</td>" if ranks else "")
                        + (f"<td class=n>{number(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
-                       + (f"<td>{esc(limit_text(r))}</td>" if limits else "") + "</tr>")
+                       + (f'<td class="limit">{esc(limit_text(r))}</td>' if limits else "") + "</tr>")
         out.append("</table>")
         out += latency_rows(st)
         out += pair_rows(st)
@@ -206,9 +207,9 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
             c = p.versus(names[0], n)
             cells += (f'<td class=n>{ratio_text(c)}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
                       f"{esc(p.verdict_text(names[0], n))}</td>")
-        if limits:
-            cells += "<td>" + "<br>".join(f"{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}"
-                                          for n in names if (lim := p.limit(n))) + "</td>"
+        if limits:   # as wide as a limit's words need: beside nowrap figures and a wide verdict it fell to a word a line
+            cells += '<td class="limit">' + "".join(f"<div>{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}</div>"
+                                                   for n in names if (lim := p.limit(n))) + "</td>"
         out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(p.unit)}</td>{cells}</tr>")
     out.append("</table>")
     if warnings:
