@@ -339,7 +339,7 @@ def test_the_html_link_table_lists_links_above_their_rate_after_the_flagged_ones
     assert [r.split("</td>")[0] for r in rows] == ['<td class="flag">h03 -&gt; h01', '<td class="flag">h01 -&gt; h02']
     assert "above the link&#x27;s rate (23.84 MiB/s): not a figure of the link" in rows[1] or \
         "above the link's rate (23.84 MiB/s): not a figure of the link" in rows[1]
-    assert "25% of the link&#x27;s rate" in rows[0]
+    assert "25 % of the link&#x27;s rate" in rows[0]
     # one red box (flagged), one blue (above the rate)
     assert html.count("stroke: #ff0000") + html.count("stroke:#ff0000") == 1
     assert html.count("stroke: #0000ff") + html.count("stroke:#0000ff") == 1

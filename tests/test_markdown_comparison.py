@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from markdown_it import MarkdownIt
 
 from test_golden_reports import ENV_BASE, fill_store
+from clusterbench.output.unit_symbols import unit_shown
 
 PIPE_LABEL = "tu|ned"            # a label and a step name with a pipe: escaped, the row keeps its columns
 PIPE_STEP = "disk | E1"
@@ -43,7 +44,7 @@ class Tables(HTMLParser):
             self.tables[-1].append([])
         elif tag in ("td", "th"):
             self._cell = []
-        elif tag == "br" and self._cell is not None:
+        elif (tag == "br" and self._cell is not None) or (tag == "div" and self._cell):   # a div: a line of its own
             self._cell.append("\n")
         elif tag == "ol":
             self._in_ol += 1
@@ -162,7 +163,7 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
     by_title = {(r[0], r[1]): r for r in md_rows[1:]}
     for p in table.points:
         row = by_title[(table.title(p), p.mode)]
-        assert row[2] == p.unit
+        assert row[2] == unit_shown(p.unit)   # as people read it: µs for the records' us
         for i, n in enumerate(names):
             s = p.summary(n)
             assert row[3 + i].startswith(median(s))   # at its interval's decimals

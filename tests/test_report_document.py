@@ -44,13 +44,13 @@ def test_randio_latency_percentiles_are_shown_by_show_and_the_report(cli, tmp_pa
     show = cli("show", "1")
     assert show.status == 0, show.stderr
     line = next(x for x in show.stdout.splitlines() if x.strip().startswith("latency randread"))
-    assert re.search(r"p50 [\d,.]+, p90 [\d,.]+, p99 [\d,.]+, p99\.9 [\d,.]+, p99\.99 [\d,.]+, max [\d,.]+ us", line), line
+    assert re.search(r"p50 [\d,.]+, p90 [\d,.]+, p99 [\d,.]+, p99\.9 [\d,.]+, p99\.99 [\d,.]+, max [\d,.]+ µs", line), line
     out = tmp_path / "r.html"
     assert cli("report", "1", "-o", str(out)).status == 0
     page = out.read_text()
-    assert "<th>latency (us), median over repetitions</th><th>p50</th><th>p90</th><th>p99</th>" in page
+    assert "<th>latency (µs), median over repetitions</th><th>p50</th><th>p90</th><th>p99</th>" in page
     # and the headline table quotes the p99 beside the IOPS
-    assert re.search(r"random read p99 latency, 4 KiB</td><td class=n><span class=\"fig\">[\d,.]+&nbsp;us", page)
+    assert re.search(r"random read p99 latency, 4 KiB</td><td class=n><span class=\"fig\">[\d,.]+&nbsp;µs", page)
 
 
 @pytest.mark.timeout(120)

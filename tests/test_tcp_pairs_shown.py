@@ -72,7 +72,7 @@ def test_markdown_prints_under_a_step_what_show_prints_and_names_its_mode_column
     assert all(re.fullmatch(r"\S+ -> \S+", row[2]) and float(row[3].replace(",", "")) > 0 for row in pairs[1:])
     assert "Each pair (the row above is their aggregate):" in md
 
-    latency = md_table(md, "latency (us), median over repetitions")
+    latency = md_table(md, "latency (µs), median over repetitions")
     assert latency[0][1:4] == ["p50", "p90", "p99"], latency
     (row,) = latency[1:]
     assert row[0] == "rr round-trip" and all(float(v.replace(",", "")) > 0 for v in row[1:4]), row

@@ -6,6 +6,7 @@ from clusterbench.commands.options import DAY, db_option, utc, width_option
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import counted
 from clusterbench.store.opening import open_store
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def _figure(text: str) -> tuple[str, str, str | None]:
@@ -64,7 +65,7 @@ def command(figure, label, host, params, since, last, db_url):
     for s in found:
         starts = {c.index: c for c in s.changes}
         bounds = [0] + sorted(starts) + [len(s.points)]
-        seg = Table("from", "to", "runs", f"median of run medians ({s.unit})", "change",
+        seg = Table("from", "to", "runs", f"median of run medians ({unit_shown(s.unit)})", "change",
                     title=f"{terminal(s.title)}: {counted(len(s.points), 'run')}, {counted(len(s.changes), 'change point')}")
         for a, b in zip(bounds, bounds[1:]):
             medians = [p.median for p in s.points[a:b]]
@@ -75,7 +76,7 @@ def command(figure, label, host, params, since, last, db_url):
         shown = s.points[-last:] if last else []
         first = len(s.points) - len(shown)
         # the interval as `show` writes it: its real coverage, not a nominal 95 %
-        t = Table("run", "started (UTC)", "label", "host", f"median ({s.unit})", "CI of median", "n", "change",
+        t = Table("run", "started (UTC)", "label", "host", f"median ({unit_shown(s.unit)})", "CI of median", "n", "change",
                   title=f"the last {len(shown)} of {counted(len(s.points), 'run')}" if shown else None)
         for i, p in enumerate(shown, first):
             mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
@@ -86,7 +87,7 @@ def command(figure, label, host, params, since, last, db_url):
         for c in s.changes:
             before, after = s.points[c.index - 1], s.points[c.index]
             click.echo(f"change at {after.started:%Y-%m-%d} (run {before.run_id} -> run {after.run_id}): median "
-                       f"{number(c.before_median)} -> {number(c.after_median)} {s.unit} ({c.change * 100:+.1f} %), "
+                       f"{number(c.before_median)} -> {number(c.after_median)} {unit_shown(s.unit)} ({c.change * 100:+.1f} %), "
                        f"p = {c.p_value:.2g}")
             # plain: environment values are read from the machine (host names, paths), not trusted text
             for key, a, b in c.env_diff or [("environment", "no difference", "")]:

@@ -10,6 +10,7 @@ from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def _table(title: str, changes: list[Change], a: int, b: int) -> Table:
@@ -17,7 +18,7 @@ def _table(title: str, changes: list[Change], a: int, b: int) -> Table:
     for col in ("", "unit", f"run {a}", f"run {b}", "ratio", "flags"):
         t.add_column(col, justify="right" if col.startswith(("run", "ratio")) else "left")
     for c in sorted(changes, key=lambda c: (verdict(c) == "", c.what)):
-        t.add_row(terminal(c.what), terminal(c.unit), number(c.before), number(c.after), f"{c.ratio:.2f}", verdict(c))
+        t.add_row(terminal(c.what), terminal(unit_shown(c.unit)), number(c.before), number(c.after), f"{c.ratio:.2f}", verdict(c))
     return t
 
 

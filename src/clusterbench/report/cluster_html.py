@@ -5,11 +5,12 @@ differ, and the scaling curves on log axes."""
 from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.analysis.cluster.findings import paragraph
+from clusterbench.analysis.cluster.findings import paragraph, why_listed
 from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.output.figure_digits import number
+from clusterbench.output.unit_symbols import unit_shown
 
 CSS = """
 .cluster .summary{font-size:1.05em;background:#f8f8f0;border-left:4px solid #b00;padding:.5em 1em}
@@ -65,7 +66,7 @@ def node_table(view: ClusterView) -> list[str]:
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
         by = {nv.host: nv for nv in f.nodes}
         cells = "".join(_cell(by.get(h)) for h in view.hosts)
-        out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(f.unit)}</td><td class=n>{number(f.median)}</td>{cells}</tr>")
+        out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(unit_shown(f.unit))}</td><td class=n>{number(f.median)}</td>{cells}</tr>")
     out.append("</table>")
     return out
 
@@ -96,15 +97,6 @@ def gpu_section(view: ClusterView) -> list[str]:
     return out
 
 
-def _why(lk) -> str:
-    if lk.above_rate:
-        return f"above the link's rate ({number(lk.above_rate)} MiB/s): not a figure of the link"
-    resent = f"TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)" if lk.lossy else ""
-    if not lk.flagged:
-        return resent
-    return f"{lk.mib_s / lk.reference:.0%} of {esc(lk.reference_is)}" + (f"; {resent}" if resent else "")
-
-
 def link_section(view: ClusterView) -> list[str]:
     """The heat map, then a row for each link to look at: below the bound
     of its class, above its rate, or lossy (which the summary also says)."""
@@ -112,11 +104,10 @@ def link_section(view: ClusterView) -> list[str]:
     listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy]
     if listed:
         out.append("<table><tr><th>link</th><th>MiB/s</th><th>why listed</th><th>class</th>"
-                   "<th>latency us</th></tr>")
+                   f"<th>latency {unit_shown('us')}</th></tr>")
         for lk in sorted(listed, key=lambda lk: (not lk.flagged, lk.src, lk.dst)):
-            lat = f"{lk.latency_us:.0f}" if lk.latency_us is not None else "-"
             out.append(f'<tr><td class="flag">{esc(lk.src)} -&gt; {esc(lk.dst)}</td><td class=n>{number(lk.mib_s)}</td>'
-                       f"<td>{_why(lk)}</td><td>{esc(lk.link_class)}</td><td class=n>{lat}</td></tr>")
+                       f"<td>{esc(why_listed(lk))}</td><td>{esc(lk.link_class)}</td><td class=n>{number(lk.latency_us)}</td></tr>")
         out.append("</table>")
     return out
 
@@ -165,7 +156,7 @@ def scaling(view: ClusterView) -> list[str]:
     counts = sorted({n for by_n in view.scaling.values() for n in by_n})
     ax.set_xticks(counts, [str(n) for n in counts])
     ax.set_xlabel("nodes")
-    ax.set_ylabel(mathtext(view.scaling_unit))
+    ax.set_ylabel(mathtext(f"{unit_shown(view.scaling_unit)} per call"))
     ax.set_title("collectives over nodes (log axes)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)

@@ -12,6 +12,8 @@ from clusterbench.analysis.cluster.findings import paragraph
 from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
+from clusterbench.report.when import started_text
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def _verdict(v) -> str:
@@ -24,7 +26,7 @@ def node_table(view: ClusterView) -> Table:
         t.add_column(terminal(col), justify="left" if col in ("figure", "unit") else "right")
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
         by = {nv.host: nv for nv in f.nodes}
-        t.add_row(terminal(f.name), terminal(f.unit), number(f.median), *(_verdict(by.get(h)) for h in view.hosts))
+        t.add_row(terminal(f.name), terminal(unit_shown(f.unit)), number(f.median), *(_verdict(by.get(h)) for h in view.hosts))
     return t
 
 
@@ -54,7 +56,7 @@ def gpu_tables(view: ClusterView) -> list[Table]:
 
 def link_table(view: ClusterView) -> Table:
     lossy = "; ~ = TCP resent 1 % or more of its bytes (packet loss)" if view.lossy_links else ""
-    t = Table(title="Links: bandwidth MiB/s (best repetition), row sends to column (median latency us); "
+    t = Table(title=f"Links: bandwidth MiB/s (best repetition), row sends to column (median latency {unit_shown('us')}); "
                     f"! = below the bound of its class, ^ = above the link's rate{lossy}",
               title_justify="left")
     t.add_column("from \\ to")
@@ -67,7 +69,7 @@ def link_table(view: ClusterView) -> Table:
             if lk is None:
                 row.append("-")
                 continue
-            lat = f" ({lk.latency_us:.0f})" if lk.latency_us is not None else ""
+            lat = f" ({number(lk.latency_us)})" if lk.latency_us is not None else ""
             marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
             row.append(f"{marks}{number(lk.mib_s)}{lat}")
         t.add_row(terminal(src), *row)
@@ -106,7 +108,7 @@ def env_table(view: ClusterView) -> Table:
 
 def scaling_table(view: ClusterView) -> Table:
     counts = sorted({n for c in view.scaling.values() for n in c})
-    t = Table(title=f"Scaling over nodes ({view.scaling_unit})", title_justify="left")
+    t = Table(title=f"Scaling over nodes ({unit_shown(view.scaling_unit)} per call)", title_justify="left")
     t.add_column("collective, size")
     for n in counts:
         t.add_column(f"{n} nodes", justify="right")
@@ -122,7 +124,7 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
                                  ("link_bits_per_s", link_bits_per_s)) if v is not None})
     view = analyse(run, **kw)
     console.print(f"[bold]Cluster run {run['id']}[/bold]{' (' + terminal(run['label']) + ')' if run['label'] else ''}: "
-                  f"{terminal(run['status'])}")
+                  f"{terminal(run['status'])}, {started_text(run)}")   # when, in UTC, and how long: as every report says it
     console.print(terminal(paragraph(view)))
     if view.figures:
         console.print(node_table(view))

@@ -15,6 +15,7 @@ from clusterbench.report.compare_data import limit_cell, median_beside, outliers
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.output import figure_digits
 from clusterbench.report.terminal import ci_words
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def table_row(cells: list[str]) -> str:
@@ -55,7 +56,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     out += [table_row([md(h) for h, _ in head]), "|" + "".join("---:|" if right else "---|" for _, right in head)]
     warnings: list[str] = []
     for p in table.points:
-        cells = [md(table.title(p)), md(p.mode), md(p.unit)]
+        cells = [md(table.title(p)), md(p.mode), md(unit_shown(p.unit))]
         for n in names:
             marks = []
             for w in p.warnings(n):

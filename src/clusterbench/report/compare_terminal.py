@@ -14,6 +14,7 @@ from clusterbench.output.render_text import plain, terminal
 from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text
 from clusterbench.output.figure_digits import median
 from clusterbench.report.terminal import ci_text
+from clusterbench.output.unit_symbols import unit_shown
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
@@ -102,7 +103,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                 marks.append(f"!{len(notes)}")
             cells.append((cell(p, n, " ".join(marks)), cell(p, n) + (" " + " ".join(marks) if marks else "")))
         row = [(terminal(table.title(p)), plain(table.title(p))), (terminal(p.mode), plain(p.mode)),
-               (p.unit or "", p.unit or ""), *cells]
+               (unit_shown(p.unit), unit_shown(p.unit)), *cells]
         for n in names[1:]:
             c = p.versus(names[0], n)
             ratio = ratio_text(c)
@@ -142,7 +143,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
 
     for sw in sweeps(table.points):
         st = Table(sw.param, *[f"{terminal(n)} median [CI]" for n in names],
-                   title=terminal(f"sweep of {sw.param}: {sw.title} [{sw.unit}]"),
+                   title=terminal(f"sweep of {sw.param}: {sw.title} [{unit_shown(sw.unit)}]"),
                    title_justify="left")
         for v, p in zip(sw.values, sw.points):
             st.add_row(terminal(v), *[f"{median(p.summary(n))} [{ci_text(p.summary(n))}]" for n in names])

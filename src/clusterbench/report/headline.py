@@ -17,6 +17,7 @@ from clusterbench.catalogue import GPU, family_of, step_family
 from clusterbench.output.figure_digits import places
 from clusterbench.report.data import step_title
 from clusterbench.results.sizes import parse_size, size_text
+from clusterbench.output.unit_symbols import unit_shown
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def figures(run: dict) -> list[Figure]:
             if value is None:
                 continue
             p50 = percentile_us(st, row, "lat_us_p50")
-            out.append(Figure(rule, name, st, row, value, "us", f"p50 {number(p50)} us" if p50 else "", "", text,
+            out.append(Figure(rule, name, st, row, value, "us", f"p50 {number(p50)} {unit_shown('us')}" if p50 else "", "", text,
                               flagged))
             continue
         out.append(Figure(rule, name, st, row, row.median, row.unit or "", beside(row.median, row.unit or ""),

@@ -21,6 +21,7 @@ from clusterbench.output.render_text import html as esc  # the one HTML escape: 
 from clusterbench.analysis.run_groups import summarise
 from clusterbench.results.sizes import rounded_size_text as format_bytes
 from clusterbench.report.when import duration_text
+from clusterbench.output.unit_symbols import unit_shown
 
 LONGEST = 20
 TREND_MIN_RUNS = 8
@@ -125,11 +126,11 @@ def _plot(s: trend.Series) -> str:
     parts.append(f'<text x="{left}" y="{h - 8}">{_e(s.points[0].started.strftime("%Y-%m-%d"))}</text>')
     parts.append(f'<text x="{w - right}" y="{h - 8}" text-anchor="end">'
                  f'{_e(s.points[-1].started.strftime("%Y-%m-%d"))}</text>')
-    parts.append(f'<text x="4" y="{top + 10}">{_e(s.unit or "")}</text>')
+    parts.append(f'<text x="4" y="{top + 10}">{_e(unit_shown(s.unit))}</text>')
     for p in s.points:
         parts.append(f'<line x1="{x(p):.1f}" y1="{y(p.ci_low):.1f}" x2="{x(p):.1f}" y2="{y(p.ci_high):.1f}" '
                      f'stroke="#9bb"/><circle cx="{x(p):.1f}" cy="{y(p.median):.1f}" r="2.5" fill="#236">'
-                     f'<title>run {p.run_id} {p.started:%Y-%m-%d}: {number(p.median)} {_e(s.unit or "")}</title></circle>')
+                     f'<title>run {p.run_id} {p.started:%Y-%m-%d}: {number(p.median)} {_e(unit_shown(s.unit))}</title></circle>')
     for c in s.changes:
         p = s.points[c.index]
         parts.append(f'<line class="change" x1="{x(p):.1f}" y1="{top}" x2="{x(p):.1f}" y2="{h - bottom}" '
@@ -162,7 +163,7 @@ def _trend_section(store, since: dt.datetime | None) -> str:
                 date = after.started.strftime("%Y-%m-%d")
                 change_rows.append([(s.title, s.title), (date, date),
                                     (f"run {before.run_id} → run {after.run_id}", after.run_id),
-                                    (f"{number(c.before_median)} → {number(c.after_median)} {s.unit or ''}", c.change),
+                                    (f"{number(c.before_median)} → {number(c.after_median)} {unit_shown(s.unit)}", c.change),
                                     (f"{c.change * 100:+.1f} %", c.change), (f"{c.p_value:.2g}", c.p_value),
                                     (diff, diff)])
     if not shown:

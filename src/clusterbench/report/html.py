@@ -20,6 +20,7 @@ from clusterbench.report.terminal import ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
 from clusterbench.report.when import started_text
 from clusterbench.store import run_kinds
+from clusterbench.output.unit_symbols import unit_shown
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -83,7 +84,7 @@ def ci_cell(s) -> str:
 
 
 def unit_cell(unit: str | None, beside_text: str) -> str:
-    return esc(unit) + (f' <span class="fig">{esc(beside_text)}</span>' if beside_text else "")
+    return esc(unit_shown(unit)) + (f' <span class="fig">{esc(beside_text)}</span>' if beside_text else "")
 
 
 def latency_rows(st: dict) -> list[str]:
@@ -94,7 +95,7 @@ def latency_rows(st: dict) -> list[str]:
     if not found:
         return []
     names = list(dict.fromkeys(n for p in found for n, _ in p.values_us))
-    out = ["<table><tr><th>latency (us), median over repetitions</th>"
+    out = [f"<table><tr><th>latency ({unit_shown('us')}), median over repetitions</th>"
            + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>"]
     for p in found:
         values = dict(p.values_us)
@@ -148,7 +149,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
         out.append(f'<table class="step"><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>'
                    "<th>interval of the median</th><th>min</th><th>max</th><th>CV</th><th>unit</th>"
-                   + ("<th>t_min / t_avg / t_max over ranks (us)</th>" if ranks else "")
+                   + (f"<th>t_min / t_avg / t_max over ranks ({unit_shown('us')})</th>" if ranks else "")
                    + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         for r in st["summary"]:
             s = r.stats
@@ -210,7 +211,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         if limits:   # as wide as a limit's words need: beside nowrap figures and a wide verdict it fell to a word a line
             cells += '<td class="limit">' + "".join(f"<div>{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}</div>"
                                                    for n in names if (lim := p.limit(n))) + "</td>"
-        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(p.unit)}</td>{cells}</tr>")
+        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(unit_shown(p.unit))}</td>{cells}</tr>")
     out.append("</table>")
     if warnings:
         out.append('<ol class="notes">' + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings)
@@ -229,7 +230,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         series = {n: [(p.summary(n).median, p.summary(n).ci_low, p.summary(n).ci_high) for p in pts] for n in names}
         # every flagged bar hatched with its reason, as its table cell is marked: a warning too, not only a ceiling
         flags = {n: [point_flag(p, n) for p in pts] for n in names}
-        out.append(plots.bars(f"{kernel}: median per configuration, bars = interval of the median ({unit})",
+        out.append(plots.bars(f"{kernel}: median per configuration, bars = interval of the median ({unit_shown(unit)})",
                               unit or "", [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
     for d in table.env_diffs:
         if not d.lines:   # said, not a table of headings over no rows
@@ -286,6 +287,15 @@ def system_name(runs: list[dict]) -> str:
     return f"{hosts[0]} and {len(hosts) - 1} other hosts"
 
 
+def nodes_text(run: dict) -> str:
+    """A cluster run's nodes: '4 nodes, h01, h02, h03, h04', '16 nodes, n001, n002 and 14 more'."""
+    from clusterbench.analysis.cluster.analysis import nodes
+
+    found = nodes(run)
+    named = ", ".join(found) if len(found) <= 4 else f"{found[0]}, {found[1]} and {len(found) - 2} more"
+    return f"{counted(len(found), 'node')}, {named}"
+
+
 def measured_dates(runs: list[dict]) -> str:
     started = sorted(r["started"][:10] for r in runs if r["started"])
     if not started:
@@ -313,6 +323,9 @@ def title_of(report: Report) -> str:
         return f"Performance comparison: {' vs '.join(f'{n} ({h})' for n, h in systems.items())}, {when}"
     labels = list(dict.fromkeys(r["label"] for r in report.runs if r["label"]))
     named = f" ({', '.join(labels)})" if labels else ""
+    if len(report.runs) == 1 and report.runs[0].get("kind") == run_kinds.CLUSTER:
+        # its nodes, not every snapshot: the host it was launched from is no node ("h01 and 4 other hosts" of 4)
+        return f"Cluster report of {nodes_text(report.runs[0])}{named}, {when}"
     return f"Benchmark report: {system_name(report.runs)}{named}, {when}"
 
 

@@ -8,6 +8,7 @@ import re
 import statistics
 from dataclasses import dataclass
 from clusterbench.output.counted_text import counted
+from clusterbench.output.unit_symbols import unit_shown
 
 # lat_us_p99_9 -> p99.9; the prefix names the unit (microseconds)
 FIELD = re.compile(r"(?:lat|latency)_us_(p\d+(?:_\d+)?|max)")
@@ -42,4 +43,4 @@ def line(p: Percentiles) -> str:
     from clusterbench.output.figure_digits import number
 
     return (f"latency {p.label}: " + ", ".join(f"{name} {number(v)}" for name, v in p.values_us)
-            + f" us (median of {counted(p.repetitions, 'repetition')})")
+            + f" {unit_shown('us')} (median of {counted(p.repetitions, 'repetition')})")

@@ -13,6 +13,8 @@ from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
 from clusterbench.report.terminal import ci_words, condition_header, limit_text
 from clusterbench.output.figure_digits import at, number, places
+from clusterbench.store import run_kinds
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def latency_table(st: dict) -> list[str]:
@@ -23,7 +25,7 @@ def latency_table(st: dict) -> list[str]:
     if not found:
         return []
     names = list(dict.fromkeys(n for p in found for n, _ in p.values_us))
-    out = ["", "| latency (us), median over repetitions | " + " | ".join(names) + " |",
+    out = ["", f"| latency ({unit_shown('us')}), median over repetitions | " + " | ".join(names) + " |",
            "|---|" + "---:|" * len(names)]
     for p in found:
         values = dict(p.values_us)
@@ -59,6 +61,10 @@ def render(report: Report) -> str:
     notes = Footnotes()
     out = opening_lines(report) + comparison_lines(report, notes)
     for run in report.runs:
+        if run.get("kind") == run_kinds.CLUSTER:   # the nodes side by side and what was found, as HTML has them
+            from clusterbench.report.cluster_markdown import section
+
+            out += section(run)
         out.append(f"## Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}: {run['status']}\n")
         # an imported run may know no host, user or command: said as unknown, not as "by : ``"
         out.append(started_text(run) + (f" on {md(run['host'])}" if run["host"] else "")
@@ -90,7 +96,7 @@ def render(report: Report) -> str:
                        + (" limit |" if limits else ""))
             out.append("|---|---|---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
             for r in st["summary"]:
-                unit = r.unit or ""
+                unit = unit_shown(r.unit)
                 if r.median_decimal is not None:
                     unit += f" ({number(r.median_decimal)} {r.decimal_unit} median)"
                 flag = " !" if r.warnings or r.limit_exceeded else ""

@@ -6,6 +6,7 @@ import io
 import re
 
 from clusterbench.output.render_text import mathtext
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def _svg(fig) -> str:
@@ -108,11 +109,11 @@ def bars_figure(title: str, unit: str, groups: list[str], series: dict[str, list
         ax.set_yticks(range(len(groups)), labels, fontsize=8)
         ax.invert_yaxis()   # the first group on top, as in the table
         ax.xaxis.set_major_formatter(number_ticks())
-        ax.set_xlabel(mathtext(unit))
+        ax.set_xlabel(mathtext(unit_shown(unit)))
     else:
         ax.set_xticks(range(len(groups)), labels, fontsize=8)
         ax.yaxis.set_major_formatter(number_ticks())
-        ax.set_ylabel(mathtext(unit))
+        ax.set_ylabel(mathtext(unit_shown(unit)))
     ax.set_title(mathtext(title), fontsize=10)
     _legend(ax, len(series))
     if reasons:
@@ -192,7 +193,7 @@ def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[floa
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(axis="x", labelsize=8)
     ax.set_xlabel(mathtext(xlabel))
-    ax.set_ylabel(mathtext(unit))
+    ax.set_ylabel(mathtext(unit_shown(unit)))
     ax.set_title(mathtext(title), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     _legend(ax, len(series))

@@ -20,6 +20,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.report.headline import point_flag
 from clusterbench.output.figure_digits import median
 from clusterbench.analysis.stats import Verdict
+from clusterbench.output.unit_symbols import unit_shown
 
 MAX_DIFFERENCES = 3
 
@@ -55,7 +56,7 @@ def difference_sentence(table: Table, p: Point, other: str) -> str:
     verb = f"is {c.verdict.value} than" if c.verdict in (Verdict.FASTER, Verdict.SLOWER) else "differs from"
     times = f"{c.ratio:.2f} times {base}'s figure" if c.ratio is not None else f"from {base}'s median of 0"
     text = (f"{other} {verb} {base} in {table.title(p)} ({p.mode or 'no mode'}): {b} vs {a} "
-            f"{p.unit or ''}, {times} (p = {c.p:.2g}).")
+            f"{unit_shown(p.unit)}, {times} (p = {c.p:.2g}).")
     # a ceiling reads as what the figure is ("disk is page cache"), a warning as why it is flagged
     flags = [f"{n} is {f}" if p.flag(n) != "flagged" else f"{n} is flagged ({f})"
              for n in (base, other) if (f := point_flag(p, n))]

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from clusterbench.output.counted_text import counted
 from clusterbench.report import headline, summary
+from clusterbench.analysis.cluster.findings import run_paragraph
 from clusterbench.report.data import Report
+from clusterbench.store import run_kinds
 from clusterbench.output.render_text import html as esc
 from clusterbench.output.figure_digits import at
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def _value(v: float | None, unit: str, beside: str = "", decimals: int | None = None) -> str:
-    return f'<span class="fig">{at(v, decimals)}&nbsp;{esc(unit)}</span>' + (f" <small>{esc(beside)}</small>" if beside else "")
+    return f'<span class="fig">{at(v, decimals)}&nbsp;{esc(unit_shown(unit))}</span>' + (f" <small>{esc(beside)}</small>" if beside else "")
 
 
 def run_headlines(run: dict) -> list[str]:
@@ -65,7 +68,10 @@ def summary_section(report: Report) -> list[str]:
         if len(report.runs) > 1:
             out.append(f"<h3>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}</h3>")
         rows = sum(len(st["summary"]) for st in run["steps"])
-        out += run_headlines(run)
+        if run.get("kind") == run_kinds.CLUSTER:   # the nodes judged side by side, not one node's figures
+            out.append(f'<p class="summary">{esc(run_paragraph(run))}</p>')
+        else:
+            out += run_headlines(run)
         out.append(f"<p>{counted(rows, 'figure')} in {counted(len(run['steps']), 'step')}, run status {esc(run['status'])}; "
                    "every figure is in its step's table below.</p>")
         out += flagged_list(headline.flagged_by_step(run))

@@ -8,12 +8,15 @@ from __future__ import annotations
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report import headline
 from clusterbench.report.compare_markdown import table_row
+from clusterbench.analysis.cluster.findings import run_paragraph
 from clusterbench.report.data import Report
+from clusterbench.store import run_kinds
 from clusterbench.output.figure_digits import at
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def _value(v: float | None, unit: str, decimals: int | None = None) -> str:
-    return md(f"{at(v, decimals)} {unit}".strip())
+    return md(f"{at(v, decimals)} {unit_shown(unit)}".strip())
 
 
 def _bracketed(text: str) -> str:
@@ -67,5 +70,9 @@ def opening_lines(report: Report) -> list[str]:
     for run in report.runs:
         if len(report.runs) > 1:
             out += [f"### Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}", ""]
-        out += run_headlines(run) + [""] + flagged_lines(headline.flagged_by_step(run))
+        if run.get("kind") == run_kinds.CLUSTER:   # the nodes judged side by side, not one node's figures
+            out += [md(run_paragraph(run))]
+        else:
+            out += run_headlines(run)
+        out += [""] + flagged_lines(headline.flagged_by_step(run))
     return out

@@ -10,6 +10,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, number, places, span
 from clusterbench.report.data import params_text, step_title, stop_text
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def limit_text(row) -> str:
@@ -120,7 +121,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         ("CI of median", "right", False, True, False), ("min", "right", True, True, True),
         ("max", "right", True, True, True), ("CV", "right", True, True, False), ("unit", "left", True, False, False)] + (
         [("median, decimal", "right", True, True, False)] if decimal else []) + (
-        [("t_min / t_avg / t_max (ranks, us)", "right", False, True, True)] if ranks else []) + (
+        [(f"t_min / t_avg / t_max (ranks, {unit_shown('us')})", "right", False, True, True)] if ranks else []) + (
         [("MB/s", "right", True, True, True)] if bandwidth else []) + ([("limit", "left", False, False, False)] if limit else [])
 
     rows = []
@@ -130,7 +131,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         d = places(s)   # median, interval, min and max to the interval's decimal place
         cells = [r.label] + ([r.mode or ""] if condition else []) + [
             str(r.n), at(s.median, d), ci, at(s.minimum, d), at(s.maximum, d),
-            f"{s.cv:.1%}" if s.cv is not None else "-", r.unit or ""]
+            f"{s.cv:.1%}" if s.cv is not None else "-", unit_shown(r.unit)]
         if decimal:
             cells.append(f"{number(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
         if ranks:

@@ -323,19 +323,24 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.figures = node_figures(steps, threshold, envs, at_once=ran_at_once(run))
     view.links = link_matrix(steps, envs, link_threshold, LINKS_STEP, link_bits_per_s)
     view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP, link_bits_per_s)
-    # the nodes measured; the host clusterbench ran on (a login node) has a
-    # snapshot too but is a node only when a step ran there. With no step
-    # (every part skipped) the nodes are those snapshots but the launching
-    # host's, as a login node it most often is
-    snapshots = sorted(h for h in envs if h != run.get("host")) or sorted(envs)
-    view.hosts = sorted({st["host"] for st in steps if st.get("host")}
-                        | {lk.src for lk in view.links} | {lk.dst for lk in view.links}) or snapshots
+    view.hosts = nodes(run, view.links)
     view.env = env_differences({h: e for h, e in envs.items() if h in view.hosts}) if len(envs) > 1 else []
     view.no_snapshot = [h for h in view.hosts if h not in envs]
     view.scaling, view.scaling_unit = scaling_curves(steps)
     view.gpus, view.gpu_findings = gpu_analysis.analyse_gpus(steps, envs, threshold)
     view.unfinished = [unfinished(st) for st in steps if st["status"] in ("failed", "interrupted")]
     return view
+
+
+def nodes(run: dict, links: list[Link] = ()) -> list[str]:
+    """The nodes measured; the host clusterbench ran on (a login node) has a
+    snapshot too but is a node only when a step ran there. With no step
+    (every part skipped) the nodes are those snapshots but the launching
+    host's, as a login node it most often is."""
+    envs = run["environments"]
+    snapshots = sorted(h for h in envs if h != run.get("host")) or sorted(envs)
+    return sorted({st["host"] for st in run["steps"] if st.get("host")}
+                  | {lk.src for lk in links} | {lk.dst for lk in links}) or snapshots
 
 
 def unfinished(step: dict) -> str:

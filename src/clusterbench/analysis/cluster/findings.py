@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from clusterbench.analysis.cluster.analysis import ClusterView
+from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.gpus import gpu_sentences
 from clusterbench.analysis.cluster.link_faults import node_faults
 from clusterbench.output.figure_digits import number
+from clusterbench.output.unit_symbols import unit_shown
 
 
 def _pct(ratio: float) -> str:
@@ -22,16 +23,16 @@ def node_sentences(view: ClusterView) -> list[str]:
             side = "below" if nv.ratio < 1 else "above"
             worse = (nv.ratio > 1) == f.lower_is_better
             out.append(f"{nv.host}: {f.name} {_pct(nv.ratio)} {side} the median of {n} nodes "
-                       f"({number(nv.value)} vs {number(f.median)} {f.unit}{', worse' if worse else ''})")
+                       f"({number(nv.value)} vs {number(f.median)} {unit_shown(f.unit)}{', worse' if worse else ''})")
         if f.shared_device and f.spread and f.spread[0] > 0 and f.spread[1] / f.spread[0] - 1 >= view.threshold:
             out.append(f"{f.name}: the nodes share one device ({f.shared_device}), {number(f.spread[0])} to "
-                       f"{number(f.spread[1])} {f.unit}: contention for it, not judged per node")
+                       f"{number(f.spread[1])} {unit_shown(f.unit)}: contention for it, not judged per node")
         for device in dict.fromkeys(f.device_sharers.values()):
             hosts = [h for h, d in f.device_sharers.items() if d == device]
             low, high = min(f.node_spread[h][0] for h in hosts), max(f.node_spread[h][1] for h in hosts)
             if low > 0 and high / low - 1 >= view.threshold:
                 out.append(f"{f.name}: {', '.join(hosts)} read one device ({device}), {number(low)} to {number(high)} "
-                           f"{f.unit}: the device's spread, not judged per node")
+                           f"{unit_shown(f.unit)}: the device's spread, not judged per node")
     # one sentence for all of them: each figure's own would crowd out the faults found
     contended = [f.name for f in view.figures if f.shared_machine and f.spread and f.spread[0] > 0
                  and f.spread[1] / f.spread[0] - 1 >= view.threshold]
@@ -59,6 +60,17 @@ def above_rate_sentences(view: ClusterView) -> list[str]:
                 f"give the links' real rate with --link-speed"]
     return [f"link {lk.src}->{lk.dst}: {number(lk.mib_s)} MiB/s is above its link's rate ({number(lk.above_rate)} MiB/s), "
             f"so not a figure of the link (timed wrong, or the rate known is)" for lk in above]
+
+
+def why_listed(lk) -> str:
+    """Why a link is listed under the matrix, in plain text for every format:
+    above its rate, below the bound of its class, or lossy."""
+    if lk.above_rate:
+        return f"above the link's rate ({number(lk.above_rate)} MiB/s): not a figure of the link"
+    resent = f"TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)" if lk.lossy else ""
+    if not lk.flagged:
+        return resent
+    return f"{lk.mib_s / lk.reference * 100:.0f} % of {lk.reference_is}" + (f"; {resent}" if resent else "")
 
 
 def link_sentences(view: ClusterView) -> list[str]:
@@ -141,3 +153,9 @@ def paragraph(view: ClusterView) -> str:
         return head + (f" Nothing flagged: every node within {view.threshold:.0%} of the median (or within the "
                        f"spread of the others), every link within {view.link_threshold:.0%} of its reference (its class's best link, or the link's rate).")
     return head + " Found: " + "; ".join(found) + "."
+
+
+def run_paragraph(run: dict) -> str:
+    """The paragraph of a stored cluster run, judged with the thresholds it was run with: what a
+    report's summary opens with (one node's figures as the headline would hide the node that differs)."""
+    return paragraph(analyse(run, **thresholds_of(run)))

@@ -1,0 +1,84 @@
+"""The Markdown section of a cluster run, the HTML section's (cluster_html.py)
+in tables a wiki or a procurement document takes: the summary paragraph,
+the per-node table (flagged figures first), the link matrix and the links
+to look at, the environment keys that differ, the scaling. Before it the
+Markdown report of a cluster run gave only its steps, one node at a time:
+the nodes side by side and what was found were in show and HTML alone."""
+from __future__ import annotations
+
+from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
+from clusterbench.analysis.cluster.findings import paragraph, why_listed
+from clusterbench.output.figure_digits import number
+from clusterbench.output.render_text import markdown as md
+from clusterbench.report.compare_markdown import table_row
+from clusterbench.output.unit_symbols import unit_shown
+
+
+def _verdict(v) -> str:
+    return f"{number(v.value)} ({v.ratio:.2f}){' !' if v.flagged else ''}" if v else "-"
+
+
+def node_table(view: ClusterView) -> list[str]:
+    out = ["### Per node: value (ratio to the median of the nodes); ! = flagged", "",
+           table_row(["figure", "unit", "median", *(md(h) for h in view.hosts)]),
+           "|---|---|" + "---:|" * (1 + len(view.hosts))]
+    for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
+        by = {nv.host: nv for nv in f.nodes}
+        out.append(table_row([md(f.name), md(unit_shown(f.unit)), number(f.median),
+                              *(_verdict(by.get(h)) for h in view.hosts)]))
+    return out + [""]
+
+
+def link_tables(view: ClusterView) -> list[str]:
+    """The matrix (row sends to column), then each link to look at and why."""
+    lossy = ", ~ = TCP resent 1 % or more of its bytes (packet loss)" if view.lossy_links else ""
+    out = [f"### Links: bandwidth MiB/s (best repetition), row sends to column (median latency {unit_shown('us')}); "
+           f"! = below the bound of its class, ^ = above the link's rate{lossy}", "",
+           table_row(["from \\\\ to", *(md(h) for h in view.hosts)]), "|---|" + "---:|" * len(view.hosts)]
+    for src in view.hosts:
+        cells = []
+        for dst in view.hosts:
+            lk = view.link(src, dst)
+            if lk is None:
+                cells.append("-")
+                continue
+            marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
+            lat = f" ({number(lk.latency_us)})" if lk.latency_us is not None else ""
+            cells.append(md(f"{marks}{number(lk.mib_s)}{lat}"))
+        out.append(table_row([md(src), *cells]))
+    listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy]
+    if listed:
+        out += ["", table_row(["link", "MiB/s", "why listed", "class"]), "|---|---:|---|---|"]
+        out += [table_row([md(f"{lk.src} -> {lk.dst}"), number(lk.mib_s), md(why_listed(lk)), md(lk.link_class)])
+                for lk in sorted(listed, key=lambda lk: (not lk.flagged, lk.src, lk.dst))]
+    return out + [""]
+
+
+def env_table(view: ClusterView) -> list[str]:
+    out = ["### Environment keys that differ between nodes", "",
+           table_row(["key", "value on most nodes", "nodes that differ"]), "|---|---|---|"]
+    out += [table_row([md(d.key), md(d.most), md("; ".join(f"{h}: {v}" for h, v in d.differ.items()))])
+            for d in view.env]
+    return out + [""]
+
+
+def scaling_table(view: ClusterView) -> list[str]:
+    counts = sorted({n for c in view.scaling.values() for n in c})
+    out = [f"### Scaling over nodes ({md(unit_shown(view.scaling_unit))} per call)", "",
+           table_row(["collective, size", *(f"{n} nodes" for n in counts)]), "|---|" + "---:|" * len(counts)]
+    out += [table_row([md(curve), *(number(by_n.get(n)) for n in counts)]) for curve, by_n in sorted(view.scaling.items())]
+    return out + [""]
+
+
+def section(run: dict) -> list[str]:
+    view = analyse(run, **thresholds_of(run))
+    out = [f"## Cluster run {run['id']}: {len(view.hosts)} nodes", "", md(paragraph(view)), ""]
+    if view.figures:
+        out += node_table(view)
+    if view.links:
+        out += link_tables(view)
+    if view.env:
+        out += env_table(view)
+    if view.scaling:
+        out += scaling_table(view)
+    return out

@@ -1,0 +1,135 @@
+"""The report of a cluster run as a customer is handed it: its title names
+the nodes (not the host it was launched from), its summary opens with what
+was found across the nodes (one node's figures as headlines hid the node
+that differs), the Markdown report has the nodes side by side, the links
+and the scaling as HTML and show have them, show says when it ran, and
+figures follow the one rounding rule. The run is stored as `run cluster`
+stores one (kind cluster, a step per node, the link matrix, a scaling
+step, a snapshot per node and one of the launching host); its outputs are
+kept as goldens (tests/golden/cluster.*, regenerated as test_golden_reports.py says)."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+
+import pytest
+import sqlalchemy as sa
+
+from test_golden_reports import ENV_BASE, STARTED, check
+
+NODES = ["h01", "h02", "h03", "h04"]
+HIMENO_MFLOPS = {"h01": 600.0, "h02": 610.0, "h03": 100.0, "h04": 605.0}   # h03: slow
+LINK_MIB_S = {(a, b): (6.0 if "h03" in (a, b) else 23.0) for a in NODES for b in NODES if a != b}   # h03's port
+LATENCY_US = {pair: 83.71 if "h03" in pair else 15.03 for pair in LINK_MIB_S}
+
+
+def fill_cluster_store(url: str) -> int:
+    from clusterbench import environment
+    from clusterbench.results.sample import Sample
+    from clusterbench.store import Store
+
+    store = Store(url)
+    run_id = store.begin_run(label="acceptance", command="clusterbench run cluster --hostfile hosts",
+                             suite="cluster", user="golden", kind="cluster")
+    for host in [*NODES, "login1"]:   # the launching host has a snapshot too, and is no node
+        env = {**ENV_BASE, "host.name": host}
+        store.link_host(run_id, host, store.add_environment(env, environment.snapshot_hash(env)))
+    position = 0
+    for host in NODES:
+        step = store.begin_step(run_id, position=position, name="himeno", kernel="himeno", params={"size": "S"},
+                                launcher="mpiexec", ranks=1, ranks_per_node=None, host=host)
+        for rep in range(3):
+            record = {"phase": "jacobi", "mode": "time", "rate": HIMENO_MFLOPS[host] + rep, "rate_unit": "MFLOPS",
+                      "repetition": rep, "sweep_key": None, "qualifiers": []}
+            store.add_sample(step, Sample.from_record(record), [])
+        store.finish_step(step, "ok")
+        position += 1
+    step = store.begin_step(run_id, position=position, name="link matrix (mpiGraph shift pattern)", kernel="linkmatrix",
+                            params={}, launcher="mpiexec", ranks=4, ranks_per_node=1)
+    for rep in range(3):
+        for (a, b), mib_s in LINK_MIB_S.items():
+            for phase, value, unit in (("link_bandwidth", mib_s + rep / 10, "MiB/s"), ("link_latency", LATENCY_US[(a, b)], "us")):
+                record = {"phase": phase, "mode": "n/a", "rate": value, "rate_unit": unit, "repetition": rep,
+                          "src_host": a, "dst_host": b, "qualifiers": ["src_host", "dst_host"], "sweep_key": None}
+                store.add_sample(step, Sample.from_record(record), [])
+    store.finish_step(step, "ok")
+    for nodes in (2, 4):
+        position += 1
+        step = store.begin_step(run_id, position=position, name=f"scaling: {nodes} nodes x 1 rank [op=allreduce]",
+                                kernel="mpi", params={"op": "allreduce", "sizes": "8"}, launcher="mpiexec",
+                                ranks=nodes, ranks_per_node=1)
+        for rep in range(3):
+            record = {"phase": "allreduce", "mode": "library", "rate": 10.0 * nodes + rep, "rate_unit": "us",
+                      "repetition": rep, "sweep_key": "size_bytes", "size_bytes": 8, "qualifiers": []}
+            store.add_sample(step, Sample.from_record(record), [])
+        store.finish_step(step, "ok", build={"nodes": nodes})
+    store.finish_run(run_id, "ok")
+    with store.engine.begin() as c:
+        c.execute(sa.text("UPDATE runs SET host='login1', pid=NULL, started=:s, finished=:f"),
+                  {"s": STARTED, "f": STARTED + dt.timedelta(minutes=7)})
+        c.execute(sa.text("UPDATE steps SET started=:s, finished=:f"), {"s": STARTED, "f": STARTED + dt.timedelta(seconds=20)})
+        c.execute(sa.text("UPDATE environments SET captured=:s"), {"s": STARTED})
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def cluster_store(tmp_path_factory):
+    from clusterbench.store import Store
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('cluster') / 'results.db'}"
+    run_id = fill_cluster_store(url)
+    return Store(url), run_id
+
+
+def rendered(cluster_store, fmt: str, monkeypatch) -> str:
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(STARTED.timestamp())))
+    store, run_id = cluster_store
+    return render(fmt, Report.of(store, [str(run_id)]))
+
+
+def test_the_markdown_report_of_a_cluster_run_opens_with_what_was_found_and_sets_the_nodes_side_by_side(
+        cluster_store, monkeypatch):
+    md = rendered(cluster_store, "md", monkeypatch)
+    # the nodes measured, not the login host it was launched from ("h01 and 4 other hosts")
+    assert md.startswith("# Cluster report of 4 nodes, h01, h02, h03, h04 (acceptance), 2026-01-15\n\n## Summary\n\n"
+                         "4 nodes, 1 per-node figure, 12 links"), md[:400]
+    summary = md[:md.index("## Cluster run")]
+    assert "h03: himeno jacobi (time) 83 % below the median of 4 nodes" in summary
+    assert "look at h03's port or cable" in summary
+    assert "headline figure" not in summary   # h01's Himeno as "compute" would hide h03's
+    # the nodes side by side, the links, the scaling: before, only the steps one node at a time
+    assert "| figure | unit | median | h01 | h02 | h03 | h04 |" in md
+    assert "| himeno jacobi (time) | MFLOPS | 604 | 601 (1.00) | 611 (1.01) | 101 (0.17) ! | 606 (1.00) |" in md
+    assert "| h03 -> h01 | 6.2 | 27 % of the class's best link | all links |" in md
+    assert "| h01 | - | 23.2 (15.03) | !6.2 (83.71) | 23.2 (15.03) |" in md   # latency to the one rule, not 84
+    assert "### Scaling over nodes (µs per call)" in md and "| allreduce 8 B (1 rank/node) | 21 | 41 |" in md
+    check("cluster.md", md)
+
+
+def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_store, monkeypatch):
+    from test_golden_reports import without_plots
+
+    html = rendered(cluster_store, "html", monkeypatch)
+    assert "<title>Cluster report of 4 nodes, h01, h02, h03, h04 (acceptance), 2026-01-15</title>" in html
+    summary = html[html.index("<h2>Summary</h2>"):html.index("<h2>Cluster run")]
+    assert "h03: himeno jacobi (time) 83 % below the median of 4 nodes" in summary and "headline" not in summary
+    assert "<th>latency µs</th>" in html and "<td class=n>83.71</td>" in html
+    check("cluster.html.txt", without_plots(html))
+
+
+def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_store):
+    from rich.console import Console
+
+    from clusterbench.report.cluster_terminal import print_cluster
+    from clusterbench.report.data import load_run
+
+    store, run_id = cluster_store
+    buf = io.StringIO()
+    print_cluster(Console(file=buf, width=160), load_run(store, run_id))
+    show = "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())   # as show pipes it (output/console.py)
+    assert show.startswith(f"Cluster run {run_id} (acceptance): ok, 2026-01-15 09:30:00 UTC (took 7.0 min)\n"), show
+    assert "!6.2 (83.71)" in show and "Scaling over nodes (µs per call)" in show
+    check("cluster_show.txt", show)
