@@ -117,6 +117,7 @@ def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_stor
     summary = html[html.index("<h2>Summary</h2>"):html.index("<h2>Cluster run")]
     assert "h03: himeno jacobi (time) 83 % below the median of 4 nodes" in summary and "headline" not in summary
     assert "<th>latency µs</th>" in html and "<td class=n>83.71</td>" in html
+    assert "Sweep of np" not in html   # the scaling steps are the cluster section's scaling, not sweeps before it
     check("cluster.html.txt", without_plots(html))
 
 

@@ -385,7 +385,9 @@ def render(report: Report) -> str:
         body += comparison_section(report.comparison, notes)
     elif report.no_comparison:
         body.append(f"<h2>No comparison</h2><p>{esc(report.no_comparison)}: each run is shown on its own.</p>")
-    if report.points:
+    # a cluster run's scaling steps are its scaling table and plot (cluster_html.py): as sweeps of np,
+    # one section per collective and size, they came before what was found across the nodes
+    if report.points and not all(r.get("kind") == run_kinds.CLUSTER for r in report.runs):
         body += sweep_section(report.points, report.config_names, report.runs)
     for run in report.runs:
         if run.get("kind") == run_kinds.CLUSTER:
