@@ -19,7 +19,7 @@ from test_golden_reports import ENV_BASE, STARTED, check
 
 NODES = ["h01", "h02", "h03", "h04"]
 HIMENO_MFLOPS = {"h01": 600.0, "h02": 610.0, "h03": 100.0, "h04": 605.0}   # h03: slow
-LINK_MIB_S = {(a, b): (6.0 if "h03" in (a, b) else 23.0) for a in NODES for b in NODES if a != b}   # h03's port
+LINK_MIB_S = {(a, b): (5.652 if "h03" in (a, b) else 22.93) for a in NODES for b in NODES if a != b}   # h03's port
 LATENCY_US = {pair: 83.71 if "h03" in pair else 15.03 for pair in LINK_MIB_S}
 
 
@@ -103,8 +103,8 @@ def test_the_markdown_report_of_a_cluster_run_opens_with_what_was_found_and_sets
     # the nodes side by side, the links, the scaling: before, only the steps one node at a time
     assert "| figure | unit | median | h01 | h02 | h03 | h04 |" in md
     assert "| himeno jacobi (time) | MFLOPS | 604 | 601 (1.00) | 611 (1.01) | 101 (0.17) ! | 606 (1.00) |" in md
-    assert "| h03 -> h01 | 6.2 | 27 % of the class's best link | all links |" in md
-    assert "| h01 | - | 23.2 (15.03) | !6.2 (83.71) | 23.2 (15.03) |" in md   # latency to the one rule, not 84
+    assert "| h03 -> h01 | 5.852 | 25 % of the class's best link | all links |" in md
+    assert "| h01 | - | 23.13 (15.03) | !5.852 (83.71) | 23.13 (15.03) |" in md   # latency to the one rule, not 84
     assert "### Scaling over nodes (µs per call)" in md and "| allreduce 8 B (1 rank/node) | 21 | 41 |" in md
     check("cluster.md", md)
 
@@ -117,6 +117,10 @@ def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_stor
     summary = html[html.index("<h2>Summary</h2>"):html.index("<h2>Cluster run")]
     assert "h03: himeno jacobi (time) 83 % below the median of 4 nodes" in summary and "headline" not in summary
     assert "<th>latency µs</th>" in html and "<td class=n>83.71</td>" in html
+    assert "<td>login1 (launched the run, not a node)</td>" in html and "<td>h03</td>" in html
+    # the heat map's figures as the tables print them (4 significant digits), not 3
+    heat = html[html.index('class="heatmap"'):html.index("</svg>", html.index('class="heatmap"'))]
+    assert ">23.13<" in heat and ">5.852<" in heat
     assert "Sweep of np" not in html   # the scaling steps are the cluster section's scaling, not sweeps before it
     check("cluster.html.txt", without_plots(html))
 
@@ -132,5 +136,5 @@ def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_
     print_cluster(Console(file=buf, width=160), load_run(store, run_id))
     show = "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())   # as show pipes it (output/console.py)
     assert show.startswith(f"Cluster run {run_id} (acceptance): ok, 2026-01-15 09:30:00 UTC (took 7.0 min)\n"), show
-    assert "!6.2 (83.71)" in show and "Scaling over nodes (µs per call)" in show
+    assert "!5.852 (83.71)" in show and "Scaling over nodes (µs per call)" in show
     check("cluster_show.txt", show)

@@ -44,7 +44,7 @@ def heat_map(view: ClusterView) -> str:
     for lk in view.links:
         i, j = view.hosts.index(lk.src), view.hosts.index(lk.dst)
         if n <= 16:   # dark text on viridis' bright end, white on its dark end
-            ax.text(j, i, f"{lk.mib_s:.3g}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, number(lk.mib_s), ha="center", va="center", fontsize=7,
                     color="black" if lk.mib_s > 0.6 * top else "white")
         if lk.flagged or lk.above_rate:
             ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False,

@@ -336,6 +336,16 @@ def _one_line(env: dict) -> str:
     return summary_line(env)
 
 
+def launching_only(run: dict, host: str) -> str:
+    """' (launched the run, not a node)' for the host a cluster run was started from when no
+    node: beside its nodes in "System measured" it read as one more node measured."""
+    if run.get("kind") != run_kinds.CLUSTER:
+        return ""
+    from clusterbench.analysis.cluster.analysis import nodes
+
+    return "" if host in nodes(run) else " (launched the run, not a node)"
+
+
 def systems_section(report: Report, notes: Footnotes) -> list[str]:
     """The systems measured: per configuration its runs, hosts and one line
     of environment each (one configuration: no configuration column)."""
@@ -346,7 +356,7 @@ def systems_section(report: Report, notes: Footnotes) -> list[str]:
         for run in runs:
             for host, env in run["environments"].items():
                 rows.append("<tr>" + (f"<td>{esc(name)}</td>" if several else "")
-                            + f"<td class=n>{run['id']}</td><td>{esc(host)}</td>"
+                            + f"<td class=n>{run['id']}</td><td>{esc(host)}{launching_only(run, host)}</td>"
                             f"<td>{notes.text(esc(_one_line(env)), mark)}</td></tr>")
     head = "<th>configuration</th>" if several else ""
     return [f"<h2>{'Systems compared' if several else 'System measured'}</h2><table>"
