@@ -96,12 +96,18 @@ static void put_back(int dfd, const char *text, ssize_t len)
  * directory. Another rank may work in it (pario's and metadata's ranks
  * share rank 0's) and stop a moment later, so an rmdir that meets a file
  * (ENOTEMPTY) puts the stamp back, which alone lets `clean` and the next
- * run prove the directory cbk's, and tries again 50 ms later, for a second
- * at most: whichever rank finds it empty last removes it. Before, a rank
+ * run prove the directory cbk's, and tries again 50 ms later, for 3 s at
+ * most (a second was too short for a peer descheduled on a loaded node):
+ * whichever rank finds it empty last removes it. Before, a rank
  * whose rmdir met another rank's file left the directory empty of its
  * stamp when that rank was then killed (a launcher's SIGKILL) before its
  * own rmdir: an unstamped cbk-pario-XXXXXX that `clean` had to keep (a
- * suite run, 2026-12-06). Signal-safe: no stdio, no malloc. */
+ * suite run, 2026-12-06). A rank that finds the stamp already taken tries
+ * again too, rather than leave at once: the rank that took it puts it back
+ * and retries, and a launcher SIGKILLs the ranks still running once one
+ * has ended, so the one that left first left a stamped directory behind
+ * that its killed peer had been about to remove (pario stopped by SIGTERM,
+ * 1 in 25 under load). Signal-safe: no stdio, no malloc. */
 static void remove_private_dir(const char *dir)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -110,14 +116,15 @@ static void remove_private_dir(const char *dir)
         return;
     }
     char stamp[1024];
-    for (int tries = 0; tries < 20; tries++) {
+    for (int tries = 0; tries < 60; tries++) {
         empty_dir(dfd, 1);
         ssize_t len = read_stamp(dfd, stamp, sizeof stamp);
         if (len >= 0)
             unlinkat(dfd, CBK_OWNER_STAMP, 0);
-        if (!rmdir(dir) || errno != ENOTEMPTY || len <= 0)
+        if (!rmdir(dir) || errno != ENOTEMPTY)
             break;
-        put_back(dfd, stamp, len);
+        if (len > 0)
+            put_back(dfd, stamp, len);
         struct timespec pause = { 0, 50 * 1000 * 1000 };
         nanosleep(&pause, NULL);
     }
