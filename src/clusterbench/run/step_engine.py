@@ -32,8 +32,12 @@ from clusterbench.launch.stop_signals import STOP_SIGNALS
 from clusterbench.store import Store
 
 
-class Interrupted(Exception):
-    """A stop signal ended the run, or one of its launches (stopped_by)."""
+class Interrupted(BaseException):
+    """A stop signal ended the run, or one of its launches (stopped_by).
+    A BaseException, as KeyboardInterrupt is: raised by a signal handler
+    wherever the main thread happens to be, an Exception was caught by any
+    `except Exception` there (a collector's, a library's) and the run went
+    on measuring as if never stopped (a pario run's SIGTERM, 1 in 40)."""
 
 
 def stopped_by(status: int, stderr: str) -> str | None:
