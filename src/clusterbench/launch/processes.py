@@ -67,8 +67,8 @@ def signal_trees(pids: list[int], sig: int) -> None:
 
 
 def stop_tree(pid: int, grace_s: float = STOP_GRACE_S) -> None:
-    """SIGINT to every process of the tree at once, then SIGKILL to what is
-    left after grace_s."""
+    """SIGINT (and SIGCONT) to every process of the tree at once, then
+    SIGKILL to what is left after grace_s."""
     stop_trees([pid], grace_s)
 
 
@@ -78,6 +78,9 @@ def stop_trees(pids: list[int], grace_s: float = STOP_GRACE_S) -> None:
     node does not run on while another cleans up."""
     procs = [p for pid in pids for p in tree(pid)]
     _signal(procs, signal.SIGINT)
+    # a stopped process (a node frozen, then found by run cluster's straggler rule; a Ctrl-Z'd
+    # launch) holds its SIGINT until continued: it would sit out the grace and lose its clean-up
+    _signal(procs, signal.SIGCONT)
     left = _wait_gone(procs, grace_s)
     # a rank may have started children of its own meanwhile
     for p in list(left):
