@@ -3,6 +3,9 @@ a launch that ended is handed on even when a later one of its group fails to
 start, so the node that ran is stored with what it printed (#34)."""
 from __future__ import annotations
 
+import re
+import threading
+
 import pytest
 
 from clusterbench.run.cluster import execute
@@ -29,3 +32,43 @@ def test_all_cores_per_node_counts_the_cpus_a_job_may_use_on_the_smallest_node()
     assert execute.node_cpus(envs) == 1
     assert execute.node_cpus({h: e for h, e in envs.items() if h != "h04"}) == 2
     assert execute.node_cpus({}) == 1
+
+
+def test_a_launch_stopped_while_the_others_ended_is_ended_as_stalled_and_leaves_no_process():
+    """The straggler rule (run/cluster/straggler.py): a launch that stops itself (SIGSTOP, as a
+    frozen node's) while the rest of its group ends is ended once it ran past the floor (the
+    others' median x the factor being less), and handed on with why; before, the group waited
+    on it for ever. Its deadline's reason is the message the node's step is stored with."""
+    import psutil
+
+    from clusterbench.run.cluster.straggler import StragglerRule
+
+    group = [execute.NodeLaunch(f"h0{i}", i, ["sh", "-c", "sleep 0.2"]) for i in (1, 2, 3)]
+    group.append(execute.NodeLaunch("h04", 4, ["sh", "-c", "kill -STOP $$; sleep 611"]))
+    handed = []
+    runner = threading.Thread(target=execute._run_together, daemon=True,
+                              args=(group, {}, None, lambda lc, stopped=False: handed.append(lc),
+                                    StragglerRule(floor_s=1, factor=10)))
+    runner.start()
+    runner.join(timeout=60)
+    if runner.is_alive():   # the failing case leaves nothing stopped behind
+        group[-1].proc.kill()
+    assert not runner.is_alive(), "the group still waits on the stopped launch"
+    assert [lc.host for lc in handed][-1] == "h04" and all(lc.proc.returncode == 0 for lc in handed[:3])
+    stalled = handed[-1]
+    assert stalled.deadline.expired and re.match(r"stalled: still running \d+ s after its start, when the other "
+                                                 r"nodes ended in a median [\d.]+ s \(bound: the greater of "
+                                                 r"--stall-floor 1 s and --stall-factor 10 x that median\)",
+                                                 stalled.err), stalled.err
+    assert not psutil.pid_exists(stalled.proc.pid) or psutil.Process(stalled.proc.pid).status() == "zombie"
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "611"]]
+
+
+def test_the_straggler_bound_waits_for_half_the_group_and_keeps_a_floor():
+    from clusterbench.run.cluster.straggler import StragglerRule
+
+    rule = StragglerRule(floor_s=60, factor=10)
+    assert rule.bound_s([], 4) is None and rule.bound_s([3.0], 4) is None   # fewer than half ended well
+    assert rule.bound_s([3.0, 4.0], 4) == 60   # 10 x 3.5 s is under the floor
+    assert rule.bound_s([20.0, 30.0, 40.0], 4) == 300
+    assert rule.bound_s([2.0], 2) == 60   # two nodes: the one that ended is the others

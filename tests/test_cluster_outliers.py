@@ -445,7 +445,7 @@ def test_a_node_whose_cbk_cannot_run_skips_the_cluster_wide_steps_saying_which(t
     """A node whose cbk exits before MPI_Init left the link matrix's job over
     every node waiting for its rank forever (Hydra; no step timeout by
     default). Its snapshot already said cbk could not run there."""
-    from clusterbench.run.cluster.execute import _skip, nodes_without_cbk
+    from clusterbench.run.cluster.execute import _skip, nodes_without_cbk, unfit_nodes
     from clusterbench.run.plan import Step
     from clusterbench.run.progress import Progress
     from clusterbench.store import Store
@@ -457,7 +457,7 @@ def test_a_node_whose_cbk_cannot_run_skips_the_cluster_wide_steps_saying_which(t
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     run = store.begin_run(label=None, command="test", suite="cluster")
     step = Step(kernel="linkmatrix", params={}, repeat=3, ranks=3, name="link matrix (mpiGraph shift pattern)")
-    assert _skip(store, run, 0, step, nodes_without_cbk(["h01", "h02"], envs), Progress(enabled=False)) == "skipped"
+    assert _skip(store, run, 0, step, unfit_nodes(["h01", "h02"], envs, {}), Progress(enabled=False)) == "skipped"
     (stored,) = store.steps_of(run)
     assert stored.status == "skipped" and stored.message == (
         "cbk cannot run on every node (h02: exit status 127: cbk: not found), and a job over every node would "

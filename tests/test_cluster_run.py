@@ -653,3 +653,71 @@ def test_a_node_that_stops_mid_run_ends_the_run_in_its_step_timeout_and_the_summ
             break
         time.sleep(0.1)
     assert not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+
+
+def processes_of_store(store: str) -> list:
+    """The processes whose environment names this run's store: the CLI's launchers, their
+    ssh stand-ins and proxies, and every rank (the launcher passes its environment on)."""
+    import psutil
+
+    out = []
+    for p in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if p.environ().get("CLUSTERBENCH_DB") == store and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+    return out
+
+
+@pytest.mark.timeout(200)
+def test_a_node_stopped_in_a_per_node_step_is_ended_as_stalled_and_the_run_goes_on(cluster, tmp_path):
+    """Every process on h03 SIGSTOPped once its Himeno runs, all nodes at once, no --step-timeout:
+    the run waited on h03 for ever. The straggler rule (run/cluster/straggler.py) ends h03's launch
+    once it has run the greater of the floor and the factor x the median of the other nodes'
+    durations; its step is stored failed, named stalled; the other nodes' Himeno and every node's
+    later steps are measured (h03 ended cpufreq well, so the link matrix runs over it too), and
+    nothing of the run is left. Scaled down: one repetition, floor 5 s, factor 2 (the defaults,
+    60 s and 10, are for real suites)."""
+    store = f"sqlite:///{tmp_path / 'stalled.db'}"
+    ns, stopped = cluster.host("h03").ns, []
+
+    def stop_h03_once_its_rank_runs() -> None:
+        for _ in range(600):
+            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+            comms = {p: Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}/comm").exists()}
+            if "cbk" in comms.values():
+                for p in pids:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(p), signal.SIGSTOP)
+                        stopped.append(int(p))
+                return
+            time.sleep(0.05)
+
+    stopper = threading.Thread(target=stop_h03_once_its_rank_runs, daemon=True)
+    stopper.start()
+    try:
+        p = cli(cluster, store, "run", "cluster", "--only=himeno,cpufreq,links", "--repeat", "1",
+                "--himeno.seconds=0.3", "--himeno.threads=1", "--cpufreq.seconds=0.2", "--links.size=256k",
+                "--links.iterations=4", "--links.latency-iterations=20", "--stall-floor", "5", "--stall-factor", "2",
+                *BOUNDS, "--label", "stalled", "--quiet", timeout=120)
+        left = processes_of_store(store)
+    finally:
+        stopper.join(timeout=70)
+        for pid in stopped:   # should the run have hung: the node resumes
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert stopped, "h03's rank was never seen running"
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    steps = store_rows(store, "select name, host, status, message from steps order by id")
+    himeno = {host: (status, message) for name, host, status, message in steps if name == "himeno"}
+    assert {h: s for h, (s, _) in himeno.items()} == {"h01": "ok", "h02": "ok", "h03": "failed", "h04": "ok"}, steps
+    assert re.match(r"h03: stalled: still running \d+ s after its start, when the other nodes ended in a median "
+                    r"[\d.]+ s", himeno["h03"][1]), himeno
+    assert sorted((host, status) for name, host, status, _ in steps if name == "cpufreq") == [
+        ("h01", "ok"), ("h02", "ok"), ("h03", "ok"), ("h04", "ok")], steps
+    assert [status for name, _, status, _ in steps if name.startswith("link matrix")] == ["ok"], steps
+    from clusterbench.analysis.cluster.findings import paragraph
+
+    said = paragraph(view_of(store, "stalled"))
+    assert "not measured: node h03: himeno failed: stalled: still running" in said, said
+    assert not left, [(x.pid, x.name()) for x in left]
+    assert not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()

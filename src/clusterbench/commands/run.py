@@ -15,6 +15,7 @@ from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.store.command_options import BareFlag, parse_extra
 from clusterbench.run.measure import absolute_paths, execute_and_show
+from clusterbench.run.cluster import straggler as straggler_rule
 from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets
 
@@ -143,6 +144,15 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               envvar="CLUSTERBENCH_STEP_TIMEOUT", show_envvar=True,
               help="End a launch of a step that runs longer than this (its launcher and every rank), store the "
                    "step as failed with the reason, and go on with the next (default: no limit).")
+@click.option("--stall-floor", type=click.FloatRange(min=1), default=straggler_rule.FLOOR_S, show_default=True,
+              metavar="SECONDS",
+              help="run cluster, per-node steps on every node at once: a node still running when the others ended "
+                   "is ended as stalled once it has run the greater of this and --stall-factor x their median "
+                   "duration (no --step-timeout needed for a stopped node; docs/cluster.md).")
+@click.option("--stall-factor", type=click.FloatRange(min=2), default=straggler_rule.FACTOR, show_default=True,
+              metavar="K",
+              help="run cluster: see --stall-floor (10: a node 2-3x slower than the others is a finding, "
+                   "flagged, not ended).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no result table.")
 @click.option("--report", "report_path", default=None, metavar="FILE",
               help="Write an HTML report here (a suite writes one anyway, beside a SQLite store or into "
@@ -154,8 +164,8 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @width_option
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
-            memory_limit, link_speed, settings, settings_a, settings_b, gpus_per_rank, share_gpus, step_timeout, quiet,
-            report_path,
+            memory_limit, link_speed, settings, settings_a, settings_b, gpus_per_rank, share_gpus, step_timeout,
+            stall_floor, stall_factor, quiet, report_path,
             report_dir, db_url):
     """Run TARGET, a kernel (clusterbench kernels), a suite (quick, or a
     path to a .toml file), or cluster (every node, every link: docs/cluster.md),
@@ -215,9 +225,14 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
                            report_path_for=lambda url, run_id: report_path or default_report_path(url, run_id,
                                                                                                    report_dir),
                            conditions=run_conditions(memory_limit, ()),
+                           straggler=straggler_rule.StragglerRule(stall_floor, stall_factor),
                            refused=dict(np=ranks, ppn=ppn, launcher=launcher, gpus_per_rank=gpus_per_rank,
                                         settings=settings, settings_ab=settings_a or settings_b,
                                         mpi_algorithm=mpi_algorithms))
+    given = [f"--{name.replace('_', '-')}" for name in ("stall_floor", "stall_factor")
+             if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT]
+    if given:
+        raise BadInput(f"{given[0]} applies to run cluster (its per-node steps on every node at once)")
     if suites.is_suite(target):
         if ranks or ppn:
             raise BadInput("--np and --ppn apply to a kernel; a suite sets them per step")

@@ -90,13 +90,14 @@ def stop_trees(pids: list[int], grace_s: float = STOP_GRACE_S) -> None:
 
 
 class Deadline:
-    """Ends a launch's process tree when it outlives timeout_s (None: never).
-    `expired` says afterwards whether it did."""
+    """Ends a launch's process tree when it outlives timeout_s (None: never),
+    or when told to (end). `expired` says afterwards whether it did."""
 
     def __init__(self, proc: subprocess.Popen, timeout_s: float | None):
         self.proc = proc
         self.timeout_s = timeout_s
         self.expired = False
+        self.reason: str | None = None   # why it was ended before its time limit (end)
         self._timer = threading.Timer(timeout_s, self._expire) if timeout_s else None
         if self._timer:
             self._timer.daemon = True
@@ -107,11 +108,20 @@ class Deadline:
             self.expired = True
             stop_tree(self.proc.pid)
 
+    def end(self, reason: str) -> None:
+        """Ends the launch now, in a thread of its own (the tree's grace
+        takes seconds), for reason (message): run cluster's straggler rule."""
+        self.cancel()
+        self.reason = reason
+        threading.Thread(target=self._expire, daemon=True).start()
+
     def cancel(self) -> None:
         if self._timer:
             self._timer.cancel()
 
     def message(self) -> str:
+        if self.reason:
+            return self.reason
         return (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
                 f"the launcher and every rank were stopped")
 

@@ -41,6 +41,7 @@ from clusterbench.launch.job import hostfile_hosts
 from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import AutoRepeat, Step, expand
+from clusterbench.run.cluster.straggler import StragglerRule
 from clusterbench.run.progress import Progress
 from clusterbench.store import Store, run_kinds
 
@@ -68,6 +69,7 @@ class ClusterRequest:
     step_timeout_s: float | None = None   # --step-timeout: one launch's limit
     auto: AutoRepeat | None = None        # --repeat auto: every step repeats until its CI rule says stop
     conditions: Conditions | None = None  # --memory-limit: each node's kernel in a memory cgroup (cgexec)
+    straggler: StragglerRule = StragglerRule()   # --stall-floor, --stall-factor: a stopped node is ended
 
 
 
@@ -270,6 +272,7 @@ class NodeLaunch:
     err: str = ""
     deadline: Deadline | None = None
     repetitions: int = 1          # how many this launch runs (a per-node step's)
+    took_s: float | None = None   # from its group's start to its end
 
 
 def _start(launch: NodeLaunch, env: dict[str, str], timeout_s: float | None) -> None:
@@ -314,18 +317,22 @@ def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, 
     return LaunchOutcome(False, record, failure_line(err, status), step_engine.stopped_by(status, err))
 
 
-def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None) -> None:
+def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None,
+                  straggler: StragglerRule | None = None) -> None:
     """Starts every launch of the group and calls on_end(launch) in this
     thread as each ends, so a node's samples are stored when its launch
     ends, not when the slowest node's does: a Ctrl-C keeps what ended.
-    Interrupted, it stops the launches still running and hands on_end what
-    each printed before it stopped."""
+    A launch the straggler rule finds stalled is ended (its deadline's
+    message says why). Interrupted, it stops the launches still running and
+    hands on_end what each printed before it stopped."""
     ended: queue.Queue[NodeLaunch] = queue.Queue()
+    started_s = time.monotonic()
 
     def wait(lc: NodeLaunch) -> None:
         try:
             _finish(lc)
         finally:
+            lc.took_s = time.monotonic() - started_s
             ended.put(lc)
 
     handed: set[int] = set()
@@ -338,8 +345,10 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
                 # waited on at once: should a later launch fail to start, this one's
                 # end is still handed on below, not awaited for nothing
                 threading.Thread(target=wait, args=(lc,), daemon=True).start()
-            for _ in group:
-                lc = ended.get()
+            while len(handed) < len(group):
+                lc = _next_ended(ended, group, handed, started_s, straggler)
+                if lc is None:
+                    continue
                 handed.add(id(lc))
                 if on_end:
                     on_end(lc)
@@ -360,10 +369,29 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
         raise
 
 
+def _next_ended(ended: queue.Queue, group: list[NodeLaunch], handed: set[int], started_s: float,
+                straggler: StragglerRule | None) -> NodeLaunch | None:
+    """The next launch to end; None when, waiting for it, the straggler rule
+    found launches stalled and ended them (they are handed on as they end)."""
+    went_well = [lc.took_s for lc in group if id(lc) in handed and lc.proc.returncode == 0]
+    bound_s = straggler.bound_s(went_well, len(group)) if straggler else None
+    running = [lc for lc in group if id(lc) not in handed and lc.deadline and not lc.deadline.reason]
+    if bound_s is None or not running:
+        return ended.get()
+    try:
+        return ended.get(timeout=max(0.0, started_s + bound_s - time.monotonic()))
+    except queue.Empty:
+        for lc in running:
+            lc.deadline.end(straggler.message(time.monotonic() - started_s, went_well))
+        return None
+
+
 def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: ClusterRequest,
                  envs: dict[str, dict], local_env: dict, progress: Progress, folder: Path,
-                 conditions: Conditions | None = None) -> list[str]:
-    """One step on every node; a status per node. Each node's repetitions
+                 conditions: Conditions | None = None, stalled: dict[str, str] | None = None) -> list[str]:
+    """One step on every node; a status per node. stalled (host: why) gains
+    each node the straggler rule ended, and loses each that ended the step
+    well: the nodes whose last step stalled. Each node's repetitions
     are counted, and its stop_reason given, by the rule a `run` step has
     (step_engine.Repetitions: --repeat N, or auto's CI rule on the node's
     own figures).
@@ -426,8 +454,12 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
             raise step_engine.Interrupted(got.stopped_by)
         if not got.ok:
             errors[lc.host] = got.message
+            if lc.deadline.expired and lc.deadline.reason and stalled is not None:
+                stalled[lc.host] = f"{step.name} {got.message}"
             finish(lc.host)
             return
+        if stalled is not None:
+            stalled.pop(lc.host, None)
         if got.message:
             stalls[lc.host] = got.message
             progress.note(f"{step.name} on {lc.host}: {got.message}")
@@ -445,7 +477,8 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                 repetitions = count.next_batch(1 if req.one_at_a_time else None)
                 progress.note(f"{step.name} on {', '.join(hosts)} ({repetitions_text(count, repetitions)})")
                 _run_together([NodeLaunch(h, step_ids[h], command(h, repetitions), repetitions=repetitions)
-                               for h in hosts], step_engine.cbk_env(step, run_id), req.step_timeout_s, ended)
+                               for h in hosts], step_engine.cbk_env(step, run_id), req.step_timeout_s, ended,
+                              req.straggler)
             going = [h for h in going if h not in statuses]
             if not req.one_at_a_time and going and all(reasons.get(h) for h in going):
                 for h in going:   # every node's rule says stop: the group stops
@@ -509,7 +542,7 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
     argv = runner.collector_argv([req.scratch])
     launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
                 for h in req.hosts]
-    _run_together(launches, {}, req.step_timeout_s)
+    _run_together(launches, {}, req.step_timeout_s, straggler=req.straggler)
     for lc in launches:
         for env in step_engine.json_objects(lc.out):
             if "host.name" in env:
@@ -575,8 +608,21 @@ def nodes_without_cbk(hosts: list[str], envs: dict[str, dict]) -> str:
     return "; ".join(said)
 
 
+def unfit_nodes(hosts: list[str], envs: dict[str, dict], stalled: dict[str, str]) -> str:
+    """Why a job over every node would wait for ever, "" when it would not:
+    the nodes cbk cannot run on, and those whose last per-node step the
+    straggler rule ended (stalled: host -> why), which may still be stopped
+    (--step-timeout has no default). A node that ended a later step well is
+    back, and is not named."""
+    said = []
+    if missing := nodes_without_cbk(hosts, envs):
+        said.append(f"cbk cannot run on every node ({missing})")
+    said += [f"{h}: {why}" for h, why in stalled.items()]
+    return "; ".join(said)
+
+
 def _skip(store: Store, run_id: int, position: int, step: Step, unable: str, progress: Progress) -> str:
-    why = f"cbk cannot run on every node ({unable}), and a job over every node would wait for it"
+    why = f"{unable}, and a job over every node would wait for it"
     store.finish_step(step_engine.begin(store, run_id, position, step, "none"), "skipped", message=why)
     progress.note(f"skipped {step.name}: {why}")
     return "skipped"
@@ -599,13 +645,14 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
             local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
             envs = store.environments_of(run_id)
             per_node, per_gpu, cluster = plan(req, cat, node_cpus(envs))
+            stalled: dict[str, str] = {}   # the nodes whose last per-node step stalled
             for step in per_node:
                 why = runner.missing_requirement(step, cat)
                 if why:
                     progress.note(f"skipped {step.name} on every node: {why}")
                     continue
                 statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
-                                         Path(folder), req.conditions)
+                                         Path(folder), req.conditions, stalled)
                 position += 1
             for step in per_gpu:
                 steps, why = gpu_steps(step, cat, req.hosts, envs)
@@ -613,9 +660,9 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
                     progress.note(f"skipped {step.name} on every node: {why}")
                 for one, hosts in steps:
                     statuses += run_on_nodes(store, cat, run_id, position, one, dataclasses.replace(req, hosts=hosts),
-                                             envs, local_env, progress, Path(folder), req.conditions)
+                                             envs, local_env, progress, Path(folder), req.conditions, stalled)
                     position += 1
-            unable = nodes_without_cbk(req.hosts, envs)
+            unable = unfit_nodes(req.hosts, envs, stalled)
             for step in cluster:
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
                 if unable:
@@ -629,7 +676,8 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
 
 def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
             label: str | None, command: str, step_timeout_s: float | None = None,
-            auto: AutoRepeat | None = None, conditions: Conditions | None = None) -> ClusterRequest:
+            auto: AutoRepeat | None = None, conditions: Conditions | None = None,
+            straggler: StragglerRule = StragglerRule()) -> ClusterRequest:
     options, overrides = split_options(extra)
     hosts, hostfile, launcher = find_hosts(hostfile)
     if len(hosts) < 2:
@@ -650,7 +698,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
                           options.get("one-at-a-time", "false") == "true",
                           options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
-                          label, command, step_timeout_s, auto, conditions)
+                          label, command, step_timeout_s, auto, conditions, straggler)
 
 
 __all__ = ["ClusterRequest", "execute", "request"]
