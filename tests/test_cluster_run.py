@@ -605,48 +605,62 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
     assert not re.search(r"h0[123]: seqio", said), said
 
 
+def bytes_moved(ns: str) -> int:
+    """What a test host's eth0 has sent and received, in bytes."""
+    import json
+
+    out = subprocess.run(["ip", "-n", ns, "-j", "-s", "link", "show", "dev", "eth0"], capture_output=True, text=True)
+    stats = json.loads(out.stdout)[0]["stats64"]
+    return int(stats["rx"]["bytes"]) + int(stats["tx"]["bytes"])
+
+
 @pytest.mark.timeout(200)
 def test_a_node_that_stops_mid_run_ends_the_run_in_its_step_timeout_and_the_summary_says_what_was_not_measured(
         cluster, tmp_path):
     """A fault the suite was not tuned for: h03 stops answering in the middle of the link matrix (every
-    process there SIGSTOPped, as a node hung in the kernel or frozen by its hypervisor). Every other
-    rank waits on h03's for ever: without --step-timeout the run hangs (there is no default), with it
-    the step is ended whole at the bound and the run ends failed. Its summary said "Nothing flagged"
-    of the links it never measured; it now says the link matrix was not measured and why. What the
+    process there SIGSTOPped once its rank moves the rounds' bytes, as a node hung in the kernel or
+    frozen by its hypervisor). Every other rank waits on h03's for ever: without --step-timeout the
+    run hangs (there is no default), with it the step is ended whole at the bound and the run ends
+    failed. Its summary said "Nothing flagged" of the links it never measured; it now says the link
+    matrix was not measured and why, naming the rank and node the others waited on (their patient
+    waits say so past CBK_WAIT_NOTE_S; before, a timed-out link matrix named no node). What the
     launcher started here is gone; h03's stopped processes are the fault's own, and end on their own
     once it resumes (their launcher's socket is closed)."""
     store = f"sqlite:///{tmp_path / 'stopped.db'}"
     ns, stopped = cluster.host("h03").ns, []
+    before = bytes_moved(ns)
 
-    def stop_h03_once_its_rank_runs() -> None:
-        for _ in range(600):
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
-            comms = {p: Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}/comm").exists()}
-            if "cbk" in comms.values():
-                for p in pids:
+    def stop_h03_once_its_rank_streams() -> None:
+        # the rounds move MiBs over h03's link, MPI_Init and the set-up's host names KiBs: stopped
+        # past 2 MiB, its rank is in a round, where the other ranks' waits are the patient ones
+        for _ in range(1200):
+            if bytes_moved(ns) - before > 2 << 20:
+                for p in subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(int(p), signal.SIGSTOP)
                         stopped.append(int(p))
                 return
-            time.sleep(0.1)
+            time.sleep(0.05)
 
-    stopper = threading.Thread(target=stop_h03_once_its_rank_runs, daemon=True)
+    stopper = threading.Thread(target=stop_h03_once_its_rank_streams, daemon=True)
     stopper.start()
     try:
         p = cli(cluster, store, "run", "cluster", "--only=links", "--repeat", "1", "--links.size=1m",
-                "--links.iterations=20", "--step-timeout", "10", *BOUNDS, "--label", "stopped", "--quiet", timeout=150)
+                "--links.iterations=20", "--step-timeout", "10", *BOUNDS, "--label", "stopped", "--quiet", timeout=150,
+                extra_env={"CBK_WAIT_NOTE_S": "2"})
     finally:
         stopper.join(timeout=70)
         for pid in stopped:   # the node resumes
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
-    assert stopped, "h03's rank was never seen running"
+    assert stopped, "h03's rank was never seen streaming"
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
     from clusterbench.analysis.cluster.findings import paragraph
 
     said = paragraph(view_of(store, "stopped"))
     assert "Nothing flagged" not in said, said
     assert re.search(r"not measured: link matrix \(mpiGraph shift pattern\) failed: timed out", said), said
+    assert re.search(r"rank \d \(h0[124]\) waited \d+ s on rank 2 \(h03\)", said), said
     assert store_rows(store, "select status from runs") == [("failed",)]
     for _ in range(100):   # resumed, h03's proxy and rank see their launcher gone and end
         if not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():

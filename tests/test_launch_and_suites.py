@@ -299,6 +299,29 @@ def test_a_finalize_stall_after_a_whole_measurement_is_said_not_failed():
     assert finalize_stall("[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error\n") is None
 
 
+def test_a_timed_out_launch_names_whom_its_ranks_last_said_they_waited_on():
+    # the link matrix with h03 stopped (kernels/mpi/patient_wait.c's notes, twice from rank 3)
+    import subprocess
+
+    from clusterbench.launch.messages import waits_named
+    from clusterbench.launch.processes import Deadline
+
+    stderr = ("cbk: rank 3 (h04) has waited 2 s on rank 2 (h03)\n"
+              "[proxy:0:1@h02] some launcher noise\n"
+              "cbk: rank 1 (h02) has waited 2 s in a barrier of every rank\n"
+              "cbk: rank 3 (h04) has waited 31 s on rank 2 (h03) and rank 0 (h01)\n")
+    assert waits_named(stderr) == ("rank 3 (h04) waited 31 s on rank 2 (h03) and rank 0 (h01); "
+                                   "rank 1 (h02) waited 2 s in a barrier of every rank")
+    assert waits_named("[mpiexec@vm] main: process manager error\n") == ""
+    with subprocess.Popen(["true"]) as proc:
+        deadline = Deadline(proc, 10)
+        deadline.cancel()
+    assert deadline.message(stderr).startswith("timed out: still running after 10 s (--step-timeout); the launcher "
+                                               "and every rank were stopped; rank 3 (h04) waited 31 s on rank 2 (h03)")
+    assert deadline.message("") == ("timed out: still running after 10 s (--step-timeout); the launcher and every "
+                                    "rank were stopped")
+
+
 def test_a_launcher_killed_by_sigpipe_after_cbks_run_record_keeps_the_whole_measurement():
     # ci24, 2026-11-28: a 4-rank link matrix across test hosts stored all its samples and cbk's
     # run record, then Hydra's mpiexec died of SIGPIPE (exit status -13, nothing on stderr)

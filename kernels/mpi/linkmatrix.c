@@ -25,10 +25,12 @@
  * TCP sent again during the rounds (tcp_retransmits.h), a lossy link's
  * mark when its bandwidth and latency hide the loss.
  *
- * Every wait is patient (patient_wait.h): a rank whose link is slow, or
- * that waits for its turn, sleeps after 1 ms instead of spinning, so on a
- * test cluster whose hosts share cores the waiting ranks leave the CPU to
- * those that move bytes. */
+ * Every wait of the rounds and barriers is patient (patient_wait.h): a
+ * rank whose link is slow, or that waits for its turn, sleeps after 1 ms
+ * instead of spinning, so on a test cluster whose hosts share cores the
+ * waiting ranks leave the CPU to those that move bytes; and one that has
+ * waited past CBK_WAIT_NOTE_S says on which peer, so a link matrix ended
+ * at its time limit names the node that stopped. */
 #include "../core/cbk.h"
 #include "patient_wait.h"
 #include "tcp_retransmits.h"
@@ -85,6 +87,10 @@ struct linkmatrix_state {
      * round's clock N ms late, as a receiver descheduled on a loaded node
      * does (read at set-up, never in the timed loop) */
     long late_receiver_ms;
+    /* Whom this rank's waits are on, said past CBK_WAIT_NOTE_S (default
+     * 30 s): a stopped node holds the others for ever, and the step's time
+     * limit then names it (patient_wait.h) */
+    struct patient_peers on;
 };
 
 static int64_t longest(const OPT *o) { return o->iterations > o->latency_iterations ? o->iterations : o->latency_iterations; }
@@ -120,8 +126,20 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     char me[HOST_CHARS] = { 0 };
     gethostname(me, sizeof me - 1);
     MPI_Allgather(me, HOST_CHARS, MPI_CHAR, s->host, HOST_CHARS, MPI_CHAR, c->comm);
+    const char *note = getenv("CBK_WAIT_NOTE_S");
+    s->on = (struct patient_peers){ c->rank, s->host[0], HOST_CHARS, note ? atof(note) : 30.0 };
     c->state = s;
     return 0;
+}
+
+/* The rank each of a window's requests is with: w receives from `from`,
+ * then w sends to `to` (the layout of exchange's and stream_round's). */
+static void peers_of(int *peer, int w, int from, int to)
+{
+    for (int i = 0; i < w; i++) {
+        peer[i] = from;
+        peer[w + i] = to;
+    }
 }
 
 /* One exchange of `window` messages each way (the warm-up: connections
@@ -129,12 +147,13 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
 static void exchange(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int to, int from)
 {
     MPI_Request req[2 * 1024];
-    int w = (int)o->window;
+    int w = (int)o->window, peer[2 * 1024];
     for (int i = 0; i < w; i++)
         MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, i, c->comm, &req[i]);
     for (int i = 0; i < w; i++)
         MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, i, c->comm, &req[w + i]);
-    cbk_patient_waitall(2 * w, req);
+    peers_of(peer, w, from, to);
+    cbk_patient_waitall(2 * w, req, peer, &s->on);
 }
 
 /* One round's bandwidth: iterations x window messages to rank+k and from
@@ -155,7 +174,8 @@ static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_stat
 {
     MPI_Request req[2 * 1024], go[2];
     char word = 0;
-    int w = (int)o->window;
+    int w = (int)o->window, peer[2 * 1024], go_peer[2] = { from, to };
+    peers_of(peer, w, from, to);
     int64_t total = o->iterations * o->window, recv_posted = 0, send_posted = 0, received = 0;
     if (s->late_receiver_ms > 0 && c->rank == 1)
         usleep((useconds_t)(s->late_receiver_ms * 1000));
@@ -164,12 +184,12 @@ static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_stat
         MPI_Irecv(s->recv + (size_t)i * o->size, (int)o->size, MPI_BYTE, from, 0, c->comm, &req[i]);
     MPI_Isend(&word, 0, MPI_BYTE, from, GO_TAG, c->comm, &go[0]);   /* my clock runs: send to me */
     MPI_Irecv(&word, 0, MPI_BYTE, to, GO_TAG, c->comm, &go[1]);     /* my receiver's clock runs */
-    cbk_patient_waitall(2, go);
+    cbk_patient_waitall(2, go, go_peer, &s->on);
     for (int i = 0; i < w; i++, send_posted++)
         MPI_Isend(s->send + (size_t)i * o->size, (int)o->size, MPI_BYTE, to, 0, c->comm, &req[w + i]);
     for (;;) {
         int idx;
-        cbk_patient_waitany(2 * w, req, &idx);
+        cbk_patient_waitany(2 * w, req, &idx, peer, &s->on);
         if (idx == MPI_UNDEFINED)
             break;   /* every request done */
         if (idx < w) {
@@ -192,9 +212,9 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
         int to = (c->rank + k) % c->size, from = (c->rank - k + c->size) % c->size;
         double *bw = s->bw_s + (size_t)(k - 1) * (size_t)o->iterations;
         exchange(c, o, s, to, from);
-        cbk_patient_barrier(c->comm);
+        cbk_patient_barrier(c->comm, &s->on);
         stream_round(c, o, s, to, from, bw);
-        cbk_patient_barrier(c->comm);
+        cbk_patient_barrier(c->comm, &s->on);
         if (!o->latency)
             continue;
         double *lat = s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations;
@@ -205,7 +225,7 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
             if (i >= 0)
                 lat[i] = MPI_Wtime() - t0;
         }
-        cbk_patient_barrier(c->comm);
+        cbk_patient_barrier(c->comm, &s->on);
     }
 }
 
@@ -224,10 +244,10 @@ static void measure_one_pair(struct cbk_ctx *c, const OPT *o, struct linkmatrix_
             double *bw = receiving ? s->bw_s + (size_t)(k - 1) * (size_t)o->iterations : s->sender_s;
             if (sending || receiving)
                 exchange(c, o, s, to, from);
-            cbk_patient_barrier(c->comm);
+            cbk_patient_barrier(c->comm, &s->on);
             if (sending || receiving)
                 stream_round(c, o, s, to, from, bw);
-            cbk_patient_barrier(c->comm);
+            cbk_patient_barrier(c->comm, &s->on);
             if (!o->latency)
                 continue;
             double *lat = receiving ? s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations : s->sender_s;
@@ -239,7 +259,7 @@ static void measure_one_pair(struct cbk_ctx *c, const OPT *o, struct linkmatrix_
                 if (i >= 0)
                     lat[i] = MPI_Wtime() - t0;
             }
-            cbk_patient_barrier(c->comm);
+            cbk_patient_barrier(c->comm, &s->on);
         }
     }
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -24,54 +25,88 @@ static void sleep_a_little(double waited_s)
         ;
 }
 
-/* Polls test(arg) until it says done: without pause for PATIENT_SPIN_S,
- * then with sleeps. Returns the first MPI error. */
-static int patient(int (*test)(void *arg, int *done), void *arg)
-{
-    double start = MPI_Wtime();
-    for (;;) {
-        int done = 0, err = test(arg, &done);
-        if (err != MPI_SUCCESS || done)
-            return err;
-        double waited = MPI_Wtime() - start;
-        if (waited > PATIENT_SPIN_S)
-            sleep_a_little(waited);
-    }
-}
-
 struct many {
     int n;
     MPI_Request *req;
     int *idx;
+    const int *peer;   /* the rank of each request, or NULL (a barrier) */
 };
 
-static int test_all(void *arg, int *done)
+/* One line: the peers whose requests are still open after waited_s (a
+ * request's status is read without completing it), or the barrier. */
+static void note_wait(const struct many *m, const struct patient_peers *on, double waited_s)
 {
-    struct many *m = arg;
+    char said[1024] = "";
+    size_t len = 0;
+    int named[8], n_named = 0;   /* each peer once, however many of its requests are open */
+    for (int i = 0; m->peer && i < m->n && n_named < 8 && len < sizeof said; i++) {
+        int complete = 0, p = m->peer[i];
+        if (p < 0 || m->req[i] == MPI_REQUEST_NULL)
+            continue;
+        MPI_Request_get_status(m->req[i], &complete, MPI_STATUS_IGNORE);
+        bool already = false;
+        for (int j = 0; j < n_named; j++)
+            already = already || named[j] == p;
+        if (complete || already)
+            continue;
+        named[n_named++] = p;
+        len += (size_t)snprintf(said + len, sizeof said - len, "%srank %d (%s)", len ? " and " : "", p,
+                                on->hosts + (size_t)p * on->host_chars);
+    }
+    fprintf(stderr, "cbk: rank %d (%s) has waited %.0f s %s%s\n", on->rank,
+            on->hosts + (size_t)on->rank * on->host_chars, waited_s, m->peer ? "on " : "in a barrier of every rank",
+            m->peer ? (len ? said : "its peers") : "");
+    fflush(stderr);
+}
+
+/* Polls test(m) until it says done: without pause for PATIENT_SPIN_S,
+ * then with sleeps; past on->note_after_s, says whom it waits on, once.
+ * Returns the first MPI error. */
+static int patient(int (*test)(struct many *m, int *done), struct many *m, const struct patient_peers *on)
+{
+    double start = MPI_Wtime();
+    bool noted = !on || on->note_after_s <= 0;
+    for (;;) {
+        int done = 0, err = test(m, &done);
+        if (err != MPI_SUCCESS || done)
+            return err;
+        double waited = MPI_Wtime() - start;
+        if (waited > PATIENT_SPIN_S) {
+            if (!noted && waited > on->note_after_s) {
+                note_wait(m, on, waited);
+                noted = true;
+            }
+            sleep_a_little(waited);
+        }
+    }
+}
+
+static int test_all(struct many *m, int *done)
+{
     return MPI_Testall(m->n, m->req, done, MPI_STATUSES_IGNORE);
 }
 
-static int test_any(void *arg, int *done)
+static int test_any(struct many *m, int *done)
 {
-    struct many *m = arg;
     return MPI_Testany(m->n, m->req, m->idx, done, MPI_STATUS_IGNORE);
 }
 
-int cbk_patient_waitall(int n, MPI_Request *req)
+int cbk_patient_waitall(int n, MPI_Request *req, const int *peer, const struct patient_peers *on)
 {
-    struct many m = { n, req, NULL };
-    return patient(test_all, &m);
+    struct many m = { n, req, NULL, peer };
+    return patient(test_all, &m, on);
 }
 
-int cbk_patient_waitany(int n, MPI_Request *req, int *idx)
+int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, const struct patient_peers *on)
 {
-    struct many m = { n, req, idx };
-    return patient(test_any, &m);
+    struct many m = { n, req, idx, peer };
+    return patient(test_any, &m, on);
 }
 
-int cbk_patient_barrier(MPI_Comm comm)
+int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on)
 {
     MPI_Request req;
     int err = MPI_Ibarrier(comm, &req);
-    return err != MPI_SUCCESS ? err : cbk_patient_waitall(1, &req);
+    struct many m = { 1, &req, NULL, NULL };
+    return err != MPI_SUCCESS ? err : patient(test_all, &m, on);
 }

@@ -14,15 +14,30 @@
 #define CBK_PATIENT_WAIT_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #define PATIENT_SPIN_S 1e-3
 
-/* As MPI_Waitall with MPI_STATUSES_IGNORE. */
-int cbk_patient_waitall(int n, MPI_Request *req);
+/* Whom a wait is on, so that a wait past note_after_s says so on stderr,
+ * once, naming each peer whose request is still open: "cbk: rank 1 (h02)
+ * has waited 30 s on rank 2 (h03)". A peer stopped (a node frozen, its
+ * processes SIGSTOPped) holds every rank for ever; the launcher's time
+ * limit then ends the step, and this line names the node it waited on. */
+struct patient_peers {
+    int rank;                  /* the waiting rank */
+    const char *hosts;         /* every rank's host name, host_chars apart */
+    size_t host_chars;
+    double note_after_s;       /* <= 0: say nothing */
+};
+
+/* As MPI_Waitall with MPI_STATUSES_IGNORE; peer[i] is the rank request i
+ * is with (MPI_PROC_NULL: none), on says who waits (NULL: say nothing). */
+int cbk_patient_waitall(int n, MPI_Request *req, const int *peer, const struct patient_peers *on);
 /* As MPI_Waitany with MPI_STATUS_IGNORE: *idx is MPI_UNDEFINED when every
  * request was already null. */
-int cbk_patient_waitany(int n, MPI_Request *req, int *idx);
-/* As MPI_Barrier (MPI_Ibarrier, then a patient wait). */
-int cbk_patient_barrier(MPI_Comm comm);
+int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, const struct patient_peers *on);
+/* As MPI_Barrier (MPI_Ibarrier, then a patient wait): a long wait is said
+ * to be in a barrier, on no peer (whichever rank is late holds it). */
+int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on);
 
 #endif

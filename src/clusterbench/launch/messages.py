@@ -49,6 +49,18 @@ def failure_line(stderr: str, status: int) -> str:
     return said[-1][:MESSAGE_MAX_CHARS] if said else f"exit status {status}"
 
 
+# cbk's note of a long wait (kernels/mpi/patient_wait.c): a rank past CBK_WAIT_NOTE_S says whom it waits on
+_WAITED_ON = re.compile(r"^cbk: (rank \d+ \([^)]*\)) has waited ([\d.]+) s (.+)$", re.M)
+
+
+def waits_named(stderr: str) -> str:
+    """What each rank that waited long said last of whom it waits on,
+    "rank 0 (h01) waited 30 s on rank 2 (h03); ..."; "" when none did. A
+    step that timed out or stalled then names the node it waited on."""
+    last = {rank: (seconds, on) for rank, seconds, on in _WAITED_ON.findall(stderr)}
+    return "; ".join(f"{rank} waited {seconds} s {on}" for rank, (seconds, on) in last.items())
+
+
 # cbk's watchdog line (kernels/core/finalize.c)
 _FINALIZE_STALL = re.compile(r"^cbk: rank (\d+): MPI_Finalize did not return within ([\d.e+]+) s", re.M)
 

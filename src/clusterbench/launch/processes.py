@@ -119,11 +119,14 @@ class Deadline:
         if self._timer:
             self._timer.cancel()
 
-    def message(self) -> str:
-        if self.reason:
-            return self.reason
-        return (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
-                f"the launcher and every rank were stopped")
+    def message(self, stderr: str = "") -> str:
+        """Why it was ended, and whom its ranks said they waited on (stderr: what the launch wrote)."""
+        from clusterbench.launch.messages import waits_named
+
+        waits = waits_named(stderr)
+        why = self.reason or (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
+                              f"the launcher and every rank were stopped")
+        return f"{why}; {waits}" if waits else why
 
     def __enter__(self) -> Deadline:
         return self

@@ -283,7 +283,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     deadline.cancel()
     reader.join(timeout=30)
     if deadline.expired:
-        status, stderr_chunks[:] = 1, [deadline.message()]
+        status, stderr_chunks[:] = 1, [deadline.message("".join(stderr_chunks))]
     return status, "".join(stderr_chunks), records.run_record()
 
 

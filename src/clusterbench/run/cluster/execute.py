@@ -287,7 +287,7 @@ def _finish(launch: NodeLaunch) -> None:
     launch.out, launch.err = launch.proc.communicate()
     launch.deadline.cancel()
     if launch.deadline.expired:
-        launch.err = launch.deadline.message()
+        launch.err = launch.deadline.message(launch.err)
 
 
 @dataclass
