@@ -308,7 +308,7 @@ def test_a_timed_out_launch_names_whom_its_ranks_last_said_they_waited_on():
 
     stderr = ("cbk: rank 3 (h04) has waited 2 s on rank 2 (h03)\n"
               "[proxy:0:1@h02] some launcher noise\n"
-              "cbk: rank 1 (h02) has waited 2 s in a barrier of every rank\n"
+              "1: cbk: rank 1 (h02) has waited 2 s in a barrier of every rank\n"
               "cbk: rank 3 (h04) has waited 31 s on rank 2 (h03) and rank 0 (h01)\n")
     assert waits_named(stderr) == ("rank 3 (h04) waited 31 s on rank 2 (h03) and rank 0 (h01); "
                                    "rank 1 (h02) waited 2 s in a barrier of every rank")

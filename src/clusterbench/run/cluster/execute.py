@@ -454,8 +454,10 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
             raise step_engine.Interrupted(got.stopped_by)
         if not got.ok:
             errors[lc.host] = got.message
-            if lc.deadline.expired and lc.deadline.reason and stalled is not None:
-                stalled[lc.host] = f"{step.name} {got.message}"
+            if lc.deadline.expired and lc.deadline.reason:
+                progress.note(f"{step.name} on {lc.host}: {got.message}")   # the run goes on without it
+                if stalled is not None:
+                    stalled[lc.host] = f"{step.name} {got.message}"
             finish(lc.host)
             return
         if stalled is not None:
