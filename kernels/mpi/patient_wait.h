@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #define PATIENT_SPIN_S 1e-3
+#define PATIENT_BARRIER_TAG 32767   /* the largest tag MPI guarantees: none of a kernel's own */
 
 /* Whom a wait is on, so that a wait past note_after_s says so on stderr,
  * once, naming each peer whose request is still open: "cbk: rank 1 (h02)
@@ -36,8 +37,9 @@ int cbk_patient_waitall(int n, MPI_Request *req, const int *peer, const struct p
 /* As MPI_Waitany with MPI_STATUS_IGNORE: *idx is MPI_UNDEFINED when every
  * request was already null. */
 int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, const struct patient_peers *on);
-/* As MPI_Barrier (MPI_Ibarrier, then a patient wait): a long wait is said
- * to be in a barrier, on no peer (whichever rank is late holds it). */
+/* As MPI_Barrier, by zero-byte messages through rank 0, whose long wait
+ * names the rank not yet arrived; another rank's is said to be in a
+ * barrier (whichever rank is late holds it). */
 int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on);
 
 #endif
