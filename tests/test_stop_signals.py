@@ -613,6 +613,6 @@ def test_a_stop_signal_that_lands_in_a_finalizer_or_an_except_exception_still_st
     script = tmp_path / "stop_lands_in.py"
     script.write_text(STOP_LANDS_IN)
     r = run_bounded([sys.executable, str(script), sig, handler, where], timeout=60, env=dict(os.environ),
-                    start_new_session=True)
+                    start_new_session=True, preexec_fn=terminal_sigint)
     assert r.stdout.strip() == f"stopped by {sig}", r.stdout + r.stderr
     assert "Exception ignored" not in r.stderr, r.stderr
