@@ -7,7 +7,7 @@ the nodes side by side and what was found were in show and HTML alone."""
 from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.analysis.cluster.findings import paragraph, why_listed
+from clusterbench.analysis.cluster.findings import matrix_cell, paragraph, why_listed
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report.compare_markdown import table_row
@@ -42,9 +42,7 @@ def link_tables(view: ClusterView) -> list[str]:
             if lk is None:
                 cells.append("-")
                 continue
-            marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
-            lat = f" ({number(lk.latency_us)})" if lk.latency_us is not None else ""
-            cells.append(md(f"{marks}{number(lk.mib_s)}{lat}"))
+            cells.append(md(matrix_cell(lk)))
         out.append(table_row([md(src), *cells]))
     listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy]
     if listed:

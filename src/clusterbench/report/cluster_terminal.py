@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.analysis.cluster.findings import paragraph
+from clusterbench.analysis.cluster.findings import matrix_cell, paragraph
 from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
@@ -69,9 +69,7 @@ def link_table(view: ClusterView) -> Table:
             if lk is None:
                 row.append("-")
                 continue
-            lat = f" ({number(lk.latency_us)})" if lk.latency_us is not None else ""
-            marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
-            row.append(f"{marks}{number(lk.mib_s)}{lat}")
+            row.append(matrix_cell(lk))
         t.add_row(terminal(src), *row)
     return t
 

@@ -73,6 +73,15 @@ def why_listed(lk) -> str:
     return f"{lk.mib_s / lk.reference * 100:.0f} % of {lk.reference_is}" + (f"; {resent}" if resent else "")
 
 
+def matrix_cell(lk) -> str:
+    """A link's cell in the text matrices (terminal, Markdown): its marks
+    (! below its class's bound, ^ above the link's rate, ~ lossy), MiB/s and
+    median latency: '!84.2 (31.5)'."""
+    marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
+    latency = f" ({number(lk.latency_us)})" if lk.latency_us is not None else ""
+    return f"{marks}{number(lk.mib_s)}{latency}"
+
+
 def link_sentences(view: ClusterView) -> list[str]:
     flagged = view.flagged_links
     if not flagged:
