@@ -214,6 +214,16 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
     return out
 
 
+def nothing_flagged(cluster: bool = False) -> str:
+    """The sentence for a report in which no figure is flagged; a cluster
+    run's says it of its steps' figures, beside what was found across the
+    nodes (which read as contradicted by a plain "No figure is flagged")."""
+    if cluster:
+        return ("No step's figure is flagged by a warning or a physical limit; "
+                "what differs between the nodes is said above.")
+    return "No figure is flagged by a warning or a physical limit."
+
+
 @dataclass
 class Compared:
     """One headline across configurations: per configuration its median (and flag), and the verdicts."""

@@ -17,7 +17,7 @@ import math
 
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.output.counted_text import counted
-from clusterbench.report.headline import point_flag
+from clusterbench.report.headline import nothing_flagged, point_flag
 from clusterbench.output.figure_digits import median
 from clusterbench.analysis.stats import Verdict
 from clusterbench.output.unit_symbols import unit_shown
@@ -124,7 +124,7 @@ def sentences(table: Table) -> list[str]:
                    f"{'is not what its mode claims' if flagged == 1 else 'are not what their mode claims'} "
                    "(listed below, once each).")
     else:
-        out.append("No figure is flagged by a warning or a physical limit.")
+        out.append(nothing_flagged())
     line = explaining_line(table, sig[0][0] if sig else None)
     if line:
         out.append(line)

@@ -28,9 +28,9 @@ def run_headlines(run: dict) -> list[str]:
             "<th>verdict</th></tr>", *rows, "</table>"]
 
 
-def flagged_list(steps: list[tuple[str, list[str]]]) -> list[str]:
+def flagged_list(steps: list[tuple[str, list[str]]], cluster: bool = False) -> list[str]:
     if not steps:
-        return ["<p>No figure is flagged by a warning or a physical limit.</p>"]
+        return [f"<p>{esc(headline.nothing_flagged(cluster))}</p>"]
     items = "".join(f"<li><b>{esc(title)}</b>: {esc('; '.join(why))}</li>" for title, why in steps)
     count = sum(len(why) for _, why in steps)
     return [f"<h3>Flagged ({count}): not what their mode claims, or measured under a warning</h3>",
@@ -74,5 +74,5 @@ def summary_section(report: Report) -> list[str]:
             out += run_headlines(run)
         out.append(f"<p>{counted(rows, 'figure')} in {counted(len(run['steps']), 'step')}, run status {esc(run['status'])}; "
                    "every figure is in its step's table below.</p>")
-        out += flagged_list(headline.flagged_by_step(run))
+        out += flagged_list(headline.flagged_by_step(run), run.get("kind") == run_kinds.CLUSTER)
     return out

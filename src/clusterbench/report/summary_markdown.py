@@ -24,10 +24,10 @@ def _bracketed(text: str) -> str:
     return text if text.startswith("(") else f"({text})"
 
 
-def flagged_lines(steps: list[tuple[str, list[str]]]) -> list[str]:
+def flagged_lines(steps: list[tuple[str, list[str]]], cluster: bool = False) -> list[str]:
     """Every flagged figure once, under its step, as the HTML summary lists them."""
     if not steps:
-        return ["No figure is flagged by a warning or a physical limit.", ""]
+        return [md(headline.nothing_flagged(cluster)), ""]
     count = sum(len(why) for _, why in steps)
     return [f"Flagged ({count}): not what their mode claims, or measured under a warning:", "",
             *[f"- **{md(title)}**: {md('; '.join(why))}" for title, why in steps], ""]
@@ -74,5 +74,5 @@ def opening_lines(report: Report) -> list[str]:
             out += [md(run_paragraph(run))]
         else:
             out += run_headlines(run)
-        out += [""] + flagged_lines(headline.flagged_by_step(run))
+        out += [""] + flagged_lines(headline.flagged_by_step(run), run.get("kind") == run_kinds.CLUSTER)
     return out
