@@ -5,7 +5,7 @@ differ, and the scaling curves on log axes."""
 from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.analysis.cluster.findings import paragraph, why_listed
+from clusterbench.analysis.cluster.findings import why_listed
 from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
@@ -166,8 +166,7 @@ def scaling(view: ClusterView) -> list[str]:
 def section(run: dict) -> list[str]:
     view = analyse(run, **thresholds_of(run))
     out = [f"<style>{CSS}</style>", '<div class="cluster">',
-           f"<h2>Cluster run {run['id']}: {len(view.hosts)} nodes</h2>",
-           f'<p class="summary">{esc(paragraph(view))}</p>']
+           f"<h2>Cluster run {run['id']}: {len(view.hosts)} nodes</h2>"]   # its paragraph opens the report
     if view.figures:
         out += node_table(view)
     out += gpu_section(view)

@@ -7,7 +7,7 @@ the nodes side by side and what was found were in show and HTML alone."""
 from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.analysis.cluster.findings import matrix_cell, paragraph, why_listed
+from clusterbench.analysis.cluster.findings import matrix_cell, why_listed
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report.compare_markdown import table_row
@@ -70,7 +70,7 @@ def scaling_table(view: ClusterView) -> list[str]:
 
 def section(run: dict) -> list[str]:
     view = analyse(run, **thresholds_of(run))
-    out = [f"## Cluster run {run['id']}: {len(view.hosts)} nodes", "", md(paragraph(view)), ""]
+    out = [f"## Cluster run {run['id']}: {len(view.hosts)} nodes", ""]   # its paragraph opens the report
     if view.figures:
         out += node_table(view)
     if view.links:
