@@ -187,6 +187,17 @@ def test_environment_table_names_the_value_on_most_nodes_and_the_nodes_that_diff
         ("kernel.release", "6.1", {"h04": "(absent)"}), ("kernel.shmmni", "4096", {"h03": "8192"})]
 
 
+def test_environment_values_that_differ_are_shown_as_a_person_reads_them():
+    """A memory cgroup's limit on one node read "h04 has 1073741824" in the
+    report; byte counts and flags read as `env --diff` shows them."""
+    envs = {h: {"host.name": h, "memory.cgroup_limit_bytes": 64 << 30, "cpu.smt_active": True}
+            for h in ["h01", "h02", "h03", "h04"]}
+    envs["h04"]["memory.cgroup_limit_bytes"] = 1 << 30
+    envs["h02"]["cpu.smt_active"] = False
+    diffs = {d.key: (d.most, d.differ) for d in env_differences(envs)}
+    assert diffs == {"memory.cgroup_limit_bytes": ("64 GiB", {"h04": "1 GiB"}), "cpu.smt_active": ("yes", {"h02": "no"})}
+
+
 def test_a_run_whose_parts_were_all_skipped_counts_its_nodes_not_the_launching_host():
     """A cluster run on two GPU-less nodes with only the GPU parts asked for
     stores no step; its snapshots are the two nodes' and the launching

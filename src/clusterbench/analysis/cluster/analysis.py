@@ -14,7 +14,7 @@ from clusterbench.analysis.cluster import gpus as gpu_analysis
 from clusterbench.analysis.cluster import outliers
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
 from clusterbench.analysis.stats import direction
-from clusterbench.environment import is_volatile
+from clusterbench.environment import is_volatile, value_text
 from clusterbench.limits.thresholds import RATE_SLACK
 from clusterbench.store import run_kinds
 
@@ -292,7 +292,9 @@ def env_differences(envs: dict[str, dict]) -> list[EnvDifference]:
     keys = sorted({k for e in envs.values() for k in e if not is_volatile(k) and k != "host.name"})
     out = []
     for key in keys:
-        values = {h: "(absent)" if key not in envs[h] else str(envs[h][key]) for h in hosts}
+        # as a person reads it ("1 GiB", not 1073741824), as `env --diff` shows it
+        values = {h: "(absent)" if key not in envs[h] else value_text(key, envs[h][key]) or str(envs[h][key])
+                  for h in hosts}
         counts = Counter(values.values())
         if len(counts) < 2:
             continue
