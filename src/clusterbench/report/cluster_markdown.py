@@ -1,6 +1,6 @@
 """The Markdown section of a cluster run, the HTML section's (cluster_html.py)
-in tables a wiki or a procurement document takes: the summary paragraph,
-the per-node table (flagged figures first), the link matrix and the links
+in tables a wiki or a procurement document takes (its paragraph opens the
+report's summary, summary_markdown.py): the per-node table (flagged figures first), the link matrix and the links
 to look at, the environment keys that differ, the scaling. Before it the
 Markdown report of a cluster run gave only its steps, one node at a time:
 the nodes side by side and what was found were in show and HTML alone."""
