@@ -74,12 +74,16 @@ def test_fio_text_of_two_runs_appended_to_one_log_is_two_runs():
     # fio-3.33-two-runs.txt: `fio --name=rr ... >> log`, then `fio --name=mix ... --numjobs=2 >> log` (its job
     # line then "..."): both runs' jobs were one run's steps, under the first run's date
     runs = parse_bytes("f", (FIXTURES / "fio-3.33-two-runs.txt").read_bytes())
-    assert [[st.name for st in r.steps] for r in runs] == [["fio job rr"], ["fio job mix", "fio job mix"]]
+    assert [[st.name for st in r.steps] for r in runs] == [["fio job rr"], ["fio job mix"]]
     assert [r.started.strftime("%H:%M:%S") for r in runs] == ["22:25:04", "22:25:05"]
-    # the second run's figures keep their lines in the file, which the plausibility gate names
+    # the second run's figures keep their lines in the file (its first block's), which the plausibility
+    # gate names; its two clones (numjobs=2, no group_reporting: a block each) are one step, their IOPS
+    # summed as the JSON's entries of one job are: two steps of one name before, a clone's figure each
     parsed = fio.parse((FIXTURES / "fio-3.33-two-runs.txt").read_text())
-    assert [(s.phase, s.value, s.record[SOURCE_LINE]) for s in parsed[1].steps[0].samples] == [
-        ("read", 8422.0, 41), ("write", 3641.0, 52)]
+    (mix,) = parsed[1].steps
+    assert [(s.phase, s.value, s.record[SOURCE_LINE], s.record["jobs"]) for s in mix.samples] == [
+        ("read", 8422.0 + 8345.0, 41, 2), ("write", 3641.0 + 3716.0, 52, 2)]
+    assert mix.params["numjobs"] == "2" and any("2 result blocks" in n for n in parsed[1].notes)
 
 
 def test_mdtest_runs_of_different_figures_in_one_log_keep_their_own():

@@ -238,37 +238,52 @@ def _text_run(text: str, first_line: int) -> ImportedRun:
     results = list(TEXT_RESULT.finditer(text))
     if not results:
         raise Unreadable("no job result block (\"NAME: (groupid=N, jobs=N): err= ...\")")
+    # the blocks of one job name (numjobs > 1 without group_reporting prints one per clone) are one
+    # step, their rates summed, as the JSON's entries of one job are (_parse_json)
+    blocks: dict[str, list[tuple[re.Match, str]]] = {}
     for i, r in enumerate(results):
-        name, head = r.group(1), heads.get(r.group(1))
-        if int(r.group(3)):
-            run.notes.append(_errored(name, int(r.group(3))))
+        blocks.setdefault(r.group(1), []).append((r, text[r.end(): results[i + 1].start() if i + 1 < len(results)
+                                                  else len(text)]))
+    for name, parts in blocks.items():
+        head = heads.get(name)
+        errors = [int(r.group(3)) for r, _ in parts if int(r.group(3))]
+        if errors:
+            run.notes.append(_errored(name, errors[0]))
             continue
-        block = text[r.end(): results[i + 1].start() if i + 1 < len(results) else len(text)]
         opts = {"rw": head.group(2), "bs": _size_text(head.group(3)), "ioengine": head.group(4),
                 "iodepth": head.group(5)} if head else {}
+        if len(parts) > 1:
+            opts["numjobs"] = str(len(parts))
         step = ImportedStep(f"fio job {name}", "fio", opts, 1)
-        for m in TEXT_DIR3.finditer(block):
-            iops = float(m.group(2)) * SCALE[m.group(3)]
-            data = float(m.group(6)) * BYTES[m.group(7)]
-            step.samples.append(measurement(m.group(1), "n/a", iops, "IOPS", seconds=int(m.group(8)) / 1000,
-                                            line=first_line + text.count("\n", 0, r.end() + m.start(1)),
-                                            bytes=int(data), mib_per_s=_mib_per_s(data, int(m.group(8)))))
-        for m in TEXT_DIR2.finditer(block):
-            data = float(m.group(2)) * BYTES[m.group(3)]
-            step.samples.append(measurement(m.group(1), "n/a", float(m.group(6)), "IOPS",
-                                            line=first_line + text.count("\n", 0, r.end() + m.start(1)),
-                                            seconds=int(m.group(7)) / 1000, bytes=int(data),
-                                            mib_per_s=_mib_per_s(data, int(m.group(7)))))
-        issued = re.search(r"issued r\w*: total=(\d+),(\d+)", block)
-        if issued and step.samples:
+        figures: dict[str, list[tuple[float, float, int, int]]] = {}   # direction -> (IOPS, bytes, ms, line)
+        for r, block in parts:
+            at = first_line + text.count("\n", 0, r.end())
+            for m in TEXT_DIR3.finditer(block):
+                figures.setdefault(m.group(1), []).append((float(m.group(2)) * SCALE[m.group(3)],
+                                                           float(m.group(6)) * BYTES[m.group(7)], int(m.group(8)),
+                                                           at + block.count("\n", 0, m.start(1))))
+            for m in TEXT_DIR2.finditer(block):
+                figures.setdefault(m.group(1), []).append((float(m.group(6)), float(m.group(2)) * BYTES[m.group(3)],
+                                                           int(m.group(7)), at + block.count("\n", 0, m.start(1))))
+        for direction, each in figures.items():
+            data, runtime_ms = sum(f[1] for f in each), max(f[2] for f in each)
+            step.samples.append(measurement(direction, "n/a", sum(f[0] for f in each), "IOPS",
+                                            seconds=runtime_ms / 1000, line=each[0][3], bytes=int(data),
+                                            mib_per_s=_mib_per_s(data, runtime_ms),
+                                            **({"jobs": len(each)} if len(each) > 1 else {})))
+        if len(parts) > 1 and step.samples:
+            run.notes.append(f"job {name}: {len(parts)} result blocks (numjobs without group_reporting): "
+                             "their IOPS and bytes summed, as fio's group_reporting sums them")
+        if re.search(r"issued r\w*: total=(\d+),(\d+)", parts[0][1]) and step.samples:
             run.notes.append("text output: IOPS as fio rounded them (3 figures); the JSON output has them exact")
         if step.samples:
             run.steps.append(step)
-        try:
-            run.started = run.started or dt.datetime.strptime(r.group(4).strip(), "%a %b %d %H:%M:%S %Y") \
-                .replace(tzinfo=dt.timezone.utc)
-        except ValueError:
-            pass
+        for r, _ in parts:
+            try:
+                run.started = run.started or dt.datetime.strptime(r.group(4).strip(), "%a %b %d %H:%M:%S %Y") \
+                    .replace(tzinfo=dt.timezone.utc)
+            except ValueError:
+                pass
     run.notes = list(dict.fromkeys(run.notes))
     if run.started:
         run.notes.append("text output: the date is fio's local time, stored as UTC")
