@@ -70,61 +70,46 @@ static void empty_dir(int dfd, int depth)
     }
 }
 
-/* The owner stamp's text into `text` (up to cap - 1 bytes), read with
- * read(2) only (this runs in signal handlers); its length, -1 without one. */
-static ssize_t read_stamp(int dfd, char *text, size_t cap)
-{
-    int fd = openat(dfd, CBK_OWNER_STAMP, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t len = read(fd, text, cap - 1);
-    close(fd);
-    return len;
-}
-
-static void put_back(int dfd, const char *text, ssize_t len)
-{
-    int fd = openat(dfd, CBK_OWNER_STAMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;   /* EEXIST: another rank put it back first */
-    ssize_t unused = write(fd, text, (size_t)len);
-    (void)unused; /* a short stamp is still found by clean, which reads what it can */
-    close(fd);
-}
-
-/* One private directory removed: its files, then the owner stamp, then the
- * directory. Another rank may work in it (pario's and metadata's ranks
- * share rank 0's) and stop a moment later, so an rmdir that meets a file
- * (ENOTEMPTY) puts the stamp back, which alone lets `clean` and the next
- * run prove the directory cbk's, and tries again 50 ms later, for 3 s at
- * most (a second was too short for a peer descheduled on a loaded node):
- * whichever rank finds it empty last removes it. Before, a rank
- * whose rmdir met another rank's file left the directory empty of its
- * stamp when that rank was then killed (a launcher's SIGKILL) before its
- * own rmdir: an unstamped cbk-pario-XXXXXX that `clean` had to keep (a
- * suite run, 2026-12-06). A rank that finds the stamp already taken tries
- * again too, rather than leave at once: the rank that took it puts it back
- * and retries, and a launcher SIGKILLs the ranks still running once one
- * has ended, so the one that left first left a stamped directory behind
- * that its killed peer had been about to remove (pario stopped by SIGTERM,
- * 1 in 25 under load). Signal-safe: no stdio, no malloc. */
+/* One private directory removed: its files, then the directory, then its
+ * owner stamp, so that at no moment is there a directory of ours that does
+ * not say so. The stamp cannot stay inside until the rmdir (a directory
+ * must be empty to go), and taken out first it left an empty unstamped
+ * cbk-pario-XXXXXX whenever a SIGKILL landed between the unlink and the
+ * rmdir: a launcher kills the ranks within a millisecond of a clusterbench
+ * killed by -9, as their clean-up starts (4 in 300 runs, 2026-12-07).
+ * So the stamp is renamed beside the directory, as "<dir>.cbk-owner"
+ * (rename(2) is atomic: the stamp is always at one of the two places),
+ * the directory is removed, then the stamp. `clean` and the next run read
+ * a stamp beside a directory as one inside it.
+ * Another rank may work in the directory (pario's and metadata's ranks
+ * share rank 0's) and stop a moment later: an rmdir that meets its file
+ * (ENOTEMPTY) tries again 50 ms later, for 3 s at most (a second was too
+ * short for a peer descheduled on a loaded node); every rank keeps trying
+ * while the directory is there, since a launcher SIGKILLs the ranks still
+ * running once one has ended. Signal-safe: no stdio, no malloc. */
 static void remove_private_dir(const char *dir)
 {
+    char beside[CBK_PATH_MAX + sizeof CBK_OWNER_STAMP];
+    size_t n = strlen(dir);
+    memcpy(beside, dir, n);
+    memcpy(beside + n, CBK_OWNER_STAMP, sizeof CBK_OWNER_STAMP);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (dfd < 0) {
-        rmdir(dir);
+        /* gone: a peer removed it and may have been killed before its stamp */
+        if (errno == ENOENT)
+            unlink(beside);
         return;
     }
-    char stamp[1024];
     for (int tries = 0; tries < 60; tries++) {
         empty_dir(dfd, 1);
-        ssize_t len = read_stamp(dfd, stamp, sizeof stamp);
-        if (len >= 0)
-            unlinkat(dfd, CBK_OWNER_STAMP, 0);
-        if (!rmdir(dir) || errno != ENOTEMPTY)
+        /* ENOENT: a peer moved it already */
+        renameat(dfd, CBK_OWNER_STAMP, AT_FDCWD, beside);
+        if (!rmdir(dir) || errno == ENOENT) {
+            unlink(beside);
             break;
-        if (len > 0)
-            put_back(dfd, stamp, len);
+        }
+        if (errno != ENOTEMPTY)
+            break; /* left with its stamp beside it, for `clean` */
         struct timespec pause = { 0, 50 * 1000 * 1000 };
         nanosleep(&pause, NULL);
     }
@@ -133,12 +118,18 @@ static void remove_private_dir(const char *dir)
 
 void cbk_cleanup_run(void)
 {
+    /* a stop signal in the middle waits for the end: its handler would
+     * start the same removal over, and end the process, in the middle */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
     for (int i = dir_count - 1; i >= 0; i--) {
         if (!dirs[i][0])
             continue;
         remove_private_dir(dirs[i]);
         dirs[i][0] = '\0';
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The record a signal leaves on stderr before cbk ends by it: whoever
@@ -240,7 +231,9 @@ void cbk_cleanup_install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
+    /* one stop at a time: a second signal (Ctrl-C twice, a batch system's
+     * SIGTERM after its warning) waits until the first has removed the files */
+    sigfillset(&sa.sa_mask);
     /* every signal whose default ends the process: a reader that went away
      * (SIGPIPE from `cbk ... | head`), a file-size or CPU limit, a batch
      * system's warning signal */

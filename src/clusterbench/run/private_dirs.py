@@ -3,7 +3,10 @@ node crash, a rank killed under MPI): find them by their owner stamp, tell
 whether the owner is gone, remove them.
 
 cbk makes every private directory as "<dir>/cbk-<kernel>-XXXXXX" and writes
-its owner stamp ".cbk-owner" in it before any data (kernels/core/cleanup.c):
+its owner stamp ".cbk-owner" in it before any data (kernels/core/cleanup.c);
+removing it, cbk renames the stamp beside it ("<dir>.cbk-owner"), removes
+the directory, then the stamp, so a removal cut short by SIGKILL leaves a
+directory, or a stamp alone, that still says whose it is. The stamp is
 one JSON line with host, boot id, pid, the process's start in clock ticks
 since boot, start time, cbk's run id and the store's run id. An owner is
 gone when the stamp names this host and either the boot id differs (a
@@ -23,8 +26,10 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 STAMP = ".cbk-owner"
-# cbk_private_dir's names: cbk-<kernel>-<mkdtemp's 6 characters>
+# cbk_private_dir's names: cbk-<kernel>-<mkdtemp's 6 characters>, and
+# that of the stamp moved beside the directory while it is removed
 NAME = re.compile(r"^cbk-(?P<kernel>[a-z][a-z0-9_-]*)-[A-Za-z0-9]{6}$")
+BESIDE = re.compile(r"^(?P<dir>cbk-(?P<kernel>[a-z][a-z0-9_-]*)-[A-Za-z0-9]{6})" + re.escape(STAMP) + "$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,16 +45,28 @@ class Orphan:
                 f"on {s.get('host')}{run}, cbk run id {s.get('run_id')}")
 
 
-def _read_stamp(path: Path) -> dict | None:
+def beside(path: Path) -> Path:
+    """Where cbk moves the stamp of the directory `path` while removing it."""
+    return path.with_name(path.name + STAMP)
+
+
+def _read_stamp_file(path: Path) -> dict | None:
     try:
-        fd = os.open(path / STAMP, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode) or os.fstat(f.fileno()).st_uid != os.geteuid():
+                return None
             stamp = json.loads(f.read(4096))
     except (OSError, ValueError):
         return None
     if not isinstance(stamp, dict) or stamp.get("owner") != "cbk" or not isinstance(stamp.get("pid"), int):
         return None
     return stamp
+
+
+def _read_stamp(path: Path) -> dict | None:
+    """The stamp of the private directory `path`: in it, or moved beside it."""
+    return _read_stamp_file(path / STAMP) or _read_stamp_file(beside(path))
 
 
 def boot_id() -> str:
@@ -125,6 +142,18 @@ def orphans(parent: str | os.PathLike, kernels: Collection[str]) -> list[Orphan]
         if stamp is None or owner_alive(stamp) is not False:
             continue
         found.append(Orphan(path, _size_bytes(path), stamp))
+    # a stamp beside no directory: a removal killed between its rmdir and unlink
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for entry in entries:
+        m = BESIDE.match(os.fsdecode(entry.name))
+        if not m or m["kernel"] not in kernels or os.path.lexists(os.path.join(parent, m["dir"])):
+            continue
+        stamp = _read_stamp_file(Path(entry.path))
+        if stamp is not None and owner_alive(stamp) is False:
+            found.append(Orphan(Path(parent) / m["dir"], 0, stamp))
     return found
 
 
@@ -167,9 +196,13 @@ def _remove_tree(dir_fd: int) -> None:
 
 
 def remove(orphan: Orphan) -> None:
-    """Removes one orphan (its stamp last, so an interrupted removal is
-    found again)."""
-    fd = os.open(orphan.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    """Removes one orphan as cbk does: its files, its stamp moved beside
+    it, the directory, the stamp, so an interrupted removal is found again."""
+    try:
+        fd = os.open(orphan.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:  # its stamp alone was left
+        os.unlink(beside(orphan.path))
+        return
     try:
         for name in os.listdir(fd):
             if name == STAMP:
@@ -183,10 +216,14 @@ def remove(orphan: Orphan) -> None:
                 finally:
                     os.close(sub)
                 os.rmdir(name, dir_fd=fd)
-        os.unlink(STAMP, dir_fd=fd)
+        try:
+            os.rename(STAMP, beside(orphan.path), src_dir_fd=fd)
+        except FileNotFoundError:  # moved beside already
+            pass
     finally:
         os.close(fd)
     os.rmdir(orphan.path)
+    os.unlink(beside(orphan.path))
 
 
 def sweep(parent: str | os.PathLike, kernels: Collection[str], note) -> None:
