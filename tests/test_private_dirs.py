@@ -427,6 +427,37 @@ def test_a_removal_killed_at_its_rmdir_leaves_what_clean_can_prove_cbks(cbk_bin,
 
 
 @pytest.mark.timeout(120)
+def test_a_users_file_where_the_stamp_moves_is_never_replaced(cbk_bin, cli, user_dir):
+    """The stamp moves beside its directory, to "<dir>.cbk-owner", as a hard link (rename(2) would
+    replace a file found there). A file of the user's that holds that name stays as it was: cbk
+    and `clean` leave the directory stamped and say why, and once the file is gone `clean`
+    removes the directory."""
+    before = snapshot(user_dir)
+    cbk = subprocess.Popen([cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        stamp = wait_for_stamp(user_dir, cbk)
+        (private,) = [d for d in user_dir.glob("cbk-seqio-*") if (d / ".cbk-owner").exists()]
+        users = user_dir / f"{private.name}.cbk-owner"
+        users.write_bytes(b"the user's\n")
+        cbk.send_signal(signal.SIGINT)
+        assert cbk.wait(timeout=60) == -signal.SIGINT
+    finally:
+        if cbk.poll() is None:
+            cbk.kill()
+            cbk.wait()
+    assert users.read_bytes() == b"the user's\n"
+    assert json.loads((private / ".cbk-owner").read_text())["pid"] == stamp["pid"]
+    r = cli("clean", str(user_dir))
+    assert r.status == 2 and f"cannot remove '{private}'" in r.stderr and "File exists" in r.stderr, r.stderr
+    assert users.read_bytes() == b"the user's\n" and (private / ".cbk-owner").exists()
+    users.unlink()
+    r = cli("clean", str(user_dir))
+    assert r.status == 0 and private.name in r.stdout, r.stdout + r.stderr
+    assert snapshot(user_dir) == before
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("kernel", ["seqio", "pario"])
 def test_a_stop_signal_that_reaches_only_cbk_is_stored_interrupted(cbk_bin, store_url, user_dir, kernel):
     """Started without job control (SIGINT ignored, as a background job of a

@@ -77,8 +77,8 @@ static void empty_dir(int dfd, int depth)
  * cbk-pario-XXXXXX whenever a SIGKILL landed between the unlink and the
  * rmdir: a launcher kills the ranks within a millisecond of a clusterbench
  * killed by -9, as their clean-up starts (4 in 300 runs, 2026-12-07).
- * So the stamp is renamed beside the directory, as "<dir>.cbk-owner"
- * (rename(2) is atomic: the stamp is always at one of the two places),
+ * So the stamp is moved beside the directory, as "<dir>.cbk-owner" (a
+ * link, then the unlink: the stamp is always at one of the two places),
  * the directory is removed, then the stamp. `clean` and the next run read
  * a stamp beside a directory as one inside it.
  * Another rank may work in the directory (pario's and metadata's ranks
@@ -87,6 +87,27 @@ static void empty_dir(int dfd, int depth)
  * short for a peer descheduled on a loaded node); every rank keeps trying
  * while the directory is there, since a launcher SIGKILLs the ranks still
  * running once one has ended. Signal-safe: no stdio, no malloc. */
+/* The stamp moved from `dfd` to `beside`, never over a file already there:
+ * a hard link, then the unlink (rename(2) replaces what it finds). 0 when
+ * it is beside (moved by a peer, too); -1 when a file not ours holds the
+ * name, and the stamp stays in. Where the file system has no hard links,
+ * rename: the name is the mkdtemp name of a directory of ours plus ours. */
+static int move_stamp_beside(int dfd, const char *beside)
+{
+    struct stat in, out;
+    if (fstatat(dfd, CBK_OWNER_STAMP, &in, AT_SYMLINK_NOFOLLOW))
+        return 0; /* ENOENT: a peer moved it already */
+    if (linkat(dfd, CBK_OWNER_STAMP, AT_FDCWD, beside, 0)) {
+        if (errno != EEXIST)
+            return renameat(dfd, CBK_OWNER_STAMP, AT_FDCWD, beside) && errno != ENOENT ? -1 : 0;
+        /* a peer's link, or not ours */
+        if (lstat(beside, &out) || out.st_dev != in.st_dev || out.st_ino != in.st_ino)
+            return -1;
+    }
+    unlinkat(dfd, CBK_OWNER_STAMP, 0);
+    return 0;
+}
+
 static void remove_private_dir(const char *dir)
 {
     char beside[CBK_PATH_MAX + sizeof CBK_OWNER_STAMP];
@@ -102,8 +123,8 @@ static void remove_private_dir(const char *dir)
     }
     for (int tries = 0; tries < 60; tries++) {
         empty_dir(dfd, 1);
-        /* ENOENT: a peer moved it already */
-        renameat(dfd, CBK_OWNER_STAMP, AT_FDCWD, beside);
+        if (move_stamp_beside(dfd, beside))
+            break; /* left stamped, for `clean` to say why it cannot remove it */
         if (!rmdir(dir) || errno == ENOENT) {
             unlink(beside);
             break;

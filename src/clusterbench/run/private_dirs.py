@@ -4,7 +4,7 @@ whether the owner is gone, remove them.
 
 cbk makes every private directory as "<dir>/cbk-<kernel>-XXXXXX" and writes
 its owner stamp ".cbk-owner" in it before any data (kernels/core/cleanup.c);
-removing it, cbk renames the stamp beside it ("<dir>.cbk-owner"), removes
+removing it, cbk moves the stamp beside it ("<dir>.cbk-owner"), removes
 the directory, then the stamp, so a removal cut short by SIGKILL leaves a
 directory, or a stamp alone, that still says whose it is. The stamp is
 one JSON line with host, boot id, pid, the process's start in clock ticks
@@ -195,6 +195,27 @@ def _remove_tree(dir_fd: int) -> None:
         os.rmdir(name, dir_fd=dir_fd)
 
 
+def _move_stamp_beside(dir_fd: int, to: Path) -> None:
+    """The stamp of the directory open as dir_fd moved to `to` as cbk moves
+    it (kernels/core/cleanup.c): a link, then the unlink, so that a file
+    already there is never replaced (rename would); rename where the file
+    system has no hard links."""
+    try:
+        inside = os.lstat(STAMP, dir_fd=dir_fd)
+    except FileNotFoundError:  # moved beside already
+        return
+    try:
+        os.link(STAMP, to, src_dir_fd=dir_fd)
+    except FileExistsError:
+        there = os.lstat(to)
+        if (there.st_dev, there.st_ino) != (inside.st_dev, inside.st_ino):
+            raise
+    except OSError:
+        os.rename(STAMP, to, src_dir_fd=dir_fd)
+        return
+    os.unlink(STAMP, dir_fd=dir_fd)
+
+
 def remove(orphan: Orphan) -> None:
     """Removes one orphan as cbk does: its files, its stamp moved beside
     it, the directory, the stamp, so an interrupted removal is found again."""
@@ -216,10 +237,7 @@ def remove(orphan: Orphan) -> None:
                 finally:
                     os.close(sub)
                 os.rmdir(name, dir_fd=fd)
-        try:
-            os.rename(STAMP, beside(orphan.path), src_dir_fd=fd)
-        except FileNotFoundError:  # moved beside already
-            pass
+        _move_stamp_beside(fd, beside(orphan.path))
     finally:
         os.close(fd)
     os.rmdir(orphan.path)
