@@ -72,3 +72,38 @@ def test_the_straggler_bound_waits_for_half_the_group_and_keeps_a_floor():
     assert rule.bound_s([3.0, 4.0], 4) == 60   # 10 x 3.5 s is under the floor
     assert rule.bound_s([20.0, 30.0, 40.0], 4) == 300
     assert rule.bound_s([2.0], 2) == 60   # two nodes: the one that ended is the others
+
+
+def test_one_at_a_time_a_stopped_launch_is_ended_by_the_earlier_launches_of_other_nodes():
+    """--one-at-a-time: a group of one has no others beside it; its bound comes from the step's
+    launches that ended well on other nodes before it (earlier_well_s). Before, it had none, and
+    a stopped node's launch was waited on for ever."""
+    import psutil
+
+    from clusterbench.run.cluster.straggler import StragglerRule
+
+    alone = execute.NodeLaunch("h02", 2, ["sh", "-c", "kill -STOP $$; sleep 612"])
+    handed = []
+    runner = threading.Thread(target=execute._run_together, daemon=True,
+                              args=([alone], {}, None, lambda lc, stopped=False: handed.append(lc),
+                                    StragglerRule(floor_s=1, factor=10), [0.02, 0.03, 0.04]))
+    runner.start()
+    runner.join(timeout=60)
+    if runner.is_alive():
+        alone.proc.kill()
+    assert not runner.is_alive(), "the launch is still waited on"
+    assert handed == [alone] and alone.deadline.expired
+    assert re.match(r"stalled: still running \d+ s after its start, when the other nodes' 3 earlier launches of "
+                    r"this step, one at a time, ended in a median 0.03 s \(bound: the greater of --stall-floor 1 s "
+                    r"and --stall-factor 10 x that median\)", alone.err), alone.err
+    assert not psutil.pid_exists(alone.proc.pid) or psutil.Process(alone.proc.pid).status() == "zombie"
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "612"]]
+
+
+def test_one_at_a_time_the_bound_needs_one_earlier_launch_and_keeps_the_floor():
+    from clusterbench.run.cluster.straggler import StragglerRule
+
+    rule = StragglerRule(floor_s=60, factor=10)
+    assert rule.bound_alone_s([]) is None   # the step's first node: nothing to go by
+    assert rule.bound_alone_s([3.0]) == 60   # one earlier launch is enough; 10 x 3 s is under the floor
+    assert rule.bound_alone_s([20.0, 30.0, 40.0]) == 300

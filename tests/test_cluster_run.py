@@ -768,3 +768,73 @@ def test_a_node_stopped_in_a_per_node_step_is_ended_as_stalled_and_the_run_goes_
     assert "not measured: node h03: himeno failed: stalled: still running" in said, said
     assert not left, [(x.pid, x.name()) for x in left]
     assert not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+
+
+@pytest.mark.timeout(200)
+def test_one_at_a_time_a_node_stopped_in_a_per_node_step_is_ended_by_the_earlier_nodes_durations(cluster, tmp_path):
+    """--one-at-a-time, no --step-timeout: every process on the second node seen running Himeno
+    (the order is drawn at random) SIGSTOPped while it runs. A group of one has no others beside
+    it, and the run waited on that node for ever; the straggler rule now bounds its launch by the
+    step's launches that ended well on other nodes before it (here the first node's), as the test
+    above scaled down. Its step is stored failed, named stalled, with what the bound was made of;
+    the other nodes' Himeno and every node's cpufreq are measured, and nothing of the run is left.
+    The first node of a step has nothing to go by and is not bounded (docs/cluster.md)."""
+    store = f"sqlite:///{tmp_path / 'stalled-alone.db'}"
+    seen: list[str] = []     # the hosts seen running Himeno, in order
+    stopped: list[int] = []
+    ranks: list[str] = []    # the stopped host's cbk, seen stopped (not one that had ended as it was found)
+
+    def himeno_runs_on(host: str) -> dict[str, str]:
+        """The processes of the host's namespace (pid: comm) when its cbk runs Himeno (not a
+        snapshot's cbk), else {}."""
+        pids = subprocess.run(["ip", "netns", "pids", cluster.host(host).ns], capture_output=True,
+                              text=True).stdout.split()
+        comms = {p: Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}/comm").exists()}
+        return comms if any(c == "cbk" and b"himeno" in _cmdline(p) for p, c in comms.items()) else {}
+
+    def stop_the_second_node_to_run_himeno() -> None:
+        for _ in range(600):
+            for host in HOSTS:
+                if host in seen or not (comms := himeno_runs_on(host)):
+                    continue
+                seen.append(host)
+                if len(seen) == 2:
+                    for p in comms:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(int(p), signal.SIGSTOP)
+                            stopped.append(int(p))
+                    ranks.extend(p for p, comm in comms.items() if comm == "cbk" and stopped_state(p))
+                    return
+            time.sleep(0.05)
+
+    stopper = threading.Thread(target=stop_the_second_node_to_run_himeno, daemon=True)
+    stopper.start()
+    try:
+        p = cli(cluster, store, "run", "cluster", "--only=himeno,cpufreq", "--one-at-a-time", "--repeat", "1",
+                "--himeno.seconds=2", "--himeno.threads=1", "--cpufreq.seconds=0.2", "--stall-floor", "10",
+                "--stall-factor", "4", *BOUNDS, "--label", "stalled-alone", "--quiet", timeout=100)
+        for _ in range(100):   # the launchers' last processes are reaped as the CLI exits
+            if not (left := processes_of_store(store)):
+                break
+            time.sleep(0.1)
+    finally:
+        stopper.join(timeout=70)
+        for pid in stopped:   # should the run have hung: the node resumes
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert len(seen) == 2 and stopped and ranks, f"seen {seen}: the second node's rank was not seen running, " \
+                                                 "or had ended when it was stopped"
+    first, second = seen
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    steps = store_rows(store, "select name, host, status, message from steps order by id")
+    himeno = {host: (status, message) for name, host, status, message in steps if name == "himeno"}
+    assert {h: s for h, (s, _) in himeno.items()} == {h: "failed" if h == second else "ok" for h in HOSTS}, steps
+    assert re.match(rf"{second}: stalled: still running \d+ s after its start, when the other nodes' \d earlier "
+                    r"launch(es)? of this step, one at a time, ended in a median [\d.]+ s \(bound: the greater of "
+                    r"--stall-floor 10 s and --stall-factor 4 x that median\)", himeno[second][1]), himeno
+    assert sorted((host, status) for name, host, status, _ in steps if name == "cpufreq") == [
+        (h, "ok") for h in HOSTS], steps
+    assert not left, [(x.pid, x.name()) for x in left]
+    for host in HOSTS:
+        assert not subprocess.run(["ip", "netns", "pids", cluster.host(host).ns], capture_output=True,
+                                  text=True).stdout.split(), host

@@ -146,9 +146,10 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
                    "step as failed with the reason, and go on with the next (default: no limit).")
 @click.option("--stall-floor", type=click.FloatRange(min=1), default=straggler_rule.FLOOR_S, show_default=True,
               metavar="SECONDS",
-              help="run cluster, per-node steps on every node at once: a node still running when the others ended "
-                   "is ended as stalled once it has run the greater of this and --stall-factor x their median "
-                   "duration (no --step-timeout needed for a stopped node; docs/cluster.md).")
+              help="run cluster, per-node steps: a node still running when the others ended is ended as stalled "
+                   "once it has run the greater of this and --stall-factor x their median duration (with "
+                   "--one-at-a-time: of the step's launches that ended well on other nodes earlier; the step's "
+                   "first node has no bound). No --step-timeout needed for a stopped node; docs/cluster.md.")
 @click.option("--stall-factor", type=click.FloatRange(min=2), default=straggler_rule.FACTOR, show_default=True,
               metavar="K",
               help="run cluster: see --stall-floor (10: a node 2-3x slower than the others is a finding, "
@@ -232,7 +233,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     given = [f"--{name.replace('_', '-')}" for name in ("stall_floor", "stall_factor")
              if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT]
     if given:
-        raise BadInput(f"{given[0]} applies to run cluster (its per-node steps on every node at once)")
+        raise BadInput(f"{given[0]} applies to run cluster (its per-node steps)")
     if suites.is_suite(target):
         if ranks or ppn:
             raise BadInput("--np and --ppn apply to a kernel; a suite sets them per step")

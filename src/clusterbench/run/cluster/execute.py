@@ -318,13 +318,16 @@ def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, 
 
 
 def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None,
-                  straggler: StragglerRule | None = None) -> None:
+                  straggler: StragglerRule | None = None, earlier_well_s: list[float] | None = None) -> None:
     """Starts every launch of the group and calls on_end(launch) in this
     thread as each ends, so a node's samples are stored when its launch
     ends, not when the slowest node's does: a Ctrl-C keeps what ended.
     A launch the straggler rule finds stalled is ended (its deadline's
-    message says why). Interrupted, it stops the launches still running and
-    hands on_end what each printed before it stopped."""
+    message says why): measured against the group's others, or, given
+    earlier_well_s (one at a time, a group of one), against the durations
+    of the step's launches that ended well on other nodes before.
+    Interrupted, it stops the launches still running and hands on_end what
+    each printed before it stopped."""
     ended: queue.Queue[NodeLaunch] = queue.Queue()
     started_s = time.monotonic()
 
@@ -346,7 +349,7 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
                 # end is still handed on below, not awaited for nothing
                 threading.Thread(target=wait, args=(lc,), daemon=True).start()
             while len(handed) < len(group):
-                lc = _next_ended(ended, group, handed, started_s, straggler)
+                lc = _next_ended(ended, group, handed, started_s, straggler, earlier_well_s)
                 if lc is None:
                     continue
                 handed.add(id(lc))
@@ -370,11 +373,16 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
 
 
 def _next_ended(ended: queue.Queue, group: list[NodeLaunch], handed: set[int], started_s: float,
-                straggler: StragglerRule | None) -> NodeLaunch | None:
+                straggler: StragglerRule | None, earlier_well_s: list[float] | None = None) -> NodeLaunch | None:
     """The next launch to end; None when, waiting for it, the straggler rule
     found launches stalled and ended them (they are handed on as they end)."""
-    went_well = [lc.took_s for lc in group if id(lc) in handed and lc.proc.returncode == 0]
-    bound_s = straggler.bound_s(went_well, len(group)) if straggler else None
+    alone = earlier_well_s is not None
+    if alone:
+        went_well = earlier_well_s
+        bound_s = straggler.bound_alone_s(went_well) if straggler else None
+    else:
+        went_well = [lc.took_s for lc in group if id(lc) in handed and lc.proc.returncode == 0]
+        bound_s = straggler.bound_s(went_well, len(group)) if straggler else None
     running = [lc for lc in group if id(lc) not in handed and lc.deadline and not lc.deadline.reason]
     if bound_s is None or not running:
         return ended.get()
@@ -382,7 +390,7 @@ def _next_ended(ended: queue.Queue, group: list[NodeLaunch], handed: set[int], s
         return ended.get(timeout=max(0.0, started_s + bound_s - time.monotonic()))
     except queue.Empty:
         for lc in running:
-            lc.deadline.end(straggler.message(time.monotonic() - started_s, went_well))
+            lc.deadline.end(straggler.message(time.monotonic() - started_s, went_well, alone))
         return None
 
 
@@ -425,6 +433,9 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     stalls: dict[str, str] = {}
     builds: dict[str, dict | None] = {}
     statuses: dict[str, str] = {}
+    # (host, seconds) of each launch that ended well: one at a time, what the straggler rule
+    # measures the next node's launch by (each launch one repetition, so they are alike)
+    took_well_s: list[tuple[str, float]] = []
 
     def command(host: str, repetitions: int) -> list[str]:
         return launcher.command(Job(conditions_apply.wrap(conditions, step.argv(cat.cbk, repetitions)), step.ranks,
@@ -462,6 +473,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
             return
         if stalled is not None:
             stalled.pop(lc.host, None)
+        took_well_s.append((lc.host, lc.took_s))
         if got.message:
             stalls[lc.host] = got.message
             progress.note(f"{step.name} on {lc.host}: {got.message}")
@@ -478,9 +490,10 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                 count = counts[hosts[0]]   # a group's nodes have run as many repetitions
                 repetitions = count.next_batch(1 if req.one_at_a_time else None)
                 progress.note(f"{step.name} on {', '.join(hosts)} ({repetitions_text(count, repetitions)})")
+                earlier_well_s = [s for h, s in took_well_s if h != hosts[0]] if req.one_at_a_time else None
                 _run_together([NodeLaunch(h, step_ids[h], command(h, repetitions), repetitions=repetitions)
                                for h in hosts], step_engine.cbk_env(step, run_id), req.step_timeout_s, ended,
-                              req.straggler)
+                              req.straggler, earlier_well_s)
             going = [h for h in going if h not in statuses]
             if not req.one_at_a_time and going and all(reasons.get(h) for h in going):
                 for h in going:   # every node's rule says stop: the group stops

@@ -1,16 +1,22 @@
-"""The straggler rule of `run cluster`'s per-node steps on every node at once
-(docs/cluster.md): a node still running long after the others ended is
-stopped (SIGSTOPped, frozen in the kernel or by its hypervisor) and is
-ended, so the run goes on without a --step-timeout, which has no default
-(a bound right for a laptop-sized suite would end a long one on big nodes).
+"""The straggler rule of `run cluster`'s per-node steps (docs/cluster.md):
+a node still running long after the others ended is stopped (SIGSTOPped,
+frozen in the kernel or by its hypervisor) and is ended, so the run goes on
+without a --step-timeout, which has no default (a bound right for a
+laptop-sized suite would end a long one on big nodes).
 
 The bound follows the step: max(floor, factor x the median duration of the
-nodes that ended it well). A factor of 10 lets a node 2-3x slower than the
-others (a finding the analysis flags: a slow disk, a capped CPU) finish with
-a wide margin, and ends one that does not move at all within 10 of the
-others' durations; the floor of 60 s keeps a short step (a 2 s cpufreq, a
-launch whose start-up is most of it) from ending a node whose launch was
-merely slow to start (an ssh or a batch system's step taking seconds)."""
+other nodes' launches that ended it well). A factor of 10 lets a node 2-3x
+slower than the others (a finding the analysis flags: a slow disk, a capped
+CPU) finish with a wide margin, and ends one that does not move at all
+within 10 of the others' durations; the floor of 60 s keeps a short step (a
+2 s cpufreq, a launch whose start-up is most of it) from ending a node
+whose launch was merely slow to start (an ssh or a batch system's step
+taking seconds).
+
+All at once, the others are the node's launch group, still ending beside
+it. One at a time (--one-at-a-time), each launch is alone: the others are
+the launches of the same step that ended well on other nodes earlier in
+the run, each one repetition as the node's own."""
 from __future__ import annotations
 
 import statistics
@@ -26,16 +32,34 @@ class StragglerRule:
     factor: float = FACTOR
 
     def bound_s(self, ended_well_s: list[float], group_size: int) -> float | None:
-        """Seconds from the group's start after which a node still running
-        is stalled; None until at least half the group's launches ended
-        well (a median of fewer says little, and a group of one, one node at
-        a time, has no others to go by)."""
+        """All at once: seconds from the group's start after which a node
+        still running is stalled; None until at least half the group's
+        launches ended well: the first to end are the fastest, and a median
+        of the first few would end a node merely slower than they."""
         if not ended_well_s or 2 * len(ended_well_s) < group_size:
             return None
-        return max(self.floor_s, self.factor * statistics.median(ended_well_s))
+        return self._bound_s(ended_well_s)
 
-    def message(self, running_s: float, ended_well_s: list[float]) -> str:
+    def bound_alone_s(self, earlier_well_s: list[float]) -> float | None:
+        """One at a time: seconds from a node's launch's start after which it
+        is stalled, from the durations of the step's launches that ended
+        well on other nodes before it started; None for the first node of
+        the step (nothing to go by). One earlier launch is enough: the
+        "half" of a group guards against the bias of the first to end, and
+        here every earlier launch ended before this one began, so none was
+        counted for being fast; a median of one, x 10 and at least 60 s,
+        still lets a node 2-3x slower than that one finish."""
+        return self._bound_s(earlier_well_s) if earlier_well_s else None
+
+    def _bound_s(self, durations_s: list[float]) -> float:
+        return max(self.floor_s, self.factor * statistics.median(durations_s))
+
+    def message(self, running_s: float, ended_well_s: list[float], alone: bool = False) -> str:
+        """Why a launch was ended; alone: the durations are earlier launches
+        of the step on other nodes, one at a time (bound_alone_s)."""
         median_s = statistics.median(ended_well_s)
-        return (f"stalled: still running {running_s:.0f} s after its start, when the other nodes ended in a median "
+        others = (f"the other nodes' {len(ended_well_s)} earlier launch{'es' if len(ended_well_s) > 1 else ''} of "
+                  f"this step, one at a time, ended" if alone else "the other nodes ended")
+        return (f"stalled: still running {running_s:.0f} s after its start, when {others} in a median "
                 f"{median_s:.2g} s (bound: the greater of --stall-floor {self.floor_s:g} s and --stall-factor "
                 f"{self.factor:g} x that median); the launcher and every rank were stopped")
