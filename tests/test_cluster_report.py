@@ -21,6 +21,7 @@ NODES = ["h01", "h02", "h03", "h04"]
 HIMENO_MFLOPS = {"h01": 600.0, "h02": 610.0, "h03": 100.0, "h04": 605.0}   # h03: slow
 LINK_MIB_S = {(a, b): (5.652 if "h03" in (a, b) else 22.93) for a in NODES for b in NODES if a != b}   # h03's port
 LATENCY_US = {pair: 83.71 if "h03" in pair else 15.03 for pair in LINK_MIB_S}
+GOVERNOR = {"h03": {"cpu.governor": "powersave"}}   # h03 configured apart: the environment says it once
 
 
 def fill_cluster_store(url: str) -> int:
@@ -32,7 +33,7 @@ def fill_cluster_store(url: str) -> int:
     run_id = store.begin_run(label="acceptance", command="clusterbench run cluster --hostfile hosts",
                              suite="cluster", user="golden", kind="cluster")
     for host in [*NODES, "login1"]:   # the launching host has a snapshot too, and is no node
-        env = {**ENV_BASE, "host.name": host}
+        env = {**ENV_BASE, "host.name": host, **GOVERNOR.get(host, {})}
         store.link_host(run_id, host, store.add_environment(env, environment.snapshot_hash(env)))
     position = 0
     for host in NODES:
@@ -101,8 +102,7 @@ def test_the_markdown_report_of_a_cluster_run_opens_with_what_was_found_and_sets
     assert "look at h03's port or cable" in summary
     assert "headline figure" not in summary   # h01's Himeno as "compute" would hide h03's
     # the nodes side by side, the links, the scaling: before, only the steps one node at a time
-    assert "| figure | unit | median | h01 | h02 | h03 | h04 |" in md
-    assert "| himeno jacobi (time) | MFLOPS | 604 | 601 (1.00) | 611 (1.01) | 101 (0.17) ! | 606 (1.00) |" in md
+    assert "| figure | unit | median of the nodes | h01 | h02 | h03 | h04 |" in md
     assert "| h03 -> h01 | 5.852 | 25 % of the class's best link | all links |" in md
     assert "| h01 | - | 23.13 (15.03) | !5.852 (83.71) | 23.13 (15.03) |" in md   # latency to the one rule, not 84
     assert "### Scaling over nodes (µs per call)" in md and "| allreduce 8 B (1 rank/node) | 21 | 41 |" in md
@@ -123,6 +123,44 @@ def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_stor
     assert ">23.13<" in heat and ">5.852<" in heat
     assert "Sweep of np" not in html   # the scaling steps are the cluster section's scaling, not sweeps before it
     check("cluster.html.txt", without_plots(html))
+
+
+def test_the_per_node_table_gives_each_nodes_interval_and_repetitions_in_markdown_and_html(cluster_store, monkeypatch):
+    # h03's 101 beside 604 is a finding only if its repetitions agree: each node's cell gives its median,
+    # its ratio, and the interval of the median and n as the step tables word them
+    md = rendered(cluster_store, "md", monkeypatch)
+    assert ("| himeno jacobi (time) | MFLOPS | 604 | 601 (1.00); 600..602 (\\[min, max\\], n = 3, coverage 75 %) "
+            "| 611 (1.01); 610..612 (\\[min, max\\], n = 3, coverage 75 %) "
+            "| 101 (0.17) !; 100..102 (\\[min, max\\], n = 3, coverage 75 %) "
+            "| 606 (1.00); 605..607 (\\[min, max\\], n = 3, coverage 75 %) |") in md
+    html = rendered(cluster_store, "html", monkeypatch)
+    assert ('<td class="n flag">101 (0.17) !<br><small>100..102 ([min, max], n = 3, coverage 75 %)</small></td>'
+            in html)
+    assert '<td class="n">601 (1.00)<br><small>600..602 ([min, max], n = 3, coverage 75 %)</small></td>' in html
+
+
+def test_a_node_cells_spread_names_n_once_whatever_the_interval():
+    from clusterbench.analysis.stats import summarize
+    from clusterbench.report.cluster_node_cells import spread_words
+
+    assert spread_words(summarize([600.0, 601.0, 602.0])) == "600..602 ([min, max], n = 3, coverage 75 %)"
+    assert spread_words(summarize([float(v) for v in range(600, 610)])) == "601..608 (95 % CI), n = 10"
+    assert spread_words(summarize([600.0])) == "n = 1"
+
+
+def test_the_test_environment_is_given_once_and_then_what_differs_per_host(cluster_store, monkeypatch):
+    # five near-identical blocks (4 nodes and the launching host) hid the one line that differs
+    md = rendered(cluster_store, "md", monkeypatch)
+    assert "### Environment: h01" not in md and "### Environment: login1" not in md
+    assert md.count("- **CPU**: 1 x Example CPU 9000, 8 cores / 16 threads") == 1
+    assert "Hosts: h01, h02, h03, h04 and login1 (launched the run, not a node)." in md
+    assert ("| CPU clock | range unavailable; governor performance; turbo on "
+            "| h03: range unavailable; governor powersave; turbo on |") in md
+    assert "- **CPU clock**" not in md   # it differs: not among the lines the same on every host
+    html = rendered(cluster_store, "html", monkeypatch)
+    assert "<h3>Test environment: h01</h3>" not in html and html.count("<tr><td>CPU</td>") == 1
+    assert ('<tr><td>CPU clock</td><td>range not available; governor performance; turbo on</td>'
+            '<td class="flag">h03: range not available; governor powersave; turbo on</td></tr>') in html
 
 
 def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_store):

@@ -1,7 +1,9 @@
 """The HTML section of a cluster run: the summary paragraph, the per-node
-table (flagged figures first, flagged cells marked), the per-GPU tables, the link heat map
+table (flagged figures first, flagged cells marked, each node's interval and n under its median:
+cluster_node_cells.py), the per-GPU tables, the link heat map
 (matplotlib SVG, flagged links boxed in red, links above their rate in blue), the environment keys that
-differ, and the scaling curves on log axes."""
+differ, and the scaling curves on log axes; and the run's test environment, the same lines once
+and then what differs (cluster_environment.py)."""
 from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
@@ -10,11 +12,14 @@ from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.output.figure_digits import number
+from clusterbench.report.cluster_environment import cluster_environment, hosts_text
+from clusterbench.report.cluster_node_cells import node_cell
 from clusterbench.output.unit_symbols import unit_shown
 
 CSS = """
 .cluster .summary{font-size:1.05em;background:#f8f8f0;border-left:4px solid #b00;padding:.5em 1em}
 .cluster td.flag{background:#fde0e0;color:#900;font-weight:bold}
+.cluster td.n small{white-space:normal}
 """
 
 
@@ -59,13 +64,21 @@ def _cell(v) -> str:
     return f'<td class="n{flag[0]}">{number(v.value)} ({v.ratio:.2f}){flag[1]}</td>'
 
 
+def _node_cell(cell) -> str:
+    """The node's median and ratio, its interval and n under them (cluster_node_cells.py)."""
+    if cell is None:
+        return "<td>-</td>"
+    flag = (" flag", " !") if cell.flagged else ("", "")
+    spread = f"<br><small>{esc(cell.spread)}</small>" if cell.spread else ""
+    return f'<td class="n{flag[0]}">{esc(cell.figure)}{flag[1]}{spread}</td>'
+
+
 def node_table(view: ClusterView) -> list[str]:
     head = "".join(f"<th>{esc(h)}</th>" for h in view.hosts)
-    out = ["<h3>Per node (value, ratio to the median of the nodes)</h3>",
-           f"<table><tr><th>figure</th><th>unit</th><th>median</th>{head}</tr>"]
+    out = ["<h3>Per node (median, ratio to the median of the nodes; interval of the median, n = repetitions)</h3>",
+           f"<table><tr><th>figure</th><th>unit</th><th>median of the nodes</th>{head}</tr>"]
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
-        by = {nv.host: nv for nv in f.nodes}
-        cells = "".join(_cell(by.get(h)) for h in view.hosts)
+        cells = "".join(_node_cell(node_cell(f, h)) for h in view.hosts)
         out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(unit_shown(f.unit))}</td><td class=n>{number(f.median)}</td>{cells}</tr>")
     out.append("</table>")
     return out
@@ -179,4 +192,26 @@ def section(run: dict) -> list[str]:
     if view.scaling:
         out += scaling(view)
     out.append("</div>")
+    return out
+
+
+def environment_section(run: dict, notes) -> list[str]:
+    """The run's test environment: what is the same on every host once, then
+    only what differs (cluster_environment.py), not a table per host. An
+    unreadable value is "not available" with its reason a footnote, as in
+    every environment table of the report (footnotes.py)."""
+    from clusterbench.report.html import mark
+
+    c = cluster_environment(run)
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{notes.text(esc(v), mark)}</td></tr>" for k, v in c.same)
+    out = ["<h3>Test environment: the same on every host</h3>", f"<p>Hosts: {esc(hosts_text(c))}.</p>",
+           f'<table class="env">{rows}</table>']
+    if not c.differ:
+        return out + [f"<p>Nothing else differs between the {len(c.hosts)} hosts (their names aside).</p>"]
+    out += ["<h3>Test environment: what differs between the hosts</h3>",
+            "<table><tr><th>item</th><th>on most hosts</th><th>hosts that differ</th></tr>"]
+    for d in c.differ:
+        who = "; ".join(f"{esc(h)}: {notes.text(esc(v), mark)}" for h, v in d.differ.items())
+        out.append(f'<tr><td>{esc(d.key)}</td><td>{notes.text(esc(d.most), mark)}</td><td class="flag">{who}</td></tr>')
+    out.append("</table>")
     return out

@@ -1,7 +1,10 @@
 """The Markdown section of a cluster run, the HTML section's (cluster_html.py)
 in tables a wiki or a procurement document takes (its paragraph opens the
-report's summary, summary_markdown.py): the per-node table (flagged figures first), the link matrix and the links
-to look at, the environment keys that differ, the scaling. Before it the
+report's summary, summary_markdown.py): the per-node table (flagged figures first; each node's median,
+interval and n, cluster_node_cells.py), the link matrix and the links
+to look at, the environment keys that differ, the scaling; and the run's
+test environment, the same lines once and then what differs
+(cluster_environment.py). Before it the
 Markdown report of a cluster run gave only its steps, one node at a time:
 the nodes side by side and what was found were in show and HTML alone."""
 from __future__ import annotations
@@ -10,22 +13,26 @@ from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresho
 from clusterbench.analysis.cluster.findings import matrix_cell, why_listed
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
+from clusterbench.report.cluster_environment import cluster_environment, hosts_text
+from clusterbench.report.cluster_node_cells import node_cell
 from clusterbench.report.compare_markdown import table_row
 from clusterbench.output.unit_symbols import unit_shown
 
 
-def _verdict(v) -> str:
-    return f"{number(v.value)} ({v.ratio:.2f}){' !' if v.flagged else ''}" if v else "-"
+def _node(cell) -> str:
+    if cell is None:
+        return "-"
+    return f"{cell.figure}{' !' if cell.flagged else ''}" + (f"; {cell.spread}" if cell.spread else "")
 
 
 def node_table(view: ClusterView) -> list[str]:
-    out = ["### Per node: value (ratio to the median of the nodes); ! = flagged", "",
-           table_row(["figure", "unit", "median", *(md(h) for h in view.hosts)]),
+    out = ["### Per node: median (ratio to the median of the nodes); interval of the median, n = repetitions; "
+           "! = flagged", "",
+           table_row(["figure", "unit", "median of the nodes", *(md(h) for h in view.hosts)]),
            "|---|---|" + "---:|" * (1 + len(view.hosts))]
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
-        by = {nv.host: nv for nv in f.nodes}
         out.append(table_row([md(f.name), md(unit_shown(f.unit)), number(f.median),
-                              *(_verdict(by.get(h)) for h in view.hosts)]))
+                              *(md(_node(node_cell(f, h))) for h in view.hosts)]))
     return out + [""]
 
 
@@ -80,3 +87,18 @@ def section(run: dict) -> list[str]:
     if view.scaling:
         out += scaling_table(view)
     return out
+
+
+def environment_lines(run: dict) -> list[str]:
+    """The run's test environment: what is the same on every host once, then
+    only what differs (cluster_environment.py), not a block per host."""
+    c = cluster_environment(run)
+    out = ["### Test environment: the same on every host", "", f"Hosts: {md(hosts_text(c))}.", ""]
+    out += [f"- **{md(k)}**: {md(v)}" for k, v in c.same] + [""]
+    if not c.differ:
+        return out + [f"Nothing else differs between the {len(c.hosts)} hosts (their names aside).", ""]
+    out += ["### Test environment: what differs between the hosts", "",
+            table_row(["item", "on most hosts", "hosts that differ"]), "|---|---|---|"]
+    out += [table_row([md(d.key), md(d.most), md("; ".join(f"{h}: {v}" for h, v in d.differ.items()))])
+            for d in c.differ]
+    return out + [""]

@@ -127,8 +127,13 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
            + (f": <code>{esc(run['command'])}</code>" if run["command"] else "") + "</p>"]
     if run.get("imported_from"):
         out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
-    for host, env in run["environments"].items():
-        out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
+    if run.get("kind") == run_kinds.CLUSTER and len(run["environments"]) > 1:
+        from clusterbench.report.cluster_html import environment_section
+
+        out += environment_section(run, notes)   # the same on every host once, then what differs
+    else:
+        for host, env in run["environments"].items():
+            out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
     plots_after = step_plots.after_step(run["steps"], run["id"])
     for st in run["steps"]:
         out.append(f'<section class="step"><h3>{esc(step_title(st))}: {esc(st["status"])}</h3>')

@@ -72,12 +72,17 @@ def render(report: Report) -> str:
                    + (f": {markdown_code(run['command'])}" if run["command"] else "") + "\n")
         if run.get("imported_from"):
             out.append(f"Imported from {md(run['imported_from'])}.\n")
-        for host, env in run["environments"].items():
-            from clusterbench.environment import summary_block
+        if run.get("kind") == run_kinds.CLUSTER and len(run["environments"]) > 1:
+            from clusterbench.report.cluster_markdown import environment_lines
 
-            out.append(f"### Environment: {md(host)}\n")
-            out += [f"- **{md(k)}**: {md(v)}" for k, v in summary_block(env)]
-            out.append("")
+            out += environment_lines(run)   # the same on every host once, then what differs
+        else:
+            for host, env in run["environments"].items():
+                from clusterbench.environment import summary_block
+
+                out.append(f"### Environment: {md(host)}\n")
+                out += [f"- **{md(k)}**: {md(v)}" for k, v in summary_block(env)]
+                out.append("")
         for st in run["steps"]:
             out.append(f"### {md(step_title(st))}: {st['status']}\n")
             out.append(f"{markdown_code(st['kernel'] + ' ' + params_text(st))}, {counted(st['ranks'], 'rank')}\n")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from clusterbench.analysis.cluster import gpus as gpu_analysis
 from clusterbench.analysis.cluster import outliers
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
+from clusterbench.analysis import stats
 from clusterbench.analysis.stats import direction
 from clusterbench.environment import is_volatile, value_text
 from clusterbench.limits.thresholds import RATE_SLACK
@@ -35,6 +36,9 @@ class Figure:
     shared_machine: bool = False   # the nodes ran at once on one machine: its CPUs shared, not judged per node
     spread: tuple[float, float] | None = None   # lowest and highest repetition over all nodes
     node_spread: dict[str, tuple[float, float]] = field(default_factory=dict)   # the same, per node
+    # each node's repetitions summarised as a step's table summarises them (n, median, interval of
+    # the median): the per-node table gives them, so a node 8 % low can be told from noise
+    node_summaries: dict[str, stats.Summary] = field(default_factory=dict)
 
     @property
     def flagged(self) -> list[outliers.NodeValue]:
@@ -194,7 +198,8 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
         nodes = [dataclasses.replace(n, flagged=False) if n.host in sharers else n for n in nodes]
         every = [x for v in reps.values() for x in v]
         figures.append(Figure(name, unit, statistics.median(by_host.values()), nodes, lower, shared, sharers,
-                              machine, (min(every), max(every)), {h: (min(v), max(v)) for h, v in reps.items()}))
+                              machine, (min(every), max(every)), {h: (min(v), max(v)) for h, v in reps.items()},
+                              {h: stats.summarize(v) for h, v in reps.items()}))
     return figures
 
 

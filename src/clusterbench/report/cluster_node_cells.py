@@ -1,0 +1,40 @@
+"""A node's cell of the per-node table (the nodes side by side), as the
+Markdown (cluster_markdown.py) and HTML (cluster_html.py) sections both
+print it: the node's median over its repetitions, its ratio to the median
+of the nodes, and its spread as a step's table gives it (the interval of
+the median named by its coverage, and n). With the median alone a reader
+could not tell a node 8 % low from a node whose repetitions scatter 8 %."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterbench.analysis.cluster.analysis import Figure
+from clusterbench.output import figure_digits
+from clusterbench.report.terminal import ci_words
+
+
+@dataclass(frozen=True)
+class NodeCell:
+    figure: str      # "601 (1.00)": the median at its interval's places, and the ratio
+    flagged: bool
+    spread: str      # "600..602 ([min, max], n = 3, coverage 75 %)", "598..604 (95 % CI), n = 8", "n = 1"
+
+
+def spread_words(s) -> str:
+    """The interval as the step tables word it (terminal.ci_words), and n:
+    ci_words names n only where the interval is [min, max]."""
+    if s.n < 2:
+        return f"n = {s.n}"   # one repetition: no interval to give
+    words = ci_words(s)
+    return words if f"n = {s.n}" in words else f"{words}, n = {s.n}"
+
+
+def node_cell(figure: Figure, host: str) -> NodeCell | None:
+    """None where the node has no value of the figure."""
+    v = next((nv for nv in figure.nodes if nv.host == host), None)
+    if v is None:
+        return None
+    s = figure.node_summaries.get(host)
+    if s is None or s.n == 0:
+        return NodeCell(f"{figure_digits.number(v.value)} ({v.ratio:.2f})", v.flagged, "")
+    return NodeCell(f"{figure_digits.median(s)} ({v.ratio:.2f})", v.flagged, spread_words(s))
