@@ -124,6 +124,25 @@ def wait_gone(pids: dict[int, str], timeout_s: float = 60) -> None:
         time.sleep(0.05)
 
 
+def seqio_stopped(cbk_bin: str, user_dir: Path, meanwhile=lambda private: None, env: dict | None = None,
+                  ended_by: int = signal.SIGINT) -> tuple[dict, Path]:
+    """cbk seqio run alone in user_dir, and stopped by SIGINT once its private directory is
+    stamped, after meanwhile(private directory); its owner stamp and its directory."""
+    cbk = subprocess.Popen([cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        stamp = wait_for_stamp(user_dir, cbk)
+        (private,) = [d for d in user_dir.glob("cbk-seqio-*") if (d / ".cbk-owner").exists()]
+        meanwhile(private)
+        cbk.send_signal(signal.SIGINT)
+        assert cbk.wait(timeout=60) == -ended_by
+    finally:
+        if cbk.poll() is None:
+            cbk.kill()
+            cbk.wait()
+    return stamp, private
+
+
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("kernel,fault,recovery", CASES, ids=[f"{k}-{f}-{r}" for k, f, r in CASES])
 def test_a_stopped_run_leaves_the_directory_as_it_was(cbk_bin, store_url, user_dir, kernel, fault, recovery):
@@ -340,21 +359,13 @@ def test_a_directory_cbk_cannot_remove_whole_keeps_its_stamp_for_clean(cbk_bin, 
     stamp is moved beside the directory, which stays proven cbk's. Here what cbk cannot remove is a
     tree deeper than it descends (CBK_CLEANUP_DEPTH, 48): deterministic, where another rank's file
     is a race."""
-    before = snapshot(user_dir)
-    cbk = subprocess.Popen([cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        stamp = wait_for_stamp(user_dir, cbk)
-        (private,) = [d for d in user_dir.glob("cbk-seqio-*") if (d / ".cbk-owner").exists()]
+    def too_deep(private: Path) -> None:
         deep = private.joinpath(*["d"] * 50)
         deep.mkdir(parents=True)
         (deep / "f").write_bytes(b"x")
-        cbk.send_signal(signal.SIGINT)
-        assert cbk.wait(timeout=60) == -signal.SIGINT
-    finally:
-        if cbk.poll() is None:
-            cbk.kill()
-            cbk.wait()
+
+    before = snapshot(user_dir)
+    stamp, private = seqio_stopped(cbk_bin, user_dir, too_deep)
     assert not (private / ".cbk-owner").exists()
     assert json.loads((user_dir / f"{private.name}.cbk-owner").read_text())["pid"] == stamp["pid"]
     r = cli("clean", str(user_dir))
@@ -405,18 +416,8 @@ def test_a_removal_killed_at_its_rmdir_leaves_what_clean_can_prove_cbks(cbk_bin,
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "kill_at_rmdir.c"), "-ldl"],
                    check=True, capture_output=True, timeout=60)
     before = snapshot(user_dir)
-    env = dict(os.environ, LD_PRELOAD=str(shim), KILL_AT_RMDIR=when)
-    cbk = subprocess.Popen([cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"],
-                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        stamp = wait_for_stamp(user_dir, cbk)
-        (private,) = [d for d in user_dir.glob("cbk-seqio-*") if (d / ".cbk-owner").exists()]
-        cbk.send_signal(signal.SIGINT)
-        assert cbk.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if cbk.poll() is None:
-            cbk.kill()
-            cbk.wait()
+    stamp, private = seqio_stopped(cbk_bin, user_dir, env=dict(os.environ, LD_PRELOAD=str(shim), KILL_AT_RMDIR=when),
+                                   ended_by=signal.SIGKILL)
     left = {k: v for k, v in snapshot(user_dir).items() if k not in before}
     stamp_beside = f"{private.name}.cbk-owner"
     assert left.keys() == ({private.name, stamp_beside} if when == "before" else {stamp_beside}), left
@@ -430,22 +431,14 @@ def test_a_removal_killed_at_its_rmdir_leaves_what_clean_can_prove_cbks(cbk_bin,
 def test_a_users_file_where_the_stamp_moves_is_never_replaced(cbk_bin, cli, user_dir):
     """The stamp moves beside its directory, to "<dir>.cbk-owner", as a hard link (rename(2) would
     replace a file found there). A file of the user's that holds that name stays as it was: cbk
-    and `clean` leave the directory stamped and say why, and once the file is gone `clean`
-    removes the directory."""
+    leaves the directory stamped, `clean` says why it cannot remove it, and once the file is gone
+    `clean` removes the directory."""
+    def users_file_at_the_place(private: Path) -> None:
+        (user_dir / f"{private.name}.cbk-owner").write_bytes(b"the user's\n")
+
     before = snapshot(user_dir)
-    cbk = subprocess.Popen([cbk_bin, "seqio", f"--dir={user_dir}", *KERNEL_ARGS["seqio"][:-2], "--repetitions=100000"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        stamp = wait_for_stamp(user_dir, cbk)
-        (private,) = [d for d in user_dir.glob("cbk-seqio-*") if (d / ".cbk-owner").exists()]
-        users = user_dir / f"{private.name}.cbk-owner"
-        users.write_bytes(b"the user's\n")
-        cbk.send_signal(signal.SIGINT)
-        assert cbk.wait(timeout=60) == -signal.SIGINT
-    finally:
-        if cbk.poll() is None:
-            cbk.kill()
-            cbk.wait()
+    stamp, private = seqio_stopped(cbk_bin, user_dir, users_file_at_the_place)
+    users = user_dir / f"{private.name}.cbk-owner"
     assert users.read_bytes() == b"the user's\n"
     assert json.loads((private / ".cbk-owner").read_text())["pid"] == stamp["pid"]
     r = cli("clean", str(user_dir))
