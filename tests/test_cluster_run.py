@@ -705,6 +705,45 @@ def _cmdline(pid: str) -> bytes:
         return b""
 
 
+def himeno_runs_on(cluster, host: str) -> dict[str, str]:
+    """The processes of the host's namespace (pid: comm) while its cbk runs Himeno, else {}:
+    Himeno's rank, not a cbk the node's environment snapshot runs (stopped there, the snapshot's
+    launch was the one ended as stalled, and Himeno then ran well: a CI run)."""
+    pids = subprocess.run(["ip", "netns", "pids", cluster.host(host).ns], capture_output=True, text=True).stdout.split()
+    comms = {p: Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}/comm").exists()}
+    return comms if any(c == "cbk" and b"himeno" in _cmdline(p) for p, c in comms.items()) else {}
+
+
+def stop_all(comms: dict[str, str], stopped: list[int], ranks: list[str]) -> None:
+    """SIGSTOPs every process of comms (pid: comm), noting them in stopped, and in ranks the cbk
+    seen stopped (not one that had ended as it was found)."""
+    for p in comms:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(p), signal.SIGSTOP)
+            stopped.append(int(p))
+    ranks.extend(p for p, comm in comms.items() if comm == "cbk" and stopped_state(p))
+
+
+def run_cluster_while(cluster, store: str, stopper, stopped: list[int], *args: str, timeout: float):
+    """`run cluster ARGS` while stopper (in a thread) stops a node's processes, noting them in
+    stopped: the CLI's result, and the run's processes still there once it exited. Should the run
+    have hung, the stopped processes resume at the end."""
+    thread = threading.Thread(target=stopper, daemon=True)
+    thread.start()
+    try:
+        p = cli(cluster, store, "run", "cluster", *args, timeout=timeout)
+        for _ in range(100):   # the launchers' last processes are reaped as the CLI exits
+            if not (left := processes_of_store(store)):
+                break
+            time.sleep(0.1)
+    finally:
+        thread.join(timeout=70)
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    return p, left
+
+
 @pytest.mark.timeout(200)
 def test_a_node_stopped_in_a_per_node_step_is_ended_as_stalled_and_the_run_goes_on(cluster, tmp_path):
     """Every process on h03 SIGSTOPped once its Himeno runs, all nodes at once, no --step-timeout:
@@ -718,40 +757,19 @@ def test_a_node_stopped_in_a_per_node_step_is_ended_as_stalled_and_the_run_goes_
     0.3 s the stopper, polling on that loaded machine, once found h03's cbk as it exited, and
     stopped nothing that still ran."""
     store = f"sqlite:///{tmp_path / 'stalled.db'}"
-    ns, stopped = cluster.host("h03").ns, []
+    ns, stopped, ranks = cluster.host("h03").ns, [], []
 
     def stop_h03_once_its_rank_runs() -> None:
         for _ in range(600):
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
-            comms = {p: Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}/comm").exists()}
-            # Himeno's rank, not a cbk the node's environment snapshot runs: stopped there, the
-            # snapshot's launch was the one ended as stalled, and Himeno then ran well (a CI run)
-            if any(comm == "cbk" and b"himeno" in _cmdline(p) for p, comm in comms.items()):
-                for p in pids:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(int(p), signal.SIGSTOP)
-                        stopped.append(int(p))
-                ranks.extend(p for p, comm in comms.items() if comm == "cbk" and stopped_state(p))
-                return
+            if comms := himeno_runs_on(cluster, "h03"):
+                return stop_all(comms, stopped, ranks)
             time.sleep(0.05)
 
-    ranks: list[str] = []   # h03's cbk, seen stopped (not one that had ended as it was found)
-    stopper = threading.Thread(target=stop_h03_once_its_rank_runs, daemon=True)
-    stopper.start()
-    try:
-        p = cli(cluster, store, "run", "cluster", "--only=himeno,cpufreq,links", "--repeat", "1",
-                "--himeno.seconds=2", "--himeno.threads=1", "--cpufreq.seconds=0.2", "--links.size=256k",
-                "--links.iterations=4", "--links.latency-iterations=20", "--stall-floor", "10", "--stall-factor", "4",
-                *BOUNDS, "--label", "stalled", "--quiet", timeout=120)
-        for _ in range(100):   # the launchers' last processes are reaped as the CLI exits
-            if not (left := processes_of_store(store)):
-                break
-            time.sleep(0.1)
-    finally:
-        stopper.join(timeout=70)
-        for pid in stopped:   # should the run have hung: the node resumes
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
+    p, left = run_cluster_while(cluster, store, stop_h03_once_its_rank_runs, stopped, "--only=himeno,cpufreq,links",
+                                "--repeat", "1", "--himeno.seconds=2", "--himeno.threads=1", "--cpufreq.seconds=0.2",
+                                "--links.size=256k", "--links.iterations=4", "--links.latency-iterations=20",
+                                "--stall-floor", "10", "--stall-factor", "4", *BOUNDS, "--label", "stalled", "--quiet",
+                                timeout=120)
     assert stopped and ranks, "h03's rank was never seen running, or had ended when it was stopped"
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
     steps = store_rows(store, "select name, host, status, message from steps order by id")
@@ -784,44 +802,20 @@ def test_one_at_a_time_a_node_stopped_in_a_per_node_step_is_ended_by_the_earlier
     stopped: list[int] = []
     ranks: list[str] = []    # the stopped host's cbk, seen stopped (not one that had ended as it was found)
 
-    def himeno_runs_on(host: str) -> dict[str, str]:
-        """The processes of the host's namespace (pid: comm) when its cbk runs Himeno (not a
-        snapshot's cbk), else {}."""
-        pids = subprocess.run(["ip", "netns", "pids", cluster.host(host).ns], capture_output=True,
-                              text=True).stdout.split()
-        comms = {p: Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}/comm").exists()}
-        return comms if any(c == "cbk" and b"himeno" in _cmdline(p) for p, c in comms.items()) else {}
-
     def stop_the_second_node_to_run_himeno() -> None:
         for _ in range(600):
             for host in HOSTS:
-                if host in seen or not (comms := himeno_runs_on(host)):
+                if host in seen or not (comms := himeno_runs_on(cluster, host)):
                     continue
                 seen.append(host)
                 if len(seen) == 2:
-                    for p in comms:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(int(p), signal.SIGSTOP)
-                            stopped.append(int(p))
-                    ranks.extend(p for p, comm in comms.items() if comm == "cbk" and stopped_state(p))
-                    return
+                    return stop_all(comms, stopped, ranks)
             time.sleep(0.05)
 
-    stopper = threading.Thread(target=stop_the_second_node_to_run_himeno, daemon=True)
-    stopper.start()
-    try:
-        p = cli(cluster, store, "run", "cluster", "--only=himeno,cpufreq", "--one-at-a-time", "--repeat", "1",
-                "--himeno.seconds=2", "--himeno.threads=1", "--cpufreq.seconds=0.2", "--stall-floor", "10",
-                "--stall-factor", "4", *BOUNDS, "--label", "stalled-alone", "--quiet", timeout=100)
-        for _ in range(100):   # the launchers' last processes are reaped as the CLI exits
-            if not (left := processes_of_store(store)):
-                break
-            time.sleep(0.1)
-    finally:
-        stopper.join(timeout=70)
-        for pid in stopped:   # should the run have hung: the node resumes
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
+    p, left = run_cluster_while(cluster, store, stop_the_second_node_to_run_himeno, stopped, "--only=himeno,cpufreq",
+                                "--one-at-a-time", "--repeat", "1", "--himeno.seconds=2", "--himeno.threads=1",
+                                "--cpufreq.seconds=0.2", "--stall-floor", "10", "--stall-factor", "4", *BOUNDS,
+                                "--label", "stalled-alone", "--quiet", timeout=100)
     assert len(seen) == 2 and stopped and ranks, f"seen {seen}: the second node's rank was not seen running, " \
                                                  "or had ended when it was stopped"
     first, second = seen

@@ -145,14 +145,21 @@ def alone_table(view: ClusterView) -> list[str]:
     return out
 
 
-def env_table(view: ClusterView) -> list[str]:
-    out = ["<h3>Environment keys that differ between nodes</h3>",
-           "<table><tr><th>key</th><th>value on most nodes</th><th>nodes that differ</th></tr>"]
-    for d in view.env:
-        who = "; ".join(f"{h}: {v}" for h, v in d.differ.items())
-        out.append(f'<tr><td>{esc(d.key)}</td><td>{esc(d.most)}</td><td class="flag">{esc(who)}</td></tr>')
+def differ_table(heading: str, columns: tuple[str, str, str], differences, value=esc) -> list[str]:
+    """A table of what differs between hosts (analysis.cluster env_differences):
+    the item, its value on most hosts, and the hosts that differ with theirs;
+    value(text) is a value's HTML."""
+    out = [f"<h3>{esc(heading)}</h3>", "<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr>"]
+    for d in differences:
+        who = "; ".join(f"{esc(h)}: {value(v)}" for h, v in d.differ.items())
+        out.append(f'<tr><td>{esc(d.key)}</td><td>{value(d.most)}</td><td class="flag">{who}</td></tr>')
     out.append("</table>")
     return out
+
+
+def env_table(view: ClusterView) -> list[str]:
+    return differ_table("Environment keys that differ between nodes", ("key", "value on most nodes", "nodes that differ"),
+                        view.env)
 
 
 def scaling(view: ClusterView) -> list[str]:
@@ -208,10 +215,6 @@ def environment_section(run: dict, notes) -> list[str]:
            f'<table class="env">{rows}</table>']
     if not c.differ:
         return out + [f"<p>Nothing else differs between the {len(c.hosts)} hosts (their names aside).</p>"]
-    out += ["<h3>Test environment: what differs between the hosts</h3>",
-            "<table><tr><th>item</th><th>on most hosts</th><th>hosts that differ</th></tr>"]
-    for d in c.differ:
-        who = "; ".join(f"{esc(h)}: {notes.text(esc(v), mark)}" for h, v in d.differ.items())
-        out.append(f'<tr><td>{esc(d.key)}</td><td>{notes.text(esc(d.most), mark)}</td><td class="flag">{who}</td></tr>')
-    out.append("</table>")
-    return out
+    return out + differ_table("Test environment: what differs between the hosts",
+                              ("item", "on most hosts", "hosts that differ"), c.differ,
+                              lambda v: notes.text(esc(v), mark))
