@@ -514,3 +514,61 @@ def test_a_cluster_suite_override_of_a_gpu_part_is_checked_before_the_run(cuda_c
     _, per_gpu, _ = execute.plan(req, plain, 2)    # a cbk without them skips the GPU parts, not the run
     steps, why = execute.gpu_steps(per_gpu[0], plain, ["h01"], {"h01": snapshot(1)})
     assert steps == [] and why.startswith("this cbk was built without CUDA")
+
+
+def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_html_does(tmp_path, monkeypatch):
+    """The Markdown report (the one pasted into a procurement document) of a
+    stored GPU cluster run: the per-GPU table and the table of the copies
+    between GPUs, row for row and cell for cell those of the HTML report,
+    the trained-down GPU's and the slow pair's cells marked. Before, the
+    Markdown report left out every GPU figure."""
+    import re
+
+    from clusterbench import environment
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+    from clusterbench.store import Store
+
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    envs["h03"] = snapshot(3, {(1, "pcie_width_current"): 8})
+    steps = cluster_run({("h03", 1): 27.6}, {}, envs)["steps"]
+    for h in range(1, 5):
+        steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "samples": [
+            Sample.from_record(peer_record("unidir", 0, 1, "on", 60.0 if h == 2 else 370.0)),
+            Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]})
+    store = Store(f"sqlite:///{tmp_path / 'results.db'}")
+    run_id = store.begin_run(label="gpus", command="clusterbench run cluster --hostfile hosts", suite="cluster",
+                             user="test", kind="cluster")
+    for host, env in envs.items():
+        store.link_host(run_id, host, store.add_environment(env, environment.snapshot_hash(env)))
+    for position, st in enumerate(steps):
+        step = store.begin_step(run_id, position=position, name=st["name"], kernel=st["kernel"], params={},
+                                launcher="mpiexec", ranks=1, ranks_per_node=None, host=st["host"])
+        for s in st["samples"]:
+            store.add_sample(step, s, [])
+        store.finish_step(step, "ok")
+    store.finish_run(run_id, "ok")
+    report = Report.of(store, [str(run_id)])
+    md = render("md", report)
+
+    per_gpu = md[md.index("### Per GPU: GB/s, ratio to the median of the GPUs; ! = flagged"):]
+    per_gpu = per_gpu[:per_gpu.index("\n\n###")]
+    rows = {line.split(" | ")[0][2:]: line for line in per_gpu.splitlines() if line.startswith("| h0")}
+    assert sorted(rows) == [f"h0{h} GPU {g}" for h in range(1, 5) for g in range(2)]
+    assert next(line for line in per_gpu.splitlines() if line.startswith("| h0")).startswith("| h03 GPU 1 |")
+    odd = rows.pop("h03 GPU 1")
+    assert "| 27.6 (0.50) ! | 27.6 (0.50) ! |" in odd and odd.count(" !") == 3, odd   # h2d, d2h, bidir
+    for line in rows.values():
+        assert "55.3 (1.00)" in line and "4,120 (1.00)" in line and "!" not in line, line
+    assert "| gpupeer unidir 0>1, peer on | 370 | 370 (1.00) | 60 (0.16) ! | 370 (1.00) | 370 (1.00) |" in md
+
+    # the same rows, cells and marks as the HTML report's tables
+    html = render("html", report)
+    html_rows = [[re.sub(r"<[^>]+>", "", c).replace("&gt;", ">") for c in re.findall(r"<t[dh][^>]*>.*?</t[dh]>", row)]
+                 for table in re.findall(r"<h3>(?:Per GPU|Copies between the GPUs).*?</table>", html, re.S)
+                 for row in table.split("</tr>") if "<t" in row]
+    md_rows = [[c.strip() for c in line.strip("|").split(" | ")]
+               for table in re.findall(r"### (?:Per GPU|Copies between the GPUs).*?\n\n(.*?)\n\n", md, re.S)
+               for line in table.splitlines() if not line.startswith("|---")]
+    assert len(md_rows) == 1 + 1 + 8 + 1 + 2   # heads, medians, 8 GPUs; head, 2 pairs
+    assert md_rows == html_rows

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import why_listed
-from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.output.figure_digits import number
 from clusterbench.report.cluster_environment import cluster_environment, hosts_text
+from clusterbench.report.cluster_gpu_tables import gpu_tables
 from clusterbench.report.cluster_node_cells import node_cell
 from clusterbench.output.unit_symbols import unit_shown
 
@@ -57,13 +57,6 @@ def heat_map(view: ClusterView) -> str:
     return f'<div class="heatmap">{_svg(fig)}</div>'
 
 
-def _cell(v) -> str:
-    if v is None:
-        return "<td>-</td>"
-    flag = (" flag", " !") if v.flagged else ("", "")
-    return f'<td class="n{flag[0]}">{number(v.value)} ({v.ratio:.2f}){flag[1]}</td>'
-
-
 def _node_cell(cell) -> str:
     """The node's median and ratio, its interval and n under them (cluster_node_cells.py)."""
     if cell is None:
@@ -84,28 +77,21 @@ def node_table(view: ClusterView) -> list[str]:
     return out
 
 
+def _gpu_cell(c) -> str:
+    if not c.figure:
+        return f"<td>{esc(c.text)}</td>"
+    flag = (" flag", " !") if c.flagged else ("", "")
+    return f'<td class="n{flag[0]}">{esc(c.text)}{flag[1]}</td>'
+
+
 def gpu_section(view: ClusterView) -> list[str]:
-    """Every GPU side by side (analysis/cluster/gpus.py): a row per GPU,
+    """Every GPU side by side (cluster_gpu_tables.py): a row per GPU,
     and the copies between the GPUs of a node a row per pair."""
-    tb = tables(view.gpus)
     out = []
-    if tb.columns:
-        head = "".join(f"<th>{esc(f.name)}</th>" for f in tb.columns)
-        out += ["<h3>Per GPU (GB/s, ratio to the median of the GPUs)</h3>",
-                f"<table><tr><th>GPU</th><th>bus id</th>{head}</tr>",
-                "<tr><td>median</td><td></td>" + "".join(f"<td class=n>{number(f.median)}</td>" for f in tb.columns)
-                + "</tr>"]
-        for g in tb.gpus:
-            out.append(f"<tr><td>{esc(g.label)}</td><td>{esc(g.bus_id)}</td>"
-                       + "".join(_cell(f.gpus.get(g.label)) for f in tb.columns) + "</tr>")
-        out.append("</table>")
-    if tb.pairs:
-        head = "".join(f"<th>{esc(h)}</th>" for h in tb.hosts)
-        out += ["<h3>Copies between the GPUs of a node (GB/s, ratio to the median of the nodes)</h3>",
-                f"<table><tr><th>pair</th><th>median</th>{head}</tr>"]
-        for f in tb.pairs:
-            out.append(f"<tr><td>{esc(f.name)}</td><td class=n>{number(f.median)}</td>"
-                       + "".join(_cell(pair_verdict(f, h)) for h in tb.hosts) + "</tr>")
+    for t in gpu_tables(view):
+        out += [f"<h3>{esc(t.title)} ({esc(t.scale)})</h3>",
+                "<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in t.columns) + "</tr>"]
+        out += ["<tr>" + "".join(_gpu_cell(c) for c in row) + "</tr>" for row in t.rows]
         out.append("</table>")
     return out
 

@@ -1,7 +1,7 @@
 """The Markdown section of a cluster run, the HTML section's (cluster_html.py)
 in tables a wiki or a procurement document takes (its paragraph opens the
 report's summary, summary_markdown.py): the per-node table (flagged figures first; each node's median,
-interval and n, cluster_node_cells.py), the link matrix and the links
+interval and n, cluster_node_cells.py), the per-GPU tables (cluster_gpu_tables.py), the link matrix and the links
 to look at, the environment keys that differ, the scaling; and the run's
 test environment, the same lines once and then what differs
 (cluster_environment.py). Before it the
@@ -14,6 +14,7 @@ from clusterbench.analysis.cluster.findings import matrix_cell, why_listed
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report.cluster_environment import cluster_environment, hosts_text
+from clusterbench.report.cluster_gpu_tables import gpu_tables as gpu_tables_of
 from clusterbench.report.cluster_node_cells import node_cell
 from clusterbench.report.compare_markdown import table_row
 from clusterbench.output.unit_symbols import unit_shown
@@ -34,6 +35,21 @@ def node_table(view: ClusterView) -> list[str]:
         out.append(table_row([md(f.name), md(unit_shown(f.unit)), number(f.median),
                               *(md(_node(node_cell(f, h))) for h in view.hosts)]))
     return out + [""]
+
+
+def _gpu_cell(c) -> str:
+    return md(f"{c.text}{' !' if c.flagged else ''}")
+
+
+def gpu_tables(view: ClusterView) -> list[str]:
+    """Every GPU side by side, as the HTML section has them (cluster_gpu_tables.py)."""
+    out = []
+    for t in gpu_tables_of(view):
+        out += [f"### {md(t.title)}: {md(t.scale)}; ! = flagged", "",
+                table_row([md(c) for c in t.columns]), "|" + "---|" * t.labels + "---:|" * (len(t.columns) - t.labels)]
+        out += [table_row([_gpu_cell(c) for c in row]) for row in t.rows]
+        out.append("")
+    return out
 
 
 def link_tables(view: ClusterView) -> list[str]:
@@ -80,6 +96,7 @@ def section(run: dict) -> list[str]:
     out = [f"## Cluster run {run['id']}: {len(view.hosts)} nodes", ""]   # its paragraph opens the report
     if view.figures:
         out += node_table(view)
+    out += gpu_tables(view)
     if view.links:
         out += link_tables(view)
     if view.env:

@@ -9,9 +9,9 @@ from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import matrix_cell, paragraph
-from clusterbench.analysis.cluster.gpus import pair_verdict, tables
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
+from clusterbench.report.cluster_gpu_tables import gpu_tables as gpu_tables_of
 from clusterbench.report.when import started_text
 from clusterbench.output.unit_symbols import unit_shown
 
@@ -31,25 +31,15 @@ def node_table(view: ClusterView) -> Table:
 
 
 def gpu_tables(view: ClusterView) -> list[Table]:
-    """Every GPU side by side (analysis/cluster/gpus.py): a row per GPU,
+    """Every GPU side by side (cluster_gpu_tables.py): a row per GPU,
     and the copies between the GPUs of a node a row per pair."""
-    tb = tables(view.gpus)
     out = []
-    if tb.columns:
-        t = Table(title="Per GPU: GB/s (ratio to the median of the GPUs); ! = flagged", title_justify="left")
-        for col in ("GPU", "bus id", *(f.name for f in tb.columns)):
-            t.add_column(terminal(col), justify="left" if col in ("GPU", "bus id") else "right")
-        t.add_row("median", "", *(number(f.median) for f in tb.columns))
-        for g in tb.gpus:
-            t.add_row(terminal(g.label), terminal(g.bus_id), *(_verdict(f.gpus.get(g.label)) for f in tb.columns))
-        out.append(t)
-    if tb.pairs:
-        t = Table(title="Copies between the GPUs of a node: GB/s (ratio to the median of the nodes); ! = flagged",
-                  title_justify="left")
-        for col in ("pair", "median", *tb.hosts):
-            t.add_column(terminal(col), justify="left" if col == "pair" else "right")
-        for f in tb.pairs:
-            t.add_row(terminal(f.name), number(f.median), *(_verdict(pair_verdict(f, h)) for h in tb.hosts))
+    for g in gpu_tables_of(view):
+        t = Table(title=f"{g.title}: {g.scale}; ! = flagged", title_justify="left")
+        for i, col in enumerate(g.columns):
+            t.add_column(terminal(col), justify="left" if i < g.labels else "right")
+        for row in g.rows:
+            t.add_row(*(terminal(f"{'!' if c.flagged else ''}{c.text}") for c in row))
         out.append(t)
     return out
 
