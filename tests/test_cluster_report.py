@@ -176,3 +176,37 @@ def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_
     assert show.startswith(f"Cluster run {run_id} (acceptance): ok, 2026-01-15 09:30:00 UTC (took 7.0 min)\n"), show
     assert "!5.852 (83.71)" in show and "Scaling over nodes (µs per call)" in show
     check("cluster_show.txt", show)
+
+
+# the cluster suite's scaling curves (docs/cluster.md): 2 collectives at 3 sizes, 1 rank and all cores per node
+SUITE_CURVES = [f"{op} {size} ({placement})" for op in ("allreduce", "alltoall") for size in ("8 B", "64 KiB", "1 MiB")
+                for placement in ("1 rank/node", "all cores/node")]
+
+
+@pytest.mark.parametrize("curves", [1, len(SUITE_CURVES)])
+def test_the_scaling_plots_legend_covers_no_curve(curves, monkeypatch):
+    """The HTML report's scaling figure (cluster_html.scaling, as the report
+    draws it): its legend lies outside the axes' data area, and the figure
+    with its legend is no wider than the report's text width. Inside the
+    axes (matplotlib's "best" place) it covered the curves."""
+    from clusterbench.analysis.cluster.analysis import ClusterView
+    from clusterbench.report import cluster_html, plots
+
+    drawn = []
+    monkeypatch.setattr(plots, "_svg", lambda fig: drawn.append(fig) or "<svg></svg>")
+    scaling = {name: {n: (1 + i) * 10.0 * n for n in (2, 4, 8, 16)} for i, name in enumerate(SUITE_CURVES[:curves])}
+    cluster_html.scaling(ClusterView(hosts=[f"h{i:02d}" for i in range(16)], scaling=scaling))
+    (fig,) = drawn
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        (ax,) = fig.axes
+        legend, data = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert not legend.overlaps(data), (legend, data)
+        assert len(ax.get_legend().get_texts()) == curves
+        width_in = fig.get_tightbbox(renderer).width
+        assert width_in <= plots.WIDTH_IN, width_in
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

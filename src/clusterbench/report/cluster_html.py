@@ -149,8 +149,13 @@ def env_table(view: ClusterView) -> list[str]:
 
 
 def scaling(view: ClusterView) -> list[str]:
-    """Each collective's time over the node counts, both axes log 2."""
-    from clusterbench.report.plots import _plt, _svg
+    """Each collective's time over the node counts, both axes log 2. The
+    legend stands right of the axes: inside them (matplotlib's "best") it
+    covered the curves, up to 12 of them for the suite's collectives. The
+    saved figure grows by the legend's width (bbox_inches="tight"): about
+    8 in with the suite's 12 curves, within the report's text width
+    (plots.WIDTH_IN), so the SVG is not shrunk to fit it."""
+    from clusterbench.report.plots import _plt, _svg, legend_outside
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -165,7 +170,7 @@ def scaling(view: ClusterView) -> list[str]:
     ax.set_ylabel(mathtext(f"{unit_shown(view.scaling_unit)} per call"))
     ax.set_title("collectives over nodes (log axes)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    legend_outside(ax, fontsize=7)   # a single curve too: its name says which collective and size
     return ["<h3>Collective scaling over nodes</h3>", _svg(fig)]
 
 

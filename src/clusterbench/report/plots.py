@@ -42,10 +42,15 @@ WIDTH_IN = 10.0
 HATCH = "///"
 
 
+def legend_outside(ax, fontsize: float = 8) -> None:
+    """Outside the axes, right of them: a legend never covers data."""
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
 def _legend(ax, entries: int) -> None:
-    """Outside the axes, right of them: a legend never covers data; none for a single series."""
+    """None for a single series: its title names it."""
     if entries > 1:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        legend_outside(ax)
 
 
 # Characters of 8 pt tick text per inch of axis (DejaVu Sans averages about 0.55 em a character).
