@@ -261,6 +261,56 @@ def test_mdtest_stonewall_keeps_the_time_table_and_what_the_ranks_created_at_the
         assert not any(n.startswith("stonewall") for n in run.notes)
 
 
+def test_mdtest_stonewall_status_file_counts_are_what_the_reading_run_did():
+    # -W 1 -C -x sw then -T -E -r -x sw, appended to one log: the first run wrote 734 (its "Continue stonewall
+    # hit min: 632 max: 734"), the second read it and did 734 x 2 = 1468 items per phase, not the 200000 of
+    # "2 tasks, 200000 files": its time table reads as seconds of those (1468 / 854934.5/s = 0.0017 s,
+    # printed 0.002), where checked against 200000 it was left out
+    create, later = parse_file(str(FIXTURES / "mdtest-4.1.0+dev-stonewall-file-two-runs.txt"))
+    assert create.steps[0].samples[0].record["stonewall_status_file"] == "/tmp/mdx-work/sw-2.txt"
+    assert create.steps[0].samples[0].record["stonewall_items_done"] == [1468]
+    by_phase = {s.phase: s for s in later.steps[0].samples}
+    assert set(by_phase) == {"file-stat", "file-read", "file-remove", "tree-remove"}
+    assert (by_phase["file-stat"].value, by_phase["file-read"].value, by_phase["file-remove"].value) == (
+        854934.5, 583237.499, 232497.764)
+    assert (by_phase["file-stat"].record["seconds"], by_phase["file-remove"].record["seconds"]) == (0.002, 0.006)
+    assert round(1468 / 232497.764, 3) == 0.006
+    for phase in ("file-stat", "file-read", "file-remove"):
+        assert {k: v for k, v in by_phase[phase].record.items() if k.startswith("stonewall")} == {
+            "stonewall_status_file": "/tmp/mdx-work/sw-2.txt", "stonewall_status_file_items_per_rank": 734,
+            "stonewall_status_file_items": 1468}
+    assert not any("time table" in n for n in later.notes)
+    (note,) = [n for n in later.notes if n.startswith("stonewall status file (-x /tmp/mdx-work/sw-2.txt)")]
+    assert "read 734 items per rank from it (what the run at line 1 of this log wrote to it)" in note
+    assert "did 1468 items per iteration, not the count of the line '2 tasks, 200000 files'" in note
+    # 4.0.0 with -v prints what it read ("Read stonewall status; items: 590"; its -C run wrote 590)
+    verbose = {s.phase: s for s in one("mdtest-4.0.0-stonewall-file-read-verbose.txt").steps[0].samples}
+    assert verbose["file-stat"].value == 818333.122
+    assert verbose["file-remove"].record["stonewall_status_file_items"] == 1180
+    # alone, without -v, the count read is in no line: the rates stand, no count is made up; 3.3.0's time
+    # table (-P: 0.002 s at 991818.810/s is ~1983 items, its -C run wrote 754 x 2 = 1508) cannot be checked
+    for name, stat_rate in (("mdtest-4.0.0-stonewall-file-read.txt", 861811.207),
+                            ("mdtest-3.3.0-stonewall-file-read.txt", 991632.642)):
+        run = one(name)
+        by_phase = {s.phase: s for s in run.steps[0].samples}
+        assert by_phase["file-stat"].value == stat_rate
+        assert "stonewall_status_file_items" not in by_phase["file-stat"].record
+        assert all("seconds" not in s.record for s in run.steps[0].samples)
+        assert any(n.startswith("stonewall status file (-x ") and "their item count is unknown" in n
+                   for n in run.notes)
+    assert any(n.startswith("the SUMMARY time table cannot be checked against the file phases' item count")
+               for n in one("mdtest-3.3.0-stonewall-file-read.txt").notes)
+    # a file mdtest could not read ("WARNING: Could not read stonewall status file"): -n's 100 stand
+    missing = one("mdtest-4.1.0+dev-stonewall-file-missing.txt")
+    assert {s.phase: s.value for s in missing.steps[0].samples}["file-stat"] == 526922.613
+    assert any(n.endswith("mdtest could not read it (its WARNING), so the file phases did the count of the line "
+                          "'2 tasks, 100 files'") for n in missing.notes)
+    # one run doing every phase with -W -x only writes the file: a -W run as before (587 x 2 items)
+    every = {s.phase: s for s in one("mdtest-4.1.0+dev-stonewall-file-all-phases.txt").steps[0].samples}
+    assert every["file-create"].record["stonewall_items_done"] == [1174]
+    assert every["file-stat"].record["seconds"] == 0.001 and "stonewall_status_file" not in every["file-stat"].record
+
+
 def test_mdtest_phases_it_warned_failed_items_in_are_left_out(tmp_path):
     # mdtest -n 450 -W 1 with directories: the limit stopped directory creation at 1.001 s, 236 directories
     # never made; mdtest printed "Directory creation 899.336" (all 900 counted) and stat/rename/remove

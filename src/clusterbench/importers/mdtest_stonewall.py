@@ -65,7 +65,7 @@ class Stonewall:
         of the stop, per iteration it stopped, in mdtest's order; the limit
         and 0 stopped iterations for a -W run the limit never stopped;
         nothing for a run without -W."""
-        limit = _limit_seconds(command)
+        limit = limit_seconds(command)
         if limit is None and not self.printed:
             return {}
         out = {"stonewall_limit_seconds": limit,
@@ -90,7 +90,7 @@ def read(text: str, ranks: int) -> Stonewall:
     return Stonewall(ranks, [(int(m.group(1)), int(m.group(2)), float(m.group(3))) for m in HIT.finditer(text)])
 
 
-def _limit_seconds(command: str | None) -> float | None:
+def limit_seconds(command: str | None) -> float | None:
     """-W's seconds from mdtest's command line ("-W 1", "-W1")."""
     argv = argv_of(command or "")
     for i, a in enumerate(argv):

@@ -7,8 +7,9 @@ iterations, so each operation is one sample: the mean rate in items/s,
 under the metadata kernel's phase name (dir-create, file-stat, tree-remove,
 ...), with max, min, standard deviation, iterations and the mean time in
 the record. A run the stonewall timer (-W) stopped keeps what mdtest
-printed of it (mdtest_stonewall.py); a phase mdtest warned of failed items
-in is left out (mdtest_failed_items.py). The command line is read by
+printed of it (mdtest_stonewall.py), a run that took its file phases'
+count from a stonewall status file (-x) that count (mdtest_status_file.py);
+a phase mdtest warned of failed items in is left out (mdtest_failed_items.py). The command line is read by
 clusterbench's mdtest parser (clusterbench.tools.mdtest_args) into the
 metadata step `clusterbench mdtest` runs for the same line; a line it
 refuses is stored as an mdtest step.
@@ -20,7 +21,7 @@ import re
 
 from clusterbench.errors import BadInput
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, invocations, mdtest_failed_items,
-                                   mdtest_stonewall, measurement)
+                                   mdtest_status_file, mdtest_stonewall, measurement)
 from clusterbench.importers.ior_common import argv_of, number
 
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
@@ -54,13 +55,16 @@ def _date(m) -> dt.datetime | None:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    return invocations.text_runs(text, LAUNCHED, _run, "no launch line (\"mdtest-x.y.z was launched with N total "
-                                 "task(s) on M node(s)\")", lead=STARTED)
+    written: dict = {}   # -x file -> what the last run of the log to write it left there (mdtest_status_file)
+    return invocations.text_runs(text, LAUNCHED, lambda part, line: _run(part, line, written),
+                                 "no launch line (\"mdtest-x.y.z was launched with N total task(s) on M node(s)\")",
+                                 lead=STARTED)
 
 
-def _run(text: str, first_line: int) -> ImportedRun:
+def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     """One run of mdtest: `text` from its "-- started at" line (or the
-    file's start) to the next run's; `first_line` is the file's line it starts on."""
+    file's start) to the next run's; `first_line` is the file's line it
+    starts on; `written`: what earlier runs of the log left in -x files."""
     launched = LAUNCHED.search(text)
     if not launched:   # the launch line itself was cut short
         raise Unreadable("no launch line (\"mdtest-x.y.z was launched with N total task(s) on M node(s)\")")
@@ -76,6 +80,12 @@ def _run(text: str, first_line: int) -> ImportedRun:
     items = list(ITEMS.finditer(text))
     asked, iterations = (int(items[-1].group(1)) if items else None), int(tables[0].group(3))
     stonewall = mdtest_stonewall.read(text, ranks)
+    status = mdtest_status_file.read(text, run.command, written)
+    mdtest_status_file.remember(status, written, mdtest_stonewall.limit_seconds(run.command) is not None,
+                                stonewall.hits, asked, ranks, iterations, first_line)
+    file_items = stonewall.items_per_iteration(asked, iterations)
+    if status:
+        file_items = status.file_items(ranks, file_items)
     for i, t in enumerate(tables):
         body = text[t.end(): tables[i + 1].start() if i + 1 < len(tables) else len(text)]
         table_line = first_line + text.count("\n", 0, t.end())
@@ -98,9 +108,11 @@ def _run(text: str, first_line: int) -> ImportedRun:
             rates.pop(phase, None)
             times.pop(phase, None)
         run.notes.append(mdtest_failed_items.note(failed, left_out))
-    if times:
-        if _seconds_per_phase(rates, times, [asked] if asked else [],
-                              stonewall.items_per_iteration(asked, iterations)):
+    if times and file_items is None:
+        run.notes.append("the SUMMARY time table cannot be checked against the file phases' item count (read "
+                         "from the stonewall status file, not printed): left out")
+    elif times:
+        if _seconds_per_phase(rates, times, [asked] if asked else [], file_items):
             for phase, f in rates.items():
                 f.update(times.get(phase, {}))
         else:
@@ -113,6 +125,13 @@ def _run(text: str, first_line: int) -> ImportedRun:
     rates.get("file-create", {}).update(stonewall.fields(run.command))
     if stonewall.hits:
         run.notes.append(stonewall.note(items[-1].group(0) if items else None, iterations))
+    if status:
+        for phase in ("file-create",) if not status.reads else mdtest_status_file.READING_PHASES:
+            if phase in rates:
+                rates[phase].update(status.fields(ranks))
+        note = status.note(ranks, items[-1].group(0) if items else None)
+        if note:
+            run.notes.append(note)
     for phase, f in rates.items():
         if f.get("mean_items_per_s") is None or phase in idle:
             continue
