@@ -24,13 +24,17 @@ LATENCY_US = {pair: 83.71 if "h03" in pair else 15.03 for pair in LINK_MIB_S}
 GOVERNOR = {"h03": {"cpu.governor": "powersave"}}   # h03 configured apart: the environment says it once
 
 
-def fill_cluster_store(url: str) -> int:
+def fill_cluster_store(url: str, himeno_mflops: dict | None = None, link_mib_s: dict | None = None,
+                       label: str = "acceptance") -> int:
+    """A cluster run as `run cluster` stores one; by default h03 slow (its
+    Himeno and its port); another run's figures (after a repair) as given."""
     from clusterbench import environment
     from clusterbench.results.sample import Sample
     from clusterbench.store import Store
 
     store = Store(url)
-    run_id = store.begin_run(label="acceptance", command="clusterbench run cluster --hostfile hosts",
+    himeno_mflops, link_mib_s = himeno_mflops or HIMENO_MFLOPS, link_mib_s or LINK_MIB_S
+    run_id = store.begin_run(label=label, command="clusterbench run cluster --hostfile hosts",
                              suite="cluster", user="golden", kind="cluster")
     for host in [*NODES, "login1"]:   # the launching host has a snapshot too, and is no node
         env = {**ENV_BASE, "host.name": host, **GOVERNOR.get(host, {})}
@@ -40,7 +44,7 @@ def fill_cluster_store(url: str) -> int:
         step = store.begin_step(run_id, position=position, name="himeno", kernel="himeno", params={"size": "S"},
                                 launcher="mpiexec", ranks=1, ranks_per_node=None, host=host)
         for rep in range(3):
-            record = {"phase": "jacobi", "mode": "time", "rate": HIMENO_MFLOPS[host] + rep, "rate_unit": "MFLOPS",
+            record = {"phase": "jacobi", "mode": "time", "rate": himeno_mflops[host] + rep, "rate_unit": "MFLOPS",
                       "repetition": rep, "sweep_key": None, "qualifiers": []}
             store.add_sample(step, Sample.from_record(record), [])
         store.finish_step(step, "ok")
@@ -48,7 +52,7 @@ def fill_cluster_store(url: str) -> int:
     step = store.begin_step(run_id, position=position, name="link matrix (mpiGraph shift pattern)", kernel="linkmatrix",
                             params={}, launcher="mpiexec", ranks=4, ranks_per_node=1)
     for rep in range(3):
-        for (a, b), mib_s in LINK_MIB_S.items():
+        for (a, b), mib_s in link_mib_s.items():
             for phase, value, unit in (("link_bandwidth", mib_s + rep / 10, "MiB/s"), ("link_latency", LATENCY_US[(a, b)], "us")):
                 record = {"phase": phase, "mode": "n/a", "rate": value, "rate_unit": unit, "repetition": rep,
                           "src_host": a, "dst_host": b, "qualifiers": ["src_host", "dst_host"], "sweep_key": None}

@@ -20,7 +20,9 @@ from clusterbench.store.opening import open_store
 def command(refs, fmt, output, exclude_outliers, link_speed, db_url):
     """Write a report of runs (ids or labels). With several labels or runs,
     the HTML and Markdown reports open with their comparison (as clusterbench
-    compare), or say why there is none (no measurement they all made)."""
+    compare), or say why there is none (no measurement they all made). Of
+    two cluster runs (before and after a repair) they first give compare's
+    verdict and its node by node, GPU by GPU and link by link tables."""
     from pathlib import Path
 
     from clusterbench.report import write_report

@@ -11,6 +11,7 @@ from clusterbench.analysis.cluster.findings import why_listed
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.output.figure_digits import number
+from clusterbench.report.cluster_before_after import BeforeAfter
 from clusterbench.report.cluster_environment import cluster_environment, hosts_text
 from clusterbench.report.cluster_gpu_tables import gpu_tables
 from clusterbench.report.cluster_node_cells import node_cell
@@ -191,6 +192,21 @@ def section(run: dict) -> list[str]:
         out += scaling(view)
     out.append("</div>")
     return out
+
+
+def before_after_section(found: BeforeAfter) -> list[str]:
+    """Two cluster runs compared, as `compare A B` prints them
+    (cluster_before_after.py); a flagged change's row marked."""
+    out = [f"<style>{CSS}</style>", '<div class="cluster">', f"<h2>{esc(found.heading)}</h2>",
+           f'<p class="summary">{esc(found.verdict)}</p>']
+    for t in found.tables:
+        out += [f"<h3>{esc(t.title)}</h3>", "<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in t.columns) + "</tr>"]
+        for row, flag in zip(t.rows, t.flags):
+            cells = "".join(f"<td class=n>{esc(c)}</td>" if figure else f"<td>{esc(c)}</td>"
+                            for c, figure in zip(row, t.figures))
+            out.append(f'<tr class="flagged">{cells}</tr>' if flag else f"<tr>{cells}</tr>")
+        out.append("</table>")
+    return out + ["</div>"]
 
 
 def environment_section(run: dict, notes) -> list[str]:

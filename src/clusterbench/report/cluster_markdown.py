@@ -13,6 +13,7 @@ from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresho
 from clusterbench.analysis.cluster.findings import matrix_cell, why_listed
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
+from clusterbench.report.cluster_before_after import BeforeAfter
 from clusterbench.report.cluster_environment import cluster_environment, hosts_text
 from clusterbench.report.cluster_gpu_tables import gpu_tables as gpu_tables_of
 from clusterbench.report.cluster_node_cells import node_cell
@@ -103,6 +104,16 @@ def section(run: dict) -> list[str]:
         out += env_table(view)
     if view.scaling:
         out += scaling_table(view)
+    return out
+
+
+def before_after_lines(found: BeforeAfter) -> list[str]:
+    """Two cluster runs compared, as `compare A B` prints them (cluster_before_after.py)."""
+    out = [f"## {md(found.heading)}", "", md(found.verdict), ""]
+    for t in found.tables:
+        out += [f"### {md(t.title)}", "", table_row([md(c) for c in t.columns]),
+                "|" + "".join("---:|" if figure else "---|" for figure in t.figures)]
+        out += [table_row([md(c) for c in row]) for row in t.rows] + [""]
     return out
 
 

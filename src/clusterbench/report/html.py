@@ -396,6 +396,13 @@ def render(report: Report) -> str:
     body = [f"<h1>{heading}</h1>"]
     body += systems_section(report, notes)
     body += summary_section(report)
+    from clusterbench.report.cluster_before_after import of_report
+
+    before_after = of_report(report.runs)
+    if before_after is not None:   # two cluster runs: node by node first; pooled, h03's fault hid among its peers
+        from clusterbench.report.cluster_html import before_after_section
+
+        body += before_after_section(before_after)
     if report.comparison is not None:
         body += comparison_section(report.comparison, notes)
     elif report.no_comparison:

@@ -1,7 +1,9 @@
 """Markdown: the tables a person pastes into a wiki, a blog post or a
 procurement document. It opens with the HTML report's title and headline
 figures (summary_markdown.py); a report of several configurations then
-gives their comparison, the HTML report's figures and words (compare_markdown.py)."""
+gives their comparison, the HTML report's figures and words (compare_markdown.py);
+one of two cluster runs first gives the second against the first, as
+`compare` prints it (cluster_before_after.py)."""
 from __future__ import annotations
 
 from clusterbench.output.counted_text import counted
@@ -58,8 +60,16 @@ def comparison_lines(report: Report, notes: Footnotes) -> list[str]:
 def render(report: Report) -> str:
     from clusterbench.report.summary_markdown import opening_lines
 
+    from clusterbench.report.cluster_before_after import of_report
+
     notes = Footnotes()
-    out = opening_lines(report) + comparison_lines(report, notes)
+    out = opening_lines(report)
+    before_after = of_report(report.runs)
+    if before_after is not None:   # two cluster runs: node by node first; pooled, h03's fault hid among its peers
+        from clusterbench.report.cluster_markdown import before_after_lines
+
+        out += before_after_lines(before_after)
+    out += comparison_lines(report, notes)
     for run in report.runs:
         if run.get("kind") == run_kinds.CLUSTER:   # the nodes side by side and what was found, as HTML has them
             from clusterbench.report.cluster_markdown import section

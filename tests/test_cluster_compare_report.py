@@ -1,0 +1,104 @@
+"""The report of two cluster runs (before and after a repair), the
+document an integrator hands the customer: its Markdown and HTML open with
+"Cluster run B against run A", the verdict `compare A B` prints and its
+node by node and link by link tables, cell for cell the same in both.
+Before, the two formats pooled every node's figure in one comparison row
+(h03's slow Himeno hidden in the median of 12) and gave no verdict."""
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from test_cluster_report import NODES, fill_cluster_store
+from test_golden_reports import STARTED
+
+NEW_CABLE_MIB_S = {(a, b): 22.93 for a in NODES for b in NODES if a != b}   # h03's cable replaced
+VERDICT = "6 flags gone: h01->h03, h02->h03, h03->h01, h03->h02, h03->h04, h04->h03; 0 new."
+
+
+@pytest.fixture(scope="module")
+def before_and_after(tmp_path_factory):
+    from clusterbench.store import Store
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('before_after') / 'results.db'}"
+    before = fill_cluster_store(url)   # h03's links at a quarter of the others, its Himeno slow
+    after = fill_cluster_store(url, link_mib_s=NEW_CABLE_MIB_S, label="new cable")   # the links, not the Himeno
+    return Store(url), before, after
+
+
+def rendered(before_and_after, fmt: str, monkeypatch) -> str:
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(STARTED.timestamp())))
+    store, before, after = before_and_after
+    return render(fmt, Report.of(store, [str(before), str(after)]))
+
+
+def markdown_tables(md: str) -> dict[str, list[list[str]]]:
+    """The section's tables by title, heads and rows, each cell unescaped."""
+    section = md[md.index("## Cluster run 2 (new cable) against run 1 (acceptance)\n"):md.index("## Comparison")]
+    return {title: [[c.strip() for c in line.strip("|").split(" | ")] for line in body.splitlines()
+                    if not line.startswith("|---")]
+            for title, body in re.findall(r"### (.*?)\n\n(.*?)\n\n", section, re.S)}
+
+
+def html_tables(html: str) -> dict[str, list[list[str]]]:
+    section = html[html.index("<h2>Cluster run 2 (new cable) against run 1 (acceptance)</h2>"):html.index("<h2>Comparison")]
+    return {title: [[re.sub(r"<[^>]+>", "", c).replace("&gt;", ">")
+                     for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)] for row in body.split("</tr>") if "<t" in row]
+            for title, body in re.findall(r"<h3>(.*?)</h3>\s*(<table>.*?</table>)", section, re.S)}
+
+
+def test_the_reports_of_two_cluster_runs_say_what_the_repair_fixed_node_by_node_and_link_by_link(
+        before_and_after, monkeypatch):
+    md = rendered(before_and_after, "md", monkeypatch)
+    html = rendered(before_and_after, "html", monkeypatch)
+    # after the summary, before the pooled comparison of the configurations
+    assert md.index("## Summary") < md.index("## Cluster run 2 (new cable) against run 1 (acceptance)\n\n"
+                                             f"{VERDICT}\n") < md.index("## Comparison")
+    assert (f'<h2>Cluster run 2 (new cable) against run 1 (acceptance)</h2>\n<p class="summary">'
+            f'{VERDICT.replace(">", "&gt;")}</p>') in html
+
+    tables = markdown_tables(md)
+    assert list(tables) == ["Node by node", "Link by link (bandwidth)"]   # no GPU figures: no GPU table
+    nodes, links = tables["Node by node"], tables["Link by link (bandwidth)"]
+    assert nodes == [["node: figure", "unit", "run 1", "run 2", "ratio", "flags"],
+                     ["h03: himeno jacobi (time)", "MFLOPS", "101", "101", "1.00", "still flagged"],   # not a cable's
+                     ["h01: himeno jacobi (time)", "MFLOPS", "601", "601", "1.00", ""],
+                     ["h02: himeno jacobi (time)", "MFLOPS", "611", "611", "1.00", ""],
+                     ["h04: himeno jacobi (time)", "MFLOPS", "606", "606", "1.00", ""]]
+    # the six links of h03 first, fixed; the best of three repetitions, to the one rounding rule
+    assert links[0] == ["link", "unit", "run 1", "run 2", "ratio", "flags"]
+    assert links[1:7] == [[f"{a}->{b}", "MiB/s", "5.852", "23.13", "3.95", "fixed"]
+                          for a, b in (("h01", "h03"), ("h02", "h03"), ("h03", "h01"), ("h03", "h02"), ("h03", "h04"),
+                                       ("h04", "h03"))]
+    assert links[7:] == [[f"{a}->{b}", "MiB/s", "23.13", "23.13", "1.00", ""] for a in NODES for b in NODES
+                         if a != b and "h03" not in (a, b)]
+    assert "|---|---|---:|---:|---:|---|" in md   # the figures right-aligned
+
+    assert html_tables(html) == tables   # the same headings, rows and cells in both documents
+    assert html.count('<tr class="flagged">') == 1 + 6
+
+    # and what `compare A B` prints in a terminal
+    from rich.console import Console
+
+    from clusterbench.report.cluster_compare_terminal import print_cluster_comparison
+    from clusterbench.report.data import load_run
+
+    store, before, after = before_and_after
+    buf = io.StringIO()
+    print_cluster_comparison(Console(file=buf, width=200), load_run(store, before), load_run(store, after))
+    terminal = buf.getvalue()
+    assert terminal.startswith(f"Cluster run 2 (new cable) against run 1 (acceptance): {VERDICT}\n"), terminal
+    assert re.search(r"h03->h01 +│ MiB/s │ +5\.852 │ +23\.13 │ +3\.95 │ fixed", terminal), terminal
+
+
+def test_a_report_of_one_cluster_run_has_no_before_and_after(before_and_after, monkeypatch):
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+
+    store, before, _ = before_and_after
+    assert " against run " not in render("md", Report.of(store, [str(before)]))
