@@ -450,6 +450,20 @@ def test_compare_of_two_cluster_runs_says_which_gpu_a_repair_fixed():
     assert text.startswith("Cluster run 2 against run 1: 3 flags gone: h03 GPU 1: gpucopy bidir"), text
     assert "2 new: h01 GPU 0: gpumem copy, h01 GPU 0: gpumem triad." in text and "GPU by GPU" in text
 
+    # the report of the two runs gives the same GPU table (cluster_before_after.py), flagged changes first
+    from clusterbench.report.cluster_before_after import before_after
+    from clusterbench.report.cluster_html import before_after_section
+    from clusterbench.report.cluster_markdown import before_after_lines
+
+    found = before_after(before, after)
+    md = "\n".join(before_after_lines(found))
+    gpu_rows = md[md.index("### GPU by GPU"):].splitlines()[4:]
+    assert gpu_rows[0] == "| h01 GPU 0: gpumem copy | GB/s | 3,914 | 2,850 | 0.73 | new flag |", gpu_rows[0]
+    assert "| h03 GPU 1: gpucopy h2d (pinned, copy engine) | GB/s | 27.6 | 55.3 | 2.00 | fixed |" in gpu_rows[:5]
+    html = "\n".join(before_after_section(found))
+    assert ('<tr class="flagged"><td>h03 GPU 1: gpucopy h2d (pinned, copy engine)</td><td>GB/s</td>'
+            "<td class=n>27.6</td><td class=n>55.3</td><td class=n>2.00</td><td>fixed</td></tr>") in html
+
 
 def test_two_ranks_on_one_gpu_are_named():
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01", "h02"], "gpu_devices": ["0", "1", "0"]}) is None
