@@ -62,6 +62,12 @@ def test_the_reports_of_two_cluster_runs_say_what_the_repair_fixed_node_by_node_
     assert (f'<h2>Cluster run 2 (new cable) against run 1 (acceptance)</h2>\n<p class="summary">'
             f'{VERDICT.replace(">", "&gt;")}</p>') in html
 
+    # titled by their nodes, as one cluster run's report is: the launch host named first, as "h01 and 4 other
+    # hosts" (login1 a node among them), was the title before
+    title = "Cluster comparison: 1 vs 2 of 4 nodes, h01, h02, h03, h04, 2026-01-15"
+    assert md.startswith(f"# {title}\n"), md[:200]
+    assert re.sub(r"<[^>]+>", "", html[html.index("<h1>"):html.index("</h1>")]) == title
+
     tables = markdown_tables(md)
     assert list(tables) == ["Node by node", "Link by link (bandwidth)"]   # no GPU figures: no GPU table
     nodes, links = tables["Node by node"], tables["Link by link (bandwidth)"]

@@ -322,10 +322,16 @@ def title_of(report: Report) -> str:
     when = measured_dates(report.runs)
     if report.comparison is not None:
         groups = config_runs(report)
-        systems = {n: system_name(runs) for n, runs in groups.items()}
+        if all(r.get("kind") == run_kinds.CLUSTER for r in report.runs):
+            # their nodes, as one cluster run's title has them: not "h01 and 4 other hosts", the launch host first
+            what, on = "Cluster comparison", "of"
+            systems = {n: " and ".join(dict.fromkeys(nodes_text(r) for r in runs)) for n, runs in groups.items()}
+        else:
+            what, on = "Performance comparison", "on"
+            systems = {n: system_name(runs) for n, runs in groups.items()}
         if len(set(systems.values())) == 1:
-            return f"Performance comparison: {' vs '.join(groups)} on {next(iter(systems.values()))}, {when}"
-        return f"Performance comparison: {' vs '.join(f'{n} ({h})' for n, h in systems.items())}, {when}"
+            return f"{what}: {' vs '.join(groups)} {on} {next(iter(systems.values()))}, {when}"
+        return f"{what}: {' vs '.join(f'{n} ({h})' for n, h in systems.items())}, {when}"
     labels = list(dict.fromkeys(r["label"] for r in report.runs if r["label"]))
     named = f" ({', '.join(labels)})" if labels else ""
     if len(report.runs) == 1 and report.runs[0].get("kind") == run_kinds.CLUSTER:
