@@ -614,27 +614,18 @@ def bytes_moved(ns: str) -> int:
     return int(stats["rx"]["bytes"]) + int(stats["tx"]["bytes"])
 
 
-@pytest.mark.timeout(200)
-def test_a_node_that_stops_mid_run_ends_the_run_in_its_step_timeout_and_the_summary_says_what_was_not_measured(
-        cluster, tmp_path):
-    """A fault the suite was not tuned for: h03 stops answering in the middle of the link matrix (every
-    process there SIGSTOPped once its rank moves the rounds' bytes, as a node hung in the kernel or
-    frozen by its hypervisor). Every other rank waits on h03's for ever: without --step-timeout the
-    run hangs (there is no default), with it the step is ended whole at the bound and the run ends
-    failed. Its summary said "Nothing flagged" of the links it never measured; it now says the link
-    matrix was not measured and why, naming the rank and node the others waited on (their patient
-    waits say so past CBK_WAIT_NOTE_S; before, a timed-out link matrix named no node). What the
-    launcher started here is gone; h03's stopped processes are the fault's own, and end on their own
-    once it resumes (their launcher's socket is closed)."""
-    store = f"sqlite:///{tmp_path / 'stopped.db'}"
+def stop_links_while_h03_moves(cluster, store: str, moved_bytes: int, *args: str, cbk: str | None = None):
+    """`run cluster --only=links ARGS` with CBK_WAIT_NOTE_S=2 while every process on h03 is
+    SIGSTOPped once its namespace has moved moved_bytes (MPI_Init and the set-up's host names
+    move KiBs), as a node hung in the kernel or frozen by its hypervisor: the CLI's result, and
+    whether h03 was stopped. h03 resumes at the end; its stopped processes are the fault's own,
+    and end on their own once resumed (their launcher's socket is closed)."""
     ns, stopped = cluster.host("h03").ns, []
     before = bytes_moved(ns)
 
-    def stop_h03_once_its_rank_streams() -> None:
-        # the rounds move MiBs over h03's link, MPI_Init and the set-up's host names KiBs: stopped
-        # past 2 MiB, its rank is in a round, where the other ranks' waits are the patient ones
+    def stop_h03_once_it_moved() -> None:
         for _ in range(1200):
-            if bytes_moved(ns) - before > 2 << 20:
+            if bytes_moved(ns) - before > moved_bytes:
                 for p in subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(int(p), signal.SIGSTOP)
@@ -642,17 +633,38 @@ def test_a_node_that_stops_mid_run_ends_the_run_in_its_step_timeout_and_the_summ
                 return
             time.sleep(0.05)
 
-    stopper = threading.Thread(target=stop_h03_once_its_rank_streams, daemon=True)
+    stopper = threading.Thread(target=stop_h03_once_it_moved, daemon=True)
     stopper.start()
     try:
-        p = cli(cluster, store, "run", "cluster", "--only=links", "--repeat", "1", "--links.size=1m",
-                "--links.iterations=20", "--step-timeout", "10", *BOUNDS, "--label", "stopped", "--quiet", timeout=150,
-                extra_env={"CBK_WAIT_NOTE_S": "2"})
+        p = cli(cluster, store, "run", "cluster", "--only=links", "--repeat", "1", *args, *BOUNDS, "--quiet",
+                timeout=150, cbk=cbk, extra_env={"CBK_WAIT_NOTE_S": "2"})
     finally:
         stopper.join(timeout=70)
         for pid in stopped:   # the node resumes
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
+    for _ in range(100):   # resumed, h03's proxy and rank see their launcher gone and end
+        if not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
+            break
+        time.sleep(0.1)
+    return p, bool(stopped)
+
+
+@pytest.mark.timeout(200)
+def test_a_node_that_stops_mid_run_ends_the_run_in_its_step_timeout_and_the_summary_says_what_was_not_measured(
+        cluster, tmp_path):
+    """A fault the suite was not tuned for: h03 stops answering in the middle of the link matrix (every
+    process there SIGSTOPped once its rank moves the rounds' bytes). Every other rank waits on h03's
+    for ever: without --step-timeout the run hangs (there is no default), with it the step is ended
+    whole at the bound and the run ends failed. Its summary said "Nothing flagged" of the links it
+    never measured; it now says the link matrix was not measured and why, naming the rank and node
+    the others waited on (their patient waits say so past CBK_WAIT_NOTE_S; before, a timed-out link
+    matrix named no node). What the launcher started here is gone."""
+    store = f"sqlite:///{tmp_path / 'stopped.db'}"
+    # the rounds move MiBs over h03's link: stopped past 2 MiB, its rank is in a round, where the
+    # other ranks' waits are the patient ones
+    p, stopped = stop_links_while_h03_moves(cluster, store, 2 << 20, "--links.size=1m", "--links.iterations=20",
+                                            "--step-timeout", "10", "--label", "stopped")
     assert stopped, "h03's rank was never seen streaming"
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
     from clusterbench.analysis.cluster.findings import paragraph
@@ -662,11 +674,30 @@ def test_a_node_that_stops_mid_run_ends_the_run_in_its_step_timeout_and_the_summ
     assert re.search(r"not measured: link matrix \(mpiGraph shift pattern\) failed: timed out", said), said
     assert re.search(r"rank \d \(h0[124]\) waited \d+ s on rank 2 \(h03\)", said), said
     assert store_rows(store, "select status from runs") == [("failed",)]
-    for _ in range(100):   # resumed, h03's proxy and rank see their launcher gone and end
-        if not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
-            break
-        time.sleep(0.1)
-    assert not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    assert not subprocess.run(["ip", "netns", "pids", cluster.host("h03").ns], capture_output=True,
+                              text=True).stdout.split()
+
+
+@pytest.mark.timeout(200)
+def test_a_node_stopped_in_the_timed_latency_exchanges_is_named_by_the_ranks_that_wait_on_it(cluster, tmp_path):
+    """h03 stopped in the link matrix's latency part: rounds of one 4 KiB message, then a million
+    8-byte exchanges a shift (minutes), so past 1 MiB moved its rank is in the first shift's timed
+    MPI_Sendrecv loop. Those exchanges are timed one by one and stay plain MPI_Sendrecv, so the
+    ranks held there said nothing, and the step ended by --step-timeout named no node. The stall
+    watch (kernels/mpi/patient_wait.h), a thread that sees the loop's times stop changing, now has
+    the ranks that exchange with h03 say so, naming it."""
+    store = f"sqlite:///{tmp_path / 'stopped-latency.db'}"
+    p, stopped = stop_links_while_h03_moves(cluster, store, 1 << 20, "--links.size=4k", "--links.window=1",
+                                            "--links.iterations=1", "--links.latency-iterations=1000000",
+                                            "--step-timeout", "12", "--label", "stopped-latency")
+    assert stopped, "h03's rank was never seen exchanging"
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    (message,) = [m for name, m in store_rows(store, "select name, message from steps") if name.startswith("link")]
+    assert "timed out" in message, message
+    assert re.search(r"rank \d \(h0[124]\) waited \d+ s in the timed latency exchanges of shift 1, "
+                     r"receiving from rank 2 \(h03\)", message), message
+    assert not subprocess.run(["ip", "netns", "pids", cluster.host("h03").ns], capture_output=True,
+                              text=True).stdout.split()
 
 
 def stopped_state(pid: str) -> bool:

@@ -2,10 +2,13 @@
 small machine), and the library algorithm selection of mpi_tuning."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 import tomllib
 from pathlib import Path
 
@@ -471,3 +474,61 @@ def test_more_warmup_than_timed_iterations_runs_cleanly(run_cbk, mpiexec):
     r = run_cbk("mpi", "--op=pingpong", "--sizes=8,1k", "--iterations=10", "--warmup=100", launcher=launch(mpiexec, 2))
     assert r.status == 0, r.stderr
     assert [(m["iterations"], m["warmup_iterations"]) for m in r.measurements("pingpong")] == [(10, 100), (10, 100)]
+
+
+def rank_process(launcher: subprocess.Popen, rank: int, timeout_s: float = 30):
+    """The process of one rank under launcher (MPICH's PMI_RANK, Open MPI's OMPI_COMM_WORLD_RANK)."""
+    import psutil
+
+    for _ in range(int(timeout_s / 0.1)):
+        for p in psutil.Process(launcher.pid).children(recursive=True):
+            try:
+                env = p.environ()
+            except psutil.Error:
+                continue
+            if str(rank) in (env.get("PMI_RANK"), env.get("OMPI_COMM_WORLD_RANK")) and p.name() == "cbk":
+                return p
+        time.sleep(0.1)
+    raise AssertionError(f"rank {rank} never started")
+
+
+@pytest.mark.timeout(120)
+def test_a_rank_stopped_in_a_timed_collective_is_the_one_the_others_do_not_name(cbk_bin, mpiexec, tmp_path):
+    """The scaling step's collectives are timed MPI calls, left as they are; a rank stopped in one
+    (a node frozen) held the others in MPI_Allreduce, and they said nothing. The stall watch
+    (kernels/mpi/patient_wait.h) sees the loop's times stop changing: past CBK_WAIT_NOTE_S every
+    rank still running names the step's part, here the timed allreduce of 64 KiB, and the stopped
+    rank is the one that says nothing. A loop that runs long but moves on (seconds here, past the
+    bound) is not taken for a stall."""
+    import psutil
+
+    cmd = launch(mpiexec, 3) + [cbk_bin, "mpi", "--op=allreduce", "--sizes=64k", "--iterations=1000000",
+                                "--min-iterations=1000000", "--warmup=2", "--repetitions=1"]
+    err = tmp_path / "stderr"
+    with open(err, "w") as f:
+        launcher = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True,
+                                    env=dict(os.environ, CBK_WAIT_NOTE_S="1"))
+    try:
+        rank2 = rank_process(launcher, 2)
+        for _ in range(600):   # seconds of CPU in the loop: well past the bound of 1 s, moving on
+            if sum(rank2.cpu_times()[:2]) > 3:
+                break
+            time.sleep(0.1)
+        before = err.read_text()
+        rank2.suspend()
+        for _ in range(300):
+            if len(re.findall(r"^cbk: rank [01] ", err.read_text(), re.M)) >= 2:
+                break
+            time.sleep(0.1)
+        said = err.read_text()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(launcher.pid, signal.SIGKILL)   # the stopped rank too: SIGKILL needs no SIGCONT
+        with contextlib.suppress(psutil.Error, NameError):
+            rank2.kill()   # should the launcher's MPI have put its ranks in a group of their own
+        launcher.wait(timeout=30)
+    assert "has waited" not in before, before
+    notes = re.findall(r"^cbk: rank (\d) \([^)]+\) has waited \d+ s in (.+)$", said, re.M)
+    assert sorted(r for r, _ in notes) == ["0", "1"], said
+    assert {what for _, what in notes} == {
+        "the timed allreduce of 64 KiB (library), a collective of 3 ranks: a rank that does not say so holds it"}, said

@@ -30,7 +30,11 @@
  * instead of spinning, so on a test cluster whose hosts share cores the
  * waiting ranks leave the CPU to those that move bytes; and one that has
  * waited past CBK_WAIT_NOTE_S says on which peer, so a link matrix ended
- * at its time limit names the node that stopped. */
+ * at its time limit names the node that stopped. The latency exchanges
+ * are the exception: each is timed alone, and a patient wait (polls, then
+ * sleeps) would be timed with it, so they keep MPI_Sendrecv and a stall
+ * watch (patient_wait.h), a thread that says, past the same bound, which
+ * shift's exchanges the rank is stuck in and with which two peers. */
 #include "../core/cbk.h"
 #include "patient_wait.h"
 #include "tcp_retransmits.h"
@@ -73,7 +77,7 @@ static const struct cbk_param params[] = {
     { 0 },
 };
 
-#define HOST_CHARS 64
+#define HOST_CHARS PATIENT_HOST_CHARS
 #define GO_TAG 4096   /* a receiver's "my clock runs" (data messages use tags below the largest window) */
 
 struct linkmatrix_state {
@@ -91,6 +95,7 @@ struct linkmatrix_state {
      * 30 s): a stopped node holds the others for ever, and the step's time
      * limit then names it (patient_wait.h) */
     struct patient_peers on;
+    struct cbk_stall_watch *watch;   /* the latency loops' (NULL: off) */
 };
 
 static int64_t longest(const OPT *o) { return o->iterations > o->latency_iterations ? o->iterations : o->latency_iterations; }
@@ -126,8 +131,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     char me[HOST_CHARS] = { 0 };
     gethostname(me, sizeof me - 1);
     MPI_Allgather(me, HOST_CHARS, MPI_CHAR, s->host, HOST_CHARS, MPI_CHAR, c->comm);
-    const char *note = getenv("CBK_WAIT_NOTE_S");
-    s->on = (struct patient_peers){ c->rank, s->host[0], HOST_CHARS, note ? atof(note) : 30.0 };
+    s->on = (struct patient_peers){ c->rank, s->host[0], HOST_CHARS, cbk_wait_note_s() };
+    s->watch = cbk_stall_watch_start(&s->on);
     c->state = s;
     return 0;
 }
@@ -206,6 +211,20 @@ static void stream_round(struct cbk_ctx *c, const OPT *o, struct linkmatrix_stat
     }
 }
 
+/* The latency loop's watch: a message each way per exchange, so the rank
+ * may be held by either peer (a small message's send returns at once,
+ * and then it is the one it receives from). */
+static void watch_latency(struct linkmatrix_state *s, const double *lat, int64_t n, int k, int from, int to)
+{
+    if (from == to)
+        cbk_stall_watch_enter(s->watch, lat, (size_t)n, "the timed latency exchanges of shift %d, with rank %d (%s)",
+                              k, from, s->host[from]);
+    else
+        cbk_stall_watch_enter(s->watch, lat, (size_t)n,
+                              "the timed latency exchanges of shift %d, receiving from rank %d (%s) and sending to "
+                              "rank %d (%s)", k, from, s->host[from], to, s->host[to]);
+}
+
 static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
 {
     for (int k = 1; k < c->size; k++) {
@@ -218,6 +237,7 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
         if (!o->latency)
             continue;
         double *lat = s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations;
+        watch_latency(s, lat, o->latency_iterations, k, from, to);
         for (int64_t i = -1; i < o->latency_iterations; i++) {   /* i = -1: warm-up */
             double t0 = MPI_Wtime();
             MPI_Sendrecv(s->send, (int)o->latency_size, MPI_BYTE, to, 0, s->recv, (int)o->latency_size, MPI_BYTE,
@@ -225,6 +245,7 @@ static void measure(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s)
             if (i >= 0)
                 lat[i] = MPI_Wtime() - t0;
         }
+        cbk_stall_watch_leave(s->watch);
         cbk_patient_barrier(c->comm, &s->on);
     }
 }
@@ -252,6 +273,8 @@ static void measure_one_pair(struct cbk_ctx *c, const OPT *o, struct linkmatrix_
                 continue;
             double *lat = receiving ? s->lat_s + (size_t)(k - 1) * (size_t)o->latency_iterations : s->sender_s;
             int peer = sending ? dst : src;
+            if (sending || receiving)
+                watch_latency(s, lat, o->latency_iterations, k, peer, peer);
             for (int64_t i = -1; (sending || receiving) && i < o->latency_iterations; i++) {
                 double t0 = MPI_Wtime();
                 MPI_Sendrecv(s->send, (int)o->latency_size, MPI_BYTE, peer, 0, s->recv, (int)o->latency_size,
@@ -259,6 +282,7 @@ static void measure_one_pair(struct cbk_ctx *c, const OPT *o, struct linkmatrix_
                 if (i >= 0)
                     lat[i] = MPI_Wtime() - t0;
             }
+            cbk_stall_watch_leave(s->watch);
             cbk_patient_barrier(c->comm, &s->on);
         }
     }
@@ -357,6 +381,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     struct linkmatrix_state *s = c->state;
     if (!s)
         return;
+    cbk_stall_watch_stop(s->watch);
     free(s->host);
     free(s->send);
     free(s->recv);

@@ -321,6 +321,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     mpi_placement(c, s, opt(a)->pairing);
     if (c->rank == 0)
         mpi_tuning_variables(s);
+    if (cbk_patient_peers_gather(s->comm, &s->on))
+        cbk_fail(c, CBK_EXIT_FAILED, "mpi: out of memory for %d host names", c->size);
+    s->watch = cbk_stall_watch_start(&s->on);
     return 0;
 }
 
@@ -330,6 +333,8 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     struct mpi_state *s = c->state;
     if (!s)
         return;
+    cbk_stall_watch_stop(s->watch);
+    free((char *)s->on.hosts);
     mpi_buffers_free(s);
     cbk_buffer_free(s->ref);
     cbk_buffer_free(s->coll.scratch);
@@ -443,7 +448,32 @@ static void schedule(const struct mpi_state *s, uint64_t size, int64_t *n, int64
     *warm = (s->warmup * k + s->iterations - 1) / s->iterations;
 }
 
-/* One operation's sweep over its sizes. */
+/* Opens the stall watch's stretch `part` of one size (patient_wait.h):
+ * a stopped node's ranks say nothing, every other rank says where it
+ * waits, with whom where that is one rank. */
+static void watch(struct mpi_state *s, const char *part, uint64_t size, int64_t iterations)
+{
+    char bytes[32] = "", with[160] = "";
+    if (s->info->sized)
+        snprintf(bytes, sizeof bytes, " of %s", cbk_format_size(size, (char[32]){ 0 }, 32));
+    if (s->info->kind == PT2PT && s->active)
+        snprintf(with, sizeof with, " with rank %d (%s)", s->partner,
+                 s->on.hosts + (size_t)s->partner * s->on.host_chars);
+    else if (s->info->kind == PT2PT)
+        snprintf(with, sizeof with, " (this rank is not paired: it waits in the barriers)");
+    else if (s->info->kind == COLLECTIVE)
+        snprintf(with, sizeof with, ", a collective of %d ranks: a rank that does not say so holds it", s->size);
+    cbk_stall_watch_enter(s->watch, iterations ? s->t : NULL, (size_t)iterations, "%s %s%s (%s)%s", part,
+                          mpi_op_names[s->plan.op], bytes, mpi_alg_names[s->plan.alg], with);
+}
+
+/* One operation's sweep over its sizes. Each size starts with a patient
+ * barrier, its first wait: a rank that never arrives there is named by
+ * rank 0. The rest cannot be patient without changing what is measured
+ * (the library's own barrier starts each loop in step; a patient wait in
+ * a timed loop would time its polls and sleeps): the stall watch names
+ * the part instead, opened before the barrier that starts each loop, so
+ * its thread's wake-up is over before the loop's clock starts. */
 static int run_op(struct cbk_ctx *c, struct mpi_state *s)
 {
     for (int i = 0; i < s->plan.sizes; i++) {
@@ -451,16 +481,23 @@ static int run_op(struct cbk_ctx *c, struct mpi_state *s)
         int64_t n, warm;
         schedule(s, size, &n, &warm);
         struct check k;
-        int rc = mpi_check_size(s, size, &k);
+        int rc = cbk_patient_barrier(s->comm, &s->on);
+        watch(s, "the check of", size, 0);
+        rc |= mpi_check_size(s, size, &k);
         if (rc == MPI_SUCCESS && k.wrong) {
+            cbk_stall_watch_leave(s->watch);
             check_failed(c, s, size, &k);
             return CBK_EXIT_FAILED;
         }
+        watch(s, "the warm-up of", size, warm);
         rc |= MPI_Barrier(s->comm);
         rc |= mpi_run_loop(s, size, warm);
+        watch(s, "the timed", size, n);
         rc |= MPI_Barrier(s->comm);
         rc |= mpi_run_loop(s, size, n);
+        watch(s, "the record of", size, 0);
         rc |= report_size(c, s, size, n, warm, &k);
+        cbk_stall_watch_leave(s->watch);
         if (rc != MPI_SUCCESS)
             cbk_fail(c, CBK_EXIT_FAILED, "mpi: %s failed at %llu bytes (MPI error %d)", mpi_op_names[s->plan.op],
                      (unsigned long long)size, rc);

@@ -8,6 +8,7 @@
 
 #include "../core/cbk.h"
 #include "collectives.h"
+#include "patient_wait.h"
 
 #define MAX_SIZES 64
 #define MAX_TUNING 64
@@ -75,6 +76,11 @@ struct mpi_state {
     bool oversubscribed;
     const char *tuning[MAX_TUNING]; /* "NAME=value" from rank 0's environment */
     int tunings;
+    /* whom a rank waits on, said past CBK_WAIT_NOTE_S: each size's first
+     * barrier is patient (rank 0 names a rank that never arrives), the
+     * rest is under the stall watch (the timed loops stay as they are) */
+    struct patient_peers on;
+    struct cbk_stall_watch *watch;
 };
 
 struct check {

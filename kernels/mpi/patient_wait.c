@@ -2,10 +2,16 @@
 #include "patient_wait.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Sleeps of a few microseconds are what keeps a completion seen on time:
  * the kernel's default timer slack (50 us) would lengthen every one. Set
@@ -134,4 +140,188 @@ int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on)
         err = patient(test_all, &m, on);
     }
     return err;
+}
+
+double cbk_wait_note_s(void)
+{
+    const char *text = getenv("CBK_WAIT_NOTE_S");
+    char *end = NULL;
+    double v = text && *text ? strtod(text, &end) : PATIENT_NOTE_S_DEFAULT;
+    return end && (end == text || *end || !(v >= 0)) ? PATIENT_NOTE_S_DEFAULT : v;
+}
+
+int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    char me[PATIENT_HOST_CHARS] = { 0 };
+    gethostname(me, sizeof me - 1);
+    char *hosts = calloc((size_t)size, PATIENT_HOST_CHARS);
+    *on = (struct patient_peers){ rank, hosts, PATIENT_HOST_CHARS, cbk_wait_note_s() };
+    /* every rank takes part, out of memory or not: the others would wait in it */
+    MPI_Allgather(me, PATIENT_HOST_CHARS, MPI_CHAR, hosts ? hosts : me, hosts ? PATIENT_HOST_CHARS : 0, MPI_CHAR,
+                  comm);
+    return hosts ? 0 : -1;
+}
+
+/* The watch's state, under lock: `stretch` counts the stretches entered,
+ * so a note is said once per stretch, and only of the one still open. */
+struct cbk_stall_watch {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;   /* on CLOCK_MONOTONIC: a clock set back or forth moves no note */
+    pthread_t thread;
+    struct patient_peers on;
+    bool open, quit;
+    unsigned long stretch, noted;
+    struct timespec since;
+    const volatile uint64_t *progress;   /* what the stretch's loop writes as it goes (NULL: nothing) */
+    size_t progress_words;
+    char what[512];
+};
+
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+static struct timespec later(struct timespec t, double s)
+{
+    double whole = (double)(time_t)s;
+    t.tv_sec += (time_t)whole;
+    t.tv_nsec += (long)((s - whole) * 1e9);
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+/* FNV-1a over the words a loop writes (its per-iteration times): read
+ * while the loop may write them, which is why volatile and whole words
+ * (an aligned 8-byte load is never torn on the machines cbk runs on); a
+ * torn or stale read only delays a note by one period. */
+static uint64_t hash_of(const volatile uint64_t *words, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ words[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Sleeps until an open stretch is due, then says so, once. A stretch with
+ * a progress region is due when that region has not changed for
+ * note_after_s (read once a period: a loop that runs long but moves on,
+ * a large sweep's timed loop, says nothing); one without, when it has
+ * lasted note_after_s. */
+static void *watch(void *arg)
+{
+    struct cbk_stall_watch *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->quit) {
+        if (!w->open || w->noted == w->stretch) {
+            pthread_cond_wait(&w->changed, &w->lock);
+            continue;
+        }
+        unsigned long stretch = w->stretch;
+        struct timespec due = later(w->since, w->on.note_after_s), still_since = w->since;
+        bool hashed = false;
+        uint64_t last = 0;
+        for (;;) {
+            int rc = 0;
+            while (!w->quit && w->open && w->stretch == stretch && rc != ETIMEDOUT)
+                rc = pthread_cond_timedwait(&w->changed, &w->lock, &due);
+            if (w->quit || !w->open || w->stretch != stretch || !w->progress)
+                break;
+            const volatile uint64_t *words = w->progress;
+            size_t n = w->progress_words;
+            pthread_mutex_unlock(&w->lock);   /* enter and leave need not wait for a hash of MiBs */
+            uint64_t h = hash_of(words, n);
+            pthread_mutex_lock(&w->lock);
+            if (hashed && h == last)
+                break;
+            clock_gettime(CLOCK_MONOTONIC, &still_since);
+            hashed = true;
+            last = h;
+            due = later(still_since, w->on.note_after_s);
+        }
+        if (w->quit || !w->open || w->stretch != stretch)
+            continue;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        fprintf(stderr, "cbk: rank %d (%s) has waited %.0f s in %s\n", w->on.rank,
+                w->on.hosts + (size_t)w->on.rank * w->on.host_chars, seconds_between(&still_since, &now), w->what);
+        fflush(stderr);
+        w->noted = stretch;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+struct cbk_stall_watch *cbk_stall_watch_start(const struct patient_peers *on)
+{
+    if (!on || !on->hosts || !(on->note_after_s > 0) || on->note_after_s > 365.0 * 86400)
+        return NULL;
+    struct cbk_stall_watch *w = calloc(1, sizeof *w);
+    pthread_condattr_t attr;
+    if (!w || pthread_condattr_init(&attr)) {
+        free(w);
+        return NULL;
+    }
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->changed, &attr);
+    pthread_condattr_destroy(&attr);
+    w->on = *on;
+    if (pthread_create(&w->thread, NULL, watch, w)) {
+        pthread_cond_destroy(&w->changed);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void cbk_stall_watch_enter(struct cbk_stall_watch *w, const double *progress, size_t count, const char *fmt, ...)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->progress = (const volatile uint64_t *)(const volatile void *)progress;
+    w->progress_words = progress ? count : 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->what, sizeof w->what, fmt, ap);
+    va_end(ap);
+    clock_gettime(CLOCK_MONOTONIC, &w->since);
+    w->open = true;
+    w->stretch++;
+    pthread_cond_signal(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+}
+
+void cbk_stall_watch_leave(struct cbk_stall_watch *w)
+{
+    if (!w)
+        return;
+    /* no signal: the thread, woken now, might run beside another rank's
+     * timed loop on this node; it finds the stretch closed at its due time
+     * or at the next enter, whichever comes first */
+    pthread_mutex_lock(&w->lock);
+    w->open = false;
+    pthread_mutex_unlock(&w->lock);
+}
+
+void cbk_stall_watch_stop(struct cbk_stall_watch *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->quit = true;
+    pthread_cond_signal(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->changed);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
 }

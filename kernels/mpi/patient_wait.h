@@ -18,6 +18,8 @@
 
 #define PATIENT_SPIN_S 1e-3
 #define PATIENT_BARRIER_TAG 32767   /* the largest tag MPI guarantees: none of a kernel's own */
+#define PATIENT_HOST_CHARS 64
+#define PATIENT_NOTE_S_DEFAULT 30.0
 
 /* Whom a wait is on, so that a wait past note_after_s says so on stderr,
  * once, naming each peer whose request is still open: "cbk: rank 1 (h02)
@@ -41,5 +43,43 @@ int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, cons
  * names the rank not yet arrived; another rank's is said to be in a
  * barrier (whichever rank is late holds it). */
 int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on);
+
+/* CBK_WAIT_NOTE_S, in seconds (PATIENT_NOTE_S_DEFAULT when unset; 0: say
+ * nothing). */
+double cbk_wait_note_s(void);
+/* Fills on for this rank of comm: every rank's host name (collective; a
+ * buffer of PATIENT_HOST_CHARS a rank, the caller frees on->hosts) and
+ * CBK_WAIT_NOTE_S. Returns -1 when out of memory (on->hosts NULL). */
+int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on);
+
+/* A stall watch: for the waits that may not be patient, those of a timed
+ * loop (a patient wait polls and sleeps where the library would block:
+ * that is a different measurement). A thread of its own, which never
+ * calls MPI (MPI_THREAD_FUNNELED is all cbk asks for), sleeps until a
+ * watched stretch has stood still note_after_s, then says so on stderr, once,
+ * as a patient wait does: "cbk: rank 1 (h02) has waited 30 s in <what>",
+ * <what> naming the phase and, where the loop has one, the peer. It
+ * cannot tell which rank of a collective is missing (it may not ask
+ * MPI); the ranks that do not say so are. Entering (a lock, a clock read
+ * and a signal that wakes the thread) and leaving (a lock) are outside the
+ * timed loop: enter before the barrier or untimed warm-up exchange that
+ * starts it, so that the thread's wake-up is absorbed there. Nothing inside
+ * the loop changes; the thread wakes during a loop only once every
+ * note_after_s of it (30 s by default), to read the times the loop has
+ * written: a loop shorter than that never meets it. */
+struct cbk_stall_watch;
+/* NULL (every call below then does nothing) when on says nothing or no
+ * thread can be started. */
+struct cbk_stall_watch *cbk_stall_watch_start(const struct patient_peers *on);
+/* Watches from now on, until leave, under the name printf(fmt, ...).
+ * progress: the count doubles the stretch's loop writes as it goes (its
+ * per-iteration times), read by the thread once every note_after_s: a
+ * stretch is noted once they have not changed for note_after_s, so a
+ * long loop that moves on is not taken for a stall. NULL: noted once the
+ * stretch has lasted note_after_s. */
+void cbk_stall_watch_enter(struct cbk_stall_watch *w, const double *progress, size_t count, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void cbk_stall_watch_leave(struct cbk_stall_watch *w);
+void cbk_stall_watch_stop(struct cbk_stall_watch *w);
 
 #endif

@@ -49,8 +49,9 @@ def failure_line(stderr: str, status: int) -> str:
     return said[-1][:MESSAGE_MAX_CHARS] if said else f"exit status {status}"
 
 
-# cbk's note of a long wait (kernels/mpi/patient_wait.c): a rank past CBK_WAIT_NOTE_S says whom it waits on;
-# anywhere in a line, as srun --label puts "3: " before it
+# cbk's note of a long wait (kernels/mpi/patient_wait.c): a rank past CBK_WAIT_NOTE_S says whom it waits on,
+# or, held in a timed loop (its stall watch), in which part and with whom; anywhere in a line, as srun
+# --label puts "3: " before it
 _WAITED_ON = re.compile(r"cbk: (rank \d+ \([^)]*\)) has waited ([\d.]+) s (.+)$", re.M)
 
 
