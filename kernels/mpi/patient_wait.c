@@ -1,5 +1,6 @@
 /* Patient waits on MPI requests: see patient_wait.h. */
 #include "patient_wait.h"
+#include "../core/threads.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -170,7 +171,7 @@ int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on)
 struct cbk_stall_watch {
     pthread_mutex_t lock;
     pthread_cond_t changed;   /* on CLOCK_MONOTONIC: a clock set back or forth moves no note */
-    pthread_t thread;
+    struct cbk_threads thread;   /* the one watching thread (core/threads.h) */
     struct patient_peers on;
     bool open, quit;
     unsigned long stretch, noted;
@@ -273,7 +274,8 @@ struct cbk_stall_watch *cbk_stall_watch_start(const struct patient_peers *on)
     pthread_cond_init(&w->changed, &attr);
     pthread_condattr_destroy(&attr);
     w->on = *on;
-    if (pthread_create(&w->thread, NULL, watch, w)) {
+    if (cbk_threads_start(&w->thread, 1, watch, w, sizeof *w)) {
+        cbk_threads_join(&w->thread);   /* none started: frees the ids */
         pthread_cond_destroy(&w->changed);
         pthread_mutex_destroy(&w->lock);
         free(w);
@@ -320,7 +322,7 @@ void cbk_stall_watch_stop(struct cbk_stall_watch *w)
     w->quit = true;
     pthread_cond_signal(&w->changed);
     pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
+    cbk_threads_join(&w->thread);
     pthread_cond_destroy(&w->changed);
     pthread_mutex_destroy(&w->lock);
     free(w);
