@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from clusterbench.analysis.cluster.analysis import EnvDifference, env_differences, nodes
 
 
+# beside the host a cluster run was launched from, where it is no node (html.launching_only too)
+LAUNCHED_ONLY = " (launched the run, not a node)"
+
+
 @dataclass
 class ClusterEnvironment:
     hosts: list[str]                   # every host with a snapshot, the launching host too
@@ -41,5 +45,5 @@ def cluster_environment(run: dict) -> ClusterEnvironment:
 
 def hosts_text(c: ClusterEnvironment) -> str:
     """'h01, h02, h03, h04 and login1 (launched the run, not a node)', as "System measured" marks it."""
-    names = [f"{h} (launched the run, not a node)" if h in c.launching else h for h in c.hosts]
+    names = [h + LAUNCHED_ONLY if h in c.launching else h for h in c.hosts]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -353,8 +353,9 @@ def launching_only(run: dict, host: str) -> str:
     if run.get("kind") != run_kinds.CLUSTER:
         return ""
     from clusterbench.analysis.cluster.analysis import nodes
+    from clusterbench.report.cluster_environment import LAUNCHED_ONLY
 
-    return "" if host in nodes(run) else " (launched the run, not a node)"
+    return "" if host in nodes(run) else LAUNCHED_ONLY
 
 
 def systems_section(report: Report, notes: Footnotes) -> list[str]:
