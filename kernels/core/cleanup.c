@@ -70,23 +70,6 @@ static void empty_dir(int dfd, int depth)
     }
 }
 
-/* One private directory removed: its files, then the directory, then its
- * owner stamp, so that at no moment is there a directory of ours that does
- * not say so. The stamp cannot stay inside until the rmdir (a directory
- * must be empty to go), and taken out first it left an empty unstamped
- * cbk-pario-XXXXXX whenever a SIGKILL landed between the unlink and the
- * rmdir: a launcher kills the ranks within a millisecond of a clusterbench
- * killed by -9, as their clean-up starts (4 in 300 runs, 2026-12-07).
- * So the stamp is moved beside the directory, as "<dir>.cbk-owner" (a
- * link, then the unlink: the stamp is always at one of the two places),
- * the directory is removed, then the stamp. `clean` and the next run read
- * a stamp beside a directory as one inside it.
- * Another rank may work in the directory (pario's and metadata's ranks
- * share rank 0's) and stop a moment later: an rmdir that meets its file
- * (ENOTEMPTY) tries again 50 ms later, for 3 s at most (a second was too
- * short for a peer descheduled on a loaded node); every rank keeps trying
- * while the directory is there, since a launcher SIGKILLs the ranks still
- * running once one has ended. Signal-safe: no stdio, no malloc. */
 /* The stamp moved from `dfd` to `beside`, never over a file already there:
  * a hard link, then the unlink (rename(2) replaces what it finds). 0 when
  * it is beside (moved by a peer, too); -1 when a file not ours holds the
@@ -108,6 +91,23 @@ static int move_stamp_beside(int dfd, const char *beside)
     return 0;
 }
 
+/* One private directory removed: its files, then the directory, then its
+ * owner stamp, so that at no moment is there a directory of ours that does
+ * not say so. The stamp cannot stay inside until the rmdir (a directory
+ * must be empty to go), and taken out first it left an empty unstamped
+ * cbk-pario-XXXXXX whenever a SIGKILL landed between the unlink and the
+ * rmdir: a launcher kills the ranks within a millisecond of a clusterbench
+ * killed by -9, as their clean-up starts (4 in 250 runs, 2026-12-07).
+ * So the stamp is moved beside the directory, as "<dir>.cbk-owner" (a
+ * link, then the unlink: the stamp is always at one of the two places),
+ * the directory is removed, then the stamp. `clean` and the next run read
+ * a stamp beside a directory as one inside it.
+ * Another rank may work in the directory (pario's and metadata's ranks
+ * share rank 0's) and stop a moment later: an rmdir that meets its file
+ * (ENOTEMPTY) tries again 50 ms later, for 3 s at most (a second was too
+ * short for a peer descheduled on a loaded node); every rank keeps trying
+ * while the directory is there, since a launcher SIGKILLs the ranks still
+ * running once one has ended. Signal-safe: no stdio, no malloc. */
 static void remove_private_dir(const char *dir)
 {
     char beside[CBK_PATH_MAX + sizeof CBK_OWNER_STAMP];
