@@ -24,6 +24,29 @@ def test_one_warning_of_several_rows_is_one_line_with_each_rows_count():
     assert step_lines([two, three]) == [f"3 of 3 repetitions: {busy}"]
 
 
+@pytest.mark.timeout(10)
+def test_one_warning_differing_only_in_its_figures_is_one_line_with_their_ranges():
+    """The quick run's clock step printed five lines of one warning, one per
+    distinct figure: 'clock 4,191 MHz is 1.61x the nominal ...' (a ratio
+    glued to its x was no figure, and rows' figures were never ranged)."""
+    from clusterbench.analysis.step_summary import Row
+    from clusterbench.results.warning_fold import fold, step_lines
+
+    def above(mhz, ratio):
+        return f"clock {mhz} MHz is {ratio}x the nominal 2,596 MHz (/proc/cpuinfo's cpu MHz); on a VM"
+
+    assert fold([[above("4,211", "1.62")], [above("4,218", "1.62")], [above("4,225", "1.63")]], 3) == [
+        "3 of 3 repetitions: " + above("4,211-4,225", "1.62-1.63")]
+    one = Row("clock", "1 busy", "MHz", values=[1.0] * 3,
+              sample_warnings=[[above("4,211", "1.62")], [above("4,218", "1.62")], [above("4,225", "1.63")]])
+    two = Row("clock", "2 busy", "MHz", values=[1.0] * 3,
+              sample_warnings=[[above("4,191", "1.61")], [above("4,209", "1.62")], [above("4,122", "1.59")]])
+    assert step_lines([one, two]) == ["3 of 3 repetitions: " + above("4,122-4,225", "1.59-1.63")]
+    # names and dates with digits are not figures: 4x4, nfs4, 2026-12-07 stay as written
+    assert fold([["a 4x4 grid on nfs4 since 2026-12-07: 5 errors"], ["a 4x4 grid on nfs4 since 2026-12-07: 7 errors"]],
+                2) == ["2 of 2 repetitions: a 4x4 grid on nfs4 since 2026-12-07: 5-7 errors"]
+
+
 LONG_TITLE_SUITE = """
 description = "one step with a title as long as the quick suite's"
 

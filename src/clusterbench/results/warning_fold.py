@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
-# 1,378 or 1378 or 12.5, not glued to letters, paths or other digits
-NUMBER = re.compile(r"(?<![\w.,/:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/:]|\.\d|,\d)")
+_FIGURE = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# 1,378 or 1378 or 12.5 or a ratio 1.62x, or a range an earlier fold wrote
+# (1,378-2,864), not glued to letters, paths, dates or other digits
+NUMBER = re.compile(rf"(?<![\w.,/:-]){_FIGURE}(?:-{_FIGURE})?(?!(?!x\b)[\w/:-]|\.\d|,\d)")
 
 
 def _template(text: str) -> tuple[str, list[str]]:
@@ -23,11 +25,13 @@ def _template(text: str) -> tuple[str, list[str]]:
 
 def _range_text(figures: list[str]) -> str:
     """The figures of one slot: itself when all agree, else min-max with
-    thousands separators and the most decimals any of them has."""
+    thousands separators and the most decimals any of them has (a slot
+    already a range counts as both its ends)."""
     if len(set(figures)) == 1:
         return figures[0]
-    values = [float(f.replace(",", "")) for f in figures]
-    decimals = max(len(f.partition(".")[2]) for f in figures)
+    ends = [end for f in figures for end in re.findall(_FIGURE, f)]
+    values = [float(f.replace(",", "")) for f in ends]
+    decimals = max(len(f.partition(".")[2]) for f in ends)
     return f"{min(values):,.{decimals}f}-{max(values):,.{decimals}f}"
 
 
@@ -62,18 +66,26 @@ def step_lines(rows) -> list[str]:
     """A step's warnings over its rows (step_summary.Row), each once: the
     same warning from several rows with different counts is one line naming
     each row's count ('2 of 3 repetitions (clock 1 busy), 3 of 3 (clock 2
-    busy): ...'), never two lines that read as a contradiction."""
-    groups: dict[str, list[tuple[str, str | None]]] = {}  # text -> (row label, "k of n" or None)
+    busy): ...'), never two lines that read as a contradiction; rows whose
+    warning differs only in its figures give one line with each figure's
+    range over them, as fold does for repetitions."""
+    groups: dict[str, list[tuple[str, str | None]]] = {}  # template -> (row label, "k of n" or None)
+    figures: dict[str, list[list[str]]] = {}
     for r in rows:
         for w in r.all_warnings():
             m = COUNTED.fullmatch(w)
             text, count = (m.group(3), f"{m.group(1)} of {m.group(2)}") if m else (w, None)
-            entries = groups.setdefault(text, [])
+            template, found = _template(text)
+            figures.setdefault(template, []).append(found)
+            entries = groups.setdefault(template, [])
             label = f"{r.label} {r.mode or ''}".strip()
             if (label, count) not in entries:
                 entries.append((label, count))
     out = []
-    for text, entries in groups.items():
+    for template, entries in groups.items():
+        text = template
+        for slot in (_range_text(list(column)) for column in zip(*figures[template])):
+            text = text.replace("\0", slot, 1)
         counts = list(dict.fromkeys(c for _, c in entries))
         if counts == [None]:
             out.append(text)
