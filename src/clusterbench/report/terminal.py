@@ -11,6 +11,7 @@ from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, number, places, span
 from clusterbench.report.data import params_text, step_title, stop_text
 from clusterbench.output.unit_symbols import unit_shown
+from clusterbench.report.when import started_text
 
 
 def limit_text(row) -> str:
@@ -215,7 +216,7 @@ def pair_table(st: dict) -> Table | None:
 def print_run(console: Console, run: dict) -> None:
     label = f" ({terminal(run['label'])})" if run["label"] else ""
     job = f" in batch job {terminal(run['batch_job'])}" if run.get("batch_job") else ""
-    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {run['started']} on {terminal(run['host'])}{job}"
+    console.print(f"[bold]run {run['id']}{label}[/bold]: {run['status']}, {started_text(run)} on {terminal(run['host'])}{job}"
                   + (f": {terminal(run['message'])}" if run["message"] else ""))
     if run.get("imported_from"):
         console.print(Text(f"imported from {plain(run['imported_from'])}", style="cyan"))
