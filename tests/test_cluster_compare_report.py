@@ -6,6 +6,7 @@ Before, the two formats pooled every node's figure in one comparison row
 (h03's slow Himeno hidden in the median of 12) and gave no verdict."""
 from __future__ import annotations
 
+import html as html_lib
 import io
 import re
 
@@ -108,3 +109,36 @@ def test_a_report_of_one_cluster_run_has_no_before_and_after(before_and_after, m
 
     store, before, _ = before_and_after
     assert " against run " not in render("md", Report.of(store, [str(before)]))
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_two_cluster_runs_pool_no_nodes_anywhere_and_say_alike_environments_once(before_and_after, fmt, monkeypatch):
+    """Under the before/after, the report pooled what it compares node by
+    node: its summary quoted "compute (Himeno) 604 vs 604 MFLOPS" (h03's
+    101 hidden in the 4 nodes' median), its comparison had a Himeno row of
+    n = 12 and 24 rows of links named "h01, h03", and its environment part
+    said "do not differ" five times, once per host."""
+    text = rendered(before_and_after, fmt, monkeypatch)
+    plain = html_lib.unescape(re.sub(r"<[^>]+>", "", text)) if fmt == "html" else text
+    summary = plain[plain.index("Summary"):plain.index("Node by node")]
+    assert summary.split("Summary", 1)[1].lstrip().startswith(
+        f"Cluster run 2 (new cable) against run 1 (acceptance): {VERDICT}"), summary[:300]
+    assert "compute (Himeno)" not in summary and "headline figure" not in summary
+    assert "h03: himeno jacobi (time) 83 % below the median of 4 nodes" in summary   # each run's findings
+    comparison = plain[plain.index("Comparison, baseline 1"):plain.index("Cluster run 1: 4 nodes")]
+    assert "n = 12" not in comparison and "link_bandwidth" not in comparison and "himeno: jacobi" not in comparison
+    assert "scaling: 4 nodes x 1 rank" in comparison   # what no node-by-node table holds is still compared
+    assert plain.count("do not differ in any key captured") == 1
+    assert ("The environments recorded for 1 and 2 do not differ in any key captured on any of 5 hosts, each against "
+            "itself: h01, h02, h03, h04, login1.") in plain
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_the_reports_of_two_cluster_runs_are_unchanged(before_and_after, fmt, monkeypatch):
+    """The whole document, kept as a golden (tests/golden/cluster_compare.*):
+    the tests above check its before/after section cell by cell; a change
+    anywhere else in what an integrator hands in shows here too."""
+    from test_golden_reports import check, without_plots
+
+    text = rendered(before_and_after, fmt, monkeypatch)
+    check(f"cluster_compare.{'md' if fmt == 'md' else 'html.txt'}", text if fmt == "md" else without_plots(text))

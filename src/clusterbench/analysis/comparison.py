@@ -174,8 +174,9 @@ def _check_disjoint(configs: list[Config]) -> None:
 
 
 def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
-            link_bits_per_s: float | None = None) -> tuple[list[Config], list[Point]]:
-    """Every measured point of the configurations, matched across them."""
+            link_bits_per_s: float | None = None, keep_step=None) -> tuple[list[Config], list[Point]]:
+    """Every measured point of the configurations, matched across them;
+    keep_step(step): only the steps it keeps (None: every step)."""
     from clusterbench.limits import ceilings
     from clusterbench.results.params import as_run, kernel_of
 
@@ -185,7 +186,8 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
     kernels: dict[str, tuple[set[str], dict[str, str]]] = {}
     for cfg in configs:
         for run_id in cfg.run_ids:
-            steps = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
+            steps = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)
+                     if keep_step is None or keep_step(st)]
             envs, host = store.environments_of(run_id), store.run(run_id).host
             others = [s for _, ss in steps for s in ss]
             for st, samples in steps:
@@ -212,10 +214,10 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
 
 
 def build(store: Store, refs: list[str], exclude_outliers: bool = False,
-          link_bits_per_s: float | None = None) -> Table:
+          link_bits_per_s: float | None = None, keep_step=None) -> Table:
     if len(refs) < 2:
         raise BadInput("compare needs at least two labels or run ids")
-    configs, points = collect(store, refs, exclude_outliers, link_bits_per_s)
+    configs, points = collect(store, refs, exclude_outliers, link_bits_per_s, keep_step)
     names = [c.name for c in configs]
     full = [p for p in points if all(n in p.values for n in names)]
     partial = [p for p in points if not all(n in p.values for n in names)]

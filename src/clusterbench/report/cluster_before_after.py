@@ -35,6 +35,12 @@ class BeforeAfter:
     verdict: str               # "3 flags gone: h03: ..., h03->h01; 0 new."
     tables: list[ChangeTable]  # only those with a row, in the order node, GPU, link
 
+    @property
+    def opening(self) -> str:
+        """The verdict as a summary's first sentence: 'Cluster run 2 (new
+        cable) against run 1 (acceptance): 6 flags gone: ...; 0 new.'"""
+        return f"{self.heading}: {self.verdict}"
+
 
 def run_name(run: dict) -> str:
     return f"run {run['id']}" + (f" ({run['label']})" if run.get("label") else "")

@@ -74,9 +74,9 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         out += ["", f"only in {md(', '.join(n for n in names if n in p.values))}: {md(table.title(p))} {md(p.mode)}"]
     for line in table.imported:
         out += ["", f"note: {md(line)}; its environment is what the file states, the rest not recorded"]
-    for d in table.env_diffs:
-        if not d.lines:   # said, not a table of headings over no rows
-            out += ["", f"### Environment: {md(d.base)} vs {md(d.other)}", "", no_difference_text(d)]
+    for d, alike in env_blocks(table.env_diffs):
+        if alike:   # said, not a table of headings over no rows
+            out += ["", f"### Environment: {md(d.base)} vs {md(d.other)}", "", md(no_difference_text(alike))]
             continue
         out += ["", f"### Environment: {md(d.base)} vs {md(d.other)} ({counted(len(d.lines), 'difference')})", "",
                 table_row(["key", f"{md(d.base)} ({md(d.host_base)})", f"{md(d.other)} ({md(d.host_other)})"]),
@@ -88,9 +88,34 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     return out
 
 
-def no_difference_text(d) -> str:
-    return (f"The environments recorded for {d.base} ({d.host_base}) and {d.other} ({d.host_other}) "
-            "do not differ in any key captured.")
+def env_blocks(diffs: list) -> list[tuple]:
+    """The environment differences as the reports give them: (diff, None)
+    for one with lines, (first, every diff without a line of that pair of
+    configurations) once, where the first of them stood: two cluster runs
+    of 5 hosts had 5 blocks saying "do not differ", one per host."""
+    alike: dict[tuple[str, str], list] = {}
+    for d in diffs:
+        if not d.lines:
+            alike.setdefault((d.base, d.other), []).append(d)
+    out, said = [], set()
+    for d in diffs:
+        if d.lines:
+            out.append((d, None))
+        elif (d.base, d.other) not in said:
+            said.add((d.base, d.other))
+            out.append((d, alike[(d.base, d.other)]))
+    return out
+
+
+def no_difference_text(alike: list) -> str:
+    d = alike[0]
+    if len(alike) == 1:
+        return (f"The environments recorded for {d.base} ({d.host_base}) and {d.other} ({d.host_other}) "
+                "do not differ in any key captured.")
+    hosts = ", ".join(a.host_base if a.host_base == a.host_other else f"{a.host_base} vs {a.host_other}"
+                      for a in alike)
+    return (f"The environments recorded for {d.base} and {d.other} do not differ in any key captured "
+            f"on any of {len(alike)} hosts, each against itself: {hosts}.")
 
 
 def notes_lines(notes: Footnotes) -> list[str]:

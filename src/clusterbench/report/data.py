@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from clusterbench.analysis import step_summary
+from clusterbench.analysis.cluster.naming import judged_node_by_node
 from clusterbench.store import Store
 
 
@@ -105,12 +106,22 @@ class Report:
 
         if self.store is None or len(self.refs) < 2:
             return None
+        keep = None if self.before_after is None else lambda st: not judged_node_by_node(st)
         try:
-            return compare.build(self.store, self.refs, self.exclude_outliers, self.link_bits_per_s)
+            return compare.build(self.store, self.refs, self.exclude_outliers, self.link_bits_per_s, keep)
         except compare.NothingInCommon as e:
-            # runs of different kernels are still a report: each run is shown, the reason stated
-            self.no_comparison = e.message
+            # runs of different kernels are still a report: each run is shown, the reason stated;
+            # two cluster runs with nothing but per-node steps and links: the before/after is the comparison
+            self.no_comparison = e.message if self.before_after is None else None
             return None
+
+    @cached_property
+    def before_after(self):
+        """Two cluster runs' node by node, GPU by GPU and link by link
+        comparison (report/cluster_before_after.py), or None."""
+        from clusterbench.report.cluster_before_after import of_report
+
+        return of_report(self.runs)
 
     @cached_property
     def points(self) -> list:

@@ -10,7 +10,7 @@ from clusterbench.report import reading_guide
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, params_text, step_title, stop_text
 from clusterbench.environment import value_text
-from clusterbench.report.compare_markdown import no_difference_text
+from clusterbench.report.compare_markdown import env_blocks, no_difference_text
 from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
@@ -237,9 +237,9 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         flags = {n: [point_flag(p, n) for p in pts] for n in names}
         out.append(plots.bars(f"{kernel}: median per configuration, bars = interval of the median ({unit_shown(unit)})",
                               unit or "", [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
-    for d in table.env_diffs:
-        if not d.lines:   # said, not a table of headings over no rows
-            out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)}</h3><p>{esc(no_difference_text(d))}</p>")
+    for d, alike in env_blocks(table.env_diffs):
+        if alike:   # said, not a table of headings over no rows
+            out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)}</h3><p>{esc(no_difference_text(alike))}</p>")
             continue
         out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)} ({counted(len(d.lines), 'difference')})</h3><table>"
                    f"<tr><th>key</th><th>{esc(d.base)} ({esc(d.host_base)})</th>"
@@ -403,9 +403,7 @@ def render(report: Report) -> str:
     body = [f"<h1>{heading}</h1>"]
     body += systems_section(report, notes)
     body += summary_section(report)
-    from clusterbench.report.cluster_before_after import of_report
-
-    before_after = of_report(report.runs)
+    before_after = report.before_after
     if before_after is not None:   # two cluster runs: node by node first; pooled, h03's fault hid among its peers
         from clusterbench.report.cluster_html import before_after_section
 

@@ -60,11 +60,9 @@ def comparison_lines(report: Report, notes: Footnotes) -> list[str]:
 def render(report: Report) -> str:
     from clusterbench.report.summary_markdown import opening_lines
 
-    from clusterbench.report.cluster_before_after import of_report
-
     notes = Footnotes()
     out = opening_lines(report)
-    before_after = of_report(report.runs)
+    before_after = report.before_after
     if before_after is not None:   # two cluster runs: node by node first; pooled, h03's fault hid among its peers
         from clusterbench.report.cluster_markdown import before_after_lines
 

@@ -58,7 +58,9 @@ def compared_headlines(report: Report) -> list[str]:
 
 def summary_section(report: Report) -> list[str]:
     out = ["<h2>Summary</h2>"]
-    if report.comparison is not None:
+    if report.before_after is not None:   # two cluster runs: the verdict, then each run's findings, not a pooled node
+        out.append(f'<p class="summary">{esc(report.before_after.opening)}</p>')
+    elif report.comparison is not None:
         out += compared_headlines(report)
         out.append('<ul class="summary">' + "".join(f"<li>{esc(t)}</li>"
                                                      for t in summary.sentences(report.comparison)) + "</ul>")

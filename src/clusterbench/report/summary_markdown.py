@@ -62,7 +62,9 @@ def opening_lines(report: Report) -> list[str]:
     from clusterbench.report.html import title_of
 
     out = [f"# {md(title_of(report))}", "", "## Summary", ""]
-    if report.comparison is not None:
+    if report.before_after is not None:   # two cluster runs: the verdict, then each run's findings, not a pooled node
+        out += [md(report.before_after.opening), ""]
+    elif report.comparison is not None:
         from clusterbench.report import summary
 
         steps = summary.flagged_by_step(report.comparison)
