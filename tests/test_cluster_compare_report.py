@@ -73,10 +73,10 @@ def test_the_reports_of_two_cluster_runs_say_what_the_repair_fixed_node_by_node_
     assert list(tables) == ["Node by node", "Link by link (bandwidth)"]   # no GPU figures: no GPU table
     nodes, links = tables["Node by node"], tables["Link by link (bandwidth)"]
     assert nodes == [["node: figure", "unit", "run 1", "run 2", "ratio", "flags"],
-                     ["h03: himeno jacobi (time)", "MFLOPS", "101", "101", "1.00", "still flagged"],   # not a cable's
-                     ["h01: himeno jacobi (time)", "MFLOPS", "601", "601", "1.00", ""],
-                     ["h02: himeno jacobi (time)", "MFLOPS", "611", "611", "1.00", ""],
-                     ["h04: himeno jacobi (time)", "MFLOPS", "606", "606", "1.00", ""]]
+                     ["h03: compute (Himeno), jacobi (time)", "MFLOPS", "101", "101", "1.00", "still flagged"],   # not a cable's
+                     ["h01: compute (Himeno), jacobi (time)", "MFLOPS", "601", "601", "1.00", ""],
+                     ["h02: compute (Himeno), jacobi (time)", "MFLOPS", "611", "611", "1.00", ""],
+                     ["h04: compute (Himeno), jacobi (time)", "MFLOPS", "606", "606", "1.00", ""]]
     # the six links of h03 first, fixed; the best of three repetitions, to the one rounding rule
     assert links[0] == ["link", "unit", "run 1", "run 2", "ratio", "flags"]
     assert links[1:7] == [[f"{a}->{b}", "MiB/s", "5.852", "23.13", "3.95", "fixed"]

@@ -126,8 +126,8 @@ def test_nodes_left_on_one_device_beside_a_node_with_its_own_are_not_judged_but_
     assert [n.host for n in fig.flagged] == ["h04"] and fig.shared_device == ""
     assert fig.device_sharers == {h: "vda on one machine" for h in ("h01", "h02", "h03")}
     said = node_sentences(ClusterView(sorted(cold), figures=[fig], threshold=0.25))
-    assert said[0].startswith("h04: seqio read (cold) 100 % below the median of 4 nodes"), said
-    assert said[1] == ("seqio read (cold): h01, h02, h03 read one device (vda on one machine), 697 to 2,366 MiB/s: "
+    assert said[0].startswith("h04: disk in --scratch (seqio), read (cold) 100 % below the median of 4 nodes"), said
+    assert said[1] == ("disk in --scratch (seqio), read (cold): h01, h02, h03 read one device (vda on one machine), 697 to 2,366 MiB/s: "
                        "the device's spread, not judged per node"), said
 
 
@@ -551,3 +551,23 @@ def test_a_port_that_drops_packets_is_named_by_its_links_retransmissions_not_twi
     steps[0]["samples"].append(Sample("link_retransmits", "n/a", None, "%", 0.0, record={"tcp_bytes_sent": 0},
                                       qualifiers=(("src_host", "h01"), ("dst_host", "h02"))))
     assert link_matrix(steps, {}, 0.5)[0].retransmit_pct is None
+
+
+def test_the_figures_of_one_machine_run_at_once_are_listed_apart_though_their_names_hold_commas():
+    """A figure's name is its part's title, the phase and the condition
+    ("memory bandwidth (STREAM), copy (best)"): listed with ", " between them,
+    four stream figures read as eight."""
+    from clusterbench.analysis.cluster.analysis import ClusterView, node_figures
+    from clusterbench.analysis.cluster.findings import node_sentences
+    from clusterbench.results.sample import Sample
+
+    rates = {"h01": [9000, 9100, 9050], "h02": [4000, 4100, 4050]}
+    steps = [{"name": "stream", "host": h, "kernel": "stream", "status": "ok",
+              "samples": [Sample(phase, "n/a", "best", "MiB/s", v, repetition=i)
+                          for phase in ("copy", "triad") for i, v in enumerate(vs)]}
+             for h, vs in rates.items()]
+    one_machine = {h: {"system.boot_time": "2026-11-28T01:00:00"} for h in rates}
+    figures = node_figures(steps, 0.10, one_machine, at_once=True)
+    [said] = node_sentences(ClusterView(sorted(rates), figures=figures, threshold=0.10))
+    assert said.startswith("the nodes ran at once on one machine: memory bandwidth (STREAM), copy (best) / "
+                           "memory bandwidth (STREAM), triad (best) differ by contention"), said

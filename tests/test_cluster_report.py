@@ -102,7 +102,7 @@ def test_the_markdown_report_of_a_cluster_run_opens_with_what_was_found_and_sets
     assert md.startswith("# Cluster report of 4 nodes, h01, h02, h03, h04 (acceptance), 2026-01-15\n\n## Summary\n\n"
                          "4 nodes, 1 per-node figure, 12 links"), md[:400]
     summary = md[:md.index("## Cluster run")]
-    assert "h03: himeno jacobi (time) 83 % below the median of 4 nodes" in summary
+    assert "h03: compute (Himeno), jacobi (time) 83 % below the median of 4 nodes" in summary
     assert "look at h03's port or cable" in summary
     assert "headline figure" not in summary   # h01's Himeno as "compute" would hide h03's
     # the nodes side by side, the links, the scaling: before, only the steps one node at a time
@@ -119,7 +119,7 @@ def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_stor
     html = rendered(cluster_store, "html", monkeypatch)
     assert "<title>Cluster report of 4 nodes, h01, h02, h03, h04 (acceptance), 2026-01-15</title>" in html
     summary = html[html.index("<h2>Summary</h2>"):html.index("<h2>Cluster run")]
-    assert "h03: himeno jacobi (time) 83 % below the median of 4 nodes" in summary and "headline" not in summary
+    assert "h03: compute (Himeno), jacobi (time) 83 % below the median of 4 nodes" in summary and "headline" not in summary
     assert "<th>latency µs</th>" in html and "<td class=n>83.71</td>" in html
     assert "<td>login1 (launched the run, not a node)</td>" in html and "<td>h03</td>" in html
     # the heat map's figures as the tables print them (4 significant digits), not 3
@@ -133,7 +133,7 @@ def test_the_per_node_table_gives_each_nodes_interval_and_repetitions_in_markdow
     # h03's 101 beside 604 is a finding only if its repetitions agree: each node's cell gives its median,
     # its ratio, and the interval of the median and n as the step tables word them
     md = rendered(cluster_store, "md", monkeypatch)
-    assert ("| himeno jacobi (time) | MFLOPS | 604 | 601 (1.00); 600..602 (\\[min, max\\], n = 3, coverage 75 %) "
+    assert ("| compute (Himeno), jacobi (time) | MFLOPS | 604 | 601 (1.00); 600..602 (\\[min, max\\], n = 3, coverage 75 %) "
             "| 611 (1.01); 610..612 (\\[min, max\\], n = 3, coverage 75 %) "
             "| 101 (0.17) !; 100..102 (\\[min, max\\], n = 3, coverage 75 %) "
             "| 606 (1.00); 605..607 (\\[min, max\\], n = 3, coverage 75 %) |") in md
@@ -180,6 +180,39 @@ def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_
     assert show.startswith(f"Cluster run {run_id} (acceptance): ok, 2026-01-15 09:30:00 UTC (took 7.0 min)\n"), show
     assert "!5.852 (83.71)" in show and "Scaling over nodes (µs per call)" in show
     check("cluster_show.txt", show)
+
+
+def test_each_per_node_figure_is_named_by_its_parts_title_in_the_suite():
+    """The per-node figures as a reader takes them, named as a suite's step
+    names its figures in a single-node report: the part's title in run
+    cluster's suite, the phase and the condition; not the kernel's internal
+    "himeno jacobi (time)" or "mpi pingpong 8 B (library)"."""
+    from clusterbench.analysis.cluster.analysis import node_figures
+    from clusterbench.analysis.cluster.naming import part_titles, suite_document
+    from clusterbench.results.sample import Sample
+
+    parts = [e["part"] for e in suite_document()["per-node"]]
+    assert sorted(part_titles()) == sorted(parts)   # a new part gets a reader's name too
+    measured = {   # part -> (kernel, a record of it as cbk writes it)
+        "stream": ("stream", {"phase": "triad", "mode": "n/a", "statistic": "best", "qualifiers": ["statistic"],
+                              "rate_unit": "MiB/s"}),
+        "himeno": ("himeno", {"phase": "jacobi", "mode": "time", "rate_unit": "MFLOPS", "qualifiers": []}),
+        "cpufreq": ("cpufreq", {"phase": "clock", "mode": "n/a", "busy_cpus": 1, "sweep_key": "busy_cpus",
+                                "qualifiers": [], "rate_unit": "MHz"}),
+        "seqio": ("seqio", {"phase": "write", "mode": "fsync", "rate_unit": "MiB/s", "qualifiers": []}),
+        "pingpong": ("mpi", {"phase": "pingpong", "mode": "n/a", "algorithm": "library", "qualifiers": ["algorithm"],
+                             "sweep_key": "size_bytes", "size_bytes": 8, "rate_unit": "us"}),
+    }
+    steps = [{"name": part, "host": host, "kernel": kernel, "status": "ok",
+              "samples": [Sample.from_record({**record, "rate": 100.0 + i, "repetition": i}) for i in range(3)]}
+             for part, (kernel, record) in measured.items() for host in ("h01", "h02")]
+    assert sorted(f.name for f in node_figures(steps, 0.10)) == [
+        "CPU clock (cpufreq), clock (1 busy)",
+        "MPI within the node, pingpong 8 B (library)",
+        "compute (Himeno), jacobi (time)",
+        "disk in --scratch (seqio), write (fsync)",
+        "memory bandwidth (STREAM), triad (best)",
+    ]
 
 
 # the cluster suite's scaling curves (docs/cluster.md): 2 collectives at 3 sizes, 1 rank and all cores per node

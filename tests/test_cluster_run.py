@@ -334,7 +334,7 @@ def test_no_fault_flags_nothing(cluster, store, tmp_path):
     assert len(view.links) == 12 and all(lk.mib_s > 0 for lk in view.links)
     # every link near the shaped rate (200 Mbit/s = 23.8 MiB/s), none above it
     assert all(lk.mib_s < 200e6 / 8 / 2**20 * 1.1 for lk in view.links), [lk.mib_s for lk in view.links]
-    assert [f.name for f in view.figures] == ["himeno jacobi (time)"]
+    assert [f.name for f in view.figures] == ["compute (Himeno), jacobi (time)"]
     assert not [f.flagged for f in view.figures if f.flagged]
     assert not view.flagged_links and configuration(view) == []
     # TCP resent nothing worth a word on a healthy link (the median of its repetitions: 0.0 in every probe)
@@ -396,7 +396,7 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     assert differ["sysctl.net.ipv4.tcp_congestion_control"][1]["h02"] == "reno", differ
     # said in sentences, in show and in the report: h03's port, h02's send side and keys, nothing else
     show = " ".join(cli(cluster, store, "show", "faulty").stdout.split())   # rich wraps the paragraph
-    assert re.search(r"h03: himeno jacobi \(time\) \d+ % below the median of 4 nodes", show), show
+    assert re.search(r"h03: compute \(Himeno\), jacobi \(time\) \d+ % below the median of 4 nodes", show), show
     assert "every link to and from h03 is slow (6 links" in show and "look at h03's port or cable" in show, show
     assert "kernel.shmmni: h03 has 8192, the other nodes 4096" in show
     assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
@@ -444,7 +444,7 @@ def test_compare_of_the_faulty_and_the_healthy_run_shows_what_a_repair_fixed(clu
     out = " ".join(cli(cluster, store, "compare", "faulty", "healthy").stdout.split())
     # before = the faulty run: the slow node and every flagged link are fixed, nothing new
     gone = 1 + len(view_of(store, "faulty").flagged_links)
-    assert re.search(rf"{gone} flags? gone: [^;]*h03: himeno jacobi \(time\)", out), out
+    assert re.search(rf"{gone} flags? gone: [^;]*h03: compute \(Himeno\), jacobi \(time\)", out), out
     assert "0 new." in out and "h02->h03" in out and "fixed" in out
 
 
@@ -589,7 +589,7 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     view = view_of(store, "disk")
     figures = {f.name: f for f in view.figures}
-    assert set(figures) == {"seqio write (fsync)", "seqio read (cold)"}, figures
+    assert set(figures) == {"disk in --scratch (seqio), write (fsync)", "disk in --scratch (seqio), read (cold)"}, figures
     for f in figures.values():
         assert [(nv.host, nv.ratio < 0.5) for nv in f.flagged] == [("h04", True)], f.nodes
         assert not f.shared_device and set(f.device_sharers) == {"h01", "h02", "h03"}, f
@@ -601,7 +601,7 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
     from clusterbench.analysis.cluster.findings import paragraph
 
     said = paragraph(view)
-    assert re.search(r"h04: seqio read \(cold\) \d+ % below the median of 4 nodes \([^)]*, worse\)", said), said
+    assert re.search(r"h04: disk in --scratch \(seqio\), read \(cold\) \d+ % below the median of 4 nodes \([^)]*, worse\)", said), said
     assert not re.search(r"h0[123]: seqio", said), said
 
 

@@ -116,7 +116,7 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     view = analyse(run, **thresholds_of(run))
     assert view.hosts == ["h01", "h02", "h03", "h04"]
     assert len(view.links) == 12 and all(lk.mib_s > 0 for lk in view.links)   # every ordered pair of 4
-    assert [f.name for f in view.figures] == ["himeno jacobi (time)"] and len(view.figures[0].nodes) == 4
+    assert [f.name for f in view.figures] == ["compute (Himeno), jacobi (time)"] and len(view.figures[0].nodes) == 4
     # --links-one-pair: the same 12 links again, each alone, in records that say so
     assert {(lk.src, lk.dst) for lk in view.links_alone} == {(lk.src, lk.dst) for lk in view.links}
     assert all(lk.mib_s > 0 for lk in view.links_alone)

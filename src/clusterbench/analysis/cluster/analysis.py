@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from clusterbench.analysis.cluster import gpus as gpu_analysis
 from clusterbench.analysis.cluster import outliers
-from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
+from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, figure_name
 from clusterbench.analysis import stats
 from clusterbench.analysis.stats import direction
 from clusterbench.environment import is_volatile, value_text
@@ -25,7 +25,7 @@ LINK_CLASS_KEY = "fabric.switch"   # a snapshot key naming the node's switch, wh
 @dataclass
 class Figure:
     """One per-node figure over the nodes."""
-    name: str                  # "stream triad", "himeno", ...
+    name: str                  # "compute (Himeno), jacobi (time)" (naming.figure_name)
     unit: str
     median: float
     nodes: list[outliers.NodeValue]
@@ -158,12 +158,6 @@ def one_machine(envs: dict[str, dict], hosts: list[str]) -> bool:
     return len(boots) == 1 and None not in boots
 
 
-def figure_name(kernel: str, key) -> str:
-    label = key.label
-    cond = f" ({key.condition})" if key.condition and key.condition != "n/a" else ""
-    return f"{kernel} {label}{cond}" if label != kernel else f"{kernel}{cond}"
-
-
 def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
                  at_once: bool = False) -> list[Figure]:
     """at_once: the nodes' steps ran at the same time (not --one-at-a-time)."""
@@ -176,7 +170,7 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
             continue
         dirs = {s.directory for s in st["samples"] if s.directory}
         for key, values in _values_by_key(st["samples"]).items():
-            fig = (figure_name(st["kernel"], key), key.unit or "")
+            fig = (figure_name(st["name"], st["kernel"], key), key.unit or "")
             per.setdefault(fig, {})[host] = values
             directory[fig] = next(iter(dirs)) if len(dirs) == 1 else None
     figures = []

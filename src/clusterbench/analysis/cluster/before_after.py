@@ -10,7 +10,7 @@ from clusterbench.analysis.cluster.analysis import ClusterView
 
 @dataclass(frozen=True)
 class Change:
-    what: str            # "h03: himeno jacobi (time)" or "h02->h03"
+    what: str            # "h03: compute (Himeno), jacobi (time)" or "h02->h03"
     unit: str
     before: float
     after: float

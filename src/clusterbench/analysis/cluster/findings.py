@@ -37,7 +37,8 @@ def node_sentences(view: ClusterView) -> list[str]:
     contended = [f.name for f in view.figures if f.shared_machine and f.spread and f.spread[0] > 0
                  and f.spread[1] / f.spread[0] - 1 >= view.threshold]
     if contended:
-        out.append(f"the nodes ran at once on one machine: {', '.join(contended)} differ by contention for its "
+        # " / " between them: a figure's name has a comma of its own ("memory bandwidth (STREAM), copy (best)")
+        out.append(f"the nodes ran at once on one machine: {' / '.join(contended)} differ by contention for its "
                    "CPUs, not judged per node (--one-at-a-time judges them)")
     return out
 

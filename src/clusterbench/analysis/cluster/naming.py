@@ -1,12 +1,43 @@
 """The names of a cluster run's cluster-wide steps, which show, report and
-compare look for. A per-node step is named after its part ("stream") and
-the node it ran on is its own column (steps.host, migration 0006): nothing
-reads a host back out of a name."""
+compare look for, and the reader's name of a per-node figure. A per-node
+step is named after its part ("stream") and the node it ran on is its own
+column (steps.host, migration 0006): nothing reads a host back out of a name."""
 from __future__ import annotations
+
+import functools
+import tomllib
+from importlib import resources
 
 LINKS_STEP = "link matrix (mpiGraph shift pattern)"
 LINKS_ALONE_STEP = "link matrix (one pair at a time)"   # --links-one-pair
 SCALING_PREFIX = "scaling: "
+
+
+def suite_document() -> dict:
+    """run cluster's suite (run/cluster/suite.toml): its parts, their kernels, parameters and titles."""
+    return tomllib.loads(resources.files("clusterbench.run.cluster").joinpath("suite.toml").read_text())
+
+
+@functools.cache
+def part_titles() -> dict[str, str]:
+    """part -> its title in the suite ("himeno" -> "compute (Himeno)")."""
+    return {e["part"]: e["title"] for e in suite_document()["per-node"] if "title" in e}
+
+
+def figure_name(part: str, kernel: str, key) -> str:
+    """A per-node figure as the reports name it: the part's title in the
+    suite, then the phase (with its size) and the condition, as a suite's
+    step names its figures in a single-node report ("disk (E1): write",
+    mode fsync): "compute (Himeno), jacobi (time)"; a comma, as the name
+    follows a node's "h03: " in the findings. A step of no part the
+    suite titles (a part since removed) keeps its kernel's name:
+    "himeno jacobi (time)"."""
+    label = key.label
+    cond = f" ({key.condition})" if key.condition and key.condition != "n/a" else ""
+    title = part_titles().get(part)
+    if title:
+        return f"{title}, {label}{cond}"
+    return f"{kernel} {label}{cond}" if label != kernel else f"{kernel}{cond}"
 
 
 def judged_node_by_node(step) -> bool:

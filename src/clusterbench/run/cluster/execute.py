@@ -24,9 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from clusterbench.launch import stop_signals
@@ -34,7 +32,7 @@ from clusterbench.run import runner, step_engine
 from clusterbench.catalogue import GPU, Catalogue
 from clusterbench.conditions import apply as conditions_apply
 from clusterbench.conditions.spec import Conditions
-from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX
+from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, suite_document
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
@@ -156,7 +154,7 @@ def choose_parts(options: dict[str, str]) -> tuple[str, ...]:
 
 
 def suite_entries() -> dict[str, dict]:
-    doc = tomllib.loads(resources.files("clusterbench.run.cluster").joinpath("suite.toml").read_text())
+    doc = suite_document()
     entries = {e["part"]: e for e in doc["per-node"]}
     entries |= {e["part"]: {**e, "per_gpu": True} for e in doc["per-gpu"]}
     entries["links"], entries["scaling"] = doc["links"], doc["scaling"]
