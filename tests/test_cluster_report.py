@@ -182,6 +182,26 @@ def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_
     check("cluster_show.txt", show)
 
 
+def test_show_gives_each_nodes_interval_and_repetitions_under_its_median(cluster_store):
+    """As the report's cells (cluster_node_cells.py): with "601 (1.00)" alone
+    show could not tell a node 8 % low from a node whose repetitions scatter 8 %."""
+    from rich.console import Console
+
+    from clusterbench.report.cluster_terminal import print_cluster
+    from clusterbench.report.data import load_run
+
+    store, run_id = cluster_store
+    buf = io.StringIO()
+    print_cluster(Console(file=buf, width=160), load_run(store, run_id))
+    lines = buf.getvalue().splitlines()
+    (row,) = [i for i, line in enumerate(lines) if "!101 (0.17)" in line]
+    # h03's median, and under it in its column its interval (the step tables' words) and n
+    under = lines[row + 1]
+    assert "100..102 (75%), n = 3" in under and "600..602 (75%), n = 3" in under, under
+    assert under.index("100..102 (75%), n = 3") + len("100..102 (75%), n = 3") == \
+        lines[row].index("!101 (0.17)") + len("!101 (0.17)")
+
+
 def test_each_per_node_figure_is_named_by_its_parts_title_in_the_suite():
     """The per-node figures as a reader takes them, named as a suite's step
     names its figures in a single-node report: the part's title in run

@@ -1,6 +1,6 @@
 """A node's cell of the per-node table (the nodes side by side), as the
-Markdown (cluster_markdown.py) and HTML (cluster_html.py) sections both
-print it: the node's median over its repetitions, its ratio to the median
+Markdown (cluster_markdown.py) and HTML (cluster_html.py) sections and
+show (cluster_terminal.py, in the terminal's shorter words) print it: the node's median over its repetitions, its ratio to the median
 of the nodes, and its spread as a step's table gives it (the interval of
 the median named by its coverage, and n). With the median alone a reader
 could not tell a node 8 % low from a node whose repetitions scatter 8 %."""
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from clusterbench.analysis.cluster.analysis import Figure
 from clusterbench.output import figure_digits
-from clusterbench.report.terminal import ci_words
+from clusterbench.report.terminal import ci_text, ci_words
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,9 @@ class NodeCell:
     figure: str      # "601 (1.00)": the median at its interval's places, and the ratio
     flagged: bool
     spread: str      # "600..602 ([min, max], n = 3, coverage 75 %)", "598..604 (95 % CI), n = 8", "n = 1"
+    # the same as show's step tables give it (terminal.ci_text) and n, short enough for a node's column:
+    # "600..602 (75%), n = 3"
+    spread_short: str = ""
 
 
 def spread_words(s) -> str:
@@ -29,6 +32,11 @@ def spread_words(s) -> str:
     return words if f"n = {s.n}" in words else f"{words}, n = {s.n}"
 
 
+def spread_short(s) -> str:
+    """The interval as show's step tables give it, and n."""
+    return f"n = {s.n}" if s.n < 2 else f"{ci_text(s)}, n = {s.n}"
+
+
 def node_cell(figure: Figure, host: str) -> NodeCell | None:
     """None where the node has no value of the figure."""
     v = next((nv for nv in figure.nodes if nv.host == host), None)
@@ -37,4 +45,4 @@ def node_cell(figure: Figure, host: str) -> NodeCell | None:
     s = figure.node_summaries.get(host)
     if s is None or s.n == 0:
         return NodeCell(f"{figure_digits.number(v.value)} ({v.ratio:.2f})", v.flagged, "")
-    return NodeCell(f"{figure_digits.median(s)} ({v.ratio:.2f})", v.flagged, spread_words(s))
+    return NodeCell(f"{figure_digits.median(s)} ({v.ratio:.2f})", v.flagged, spread_words(s), spread_short(s))

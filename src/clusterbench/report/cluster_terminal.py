@@ -12,21 +12,26 @@ from clusterbench.analysis.cluster.findings import matrix_cell, paragraph
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
 from clusterbench.report.cluster_gpu_tables import gpu_tables as gpu_tables_of
+from clusterbench.report.cluster_node_cells import node_cell
 from clusterbench.report.when import started_text
 from clusterbench.output.unit_symbols import unit_shown
 
 
-def _verdict(v) -> str:
-    return f"{'!' if v.flagged else ''}{number(v.value)} ({v.ratio:.2f})" if v else "-"
+def _node(cell) -> str:
+    """The node's median and ratio, and under them its interval and n: a node 8 % low told from noise."""
+    if cell is None:
+        return "-"
+    return f"{'!' if cell.flagged else ''}{cell.figure}" + (f"\n{cell.spread_short}" if cell.spread_short else "")
 
 
 def node_table(view: ClusterView) -> Table:
-    t = Table(title="Per node: value (ratio to the median of the nodes); ! = flagged", title_justify="left")
+    t = Table(title="Per node: median (ratio to the median of the nodes), under it the interval of the median "
+                    "and n = repetitions; ! = flagged", title_justify="left")
     for col in ("figure", "unit", "median", *view.hosts):
         t.add_column(terminal(col), justify="left" if col in ("figure", "unit") else "right")
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
-        by = {nv.host: nv for nv in f.nodes}
-        t.add_row(terminal(f.name), terminal(unit_shown(f.unit)), number(f.median), *(_verdict(by.get(h)) for h in view.hosts))
+        t.add_row(terminal(f.name), terminal(unit_shown(f.unit)), number(f.median),
+                  *(_node(node_cell(f, h)) for h in view.hosts))
     return t
 
 
