@@ -1,16 +1,18 @@
-"""The test environment of a cluster run, as the Markdown (cluster_markdown.py)
-and HTML (cluster_html.py) reports both give it: the lines of the
-environment block (environment.summary_block) that are the same on every
-host once, then only the lines that differ, in the shape `env --diff` and
-the cluster section's keys have (analysis.cluster env_differences: line |
-text on most hosts | hosts that differ). One block per host repeated a
-near-identical block five times for 4 nodes and the launching host, and a
-reader had to compare them line by line to find the one that differs."""
+"""The test environment of a run over several hosts (a cluster run, or a
+`run mpi` / `run tcp` over --hosts or an allocation), as the Markdown
+(markdown.py, cluster_markdown.py) and HTML (html.py, cluster_html.py)
+reports both give it: the lines of the environment block
+(environment.summary_block) that are the same on every host once, then
+only the lines that differ, in the shape `env --diff` and the cluster
+section's keys have (analysis.cluster env_differences: line | text on most
+hosts | hosts that differ). One block per host repeated a near-identical
+block five times for 4 nodes and the launching host, and a reader had to
+compare them line by line to find the one that differs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterbench.analysis.cluster.analysis import EnvDifference, env_differences, nodes
+from clusterbench.analysis.cluster.analysis import EnvDifference, env_differences, is_cluster_run, nodes
 
 
 # beside the host a cluster run was launched from, where it is no node (html.launching_only too)
@@ -20,7 +22,7 @@ LAUNCHED_ONLY = " (launched the run, not a node)"
 @dataclass
 class ClusterEnvironment:
     hosts: list[str]                   # every host with a snapshot, the launching host too
-    launching: list[str]               # those of them that launched the run and are no node
+    launching: list[str]               # those of them that launched a cluster run and are no node
     same: list[tuple[str, str]]        # (line, text) the same on every host
     differ: list[EnvDifference]        # key = the line's name, most = its text on most hosts
 
@@ -38,7 +40,9 @@ def cluster_environment(run: dict) -> ClusterEnvironment:
     differ = env_differences(lines) if len(lines) > 1 else []
     differing = {d.key for d in differ}
     first = next(iter(lines.values()), {})
-    measured = nodes(run)
+    # a cluster run knows its nodes (its per-node steps' hosts); a run over --hosts launched from one of
+    # them or from a login node stores a snapshot of each alike, and none is said to be no node
+    measured = nodes(run) if is_cluster_run(run) else list(envs)
     return ClusterEnvironment(list(envs), [h for h in envs if h not in measured],
                               [(k, v) for k, v in first.items() if k not in differing], differ)
 

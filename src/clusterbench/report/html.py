@@ -127,7 +127,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
            + (f": <code>{esc(run['command'])}</code>" if run["command"] else "") + "</p>"]
     if run.get("imported_from"):
         out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
-    if run.get("kind") == run_kinds.CLUSTER and len(run["environments"]) > 1:
+    if len(run["environments"]) > 1:   # a cluster run, or a run over --hosts
         from clusterbench.report.cluster_html import environment_section
 
         out += environment_section(run, notes)   # the same on every host once, then what differs

@@ -80,7 +80,7 @@ def render(report: Report) -> str:
                    + (f": {markdown_code(run['command'])}" if run["command"] else "") + "\n")
         if run.get("imported_from"):
             out.append(f"Imported from {md(run['imported_from'])}.\n")
-        if run.get("kind") == run_kinds.CLUSTER and len(run["environments"]) > 1:
+        if len(run["environments"]) > 1:   # a cluster run, or a run over --hosts
             from clusterbench.report.cluster_markdown import environment_lines
 
             out += environment_lines(run)   # the same on every host once, then what differs

@@ -222,8 +222,14 @@ def print_run(console: Console, run: dict) -> None:
         console.print(Text(f"imported from {plain(run['imported_from'])}", style="cyan"))
         from clusterbench.environment.report_block import summary_line
 
-        for host, env in (run.get("environments") or {}).items():   # one line, not a dozen "not recorded"
-            console.print(Text(plain(f"{host}: {summary_line(env)}"), style="cyan"))
+        # one line, not a dozen "not recorded"; the hosts whose line is the same, once (as the report gives a
+        # run over several hosts its environment: report/cluster_environment.py): fio's client/server
+        # output over 16 hosts stated one line 16 times
+        by_line: dict[str, list[str]] = {}
+        for host, env in (run.get("environments") or {}).items():
+            by_line.setdefault(summary_line(env), []).append(host)
+        for line, hosts in by_line.items():
+            console.print(Text(plain(f"{', '.join(hosts)}: {line}"), style="cyan"))
     for st in run["steps"]:
         if st["status"] == "skipped" and not st["summary"]:
             # nothing ran: no table of no rows under a command line that was never run, just why
