@@ -11,6 +11,7 @@ import datetime as dt
 import pytest
 import sqlalchemy as sa
 
+from test_cluster_report import rendered   # a stored run's report, as its date fixes it
 from test_golden_reports import ENV_BASE, STARTED
 
 HOSTS = ["h01", "h02", "h03"]
@@ -42,15 +43,6 @@ def tcp_store(tmp_path_factory):
         c.execute(sa.text("UPDATE runs SET host='h01', pid=NULL, started=:s, finished=:f"),
                   {"s": STARTED, "f": STARTED + dt.timedelta(minutes=1)})
     return store, run_id
-
-
-def rendered(tcp_store, fmt: str, monkeypatch) -> str:
-    from clusterbench.report import render
-    from clusterbench.report.data import Report
-
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(STARTED.timestamp())))
-    store, run_id = tcp_store
-    return render(fmt, Report.of(store, [str(run_id)]))
 
 
 def test_a_run_over_several_hosts_gives_its_environment_once_and_then_what_differs(tcp_store, monkeypatch):
