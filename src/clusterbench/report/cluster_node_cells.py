@@ -1,8 +1,9 @@
 """A node's cell of the per-node table (the nodes side by side), as the
 Markdown (cluster_markdown.py) and HTML (cluster_html.py) sections and
-show (cluster_terminal.py, in the terminal's shorter words) print it: the node's median over its repetitions, its ratio to the median
-of the nodes, and its spread as a step's table gives it (the interval of
-the median named by its coverage, and n). With the median alone a reader
+show (cluster_terminal.py, in the terminal's shorter words) print it: the
+node's median over its repetitions, its ratio to the median of the nodes,
+and its spread as a step's table gives it (the interval of the median
+named by its coverage, and n). With the median alone a reader
 could not tell a node 8 % low from a node whose repetitions scatter 8 %."""
 from __future__ import annotations
 
