@@ -69,12 +69,18 @@ def fill_cluster_store(url: str, himeno_mflops: dict | None = None, link_mib_s: 
             store.add_sample(step, Sample.from_record(record), [])
         store.finish_step(step, "ok", build={"nodes": nodes})
     store.finish_run(run_id, "ok")
+    pin_times(store)
+    return run_id
+
+
+def pin_times(store) -> None:
+    """Every run of the store launched from login1 at STARTED, 7 minutes
+    long, as a golden needs: the same text whenever the test runs."""
     with store.engine.begin() as c:
         c.execute(sa.text("UPDATE runs SET host='login1', pid=NULL, started=:s, finished=:f"),
                   {"s": STARTED, "f": STARTED + dt.timedelta(minutes=7)})
         c.execute(sa.text("UPDATE steps SET started=:s, finished=:f"), {"s": STARTED, "f": STARTED + dt.timedelta(seconds=20)})
         c.execute(sa.text("UPDATE environments SET captured=:s"), {"s": STARTED})
-    return run_id
 
 
 @pytest.fixture(scope="module")

@@ -173,7 +173,8 @@ def test_the_cluster_suite_flags_a_gpu_whose_link_trained_down_and_names_why():
     assert finding.gpu.label == "h03 GPU 1"
     assert finding.causes[0] == "its PCIe link is negotiated at x8 while the others run at x16"
     text = findings.paragraph(view)
-    assert text.startswith("4 nodes, 0 per-node figures, 0 links, 1 environment key that differs. Found: ")
+    # the GPUs counted, not "0 per-node figures, 0 links" of a run that measured only GPUs
+    assert text.startswith("4 nodes, 8 GPUs, 1 environment key that differs. Found: "), text[:100]
     assert "h03 GPU 1 (0000:38:00.0) of 8 GPUs: gpucopy bidir (pinned, copy engine) 50 % below the median" in text
     assert "likely cause: its PCIe link is negotiated at x8 while the others run at x16" in text
     # pageable copies and the GPU kernels' per-node medians are not judged as node figures
@@ -227,7 +228,9 @@ def test_uniform_gpus_flag_nothing():
     view = analysis.analyse(cluster_run({("h01", 0): 55.0, ("h02", 1): 55.6}, {("h03", 0): 4100.0}, envs))
     assert view.gpu_findings == []
     assert {f.name for f in view.gpus} >= {"gpumem triad", "gpucopy d2h (pinned, copy engine)"}
-    assert "Nothing flagged" in findings.paragraph(view)
+    # said of the GPUs measured, not of nodes and links this run did not measure
+    assert findings.paragraph(view) == ("4 nodes, 8 GPUs, 0 environment keys that differ. Nothing flagged: every GPU "
+                                        "within 10% of the median of the GPUs.")
     assert gpus.gpu_sentences(view.gpus, view.gpu_findings) == []
 
 
@@ -538,6 +541,9 @@ def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_
     Markdown report left out every GPU figure."""
     import re
 
+    from test_cluster_report import pin_times
+    from test_golden_reports import STARTED, check, without_plots
+
     from clusterbench import environment
     from clusterbench.report import render
     from clusterbench.report.data import Report
@@ -562,8 +568,11 @@ def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_
             store.add_sample(step, s, [])
         store.finish_step(step, "ok")
     store.finish_run(run_id, "ok")
+    pin_times(store)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(STARTED.timestamp())))
     report = Report.of(store, [str(run_id)])
     md = render("md", report)
+    check("cluster_gpu.md", md)   # the whole document an integrator hands in, GPU figures and all
 
     per_gpu = md[md.index("### Per GPU: GB/s, ratio to the median of the GPUs; ! = flagged"):]
     per_gpu = per_gpu[:per_gpu.index("\n\n###")]
@@ -586,3 +595,4 @@ def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_
                for line in table.splitlines() if not line.startswith("|---")]
     assert len(md_rows) == 1 + 1 + 8 + 1 + 2   # heads, medians, 8 GPUs; head, 2 pairs
     assert md_rows == html_rows
+    check("cluster_gpu.html.txt", without_plots(html))

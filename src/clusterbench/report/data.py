@@ -79,6 +79,13 @@ def params_text(step: dict) -> str:
     return " ".join(f"--{k}={v}" for k, v in step["params"].items())
 
 
+def kernel_command(step: dict) -> str:
+    """The kernel and its parameters as a step's caption gives them: "seqio
+    --dir=/tmp --write=fsync"; the kernel alone when it has none ("gpucopy",
+    not "gpucopy " with a space a code span shows)."""
+    return f"{step['kernel']} {params_text(step)}".rstrip()
+
+
 @dataclass
 class Report:
     """What a format renders: the runs, and for the formats that show one

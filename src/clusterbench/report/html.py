@@ -8,7 +8,7 @@ from collections import defaultdict
 from clusterbench.output.counted_text import counted
 from clusterbench.report import reading_guide
 from clusterbench.report.summary_html import summary_section
-from clusterbench.report.data import Report, params_text, step_title, stop_text
+from clusterbench.report.data import Report, kernel_command, step_title, stop_text
 from clusterbench.environment import value_text
 from clusterbench.report.compare_markdown import env_blocks, no_difference_text
 from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
@@ -138,7 +138,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     for st in run["steps"]:
         out.append(f'<section class="step"><h3>{esc(step_title(st))}: {esc(st["status"])}</h3>')
         stop = f"; {esc(stop_text(st['stop_reason']))}" if st.get("stop_reason") else ""
-        out.append(f"<p><code>{esc(st['kernel'])} {esc(params_text(st))}</code>, {counted(st['ranks'], 'rank')}{stop}</p>")
+        out.append(f"<p><code>{esc(kernel_command(st))}</code>, {counted(st['ranks'], 'rank')}{stop}</p>")
         from clusterbench.conditions.apply import cgroup_caption
 
         if cgroup_caption(st.get("build")):

@@ -10,7 +10,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
 from clusterbench.report import compare_markdown, reading_guide
-from clusterbench.report.data import Report, params_text, step_title
+from clusterbench.report.data import Report, kernel_command, step_title
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
 from clusterbench.report.terminal import ci_words, condition_header, limit_text
@@ -93,7 +93,7 @@ def render(report: Report) -> str:
                 out.append("")
         for st in run["steps"]:
             out.append(f"### {md(step_title(st))}: {st['status']}\n")
-            out.append(f"{markdown_code(st['kernel'] + ' ' + params_text(st))}, {counted(st['ranks'], 'rank')}\n")
+            out.append(f"{markdown_code(kernel_command(st))}, {counted(st['ranks'], 'rank')}\n")
             from clusterbench.conditions.apply import cgroup_caption
 
             if cgroup_caption(st.get("build")):

@@ -9,7 +9,7 @@ from rich.text import Text
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, number, places, span
-from clusterbench.report.data import params_text, step_title, stop_text
+from clusterbench.report.data import kernel_command, step_title, stop_text
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.report.when import started_text
 
@@ -93,7 +93,7 @@ PROSE_WIDTH = 20   # the narrowest a column of words (the limit) is drawn before
 
 def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE, prose: int = PROSE_WIDTH) -> Table:
     """One step's table at a tier (above); .min_width_needed says the width it needs."""
-    caption = f"{st['kernel']} {params_text(st)}, {counted(st['ranks'], 'rank')}"
+    caption = f"{kernel_command(st)}, {counted(st['ranks'], 'rank')}"
     if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):   # a fixed count: n says it
         caption += f"; {stop_text(st['stop_reason'])}"
     dropped = decimal and tier >= NO_DECIMAL

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
-from clusterbench.analysis.cluster.gpus import gpu_sentences
+from clusterbench.analysis.cluster.gpus import gpu_sentences, gpus_measured
 from clusterbench.analysis.cluster.link_faults import node_faults
 from clusterbench.output.figure_digits import number
 from clusterbench.output.unit_symbols import unit_shown
@@ -156,12 +156,23 @@ def paragraph(view: ClusterView) -> str:
     def count(k: int, one: str, many: str) -> str:
         return f"{k} {one if k == 1 else many}"
 
-    head = (f"{n} nodes, {count(len(view.figures), 'per-node figure', 'per-node figures')}, "
-            f"{count(len(view.links), 'link', 'links')}, "
+    # what was measured, the GPUs only where there were any: a GPU-only run said "0 per-node figures, 0 links"
+    gpus = gpus_measured(view.gpus)
+    measured = [f"{n} nodes"] + ([count(len(view.figures), 'per-node figure', 'per-node figures')]
+                                 if view.figures or not gpus else []) \
+        + ([count(gpus, 'GPU', 'GPUs')] if gpus else []) \
+        + ([count(len(view.links), 'link', 'links')] if view.links or not gpus else [])
+    head = (", ".join(measured) + ", "
             f"{count(len(view.env), 'environment key that differs', 'environment keys that differ')}.")
     if not found:
-        return head + (f" Nothing flagged: every node within {view.threshold:.0%} of the median (or within the "
-                       f"spread of the others), every link within {view.link_threshold:.0%} of its reference (its class's best link, or the link's rate).")
+        within = [f"every node within {view.threshold:.0%} of the median (or within the spread of the others)"] \
+            if view.figures or not gpus else []
+        if gpus:
+            within.append(f"every GPU within {view.threshold:.0%} of the median of the GPUs")
+        if view.links or not gpus:
+            within.append(f"every link within {view.link_threshold:.0%} of its reference (its class's best link, "
+                          "or the link's rate)")
+        return head + " Nothing flagged: " + ", ".join(within) + "."
     return head + " Found: " + "; ".join(found) + "."
 
 

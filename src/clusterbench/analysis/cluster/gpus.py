@@ -211,6 +211,10 @@ def pair_verdict(figure: GpuFigure, host: str) -> outliers.NodeValue | None:
     return next((figure.gpus[label] for label, g in figure.where.items() if g.host == host), None)
 
 
+def gpus_measured(figures: list[GpuFigure]) -> int:
+    return len({label for f in figures for label in f.gpus})
+
+
 def gpu_sentences(figures: list[GpuFigure], findings: list[GpuFinding]) -> list[str]:
-    measured = len({label for f in figures for label in f.gpus})
+    measured = gpus_measured(figures)
     return [f.sentence(measured) for f in findings]
