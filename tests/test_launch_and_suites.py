@@ -313,6 +313,25 @@ def test_a_timed_out_launch_names_whom_its_ranks_last_said_they_waited_on():
     assert waits_named(stderr) == ("rank 3 (h04) waited 31 s on rank 2 (h03) and rank 0 (h01); "
                                    "rank 1 (h02) waited 2 s in a barrier of every rank")
     assert waits_named("[mpiexec@vm] main: process manager error\n") == ""
+    # a barrier's or collective's wait knows no peer: it says whom it is of, and the ranks that said
+    # nothing (h03's, stopped) are named from every rank's notes together
+    of_every_rank = ("cbk: rank 0 (h01) has waited 2 s in the timed allreduce of 64 KiB (library), a collective of "
+                     "6 ranks on h01, h02, h03: a rank that does not say so holds it\n"
+                     "1: cbk: rank 1 (h01) has waited 2 s in a barrier of 6 ranks on h01, h02, h03: a rank that does "
+                     "not say so holds it\n"
+                     "cbk: rank 2 (h02) has waited 2 s on rank 4 (h03)\n"
+                     "cbk: rank 3 (h02) has waited 2 s on rank 2 (h02)\n")
+    assert waits_named(of_every_rank).startswith(
+        "ranks 4-5 said nothing, nor any rank on h03: the likely holders of the others' waits; rank 0 (h01) waited 2 s "
+        "in the timed allreduce")
+    # the set-up's, before any host is known; a large job's, past the hosts named
+    assert waits_named("cbk: rank 1 (h02) has waited 2 s in the set-up's exchange of host names, a collective of 3 "
+                       "ranks: a rank that does not say so holds it\n").startswith(
+        "ranks 0, 2 said nothing: the likely holders of the others' waits; rank 1 (h02) waited 2 s in the set-up's")
+    assert waits_named("cbk: rank 0 (h01) has waited 2 s in a barrier of 40 ranks on more than 16 hosts: a rank "
+                       "that does not say so holds it\n").startswith("ranks 1-39 said nothing: the likely holders")
+    # every rank spoke (a wait on peers all round): no one to name
+    assert waits_named(of_every_rank.replace("6 ranks", "4 ranks")).startswith("rank 0 (h01) waited 2 s")
     with subprocess.Popen(["true"]) as proc:
         deadline = Deadline(proc, 10)
         deadline.cancel()

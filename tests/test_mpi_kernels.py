@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 import tomllib
@@ -20,6 +21,7 @@ import sqlalchemy as sa
 from clusterbench.launch import mpi_tuning
 from clusterbench import suites
 from clusterbench.errors import BadInput
+from clusterbench.launch.messages import waits_named
 from clusterbench.launch.mpiexec import flavour
 
 LATENCY_OPS = ["pingpong", "allreduce", "reduce", "alltoall", "allgather", "bcast", "barrier"]
@@ -531,4 +533,58 @@ def test_a_rank_stopped_in_a_timed_collective_is_the_one_the_others_do_not_name(
     notes = re.findall(r"^cbk: rank (\d) \([^)]+\) has waited \d+ s in (.+)$", said, re.M)
     assert sorted(r for r, _ in notes) == ["0", "1"], said
     assert {what for _, what in notes} == {
-        "the timed allreduce of 64 KiB (library), a collective of 3 ranks: a rank that does not say so holds it"}, said
+        f"the timed allreduce of 64 KiB (library), a collective of 3 ranks on {socket.gethostname()}: a rank that "
+        f"does not say so holds it"}, said
+    # the step's message names it: no rank knows, every rank's notes together do (launch/messages.py)
+    assert waits_named(said).startswith("rank 2 said nothing: the likely holder of the others' waits; "), said
+
+
+STOPPED_AT = {
+    # where (CBK_TEST_STOP_AT, kernels/mpi/test_stop.h): the run, and where the others wait
+    "setup": (["mpi", "--op=allreduce", "--sizes=8"],
+              "the set-up's exchange of host names, a collective of 3 ranks: a rank that does not say so holds it"),
+    "barrier": (["mpi", "--op=allreduce", "--sizes=8"],
+                "a barrier of 3 ranks on {host}: a rank that does not say so holds it"),
+    "closing": (["linkmatrix", "--size=4k", "--window=1", "--iterations=2", "--latency-iterations=2"],
+                "the closing exchanges (TCP counts, the records' reductions), a collective of 3 ranks on {host}: a "
+                "rank that does not say so holds it"),
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("point", "rank"), [("setup", 2), ("barrier", 0), ("closing", 1)])
+def test_a_rank_stopped_where_no_wait_was_watched_is_the_one_the_others_notes_leave_out(
+        cbk_bin, mpiexec, tmp_path, point, rank):
+    """A rank stopped (a node frozen) in the set-up's exchange of host names, rank 0 stopped in a
+    barrier, a rank stopped before the link matrix's closing exchanges: the others waited there
+    and said nothing, or (rank 0 in a barrier) said only that they were in one. Now they say
+    where, and of which ranks on which hosts, so the step's message names the rank that did not
+    (a collective's wait knows no peer: kernels/mpi/patient_wait.h). The rank stops itself at that
+    point (the test hook CBK_TEST_STOP_AT): no outside signal could hit it there on time."""
+    import psutil
+
+    args, what = STOPPED_AT[point]
+    others = sorted({0, 1, 2} - {rank})
+    err = tmp_path / "stderr"
+    with open(err, "w") as f:
+        launcher = subprocess.Popen(launch(mpiexec, 3) + [cbk_bin, *args], stdout=subprocess.DEVNULL, stderr=f,
+                                    start_new_session=True,
+                                    env=dict(os.environ, CBK_WAIT_NOTE_S="1", CBK_TEST_STOP_AT=f"{rank}:{point}"))
+    try:
+        for _ in range(300):
+            if len(re.findall(r"^cbk: rank \d ", err.read_text(), re.M)) >= 2 or launcher.poll() is not None:
+                break
+            time.sleep(0.1)
+        said = err.read_text()
+    finally:
+        ranks = psutil.Process(launcher.pid).children(recursive=True) if launcher.poll() is None else []
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(launcher.pid, signal.SIGKILL)   # the stopped rank too: SIGKILL needs no SIGCONT
+        for p in ranks:   # should the launcher's MPI have put its ranks in a group of their own
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        launcher.wait(timeout=30)
+    notes = re.findall(r"^cbk: rank (\d) \([^)]+\) has waited \d+ s in (.+)$", said, re.M)
+    assert sorted(int(r) for r, _ in notes) == others, said
+    assert {w for _, w in notes} == {what.format(host=socket.gethostname())}, said
+    assert waits_named(said).startswith(f"rank {rank} said nothing: the likely holder of the others' waits; "), said

@@ -38,6 +38,7 @@
 #include "../core/cbk.h"
 #include "patient_wait.h"
 #include "tcp_retransmits.h"
+#include "test_stop.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,7 @@ static const struct cbk_param params[] = {
 #define GO_TAG 4096   /* a receiver's "my clock runs" (data messages use tags below the largest window) */
 
 struct linkmatrix_state {
-    char (*host)[HOST_CHARS];    /* every rank's host name */
+    const char (*host)[HOST_CHARS];   /* every rank's host name: on.hosts */
     unsigned char *send, *recv;   /* window * size bytes each */
     double *bw_s, *lat_s;         /* [round][iteration]: this rank as receiver */
     double *zero, *scratch;       /* an idle rank's times; cbk_report_iterations' scratch */
@@ -116,7 +117,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     const OPT *o = opt(a);
     struct linkmatrix_state *s = calloc(1, sizeof *s);
     size_t rounds = c->size > 1 ? (size_t)c->size - 1 : 1, bytes = (size_t)(o->size * (uint64_t)o->window);
-    if (!s || !(s->host = calloc((size_t)c->size, HOST_CHARS)) || !(s->send = malloc(bytes)) ||
+    if (!s || !(s->send = malloc(bytes)) ||
         !(s->recv = malloc(bytes)) || !(s->bw_s = calloc(rounds * (size_t)o->iterations, sizeof(double))) ||
         !(s->lat_s = calloc(rounds * (size_t)o->latency_iterations, sizeof(double))) ||
         !(s->zero = calloc((size_t)longest(o), sizeof(double))) ||
@@ -128,10 +129,9 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     memset(s->send, 0xa5, bytes);
     const char *late = getenv("CBK_TEST_LATE_RECEIVER_MS");
     s->late_receiver_ms = late ? atol(late) : 0;
-    char me[HOST_CHARS] = { 0 };
-    gethostname(me, sizeof me - 1);
-    MPI_Allgather(me, HOST_CHARS, MPI_CHAR, s->host, HOST_CHARS, MPI_CHAR, c->comm);
-    s->on = (struct patient_peers){ c->rank, s->host[0], HOST_CHARS, cbk_wait_note_s() };
+    if (cbk_patient_peers_gather(c->comm, &s->on))
+        cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: out of memory for %d host names", c->size);
+    s->host = (const char (*)[HOST_CHARS])s->on.hosts;
     s->watch = cbk_stall_watch_start(&s->on);
     c->state = s;
     return 0;
@@ -352,6 +352,15 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         measure_one_pair(c, o, s);
     else
         measure(c, o, s);
+    /* the closing exchanges are collectives of every rank: a rank stopped
+     * before or in them holds the others, who say so (the count of records
+     * made is the stretch's progress: a large matrix's many reductions are
+     * not taken for a stall) */
+    double records_made = 0;
+    cbk_stall_watch_enter(s->watch, &records_made, 1,
+                          "the closing exchanges (TCP counts, the records' reductions), a collective of %s: a rank "
+                          "that does not say so holds it", s->on.every_rank);
+    cbk_test_stop_at(c->rank, "closing");
     struct cbk_tcp_sockets *after = cbk_tcp_census();
     uint64_t *sent = s->tcp_sent + (size_t)c->rank * (size_t)c->size;
     uint64_t *again = s->tcp_retransmitted + (size_t)c->rank * (size_t)c->size;
@@ -366,12 +375,18 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
     for (int bw = 1; bw >= (o->latency ? 0 : 1); bw--)
         for (int src = 0; src < c->size; src++)
             for (int dst = 0; dst < c->size; dst++)
-                if (src != dst && report_link(c, o, s, src, dst, bw))
-                    cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: an MPI reduction failed");
+                if (src != dst) {
+                    records_made++;
+                    if (report_link(c, o, s, src, dst, bw))
+                        cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: an MPI reduction failed");
+                }
     for (int src = 0; tcp && src < c->size; src++)
         for (int dst = 0; dst < c->size; dst++)
-            if (src != dst)
+            if (src != dst) {
+                records_made++;
                 report_retransmits(c, o, s, src, dst);
+            }
+    cbk_stall_watch_leave(s->watch);
     return 0;
 }
 
@@ -382,7 +397,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     if (!s)
         return;
     cbk_stall_watch_stop(s->watch);
-    free(s->host);
+    free((char *)s->on.hosts);
     free(s->send);
     free(s->recv);
     free(s->bw_s);

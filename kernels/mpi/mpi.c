@@ -453,7 +453,7 @@ static void schedule(const struct mpi_state *s, uint64_t size, int64_t *n, int64
  * waits, with whom where that is one rank. */
 static void watch(struct mpi_state *s, const char *part, uint64_t size, int64_t iterations)
 {
-    char bytes[32] = "", with[160] = "";
+    char bytes[32] = "", with[sizeof s->on.every_rank + 160] = "";
     if (s->info->sized)
         snprintf(bytes, sizeof bytes, " of %s", cbk_format_size(size, (char[32]){ 0 }, 32));
     if (s->info->kind == PT2PT && s->active)
@@ -462,7 +462,7 @@ static void watch(struct mpi_state *s, const char *part, uint64_t size, int64_t 
     else if (s->info->kind == PT2PT)
         snprintf(with, sizeof with, " (this rank is not paired: it waits in the barriers)");
     else if (s->info->kind == COLLECTIVE)
-        snprintf(with, sizeof with, ", a collective of %d ranks: a rank that does not say so holds it", s->size);
+        snprintf(with, sizeof with, ", a collective of %s: a rank that does not say so holds it", s->on.every_rank);
     cbk_stall_watch_enter(s->watch, iterations ? s->t : NULL, (size_t)iterations, "%s %s%s (%s)%s", part,
                           mpi_op_names[s->plan.op], bytes, mpi_alg_names[s->plan.alg], with);
 }

@@ -1,6 +1,7 @@
 /* Patient waits on MPI requests: see patient_wait.h. */
 #include "patient_wait.h"
 #include "../core/threads.h"
+#include "test_stop.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,11 +37,12 @@ struct many {
     int n;
     MPI_Request *req;
     int *idx;
-    const int *peer;   /* the rank of each request, or NULL (a barrier) */
+    const int *peer;   /* the rank of each request, or NULL (a barrier, a collective) */
+    const char *what;  /* where a wait with no peer is: "a barrier of 3 ranks on ..." */
 };
 
 /* One line: the peers whose requests are still open after waited_s (a
- * request's status is read without completing it), or the barrier. */
+ * request's status is read without completing it), or what it is in. */
 static void note_wait(const struct many *m, const struct patient_peers *on, double waited_s)
 {
     char said[1024] = "";
@@ -61,8 +63,8 @@ static void note_wait(const struct many *m, const struct patient_peers *on, doub
                                 on->hosts + (size_t)p * on->host_chars);
     }
     fprintf(stderr, "cbk: rank %d (%s) has waited %.0f s %s%s\n", on->rank,
-            on->hosts + (size_t)on->rank * on->host_chars, waited_s, m->peer ? "on " : "in a barrier of every rank",
-            m->peer ? (len ? said : "its peers") : "");
+            on->hosts + (size_t)on->rank * on->host_chars, waited_s, m->peer ? "on " : "in ",
+            m->peer ? (len ? said : "its peers") : m->what);
     fflush(stderr);
 }
 
@@ -100,13 +102,13 @@ static int test_any(struct many *m, int *done)
 
 int cbk_patient_waitall(int n, MPI_Request *req, const int *peer, const struct patient_peers *on)
 {
-    struct many m = { n, req, NULL, peer };
+    struct many m = { n, req, NULL, peer, NULL };
     return patient(test_all, &m, on);
 }
 
 int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, const struct patient_peers *on)
 {
-    struct many m = { n, req, idx, peer };
+    struct many m = { n, req, idx, peer, NULL };
     return patient(test_any, &m, on);
 }
 
@@ -114,29 +116,34 @@ int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, cons
  * in turn, lets every rank go: rank 0's wait on each rank is on that rank,
  * so a rank that never arrives (a node stopped) is named. MPI_Ibarrier's
  * wait knows no peer: a rank stopped between two rounds left every other
- * saying only "in a barrier". Linear in the ranks, and only between the
- * timed rounds. Non-overtaking order on (rank, tag) keeps two barriers'
- * messages apart. */
+ * saying only "in a barrier". Rank 0 itself stopped is the rank the
+ * others' notes leave out: they say whom the barrier is of. Linear in the
+ * ranks, and only between the timed rounds. Non-overtaking order on (rank,
+ * tag) keeps two barriers' messages apart. */
 int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on)
 {
     int rank, size, err = MPI_SUCCESS;
     char word = 0;   /* no byte moves; a buffer all the same, for MPI libraries that check it */
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    cbk_test_stop_at(rank, "barrier");
     MPI_Request req[2];
     if (rank != 0) {
-        struct many m = { 2, req, NULL, NULL };
+        char what[sizeof on->every_rank + 64];
+        snprintf(what, sizeof what, "a barrier of %s: a rank that does not say so holds it",
+                 on ? on->every_rank : "every rank");
+        struct many m = { 2, req, NULL, NULL, what };
         MPI_Isend(&word, 0, MPI_BYTE, 0, PATIENT_BARRIER_TAG, comm, &req[0]);
         MPI_Irecv(&word, 0, MPI_BYTE, 0, PATIENT_BARRIER_TAG, comm, &req[1]);
         return patient(test_all, &m, on);
     }
     for (int r = 1; r < size && err == MPI_SUCCESS; r++) {
-        struct many m = { 1, req, NULL, &r };
+        struct many m = { 1, req, NULL, &r, NULL };
         MPI_Irecv(&word, 0, MPI_BYTE, r, PATIENT_BARRIER_TAG, comm, &req[0]);
         err = patient(test_all, &m, on);
     }
     for (int r = 1; r < size && err == MPI_SUCCESS; r++) {
-        struct many m = { 1, req, NULL, &r };
+        struct many m = { 1, req, NULL, &r, NULL };
         MPI_Isend(&word, 0, MPI_BYTE, r, PATIENT_BARRIER_TAG, comm, &req[0]);
         err = patient(test_all, &m, on);
     }
@@ -151,18 +158,57 @@ double cbk_wait_note_s(void)
     return end && (end == text || *end || !(v >= 0)) ? PATIENT_NOTE_S_DEFAULT : v;
 }
 
+/* "3 ranks on h01, h02, h03": each host once, in the order of its first
+ * rank; past PATIENT_HOSTS_NAMED hosts no names ("300 ranks on more than
+ * 16 hosts"), so that a line stays short on a large job. */
+static void describe_every_rank(struct patient_peers *on, int size)
+{
+    const char *named[PATIENT_HOSTS_NAMED];
+    int n_named = 0;
+    bool more = false;
+    for (int r = 0; r < size && !more; r++) {
+        const char *h = on->hosts + (size_t)r * on->host_chars;
+        bool seen = false;
+        for (int j = 0; j < n_named && !seen; j++)
+            seen = strcmp(named[j], h) == 0;
+        if (!seen && n_named == PATIENT_HOSTS_NAMED)
+            more = true;
+        else if (!seen)
+            named[n_named++] = h;
+    }
+    size_t len = (size_t)snprintf(on->every_rank, sizeof on->every_rank, "%d ranks on ", size);
+    if (more) {
+        snprintf(on->every_rank + len, sizeof on->every_rank - len, "more than %d hosts", PATIENT_HOSTS_NAMED);
+        return;
+    }
+    for (int j = 0; j < n_named && len < sizeof on->every_rank; j++)
+        len += (size_t)snprintf(on->every_rank + len, sizeof on->every_rank - len, "%s%s", j ? ", " : "", named[j]);
+}
+
 int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    cbk_test_stop_at(rank, "setup");
     char me[PATIENT_HOST_CHARS] = { 0 };
     gethostname(me, sizeof me - 1);
     char *hosts = calloc((size_t)size, PATIENT_HOST_CHARS);
-    *on = (struct patient_peers){ rank, hosts, PATIENT_HOST_CHARS, cbk_wait_note_s() };
+    /* until the names are here, this rank's own: host_chars 0 makes every rank's name it */
+    struct patient_peers self = { .rank = rank, .hosts = me, .host_chars = 0, .note_after_s = cbk_wait_note_s() };
+    char what[128];
+    snprintf(what, sizeof what,
+             "the set-up's exchange of host names, a collective of %d ranks: a rank that does not say so holds it",
+             size);
     /* every rank takes part, out of memory or not: the others would wait in it */
-    MPI_Allgather(me, PATIENT_HOST_CHARS, MPI_CHAR, hosts ? hosts : me, hosts ? PATIENT_HOST_CHARS : 0, MPI_CHAR,
-                  comm);
+    MPI_Request req;
+    MPI_Iallgather(me, PATIENT_HOST_CHARS, MPI_CHAR, hosts ? hosts : me, hosts ? PATIENT_HOST_CHARS : 0, MPI_CHAR,
+                   comm, &req);
+    struct many m = { 1, &req, NULL, NULL, what };
+    patient(test_all, &m, &self);
+    *on = (struct patient_peers){ rank, hosts, PATIENT_HOST_CHARS, self.note_after_s, "" };
+    if (hosts)
+        describe_every_rank(on, size);
     return hosts ? 0 : -1;
 }
 

@@ -20,6 +20,7 @@
 #define PATIENT_BARRIER_TAG 32767   /* the largest tag MPI guarantees: none of a kernel's own */
 #define PATIENT_HOST_CHARS 64
 #define PATIENT_NOTE_S_DEFAULT 30.0
+#define PATIENT_HOSTS_NAMED 16      /* more than these: "300 ranks on more than 16 hosts" */
 
 /* Whom a wait is on, so that a wait past note_after_s says so on stderr,
  * once, naming each peer whose request is still open: "cbk: rank 1 (h02)
@@ -31,6 +32,11 @@ struct patient_peers {
     const char *hosts;         /* every rank's host name, host_chars apart */
     size_t host_chars;
     double note_after_s;       /* <= 0: say nothing */
+    /* "3 ranks on h01, h02, h03": the waits that know no peer (a barrier, a
+     * collective) say whom they are of, so that the ranks that do not say
+     * so, and a host none of whose ranks does, can be named from every
+     * rank's notes together (launch/messages.py: waits_named) */
+    char every_rank[PATIENT_HOSTS_NAMED * (PATIENT_HOST_CHARS + 2) + 32];
 };
 
 /* As MPI_Waitall with MPI_STATUSES_IGNORE; peer[i] is the rank request i
@@ -40,16 +46,20 @@ int cbk_patient_waitall(int n, MPI_Request *req, const int *peer, const struct p
  * request was already null. */
 int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, const struct patient_peers *on);
 /* As MPI_Barrier, by zero-byte messages through rank 0, whose long wait
- * names the rank not yet arrived; another rank's is said to be in a
- * barrier (whichever rank is late holds it). */
+ * names the rank not yet arrived; another rank's is said to be "in a
+ * barrier of <every_rank>": whichever rank does not say so holds it (rank
+ * 0 stopped too). */
 int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on);
 
 /* CBK_WAIT_NOTE_S, in seconds (PATIENT_NOTE_S_DEFAULT when unset; 0: say
  * nothing). */
 double cbk_wait_note_s(void);
 /* Fills on for this rank of comm: every rank's host name (collective; a
- * buffer of PATIENT_HOST_CHARS a rank, the caller frees on->hosts) and
- * CBK_WAIT_NOTE_S. Returns -1 when out of memory (on->hosts NULL). */
+ * buffer of PATIENT_HOST_CHARS a rank, the caller frees on->hosts),
+ * every_rank and CBK_WAIT_NOTE_S. Its own wait is patient: a rank stopped
+ * before it (a node frozen in the set-up) leaves the others saying they
+ * wait "in the set-up's exchange of host names". Returns -1 when out of
+ * memory (on->hosts NULL). */
 int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on);
 
 /* A stall watch: for the waits that may not be patient, those of a timed
@@ -58,9 +68,12 @@ int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on);
  * calls MPI (MPI_THREAD_FUNNELED is all cbk asks for), sleeps until a
  * watched stretch has stood still note_after_s, then says so on stderr, once,
  * as a patient wait does: "cbk: rank 1 (h02) has waited 30 s in <what>",
- * <what> naming the phase and, where the loop has one, the peer. It
- * cannot tell which rank of a collective is missing (it may not ask
- * MPI); the ranks that do not say so are. Entering (a lock, a clock read
+ * <what> naming the phase and, where the loop has one, the peer, else
+ * on->every_rank. It cannot tell which rank of a collective is missing:
+ * it may not ask MPI, nothing a rank posts before the loop says how far
+ * another got in it, and the loop writes nothing another rank could read
+ * (that would be work in the timed region). The ranks that do not say so
+ * are the ones missing, named from every rank's notes together. Entering (a lock, a clock read
  * and a signal that wakes the thread) and leaving (a lock) are outside the
  * timed loop: enter before the barrier or untimed warm-up exchange that
  * starts it, so that the thread's wake-up is absorbed there. Nothing inside

@@ -55,12 +55,58 @@ def failure_line(stderr: str, status: int) -> str:
 _WAITED_ON = re.compile(r"cbk: (rank \d+ \([^)]*\)) has waited ([\d.]+) s (.+)$", re.M)
 
 
+# what a wait with no peer (a barrier, a collective) says it is of: "of 3 ranks on h01, h02, h03", "of 300 ranks on
+# more than 16 hosts" (names left out), "of 3 ranks" (the set-up's, before any host is known)
+_OF_EVERY_RANK = re.compile(r"of (\d+) ranks(?: on (more than \d+ hosts|[^\s,:]+(?:, [^\s,:]+)*))?")
+_RANK = re.compile(r"rank (\d+) \(([^)]*)\)")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[2, 4, 5, 6] -> "2, 4-6"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def _silent(last: dict[str, tuple[str, str]]) -> str:
+    """The ranks that said nothing while the others said they wait in a
+    barrier or collective of every rank: the ones holding them (stopped,
+    or busy where no wait is watched), a rank's own note cannot know which
+    (kernels/mpi/patient_wait.h). With them each host none of whose ranks
+    said anything, where the notes name every host. "" when every rank
+    spoke or no note was of every rank."""
+    of = [_OF_EVERY_RANK.search(on) for _, on in last.values()]
+    of = [m for m in of if m]
+    if not of:
+        return ""
+    size = max(int(m.group(1)) for m in of)
+    spoke = {int(n): host for n, host in (_RANK.match(r).groups() for r in last)}
+    silent = [r for r in range(size) if r not in spoke]
+    if not silent:
+        return ""
+    hosts = next((m.group(2).split(", ") for m in of if m.group(2) and not m.group(2).startswith("more than")), [])
+    quiet_hosts = [h for h in hosts if h not in spoke.values()]
+    said = f"rank{'s' if len(silent) > 1 else ''} {_ranges(silent)} said nothing"
+    if quiet_hosts:
+        said += f", nor any rank on {', '.join(quiet_hosts)}"
+    return f"{said}: the likely holder{'s' if len(silent) > 1 else ''} of the others' waits"
+
+
 def waits_named(stderr: str) -> str:
     """What each rank that waited long said last of whom it waits on,
     "rank 0 (h01) waited 30 s on rank 2 (h03); ..."; "" when none did. A
-    step that timed out or stalled then names the node it waited on."""
+    step that timed out or stalled then names the node it waited on. Where
+    ranks waited in a barrier or collective (no peer of their own), first
+    the ranks that said nothing, "rank 2 said nothing, nor any rank on h03:
+    the likely holder of the others' waits"."""
     last = {rank: (seconds, on) for rank, seconds, on in _WAITED_ON.findall(stderr)}
-    return "; ".join(f"{rank} waited {seconds} s {on}" for rank, (seconds, on) in last.items())
+    waits = [f"{rank} waited {seconds} s {on}" for rank, (seconds, on) in last.items()]
+    holders = _silent(last)
+    return "; ".join(([holders] if holders else []) + waits)
 
 
 # cbk's watchdog line (kernels/core/finalize.c)
