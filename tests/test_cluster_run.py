@@ -614,8 +614,9 @@ def bytes_moved(ns: str) -> int:
     return int(stats["rx"]["bytes"]) + int(stats["tx"]["bytes"])
 
 
-def stop_links_while_h03_moves(cluster, store: str, moved_bytes: int, *args: str, cbk: str | None = None):
-    """`run cluster --only=links ARGS` with CBK_WAIT_NOTE_S=2 while every process on h03 is
+def stop_links_while_h03_moves(cluster, store: str, moved_bytes: int, *args: str, cbk: str | None = None,
+                               only: str = "links"):
+    """`run cluster --only=ONLY ARGS` with CBK_WAIT_NOTE_S=2 while every process on h03 is
     SIGSTOPped once its namespace has moved moved_bytes (MPI_Init and the set-up's host names
     move KiBs), as a node hung in the kernel or frozen by its hypervisor: the CLI's result, and
     whether h03 was stopped. h03 resumes at the end; its stopped processes are the fault's own,
@@ -636,7 +637,7 @@ def stop_links_while_h03_moves(cluster, store: str, moved_bytes: int, *args: str
     stopper = threading.Thread(target=stop_h03_once_it_moved, daemon=True)
     stopper.start()
     try:
-        p = cli(cluster, store, "run", "cluster", "--only=links", "--repeat", "1", *args, *BOUNDS, "--quiet",
+        p = cli(cluster, store, "run", "cluster", f"--only={only}", "--repeat", "1", *args, *BOUNDS, "--quiet",
                 timeout=150, cbk=cbk, extra_env={"CBK_WAIT_NOTE_S": "2"})
     finally:
         stopper.join(timeout=70)
@@ -696,6 +697,31 @@ def test_a_node_stopped_in_the_timed_latency_exchanges_is_named_by_the_ranks_tha
     assert "timed out" in message, message
     assert re.search(r"rank \d \(h0[124]\) waited \d+ s in the timed latency exchanges of shift 1, "
                      r"receiving from rank 2 \(h03\)", message), message
+    assert not subprocess.run(["ip", "netns", "pids", cluster.host("h03").ns], capture_output=True,
+                              text=True).stdout.split()
+
+
+@pytest.mark.timeout(200)
+def test_a_node_stopped_in_a_timed_collective_is_named_by_the_lines_its_ranks_leave_out(cluster, tmp_path):
+    """h03 stopped in the scaling step's timed allreduce (a million of 64 KiB, stopped once 2 MiB
+    has crossed its link; h01 and h03 only, so one step of two nodes). No rank can know which rank
+    of a collective has not arrived (the stall watch may not ask MPI: kernels/mpi/patient_wait.h),
+    so h01's note said only "a rank that does not say so holds it", and the step ended by
+    --step-timeout named no node. The notes now say whom the collective is of, and the step's
+    message names the rank that said nothing and h03, none of whose ranks did."""
+    store = f"sqlite:///{tmp_path / 'stopped-collective.db'}"
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("h01\nh03\n")
+    p, stopped = stop_links_while_h03_moves(cluster, store, 2 << 20, "--hostfile", str(hostfile),
+                                            "--scaling.op=allreduce", "--scaling.sizes=64k",
+                                            "--scaling.iterations=1000000", "--scaling.min-iterations=1000000",
+                                            "--scaling.warmup=2", "--step-timeout", "12", "--label",
+                                            "stopped-collective", only="scaling")
+    assert stopped, "h03's rank was never seen in the allreduce"
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    messages = [m for name, m in store_rows(store, "select name, message from steps") if name.startswith("scaling")]
+    assert any(m.startswith("timed out") and "; rank 1 said nothing, nor any rank on h03: the likely holder of the "
+               "others' waits; rank 0 (h01) waited" in m for m in messages), messages
     assert not subprocess.run(["ip", "netns", "pids", cluster.host("h03").ns], capture_output=True,
                               text=True).stdout.split()
 
