@@ -543,6 +543,9 @@ STOPPED_AT = {
     # where (CBK_TEST_STOP_AT, kernels/mpi/test_stop.h): the run, and where the others wait
     "setup": (["mpi", "--op=allreduce", "--sizes=8"],
               "the set-up's exchange of host names, a collective of 3 ranks: a rank that does not say so holds it"),
+    "placement": (["mpi", "--op=allreduce", "--sizes=8"],
+                  "the set-up's exchange of placement, a collective of 3 ranks on {host}: a rank that does not say "
+                  "so holds it"),
     "barrier": (["mpi", "--op=allreduce", "--sizes=8"],
                 "a barrier of 3 ranks on {host}: a rank that does not say so holds it"),
     "closing": (["linkmatrix", "--size=4k", "--window=1", "--iterations=2", "--latency-iterations=2"],
@@ -552,12 +555,12 @@ STOPPED_AT = {
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("point", "rank"), [("setup", 2), ("barrier", 0), ("closing", 1)])
+@pytest.mark.parametrize(("point", "rank"), [("setup", 2), ("placement", 1), ("barrier", 0), ("closing", 1)])
 def test_a_rank_stopped_where_no_wait_was_watched_is_the_one_the_others_notes_leave_out(
         cbk_bin, mpiexec, tmp_path, point, rank):
-    """A rank stopped (a node frozen) in the set-up's exchange of host names, rank 0 stopped in a
-    barrier, a rank stopped before the link matrix's closing exchanges: the others waited there
-    and said nothing, or (rank 0 in a barrier) said only that they were in one. Now they say
+    """A rank stopped (a node frozen) in the set-up's exchange of host names or of placement, rank 0
+    stopped in a barrier, a rank stopped before the link matrix's closing exchanges: the others
+    waited there and said nothing, or (rank 0 in a barrier) said only that they were in one. Now they say
     where, and of which ranks on which hosts, so the step's message names the rank that did not
     (a collective's wait knows no peer: kernels/mpi/patient_wait.h). The rank stops itself at that
     point (the test hook CBK_TEST_STOP_AT): no outside signal could hit it there on time."""

@@ -6,6 +6,7 @@
  * and the median and p99 over iterations, so OSU-style and IMB-style figures
  * come from one run. Method and formulas: docs/kernels/mpi.md. */
 #include "mpi_kernel.h"
+#include "test_stop.h"
 
 #include "../core/buffer.h"
 #include "../core/params.h"
@@ -318,12 +319,19 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "mpi: cannot allocate buffers for %llu-byte messages on %d ranks",
                  (unsigned long long)b.largest, c->size);
 
-    mpi_placement(c, s, opt(a)->pairing);
-    if (c->rank == 0)
-        mpi_tuning_variables(s);
+    /* the host names first, so that the placement's collectives are watched: a rank stopped there
+     * holds the others, who say so */
     if (cbk_patient_peers_gather(s->comm, &s->on))
         cbk_fail(c, CBK_EXIT_FAILED, "mpi: out of memory for %d host names", c->size);
     s->watch = cbk_stall_watch_start(&s->on);
+    cbk_stall_watch_enter(s->watch, NULL, 0,
+                          "the set-up's exchange of placement, a collective of %s: a rank that does not say so "
+                          "holds it", s->on.every_rank);
+    cbk_test_stop_at(c->rank, "placement");
+    mpi_placement(c, s, opt(a)->pairing);
+    cbk_stall_watch_leave(s->watch);
+    if (c->rank == 0)
+        mpi_tuning_variables(s);
     return 0;
 }
 

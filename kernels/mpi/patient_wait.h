@@ -73,11 +73,11 @@ int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on);
  * it may not ask MPI, nothing a rank posts before the loop says how far
  * another got in it, and the loop writes nothing another rank could read
  * (that would be work in the timed region). The ranks that do not say so
- * are the ones missing, named from every rank's notes together. Entering (a lock, a clock read
- * and a signal that wakes the thread) and leaving (a lock) are outside the
- * timed loop: enter before the barrier or untimed warm-up exchange that
- * starts it, so that the thread's wake-up is absorbed there. Nothing inside
- * the loop changes; the thread wakes during a loop only once every
+ * are the ones missing, named from every rank's notes together. Entering
+ * (a lock, a clock read and a signal that wakes the thread) and leaving (a
+ * lock) are outside the timed loop: enter before the barrier or untimed
+ * warm-up exchange that starts it, so that the thread's wake-up is
+ * absorbed there. Nothing inside the loop changes; the thread wakes during a loop only once every
  * note_after_s of it (30 s by default), to read the times the loop has
  * written: a loop shorter than that never meets it. */
 struct cbk_stall_watch;
