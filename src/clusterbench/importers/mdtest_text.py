@@ -1,6 +1,7 @@
-"""mdtest text output (mdtest 1.9.3 in IOR 3.2, 3.3, 4.0 and IOR's master
-after 4.0, "4.1.0+dev"): the launch line (version, tasks, nodes), the
-command line, and the SUMMARY rate (and time) tables, one row per operation.
+"""mdtest text output (LLNL's mdtest 1.7 to 1.9.3, the 1.9.3 in IOR 3.2,
+IOR 3.3, 4.0 and IOR's master after 4.0, "4.1.0+dev"): the launch line
+(version, tasks, nodes), the command line, and the SUMMARY rate (and
+time) tables, one row per operation.
 
 mdtest prints only the max, min, mean and standard deviation over its
 iterations, so each operation is one sample: the mean rate in items/s,
@@ -24,7 +25,8 @@ from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, invoc
                                    mdtest_status_file, mdtest_stonewall, measurement)
 from clusterbench.importers.ior_common import argv_of, number
 
-LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)", re.M)
+# LLNL's mdtest 1.8 and older: "... on 1 nodes"
+LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node(?:\(s\)|s)", re.M)
 COMMAND = re.compile(r"^Command line used: (.+)$", re.M)
 # 3.x/4.0: "SUMMARY rate: (of 2 iterations)" and "SUMMARY time: ..."; 1.9.x (LLNL's, before
 # IOR took it in): "SUMMARY: (of 3 iterations)", rates only; IOR's master since 2023 (commit
