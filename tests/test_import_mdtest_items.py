@@ -1,4 +1,6 @@
-"""clusterbench import of mdtest: LLNL's mdtest 1.7 to 1.9.3.
+"""clusterbench import of mdtest: the item counts and tree shape of each
+phase, LLNL's mdtest 1.7 to 1.9.3, and the runs whose item count is not
+the one line mdtest prints (later iterations' directories).
 Real outputs in tests/fixtures/import (tests/fixtures/README says how
 each was made)."""
 from __future__ import annotations
@@ -18,6 +20,29 @@ def phases(name: str, run_index: int = 0) -> dict:
     return {s.phase: s for s in step.samples}
 
 
+@pytest.mark.parametrize("name, items_per_rank, tree_dirs, items_per_dir, iterations", [
+    ("mdtest-4.0.0-tree-items-per-dir-times.txt", 35, 7, 5, 2),     # -I 5 -z 2 -b 2 -i 2 -P
+    ("mdtest-3.2.1-files-only-tree.txt", 16, 4, 4, 2),              # -F -I 4 -z 1 -b 3 -i 2
+    ("mdtest-4.1.0+dev-files-only-leaf.txt", 12, 7, 3, 1),          # -F -I 3 -z 2 -b 2 -L: 4 leaves
+    ("mdtest-3.3.0-files-only-unique-iterations.txt", 20, 1, 20, 3),  # -F -n 20 -u -i 3
+    ("mdtest-1.9.3-llnl-iterations.txt", 20, 1, 20, 3),             # LLNL's own build, -n 20 -i 3
+    ("mdtest-1.8.4-llnl-iterations.txt", 20, 1, 20, 2),             # LLNL's, "on 1 nodes", -n 20 -i 2
+    ("mdtest-4.0.0.txt", 50, 1, 50, 2),                             # -n 50 -i 2
+])
+def test_mdtest_item_counts_and_tree_shape_are_in_each_phase_record(name, items_per_rank, tree_dirs,
+                                                                    items_per_dir, iterations):
+    by_phase = phases(name)
+    for phase, s in by_phase.items():
+        if phase.startswith("tree-"):   # its rate counts the tree's directories
+            assert (s.record["tree_dirs"], "items_per_rank" in s.record) == (tree_dirs, False), phase
+        else:
+            assert (s.record["items_per_rank"], s.record["tree_dirs"], s.record["items_per_dir"]) == \
+                (items_per_rank, tree_dirs, items_per_dir), phase
+        assert s.record["iterations"] == iterations
+    if name.endswith("-times.txt"):   # the -I tree's count checks the time table, which is kept
+        assert by_phase["dir-create"].record["min_seconds"] == 0.018
+
+
 def test_llnl_mdtest_1_7_and_1_8_are_read():
     # "... on 1 nodes" (1.9 prints "node(s)"); LLNL's 1.7.4 calls itself 1.7.3 and has no file read
     # and no tree phases
@@ -28,6 +53,30 @@ def test_llnl_mdtest_1_7_and_1_8_are_read():
         assert (run.version, step.ranks, step.kernel, len(step.samples)) == (version, 2, "metadata", count)
         assert {s.phase: s for s in step.samples}["file-stat"].record["iterations"] == 2
     assert phases("mdtest-1.8.4-llnl-iterations.txt")["dir-stat"].value == 1041259.138
+
+
+def test_mdtest_directories_of_later_iterations_do_the_stonewall_count():
+    # IOR 4.0.0, -n 200 -W 1 -w 1048576 -y -i 2 -P with directories: the first iteration's hit (most 133)
+    # became mdtest's item count, so the second iteration made 266 directories, not 400 (0.398 s x
+    # 667.567/s): the time table holds each phase's seconds and is kept
+    by_phase = phases("mdtest-4.0.0-stonewall-directories-iterations.txt")
+    create = by_phase["dir-create"].record
+    assert (create["min_seconds"], create["max_seconds"]) == (0.398, 0.665)
+    assert "items_per_rank" not in create   # 200, then 133: not one count
+    (run,) = parse_file(str(FIXTURES / "mdtest-4.0.0-stonewall-directories-iterations.txt"))
+    assert not any("time table" in n for n in run.notes)
+
+
+def test_mdtest_status_file_with_directories_counts_each_kind_of_item():
+    # two runs without -F in one log: -C -W 1 -x wrote 195 (its hit's most); -T -E -r -x read it: the
+    # directory phases did -n's 200 per rank, the file phases the file's 195
+    writer = phases("mdtest-4.1.0+dev-stonewall-file-with-directories.txt", 0)
+    reader = phases("mdtest-4.1.0+dev-stonewall-file-with-directories.txt", 1)
+    assert writer["dir-create"].record["items_per_rank"] == 200
+    assert writer["file-create"].record["items_per_rank"] == 195
+    assert reader["dir-stat"].record["items_per_rank"] == 200 and reader["dir-remove"].record["seconds"] == 0.927
+    assert (reader["file-stat"].record["items_per_rank"], reader["file-stat"].record["stonewall_status_file_items"]) \
+        == (195, 390)
 
 
 def test_import_of_llnl_mdtest_1_8_stores_it_and_a_cut_one_is_refused_in_one_line(cli, store_url, tmp_path):

@@ -6,14 +6,16 @@ time) tables, one row per operation.
 mdtest prints only the max, min, mean and standard deviation over its
 iterations, so each operation is one sample: the mean rate in items/s,
 under the metadata kernel's phase name (dir-create, file-stat, tree-remove,
-...), with max, min, standard deviation, iterations and the mean time in
-the record. A run the stonewall timer (-W) stopped keeps what mdtest
-printed of it (mdtest_stonewall.py), a run that took its file phases'
-count from a stonewall status file (-x) that count (mdtest_status_file.py);
-a phase mdtest warned of failed items in is left out (mdtest_failed_items.py). The command line is read by
-clusterbench's mdtest parser (clusterbench.tools.mdtest_args) into the
-metadata step `clusterbench mdtest` runs for the same line; a line it
-refuses is stored as an mdtest step.
+...), with max, min, standard deviation, iterations, the mean time, the
+items per rank and the tree's shape in the record (mdtest_items.py). A
+run the stonewall timer (-W) stopped keeps what mdtest printed of it
+(mdtest_stonewall.py), a run that took its file phases' count from a
+stonewall status file (-x) that count (mdtest_status_file.py); a phase
+mdtest warned of failed items in is left out (mdtest_failed_items.py).
+The command line is read by clusterbench's mdtest parser
+(clusterbench.tools.mdtest_args) into the metadata step `clusterbench
+mdtest` runs for the same line; a line it refuses is stored as an mdtest
+step.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import re
 
 from clusterbench.errors import BadInput
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, invocations, mdtest_failed_items,
-                                   mdtest_status_file, mdtest_stonewall, measurement)
+                                   mdtest_items, mdtest_status_file, mdtest_stonewall, measurement)
 from clusterbench.importers.ior_common import argv_of, number
 
 # LLNL's mdtest 1.8 and older: "... on 1 nodes"
@@ -81,6 +83,7 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     times: dict[str, dict] = {}
     items = list(ITEMS.finditer(text))
     asked, iterations = (int(items[-1].group(1)) if items else None), int(tables[0].group(3))
+    tree = mdtest_items.tree_of(argv_of(run.command)) if run.command else None
     stonewall = mdtest_stonewall.read(text, ranks)
     status = mdtest_status_file.read(text, run.command, written)
     mdtest_status_file.remember(status, written, mdtest_stonewall.limit_seconds(run.command) is not None,
@@ -88,6 +91,7 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     file_items = stonewall.items_per_iteration(asked, iterations)
     if status:
         file_items = status.file_items(ranks, file_items)
+    dir_items = _dir_items(asked, iterations, stonewall, status, ranks)
     for i, t in enumerate(tables):
         body = text[t.end(): tables[i + 1].start() if i + 1 < len(tables) else len(text)]
         table_line = first_line + text.count("\n", 0, t.end())
@@ -110,11 +114,12 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
             rates.pop(phase, None)
             times.pop(phase, None)
         run.notes.append(mdtest_failed_items.note(failed, left_out))
-    if times and file_items is None:
-        run.notes.append("the SUMMARY time table cannot be checked against the file phases' item count (read "
-                         "from the stonewall status file, not printed): left out")
+    if times and (file_items is None or dir_items is None):
+        run.notes.append(f"the SUMMARY time table cannot be checked against the "
+                         f"{'file' if file_items is None else 'directory'} phases' item count (read from the "
+                         f"stonewall status file, not printed): left out")
     elif times:
-        if _seconds_per_phase(rates, times, [asked] if asked else [], file_items):
+        if _seconds_per_phase(rates, times, dir_items, file_items):
             for phase, f in rates.items():
                 f.update(times.get(phase, {}))
         else:
@@ -125,6 +130,7 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     # -n 0, or a phase not chosen, -C/-T/-E/-r): not a rate of 0, no rate at all
     idle = [p for p, f in rates.items() if f["mean_items_per_s"] == 0 and f["max_items_per_s"] == 0]
     rates.get("file-create", {}).update(stonewall.fields(run.command))
+    _add_item_counts(rates, tree, mdtest_items.one_count(dir_items, ranks), mdtest_items.one_count(file_items, ranks))
     if stonewall.hits:
         run.notes.append(stonewall.note(items[-1].group(0) if items else None, iterations))
     if status:
@@ -151,7 +157,33 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     return run
 
 
-def _seconds_per_phase(rates: dict, times: dict, items: list[int], file_items: list[int]) -> bool:
+def _dir_items(asked: int | None, iterations: int, stonewall, status, ranks: int) -> list[int] | None:
+    """The directory phases' item counts per iteration (mdtest_items); None
+    where a later iteration did a count read from the status file that the
+    output does not hold."""
+    later = [most * ranks for _, most, _ in stonewall.hits]
+    if status and status.reads and not status.unreadable:
+        if status.per_rank is None:
+            return None if iterations > 1 else ([asked] if asked else [])
+        later.append(status.per_rank * ranks)
+    return mdtest_items.dir_items_per_iteration(asked, iterations, later)
+
+
+def _add_item_counts(rates: dict, tree, dir_per_rank: int | None, file_per_rank: int | None) -> None:
+    """items_per_rank (where every iteration did one count) and the tree's
+    shape in each phase's record, named as the metadata kernel names them."""
+    for phase, f in rates.items():
+        if phase.startswith("tree-"):   # its rate counts tree directories, not items
+            f.update({"tree_dirs": tree.dirs} if tree else {})
+            continue
+        per_rank = dir_per_rank if phase.startswith("dir-") else file_per_rank
+        if per_rank is not None:
+            f["items_per_rank"] = per_rank
+        if tree:
+            f.update(tree.fields(per_rank))
+
+
+def _seconds_per_phase(rates: dict, times: dict, dir_items: list[int], file_items: list[int]) -> bool:
     """Whether the time table holds each phase's seconds (the slowest rank's,
     per iteration), the figure `rate = items / seconds` was made of. mdtest
     prints that array (time[]) in every version, but since 2024 (IOR commit
@@ -170,7 +202,7 @@ def _seconds_per_phase(rates: dict, times: dict, items: list[int], file_items: l
         t = times.get(phase)
         if t is None or phase.startswith("tree-") or not r["max_items_per_s"]:
             continue
-        counts = file_items if phase.startswith("file-") else items
+        counts = file_items if phase.startswith("file-") else dir_items
         if not counts:
             return False
         least, most = min(counts), max(counts)
