@@ -1,6 +1,6 @@
 """clusterbench import of mdtest: the item counts and tree shape of each
 phase, LLNL's mdtest 1.7 to 1.9.3, and the runs whose item count is not
-the one line mdtest prints (later iterations' directories).
+the one line mdtest prints (later iterations' directories, LLNL's -I -L).
 Real outputs in tests/fixtures/import (tests/fixtures/README says how
 each was made)."""
 from __future__ import annotations
@@ -41,6 +41,21 @@ def test_mdtest_item_counts_and_tree_shape_are_in_each_phase_record(name, items_
         assert s.record["iterations"] == iterations
     if name.endswith("-times.txt"):   # the -I tree's count checks the time table, which is kept
         assert by_phase["dir-create"].record["min_seconds"] == 0.018
+
+
+def test_llnl_mdtest_with_items_per_dir_and_leaf_only_rates_are_of_the_items_it_made():
+    # -F -I 3 -z 2 -b 2 -L on 2 ranks: LLNL's mdtest 1.9.3 prints "2 tasks, 42 files" (3 in each of the 7
+    # tree directories) and its rates of 42, but made 24 (3 in each of the 4 leaves; counted after -C)
+    old = phases("mdtest-1.9.3-llnl-files-only-leaf.txt")
+    assert old["file-create"].value == pytest.approx(5378.559 * 4 / 7)
+    assert old["file-create"].record["max_items_per_s"] == pytest.approx(5378.559 * 4 / 7)
+    assert old["file-stat"].record["items_per_rank"] == 12
+    assert old["tree-create"].value == 2887.553   # the tree is whole: its 7 directories over the time
+    (run,) = parse_file(str(FIXTURES / "mdtest-1.9.3-llnl-files-only-leaf.txt"))
+    assert any("only in the 4 leaves (24 items)" in n and "scaled by 4/7" in n for n in run.notes)
+    # IOR's mdtest (here master's, 4.1.0+dev) counts the leaves: "2 tasks, 24 files", rates as printed
+    new = phases("mdtest-4.1.0+dev-files-only-leaf.txt")
+    assert new["file-create"].value == 21431.402 and new["file-create"].record["items_per_rank"] == 12
 
 
 def test_llnl_mdtest_1_7_and_1_8_are_read():

@@ -3,7 +3,7 @@ the "2 tasks, 100 files/directories" line (the items of every rank) and the
 command line's -z (depth), -b (branching), -I (items per directory), -L
 (items in the leaves only), read as every mdtest reads them.
 
-What makes the line not every phase's count:
+Two things make the line not every phase's count:
 
 - **Later iterations' directories.** mdtest keeps one global item count
   and changes it inside file creation (a stonewall hit, -W: the most any
@@ -12,6 +12,12 @@ What makes the line not every phase's count:
   first, so from the second iteration on they do the changed count: IOR
   4.0.0's `mdtest -n 200 -W 1 -w 1048576 -y -i 2 -P` made 400 directories
   in its first iteration and 266 (its hit's 133 x 2 ranks) in its second.
+- **LLNL's mdtest before IOR took it in (1.8, 1.9.x) with -I and -L.** It
+  counts -I items in every tree directory (`items = items_per_dir *
+  num_dirs_in_tree`) but makes them only in the b^z leaves, and its rates
+  are that count over the time (`items*size/(t[1] - t[0])`): -I 3 -z 2 -b 2
+  -L on 2 ranks printed "2 tasks, 42 files" and made 24 (counted on disk
+  after -C). IOR's mdtest 1.9.3 (IOR 3.2) and later count the leaves.
 """
 from __future__ import annotations
 
@@ -68,6 +74,23 @@ def tree_of(argv: list[str]) -> Tree:
             values[opt] = True
     return Tree(int(values.get("-z", 0)), int(values.get("-b", 1)), int(values.get("-I", 0)),
                 bool(values.get("-L", False)))
+
+
+def llnl_leaf_factor(tree: Tree, llnl_format: bool) -> float | None:
+    """The factor from LLNL mdtest's rates to the items it made (leaves over
+    tree directories), where it counted items it never made; else None.
+    `llnl_format`: the output has LLNL's "SUMMARY: (of N iterations)"."""
+    if not (llnl_format and tree.leaf_only and tree.items_per_dir_option) or tree.leaves == tree.dirs:
+        return None
+    return tree.leaves / tree.dirs
+
+
+def llnl_leaf_note(tree: Tree, ranks: int, items_line: str | None) -> str:
+    printed = f"the line '{items_line}'" if items_line else "its item count"
+    made = tree.items_per_dir_option * tree.leaves * ranks
+    return (f"LLNL's mdtest with -I and -L counts -I items in each of the {tree.dirs} tree directories "
+            f"({printed}) but makes them only in the {tree.leaves} leaves ({made} items); its directory and "
+            f"file rates are of the count it printed: scaled by {tree.leaves}/{tree.dirs} to the items made")
 
 
 def dir_items_per_iteration(asked: int | None, iterations: int, file_counts_after: list[int]) -> list[int]:

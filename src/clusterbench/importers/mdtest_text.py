@@ -84,6 +84,10 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     items = list(ITEMS.finditer(text))
     asked, iterations = (int(items[-1].group(1)) if items else None), int(tables[0].group(3))
     tree = mdtest_items.tree_of(argv_of(run.command)) if run.command else None
+    # LLNL's format ("SUMMARY: (of N iterations)", no "rate"/"time") counted -I -L items it never made
+    leaf_factor = tree and mdtest_items.llnl_leaf_factor(tree, tables[0].group(1) is None)
+    if leaf_factor:
+        asked = tree.items_per_dir_option * tree.leaves * ranks
     stonewall = mdtest_stonewall.read(text, ranks)
     status = mdtest_status_file.read(text, run.command, written)
     mdtest_status_file.remember(status, written, mdtest_stonewall.limit_seconds(run.command) is not None,
@@ -102,6 +106,8 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
                 continue
             mx, mn, mean, sd = (number(row.group(k)) for k in range(2, 6))
             if t.group(1) in ("rate", None):
+                if leaf_factor and phase.startswith(("dir-", "file-")):
+                    mx, mn, mean, sd = (x * leaf_factor if x is not None else None for x in (mx, mn, mean, sd))
                 rates[phase] = {"iterations": int(t.group(3)), "line": table_line + body.count("\n", 0, row.start(1)),
                                 "mean_items_per_s": mean, "max_items_per_s": mx, "min_items_per_s": mn,
                                 "stddev_items_per_s": sd}
@@ -131,6 +137,8 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     idle = [p for p, f in rates.items() if f["mean_items_per_s"] == 0 and f["max_items_per_s"] == 0]
     rates.get("file-create", {}).update(stonewall.fields(run.command))
     _add_item_counts(rates, tree, mdtest_items.one_count(dir_items, ranks), mdtest_items.one_count(file_items, ranks))
+    if leaf_factor:
+        run.notes.append(mdtest_items.llnl_leaf_note(tree, ranks, items[-1].group(0) if items else None))
     if stonewall.hits:
         run.notes.append(stonewall.note(items[-1].group(0) if items else None, iterations))
     if status:
