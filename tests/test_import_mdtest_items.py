@@ -28,6 +28,9 @@ def phases(name: str, run_index: int = 0) -> dict:
     ("mdtest-1.9.3-llnl-iterations.txt", 20, 1, 20, 3),             # LLNL's own build, -n 20 -i 3
     ("mdtest-1.8.4-llnl-iterations.txt", 20, 1, 20, 2),             # LLNL's, "on 1 nodes", -n 20 -i 2
     ("mdtest-4.0.0.txt", 50, 1, 50, 2),                             # -n 50 -i 2
+    ("mdtest-4.1.0+dev-files-only-tree-times.txt", 294, 7, 42, 2),  # -F -n 300 -z 2 -b 2: 42 in each of 7
+    ("mdtest-4.0.0-files-only-tree-leaf-times.txt", 300, 7, 75, 2),  # -F -n 300 -z 2 -b 2 -L: 4 leaves
+    ("mdtest-3.3.0-dirs-only-tree-times.txt", 300, 4, 75, 2),       # -D -n 300 -z 1 -b 3
 ])
 def test_mdtest_item_counts_and_tree_shape_are_in_each_phase_record(name, items_per_rank, tree_dirs,
                                                                     items_per_dir, iterations):
@@ -39,7 +42,9 @@ def test_mdtest_item_counts_and_tree_shape_are_in_each_phase_record(name, items_
             assert (s.record["items_per_rank"], s.record["tree_dirs"], s.record["items_per_dir"]) == \
                 (items_per_rank, tree_dirs, items_per_dir), phase
         assert s.record["iterations"] == iterations
-    if name.endswith("-times.txt"):   # the -I tree's count checks the time table, which is kept
+    if name.endswith("-times.txt"):   # the counts check the time table (-P), which is kept
+        assert all("seconds" in s.record for s in by_phase.values())
+    if name == "mdtest-4.0.0-tree-items-per-dir-times.txt":
         assert by_phase["dir-create"].record["min_seconds"] == 0.018
 
 
