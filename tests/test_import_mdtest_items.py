@@ -108,3 +108,13 @@ def test_import_of_llnl_mdtest_1_8_stores_it_and_a_cut_one_is_refused_in_one_lin
     bad = cli("import", str(cut))
     assert bad.status == 2 and bad.stderr.strip().count("\n") == 0 and "no SUMMARY table" in bad.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(1,)]
+
+
+def test_mdtest_status_file_count_equal_to_the_line_is_not_called_another():
+    # IOR 4.0.0, the same two runs: the limit did not stop -C's creation (no "Continue stonewall hit"), so
+    # it wrote -n's 200, and the reading run did the 400 its line says
+    reader = parse_file(str(FIXTURES / "mdtest-4.0.0-stonewall-file-not-reached-with-directories.txt"))[1]
+    (note,) = [n for n in reader.notes if n.startswith("stonewall status file")]
+    assert note.endswith("its file phases did 400 items per iteration, the count of the line "
+                         "'2 tasks, 400 files/directories'")
+    assert {s.phase: s for s in reader.steps[0].samples}["file-stat"].record["items_per_rank"] == 200

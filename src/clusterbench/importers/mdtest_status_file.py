@@ -51,7 +51,10 @@ class StatusFile:
                        stonewall_status_file_items=self.per_rank * ranks)
         return out
 
-    def note(self, ranks: int, items_line: str | None) -> str | None:
+    def note(self, ranks: int, items_line: str | None, asked: int | None) -> str | None:
+        """`asked`: the line's item count (all ranks), which a count read
+        from the file may equal (a creating run the limit did not stop
+        writes -n's)."""
         if not self.reads:
             return None
         head = f"stonewall status file (-x {self.path}): "
@@ -63,9 +66,12 @@ class StatusFile:
                            f"(mdtest prints it with -v; a run earlier in the same log that wrote the file gives "
                            f"it too), not the count of {line}: the rates are of the items done and stand, their "
                            f"item count is unknown")
+        done = self.per_rank * ranks
+        if done == asked:
+            return head + (f"mdtest read {self.per_rank} items per rank from it ({self.source}): its file phases "
+                           f"did {done} items per iteration, the count of {line}")
         return head + (f"mdtest read {self.per_rank} items per rank from it ({self.source}), so its file phases "
-                       f"did {self.per_rank * ranks} items per iteration, not the count of "
-                       f"{line}: the rates are of those")
+                       f"did {done} items per iteration, not the count of {line}: the rates are of those")
 
 
 def read(text: str, command: str | None, written: dict[str, tuple[int | None, int]]) -> StatusFile | None:

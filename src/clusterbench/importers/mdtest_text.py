@@ -145,7 +145,7 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
         for phase in ("file-create",) if not status.reads else mdtest_status_file.READING_PHASES:
             if phase in rates:
                 rates[phase].update(status.fields(ranks))
-        note = status.note(ranks, items[-1].group(0) if items else None)
+        note = status.note(ranks, items[-1].group(0) if items else None, asked)
         if note:
             run.notes.append(note)
     for phase, f in rates.items():
