@@ -118,3 +118,16 @@ def test_mdtest_status_file_count_equal_to_the_line_is_not_called_another():
     assert note.endswith("its file phases did 400 items per iteration, the count of the line "
                          "'2 tasks, 400 files/directories'")
     assert {s.phase: s for s in reader.steps[0].samples}["file-stat"].record["items_per_rank"] == 200
+
+
+def test_mdtest_rank_statistics_columns_are_each_ranks_own_rates():
+    # --showRankStatistics (IOR 4.0.0 and later) puts the max, min and mean of every rank's own rate before
+    # the usual four columns, in both tables; the tree rows' are rank 0's alone (the same figures)
+    for name, create in (("mdtest-4.0.0-rank-statistics.txt", (1602.247, 964.709, 795.026, 848.486)),
+                         ("mdtest-4.1.0+dev-rank-statistics.txt", (1321.279, 901.21, 580.087, 751.037))):
+        by_phase = phases(name)
+        r = by_phase["dir-create"].record
+        assert (by_phase["dir-create"].value, r["rank_items_per_s_max"], r["rank_items_per_s_min"],
+                r["rank_items_per_s_mean"]) == create
+        assert "seconds" in r and r["items_per_rank"] == 50   # the time table's iteration columns still check
+        assert len(by_phase) == 10 and "rank_items_per_s_max" not in by_phase["tree-create"].record

@@ -34,8 +34,11 @@ COMMAND = re.compile(r"^Command line used: (.+)$", re.M)
 # IOR took it in): "SUMMARY: (of 3 iterations)", rates only; IOR's master since 2023 (commit
 # 05742a7) "SUMMARY rate (in ops/sec): ...", and since 2024 (dcc4e40) "SUMMARY time (in ms/op): ..."
 TABLE = re.compile(r"^SUMMARY(?: (rate|time))?(?: \(in ([^)\n]*)\))?:? \(of (\d+) iterations?\)", re.M)
-ROW = re.compile(r"^\s+([A-Z][a-z]+(?: [a-z]+)+)\s*:?\s+(-?[\d.]+(?:e[-+]?\d+)?)\s+(-?[\d.]+(?:e[-+]?\d+)?)\s+"
-                 r"(-?[\d.]+(?:e[-+]?\d+)?)\s+(-?[\d.]+(?:e[-+]?\d+)?)\s*$", re.M)
+NUM = r"(-?[\d.]+(?:e[-+]?\d+)?)"
+# max, min, mean, std dev over the iterations; with --showRankStatistics (IOR 4.0 and later) first the
+# max, min and mean of every rank's own rate (or time) over ranks and iterations
+ROW = re.compile(rf"^\s+([A-Z][a-z]+(?: [a-z]+)+)\s*:?\s+(?:{NUM}\s+{NUM}\s+{NUM}\s+)?{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s*$",
+                 re.M)
 # "2 tasks, 100 files/directories" (also "... files", "... directories"): the items of each phase
 ITEMS = re.compile(r"^\d+ tasks, (\d+) (?:files/directories|files|directories)$", re.M)
 STARTED = re.compile(r"^-- started at (\d\d/\d\d/\d{4} \d\d:\d\d:\d\d) --", re.M)
@@ -104,13 +107,17 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
             phase = PHASES.get(row.group(1))
             if phase is None:
                 continue
-            mx, mn, mean, sd = (number(row.group(k)) for k in range(2, 6))
+            mx, mn, mean, sd = (number(row.group(k)) for k in range(5, 9))
             if t.group(1) in ("rate", None):
                 if leaf_factor and phase.startswith(("dir-", "file-")):
                     mx, mn, mean, sd = (x * leaf_factor if x is not None else None for x in (mx, mn, mean, sd))
                 rates[phase] = {"iterations": int(t.group(3)), "line": table_line + body.count("\n", 0, row.start(1)),
                                 "mean_items_per_s": mean, "max_items_per_s": mx, "min_items_per_s": mn,
                                 "stddev_items_per_s": sd}
+                if row.group(2) is not None and not phase.startswith("tree-"):   # a tree's is rank 0's alone
+                    rates[phase].update(rank_items_per_s_max=number(row.group(2)),
+                                        rank_items_per_s_min=number(row.group(3)),
+                                        rank_items_per_s_mean=number(row.group(4)))
             else:
                 times[phase] = {"seconds": mean, "max_seconds": mx, "min_seconds": mn}
     failed = mdtest_failed_items.failed_per_phase(text)
