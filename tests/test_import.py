@@ -23,7 +23,8 @@ from clusterbench.store import Store
 FIXTURES = REPO / "tests" / "fixtures" / "import"
 ALL = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
 FAILED_RUNS = {"ior-3.2.1-failed-run.json",    # IOR aborted before any result: refused
-               "ior-csv-3.3.0-no-results.csv"}  # IOR 3.3.0 writes no results in CSV (its CSV branches are empty)
+               "ior-csv-3.3.0-no-results.csv",  # IOR 3.3.0 writes no results in CSV (its CSV branches are empty)
+               "mdtest-4.1.0+dev-time-table-only.txt"}  # mdtest -Z prints no rates
 
 
 def one(name: str, fmt: str = "auto"):

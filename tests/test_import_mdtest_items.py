@@ -131,3 +131,12 @@ def test_mdtest_rank_statistics_columns_are_each_ranks_own_rates():
                 r["rank_items_per_s_mean"]) == create
         assert "seconds" in r and r["items_per_rank"] == 50   # the time table's iteration columns still check
         assert len(by_phase) == 10 and "rank_items_per_s_max" not in by_phase["tree-create"].record
+
+
+def test_mdtest_time_table_alone_is_refused_in_one_line(cli, store_url):
+    # mdtest -Z prints only "SUMMARY time (in ms/op)": no rates to store
+    assert cli("import", str(FIXTURES / "mdtest-4.1.0+dev.txt")).status == 0
+    bad = cli("import", str(FIXTURES / "mdtest-4.1.0+dev-time-table-only.txt"))
+    assert bad.status == 2 and bad.stderr.strip().count("\n") == 0
+    assert "only the SUMMARY time table (mdtest -Z)" in bad.stderr
+    assert store_rows(store_url, "select count(*) from runs") == [(1,)]

@@ -82,6 +82,9 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     tables = list(TABLE.finditer(text))
     if not tables:
         raise Unreadable("no SUMMARY table")
+    if all(t.group(1) == "time" for t in tables):
+        raise Unreadable("only the SUMMARY time table (mdtest -Z): the rates are not in this output (run mdtest "
+                         "without -Z, or with -P for both tables)")
     rates: dict[str, dict] = {}
     times: dict[str, dict] = {}
     items = list(ITEMS.finditer(text))
