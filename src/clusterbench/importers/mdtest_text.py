@@ -112,8 +112,9 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
                 continue
             mx, mn, mean, sd = (number(row.group(k)) for k in range(5, 9))
             if t.group(1) in ("rate", None):
-                if leaf_factor and phase.startswith(("dir-", "file-")):
-                    mx, mn, mean, sd = (x * leaf_factor if x is not None else None for x in (mx, mn, mean, sd))
+                if leaf_factor and phase.startswith(("dir-", "file-")):   # to the 3 decimals mdtest printed
+                    mx, mn, mean, sd = (round(x * leaf_factor, 3) if x is not None else None
+                                        for x in (mx, mn, mean, sd))
                 rates[phase] = {"iterations": int(t.group(3)), "line": table_line + body.count("\n", 0, row.start(1)),
                                 "mean_items_per_s": mean, "max_items_per_s": mx, "min_items_per_s": mn,
                                 "stddev_items_per_s": sd}
