@@ -37,8 +37,8 @@ TABLE = re.compile(r"^SUMMARY(?: (rate|time))?(?: \(in ([^)\n]*)\))?:? \(of (\d+
 NUM = r"(-?[\d.]+(?:e[-+]?\d+)?)"
 # max, min, mean, std dev over the iterations; with --showRankStatistics (IOR 4.0 and later) first the
 # max, min and mean of every rank's own rate (or time) over ranks and iterations
-ROW = re.compile(rf"^\s+([A-Z][a-z]+(?: [a-z]+)+)\s*:?\s+(?:{NUM}\s+{NUM}\s+{NUM}\s+)?{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s*$",
-                 re.M)
+ROW = re.compile(rf"^\s+([A-Z][a-z]+(?: [a-z]+)+)\s*:?\s+(?:{NUM}\s+{NUM}\s+{NUM}\s+)?"
+                 rf"{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s*$", re.M)
 # "2 tasks, 100 files/directories" (also "... files", "... directories"): the items of each phase
 ITEMS = re.compile(r"^\d+ tasks, (\d+) (?:files/directories|files|directories)$", re.M)
 STARTED = re.compile(r"^-- started at (\d\d/\d\d/\d{4} \d\d:\d\d:\d\d) --", re.M)
@@ -131,10 +131,9 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
             rates.pop(phase, None)
             times.pop(phase, None)
         run.notes.append(mdtest_failed_items.note(failed, left_out))
-    if times and (file_items is None or dir_items is None):
-        run.notes.append(f"the SUMMARY time table cannot be checked against the "
-                         f"{'file' if file_items is None else 'directory'} phases' item count (read from the "
-                         f"stonewall status file, not printed): left out")
+    if times and (file_items is None or dir_items is None):   # the directories' None only with the files'
+        run.notes.append("the SUMMARY time table cannot be checked against the file phases' item count (read "
+                         "from the stonewall status file, not printed): left out")
     elif times:
         if _seconds_per_phase(rates, times, dir_items, file_items):
             for phase, f in rates.items():
