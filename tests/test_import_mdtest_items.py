@@ -140,3 +140,20 @@ def test_mdtest_time_table_alone_is_refused_in_one_line(cli, store_url):
     assert bad.status == 2 and bad.stderr.strip().count("\n") == 0
     assert "only the SUMMARY time table (mdtest -Z)" in bad.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(1,)]
+
+
+@pytest.mark.parametrize("exists_here", [True, False])
+def test_an_imported_mdtest_steps_directory_is_the_runs_not_what_this_machine_has_at_that_path(tmp_path, exists_here):
+    """-d /tmp/mdt-work/d-1.8.4 was stored as /tmp/mdt-work where that path
+    was missing on the importing machine and as itself where it existed:
+    the same file gave two steps that differ in where they ran."""
+    workdir = tmp_path / "mdtest-work"
+    if exists_here:
+        workdir.mkdir()
+    text = (FIXTURES / "mdtest-1.8.4-llnl-iterations.txt").read_text()
+    assert "-d /tmp/mdt-work/d-1.8.4" in text
+    copy = tmp_path / "mdtest.txt"
+    copy.write_text(text.replace("-d /tmp/mdt-work/d-1.8.4", f"-d {workdir}/"))
+    (run,) = parse_file(str(copy))
+    (step,) = run.steps
+    assert step.kernel == "metadata" and step.params["dir"] == str(workdir)

@@ -240,7 +240,8 @@ def _step(run: ImportedRun, ranks: int, nodes: int) -> ImportedStep:
     ppn = ranks // nodes if nodes > 1 else None
     if run.command:
         try:
-            line = translate(["mpiexec", "-n", str(ranks), *argv_of(run.command)])
+            # the run's -d as it gave it: where this machine has that path is no part of the run
+            line = translate(["mpiexec", "-n", str(ranks), *argv_of(run.command)], here=False)
             return ImportedStep(f"mdtest: {run.command}", "metadata", dict(line.params), ranks, ppn)
         except BadInput as e:
             run.notes.append(f"the command line is not one the metadata kernel runs ({e.message}): "

@@ -81,9 +81,13 @@ class MdtestLine:
     notes: list[str] = field(default_factory=list)
 
 
-def _dir_of(path: str, notes: list[str]) -> str:
+def _dir_of(path: str, notes: list[str], here: bool) -> str:
     """mdtest -d names the directory it works in (and makes it); cbk works
-    in a private directory under the nearest directory that exists."""
+    in a private directory under the nearest directory that exists. Not
+    here (a line read from an imported file): the directory as given, the
+    run's own, whatever this machine holds at that path."""
+    if not here:
+        return path.rstrip("/") or "/"
     if os.path.isdir(path):
         notes.append(f"-d {path}: items are made in a private directory under {path}")
         return path
@@ -92,7 +96,10 @@ def _dir_of(path: str, notes: list[str]) -> str:
     return parent
 
 
-def translate(argv: list[str]) -> MdtestLine:
+def translate(argv: list[str], here: bool = True) -> MdtestLine:
+    """here: the line is to run on this machine (clusterbench mdtest), so
+    -d is looked up in its file system; False for a line an imported file
+    holds, which ran elsewhere."""
     ranks, ppn, rest = _launcher(list(argv))
     program = "mdtest"
     if rest and os.path.basename(rest[0]).lower() == "mdtest":
@@ -136,7 +143,7 @@ def translate(argv: list[str]) -> MdtestLine:
             if "@" in value:
                 problems.append(f"-d {value}: several directories (dir1@dir2) are not implemented")
             else:
-                params["dir"] = _dir_of(value, notes)
+                params["dir"] = _dir_of(value, notes, here)
                 line.path = value
         elif opt == "-F":
             files = True
