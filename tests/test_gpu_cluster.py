@@ -167,7 +167,7 @@ def test_the_cluster_suite_flags_a_gpu_whose_link_trained_down_and_names_why():
     envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
     envs["h03"] = snapshot(3, {(1, "pcie_width_current"): 8})
     view = analysis.analyse(cluster_run({("h03", 1): 27.6}, {}, envs))
-    h2d = next(f for f in view.gpus if f.name == "gpucopy h2d (pinned, copy engine)")
+    h2d = next(f for f in view.gpus if f.name == "GPU link, host to device (pinned, copy engine)")
     assert len(h2d.gpus) == 8 and [v.host for v in h2d.flagged] == ["h03 GPU 1"]
     (finding,) = view.gpu_findings
     assert finding.gpu.label == "h03 GPU 1"
@@ -175,7 +175,7 @@ def test_the_cluster_suite_flags_a_gpu_whose_link_trained_down_and_names_why():
     text = findings.paragraph(view)
     # the GPUs counted, not "0 per-node figures, 0 links" of a run that measured only GPUs
     assert text.startswith("4 nodes, 8 GPUs, 1 environment key that differs. Found: "), text[:100]
-    assert "h03 GPU 1 (0000:38:00.0) of 8 GPUs: gpucopy bidir (pinned, copy engine) 50 % below the median" in text
+    assert "h03 GPU 1 (0000:38:00.0) of 8 GPUs: GPU link, both directions (pinned, copy engine) 50 % below the median" in text
     assert "likely cause: its PCIe link is negotiated at x8 while the others run at x16" in text
     # pageable copies and the GPU kernels' per-node medians are not judged as node figures
     assert not any(f.name.startswith(("gpucopy", "gpumem")) for f in view.figures)
@@ -187,7 +187,7 @@ def test_the_cluster_suite_flags_a_slow_gpu_memory_and_names_its_other_firmware(
     view = analysis.analyse(cluster_run({}, {("h02", 0): 3400.0}, envs))
     (finding,) = view.gpu_findings
     assert finding.gpu.label == "h02 GPU 0"
-    assert [name for name, *_ in finding.figures] == ["gpumem copy", "gpumem triad"]
+    assert [name for name, *_ in finding.figures] == ["GPU memory, copy", "GPU memory, triad"]
     assert finding.causes == ["its firmware (VBIOS) is 96.00.74.00.0B while the others have 96.00.AF.00.01"]
     # the environment table names the firmware difference too
     diff = next(d for d in view.env if d.key == "gpu.0.vbios_version")
@@ -227,7 +227,7 @@ def test_uniform_gpus_flag_nothing():
     envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
     view = analysis.analyse(cluster_run({("h01", 0): 55.0, ("h02", 1): 55.6}, {("h03", 0): 4100.0}, envs))
     assert view.gpu_findings == []
-    assert {f.name for f in view.gpus} >= {"gpumem triad", "gpucopy d2h (pinned, copy engine)"}
+    assert {f.name for f in view.gpus} >= {"GPU memory, triad", "GPU link, device to host (pinned, copy engine)"}
     # said of the GPUs measured, not of nodes and links this run did not measure
     assert findings.paragraph(view) == ("4 nodes, 8 GPUs, 0 environment keys that differ. Nothing flagged: every GPU "
                                         "within 10% of the median of the GPUs.")
@@ -376,12 +376,12 @@ def test_the_cluster_suite_flags_a_slow_pair_of_gpus_and_says_where_to_look():
                    Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]
         steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "status": "ok", "samples": samples})
     view = analysis.analyse({"steps": steps, "environments": envs, "suite": "cluster", "kind": "cluster"})
-    pair = next(f for f in view.gpus if f.name == "gpupeer unidir 0>1, peer on")
+    pair = next(f for f in view.gpus if f.name == "GPU to GPU, one way 0>1, peer on")
     assert len(pair.gpus) == 4 and [v.host for v in pair.flagged] == ["h02 GPU 0"]
     (finding,) = view.gpu_findings
     assert finding.gpu.label == "h02 GPU 0" and finding.peer_copy and not finding.host_copy
     sentence = finding.sentence(8)
-    assert "gpupeer unidir 0>1, peer on 84 % below the median (60.0 vs 370.0 GB/s)" in sentence
+    assert "GPU to GPU, one way 0>1, peer on 84 % below the median (60.0 vs 370.0 GB/s)" in sentence
     assert "look at the link between the two GPUs (nvidia-smi topo -m" in sentence
 
 
@@ -407,8 +407,9 @@ def test_the_cluster_report_puts_every_gpu_side_by_side_and_marks_the_odd_one():
     # the flagged GPU first, then every other by node and index
     assert [g.label for g in tb.gpus] == ["h03 GPU 1"] + [f"h0{h} GPU {g}" for h in range(1, 5) for g in range(2)
                                                           if (h, g) != (3, 1)]
-    assert [f.name for f in tb.columns][:3] == [f"gpucopy {d} (pinned, copy engine)" for d in ("bidir", "d2h", "h2d")]
-    assert [f.name for f in tb.pairs] == ["gpupeer unidir 0>1, peer on", "gpupeer unidir 1>0, peer on"]
+    assert [f.name for f in tb.columns][:3] == [f"GPU link, {d} (pinned, copy engine)"
+                                                for d in ("both directions", "device to host", "host to device")]
+    assert [f.name for f in tb.pairs] == ["GPU to GPU, one way 0>1, peer on", "GPU to GPU, one way 1>0, peer on"]
     assert tb.hosts == ["h01", "h02", "h03", "h04"]
 
     console = Console(record=True, width=400)
@@ -418,7 +419,7 @@ def test_the_cluster_report_puts_every_gpu_side_by_side_and_marks_the_odd_one():
     odd = next(line for line in lines if "h03 GPU 1" in line)
     assert odd.count("!") == 3 and "!27.6 (0.50)" in odd, odd   # h2d, d2h and bidir: half the others
     assert "!" not in next(line for line in lines if "h03 GPU 0" in line)
-    slow_pair = next(line for line in lines if "gpupeer unidir 0>1" in line)
+    slow_pair = next(line for line in lines if "GPU to GPU, one way 0>1" in line)
     assert slow_pair.count("!") == 1 and "!60 (0.16)" in slow_pair, slow_pair
 
     html = "\n".join(cluster_html.gpu_section(view))
@@ -443,15 +444,15 @@ def test_compare_of_two_cluster_runs_says_which_gpu_a_repair_fixed():
     before = {**cluster_run({("h03", 1): 27.6}, {}, faulty), "id": 1}
     after = {**cluster_run({}, {("h01", 0): 3000.0}, healthy), "id": 2}
     changes = {c.what: verdict(c) for c in gpu_changes(analysis.analyse(before), analysis.analyse(after))}
-    assert changes["h03 GPU 1: gpucopy h2d (pinned, copy engine)"] == "fixed"
-    assert changes["h01 GPU 0: gpumem triad"] == "new flag"
-    assert changes["h02 GPU 0: gpumem triad"] == "" and len(changes) == 8 * 5
+    assert changes["h03 GPU 1: GPU link, host to device (pinned, copy engine)"] == "fixed"
+    assert changes["h01 GPU 0: GPU memory, triad"] == "new flag"
+    assert changes["h02 GPU 0: GPU memory, triad"] == "" and len(changes) == 8 * 5
 
     console = Console(record=True, width=250)
     print_cluster_comparison(console, before, after)
     text = " ".join(console.export_text().split())
-    assert text.startswith("Cluster run 2 against run 1: 3 flags gone: h03 GPU 1: gpucopy bidir"), text
-    assert "2 new: h01 GPU 0: gpumem copy, h01 GPU 0: gpumem triad." in text and "GPU by GPU" in text
+    assert text.startswith("Cluster run 2 against run 1: 3 flags gone: h03 GPU 1: GPU link, both directions"), text
+    assert "2 new: h01 GPU 0: GPU memory, copy, h01 GPU 0: GPU memory, triad." in text and "GPU by GPU" in text
 
     # the report of the two runs gives the same GPU table (cluster_before_after.py), flagged changes first
     from clusterbench.report.cluster_before_after import before_after
@@ -461,10 +462,10 @@ def test_compare_of_two_cluster_runs_says_which_gpu_a_repair_fixed():
     found = before_after(before, after)
     md = "\n".join(before_after_lines(found))
     gpu_rows = md[md.index("### GPU by GPU"):].splitlines()[4:]
-    assert gpu_rows[0] == "| h01 GPU 0: gpumem copy | GB/s | 3,914 | 2,850 | 0.73 | new flag |", gpu_rows[0]
-    assert "| h03 GPU 1: gpucopy h2d (pinned, copy engine) | GB/s | 27.6 | 55.3 | 2.00 | fixed |" in gpu_rows[:5]
+    assert gpu_rows[0] == "| h01 GPU 0: GPU memory, copy | GB/s | 3,914 | 2,850 | 0.73 | new flag |", gpu_rows[0]
+    assert "| h03 GPU 1: GPU link, host to device (pinned, copy engine) | GB/s | 27.6 | 55.3 | 2.00 | fixed |" in gpu_rows[:5]
     html = "\n".join(before_after_section(found))
-    assert ('<tr class="flagged"><td>h03 GPU 1: gpucopy h2d (pinned, copy engine)</td><td>GB/s</td>'
+    assert ('<tr class="flagged"><td>h03 GPU 1: GPU link, host to device (pinned, copy engine)</td><td>GB/s</td>'
             "<td class=n>27.6</td><td class=n>55.3</td><td class=n>2.00</td><td>fixed</td></tr>") in html
 
 
@@ -583,7 +584,7 @@ def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_
     assert "| 27.6 (0.50) ! | 27.6 (0.50) ! |" in odd and odd.count(" !") == 3, odd   # h2d, d2h, bidir
     for line in rows.values():
         assert "55.3 (1.00)" in line and "4,120 (1.00)" in line and "!" not in line, line
-    assert "| gpupeer unidir 0>1, peer on | 370 | 370 (1.00) | 60 (0.16) ! | 370 (1.00) | 370 (1.00) |" in md
+    assert "| GPU to GPU, one way 0>1, peer on | 370 | 370 (1.00) | 60 (0.16) ! | 370 (1.00) | 370 (1.00) |" in md
 
     # the same rows, cells and marks as the HTML report's tables
     html = render("html", report)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from clusterbench import catalogue
 from clusterbench.analysis.cluster import outliers
+from clusterbench.analysis.cluster.naming import gpu_figure_name
 from clusterbench.limits.gpu_limits import bus_key, gpu_index, is_gpu_copy, is_gpu_memory
 
 # snapshot keys that tell GPUs apart, in the order a cause is named
@@ -38,7 +39,7 @@ def is_gpu_step(step) -> bool:
 
 @dataclass
 class GpuFigure:
-    name: str                  # "<kernel> h2d (pinned, copy engine)", "<kernel> triad"
+    name: str                  # "GPU link, host to device (pinned, copy engine)", "GPU memory, triad"
     unit: str
     median: float
     gpus: dict[str, outliers.NodeValue]   # label -> verdict
@@ -86,7 +87,7 @@ HOST_COPY, MEMORY, PEER_COPY = "host copy", "memory", "peer copy"
 def _figures_of(step) -> dict[tuple[str, str, str], dict[str, list[float]]]:
     """{(figure name, unit, what it measures): {bus id: values}} of one node's GPU
     step. A copy between GPUs counts for the GPU it starts from; its name
-    says the pair ("gpupeer unidir 0>1, peer on"), so identical nodes'
+    says the pair ("GPU to GPU, one way 0>1, peer on"), so identical nodes'
     same pairs are judged together."""
     samples = [s for s in step["samples"] if s.value is not None]
     largest: dict = {}
@@ -100,7 +101,7 @@ def _figures_of(step) -> dict[tuple[str, str, str], dict[str, list[float]]]:
             bus = bus_key(s.extra("src_gpu_bus_id"))
             value = s.extra("event_gb_per_s")
             if bus is not None and isinstance(value, (int, float)) and value > 0:
-                name = f"{step['kernel']} {s.phase} {s.extra('gpus')}, peer {s.extra('peer')}"
+                name = gpu_figure_name(step["kernel"], s.phase, f" {s.extra('gpus')}, peer {s.extra('peer')}")
                 out.setdefault((name, "GB/s", PEER_COPY), {}).setdefault(bus, []).append(float(value))
             continue
         bus = bus_key(s.extra("gpu_bus_id"))
@@ -109,9 +110,9 @@ def _figures_of(step) -> dict[tuple[str, str, str], dict[str, list[float]]]:
         if is_gpu_copy(s) and s.extra("host_memory") == "pinned" \
                 and s.extra("copy_bytes") == largest.get((s.phase, s.extra("engine"), bus)):
             engine = "copy engine" if s.extra("engine") == "copy" else "copy kernel"
-            name, value = f"{step['kernel']} {s.phase} (pinned, {engine})", s.extra("event_gb_per_s")
+            name, value = gpu_figure_name(step["kernel"], s.phase, f" (pinned, {engine})"), s.extra("event_gb_per_s")
         elif is_gpu_memory(s):
-            name, value = f"{step['kernel']} {s.phase}", (s.extra("best_mb_per_s") or 0) / 1e3
+            name, value = gpu_figure_name(step["kernel"], s.phase), (s.extra("best_mb_per_s") or 0) / 1e3
         else:
             continue
         if isinstance(value, (int, float)) and value > 0:

@@ -46,3 +46,21 @@ def judged_node_by_node(step) -> bool:
     pooled comparison of configurations leaves them to it: pooled, the 4
     nodes' Himeno was one row of n = 12, h03's fault hidden among its peers."""
     return step.host is not None or step.name in (LINKS_STEP, LINKS_ALONE_STEP)
+
+
+@functools.cache
+def _gpu_parts() -> dict[str, dict]:
+    """kernel -> its per-GPU part in the suite (title, words for its phases)."""
+    return {e["kernel"]: e for e in suite_document()["per-gpu"]}
+
+
+def gpu_figure_name(kernel: str, phase: str, detail: str = "") -> str:
+    """A per-GPU figure as the reports name it: its part's title and the
+    phase in words, then what sets it apart (detail): "GPU link, host to
+    device (pinned, copy engine)", "GPU memory, triad", "GPU to GPU, one
+    way 0>1, peer on". A kernel the suite has no part for keeps its name:
+    "gpucopy h2d (pinned, copy engine)"."""
+    part = _gpu_parts().get(kernel)
+    if not part or "title" not in part:
+        return f"{kernel} {phase}{detail}"
+    return f"{part['title']}, {part.get('phases', {}).get(phase, phase)}{detail}"
