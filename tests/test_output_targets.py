@@ -78,6 +78,26 @@ def test_stdout_redirected_to_a_log_with_append_keeps_appending(cbk_bin, store_u
     assert log.read_text() == "earlier line\n" + one_run + one_run
 
 
+def _with_stdout_closed(cbk_bin, store_url, *args):
+    """clusterbench ARGS >&- (a cron line or a daemon's child that closed its stdout)."""
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url)
+    return subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "clusterbench", *args],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+
+
+def test_a_closed_stdout_is_refused_in_one_line_and_stderr_still_written(cbk_bin, store_url, one_run):
+    """Python starts with sys.stdout None when descriptor 1 is closed: -o -
+    was an AttributeError traceback (exit 1), and export without -o printed
+    nothing and said it had (exit 0)."""
+    for args in (["report", "1", "--format", "md", "-o", "-"], ["export", "1"], ["history", "-o", "-"],
+                 ["export", "1", "-o", "/dev/stdout"]):
+        r = _with_stdout_closed(cbk_bin, store_url, *args)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr)
+        assert r.stderr.count("\n") == 1 and "standard output is closed" in r.stderr, (args, r.stderr)
+    r = _with_stdout_closed(cbk_bin, store_url, "export", "1", "--format", "json", "-o", "/dev/stderr")
+    assert r.returncode == 0 and r.stderr == one_run + "wrote /dev/stderr\n", r.stderr
+
+
 def test_a_character_device_is_written_not_replaced(cli, tmp_path, one_run):
     if os.geteuid() != 0:
         pytest.skip("mknod of a character device needs root")

@@ -19,8 +19,7 @@ def command(runs, fmt, output, db_url):
     from clusterbench.report.data import Report
     from clusterbench.files import output_target
 
-    if output:
-        output_target.check(output)
+    output_target.check(output or output_target.STDOUT)   # a closed stdout too: refused before the work
     store = open_store(db_url)
     # as `report` makes it: the Markdown of several labels opens with their comparison (or why there is none)
     text = render(fmt, Report.of(store, list(runs)))

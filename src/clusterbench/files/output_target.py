@@ -45,6 +45,25 @@ def _own_descriptor(path: str) -> int | None:
     return None
 
 
+_CLOSED = {1: "standard output is closed", 2: "standard error is closed"}
+
+
+def _open_for_us(fd: int) -> bool:
+    """Whether fd is a descriptor this command was given. Python sets
+    sys.stdout (sys.stderr) to None when it starts with 1 (2) closed, and
+    the number is then free for the next file opened (SQLite puts /dev/null
+    there), so fstat cannot tell: writing to it went nowhere, or through a
+    stdout of None, a traceback."""
+    stream = {1: sys.stdout, 2: sys.stderr}.get(fd, True)
+    if stream is None:
+        return False
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
 def _kind(path: str) -> str | None:
     """What must happen at path: 'stream', 'replace', or None if it is missing."""
     try:
@@ -71,7 +90,11 @@ def check(path: str, option: str = "-o") -> None:
         raise BadInput(f"{option}: give the name of a file to write (- for stdout)")
     if "\x00" in path:
         raise BadInput(f"{option}: the name holds a NUL byte, which no file name can")
-    if path == STDOUT or _own_descriptor(path) is not None:
+    fd = 1 if path == STDOUT else _own_descriptor(path)
+    if fd is not None:
+        if not _open_for_us(fd):
+            raise BadInput(f"{option} {path}: {_CLOSED.get(fd, f'descriptor {fd} is not open')}:"
+                           " give the name of a file to write")
         return
     try:
         kind = _kind(path)
@@ -112,7 +135,8 @@ def write(path: str, data: str | bytes, option: str = "-o") -> str:
     try:
         fd = 1 if path == STDOUT else _own_descriptor(path)
         if fd is not None:
-            sys.stdout.flush()
+            if sys.stdout is not None:   # what was printed before comes first
+                sys.stdout.flush()
             try:
                 _write_all(fd, payload)
             except BrokenPipeError:
