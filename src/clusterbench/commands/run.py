@@ -215,6 +215,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         from clusterbench.files import output_target
 
         output_target.check(report_path, "--report")   # refused before the run, not after it
+    if label is not None:
+        from clusterbench.store.storable import check_label
+
+        check_label(label)   # run cluster too, before its nodes are probed
     cat = catalogue.load()
     if target == "cluster":
         from clusterbench.run.cluster.use_case import run_cluster

@@ -331,13 +331,21 @@ class Store:
 
     def resolve(self, ref: str) -> list[int]:
         """Run ids for a run id or a label (newest first), through the row
-        layer: show and export of a SQLite store need no SQLAlchemy."""
-        if ref.isdigit() and self.rows.select("runs", {"id": int(ref)}):
-            return [int(ref)]
+        layer: show and export of a SQLite store need no SQLAlchemy. A ref
+        that is both a run's id and another's label (stored before such
+        labels were refused, storable.check_label) is refused: taken as the
+        id, `prune 7` deleted run 7 where the user meant the runs labelled 7."""
+        from clusterbench.store.run_ref import run_id_of
+
+        run_id = run_id_of(ref)
+        by_id = [run_id] if run_id is not None and self.rows.select("runs", {"id": run_id}) else []
         ids = sorted((r.id for r in self.rows.select("runs", {"label": ref})), reverse=True)
-        if not ids:
+        if by_id and ids:
+            raise BadInput(f"'{ref}' is run {run_id}'s id and the label of run(s) {', '.join(map(str, ids))}"
+                           f" in {self.url}: name the labelled runs by their ids")
+        if not by_id and not ids:
             raise BadInput(f"no run with id or label '{ref}' in {self.url} (see: clusterbench list)")
-        return ids
+        return by_id or ids
 
     def run(self, run_id: int) -> Any:
         rows = self.rows.select("runs", {"id": run_id})

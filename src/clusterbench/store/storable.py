@@ -20,9 +20,20 @@ def check_text(what: str, value: str | None, limit: int | None = None) -> None:
         raise BadInput(f"{what} is {len(value)} characters long; the store holds at most {limit}")
 
 
+def check_label(label: str | None) -> None:
+    """A label the store can hold and the commands can name: one of digits
+    only would be read as a run's id by show, compare, report and prune."""
+    from clusterbench.store.run_ref import run_id_of
+
+    check_text("--label", label, text_limits.RUN_LABEL)
+    if label is not None and run_id_of(label) is not None:
+        raise BadInput(f"--label {label}: a label of digits only cannot be told from run {int(label)}'s id"
+                       f" (show, compare, report and prune take either): add a word, e.g. --label n{label}")
+
+
 def check_run(label: str | None, suite: str | None, step_names: Iterable[tuple[str | None, str, dict]]) -> None:
     """The label, suite name, and each step's name, kernel and parameters."""
-    check_text("--label", label, text_limits.RUN_LABEL)
+    check_label(label)
     check_text("the suite's name", suite, text_limits.RUN_SUITE)
     for i, (name, kernel, params) in enumerate(step_names, 1):
         check_text(f"step {i}'s name", name, text_limits.STEP_NAME)

@@ -1,0 +1,49 @@
+"""A run named on the command line (show, compare, report, export, prune,
+env --diff) is an id or a label (store/run_ref.py): a label of digits only
+cannot be told from an id, so none is stored, and one stored before is never
+taken for the run of that id."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from conftest import store_rows
+
+
+def _one_line(r, status: int = 2) -> None:
+    assert r.status == status and "Traceback" not in r.stderr, (r.status, r.stderr)
+    assert r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_label_of_digits_is_refused_and_one_stored_before_is_never_taken_for_an_id(cli, store_url):
+    for label in ("a", "b"):
+        assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet", "--label", label).status == 0
+    for args in (["run", "null", "--repeat", "1", "--label", "1"], ["run", "cluster", "--label", "02"],
+                 ["ior", "-w", "--label", "3"],
+                 ["import", "--label", "4", str(Path(__file__).parent / "fixtures" / "import" / "osu-7.4-bw.txt")]):
+        r = cli(*args)
+        _one_line(r)
+        assert "digits only" in r.stderr, (args, r.stderr)
+    assert store_rows(store_url, "select id, label from runs order by id") == [(1, "a"), (2, "b")]
+
+    # a store written before: run 2 labelled '1'. `prune --run 1` deleted run 1, `compare 1 a` compared run 1
+    with sa.create_engine(store_url).begin() as c:
+        c.execute(sa.text("update runs set label = '1' where id = 2"))
+    for args in (["prune", "--run", "1"], ["show", "1"], ["compare", "1", "a"], ["export", "1"]):
+        r = cli(*args)
+        _one_line(r)
+        assert "'1' is run 1's id and the label of run(s) 2" in r.stderr, (args, r.stderr)
+    assert [i for (i,) in store_rows(store_url, "select id from runs order by id")] == [1, 2]
+    assert cli("show", "2").status == 0
+
+
+def test_a_run_id_of_other_digits_or_past_the_stores_integers_is_no_traceback(cli):
+    assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
+    for ref in ("\u00b2", "\u0661", "99999999999999999999999"):   # '²' and Arabic-Indic 1 are str.isdigit()
+        for args in (["show", ref], ["export", ref], ["compare", ref, "1"], ["env", "--diff", ref, "1"]):
+            r = cli(*args)
+            _one_line(r)
+            assert f"no run with id or label '{ref}'" in r.stderr, (args, r.stderr)
