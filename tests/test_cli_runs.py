@@ -70,6 +70,10 @@ def test_export_formats_are_valid(cli, tmp_path):
     (["run", "missing-suite.toml"], "does not exist"),
     (["show", "nolabel"], "no store at"),  # reading never creates a store (#20 finding 5)
     (["export", "42"], "no store at"),
+    # past MPI's int: an OverflowError traceback once the run was begun, which stayed stored as failed
+    (["run", "null", "--np", "99999999999999999999"], "1<=x<=2147483647"),
+    (["ior", "mpiexec", "-n", "2147483648", "ior", "-w"], "more than MPI can count"),
+    (["import", "--np", "2147483648", "osu.txt"], "1<=x<=2147483647"),
 ])
 def test_bad_input_is_one_line_exit_2_and_stores_nothing(cli, store_url, args, message):
     r = cli(*args)
@@ -77,6 +81,12 @@ def test_bad_input_is_one_line_exit_2_and_stores_nothing(cli, store_url, args, m
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
     if os.path.exists(store_url.removeprefix("sqlite:///")):
         assert store_rows(store_url, "select count(*) from runs") == [(0,)]
+
+
+def test_a_list_limit_past_the_stores_integers_lists_every_run(cli):
+    assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
+    r = cli("list", "--limit", "99999999999999999999")   # was an OverflowError traceback
+    assert r.status == 0 and "clusterbench run null" in r.stdout, r.stderr
 
 
 @pytest.mark.timeout(120)

@@ -6,7 +6,7 @@ import datetime as dt
 import click
 
 from clusterbench import importers
-from clusterbench.commands.options import PathParam, db_option, width_option
+from clusterbench.commands.options import RANK_COUNT, PathParam, db_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import agreeing, counted
 from clusterbench.store.opening import open_existing_store, open_store
@@ -34,7 +34,7 @@ DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"
               help="The files' format; auto reads it from the content. " + importers.help_text() + ".")
 @click.option("--host", help="The host the files' runs ran on, where a file does not name it.")
 @click.option("--date", type=DATE, help="When (UTC) they ran, where a file does not say (default: its mtime).")
-@click.option("--np", "ranks", type=click.IntRange(1),
+@click.option("--np", "ranks", type=RANK_COUNT,
               help="The rank count, where a file does not give it (OSU's collectives).")
 @click.option("--dry-run", is_flag=True, help="Print what would be stored (or why it would be refused); store nothing.")
 @click.option("--again", is_flag=True,

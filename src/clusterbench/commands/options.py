@@ -5,6 +5,8 @@ import datetime as dt
 
 import click
 
+from clusterbench.launch import MAX_RANKS
+
 # a UTC date on the command line (list, history, trend, prune)
 DAY = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m"])
 
@@ -104,6 +106,9 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
     return c or None
 
 
+RANK_COUNT = click.IntRange(1, MAX_RANKS)   # --np, --ppn
+
+
 def _keep_width(ctx, _param, value):
     if value:   # called without --width too: rich (under clusterbench.output.console) only when given
         from clusterbench.output.console import WIDTH_KEY
@@ -125,9 +130,9 @@ def tool_line_options(tool: str, quiet_help: str):
 
     def decorate(f):
         for option in reversed([
-                click.option("--np", "ranks", type=click.IntRange(1), default=None,
+                click.option("--np", "ranks", type=RANK_COUNT, default=None,
                              help="MPI ranks (or give them with a leading `mpiexec -n N`)."),
-                click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node."),
+                click.option("--ppn", type=RANK_COUNT, default=None, help="Ranks per node."),
                 hostfile_option,
                 click.option("--launcher", help=launcher_help()),
                 click.option("--oversubscribe", is_flag=True,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import (PathParam, db_option, hostfile_option, link_speed_option,
+from clusterbench.commands.options import (RANK_COUNT, PathParam, db_option, hostfile_option, link_speed_option,
                                            memory_limit_option, run_conditions, setting_option,
                                            width_option)
 from clusterbench.errors import BadInput
@@ -120,8 +120,8 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.option("--max-time", type=click.FloatRange(1), default=600, show_default=True,
               help="With --repeat auto: stop a step after this many seconds.")
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
-@click.option("--np", "ranks", type=click.IntRange(1), default=None, help="MPI ranks (kernels only).")
-@click.option("--ppn", type=click.IntRange(1), default=None, help="Ranks per node.")
+@click.option("--np", "ranks", type=RANK_COUNT, default=None, help="MPI ranks (kernels only).")
+@click.option("--ppn", type=RANK_COUNT, default=None, help="Ranks per node.")
 @hostfile_option
 @click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True, help="Allow more ranks than cores (Open MPI needs it said).")

@@ -10,6 +10,10 @@ from clusterbench.errors import BadInput
 from clusterbench.launch.job import Job, Launcher
 from clusterbench.extensions.registry import Registry
 
+# MPI counts ranks in a C int (MPI_Comm_size): a larger count given reached
+# the store's integer column as an OverflowError traceback, after a run was begun
+MAX_RANKS = 2**31 - 1
+
 # name, its module's LAUNCHER, what it is in a few words (for --launcher's help)
 LAUNCHERS = Registry("launcher", [
     ("local", "clusterbench.launch.local:LAUNCHER", "this host, one rank"),

@@ -32,7 +32,11 @@ def absolute_paths(steps, cat):
 def tool_ranks(option_ranks: int | None, line_ranks: int | None) -> int:
     """--np, or the tool line's `mpiexec -n N`; both only when they agree."""
     from clusterbench.errors import BadInput
+    from clusterbench.launch import MAX_RANKS
 
+    if line_ranks and line_ranks > MAX_RANKS:
+        raise BadInput(f"the line's {line_ranks} ranks (its launcher's -n, or IOR's -N) are more than MPI can"
+                       f" count ({MAX_RANKS})")
     if option_ranks and line_ranks and option_ranks != line_ranks:
         # the line's count is its launcher's -n, or IOR's -N when it names no launcher
         raise BadInput(f"--np {option_ranks} and the line's {line_ranks} ranks (its launcher's -n, or IOR's -N) "

@@ -8,6 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from clusterbench.store.run_ref import MAX_RUN_ID
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
 
 
@@ -26,7 +27,7 @@ def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | N
         q = q.where(runs.c.started >= since)
     if until:
         q = q.where(runs.c.started < until)
-    if limit:
+    if limit and limit < MAX_RUN_ID:   # more than the store can number is all of them (an SQL integer)
         q = q.limit(limit)
     with engine.connect() as c:
         return c.execute(q).all()
