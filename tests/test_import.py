@@ -595,6 +595,9 @@ def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_
     dry = cli("import", "--dry-run", str(FIXTURES / "ior-4.0.0-shared.json"))
     assert dry.status == 0 and "would store" in dry.stdout and "write [buffered] 2124.9086 MiB/s" in dry.stdout
     assert store_rows(store_url, "select count(*) from runs") == [(2,)]
+    # --dry-run shows what --np would store: it showed 'ranks 0' and the note asking for --np
+    dry = cli("import", "--dry-run", "--again", "--np", "4", str(FIXTURES / "osu-5.3-allreduce.txt"))
+    assert dry.status == 0 and "(ranks 4)" in dry.stdout and "--np" not in dry.stderr, (dry.stdout, dry.stderr)
 
 
 def test_imb_2017_and_2018_banners_and_shell_prompts_around_them(tmp_path):

@@ -61,7 +61,8 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     clusterbench import --label lustre-2023 old-logs/ior-*.txt
     clusterbench import --dry-run results.json
     """
-    from clusterbench.importers.import_runs import Overrides, held_text, imported_before, read_files, store_runs
+    from clusterbench.importers.import_runs import (Overrides, given_ranks, held_text, imported_before, read_files,
+                                                    store_runs)
     from clusterbench.store import text_limits
     from clusterbench.store.imported_run import AlreadyImported
     from clusterbench.store.storable import check_label, check_text
@@ -93,6 +94,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
                     + (f", started {run.started:%Y-%m-%d %H:%M} UTC" if run.started else "")
                     + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
             if dry_run:
+                given_ranks(run, over.ranks)
                 click.echo("would store " + what)
                 for st in run.steps:
                     click.echo(f"  {st.name or st.kernel}: {st.kernel} "

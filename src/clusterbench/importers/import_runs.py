@@ -304,13 +304,19 @@ def store_runs(store, runs: list[ImportedRun], path: str, over: Overrides, sha25
         return store.add_imported_file(rows, imported_sha256=sha256, again=again)
 
 
+def given_ranks(run: ImportedRun, ranks: int | None) -> None:
+    """--np for the steps whose file gives no rank count (OSU's collectives),
+    and no note asking for it; --dry-run shows it as it would be stored."""
+    if ranks and any(st.ranks == 0 for st in run.steps):
+        for st in run.steps:
+            st.ranks = st.ranks or ranks
+        run.notes = [n for n in run.notes if "(give --np)" not in n]
+
+
 def _run_rows(run: ImportedRun, path: str, over: Overrides) -> dict:
     """What the store writes of one run (imported_run.write_run's arguments)."""
     host, started = finish(run, path, over)
-    if over.ranks and any(st.ranks == 0 for st in run.steps):
-        for st in run.steps:
-            st.ranks = st.ranks or over.ranks
-        run.notes = [n for n in run.notes if "(give --np)" not in n]
+    given_ranks(run, over.ranks)
     hosts = list(dict.fromkeys([host, *run.hosts[1:]]))
     snapshots = {}
     for h in hosts:
