@@ -74,6 +74,11 @@ def test_export_formats_are_valid(cli, tmp_path):
     (["run", "null", "--np", "99999999999999999999"], "1<=x<=2147483647"),
     (["ior", "mpiexec", "-n", "2147483648", "ior", "-w"], "more than MPI can count"),
     (["import", "--np", "2147483648", "osu.txt"], "1<=x<=2147483647"),
+    # a timer thread's OverflowError, the run stored without any timeout; nan timed every step out at once
+    (["run", "null", "--step-timeout", "1e308"], "1<=x<=31536000"),
+    (["run", "null", "--step-timeout", "nan"], "nan is not a finite number"),
+    (["run", "null", "--repeat", "auto", "--ci-target", "nan"], "nan is not a finite number"),   # never reached
+    (["compare", "a", "b", "--fail-if", "slower", "--threshold", "nan"], "nan is not a finite number"),   # never failed
 ])
 def test_bad_input_is_one_line_exit_2_and_stores_nothing(cli, store_url, args, message):
     r = cli(*args)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import click
 
@@ -107,6 +108,19 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
 
 
 RANK_COUNT = click.IntRange(1, MAX_RANKS)   # --np, --ppn
+
+
+class Finite(click.FloatRange):
+    """A number within the bounds, and a number: click's FloatRange lets nan
+    through every bound (each comparison with it is false) and inf through an
+    open one, so --threshold nan never failed a --fail-if gate, --ci-target
+    nan was never reached, and --step-timeout nan timed every step out."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number", param, ctx)
+        return number
 
 
 def _keep_width(ctx, _param, value):

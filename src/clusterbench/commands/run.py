@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import (RANK_COUNT, PathParam, db_option, hostfile_option, link_speed_option,
-                                           memory_limit_option, run_conditions, setting_option,
+from clusterbench.commands.options import (RANK_COUNT, Finite, PathParam, db_option, hostfile_option,
+                                           link_speed_option, memory_limit_option, run_conditions, setting_option,
                                            width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
@@ -19,6 +19,10 @@ from clusterbench.run.cluster import straggler as straggler_rule
 from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets
 
+
+# The longest --step-timeout or --stall-floor: a wait of 1e308 s overflowed the timer thread
+# that ends a step (a traceback, and no step was ever ended)
+LONGEST_WAIT_S = 365 * 24 * 3600
 
 # Parameter types whose values never hold a comma: there, a comma lists values to sweep.
 # (A choice-list, such as mpi's --op, takes its comma list itself, in one launch.)
@@ -113,11 +117,11 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="Repetitions of each step (default 5: fewer cannot show a significant difference; a suite's "
                    "own counts unless given; run cluster: 3), or auto: repeat until the median's 95 % CI is within "
                    "--ci-target (run cluster: on each node's own samples).")
-@click.option("--ci-target", type=click.FloatRange(0.1, 100), default=5.0, show_default=True,
+@click.option("--ci-target", type=Finite(0.1, 100), default=5.0, show_default=True,
               help="With --repeat auto: the CI width to reach, in % of the median.")
 @click.option("--max-repeat", type=click.IntRange(6, 100000), default=30, show_default=True,
               help="With --repeat auto: stop after this many repetitions.")
-@click.option("--max-time", type=click.FloatRange(1), default=600, show_default=True,
+@click.option("--max-time", type=Finite(1), default=600, show_default=True,
               help="With --repeat auto: stop a step after this many seconds.")
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
 @click.option("--np", "ranks", type=RANK_COUNT, default=None, help="MPI ranks (kernels only).")
@@ -140,17 +144,17 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
                    "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
 @click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
               "when too few are granted (otherwise that is an error).")
-@click.option("--step-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+@click.option("--step-timeout", type=Finite(1, LONGEST_WAIT_S), default=None, metavar="SECONDS",
               envvar="CLUSTERBENCH_STEP_TIMEOUT", show_envvar=True,
               help="End a launch of a step that runs longer than this (its launcher and every rank), store the "
                    "step as failed with the reason, and go on with the next (default: no limit).")
-@click.option("--stall-floor", type=click.FloatRange(min=1), default=straggler_rule.FLOOR_S, show_default=True,
+@click.option("--stall-floor", type=Finite(1, LONGEST_WAIT_S), default=straggler_rule.FLOOR_S, show_default=True,
               metavar="SECONDS",
               help="run cluster, per-node steps: a node still running when the others ended is ended as stalled "
                    "once it has run the greater of this and --stall-factor x their median duration (with "
                    "--one-at-a-time: of the step's launches that ended well on other nodes earlier; the step's "
                    "first node has no bound). No --step-timeout needed for a stopped node; docs/cluster.md.")
-@click.option("--stall-factor", type=click.FloatRange(min=2), default=straggler_rule.FACTOR, show_default=True,
+@click.option("--stall-factor", type=Finite(2), default=straggler_rule.FACTOR, show_default=True,
               metavar="K",
               help="run cluster: see --stall-floor (10: a node 2-3x slower than the others is a finding, "
                    "flagged, not ended).")
