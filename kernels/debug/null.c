@@ -14,8 +14,9 @@ struct null_options {
 static const struct cbk_param params[] = {
     { .name = "seconds", CBK_AT_REAL(struct null_options, seconds), .default_value = "0", .unit = "s", .min = "0", .max = "3600",
       .help = "time each repetition sleeps inside its timed phase" },
+    /* at most what the store's signed 64-bit bytes column holds: 16777215t was stored as a traceback */
     { .name = "bytes", CBK_AT_SIZE(struct null_options, bytes), .default_value = "1m", .unit = "bytes",
-      .help = "bytes the phase claims to have moved" },
+      .max = "9223372036854775807", .help = "bytes the phase claims to have moved" },
     { .name = "fail-at", CBK_AT_INT(struct null_options, fail_at), .default_value = "-1", .unit = "repetition",
       .help = "repetition that fails with exit status 1 (-1: none), to test error handling" },
     { 0 },
