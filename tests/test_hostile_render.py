@@ -94,6 +94,21 @@ def test_markdown_renders_labels_as_text(hostile_store):
     assert "[/]" in html and "`t`" in html  # escaped, so no code span swallowed the rest
 
 
+def test_markdown_of_labels_compared_renders_them_as_text(hostile_store):
+    """Named by their labels, two runs with one environment are said to have
+    no difference in a sentence that printed the labels as Markdown: the
+    label's <script> was raw HTML there, its backtick opened a code span."""
+    exported = json.loads(cli_in(hostile_store, "export", "--format", "json", "1", "2").stdout)
+    labels = [run["label"] for run in exported["runs"]]
+    for args in (("compare", "--format", "md", *labels), ("export", "--format", "md", *labels)):
+        r = cli_in(hostile_store, *args)
+        assert r.returncode == 0 and "do not differ in any key captured" in r.stdout, (args, r.stderr)
+        tokens = MarkdownIt("commonmark").enable("table").parse(r.stdout)
+        flat = [t for tok in tokens for t in [tok, *(tok.children or [])]]
+        assert not [t for t in flat if t.type in ("html_inline", "html_block", "link_open")], args
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in MarkdownIt("commonmark").enable("table").render(r.stdout)
+
+
 def test_html_report_shows_labels_as_text_in_a_browser(hostile_store, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
