@@ -191,6 +191,38 @@ def test_script_runs_one_test_per_run_with_the_settings_in_force(tmp_path):
     assert [x.params["segments"] for x in t.tests] == ["1", "1", "2"]
 
 
+TRANSLATE_UNDER_1_GIB = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))   # unfixed, /dev/zero is a MemoryError, not the OOM killer
+from clusterbench.errors import BadInput
+from clusterbench.tools.ior_args import translate
+try:
+    translate(sys.argv[1:])
+except BadInput as e:
+    print(e)
+"""
+
+
+def test_a_script_or_hints_file_that_is_no_small_regular_file_is_refused_unread(tmp_path):
+    """ior -f /dev/zero was read until the OOM killer ended it (21 GiB), a
+    FIFO with no writer blocked for ever, and so did the hints file's."""
+    import os
+    import subprocess
+    import sys
+
+    fifo, big = tmp_path / "fifo", tmp_path / "big.ior"
+    os.mkfifo(fifo)
+    big.write_text("IOR START\n" + "# " + "x" * (1 << 20) + "\nRUN\nIOR STOP\n")
+    for args, why in ((["-f", "/dev/zero"], "-f /dev/zero: cannot read the script: not a regular file"),
+                      (["-f", str(fifo)], "cannot read the script: not a regular file"),
+                      (["-f", str(big)], "cannot read the script: larger than 1 MiB"),
+                      (["-a", "MPIIO", "-O", "mpiio.hintsFileName=/dev/zero"],
+                       "--mpiio.hintsFileName /dev/zero: cannot read it: not a regular file")):
+        r = subprocess.run([sys.executable, "-c", TRANSLATE_UNDER_1_GIB, "ior", *args, "-o", str(tmp_path / "f")],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and why in r.stdout, (args, r.stdout, r.stderr[-500:])
+
+
 # ---- real runs -------------------------------------------------------------------------------
 MIB = 1048576
 SUMMARY_COLUMNS = ["Operation", "Max(MiB)", "Min(MiB)", "Mean(MiB)", "StdDev", "Max(OPs)", "Min(OPs)", "Mean(OPs)",

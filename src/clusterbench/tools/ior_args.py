@@ -16,8 +16,10 @@ docs/kernels/pario.md.
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from clusterbench.errors import BadInput
@@ -134,13 +136,30 @@ def directives(text: str, where: str, problems: list[str]) -> list[tuple[str, st
     return out
 
 
+# An IOR script or hints file is a few KiB: /dev/zero given as one was read until the OOM killer came
+SMALL_FILE_BYTES = 1 << 20
+
+
+def small_file_lines(path: str) -> list[str]:
+    """The lines of a regular file of at most SMALL_FILE_BYTES; an OSError
+    whose strerror says why for anything else (a device, a FIFO: opened
+    without blocking and checked on the descriptor, before any read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = f.read(SMALL_FILE_BYTES + 1)
+    if len(data) > SMALL_FILE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {SMALL_FILE_BYTES >> 20} MiB, which no IOR script or hints file is")
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
 def read_script(path: str, base: dict[str, str], problems: list[str]) -> list[dict[str, str]]:
     """IOR's ReadConfigScript: the lines between IOR START and IOR STOP; each
     RUN ends a test, the next directive starts one from the previous
     test's parameters; consecutive RUNs repeat a test."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
+        lines = small_file_lines(path)
     except OSError as e:
         problems.append(f"-f {path}: cannot read the script: {e.strerror}")
         return [dict(base)]
@@ -176,8 +195,7 @@ def mpi_hints(hints_file: str | None, problems: list[str]) -> dict[str, str]:
     lines = [f"{k}={v}" for k, v in os.environ.items() if k.startswith("IOR_HINT")]
     if hints_file:
         try:
-            with open(hints_file, encoding="utf-8", errors="replace") as f:
-                lines += [line.strip() for line in f if line.startswith("IOR_HINT")]
+            lines += [line.strip() for line in small_file_lines(hints_file) if line.startswith("IOR_HINT")]
         except OSError as e:
             problems.append(f"--mpiio.hintsFileName {hints_file}: cannot read it: {e.strerror}")
     hints: dict[str, str] = {}
