@@ -120,6 +120,23 @@ def test_a_suite_file_that_is_not_one_is_refused_in_one_line(case, tmp_path, cbk
     assert sorted(os.listdir(tmp_path)) == ["bad.toml"]  # no store, nothing else
 
 
+def test_a_suite_name_of_a_fifo_or_a_device_is_refused_as_not_a_file(tmp_path, cbk_bin):
+    """Said 'does not exist' (is_file() was False): the name is there, it is
+    not a file to read (files/small_file.py)."""
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+
+    os.mkfifo(tmp_path / "fifo.toml")
+    (tmp_path / "zero.toml").symlink_to("/dev/zero")
+    for name in ("fifo.toml", "zero.toml"):
+        r = CliRunner().invoke(cli, ["run", str(tmp_path / name), "--db", str(tmp_path / "store.db")],
+                               env={"CLUSTERBENCH_CBK": cbk_bin})
+        assert r.exit_code == 2 and r.output.strip() == f"Error: suite file {tmp_path / name}: not a regular file", \
+            r.output
+    assert sorted(os.listdir(tmp_path)) == ["fifo.toml", "zero.toml"]
+
+
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_a_malformed_suite_is_refused_before_anything_runs(case, tmp_path, cbk_bin):
     from click.testing import CliRunner

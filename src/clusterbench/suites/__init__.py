@@ -171,16 +171,15 @@ def _read(target: str) -> tuple[str, str]:
     """The suite's text and name; a file that is not UTF-8 text of a sane size is refused."""
     if not target.endswith(".toml"):
         return resources.files(__name__).joinpath(f"{target}.toml").read_text(), target
+    from clusterbench.files.small_file import read_small
+
     path = Path(target)
-    if not path.is_file():
+    if not path.exists():
         raise BadInput(f"suite file {target} does not exist")
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SUITE_BYTES + 1)
+        data = read_small(path, MAX_SUITE_BYTES, "suite")
     except OSError as e:
         raise BadInput(f"suite file {target}: {e.strerror}") from None
-    if len(data) > MAX_SUITE_BYTES:
-        raise BadInput(f"suite file {target}: larger than {MAX_SUITE_BYTES // 2**20} MiB; a suite lists steps")
     try:
         return data.decode("utf-8"), path.stem
     except UnicodeDecodeError as e:

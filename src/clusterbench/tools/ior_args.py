@@ -16,10 +16,8 @@ docs/kernels/pario.md.
 """
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 
 from clusterbench.errors import BadInput
@@ -141,17 +139,10 @@ SMALL_FILE_BYTES = 1 << 20
 
 
 def small_file_lines(path: str) -> list[str]:
-    """The lines of a regular file of at most SMALL_FILE_BYTES; an OSError
-    whose strerror says why for anything else (a device, a FIFO: opened
-    without blocking and checked on the descriptor, before any read)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        data = f.read(SMALL_FILE_BYTES + 1)
-    if len(data) > SMALL_FILE_BYTES:
-        raise OSError(errno.EFBIG, f"larger than {SMALL_FILE_BYTES >> 20} MiB, which no IOR script or hints file is")
-    return data.decode("utf-8", errors="replace").splitlines()
+    """Its lines; OSError for a file that is not a regular one of at most SMALL_FILE_BYTES."""
+    from clusterbench.files.small_file import read_small
+
+    return read_small(path, SMALL_FILE_BYTES, "IOR script or hints file").decode("utf-8", errors="replace").splitlines()
 
 
 def read_script(path: str, base: dict[str, str], problems: list[str]) -> list[dict[str, str]]:
