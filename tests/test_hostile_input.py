@@ -229,6 +229,18 @@ def test_a_store_url_that_cannot_be_used_is_one_line(cli, url):
         assert SECRET not in r.stderr and "store" in r.stderr
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite+pysqlite://"])
+def test_an_sqlite_store_in_memory_is_refused_not_said_to_have_stored(cli, url):
+    """`run` printed 'stored as run 1 in sqlite:///:memory:' of a run that was
+    gone when it exited, and `import` the same of a file's runs."""
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "import", "osu-7.4-bw.txt")
+    for args in (["run", "null", "--seconds=0", "--repeat", "1"], ["import", fixture], ["list"]):
+        r = cli(*args, "--db", url)
+        assert r.status == 2 and r.stderr.count("\n") == 1 and "keeps nothing past this command" in r.stderr, \
+            (args, r.stderr)
+        assert "stored as run" not in r.stdout
+
+
 def test_a_sqlite_url_argument_the_driver_would_ignore_is_refused_not_warned_about(cli, tmp_path):
     """sqlite:///F?mode=ro without uri=true: SQLAlchemy printed a two-line
     Python warning naming its own source line, ignored mode=ro, and `run` then

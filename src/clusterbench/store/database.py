@@ -138,6 +138,9 @@ class Store:
                 raise BadInput(f"cannot use store URL {self.url}: SQLite URI filenames (uri=true) are not taken; "
                                "give the file's path (a store on a read-only file system is read as it is)")
             database = parsed.database if parsed.database != ":memory:" else None
+            if not database:   # `run` said "stored as run 1 in sqlite:///:memory:" of a run gone at its exit
+                raise BadInput(f"cannot use store URL {self.url}: an SQLite database in memory keeps nothing past "
+                               "this command; give a file (a path or sqlite:///PATH)")
         target = None
         if database:
             from clusterbench.store import sqlite_check
