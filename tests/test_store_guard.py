@@ -116,6 +116,20 @@ def test_a_mistyped_path_creates_nothing(cli, tmp_path):
     assert r.status == 0 and (tmp_path / "new.db").exists(), r.stderr
 
 
+@pytest.mark.parametrize("name", ["a?b.db", "a%20b.db", "a%3Fb.db"])
+def test_a_store_path_with_url_characters_is_that_file(cli, tmp_path, name):
+    """A path was pasted into sqlite:///PATH unquoted: 'a?b.db' stored into a
+    file named 'a' (the rest a query), 'a%20b.db' into 'a b.db'."""
+    for how in ("--db", "CLUSTERBENCH_DB"):
+        args = ["--db", str(tmp_path / name)] if how == "--db" else []
+        env = {"CLUSTERBENCH_DB": str(tmp_path / name)} if how != "--db" else None
+        r = cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet", *args, env=env)
+        assert r.status == 0, r.stderr
+        assert sorted(os.listdir(tmp_path)) == [name], (how, os.listdir(tmp_path))
+        assert sqlite3.connect(tmp_path / name).execute("select count(*) from runs").fetchone() == (1,)
+        (tmp_path / name).unlink()
+
+
 def test_no_reading_command_creates_a_store_it_is_pointed_at(tmp_path, cbk_bin):
     out = tmp_path / "out"
     out.mkdir()

@@ -14,7 +14,9 @@ def open_store(db_url: str | None, writing: bool = False):
     if db_url and "://" not in db_url:
         from pathlib import Path
 
-        db_url = f"sqlite:///{Path(db_url).resolve()}"
+        from clusterbench.store.sqlite_url import render
+
+        db_url = render(str(Path(db_url).resolve()))   # quoted: a '?', '#' or '%xx' in a path is the file's name
     store = Store(db_url, writing=writing)
     if not store.read_only:
         store.reap_dead_runs()

@@ -47,12 +47,14 @@ def _build(path: Path) -> None:
     """Migrates a private file and renames it into place: two builders at
     once each rename a whole template."""
     from clusterbench.store.engine import make_engine, migrate
+    from clusterbench.store.sqlite_url import render
 
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        engine = make_engine(f"sqlite:///{tmp}", str(tmp), read_only=False)
+        url = render(str(tmp))   # quoted: a '%' or '?' in the cache folder's path is part of the name
+        engine = make_engine(url, str(tmp), read_only=False)
         try:
-            migrate(engine, str(tmp), f"sqlite:///{tmp}")
+            migrate(engine, str(tmp), url)
         finally:
             engine.dispose()
         conn = sqlite3.connect(tmp)
