@@ -13,6 +13,7 @@ import threading
 
 import pytest
 
+from conftest import store_rows
 from full_disk import run_on_full_disk
 
 
@@ -96,6 +97,26 @@ def test_a_closed_stdout_is_refused_in_one_line_and_stderr_still_written(cbk_bin
         assert r.stderr.count("\n") == 1 and "standard output is closed" in r.stderr, (args, r.stderr)
     r = _with_stdout_closed(cbk_bin, store_url, "export", "1", "--format", "json", "-o", "/dev/stderr")
     assert r.returncode == 0 and r.stderr == one_run + "wrote /dev/stderr\n", r.stderr
+
+
+def test_the_store_or_any_sqlite_database_is_never_replaced_by_a_report(cli, store_url, tmp_path, one_run):
+    """`report 1 -o results.db` (the store's name, completed by the shell)
+    replaced the store with the report: every run gone. Refused before the
+    work, the store untouched; so is any SQLite database and its -wal."""
+    import sqlite3
+
+    store = store_url.removeprefix("sqlite:///")
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("create table t (x)").connection.close()
+    before = {p: open(p, "rb").read() for p in (store, other)}
+    for args in (["report", "1", "-o", store], ["export", "1", "-o", store], ["history", "-o", store],
+                 ["run", "null", "--repeat", "1", "--report", store], ["report", "1", "-o", str(other)],
+                 ["report", "1", "-o", store + "-wal"]):
+        r = cli(*args)
+        _one_line_error(r, 2)
+        assert "SQLite" in r.stderr and "give another name" in r.stderr, (args, r.stderr)
+    assert {p: open(p, "rb").read() for p in (store, other)} == before
+    assert store_rows(store_url, "select count(*) from runs") == [(1,)]
 
 
 def test_a_character_device_is_written_not_replaced(cli, tmp_path, one_run):

@@ -83,6 +83,32 @@ def _kind(path: str) -> str | None:
     return _REFUSED_KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
 
 
+_BESIDE_A_DATABASE = ("-wal", "-shm", "-journal")
+
+
+def _database_at(path: str) -> str | None:
+    """path where it is a regular file that is an SQLite database, the
+    database where path is its -wal, -shm or -journal, else None:
+    `report 3 -o results.db` replaced the store itself with the report
+    (every run gone), a name the shell completes."""
+    from clusterbench.store.sqlite_check import SQLITE_MAGIC
+
+    beside = [path[:-len(end)] for end in _BESIDE_A_DATABASE if path.endswith(end)]
+    for name in (path, *beside):
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode) and os.pread(fd, len(SQLITE_MAGIC), 0) == SQLITE_MAGIC:
+                return name
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return None
+
+
 def check(path: str, option: str = "-o") -> None:
     """Refuses (exit 2) a target that cannot be written, before any work is
     done for it: a run's report is refused before the run, not after."""
@@ -104,6 +130,13 @@ def check(path: str, option: str = "-o") -> None:
         return
     if kind not in (None, "replace"):
         raise BadInput(f"{option} {path}: {kind}; give the name of a file to write")
+    database = _database_at(path)
+    if database == path:
+        raise BadInput(f"{option} {path}: an SQLite database (a results store?), which a report or export would "
+                       "replace with every run in it; give another name")
+    if database:
+        raise BadInput(f"{option} {path}: a file SQLite keeps beside the database {database} (a results store?); "
+                       "give another name")
     parent = Path(path).parent
     if not parent.is_dir():
         raise BadInput(f"{option} {path}: no such directory {parent}")
