@@ -296,3 +296,20 @@ def test_a_comparison_on_80_columns_keeps_every_figure_whole_and_each_verdict_wi
         block = body.splitlines()[1:5]
         assert block[1].split()[0] == "config-a" and block[2].split()[0] == "config-b", block
         assert re.match(r"\s+\d\.\d{3} x config-a \([+-]\d+\.\d%\): ", block[3]), block
+
+
+def test_a_terminal_that_cannot_spell_micro_gets_us_not_a_traceback(cli, tmp_path):
+    """PYTHONIOENCODING=ascii (or a C locale with UTF-8 mode off): the first
+    µs of a table was a UnicodeEncodeError traceback instead of the results.
+    µ is spelled u, as the records do, and a label's ü as its escape."""
+    from pathlib import Path
+
+    osu = Path(__file__).parent / "fixtures" / "import" / "osu-7.4-latency.txt"
+    assert cli("import", "--label", "lat\u00fc", str(osu)).status == 0
+    ascii_only = {"PYTHONIOENCODING": "ascii"}
+    for args in (["show", "1"], ["list"], ["compare", "1", "1"], ["trend", "mpi:latency"]):
+        r = cli(*args, env=ascii_only)
+        assert "Traceback" not in r.stderr and "UnicodeEncodeError" not in r.stderr, (args, r.stderr)
+        r.stdout.encode("ascii")
+    shown = cli("show", "1", env=ascii_only)
+    assert shown.status == 0 and "| us " in shown.stdout and "lat\\xfc" in shown.stdout, shown.stdout

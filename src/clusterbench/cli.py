@@ -150,8 +150,10 @@ def cli():
 
 
 def main():
+    from clusterbench.output.narrow_encoding import spell_what_the_encoding_lacks
     from clusterbench.output.reader_gone import keep_writing_when_the_reader_leaves
 
+    spell_what_the_encoding_lacks()   # before the wrapping: it reconfigures Python's own streams
     keep_writing_when_the_reader_leaves()
     from clusterbench.launch.stop_signals import dropped_from_now, stop_as_ctrl_c
 
