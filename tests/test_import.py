@@ -729,3 +729,9 @@ def test_iperf3_text_gives_what_its_json_gives():
     assert [(r.steps[0].samples[0].phase, r.steps[0].samples[0].value) for r in (rev, fwd)] == [
         ("receive", 0.403), ("send", 0.218)]
     assert rev.steps[0].samples[0].record["retransmits"] == 1769
+
+
+def test_a_dash_for_standard_input_is_refused_saying_import_reads_saved_files(cli, store_url):
+    r = cli("import", "-")   # said '-: cannot read: No such file or directory'
+    assert r.status == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "not standard input" in r.stderr and "No such file" not in r.stderr, r.stderr

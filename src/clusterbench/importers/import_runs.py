@@ -53,6 +53,9 @@ def read_bytes(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     cannot hold the import. Only a regular file is read: it is opened
     without blocking (a FIFO with no writer would block open()) and checked
     on the descriptor opened, not on the name."""
+    if path == "-" and not os.path.lexists(path):   # was 'cannot read: No such file or directory'
+        raise BadInput("-: import reads saved output files, not standard input: save the output to a file "
+                       "(tool ... > out.txt) and give its name")
     if os.path.isdir(path):   # False, not an OSError, for a name too long
         raise BadInput(f"{path}: is a directory (give its files: clusterbench import {path}/*)")
     try:
