@@ -80,6 +80,8 @@ def test_export_formats_are_valid(cli, tmp_path):
     (["run", "null", "--repeat", "auto", "--ci-target", "nan"], "nan is not a finite number"),   # never reached
     (["compare", "a", "b", "--fail-if", "slower", "--threshold", "nan"], "nan is not a finite number"),   # never failed
     (["run", "null", "--bytes=16777215t"], "out of range [0, 9223372036854775807]"),   # past the store's bytes column
+    # root's os.access passed /proc: the run was stored, then its report failed
+    (["run", "null", "--report-dir", "/proc"], "--report-dir /proc: cannot write"),
 ])
 def test_bad_input_is_one_line_exit_2_and_stores_nothing(cli, store_url, args, message):
     r = cli(*args)

@@ -140,10 +140,10 @@ def check(path: str, option: str = "-o") -> None:
     parent = Path(path).parent
     if not parent.is_dir():
         raise BadInput(f"{option} {path}: no such directory {parent}")
-    _try_a_file_in(parent, option, path)
+    try_a_file_in(parent, option, path)
 
 
-def _try_a_file_in(parent: Path, option: str, path: str) -> None:
+def try_a_file_in(parent: Path, option: str, path: str) -> None:
     """A file is replaced through a temporary one beside it: make one now and
     remove it, so a directory that takes none (no permission, a read-only
     file system, /proc) is refused before the work, not after it."""
