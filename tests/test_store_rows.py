@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from clusterbench.results.sample import Sample
+from conftest import store_rows
 from clusterbench.store import database
 from clusterbench.store.database import Store
 from clusterbench.store.rows_alchemy import AlchemyRows
@@ -163,3 +164,20 @@ def test_a_stop_while_a_tables_columns_are_first_read_leaves_the_table_readable(
         rows.select("runs", {})
     assert [r.label for r in rows.select("runs", {})] == ["rows"]
     rows.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_run_dated_before_the_year_1000_keeps_the_store_readable(cli, store_url):
+    """strftime('%Y') wrote year 1 as '1-01-01 ...', which fromisoformat
+    refused: one import --date 0001-01-01 made every list, show, export and
+    report of the store a traceback."""
+    from pathlib import Path
+
+    osu = Path(__file__).parent / "fixtures" / "import" / "osu-7.4-bw.txt"
+    assert cli("import", "--date", "0001-01-01", str(osu)).status == 0
+    assert store_rows(store_url, "select started from runs") == [("0001-01-01 00:00:00.000000",)]
+    assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
+    for args in (["list"], ["show", "1", "2"], ["export", "1", "2", "--format", "csv"], ["report", "1", "2", "-o", "-"]):
+        r = cli(*args)
+        assert r.status == 0 and "Traceback" not in r.stderr, (args, r.stderr[-300:])
+    assert "-01-01 00:00:00" in cli("list").stdout

@@ -20,7 +20,13 @@ import threading
 from collections import namedtuple
 from typing import Any, Iterable, Iterator
 
-DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+def datetime_text(v: dt.datetime) -> str:
+    """'YYYY-MM-DD HH:MM:SS.ffffff' wall-clock text, as SQLAlchemy writes it:
+    strftime's %Y wrote year 1 as '1', which fromisoformat refused, so one
+    run imported with --date 0001-01-01 made every list, show and report of
+    the store a traceback."""
+    return v.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
 
 
 class SqliteRows:
@@ -55,7 +61,7 @@ class SqliteRows:
             if types[k] == "JSON":
                 v = json.dumps(v)
             elif types[k] == "DATETIME" and isinstance(v, dt.datetime):
-                v = v.strftime(DATETIME_FORMAT)
+                v = datetime_text(v)
             out[k] = v
         return out
 
@@ -191,7 +197,7 @@ def _datetime_column(values: tuple) -> list:
 
 
 def _datetime_text(v):
-    return v.strftime(DATETIME_FORMAT) if isinstance(v, dt.datetime) else v
+    return datetime_text(v) if isinstance(v, dt.datetime) else v
 
 
 def _names(columns) -> str:
