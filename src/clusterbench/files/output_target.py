@@ -6,7 +6,10 @@ goes, decided by what is at that name now:
 - `-`, a FIFO, a character device (/dev/null, a terminal), or a name of one of
   this process's descriptors (/dev/stdout, /dev/fd/N): written as a stream,
   so a reader gets the bytes and the device stays a device;
-- a directory, a block device, a socket: refused, exit 2, nothing touched.
+- a directory, a block device, a socket: refused, exit 2, nothing touched;
+- an SQLite database or its -wal, -shm, -journal (the store, named by
+  mistake), and stdout or a descriptor the command was started without:
+  refused the same way.
 
 An error is one line: what the user can fix (no such directory, permission)
 exit 2, what the system could not do (a full disk, an I/O error) exit 1."""
