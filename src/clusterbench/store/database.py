@@ -24,7 +24,7 @@ from clusterbench.store import revisions, run_kinds
 from clusterbench.store.disk_reserve import DiskReserve
 from clusterbench.store.failures import Guarded, store_failures
 from clusterbench.store.redact import mask_secrets, public_url, raw_at_in_password
-from clusterbench.store.sqlite_url import render, sqlite_file
+from clusterbench.store.sqlite_url import path_url, sqlite_file
 
 # SQLAlchemy is imported where a store needs it: a run on a SQLite store at the
 # head revision stores through rows_sqlite and never imports it (docs/design.md).
@@ -34,11 +34,11 @@ def default_url() -> str:
     """$CLUSTERBENCH_DB, else results.db in the user's data directory."""
     env = os.environ.get("CLUSTERBENCH_DB")
     if env:
-        return env if "://" in env else render(str(Path(env).resolve()))   # a path, quoted as a URL
+        return env if "://" in env else path_url(str(Path(env).resolve()))
     from platformdirs import user_data_dir
 
     path = Path(user_data_dir("clusterbench")) / "results.db"
-    return render(str(path))
+    return path_url(str(path))
 
 
 def now() -> dt.datetime:

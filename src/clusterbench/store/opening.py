@@ -14,9 +14,9 @@ def open_store(db_url: str | None, writing: bool = False):
     if db_url and "://" not in db_url:
         from pathlib import Path
 
-        from clusterbench.store.sqlite_url import render
+        from clusterbench.store.sqlite_url import path_url
 
-        db_url = render(str(Path(db_url).resolve()))   # quoted: a '?', '#' or '%xx' in a path is the file's name
+        db_url = path_url(str(Path(db_url).resolve()))
     store = Store(db_url, writing=writing)
     if not store.read_only:
         store.reap_dead_runs()

@@ -20,3 +20,14 @@ def sqlite_file(url: str) -> str | None:
 
 def render(database: str) -> str:
     return PREFIX + quote(database, safe=" +/")
+
+
+def path_url(path: str) -> str:
+    """The URL of a store named by its path: quoted, so a '?', '#' or '%xx'
+    in it is part of the file's name, not a query or an escape. A path that
+    is not UTF-8 (surrogate escapes) cannot be quoted; it is kept as it is,
+    for Store to refuse in one line."""
+    try:
+        return render(path)
+    except UnicodeEncodeError:
+        return PREFIX + path

@@ -47,11 +47,11 @@ def _build(path: Path) -> None:
     """Migrates a private file and renames it into place: two builders at
     once each rename a whole template."""
     from clusterbench.store.engine import make_engine, migrate
-    from clusterbench.store.sqlite_url import render
+    from clusterbench.store.sqlite_url import path_url
 
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        url = render(str(tmp))   # quoted: a '%' or '?' in the cache folder's path is part of the name
+        url = path_url(str(tmp))
         engine = make_engine(url, str(tmp), read_only=False)
         try:
             migrate(engine, str(tmp), url)
