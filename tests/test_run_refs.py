@@ -47,3 +47,15 @@ def test_a_run_id_of_other_digits_or_past_the_stores_integers_is_no_traceback(cl
             r = cli(*args)
             _one_line(r)
             assert f"no run with id or label '{ref}'" in r.stderr, (args, r.stderr)
+
+
+@pytest.mark.timeout(120)
+def test_show_gives_each_run_once_and_refuses_a_bad_ref_before_printing_any(cli):
+    """`show 1 1`, or a run's label beside its id, printed the run twice; a
+    bad ref after a good one printed the good run and then the error."""
+    assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet", "--label", "base").status == 0
+    r = cli("show", "1", "base", "1")
+    assert r.status == 0 and r.stdout.count("run 1 (base): ok") == 1, r.stdout
+    r = cli("show", "1", "no-such-run")
+    _one_line(r)
+    assert r.stdout == "", r.stdout

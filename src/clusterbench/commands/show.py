@@ -26,15 +26,16 @@ def command(runs, threshold, link_threshold, link_speed, db_url):
 
     store = open_store(db_url)
     console = stdout_console()
-    for ref in runs:
-        for run_id in store.resolve(ref):
-            run = load_run(store, run_id, link_speed)
-            if is_cluster_run(run):
-                from clusterbench.report.cluster_terminal import print_cluster
+    # each run once, as report takes them ("show 5 5", or a label and an id of one run, showed it twice);
+    # every ref resolved first, so a bad one is refused before any run is printed
+    for run_id in dict.fromkeys(i for ref in runs for i in store.resolve(ref)):
+        run = load_run(store, run_id, link_speed)
+        if is_cluster_run(run):
+            from clusterbench.report.cluster_terminal import print_cluster
 
-                from clusterbench.analysis.cluster.analysis import parse_fraction
+            from clusterbench.analysis.cluster.analysis import parse_fraction
 
-                print_cluster(console, run, threshold and parse_fraction(threshold, "threshold"),
-                              link_threshold and parse_fraction(link_threshold, "link-threshold"), link_speed)
-            else:
-                print_run(console, run)
+            print_cluster(console, run, threshold and parse_fraction(threshold, "threshold"),
+                          link_threshold and parse_fraction(link_threshold, "link-threshold"), link_speed)
+        else:
+            print_run(console, run)
