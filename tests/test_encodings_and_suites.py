@@ -81,6 +81,7 @@ MALFORMED = {
     "repeat-zero": ("repeat = 0", "repeat = 0"),
     "repeat-bool": ("repeat = true", "repeat = True"),
     "np-empty-list": ("np = []", "np = []"),
+    "np-past-mpis-int": ("np = 2147483648", "np = 2147483648"),   # what --np refuses (launch.MAX_RANKS)
     "name-with-nul": ('name = "a\\u0000b"', "name ="),
     "params-table": ("params = { seconds = { a = 1 } }", "params.seconds"),
     "unknown-key": ("color = 1", "color"),
@@ -151,3 +152,14 @@ def test_a_malformed_suite_is_refused_before_anything_runs(case, tmp_path, cbk_b
     assert r.exit_code == 2 and not (r.exception and not isinstance(r.exception, SystemExit)), r.output
     assert len(r.output.strip().splitlines()) == 1 and expected in r.output, r.output
     assert sorted(os.listdir(tmp_path)) == ["bad.toml"]  # no store, nothing else
+
+
+def test_a_suites_rank_counts_stop_where_the_command_lines_do():
+    """A suite's np and ppn stopped at 1,000,000, --np at MPI's int: a run of
+    2 million ranks could be asked for on the command line, not in a suite."""
+    import json
+
+    from clusterbench.launch import MAX_RANKS
+    from clusterbench.suites import SCHEMA_FILE
+
+    assert json.loads(SCHEMA_FILE.read_text())["$defs"]["count"]["maximum"] == MAX_RANKS

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from clusterbench.importers import SOURCE_LINE, SOURCE_MEMBER, ImportedRun
+from clusterbench.launch import MAX_RANKS
 
 BYTES_PER_S = {"MiB/s": 2**20, "MB/s": 1e6, "GiB/s": 2**30, "GB/s": 1e9}
 MAX_BYTES_PER_S_PER_RANK = 1e13      # 10 TB/s
@@ -39,9 +40,9 @@ MAX_OPS_PER_S_PER_RANK = 1e9         # IOPS, items/s
 MAX_RUN_SECONDS = 366 * 86400
 # A byte or operation count the store's 64-bit columns hold (8 EiB: beyond any
 # storage ever built), and a rank count an MPI rank, a C int, can number (also
-# PostgreSQL's integer column); beyond them the insert failed with a traceback.
+# PostgreSQL's integer column: launch.MAX_RANKS); beyond them the insert failed
+# with a traceback.
 MAX_COUNT = 2**63 - 1
-MAX_RANKS = 2**31 - 1
 # Record fields that hold a time, a size, a rate or a count: never negative.
 NEVER_NEGATIVE = re.compile(r"(^|_)(seconds|s|us|usec|ms|bytes|kib|per_s|mb_s|iops|ops|iterations|repetitions|"
                             r"retransmits|packets|rate_decimal|mean|max|min)$|^(t_\w+_us|clat_\w+|slat_\w+|lat_\w+)$")
