@@ -26,15 +26,18 @@ PIPE_STEP = "disk | E1"
 
 class Tables(HTMLParser):
     """Every <table> of an HTML text as rows of cell texts (a <br> kept as a
-    line break), and the items of every <ol>, in order."""
+    line break), the items of every <ol>, in order, and the lettered verdict
+    reasons under a table (report/verdict_notes.py) by the table's index."""
 
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
         self.tables: list[list[list[str]]] = []
         self.ordered: list[str] = []
+        self.reasons: dict[int, list[str]] = {}
         self._cell: list[str] | None = None
         self._item: list[str] | None = None
         self._in_ol = 0
+        self._reasons_of: int | None = None
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -48,6 +51,8 @@ class Tables(HTMLParser):
             self._cell.append("\n")
         elif tag == "ol":
             self._in_ol += 1
+            if ("class", "notes reasons") in attrs:
+                self._reasons_of = len(self.tables) - 1
         elif tag == "li" and self._in_ol:
             self._item = []
 
@@ -57,9 +62,12 @@ class Tables(HTMLParser):
             self._cell = None
         elif tag == "li" and self._item is not None:
             self.ordered.append("".join(self._item).replace("\xa0", " ").strip())
+            if self._reasons_of is not None:
+                self.reasons.setdefault(self._reasons_of, []).append(self.ordered[-1])
             self._item = None
         elif tag == "ol":
             self._in_ol -= 1
+            self._reasons_of = None
 
     def handle_data(self, data):
         for part in (self._cell, self._item):
@@ -71,6 +79,21 @@ def comparison_table(tables: list[list[list[str]]]) -> list[list[str]]:
     found = [t for t in tables if t and t[0][:1] == ["measurement"] and "verdict (p)" in t[0]]
     assert len(found) == 1, [t[0] for t in tables]
     return found[0]
+
+
+def html_comparison(page: Tables) -> list[list[str]]:
+    """The HTML comparison table with each verdict's lettered reason written
+    back into its cell ("undecidable (a)" and note a: "undecidable: reason"),
+    as the Markdown cell gives it whole."""
+    table = comparison_table(page.tables)
+    reasons = page.reasons.get(page.tables.index(table), [])
+    verdict = table[0].index("verdict (p)")
+
+    def whole(m: re.Match) -> str:
+        return ": " + reasons[ord(m.group(1)) - ord("a")]
+
+    return [table[0]] + [[re.sub(r" \(([a-z])\)$", whole, c) if i == verdict else c for i, c in enumerate(row)]
+                         for row in table[1:]]
 
 
 def rendered(markdown: str) -> Tables:
@@ -149,7 +172,7 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
     markdown = render("md", report)
     page = Tables(render("html", report))
     drawn = rendered(markdown)
-    md_rows, html_rows = comparison_table(drawn.tables), comparison_table(page.tables)
+    md_rows, html_rows = comparison_table(drawn.tables), html_comparison(page)
 
     # the same header and, row for row, the same cells: the HTML's lines on one line
     assert md_rows[0] == html_rows[0]
@@ -230,7 +253,7 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     row = next(line for line in with_md.splitlines() if line.startswith("| disk (E1): write |"))
     assert f"| {median(s)} !1 (" in row and ", n = 4 |" in row
     assert comparison_table(rendered(with_md).tables) == [
-        [markdown_cell(c) for c in r] for r in comparison_table(Tables(with_html).tables)]
+        [markdown_cell(c) for c in r] for r in html_comparison(Tables(with_html))]
 
 
 @pytest.mark.timeout(60)

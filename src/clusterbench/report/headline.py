@@ -235,6 +235,7 @@ class Compared:
     ratio: dict[str, float | None]      # other config -> its median / the baseline's
     verdict: dict[str, str]             # other config -> verdict text
     places: dict[str, int | None] = field(default_factory=dict)  # config -> decimals its interval allows
+    reasons: dict[str, str] = field(default_factory=dict)  # other config -> the reason its verdict text ends with
 
 
 def _point_matches(rule: Rule, p) -> bool:
@@ -281,5 +282,6 @@ def compared(table, runs: list[dict]) -> list[Compared]:
                             {n: p.summary(n).median for n in names}, {n: point_flag(p, n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
                             {n: p.verdict_text(names[0], n) for n in names[1:]},
-                            {n: places(p.summary(n)) for n in names}))
+                            {n: places(p.summary(n)) for n in names},
+                            {n: p.versus(names[0], n).reason for n in names[1:]}))
     return out

@@ -18,6 +18,7 @@ from clusterbench.output import figure_digits
 from clusterbench.output.figure_digits import at, number, places
 from clusterbench.report.terminal import ci_words, condition_header, limit_text
 from clusterbench.report.units_text import beside
+from clusterbench.report.verdict_notes import ReasonNotes
 from clusterbench.report.when import started_text
 from clusterbench.store import run_kinds
 from clusterbench.output.unit_symbols import unit_shown
@@ -201,6 +202,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     out.append(f'<table class="wide"><tr><th>measurement</th><th>mode</th><th>unit</th>{head}'
                + ("<th>limit</th>" if limits else "") + "</tr>")
     warnings: list[str] = []
+    reasons = ReasonNotes()
     for p in table.points:
         cells = ""
         for n in names:
@@ -212,12 +214,13 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         for n in names[1:]:
             c = p.versus(names[0], n)
             cells += (f'<td class=n>{ratio_text(c)}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
-                      f"{esc(p.verdict_text(names[0], n))}</td>")
+                      f"{reasons.cell(p.verdict_text(names[0], n), c.reason)}</td>")
         if limits:   # as wide as a limit's words need: beside nowrap figures and a wide verdict it fell to a word a line
             cells += '<td class="limit">' + "".join(f"<div>{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}</div>"
                                                    for n in names if (lim := p.limit(n))) + "</td>"
         out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(unit_shown(p.unit))}</td>{cells}</tr>")
     out.append("</table>")
+    out += reasons.html()
     if warnings:
         out.append('<ol class="notes">' + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings)
                    + "</ol>")

@@ -7,6 +7,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.report import headline, summary
 from clusterbench.analysis.cluster.findings import run_paragraph
 from clusterbench.report.data import Report
+from clusterbench.report.verdict_notes import ReasonNotes
 from clusterbench.store import run_kinds
 from clusterbench.output.render_text import html as esc
 from clusterbench.output.figure_digits import at
@@ -46,14 +47,16 @@ def compared_headlines(report: Report) -> list[str]:
     head = "".join(f"<th>{esc(n)}</th>" for n in names)
     head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict</th>" for n in names[1:])
     rows = []
+    reasons = ReasonNotes()
     for c in found:
         cells = "".join(f"<td class=n>{_value(c.medians[n], c.unit, decimals=c.places.get(n))}"
                         + (f' <span class="flag">!</span> <small>{esc(c.flags[n])}</small>' if c.flags[n] else "")
                         + "</td>" for n in names)
         cells += "".join(f"<td class=n>{f'{c.ratio[n]:.3f}' if c.ratio[n] is not None else '-'}</td>"
-                         f"<td>{esc(c.verdict[n])}</td>" for n in names[1:])
+                         f"<td>{reasons.cell(c.verdict[n], c.reasons.get(n))}</td>" for n in names[1:])
         rows.append(f"<tr><td>{esc(c.name)}</td>{cells}</tr>")
-    return [f'<table class="headline wide"><tr><th>headline figure (median)</th>{head}</tr>', *rows, "</table>"]
+    return [f'<table class="headline wide"><tr><th>headline figure (median)</th>{head}</tr>', *rows, "</table>",
+            *reasons.html()]
 
 
 def summary_section(report: Report) -> list[str]:

@@ -1,0 +1,35 @@
+"""A verdict's reason given once under its table: the cell keeps the verdict
+(and its p-value and flags) with a letter, the note below the reason. The same
+sentence ("n = 3 vs 3 cannot reach p < 0.05 ...; the CIs ... overlap") in every
+row of a comparison stacked the verdict column, a few words wide, into towers
+of nine lines on a printed page."""
+from __future__ import annotations
+
+from string import ascii_lowercase
+
+from clusterbench.output.render_text import html as esc
+
+
+class ReasonNotes:
+    """Reasons of one table, lettered in first-use order; the same reason keeps its letter."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def letter(self, reason: str) -> str:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+        i = self.reasons.index(reason)
+        return ascii_lowercase[i % 26] * (i // 26 + 1)
+
+    def cell(self, text: str, reason: str | None) -> str:
+        """A verdict text ending in ": reason" as its words and the reason's letter."""
+        tail = f": {reason}"
+        if not reason or not text.endswith(tail):
+            return esc(text)
+        return f"{esc(text[:-len(tail)])}&nbsp;<sup>({self.letter(reason)})</sup>"
+
+    def html(self) -> list[str]:
+        if not self.reasons:
+            return []
+        return ['<ol class="notes reasons" type="a">' + "".join(f"<li>{esc(r)}</li>" for r in self.reasons) + "</ol>"]
