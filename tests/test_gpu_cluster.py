@@ -534,20 +534,12 @@ def test_a_cluster_suite_override_of_a_gpu_part_is_checked_before_the_run(cuda_c
     assert steps == [] and why.startswith("this cbk was built without CUDA")
 
 
-def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_html_does(tmp_path, monkeypatch):
-    """The Markdown report (the one pasted into a procurement document) of a
-    stored GPU cluster run: the per-GPU table and the table of the copies
-    between GPUs, row for row and cell for cell those of the HTML report,
-    the trained-down GPU's and the slow pair's cells marked. Before, the
-    Markdown report left out every GPU figure."""
-    import re
-
+def gpu_cluster_store(url: str):
+    """(store, run id) of a stored GPU cluster run of 4 nodes, 2 GPUs each: h03's
+    GPU 1 trained down to x8 (its host copies at half rate), h02's peer copy 0>1 slow."""
     from test_cluster_report import pin_times
-    from test_golden_reports import STARTED, check, without_plots
 
     from clusterbench import environment
-    from clusterbench.report import render
-    from clusterbench.report.data import Report
     from clusterbench.store import Store
 
     envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
@@ -557,7 +549,7 @@ def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_
         steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "samples": [
             Sample.from_record(peer_record("unidir", 0, 1, "on", 60.0 if h == 2 else 370.0)),
             Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]})
-    store = Store(f"sqlite:///{tmp_path / 'results.db'}")
+    store = Store(url)
     run_id = store.begin_run(label="gpus", command="clusterbench run cluster --hostfile hosts", suite="cluster",
                              user="test", kind="cluster")
     for host, env in envs.items():
@@ -570,6 +562,23 @@ def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_
         store.finish_step(step, "ok")
     store.finish_run(run_id, "ok")
     pin_times(store)
+    return store, run_id
+
+
+def test_the_markdown_report_of_a_gpu_cluster_carries_every_gpus_figures_as_the_html_does(tmp_path, monkeypatch):
+    """The Markdown report (the one pasted into a procurement document) of a
+    stored GPU cluster run: the per-GPU table and the table of the copies
+    between GPUs, row for row and cell for cell those of the HTML report,
+    the trained-down GPU's and the slow pair's cells marked. Before, the
+    Markdown report left out every GPU figure."""
+    import re
+
+    from test_golden_reports import STARTED, check, without_plots
+
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+
+    store, run_id = gpu_cluster_store(f"sqlite:///{tmp_path / 'results.db'}")
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(STARTED.timestamp())))
     report = Report.of(store, [str(run_id)])
     md = render("md", report)

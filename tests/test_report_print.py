@@ -5,6 +5,8 @@ real quick run, each checked where it was fixed."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -49,3 +51,38 @@ def test_a_verdicts_reason_is_said_once_under_its_table_not_in_every_row(golden_
         assert note and note.group(1).startswith(reason), heading
     # a verdict with no reason keeps its words and p-value, unmarked
     assert "<td>no significant difference, but base is above the link and tuned is above the link (p=0.151)</td>" in page
+
+
+@pytest.mark.timeout(300)
+def test_a_gpus_name_stays_on_one_line_on_a4(tmp_path, monkeypatch):
+    """The per-GPU table at the printed width: "h03 GPU 1" broke into
+    "h03 GPU" over "1", a row two lines high for a name."""
+    from test_gpu_cluster import gpu_cluster_store
+    from test_report_document import A4_TEXT_WIDTH_PX, layout_verdicts
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("chromium is not installed (scripts/apt-packages.txt lists it)")
+    _, run_id = gpu_cluster_store(f"sqlite:///{tmp_path / 'results.db'}")
+    page = rendered(f"sqlite:///{tmp_path / 'results.db'}", [str(run_id)], monkeypatch)
+    assert '<table class="gpus"><thead><tr><th>GPU</th>' in page
+    (verdict,) = layout_verdicts(chromium, {"gpu": (page, A4_TEXT_WIDTH_PX, True)}, tmp_path).values()
+    assert verdict["wrapped"] == [] and not verdict["wide"], verdict
+
+
+@pytest.mark.timeout(300)
+def test_a_runs_heading_is_printed_on_the_page_of_its_environment(golden_url, tmp_path, monkeypatch):
+    """"Run 1 (base): ok" and its start line stood alone at the foot of page 5,
+    its test environment on page 6: a heading and the sentence under it are
+    kept with what follows them."""
+    from clusterbench.report.pdf import html_to_pdf
+
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")) or not shutil.which("pdftotext"):
+        pytest.skip("chromium and poppler-utils are needed (scripts/apt-packages*.txt list them)")
+    pdf = tmp_path / "compare.pdf"
+    pdf.write_bytes(html_to_pdf(rendered(golden_url, ["base", "tuned"], monkeypatch)))
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = text.split("\f")
+    for heading in ("Run 1 (base): ok", "Run 2 (tuned): ok"):
+        (page,) = [p for p in pages if heading in p]
+        assert "Test environment: node01" in page[page.index(heading):], heading

@@ -21,6 +21,7 @@ CSS = """
 .cluster .summary{font-size:1.05em;background:#f8f8f0;border-left:4px solid #b00;padding:.5em 1em}
 .cluster td.flag{background:#fde0e0;color:#900;font-weight:bold}
 .cluster td.n small{white-space:normal}
+.cluster table.gpus td:first-child{white-space:nowrap}
 """
 
 
@@ -91,7 +92,7 @@ def gpu_section(view: ClusterView) -> list[str]:
     out = []
     for t in gpu_tables(view):
         out += [f"<h3>{esc(t.title)} ({esc(t.scale)})</h3>",
-                "<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in t.columns) + "</tr>"]
+                '<table class="gpus"><tr>' + "".join(f"<th>{esc(c)}</th>" for c in t.columns) + "</tr>"]
         out += ["<tr>" + "".join(_gpu_cell(c) for c in row) + "</tr>" for row in t.rows]
         out.append("</table>")
     return out
