@@ -130,7 +130,7 @@ def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_stor
     assert "<td>login1 (launched the run, not a node)</td>" in html and "<td>h03</td>" in html
     # the heat map's figures as the tables print them (4 significant digits), not 3
     heat = html[html.index('class="heatmap"'):html.index("</svg>", html.index('class="heatmap"'))]
-    assert ">23.13<" in heat and ">5.852<" in heat
+    assert ">23.13<" in heat and ">5.852 !<" in heat   # a flagged link marked beyond its colour
     assert "Sweep of np" not in html   # the scaling steps are the cluster section's scaling, not sweeps before it
     check("cluster.html.txt", without_plots(html))
 

@@ -53,6 +53,72 @@ def test_a_verdicts_reason_is_said_once_under_its_table_not_in_every_row(golden_
     assert "<td>no significant difference, but base is above the link and tuned is above the link (p=0.151)</td>" in page
 
 
+def test_a_scaling_plots_time_axis_reads_in_numbers_not_a_power_of_two(monkeypatch):
+    """The cluster report's scaling plot of 21 and 41 µs had one y tick, "2⁵"
+    (log base 2, matplotlib's default labels): no time could be read off it."""
+    from clusterbench.analysis.cluster.analysis import ClusterView
+    from clusterbench.report import cluster_html, plots
+
+    drawn = []
+    monkeypatch.setattr(plots, "_svg", lambda fig: drawn.append(fig) or "<svg></svg>")
+    cluster_html.scaling(ClusterView(hosts=["h01", "h02", "h03", "h04"],
+                                     scaling={"allreduce 8 B (1 rank/node)": {2: 21.0, 4: 41.0}}))
+    (fig,) = drawn
+    try:
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        low, high = ax.get_ylim()
+        shown = [t.get_text() for t, y in zip(ax.get_yticklabels(), ax.get_yticks()) if low <= y <= high]
+        assert len(shown) >= 2 and all(re.fullmatch(r"[\d,]+(\.\d+)?", t) for t in shown), shown
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
+def test_a_flagged_link_in_the_heat_map_stays_marked_in_a_greyscale_print(tmp_path, monkeypatch):
+    """h03's slow links sit at viridis' dark end, whose grey is the red box's
+    own: printed in greyscale the box vanished. Each flagged cell's box now
+    stands out from the cell in grey, and its figure carries "!"."""
+    import numpy as np
+
+    from test_cluster_report import fill_cluster_store
+
+    from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
+    from clusterbench.report import cluster_html, plots
+    from clusterbench.report.data import Report
+    from clusterbench.store import Store
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    run = Report.of(Store(url), [str(fill_cluster_store(url))]).runs[0]
+    view = analyse(run, **thresholds_of(run))
+    drawn = []
+    monkeypatch.setattr(plots, "_svg", lambda fig: drawn.append(fig) or "<svg></svg>")
+    cluster_html.heat_map(view)
+    (fig,) = drawn
+    try:
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        marked = sorted(t.get_text() for t in ax.texts if t.get_text().endswith(" !"))
+        flagged = [lk for lk in view.links if lk.flagged]
+        assert len(flagged) == 6 and marked == ["5.852 !"] * 6, marked
+        assert "! = flagged" in ax.get_title()
+        rgba = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(float)
+        grey = rgba @ [0.299, 0.587, 0.114]
+        height = grey.shape[0]
+        for lk in flagged:
+            i, j = view.hosts.index(lk.src), view.hosts.index(lk.dst)
+            # a row of pixels a quarter cell above the centre: clear of the figure's text, across the box's sides
+            (x0, y), (x1, _) = ax.transData.transform([(j - 0.5, i - 0.25), (j + 0.5, i - 0.25)])
+            row = grey[height - int(round(y)), int(round(x0)) + 2:int(round(x1)) - 2]
+            inside = grey[height - int(round(y)), int(round((x0 + x1) / 2))]
+            assert max(abs(row - inside)) > 100, (lk.src, lk.dst, inside, row.min(), row.max())
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
 @pytest.mark.timeout(300)
 def test_a_gpus_name_stays_on_one_line_on_a4(tmp_path, monkeypatch):
     """The per-GPU table at the printed width: "h03 GPU 1" broke into

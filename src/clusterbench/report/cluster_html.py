@@ -1,7 +1,7 @@
 """The HTML section of a cluster run: the summary paragraph, the per-node
 table (flagged figures first, flagged cells marked, each node's interval and n under its median:
 cluster_node_cells.py), the per-GPU tables, the link heat map
-(matplotlib SVG, flagged links boxed in red, links above their rate in blue), the environment keys that
+(matplotlib SVG, flagged links boxed in red and marked !, links above their rate in blue), the environment keys that
 differ, and the scaling curves on log axes; and the run's test environment, the same lines once
 and then what differs (cluster_environment.py)."""
 from __future__ import annotations
@@ -27,7 +27,11 @@ CSS = """
 
 def heat_map(view: ClusterView) -> str:
     """N x N bandwidth, sender down, receiver across; flagged links boxed
-    red, links measured above their rate (not figures of the link) blue."""
+    red and marked "!" beside their figure, links measured above their rate
+    (not figures of the link) boxed blue. Each box has a white rim: a slow
+    link's cell is viridis' dark end, whose grey in a greyscale print is the
+    red box's own, and the box vanished there; the "!" says it without colour."""
+    from matplotlib import patheffects
     from matplotlib.patches import Rectangle
 
     from clusterbench.report.plots import _plt, _svg
@@ -45,16 +49,17 @@ def heat_map(view: ClusterView) -> str:
     ax.set_yticks(range(n), [mathtext(h) for h in view.hosts], fontsize=8)
     ax.set_xlabel("receiver")
     ax.set_ylabel("sender")
-    ax.set_title("link bandwidth (mpiGraph shift pattern); red box = flagged, blue = above the link's rate",
+    ax.set_title("link bandwidth (mpiGraph shift pattern); red box and ! = flagged, blue box = above the link's rate",
                  fontsize=10)
     top = max((lk.mib_s for lk in view.links), default=1.0) or 1.0
+    rim = [patheffects.withStroke(linewidth=5, foreground="white")]
     for lk in view.links:
         i, j = view.hosts.index(lk.src), view.hosts.index(lk.dst)
         if n <= 16:   # dark text on viridis' bright end, white on its dark end
-            ax.text(j, i, number(lk.mib_s), ha="center", va="center", fontsize=7,
-                    color="black" if lk.mib_s > 0.6 * top else "white")
+            ax.text(j, i, number(lk.mib_s) + (" !" if lk.flagged else ""), ha="center", va="center", fontsize=7,
+                    color="black" if lk.mib_s > 0.6 * top else "white", fontweight="bold" if lk.flagged else "normal")
         if lk.flagged or lk.above_rate:
-            ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False,
+            ax.add_patch(Rectangle((j - 0.42, i - 0.42), 0.84, 0.84, fill=False, path_effects=rim,
                                    edgecolor="red" if lk.flagged else "blue", linewidth=2.5))
     return f'<div class="heatmap">{_svg(fig)}</div>'
 
@@ -151,13 +156,14 @@ def env_table(view: ClusterView) -> list[str]:
 
 
 def scaling(view: ClusterView) -> list[str]:
-    """Each collective's time over the node counts, both axes log 2. The
+    """Each collective's time over the node counts, on log axes (nodes by powers of 2,
+    times in numbers read off the axis: plots.log_value_axis). The
     legend stands right of the axes: inside them (matplotlib's "best") it
     covered the curves, up to 12 of them for the suite's collectives. The
     saved figure grows by the legend's width (bbox_inches="tight"): about
     8 in with the suite's 12 curves, within the report's text width
     (plots.WIDTH_IN), so the SVG is not shrunk to fit it."""
-    from clusterbench.report.plots import _plt, _svg, legend_outside
+    from clusterbench.report.plots import _plt, _svg, legend_outside, log_value_axis
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -165,7 +171,7 @@ def scaling(view: ClusterView) -> list[str]:
         pts = sorted((n, v) for n, v in by_n.items() if v and v > 0)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=mathtext(name))
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
+    log_value_axis(ax, [v for by_n in view.scaling.values() for v in by_n.values() if v])
     counts = sorted({n for by_n in view.scaling.values() for n in by_n})
     ax.set_xticks(counts, [str(n) for n in counts])
     ax.set_xlabel("nodes")
