@@ -85,3 +85,27 @@ def test_a_comparisons_bar_labels_never_run_into_each_other_or_the_flag_note(gro
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("configs", [["run 1"], ["base", "tuned"]])
+def test_a_plot_of_one_figure_is_a_strip_across_not_a_quarter_page(configs):
+    """A step with one figure (Himeno, a TCP stream, each node's step of a
+    cluster run) drew one standing bar the page's width and 3.4 in high: four
+    nodes' Himeno took two A4 pages. One group lies across, a strip under 2 in."""
+    from clusterbench.report import plots
+
+    fig = plots.bars_figure("node h01: himeno: median, bars = interval of the median", "MFLOPS", ["jacobi time"],
+                            {c: [(601.0 + i, 600.0 + i, 602.0 + i)] for i, c in enumerate(configs)})
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        assert fig.get_tightbbox(renderer).height <= 2.0, fig.get_tightbbox(renderer).height
+        ax = fig.axes[0]
+        bars = [p.get_window_extent(renderer) for p in ax.patches]
+        assert len(bars) == len(configs) and all(b.width > 5 * b.height for b in bars)   # lying, not standing
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["jacobi time"]
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

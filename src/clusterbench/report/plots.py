@@ -74,20 +74,21 @@ def bars_figure(title: str, unit: str, groups: list[str], series: dict[str, list
     """bars()'s figure. Each group's label is wrapped to the width its group
     has, so labels never run into each other (a comparison's labels are a
     step title and a phase: 60 to 90 characters); where that width is too
-    narrow to read (many groups), the bars are drawn across, one label a line
-    beside each group. The flag note goes below the tick labels, whatever
+    narrow to read (many groups), or there is one group, the bars are drawn
+    across, one label a line beside each group. The flag note goes below the tick labels, whatever
     their height."""
     import textwrap
 
     plt = _plt()
     axis_in = WIDTH_IN * 0.8   # the axes' share of the figure, less the y labels and the legend
     chars = int(axis_in / max(1, len(groups)) * CHARS_PER_IN)
-    across = chars < MIN_LABEL_CHARS
+    # one group is drawn across too: standing, its one bar filled the page's width a quarter page high
+    across = chars < MIN_LABEL_CHARS or len(groups) == 1
     labels = ["\n".join(textwrap.wrap(mathtext(g), ACROSS_LABEL_CHARS if across else chars, break_on_hyphens=False)) or " "
               for g in groups]
     lines = max((label.count("\n") + 1 for label in labels), default=1)
     if across:   # each group a band as tall as its label's lines (8 pt, 1.2 spacing) and a gap
-        band_in = max(0.12 * len(series), 0.15 * lines + 0.12)
+        band_in = max(0.12 * len(series), 0.15 * lines + 0.12, 0.2 + 0.2 * len(series) if len(groups) == 1 else 0)
         height = 1.2 + len(groups) * band_in
     else:
         height = 3.4 + 0.14 * (lines - 1)
