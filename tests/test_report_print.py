@@ -152,3 +152,16 @@ def test_a_runs_heading_is_printed_on_the_page_of_its_environment(golden_url, tm
     for heading in ("Run 1 (base): ok", "Run 2 (tuned): ok"):
         (page,) = [p for p in pages if heading in p]
         assert "Test environment: node01" in page[page.index(heading):], heading
+
+
+@pytest.mark.timeout(120)
+def test_a_step_tables_interval_words_are_said_once_in_its_heading(golden_url, monkeypatch):
+    """Every interval cell of a step's table said "([min, max], n = 5, coverage 94 %)"
+    beside an n column saying 5: on A4 each broke over two lines. Where every row's
+    words are the same they stand once, in the column's heading; the cells keep the interval."""
+    page = rendered(golden_url, ["base"], monkeypatch)
+    table = page[page.index("<h3>disk (E1): ok</h3>"):]
+    table = table[:table.index("</table>")]
+    assert "<th>interval of the median ([min, max], n = 5, coverage 94 %)</th>" in table
+    cells = re.findall(r"<td class=ci>(.*?)</td>", table)
+    assert cells == ['<span class="fig">548..1,662</span>', '<span class="fig">342..1,037</span>'], cells

@@ -77,12 +77,23 @@ def env_block(env: dict, notes: Footnotes) -> list[str]:
     return [f'<table class="env">{rows}</table>']
 
 
-def ci_cell(s) -> str:
-    """The interval whole on one line, its coverage in words beside it, wrapping only between words."""
+def ci_cell(s, said: str = "") -> str:
+    """The interval whole on one line, its coverage in words beside it, wrapping only between words;
+    only the interval where its words are `said` (in the column's heading)."""
     words = ci_words(s)
     span, sep, rest = words.partition(" ")
+    if said and rest == said:
+        return f'<span class="fig">{esc(span)}</span>'
     rest = rest.replace(" %", "&nbsp;%").replace("n = ", "n&nbsp;=&nbsp;")
     return f'<span class="fig">{esc(span)}</span>' + (f" <small>{rest}</small>" if sep else "")
+
+
+def shared_interval_words(summary) -> str:
+    """The words every row's interval has ("([min, max], n = 5, coverage 94 %)", "(95 % CI)"), said
+    once in the column's heading; "" where they differ. In every cell of a step's table they
+    doubled the n column beside them and broke each interval over two lines on A4."""
+    kinds = {ci_words(r.stats).partition(" ")[2] for r in summary}
+    return kinds.pop() if len(kinds) == 1 else ""
 
 
 def unit_cell(unit: str | None, beside_text: str) -> str:
@@ -154,8 +165,10 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         limits = any(r.limit for r in st["summary"])
         ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
         bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
+        said = shared_interval_words(st["summary"])
         out.append(f'<table class="step"><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>'
-                   "<th>interval of the median</th><th>min</th><th>max</th><th>CV</th><th>unit</th>"
+                   f"<th>interval of the median{' ' + esc(said) if said else ''}</th><th>min</th><th>max</th><th>CV</th>"
+                   "<th>unit</th>"
                    + (f"<th>t_min / t_avg / t_max over ranks ({unit_shown('us')})</th>" if ranks else "")
                    + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         for r in st["summary"]:
@@ -164,7 +177,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
             flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
             d = places(s)   # median, interval, min and max to the interval's decimal place
             out.append(f"<tr><td>{esc(r.label)}</td><td>{esc(r.mode)}</td><td class=n>{r.n}</td>"
-                       f"<td class=n>{at(s.median, d)}{flag}</td><td class=ci>{ci_cell(s)}</td>"
+                       f"<td class=n>{at(s.median, d)}{flag}</td><td class=ci>{ci_cell(s, said)}</td>"
                        f"<td class=n>{at(s.minimum, d)}</td><td class=n>{at(s.maximum, d)}</td><td class=n>{cv}</td>"
                        f"<td>{unit_cell(r.unit, beside(s.median, r.unit))}</td>"
                        + (f"<td class=n>{' / '.join(number(t) for t in r.rank_medians or ())}</td>" if ranks else "")
