@@ -127,7 +127,7 @@ def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_stor
     summary = html[html.index("<h2>Summary</h2>"):html.index("<h2>Cluster run")]
     assert "h03: compute (Himeno), jacobi (time) 83 % below the median of 4 nodes" in summary and "headline" not in summary
     assert "<th>latency µs</th>" in html and "<td class=n>83.71</td>" in html
-    assert "<td>login1 (launched the run, not a node)</td>" in html and "<td>h03</td>" in html
+    assert "<td>h01, h02, h03, h04, login1 (launched the run, not a node)</td>" in html   # one line: one row
     # the heat map's figures as the tables print them (4 significant digits), not 3
     heat = html[html.index('class="heatmap"'):html.index("</svg>", html.index('class="heatmap"'))]
     assert ">23.13<" in heat and ">5.852 !<" in heat   # a flagged link marked beyond its colour

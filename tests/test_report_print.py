@@ -165,3 +165,26 @@ def test_a_step_tables_interval_words_are_said_once_in_its_heading(golden_url, m
     assert "<th>interval of the median ([min, max], n = 5, coverage 94 %)</th>" in table
     cells = re.findall(r"<td class=ci>(.*?)</td>", table)
     assert cells == ['<span class="fig">548..1,662</span>', '<span class="fig">342..1,037</span>'], cells
+
+
+def test_the_hosts_of_a_run_with_one_environment_line_share_one_row(tmp_path, monkeypatch):
+    """"System measured" of a cluster run gave each host a row of the same
+    line (CPU, memory, OS): 16 nodes, 16 rows before the summary. Hosts whose
+    line is the same share a row; a host whose line differs keeps its own."""
+    from test_cluster_report import fill_cluster_store
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    page = rendered(url, [str(fill_cluster_store(url))], monkeypatch)
+    systems = page[page.index("<h2>System measured</h2>"):]
+    systems = systems[:systems.index("</table>")]
+    assert systems.count("<tr>") == 2 and "<th>hosts</th>" in systems, systems   # the heading and one row
+    assert "<td>h01, h02, h03, h04, login1 (launched the run, not a node)</td>" in systems
+
+    import test_cluster_report
+
+    monkeypatch.setitem(test_cluster_report.GOVERNOR, "h04", {"cpu.model": "Other CPU"})   # h04 another machine
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    page = rendered(url, [str(fill_cluster_store(url))], monkeypatch)
+    systems = page[page.index("<h2>System measured</h2>"):]
+    systems = systems[:systems.index("</table>")]
+    assert "<td>h01, h02, h03, login1 (launched the run, not a node)</td>" in systems and "<td>h04</td>" in systems

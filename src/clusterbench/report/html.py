@@ -377,19 +377,24 @@ def launching_only(run: dict, host: str) -> str:
 
 def systems_section(report: Report, notes: Footnotes) -> list[str]:
     """The systems measured: per configuration its runs, hosts and one line
-    of environment each (one configuration: no configuration column)."""
-    groups = config_runs(report)
+    of environment each (one configuration: no configuration column); the
+    hosts of a run whose line is the same share one row, as a cluster run's
+    test environment says them once: 16 nodes were 16 rows of one line."""
     several = report.comparison is not None
-    rows = []
-    for name, runs in groups.items():
+    rows: list[tuple[str, dict, list[str], str]] = []   # configuration, run, its hosts, their line
+    for name, runs in config_runs(report).items():
         for run in runs:
+            alike: dict[str, list[str]] = {}
             for host, env in run["environments"].items():
-                rows.append("<tr>" + (f"<td>{esc(name)}</td>" if several else "")
-                            + f"<td class=n>{run['id']}</td><td>{esc(host)}{launching_only(run, host)}</td>"
-                            f"<td>{notes.text(esc(_one_line(env)), mark)}</td></tr>")
-    head = "<th>configuration</th>" if several else ""
+                alike.setdefault(_one_line(env), []).append(f"{esc(host)}{launching_only(run, host)}")
+            rows += [(name, run, hosts, line) for line, hosts in alike.items()]
+    head = ("<th>configuration</th>" if several else "") + "<th>run</th>" \
+        + ("<th>hosts</th>" if any(len(hosts) > 1 for _, _, hosts, _ in rows) else "<th>host</th>")
     return [f"<h2>{'Systems compared' if several else 'System measured'}</h2><table>"
-            f"<tr>{head}<th>run</th><th>host</th><th>environment</th></tr>", *rows, "</table>"]
+            f"<tr>{head}<th>environment</th></tr>",
+            *("<tr>" + (f"<td>{esc(name)}</td>" if several else "") + f"<td class=n>{run['id']}</td>"
+              f"<td>{', '.join(hosts)}</td><td>{notes.text(esc(line), mark)}</td></tr>" for name, run, hosts, line in rows),
+            "</table>"]
 
 
 def footer(report: Report, today) -> str:
