@@ -94,7 +94,7 @@ def _database_at(path: str) -> str | None:
     database where path is its -wal, -shm or -journal, else None:
     `report 3 -o results.db` replaced the store itself with the report
     (every run gone), a name the shell completes."""
-    from clusterbench.store.sqlite_check import SQLITE_MAGIC
+    from clusterbench.files.sqlite_header import SQLITE_MAGIC
 
     beside = [path[:-len(end)] for end in _BESIDE_A_DATABASE if path.endswith(end)]
     for name in (path, *beside):

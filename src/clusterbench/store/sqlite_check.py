@@ -34,10 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterbench.errors import BadInput
+from clusterbench.files.sqlite_header import SQLITE_MAGIC
 from clusterbench.store import revisions
 from clusterbench.store.sqlite_reader import ReaderConnection
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
