@@ -8,16 +8,20 @@ The test waits until h01's step is stored, interrupts the run, and checks
 that h01 kept its samples and h02 is stored as interrupted."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO, find_cbk, hang_up, killed_if_left, start_under_nohup, store_rows, terminal_sigint
+from conftest import REPO, find_cbk, hang_up, killed_if_left, run_bounded, start_under_nohup, store_rows, terminal_sigint
+from clusterbench.run import private_dirs
 from clusterbench.testbed import cluster as tc
 
 pytestmark = pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}")
@@ -137,3 +141,38 @@ def test_a_cluster_run_under_nohup_outlives_the_terminals_hangup(cluster, tmp_pa
     assert store_rows(f"sqlite:///{db}", "select status from runs") == [("ok",)]
     steps = node_steps(db)
     assert len(steps) == 2 and all(status == "ok" and n > 0 for status, n in steps.values()), steps
+
+
+@pytest.mark.timeout(180)
+def test_a_nodes_private_directory_left_by_a_killed_run_is_removed_on_that_node_by_the_next_run(cluster, tmp_path):
+    """clusterbench killed with -9 on a real cluster: the nodes' cbk cannot
+    watch a process of another boot, and their MPI runtime kills them before
+    they clean up, so each node keeps seqio's private directory (128 MiB) in
+    --scratch. Its owner stamp names the node, and only there can it be
+    judged: the next run swept on the launching host alone, left them all,
+    and said nothing. Planted as cbk leaves them (one per node, its owner a
+    process that is gone: this pid with another start), and a directory of a
+    process still running that must stay."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    def plant(name: str, host: str, start_ticks: int) -> None:
+        d = scratch / name
+        d.mkdir(mode=0o700)
+        (d / "data").write_bytes(b"x" * 4096)
+        (d / ".cbk-owner").write_text(json.dumps({
+            "owner": "cbk", "host": host, "boot_id": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+            "pid": os.getpid(), "start_ticks": start_ticks, "started_unix_s": int(time.time()),
+            "run_id": "0123456789abcdef", "store_run": 7}) + "\n")
+
+    plant("cbk-seqio-Aaaaa1", "h01", 1)
+    plant("cbk-seqio-Bbbbb2", "h02", 1)
+    plant("cbk-seqio-Ccccc3", "h02", private_dirs.start_ticks(os.getpid()))   # its owner lives: kept
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": f"sqlite:///{tmp_path / 'r.db'}"}
+    out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--seqio.file-size=1m",
+                       "--repeat", "1", f"--scratch={scratch}"], timeout=150, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert sorted(p.name for p in scratch.iterdir()) == ["cbk-seqio-Ccccc3"], out.stdout + out.stderr
+    said = out.stdout + out.stderr
+    for host, name in (("h01", "cbk-seqio-Aaaaa1"), ("h02", "cbk-seqio-Bbbbb2")):
+        assert re.search(rf"{host}: removed a stale private directory '{scratch / name}'", said), said

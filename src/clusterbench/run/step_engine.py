@@ -61,15 +61,22 @@ def begin(store: Store, run_id: int, position: int, step: Step, launcher: str, h
                             ranks_per_node=step.ranks_per_node, host=host)
 
 
+def private_dirs_parent(cat, step: Step) -> str | None:
+    """The directory this step's cbk makes its private directories in; None
+    for a kernel that makes none."""
+    param = cat.kernel(step.kernel).param("dir")
+    if param is None or param.type != "path":
+        return None
+    return step.params.get("dir") or param.default or "."
+
+
 def sweep_private_dirs(cat, step: Step, note: Callable[[str], None]) -> None:
     """Removes the private directories killed runs left where this step
     works (their owner stamp says the owner is gone), saying so."""
     from clusterbench.run import private_dirs
 
-    param = cat.kernel(step.kernel).param("dir")
-    if param is None or param.type != "path":
-        return
-    private_dirs.sweep(step.params.get("dir") or param.default or ".", cat.kernels, note)
+    if (parent := private_dirs_parent(cat, step)) is not None:
+        private_dirs.sweep(parent, cat.kernels, note)
 
 
 def cbk_env(step: Step, run_id: int) -> dict[str, str]:

@@ -21,6 +21,7 @@ import queue
 import random
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -419,7 +420,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     in every round. Here each node stops on its own rule: it is measured
     alone anyway."""
     launcher = choose(req.launcher, 2, cat.cbk)
-    step_engine.sweep_private_dirs(cat, step, progress.note)
+    sweep_nodes(cat, step, req, folder, progress)
     step_ids, hostfiles = {}, {}
     for host in req.hosts:
         hostfiles[host] = one_host_file(folder, host)
@@ -504,6 +505,26 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                                   message="interrupted by a signal")
         raise
     return [statuses[h] for h in req.hosts]
+
+
+def sweep_nodes(cat: Catalogue, step: Step, req: ClusterRequest, folder: Path, progress: Progress) -> None:
+    """Removes, on every node, the private directories killed runs left where
+    the step works, each removal said with its node (run/sweep_here.py): a
+    stamp is judged on the host it names, so this host's own sweep left every
+    node's alone. A node the sweep cannot reach is left to the step, which
+    says why."""
+    parent = step_engine.private_dirs_parent(cat, step)
+    if parent is None:
+        return
+    launcher = choose(req.launcher, 2, cat.cbk)
+    argv = (sys.executable, "-m", "clusterbench.run.sweep_here", parent, *sorted(cat.kernels))
+    launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
+                for h in req.hosts]
+    _run_together(launches, {}, req.step_timeout_s, straggler=req.straggler)
+    for lc in launches:
+        for line in lc.out.splitlines():
+            if line.strip():
+                progress.note(f"{lc.host}: {line.strip()}")
 
 
 def round_order(going: list[str], rng: random.Random) -> list[str]:
