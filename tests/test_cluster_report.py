@@ -273,3 +273,44 @@ def test_the_scaling_plots_legend_covers_no_curve(curves, monkeypatch):
         import matplotlib.pyplot as plt
 
         plt.close(fig)
+
+
+def test_the_summary_of_a_killed_run_says_what_it_never_measured(tmp_path):
+    """A cluster run killed with -9 has its steps marked killed by the next
+    command that opens the store (reap_dead_runs); its summary said "Nothing
+    flagged: every node within 10 % of the median" of nodes it never measured,
+    and show listed "step himeno: killed:" once per node without the node. A
+    link matrix stored skipped (a node cbk cannot run on) went unsaid too:
+    "0 links" and no reason."""
+    import subprocess
+    import sys
+
+    from clusterbench.analysis.cluster.analysis import analyse
+    from clusterbench.analysis.cluster.findings import paragraph
+    from clusterbench.report.cluster_terminal import print_cluster
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+    from rich.console import Console
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run_id = store.begin_run(label="k9", command="clusterbench run cluster", suite="cluster", kind="cluster")
+    for position, host in enumerate(["h01", "h02"]):
+        store.begin_step(run_id, position=position, name="himeno", kernel="himeno", params={}, launcher="mpiexec",
+                         ranks=1, ranks_per_node=None, host=host)   # left running: the run is killed here
+    links = store.begin_step(run_id, position=2, name="link matrix (mpiGraph shift pattern)", kernel="linkmatrix",
+                             params={}, launcher="none", ranks=2, ranks_per_node=1)
+    store.finish_step(links, "skipped", message="cbk cannot run on every node (h02: cbk not found), "
+                                                 "and a job over every node would wait for it")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with store.engine.begin() as c:   # the run's process, killed with -9
+        c.execute(sa.text("UPDATE runs SET pid=:p"), {"p": int(gone.stdout)})
+    store.reap_dead_runs()
+    run = load_run(store, run_id)
+    assert run["status"] == "killed"
+    said = paragraph(analyse(run))
+    assert "Nothing flagged" not in said, said
+    assert "not measured: node h01: himeno killed; not measured: node h02: himeno killed" in said, said
+    assert "not measured: link matrix (mpiGraph shift pattern) skipped: cbk cannot run on every node (h02" in said, said
+    out = io.StringIO()
+    print_cluster(Console(file=out, width=200), run)
+    assert "node h01: himeno killed\nnode h02: himeno killed\n" in out.getvalue(), out.getvalue()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
+from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of, unfinished
 from clusterbench.analysis.cluster.findings import matrix_cell, paragraph
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
@@ -133,6 +133,5 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
         console.print(scaling_table(view))
     failed = [st for st in run["steps"] if st["status"] not in ("ok", "skipped")]
     for st in failed:
-        console.print(f"[yellow]step {terminal(st['name'] or st['kernel'])}: {terminal(st['status'])}: "
-                      f"{terminal(st['message'] or '')}[/yellow]")
+        console.print(f"[yellow]{terminal(unfinished(st))}[/yellow]")   # its node named, as the summary names it
     return view
