@@ -241,6 +241,12 @@ def test_bad_threshold_is_one_clear_line(text):
     (["--hostfile", "{one}"], "run cluster: 1 node(s) found"),
     # a typo in --topology left n02 without a switch in silence
     (["--hostfile", "{hosts}", "--topology", "n01:sw1,nx2:sw2"], "--topology: nx2 is not a node of this run"),
+    # ran every node at once in silence
+    (["--hostfile", "{hosts}", "--one-at-a-time=yes"], "--one-at-a-time=yes: give it bare (--one-at-a-time)"),
+    (["--hostfile", "{hosts}", "--links-one-pair=1"], "--links-one-pair=1: give it bare"),
+    # every node failed its seqio after the snapshots, or wrote where its own working directory was
+    (["--hostfile", "{hosts}", "--scratch="], "--scratch is empty: give a directory every node has"),
+    (["--hostfile", "{hosts}", "--scratch=scratch"], "--scratch scratch: give an absolute path"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_run_stored(cli, tmp_path, args, message):
     (tmp_path / "hosts").write_text("n01\nn02\n")

@@ -708,6 +708,28 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
     return run_id
 
 
+def flag_option(options: dict[str, str], name: str) -> bool:
+    """--one-at-a-time (bare, or =true / =false; read back as such from the
+    stored command line: analysis.ran_at_once). Any other value is refused:
+    --one-at-a-time=yes ran every node at once in silence."""
+    value = options.get(name, "false")
+    if value not in ("true", "false"):
+        raise BadInput(f"--{name}={value}: give it bare (--{name}), or as --{name}=true or --{name}=false")
+    return value == "true"
+
+
+def checked_scratch(scratch: str) -> str:
+    """--scratch as given, refused (BadInput) when empty or relative: every
+    node reads a relative path from its own working directory (its login's
+    home under ssh, the job's under srun), not this one's."""
+    if not scratch.strip():
+        raise BadInput("--scratch is empty: give a directory every node has (default /tmp)")
+    if not os.path.isabs(scratch):
+        raise BadInput(f"--scratch {scratch}: give an absolute path (each node would read a relative one from its "
+                       "own working directory)")
+    return scratch
+
+
 def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
             label: str | None, command: str, step_timeout_s: float | None = None,
             auto: AutoRepeat | None = None, conditions: Conditions | None = None,
@@ -721,7 +743,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
     for flag in ("threshold", "link-threshold"):
         if flag in options:
             parse_fraction(options[flag], flag)   # bad input before anything runs; analysis reads it back
-    scratch = options.get("scratch", "/tmp")
+    scratch = checked_scratch(options.get("scratch", "/tmp"))
     # a node the user's --topology names that is not a node of the run is a typo (hx3 for h03), which left
     # h03 without a switch in silence; the test cluster's own topology may name hosts a smaller host file leaves out
     strangers = sorted(set(switch_of(options.get("topology"))) - set(hosts))
@@ -729,8 +751,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
         raise BadInput(f"--topology: {', '.join(strangers)} {'is' if len(strangers) == 1 else 'are'} not a node of "
                        f"this run (its nodes: {', '.join(hosts)})")
     return ClusterRequest(hosts, hostfile, launcher, choose_parts(options), repeat or 3,
-                          options.get("one-at-a-time", "false") == "true",
-                          options.get("links-one-pair", "false") == "true", overrides, scratch, oversubscribe,
+                          flag_option(options, "one-at-a-time"), flag_option(options, "links-one-pair"), overrides, scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
                           label, command, step_timeout_s, auto, conditions, straggler)
 
