@@ -508,14 +508,15 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
 
 
 def sweep_nodes(cat: Catalogue, step: Step, req: ClusterRequest, folder: Path, progress: Progress) -> None:
-    """Removes, on every node, the private directories killed runs left where
-    the step works, each removal said with its node (run/sweep_here.py): a
-    stamp is judged on the host it names, so this host's own sweep left every
-    node's alone. A node the sweep cannot reach is left to the step, which
-    says why."""
+    """Removes the private directories killed runs left where the step works:
+    this host's (a shared --scratch), as `run` does, then every node's on that
+    node, each removal said with its node (run/sweep_here.py): a stamp is
+    judged on the host it names, so this host's sweep alone left every node's.
+    A node the sweep cannot reach is left to the step, which says why."""
     parent = step_engine.private_dirs_parent(cat, step)
     if parent is None:
         return
+    step_engine.sweep_private_dirs(cat, step, progress.note)
     launcher = choose(req.launcher, 2, cat.cbk)
     argv = (sys.executable, "-m", "clusterbench.run.sweep_here", parent, *sorted(cat.kernels))
     launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
