@@ -8,6 +8,7 @@ The test waits until h01's step is stored, interrupts the run, and checks
 that h01 kept its samples and h02 is stored as interrupted."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -143,6 +144,54 @@ def test_a_cluster_run_under_nohup_outlives_the_terminals_hangup(cluster, tmp_pa
     assert len(steps) == 2 and all(status == "ok" and n > 0 for status, n in steps.values()), steps
 
 
+def host_processes(cluster) -> list[int]:
+    """The pids of every process in the test hosts' network namespaces."""
+    return [int(pid) for h in cluster.hosts
+            for pid in subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split()]
+
+
+@pytest.mark.timeout(180)
+def test_a_kill_9_of_clusterbench_ends_every_nodes_ranks(cluster, tmp_path):
+    """Real nodes are of another boot than the host clusterbench runs on, so
+    their cbk cannot watch it (the test hosts share this machine's boot id:
+    each command the ssh stand-in starts sees one of its own, bound over
+    /proc/sys/kernel/random/boot_id). Killed with -9, clusterbench left its
+    launches running unread: every node's Himeno ran out its 300 s
+    repetition. Its launchers are now sent SIGTERM as it dies and pass it
+    on to the ranks."""
+    original = cluster.ssh.read_text()
+    assert original.count("\nexec ") == 1
+    boots = {}
+    for h in cluster.hosts:
+        boots[h.name] = tmp_path / f"boot-{h.name}"
+        boots[h.name].write_text(f"00000000-0000-4000-8000-00000000000{len(boots)}\n")
+    cluster.ssh.write_text(original.replace(
+        "\nexec ", f'\nset -- "mount --bind {tmp_path}/boot-$h /proc/sys/kernel/random/boot_id || exit 1; $*"\nexec ', 1))
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": f"sqlite:///{tmp_path / 'r.db'}"}
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=himeno",
+                              "--himeno.seconds=300", "--repeat", "1", "--quiet"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=env)
+        with killed_if_left(p):
+            deadline = time.monotonic() + 120
+            while len(cbk_kernels(p.pid, "himeno")) < 2:   # both nodes measuring
+                assert p.poll() is None and time.monotonic() < deadline, "the nodes' himeno did not start"
+                time.sleep(0.1)
+            p.kill()
+            p.wait()
+            deadline = time.monotonic() + 30   # 300 s without the launchers' SIGTERM
+            while host_processes(cluster) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            left = host_processes(cluster)
+            said = subprocess.run(["ps", "-o", "pid,args", "-p", ",".join(map(str, left))], capture_output=True,
+                                  text=True).stdout if left else ""
+    finally:
+        cluster.ssh.write_text(original)
+        for pid in host_processes(cluster):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert not left, said
+
 @pytest.mark.timeout(180)
 def test_a_nodes_private_directory_left_by_a_killed_run_is_removed_on_that_node_by_the_next_run(cluster, tmp_path):
     """clusterbench killed with -9 on a real cluster: the nodes' cbk cannot
@@ -168,7 +217,8 @@ def test_a_nodes_private_directory_left_by_a_killed_run_is_removed_on_that_node_
     plant("cbk-seqio-Aaaaa1", "h01", 1)
     plant("cbk-seqio-Bbbbb2", "h02", 1)
     plant("cbk-seqio-Ccccc3", "h02", private_dirs.start_ticks(os.getpid()))   # its owner lives: kept
-    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": f"sqlite:///{tmp_path / 'r.db'}"}
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": f"sqlite:///{tmp_path / 'r.db'}",
+           "COLUMNS": "1000"}   # each note on one line
     out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--seqio.file-size=1m",
                        "--repeat", "1", f"--scratch={scratch}"], timeout=150, env=env)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -233,8 +233,11 @@ def own_process_group() -> dict:
     prterun, which ended the job (run cluster's steps stored failed, exit 1).
     A launch in a background group that read the terminal would be stopped
     (SIGTTIN): Hydra forwards its stdin to rank 0. Every launch of `run`
-    and `run cluster` starts so."""
-    return {"process_group": 0, "stdin": subprocess.DEVNULL}
+    and `run cluster` starts so, and is sent SIGTERM should clusterbench
+    die before it (launch/parent_death.py)."""
+    from clusterbench.launch import parent_death
+
+    return {"process_group": 0, "stdin": subprocess.DEVNULL, "preexec_fn": parent_death.armed()}
 
 
 def stop(*procs: subprocess.Popen) -> None:
