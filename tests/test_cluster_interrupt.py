@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -158,7 +159,8 @@ def test_a_kill_9_of_clusterbench_ends_every_nodes_ranks(cluster, tmp_path):
     /proc/sys/kernel/random/boot_id). Killed with -9, clusterbench left its
     launches running unread: every node's Himeno ran out its 300 s
     repetition. Its launchers are now sent SIGTERM as it dies and pass it
-    on to the ranks."""
+    on to the ranks. Its folder of host files, left in the temporary
+    directory for good, is removed by the next run."""
     original = cluster.ssh.read_text()
     assert original.count("\nexec ") == 1
     boots = {}
@@ -191,6 +193,13 @@ def test_a_kill_9_of_clusterbench_ends_every_nodes_ranks(cluster, tmp_path):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     assert not left, said
+    # its host files' folder, which no `finally` removed, goes with the next run
+    folders = list(Path(tempfile.gettempdir()).glob(f"clusterbench-hosts-{p.pid}-*"))
+    assert len(folders) == 1, folders
+    again = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq",
+                         "--cpufreq.seconds=0.2", "--repeat", "1", "--quiet"], timeout=120, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert not folders[0].exists()
 
 @pytest.mark.timeout(180)
 def test_a_nodes_private_directory_left_by_a_killed_run_is_removed_on_that_node_by_the_next_run(cluster, tmp_path):

@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import Step
 from clusterbench.run.progress import Progress
+from clusterbench.run.host_files_dir import host_files_dir
 from clusterbench.results.records import RunRecord, error_message
 from clusterbench.results.sample import Sample
 from clusterbench.store import Store, run_kinds
@@ -64,7 +64,7 @@ def node_environments(cat: Catalogue, req: RunRequest, targets: list[str]) -> li
         if missing_requirement(step, cat):
             continue
         launcher = choose(step.launcher, step.ranks, cat.cbk)
-        with tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
+        with host_files_dir() as folder:
             cmds = launcher.node_commands(argv, step.ranks, req.hostfile, Path(folder))
             if cmds:
                 return collect_all(cmds, labelled=launcher.node_output_labelled)

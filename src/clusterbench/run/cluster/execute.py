@@ -22,7 +22,6 @@ import random
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import AutoRepeat, Step, expand
 from clusterbench.run.cluster.straggler import StragglerRule
 from clusterbench.run.progress import Progress
+from clusterbench.run.host_files_dir import host_files_dir
 from clusterbench.store import Store, run_kinds
 
 PARTS = ("stream", "himeno", "cpufreq", "seqio", "pingpong", "gpu-link", "gpu-memory", "gpu-peer", "links",
@@ -676,7 +676,7 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
     with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER) as (run_id, statuses):
         rr = conditions_view(req)
         position = 0
-        with progress, tempfile.TemporaryDirectory(prefix="clusterbench-hosts-") as folder:
+        with progress, host_files_dir() as folder:
             local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
             envs = store.environments_of(run_id)
             per_node, per_gpu, cluster = plan(req, cat, node_cpus(envs))
