@@ -235,3 +235,31 @@ def test_a_nodes_private_directory_left_by_a_killed_run_is_removed_on_that_node_
     said = out.stdout + out.stderr
     for host, name in (("h01", "cbk-seqio-Aaaaa1"), ("h02", "cbk-seqio-Bbbbb2")):
         assert re.search(rf"{host}: removed a stale private directory '{scratch / name}'", said), said
+
+
+@pytest.mark.timeout(180)
+def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(cluster, tmp_path):
+    """h02's cbk is the Open MPI build (another MPI module loaded there),
+    h01's MPICH, as clusterbench's: each node's own step runs well alone,
+    but h02's rank never joins MPICH's job, and the link matrix waited for
+    ever (here ended by --step-timeout, which has no default). The
+    snapshots tell: the link matrix is stored skipped, naming h02."""
+    if not os.access(OPENMPI / "cbk", os.X_OK):
+        pytest.skip("no Open MPI cbk: run scripts/build-openmpi-cbk.sh")
+    cbk = find_cbk()
+    original = cluster.ssh.read_text()
+    assert original.count("\nexec ") == 1
+    cluster.ssh.write_text(original.replace(
+        "\nexec ", f'\n[ "$h" = h02 ] && set -- "mount --bind {OPENMPI / "cbk"} {cbk} || exit 1; $*"\nexec ', 1))
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
+    try:
+        out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq,links",
+                           "--cpufreq.seconds=0.2", "--links.size=64k", "--repeat", "1", "--step-timeout", "30",
+                           "--quiet"], timeout=150, env=env)
+    finally:
+        cluster.ssh.write_text(original)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (status, message), = store_rows(store, "select status, message from steps where host is null")
+    assert status == "skipped" and re.match(r"the nodes' cbk run two MPI libraries \(h02's cbk runs Open MPI \S+, "
+                                            r"the other nodes' MPICH\)", message), (status, message)

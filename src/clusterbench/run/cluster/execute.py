@@ -643,15 +643,41 @@ def nodes_without_cbk(hosts: list[str], envs: dict[str, dict]) -> str:
     return "; ".join(said)
 
 
-def unfit_nodes(hosts: list[str], envs: dict[str, dict], stalled: dict[str, str]) -> str:
+def cbk_mpi(env: dict):
+    """The MPI a node's cbk runs with (its loader's library, else the one it was built with), or None."""
+    from clusterbench.environment.mpi_consistency import parse_built_with, parse_library_version
+
+    return parse_library_version(env.get("cbk.mpi_library") or "") or parse_built_with(env.get("cbk.mpi_built_with") or "")
+
+
+def nodes_of_another_mpi(hosts: list[str], envs: dict[str, dict], local_env: dict) -> str:
+    """The nodes whose cbk runs another MPI library (MPICH, Open MPI, ...)
+    than the others, "" when none: its rank never joins the others' job (a
+    node with an Open MPI module loaded among MPICH ones held the link
+    matrix for ever, while each per-node step ran well alone). The others
+    are those of this host's cbk's MPI, the one the launcher speaks, when a
+    node has it, else those of the MPI most nodes have."""
+    mpis = {h: m for h in hosts if (m := cbk_mpi(envs.get(h, {})))}
+    flavours = [m.flavour for m in mpis.values()]
+    if len(set(flavours)) < 2:
+        return ""
+    here = cbk_mpi(local_env)
+    usual = here.flavour if here and here.flavour in flavours else max(set(flavours), key=flavours.count)
+    return "; ".join(f"{h}'s cbk runs {m}, the other nodes' {usual}" for h, m in mpis.items() if m.flavour != usual)
+
+
+def unfit_nodes(hosts: list[str], envs: dict[str, dict], stalled: dict[str, str], local_env: dict | None = None) -> str:
     """Why a job over every node would wait for ever, "" when it would not:
-    the nodes cbk cannot run on, and those whose last per-node step the
-    straggler rule ended (stalled: host -> why), which may still be stopped
-    (--step-timeout has no default). A node that ended a later step well is
-    back, and is not named."""
+    the nodes cbk cannot run on, those whose cbk runs another MPI library
+    than the others (local_env: this host's snapshot, nodes_of_another_mpi),
+    and those whose last per-node step the straggler rule ended (stalled:
+    host -> why), which may still be stopped (--step-timeout has no
+    default). A node that ended a later step well is back, and is not named."""
     said = []
     if missing := nodes_without_cbk(hosts, envs):
         said.append(f"cbk cannot run on every node ({missing})")
+    if other := nodes_of_another_mpi(hosts, envs, local_env or {}):
+        said.append(f"the nodes' cbk run two MPI libraries ({other}): ranks of two never meet")
     said += [f"{h}: {why}" for h, why in stalled.items()]
     return "; ".join(said)
 
@@ -697,7 +723,7 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
                     statuses += run_on_nodes(store, cat, run_id, position, one, dataclasses.replace(req, hosts=hosts),
                                              envs, local_env, progress, Path(folder), req.conditions, stalled)
                     position += 1
-            unable = unfit_nodes(req.hosts, envs, stalled)
+            unable = unfit_nodes(req.hosts, envs, stalled, local_env)
             for step in cluster:
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
                 if unable:
