@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void mpi_library(char *buf, size_t len)
 {
@@ -162,6 +163,23 @@ static void bad_input(const char *msg)
     cbk_error_record(NULL, CBK_EXIT_BAD_INPUT, 0, msg, NULL, 0);
 }
 
+/* A bad input as the lowest rank that found it says it: a rank other than
+ * 0 names itself and its host, since rank 0 read the same arguments well
+ * (another node's cbk, of another version). */
+static void bad_input_of_rank(const struct cbk_ctx *c, const char *msg)
+{
+    if (c->rank == 0) {
+        bad_input(msg);
+        return;
+    }
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "%s", "unknown host");
+    char said[CBK_MESSAGE_MAX + 300];
+    snprintf(said, sizeof said, "rank %d (%s): %s", c->rank, host, msg);
+    cbk_error_record(NULL, CBK_EXIT_BAD_INPUT, c->rank, said, NULL, 0);
+}
+
 static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
 {
     c->rank = c->node_rank = 0;
@@ -289,10 +307,14 @@ int main(int argc, char **argv)
     if (out_buf)
         setvbuf(stdout, out_buf, _IOFBF, out_buf_bytes);
     cbk_cleanup_set_run_id(ctx.run_id);
-    if (parse_failed) {
-        /* under mpiexec every rank parsed the same arguments: one explains */
-        if (ctx.rank == 0)
-            bad_input(why);
+    /* Every rank parsed the same arguments, but not always with the same
+     * cbk: a node with an older one failed alone, waited in MPI_Finalize,
+     * and the others waited in the kernel for its rank, for ever. The ranks
+     * agree, and the lowest failing one explains, naming its host. */
+    int first_failed = -cbk_all_max_int(&ctx, -(parse_failed ? ctx.rank : ctx.size));
+    if (first_failed < ctx.size) {
+        if (ctx.rank == first_failed)
+            bad_input_of_rank(&ctx, why);
         stop_parallel(CBK_EXIT_BAD_INPUT);
         return CBK_EXIT_BAD_INPUT;
     }

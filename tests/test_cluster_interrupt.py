@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -263,3 +264,34 @@ def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(
     (status, message), = store_rows(store, "select status, message from steps where host is null")
     assert status == "skipped" and re.match(r"the nodes' cbk run two MPI libraries \(h02's cbk runs Open MPI \S+, "
                                             r"the other nodes' MPICH\)", message), (status, message)
+
+
+@pytest.mark.timeout(180)
+def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_naming_it(cluster, tmp_path):
+    """h02's cbk is another version, without a parameter the others take
+    (here: a wrapper giving it one it does not know). Its rank failed
+    alone and waited in MPI_Finalize, h01's waited in the link matrix for
+    it, for ever (here ended by --step-timeout, which has no default),
+    and the step said nothing of h02. The ranks now agree on a refused
+    parameter, and the lowest that refused it says so, with its host."""
+    cbk = find_cbk()
+    real = tmp_path / "cbk.real"
+    shutil.copy2(cbk, real)
+    wrapper = tmp_path / "cbk-older"
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = linkmatrix ] && {{ shift; exec {real} linkmatrix --no-such-param=1 "$@"; }}\n'
+                       f'exec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    original = cluster.ssh.read_text()
+    assert original.count("\nexec ") == 1
+    cluster.ssh.write_text(original.replace(
+        "\nexec ", f'\n[ "$h" = h02 ] && set -- "mount --bind {wrapper} {cbk} || exit 1; $*"\nexec ', 1))
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
+    try:
+        out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=links", "--links.size=64k",
+                           "--repeat", "1", "--step-timeout", "30", "--quiet"], timeout=150, env=env)
+    finally:
+        cluster.ssh.write_text(original)
+    assert out.returncode != 0
+    (status, message), = store_rows(store, "select status, message from steps")
+    assert status == "failed" and "rank 1 (h02): kernel linkmatrix has no parameter --no-such-param" in message, message
