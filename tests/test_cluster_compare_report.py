@@ -142,3 +142,22 @@ def test_the_reports_of_two_cluster_runs_are_unchanged(before_and_after, fmt, mo
 
     text = rendered(before_and_after, fmt, monkeypatch)
     check(f"cluster_compare.{'md' if fmt == 'md' else 'html.txt'}", text if fmt == "md" else without_plots(text))
+
+
+def test_a_node_measured_in_one_run_only_is_named_in_the_verdict(tmp_path):
+    """After the repair h03 was left out of the host file (or failed): its
+    figures and links, flagged before, were passed over in silence, and
+    the verdict read "0 flags gone; 0 new." as if every node had been
+    compared. It names the nodes measured in one run only."""
+    from clusterbench.report.cluster_before_after import before_after
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    before = fill_cluster_store(url)   # h03 slow, flagged
+    after = fill_cluster_store(url, link_mib_s=NEW_CABLE_MIB_S, label="without h03",
+                               nodes=[n for n in NODES if n != "h03"])
+    store = Store(url)
+    said = before_after(load_run(store, before), load_run(store, after)).opening
+    assert said == ("Cluster run 2 (without h03) against run 1 (acceptance): 0 flags gone; 0 new; "
+                    "measured in run 1 (acceptance) only: h03."), said

@@ -25,9 +25,10 @@ GOVERNOR = {"h03": {"cpu.governor": "powersave"}}   # h03 configured apart: the 
 
 
 def fill_cluster_store(url: str, himeno_mflops: dict | None = None, link_mib_s: dict | None = None,
-                       label: str = "acceptance") -> int:
+                       label: str = "acceptance", nodes: list[str] = NODES) -> int:
     """A cluster run as `run cluster` stores one; by default h03 slow (its
-    Himeno and its port); another run's figures (after a repair) as given."""
+    Himeno and its port); another run's figures (after a repair) as given,
+    on the nodes given (a run over fewer, its links among those)."""
     from clusterbench import environment
     from clusterbench.results.sample import Sample
     from clusterbench.store import Store
@@ -36,11 +37,11 @@ def fill_cluster_store(url: str, himeno_mflops: dict | None = None, link_mib_s: 
     himeno_mflops, link_mib_s = himeno_mflops or HIMENO_MFLOPS, link_mib_s or LINK_MIB_S
     run_id = store.begin_run(label=label, command="clusterbench run cluster --hostfile hosts",
                              suite="cluster", user="golden", kind="cluster")
-    for host in [*NODES, "login1"]:   # the launching host has a snapshot too, and is no node
+    for host in [*nodes, "login1"]:   # the launching host has a snapshot too, and is no node
         env = {**ENV_BASE, "host.name": host, **GOVERNOR.get(host, {})}
         store.link_host(run_id, host, store.add_environment(env, environment.snapshot_hash(env)))
     position = 0
-    for host in NODES:
+    for host in nodes:
         step = store.begin_step(run_id, position=position, name="himeno", kernel="himeno", params={"size": "S"},
                                 launcher="mpiexec", ranks=1, ranks_per_node=None, host=host)
         for rep in range(3):
@@ -50,9 +51,9 @@ def fill_cluster_store(url: str, himeno_mflops: dict | None = None, link_mib_s: 
         store.finish_step(step, "ok")
         position += 1
     step = store.begin_step(run_id, position=position, name="link matrix (mpiGraph shift pattern)", kernel="linkmatrix",
-                            params={}, launcher="mpiexec", ranks=4, ranks_per_node=1)
+                            params={}, launcher="mpiexec", ranks=len(nodes), ranks_per_node=1)
     for rep in range(3):
-        for (a, b), mib_s in link_mib_s.items():
+        for (a, b), mib_s in ((pair, v) for pair, v in link_mib_s.items() if set(pair) <= set(nodes)):
             for phase, value, unit in (("link_bandwidth", mib_s + rep / 10, "MiB/s"), ("link_latency", LATENCY_US[(a, b)], "us")):
                 record = {"phase": phase, "mode": "n/a", "rate": value, "rate_unit": unit, "repetition": rep,
                           "src_host": a, "dst_host": b, "qualifiers": ["src_host", "dst_host"], "sweep_key": None}

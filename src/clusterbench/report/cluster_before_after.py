@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
-from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link_changes, node_changes, verdict
+from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link_changes, node_changes, nodes_in_one, verdict
 from clusterbench.output.counted_text import counted
 from clusterbench.output.figure_digits import number
 from clusterbench.output.unit_symbols import unit_shown
@@ -65,8 +65,11 @@ def before_after(run_a: dict, run_b: dict) -> BeforeAfter:
     nodes, gpus, links = node_changes(va, vb), gpu_changes(va, vb), link_changes(va, vb)
     fixed = [c.what for c in nodes + gpus + links if verdict(c) == "fixed"]
     new = [c.what for c in nodes + gpus + links if verdict(c) == "new flag"]
+    only_a, only_b = nodes_in_one(va, vb)
+    alone = [f"measured in {run_name(run)} only: {', '.join(hosts)}"
+             for run, hosts in ((run_a, only_a), (run_b, only_b)) if hosts]
     said = (f"{counted(len(fixed), 'flag')} gone{': ' + ', '.join(fixed) if fixed else ''}; "
-            f"{len(new)} new{': ' + ', '.join(new) if new else ''}.")
+            f"{len(new)} new{': ' + ', '.join(new) if new else ''}{''.join('; ' + a for a in alone)}.")
     tables = [_table("Node by node", "node: figure", nodes, run_a, run_b),
               _table("GPU by GPU", "GPU: figure", gpus, run_a, run_b),
               _table("Link by link (bandwidth)", "link", links, run_a, run_b)]

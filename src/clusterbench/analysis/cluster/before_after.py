@@ -54,6 +54,21 @@ def link_changes(a: ClusterView, b: ClusterView) -> list[Change]:
     return out
 
 
+def measured_nodes(v: ClusterView) -> set[str]:
+    """The nodes with a figure, a GPU's figure or a link in the view."""
+    return ({nv.host for f in v.figures for nv in f.nodes} | {g.host for f in v.gpus for g in f.where.values()}
+            | {lk.src for lk in v.links} | {lk.dst for lk in v.links})
+
+
+def nodes_in_one(a: ClusterView, b: ClusterView) -> tuple[list[str], list[str]]:
+    """(the nodes measured in run A and not in B, those in B and not in A):
+    compared only where both have them, a node left out of the host file
+    after a repair, or failed in it, was passed over in silence, its flag
+    of before neither gone nor kept."""
+    ma, mb = measured_nodes(a), measured_nodes(b)
+    return sorted(ma - mb), sorted(mb - ma)
+
+
 def verdict(c: Change) -> str:
     if c.flagged_before and not c.flagged_after:
         return "fixed"
