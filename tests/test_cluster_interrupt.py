@@ -295,3 +295,23 @@ def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_nami
     assert out.returncode != 0
     (status, message), = store_rows(store, "select status, message from steps")
     assert status == "failed" and "rank 1 (h02): kernel linkmatrix has no parameter --no-such-param" in message, message
+
+
+@pytest.mark.timeout(180)
+def test_nodes_listed_by_address_are_named_as_they_name_themselves(cluster, tmp_path):
+    """A host file of addresses (or FQDNs, or a fabric's names, n01-ib):
+    the per-node figures were stored under 198.19.0.2 and the links under
+    h01, the name its rank gives, one node as two ("4 nodes" of 2), every
+    node "without an environment snapshot" beside the links. Each node is
+    now named by its snapshot's host name, and reached by its address."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("".join(f"{h.address}\n" for h in cluster.hosts))
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store, "COLUMNS": "200"}
+    out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--hostfile", str(hosts),
+                       "--only=cpufreq,links", "--cpufreq.seconds=0.2", "--links.size=64k", "--repeat", "1"],
+                      timeout=150, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert store_rows(store, "select host from steps where host is not null order by host") == [("h01",), ("h02",)]
+    assert store_rows(store, "select host from run_hosts where host like 'h0%' order by host") == [("h01",), ("h02",)]
+    assert "2 nodes, 2 per-node figures, 2 links" in out.stdout and "no environment snapshot" not in out.stdout, out.stdout

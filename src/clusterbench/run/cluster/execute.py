@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusterbench.launch import stop_signals
@@ -69,6 +69,12 @@ class ClusterRequest:
     auto: AutoRepeat | None = None        # --repeat auto: every step repeats until its CI rule says stop
     conditions: Conditions | None = None  # --memory-limit: each node's kernel in a memory cgroup (cgexec)
     straggler: StragglerRule = StragglerRule()   # --stall-floor, --stall-factor: a stopped node is ended
+    # node (its own host name) -> the host-file entry it is reached by, where they differ (named_by_snapshots)
+    addresses: dict[str, str] = field(default_factory=dict)
+
+    def reach(self, host: str) -> str:
+        """The name a launcher reaches node `host` by."""
+        return self.addresses.get(host, host)
 
 
 
@@ -423,7 +429,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
     sweep_nodes(cat, step, req, folder, progress)
     step_ids, hostfiles = {}, {}
     for host in req.hosts:
-        hostfiles[host] = one_host_file(folder, host)
+        hostfiles[host] = one_host_file(folder, req.reach(host))
         step_ids[host] = step_engine.begin(store, run_id, position, step, launcher.name, host=host)
     started_s = time.monotonic()
     counts = {h: step_engine.Repetitions(step, started_s) for h in req.hosts}
@@ -519,7 +525,8 @@ def sweep_nodes(cat: Catalogue, step: Step, req: ClusterRequest, folder: Path, p
     step_engine.sweep_private_dirs(cat, step, progress.note)
     launcher = choose(req.launcher, 2, cat.cbk)
     argv = (sys.executable, "-m", "clusterbench.run.sweep_here", parent, *sorted(cat.kernels))
-    launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
+    launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, req.reach(h)),
+                                                      req.oversubscribe)))
                 for h in req.hosts]
     _run_together(launches, {}, req.step_timeout_s, straggler=req.straggler)
     for lc in launches:
@@ -565,24 +572,31 @@ def switch_of(text: str | None) -> dict[str, str]:
     return out
 
 
-def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterRequest, folder: Path) -> dict:
+def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterRequest,
+                      folder: Path) -> tuple[dict, ClusterRequest]:
     """This host's snapshot and every node's, each node's collected by a
     launch of its own (one launch over all nodes interleaves their long
-    JSON lines, and a garbled snapshot is lost); returns this host's."""
+    JSON lines, and a garbled snapshot is lost); returns this host's, and
+    the request with its nodes named as they name themselves
+    (named_by_snapshots)."""
     from clusterbench import environment
 
     local = environment.collect([req.scratch], stop_grace=stop_signals.deferred)
     snapshots = {socket.gethostname(): local}
     launcher = choose(req.launcher, 2, cat.cbk)
     argv = runner.collector_argv([req.scratch])
+    entries = list(req.hosts)
     launches = [NodeLaunch(h, 0, launcher.command(Job(argv, 1, None, one_host_file(folder, h), req.oversubscribe)))
-                for h in req.hosts]
+                for h in entries]
     _run_together(launches, {}, req.step_timeout_s, straggler=req.straggler)
+    by_entry = {}
     for lc in launches:
         for env in step_engine.json_objects(lc.out):
             if "host.name" in env:
-                snapshots[lc.host] = env
-    refuse_one_node_twice(req, snapshots)
+                by_entry[lc.host] = env
+    refuse_one_node_twice(req, by_entry)
+    req = named_by_snapshots(req, by_entry)
+    snapshots.update({req.hosts[i]: by_entry[entry] for i, entry in enumerate(entries) if entry in by_entry})
     local.update(conditions_apply.environment_keys(req.conditions))
     for env in snapshots.values():   # the limit each node ran under: its records carry it (record_fields)
         if env is not local:
@@ -594,7 +608,23 @@ def capture_snapshots(store: Store, cat: Catalogue, run_id: int, req: ClusterReq
         h = environment.snapshot_hash(env)
         store.add_environment(env, h)
         store.link_host(run_id, host, h)
-    return local
+    return local, req
+
+
+def named_by_snapshots(req: ClusterRequest, by_entry: dict[str, dict]) -> ClusterRequest:
+    """The request with each node named by the host name its snapshot gives
+    (reached still by its host-file entry: ClusterRequest.reach), as its
+    ranks' records name it: a host file of addresses (or FQDNs, or a
+    fabric's names, n01-ib) stored the per-node figures under 198.19.0.2
+    and the links under h01, one node as two ("6 nodes" of 3), and every
+    node "without an environment snapshot" beside the links. A node with
+    no snapshot keeps its entry. --topology may name either."""
+    names = {e: str(by_entry.get(e, {}).get("host.name") or e) for e in req.hosts}
+    if all(n == e for e, n in names.items()):
+        return req
+    switches = {**req.switches, **{names[e]: req.switches[e] for e in names if e in req.switches}}
+    return dataclasses.replace(req, hosts=[names[e] for e in req.hosts], switches=switches,
+                               addresses={n: e for e, n in names.items() if n != e})
 
 
 def refuse_one_node_twice(req: ClusterRequest, snapshots: dict[str, dict]) -> None:
@@ -703,7 +733,7 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
         rr = conditions_view(req)
         position = 0
         with progress, host_files_dir() as folder:
-            local_env = capture_snapshots(store, cat, run_id, req, Path(folder))
+            local_env, req = capture_snapshots(store, cat, run_id, req, Path(folder))
             envs = store.environments_of(run_id)
             per_node, per_gpu, cluster = plan(req, cat, node_cpus(envs))
             stalled: dict[str, str] = {}   # the nodes whose last per-node step stalled
