@@ -315,3 +315,19 @@ def test_the_summary_of_a_killed_run_says_what_it_never_measured(tmp_path):
     out = io.StringIO()
     print_cluster(Console(file=out, width=200), run)
     assert "node h01: himeno killed\nnode h02: himeno killed\n" in out.getvalue(), out.getvalue()
+
+
+def test_the_summary_of_a_run_cut_short_before_its_first_step_says_nothing_was_measured(tmp_path):
+    """Ctrl-C while the nodes' snapshots were taken: the summary said
+    "0 nodes ... Nothing flagged: every node within 10 % of the median"."""
+    from clusterbench.analysis.cluster.analysis import analyse
+    from clusterbench.analysis.cluster.findings import paragraph
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run_id = store.begin_run(label="cut", command="clusterbench run cluster", suite="cluster", kind="cluster")
+    store.finish_run(run_id, "interrupted", message="interrupted by SIGINT")
+    said = paragraph(analyse(load_run(store, run_id)))
+    assert "Nothing flagged" not in said, said
+    assert "not measured: any part: the run ended before its first step (interrupted by SIGINT)" in said, said

@@ -332,6 +332,10 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     # every step that did not end well: a run killed with -9 (its steps killed) said "Nothing flagged"
     # of steps it never ended, and a link matrix skipped for a node cbk cannot run on went unsaid
     view.unfinished = [unfinished(st) for st in steps if st["status"] != "ok"]
+    if not steps and run.get("status") not in (None, "ok", "running"):
+        # cut short while the snapshots were taken: "Nothing flagged: every node within 10 %" of no node
+        why = " ".join((run.get("message") or run["status"]).split())
+        view.unfinished.append(f"any part: the run ended before its first step ({why})")
     return view
 
 
