@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -216,6 +217,19 @@ def test_a_host_with_no_slot_is_one_line_naming_it(tmp_path, line):
     f.write_text(f"h01:1\n{line}\n")
     with pytest.raises(BadInput, match=rf"line 2: '{line}': a host needs 1 slot or more \(drop the line "
                                        r"to leave the host out\)"):
+        read(str(f))
+
+
+@pytest.mark.parametrize("host", ["-oProxyCommand=x", "../../tmp/x", "h02/x", ".hidden"])
+def test_a_host_file_entry_that_is_no_host_name_is_one_line_naming_it(tmp_path, host):
+    """'-oProxyCommand=...' reached ssh as an option; run cluster names each
+    node's one-line host file after it: '../../tmp/x' wrote /tmp/x.hosts, and
+    'h02/x' was a FileNotFoundError traceback."""
+    from clusterbench.launch.hostfile import read
+
+    f = tmp_path / "hosts"
+    f.write_text(f"h01\n{host}\n")
+    with pytest.raises(BadInput, match=rf"line 2: '{re.escape(host)}': '{re.escape(host)}' is no host name"):
         read(str(f))
 
 

@@ -18,6 +18,9 @@ from clusterbench.errors import BadInput
 
 _MPICH_LINE = re.compile(r"^(?P<host>[^\s:]+)(?::(?P<slots>\d+))?$")
 _OPENMPI_LINE = re.compile(r"^(?P<host>[^\s:]+)(?P<opts>(?:\s+\w+\s*=\s*\d+)*)$")
+# a host name or address, as ssh and the host-file names of run cluster (<host>.hosts) can take it:
+# '-oProxyCommand=...' reached ssh as an option, '../x' wrote x.hosts outside the run's folder
+_HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ def read(path: str) -> HostFile:
         if slots is not None and int(slots) == 0:
             raise BadInput(f"--hostfile {path}, line {number}: '{raw.strip()}': a host needs 1 slot or more "
                            f"(drop the line to leave the host out)")
+        if not _HOST_NAME.match(host):
+            raise BadInput(f"--hostfile {path}, line {number}: '{raw.strip()}': '{host}' is no host name (letters, "
+                           "digits, '.', '-' and '_', not starting with '-' or '.')")
         forms.add(form)
         entries.append(HostEntry(host, int(slots) if slots is not None else None))
 
