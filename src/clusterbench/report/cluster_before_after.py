@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass
 
 from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
-from clusterbench.analysis.cluster.before_after import Change, gpu_changes, link_changes, node_changes, nodes_in_one, verdict
+from clusterbench.analysis.cluster.before_after import (Change, gpu_changes, link_changes, node_changes, nodes_in_one,
+                                                         verdict)
 from clusterbench.output.counted_text import counted
 from clusterbench.output.figure_digits import number
 from clusterbench.output.unit_symbols import unit_shown

@@ -618,7 +618,8 @@ def named_by_snapshots(req: ClusterRequest, by_entry: dict[str, dict]) -> Cluste
     fabric's names, n01-ib) stored the per-node figures under 198.19.0.2
     and the links under h01, one node as two ("6 nodes" of 3), and every
     node "without an environment snapshot" beside the links. A node with
-    no snapshot keeps its entry. --topology may name either."""
+    no snapshot keeps its entry. --topology names it by its entry (or, the
+    test cluster's, by its name)."""
     names = {e: str(by_entry.get(e, {}).get("host.name") or e) for e in req.hosts}
     if all(n == e for e, n in names.items()):
         return req
@@ -674,10 +675,12 @@ def nodes_without_cbk(hosts: list[str], envs: dict[str, dict]) -> str:
 
 
 def cbk_mpi(env: dict):
-    """The MPI a node's cbk runs with (its loader's library, else the one it was built with), or None."""
+    """The MPI a node's cbk runs with (its loader's library, else the one it
+    was built with): an MpiVersion, or None."""
     from clusterbench.environment.mpi_consistency import parse_built_with, parse_library_version
 
-    return parse_library_version(env.get("cbk.mpi_library") or "") or parse_built_with(env.get("cbk.mpi_built_with") or "")
+    return (parse_library_version(env.get("cbk.mpi_library") or "")
+            or parse_built_with(env.get("cbk.mpi_built_with") or ""))
 
 
 def nodes_of_another_mpi(hosts: list[str], envs: dict[str, dict], local_env: dict) -> str:
@@ -808,7 +811,8 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
         raise BadInput(f"--topology: {', '.join(strangers)} {'is' if len(strangers) == 1 else 'are'} not a node of "
                        f"this run (its nodes: {', '.join(hosts)})")
     return ClusterRequest(hosts, hostfile, launcher, choose_parts(options), repeat or 3,
-                          flag_option(options, "one-at-a-time"), flag_option(options, "links-one-pair"), overrides, scratch, oversubscribe,
+                          flag_option(options, "one-at-a-time"), flag_option(options, "links-one-pair"), overrides,
+                          scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
                           label, command, step_timeout_s, auto, conditions, straggler)
 
