@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -195,7 +196,7 @@ def test_a_kill_9_of_clusterbench_ends_every_nodes_ranks(cluster, tmp_path):
                 os.kill(pid, signal.SIGKILL)
     assert not left, said
     # its host files' folder, which no `finally` removed, goes with the next run
-    folders = list(Path(tempfile.gettempdir()).glob(f"clusterbench-hosts-{p.pid}-*"))
+    folders = list(Path(tempfile.gettempdir()).glob(f"clusterbench-hosts-{socket.gethostname()}-{p.pid}-*"))
     assert len(folders) == 1, folders
     again = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq",
                          "--cpufreq.seconds=0.2", "--repeat", "1", "--quiet"], timeout=120, env=env)

@@ -1,27 +1,30 @@
 """The folder a run keeps its per-node host files in, under the system's
 temporary directory, named by the process that made it
-("clusterbench-hosts-PID-TICKS-XXXXXXXX", TICKS: its start in clock ticks
-since boot), so that one a killed run left (-9: no `finally` ran) is known
-as such and removed when the next one is made. Before, each run cluster
-killed with -9 left its folder in /tmp for good."""
+("clusterbench-hosts-HOST-PID-TICKS-XXXXXXXX", TICKS: its start in clock
+ticks since boot), so that one a killed run left (-9: no `finally` ran) is
+known as such and removed when the next one is made. Before, each run
+cluster killed with -9 left its folder in /tmp for good. Another host's
+(a container sharing /tmp, whose pids are not ours to look up) is left
+alone."""
 from __future__ import annotations
 
 import contextlib
 import os
 import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 
 from clusterbench.run import private_dirs
 
 PREFIX = "clusterbench-hosts-"
-_OWNED = re.compile(rf"^{PREFIX}(?P<pid>\d+)-(?P<ticks>\d+)-")
+_OWNED = re.compile(rf"^{PREFIX}(?P<host>.+)-(?P<pid>\d+)-(?P<ticks>\d+)-[^-]+$")
 
 
 def _owner_gone(name: str) -> bool:
     m = _OWNED.match(name)
-    return bool(m) and private_dirs.start_ticks(int(m["pid"])) != int(m["ticks"])
+    return bool(m) and m["host"] == socket.gethostname() and private_dirs.start_ticks(int(m["pid"])) != int(m["ticks"])
 
 
 def sweep(parent: str) -> None:
@@ -41,5 +44,6 @@ def host_files_dir() -> Iterator[str]:
     parent = tempfile.gettempdir()
     sweep(parent)
     me = os.getpid()
-    with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{me}-{private_dirs.start_ticks(me) or 0}-") as folder:
+    owner = f"{socket.gethostname()}-{me}-{private_dirs.start_ticks(me) or 0}"
+    with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{owner}-") as folder:
         yield folder
