@@ -331,3 +331,31 @@ def test_the_summary_of_a_run_cut_short_before_its_first_step_says_nothing_was_m
     said = paragraph(analyse(load_run(store, run_id)))
     assert "Nothing flagged" not in said, said
     assert "not measured: any part: the run ended before its first step (interrupted by SIGINT)" in said, said
+
+
+def test_the_figures_of_the_one_node_that_measured_a_step_are_shown(tmp_path):
+    """Of two nodes, h02 failed its Himeno: h01's figures, measured and
+    stored, vanished from show, report and compare ("0 per-node figures"),
+    since a figure needed two nodes to be listed at all. It is listed,
+    judged against nothing."""
+    from clusterbench.analysis.cluster.analysis import analyse
+    from clusterbench.report.data import load_run
+    from clusterbench.results.sample import Sample
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run_id = store.begin_run(label="one", command="clusterbench run cluster", suite="cluster", kind="cluster")
+    for position, host in enumerate(["h01", "h02"]):
+        step = store.begin_step(run_id, position=position, name="himeno", kernel="himeno", params={},
+                                launcher="mpiexec", ranks=1, ranks_per_node=None, host=host)
+        if host == "h01":
+            store.add_sample(step, Sample.from_record({"phase": "jacobi", "mode": "time", "rate": 600.0,
+                                                       "rate_unit": "MFLOPS", "repetition": 0, "sweep_key": None,
+                                                       "qualifiers": []}), [])
+            store.finish_step(step, "ok")
+        else:
+            store.finish_step(step, "failed", message="h02: exit status 1")
+    store.finish_run(run_id, "failed")
+    view = analyse(load_run(store, run_id))
+    assert [(f.name, [(n.host, n.value, n.flagged) for n in f.nodes]) for f in view.figures] == [
+        ("compute (Himeno), jacobi (time)", [("h01", 600.0, False)])]

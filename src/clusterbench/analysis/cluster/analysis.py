@@ -174,9 +174,9 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
             per.setdefault(fig, {})[host] = values
             directory[fig] = next(iter(dirs)) if len(dirs) == 1 else None
     figures = []
+    # a figure of one node is kept, judged against nothing (judge_nodes flags from 3 nodes): the other
+    # node of two failed its step, and the one that measured it vanished from show, report and compare
     for (name, unit), reps in per.items():
-        if len(reps) < 2:
-            continue
         by_host = {h: statistics.median(v) for h, v in reps.items()}
         lower = direction(unit) < 0   # the one rule compare uses (analysis/stats.py)
         nodes = outliers.judge_nodes(by_host, threshold, reps)
