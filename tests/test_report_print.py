@@ -188,3 +188,37 @@ def test_the_hosts_of_a_run_with_one_environment_line_share_one_row(tmp_path, mo
     systems = page[page.index("<h2>System measured</h2>"):]
     systems = systems[:systems.index("</table>")]
     assert "<td>h01, h02, h03, login1 (launched the run, not a node)</td>" in systems and "<td>h04</td>" in systems
+
+
+@pytest.mark.timeout(60)
+def test_a_chromium_that_hangs_is_stopped_with_every_process_it_started_and_said_in_one_line(tmp_path, monkeypatch):
+    """subprocess.run's timeout killed the browser alone (its renderer and
+    GPU processes stayed) and raised TimeoutExpired: a traceback."""
+    import os
+    import signal
+    import time
+
+    from clusterbench.errors import MeasurementFailed
+    from clusterbench.report import pdf
+
+    started = tmp_path / "child.pid"
+    fake = tmp_path / "chromium"
+    fake.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {started}\nexec sleep 300\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(pdf, "TIMEOUT_S", 2)
+    with pytest.raises(MeasurementFailed) as failed:
+        pdf.html_to_pdf("<html><head></head><body>x</body></html>")
+    assert "did not print the report to PDF within 2 s and was stopped" in str(failed.value)
+    child = int(started.read_text())
+    for _ in range(100):   # SIGKILL is delivered at once; the zombie is reaped by init
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        if open(f"/proc/{child}/stat").read().split(")")[-1].split()[0] == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the browser's child outlived it")
