@@ -18,7 +18,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -171,7 +170,12 @@ def test_a_kill_9_of_clusterbench_ends_every_nodes_ranks(cluster, tmp_path):
         boots[h.name].write_text(f"00000000-0000-4000-8000-00000000000{len(boots)}\n")
     cluster.ssh.write_text(original.replace(
         "\nexec ", f'\nset -- "mount --bind {tmp_path}/boot-$h /proc/sys/kernel/random/boot_id || exit 1; $*"\nexec ', 1))
-    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": f"sqlite:///{tmp_path / 'r.db'}"}
+    # a temporary directory of its own: any other run cluster on this host (the suite's other workers,
+    # a second copy of the suite) rightly sweeps a killed run's folder from the shared one
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": f"sqlite:///{tmp_path / 'r.db'}",
+           "TMPDIR": str(tmpdir)}
     try:
         p = subprocess.Popen([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=himeno",
                               "--himeno.seconds=300", "--repeat", "1", "--quiet"], stdout=subprocess.DEVNULL,
@@ -196,7 +200,7 @@ def test_a_kill_9_of_clusterbench_ends_every_nodes_ranks(cluster, tmp_path):
                 os.kill(pid, signal.SIGKILL)
     assert not left, said
     # its host files' folder, which no `finally` removed, goes with the next run
-    folders = list(Path(tempfile.gettempdir()).glob(f"clusterbench-hosts-{socket.gethostname()}-{p.pid}-*"))
+    folders = list(tmpdir.glob(f"clusterbench-hosts-{socket.gethostname()}-{p.pid}-*"))
     assert len(folders) == 1, folders
     again = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq",
                          "--cpufreq.seconds=0.2", "--repeat", "1", "--quiet"], timeout=120, env=env)
