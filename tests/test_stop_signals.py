@@ -616,3 +616,22 @@ def test_a_stop_signal_that_lands_in_a_finalizer_or_an_except_exception_still_st
                     start_new_session=True, preexec_fn=terminal_sigint)
     assert r.stdout.strip() == f"stopped by {sig}", r.stdout + r.stderr
     assert "Exception ignored" not in r.stderr, r.stderr
+
+
+@pytest.mark.timeout(60)
+def test_once_a_stop_is_said_further_stops_are_ignored_on_the_way_out():
+    """A CI run under load: the second Ctrl-C of an impatient user landed
+    in the interpreter's exit, after "interrupted: ..." was said, where the
+    handlers are the default again, and clusterbench ended by the signal
+    (status -2) instead of 130."""
+    code = ("import os, signal, sys\n"
+            "from clusterbench.launch.stop_signals import leaving\n"
+            "status = leaving(KeyboardInterrupt('SIGTERM'))\n"
+            "for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+            "    os.kill(os.getpid(), sig)\n"
+            # ignored, not handled: finalization gives a handled signal its default action back
+            "assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
+            "sys.exit(status)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")})
+    assert p.returncode == 143 and p.stderr == "", (p.returncode, p.stderr)

@@ -45,11 +45,11 @@ def one_line(e: click.UsageError) -> click.UsageError:
 
 def stopped(ctx: click.Context, stop: KeyboardInterrupt) -> click.exceptions.Exit:
     """A command a stop signal ended: one line, exit 128 + the signal's number."""
-    from clusterbench.launch.stop_signals import exit_status, signal_name
+    from clusterbench.launch.stop_signals import leaving, signal_name
 
     command = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
     click.echo(f"{command}: interrupted by {signal_name(stop)}", err=True)
-    return click.exceptions.Exit(exit_status(stop))
+    return click.exceptions.Exit(leaving(stop))
 
 
 class LazyGroup(click.Group):

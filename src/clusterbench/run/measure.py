@@ -80,10 +80,11 @@ def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
             _print_run(store, e.run_id)
         raise
     except KeyboardInterrupt as e:
-        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        from clusterbench.launch.stop_signals import exit_status
+        from clusterbench.launch.stop_signals import leaving
 
-        sys.exit(exit_status(e))
+        status = leaving(e)   # first: a second stop from here on would say another line
+        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        sys.exit(status)
     if show and not quiet:
         _print_run(store, run_id)
     return run_id

@@ -69,10 +69,11 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
             print_cluster(stdout_console(), load_run(store, e.run_id))
         raise
     except KeyboardInterrupt as e:
-        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
-        from clusterbench.launch.stop_signals import exit_status
+        from clusterbench.launch.stop_signals import leaving
 
-        sys.exit(exit_status(e))
+        status = leaving(e)   # first: a second stop from here on would say another line
+        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        sys.exit(status)
     if not quiet:
         print_cluster(stdout_console(), load_run(store, run_id))
     click.echo(f"stored as run {run_id} in {store.url}")
