@@ -50,6 +50,19 @@ def node_steps(path) -> dict[str, tuple[str, int]]:
     return {f"{host} {name}": (status, n) for host, name, status, n in rows}
 
 
+@contextlib.contextmanager
+def before_each_command(cluster, line: str):
+    """The test cluster's ssh stand-in runs the sh line (its host in $h)
+    before each command it starts, for the body of the with."""
+    original = cluster.ssh.read_text()
+    assert original.count("\nexec ") == 1
+    cluster.ssh.write_text(original.replace("\nexec ", f"\n{line}\nexec ", 1))
+    try:
+        yield
+    finally:
+        cluster.ssh.write_text(original)
+
+
 @pytest.mark.timeout(240)
 def test_ctrl_c_keeps_the_samples_of_the_nodes_that_ended(cluster, tmp_path):
     db = tmp_path / "r.db"
@@ -253,18 +266,12 @@ def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(
     if not os.access(OPENMPI / "cbk", os.X_OK):
         pytest.skip("no Open MPI cbk: run scripts/build-openmpi-cbk.sh")
     cbk = find_cbk()
-    original = cluster.ssh.read_text()
-    assert original.count("\nexec ") == 1
-    cluster.ssh.write_text(original.replace(
-        "\nexec ", f'\n[ "$h" = h02 ] && set -- "mount --bind {OPENMPI / "cbk"} {cbk} || exit 1; $*"\nexec ', 1))
     store = f"sqlite:///{tmp_path / 'r.db'}"
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
-    try:
+    with before_each_command(cluster, f'[ "$h" = h02 ] && set -- "mount --bind {OPENMPI / "cbk"} {cbk} || exit 1; $*"'):
         out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq,links",
                            "--cpufreq.seconds=0.2", "--links.size=64k", "--repeat", "1", "--step-timeout", "30",
                            "--quiet"], timeout=150, env=env)
-    finally:
-        cluster.ssh.write_text(original)
     assert out.returncode == 0, out.stdout + out.stderr
     (status, message), = store_rows(store, "select status, message from steps where host is null")
     assert status == "skipped" and re.match(r"the nodes' cbk run two MPI libraries \(h02's cbk runs Open MPI \S+, "
@@ -286,17 +293,11 @@ def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_nami
     wrapper.write_text(f'#!/bin/sh\n[ "$1" = linkmatrix ] && {{ shift; exec {real} linkmatrix --no-such-param=1 "$@"; }}\n'
                        f'exec {real} "$@"\n')
     wrapper.chmod(0o755)
-    original = cluster.ssh.read_text()
-    assert original.count("\nexec ") == 1
-    cluster.ssh.write_text(original.replace(
-        "\nexec ", f'\n[ "$h" = h02 ] && set -- "mount --bind {wrapper} {cbk} || exit 1; $*"\nexec ', 1))
     store = f"sqlite:///{tmp_path / 'r.db'}"
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
-    try:
+    with before_each_command(cluster, f'[ "$h" = h02 ] && set -- "mount --bind {wrapper} {cbk} || exit 1; $*"'):
         out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=links", "--links.size=64k",
                            "--repeat", "1", "--step-timeout", "30", "--quiet"], timeout=150, env=env)
-    finally:
-        cluster.ssh.write_text(original)
     assert out.returncode != 0
     (status, message), = store_rows(store, "select status, message from steps")
     assert status == "failed" and "rank 1 (h02): kernel linkmatrix has no parameter --no-such-param" in message, message
