@@ -181,6 +181,26 @@ def test_the_cluster_suite_flags_a_gpu_whose_link_trained_down_and_names_why():
     assert not any(f.name.startswith(("gpucopy", "gpumem")) for f in view.figures)
 
 
+def test_a_gpus_flagged_figures_are_said_one_by_one_though_their_names_hold_commas():
+    """h03's GPU 1 at half rate is flagged in three host copies, each named
+    with commas of its own ("GPU link, host to device (pinned, copy
+    engine)"). Joined by ", " the finding read as one list of nine items;
+    each figure is now one item of a list joined by "; "."""
+    envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
+    envs["h03"] = snapshot(3, {(1, "pcie_width_current"): 8})
+    view = analysis.analyse(cluster_run({("h03", 1): 27.6}, {}, envs))
+    (finding,) = view.gpu_findings
+    sentence = finding.sentence(8)
+    head = "h03 GPU 1 (0000:38:00.0) of 8 GPUs: "
+    assert sentence.startswith(head), sentence
+    listed, cause = sentence[len(head):].split("; likely cause: ")
+    assert listed.split("; ") == [
+        "GPU link, both directions (pinned, copy engine) 50 % below the median (49.7 vs 99.5 GB/s)",
+        "GPU link, device to host (pinned, copy engine) 50 % below the median (27.6 vs 55.3 GB/s)",
+        "GPU link, host to device (pinned, copy engine) 50 % below the median (27.6 vs 55.3 GB/s)"], sentence
+    assert cause == "its PCIe link is negotiated at x8 while the others run at x16"
+
+
 def test_the_cluster_suite_flags_a_slow_gpu_memory_and_names_its_other_firmware():
     envs = {f"h0{h}": snapshot(h) for h in range(1, 5)}
     envs["h02"] = snapshot(2, {(0, "vbios_version"): "96.00.74.00.0B"})

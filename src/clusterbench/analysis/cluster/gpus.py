@@ -71,7 +71,9 @@ class GpuFinding:
             "(nvidia-smi topo -m, nvidia-smi nvlink --status)" if self.peer_copy else
             "no difference in its snapshot explains it: look at its clocks, temperature and ECC "
             "(nvidia-smi -q -d CLOCK,TEMPERATURE,ECC)")
-        return (f"{self.gpu.label} ({self.gpu.bus_id}) of {gpus_measured} GPUs: {', '.join(parts)}; "
+        # "; " between the figures: a figure's name has commas of its own ("GPU link, host to device (pinned,
+        # copy engine)"), and joined by ", " three of them read as one run-on list of nine items
+        return (f"{self.gpu.label} ({self.gpu.bus_id}) of {gpus_measured} GPUs: {'; '.join(parts)}; "
                 f"likely cause: {cause}")
 
 
