@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, find_cbk, hang_up, killed_if_left, run_bounded, start_under_nohup, store_rows, terminal_sigint
+from testbed_hooks import before_each_command, bind_over_cbk
 from clusterbench.run import private_dirs
 from clusterbench.testbed import cluster as tc
 
@@ -48,19 +49,6 @@ def node_steps(path) -> dict[str, tuple[str, int]]:
     finally:
         c.close()
     return {f"{host} {name}": (status, n) for host, name, status, n in rows}
-
-
-@contextlib.contextmanager
-def before_each_command(cluster, line: str):
-    """The test cluster's ssh stand-in runs the sh line (its host in $h)
-    before each command it starts, for the body of the with."""
-    original = cluster.ssh.read_text()
-    assert original.count("\nexec ") == 1
-    cluster.ssh.write_text(original.replace("\nexec ", f"\n{line}\nexec ", 1))
-    try:
-        yield
-    finally:
-        cluster.ssh.write_text(original)
 
 
 @pytest.mark.timeout(240)
@@ -268,7 +256,7 @@ def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(
     cbk = find_cbk()
     store = f"sqlite:///{tmp_path / 'r.db'}"
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
-    with before_each_command(cluster, f'[ "$h" = h02 ] && set -- "mount --bind {OPENMPI / "cbk"} {cbk} || exit 1; $*"'):
+    with before_each_command(cluster, bind_over_cbk("h02", OPENMPI / "cbk", cbk)):
         out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq,links",
                            "--cpufreq.seconds=0.2", "--links.size=64k", "--repeat", "1", "--step-timeout", "30",
                            "--quiet"], timeout=150, env=env)
@@ -295,7 +283,7 @@ def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_nami
     wrapper.chmod(0o755)
     store = f"sqlite:///{tmp_path / 'r.db'}"
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
-    with before_each_command(cluster, f'[ "$h" = h02 ] && set -- "mount --bind {wrapper} {cbk} || exit 1; $*"'):
+    with before_each_command(cluster, bind_over_cbk("h02", wrapper, cbk)):
         out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=links", "--links.size=64k",
                            "--repeat", "1", "--step-timeout", "30", "--quiet"], timeout=150, env=env)
     assert out.returncode != 0
