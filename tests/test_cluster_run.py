@@ -53,6 +53,7 @@ from pathlib import Path
 import pytest
 
 from conftest import find_cbk, run_bounded, store_rows
+from testbed_hooks import before_each_command, bind_over_cbk
 from clusterbench.testbed import cluster as tc
 
 pytestmark = [pytest.mark.skipif(tc.why_not() is not None, reason=f"no test cluster: {tc.why_not()}"),
@@ -603,6 +604,44 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
     said = paragraph(view)
     assert re.search(r"h04: disk in --scratch \(seqio\), read \(cold\) \d+ % below the median of 4 nodes \([^)]*, worse\)", said), said
     assert not re.search(r"h0[123]: seqio", said), said
+
+
+@pytest.fixture(scope="module")
+def run_without_cbk_on_h03(cluster, tmp_path_factory):
+    """The store of a run whose h03 has no cbk that runs
+    (a library missing: the loader's exit 127), the link matrix and the
+    scaling steps asked for: each is skipped, as a job over every node waits
+    on h03's rank forever."""
+    folder = tmp_path_factory.mktemp("no-cbk")
+    broken = folder / "cbk"
+    broken.write_text("#!/bin/sh\necho 'cbk: error while loading shared libraries: libmpi.so.12: cannot open shared "
+                      "object file: No such file or directory' >&2\nexit 127\n")
+    broken.chmod(0o755)
+    store = f"sqlite:///{folder / 'r.db'}"
+    cbk = find_cbk()
+    with before_each_command(cluster, bind_over_cbk("h03", broken, cbk)):
+        p = cli(cluster, store, "run", "cluster", "--only=links,scaling", "--links.size=64k", "--repeat", "1",
+                "--label", "no-cbk", "--quiet", timeout=150, cbk=cbk)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return store
+
+
+def test_a_node_without_cbk_is_one_finding_not_sixteen_keys(cluster, run_without_cbk_on_h03):
+    """h03's snapshot states each of cbk's fields as unreadable (`cbk.mpi_error`, ...) where the
+    others state a value: the summary listed 16 `cbk.*` keys that differ, and the one fact, h03
+    has no cbk, was lost among them. A node's cbk is now one key."""
+    store = run_without_cbk_on_h03
+    view = view_of(store, "no-cbk")
+    cbk_keys = [d for d in view.env if d.key.startswith("cbk")]
+    assert [d.key for d in cbk_keys] == ["cbk"], [d.key for d in cbk_keys]
+    assert list(cbk_keys[0].differ) == ["h03"] and re.fullmatch(
+        r"none \(.* exited with status 127: cbk: error while loading shared libraries: libmpi\.so\.12: .*\)",
+        cbk_keys[0].differ["h03"]), cbk_keys[0].differ
+    assert re.match(r"\S+, MPI MPICH ", cbk_keys[0].most), cbk_keys[0].most   # the others' version and MPI
+    from clusterbench.analysis.cluster.findings import paragraph
+
+    text = paragraph(view)
+    assert text.count("cbk: h03 has none (") == 1 and "cbk.version" not in text and "cbk.mpi" not in text, text
 
 
 def bytes_moved(ns: str) -> int:

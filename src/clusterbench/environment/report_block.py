@@ -190,7 +190,8 @@ def _compiler(env: dict) -> str:
     return text
 
 
-def _cbk(env: dict) -> str:
+def cbk_text(env: dict) -> str:
+    """cbk's build in one line (the report's block, and a cluster's nodes compared: analysis/cluster/cbk_fact.py)."""
     if "cbk.version" not in env:
         return _why(env, "cbk.version")
     parts = [str(env["cbk.version"])]
@@ -299,7 +300,7 @@ def summary_block(env: dict) -> list[tuple[str, str]]:
     lines += _targets(env)
     lines += _network(env)
     lines += _mpi(env)
-    lines += [("Compiler", _compiler(env)), ("cbk", _cbk(env)), ("Tuned profile", _val(env, "tuned.profile")),
+    lines += [("Compiler", _compiler(env)), ("cbk", cbk_text(env)), ("Tuned profile", _val(env, "tuned.profile")),
               ("vm.dirty", _dirty(env)), ("Transparent huge pages", _thp(env)), ("GPUs", _gpus(env)),
               ("Software", _software(env))]
     lines += _modules(env) + _container(env)

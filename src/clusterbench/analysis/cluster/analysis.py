@@ -10,6 +10,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
+from clusterbench.analysis.cluster import cbk_fact
 from clusterbench.analysis.cluster import gpus as gpu_analysis
 from clusterbench.analysis.cluster import outliers
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, figure_name
@@ -325,7 +326,9 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.links = link_matrix(steps, envs, link_threshold, LINKS_STEP, link_bits_per_s)
     view.links_alone = link_matrix(steps, envs, link_threshold, LINKS_ALONE_STEP, link_bits_per_s)
     view.hosts = nodes(run, view.links)
-    view.env = env_differences({h: e for h, e in envs.items() if h in view.hosts}) if len(envs) > 1 else []
+    # a node's cbk is one fact: a node without it differed in 16 cbk.* keys, each listed as a finding
+    view.env = env_differences(cbk_fact.folded({h: e for h, e in envs.items() if h in view.hosts})) \
+        if len(envs) > 1 else []
     view.no_snapshot = [h for h in view.hosts if h not in envs]
     view.scaling, view.scaling_unit = scaling_curves(steps)
     view.gpus, view.gpu_findings = gpu_analysis.analyse_gpus(steps, envs, threshold)
