@@ -266,6 +266,7 @@ def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(
                                             r"the other nodes' MPICH\)", message), (status, message)
 
 
+
 @pytest.mark.timeout(180)
 def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_naming_it(cluster, tmp_path):
     """h02's cbk is another version, without a parameter the others take
@@ -289,6 +290,24 @@ def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_nami
     assert out.returncode != 0
     (status, message), = store_rows(store, "select status, message from steps")
     assert status == "failed" and "rank 1 (h02): kernel linkmatrix has no parameter --no-such-param" in message, message
+
+
+@pytest.mark.timeout(120)
+def test_a_bad_value_for_a_cluster_wide_step_is_refused_before_anything_is_stored(cluster, tmp_path):
+    """--scaling.sizes=bogus: the names of the parts' parameters were checked
+    before the run, their values only by cbk on the nodes, so the run was
+    stored, its per-node steps measured, and the first scaling step's ranks
+    refused it: the run ended failed there, its later steps unlisted. cbk
+    checks every step's values first (`cbk --check`, as `run` does): one
+    line naming the option as given, exit 2, nothing stored."""
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
+    out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=cpufreq,scaling",
+                       "--cpufreq.seconds=0.2", "--repeat", "1", "--scaling.sizes=bogus", "--quiet"], timeout=90, env=env)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "Error: run cluster: --scaling.sizes: 'bogus' is not a size (use e.g. 8,1k,32k,1m)"], out.stderr
+    assert store_rows(store, "select count(*) from runs") == [(0,)]
 
 
 @pytest.mark.timeout(180)

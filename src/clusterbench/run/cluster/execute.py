@@ -202,34 +202,52 @@ def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[
         e = entries[part]
         params = params_of(e, req)
         if part == "links":
-            cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=len(req.hosts), ranks_per_node=1,
-                              launcher=req.launcher, name=LINKS_STEP, requires=("mpi",))
+            steps = expand(e["kernel"], params, repeat=req.repeat, ranks=len(req.hosts), ranks_per_node=1,
+                           launcher=req.launcher, name=LINKS_STEP, requires=("mpi",))
             if req.links_one_pair:
-                cluster += expand(e["kernel"], {**params, "pattern": "one-pair"}, repeat=req.repeat,
-                                  ranks=len(req.hosts), ranks_per_node=1, launcher=req.launcher,
-                                  name=LINKS_ALONE_STEP, requires=("mpi",))
+                steps += expand(e["kernel"], {**params, "pattern": "one-pair"}, repeat=req.repeat,
+                                ranks=len(req.hosts), ranks_per_node=1, launcher=req.launcher,
+                                name=LINKS_ALONE_STEP, requires=("mpi",))
+            cluster += steps
         elif part == "scaling":
+            steps = []
             for nodes in node_counts(len(req.hosts)):
                 for ppn in sorted({1, cpus_per_node}):
-                    cluster += expand(e["kernel"], params, repeat=req.repeat, ranks=nodes * ppn, ranks_per_node=ppn,
-                                      launcher=req.launcher, requires=("mpi",),
-                                      name=f"{SCALING_PREFIX}{nodes} nodes x {ppn} rank{'s' if ppn > 1 else ''}")
+                    steps += expand(e["kernel"], params, repeat=req.repeat, ranks=nodes * ppn, ranks_per_node=ppn,
+                                    launcher=req.launcher, requires=("mpi",),
+                                    name=f"{SCALING_PREFIX}{nodes} nodes x {ppn} rank{'s' if ppn > 1 else ''}")
+            cluster += steps
         elif e.get("per_gpu"):
-            per_gpu += expand(e["kernel"], params, repeat=req.repeat, ranks=1, launcher=req.launcher, name=part)
+            steps = expand(e["kernel"], params, repeat=req.repeat, ranks=1, launcher=req.launcher, name=part)
+            per_gpu += steps
         else:
-            per_node += expand(e["kernel"], params, repeat=req.repeat, ranks=int(e.get("np", 1)),
-                               ranks_per_node=e.get("ppn"), launcher=req.launcher, name=part,
-                               requires=tuple(e.get("requires", ())))
+            steps = expand(e["kernel"], params, repeat=req.repeat, ranks=int(e.get("np", 1)),
+                           ranks_per_node=e.get("ppn"), launcher=req.launcher, name=part,
+                           requires=tuple(e.get("requires", ())))
+            per_node += steps
+        for step in steps:
+            # a cbk without the GPU kernels skips the GPU parts (gpu_steps), not refuses the run
+            if not (e.get("per_gpu") and step.kernel not in cat.kernels):
+                check_values(cat, part, step)
     if req.auto:   # every step, per node or across the nodes, under --repeat auto's rule
         per_node, per_gpu, cluster = ([dataclasses.replace(s, auto=req.auto) for s in steps]
                                       for steps in (per_node, per_gpu, cluster))
-    for step in per_node + cluster:
-        if not runner.missing_requirement(step, cat):
-            cat.check_params(cat.kernel(step.kernel), step.params)
-    for step in per_gpu:   # a cbk without the GPU kernels skips them (gpu_steps), not refuses the run
-        if step.kernel in cat.kernels:
-            cat.check_params(cat.kernel(step.kernel), step.params)
     return per_node, per_gpu, cluster
+
+
+def check_values(cat: Catalogue, part: str, step: Step) -> None:
+    """BadInput unless cbk takes the step's parameters, names and values
+    (`cbk --check`, as `run` checks before it stores a run). Names alone were
+    checked: --scaling.sizes=bogus was refused by the first scaling step's
+    ranks, mid-run, and the run ended there with its later steps unlisted.
+    A step that needs what cbk lacks here (MPI) is skipped when run, not refused."""
+    if runner.missing_requirement(step, cat):
+        return
+    cat.check_params(cat.kernel(step.kernel), step.params)
+    why = runner.cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
+    if why is not None:
+        # cbk names a parameter as its kernel takes it (--sizes); the user gave it as --PART.NAME
+        raise BadInput(f"run cluster: --{part}.{why[2:]}" if why.startswith("--") else f"run cluster, {part}: {why}")
 
 
 def gpu_count(env: dict) -> int:
