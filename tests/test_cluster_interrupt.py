@@ -264,7 +264,10 @@ def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(
     (status, message), = store_rows(store, "select status, message from steps where host is null")
     assert status == "skipped" and re.match(r"the nodes' cbk run two MPI libraries \(h02's cbk runs Open MPI \S+, "
                                             r"the other nodes' MPICH\)", message), (status, message)
-
+    # the run is ok (each node measured its cpufreq), and says what it left out: it said "ok" and nothing more
+    (status, message), = store_rows(store, "select status, message from runs")
+    assert status == "ok" and re.match(r"part of the suite skipped: link matrix \(mpiGraph shift pattern\): the nodes' "
+                                       r"cbk run two MPI libraries \(h02's cbk runs Open MPI ", message), message
 
 
 @pytest.mark.timeout(180)
@@ -290,6 +293,37 @@ def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_nami
     assert out.returncode != 0
     (status, message), = store_rows(store, "select status, message from steps")
     assert status == "failed" and "rank 1 (h02): kernel linkmatrix has no parameter --no-such-param" in message, message
+
+
+@pytest.mark.timeout(180)
+def test_the_steps_planned_after_a_step_whose_input_cbk_refused_are_stored_skipped_saying_why(cluster, tmp_path):
+    """h02's cbk refuses a parameter of the link matrix (another version):
+    cbk's refusal ends the run with exit 2, and the scaling steps planned
+    after it were never stored: show and the report gave no sign they had
+    been planned. Each is stored skipped, naming the step the run ended at."""
+    cbk = find_cbk()
+    real = tmp_path / "cbk.real"
+    shutil.copy2(cbk, real)
+    wrapper = tmp_path / "cbk-older"
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = linkmatrix ] && {{ shift; exec {real} linkmatrix --no-such-param=1 "$@"; }}\n'
+                       f'exec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store, "COLUMNS": "200"}
+    with before_each_command(cluster, bind_over_cbk("h02", wrapper, cbk)):
+        out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=links,scaling",
+                           "--links.size=64k", "--repeat", "1", "--step-timeout", "30", "--quiet"], timeout=150, env=env)
+    assert out.returncode == 2, out.stdout + out.stderr
+    steps = store_rows(store, "select name, status, message from steps order by position")
+    assert steps[0][:2] == ("link matrix (mpiGraph shift pattern)", "failed"), steps
+    later = steps[1:]
+    assert later and all(name.startswith("scaling: ") for name, _, _ in later), steps
+    assert {(status, message) for _, status, message in later} == {(
+        "skipped", "not run: the run ended at link matrix (mpiGraph shift pattern), whose input cbk refused: "
+        "rank 1 (h02): kernel linkmatrix has no parameter --no-such-param (see cbk --describe)")}, later
+    shown = run_bounded([sys.executable, "-m", "clusterbench", "show", "1"], timeout=60, env=env)
+    assert f"not measured: {len(later)} scaling steps skipped: not run: the run ended at link matrix" in \
+        " ".join(shown.stdout.split()), shown.stdout
 
 
 @pytest.mark.timeout(120)

@@ -644,6 +644,34 @@ def test_a_node_without_cbk_is_one_finding_not_sixteen_keys(cluster, run_without
     assert text.count("cbk: h03 has none (") == 1 and "cbk.version" not in text and "cbk.mpi" not in text, text
 
 
+def test_a_run_whose_link_matrix_was_skipped_says_so_in_show_list_and_the_report(cluster, run_without_cbk_on_h03,
+                                                                                 tmp_path):
+    """The link matrix and every scaling step skipped for h03, the run was
+    stored "ok" with no word of it: `list` said ok, and `show` and the
+    report opened "ok". The run is still ok (each node measured what it
+    was asked to), with a warning that says what was skipped and why."""
+    store = run_without_cbk_on_h03
+    (status, message), = store_rows(store, "select status, message from runs")
+    assert status == "ok" and re.fullmatch(
+        r"part of the suite skipped: link matrix \(mpiGraph shift pattern\) and \d+ scaling steps: "
+        r"cbk cannot run on every node \(h03: .*exited with status 127: .*libmpi\.so\.12.*\)", message), message
+    flat = " ".join(message.split())
+    shown = cli(cluster, store, "show", "no-cbk")
+    assert shown.returncode == 0 and " ".join(shown.stdout.split()).startswith(
+        f"Cluster run 1 (no-cbk): ok, "), shown.stdout[:500]
+    assert f"): {flat[:60]}" in " ".join(shown.stdout.split()), shown.stdout[:800]
+    # the summary says it once, not once per step: "link matrix (...) and 8 scaling steps skipped: ..."
+    assert re.search(r"not measured: link matrix \(mpiGraph shift pattern\) and \d+ scaling steps skipped: cbk cannot "
+                     r"run on every node \(h03", " ".join(shown.stdout.split())), shown.stdout[:1500]
+    listed = cli(cluster, store, "list", extra_env={"COLUMNS": "400"})
+    assert re.search(r"│ ok \(warning\) +│", listed.stdout), listed.stdout
+    assert "warning: part of the suite skipped: link matrix" in listed.stdout, listed.stdout
+    report = tmp_path / "r.md"
+    assert cli(cluster, store, "report", "no-cbk", "-o", str(report)).returncode == 0
+    text = report.read_text()
+    assert "## Run 1 (no-cbk): ok\n\npart of the suite skipped: link matrix (mpiGraph shift pattern) and " in text, text
+
+
 def bytes_moved(ns: str) -> int:
     """What a test host's eth0 has sent and received, in bytes."""
     import json

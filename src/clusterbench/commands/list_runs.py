@@ -65,8 +65,12 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     for r in rows:
         dur = duration_text((r.finished - r.started).total_seconds()) if r.finished else "-"
         status = r.status + (" (imported)" if r.imported_from else "")
+        command = terminal(r.command or r.imported_from)
+        if r.status == "ok" and r.message:   # ok, with a warning: a cluster run whose link matrix was skipped
+            status += " (warning)"
+            command += f"\nwarning: {terminal(r.message)}"
         t.add_row(str(r.id), terminal(r.label), status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur,
-                  terminal(r.host), terminal(r.user), terminal(r.batch_job), terminal(r.command or r.imported_from))
+                  terminal(r.host), terminal(r.user), terminal(r.batch_job), command)
     from clusterbench.report.compare_terminal import folding
 
     stdout_console().print(folding(t))

@@ -117,7 +117,8 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
                                  ("link_bits_per_s", link_bits_per_s)) if v is not None})
     view = analyse(run, **kw)
     console.print(f"[bold]Cluster run {run['id']}[/bold]{' (' + terminal(run['label']) + ')' if run['label'] else ''}: "
-                  f"{terminal(run['status'])}, {started_text(run)}")   # when, in UTC, and how long: as every report says it
+                  f"{terminal(run['status'])}, {started_text(run)}"   # when, in UTC, and how long: as every report says it
+                  + (f": {terminal(run['message'])}" if run.get("message") else ""))   # "part of the suite skipped: ..."
     console.print(terminal(paragraph(view)))
     if view.figures:
         console.print(node_table(view))

@@ -138,6 +138,8 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
            f"<p>{esc(started_text(run))}" + (f" on {esc(run['host'])}" if run["host"] else "")
            + (f" by {esc(run['user'])}" if run["user"] else "")
            + (f": <code>{esc(run['command'])}</code>" if run["command"] else "") + "</p>"]
+    if run.get("message"):   # why it failed, or its warning ("part of the suite skipped: ...")
+        out.append(f'<p class="warn">{esc(run["message"])}</p>')
     if run.get("imported_from"):
         out.append(f"<p>Imported from {esc(run['imported_from'])}.</p>")
     if len(run["environments"]) > 1:   # a cluster run, or a run over --hosts

@@ -74,6 +74,8 @@ def render(report: Report) -> str:
 
             out += section(run)
         out.append(f"## Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}: {run['status']}\n")
+        if run.get("message"):   # why it failed, or its warning ("part of the suite skipped: ...")
+            out.append(f"{md(run['message'])}\n")
         # an imported run may know no host, user or command: said as unknown, not as "by : ``"
         out.append(started_text(run) + (f" on {md(run['host'])}" if run["host"] else "")
                    + (f" by {md(run['user'])}" if run["user"] else "")

@@ -385,12 +385,15 @@ def _first_failure(store: Store, run_id: int) -> str:
 
 @contextlib.contextmanager
 def stored_run(store: Store, label: str | None, command: str, suite: str | None,
-               kind: str = run_kinds.MEASURED) -> Iterator[tuple[int, list[str]]]:
+               kind: str = run_kinds.MEASURED, warnings: list[str] | None = None) -> Iterator[tuple[int, list[str]]]:
     """A run in the store for the body of the `with`, which appends each
     step's status to the list it is given: Ctrl-C and SIGTERM become
     KeyboardInterrupt(signal name) (the run marked interrupted), any error marks it
     failed and goes on up, failed steps end it failed (MeasurementFailed,
-    exit 1), else it is ok. `run` and `run cluster` both go through here."""
+    exit 1), else it is ok. `run` and `run cluster` both go through here.
+    warnings: what the body found wrong that failed no step (a cluster run's
+    link matrix skipped), kept as the run's message, ok or failed: a run
+    that measured a part of its suite was stored "ok" and said nothing."""
     previous = stop_signals.install(_raise_interrupted)
     statuses: list[str] = []
     run_id: int | None = None
@@ -418,12 +421,13 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
         raise
     finally:
         stop_signals.restore(previous)
+    warned = "; ".join(warnings or [])
     if "failed" in statuses:
-        close_despite_failure(store, lambda: store.finish_run(run_id, "failed",
-                                                             f"{statuses.count('failed')} step(s) failed"))
+        close_despite_failure(store, lambda: store.finish_run(run_id, "failed", f"{statuses.count('failed')} step(s) "
+                                                             f"failed{'; ' + warned if warned else ''}"))
         failed = MeasurementFailed(f"run {run_id}: {statuses.count('failed')} of {len(statuses)} steps failed"
                                    f"{_first_failure(store, run_id)} (clusterbench show {run_id})")
         failed.run_id = run_id
         raise failed
-    if not close_despite_failure(store, lambda: store.finish_run(run_id, "ok")):
+    if not close_despite_failure(store, lambda: store.finish_run(run_id, "ok", warned or None)):
         raise StoreFailed(f"run {run_id} measured, but the store could not close it: `list` will show it killed")

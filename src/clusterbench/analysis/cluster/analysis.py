@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from clusterbench.analysis.cluster import cbk_fact
 from clusterbench.analysis.cluster import gpus as gpu_analysis
 from clusterbench.analysis.cluster import outliers
-from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, figure_name
+from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, figure_name, steps_text
 from clusterbench.analysis import stats
 from clusterbench.analysis.stats import direction
 from clusterbench.environment import is_volatile, value_text
@@ -334,7 +334,7 @@ def analyse(run: dict, threshold: float = outliers.NODE_THRESHOLD,
     view.gpus, view.gpu_findings = gpu_analysis.analyse_gpus(steps, envs, threshold)
     # every step that did not end well: a run killed with -9 (its steps killed) said "Nothing flagged"
     # of steps it never ended, and a link matrix skipped for a node cbk cannot run on went unsaid
-    view.unfinished = [unfinished(st) for st in steps if st["status"] != "ok"]
+    view.unfinished = unfinished_lines([st for st in steps if st["status"] != "ok"])
     if not steps and run.get("status") not in (None, "ok", "running"):
         # cut short while the snapshots were taken: "Nothing flagged: every node within 10 %" of no node
         why = " ".join((run.get("message") or run["status"]).split())
@@ -351,6 +351,25 @@ def nodes(run: dict, links: list[Link] = ()) -> list[str]:
     snapshots = sorted(h for h in envs if h != run.get("host")) or sorted(envs)
     return sorted({st["host"] for st in run["steps"] if st.get("host")}
                   | {lk.src for lk in links} | {lk.dst for lk in links}) or snapshots
+
+
+def unfinished_lines(steps: list[dict]) -> list[str]:
+    """What each step that did not end well left unmeasured, one line per
+    reason: the cluster-wide steps skipped for one node said the same long
+    reason nine times over ("link matrix (...) skipped: cbk cannot run on
+    every node (h03: ...)", then each scaling step); now once, "link matrix
+    (mpiGraph shift pattern) and 8 scaling steps skipped: ..."."""
+    alike: dict[tuple[str, str], list[dict]] = {}
+    for st in steps:
+        key = (st["status"], " ".join((st.get("message") or "").split())) if not st.get("host") else (str(id(st)), "")
+        alike.setdefault(key, []).append(st)
+    out = []
+    for group in alike.values():
+        line = unfinished(group[0])
+        if len(group) > 1:
+            line = steps_text([st["name"] for st in group]) + line[len(group[0]["name"]):]
+        out.append(line)
+    return out
 
 
 def unfinished(step: dict) -> str:

@@ -64,3 +64,15 @@ def gpu_figure_name(kernel: str, phase: str, detail: str = "") -> str:
     if not part or "title" not in part:
         return f"{kernel} {phase}{detail}"
     return f"{part['title']}, {part.get('phases', {}).get(phase, phase)}{detail}"
+
+
+def steps_text(names: list[str]) -> str:
+    """Steps of a cluster run in a few words: "link matrix (mpiGraph shift
+    pattern) and 8 scaling steps". The scaling steps are counted, not named:
+    a run of 16 nodes has 10 of them, each skipped for the same reason, and
+    a line naming each hid the reason at its end."""
+    scaling = [n for n in names if n.startswith(SCALING_PREFIX)]
+    named = list(dict.fromkeys(n for n in names if not n.startswith(SCALING_PREFIX)))
+    if scaling:
+        named.append("the scaling step" if len(scaling) == 1 else f"{len(scaling)} scaling steps")
+    return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"

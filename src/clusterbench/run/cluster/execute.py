@@ -32,7 +32,7 @@ from clusterbench.run import runner, step_engine
 from clusterbench.catalogue import GPU, Catalogue
 from clusterbench.conditions import apply as conditions_apply
 from clusterbench.conditions.spec import Conditions
-from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, suite_document
+from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, steps_text, suite_document
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
@@ -733,11 +733,24 @@ def unfit_nodes(hosts: list[str], envs: dict[str, dict], stalled: dict[str, str]
     return "; ".join(said)
 
 
-def _skip(store: Store, run_id: int, position: int, step: Step, unable: str, progress: Progress) -> str:
-    why = f"{unable}, and a job over every node would wait for it"
+def _skipped(store: Store, run_id: int, position: int, step: Step, why: str, progress: Progress) -> str:
     store.finish_step(step_engine.begin(store, run_id, position, step, "none"), "skipped", message=why)
     progress.note(f"skipped {step.name}: {why}")
     return "skipped"
+
+
+def _skip(store: Store, run_id: int, position: int, step: Step, unable: str, progress: Progress) -> str:
+    """A cluster-wide step skipped for the nodes a job over every node would wait for (unfit_nodes)."""
+    return _skipped(store, run_id, position, step, f"{unable}, and a job over every node would wait for it", progress)
+
+
+def part_skipped(skipped: dict[str, list[str]]) -> list[str]:
+    """The run's warning for the steps skipped (why -> their names): "part
+    of the suite skipped: link matrix (mpiGraph shift pattern) and 8 scaling
+    steps: cbk cannot run on every node (h03: ...), ...". Such a run was
+    stored "ok", and show, list and the report said so of a run that never
+    measured a link."""
+    return [f"part of the suite skipped: {steps_text(names)}: {why}" for why, names in skipped.items()]
 
 
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
@@ -750,9 +763,11 @@ def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progres
 
 
 def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
-    with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER) as (run_id, statuses):
+    warnings: list[str] = []
+    with runner.stored_run(store, req.label, req.command, "cluster", run_kinds.CLUSTER, warnings) as (run_id, statuses):
         rr = conditions_view(req)
         position = 0
+        skipped: dict[str, list[str]] = {}   # why -> the names of the steps skipped for it
         with progress, host_files_dir() as folder:
             local_env, req = capture_snapshots(store, cat, run_id, req, Path(folder))
             envs = store.environments_of(run_id)
@@ -760,11 +775,12 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
             stalled: dict[str, str] = {}   # the nodes whose last per-node step stalled
             for step in per_node:
                 why = runner.missing_requirement(step, cat)
-                if why:
-                    progress.note(f"skipped {step.name} on every node: {why}")
-                    continue
-                statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
-                                         Path(folder), req.conditions, stalled)
+                if why:   # stored, as `run` stores it: a part left out in silence was missing from show
+                    statuses.append(_skipped(store, run_id, position, step, why, progress))
+                    skipped.setdefault(why, []).append(step.name)
+                else:
+                    statuses += run_on_nodes(store, cat, run_id, position, step, req, envs, local_env, progress,
+                                             Path(folder), req.conditions, stalled)
                 position += 1
             for step in per_gpu:
                 steps, why = gpu_steps(step, cat, req.hosts, envs)
@@ -775,14 +791,28 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
                                              envs, local_env, progress, Path(folder), req.conditions, stalled)
                     position += 1
             unable = unfit_nodes(req.hosts, envs, stalled, local_env)
-            for step in cluster:
+            for i, step in enumerate(cluster):
                 step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
                 if unable:
                     statuses.append(_skip(store, run_id, position, step, unable, progress))
+                    skipped.setdefault(unable, []).append(step.name)
                 else:
-                    statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
+                    try:
+                        statuses.append(runner.run_step(store, cat, run_id, position, step, rr, local_env, progress))
+                        if statuses[-1] == "skipped":   # a cbk built without MPI
+                            skipped.setdefault(runner.missing_requirement(step, cat), []).append(step.name)
+                    except BadInput as e:
+                        # cbk refused its input on a node (another version there): the run ends here, and the
+                        # steps planned after it are stored skipped, saying why: they were missing from the
+                        # store, and show and the report gave no sign they were ever planned
+                        said = e.message.removeprefix(f"{step.title()}: ")
+                        why = f"not run: the run ended at {step.name}, whose input cbk refused: {said}"
+                        for j, later in enumerate(cluster[i + 1:], start=position + 1):
+                            _skipped(store, run_id, j, later, why, progress)
+                        raise
                 position += 1
             step_engine.add_cross_warnings(store, run_id)
+        warnings += part_skipped(skipped)
     return run_id
 
 
