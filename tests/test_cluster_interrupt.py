@@ -326,6 +326,25 @@ def test_the_steps_planned_after_a_step_whose_input_cbk_refused_are_stored_skipp
         " ".join(shown.stdout.split()), shown.stdout
 
 
+@pytest.mark.timeout(180)
+def test_a_part_this_cbk_cannot_run_is_stored_skipped_and_the_run_warns(cluster, cbk_minimal, tmp_path):
+    """A cbk built without MPI: the per-node pingpong was only said in the
+    progress lines ("skipped pingpong on every node"), absent from the
+    store, show and the report, and the run, its link matrix skipped too,
+    was stored "ok" and no more. Both steps are stored skipped with why, and
+    the run carries the warning."""
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": str(cbk_minimal), "CLUSTERBENCH_DB": store}
+    out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=pingpong,cpufreq,links",
+                       "--cpufreq.seconds=0.2", "--repeat", "1", "--quiet"], timeout=150, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert store_rows(store, "select name, status, message from steps where host is null order by position") == [
+        ("pingpong", "skipped", "cbk was built without MPI"),
+        ("link matrix (mpiGraph shift pattern)", "skipped", "cbk was built without MPI")]
+    assert store_rows(store, "select status, message from runs") == [
+        ("ok", "part of the suite skipped: pingpong and link matrix (mpiGraph shift pattern): cbk was built without MPI")]
+
+
 @pytest.mark.timeout(120)
 def test_a_bad_value_for_a_cluster_wide_step_is_refused_before_anything_is_stored(cluster, tmp_path):
     """--scaling.sizes=bogus: the names of the parts' parameters were checked
