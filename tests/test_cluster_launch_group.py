@@ -104,6 +104,27 @@ def test_one_at_a_time_the_bound_needs_one_earlier_launch_and_keeps_the_floor():
     from clusterbench.run.cluster.straggler import StragglerRule
 
     rule = StragglerRule(floor_s=60, factor=10)
-    assert rule.bound_alone_s([]) is None   # the step's first node: nothing to go by
+    assert rule.bound_alone_s([]) is None   # the step's first node: no earlier launch (its declared time: below)
     assert rule.bound_alone_s([3.0]) == 60   # one earlier launch is enough; 10 x 3 s is under the floor
     assert rule.bound_alone_s([20.0, 30.0, 40.0]) == 300
+
+
+def test_the_first_launch_of_a_step_one_at_a_time_is_bounded_by_the_time_the_suite_declares():
+    """The suite's own parts (run/cluster/suite.toml): Himeno in time mode lasts --seconds a
+    repetition, cpufreq --seconds for each count of busy CPUs; the parts whose time is the node's
+    speed (STREAM, seqio, the pingpong, Himeno in iterations mode) declare none, and a node stopped
+    in their first launch is still ended by --step-timeout alone (docs/cluster.md)."""
+    from clusterbench.run.cluster.declared_time import launch_time
+    from clusterbench.run.cluster.straggler import StragglerRule
+
+    parts = execute.suite_entries()
+    himeno = launch_time(parts["himeno"], {**parts["himeno"]["params"], "seconds": "0.3"}, 1, cpus=8)
+    assert (himeno.seconds, himeno.by) == (0.3, "--himeno.seconds=0.3, 1 repetition")
+    cpufreq = launch_time(parts["cpufreq"], parts["cpufreq"]["params"], 2, cpus=4)
+    assert cpufreq.seconds == 0.5 * 4 * 2 and cpufreq.by == (
+        "--cpufreq.seconds=0.5 for each of up to 4 counts of busy CPUs, 2 repetitions")
+    assert launch_time(parts["himeno"], {**parts["himeno"]["params"], "mode": "iterations"}, 1, cpus=8) is None
+    for part in ("stream", "seqio", "pingpong"):
+        assert launch_time(parts[part], parts[part]["params"], 1, cpus=8) is None, part
+    rule = StragglerRule(floor_s=60, factor=10)
+    assert rule.bound_first_s(None) is None and rule.bound_first_s(2.0) == 60 and rule.bound_first_s(64.0) == 640

@@ -920,7 +920,8 @@ def test_one_at_a_time_a_node_stopped_in_a_per_node_step_is_ended_by_the_earlier
     step's launches that ended well on other nodes before it (here the first node's), as the test
     above scaled down. Its step is stored failed, named stalled, with what the bound was made of;
     the other nodes' Himeno and every node's cpufreq are measured, and nothing of the run is left.
-    The first node of a step has nothing to go by and is not bounded (docs/cluster.md)."""
+    The first node of a step has no earlier launch: it is bounded by the time the suite declares
+    (the test below)."""
     store = f"sqlite:///{tmp_path / 'stalled-alone.db'}"
     seen: list[str] = []     # the hosts seen running Himeno, in order
     stopped: list[int] = []
@@ -956,3 +957,43 @@ def test_one_at_a_time_a_node_stopped_in_a_per_node_step_is_ended_by_the_earlier
     for host in HOSTS:
         assert not subprocess.run(["ip", "netns", "pids", cluster.host(host).ns], capture_output=True,
                                   text=True).stdout.split(), host
+
+
+@pytest.mark.timeout(200)
+def test_one_at_a_time_the_first_node_of_a_step_is_ended_by_the_time_the_suite_declares(cluster, tmp_path):
+    """--one-at-a-time, no --step-timeout: every process on the first node seen running Himeno
+    SIGSTOPped while it runs. It has no earlier launch of the step on another node to go by, and
+    the run waited on it for ever; it is now bounded by the time the suite declares for a Himeno
+    repetition in time mode (--himeno.seconds, run/cluster/declared_time.py), scaled down as the
+    tests above: the greater of a 10 s floor and 4 x 2 s. Its step is stored failed, named
+    stalled with what the bound was made of; the other nodes' Himeno (bounded by its duration no
+    more: it ended no launch well) and every node's cpufreq are measured."""
+    store = f"sqlite:///{tmp_path / 'stalled-first.db'}"
+    seen: list[str] = []
+    stopped: list[int] = []
+    ranks: list[str] = []
+
+    def stop_the_first_node_to_run_himeno() -> None:
+        for _ in range(600):
+            for host in HOSTS:
+                if comms := himeno_runs_on(cluster, host):
+                    seen.append(host)
+                    return stop_all(comms, stopped, ranks)
+            time.sleep(0.05)
+
+    p, left = run_cluster_while(cluster, store, stop_the_first_node_to_run_himeno, stopped, "--only=himeno,cpufreq",
+                                "--one-at-a-time", "--repeat", "1", "--himeno.seconds=2", "--himeno.threads=1",
+                                "--cpufreq.seconds=0.2", "--stall-floor", "10", "--stall-factor", "4", *BOUNDS,
+                                "--label", "stalled-first", "--quiet", timeout=100)
+    assert seen and stopped and ranks, "the first node's rank was not seen running, or had ended when it was stopped"
+    (first,) = seen
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    steps = store_rows(store, "select name, host, status, message from steps order by id")
+    himeno = {host: (status, message) for name, host, status, message in steps if name == "himeno"}
+    assert {h: s for h, (s, _) in himeno.items()} == {h: "failed" if h == first else "ok" for h in HOSTS}, steps
+    assert re.match(rf"{first}: stalled: still running \d+ s after its start, the step's first launch one at a time "
+                    r"\(no other node's to go by\), which should last 2 s \(--himeno.seconds=2, 1 repetition\) "
+                    r"\(bound: the greater of --stall-floor 10 s and --stall-factor 4 x that\)", himeno[first][1]), himeno
+    assert sorted((host, status) for name, host, status, _ in steps if name == "cpufreq") == [
+        (h, "ok") for h in HOSTS], steps
+    assert not left, [(x.pid, x.name()) for x in left]

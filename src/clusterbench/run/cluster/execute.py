@@ -39,6 +39,7 @@ from clusterbench.launch.job import hostfile_hosts
 from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import AutoRepeat, Step, expand
+from clusterbench.run.cluster.declared_time import Declared, launch_time
 from clusterbench.run.cluster.straggler import StragglerRule
 from clusterbench.run.progress import Progress
 from clusterbench.run.host_files_dir import host_files_dir
@@ -341,14 +342,16 @@ def _store_samples(store: Store, launch: NodeLaunch, step: Step, launcher: str, 
 
 
 def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float | None, on_end=None,
-                  straggler: StragglerRule | None = None, earlier_well_s: list[float] | None = None) -> None:
+                  straggler: StragglerRule | None = None, earlier_well_s: list[float] | None = None,
+                  declared: Declared | None = None) -> None:
     """Starts every launch of the group and calls on_end(launch) in this
     thread as each ends, so a node's samples are stored when its launch
     ends, not when the slowest node's does: a Ctrl-C keeps what ended.
     A launch the straggler rule finds stalled is ended (its deadline's
     message says why): measured against the group's others, or, given
     earlier_well_s (one at a time, a group of one), against the durations
-    of the step's launches that ended well on other nodes before.
+    of the step's launches that ended well on other nodes before, and with
+    none (the step's first launch), against its declared time (declared_time.py).
     Interrupted, it stops the launches still running and hands on_end what
     each printed before it stopped."""
     ended: queue.Queue[NodeLaunch] = queue.Queue()
@@ -372,7 +375,7 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
                 # end is still handed on below, not awaited for nothing
                 threading.Thread(target=wait, args=(lc,), daemon=True).start()
             while len(handed) < len(group):
-                lc = _next_ended(ended, group, handed, started_s, straggler, earlier_well_s)
+                lc = _next_ended(ended, group, handed, started_s, straggler, earlier_well_s, declared)
                 if lc is None:
                     continue
                 handed.add(id(lc))
@@ -396,13 +399,16 @@ def _run_together(group: list[NodeLaunch], env: dict[str, str], timeout_s: float
 
 
 def _next_ended(ended: queue.Queue, group: list[NodeLaunch], handed: set[int], started_s: float,
-                straggler: StragglerRule | None, earlier_well_s: list[float] | None = None) -> NodeLaunch | None:
+                straggler: StragglerRule | None, earlier_well_s: list[float] | None = None,
+                declared: Declared | None = None) -> NodeLaunch | None:
     """The next launch to end; None when, waiting for it, the straggler rule
     found launches stalled and ended them (they are handed on as they end)."""
     alone = earlier_well_s is not None
+    first = alone and not earlier_well_s   # one at a time, the step's first launch: its declared time, if any
     if alone:
         went_well = earlier_well_s
-        bound_s = straggler.bound_alone_s(went_well) if straggler else None
+        bound_s = None if not straggler else \
+            straggler.bound_first_s(declared and declared.seconds) if first else straggler.bound_alone_s(went_well)
     else:
         went_well = [lc.took_s for lc in group if id(lc) in handed and lc.proc.returncode == 0]
         bound_s = straggler.bound_s(went_well, len(group)) if straggler else None
@@ -412,8 +418,10 @@ def _next_ended(ended: queue.Queue, group: list[NodeLaunch], handed: set[int], s
     try:
         return ended.get(timeout=max(0.0, started_s + bound_s - time.monotonic()))
     except queue.Empty:
+        running_s = time.monotonic() - started_s
         for lc in running:
-            lc.deadline.end(straggler.message(time.monotonic() - started_s, went_well, alone))
+            lc.deadline.end(straggler.message_first(running_s, declared.seconds, declared.by) if first
+                            else straggler.message(running_s, went_well, alone))
         return None
 
 
@@ -514,9 +522,11 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                 repetitions = count.next_batch(1 if req.one_at_a_time else None)
                 progress.note(f"{step.name} on {', '.join(hosts)} ({repetitions_text(count, repetitions)})")
                 earlier_well_s = [s for h, s in took_well_s if h != hosts[0]] if req.one_at_a_time else None
+                declared = launch_time(suite_entries().get(step.name, {}), step.params, repetitions,
+                                       node_cpus({hosts[0]: envs.get(hosts[0], {})})) if req.one_at_a_time else None
                 _run_together([NodeLaunch(h, step_ids[h], command(h, repetitions), repetitions=repetitions)
                                for h in hosts], step_engine.cbk_env(step, run_id), req.step_timeout_s, ended,
-                              req.straggler, earlier_well_s)
+                              req.straggler, earlier_well_s, declared)
             going = [h for h in going if h not in statuses]
             if not req.one_at_a_time and going and all(reasons.get(h) for h in going):
                 for h in going:   # every node's rule says stop: the group stops

@@ -16,7 +16,10 @@ taking seconds).
 All at once, the others are the node's launch group, still ending beside
 it. One at a time (--one-at-a-time), each launch is alone: the others are
 the launches of the same step that ended well on other nodes earlier in
-the run, each one repetition as the node's own."""
+the run, each one repetition as the node's own. The step's first launch
+has none: it is bounded alike by the time the suite declares for it
+(declared_time.py: Himeno's --seconds in time mode, cpufreq's --seconds per
+count of busy CPUs), and not at all where the suite declares none."""
 from __future__ import annotations
 
 import statistics
@@ -51,8 +54,23 @@ class StragglerRule:
         still lets a node 2-3x slower than that one finish."""
         return self._bound_s(earlier_well_s) if earlier_well_s else None
 
+    def bound_first_s(self, declared_s: float | None) -> float | None:
+        """One at a time, the step's first launch: the greater of the floor
+        and the factor x the time the suite declares for it (declared_time.py);
+        None where it declares none. A factor of 10 over a declared time
+        leaves the start-up, a slow node and a time mode's calibration room,
+        as it leaves a node 2-3x slower than the others."""
+        return self._bound_s([declared_s]) if declared_s else None
+
     def _bound_s(self, durations_s: list[float]) -> float:
         return max(self.floor_s, self.factor * statistics.median(durations_s))
+
+    def message_first(self, running_s: float, declared_s: float, declared_by: str) -> str:
+        """Why the step's first launch, one at a time, was ended (bound_first_s)."""
+        return (f"stalled: still running {running_s:.0f} s after its start, the step's first launch one at a time "
+                f"(no other node's to go by), which should last {declared_s:.2g} s ({declared_by}) (bound: the "
+                f"greater of --stall-floor {self.floor_s:g} s and --stall-factor {self.factor:g} x that); the "
+                "launcher and every rank were stopped")
 
     def message(self, running_s: float, ended_well_s: list[float], alone: bool = False) -> str:
         """Why a launch was ended; alone: the durations are earlier launches
