@@ -364,6 +364,27 @@ def test_a_bad_value_for_a_cluster_wide_step_is_refused_before_anything_is_store
 
 
 @pytest.mark.timeout(180)
+def test_a_per_node_value_only_the_nodes_can_take_is_not_refused_on_the_launching_host(cluster, tmp_path):
+    """A --scratch that exists on the nodes and not on the host clusterbench
+    runs on (a login node without the nodes' local disks): the cluster-wide
+    steps' values are checked here before the run, a per-node part's on its
+    node, where cbk reads the machine it checks."""
+    top = tmp_path / "node-local"
+    top.mkdir()
+    scratch = top / "scratch"   # made on each node, in its own mount of top; never here
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": store}
+    with before_each_command(cluster, f'set -- "mount -t tmpfs none {top} && mkdir {scratch} || exit 1; $*"'):
+        out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio,links",
+                           "--seqio.file-size=1m", "--links.size=64k", f"--scratch={scratch}", "--repeat", "1",
+                           "--quiet"], timeout=150, env=env)
+    assert not scratch.exists()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert store_rows(store, "select host, status from steps where name = 'seqio' order by host") == [
+        ("h01", "ok"), ("h02", "ok")]
+
+
+@pytest.mark.timeout(180)
 def test_nodes_listed_by_address_are_named_as_they_name_themselves(cluster, tmp_path):
     """A host file of addresses (or FQDNs, or a fabric's names, n01-ib):
     the per-node figures were stored under 198.19.0.2 and the links under

@@ -229,22 +229,29 @@ def plan(req: ClusterRequest, cat: Catalogue, cpus_per_node: int) -> tuple[list[
         for step in steps:
             # a cbk without the GPU kernels skips the GPU parts (gpu_steps), not refuses the run
             if not (e.get("per_gpu") and step.kernel not in cat.kernels):
-                check_values(cat, part, step)
+                check_values(cat, part, step, across_nodes=part in ("links", "scaling"))
     if req.auto:   # every step, per node or across the nodes, under --repeat auto's rule
         per_node, per_gpu, cluster = ([dataclasses.replace(s, auto=req.auto) for s in steps]
                                       for steps in (per_node, per_gpu, cluster))
     return per_node, per_gpu, cluster
 
 
-def check_values(cat: Catalogue, part: str, step: Step) -> None:
-    """BadInput unless cbk takes the step's parameters, names and values
+def check_values(cat: Catalogue, part: str, step: Step, across_nodes: bool) -> None:
+    """BadInput unless cbk takes the step's parameter names, and those of a
+    step across the nodes (the link matrix, scaling) their values too
     (`cbk --check`, as `run` checks before it stores a run). Names alone were
     checked: --scaling.sizes=bogus was refused by the first scaling step's
     ranks, mid-run, and the run ended there with its later steps unlisted.
-    A step that needs what cbk lacks here (MPI) is skipped when run, not refused."""
+    A per-node step's values are checked on its node, by cbk: its checks
+    read the machine (--scratch exists, the memory a STREAM array needs),
+    and this host (a login node) is not the node; a refusal there fails
+    that node's step, and the run goes on. A step that needs what cbk lacks
+    here (MPI) is skipped when run, not refused."""
     if runner.missing_requirement(step, cat):
         return
     cat.check_params(cat.kernel(step.kernel), step.params)
+    if not across_nodes:
+        return
     why = runner.cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
     if why is not None:
         # cbk names a parameter as its kernel takes it (--sizes); the user gave it as --PART.NAME
