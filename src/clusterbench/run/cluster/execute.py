@@ -32,7 +32,8 @@ from clusterbench.run import runner, step_engine
 from clusterbench.catalogue import GPU, Catalogue
 from clusterbench.conditions import apply as conditions_apply
 from clusterbench.conditions.spec import Conditions
-from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, steps_text, suite_document
+from clusterbench.analysis.cluster.naming import (LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, steps_text,
+                                                  suite_document)
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
@@ -520,6 +521,7 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
             finish(lc.host)   # its count is reached: closed now, so a Ctrl-C later keeps it
 
     going = list(req.hosts)   # the nodes whose repetition goes on
+    entry = suite_entries().get(step.name, {})   # its part in the suite (a GPU's step is named apart: none)
     shuffle = random.Random()   # seeded from the OS: two runs in step draw different orders
     try:
         while going:
@@ -529,8 +531,8 @@ def run_on_nodes(store: Store, cat: Catalogue, run_id: int, position: int, step:
                 repetitions = count.next_batch(1 if req.one_at_a_time else None)
                 progress.note(f"{step.name} on {', '.join(hosts)} ({repetitions_text(count, repetitions)})")
                 earlier_well_s = [s for h, s in took_well_s if h != hosts[0]] if req.one_at_a_time else None
-                declared = launch_time(suite_entries().get(step.name, {}), step.params, repetitions,
-                                       node_cpus({hosts[0]: envs.get(hosts[0], {})})) if req.one_at_a_time else None
+                declared = launch_time(entry, step.params, repetitions, node_cpus({hosts[0]: envs.get(hosts[0], {})})) \
+                    if req.one_at_a_time else None
                 _run_together([NodeLaunch(h, step_ids[h], command(h, repetitions), repetitions=repetitions)
                                for h in hosts], step_engine.cbk_env(step, run_id), req.step_timeout_s, ended,
                               req.straggler, earlier_well_s, declared)
