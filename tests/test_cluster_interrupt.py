@@ -268,6 +268,15 @@ def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(
     (status, message), = store_rows(store, "select status, message from runs")
     assert status == "ok" and re.match(r"part of the suite skipped: link matrix \(mpiGraph shift pattern\): the nodes' "
                                        r"cbk run two MPI libraries \(h02's cbk runs Open MPI ", message), message
+    # and h02's other cbk is one difference between the nodes, its build in one line, not a key per field
+    from clusterbench.analysis.cluster.analysis import analyse
+    from clusterbench.report.data import load_run
+    from clusterbench.store import Store
+
+    opened = Store(store)
+    view = analyse(load_run(opened, opened.resolve("1")[0]))
+    (cbk_differs,) = [d for d in view.env if d.key.startswith("cbk")]
+    assert cbk_differs.key == "cbk" and ", MPI Open MPI " in next(iter(cbk_differs.differ.values())), cbk_differs
 
 
 @pytest.mark.timeout(180)
