@@ -106,8 +106,9 @@ def test_the_markdown_report_of_a_cluster_run_opens_with_what_was_found_and_sets
         cluster_store, monkeypatch):
     md = rendered(cluster_store, "md", monkeypatch)
     # the nodes measured, not the login host it was launched from ("h01 and 4 other hosts")
-    assert md.startswith("# Cluster report of 4 nodes, h01, h02, h03, h04 (acceptance), 2026-01-15\n\n## Summary\n\n"
-                         "4 nodes, 1 per-node figure, 12 links"), md[:400]
+    assert md.startswith("# Cluster report of 4 nodes, h01, h02, h03, h04 (acceptance), 2026-01-15\n\n"
+                         "## System measured\n"), md[:400]
+    assert "\n## Summary\n\n4 nodes, 1 per-node figure, 12 links" in md
     summary = md[:md.index("## Cluster run")]
     assert "h03: compute (Himeno), jacobi (time) 83 % below the median of 4 nodes" in summary
     assert "look at h03's port or cable" in summary

@@ -163,6 +163,7 @@ def test_markdown_report_is_unchanged(golden_cli, tmp_path):
     out = tmp_path / "report.md"
     golden_cli("report", "base", "tuned", "-o", str(out))
     text = out.read_text()
-    assert text.startswith("# Performance comparison: base vs tuned on node01, 2026-01-15\n\n## Summary\n")
+    assert text.startswith("# Performance comparison: base vs tuned on node01, 2026-01-15\n\n## Systems compared\n")
+    assert text.index("## Systems compared") < text.index("\n## Summary\n")
     assert text[text.index("## Comparison, baseline"):].startswith(golden_cli("compare", "base", "tuned", "--format", "md"))
     check("report.md", text)

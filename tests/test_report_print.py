@@ -13,13 +13,13 @@ import pytest
 from test_golden_reports import STARTED, fill_store
 
 
-def rendered(url: str, refs: list[str], monkeypatch) -> str:
+def rendered(url: str, refs: list[str], monkeypatch, fmt: str = "html") -> str:
     from clusterbench.report import render
     from clusterbench.report.data import Report
     from clusterbench.store import Store
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(STARTED.timestamp())))
-    return render("html", Report.of(Store(url), refs))
+    return render(fmt, Report.of(Store(url), refs))
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +188,30 @@ def test_the_hosts_of_a_run_with_one_environment_line_share_one_row(tmp_path, mo
     systems = page[page.index("<h2>System measured</h2>"):]
     systems = systems[:systems.index("</table>")]
     assert "<td>h01, h02, h03, login1 (launched the run, not a node)</td>" in systems and "<td>h04</td>" in systems
+
+
+def test_the_markdown_report_groups_the_hosts_of_one_environment_line_as_the_html_does(tmp_path, monkeypatch):
+    """The Markdown report had no "System measured" at all; it has the
+    HTML's, from the same rows: hosts whose line is the same share a row,
+    a host whose line differs keeps its own."""
+    import test_cluster_report
+    from test_cluster_report import fill_cluster_store
+
+    def systems(url: str) -> str:
+        text = rendered(url, [str(fill_cluster_store(url))], monkeypatch, "md")
+        found = text[text.index("## System measured\n"):]
+        return found[:found.index("## Summary")]
+
+    alike = systems(f"sqlite:///{tmp_path / 'results.db'}")
+    assert "| run | hosts | environment |" in alike, alike
+    rows = [line for line in alike.splitlines() if line.startswith("| 1 |")]
+    assert rows == ["| 1 | h01, h02, h03, h04, login1 (launched the run, not a node) | "
+                    "1 x Example CPU 9000, 8 cores / 16 threads; 32 GiB; DIMM layout not available; not available; "
+                    "kernel not available |"], alike
+    monkeypatch.setitem(test_cluster_report.GOVERNOR, "h04", {"cpu.model": "Other CPU"})   # h04 another machine
+    other = systems(f"sqlite:///{tmp_path / 'other.db'}")
+    rows = [line.split(" | ")[1] for line in other.splitlines() if line.startswith("| 1 |")]
+    assert rows == ["h01, h02, h03, login1 (launched the run, not a node)", "h04"], other
 
 
 @pytest.mark.timeout(60)

@@ -46,7 +46,8 @@ def test_markdown_report_opens_with_title_headlines_and_a_start_time_with_its_zo
     assert cli("report", "a", "b", "-o", str(pair)).status == 0
     text = single.read_text()
     lines = text.splitlines()
-    assert lines[0].startswith("# Benchmark report: ") and lines[2] == "## Summary"
+    assert lines[0].startswith("# Benchmark report: ") and lines[2] == "## System measured"
+    assert lines.index("## System measured") < lines.index("## Summary")
     assert "Flagged (1): not what their mode claims" in text
     assert "write buffered: timed until the data reached the page cache" in text
     started = next(x for x in lines if " by " in x and "`clusterbench run seqio" in x)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from clusterbench.analysis.cluster.analysis import EnvDifference, env_differences, is_cluster_run, nodes
 
 
-# beside the host a cluster run was launched from, where it is no node (html.launching_only too)
+# beside the host a cluster run was launched from, where it is no node (systems_measured.launching_only too)
 LAUNCHED_ONLY = " (launched the run, not a node)"
 
 

@@ -359,43 +359,19 @@ def title_of(report: Report) -> str:
     return f"Benchmark report: {system_name(report.runs)}{named}, {when}"
 
 
-def _one_line(env: dict) -> str:
-    """A system in one line: CPU, memory, OS (an imported run: what its file stated)."""
-    from clusterbench.environment.report_block import summary_line
-
-    return summary_line(env)
-
-
-def launching_only(run: dict, host: str) -> str:
-    """' (launched the run, not a node)' for the host a cluster run was started from when no
-    node: beside its nodes in "System measured" it read as one more node measured."""
-    if run.get("kind") != run_kinds.CLUSTER:
-        return ""
-    from clusterbench.analysis.cluster.analysis import nodes
-    from clusterbench.report.cluster_environment import LAUNCHED_ONLY
-
-    return "" if host in nodes(run) else LAUNCHED_ONLY
-
-
 def systems_section(report: Report, notes: Footnotes) -> list[str]:
     """The systems measured: per configuration its runs, hosts and one line
     of environment each (one configuration: no configuration column); the
-    hosts of a run whose line is the same share one row, as a cluster run's
-    test environment says them once: 16 nodes were 16 rows of one line."""
+    hosts of a run whose line is the same share one row (systems_measured.py)."""
+    from clusterbench.report import systems_measured
+
     several = report.comparison is not None
-    rows: list[tuple[str, dict, list[str], str]] = []   # configuration, run, its hosts, their line
-    for name, runs in config_runs(report).items():
-        for run in runs:
-            alike: dict[str, list[str]] = {}
-            for host, env in run["environments"].items():
-                alike.setdefault(_one_line(env), []).append(f"{esc(host)}{launching_only(run, host)}")
-            rows += [(name, run, hosts, line) for line, hosts in alike.items()]
-    head = ("<th>configuration</th>" if several else "") + "<th>run</th>" \
-        + ("<th>hosts</th>" if any(len(hosts) > 1 for _, _, hosts, _ in rows) else "<th>host</th>")
-    return [f"<h2>{'Systems compared' if several else 'System measured'}</h2><table>"
+    rows = systems_measured.rows(report)
+    head = ("<th>configuration</th>" if several else "") + f"<th>run</th><th>{systems_measured.hosts_heading(rows)}</th>"
+    return [f"<h2>{systems_measured.heading(report)}</h2><table>"
             f"<tr>{head}<th>environment</th></tr>",
-            *("<tr>" + (f"<td>{esc(name)}</td>" if several else "") + f"<td class=n>{run['id']}</td>"
-              f"<td>{', '.join(hosts)}</td><td>{notes.text(esc(line), mark)}</td></tr>" for name, run, hosts, line in rows),
+            *("<tr>" + (f"<td>{esc(r.configuration)}</td>" if several else "") + f"<td class=n>{r.run['id']}</td>"
+              f"<td>{', '.join(esc(h) for h in r.hosts)}</td><td>{notes.text(esc(r.line), mark)}</td></tr>" for r in rows),
             "</table>"]
 
 

@@ -61,7 +61,7 @@ def render(report: Report) -> str:
     from clusterbench.report.summary_markdown import opening_lines
 
     notes = Footnotes()
-    out = opening_lines(report)
+    out = opening_lines(report, notes)
     before_after = report.before_after
     if before_after is not None:   # two cluster runs: node by node first; pooled, h03's fault hid among its peers
         from clusterbench.report.cluster_markdown import before_after_lines

@@ -10,6 +10,7 @@ from clusterbench.report import headline
 from clusterbench.report.compare_markdown import table_row
 from clusterbench.analysis.cluster.findings import run_paragraph
 from clusterbench.report.data import Report
+from clusterbench.report.footnotes import Footnotes
 from clusterbench.store import run_kinds
 from clusterbench.output.figure_digits import at
 from clusterbench.output.unit_symbols import unit_shown
@@ -58,10 +59,28 @@ def compared_headlines(report: Report) -> list[str]:
             *rows]
 
 
-def opening_lines(report: Report) -> list[str]:
+def systems_lines(report: Report, notes: Footnotes) -> list[str]:
+    """The HTML's "System measured" (systems_measured.py): hosts whose
+    environment line is the same share a row; a value not read is "not
+    available" with its note, as the HTML's."""
+    from clusterbench.report import systems_measured
+    from clusterbench.report.compare_markdown import note_mark
+
+    several = report.comparison is not None
+    rows = systems_measured.rows(report)
+    head = (["configuration"] if several else []) + ["run", systems_measured.hosts_heading(rows), "environment"]
+    return [f"## {systems_measured.heading(report)}", "", table_row(head),
+            "|" + ("---|" if several else "") + "---:|---|---|",
+            *(table_row(([md(r.configuration)] if several else []) + [str(r.run["id"]), md(", ".join(r.hosts)),
+                                                                       notes.text(md(r.line), note_mark)])
+              for r in rows), ""]
+
+
+def opening_lines(report: Report, notes: Footnotes) -> list[str]:
+    """The title, the systems measured and the summary, as the HTML report opens."""
     from clusterbench.report.html import title_of
 
-    out = [f"# {md(title_of(report))}", "", "## Summary", ""]
+    out = [f"# {md(title_of(report))}", "", *systems_lines(report, notes), "## Summary", ""]
     if report.before_after is not None:   # two cluster runs: the verdict, then each run's findings, not a pooled node
         out += [md(report.before_after.opening), ""]
     elif report.comparison is not None:

@@ -1,0 +1,62 @@
+"""The systems a report measured, as the HTML (html.py) and Markdown
+(summary_markdown.py) reports open with them: per configuration its runs,
+and the hosts of a run whose one-line environment (CPU, memory, OS) is the
+same in one row, as a cluster run's test environment says them once: 16
+nodes were 16 rows of one line. Both formats take the rows from here and
+only escape and lay them out; the Markdown report had no such table, and a
+second copy of the grouping would have drifted from the HTML's."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterbench.report.data import Report
+from clusterbench.store import run_kinds
+
+
+@dataclass(frozen=True)
+class SystemRow:
+    configuration: str     # the label or run id as given ("base"), or the run's id with one configuration
+    run: dict
+    hosts: list[str]       # as shown, not escaped: "login1 (launched the run, not a node)" for the launching host
+    line: str              # the hosts' environment in one line; "unavailable: why" for a value not read
+
+
+def one_line(env: dict) -> str:
+    """A system in one line: CPU, memory, OS (an imported run: what its file stated)."""
+    from clusterbench.environment.report_block import summary_line
+
+    return summary_line(env)
+
+
+def launching_only(run: dict, host: str) -> str:
+    """' (launched the run, not a node)' for the host a cluster run was started from when no
+    node: beside its nodes in "System measured" it read as one more node measured."""
+    if run.get("kind") != run_kinds.CLUSTER:
+        return ""
+    from clusterbench.analysis.cluster.analysis import nodes
+    from clusterbench.report.cluster_environment import LAUNCHED_ONLY
+
+    return "" if host in nodes(run) else LAUNCHED_ONLY
+
+
+def heading(report: Report) -> str:
+    return "Systems compared" if report.comparison is not None else "System measured"
+
+
+def rows(report: Report) -> list[SystemRow]:
+    """A row per run and environment line, the hosts with that line in it, in the order captured."""
+    from clusterbench.report.html import config_runs
+
+    out = []
+    for name, runs in config_runs(report).items():
+        for run in runs:
+            alike: dict[str, list[str]] = {}
+            for host, env in run["environments"].items():
+                alike.setdefault(one_line(env), []).append(host + launching_only(run, host))
+            out += [SystemRow(name, run, hosts, line) for line, hosts in alike.items()]
+    return out
+
+
+def hosts_heading(found: list[SystemRow]) -> str:
+    """'hosts' where a row holds several, else 'host'."""
+    return "hosts" if any(len(r.hosts) > 1 for r in found) else "host"
