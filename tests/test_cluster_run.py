@@ -399,11 +399,12 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     show = " ".join(cli(cluster, store, "show", "faulty").stdout.split())   # rich wraps the paragraph
     assert re.search(r"h03: compute \(Himeno\), jacobi \(time\) \d+ % below the median of 4 nodes", show), show
     assert "every link to and from h03 is slow (6 links" in show and "look at h03's port or cable" in show, show
-    assert "kernel.shmmni: h03 has 8192, the other nodes 4096" in show
-    assert "sysctl.net.ipv4.tcp_congestion_control: h02 has reno" in show, show
-    assert "sysctl.net.ipv4.tcp_wmem: h02 has 4096 8192 16384" in show, show
-    assert "threads.env.OMP_NUM_THREADS: h04 has 1, the other nodes (absent)" in show, show
-    assert "memory.cgroup_limit_bytes: h04 has 1 GiB" in show, show
+    # each key in words (environment/key_words.py)
+    assert "shared memory segments, maximum (kernel.shmmni): h03 has 8192, the other nodes 4096" in show
+    assert "sysctl net.ipv4.tcp_congestion_control: h02 has reno" in show, show
+    assert "sysctl net.ipv4.tcp_wmem: h02 has 4096 8192 16384" in show, show
+    assert "threads environment variable OMP_NUM_THREADS: h04 has 1, the other nodes (absent)" in show, show
+    assert "memory limit of the cgroup: h04 has 1 GiB" in show, show
     # env --diff between two hosts of the run: h02's network keys, with both values (#40)
     diff = cli(cluster, store, "env", "--diff", "faulty@h01", "faulty@h02")
     assert diff.returncode == 0, diff.stderr

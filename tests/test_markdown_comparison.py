@@ -266,7 +266,7 @@ def test_a_value_not_read_in_an_environment_difference_is_a_numbered_note_as_in_
     copy_run(golden_store, golden_store.resolve("base")[0], "vm", env)
     report = Report.of(golden_store, ["base", "vm"])
     markdown = render("md", report)
-    assert "| cpu.governor | performance | not available (note 1) |" in markdown
+    assert "| CPU frequency governor | performance | not available (note 1) |" in markdown   # the key in words
     assert markdown.endswith("## Notes\n\n1. not available: no cpufreq \\| in this VM\n")
     drawn, page = rendered(markdown), Tables(render("html", report))
     assert drawn.ordered[-1] == page.ordered[-1] == "not available: no cpufreq | in this VM"

@@ -262,15 +262,16 @@ def _conditions(env: dict) -> list[tuple[str, str]]:
     return [("Run conditions", "; ".join(parts))] if parts else []
 
 
-# What an imported file states about its machine (importers' run.facts), named as the block names them.
-STATED = {"os.kernel_name": "OS", "import.system": "System", "import.system_info": "System", "import.server": "Server"}
 # Keys every imported snapshot holds that are not facts of the machine (import.file: the file's path).
 _IMPORT_BOOKKEEPING = ("capture.schema", "host.name", "import.source", "import.file")
 
 
 def stated_by_file(env: dict) -> list[tuple[str, str]]:
     """(item, text) of each fact an imported run's file stated; [] for a captured snapshot."""
-    return [(STATED.get(k, k), str(v)) for k, v in env.items()
+    from clusterbench.environment.key_words import key_words
+
+    # what an imported file states about its machine (importers' run.facts), named as the block names them
+    return [(key_words(k), str(v)) for k, v in env.items()
             if k not in _IMPORT_BOOKKEEPING and not k.endswith("_error")]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import why_listed
+from clusterbench.environment.key_words import key_words
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.output.render_text import mathtext  # matplotlib's: "$" literal, no control characters in the SVG
 from clusterbench.output.figure_digits import number
@@ -138,21 +139,21 @@ def alone_table(view: ClusterView) -> list[str]:
     return out
 
 
-def differ_table(heading: str, columns: tuple[str, str, str], differences, value=esc) -> list[str]:
+def differ_table(heading: str, columns: tuple[str, str, str], differences, value=esc, name=esc) -> list[str]:
     """A table of what differs between hosts (analysis.cluster env_differences):
     the item, its value on most hosts, and the hosts that differ with theirs;
-    value(text) is a value's HTML."""
+    value(text) is a value's HTML, name(key) the item's."""
     out = [f"<h3>{esc(heading)}</h3>", "<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in columns) + "</tr>"]
     for d in differences:
         who = "; ".join(f"{esc(h)}: {value(v)}" for h, v in d.differ.items())
-        out.append(f'<tr><td>{esc(d.key)}</td><td>{value(d.most)}</td><td class="flag">{who}</td></tr>')
+        out.append(f'<tr><td>{name(d.key)}</td><td>{value(d.most)}</td><td class="flag">{who}</td></tr>')
     out.append("</table>")
     return out
 
 
 def env_table(view: ClusterView) -> list[str]:
     return differ_table("Environment keys that differ between nodes", ("key", "value on most nodes", "nodes that differ"),
-                        view.env)
+                        view.env, name=lambda key: esc(key_words(key)))
 
 
 def scaling(view: ClusterView) -> list[str]:

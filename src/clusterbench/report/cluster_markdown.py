@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import matrix_cell, why_listed
+from clusterbench.environment.key_words import key_words
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report.cluster_before_after import BeforeAfter
@@ -79,7 +80,7 @@ def link_tables(view: ClusterView) -> list[str]:
 def env_table(view: ClusterView) -> list[str]:
     out = ["### Environment keys that differ between nodes", "",
            table_row(["key", "value on most nodes", "nodes that differ"]), "|---|---|---|"]
-    out += [table_row([md(d.key), md(d.most), md("; ".join(f"{h}: {v}" for h, v in d.differ.items()))])
+    out += [table_row([md(key_words(d.key)), md(d.most), md("; ".join(f"{h}: {v}" for h, v in d.differ.items()))])
             for d in view.env]
     return out + [""]
 

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of, unfinished
 from clusterbench.analysis.cluster.findings import matrix_cell, paragraph
+from clusterbench.environment.key_words import key_words
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
 from clusterbench.report.cluster_gpu_tables import gpu_tables as gpu_tables_of
@@ -95,7 +96,7 @@ def env_table(view: ClusterView) -> Table:
     for col in ("key", "value on most nodes", "nodes that differ"):
         t.add_column(col)
     for d in view.env:
-        t.add_row(terminal(d.key), terminal(d.most), terminal(", ".join(f"{h}: {v}" for h, v in d.differ.items())))
+        t.add_row(terminal(key_words(d.key)), terminal(d.most), terminal(", ".join(f"{h}: {v}" for h, v in d.differ.items())))
     return t
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.environment import value_text
+from clusterbench.environment.key_words import key_words
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report.compare_data import limit_cell, median_beside, outliers_excluded_text, ratio_text
@@ -84,7 +85,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         for key, a, b, why_a, why_b in env_diff_rows(d.lines):
             va = f"not available{note_mark(notes.number(why_a))}" if why_a else md(value_text(key, a))
             vb = f"not available{note_mark(notes.number(why_b))}" if why_b else md(value_text(key, b))
-            out.append(table_row([md(key), va, vb]))
+            out.append(table_row([md(key_words(key)), va, vb]))
     return out
 
 

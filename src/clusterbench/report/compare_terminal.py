@@ -9,6 +9,7 @@ from rich.text import Text
 
 from clusterbench.analysis.comparison import Table as Comparison
 from clusterbench.environment import value_text
+from clusterbench.environment.key_words import key_words
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text
@@ -78,7 +79,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                   title=terminal(f"environment: {d.base} vs {d.other}: {counted(len(d.lines), 'difference')}"),
                   title_justify="left")
         for key, a, b in d.lines[:env_lines]:
-            t.add_row(terminal(key), terminal(value_text(key, a)), terminal(value_text(key, b)))
+            t.add_row(terminal(key_words(key)), terminal(value_text(key, a)), terminal(value_text(key, b)))
         if len(d.lines) > env_lines:
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
         console.print(folding(t))

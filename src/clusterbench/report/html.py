@@ -10,6 +10,7 @@ from clusterbench.report import reading_guide
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, kernel_command, step_title, stop_text
 from clusterbench.environment import value_text
+from clusterbench.environment.key_words import key_words
 from clusterbench.report.compare_markdown import env_blocks, no_difference_text
 from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
@@ -266,7 +267,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         for key, a, b, why_a, why_b in env_diff_rows(d.lines):
             va = f"not available{mark(notes.number(why_a))}" if why_a else esc(value_text(key, a))
             vb = f"not available{mark(notes.number(why_b))}" if why_b else esc(value_text(key, b))
-            out.append(f"<tr><td>{esc(key)}</td><td>{va}</td><td>{vb}</td></tr>")
+            out.append(f"<tr><td>{esc(key_words(key))}</td><td>{va}</td><td>{vb}</td></tr>")
         out.append("</table>")
     return out
 

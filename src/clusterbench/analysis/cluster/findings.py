@@ -7,6 +7,7 @@ import dataclasses
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.gpus import gpu_sentences, gpus_measured
 from clusterbench.analysis.cluster.link_faults import node_faults
+from clusterbench.environment.key_words import key_words
 from clusterbench.output.figure_digits import number
 from clusterbench.output.unit_symbols import unit_shown
 
@@ -142,7 +143,7 @@ def env_sentences(view: ClusterView) -> list[str]:
         if len(d.differ) * 2 >= len(view.hosts):
             continue   # no majority to differ from: listed in the table, not singled out
         who = ", ".join(f"{h} has {v}" for h, v in d.differ.items())
-        out.append(f"{d.key}: {who}, the other nodes {d.most}")
+        out.append(f"{key_words(d.key)}: {who}, the other nodes {d.most}")
     return out
 
 
