@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 
 from clusterbench.output.counted_text import counted
-from clusterbench.report import reading_guide
+from clusterbench.report import reading_guide, table_units
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, kernel_command, step_title, stop_text
 from clusterbench.environment import value_text
@@ -174,15 +174,17 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
                    "<th>unit</th>"
                    + (f"<th>t_min / t_avg / t_max over ranks ({unit_shown('us')})</th>" if ranks else "")
                    + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
+        shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
         for r in st["summary"]:
-            s = r.stats
+            u = shown[r.unit]
+            s = u.summary(r.stats)
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
             flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
             d = places(s)   # median, interval, min and max to the interval's decimal place
             out.append(f"<tr><td>{esc(r.label)}</td><td>{esc(r.mode)}</td><td class=n>{r.n}</td>"
                        f"<td class=n>{at(s.median, d)}{flag}</td><td class=ci>{ci_cell(s, said)}</td>"
                        f"<td class=n>{at(s.minimum, d)}</td><td class=n>{at(s.maximum, d)}</td><td class=n>{cv}</td>"
-                       f"<td>{unit_cell(r.unit, beside(s.median, r.unit))}</td>"
+                       f"<td>{unit_cell(u.unit, beside(s.median, u.unit))}</td>"
                        + (f"<td class=n>{' / '.join(number(t) for t in r.rank_medians or ())}</td>" if ranks else "")
                        + (f"<td class=n>{number(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f'<td class="limit">{esc(limit_text(r))}</td>' if limits else "") + "</tr>")

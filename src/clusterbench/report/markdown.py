@@ -9,7 +9,7 @@ from __future__ import annotations
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
-from clusterbench.report import compare_markdown, reading_guide
+from clusterbench.report import compare_markdown, reading_guide, table_units
 from clusterbench.report.data import Report, kernel_command, step_title
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
@@ -110,12 +110,15 @@ def render(report: Report) -> str:
             out.append(f"| phase | {md(condition)} | n | median | interval of the median | min | max | unit |"
                        + (" limit |" if limits else ""))
             out.append("|---|---|---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
+            shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
             for r in st["summary"]:
-                unit = unit_shown(r.unit)
+                u = shown[r.unit]
+                unit = unit_shown(u.unit)
                 if r.median_decimal is not None:
-                    unit += f" ({number(r.median_decimal)} {r.decimal_unit} median)"
+                    decimal, decimal_unit = u.beside(r.median_decimal, r.decimal_unit)
+                    unit += f" ({number(decimal)} {decimal_unit} median)"
                 flag = " !" if r.warnings or r.limit_exceeded else ""
-                s = r.stats
+                s = u.summary(r.stats)
                 d = places(s)   # median, interval, min and max to the interval's decimal place
                 out.append(f"| {md(r.label)} | {md(r.mode)} | {r.n} | {at(s.median, d)}{flag} | {ci_words(s)} | "
                            f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from clusterbench.report import table_units
 from clusterbench.report.data import step_title
 
 
@@ -63,18 +64,23 @@ def of_group(group: list[dict], run_id) -> list[str]:
     out = []
     sized = _sized(group)
     title = group_title(group)
+    # in the unit the steps' tables show (table_units): 3,645 GiB/s under the table, not 3,732,681 MiB/s
+    shown = table_units.of_rows([r for st in group for r in st["summary"]])
     for unit in dict.fromkeys(k.unit for k in sized):
-        series = {f"{k.phase} {k.condition or ''}".strip(): pts for k, pts in sized.items() if k.unit == unit}
+        u = shown[unit]
+        series = {f"{k.phase} {k.condition or ''}".strip(): [(x, u.value(y)) for x, y in pts]
+                  for k, pts in sized.items() if k.unit == unit}
         if any(len(pts) > 1 for pts in series.values()):
-            out.append(plots.curves(title, "size", unit or "", series, sizes=True))
+            out.append(plots.curves(title, "size", u.unit or "", series, sizes=True))
     if sized:
         return out
     for st in group:
         rows = [r for r in st["summary"] if r.median is not None]
         for unit in dict.fromkeys(r.unit for r in rows):
             same = [r for r in rows if r.unit == unit]
-            s = [(r.stats.median, r.stats.ci_low, r.stats.ci_high) for r in same]
-            out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", unit or "",
+            u = shown[unit]
+            s = [(u.value(r.stats.median), u.value(r.stats.ci_low), u.value(r.stats.ci_high)) for r in same]
+            out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", u.unit or "",
                                   [f"{r.phase} {r.mode or ''}" for r in same], {f"run {run_id}": s},
                                   flags={f"run {run_id}": [flag_reason(r) for r in same]}))
     return out

@@ -9,6 +9,7 @@ from rich.text import Text
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, number, places, span
+from clusterbench.report import table_units
 from clusterbench.report.data import kernel_command, step_title, stop_text
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.report.when import started_text
@@ -126,15 +127,18 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         [("MB/s", "right", True, True, True)] if bandwidth else []) + ([("limit", "left", False, False, False)] if limit else [])
 
     rows = []
+    shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
     for r in st["summary"]:
-        s = r.stats
+        u = shown[r.unit]
+        s = u.summary(r.stats)
         ci = ci_text(s).replace("..", "..\n") if tier >= CI_LINES else ci_text(s)
         d = places(s)   # median, interval, min and max to the interval's decimal place
         cells = [r.label] + ([r.mode or ""] if condition else []) + [
             str(r.n), at(s.median, d), ci, at(s.minimum, d), at(s.maximum, d),
-            f"{s.cv:.1%}" if s.cv is not None else "-", unit_shown(r.unit)]
+            f"{s.cv:.1%}" if s.cv is not None else "-", unit_shown(u.unit)]
         if decimal:
-            cells.append(f"{number(r.median_decimal)} {r.decimal_unit}" if r.median_decimal is not None else "")
+            value, unit = u.beside(r.median_decimal, r.decimal_unit)
+            cells.append(f"{number(value)} {unit}" if value is not None else "")
         if ranks:
             cells.append(" / ".join(number(t) for t in r.rank_medians) if r.rank_medians else "")
         if bandwidth:
