@@ -33,7 +33,7 @@ class Config:
 
 @dataclass
 class Point:
-    step: str               # step title (kernel and its swept parameters)
+    step: str               # the step's stored name (kernel and its swept parameters, as the plan wrote them)
     kernel: str
     params: dict
     key: SampleKey          # which measurement of the step
@@ -42,6 +42,7 @@ class Point:
     sample_warnings: dict[str, list[list[str]]] = field(default_factory=dict)  # config name -> per sample
     first: dict[str, Sample] = field(default_factory=dict, repr=False)  # config name -> a sample, for ceilings
     contexts: dict[str, object] = field(default_factory=dict, repr=False)  # config name -> a ceilings.Context
+    step_words: str = ""    # the step's name as a reader is shown it (results/step_words.py); "" = step
 
     def warnings(self, config: str) -> list[str]:
         """The config's warnings for this point, repeats folded (warning_fold)."""
@@ -126,7 +127,7 @@ class Table:
     def title(self, p: Point) -> str:
         """The point's row title: step, the parameters that tell it apart
         from the same kernel's other points (a sweep's value), measurement."""
-        return f"{p.step}{varying_text(p, self.points + self.partial)}: {p.label}"
+        return f"{p.step_words or p.step}{varying_text(p, self.points + self.partial)}: {p.label}"
 
 
 def varying_text(p: Point, points: list[Point]) -> str:
@@ -155,6 +156,13 @@ def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
 
 def _step_title(st) -> str:
     return st.name or st.kernel
+
+
+def _step_words(st) -> str:
+    from clusterbench.results.step_words import title
+
+    return title({"name": st.name, "kernel": st.kernel, "params": st.params, "ranks": st.ranks,
+                  "ranks_per_node": st.ranks_per_node})
 
 
 def _check_disjoint(configs: list[Config]) -> None:
@@ -204,7 +212,7 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
                 for s in samples:
                     key = (st.kernel, tuple(sorted(matched.items())), s.key())
                     p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.key(),
-                                                     exclude_outliers=exclude_outliers))
+                                                     step_words=_step_words(st), exclude_outliers=exclude_outliers))
                     if s.value is not None:
                         p.values.setdefault(cfg.name, []).append(s.value)
                     p.sample_warnings.setdefault(cfg.name, []).append(list(s.warnings))

@@ -16,7 +16,7 @@ import io
 import json
 
 from clusterbench.output.render_text import csv_cell
-from clusterbench.report.data import Report, step_title
+from clusterbench.report.data import Report, step_name
 from clusterbench.report.terminal import limit_text
 from clusterbench.results.sample import Sample, SampleKey
 
@@ -44,7 +44,7 @@ def render(report: Report) -> str:
         for st in run["steps"]:
             flagged = _outliers(st["samples"])
             limit = {r.key: limit_text(r) for r in st["summary"]}  # the sample's group's binding ceiling
-            step = [run["id"], csv_cell(run["label"]), csv_cell(step_title(st)), st["kernel"],
+            step = [run["id"], csv_cell(run["label"]), csv_cell(step_name(st)), st["kernel"],
                     csv_cell(json.dumps(st["params"], sort_keys=True)), st["ranks"]]
             status = [st["status"], csv_cell(st["message"] or "")]   # an ok step's note too (a stalled launcher)
             for i, s in enumerate(st["samples"]):

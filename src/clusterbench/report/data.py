@@ -49,9 +49,19 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
     return out
 
 
-def step_title(step: dict) -> str:
-    """A per-node step (run cluster) names its node before its part, as "node h01: stream"."""
+def step_name(step: dict) -> str:
+    """The step as stored, for the data exports (CSV): a per-node step (run cluster) names its node
+    before its part, as "node h01: stream"; a sweep's step keeps the plan's "[op=allreduce]"."""
     name = step["name"] or step["kernel"]
+    return f"node {step['host']}: {name}" if step.get("host") else name
+
+
+def step_title(step: dict) -> str:
+    """The step as a reader is shown it: step_name with a sweep's bracket in words
+    (results/step_words.py): "scaling: 2 nodes x 1 rank, allreduce"."""
+    from clusterbench.results.step_words import title
+
+    name = title(step)
     return f"node {step['host']}: {name}" if step.get("host") else name
 
 

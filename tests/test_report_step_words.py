@@ -1,0 +1,55 @@
+"""A sweep's step titles in words: the plan stores "scaling: 2 nodes x 1
+rank [op=allreduce]" (run/plan.py), and the reports printed the bracket as
+it is. They read "scaling: 2 nodes x 1 rank, allreduce", each value named
+from `cbk --describe` (results/step_words.py); the stored name, and the
+data exports that carry it, stay as they were."""
+from __future__ import annotations
+
+import pytest
+
+
+def _step(name: str, kernel: str, params: dict, ranks: int = 1, ppn: int | None = None) -> dict:
+    return {"name": name, "kernel": kernel, "params": params, "ranks": ranks, "ranks_per_node": ppn}
+
+
+def test_a_choice_is_named_by_its_value_alone_only_where_no_other_parameter_offers_it(cbk_bin, monkeypatch):
+    from clusterbench.results.step_words import title
+
+    monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
+    assert title(_step("scaling: 2 nodes x 1 rank [op=allreduce]", "mpi", {"op": "allreduce", "sizes": "8"}, 2, 1)) \
+        == "scaling: 2 nodes x 1 rank, allreduce"
+    # seqio's write and read both offer "direct": each is named, or "direct, direct" would say neither
+    params = {"block-size": "4m", "write": "direct", "read": "direct", "verify": "true"}
+    assert title(_step("seqio [block-size=4m, write=direct, read=direct, verify=true, np=2]", "seqio", params, 2)) \
+        == "seqio, block size 4 MiB, write direct, read direct, verify, 2 ranks"
+    assert title(_step("seqio [write=fsync, ppn=4]", "seqio", {"write": "fsync"}, 8, 4)) == \
+        "seqio, fsync, 4 ranks per node"
+
+
+@pytest.mark.parametrize("name", ["mine [x=1]", "disk [write=direct]", "[op=allreduce]", "a [b]"])
+def test_a_bracket_the_steps_own_parameters_do_not_say_is_shown_as_given(cbk_bin, monkeypatch, name):
+    """A user's own name with brackets: only the plan's bracket, every item one of the step's facts, is read."""
+    from clusterbench.results.step_words import title
+
+    monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
+    assert title(_step(name, "seqio", {"write": "fsync"})) == name
+
+
+@pytest.mark.timeout(180)
+def test_a_swept_suite_steps_title_reads_in_words_in_every_report_and_the_export_keeps_its_name(cli, tmp_path):
+    suite = tmp_path / "burst.toml"
+    suite.write_text('[[steps]]\nname = "burst"\nkernel = "null"\nrepeat = 3\n'
+                     'params = { seconds = "0.001", bytes = ["1m", "2m"] }\n')
+    assert cli("run", str(suite), "--label", "a").status == 0
+    for name in ("r.md", "r.html"):
+        r = cli("report", "a", "-o", str(tmp_path / name))
+        assert r.status == 0, r.stderr
+    md, html = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
+    assert "### burst, bytes 1 MiB: ok" in md and "### burst, bytes 2 MiB: ok" in md
+    assert "<h3>burst, bytes 1 MiB: ok</h3>" in html
+    shown = cli("show", "a").stdout
+    assert "burst, bytes 2 MiB [ok]" in shown
+    for text in (md, html, shown):
+        assert "[bytes=" not in text
+    exported = cli("export", "--format", "csv", "a").stdout
+    assert "burst [bytes=1m]" in exported and "burst, bytes" not in exported   # the stored name, which scripts match
