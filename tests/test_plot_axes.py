@@ -109,3 +109,50 @@ def test_a_plot_of_one_figure_is_a_strip_across_not_a_quarter_page(configs):
         import matplotlib.pyplot as plt
 
         plt.close(fig)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("across", [False, True], ids=["standing", "across"])
+def test_bars_spanning_more_than_two_decades_share_a_log_axis_where_the_small_ones_are_read(across):
+    """A comparison's MPI latencies, 2 µs at 8 B and 1,550 µs at 1 MiB, on one
+    linear axis: the small bars were a pixel high, their intervals invisible.
+    Over more than two decades the value axis is logarithmic, says so, and is
+    ticked in decades a reader reads off (1, 2, 5, 10 ... 1,000)."""
+    from clusterbench.report import plots
+
+    groups = ["pingpong 8 B", "pingpong 1 KiB", "pingpong 32 KiB", "pingpong 1 MiB"] if not across else ["pingpong"]
+    medians = [2.0, 3.5, 40.0, 1550.0]
+    series = ({"a": [(m, m * 0.95, m * 1.05) for m in medians]} if not across
+              else {name: [(m, m * 0.95, m * 1.05)] for name, m in zip("abcd", medians)})
+    fig = plots.bars_figure("median per configuration", "us", groups, series)
+    try:
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        axis = ax.xaxis if across else ax.yaxis
+        assert axis.get_scale() == "log"
+        assert axis.get_label().get_text() == "µs, log scale"
+        ticks = [t.get_text() for t in axis.get_ticklabels() if t.get_text()]
+        assert {"1", "10", "100", "1,000"} <= set(ticks), ticks
+        renderer = fig.canvas.get_renderer()
+        size = [(p.get_window_extent(renderer).width if across else p.get_window_extent(renderer).height)
+                for p in ax.patches]
+        # the 2 µs bar is read: a tenth of the 1,550 µs one at least (linear: 1/775 of it)
+        assert min(size) >= 0.1 * max(size), size
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
+@pytest.mark.timeout(60)
+def test_bars_within_two_decades_keep_a_linear_axis_from_zero():
+    from clusterbench.report import plots
+
+    fig = plots.bars_figure("t", "us", ["a", "b"], {"x": [(2.0, 1.9, 2.1), (150.0, 149.0, 151.0)]})
+    try:
+        assert fig.axes[0].yaxis.get_scale() == "linear" and fig.axes[0].get_ylim()[0] == 0
+        assert fig.axes[0].yaxis.get_label().get_text() == "µs"
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

@@ -111,15 +111,21 @@ def bars_figure(title: str, unit: str, groups: list[str], series: dict[str, list
                 bar.set_edgecolor("#8a5a00")
                 bar.set_alpha(0.55)
                 reasons.append(why)
+    medians = [v[0] for vals in series.values() for v in vals]
+    log = spans_decades(medians)
+    value_label = mathtext(unit_shown(unit) + (", log scale" if log else ""))
     if across:
         ax.set_yticks(range(len(groups)), labels, fontsize=8)
         ax.invert_yaxis()   # the first group on top, as in the table
         ax.xaxis.set_major_formatter(number_ticks())
-        ax.set_xlabel(mathtext(unit_shown(unit)))
+        ax.set_xlabel(value_label)
     else:
         ax.set_xticks(range(len(groups)), labels, fontsize=8)
         ax.yaxis.set_major_formatter(number_ticks())
-        ax.set_ylabel(mathtext(unit_shown(unit)))
+        ax.set_ylabel(value_label)
+    if log:   # 2 µs beside 1,550 µs: on a linear axis the small bars were a pixel high
+        lows = [v[1] if v[1] is not None and v[1] > 0 else v[0] for vals in series.values() for v in vals]
+        log_value_axis(ax, medians, "x" if across else "y", floor=min(x for x in lows if x and x > 0))
     ax.set_title(mathtext(title), fontsize=10)
     _legend(ax, len(series))
     if reasons:
@@ -172,11 +178,27 @@ def number_ticks():
     return NumberTicks()
 
 
-def log_value_axis(ax, values: list[float]) -> None:
-    """ax's y axis on a log scale with numbers a reader reads off it: 20, 30, 40
-    over a narrow range, 1, 2, 5, 10 ... over a few decades, the decades over more
-    (3 ticks a decade over 8 of them ran into each other); never a lone power of 2
-    ("2⁵", matplotlib's log-2 default, the only tick of a scaling plot of 20 to 41 µs)."""
+# Bars whose medians span more than this many decades share a log value axis (plots.bars).
+LOG_BARS_DECADES = 2.0
+
+
+def spans_decades(values: list[float], decades: float = LOG_BARS_DECADES) -> bool:
+    """Whether the positive values span more than `decades` powers of ten."""
+    import math
+
+    shown = [v for v in values if v is not None and v > 0]
+    return len(shown) > 1 and math.log10(max(shown) / min(shown)) > decades
+
+
+def log_value_axis(ax, values: list[float], which: str = "y", floor: float | None = None) -> None:
+    """ax's value axis (`which`: "y", or "x" for bars drawn across) on a log
+    scale with numbers a reader reads off it: 20, 30, 40 over a narrow range,
+    1, 2, 5, 10 ... over a few decades, the decades over more (3 ticks a
+    decade over 8 of them ran into each other); never a lone power of 2
+    ("2⁵", matplotlib's log-2 default, the only tick of a scaling plot of 20
+    to 41 µs). floor: the smallest value to show (a bar's interval's low
+    end); the axis starts at the power of ten below it, so a bar from 0 is
+    drawn from there, its length still read in decades."""
     import math
 
     from matplotlib.ticker import LogLocator, NullFormatter
@@ -184,10 +206,17 @@ def log_value_axis(ax, values: list[float]) -> None:
     shown = [v for v in values if v and v > 0]
     decades = math.log10(max(shown) / min(shown)) if shown else 0.0
     subs = range(1, 10) if decades < 1 else (1, 2, 5) if decades <= 3 else (1,)
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
-    ax.yaxis.set_major_formatter(number_ticks())
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(number_ticks())
+    axis.set_minor_formatter(NullFormatter())
+    if floor:
+        lower = 10.0 ** math.floor(math.log10(floor))
+        if which == "x":
+            ax.set_xlim(left=lower)
+        else:
+            ax.set_ylim(bottom=lower)
 
 
 def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[float, float]]],
