@@ -116,6 +116,7 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("threads.env.<var>", "threads environment variable <var>"),
     ("compiler.cc", "C compiler"),
     ("compiler.mpicc_compiler", "compiler under mpicc"),
+    ("cbk", "cbk build (version, MPI, compiler)"),   # the cbk.* keys folded into one between nodes (analysis/cluster/cbk_fact.py)
     ("cbk.path", "cbk path"),
     ("cbk.version", "cbk version"),
     ("cbk.mpi", "cbk built with MPI"),
