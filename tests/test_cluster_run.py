@@ -515,7 +515,7 @@ def test_a_port_that_drops_packets_is_named_by_what_tcp_resent(cluster, tmp_path
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("family", ["mpich", "openmpi"])
 def test_ranks_waiting_on_a_slow_link_sleep_instead_of_spinning(cluster, tmp_path, family):
-    # linkmatrix's waits (kernels/mpi/patient_wait.c): two ranks that move 64 MiB each way over a
+    # linkmatrix's waits (kernels/core/patient_wait.c): two ranks that move 64 MiB each way over a
     # 200 Mbit/s link wait on it about 3 s; a spinning wait costs 2 CPU-s a second on two cores (1 or
     # more under load, which can only lower it), a patient one little beyond MPI's start-up
     import resource
@@ -753,7 +753,7 @@ def test_a_node_stopped_in_the_timed_latency_exchanges_is_named_by_the_ranks_tha
     8-byte exchanges a shift (minutes), so past 1 MiB moved its rank is in the first shift's timed
     MPI_Sendrecv loop. Those exchanges are timed one by one and stay plain MPI_Sendrecv, so the
     ranks held there said nothing, and the step ended by --step-timeout named no node. The stall
-    watch (kernels/mpi/patient_wait.h), a thread that sees the loop's times stop changing, now has
+    watch (kernels/core/patient_wait.h), a thread that sees the loop's times stop changing, now has
     the ranks that exchange with h03 say so, naming it."""
     store = f"sqlite:///{tmp_path / 'stopped-latency.db'}"
     p, stopped = stop_links_while_h03_moves(cluster, store, 1 << 20, "--links.size=4k", "--links.window=1",
@@ -773,7 +773,7 @@ def test_a_node_stopped_in_the_timed_latency_exchanges_is_named_by_the_ranks_tha
 def test_a_node_stopped_in_a_timed_collective_is_named_by_the_lines_its_ranks_leave_out(cluster, tmp_path):
     """h03 stopped in the scaling step's timed allreduce (a million of 64 KiB, stopped once 2 MiB
     has crossed its link; h01 and h03 only, so one step of two nodes). No rank can know which rank
-    of a collective has not arrived (the stall watch may not ask MPI: kernels/mpi/patient_wait.h),
+    of a collective has not arrived (the stall watch may not ask MPI: kernels/core/patient_wait.h),
     so h01's note said only "a rank that does not say so holds it", and the step ended by
     --step-timeout named no node. The notes now say whom the collective is of, and the step's
     message names the rank that said nothing and h03, none of whose ranks did."""

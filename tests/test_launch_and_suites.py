@@ -314,7 +314,7 @@ def test_a_finalize_stall_after_a_whole_measurement_is_said_not_failed():
 
 
 def test_a_timed_out_launch_names_whom_its_ranks_last_said_they_waited_on():
-    # the link matrix with h03 stopped (kernels/mpi/patient_wait.c's notes, twice from rank 3)
+    # the link matrix with h03 stopped (kernels/core/patient_wait.c's notes, twice from rank 3)
     import subprocess
 
     from clusterbench.launch.messages import waits_named

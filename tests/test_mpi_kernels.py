@@ -498,7 +498,7 @@ def rank_process(launcher: subprocess.Popen, rank: int, timeout_s: float = 30):
 def test_a_rank_stopped_in_a_timed_collective_is_the_one_the_others_do_not_name(cbk_bin, mpiexec, tmp_path):
     """The scaling step's collectives are timed MPI calls, left as they are; a rank stopped in one
     (a node frozen) held the others in MPI_Allreduce, and they said nothing. The stall watch
-    (kernels/mpi/patient_wait.h) sees the loop's times stop changing: past CBK_WAIT_NOTE_S every
+    (kernels/core/patient_wait.h) sees the loop's times stop changing: past CBK_WAIT_NOTE_S every
     rank still running names the step's part, here the timed allreduce of 64 KiB, and the stopped
     rank is the one that says nothing. A loop that runs long but moves on (seconds here, past the
     bound) is not taken for a stall."""
@@ -540,7 +540,7 @@ def test_a_rank_stopped_in_a_timed_collective_is_the_one_the_others_do_not_name(
 
 
 STOPPED_AT = {
-    # where (CBK_TEST_STOP_AT, kernels/mpi/test_stop.h): the run, and where the others wait
+    # where (CBK_TEST_STOP_AT, kernels/core/test_stop.h): the run, and where the others wait
     "setup": (["mpi", "--op=allreduce", "--sizes=8"],
               "the set-up's exchange of host names, a collective of 3 ranks: a rank that does not say so holds it"),
     "placement": (["mpi", "--op=allreduce", "--sizes=8"],
@@ -562,7 +562,7 @@ def test_a_rank_stopped_where_no_wait_was_watched_is_the_one_the_others_notes_le
     stopped in a barrier, a rank stopped before the link matrix's closing exchanges: the others
     waited there and said nothing, or (rank 0 in a barrier) said only that they were in one. Now they say
     where, and of which ranks on which hosts, so the step's message names the rank that did not
-    (a collective's wait knows no peer: kernels/mpi/patient_wait.h). The rank stops itself at that
+    (a collective's wait knows no peer: kernels/core/patient_wait.h). The rank stops itself at that
     point (the test hook CBK_TEST_STOP_AT): no outside signal could hit it there on time."""
     import psutil
 

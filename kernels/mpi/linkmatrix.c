@@ -36,9 +36,9 @@
  * watch (patient_wait.h), a thread that says, past the same bound, which
  * shift's exchanges the rank is stuck in and with which two peers. */
 #include "../core/cbk.h"
-#include "patient_wait.h"
+#include "../core/patient_wait.h"
 #include "tcp_retransmits.h"
-#include "test_stop.h"
+#include "../core/test_stop.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * and the median and p99 over iterations, so OSU-style and IMB-style figures
  * come from one run. Method and formulas: docs/kernels/mpi.md. */
 #include "mpi_kernel.h"
-#include "test_stop.h"
+#include "../core/test_stop.h"
 
 #include "../core/buffer.h"
 #include "../core/params.h"

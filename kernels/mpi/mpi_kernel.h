@@ -8,7 +8,7 @@
 
 #include "../core/cbk.h"
 #include "collectives.h"
-#include "patient_wait.h"
+#include "../core/patient_wait.h"
 
 #define MAX_SIZES 64
 #define MAX_TUNING 64

@@ -49,7 +49,7 @@ def failure_line(stderr: str, status: int) -> str:
     return said[-1][:MESSAGE_MAX_CHARS] if said else f"exit status {status}"
 
 
-# cbk's note of a long wait (kernels/mpi/patient_wait.c): a rank past CBK_WAIT_NOTE_S says whom it waits on,
+# cbk's note of a long wait (kernels/core/patient_wait.c): a rank past CBK_WAIT_NOTE_S says whom it waits on,
 # or, held in a timed loop (its stall watch), in which part and with whom; anywhere in a line, as srun
 # --label puts "3: " before it
 _WAITED_ON = re.compile(r"cbk: (rank \d+ \([^)]*\)) has waited ([\d.]+) s (.+)$", re.M)
@@ -76,7 +76,7 @@ def _silent(last: dict[str, tuple[str, str]]) -> str:
     """The ranks that said nothing while the others said they wait in a
     barrier or collective of every rank: the ones holding them (stopped,
     or busy where no wait is watched), a rank's own note cannot know which
-    (kernels/mpi/patient_wait.h). With them each host none of whose ranks
+    (kernels/core/patient_wait.h). With them each host none of whose ranks
     said anything, where the notes name every host. "" when every rank
     spoke or no note was of every rank."""
     of = [_OF_EVERY_RANK.search(on) for _, on in last.values()]

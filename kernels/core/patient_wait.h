@@ -1,4 +1,5 @@
-/* Waits on MPI requests that spin only while a completion is near: they poll
+/* Waits on MPI requests that spin only while a completion is near (in core
+ * for the driver's waits too; built only with MPI, CBK_HAVE_MPI): they poll
  * (MPI_Test*) without pause for the first PATIENT_SPIN_S of a wait, as the
  * library's own wait would, then sleep between polls, each sleep at most
  * 1/64 of the time waited so far (and at most 1 ms), so a completion is
