@@ -539,6 +539,32 @@ def test_a_rank_stopped_in_a_timed_collective_is_the_one_the_others_do_not_name(
     assert waits_named(said).startswith("rank 2 said nothing: the likely holder of the others' waits; "), said
 
 
+def stderr_of_three_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, args, rank, point) -> str:
+    """cbk run on 3 ranks, `rank` stopping itself at `point` (CBK_TEST_STOP_AT), notes after 1 s: what
+    the ranks said once two of them said they waited, or the run ended; every rank killed after."""
+    import psutil
+
+    err = tmp_path / "stderr"
+    with open(err, "w") as f:
+        launcher = subprocess.Popen(launch(mpiexec, 3) + [cbk_bin, *args], stdout=subprocess.DEVNULL, stderr=f,
+                                    start_new_session=True,
+                                    env=dict(os.environ, CBK_WAIT_NOTE_S="1", CBK_TEST_STOP_AT=f"{rank}:{point}"))
+    try:
+        for _ in range(300):
+            if len(re.findall(r"^cbk: rank \d ", err.read_text(), re.M)) >= 2 or launcher.poll() is not None:
+                break
+            time.sleep(0.1)
+        return err.read_text()
+    finally:
+        ranks = psutil.Process(launcher.pid).children(recursive=True) if launcher.poll() is None else []
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(launcher.pid, signal.SIGKILL)   # the stopped rank too: SIGKILL needs no SIGCONT
+        for p in ranks:   # should the launcher's MPI have put its ranks in a group of their own
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        launcher.wait(timeout=30)
+
+
 STOPPED_AT = {
     # where (CBK_TEST_STOP_AT, kernels/core/test_stop.h): the run, and where the others wait
     "setup": (["mpi", "--op=allreduce", "--sizes=8"],
@@ -564,30 +590,32 @@ def test_a_rank_stopped_where_no_wait_was_watched_is_the_one_the_others_notes_le
     where, and of which ranks on which hosts, so the step's message names the rank that did not
     (a collective's wait knows no peer: kernels/core/patient_wait.h). The rank stops itself at that
     point (the test hook CBK_TEST_STOP_AT): no outside signal could hit it there on time."""
-    import psutil
-
     args, what = STOPPED_AT[point]
     others = sorted({0, 1, 2} - {rank})
-    err = tmp_path / "stderr"
-    with open(err, "w") as f:
-        launcher = subprocess.Popen(launch(mpiexec, 3) + [cbk_bin, *args], stdout=subprocess.DEVNULL, stderr=f,
-                                    start_new_session=True,
-                                    env=dict(os.environ, CBK_WAIT_NOTE_S="1", CBK_TEST_STOP_AT=f"{rank}:{point}"))
-    try:
-        for _ in range(300):
-            if len(re.findall(r"^cbk: rank \d ", err.read_text(), re.M)) >= 2 or launcher.poll() is not None:
-                break
-            time.sleep(0.1)
-        said = err.read_text()
-    finally:
-        ranks = psutil.Process(launcher.pid).children(recursive=True) if launcher.poll() is None else []
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(launcher.pid, signal.SIGKILL)   # the stopped rank too: SIGKILL needs no SIGCONT
-        for p in ranks:   # should the launcher's MPI have put its ranks in a group of their own
-            with contextlib.suppress(psutil.Error):
-                p.kill()
-        launcher.wait(timeout=30)
+    said = stderr_of_three_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, args, rank, point)
     notes = re.findall(r"^cbk: rank (\d) \([^)]+\) has waited \d+ s in (.+)$", said, re.M)
     assert sorted(int(r) for r, _ in notes) == others, said
     assert {w for _, w in notes} == {what.format(host=socket.gethostname())}, said
+    assert waits_named(said).startswith(f"rank {rank} said nothing: the likely holder of the others' waits; "), said
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("point", "rank"), [("validation", 2), ("barrier", 1)])
+def test_a_rank_stopped_in_the_drivers_own_waits_is_named_whatever_the_kernel(
+        cbk_bin, mpiexec, tmp_path, point, rank):
+    """The driver's waits between a kernel's, its agreement on validation and its barrier before each
+    repetition, were MPI's blocking calls: a rank stopped before them (a node frozen) left the others
+    silent until the step's time limit, in every kernel (null here, which has no wait of its own). Now
+    they are patient (kernels/core/patient_wait.h): rank 0's barrier names the rank not arrived, the
+    others say where they wait, and the step's message names the rank that said nothing."""
+    said = stderr_of_three_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, ["null", "--repetitions=2"], rank, point)
+    host = socket.gethostname()
+    in_agreement = (f"in the agreement on validation, a collective of 3 ranks on {host}: a rank that does not say "
+                    "so holds it")
+    expected = {
+        "validation": {"0": in_agreement, "1": in_agreement},
+        "barrier": {"0": f"on rank 1 ({host})",
+                    "2": f"in a barrier of 3 ranks on {host}: a rank that does not say so holds it"},
+    }[point]
+    assert dict(re.findall(r"^cbk: rank (\d) \([^)]+\) has waited \d+ s (.+)$", said, re.M)) == expected, said
     assert waits_named(said).startswith(f"rank {rank} said nothing: the likely holder of the others' waits; "), said

@@ -141,6 +141,9 @@ struct cbk_ctx {
     int nodes;               /* distinct hosts */
 #ifdef CBK_HAVE_MPI
     MPI_Comm comm;
+    /* whom the driver's own waits are on (core/patient_wait.h), from its
+     * start to its end; NULL with one rank or no memory: MPI's plain calls */
+    const struct patient_peers *waits_on;
 #endif
     FILE *out;               /* measurement records (rank 0 writes) */
     const struct cbk_kernel *kernel;

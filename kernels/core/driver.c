@@ -11,7 +11,11 @@
 #include "neighbours.h"
 #include "params.h"
 #include "record.h"
+#include "test_stop.h"
 #include "timer.h"
+#ifdef CBK_HAVE_MPI
+#include "patient_wait.h"
+#endif
 
 #include <float.h>
 #include <limits.h>
@@ -87,9 +91,42 @@ void cbk_reduce_histogram(struct cbk_ctx *c, const struct cbk_histogram *h, stru
     cbk_histogram_merge(sum, h);
 }
 
-static int all_min_int(struct cbk_ctx *c, int v)
+/* The driver's own waits, between a kernel's (patient_wait.h): a rank
+ * stopped before the agreement on validation or before a repetition's
+ * barrier (a node frozen) is named in the others' notes, as in a kernel's
+ * waits; MPI's own calls left them silent until the step's time limit.
+ * Never in a timed region. */
+
+/* The lowest rank whose validation failed (c->size: none), on every rank. */
+static int agree_first_bad(struct cbk_ctx *c, int bad)
 {
-    return -cbk_all_max_int(c, -v);
+    int mine = bad ? c->rank : c->size;
+    cbk_test_stop_at(c->rank, "validation");
+#ifdef CBK_HAVE_MPI
+    if (c->waits_on) {
+        char what[sizeof c->waits_on->every_rank + 96];
+        snprintf(what, sizeof what, "the agreement on validation, a collective of %s: a rank that does not say so holds it",
+                 c->waits_on->every_rank);
+        int first = mine;
+        MPI_Request req;
+        MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm, &req);
+        cbk_patient_wait_in(&req, what, c->waits_on);
+        return first;
+    }
+#endif
+    return -cbk_all_max_int(c, -mine);
+}
+
+/* Before each repetition: the patient barrier (rank 0's wait names the rank
+ * not arrived), then MPI's own, whose tight release stays each rank's time
+ * origin (a patient wait's sleeps let ranks go up to 1 ms apart). */
+static void repetition_barrier(struct cbk_ctx *c)
+{
+#ifdef CBK_HAVE_MPI
+    if (c->waits_on)
+        cbk_patient_barrier(c->comm, c->waits_on);
+#endif
+    cbk_barrier(c);
 }
 
 _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
@@ -427,10 +464,9 @@ static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double
     free(all_devices);
 }
 
-int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx *c)
+/* Validation, agreed by every rank, then the kernel's repetitions. */
+static int validate_and_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx *c)
 {
-    c->kernel = k;
-    c->args = a;
     char why[CBK_MESSAGE_MAX] = "";
     int bad = k->validate ? k->validate(a, c, why, sizeof why) : 0;
     /* A per-rank wrapper that found this rank's input bad (clusterbench.launch.gpubind:
@@ -444,7 +480,7 @@ int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx
     }
     /* Validation may depend on the rank's node (its directory, its memory):
      * agree on the outcome, and let the lowest failing rank explain. */
-    int first_bad = all_min_int(c, bad ? c->rank : c->size);
+    int first_bad = agree_first_bad(c, bad);
     if (first_bad < c->size) {
         if (c->rank == first_bad)
             cbk_error_record(c, CBK_EXIT_BAD_INPUT, c->rank, why, NULL, 0);
@@ -457,12 +493,35 @@ int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx
     int status = CBK_EXIT_OK;
     for (int64_t r = 0; r < reps && status == CBK_EXIT_OK; r++) {
         c->repetition = (int)r;
-        cbk_barrier(c);
+        repetition_barrier(c);
         c->epoch_s = cbk_clock();
         status = k->run(a, c);
     }
     if (k->teardown)
         k->teardown(a, c);
     write_run_record(c, a, cbk_clock() - t0);
+    return status;
+}
+
+int cbk_run(const struct cbk_kernel *k, const struct cbk_args *a, struct cbk_ctx *c)
+{
+    c->kernel = k;
+    c->args = a;
+#ifdef CBK_HAVE_MPI
+    /* every rank's host name, for the notes of the driver's waits; every
+     * rank waits patiently or none does (a rank without them would block
+     * in MPI's barrier while the others pass messages): no memory fails */
+    struct patient_peers waits_on = { 0 };
+    if (c->size > 1) {
+        if (cbk_patient_peers_gather(c->comm, &waits_on))
+            cbk_fail(c, CBK_EXIT_FAILED, "out of memory for %d host names", c->size);
+        c->waits_on = &waits_on;
+    }
+#endif
+    int status = validate_and_run(k, a, c);
+#ifdef CBK_HAVE_MPI
+    c->waits_on = NULL;
+    free((char *)waits_on.hosts);
+#endif
     return status;
 }

@@ -114,6 +114,12 @@ int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, cons
     return patient(test_any, &m, on);
 }
 
+int cbk_patient_wait_in(MPI_Request *req, const char *what, const struct patient_peers *on)
+{
+    struct many m = { 1, req, NULL, NULL, what };
+    return patient(test_all, &m, on);
+}
+
 /* Every rank tells rank 0 it arrived, and rank 0, having heard from each
  * in turn, lets every rank go: rank 0's wait on each rank is on that rank,
  * so a rank that never arrives (a node stopped) is named. MPI_Ibarrier's
@@ -206,8 +212,7 @@ int cbk_patient_peers_gather(MPI_Comm comm, struct patient_peers *on)
     MPI_Request req;
     MPI_Iallgather(me, PATIENT_HOST_CHARS, MPI_CHAR, hosts ? hosts : me, hosts ? PATIENT_HOST_CHARS : 0, MPI_CHAR,
                    comm, &req);
-    struct many m = { 1, &req, NULL, NULL, what };
-    patient(test_all, &m, &self);
+    cbk_patient_wait_in(&req, what, &self);
     *on = (struct patient_peers){ rank, hosts, PATIENT_HOST_CHARS, self.note_after_s, "" };
     if (hosts)
         describe_every_rank(on, size);

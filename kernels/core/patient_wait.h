@@ -46,6 +46,11 @@ int cbk_patient_waitall(int n, MPI_Request *req, const int *peer, const struct p
 /* As MPI_Waitany with MPI_STATUS_IGNORE: *idx is MPI_UNDEFINED when every
  * request was already null. */
 int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, const struct patient_peers *on);
+/* As MPI_Wait with MPI_STATUS_IGNORE on a collective's request (it knows no
+ * peer): a long wait says it is "in <what>", which says whom the
+ * collective is of (on->every_rank), so that the rank that does not say so
+ * is named from every rank's notes together. */
+int cbk_patient_wait_in(MPI_Request *req, const char *what, const struct patient_peers *on);
 /* As MPI_Barrier, by zero-byte messages through rank 0, whose long wait
  * names the rank not yet arrived; another rank's is said to be "in a
  * barrier of <every_rank>": whichever rank does not say so holds it (rank
