@@ -344,6 +344,14 @@ def test_a_timed_out_launch_names_whom_its_ranks_last_said_they_waited_on():
         "ranks 0, 2 said nothing: the likely holders of the others' waits; rank 1 (h02) waited 2 s in the set-up's")
     assert waits_named("cbk: rank 0 (h01) has waited 2 s in a barrier of 40 ranks on more than 16 hosts: a rank "
                        "that does not say so holds it\n").startswith("ranks 1-39 said nothing: the likely holders")
+    # a barrier's round waits on one peer, which may wait itself (rank 1 on rank 3, held by rank 2): the note
+    # names both the peer and the barrier's ranks, and the rank that said nothing is named first
+    in_barrier = ("cbk: rank 0 (h01) has waited 2 s on rank 2 (h03) in a barrier of 4 ranks on h01, h02, h03, h04\n"
+                  "cbk: rank 1 (h02) has waited 2 s on rank 3 (h04) in a barrier of 4 ranks on h01, h02, h03, h04\n"
+                  "cbk: rank 3 (h04) has waited 2 s on rank 2 (h03) in a barrier of 4 ranks on h01, h02, h03, h04\n")
+    assert waits_named(in_barrier).startswith(
+        "rank 2 said nothing, nor any rank on h03: the likely holder of the others' waits; rank 0 (h01) waited 2 s "
+        "on rank 2 (h03) in a barrier of 4 ranks"), waits_named(in_barrier)
     # every rank spoke (a wait on peers all round): no one to name
     assert waits_named(of_every_rank.replace("6 ranks", "4 ranks")).startswith("rank 0 (h01) waited 2 s")
     with subprocess.Popen(["true"]) as proc:

@@ -539,19 +539,19 @@ def test_a_rank_stopped_in_a_timed_collective_is_the_one_the_others_do_not_name(
     assert waits_named(said).startswith("rank 2 said nothing: the likely holder of the others' waits; "), said
 
 
-def stderr_of_three_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, args, rank, point) -> str:
-    """cbk run on 3 ranks, `rank` stopping itself at `point` (CBK_TEST_STOP_AT), notes after 1 s: what
-    the ranks said once two of them said they waited, or the run ended; every rank killed after."""
+def stderr_of_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, args, rank, point, ranks=3) -> str:
+    """cbk run on `ranks` ranks, `rank` stopping itself at `point` (CBK_TEST_STOP_AT), notes after 1 s:
+    what the ranks said once all the others said they waited, or the run ended; every rank killed after."""
     import psutil
 
     err = tmp_path / "stderr"
     with open(err, "w") as f:
-        launcher = subprocess.Popen(launch(mpiexec, 3) + [cbk_bin, *args], stdout=subprocess.DEVNULL, stderr=f,
-                                    start_new_session=True,
+        launcher = subprocess.Popen(launch(mpiexec, ranks) + [cbk_bin, *args], stdout=subprocess.DEVNULL,
+                                    stderr=f, start_new_session=True,
                                     env=dict(os.environ, CBK_WAIT_NOTE_S="1", CBK_TEST_STOP_AT=f"{rank}:{point}"))
     try:
         for _ in range(300):
-            if len(re.findall(r"^cbk: rank \d ", err.read_text(), re.M)) >= 2 or launcher.poll() is not None:
+            if len(re.findall(r"^cbk: rank \d ", err.read_text(), re.M)) >= ranks - 1 or launcher.poll() is not None:
                 break
             time.sleep(0.1)
         return err.read_text()
@@ -572,8 +572,6 @@ STOPPED_AT = {
     "placement": (["mpi", "--op=allreduce", "--sizes=8"],
                   "the set-up's exchange of placement, a collective of 3 ranks on {host}: a rank that does not say "
                   "so holds it"),
-    "barrier": (["mpi", "--op=allreduce", "--sizes=8"],
-                "a barrier of 3 ranks on {host}: a rank that does not say so holds it"),
     "closing": (["linkmatrix", "--size=4k", "--window=1", "--iterations=2", "--latency-iterations=2"],
                 "the closing exchanges (TCP counts, the records' reductions), a collective of 3 ranks on {host}: a "
                 "rank that does not say so holds it"),
@@ -581,18 +579,17 @@ STOPPED_AT = {
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("point", "rank"), [("setup", 2), ("placement", 1), ("barrier", 0), ("closing", 1)])
+@pytest.mark.parametrize(("point", "rank"), [("setup", 2), ("placement", 1), ("closing", 1)])
 def test_a_rank_stopped_where_no_wait_was_watched_is_the_one_the_others_notes_leave_out(
         cbk_bin, mpiexec, tmp_path, point, rank):
-    """A rank stopped (a node frozen) in the set-up's exchange of host names or of placement, rank 0
-    stopped in a barrier, a rank stopped before the link matrix's closing exchanges: the others
-    waited there and said nothing, or (rank 0 in a barrier) said only that they were in one. Now they say
+    """A rank stopped (a node frozen) in the set-up's exchange of host names or of placement, or before
+    the link matrix's closing exchanges: the others waited there and said nothing. Now they say
     where, and of which ranks on which hosts, so the step's message names the rank that did not
     (a collective's wait knows no peer: kernels/core/patient_wait.h). The rank stops itself at that
     point (the test hook CBK_TEST_STOP_AT): no outside signal could hit it there on time."""
     args, what = STOPPED_AT[point]
     others = sorted({0, 1, 2} - {rank})
-    said = stderr_of_three_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, args, rank, point)
+    said = stderr_of_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, args, rank, point)
     notes = re.findall(r"^cbk: rank (\d) \([^)]+\) has waited \d+ s in (.+)$", said, re.M)
     assert sorted(int(r) for r, _ in notes) == others, said
     assert {w for _, w in notes} == {what.format(host=socket.gethostname())}, said
@@ -600,22 +597,30 @@ def test_a_rank_stopped_where_no_wait_was_watched_is_the_one_the_others_notes_le
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("point", "rank"), [("validation", 2), ("barrier", 1)])
+@pytest.mark.parametrize(("point", "rank", "ranks"), [("validation", 2, 3), ("barrier", 0, 3), ("barrier", 1, 3),
+                                                      ("barrier", 2, 4)])
 def test_a_rank_stopped_in_the_drivers_own_waits_is_named_whatever_the_kernel(
-        cbk_bin, mpiexec, tmp_path, point, rank):
+        cbk_bin, mpiexec, tmp_path, point, rank, ranks):
     """The driver's waits between a kernel's, its agreement on validation and its barrier before each
     repetition, were MPI's blocking calls: a rank stopped before them (a node frozen) left the others
     silent until the step's time limit, in every kernel (null here, which has no wait of its own). Now
-    they are patient (kernels/core/patient_wait.h): rank 0's barrier names the rank not arrived, the
-    others say where they wait, and the step's message names the rank that said nothing."""
-    said = stderr_of_three_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, ["null", "--repetitions=2"], rank, point)
+    they are patient (kernels/core/patient_wait.h) and the step's message names the rank that said
+    nothing. The barrier is a dissemination barrier (log2 of the ranks in rounds, each on one peer):
+    each rank names the peer of the round it is held in, and on 4 ranks, rank 2 stopped, rank 1 names
+    rank 3, which waits itself (in round 0, on rank 2) and never sends rank 1 its round 1."""
+    said = stderr_of_ranks_one_stopped(cbk_bin, mpiexec, tmp_path, ["null", "--repetitions=2"], rank, point, ranks)
     host = socket.gethostname()
     in_agreement = (f"in the agreement on validation, a collective of 3 ranks on {host}: a rank that does not say "
                     "so holds it")
+
+    def in_barrier_on(peer: int) -> str:
+        return f"on rank {peer} ({host}) in a barrier of {ranks} ranks on {host}"
+
     expected = {
-        "validation": {"0": in_agreement, "1": in_agreement},
-        "barrier": {"0": f"on rank 1 ({host})",
-                    "2": f"in a barrier of 3 ranks on {host}: a rank that does not say so holds it"},
-    }[point]
+        ("validation", 2): {"0": in_agreement, "1": in_agreement},
+        ("barrier", 0): {"1": in_barrier_on(0), "2": in_barrier_on(0)},
+        ("barrier", 1): {"0": in_barrier_on(1), "2": in_barrier_on(1)},
+        ("barrier", 2): {"0": in_barrier_on(2), "1": in_barrier_on(3), "3": in_barrier_on(2)},
+    }[point, rank]
     assert dict(re.findall(r"^cbk: rank (\d) \([^)]+\) has waited \d+ s (.+)$", said, re.M)) == expected, said
     assert waits_named(said).startswith(f"rank {rank} said nothing: the likely holder of the others' waits; "), said

@@ -117,8 +117,9 @@ static int agree_first_bad(struct cbk_ctx *c, int bad)
     return -cbk_all_max_int(c, -mine);
 }
 
-/* Before each repetition: the patient barrier (rank 0's wait names the rank
- * not arrived), then MPI's own, whose tight release stays each rank's time
+/* Before each repetition, outside any timed region: the patient barrier
+ * (each rank's long wait names the peer of its round; log2 of the ranks in
+ * rounds), then MPI's own, whose tight release stays each rank's time
  * origin (a patient wait's sleeps let ranks go up to 1 ms apart). */
 static void repetition_barrier(struct cbk_ctx *c)
 {

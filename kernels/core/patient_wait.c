@@ -64,32 +64,52 @@ static void note_wait(const struct many *m, const struct patient_peers *on, doub
         len += (size_t)snprintf(said + len, sizeof said - len, "%srank %d (%s)", len ? " and " : "", p,
                                 on->hosts + (size_t)p * on->host_chars);
     }
-    fprintf(stderr, "cbk: rank %d (%s) has waited %.0f s %s%s\n", on->rank,
+    /* a wait with peers inside a larger whole (a barrier's round) says both:
+     * the peer it waits on may itself wait, on the rank that says nothing */
+    fprintf(stderr, "cbk: rank %d (%s) has waited %.0f s %s%s%s%s\n", on->rank,
             on->hosts + (size_t)on->rank * on->host_chars, waited_s, m->peer ? "on " : "in ",
-            m->peer ? (len ? said : "its peers") : m->what);
+            m->peer ? (len ? said : "its peers") : m->what, m->peer && m->what ? " in " : "",
+            m->peer && m->what ? m->what : "");
     fflush(stderr);
 }
 
-/* Polls test(m) until it says done: without pause for PATIENT_SPIN_S,
- * then with sleeps; past on->note_after_s, says whom it waits on, once.
- * Returns the first MPI error. */
-static int patient(int (*test)(struct many *m, int *done), struct many *m, const struct patient_peers *on)
+/* One wait's clock, which the waits of its parts share (a barrier's
+ * rounds): the spin, the sleeps and the one note count from its start. */
+struct waited {
+    double start_s;
+    bool noted;
+};
+
+static struct waited waited_from_now(const struct patient_peers *on)
 {
-    double start = MPI_Wtime();
-    bool noted = !on || on->note_after_s <= 0;
+    return (struct waited){ MPI_Wtime(), !on || on->note_after_s <= 0 };
+}
+
+/* Polls test(m) until it says done: without pause for PATIENT_SPIN_S of
+ * w, then with sleeps; past on->note_after_s of w, says whom it waits on,
+ * once a w. Returns the first MPI error. */
+static int patient_part(int (*test)(struct many *m, int *done), struct many *m, const struct patient_peers *on,
+                        struct waited *w)
+{
     for (;;) {
         int done = 0, err = test(m, &done);
         if (err != MPI_SUCCESS || done)
             return err;
-        double waited = MPI_Wtime() - start;
+        double waited = MPI_Wtime() - w->start_s;
         if (waited > PATIENT_SPIN_S) {
-            if (!noted && waited > on->note_after_s) {
+            if (!w->noted && waited > on->note_after_s) {
                 note_wait(m, on, waited);
-                noted = true;
+                w->noted = true;
             }
             sleep_a_little(waited);
         }
     }
+}
+
+static int patient(int (*test)(struct many *m, int *done), struct many *m, const struct patient_peers *on)
+{
+    struct waited w = waited_from_now(on);
+    return patient_part(test, m, on, &w);
 }
 
 static int test_all(struct many *m, int *done)
@@ -120,14 +140,21 @@ int cbk_patient_wait_in(MPI_Request *req, const char *what, const struct patient
     return patient(test_all, &m, on);
 }
 
-/* Every rank tells rank 0 it arrived, and rank 0, having heard from each
- * in turn, lets every rank go: rank 0's wait on each rank is on that rank,
- * so a rank that never arrives (a node stopped) is named. MPI_Ibarrier's
- * wait knows no peer: a rank stopped between two rounds left every other
- * saying only "in a barrier". Rank 0 itself stopped is the rank the
- * others' notes leave out: they say whom the barrier is of. Linear in the
- * ranks, and only between the timed rounds. Non-overtaking order on (rank,
- * tag) keeps two barriers' messages apart. */
+/* A dissemination barrier (Hensgen, Finkel and Manber 1988; MPICH's own
+ * MPI_Barrier for small communicators): in round k every rank sends to
+ * rank + 2^k and hears from rank - 2^k, so after ceil(log2 size) rounds
+ * each has heard, through some chain, from every rank; each rank sends and
+ * waits on one message a round, log2 of the ranks in all (the barrier
+ * through rank 0 it replaces had rank 0 wait on each rank in turn, linear
+ * in the ranks, and it runs between every kernel's repetitions). Each
+ * round's wait is on one peer, so a long one names it; that peer may be
+ * waiting itself, so the note says it is in a barrier of every rank, and
+ * the rank that does not say so (a node stopped) holds it. One clock for
+ * all rounds: the note comes once, note_after_s after the barrier began.
+ * One tag serves every round and every barrier: the sources of one
+ * barrier's rounds are all different (2^k < size), and messages between
+ * two ranks on one tag are never overtaken, so a barrier's message is
+ * never taken by another. */
 int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on)
 {
     int rank, size, err = MPI_SUCCESS;
@@ -135,25 +162,21 @@ int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     cbk_test_stop_at(rank, "barrier");
-    MPI_Request req[2];
-    if (rank != 0) {
-        char what[sizeof on->every_rank + 64];
-        snprintf(what, sizeof what, "a barrier of %s: a rank that does not say so holds it",
-                 on ? on->every_rank : "every rank");
-        struct many m = { 2, req, NULL, NULL, what };
-        MPI_Isend(&word, 0, MPI_BYTE, 0, PATIENT_BARRIER_TAG, comm, &req[0]);
-        MPI_Irecv(&word, 0, MPI_BYTE, 0, PATIENT_BARRIER_TAG, comm, &req[1]);
-        return patient(test_all, &m, on);
-    }
-    for (int r = 1; r < size && err == MPI_SUCCESS; r++) {
-        struct many m = { 1, req, NULL, &r, NULL };
-        MPI_Irecv(&word, 0, MPI_BYTE, r, PATIENT_BARRIER_TAG, comm, &req[0]);
-        err = patient(test_all, &m, on);
-    }
-    for (int r = 1; r < size && err == MPI_SUCCESS; r++) {
-        struct many m = { 1, req, NULL, &r, NULL };
-        MPI_Isend(&word, 0, MPI_BYTE, r, PATIENT_BARRIER_TAG, comm, &req[0]);
-        err = patient(test_all, &m, on);
+    char what[sizeof on->every_rank + 32];
+    snprintf(what, sizeof what, "a barrier of %s", on ? on->every_rank : "every rank");
+    struct waited w = waited_from_now(on);
+    /* the distance doubles each round; past size / 2 that round is the last
+     * (doubling it could overflow an int) */
+    for (int distance = 1; distance < size && err == MPI_SUCCESS;
+         distance = distance > size / 2 ? size : 2 * distance) {
+        /* rank + distance and rank - distance, modulo size, with no sum past size */
+        int peer[2] = { distance < size - rank ? rank + distance : rank - (size - distance),
+                        rank >= distance ? rank - distance : rank + (size - distance) };
+        MPI_Request req[2];
+        MPI_Isend(&word, 0, MPI_BYTE, peer[0], PATIENT_BARRIER_TAG, comm, &req[0]);
+        MPI_Irecv(&word, 0, MPI_BYTE, peer[1], PATIENT_BARRIER_TAG, comm, &req[1]);
+        struct many m = { 2, req, NULL, peer, what };
+        err = patient_part(test_all, &m, on, &w);
     }
     return err;
 }

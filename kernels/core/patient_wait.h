@@ -51,10 +51,12 @@ int cbk_patient_waitany(int n, MPI_Request *req, int *idx, const int *peer, cons
  * collective is of (on->every_rank), so that the rank that does not say so
  * is named from every rank's notes together. */
 int cbk_patient_wait_in(MPI_Request *req, const char *what, const struct patient_peers *on);
-/* As MPI_Barrier, by zero-byte messages through rank 0, whose long wait
- * names the rank not yet arrived; another rank's is said to be "in a
- * barrier of <every_rank>": whichever rank does not say so holds it (rank
- * 0 stopped too). */
+/* As MPI_Barrier, by zero-byte messages in ceil(log2 size) rounds (a
+ * dissemination barrier), each rank's round waiting on one peer: a long
+ * wait names it, "on rank 2 (h03) in a barrier of <every_rank>"; that
+ * peer may wait itself, and whichever rank does not say so holds them all.
+ * Not for a timed region: its waits sleep, so ranks leave it up to about
+ * 1 ms apart (an MPI_Barrier after it aligns them again). */
 int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on);
 
 /* CBK_WAIT_NOTE_S, in seconds (PATIENT_NOTE_S_DEFAULT when unset; 0: say

@@ -77,7 +77,7 @@ struct mpi_state {
     const char *tuning[MAX_TUNING]; /* "NAME=value" from rank 0's environment */
     int tunings;
     /* whom a rank waits on, said past CBK_WAIT_NOTE_S: each size's first
-     * barrier is patient (rank 0 names a rank that never arrives), the
+     * barrier is patient (its waits name the peer of their round), the
      * rest is under the stall watch (the timed loops stay as they are) */
     struct patient_peers on;
     struct cbk_stall_watch *watch;
