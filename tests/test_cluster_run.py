@@ -750,13 +750,22 @@ def test_a_node_that_stops_mid_run_ends_the_run_in_its_step_timeout_and_the_summ
 @pytest.mark.timeout(200)
 def test_a_node_stopped_in_the_timed_latency_exchanges_is_named_by_the_ranks_that_wait_on_it(cluster, tmp_path):
     """h03 stopped in the link matrix's latency part: rounds of one 4 KiB message, then a million
-    8-byte exchanges a shift (minutes), so past 1 MiB moved its rank is in the first shift's timed
+    8-byte exchanges a shift (minutes), so past 256 KiB moved its rank is in the first shift's timed
     MPI_Sendrecv loop. Those exchanges are timed one by one and stay plain MPI_Sendrecv, so the
     ranks held there said nothing, and the step ended by --step-timeout named no node. The stall
     watch (kernels/core/patient_wait.h), a thread that sees the loop's times stop changing, now has
-    the ranks that exchange with h03 say so, naming it."""
+    the ranks that exchange with h03 say so, naming it.
+
+    The step's 12 s must hold the way to the loop, the loop until h03 is stopped, and the watch's
+    note, which comes 2 to 4 s (one to two CBK_WAIT_NOTE_S) after the loop stops. h03's link moves
+    under 50 KiB before the loop (environment capture, MPI_Init, host names, the rounds), so 256 KiB
+    is past it by 4 times and is reached early in the loop: about 200 KiB of the loop's 8-byte
+    exchanges, at most 2.6 s after the step started in 10 runs beside two busy loops and a second
+    pytest. The 1 MiB it waited for before took up to 10.4 s there (the exchanges crawl when their
+    ranks share two busy cores), and with the note that was past 12 s: 2 of those 10 steps timed
+    out naming no node."""
     store = f"sqlite:///{tmp_path / 'stopped-latency.db'}"
-    p, stopped = stop_links_while_h03_moves(cluster, store, 1 << 20, "--links.size=4k", "--links.window=1",
+    p, stopped = stop_links_while_h03_moves(cluster, store, 256 << 10, "--links.size=4k", "--links.window=1",
                                             "--links.iterations=1", "--links.latency-iterations=1000000",
                                             "--step-timeout", "12", "--label", "stopped-latency")
     assert stopped, "h03's rank was never seen exchanging"
