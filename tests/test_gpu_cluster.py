@@ -472,7 +472,8 @@ def test_compare_of_two_cluster_runs_says_which_gpu_a_repair_fixed():
     print_cluster_comparison(console, before, after)
     text = " ".join(console.export_text().split())
     assert text.startswith("Cluster run 2 against run 1: 3 flags gone: h03 GPU 1: GPU link, both directions"), text
-    assert "2 new: h01 GPU 0: GPU memory, copy, h01 GPU 0: GPU memory, triad." in text and "GPU by GPU" in text
+    # each flag's name has commas of its own: the flags are joined by "; "
+    assert "2 new: h01 GPU 0: GPU memory, copy; h01 GPU 0: GPU memory, triad." in text and "GPU by GPU" in text
 
     # the report of the two runs gives the same GPU table (cluster_before_after.py), flagged changes first
     from clusterbench.report.cluster_before_after import before_after

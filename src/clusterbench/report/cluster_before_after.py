@@ -67,10 +67,12 @@ def before_after(run_a: dict, run_b: dict) -> BeforeAfter:
     fixed = [c.what for c in nodes + gpus + links if verdict(c) == "fixed"]
     new = [c.what for c in nodes + gpus + links if verdict(c) == "new flag"]
     only_a, only_b = nodes_in_one(va, vb)
-    alone = [f"measured in {run_name(run)} only: {', '.join(hosts)}"
+    alone = [f"Measured in {run_name(run)} only: {', '.join(hosts)}."
              for run, hosts in ((run_a, only_a), (run_b, only_b)) if hosts]
-    said = (f"{counted(len(fixed), 'flag')} gone{': ' + ', '.join(fixed) if fixed else ''}; "
-            f"{len(new)} new{': ' + ', '.join(new) if new else ''}{''.join('; ' + a for a in alone)}.")
+    # a figure's name has commas of its own ("h03: compute (Himeno), jacobi (time)"): the flags are
+    # joined by "; " and each count is a sentence of its own, so no list runs into the next
+    said = " ".join([f"{counted(len(fixed), 'flag')} gone{': ' + '; '.join(fixed) if fixed else ''}.",
+                     f"{len(new)} new{': ' + '; '.join(new) if new else ''}.", *alone])
     tables = [_table("Node by node", "node: figure", nodes, run_a, run_b),
               _table("GPU by GPU", "GPU: figure", gpus, run_a, run_b),
               _table("Link by link (bandwidth)", "link", links, run_a, run_b)]
