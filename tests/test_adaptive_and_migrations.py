@@ -64,7 +64,7 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     assert store.list_runs()[0].batch_job is None
     assert store.list_runs()[0].imported_from is None   # 0004: a run stored before it was measured
     assert store.list_runs()[0].imported_sha256 is None   # 0009: nor has it a file's hash
-    assert rows(url, "select version_num from alembic_version") == [("0010",)]
+    assert rows(url, "select version_num from alembic_version") == [("0011",)]
 
 
 # stops the upgrade in 0005 (it canonicalises each step's parameters), after 0002-0004 added their columns
@@ -114,7 +114,7 @@ def test_an_upgrade_stopped_midway_leaves_the_old_store_as_it_was_and_the_next_o
 
     store = Store(url)
     assert [run.label for run in store.list_runs()] == ["old"]
-    assert rows(url, "select version_num from alembic_version") == [("0010",)]
+    assert rows(url, "select version_num from alembic_version") == [("0011",)]
 
 
 @pytest.mark.parametrize("env, expected", [

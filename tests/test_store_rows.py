@@ -166,18 +166,53 @@ def test_a_stop_while_a_tables_columns_are_first_read_leaves_the_table_readable(
     rows.close()
 
 
+_VIEWS = (["list"], ["show", "1", "2"], ["export", "1", "2", "--format", "csv"], ["report", "1", "2", "-o", "-"])
+
+
 @pytest.mark.timeout(120)
-def test_a_run_dated_before_the_year_1000_keeps_the_store_readable(cli, store_url):
+def test_a_run_dated_before_the_year_1000_keeps_the_store_readable(cli, store_url, tmp_path):
     """strftime('%Y') wrote year 1 as '1-01-01 ...', which fromisoformat
     refused: one import --date 0001-01-01 made every list, show, export and
-    report of the store a traceback."""
-    from pathlib import Path
-
-    osu = Path(__file__).parent / "fixtures" / "import" / "osu-7.4-bw.txt"
-    assert cli("import", "--date", "0001-01-01", str(osu)).status == 0
+    report of the store a traceback. import refuses such a date now; the row
+    layer still writes any year with four digits."""
+    store = _current_store(tmp_path / "results.db")
+    store.rows.insert("runs", {"label": "y1", "command": "clusterbench import", "status": "ok", "kind": "imported",
+                               "started": dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)})
     assert store_rows(store_url, "select started from runs") == [("0001-01-01 00:00:00.000000",)]
     assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
-    for args in (["list"], ["show", "1", "2"], ["export", "1", "2", "--format", "csv"], ["report", "1", "2", "-o", "-"]):
+    for args in _VIEWS:
+        r = cli(*args)
+        assert r.status == 0 and "Traceback" not in r.stderr, (args, r.stderr[-300:])
+    assert "-01-01 00:00:00" in cli("list").stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_short_year_an_older_version_stored_is_given_four_digits_and_the_store_reads(cli, store_url):
+    """A store written before the row layer wrote four-digit years holds
+    '1-01-01 00:00:00.000000' for an import --date 0001-01-01: every list,
+    show, export and report of it was a traceback. Revision 0011 rewrites such
+    years to four digits, keeping the value (and leaves other dates alone)."""
+    from conftest import store_at
+
+    store_at(store_url, "0010").dispose()
+    c = sqlite3.connect(store_url.removeprefix("sqlite:///"))
+    with c:   # as the old row layer wrote them: strftime's %Y
+        c.execute("insert into runs (id, label, command, status, kind, started, finished) values "
+                  "(1, 'old', 'clusterbench import', 'ok', 'imported', '1-01-01 00:00:00.000000', "
+                  "'999-12-31 23:59:59.500000')")
+        c.execute("insert into steps (run_id, position, kernel, params, launcher, ranks, status, started, finished) "
+                  "values (1, 0, 'mpi', '{}', 'imported', 2, 'ok', '12-03-04 05:06:07.000000', "
+                  "'2024-01-01 00:00:00.000000')")
+        c.execute("insert into samples (step_id, repetition, phase, value, unit, warnings, record) "
+                  "values (1, 0, 'bw', 1.5, 'MiB/s', '[]', '{}')")
+    c.close()
+    assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0   # migrates the store
+    assert store_rows(store_url, "select started, finished from runs where id = 1") == [
+        ("0001-01-01 00:00:00.000000", "0999-12-31 23:59:59.500000")]
+    assert store_rows(store_url, "select started, finished from steps where run_id = 1") == [
+        ("0012-03-04 05:06:07.000000", "2024-01-01 00:00:00.000000")]
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0011",)]
+    for args in _VIEWS:
         r = cli(*args)
         assert r.status == 0 and "Traceback" not in r.stderr, (args, r.stderr[-300:])
     assert "-01-01 00:00:00" in cli("list").stdout
