@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -735,3 +736,22 @@ def test_a_dash_for_standard_input_is_refused_saying_import_reads_saved_files(cl
     r = cli("import", "-")   # said '-: cannot read: No such file or directory'
     assert r.status == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "not standard input" in r.stderr and "No such file" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("date", ["0001-01-01", "1969-12-31 23:59", "9999-12-31", "3000-01-01T00:00:00"])
+def test_a_date_before_1970_or_past_tomorrow_is_refused_in_one_line(cli, store_url, date):
+    """--date took year 1 and 9999: a typo stored a run dated then (and year 1
+    was stored as '1-01-01', which broke every view of the store)."""
+    r = cli("import", "--date", date, str(FIXTURES / "osu-7.4-bw.txt"))
+    assert r.status == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert f"'{date}'" in line and "--date" in line and ("1970-01-01" in line or "a day from now" in line), line
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()   # refused before the store is opened
+
+
+def test_the_dates_at_either_end_of_the_range_are_taken(cli, store_url):
+    tomorrow = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=23)).strftime("%Y-%m-%d %H:%M")
+    for date in ("1970-01-01", tomorrow):
+        assert cli("import", "--again", "--date", date, str(FIXTURES / "osu-7.4-bw.txt")).status == 0
+    assert [s[:16] for (s,) in store_rows(store_url, "select started from runs order by id")] == [
+        "1970-01-01 00:00", tomorrow]

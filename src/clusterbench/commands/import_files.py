@@ -24,7 +24,25 @@ class ByteSize(click.ParamType):
         return n
 
 
-DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"])
+class RunDate(click.DateTime):
+    """When benchmarks ran (UTC): not before 1970 (no benchmark's output is
+    older; a slip such as 0001-01-01 was stored and shown as a run of year 1)
+    and not more than a day from now, which leaves a day for a date written in a zone
+    east of UTC. A date not in this range is a typo: refused, not stored."""
+    EARLIEST = dt.datetime(1970, 1, 1)
+
+    def convert(self, value, param, ctx):
+        when = super().convert(value, param, ctx)
+        latest = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(days=1)
+        if when < self.EARLIEST:
+            self.fail(f"'{value}' is before 1970-01-01; give the date (UTC) the files' runs ran", param, ctx)
+        if when > latest:
+            self.fail(f"'{value}' is more than a day from now ({latest:%Y-%m-%d %H:%M} UTC); give the date (UTC) "
+                      "the files' runs ran", param, ctx)
+        return when
+
+
+DATE = RunDate(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"])
 
 
 @click.command("import")
@@ -33,7 +51,7 @@ DATE = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"
 @click.option("--format", "fmt", type=click.Choice(["auto", *importers.names()]), default="auto", show_default=True,
               help="The files' format; auto reads it from the content. " + importers.help_text() + ".")
 @click.option("--host", help="The host the files' runs ran on, where a file does not name it.")
-@click.option("--date", type=DATE, help="When (UTC) they ran, where a file does not say (default: its mtime).")
+@click.option("--date", type=DATE, help="When (UTC) they ran, where a file does not say (default: its mtime); from 1970 to tomorrow.")
 @click.option("--np", "ranks", type=RANK_COUNT,
               help="The rank count, where a file does not give it (OSU's collectives).")
 @click.option("--dry-run", is_flag=True, help="Print what would be stored (or why it would be refused); store nothing.")

@@ -308,7 +308,8 @@ def sweep_section(points, names: list[str], runs: list[dict] = ()) -> list[str]:
 
 def system_name(runs: list[dict]) -> str:
     """The system a set of runs measured: its host, or its first host and how many more."""
-    hosts = list(dict.fromkeys(h for r in runs for h in (r["environments"] or {r["host"]: None})))
+    # a run's host may be NULL (a run stored by hand or by a tool before hosts were recorded): not a name
+    hosts = list(dict.fromkeys(h for r in runs for h in (r["environments"] or {r["host"]: None}) if h))
     if len(hosts) <= 2:
         return " and ".join(hosts) or "no host recorded"
     return f"{hosts[0]} and {len(hosts) - 1} other hosts"
