@@ -74,6 +74,53 @@ def test_local_runs_one_process_only():
         Local().command(JOB)
 
 
+def _on_one_thread(cbk_bin: str, store_url: str, *args: str) -> subprocess.CompletedProcess:
+    """clusterbench with one hardware thread to run on (its CPU affinity), so
+    the bound on ranks is the same on any machine: 16."""
+    import os
+    import sys
+    from pathlib import Path
+
+    cpu = str(min(os.sched_getaffinity(0)))
+    env = {**os.environ, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": store_url, "COLUMNS": "200",
+           "PATH": str(Path(cbk_bin).parent) + os.pathsep + os.environ.get("PATH", "")}
+    for name in ("SLURM_JOB_ID", "JOB_ID", "PBS_JOBID"):   # outside a batch job: this host alone
+        env.pop(name, None)
+    return run_bounded(["taskset", "-c", cpu, sys.executable, "-m", "clusterbench", *args], timeout=300, env=env)
+
+
+@pytest.mark.timeout(300)
+def test_ranks_far_past_this_hosts_hardware_threads_are_refused_unless_oversubscribe_is_given(cbk_bin, store_url):
+    """`run null --np 100000` on a 2-core machine started 100,000 ranks
+    (Hydra oversubscribes unasked). Past 16 ranks per hardware thread on this
+    host alone, the run is refused in one line before the store is opened;
+    16 per thread and --oversubscribe run."""
+    from pathlib import Path
+
+    refused = _on_one_thread(cbk_bin, store_url, "run", "null", "--np", "17", "--seconds=0", "--repeat", "1")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "17 ranks" in line and "1 hardware thread " in line and "at most 16" in line and "--oversubscribe" in line
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()
+    for args in (["--np", "16"], ["--np", "17", "--oversubscribe"]):
+        r = _on_one_thread(cbk_bin, store_url, "run", "null", *args, "--seconds=0", "--repeat", "1", "--quiet")
+        assert r.returncode == 0, r.stderr
+    from conftest import store_rows
+
+    assert store_rows(store_url, "select ranks from steps order by id") == [(16,), (17,)]
+
+
+def test_a_step_placed_by_a_host_file_or_a_batch_allocation_is_not_bounded_by_this_host(monkeypatch):
+    from clusterbench.launch.mpiexec import MpiExec
+
+    for name in ("SLURM_JOB_ID", "JOB_ID", "PBS_JOBID"):
+        monkeypatch.delenv(name, raising=False)
+    assert MpiExec().on_this_host_only(Job(("cbk", "null"), 100))
+    assert not MpiExec().on_this_host_only(Job(("cbk", "null"), 100, hostfile="/tmp/hosts"))
+    monkeypatch.setenv("SLURM_JOB_ID", "1234")   # Hydra and Open MPI place the ranks on the allocation's nodes
+    assert not MpiExec().on_this_host_only(Job(("cbk", "null"), 100))
+
+
 def test_sweep_expands_lists_as_a_cartesian_product():
     steps = expand("seqio", {"block-size": ["4k", "1m"], "write": ["fsync", "direct"], "dir": "/d"}, repeat=2)
     assert [(s.params["block-size"], s.params["write"]) for s in steps] == [

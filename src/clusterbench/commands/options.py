@@ -150,7 +150,8 @@ def tool_line_options(tool: str, quiet_help: str):
                 hostfile_option,
                 click.option("--launcher", help=launcher_help()),
                 click.option("--oversubscribe", is_flag=True,
-                             help="Allow more ranks than cores (Open MPI needs it said)."),
+                             help="Allow more ranks than cores (Open MPI needs it said), and more than 16 per "
+                                  "hardware thread on this host alone (refused otherwise)."),
                 click.option("--label", help="Name of the configuration measured."),
                 memory_limit_option, setting_option,
                 click.option("--quiet", is_flag=True, help=quiet_help),

@@ -43,6 +43,11 @@ class Launcher:
         """The argv that starts the job; pure, tested against exact strings."""
         raise NotImplementedError
 
+    def on_this_host_only(self, job: Job) -> bool:
+        """Whether every rank of the job starts on this host (launch/host_ranks.py
+        bounds how many); False where the launcher or a scheduler places them."""
+        return False
+
     def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
         """The argv that runs `argv` once on every node a step of `ranks`
         ranks would use (the per-node environment snapshot), or None when

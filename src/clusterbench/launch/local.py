@@ -13,5 +13,8 @@ class Local(Launcher):
             raise BadInput(f"the local launcher runs one process; for --np {job.ranks} use --launcher mpiexec")
         return list(job.argv)
 
+    def on_this_host_only(self, job: Job) -> bool:
+        return True
+
 
 LAUNCHER = Local()

@@ -84,6 +84,12 @@ class MpiExec(Launcher):
             return hydra_command(exe, job)
         raise BadInput(f"{exe} is neither MPICH Hydra nor Open MPI: cannot tell how to pass ranks per node")
 
+    def on_this_host_only(self, job: Job) -> bool:
+        """No host file, and no batch allocation whose nodes mpiexec would read."""
+        from clusterbench.environment import batchjob
+
+        return not job.hostfile and batchjob.current() is None
+
     def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
         """With a host file, one process on each of its hosts (one rank runs
         on the first host of the file, not here: that host is the one)."""

@@ -27,7 +27,7 @@ from clusterbench.conditions import apply as conditions
 from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import GPU, Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
-from clusterbench.launch import Job, choose
+from clusterbench.launch import Job, choose, host_ranks
 from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import Step
@@ -300,8 +300,11 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
 
             gpu_preflight(step, req.hostfile)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
-        launcher.command(Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile,
-                             req.oversubscribe, step.env, program=cat.cbk))
+        job = Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe, step.env,
+                  program=cat.cbk)
+        launcher.command(job)
+        if not req.oversubscribe and launcher.on_this_host_only(job):
+            host_ranks.check(step.ranks, step.title())   # Hydra started all of 100,000 ranks on 2 cores
         why = cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
         if why is not None:
             raise BadInput(f"{step.title()}: {why}")
