@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import run_bounded
+from conftest import REPO, run_bounded
 
 
 @pytest.mark.timeout(10)
@@ -153,6 +153,35 @@ def test_narrow_views_keep_every_figure_whole_and_never_cut_a_path(cli, tmp_path
     command = "".join(c.strip() for line in listed.splitlines() if line.startswith("│")
                       for c in line.split("│")[-2:-1])
     assert str(deep).replace(" ", "") in command  # the path whole, folded over lines
+
+
+@pytest.mark.timeout(120)
+def test_a_terminal_of_20_columns_keeps_titles_headings_and_figures_whole(cli, tmp_path):
+    """COLUMNS=20: rich cut each heading and figure into 2-3 letter pieces
+    ('pha|se', 'media|n', '2024|-01|-01' in list, '2026…' in trend). The
+    views are drawn at 40 columns at least (output/console.py MIN_WIDTH),
+    and list, trend and compare's environment table keep every word whole
+    (output/whole_columns.py): the terminal wraps the lines."""
+    osu = str(REPO / "tests" / "fixtures" / "import" / "osu-7.4-bw.txt")
+    for label in ("a", "b"):
+        assert cli("import", "--again", "--label", label, "--host", "n01", "--date", "2024-01-01", osu).status == 0
+    narrow = {"COLUMNS": "20"}
+    shown = cli("show", "1", env=narrow)
+    assert shown.status == 0, shown.stderr
+    assert "OSU Bandwidth [ok]" in shown.stdout and "run 1 (a): ok," in shown.stdout
+    for word in ("phase", "median", "0.07629", "0.1526", "2,249", "MiB/s"):
+        assert re.search(rf"(^|[\s│┃]){re.escape(word)}([\s│┃]|$)", shown.stdout, re.M), (word, shown.stdout)
+    listed = cli("list", env=narrow).stdout
+    for word in ("id", "label", "status", "started", "duration", "host", "command", "2024-01-01", "00:00:00",
+                 "(imported)", "n01"):
+        assert re.search(rf"(^|[\s│┃]){re.escape(word)}([\s│┃]|$)", listed, re.M), (word, listed)
+    by_month = cli("list", "--by", "month", env=narrow).stdout
+    assert re.search(r"│\s*2024-01\s*│\s*2\s*│\s*2\s*│", by_month), by_month
+    trend = cli("trend", "mpi:bw", "--param", "sizes=64k", env=narrow)
+    assert trend.status == 0 and "…" not in trend.stdout, trend.stdout + trend.stderr
+    assert "2024-01-01" in trend.stdout and "2,249" in trend.stdout, trend.stdout
+    compared = cli("compare", "a", "b", env=narrow).stdout
+    assert re.search(r"┃\s*environment[\s┃]", compared), compared
 
 
 @pytest.mark.timeout(120)

@@ -34,6 +34,7 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     clusterbench list --by user --kernel randio
     """
     from clusterbench.output.console import stdout_console
+    from clusterbench.output.whole_columns import print_whole
     from rich.table import Table
 
     store = open_store(db_url)
@@ -47,21 +48,25 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         from clusterbench.output.render_text import terminal
 
         # the column's meaning goes under the table: in the title it read as if these runs were cut short
-        t = Table(by, title=f"{counted(len(rows), 'run')} by {by}",
+        t = Table(title=f"{counted(len(rows), 'run')} by {by}",
                   caption="cut short: interrupted by a signal or killed", caption_justify="left")
-        for name in ("runs", "ok", "failed", "cut short", "running", "time used", "median run"):
-            t.add_column(name, justify="right")
+        t.add_column(by, overflow="fold")   # a label or a host may be one long word
+        for name in ("runs", "ok", "failed", "cut\nshort", "running", "time\nused", "median\nrun"):
+            t.add_column(name, justify="right", no_wrap=True)   # a count or '0.6 s' is never broken
         details = store.run_details(utc(since)) if by == "kernel" else None
         for g in summarise(rows, by, details):
             t.add_row(terminal(g.key), str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
                       duration_text(g.total_s), duration_text(g.median_s))
-        from clusterbench.report.compare_terminal import folding
-
-        stdout_console().print(folding(t))
+        print_whole(stdout_console(), t)
         return
     from clusterbench.output.render_text import terminal
 
-    t = Table("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command")
+    t = Table()
+    # an id, a date and a duration are never broken; the others wrap between words, and a word longer than
+    # the whole line (a path) folds
+    for name in ("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command"):
+        t.add_column(name, no_wrap=name in ("id", "duration"),
+                     overflow="ellipsis" if name in ("status", "started (UTC)") else "fold")
     for r in rows:
         dur = duration_text((r.finished - r.started).total_seconds()) if r.finished else "-"
         status = r.status + (" (imported)" if r.imported_from else "")
@@ -71,6 +76,4 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
             command += f"\nwarning: {terminal(r.message)}"
         t.add_row(str(r.id), terminal(r.label), status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur,
                   terminal(r.host), terminal(r.user), terminal(r.batch_job), command)
-    from clusterbench.report.compare_terminal import folding
-
-    stdout_console().print(folding(t))
+    print_whole(stdout_console(), t)

@@ -131,6 +131,7 @@ def _keep_width(ctx, _param, value):
     return value
 
 
+# 40: output/console.py MIN_WIDTH, the narrowest a table is drawn (not imported here: it loads rich)
 width_option = click.option("--width", type=click.IntRange(40, 1000), default=None, metavar="COLUMNS",
                             expose_value=False, callback=_keep_width,
                             help="Width of the tables in characters (default: the terminal's; 160 when piped, "

@@ -44,6 +44,7 @@ def command(figure, label, host, params, since, last, db_url):
 
     from clusterbench.analysis import trend_series as trend
     from clusterbench.output.console import stdout_console
+    from clusterbench.output.whole_columns import print_whole
     from clusterbench.report.terminal import ci_text
     from clusterbench.output.figure_digits import number
     from clusterbench.analysis.stats import _median
@@ -72,18 +73,20 @@ def command(figure, label, host, params, since, last, db_url):
             seg.add_row(s.points[a].started.strftime("%Y-%m-%d"), s.points[b - 1].started.strftime("%Y-%m-%d"),
                         str(b - a), number(_median(medians)),
                         f"{starts[a].change * 100:+.1f} %" if a in starts else "")
-        console.print(seg)
+        print_whole(console, seg)   # a date or a figure never cut to '2026…' on a narrow terminal
         shown = s.points[-last:] if last else []
         first = len(s.points) - len(shown)
         # the interval as `show` writes it: its real coverage, not a nominal 95 %
         t = Table("run", "started (UTC)", "label", "host", f"median ({unit_shown(s.unit)})", "CI of median", "n", "change",
                   title=f"the last {len(shown)} of {counted(len(s.points), 'run')}" if shown else None)
+        for column in t.columns[2:4]:
+            column.overflow = "fold"   # a label or a host may be one word longer than the column
         for i, p in enumerate(shown, first):
             mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
             t.add_row(str(p.run_id), p.started.strftime("%Y-%m-%d %H:%M"), terminal(p.label), terminal(p.host),
                       number(p.median), ci_text(p), str(p.n), mark)
         if shown:
-            console.print(t)
+            print_whole(console, t)
         for c in s.changes:
             before, after = s.points[c.index - 1], s.points[c.index]
             click.echo(f"change at {after.started:%Y-%m-%d} (run {before.run_id} -> run {after.run_id}): median "

@@ -7,6 +7,10 @@ import click
 from rich.console import Console
 
 PIPED_WIDTH = 160
+# the narrowest the tables are drawn (and --width's least): a terminal or $COLUMNS narrower than this
+# is drawn at it, and the terminal wraps the lines, whole. At COLUMNS=20 rich cut each heading, title
+# and figure into 2-3 letter pieces ('pha|se', '196.8' as 'media|n'), which no one could read
+MIN_WIDTH = 40
 WIDTH_KEY = "clusterbench.width"  # in click's context meta, set by --width
 
 
@@ -46,10 +50,13 @@ def stdout_console(width: int | None = None) -> Console:
     width = width or (ctx.meta.get(WIDTH_KEY) if ctx else None)
     console = Console(width=width) if width else Console()
     if console.is_terminal:
-        return console
+        return console if console.width >= MIN_WIDTH else Console(width=MIN_WIDTH)
     # piped: no trailing spaces (rich pads titles and captions to the table's width)
-    return Console(file=TrailingSpaceStripper(console.file), force_terminal=False,
-                   width=width or (None if "COLUMNS" in os.environ else PIPED_WIDTH))
+    console = Console(file=TrailingSpaceStripper(console.file), force_terminal=False,
+                      width=width or (None if "COLUMNS" in os.environ else PIPED_WIDTH))
+    if console.width < MIN_WIDTH:
+        console = Console(file=console.file, force_terminal=False, width=MIN_WIDTH)
+    return console
 
 
 def stderr_console() -> Console:
@@ -58,4 +65,6 @@ def stderr_console() -> Console:
     console = Console(stderr=True)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(stderr=True, width=PIPED_WIDTH)
+    elif console.width < MIN_WIDTH:
+        console = Console(stderr=True, width=MIN_WIDTH)
     return console

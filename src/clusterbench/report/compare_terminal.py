@@ -16,6 +16,7 @@ from clusterbench.report.compare_data import limit_cell, outliers_excluded_text,
 from clusterbench.output.figure_digits import median
 from clusterbench.report.terminal import ci_text
 from clusterbench.output.unit_symbols import unit_shown
+from clusterbench.output.whole_columns import print_whole
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
@@ -82,7 +83,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
             t.add_row(terminal(key_words(key)), terminal(value_text(key, a)), terminal(value_text(key, b)))
         if len(d.lines) > env_lines:
             t.add_row(f"... {len(d.lines) - env_lines} more (--env-lines)", "", "")
-        console.print(folding(t))
+        print_whole(console, folding(t))   # a heading's words whole on a narrow terminal ('environmen|t key')
     excluded = f", {terminal(outliers_excluded_text(table))}" if table.exclude_outliers else ""
     title = f"comparison, baseline {terminal(names[0])}{excluded}"
     heads = ["measurement", "mode", "unit", *[f"{terminal(n)}: median [CI] n" for n in names]]
