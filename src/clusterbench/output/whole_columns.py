@@ -7,8 +7,8 @@ and at 20 every heading and figure was cut into 2-letter pieces. Here
 each column gets at least its least width: its whole cells where it does
 not wrap (an id, a count), else its longest word (up to FOLDED_WORD where
 the column folds a long word: a path in a command); what the console
-has beyond that goes to the columns that would wrap, as far as their
-longest line. Where even the least widths do not fit, the table is drawn
+has beyond that goes to the columns that lack least of their longest line
+first. Where even the least widths do not fit, the table is drawn
 at their sum (the terminal then wraps its lines, each word whole).
 """
 from __future__ import annotations
@@ -52,14 +52,12 @@ def fit(console: Console, table: Table) -> int:
     room = console.width - extra
     widths = list(least)
     spare = room - sum(least)
-    # the spare columns go one at a time to the column furthest from its natural width: deterministic,
-    # and a column that wraps least is widened first where two are equally far
-    while spare > 0:
-        i = max(range(len(widths)), key=lambda k: (natural[k] - widths[k], -k))
-        if natural[i] <= widths[i]:
-            break
-        widths[i] += 1
-        spare -= 1
+    # what is left goes first to the columns that lack least of their longest line ('batch job' on one
+    # line, a status whole), the rest to the long ones (a command), which wrap anyway
+    for i in sorted(range(len(widths)), key=lambda k: (natural[k] - least[k], k)):
+        given = max(0, min(natural[i] - least[i], spare))
+        widths[i] += given
+        spare -= given
     for column, width in zip(table.columns, widths):
         column.width = max(width, 1)
     return max(console.width, sum(widths) + extra)
