@@ -28,6 +28,7 @@ from clusterbench.conditions.spec import Conditions
 from clusterbench.catalogue import GPU, Catalogue, query_env
 from clusterbench.errors import BadInput, MeasurementFailed, StoreFailed
 from clusterbench.launch import Job, choose, host_ranks
+from clusterbench.launch.kept_output import KeptOutput
 from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import Step
@@ -250,8 +251,16 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     """One cbk launch; its records go to the store as they arrive, and to
     count (numbered on after its repetitions so far).
     Returns (exit status, stderr, cbk's run record)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=step_engine.cbk_env(step, run_id), **step_engine.own_process_group())
+    # the launch keeps a reader of its own output: a kill -9 of this process must not end mpiexec by
+    # SIGPIPE before its ranks have removed their files (launch/kept_output.py)
+    pipes = KeptOutput()
+    try:
+        proc = subprocess.Popen(cmd, env=step_engine.cbk_env(step, run_id), **pipes.popen_args(),
+                                **step_engine.own_process_group())
+    except BaseException:
+        pipes.close()
+        raise
+    proc.stdout, proc.stderr = pipes.started()
     stderr_chunks: list[str] = []
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
     reader.start()
