@@ -183,7 +183,10 @@ def test_a_run_dated_before_the_year_1000_keeps_the_store_readable(cli, store_ur
     for args in _VIEWS:
         r = cli(*args)
         assert r.status == 0 and "Traceback" not in r.stderr, (args, r.stderr[-300:])
-    assert "-01-01 00:00:00" in cli("list").stdout
+    # four digits shown too: strftime's %Y wrote '1-01-01' in list and in prune's line
+    assert "0001-01-01 00:00:00" in cli("list").stdout
+    pruned = cli("prune", "--before", "0001-01-02", "--dry-run").stdout
+    assert pruned.startswith("would delete 1 run, ") and "started before 0001-01-02" in pruned, pruned
 
 
 @pytest.mark.timeout(120)
@@ -215,4 +218,7 @@ def test_a_short_year_an_older_version_stored_is_given_four_digits_and_the_store
     for args in _VIEWS:
         r = cli(*args)
         assert r.status == 0 and "Traceback" not in r.stderr, (args, r.stderr[-300:])
-    assert "-01-01 00:00:00" in cli("list").stdout
+    # four digits shown too: strftime's %Y wrote '1-01-01' in list and in prune's line
+    assert "0001-01-01 00:00:00" in cli("list").stdout
+    pruned = cli("prune", "--before", "0001-01-02", "--dry-run").stdout
+    assert pruned.startswith("would delete 1 run, ") and "started before 0001-01-02" in pruned, pruned

@@ -74,6 +74,6 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         if r.status == "ok" and r.message:   # ok, with a warning: a cluster run whose link matrix was skipped
             status += " (warning)"
             command += f"\nwarning: {terminal(r.message)}"
-        t.add_row(str(r.id), terminal(r.label), status, r.started.strftime("%Y-%m-%d %H:%M:%S"), dur,
+        t.add_row(str(r.id), terminal(r.label), status, r.started.isoformat(sep=" ", timespec="seconds")[:19], dur,
                   terminal(r.host), terminal(r.user), terminal(r.batch_job), command)
     print_whole(stdout_console(), t)

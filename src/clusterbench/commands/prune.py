@@ -34,7 +34,7 @@ def command(before, refs, keep_labels, dry_run, db_url):
     run_ids = sorted({i for ref in refs for i in store.resolve(ref)}) if refs else None
     n = store.prune(utc(before) if before else None, run_ids=run_ids, keep_labels=keep_labels, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
-    which = f"started before {before:%Y-%m-%d}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
+    which = f"started before {before.date().isoformat()}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
     click.echo(f"{verb} {counted(n['runs'], 'run')}, {counted(n['steps'], 'step')}, {counted(n['samples'], 'sample')} "
                f"and {counted(n['environments'], 'environment')} {which} from {store.url}"
                + (" (labelled runs kept)" if keep_labels else "")
