@@ -40,6 +40,17 @@ def test_a_label_of_digits_is_refused_and_one_stored_before_is_never_taken_for_a
     assert cli("show", "2").status == 0
 
 
+@pytest.mark.parametrize("label", ["", "   ", "\t"])
+def test_a_blank_label_is_refused_before_anything_runs(cli, store_url, label):
+    """--label '' was stored: a blank cell in list, and `show ''` named the run."""
+    osu = str(Path(__file__).parent / "fixtures" / "import" / "osu-7.4-bw.txt")
+    for args in (["run", "null", "--seconds=0", "--repeat", "1", "--label", label], ["import", "--label", label, osu]):
+        r = cli(*args)
+        _one_line(r)
+        assert "a label needs a character that shows" in r.stderr, (args, r.stderr)
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()
+
+
 def test_a_run_id_of_other_digits_or_past_the_stores_integers_is_no_traceback(cli):
     assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
     for ref in ("\u00b2", "\u0661", "99999999999999999999999"):   # '²' and Arabic-Indic 1 are str.isdigit()

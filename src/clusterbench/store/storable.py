@@ -26,6 +26,9 @@ def check_label(label: str | None) -> None:
     from clusterbench.store.run_ref import run_id_of
 
     check_text("--label", label, text_limits.RUN_LABEL)
+    if label is not None and not label.strip():
+        # stored as given, it was a blank cell in list and a run that `show ''` named
+        raise BadInput(f"--label {label!r}: a label needs a character that shows; leave --label out for none")
     if label is not None and run_id_of(label) is not None:
         raise BadInput(f"--label {label}: a label of digits only cannot be told from run {int(label)}'s id"
                        f" (show, compare, report and prune take either): add a word, e.g. --label n{label}")
