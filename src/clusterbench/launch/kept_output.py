@@ -11,7 +11,8 @@ shared directory stayed behind in about half of the kills (traced with
 strace: SIGTERM, the record, mpiexec killed by SIGPIPE, kill(-rank,
 SIGKILL)). Here mpiexec holds a read end of its own output pipes (never
 read: only there): its writes land in the pipe's buffer, it passes the
-stop on, waits for the ranks and ends when they have cleaned up.
+stop on, waits for the ranks and ends when they have cleaned up (MPICH's
+Hydra and Open MPI's prterun alike: neither closes the inherited ends).
 
 The buffer bounds what a launch may write after clusterbench has died
 without blocking: PIPE_BYTES, asked for (a stop's records are a few
@@ -48,7 +49,7 @@ class KeptOutput:
         return {"stdout": self._out[1], "stderr": self._err[1], "pass_fds": (self._out[0], self._err[0])}
 
     def started(self):
-        """After Popen (or its failure): the write ends closed here (else
+        """Once Popen has started the launch: the write ends closed here (else
         this process would never read an end of file); the read ends as text."""
         os.close(self._out[1])
         os.close(self._err[1])
