@@ -755,3 +755,25 @@ def test_the_dates_at_either_end_of_the_range_are_taken(cli, store_url):
         assert cli("import", "--again", "--date", date, str(FIXTURES / "osu-7.4-bw.txt")).status == 0
     assert [s[:16] for (s,) in store_rows(store_url, "select started from runs order by id")] == [
         "1970-01-01 00:00", tomorrow]
+
+
+@pytest.mark.parametrize("mtime_s", [-100_000_000_000, 300_000_000_000])   # 1901 and 2446 once ext4 has kept them
+def test_an_undated_file_whose_modification_time_is_out_of_range_asks_for_date(cli, store_url, tmp_path, mtime_s):
+    """OSU prints no date: the run was stored at the file's modification
+    time, also one of 1901 or 2446 (a copy that kept no time, a clock far off)."""
+    import os
+
+    osu = tmp_path / "osu.txt"
+    shutil.copy(FIXTURES / "osu-7.4-bw.txt", osu)
+    os.utime(osu, (mtime_s, mtime_s))
+    for args in ([], ["--dry-run"]):
+        r = cli("import", *args, str(osu))
+        assert r.status == 2 and "Traceback" not in r.stderr, r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert "the file gives no date, and its modification time" in line and "give --date" in line, line
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()
+    assert cli("import", "--date", "2024-01-01", str(osu)).status == 0
+    os.utime(osu, (0, 0))   # the epoch (a reproducible archive's time) is in range: stored, with the note
+    assert cli("import", "--again", str(osu)).status == 0
+    assert [s[:10] for (s,) in store_rows(store_url, "select started from runs order by id")] == [
+        "2024-01-01", "1970-01-01"]

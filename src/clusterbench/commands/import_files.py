@@ -25,20 +25,15 @@ class ByteSize(click.ParamType):
 
 
 class RunDate(click.DateTime):
-    """When benchmarks ran (UTC): not before 1970 (no benchmark's output is
-    older; a slip such as 0001-01-01 was stored and shown as a run of year 1)
-    and not more than a day from now, which leaves a day for a date written in a zone
-    east of UTC. A date not in this range is a typo: refused, not stored."""
-    EARLIEST = dt.datetime(1970, 1, 1)
+    """When benchmarks ran (UTC), within importers/run_dates.py's range: a
+    date out of it is a typo, refused, not stored."""
 
     def convert(self, value, param, ctx):
+        from clusterbench.importers.run_dates import out_of_range
+
         when = super().convert(value, param, ctx)
-        latest = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(days=1)
-        if when < self.EARLIEST:
-            self.fail(f"'{value}' is before 1970-01-01; give the date (UTC) the files' runs ran", param, ctx)
-        if when > latest:
-            self.fail(f"'{value}' is more than a day from now ({latest:%Y-%m-%d %H:%M} UTC); give the date (UTC) "
-                      "the files' runs ran", param, ctx)
+        if why := out_of_range(when):
+            self.fail(f"'{value}' {why}; give the date (UTC) the files' runs ran", param, ctx)
         return when
 
 
@@ -79,8 +74,8 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     clusterbench import --label lustre-2023 old-logs/ior-*.txt
     clusterbench import --dry-run results.json
     """
-    from clusterbench.importers.import_runs import (Overrides, given_ranks, held_text, imported_before, read_files,
-                                                    store_runs)
+    from clusterbench.importers.import_runs import (Overrides, check_file_dates, given_ranks, held_text,
+                                                    imported_before, read_files, store_runs)
     from clusterbench.store import text_limits
     from clusterbench.store.imported_run import AlreadyImported
     from clusterbench.store.storable import check_label, check_text
@@ -89,6 +84,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     check_text("--host", host, text_limits.HOST)
     over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
     read = read_files(files, fmt, max_bytes, again=again)
+    check_file_dates(read, over)
     store = open_existing_store(db_url) if dry_run else open_store(db_url, writing=True)
     # all looked up before any is stored: a refusal leaves nothing, and --again's notes name only older runs
     held = [] if store is None else [(f.path, said) for f in read if (said := imported_before(store, f))]

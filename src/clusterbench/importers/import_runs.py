@@ -291,9 +291,29 @@ def finish(run: ImportedRun, path: str, over: Overrides) -> tuple[str, dt.dateti
         run.notes.append("the file names no host (give --host)")
     started = run.started or over.date
     if started is None:
-        started = dt.datetime.fromtimestamp(Path(path).stat().st_mtime, dt.timezone.utc)
+        started = modified(path)
         run.notes.append("the file gives no date: stored at the file's modification time (give --date)")
     return host, started
+
+
+def modified(path: str) -> dt.datetime:
+    """A file's modification time (UTC): an undated run's date."""
+    return dt.datetime.fromtimestamp(Path(path).stat().st_mtime, dt.timezone.utc)
+
+
+def check_file_dates(files: list[GivenFile], over: Overrides) -> None:
+    """Before anything is stored: a run the file gives no date of, without
+    --date, is dated by the file's modification time, refused where that is
+    out of run_dates' range (a copy that kept no time, a clock far off)."""
+    from clusterbench.importers.run_dates import out_of_range
+
+    if over.date is not None:
+        return
+    for f in files:
+        if any(run.started is None for run in f.runs) and (why := out_of_range(when := modified(f.path))):
+            shown = when.isoformat(sep=" ", timespec="minutes")[:16]   # strftime's %Y writes year 1 as '1'
+            raise BadInput(f"{f.path}: the file gives no date, and its modification time ({shown} UTC) {why}; "
+                           "give --date")
 
 
 def store_runs(store, runs: list[ImportedRun], path: str, over: Overrides, sha256: str | None = None, *,
