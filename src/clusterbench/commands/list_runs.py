@@ -62,8 +62,8 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     from clusterbench.output.render_text import terminal
 
     t = Table()
-    # an id, a date and a duration are never broken; the others wrap between words, and a word longer than
-    # the whole line (a path) folds
+    # an id and a duration never wrap, a date and a time are never broken (output/whole_columns.py); the
+    # others wrap between words, and a word longer than the column (a path) folds
     for name in ("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command"):
         t.add_column(name, no_wrap=name in ("id", "duration"),
                      overflow="ellipsis" if name in ("status", "started (UTC)") else "fold")
