@@ -209,6 +209,31 @@ def test_a_kill_9_of_clusterbench_ends_every_nodes_ranks(cluster, tmp_path):
     assert not folders[0].exists()
 
 @pytest.mark.timeout(180)
+def test_a_kill_9_of_clusterbench_lets_each_nodes_launch_wait_for_its_ranks_to_remove_their_files(cluster, tmp_path):
+    """As `run`'s (test_private_dirs.py): the nodes' ranks, stopped by the
+    launchers' parent-death SIGTERM, wrote their last records to an mpiexec
+    whose write to the dead clusterbench's pipe killed it (SIGPIPE), and its
+    proxies SIGKILLed the ranks mid-removal. Each launch keeps a reader of
+    its own output now: no mpiexec ends by SIGPIPE, and --scratch is empty
+    once every process has ended."""
+    from kill_and_reap import KILL_AND_REAP
+
+    scratch, tmpdir = tmp_path / "scratch", tmp_path / "tmp"
+    scratch.mkdir()
+    tmpdir.mkdir()   # the killed run's host files' folder stays there (the next run's to sweep)
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": find_cbk(), "CLUSTERBENCH_DB": f"sqlite:///{tmp_path / 'r.db'}",
+           "TMPDIR": str(tmpdir)}
+    run = [sys.executable, "-m", "clusterbench", "run", "cluster", "--only=seqio", "--seqio.file-size=4m",
+           "--seqio.block-size=64k", "--repeat", "10000", f"--scratch={scratch}", "--quiet"]
+    r = run_bounded([sys.executable, "-c", KILL_AND_REAP, str(scratch), *run], timeout=150, env=env)
+    assert r.returncode == 0, r.stderr
+    ended = json.loads(r.stdout)
+    assert "mpiexec" in ended and f"signal {int(signal.SIGPIPE)}" not in ended["mpiexec"], ended
+    assert not host_processes(cluster)
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.timeout(180)
 def test_a_nodes_private_directory_left_by_a_killed_run_is_removed_on_that_node_by_the_next_run(cluster, tmp_path):
     """clusterbench killed with -9 on a real cluster: the nodes' cbk cannot
     watch a process of another boot, and their MPI runtime kills them before

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import terminal_sigint, run_bounded
+from kill_and_reap import KILL_AND_REAP
 
 # small sizes, many repetitions: the run is busy in its private directory
 # when the fault comes, and a repetition is short
@@ -143,40 +144,6 @@ def seqio_stopped(cbk_bin: str, user_dir: Path, meanwhile=lambda private: None, 
     return stamp, private
 
 
-# Starts clusterbench as a child subreaper (PR_SET_CHILD_SUBREAPER), kill -9s it once pario's
-# directory is stamped and a few repetitions are in, then reaps every process of the launch, which
-# are reparented here: how each ended, by its command name, as JSON.
-_KILL_AND_REAP = """
-import ctypes, json, os, signal, subprocess, sys, time
-ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
-folder, cmd = sys.argv[1], sys.argv[2:]
-p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-deadline = time.monotonic() + 60
-while not [n for n in os.listdir(folder) if os.path.exists(os.path.join(folder, n, ".cbk-owner"))]:
-    if p.poll() is not None or time.monotonic() > deadline:
-        sys.exit("no stamped directory appeared")
-    time.sleep(0.05)
-time.sleep(0.5)
-names = {}
-for entry in os.listdir("/proc"):
-    if entry.isdigit():
-        try:
-            names[int(entry)] = open(f"/proc/{entry}/comm").read().strip()
-        except OSError:
-            pass
-os.kill(p.pid, signal.SIGKILL)
-ended = {}
-while True:
-    try:
-        pid, status = os.waitpid(-1, 0)
-    except ChildProcessError:
-        break
-    how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
-    ended.setdefault(names.get(pid, "?"), []).append(how)
-print(json.dumps(ended))
-"""
-
-
 @pytest.mark.timeout(180)
 def test_a_kill_9_of_clusterbench_lets_mpiexec_wait_for_its_ranks_to_remove_their_files(cbk_bin, store_url,
                                                                                       user_dir):
@@ -189,7 +156,7 @@ def test_a_kill_9_of_clusterbench_lets_mpiexec_wait_for_its_ranks_to_remove_thei
     before = snapshot(user_dir)
     env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=store_url, COLUMNS="1000")
     run = [sys.executable, "-m", "clusterbench", "run", "pario", f"--dir={user_dir}", "--quiet", *KERNEL_ARGS["pario"]]
-    r = run_bounded([sys.executable, "-c", _KILL_AND_REAP, str(user_dir), *run], timeout=150, env=env)
+    r = run_bounded([sys.executable, "-c", KILL_AND_REAP, str(user_dir), *run], timeout=150, env=env)
     assert r.returncode == 0, r.stderr
     ended = json.loads(r.stdout)
     assert "mpiexec" in ended and f"signal {int(signal.SIGPIPE)}" not in ended["mpiexec"], ended

@@ -37,6 +37,7 @@ from clusterbench.analysis.cluster.naming import (LINKS_ALONE_STEP, LINKS_STEP, 
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
+from clusterbench.launch.kept_output import KeptOutput
 from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import AutoRepeat, Step, expand
@@ -310,8 +311,16 @@ class NodeLaunch:
 def _start(launch: NodeLaunch, env: dict[str, str], timeout_s: float | None) -> None:
     # a process group of its own, as `run`'s launches: the terminal's Ctrl-C, Ctrl-Z and hangup
     # reach clusterbench alone, which passes them on (_run_together)
-    launch.proc = subprocess.Popen(launch.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env={**os.environ, **env}, **step_engine.own_process_group())
+    # the launch keeps a reader of its own output, as `run`'s: a kill -9 of clusterbench does not end mpiexec
+    # by SIGPIPE before the nodes' ranks have removed their files (launch/kept_output.py)
+    pipes = KeptOutput()
+    try:
+        launch.proc = subprocess.Popen(launch.cmd, text=True, env={**os.environ, **env}, **pipes.popen_args(),
+                                       **step_engine.own_process_group())
+    except BaseException:
+        pipes.close()
+        raise
+    launch.proc.stdout, launch.proc.stderr = pipes.started()   # communicate() reads them
     launch.deadline = Deadline(launch.proc, timeout_s)
 
 
