@@ -642,7 +642,7 @@ def test_a_node_without_cbk_is_one_finding_not_sixteen_keys(cluster, run_without
     from clusterbench.analysis.cluster.findings import paragraph
 
     text = paragraph(view)
-    assert text.count("cbk: h03 has none (") == 1 and "cbk.version" not in text and "cbk.mpi" not in text, text
+    assert text.count("cbk build (version, MPI, compiler): h03 has none (") == 1 and "cbk.version" not in text and "cbk.mpi" not in text, text
 
 
 def test_a_run_whose_link_matrix_was_skipped_says_so_in_show_list_and_the_report(cluster, run_without_cbk_on_h03,

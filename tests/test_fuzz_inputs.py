@@ -111,8 +111,9 @@ def test_fuzz_labels_through_list_show_and_exports(tmp_path, cbk_bin):
     r = invoke("export", "--format", "md", *ids, env=env)
     tokens = MarkdownIt("commonmark").parse(r.output)
     h2 = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2"]
-    # the report's summary, its comparison, a run each, then how to read the figures
-    assert len(h2) == len(labels) + 3 and h2[0] == "Summary" and h2[1].startswith(("Comparison", "No comparison")), h2[:2]
+    # the systems measured, the report's summary, its comparison, a run each, then how to read the figures
+    assert len(h2) == len(labels) + 4 and h2[:2] == ["System measured", "Summary"], h2[:3]
+    assert h2[2].startswith(("Comparison", "No comparison")), h2[:3]
     assert h2[-1] == "How to read the figures", h2[-2:]
     assert not [t for t in tokens for t in [t, *(t.children or [])] if t.type in ("html_inline", "html_block")]
     for run_id in ids[:10]:
