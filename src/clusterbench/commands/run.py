@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import shlex
 import sys
 from pathlib import Path
