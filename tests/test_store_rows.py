@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -222,3 +223,22 @@ def test_a_short_year_an_older_version_stored_is_given_four_digits_and_the_store
     assert "0001-01-01 00:00:00" in cli("list").stdout
     pruned = cli("prune", "--before", "0001-01-02", "--dry-run").stdout
     assert pruned.startswith("would delete 1 run, ") and "started before 0001-01-02" in pruned, pruned
+
+
+@pytest.mark.timeout(120)
+def test_every_view_prints_a_year_before_1000_with_four_digits(cli, store_url, tmp_path):
+    """A store revision 0011 repaired holds '0001-01-01 ...'; strftime's %Y
+    (and an f-string's {t:%Y}) still printed it '1-01-01' in show, trend,
+    the history page and list --by month (output/date_text.py)."""
+    assert cli("run", "null", "--seconds=0", "--repeat", "2", "--quiet").status == 0
+    c = sqlite3.connect(store_url.removeprefix("sqlite:///"))
+    with c:   # what 0011 leaves of an older import --date 0001-01-01
+        c.execute("update runs set started = '0001-01-01 00:00:00.000000', finished = '0001-01-01 00:00:01.000000'")
+        c.execute("update steps set started = '0001-01-01 00:00:00.000000', finished = '0001-01-01 00:00:01.000000'")
+    c.close()
+    shown = {"show": cli("show", "1").stdout, "trend": cli("trend", "null:null").stdout,
+             "list --by month": cli("list", "--by", "month").stdout}
+    assert cli("history", "-o", str(tmp_path / "history.html")).status == 0
+    shown["history"] = (tmp_path / "history.html").read_text()
+    for view, text in shown.items():
+        assert "0001-01" in text and not re.search(r"(?<![0-9])1-01-01", text), (view, text[-2000:])

@@ -9,10 +9,12 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from clusterbench.output.date_text import month_text
+
 # the groups a run falls in, from its row and its steps' kernels: one group
 # each, except by kernel, where a run counts once under each kernel it ran
 GROUPS: dict[str, Callable[[Any, list[str]], list[str]]] = {
-    "month": lambda r, _: [r.started.strftime("%Y-%m")],
+    "month": lambda r, _: [month_text(r.started)],
     "user": lambda r, _: [r.user or "-"],
     "host": lambda r, _: [r.host or "-"],
     "label": lambda r, _: [r.label or "-"],

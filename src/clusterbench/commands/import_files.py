@@ -9,6 +9,7 @@ from clusterbench import importers
 from clusterbench.commands.options import RANK_COUNT, PathParam, db_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import agreeing, counted
+from clusterbench.output.date_text import minute_text
 from clusterbench.store.opening import open_existing_store, open_store
 
 class ByteSize(click.ParamType):
@@ -106,7 +107,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
             stored += ids
         for i, run in enumerate(f.runs):
             what = (f"{path}: {run.source}, {counted(len(run.steps), 'step')}, {counted(run.sample_count, 'sample')}"
-                    + (f", started {run.started:%Y-%m-%d %H:%M} UTC" if run.started else "")
+                    + (f", started {minute_text(run.started)} UTC" if run.started else "")
                     + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
             if dry_run:
                 given_ranks(run, over.ranks)

@@ -5,6 +5,7 @@ import click
 from clusterbench.analysis.run_groups import GROUPS
 from clusterbench.commands.options import DAY, db_option, utc, width_option
 from clusterbench.output.counted_text import counted
+from clusterbench.output.date_text import second_text
 from clusterbench.report.when import duration_text
 from clusterbench.store.opening import open_store
 
@@ -74,6 +75,6 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         if r.status == "ok" and r.message:   # ok, with a warning: a cluster run whose link matrix was skipped
             status += " (warning)"
             command += f"\nwarning: {terminal(r.message)}"
-        t.add_row(str(r.id), terminal(r.label), status, r.started.isoformat(sep=" ", timespec="seconds")[:19], dur,
+        t.add_row(str(r.id), terminal(r.label), status, second_text(r.started), dur,
                   terminal(r.host), terminal(r.user), terminal(r.batch_job), command)
     print_whole(stdout_console(), t)

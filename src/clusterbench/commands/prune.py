@@ -5,6 +5,7 @@ import click
 from clusterbench.commands.options import DAY, db_option, utc
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import counted
+from clusterbench.output.date_text import day_text
 from clusterbench.store.opening import open_store
 
 
@@ -34,7 +35,7 @@ def command(before, refs, keep_labels, dry_run, db_url):
     run_ids = sorted({i for ref in refs for i in store.resolve(ref)}) if refs else None
     n = store.prune(utc(before) if before else None, run_ids=run_ids, keep_labels=keep_labels, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
-    which = f"started before {before.date().isoformat()}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
+    which = f"started before {day_text(before)}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
     click.echo(f"{verb} {counted(n['runs'], 'run')}, {counted(n['steps'], 'step')}, {counted(n['samples'], 'sample')} "
                f"and {counted(n['environments'], 'environment')} {which} from {store.url}"
                + (" (labelled runs kept)" if keep_labels else "")

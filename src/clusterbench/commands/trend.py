@@ -5,6 +5,7 @@ import click
 from clusterbench.commands.options import DAY, db_option, utc, width_option
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import counted
+from clusterbench.output.date_text import day_text, minute_text
 from clusterbench.store.opening import open_store
 from clusterbench.output.unit_symbols import unit_shown
 
@@ -70,7 +71,7 @@ def command(figure, label, host, params, since, last, db_url):
                     title=f"{terminal(s.title)}: {counted(len(s.points), 'run')}, {counted(len(s.changes), 'change point')}")
         for a, b in zip(bounds, bounds[1:]):
             medians = [p.median for p in s.points[a:b]]
-            seg.add_row(s.points[a].started.strftime("%Y-%m-%d"), s.points[b - 1].started.strftime("%Y-%m-%d"),
+            seg.add_row(day_text(s.points[a].started), day_text(s.points[b - 1].started),
                         str(b - a), number(_median(medians)),
                         f"{starts[a].change * 100:+.1f} %" if a in starts else "")
         print_whole(console, seg)   # a date or a figure never cut to '2026…' on a narrow terminal
@@ -83,13 +84,13 @@ def command(figure, label, host, params, since, last, db_url):
             column.overflow = "fold"   # a label or a host may be one word longer than the column
         for i, p in enumerate(shown, first):
             mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
-            t.add_row(str(p.run_id), p.started.strftime("%Y-%m-%d %H:%M"), terminal(p.label), terminal(p.host),
+            t.add_row(str(p.run_id), minute_text(p.started), terminal(p.label), terminal(p.host),
                       number(p.median), ci_text(p), str(p.n), mark)
         if shown:
             print_whole(console, t)
         for c in s.changes:
             before, after = s.points[c.index - 1], s.points[c.index]
-            click.echo(f"change at {after.started:%Y-%m-%d} (run {before.run_id} -> run {after.run_id}): median "
+            click.echo(f"change at {day_text(after.started)} (run {before.run_id} -> run {after.run_id}): median "
                        f"{number(c.before_median)} -> {number(c.after_median)} {unit_shown(s.unit)} ({c.change * 100:+.1f} %), "
                        f"p = {c.p_value:.2g}")
             # plain: environment values are read from the machine (host names, paths), not trusted text

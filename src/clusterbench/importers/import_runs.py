@@ -23,6 +23,7 @@ from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
 from clusterbench.importers import ImportedRun, Unreadable, locale_numbers, plausibility
+from clusterbench.output.date_text import minute_text
 from clusterbench.results.sample import Sample
 from clusterbench.store import text_limits
 from clusterbench.store.storable import check_text, step_name
@@ -136,7 +137,7 @@ def held_text(runs: list) -> str:
     when = runs[0].imported_at
     if when is not None and when.tzinfo is not None:   # PostgreSQL gives it in the session's zone; SQLite in UTC
         when = when.astimezone(dt.timezone.utc)
-    return f"already imported as {shown} (same bytes" + (f", imported {when:%Y-%m-%d %H:%M} UTC)" if when else ")")
+    return f"already imported as {shown} (same bytes" + (f", imported {minute_text(when)} UTC)" if when else ")")
 
 
 def parse_file(path: str, fmt: str = "auto", max_bytes: int = MAX_FILE_BYTES) -> list[ImportedRun]:
@@ -311,7 +312,7 @@ def check_file_dates(files: list[GivenFile], over: Overrides) -> None:
         return
     for f in files:
         if any(run.started is None for run in f.runs) and (why := out_of_range(when := modified(f.path))):
-            shown = when.isoformat(sep=" ", timespec="minutes")[:16]   # strftime's %Y writes year 1 as '1'
+            shown = minute_text(when)
             raise BadInput(f"{f.path}: the file gives no date, and its modification time ({shown} UTC) {why}; "
                            "give --date")
 

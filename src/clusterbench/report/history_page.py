@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterbench.analysis import trend_series as trend
+from clusterbench.output.date_text import day_text, minute_text
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.analysis.run_groups import summarise
@@ -91,7 +92,7 @@ def _summary_table(history: History, by: str) -> str:
 
 
 def _run_cells(r: RunRow) -> list[tuple[str, Any]]:
-    started = r.started.strftime("%Y-%m-%d %H:%M")
+    started = minute_text(r.started)
     return [(r.id, r.id), (started, started), (r.user, r.user), (r.host, r.host), (r.label, r.label),
             (" ".join(r.kernels) or "-", " ".join(r.kernels)), (r.status, r.status),
             (duration_text(r.seconds), r.seconds if r.seconds is not None else -1)]
@@ -123,14 +124,14 @@ def _plot(s: trend.Series) -> str:
              f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="#888"/>']
     for v in (ymin + pad, (ymin + ymax) / 2, ymax - pad):
         parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{number(v)}</text>')
-    parts.append(f'<text x="{left}" y="{h - 8}">{_e(s.points[0].started.strftime("%Y-%m-%d"))}</text>')
+    parts.append(f'<text x="{left}" y="{h - 8}">{_e(day_text(s.points[0].started))}</text>')
     parts.append(f'<text x="{w - right}" y="{h - 8}" text-anchor="end">'
-                 f'{_e(s.points[-1].started.strftime("%Y-%m-%d"))}</text>')
+                 f'{_e(day_text(s.points[-1].started))}</text>')
     parts.append(f'<text x="4" y="{top + 10}">{_e(unit_shown(s.unit))}</text>')
     for p in s.points:
         parts.append(f'<line x1="{x(p):.1f}" y1="{y(p.ci_low):.1f}" x2="{x(p):.1f}" y2="{y(p.ci_high):.1f}" '
                      f'stroke="#9bb"/><circle cx="{x(p):.1f}" cy="{y(p.median):.1f}" r="2.5" fill="#236">'
-                     f'<title>run {p.run_id} {p.started:%Y-%m-%d}: {number(p.median)} {_e(unit_shown(s.unit))}</title></circle>')
+                     f'<title>run {p.run_id} {day_text(p.started)}: {number(p.median)} {_e(unit_shown(s.unit))}</title></circle>')
     for c in s.changes:
         p = s.points[c.index]
         parts.append(f'<line class="change" x1="{x(p):.1f}" y1="{top}" x2="{x(p):.1f}" y2="{h - bottom}" '
@@ -160,7 +161,7 @@ def _trend_section(store, since: dt.datetime | None) -> str:
             for c in s.changes:
                 before, after = s.points[c.index - 1], s.points[c.index]
                 diff = "; ".join(f"{k}: {a} → {b}" for k, a, b in c.env_diff) or "no environment difference"
-                date = after.started.strftime("%Y-%m-%d")
+                date = day_text(after.started)
                 change_rows.append([(s.title, s.title), (date, date),
                                     (f"run {before.run_id} → run {after.run_id}", after.run_id),
                                     (f"{number(c.before_median)} → {number(c.after_median)} {unit_shown(s.unit)}", c.change),
@@ -216,8 +217,8 @@ def render(store, since: dt.datetime | None = None, now: dt.datetime | None = No
     size = store.size_bytes()
     ok = sum(r.status == "ok" for r in rows)
     head = (f"<h1>Run history</h1><p>Store {_e(store.url)}: {len(rows)} runs"
-            + (f" since {since:%Y-%m-%d}" if since else "")
-            + (f", {rows[0].started:%Y-%m-%d} to {rows[-1].started:%Y-%m-%d}" if rows else "")
+            + (f" since {day_text(since)}" if since else "")
+            + (f", {day_text(rows[0].started)} to {day_text(rows[-1].started)}" if rows else "")
             + f"; {ok} ok. Store size {format_bytes(size) if size is not None else 'unknown'}."
             + f" Written {now:%Y-%m-%d %H:%M} UTC. Cut short: interrupted by a signal or killed.</p>")
     bar = ('<div id="filterbar"><label>Filter rows: <input id="filter" type="search" '

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from clusterbench.output.date_text import second_text
+
 
 def _parse(text: str | None) -> datetime | None:
     """A stored time as naive UTC: SQLite gives it without a zone, PostgreSQL
@@ -31,7 +33,7 @@ def started_text(run: dict) -> str:
     started = _parse(run.get("started"))
     if started is None:
         return "start not recorded"
-    text = f"{started:%Y-%m-%d %H:%M:%S} UTC"
+    text = f"{second_text(started)} UTC"
     finished = _parse(run.get("finished"))
     if finished is not None and finished >= started:
         text += f" (took {duration_text((finished - started).total_seconds())})"
