@@ -40,9 +40,10 @@ def test_a_label_of_digits_is_refused_and_one_stored_before_is_never_taken_for_a
     assert cli("show", "2").status == 0
 
 
-@pytest.mark.parametrize("label", ["", "   ", "\t"])
+@pytest.mark.parametrize("label", ["", "   ", "\t", "\u200b", "\ufeff\u2060", "\x01 \x7f"])
 def test_a_blank_label_is_refused_before_anything_runs(cli, store_url, label):
-    """--label '' was stored: a blank cell in list, and `show ''` named the run."""
+    """--label '' was stored: a blank cell in list, and `show ''` named the
+    run; so was one of only zero-width or control characters, blank too."""
     osu = str(Path(__file__).parent / "fixtures" / "import" / "osu-7.4-bw.txt")
     for args in (["run", "null", "--seconds=0", "--repeat", "1", "--label", label], ["import", "--label", label, osu]):
         r = cli(*args)

@@ -4,6 +4,7 @@ refuses a string longer than its column or holding a NUL character
 hour and then fail to store its name, so such input is bad input up front."""
 from __future__ import annotations
 
+import unicodedata
 from typing import Iterable
 
 from clusterbench.errors import BadInput
@@ -20,13 +21,22 @@ def check_text(what: str, value: str | None, limit: int | None = None) -> None:
         raise BadInput(f"{what} is {len(value)} characters long; the store holds at most {limit}")
 
 
+# Unicode categories no terminal draws: controls (rich drops them), format characters (a zero-width
+# space, a byte order mark), surrogates and unassigned code points
+_UNSEEN_CATEGORIES = {"Cc", "Cf", "Cs", "Cn"}
+
+
+def _shows(character: str) -> bool:
+    return not character.isspace() and unicodedata.category(character) not in _UNSEEN_CATEGORIES
+
+
 def check_label(label: str | None) -> None:
     """A label the store can hold and the commands can name: one of digits
     only would be read as a run's id by show, compare, report and prune."""
     from clusterbench.store.run_ref import run_id_of
 
     check_text("--label", label, text_limits.RUN_LABEL)
-    if label is not None and not label.strip():
+    if label is not None and not any(map(_shows, label)):
         # stored as given, it was a blank cell in list and a run that `show ''` named
         raise BadInput(f"--label {label!r}: a label needs a character that shows; leave --label out for none")
     if label is not None and run_id_of(label) is not None:
