@@ -777,3 +777,23 @@ def test_an_undated_file_whose_modification_time_is_out_of_range_asks_for_date(c
     assert cli("import", "--again", str(osu)).status == 0
     assert [s[:10] for (s,) in store_rows(store_url, "select started from runs order by id")] == [
         "2024-01-01", "1970-01-01"]
+
+
+@pytest.mark.parametrize("timesecs", [99_999_999_999, -100])   # 5138 and 1969: the clock of the host that wrote it
+def test_a_date_the_file_gives_out_of_range_is_refused_or_replaced_by_date(cli, store_url, tmp_path, timesecs):
+    """iperf3's timesecs (fio's timestamp, IOR's Began) out of run_dates'
+    range was stored as the run's date: year 5138 beside this year's runs."""
+    doc = json.loads((FIXTURES / "iperf3-3.1.3-tcp.json").read_text())
+    doc["start"]["timestamp"]["timesecs"] = timesecs
+    iperf3 = tmp_path / "iperf3.json"
+    iperf3.write_text(json.dumps(doc))
+    for args in ([], ["--dry-run"]):
+        r = cli("import", *args, str(iperf3))
+        assert r.status == 2 and "Traceback" not in r.stderr, r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert "the file dates its run" in line and "give --date" in line, line
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()
+    assert cli("import", "--date", "2024-02-29 12:00", str(iperf3)).status == 0   # --date stands in for it
+    assert store_rows(store_url, "select started, finished from runs") == [("2024-02-29 12:00:00.000000", None)]
+    (said,) = store_rows(store_url, "select imported_from from runs")[0]
+    assert "the file dates it" in said and "stored at --date" in said, said

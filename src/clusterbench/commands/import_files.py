@@ -48,7 +48,8 @@ DATE = RunDate(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%
               help="The files' format; auto reads it from the content. " + importers.help_text() + ".")
 @click.option("--host", help="The host the files' runs ran on, where a file does not name it.")
 @click.option("--date", type=DATE,
-              help="When (UTC) they ran, where a file does not say (default: its mtime); from 1970 to tomorrow.")
+              help="When (UTC) they ran, from 1970 to tomorrow, where a file does not say (default: its "
+                   "mtime) or says a date out of that range.")
 @click.option("--np", "ranks", type=RANK_COUNT,
               help="The rank count, where a file does not give it (OSU's collectives).")
 @click.option("--dry-run", is_flag=True, help="Print what would be stored (or why it would be refused); store nothing.")

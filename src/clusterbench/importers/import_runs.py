@@ -303,18 +303,26 @@ def modified(path: str) -> dt.datetime:
 
 
 def check_file_dates(files: list[GivenFile], over: Overrides) -> None:
-    """Before anything is stored: a run the file gives no date of, without
-    --date, is dated by the file's modification time, refused where that is
-    out of run_dates' range (a copy that kept no time, a clock far off)."""
+    """Before anything is stored: a run dated out of run_dates' range is
+    refused. A run the file gives no date of, without --date, is dated by
+    the file's modification time (a copy that kept no time, a clock far
+    off). A date the file gives (iperf3's and fio's Unix times, IOR's
+    'Began') out of range was stored as it was (year 5138 of a clock far
+    off): refused too, or replaced by --date where one is given."""
     from clusterbench.importers.run_dates import out_of_range
 
-    if over.date is not None:
-        return
     for f in files:
-        if any(run.started is None for run in f.runs) and (why := out_of_range(when := modified(f.path))):
-            shown = minute_text(when)
-            raise BadInput(f"{f.path}: the file gives no date, and its modification time ({shown} UTC) {why}; "
-                           "give --date")
+        for run in f.runs:
+            if run.started is not None and (why := out_of_range(run.started)):
+                if over.date is None:
+                    raise BadInput(f"{f.path}: the file dates its run {minute_text(run.started)} UTC, which {why}; "
+                                   "give --date to store it at the date it ran")
+                run.notes.append(f"the file dates it {minute_text(run.started)} UTC: stored at --date")
+                run.started, run.finished = over.date, None   # its end is as far off
+        if over.date is None and any(run.started is None for run in f.runs) \
+                and (why := out_of_range(when := modified(f.path))):
+            raise BadInput(f"{f.path}: the file gives no date, and its modification time ({minute_text(when)} UTC) "
+                           f"{why}; give --date")
 
 
 def store_runs(store, runs: list[ImportedRun], path: str, over: Overrides, sha256: str | None = None, *,
