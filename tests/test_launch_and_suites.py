@@ -110,6 +110,22 @@ def test_ranks_far_past_this_hosts_hardware_threads_are_refused_unless_oversubsc
     assert store_rows(store_url, "select ranks from steps order by id") == [(16,), (17,)]
 
 
+def test_more_ranks_per_node_than_ranks_is_refused_before_anything_runs(cli, store_url, tmp_path):
+    """--np 2 --ppn 3 ran under Hydra, and under Open MPI (ppr:3:node asks 3
+    slots) failed at launch with the run stored; a suite's step too."""
+    from pathlib import Path
+
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nnp = [4, 2]\nppn = 4\nrepeat = 1\nparams = { seconds = 0 }\n')
+    for args, named in ((["null", "--np", "2", "--ppn", "3", "--seconds=0", "--repeat", "1"], "3 ranks per node"),
+                        ([str(suite)], "4 ranks per node (--ppn) of 2 ranks")):
+        r = cli("run", *args)
+        assert r.status == 2 and "Traceback" not in r.stderr, r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert named in line and "--ppn" in line, line
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()
+
+
 def test_a_step_placed_by_a_host_file_or_a_batch_allocation_is_not_bounded_by_this_host(monkeypatch):
     from clusterbench.launch.mpiexec import MpiExec
 

@@ -304,6 +304,10 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
             skipped[step.title()] = why
             continue  # skipped when run, with the reason; its kernel may not even exist here
         cat.check_params(cat.kernel(step.kernel), step.params)
+        if step.ranks_per_node and step.ranks_per_node > step.ranks:
+            # Hydra puts the ranks there is; Open MPI maps ppr:N:node as N slots and failed the stored run
+            raise BadInput(f"{step.title()}: {step.ranks_per_node} ranks per node (--ppn) of {step.ranks} "
+                           f"rank{'' if step.ranks == 1 else 's'} in all; give --ppn {step.ranks} or less")
         if step.gpus_per_rank:
             from clusterbench.launch.gpubind import preflight as gpu_preflight
 
