@@ -52,6 +52,16 @@ def test_a_blank_label_is_refused_before_anything_runs(cli, store_url, label):
     assert not Path(store_url.removeprefix("sqlite:///")).exists()
 
 
+@pytest.mark.parametrize("host", ["", "   ", "\u200b"])
+def test_a_blank_host_is_refused_before_anything_is_imported(cli, store_url, host):
+    """import --host '' was stored as the run's host: 'on ' in show, a blank cell in list."""
+    osu = str(Path(__file__).parent / "fixtures" / "import" / "osu-7.4-bw.txt")   # it names no host
+    r = cli("import", "--host", host, "--date", "2024-01-01", osu)
+    _one_line(r)
+    assert "a host name needs a character that shows" in r.stderr, r.stderr
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()
+
+
 def test_a_run_id_of_other_digits_or_past_the_stores_integers_is_no_traceback(cli):
     assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
     for ref in ("\u00b2", "\u0661", "99999999999999999999999"):   # '²' and Arabic-Indic 1 are str.isdigit()

@@ -79,12 +79,11 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     """
     from clusterbench.importers.import_runs import (Overrides, check_file_dates, given_ranks, held_text,
                                                     imported_before, read_files, store_runs)
-    from clusterbench.store import text_limits
     from clusterbench.store.imported_run import AlreadyImported
-    from clusterbench.store.storable import check_label, check_text
+    from clusterbench.store.storable import check_host, check_label
 
     check_label(label)   # as `run` does: PostgreSQL would refuse some, and digits are a run id
-    check_text("--host", host, text_limits.HOST)
+    check_host(host)
     over = Overrides(label, host, date.replace(tzinfo=dt.timezone.utc) if date else None, ranks)
     read = read_files(files, fmt, max_bytes, again=again)
     check_file_dates(read, over)

@@ -30,6 +30,15 @@ def _shows(character: str) -> bool:
     return not character.isspace() and unicodedata.category(character) not in _UNSEEN_CATEGORIES
 
 
+def check_host(host: str | None) -> None:
+    """import --host: one the store can hold, and that shows (a blank one was
+    stored as the run's host: 'on ' in show, a blank cell in list)."""
+    check_text("--host", host, text_limits.HOST)
+    if host is not None and not any(map(_shows, host)):
+        raise BadInput(f"--host {host!r}: a host name needs a character that shows; leave --host out for "
+                       "the file's own (else 'unknown')")
+
+
 def check_label(label: str | None) -> None:
     """A label the store can hold and the commands can name: one of digits
     only would be read as a run's id by show, compare, report and prune."""
