@@ -74,3 +74,25 @@ def test_an_unreachable_server_is_one_line(cli, tmp_path):
     r = cli("list", "--db", f"postgresql://someone:secret@/nodb?host={tmp_path}")
     assert r.status == 2 and r.stderr.count("\n") == 1 and "cannot open the store" in r.stderr
     assert "secret" not in r.stderr
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
+def test_a_run_of_year_1_reads_on_a_database_whose_time_zone_is_west_of_utc(cli, store_url):
+    """psycopg converts a timestamptz to the session's time zone: with the
+    database's TimeZone America/New_York, a run dated 0001-01-01 UTC (an
+    older import --date 0001-01-01) was '0001-12-31 19:03:58-04:56:02 BC',
+    which it refused, and every list and show was a traceback."""
+    import sqlalchemy as sa
+
+    assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
+    engine = sa.create_engine(store_url)
+    with engine.begin() as c:
+        c.execute(sa.text(f'alter database "{c.execute(sa.text("select current_database()")).scalar()}" '
+                          "set timezone = 'America/New_York'"))
+        c.execute(sa.text("update runs set started = '0001-01-01 00:00:00+00', finished = null"))
+    engine.dispose()
+    for args in (["list"], ["show", "1"], ["export", "1", "--format", "csv"]):
+        r = cli(*args)
+        assert r.status == 0 and "Traceback" not in r.stderr, (args, r.stderr[-500:])
+    assert "run 1: ok, 0001-01-01 00:00:00 UTC" in cli("show", "1").stdout

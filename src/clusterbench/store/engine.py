@@ -27,6 +27,19 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
+def _utc_session(dbapi_conn, _record) -> None:
+    """A PostgreSQL session reads timestamps in UTC, whatever the server's or
+    the database's TimeZone: psycopg converts each timestamptz to the
+    session's zone, and a run dated year 1 (an older import --date
+    0001-01-01) west of UTC is '0001-12-31 19:00-05 BC', which it refuses
+    (DataError, 'timestamp too small'): every list and show of the store
+    was a traceback. The store keeps and prints UTC anyway."""
+    cur = dbapi_conn.cursor()
+    cur.execute("SET TIME ZONE 'UTC'")
+    cur.close()
+    dbapi_conn.commit()   # the SET began a transaction (the driver's autocommit is off): it must not stay open
+
+
 def _reader_args(secret_url: str, read_only: bool) -> dict:
     """A read-only SQLite store may be another user's being written: its statements wait out the
     owner's commits (store/sqlite_reader.py)."""
@@ -60,6 +73,7 @@ def make_engine(secret_url: str, shown_url: str, *, read_only: bool) -> sa.engin
         # psycopg logs "error ignored terminating <psycopg.Pipeline ...>" when an executemany's
         # pipeline ends after the error that stopped it, which the command says in one line already
         logging.getLogger("psycopg").addHandler(logging.NullHandler())
+        event.listen(engine, "connect", _utc_session)
     return engine
 
 
