@@ -64,7 +64,32 @@ def test_a_version_0001_store_is_upgraded_keeping_its_runs(store_url):
     assert store.list_runs()[0].batch_job is None
     assert store.list_runs()[0].imported_from is None   # 0004: a run stored before it was measured
     assert store.list_runs()[0].imported_sha256 is None   # 0009: nor has it a file's hash
-    assert rows(url, "select version_num from alembic_version") == [("0011",)]
+    assert rows(url, "select version_num from alembic_version") == [("0012",)]
+
+
+@pytest.mark.both_stores
+def test_a_sweep_step_stored_before_0012_keeps_no_swept_names_and_its_title_is_read_from_its_name(store_url, cbk_bin,
+                                                                                                monkeypatch):
+    """0012 stores which parameters a step swept (steps.swept); a step stored before it has only its
+    name, NULL there, and the reports read its name's bracket as they did before."""
+    from conftest import store_at
+
+    from clusterbench.report.data import load_run, step_title
+    from clusterbench.store import Store
+
+    monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
+    engine = store_at(store_url, "0011")
+    with engine.begin() as conn:
+        conn.execute(sa.text("insert into runs (label, started, status) values ('old', '2025-01-01', 'ok')"))
+        conn.execute(sa.text("insert into steps (run_id, position, name, kernel, params, launcher, ranks, status, "
+                             "started) values (1, 0, 'burst [bytes=2m]', 'null', '{\"bytes\": \"2m\"}', 'local', 1, "
+                             "'ok', '2025-01-01')"))
+    engine.dispose()
+    store = Store(store_url)
+    assert rows(store_url, "select version_num from alembic_version") == [("0012",)]
+    assert store.steps_of(1)[0].swept is None
+    (step,) = load_run(store, 1)["steps"]
+    assert step["name"] == "burst [bytes=2m]" and step_title(step) == "burst, bytes 2 MiB"
 
 
 # stops the upgrade in 0005 (it canonicalises each step's parameters), after 0002-0004 added their columns
@@ -114,7 +139,7 @@ def test_an_upgrade_stopped_midway_leaves_the_old_store_as_it_was_and_the_next_o
 
     store = Store(url)
     assert [run.label for run in store.list_runs()] == ["old"]
-    assert rows(url, "select version_num from alembic_version") == [("0011",)]
+    assert rows(url, "select version_num from alembic_version") == [("0012",)]
 
 
 @pytest.mark.parametrize("env, expected", [

@@ -246,7 +246,7 @@ def test_runs_imported_before_the_file_hash_was_kept_are_not_refused_against(cli
                              f"values ('2025-01-01', 'ok', 'OSU 7.4 text, file {OSU}', 'imported')"))
     engine.dispose()
     assert cli("import", "--host", "n01", str(OSU)).status == 0
-    assert store_rows(store_url, "select version_num from alembic_version") == [("0011",)]
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0012",)]
     assert store_rows(store_url, "select id, imported_sha256 is null, imported_at is null from runs order by id") == [
         (1, True, True), (2, False, False)]
     refused(cli("import", str(OSU)), f"{OSU}: already imported as run 2 (same bytes")

@@ -47,7 +47,7 @@ def test_a_store_with_cached_writes_reads_back_buffered_after_the_upgrade(store_
     assert [(s.mode, s.condition, s.warnings) for s in (synced, read)] == [
         ("fsync", "fsync", []), ("cold", "cold", ["a read's own warning"])]
     assert store_rows(store_url, "select count(*) from samples where mode = 'cached'") == [(0,)]
-    assert store_rows(store_url, "select version_num from alembic_version") == [("0011",)]
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0012",)]
 
 
 def test_no_component_names_a_write_state_cached():

@@ -53,3 +53,37 @@ def test_a_swept_suite_steps_title_reads_in_words_in_every_report_and_the_export
         assert "[bytes=" not in text
     exported = cli("export", "--format", "csv", "a").stdout
     assert "burst [bytes=1m]" in exported and "burst, bytes" not in exported   # the stored name, which scripts match
+
+
+@pytest.mark.timeout(180)
+def test_the_words_come_from_the_swept_names_the_plan_stored_not_from_the_name(cli, tmp_path, store_url):
+    """A suite step named with a bracket of its own that its parameters happen to match,
+    "mine [bytes=1m]" with bytes = "1m", swept nothing: read out of the name, it was shown
+    as the sweep "mine, bytes 1 MiB". The plan stores what it swept (steps.swept), and the
+    words come from that: a step of no sweep keeps its name, a swept one names its value."""
+    from test_adaptive_and_migrations import rows
+
+    suite = tmp_path / "named.toml"
+    suite.write_text('[[steps]]\nname = "mine [bytes=1m]"\nkernel = "null"\nrepeat = 3\n'
+                     'params = { seconds = "0.001", bytes = "1m" }\n'
+                     '[[steps]]\nname = "burst [x]"\nkernel = "null"\nrepeat = 3\n'
+                     'params = { seconds = "0.001", bytes = ["1m", "2m"] }\n')
+    assert cli("run", str(suite), "--label", "a").status == 0
+    assert rows(store_url, "select name, swept from steps order by position") == [
+        ("mine [bytes=1m]", "[]"), ("burst [x] [bytes=1m]", '["bytes"]'), ("burst [x] [bytes=2m]", '["bytes"]')]
+    shown = cli("show", "a").stdout
+    assert "mine [bytes=1m] [ok]" in shown and "mine, bytes" not in shown
+    assert "burst [x], bytes 1 MiB [ok]" in shown and "burst [x], bytes 2 MiB [ok]" in shown
+
+
+def test_a_step_stored_with_its_swept_names_is_titled_from_them(cbk_bin, monkeypatch):
+    from clusterbench.results.step_words import title
+
+    monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
+    step = _step("scaling: 2 nodes x 1 rank [op=allreduce]", "mpi", {"op": "allreduce", "sizes": "8"}, 2, 1)
+    assert title({**step, "swept": ["op"]}) == "scaling: 2 nodes x 1 rank, allreduce"
+    assert title({**step, "swept": []}) == "scaling: 2 nodes x 1 rank [op=allreduce]"   # no sweep: as named
+    # a name whose end is not the bracket of its stored facts is shown as given, never half read
+    assert title({**step, "swept": ["sizes"]}) == "scaling: 2 nodes x 1 rank [op=allreduce]"
+    step = _step("seqio [write=fsync, np=8, ppn=4]", "seqio", {"write": "fsync"}, 8, 4)
+    assert title({**step, "swept": ["write", "np", "ppn"]}) == "seqio, fsync, 8 ranks, 4 ranks per node"

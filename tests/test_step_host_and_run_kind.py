@@ -33,7 +33,7 @@ def test_a_store_written_with_hosts_in_step_names_is_migrated_to_host_and_kind_c
     # only cluster runs wrote "node HOST: " names: another run's step keeps the name its user gave
     assert [(st.host, st.name) for st in store.steps_of(2)] == [(None, "node x: a user's own step name")]
     assert [store.run(i).kind for i in (1, 2, 3)] == ["cluster", "measured", "imported"]
-    assert store_rows(store_url, "select version_num from alembic_version") == [("0011",)]
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0012",)]
 
 
 def _cluster_like_run(store, *, suite: str | None, kind: str) -> int:

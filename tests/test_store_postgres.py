@@ -27,7 +27,7 @@ def test_four_first_runs_at_once_on_a_new_store_all_land(cbk_bin, store_url):
     assert store_rows(store_url, "select label, status from runs order by label") == [
         (f"first{i}", "ok") for i in range(4)]
     assert store_rows(store_url, "select count(*) from samples") == [(8,)]
-    assert store_rows(store_url, "select version_num from alembic_version") == [("0011",)]
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0012",)]
 
 
 @pytest.mark.both_stores

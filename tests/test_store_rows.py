@@ -215,7 +215,7 @@ def test_a_short_year_an_older_version_stored_is_given_four_digits_and_the_store
         ("0001-01-01 00:00:00.000000", "0999-12-31 23:59:59.500000")]
     assert store_rows(store_url, "select started, finished from steps where run_id = 1") == [
         ("0012-03-04 05:06:07.000000", "2024-01-01 00:00:00.000000")]
-    assert store_rows(store_url, "select version_num from alembic_version") == [("0011",)]
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0012",)]
     for args in _VIEWS:
         r = cli(*args)
         assert r.status == 0 and "Traceback" not in r.stderr, (args, r.stderr[-300:])

@@ -156,7 +156,7 @@ def test_a_store_written_before_canonical_parameters_is_migrated(store_url):
     assert [st.params for st in store.steps_of(1)] == [
         {"bytes": "1m", "seconds": "0.5"}, {"bytes": "1m"}, {"sizes": "8,1m", "op": "pingpong", "iterations": "10"},
         {"bs": "4KiB"}]
-    assert store_rows(store_url, "select version_num from alembic_version") == [("0011",)]
+    assert store_rows(store_url, "select version_num from alembic_version") == [("0012",)]
 
 
 def test_a_parameter_given_twice_is_refused_by_cbk_and_by_run(cbk_bin, cli, store_url):

@@ -162,7 +162,7 @@ def _step_words(st) -> str:
     from clusterbench.results.step_words import title
 
     return title({"name": st.name, "kernel": st.kernel, "params": st.params, "ranks": st.ranks,
-                  "ranks_per_node": st.ranks_per_node})
+                  "ranks_per_node": st.ranks_per_node, "swept": getattr(st, "swept", None)})
 
 
 def _check_disjoint(configs: list[Config]) -> None:

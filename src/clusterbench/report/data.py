@@ -36,6 +36,8 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
             "launcher": st.launcher, "ranks": st.ranks, "ranks_per_node": st.ranks_per_node,
             "status": st.status, "message": st.message, "started": _iso(st.started),
             "finished": _iso(st.finished), "build": st.build, "stop_reason": st.stop_reason, "host": st.host,
+            # None: stored before 0012, or read from an older store opened read-only (not migrated)
+            "swept": getattr(st, "swept", None),
             "summary": step_summary.rows(samples, step_ctx),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })

@@ -8,12 +8,23 @@ where no other parameter of the kernel has that choice ("allreduce"),
 anything else by its parameter's name and value ("block size 4 MiB",
 "2 ranks").
 
-The bracket is read only where each of its `name=value` items is what the
-step's own stored parameters, rank count or ranks per node say: a name a
-user gave with brackets of their own is shown as given."""
+Which values those are is a fact the plan stored with the step
+(steps.swept, plan.Step.swept): the bracket is rebuilt from those names
+and the step's own parameters, rank count and ranks per node, never read
+out of the name. A step stored before that fact (steps.swept NULL) has
+only its name: there the bracket is read, and only where each of its
+`name=value` items is what the step's own facts say, so a name a user
+gave with brackets of their own is shown as given."""
 from __future__ import annotations
 
 from clusterbench.output.counted_text import counted
+
+
+def sweep_bracket(told: dict[str, str]) -> str:
+    """' [op=allreduce, np=2]': what a swept step's name ends in, from the
+    values that tell it from its siblings (run/plan.py's Step.swept names,
+    in order). The plan names its steps with it, and title() rebuilds it."""
+    return f" [{', '.join(f'{k}={v}' for k, v in told.items())}]"
 
 
 def _name_words(name: str) -> str:
@@ -58,22 +69,46 @@ def _bracket(name: str) -> tuple[str, list[str]] | None:
     return (base, items) if base and all("=" in i for i in items) else None
 
 
-def title(step: dict) -> str:
-    """The step's name (or kernel) with the plan's bracket in words:
-    'scaling: 2 nodes x 1 rank, allreduce'. step: name, kernel, params,
-    ranks and ranks_per_node as the store gives them."""
+def _facts(step: dict) -> dict[str, str]:
+    """What the plan wrote a step's bracket from: its parameters, rank count ("np") and ranks per node ("ppn")."""
+    return {**{k: str(v) for k, v in (step.get("params") or {}).items()}, "np": str(step.get("ranks")),
+            "ppn": str(step.get("ranks_per_node"))}
+
+
+def _in_words(step: dict, base: str, parts: list[tuple[str, str]]) -> str:
     from clusterbench.results.params import kernel_of
 
-    name = step.get("name") or step["kernel"]
+    kernel = kernel_of(step["kernel"])
+    return f"{base}, {', '.join(part_words(kernel, k, v) for k, v in parts)}"
+
+
+def _title_from_bracket(step: dict, name: str) -> str:
+    """A step stored before steps.swept: its name's bracket, read where each item is one of its facts."""
     found = _bracket(name)
     if found is None:
         return name
     base, items = found
-    # each item must be one of the step's own facts: the plan wrote them from these
-    facts = {**{k: str(v) for k, v in (step.get("params") or {}).items()}, "np": str(step.get("ranks")),
-             "ppn": str(step.get("ranks_per_node"))}
+    facts = _facts(step)
     parts = [item.partition("=")[::2] for item in items]
     if any(facts.get(k) != v for k, v in parts):
         return name
-    kernel = kernel_of(step["kernel"])
-    return f"{base}, {', '.join(part_words(kernel, k, v) for k, v in parts)}"
+    return _in_words(step, base, parts)
+
+
+def title(step: dict) -> str:
+    """The step's name (or kernel) with the plan's bracket in words:
+    'scaling: 2 nodes x 1 rank, allreduce'. step: name, kernel, params,
+    ranks, ranks_per_node and swept as the store gives them (swept missing
+    or None: a step stored before it)."""
+    name = step.get("name") or step["kernel"]
+    swept = step.get("swept")
+    if swept is None:
+        return _title_from_bracket(step, name)
+    facts = _facts(step)
+    if not swept or any(k not in facts for k in swept):
+        return name
+    told = {k: facts[k] for k in swept}
+    bracket = sweep_bracket(told)
+    if not name.endswith(bracket):   # a name the plan did not end with its bracket (a GPU's " GPU 0"): as given
+        return name
+    return _in_words(step, name[:-len(bracket)], list(told.items()))

@@ -36,6 +36,11 @@ class Step:
     gpus_per_rank: int = 0     # >0: each rank bound to its own granted GPUs (clusterbench.launch.gpubind)
     share_gpus: bool = False   # with too few granted GPUs, ranks share them round-robin
     timeout_s: float | None = None   # one launch's time limit (--step-timeout); None: no limit
+    # what tells this step from its siblings, in the order its name's bracket gives them: swept parameters'
+    # names, then "np" and "ppn" where several rank counts or placements were swept; () outside a sweep.
+    # Stored with the step (steps.swept, 0012), so a report puts the name in words from these facts
+    # (results/step_words.py) instead of reading the bracket back out of the name
+    swept: tuple[str, ...] = ()
 
     def title(self) -> str:
         return self.name or self.kernel
@@ -66,6 +71,7 @@ def expand(kernel: str, params: dict, *, repeat: int, ranks: int | list[int] = 1
     counts and ranks per node (a list of ppn sweeps placements: np=4 with
     ppn=[4, 2, 1] runs as 1x4, 2x2 and 4x1)."""
     from clusterbench.results.params import canonical_for
+    from clusterbench.results.step_words import sweep_bracket
 
     params = canonical_for(kernel, params)
     swept = {k: v for k, v in params.items() if isinstance(v, list)}
@@ -78,14 +84,12 @@ def expand(kernel: str, params: dict, *, repeat: int, ranks: int | list[int] = 1
             for combo in itertools.product(*swept.values()) if swept else [()]:
                 chosen = {k: as_text(v) for k, v in zip(swept, combo)}
                 p = {k: chosen.get(k, fixed.get(k)) for k in params}  # the order the user gave
-                label = name
-                if swept or len(rank_values) > 1 or len(ppn_values) > 1:
-                    parts = [f"{k}={as_text(v)}" for k, v in zip(swept, combo)]
-                    if len(rank_values) > 1:
-                        parts.append(f"np={np_}")
-                    if len(ppn_values) > 1:
-                        parts.append(f"ppn={ppn}")
-                    label = f"{name or kernel} [{', '.join(parts)}]"
+                told = dict(chosen)
+                if len(rank_values) > 1:
+                    told["np"] = str(np_)
+                if len(ppn_values) > 1:
+                    told["ppn"] = str(ppn)
+                label = f"{name or kernel}{sweep_bracket(told)}" if told else name
                 steps.append(Step(kernel, p, repeat, int(np_), None if ppn is None else int(ppn), launcher, label,
-                                  requires, dict(env or {})))
+                                  requires, dict(env or {}), swept=tuple(told)))
     return steps

@@ -58,7 +58,7 @@ def begin(store: Store, run_id: int, position: int, step: Step, launcher: str, h
     """Opens the step in the store; host: the one node a per-node step runs on."""
     return store.begin_step(run_id, position=position, name=step.name, kernel=step.kernel,
                             params=stored(dict(step.params)), launcher=launcher, ranks=step.ranks,
-                            ranks_per_node=step.ranks_per_node, host=host)
+                            ranks_per_node=step.ranks_per_node, host=host, swept=list(step.swept))
 
 
 def private_dirs_parent(cat, step: Step) -> str | None:

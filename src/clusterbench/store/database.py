@@ -251,12 +251,15 @@ class Store:
         self.rows.update("runs", {"id": run_id}, {"status": status, "finished": now(), "message": message})
 
     def begin_step(self, run_id: int, *, position: int, name: str | None, kernel: str, params: dict,
-                   launcher: str, ranks: int, ranks_per_node: int | None, host: str | None = None) -> int:
-        """host: the one node a per-node step runs on (run cluster); None where the launcher places the ranks."""
+                   launcher: str, ranks: int, ranks_per_node: int | None, host: str | None = None,
+                   swept: list[str] | None = None) -> int:
+        """host: the one node a per-node step runs on (run cluster); None where the launcher places the ranks.
+        swept: the names that tell the step from its siblings (plan.Step.swept), [] outside a sweep;
+        None where not known (its name's bracket is read instead, results/step_words.py)."""
         return self.rows.insert("steps", {
             "run_id": run_id, "position": position, "name": name, "kernel": kernel, "params": params,
             "launcher": launcher, "ranks": ranks, "ranks_per_node": ranks_per_node, "status": "running",
-            "started": now(), "host": host})
+            "started": now(), "host": host, "swept": swept})
 
     def finish_step(self, step_id: int, status: str, build: dict | None = None, message: str | None = None,
                     stop_reason: str | None = None) -> None:

@@ -68,6 +68,9 @@ steps = Table(
     Column("message", Text),
     Column("stop_reason", String(200)),          # why repetition stopped (0002)
     Column("host", String(text_limits.HOST)),   # the one node a per-node cluster step ran on (0006); else NULL
+    # the names that tell a sweep's step from its siblings (plan.Step.swept, 0012): ["op"], ["block-size", "np"];
+    # [] outside a sweep; NULL for a step stored before it (or imported). Last, as the migration appends it
+    Column("swept", JSON),
 )
 
 samples = Table(
