@@ -122,3 +122,39 @@ def test_compare_with_excluded_outliers_says_so(cli):
         doc = json.loads(r.stdout)
         validate(doc, schema())
         assert (doc["exclude_outliers"], doc["outlier_rule"]) == (flag is not None, rule)
+
+
+@pytest.mark.timeout(60)
+def test_a_comparisons_rates_are_shown_in_the_unit_their_steps_table_takes_and_json_keeps_the_records(
+        tmp_path, cbk_bin, monkeypatch):
+    """The golden stream sweep measures 122,519 MiB/s: its step's table (show, Markdown, HTML) reads
+    119.6 GiB/s, but the comparison of the same runs printed 122,519 MiB/s. Every view of a comparison
+    takes the step table's rule, one unit for a step's rows of a unit across every configuration;
+    compare's JSON keeps the records' MiB/s and value."""
+    import io
+
+    from rich.console import Console
+    from test_golden_reports import fill_store
+
+    from clusterbench.report import compare_data, compare_markdown, render
+    from clusterbench.report.compare_terminal import print_comparison
+    from clusterbench.report.data import Report
+    from clusterbench.store import Store
+
+    monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    fill_store(url)
+    report = Report.of(Store(url), ["base", "tuned"], False)
+    table = report.comparison
+    console = Console(width=250, file=io.StringIO(), color_system=None)
+    print_comparison(console, table)
+    terminal, md, html = console.file.getvalue(), compare_markdown.render(table), render("html", report)
+    stream = [line for line in terminal.splitlines() if "stream sweep:" in line]
+    assert len(stream) == 8 and all("GiB/s" in line for line in stream)   # the step's every row, one unit
+    assert "119.6 [117.3..122.0 (75%)] n=3" in terminal and "122,519" not in terminal
+    assert "| GiB/s | 119.6 (128 GB/s); 117.3..122.0" in md and "122,519" not in md
+    assert '<span class="fig">119.6</span><br><small class="fig">(128 GB/s)</small>' in html
+    assert "122,519" not in html.split("<h2>Comparison")[1].split("</table>")[0]
+    copy = next(p for p in compare_data.as_dict(table)["points"]
+                if p["title"] == "stream sweep: copy" and p["mode"] == "best, 2 threads")
+    assert copy["unit"] == "MiB/s" and round(copy["results"]["base"]["median"]) == 122519

@@ -181,18 +181,24 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
         assert md_row == [markdown_cell(c) for c in html_row]
 
     # and the analysis layer's figures, with their units, are what the cells say
+    from clusterbench.report.compare_data import row_units, unit_key
+
     table = report.comparison
     names = table.names
+    units = row_units(table)   # a step's figures in a larger unit where they need it (report/table_units.py)
     by_title = {(r[0], r[1]): r for r in md_rows[1:]}
     for p in table.points:
         row = by_title[(table.title(p), p.mode)]
-        assert row[2] == unit_shown(p.unit)   # as people read it: µs for the records' us
+        u = units[unit_key(p)]
+        assert row[2] == unit_shown(u.unit)   # as people read it: µs for the records' us
         for i, n in enumerate(names):
-            s = p.summary(n)
+            s = u.summary(p.summary(n))
             assert row[3 + i].startswith(median(s))   # at its interval's decimals
             assert row[3 + i].endswith(f"; {ci_words(s)}, n = {s.n}")
-            if p.unit == "MiB/s":
+            if u.unit == "MiB/s":
                 assert f"({number(s.median * 2**20 / 1e6)} MB/s)" in row[3 + i]
+            if u.unit == "GiB/s":
+                assert f"({number(s.median * 2**30 / 1e9)} GB/s)" in row[3 + i]
         c = p.versus(names[0], names[1])
         assert row[5] == f"{c.ratio:.3f} ({c.change:+.1%})"
         assert row[6] == p.verdict_text(names[0], names[1])

@@ -11,6 +11,7 @@ from pathlib import Path
 from clusterbench.analysis import stats
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.output.render_text import csv_cell
+from clusterbench.report import table_units
 from clusterbench.report.units_text import beside
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
@@ -51,11 +52,29 @@ def _sizes(table: Table) -> list[int]:
     return [len(v) for p in table.points for v in p.values.values()]
 
 
-def median_beside(p: Point, config: str) -> str:
+def row_units(table: Table) -> dict[tuple[str, str | None], table_units.ShownUnit]:
+    """Per step and unit, the one unit its rows are shown in for every configuration, as that step's own
+    table chooses it (report/table_units.py): 122,519 MiB/s beside 134,771 reads 119.6 GiB/s beside 131.6,
+    and every row of that step in MiB/s steps with them, so its rows read down as in `show`.
+    Look a row up with unit_key. The JSON and CSV keep the records' unit and value."""
+    figures: dict[tuple[str, str | None], list] = {}
+    for p in table.points:
+        figures.setdefault(unit_key(p), []).extend(p.summary(n) for n in table.names if n in p.values)
+    return {key: table_units.of_summaries(key[1], summaries) for key, summaries in figures.items()}
+
+
+def unit_key(p: Point) -> tuple[str, str | None]:
+    return (p.step, p.unit)
+
+
+def median_beside(p: Point, config: str, shown: table_units.ShownUnit | None = None) -> str:
     """MB/s beside a configuration's MiB/s median, and Gbit/s for a figure
-    measured over a link: '(593 MB/s)', '' for other units."""
+    measured over a link: '(593 MB/s)', '' for other units. shown: the unit
+    the row's median is shown in (row_units); None: the records' unit."""
     first = p.first.get(config)
-    return beside(p.summary(config).median, p.unit, first is not None and first.link_bits_per_s is not None)
+    shown = shown or table_units.ShownUnit(p.unit)
+    return beside(shown.value(p.summary(config).median), shown.unit,
+                  first is not None and first.link_bits_per_s is not None)
 
 
 def _versus(p: Point, base: str, other: str) -> dict:

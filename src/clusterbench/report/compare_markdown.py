@@ -12,7 +12,8 @@ from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
-from clusterbench.report.compare_data import limit_cell, median_beside, outliers_excluded_text, ratio_text
+from clusterbench.report import table_units
+from clusterbench.report.compare_data import limit_cell, median_beside, outliers_excluded_text, ratio_text, row_units, unit_key
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.output import figure_digits
 from clusterbench.report.terminal import ci_words
@@ -25,12 +26,13 @@ def table_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def figure_cell(p: Point, config: str, marks: list[int]) -> str:
+def figure_cell(p: Point, config: str, marks: list[int], shown: table_units.ShownUnit | None = None) -> str:
     """The HTML's figure cell on one line: the median with the numbers of
     its warnings and MB/s (Gbit/s) beside it; then its interval, named by
-    its coverage, and n."""
-    s = p.summary(config)
-    extra = median_beside(p, config)
+    its coverage, and n. shown: the row's unit (compare_data.row_units)."""
+    shown = shown or table_units.ShownUnit(p.unit)
+    s = shown.summary(p.summary(config))
+    extra = median_beside(p, config, shown)
     median = figure_digits.median(s) + "".join(f" !{i}" for i in marks) + (f" {extra}" if extra else "")
     return md(f"{median}; {ci_words(s)}, n = {s.n}")
 
@@ -56,14 +58,16 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         head.append(("limit", False))
     out += [table_row([md(h) for h, _ in head]), "|" + "".join("---:|" if right else "---|" for _, right in head)]
     warnings: list[str] = []
+    units = row_units(table)
     for p in table.points:
-        cells = [md(table.title(p)), md(p.mode), md(unit_shown(p.unit))]
+        u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
+        cells = [md(table.title(p)), md(p.mode), md(unit_shown(u.unit))]
         for n in names:
             marks = []
             for w in p.warnings(n):
                 warnings.append(f"{n}, {table.title(p)}: {w}")
                 marks.append(len(warnings))
-            cells.append(figure_cell(p, n, marks))
+            cells.append(figure_cell(p, n, marks, u))
         for n in names[1:]:
             cells += [md(ratio_text(p.versus(names[0], n))), md(p.verdict_text(names[0], n))]
         if limits:

@@ -12,7 +12,8 @@ from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
-from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text
+from clusterbench.report import table_units
+from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text, row_units, unit_key
 from clusterbench.output.figure_digits import median
 from clusterbench.report.terminal import ci_text
 from clusterbench.output.unit_symbols import unit_shown
@@ -21,8 +22,9 @@ from clusterbench.output.whole_columns import print_whole
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
 
-def cell(p, cfg: str, mark: str = "") -> str:
-    s = p.summary(cfg)
+def cell(p, cfg: str, mark: str = "", shown: table_units.ShownUnit | None = None) -> str:
+    """shown: the unit the row is shown in (compare_data.row_units); None: the records' unit."""
+    s = (shown or table_units.ShownUnit(p.unit)).summary(p.summary(cfg))
     return f"{median(s)} [{ci_text(s)}] n={s.n}" + (f" [yellow]{mark}[/yellow]" if mark else "")
 
 
@@ -96,16 +98,18 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
         heads.append("limit")
     notes: list[str] = []  # the warnings of flagged cells, numbered as marked
     rows = []   # per point: the cells, each as (markup, its plain text)
+    units = row_units(table)
     for p in table.points:
+        u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
         cells = []
         for n in names:
             marks = []
             for w in p.warnings(n):
                 notes.append(f"{n}, {table.title(p)}: {w}")
                 marks.append(f"!{len(notes)}")
-            cells.append((cell(p, n, " ".join(marks)), cell(p, n) + (" " + " ".join(marks) if marks else "")))
+            cells.append((cell(p, n, " ".join(marks), u), cell(p, n, shown=u) + (" " + " ".join(marks) if marks else "")))
         row = [(terminal(table.title(p)), plain(table.title(p))), (terminal(p.mode), plain(p.mode)),
-               (unit_shown(p.unit), unit_shown(p.unit)), *cells]
+               (unit_shown(u.unit), unit_shown(u.unit)), *cells]
         for n in names[1:]:
             c = p.versus(names[0], n)
             ratio = ratio_text(c)
@@ -144,11 +148,14 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
     from clusterbench.analysis.comparison import sweeps
 
     for sw in sweeps(table.points):
+        # one unit for the whole sweep, so its values read down a column
+        u = table_units.of_summaries(sw.unit, [p.summary(n) for p in sw.points for n in names if n in p.values])
         st = Table(sw.param, *[f"{terminal(n)} median [CI]" for n in names],
-                   title=terminal(f"sweep of {sw.param}: {sw.title} [{unit_shown(sw.unit)}]"),
+                   title=terminal(f"sweep of {sw.param}: {sw.title} [{unit_shown(u.unit)}]"),
                    title_justify="left")
         for v, p in zip(sw.values, sw.points):
-            st.add_row(terminal(v), *[f"{median(p.summary(n))} [{ci_text(p.summary(n))}]" for n in names])
+            st.add_row(terminal(v), *[f"{median(s)} [{ci_text(s)}]" for n in names
+                                      for s in [u.summary(p.summary(n))]])
         console.print(folding(st))
     for p in table.partial:
         console.print(terminal(f"  only in {', '.join(n for n in names if n in p.values)}: {table.title(p)} {p.mode or ''}"))

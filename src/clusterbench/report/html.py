@@ -12,7 +12,7 @@ from clusterbench.report.data import Report, kernel_command, step_title, stop_te
 from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.report.compare_markdown import env_blocks, no_difference_text
-from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text
+from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text, row_units, unit_key
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
@@ -201,9 +201,10 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     return out
 
 
-def _cell(p, n: str, notes_of_cell: list[int]) -> str:
-    s = p.summary(n)
-    extra = median_beside(p, n)
+def _cell(p, n: str, notes_of_cell: list[int], shown: table_units.ShownUnit) -> str:
+    """shown: the unit of the comparison's row (compare_data.row_units)."""
+    s = shown.summary(p.summary(n))
+    extra = median_beside(p, n, shown)
     marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
     return (f'<td class=cmp><span class="fig">{figure_digits.median(s)}{marks}</span><br><small class="fig">{esc(extra)}</small>'
             f"<br><small>{ci_cell(s)}, n&nbsp;=&nbsp;{s.n}</small></td>")
@@ -222,14 +223,16 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
                + ("<th>limit</th>" if limits else "") + "</tr>")
     warnings: list[str] = []
     reasons = ReasonNotes()
+    units = row_units(table)
     for p in table.points:
+        u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
         cells = ""
         for n in names:
             numbers = []
             for w in p.warnings(n):
                 warnings.append(f"{n}, {table.title(p)}: {w}")
                 numbers.append(len(warnings))
-            cells += _cell(p, n, numbers)
+            cells += _cell(p, n, numbers, u)
         for n in names[1:]:
             c = p.versus(names[0], n)
             cells += (f'<td class=n>{ratio_text(c)}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
@@ -237,7 +240,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         if limits:   # as wide as a limit's words need: beside nowrap figures and a wide verdict it fell to a word a line
             cells += '<td class="limit">' + "".join(f"<div>{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}</div>"
                                                    for n in names if (lim := p.limit(n))) + "</td>"
-        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(unit_shown(p.unit))}</td>{cells}</tr>")
+        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(unit_shown(u.unit))}</td>{cells}</tr>")
     out.append("</table>")
     out += reasons.html()
     if warnings:
@@ -254,11 +257,13 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         by_kernel_unit[(p.kernel, p.unit)].append(p)
     for (kernel, unit), pts in by_kernel_unit.items():
         pts = pts[:24]
-        series = {n: [(p.summary(n).median, p.summary(n).ci_low, p.summary(n).ci_high) for p in pts] for n in names}
+        # one axis unit for the plot, as its rows' figures are shown (a larger one where they need it)
+        u = table_units.of_summaries(unit, [p.summary(n) for p in pts for n in names if n in p.values])
+        series = {n: [(s.median, s.ci_low, s.ci_high) for p in pts for s in [u.summary(p.summary(n))]] for n in names}
         # every flagged bar hatched with its reason, as its table cell is marked: a warning too, not only a ceiling
         flags = {n: [point_flag(p, n) for p in pts] for n in names}
-        out.append(plots.bars(f"{kernel}: median per configuration, bars = interval of the median ({unit_shown(unit)})",
-                              unit or "", [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
+        out.append(plots.bars(f"{kernel}: median per configuration, bars = interval of the median ({unit_shown(u.unit)})",
+                              u.unit or "", [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
     for d, alike in env_blocks(table.env_diffs):
         if alike:   # said, not a table of headings over no rows
             out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)}</h3><p>{esc(no_difference_text(alike))}</p>")

@@ -5,6 +5,8 @@ a figure of the same unit in the same table takes the same unit, so a
 column never mixes them. Binary units step to binary (MiB/s to GiB/s, as
 the kernels declare their rates: docs/records.md), decimal to decimal, and
 the decimal figure beside a binary one (MB/s beside MiB/s) steps with it.
+A comparison's row (report/compare_*.py) takes one unit for
+every configuration's figure in it, by the same rule.
 Only what the terminal, Markdown and HTML print changes: JSON, CSV and the
 store keep the records' unit and value."""
 from __future__ import annotations
@@ -55,12 +57,22 @@ def larger_for(unit: str | None, largest: float) -> ShownUnit:
     return ShownUnit(shown, divisor, steps)
 
 
+def _largest(s) -> float:
+    """The largest of a summary's median, interval end and maximum: what its figures must fit."""
+    return max([abs(v) for v in (s.median, s.maximum, s.ci_high) if v is not None] if s is not None else [],
+               default=0.0)
+
+
 def of_rows(rows) -> dict[str | None, ShownUnit]:
     """Per unit of a step's summary rows (analysis/step_summary.Row), the unit its figures are shown in,
     chosen by the largest median, interval end or maximum of that unit's rows."""
     largest: dict[str | None, float] = {}
     for r in rows:
-        s = r.stats
-        values = [abs(v) for v in (s.median, s.maximum, s.ci_high) if v is not None] if s is not None else []
-        largest[r.unit] = max([largest.get(r.unit, 0.0), *values])
+        largest[r.unit] = max(largest.get(r.unit, 0.0), _largest(r.stats))
     return {unit: larger_for(unit, v) for unit, v in largest.items()}
+
+
+def of_summaries(unit: str | None, summaries) -> ShownUnit:
+    """The one unit a group of figures of `unit` is shown in (stats.Summary each): a comparison's row,
+    one figure per configuration, so they are read side by side; a sweep's table; a plot's axis."""
+    return larger_for(unit, max((_largest(s) for s in summaries), default=0.0))
