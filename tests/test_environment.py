@@ -868,3 +868,29 @@ def test_env_diff_folds_a_long_path_and_never_cuts_it(cli, store_url):
         cells = "".join(line.split("│")[2].strip() for line in out.splitlines()
                         if line.startswith("│") and len(line.split("│")) > 3)
         assert path in cells, (width, out)
+
+
+@pytest.mark.timeout(60)
+def test_env_diff_names_each_key_in_words_and_keeps_the_stored_key_under_it(cli, store_url):
+    """env --diff listed the raw keys ("target./data.fs_type") where every report names them in words;
+    the words come first now, the stored key on the line below (people grep for it)."""
+    from clusterbench.environment.key_words import key_words
+    from clusterbench.store.opening import open_store
+
+    store = open_store(store_url, writing=True)
+    for label, profile, cmdline in (("a", "balanced", "ro quiet"), ("b", "latency-performance", "ro")):
+        env = dict(fixture_env("xeon2s_hdd"), **{"host.name": "n01", "tuned.profile": profile,
+                                                  "kernel.cmdline": cmdline, "zz.unnamed": label})
+        run_id = store.begin_run(label=label, command="test", suite=None)
+        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
+        store.finish_run(run_id, "ok")
+    out = cli("env", "--diff", "a", "b", "--width", "200")
+    assert out.status == 0, out.stderr
+    cells = [[c.strip() for c in ln.split("│")[1:-1]] for ln in out.stdout.splitlines() if ln.startswith("│")]
+    first = [c[0] for c in cells]
+    for key in ("tuned.profile", "kernel.cmdline"):
+        words = key_words(key)
+        assert words != key
+        i = first.index(words)
+        assert first[i + 1] == key and cells[i + 1][1:] == ["", ""], out.stdout   # the key, alone, below
+    assert first.count("zz.unnamed") == 1   # a key with no words: as stored, once

@@ -41,7 +41,7 @@ def command(diff, targets, as_json, db_url):
             t = Table("key", f"run {a_id} ({terminal(ha)})", f"run {b_id} ({terminal(hb)})",
                       title=f"environment differences: {counted(len(lines), 'line')}")
             for key, va, vb in lines:   # values read from machines and files: printed as written
-                t.add_row(terminal(key), terminal(environment.value_text(key, va)),
+                t.add_row(_key_cell(key), terminal(environment.value_text(key, va)),
                           terminal(environment.value_text(key, vb)))
             if unrecorded:
                 t.add_row(f"({unrecorded[1]} more keys)", *(terminal(unrecorded[0]) if side else ""
@@ -60,6 +60,16 @@ def command(diff, targets, as_json, db_url):
     for k, v in environment.summary_block(env):
         t.add_row(terminal(k), terminal(v))   # read from the machine: text, never markup
     console.print(t)
+
+
+def _key_cell(key: str) -> str:
+    """The key in words (environment/key_words.py), the stored key under it in dim: people grep
+    for the key, and docs/environment.md names each by it. A key with no words: as stored, once."""
+    from clusterbench.environment.key_words import key_words
+    from clusterbench.output.render_text import terminal
+
+    words = key_words(key)
+    return terminal(key) if words == key else f"{terminal(words)}\n[dim]{terminal(key)}[/dim]"
 
 
 def _not_recorded(value) -> bool:
