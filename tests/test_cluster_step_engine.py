@@ -50,8 +50,9 @@ def test_a_per_node_step_is_stored_with_its_host_and_swept_as_a_run_step_is(clus
     assert p.returncode == 0, p.stdout + p.stderr
     assert not orphan.exists()
     assert "removed a stale private directory" in p.stdout + p.stderr
-    assert store_rows(store, "select host, name, status from steps order by host") == [
-        ("h01", "seqio", "ok"), ("h02", "seqio", "ok")]
+    # swept: what the plan swept, stored as a run's step stores it (0012): nothing here
+    assert store_rows(store, "select host, name, status, swept from steps order by host") == [
+        ("h01", "seqio", "ok", "[]"), ("h02", "seqio", "ok", "[]")]
     assert store_rows(store, "select kind, suite from runs") == [("cluster", "cluster")]
     show = run_bounded([sys.executable, "-m", "clusterbench", "show", "engine"], timeout=60, env=env)
     assert show.returncode == 0 and "Cluster run 1 (engine)" in show.stdout and "2 nodes" in show.stdout, show.stdout
