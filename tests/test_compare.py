@@ -28,7 +28,7 @@ def test_compare_two_file_systems_shows_the_file_system_line_and_verdicts(cli, t
     assert cli("run", "seqio", f"--dir={tmpfs_dir}", "--label", "tmpfs", *common).status == 0
     r = cli("compare", "disk", "tmpfs")
     assert r.status == 0, r.stderr
-    fs_line = next(line for line in r.stdout.splitlines() if "target.fs_type" in line)
+    fs_line = next(line for line in r.stdout.splitlines() if "target directory, file system" in line)
     assert "tmpfs" in fs_line and "ext4" in fs_line or "xfs" in fs_line or "btrfs" in fs_line
     assert "seqio: write" in r.stdout and "seqio: read" in r.stdout
     assert "tmpfs/disk" in r.stdout

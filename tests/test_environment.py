@@ -823,8 +823,9 @@ def test_an_environment_diff_says_each_value_with_its_unit_where_a_report_reader
                              [])
         store.finish_step(step, "ok")
         store.finish_run(run_id, "ok")
-    want = {"target.size_bytes": ("256 GiB", "23.5 GiB (25,274,793,984 bytes)"),
-            "target.rotational": ("yes", "no"), "target.read_ahead_kb": ("8,192 KiB", "128 KiB")}
+    # one target directory against another: its keys are target.*, named in words (environment/key_words.py)
+    want = {"target directory, size": ("256 GiB", "23.5 GiB (25,274,793,984 bytes)"),
+            "target directory, rotating disk": ("yes", "no"), "target directory, read-ahead": ("8,192 KiB", "128 KiB")}
 
     def rows(text: str, sep: str) -> dict[str, list[str]]:
         out = {}

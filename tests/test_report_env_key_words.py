@@ -17,6 +17,10 @@ def test_a_key_is_named_in_words_and_an_unknown_one_as_stored():
     assert key_words("cbk.version") == "cbk version"
     assert key_words("target./scratch/a.b.fs_type") == "/scratch/a.b, file system"   # a directory with a dot in it
     assert key_words("gpu.0.pcie_gen_current_error") == "GPU 0, PCIe generation (now), why not read"
+    # one target directory's keys, as a comparison of two directories names them (comparison.single_target)
+    assert key_words("target.fs_type") == "target directory, file system"
+    assert key_words("target.netfs.kind") == "target directory, network file system"
+    assert key_words("target.path") == "target directory"
     # a key no pattern names (a collector added later) is shown as stored, never hidden
     assert key_words("acme.widget.count") == "acme.widget.count"
     assert key_words("acme.widget_error") == "acme.widget_error"

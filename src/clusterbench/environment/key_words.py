@@ -163,6 +163,12 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("conditions.setting.<name>", "setting <name> for the run (--setting)"),
 )
 
+# a comparison of one target directory against another names each one's keys target.* and its path
+# target.path (analysis/comparison.single_target), so two directories line up key by key
+WORDS += (("target.path", "target directory"),
+          *((pattern.replace("target.<dir>.", "target."), words.replace("<dir>", "target directory"))
+            for pattern, words in WORDS if pattern.startswith("target.<dir>.")))
+
 
 @functools.cache
 def _compiled() -> tuple[tuple[re.Pattern, str], ...]:
