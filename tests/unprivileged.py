@@ -20,6 +20,7 @@ import clusterbench.cli, clusterbench.commands.run, clusterbench.run.runner, clu
 import clusterbench.conditions.apply, clusterbench.catalogue, clusterbench.suites, clusterbench.run.plan
 import clusterbench.run.cluster.use_case, clusterbench.run.cluster.execute, clusterbench.analysis.cluster.analysis
 import clusterbench.commands.list_runs, clusterbench.commands.show, clusterbench.commands.clean, pwd
+import clusterbench.store.storable   # its unicodedata (a label of invisible characters is refused)
 import clusterbench.catalogue as c
 c.load()
 import clusterbench.results.sizes
