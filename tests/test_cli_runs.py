@@ -257,6 +257,14 @@ def test_what_a_killed_suite_left_running_is_swept_and_a_live_suites_is_not(tmp_
     gone = subprocess.Popen(["sleep", "300"], env={**os.environ, process_guard.VAR: "999999999-dead:1"})
     alive = subprocess.Popen(["sleep", "300"], env={**os.environ, process_guard.VAR: f"{process_guard.SESSION}:x"})
     try:
+        # Popen returns once the child's exec has closed its close-on-exec pipe, which the kernel does
+        # before it sets the new image's argument and environment bounds: until then /proc shows an empty
+        # cmdline and environ, and a loaded machine (a second suite beside this one) left the sweep
+        # finding nothing. Both are seen tagged first.
+        deadline = time.monotonic() + 30
+        while {gone.pid, alive.pid} - {pid for pid, _ in process_guard.tagged("")}:
+            assert time.monotonic() < deadline, "the two sleeps never showed their tags in /proc"
+            time.sleep(0.05)
         swept = process_guard.sweep_dead_sessions()
         # what was swept first: a wait that times out would not say why
         assert [pid for pid, _ in swept] == [gone.pid], (swept, gone.pid)
