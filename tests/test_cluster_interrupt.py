@@ -304,6 +304,18 @@ def test_a_node_whose_cbk_runs_another_mpi_is_named_and_the_link_matrix_skipped(
     assert cbk_differs.key == "cbk" and ", MPI Open MPI " in next(iter(cbk_differs.differ.values())), cbk_differs
 
 
+def cbk_refusing_the_link_matrix(cbk: str, tmp_path) -> Path:
+    """A copy of cbk behind a wrapper that gives linkmatrix a parameter it
+    does not know, as another version of cbk would refuse one of ours."""
+    real = tmp_path / "cbk.real"
+    shutil.copy2(cbk, real)
+    wrapper = tmp_path / "cbk-older"
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = linkmatrix ] && {{ shift; exec {real} linkmatrix --no-such-param=1 "$@"; }}\n'
+                       f'exec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
 @pytest.mark.timeout(180)
 def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_naming_it(cluster, tmp_path):
     """h02's cbk is another version, without a parameter the others take
@@ -313,12 +325,7 @@ def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_nami
     and the step said nothing of h02. The ranks now agree on a refused
     parameter, and the lowest that refused it says so, with its host."""
     cbk = find_cbk()
-    real = tmp_path / "cbk.real"
-    shutil.copy2(cbk, real)
-    wrapper = tmp_path / "cbk-older"
-    wrapper.write_text(f'#!/bin/sh\n[ "$1" = linkmatrix ] && {{ shift; exec {real} linkmatrix --no-such-param=1 "$@"; }}\n'
-                       f'exec {real} "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper = cbk_refusing_the_link_matrix(cbk, tmp_path)
     store = f"sqlite:///{tmp_path / 'r.db'}"
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
     with before_each_command(cluster, bind_over_cbk("h02", wrapper, cbk)):
@@ -336,12 +343,7 @@ def test_the_steps_planned_after_a_step_whose_input_cbk_refused_are_stored_skipp
     after it were never stored: show and the report gave no sign they had
     been planned. Each is stored skipped, naming the step the run ended at."""
     cbk = find_cbk()
-    real = tmp_path / "cbk.real"
-    shutil.copy2(cbk, real)
-    wrapper = tmp_path / "cbk-older"
-    wrapper.write_text(f'#!/bin/sh\n[ "$1" = linkmatrix ] && {{ shift; exec {real} linkmatrix --no-such-param=1 "$@"; }}\n'
-                       f'exec {real} "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper = cbk_refusing_the_link_matrix(cbk, tmp_path)
     store = f"sqlite:///{tmp_path / 'r.db'}"
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store, "COLUMNS": "200"}
     with before_each_command(cluster, bind_over_cbk("h02", wrapper, cbk)):
