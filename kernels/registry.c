@@ -1,6 +1,6 @@
 /* The one list of kernels. Adding a kernel: one file under kernels/<family>/
  * and one line here (inside #ifdef CBK_HAVE_MPI when it needs MPI, inside
- * #ifdef CBK_HAVE_CUDA when it needs a GPU runtime, then also a line in
+ * #ifdef CBK_HAVE_GPU when it needs a GPU runtime, then also a line in
  * cbk_left_out with its family, for the builds without it). */
 #include "core/cbk.h"
 
@@ -20,7 +20,7 @@ extern const struct cbk_kernel cbk_kernel_mpi;
 extern const struct cbk_kernel cbk_kernel_pario;
 extern const struct cbk_kernel cbk_kernel_linkmatrix;
 #endif
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
 extern const struct cbk_kernel cbk_kernel_gpucopy;
 extern const struct cbk_kernel cbk_kernel_gpumem;
 extern const struct cbk_kernel cbk_kernel_gpupeer;
@@ -41,7 +41,7 @@ const struct cbk_kernel *const cbk_kernels[] = {
     &cbk_kernel_pario,
     &cbk_kernel_linkmatrix,
 #endif
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
     &cbk_kernel_gpucopy,
     &cbk_kernel_gpumem,
     &cbk_kernel_gpupeer,
@@ -56,7 +56,7 @@ const struct cbk_left_out cbk_left_out[] = {
 #ifndef CBK_HAVE_MPI
     { "mpi", CBK_FAMILY_MPI, NO_MPI }, { "pario", CBK_FAMILY_IO, NO_MPI }, { "linkmatrix", CBK_FAMILY_MPI, NO_MPI },
 #endif
-#ifndef CBK_HAVE_CUDA
+#ifndef CBK_HAVE_GPU
     { "gpucopy", CBK_FAMILY_GPU, NO_CUDA }, { "gpumem", CBK_FAMILY_GPU, NO_CUDA },
     { "gpupeer", CBK_FAMILY_GPU, NO_CUDA },
 #endif

@@ -82,7 +82,9 @@ if [ -n "$extras" ]; then
   # (Built beside the tests instead, the CUDA build's 25 CPU-s landed on the
   # suite's first minutes, its compile-heavy install and build tests: the
   # tests took 528 and 563 s against 501-505, 2026-11-29.)
-  builds=(build-openmpi-cbk)
+  # the GPU kernels on the test runtime (host memory standing in for a GPU,
+  # a 5 s build): their own code runs in the tests of a machine without one
+  builds=(build-openmpi-cbk build-gpu-test-cbk)
   # the GPU kernels compiled on every test run, with nvcc from PyPI (about
   # 350 MB, 20-30 s here); CLUSTERBENCH_SKIP_CUDA=1 leaves them out, and
   # tests/test_gpu_kernels.py then skips (fails under CI)

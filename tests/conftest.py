@@ -135,6 +135,20 @@ def cuda_cbk() -> str:
 
 
 @pytest.fixture(scope="session")
+def gpu_test_cbk() -> str:
+    """The cbk whose GPU kernels run on the test runtime, host memory standing in for
+    a GPU (scripts/build-gpu-test-cbk.sh): $CLUSTERBENCH_CBK_GPU_TEST, else
+    .venv/gpu-test-build/cbk. Missing fails under CI (setup.sh --test builds it), else skips."""
+    path = os.environ.get("CLUSTERBENCH_CBK_GPU_TEST") or str(REPO / ".venv" / "gpu-test-build" / "cbk")
+    if os.access(path, os.X_OK):
+        return path
+    message = f"no cbk built on the GPU test runtime at {path}: run scripts/build-gpu-test-cbk.sh"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
 def mpiexec(cbk_bin) -> str:
     """mpiexec of the MPI cbk was built with; skips when cbk has no MPI."""
     desc = json.loads(subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True, check=True).stdout)

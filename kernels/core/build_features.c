@@ -25,5 +25,9 @@ void cbk_json_build_features(struct cbk_json *j)
 #else
     cbk_json_bool(j, "cuda", false);
 #endif
+#ifdef CBK_GPU_TEST_RUNTIME
+    /* only in a test build: the GPU kernels on host memory (docs/gpu.md) */
+    cbk_json_bool(j, "gpu_test_runtime", true);
+#endif
     cbk_json_close(j);
 }

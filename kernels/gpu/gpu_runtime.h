@@ -1,6 +1,7 @@
 /* The GPU runtime behind the GPU kernels: one table of function pointers
  * (as randio's engines and IOR's aiori), filled by runtime_cuda.c (and a
- * future runtime_hip.c). The kernels call only this table, never a runtime
+ * future runtime_hip.c); runtime_test.c fills it with host memory for the
+ * tests of a build without a GPU (CBK_GPU_TEST_RUNTIME). The kernels call only this table, never a runtime
  * library, so a second runtime is one more file. Every call that can fail
  * returns NULL, or the runtime's own text for the error (e.g. "CUDA driver
  * version is insufficient for CUDA runtime version"), so the caller writes
@@ -59,7 +60,7 @@ struct cbk_gpu_runtime {
      * reads it across the link) */
     const char *(*alloc_pinned)(void **p, size_t bytes);
     void (*free_pinned)(void *p);
-    /* managed (unified) memory: host and device both touch it, pages migrate */
+    /* managed (unified) memory: host and device both touch it, pages migrate; freed by free_device */
     const char *(*alloc_managed)(void **p, size_t bytes);
     const char *(*stream_create)(cbk_gpu_stream *s);
     void (*stream_destroy)(cbk_gpu_stream s);
@@ -94,7 +95,12 @@ struct cbk_gpu_runtime {
 };
 
 /* The runtime this build has; the GPU kernels are left out of a build with none. */
+#ifdef CBK_GPU_TEST_RUNTIME
+extern const struct cbk_gpu_runtime cbk_gpu_runtime_test;
+static inline const struct cbk_gpu_runtime *cbk_gpu_runtime(void) { return &cbk_gpu_runtime_test; }
+#else
 extern const struct cbk_gpu_runtime cbk_gpu_runtime_cuda;
 static inline const struct cbk_gpu_runtime *cbk_gpu_runtime(void) { return &cbk_gpu_runtime_cuda; }
+#endif
 
 #endif

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
 #include "../gpu/gpu_runtime.h"
 #endif
 #if defined(OPEN_MPI) && OPEN_MPI && defined(__has_include)
@@ -34,7 +34,7 @@ int mpi_buffer_check(enum mpi_buffer b, const struct cbk_choice_list *ops, char 
                      mpi_buffer_names[b], mpi_op_names[ops->index[i]]);
             return -1;
         }
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
     return cbk_gpu_runtime()->probe(why, len) ? -1 : 0;
 #else
     snprintf(why, len, "--buffer=%s needs a cbk built with CUDA: rebuild it with nvcc on PATH or CUDACXX=/path/to/nvcc "
@@ -43,11 +43,15 @@ int mpi_buffer_check(enum mpi_buffer b, const struct cbk_choice_list *ops, char 
 #endif
 }
 
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
 /* Whether the library passes device pointers itself, and how it was asked. */
 static bool cuda_aware(const char **query)
 {
-#if defined(MPIX_GPU_SUPPORT_CUDA)
+#if !defined(CBK_HAVE_CUDA)
+    /* the test runtime's "device" memory is host memory (docs/gpu.md) */
+    *query = "not asked: the GPU runtime is not CUDA";
+    return false;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
     int yes = 0;
     *query = "MPIX_GPU_query_support";
     return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) == MPI_SUCCESS && yes;
@@ -71,7 +75,7 @@ int mpi_buffers_alloc(struct mpi_state *s, size_t send_bytes, size_t recv_bytes,
             snprintf(why, len, "cannot allocate host buffers of %zu bytes", send_bytes);
         return s->send && s->recv ? 0 : -1;
     }
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
     const struct cbk_gpu_runtime *rt = cbk_gpu_runtime();
     const char *err = NULL;
     if (s->buffer == MPI_BUFFER_MANAGED) {
@@ -106,7 +110,7 @@ void mpi_buffers_free(struct mpi_state *s)
         cbk_buffer_free(s->recv);
         return;
     }
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
     const struct cbk_gpu_runtime *rt = cbk_gpu_runtime();
     void (*release)(void *) = s->staged ? rt->free_pinned : rt->free_device;
     if (s->send)
@@ -126,7 +130,7 @@ void mpi_buffers_free(struct mpi_state *s)
  * MPI_ERR_OTHER, OR-ed into the loop's code. */
 int mpi_stage_out(struct mpi_state *s, size_t bytes)
 {
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
     return cbk_gpu_runtime()->copy_sync(s->send, s->dev_send, bytes) ? MPI_ERR_OTHER : MPI_SUCCESS;
 #else
     (void)s;
@@ -137,7 +141,7 @@ int mpi_stage_out(struct mpi_state *s, size_t bytes)
 
 int mpi_stage_in(struct mpi_state *s, size_t bytes)
 {
-#ifdef CBK_HAVE_CUDA
+#ifdef CBK_HAVE_GPU
     return cbk_gpu_runtime()->copy_sync(s->dev_recv, s->recv, bytes) ? MPI_ERR_OTHER : MPI_SUCCESS;
 #else
     (void)s;

@@ -116,6 +116,9 @@ def _version(ctx, _param, value):
     gpu_left_out = set(cat.left_out_of_family(catalogue.GPU).values())
     if gpu_left_out:   # a CPU-only build and a CUDA one printed the same
         click.echo(f"GPU kernels: not built in ({'; '.join(sorted(gpu_left_out))})")
+    elif (cat.features or {}).get("gpu_test_runtime"):   # a test build must not pass for a GPU one
+        click.echo("GPU kernels: built in on the test runtime: host memory stands in for a GPU, nothing is measured "
+                   "on one (docs/gpu.md)")
     elif any(k.family == catalogue.GPU for k in cat.kernels.values()):
         click.echo("GPU kernels: built in")
     for w in warnings:

@@ -16,6 +16,7 @@ from clusterbench.results.sample import Sample
 PCIE_GT_PER_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 PCIE_EFFICIENCY = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 236 / 256}
 COPY_PHASES = ("h2d", "d2h", "bidir")
+TEST_RUNTIME = "test"   # kernels/gpu/runtime_test.c: the GPU kernels' tests on host memory
 MEMORY_PHASES = ("copy", "scale", "add", "triad", "dot")
 
 
@@ -93,9 +94,12 @@ def _figure_gb_per_s(sample: Sample) -> float | None:
 
 def gpu_warnings(sample: Sample, env: dict) -> list[str]:
     """Warnings for a GPU kernel's sample, judged against its host's snapshot."""
-    if not (is_gpu_copy(sample) or is_gpu_memory(sample)):
-        return []
     out = []
+    if sample.extra("gpu_runtime") == TEST_RUNTIME:
+        out.append("measured by a cbk built on the test runtime: host memory stood in for the GPU, so this is no "
+                   "GPU's figure (docs/gpu.md)")
+    if not (is_gpu_copy(sample) or is_gpu_memory(sample)):
+        return out
     figure = _figure_gb_per_s(sample)
     limit = gpu_limit(sample, env)
     if limit and figure is not None and figure > RATE_SLACK * limit[1]:

@@ -1,0 +1,268 @@
+"""The GPU kernels' own code, run where no GPU is: a cbk built on the test
+runtime (kernels/gpu/runtime_test.c, scripts/build-gpu-test-cbk.sh), where
+host memory stands in for GPU memory. What the kernels decide is real here:
+the cases and sizes they plan, how many copies they time, the bytes they
+count, the check of every copy and array (a planted fault must fail it), the
+records and their warnings, the refusals; and clusterbench stores, shows and
+reports what they measured, flagged as no GPU's figure. The figures are host
+memory's; the GPU's own are tests/test_gpu_kernels.py's, marked gpu."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import _parse_lines
+from clusterbench.results.records import contract_problems, is_contract_measurement
+from clusterbench.results.sample import Sample
+
+GPU_KERNELS = ("gpucopy", "gpumem", "gpupeer")
+
+
+def run(cbk: str, *args: str, gpus: int = 1, fault: str | None = None, env: dict | None = None,
+        timeout: float = 120) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("CBK_TEST_GPU")}
+    e.update(CBK_TEST_GPUS=str(gpus), **(env or {}))
+    if fault:
+        e["CBK_TEST_GPU_FAULT"] = fault
+    return subprocess.run([cbk, *args], capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def measurements(stdout: str) -> list[dict]:
+    records = _parse_lines(stdout)
+    for rec in records:
+        assert contract_problems(rec) == [], json.dumps(rec)[:400]
+    ms = [r for r in records if r["type"] == "measurement"]
+    for rec in ms:
+        assert is_contract_measurement(rec)
+        Sample.from_record(rec)
+    return ms
+
+
+def error_message(stderr: str) -> str:
+    errors = [r for r in _parse_lines(stderr) if r.get("type") == "error"]
+    assert len(errors) == 1, stderr
+    return errors[0]["message"]
+
+
+def test_gpucopy_plans_every_case_once_and_checks_each_with_both_clocks(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpucopy", "--sizes=8,1m", "--direction=h2d,d2h,bidir,d2d",
+            "--host-memory=pinned,pageable", "--volume=8m")
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    cases = sorted((m["phase"], m["host_memory"], m["copy_bytes"]) for m in ms)
+    # d2d has no host memory: once per size, not once per host memory
+    assert cases == sorted([(d, h, s) for d in ("h2d", "d2h", "bidir") for h in ("pinned", "pageable")
+                            for s in (8, 1 << 20)] + [("d2d", "none", s) for s in (8, 1 << 20)])
+    for m in ms:
+        assert m["validated"] is True and m["gpu_runtime"] == "test"
+        assert m["gpu_name"] == "test GPU 0 (host memory)"
+        legs = 2 if m["phase"] == "bidir" else 1
+        assert m["bytes"] == m["copy_bytes"] * m["copies"] * legs and m["ops"] == m["copies"] * legs
+        assert m["event_seconds"] > 0 and m["driver_seconds"] > 0
+        assert m["driver_latency_us"] == pytest.approx(m["driver_seconds"] / m["copies"] * 1e6)
+        assert any(w.startswith("pageable host memory") for w in m.get("warnings", [])) == (m["host_memory"] == "pageable")
+        assert ("event_read_write_gb_per_s" in m) == (m["phase"] == "d2d")
+    d2d = next(m for m in ms if m["phase"] == "d2d")
+    assert d2d["event_read_write_gb_per_s"] == pytest.approx(2 * d2d["event_gb_per_s"])
+
+
+def test_gpucopy_times_volume_over_size_copies_within_its_bounds(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpucopy", "--sizes=8,1m,16m", "--direction=h2d", "--host-memory=pinned",
+            "--volume=32m", "--iterations=100", "--min-iterations=3")
+    assert p.returncode == 0, p.stderr
+    copies = {m["copy_bytes"]: m["copies"] for m in measurements(p.stdout)}
+    assert copies == {8: 100, 1 << 20: 32, 16 << 20: 3}   # capped, volume / size, floored
+
+
+def test_gpucopy_copy_kernel_engine_is_measured_beside_the_copy_engine(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpucopy", "--sizes=64k", "--direction=h2d,d2h", "--host-memory=pinned",
+            "--engine=copy,kernel")
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    assert sorted((m["phase"], m["engine"]) for m in ms) == [("d2h", "copy"), ("d2h", "kernel"),
+                                                             ("h2d", "copy"), ("h2d", "kernel")]
+    assert all(m["validated"] for m in ms)
+
+
+@pytest.mark.parametrize("direction", ["h2d", "d2h", "bidir", "d2d"])
+def test_a_copy_that_moved_nothing_fails_its_check_and_says_which(gpu_test_cbk, direction):
+    p = run(gpu_test_cbk, "gpucopy", "--sizes=64k", f"--direction={direction}", "--host-memory=pinned",
+            fault="lost-copy")
+    assert p.returncode == 1, p.stderr
+    assert error_message(p.stderr) == (f"gpucopy: validation failed: after the {direction} copies of 65536 bytes "
+                                       "(pinned memory, copy) a destination differs from its source")
+    [m] = measurements(p.stdout)
+    assert m["validated"] is False
+
+
+def test_gpumem_counts_stream_bytes_and_checks_every_array(gpu_test_cbk):
+    # no --array-size: the three arrays fill a quarter of the device's 96 MiB
+    p = run(gpu_test_cbk, "gpumem", "--passes=3", env={"CBK_TEST_GPU_MEMORY": "96m"})
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    assert [m["phase"] for m in ms] == ["copy", "scale", "add", "triad", "dot"]
+    n = (96 << 20) // 4 // 3 // 8
+    touched = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "dot": 2}
+    for m in ms:
+        assert m["array_elements"] == n and m["bytes"] == touched[m["phase"]] * 8 * n
+        assert m["validated"] is True and m["avg_rel_error_a"] <= 1e-13 and m["rel_error_dot"] <= 1e-8
+        assert m["passes"] == 3 and m["passes_counted"] == 2    # the first pass dropped, as STREAM's
+        assert m["min_time_s"] <= m["max_time_s"]
+        assert m["array_size_source"] == "0.25 of 96 MiB of device memory, in three arrays"
+        assert "memory_peak_gb_per_s" not in m and "fraction_of_peak" not in m   # the runtime did not say
+
+
+def test_gpumem_gives_its_fraction_of_the_peak_the_runtime_tells(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpumem", "--array-size=8m", "--passes=2", env={"CBK_TEST_GPU_PEAK_GB_PER_S": "4000"})
+    assert p.returncode == 0, p.stderr
+    for m in measurements(p.stdout):
+        assert m["memory_peak_gb_per_s"] == 4000
+        assert m["fraction_of_peak"] == pytest.approx(m["best_mb_per_s"] / 1e3 / 4000)
+
+
+def test_a_wrong_triad_fails_streams_check_in_one_line_with_the_errors(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpumem", "--array-size=8m", "--passes=2", fault="triad")
+    assert p.returncode == 1, p.stderr
+    assert error_message(p.stderr).startswith("gpumem: validation failed: average relative errors a ")
+    ms = measurements(p.stdout)
+    assert len(ms) == 5 and not any(m["validated"] for m in ms)
+
+
+@pytest.mark.parametrize("memory", ["16m"])
+def test_gpumem_arrays_that_do_not_fit_the_free_memory_are_refused_as_bad_input(gpu_test_cbk, memory):
+    p = run(gpu_test_cbk, "gpumem", "--array-size=8m", env={"CBK_TEST_GPU_MEMORY": memory})
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert error_message(p.stderr) == (f"gpumem: three arrays of 8 MiB do not fit the {memory[:-1]} MiB free on test "
+                                       "GPU 0 (host memory): lower --array-size or --memory-fraction")
+
+
+@pytest.mark.parametrize("kernel,args", [("gpucopy", ["--sizes=64k"]), ("gpumem", ["--array-size=8m"]),
+                                         ("gpupeer", ["--size=64k"])])
+def test_device_memory_that_cannot_be_had_fails_in_one_line_before_any_figure(gpu_test_cbk, kernel, args):
+    p = run(gpu_test_cbk, kernel, *args, gpus=2, fault="alloc")
+    assert p.returncode == 1 and measurements(p.stdout) == [], p.stderr
+    assert error_message(p.stderr) == f"{kernel}: allocating device memory: out of memory"
+
+
+@pytest.mark.parametrize("kernel", GPU_KERNELS)
+def test_no_device_visible_is_refused_in_one_line_with_exit_2(gpu_test_cbk, kernel):
+    p = run(gpu_test_cbk, kernel, gpus=0)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert error_message(p.stderr).startswith("no GPU visible to this process")
+
+
+def test_gpupeer_measures_every_pair_one_way_and_both_ways_with_each_gpus_own_data(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpupeer", "--size=64k", "--iterations=2", gpus=3)
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    unidir = sorted((m["gpus"], m["peer"]) for m in ms if m["phase"] == "unidir")
+    bidir = sorted((m["gpus"], m["peer"]) for m in ms if m["phase"] == "bidir")
+    assert unidir == sorted((f"{i}>{j}", peer) for i in range(3) for j in range(3) if i != j for peer in ("on", "off"))
+    assert bidir == sorted((f"{i}<>{j}", peer) for i in range(3) for j in range(i + 1, 3) for peer in ("on", "off"))
+    for m in ms:
+        assert m["validated"] is True and m["peer_possible"] is True and m["peer_direct"] == (m["peer"] == "on")
+        assert m["src_gpu_bus_id"] != m["dst_gpu_bus_id"]
+        assert m["bytes"] == 65536 * 2 * (2 if m["phase"] == "bidir" else 1)
+
+
+def test_gpupeer_adjacent_pairs_only(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpupeer", "--size=64k", "--iterations=1", "--pairs=adjacent", "--peer=on", gpus=4)
+    assert p.returncode == 0, p.stderr
+    pairs = sorted(m["gpus"] for m in measurements(p.stdout))
+    assert pairs == sorted(["0>1", "1>0", "1>2", "2>1", "2>3", "3>2", "0<>1", "1<>2", "2<>3"])
+
+
+def test_gpupeer_says_when_two_gpus_cannot_reach_each_other(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpupeer", "--size=64k", "--iterations=1", "--direction=unidir", gpus=2, fault="no-peer")
+    assert p.returncode == 0, p.stderr
+    ms = measurements(p.stdout)
+    assert len(ms) == 4
+    for m in ms:
+        assert m["peer_possible"] is False and m["peer_direct"] is False and m["validated"] is True
+        assert any("cannot reach each other" in w for w in m.get("warnings", [])) == (m["peer"] == "on")
+
+
+def test_gpupeer_a_copy_that_moved_nothing_fails_its_check(gpu_test_cbk):
+    p = run(gpu_test_cbk, "gpupeer", "--size=64k", "--iterations=1", "--direction=unidir", "--peer=on", gpus=2,
+            fault="lost-copy")
+    assert p.returncode == 1, p.stderr
+    assert error_message(p.stderr).startswith("gpupeer: validation failed: after the unidir copies of 65536 bytes "
+                                              "between GPU 0 and GPU 1 (peer access on)")
+
+
+def test_mpi_device_buffers_are_staged_and_labelled_where_the_runtime_is_not_cuda(gpu_test_cbk):
+    import shutil
+
+    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
+    if not mpiexec:
+        pytest.skip("no mpiexec beside the test interpreter")
+    out = {}
+    for buffer in ("device", "managed"):
+        p = run(mpiexec, "-n", "2", gpu_test_cbk, "mpi", "--op=pingpong,bw", f"--buffer={buffer}",
+                "--sizes=8,64k", "--iterations=20", "--warmup=2")
+        assert p.returncode == 0, p.stderr
+        out[buffer] = measurements(p.stdout)
+    for buffer, path in (("device", "staged"), ("managed", "managed")):
+        ms = out[buffer]
+        assert len(ms) == 4 and {(m["buffer"], m["buffer_path"]) for m in ms} == {(buffer, path)}
+        for m in ms:
+            assert any(w.startswith("staged:") for w in m.get("warnings", [])) == (path == "staged")
+    assert {m["buffer_query"] for m in out["device"]} == {"not asked: the GPU runtime is not CUDA"}
+
+
+def cli_env(gpu_test_cbk: str, tmp_path, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CBK_TEST_GPU")}
+    env.update(CLUSTERBENCH_CBK=gpu_test_cbk, CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'results.db'}", COLUMNS="200",
+               **extra)
+    return env
+
+
+def clusterbench(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "clusterbench", *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_version_says_the_gpu_kernels_run_on_the_test_runtime(gpu_test_cbk, tmp_path):
+    p = clusterbench(cli_env(gpu_test_cbk, tmp_path), "--version")
+    assert p.returncode == 0, p.stderr
+    assert ("GPU kernels: built in on the test runtime: host memory stands in for a GPU, nothing is measured on one "
+            "(docs/gpu.md)") in p.stdout
+
+
+TEST_RUNTIME_WARNING = "measured by a cbk built on the test runtime: host memory stood in for the GPU"
+
+
+def test_a_gpucopy_run_is_stored_shown_reported_and_exported_flagged_as_no_gpus(gpu_test_cbk, tmp_path):
+    env = cli_env(gpu_test_cbk, tmp_path)
+    p = clusterbench(env, "run", "gpucopy", "--sizes=4k,1m", "--direction=h2d", "--host-memory=pinned,pageable",
+                     "--volume=8m", "--repeat=2")
+    assert p.returncode == 0, p.stdout + p.stderr
+    shown = clusterbench(env, "show", "1")
+    assert shown.returncode == 0, shown.stderr
+    assert "h2d 1 MiB" in shown.stdout and TEST_RUNTIME_WARNING in " ".join(shown.stdout.split())
+    assert "pageable host memory" in shown.stdout
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
+    for path in (md, js):
+        r = clusterbench(env, "report", "1", "-o", str(path))
+        assert r.returncode == 0, r.stderr
+    assert TEST_RUNTIME_WARNING in md.read_text()
+    exported = json.loads(js.read_text())
+    text = json.dumps(exported)
+    assert TEST_RUNTIME_WARNING in text and '"copy_bytes"' in text
+
+
+def test_a_gpumem_figure_above_the_memory_peak_the_runtime_told_is_flagged_on_the_page(gpu_test_cbk, tmp_path):
+    # host memory against a "GPU" that says its memory peaks at 1 GB/s: every figure is above it
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPU_PEAK_GB_PER_S="1")
+    p = clusterbench(env, "run", "gpumem", "--array-size=8m", "--passes=2", "--repeat=2")
+    assert p.returncode == 0, p.stdout + p.stderr
+    md = tmp_path / "r.md"
+    r = clusterbench(env, "report", "1", "-o", str(md))
+    assert r.returncode == 0, r.stderr
+    text = md.read_text()
+    assert "GPU memory peak: above its 1.0 GB/s" in text
+    assert "is above the GPU memory peak rate of 1.0 GB/s" in " ".join(text.split())
