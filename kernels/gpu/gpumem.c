@@ -79,7 +79,7 @@ static void must(struct cbk_ctx *c, const char *err, const char *what)
 }
 
 /* Elements per array, from --array-size or the memory fraction; the three
- * arrays must fit the memory free now. */
+ * arrays and the reductions' partial sums must fit the memory free now. */
 static void size_arrays(const struct cbk_args *a, struct cbk_ctx *c, struct gpumem *g)
 {
     const OPT *o = opt(a);
@@ -92,7 +92,7 @@ static void size_arrays(const struct cbk_args *a, struct cbk_ctx *c, struct gpum
         snprintf(g->size_source, sizeof g->size_source, "%.3g of %s of device memory, in three arrays",
                  o->memory_fraction, cbk_format_size(g->device.memory_bytes, b1, sizeof b1));
     }
-    if (3 * bytes > g->device.free_bytes)
+    if (3 * bytes + g->rt->reduce_partials() * sizeof(double) > g->device.free_bytes)
         cbk_fail(c, CBK_EXIT_BAD_INPUT, "gpumem: three arrays of %s do not fit the %s free on %s: lower --array-size or --memory-fraction",
                  cbk_format_size(bytes, b1, sizeof b1), cbk_format_size(g->device.free_bytes, b2, sizeof b2), g->device.name);
     g->n = (size_t)(bytes / sizeof(double));
