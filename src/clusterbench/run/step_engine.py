@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Collection
 
 from clusterbench import catalogue, limits
+from clusterbench.analysis.cluster.naming import steps_text
 from clusterbench.conditions import apply as conditions
 from clusterbench.launch.messages import finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, stop_trees
@@ -285,3 +286,12 @@ def add_cross_warnings(store: Store, run_id: int) -> None:
                 and (why := limits_gpu.shared_gpu(st.build)):
             for s in store.samples_of(st.id):
                 store.add_sample_warnings(s.id, [why])
+
+
+def part_skipped(skipped: dict[str, list[str]]) -> list[str]:
+    """The run's warning for the steps skipped (why -> their names): "part
+    of the suite skipped: link matrix (mpiGraph shift pattern) and 8 scaling
+    steps: cbk cannot run on every node (h03: ...), ...". Such a run was
+    stored "ok", and show, list and the report said so of a run that never
+    measured a link."""
+    return [f"part of the suite skipped: {steps_text(names)}: {why}" for why, names in skipped.items()]

@@ -32,7 +32,7 @@ from clusterbench.run import runner, step_engine
 from clusterbench.catalogue import GPU, Catalogue
 from clusterbench.conditions import apply as conditions_apply
 from clusterbench.conditions.spec import Conditions
-from clusterbench.analysis.cluster.naming import (LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, steps_text,
+from clusterbench.analysis.cluster.naming import (LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX,
                                                   suite_document)
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
@@ -772,15 +772,6 @@ def _skip(store: Store, run_id: int, position: int, step: Step, unable: str, pro
     return _skipped(store, run_id, position, step, f"{unable}, and a job over every node would wait for it", progress)
 
 
-def part_skipped(skipped: dict[str, list[str]]) -> list[str]:
-    """The run's warning for the steps skipped (why -> their names): "part
-    of the suite skipped: link matrix (mpiGraph shift pattern) and 8 scaling
-    steps: cbk cannot run on every node (h03: ...), ...". Such a run was
-    stored "ok", and show, list and the report said so of a run that never
-    measured a link."""
-    return [f"part of the suite skipped: {steps_text(names)}: {why}" for why, names in skipped.items()]
-
-
 def execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progress) -> int:
     """Runs the request under its conditions (held, as `run` holds them, for
     the run: this host's probe cgroup made and removed, the journal kept);
@@ -840,7 +831,7 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
                         raise
                 position += 1
             step_engine.add_cross_warnings(store, run_id)
-        warnings += part_skipped(skipped)
+        warnings += step_engine.part_skipped(skipped)
     return run_id
 
 
