@@ -267,3 +267,51 @@ def test_a_gpumem_figure_above_the_memory_peak_the_runtime_told_is_flagged_on_th
     text = md.read_text()
     assert "GPU memory peak: above its 1.0 GB/s" in text
     assert "is above the GPU memory peak rate of 1.0 GB/s" in " ".join(text.split())
+
+
+SUITE = """description = "a GPU whose memory takes the first step and not the second"
+[[steps]]
+name = "small arrays"
+kernel = "gpumem"
+params = { array-size = "8m", passes = 2 }
+[[steps]]
+name = "large arrays"
+kernel = "gpumem"
+params = { array-size = "64m", passes = 2 }
+[[steps]]
+name = "host to device"
+kernel = "gpucopy"
+params = { sizes = "4k", direction = "h2d", host-memory = "pinned" }
+"""
+
+
+def test_a_suite_step_this_machine_cannot_take_is_skipped_with_cbks_reason_and_the_rest_runs(gpu_test_cbk, tmp_path):
+    suite = tmp_path / "gpu-small.toml"
+    suite.write_text(SUITE)
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPU_MEMORY="96m")
+    p = clusterbench(env, "run", str(suite))
+    assert p.returncode == 0, p.stdout + p.stderr
+    steps = json.loads(clusterbench(env, "export", "1", "--format", "json").stdout)["runs"][0]["steps"]
+    assert [(s["name"], s["status"]) for s in steps] == [("small arrays", "ok"), ("large arrays", "skipped"),
+                                                         ("host to device", "ok")]
+    assert steps[1]["message"] == ("cbk refused its input on this machine: gpumem: three arrays of 64 MiB do not fit "
+                                   "the 96 MiB free on test GPU 0 (host memory): lower --array-size or "
+                                   "--memory-fraction")
+    listed = clusterbench(env, "list")
+    assert "ok (warning)" in listed.stdout
+    assert "part of the suite skipped: large arrays: cbk refused its input on this machine" in \
+        " ".join(clusterbench(env, "show", "1").stdout.split())
+
+
+def test_a_run_whose_every_step_was_refused_here_fails_with_exit_2(gpu_test_cbk, tmp_path):
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPU_MEMORY="16m")
+    p = clusterbench(env, "run", "gpumem", "--array-size=8m,16m")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Error: this run: every step was refused here, nothing measured (clusterbench show 1)" in p.stderr
+
+
+def test_a_single_step_this_machine_cannot_take_is_refused_with_exit_2(gpu_test_cbk, tmp_path):
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPU_MEMORY="16m")
+    p = clusterbench(env, "run", "gpumem", "--array-size=8m")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "three arrays of 8 MiB do not fit the 16 MiB free" in p.stderr

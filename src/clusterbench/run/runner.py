@@ -193,9 +193,17 @@ def _gpu_refusal(cbk: str, kernel: str) -> str | None:
     return cbk_refusal(cbk, (kernel,))
 
 
+# what a step cbk refused at run time is stored as, within a suite
+REFUSED_HERE = "cbk refused its input on this machine"
+
+
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
-             env: dict, progress: Progress) -> str:
-    """Runs one step; returns its status (ok, failed, skipped)."""
+             env: dict, progress: Progress, refusal_skips: bool = False) -> str:
+    """Runs one step; returns its status (ok, failed, skipped). cbk refusing
+    the step's input here (exit 2, after preflight's check passed: what this
+    machine cannot take, as arrays larger than the GPU's free memory) raises
+    BadInput, or with refusal_skips (a suite) stores the step skipped with
+    cbk's reason, so the steps after it still run."""
     why = missing_requirement(step, cat)
     if why:
         # before choosing a launcher: a build without MPI may have no mpiexec either
@@ -236,10 +244,15 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         progress.end_step()
         return "ok"
     msg = failure_line(stderr, status)
-    store.finish_step(step_id, "failed", build=build and build.record, message=msg)
+    skipped = status == 2 and refusal_skips
+    store.finish_step(step_id, "skipped" if skipped else "failed", build=build and build.record,
+                      message=f"{REFUSED_HERE}: {msg}" if skipped else msg)
     progress.end_step()
     # cbk's messages start with the kernel's name: a step named after its kernel says it once
     said = msg if msg.startswith(f"{step.title()}: ") else f"{step.title()}: {msg}"
+    if skipped:
+        progress.note(f"skipped {step.title()}: {REFUSED_HERE}: {msg}")
+        return "skipped"
     if status == 2:
         raise BadInput(said)
     progress.note(f"step failed: {said}")
@@ -355,11 +368,22 @@ def execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -
 
 
 def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) -> int:
-    with stored_run(store, req.label, req.command, req.suite) as (run_id, statuses):
+    warnings: list[str] = []
+    with stored_run(store, req.label, req.command, req.suite, warnings=warnings) as (run_id, statuses):
         env = capture_environment(store, cat, run_id, req)
+        skipped: dict[str, list[str]] = {}   # why -> the names of the steps skipped for it
         with progress:
             for i, step in enumerate(req.steps):
-                statuses.append(run_step(store, cat, run_id, i, step, req, env, progress))
+                why = missing_requirement(step, cat)
+                statuses.append(run_step(store, cat, run_id, i, step, req, env, progress,
+                                         refusal_skips=len(req.steps) > 1))
+                if statuses[-1] == "skipped":
+                    skipped.setdefault(why or REFUSED_HERE, []).append(step.title())
+        if "ok" not in statuses and "failed" not in statuses:
+            # every step refused at run time: a run that measured nothing is no "ok" one
+            raise BadInput(f"{'suite ' + req.suite if req.suite else 'this run'}: every step was refused here, "
+                           f"nothing measured (clusterbench show {run_id})")
+        warnings += step_engine.part_skipped(skipped)
         step_engine.add_cross_warnings(store, run_id)
     return run_id
 
