@@ -50,8 +50,8 @@ def test_a_forked_command_has_its_own_environment_and_folder(env, tmp_path):
                                  timeout=120, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "relative.db").is_file()
-    # 72: list's nine columns fit it with every word whole (output/whole_columns.py draws a table wider
-    # than a terminal too narrow for that, for the terminal to wrap)
+    # 72: list's nine columns fit it with every word whole (below, report/run_list_terminal.py leaves
+    # columns out)
     narrow, real = both(["list"], dict(env, COLUMNS="72"), tmp_path)
     wide, _ = both(["list"], env, tmp_path)
     assert narrow.stdout == real.stdout

@@ -172,9 +172,10 @@ def test_a_terminal_of_20_columns_keeps_titles_headings_and_figures_whole(cli, t
     for word in ("phase", "median", "0.07629", "0.1526", "2,249", "MiB/s"):
         assert re.search(rf"(^|[\s│┃]){re.escape(word)}([\s│┃]|$)", shown.stdout, re.M), (word, shown.stdout)
     listed = cli("list", env=narrow).stdout
-    for word in ("id", "label", "status", "started", "duration", "host", "command", "2024-01-01", "00:00:00",
-                 "(imported)", "n01"):
+    for word in ("id", "label", "status", "started", "2024-01-01", "00:00:00", "(imported)"):
         assert re.search(rf"(^|[\s│┃]){re.escape(word)}([\s│┃]|$)", listed, re.M), (word, listed)
+    # drawn at 40, the columns that do not fit there are left out whole, and said to be
+    assert "batch job, user, host, duration, command left out to fit (--width)" in " ".join(listed.split()), listed
     by_month = cli("list", "--by", "month", env=narrow).stdout
     assert re.search(r"│\s*2024-01\s*│\s*2\s*│\s*2\s*│", by_month), by_month
     trend = cli("trend", "mpi:bw", "--param", "sizes=64k", env=narrow)
@@ -182,6 +183,44 @@ def test_a_terminal_of_20_columns_keeps_titles_headings_and_figures_whole(cli, t
     assert "2024-01-01" in trend.stdout and "2,249" in trend.stdout, trend.stdout
     compared = cli("compare", "a", "b", env=narrow).stdout
     assert re.search(r"┃\s*environment[\s┃]", compared), compared
+
+
+def _widest(text: str) -> int:
+    return max(len(line) for line in text.splitlines())
+
+
+@pytest.mark.timeout(240)
+def test_list_fits_every_width_down_to_40_columns_leaving_columns_out_whole(cli, cbk_bin, store_url):
+    """Below 72 columns `list` was drawn 72 wide (its nine columns each at
+    their longest word) and the terminal wrapped every line. Its columns
+    give way one at a time, whole, the caption naming them, down to id,
+    label, status and start; so do `list --by`'s, below 51."""
+    from terminal import on_terminal, user_env
+
+    assert cli("run", "null", "--seconds=0.001", "--repeat", "2", "--label", "nightly", "--quiet").status == 0
+    osu = str(REPO / "tests" / "fixtures" / "import" / "osu-7.4-bw.txt")
+    assert cli("import", "--label", "old-osu", "--host", "n01", "--date", "2024-01-01", osu).status == 0
+    wide = cli("list").stdout
+    assert "left out" not in wide and "batch job" in wide and "n01" in wide, wide
+    for width in range(40, 76, 5):
+        for args in (("list",), ("list", "--by", "month"), ("list", "--by", "host")):
+            out = cli(*args, env={"COLUMNS": str(width)}).stdout
+            assert _widest(out) <= width, (width, out)
+            cells = " ".join(c.strip() for line in out.splitlines() for c in re.split("[│┃]", line))
+            if args == ("list",):
+                # each run whole: its id, label, status and start date, never broken
+                for word in ("nightly", "old-osu", "(imported)", "2024-01-01", "00:00:00"):
+                    assert re.search(rf"(^|\s){re.escape(word)}(\s|$)", cells), (width, word, out)
+            else:
+                assert re.search(r"│\s*(2024-01|n01)\s*│\s*1\s*│\s*1\s*│\s*0\s*│", out), (width, out)
+            said = re.search(r"((?:[a-z ]+, )*[a-z ]+) left out to fit \(--width\)", " ".join(out.split()))
+            for column in said.group(1).split(", ") if said else []:
+                assert not re.search(rf"┃\s*{column.split()[0]}\s*┃", out), (width, column, out)
+    narrowest = cli("list", env={"COLUMNS": "40"}).stdout
+    assert "batch job, user, host, duration, command left out to fit (--width)" in " ".join(narrowest.split())
+    # on a terminal of 50 columns (no $COLUMNS), as a person sees it
+    seen = on_terminal(["list"], 50, user_env(cbk_bin, store_url)).text
+    assert seen and _widest(seen) <= 50 and "left out to fit" in seen, seen
 
 
 @pytest.mark.timeout(120)

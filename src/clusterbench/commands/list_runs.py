@@ -5,8 +5,6 @@ import click
 from clusterbench.analysis.run_groups import GROUPS
 from clusterbench.commands.options import DAY, db_option, utc, width_option
 from clusterbench.output.counted_text import counted
-from clusterbench.output.date_text import second_text
-from clusterbench.report.when import duration_text
 from clusterbench.store.opening import open_store
 
 STATUSES = ("ok", "failed", "interrupted", "killed", "running")
@@ -35,8 +33,6 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     clusterbench list --by user --kernel randio
     """
     from clusterbench.output.console import stdout_console
-    from clusterbench.output.whole_columns import print_whole
-    from rich.table import Table
 
     store = open_store(db_url)
     rows = store.list_runs(label, None if by else limit, user=user, host=host, status=status, kernel=kernel,
@@ -46,35 +42,11 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
         return
     if by:
         from clusterbench.analysis.run_groups import summarise
-        from clusterbench.output.render_text import terminal
+        from clusterbench.report.run_list_terminal import print_groups
 
-        # the column's meaning goes under the table: in the title it read as if these runs were cut short
-        t = Table(title=f"{counted(len(rows), 'run')} by {by}",
-                  caption="cut short: interrupted by a signal or killed", caption_justify="left")
-        t.add_column(by, overflow="fold")   # a label or a host may be one long word
-        for name in ("runs", "ok", "failed", "cut\nshort", "running", "time\nused", "median\nrun"):
-            t.add_column(name, justify="right", no_wrap=True)   # a count or '0.6 s' is never broken
         details = store.run_details(utc(since)) if by == "kernel" else None
-        for g in summarise(rows, by, details):
-            t.add_row(terminal(g.key), str(g.runs), str(g.ok), str(g.failed), str(g.cut_short), str(g.running),
-                      duration_text(g.total_s), duration_text(g.median_s))
-        print_whole(stdout_console(), t)
+        print_groups(stdout_console(), f"{counted(len(rows), 'run')} by {by}", by, summarise(rows, by, details))
         return
-    from clusterbench.output.render_text import terminal
+    from clusterbench.report.run_list_terminal import print_runs
 
-    t = Table()
-    # an id and a duration never wrap, a date and a time are never broken (output/whole_columns.py); the
-    # others wrap between words, and a word longer than the column (a path) folds
-    for name in ("id", "label", "status", "started (UTC)", "duration", "host", "user", "batch job", "command"):
-        t.add_column(name, no_wrap=name in ("id", "duration"),
-                     overflow="ellipsis" if name in ("status", "started (UTC)") else "fold")
-    for r in rows:
-        dur = duration_text((r.finished - r.started).total_seconds()) if r.finished else "-"
-        status = r.status + (" (imported)" if r.imported_from else "")
-        command = terminal(r.command or r.imported_from)
-        if r.status == "ok" and r.message:   # ok, with a warning: a cluster run whose link matrix was skipped
-            status += " (warning)"
-            command += f"\nwarning: {terminal(r.message)}"
-        t.add_row(str(r.id), terminal(r.label), status, second_text(r.started), dur,
-                  terminal(r.host), terminal(r.user), terminal(r.batch_job), command)
-    print_whole(stdout_console(), t)
+    print_runs(stdout_console(), rows)

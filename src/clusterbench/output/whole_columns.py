@@ -13,6 +13,8 @@ at their sum (the terminal then wraps its lines, each word whole).
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
@@ -65,7 +67,22 @@ def fit(console: Console, table: Table) -> int:
 
 def print_whole(console: Console, table: Table) -> None:
     """Prints the table with every word and figure whole (fit)."""
-    width = fit(console, table)
+    _print_at(console, table, fit(console, table))
+
+
+def print_first_fitting(console: Console, tables: Iterable[Table]) -> None:
+    """Prints the first of the tables (each a narrower layout of the same
+    rows: a column left out, as `ps` leaves out what it has no room for)
+    that fits the console with every word whole; the last where none does."""
+    table = width = None
+    for table in tables:
+        width = fit(console, table)
+        if width <= console.width:
+            break
+    _print_at(console, table, width)
+
+
+def _print_at(console: Console, table: Table, width: int) -> None:
     if width <= console.width:
         console.print(table)
         return
