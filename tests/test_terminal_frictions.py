@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, run_bounded
+from conftest import REPO, run_bounded, store_rows
 
 
 @pytest.mark.timeout(10)
@@ -71,6 +71,39 @@ def test_progress_lines_keep_their_figures_whole_when_piped(cbk_bin, store_url, 
     assert p.returncode == 0, p.stderr
     assert re.search(r"2/2 read warm [\d,]+\.\d MiB/s", p.stderr), p.stderr
     assert "…" not in p.stderr
+
+
+BRACKETED_SUITE = """
+description = "a step that runs and one skipped, named as a sweep names its steps"
+
+[[steps]]
+name = "scaling: 1 node x 1 rank [op=allreduce]"
+kernel = "null"
+repeat = 2
+params = { seconds = 0.01 }
+
+[[steps]]
+name = "scaling: 2 nodes x 1 rank [op=alltoall]"
+kernel = "null"
+requires = ["a-fabric-not-here"]
+repeat = 2
+params = { seconds = 0.01 }
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_skipped_steps_progress_line_says_its_whole_name_and_why_as_stored(cbk_bin, store_url, tmp_path):
+    """`run cluster` printed "skipped scaling: 2 nodes x 1 rank : not run: ...":
+    rich read the name's bracket ('[op=allreduce]') as markup and dropped it,
+    and the bar of a running step lost it too."""
+    suite = tmp_path / "bracketed.toml"
+    suite.write_text(BRACKETED_SUITE)
+    env = {**os.environ, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": store_url, "COLUMNS": "200"}
+    p = run_bounded([sys.executable, "-m", "clusterbench", "run", str(suite)], timeout=100, env=env)
+    assert p.returncode == 0, p.stderr
+    (name, message), = store_rows(store_url, "select name, message from steps where status = 'skipped'")
+    assert f"skipped {name}: {message}\n" in p.stderr, p.stderr
+    assert "scaling: 1 node x 1 rank [op=allreduce] " in p.stderr, p.stderr
 
 
 @pytest.mark.timeout(120)

@@ -2,6 +2,7 @@
 the latest figure, so a long run shows it is alive and what it sees."""
 from __future__ import annotations
 
+from clusterbench.output.render_text import terminal
 from clusterbench.results.sample import Sample
 
 
@@ -44,11 +45,12 @@ class Progress:
 
     def start_step(self, title: str, repetitions: int) -> None:
         if self._bar is not None:
-            self._task = self._bar.add_task(title, total=repetitions, latest="starting")
+            # as written: a sweep's step title ends in its bracket ('[op=allreduce]'), which rich read as markup
+            self._task = self._bar.add_task(terminal(title), total=repetitions, latest="starting")
 
     def record(self, sample: Sample, repetition: int) -> None:
         if self._task is not None:
-            self._bar.update(self._task, completed=repetition, latest=figure(sample))
+            self._bar.update(self._task, completed=repetition, latest=terminal(figure(sample)))
 
     def end_step(self) -> None:
         if self._task is not None:
@@ -58,4 +60,7 @@ class Progress:
 
     def note(self, message: str) -> None:
         if self._bar is not None:
-            self._bar.console.print(f"[yellow]{message}[/yellow]")
+            # each line as written: 'skipped scaling: 2 nodes x 1 rank [op=allreduce]: why' lost its bracket
+            # to rich's markup, and a reason in brackets would have gone the same way
+            shown = "\n".join(terminal(line) for line in message.split("\n"))
+            self._bar.console.print(f"[yellow]{shown}[/yellow]")
