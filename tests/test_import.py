@@ -561,6 +561,33 @@ def test_a_run_whose_file_gives_no_end_has_no_duration_not_zero_seconds(cli, sto
     assert row.split("│")[5].strip() == "-", row
 
 
+def test_list_by_shows_the_time_of_runs_without_an_end_as_unknown_not_zero(cli, store_url, tmp_path):
+    """`list --by label` said an OSU run (no end in its file) used 0.0 s: a
+    group's time used summed no duration to 0. Such a group's time used and
+    median are unknown ('-'), and in a group beside a run with an end, only
+    that run's time counts."""
+    osu, iperf3 = str(FIXTURES / "osu-7.4-bw.txt"), str(FIXTURES / "iperf3-3.12-tcp.json")
+    assert cli("import", "--label", "osu-only", "--date", "2024-01-01", osu).status == 0
+    assert cli("import", "--again", "--label", "mixed", "--date", "2024-01-01", osu, iperf3).status == 0
+    by_label = cli("list", "--by", "label").stdout
+    cells = {row[0]: row[1:] for row in ([c.strip() for c in line.split("│")[1:-1]]
+                                         for line in by_label.splitlines() if line.startswith("│"))}
+    # runs, ok, failed, cut short, running, time used, median run
+    assert cells["osu-only"] == ["1", "1", "0", "0", "0", "-", "-"], by_label
+    from clusterbench.analysis.run_groups import summarise
+    from clusterbench.store import Store
+
+    groups = {g.key: g for g in summarise(Store(store_url).list_runs(), "label")}
+    assert groups["osu-only"].total_s is None and groups["osu-only"].median_s is None
+    mixed = groups["mixed"]
+    assert mixed.runs == 2 and len(mixed.durations_s) == 1 and mixed.total_s == mixed.median_s > 0
+    assert cells["mixed"][5] == cells["mixed"][6] != "-", by_label
+    history = tmp_path / "h.html"
+    assert cli("history", "-o", str(history)).status == 0
+    # the page's month 2024-01 holds the two OSU runs alone (iperf3's is at its file's date): it said 0.0 s
+    assert "0.0 s" not in history.read_text(), "a time used of 0 s on the history page"
+
+
 def test_a_report_of_an_imported_run_leaves_out_what_the_file_does_not_say(cli, tmp_path):
     """An OSU file names no user and no command: the report said "by : ``"."""
     assert cli("import", "--host", "n01", str(FIXTURES / "osu-7.4-bw.txt")).status == 0

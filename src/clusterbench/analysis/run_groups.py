@@ -37,8 +37,10 @@ class Group:
     bytes_written: int = 0  # by write and create phases, when the caller gave them
 
     @property
-    def total_s(self) -> float:
-        return sum(self.durations_s or [])
+    def total_s(self) -> float | None:
+        """The time the group's finished runs took; None where none has an end
+        (an imported run whose file gives none): unknown, not 0 s."""
+        return sum(self.durations_s) if self.durations_s else None
 
     @property
     def median_s(self) -> float | None:

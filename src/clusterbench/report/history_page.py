@@ -85,7 +85,7 @@ def _summary_table(history: History, by: str) -> str:
     """The groups `list --by` prints (run_groups.summarise over the same rows), with the bytes written."""
     head = [by, "runs", "ok", "failed", "cut short", "running", "time used", "bytes written"]
     cells = [[(g.key, g.key), (g.runs, g.runs), (g.ok, g.ok), (g.failed, g.failed), (g.cut_short, g.cut_short),
-              (g.running, g.running), (duration_text(g.total_s), g.total_s),
+              (g.running, g.running), (duration_text(g.total_s), -1 if g.total_s is None else g.total_s),
               (format_bytes(g.bytes_written), g.bytes_written)]
              for g in summarise(history.rows, by, history.details)]
     return _table(f"by-{by}", f"Runs per {by}", head, cells)
