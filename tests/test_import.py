@@ -588,6 +588,25 @@ def test_list_by_shows_the_time_of_runs_without_an_end_as_unknown_not_zero(cli, 
     assert "0.0 s" not in history.read_text(), "a time used of 0 s on the history page"
 
 
+def test_imported_steps_store_what_tells_them_from_their_siblings_as_measured_ones_do(cli, store_url):
+    """steps.swept (0012) was NULL for every imported step, as for one stored
+    before the fact: an IMB file's sections differ by benchmark and process
+    count, which its steps now say (["op", "np"]), as a sweep's steps do; a
+    step with no sibling (OSU's one, whose sizes are its samples') stores []."""
+    from conftest import as_json
+
+    imb, osu = str(FIXTURES / "imb-2021.3-groups.txt"), str(FIXTURES / "osu-7.4-bw.txt")
+    assert cli("import", "--host", "n01", imb, osu).status == 0
+    stored = {(name, ranks): as_json(swept) for name, ranks, swept in
+              store_rows(store_url, "select name, ranks, swept from steps order by id")}
+    assert stored == {("IMB PingPong np 2", 2): ["op", "np"], ("IMB Allreduce np 2", 2): ["op", "np"],
+                      ("IMB Allreduce np 4", 4): ["op", "np"], ("IMB Barrier np 2", 2): ["op", "np"],
+                      ("IMB Barrier np 4", 4): ["op", "np"], ("OSU Bandwidth", 2): []}, stored
+    # the names are shown as the files gave them (they end in no bracket to put in words)
+    shown = cli("show", "1").stdout
+    assert "IMB Allreduce np 4 [ok]" in shown and "IMB Barrier np 2 [ok]" in shown, shown
+
+
 def test_a_report_of_an_imported_run_leaves_out_what_the_file_does_not_say(cli, tmp_path):
     """An OSU file names no user and no command: the report said "by : ``"."""
     assert cli("import", "--host", "n01", str(FIXTURES / "osu-7.4-bw.txt")).status == 0

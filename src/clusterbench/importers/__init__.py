@@ -49,6 +49,7 @@ class ImportedStep:
     ranks: int = 1
     ranks_per_node: int | None = None
     samples: list[Sample] = field(default_factory=list)
+    swept: list[str] | None = None  # what tells it from the run's other steps (importers/sibling_params.py)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pathlib import Path
 from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, Unreadable, locale_numbers, plausibility
+from clusterbench.importers import ImportedRun, Unreadable, locale_numbers, plausibility, sibling_params
 from clusterbench.output.date_text import minute_text
 from clusterbench.results.sample import Sample
 from clusterbench.store import text_limits
@@ -349,6 +349,8 @@ def _run_rows(run: ImportedRun, path: str, over: Overrides) -> dict:
     """What the store writes of one run (imported_run.write_run's arguments)."""
     host, started = finish(run, path, over)
     given_ranks(run, over.ranks)
+    for step, told in zip(run.steps, sibling_params.swept(run.steps)):   # after --np: a rank count may differ
+        step.swept = told
     hosts = list(dict.fromkeys([host, *run.hosts[1:]]))
     snapshots = {}
     for h in hosts:

@@ -63,7 +63,7 @@ def write_run(w, *, label: str | None, command: str | None, host: str | None, st
         step_id = w.insert("steps", {
             "run_id": run_id, "position": position, "name": st.name, "kernel": st.kernel, "params": st.params,
             "launcher": "imported", "ranks": st.ranks, "ranks_per_node": st.ranks_per_node, "status": "ok",
-            "started": started, "finished": finished})
+            "started": started, "finished": finished, "swept": st.swept})
         w.insert_many("samples", SAMPLE_COLUMNS, (
             (step_id, s.repetition, s.phase, s.condition, s.value, s.unit, s.seconds, s.bytes, s.ops,
              s.warnings, s.record) for s in st.samples))
