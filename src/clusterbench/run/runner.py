@@ -371,19 +371,21 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
     warnings: list[str] = []
     with stored_run(store, req.label, req.command, req.suite, warnings=warnings) as (run_id, statuses):
         env = capture_environment(store, cat, run_id, req)
-        skipped: dict[str, list[str]] = {}   # why -> the names of the steps skipped for it
+        refused: list[str] = []   # the steps cbk refused here, not those skipped for a missing requirement
         with progress:
             for i, step in enumerate(req.steps):
-                why = missing_requirement(step, cat)
+                required = missing_requirement(step, cat) is None
                 statuses.append(run_step(store, cat, run_id, i, step, req, env, progress,
                                          refusal_skips=len(req.steps) > 1))
-                if statuses[-1] == "skipped":
-                    skipped.setdefault(why or REFUSED_HERE, []).append(step.title())
+                if statuses[-1] == "skipped" and required:
+                    refused.append(step.title())
         if "ok" not in statuses and "failed" not in statuses:
             # every step refused at run time: a run that measured nothing is no "ok" one
             raise BadInput(f"{'suite ' + req.suite if req.suite else 'this run'}: every step was refused here, "
                            f"nothing measured (clusterbench show {run_id})")
-        warnings += step_engine.part_skipped(skipped)
+        # a GPU step skipped on a node without a GPU is the suite working as written (the step says so);
+        # a step refused here was meant to run
+        warnings += step_engine.part_skipped({REFUSED_HERE: refused} if refused else {})
         step_engine.add_cross_warnings(store, run_id)
     return run_id
 
