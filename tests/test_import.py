@@ -380,6 +380,26 @@ def test_fio_json_jobs_become_randio_steps():
     assert plus.form == "json+" and plus.steps[0].samples[0].record["clat_ns_bins"]
 
 
+@pytest.mark.parametrize("elapsed,job_runtime,seconds", [
+    (2, 1000, 2.0),        # elapsed: whole seconds, the ramp included
+    (0, 1500, 1.5),        # a job under half a second says elapsed 0; its run time says more
+    (0, None, 1.001),      # fio 2 and 3.5 have no job_runtime: the read's runtime (1001 ms here)
+    (float("nan"), -5, 1.001),
+])
+def test_fio_runs_last_what_their_jobs_say_not_0_s_for_a_short_job(tmp_path, elapsed, job_runtime, seconds):
+    doc = json.loads((FIXTURES / "fio-3.33-randread.json").read_text())
+    job = doc["jobs"][0]
+    job.pop("job_runtime", None)
+    job["elapsed"] = elapsed
+    if job_runtime is not None:
+        job["job_runtime"] = job_runtime
+    path = tmp_path / "fio.json"
+    path.write_text(json.dumps(doc))
+    (run,) = parse_file(str(path))
+    assert run.finished == dt.datetime.fromtimestamp(doc["timestamp"], dt.timezone.utc)
+    assert (run.finished - run.started).total_seconds() == pytest.approx(seconds)
+
+
 def test_fio_2_json_reads_kib_and_microseconds():
     run = one("fio-2.19-randread.json")
     (s,) = run.steps[0].samples

@@ -86,13 +86,25 @@ def _parse_json(doc: dict) -> ImportedRun:
             run.steps.append(step)
     ts = doc.get("timestamp")
     if _num(ts):
-        run.finished = dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)
-        elapsed = max((float(j.get("elapsed", 0)) for j in doc["jobs"] if isinstance(j, dict)
-                       and _num(j.get("elapsed"))), default=0.0)
-        run.started = run.finished - dt.timedelta(seconds=elapsed)
+        ended = dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)   # fio writes it as the run ends
+        elapsed = max((_job_seconds(j) for j in doc["jobs"] if isinstance(j, dict)), default=0.0)
+        run.started, run.finished = ended - dt.timedelta(seconds=elapsed), ended
     hosts = {str(j["hostname"]) for j in doc["jobs"] if isinstance(j, dict) and j.get("hostname")}
     run.hosts = sorted(hosts)
     return run
+
+
+def _job_seconds(job: dict) -> float:
+    """How long a job ran: the longest of its `elapsed` (whole seconds, the
+    ramp included, but 0 for a job under half a second: such a run listed as
+    taking 0.0 s) and its run times in milliseconds (`job_runtime` of fio 3,
+    each direction's `runtime`, which every figure imported has)."""
+    times = [float(job["elapsed"])] if _num(job.get("elapsed")) else []
+    times += [float(job["job_runtime"]) / 1e3] if _num(job.get("job_runtime")) else []
+    times += [float(job[d]["runtime"]) / 1e3 for d in ("read", "write", "trim")
+              if isinstance(job.get(d), dict) and _num(job[d].get("runtime"))]
+    # a damaged or hand-edited file: a time that is no time (NaN, negative, centuries) says nothing
+    return max((t for t in times if 0 <= t < 1e9), default=0.0)
 
 
 def _errored(name: str, error) -> str:
