@@ -121,31 +121,30 @@ def cbk_bin() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
-def cuda_cbk() -> str:
-    """The cbk built with CUDA (scripts/build-cuda-cbk.sh): $CLUSTERBENCH_CBK_CUDA,
-    else .venv/cuda-build/cbk. Missing fails under CI (setup.sh --test builds it), else skips."""
-    path = os.environ.get("CLUSTERBENCH_CBK_CUDA") or str(REPO / ".venv" / "cuda-build" / "cbk")
+def _second_build(variable: str, build: str, script: str, what: str) -> str:
+    """A second cbk that scripts/setup.sh --test builds beside the default one: $variable,
+    else .venv/<build>/cbk. Missing fails under CI, else skips the tests that need it."""
+    path = os.environ.get(variable) or str(REPO / ".venv" / build / "cbk")
     if os.access(path, os.X_OK):
         return path
-    message = f"no cbk built with CUDA at {path}: run scripts/build-cuda-cbk.sh"
+    message = f"no cbk {what} at {path}: run scripts/{script}"
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def cuda_cbk() -> str:
+    """The cbk built with CUDA (scripts/build-cuda-cbk.sh)."""
+    return _second_build("CLUSTERBENCH_CBK_CUDA", "cuda-build", "build-cuda-cbk.sh", "built with CUDA")
 
 
 @pytest.fixture(scope="session")
 def gpu_test_cbk() -> str:
     """The cbk whose GPU kernels run on the test runtime, host memory standing in for
-    a GPU (scripts/build-gpu-test-cbk.sh): $CLUSTERBENCH_CBK_GPU_TEST, else
-    .venv/gpu-test-build/cbk. Missing fails under CI (setup.sh --test builds it), else skips."""
-    path = os.environ.get("CLUSTERBENCH_CBK_GPU_TEST") or str(REPO / ".venv" / "gpu-test-build" / "cbk")
-    if os.access(path, os.X_OK):
-        return path
-    message = f"no cbk built on the GPU test runtime at {path}: run scripts/build-gpu-test-cbk.sh"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+    a GPU (scripts/build-gpu-test-cbk.sh)."""
+    return _second_build("CLUSTERBENCH_CBK_GPU_TEST", "gpu-test-build", "build-gpu-test-cbk.sh",
+                         "built on the GPU test runtime")
 
 
 @pytest.fixture(scope="session")

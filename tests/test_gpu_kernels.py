@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import _parse_lines, run_bounded
-from clusterbench.results.records import contract_problems, is_contract_measurement
-from clusterbench.results.sample import Sample
+from conftest import run_bounded
+from gpu_records import error_message, measurements
 
 GPU_KERNELS = ("gpucopy", "gpumem", "gpupeer")
 # a quick, valid parameter of each, for the refusal tests
@@ -31,10 +30,6 @@ def describe(cbk: str) -> dict:
     return {k["name"]: k for k in json.loads(run(cbk, "--describe").stdout)["kernels"]}
 
 
-def error_message(stderr: str) -> str:
-    errors = [r for r in _parse_lines(stderr) if r.get("type") == "error"]
-    assert len(errors) == 1, stderr
-    return errors[0]["message"]
 
 
 def test_the_cuda_build_describes_the_gpu_kernels_with_their_parameters(cuda_cbk):
@@ -247,17 +242,6 @@ def test_a_suite_with_one_step_left_runs_and_keeps_the_skipped_ones(cbk_bin, tmp
 
 
 # ---- on a GPU machine only ------------------------------------------------------------------------------------
-
-def measurements(stdout: str) -> list[dict]:
-    records = _parse_lines(stdout)
-    for rec in records:
-        assert contract_problems(rec) == [], json.dumps(rec)[:400]
-    ms = [r for r in records if r["type"] == "measurement"]
-    for rec in ms:
-        assert is_contract_measurement(rec)
-        Sample.from_record(rec)
-    return ms
-
 
 @pytest.mark.gpu
 def test_gpucopy_measures_every_case_validated_with_both_clocks(cuda_cbk):

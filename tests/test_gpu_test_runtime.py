@@ -15,9 +15,7 @@ import sys
 
 import pytest
 
-from conftest import _parse_lines
-from clusterbench.results.records import contract_problems, is_contract_measurement
-from clusterbench.results.sample import Sample
+from gpu_records import error_message, measurements
 
 GPU_KERNELS = ("gpucopy", "gpumem", "gpupeer")
 
@@ -31,21 +29,8 @@ def run(cbk: str, *args: str, gpus: int = 1, fault: str | None = None, env: dict
     return subprocess.run([cbk, *args], capture_output=True, text=True, timeout=timeout, env=e)
 
 
-def measurements(stdout: str) -> list[dict]:
-    records = _parse_lines(stdout)
-    for rec in records:
-        assert contract_problems(rec) == [], json.dumps(rec)[:400]
-    ms = [r for r in records if r["type"] == "measurement"]
-    for rec in ms:
-        assert is_contract_measurement(rec)
-        Sample.from_record(rec)
-    return ms
 
 
-def error_message(stderr: str) -> str:
-    errors = [r for r in _parse_lines(stderr) if r.get("type") == "error"]
-    assert len(errors) == 1, stderr
-    return errors[0]["message"]
 
 
 def test_gpucopy_plans_every_case_once_and_checks_each_with_both_clocks(gpu_test_cbk):
