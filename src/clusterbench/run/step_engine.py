@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Collection
 
 from clusterbench import catalogue, limits
-from clusterbench.analysis.cluster.naming import steps_text
 from clusterbench.conditions import apply as conditions
 from clusterbench.launch.messages import finalize_stall
 from clusterbench.launch.processes import STOP_GRACE_S, stop_trees
@@ -294,4 +293,9 @@ def part_skipped(skipped: dict[str, list[str]]) -> list[str]:
     steps: cbk cannot run on every node (h03: ...), ...". Such a run was
     stored "ok", and show, list and the report said so of a run that never
     measured a link."""
+    if not skipped:
+        return []
+    # here, not at the top: naming reads the cluster suite's file (tomllib), which a plain run never needs
+    from clusterbench.analysis.cluster.naming import steps_text
+
     return [f"part of the suite skipped: {steps_text(names)}: {why}" for why, names in skipped.items()]
