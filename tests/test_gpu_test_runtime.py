@@ -300,3 +300,19 @@ def test_a_single_step_this_machine_cannot_take_is_refused_with_exit_2(gpu_test_
     p = clusterbench(env, "run", "gpumem", "--array-size=8m")
     assert p.returncode == 2, p.stdout + p.stderr
     assert "three arrays of 8 MiB do not fit the 16 MiB free" in p.stderr
+
+
+def test_the_reports_headline_names_the_slowest_gpu_pair_one_way_with_peer_access(gpu_test_cbk, tmp_path):
+    """A procurement document quotes what every pair of a node's GPUs reaches at least:
+    the lowest median of gpupeer's one-way copies with peer access on, and which pair."""
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="3")
+    p = clusterbench(env, "run", "gpupeer", "--size=1m", "--iterations=2", "--direction=unidir", "--repeat=3")
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = json.loads(clusterbench(env, "export", "1").stdout)["runs"][0]["steps"][0]["summary"]
+    peer_on = [r for r in rows if r["phase"] == "unidir" and r["mode"].endswith(", on")]
+    assert len(peer_on) == 6
+    slowest = min(peer_on, key=lambda r: r["median"])
+    md = tmp_path / "r.md"
+    assert clusterbench(env, "report", "1", "-o", str(md)).returncode == 0
+    headline = next(line for line in md.read_text().splitlines() if line.startswith("| GPU to GPU copy"))
+    assert headline.startswith(f"| GPU to GPU copy, one way (slowest pair: {slowest['mode']}) | ")

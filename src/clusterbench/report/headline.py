@@ -1,8 +1,9 @@
 """The headline figures of a report: the five to ten numbers a procurement
 document quotes (durable write, cold read, random-read IOPS and p99
 latency, MPI latency and bandwidth, memory bandwidth, MFLOPS, TCP, and on a
-GPU node the GPU's copies and memory), each with its limit and a one-line
-verdict; then every flagged figure once, grouped under its step.
+GPU node the GPU's copies, its memory and the copies between its GPUs),
+each with its limit and a one-line verdict; then every flagged figure
+once, grouped under its step.
 
 Which figure is a headline is data (HEADLINES), matched on the kernel (or,
 for the GPU kernels, which Python never names, their family), the phase
@@ -26,8 +27,10 @@ class Rule:
     kernel: str                     # "" for a rule on a family
     phase: str
     mode: str | None = None         # the row's mode must be this (None: any)
+    mode_ends: str | None = None    # or end with this (gpupeer's ", on": any pair, peer access on)
     unit: str | None = None         # the row's unit must be this (None: any)
-    pick: str = "first"             # among the matching rows: first, smallest size, largest size, highest median
+    pick: str = "first"             # among the matching rows: first, smallest size, largest size, highest or
+                                    # lowest median
     percentile: str | None = None   # a latency field of the records (randio's lat_us_p99) instead of the rate
     family: str | None = None       # any kernel of this family (cbk --describe's), when kernel is ""
     # a size parameter of the step the name states ("{size}": randio's block-size), and the size
@@ -35,9 +38,10 @@ class Rule:
     size_param: str | None = None
     size_wanted: int | None = None
 
-    def name_at(self, size: int | None) -> str:
-        """The name as the table says it: with the size its figure was measured at."""
-        return self.name.format(size=size_text(size) if size is not None else "size not known")
+    def name_at(self, size: int | None, mode: str | None = None) -> str:
+        """The name as the table says it: with the size its figure was measured at, and
+        the mode of the row picked ({mode}: which pair of GPUs was the slowest)."""
+        return self.name.format(size=size_text(size) if size is not None else "size not known", mode=mode or "")
 
 
 HEADLINES = (
@@ -56,6 +60,9 @@ HEADLINES = (
     Rule("GPU copy, host to device", "", "h2d", mode="pinned, copy", pick="largest", family=GPU),
     Rule("GPU copy, device to host", "", "d2h", mode="pinned, copy", pick="largest", family=GPU),
     Rule("GPU memory bandwidth (triad)", "", "triad", pick="highest", family=GPU),
+    # between a node's GPUs: what every pair reaches at least, one way, peer access on (gpupeer)
+    Rule("GPU to GPU copy, one way (slowest pair: {mode})", "", "unidir", mode_ends=", on", pick="lowest",
+         family=GPU),
 )
 
 # A row whose spread is above this reads as "usable, but spread" in its verdict.
@@ -86,7 +93,12 @@ def _kernel_matches(rule: Rule, kernel: str, family) -> bool:
 def _matches(rule: Rule, step: dict, row) -> bool:
     return (row.phase == rule.phase and _kernel_matches(rule, step["kernel"], lambda: step_family(step))
             and row.median is not None
-            and (rule.mode is None or row.mode == rule.mode) and (rule.unit is None or row.unit == rule.unit))
+            and _mode_matches(rule, row.mode) and (rule.unit is None or row.unit == rule.unit))
+
+
+def _mode_matches(rule: Rule, mode: str | None) -> bool:
+    return ((rule.mode is None or mode == rule.mode)
+            and (rule.mode_ends is None or (mode or "").endswith(rule.mode_ends)))
 
 
 def param_size(rule: Rule, kernel: str, params: dict) -> int | None:
@@ -120,6 +132,8 @@ def _pick(rule: Rule, found: list[tuple[dict, object]]) -> tuple[dict, object] |
         return max(found, key=lambda f: f[1].size_bytes or 0)
     if rule.pick == "highest":
         return max(found, key=lambda f: f[1].median)
+    if rule.pick == "lowest":
+        return min(found, key=lambda f: f[1].median)
     return found[0]
 
 
@@ -182,7 +196,7 @@ def figures(run: dict) -> list[Figure]:
         if found is None:
             continue
         st, row = found
-        name = rule.name_at(figure_size(rule, st["kernel"], st["params"], row.size_bytes))
+        name = rule.name_at(figure_size(rule, st["kernel"], st["params"], row.size_bytes), row.mode)
         text, flagged = verdict(row)
         if rule.percentile:
             text = text if flagged else "ok: no warning on its repetitions"
@@ -241,8 +255,7 @@ class Compared:
 def _point_matches(rule: Rule, p) -> bool:
     """As _matches, for a comparison's point (compare.Point)."""
     return (p.key.phase == rule.phase and _kernel_matches(rule, p.kernel, lambda: family_of(p.kernel))
-            and (rule.mode is None or p.mode == rule.mode)
-            and (rule.unit is None or p.unit == rule.unit))
+            and _mode_matches(rule, p.mode) and (rule.unit is None or p.unit == rule.unit))
 
 
 def compared(table, runs: list[dict]) -> list[Compared]:
@@ -276,9 +289,12 @@ def compared(table, runs: list[dict]) -> list[Compared]:
             p = max(found, key=lambda q: q.key.size_bytes or 0)
         elif rule.pick == "highest":
             p = max(found, key=lambda q: q.summary(names[0]).median or 0)
+        elif rule.pick == "lowest":
+            p = min(found, key=lambda q: q.summary(names[0]).median or float("inf"))
         else:
             p = found[0]
-        out.append(Compared(rule, rule.name_at(figure_size(rule, p.kernel, p.params, p.key.size_bytes)), p.unit or "",
+        out.append(Compared(rule, rule.name_at(figure_size(rule, p.kernel, p.params, p.key.size_bytes), p.mode),
+                            p.unit or "",
                             {n: p.summary(n).median for n in names}, {n: point_flag(p, n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
                             {n: p.verdict_text(names[0], n) for n in names[1:]},
