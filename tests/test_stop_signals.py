@@ -163,6 +163,35 @@ def test_a_stop_while_the_runs_row_is_written_leaves_the_run_interrupted_not_run
     assert [(r.status, r.message) for r in store.list_runs()] == [("interrupted", "interrupted by SIGINT")]
 
 
+def test_a_stop_before_the_runs_row_is_written_does_not_say_the_run_was_stored(cbk_bin, tmp_path, monkeypatch):
+    """A Ctrl-C that lands after the store is open but before the run's row
+    is written (while the progress display imports rich, about 0.1 s of a
+    run's start) said "the run is stored as interrupted, with what it
+    measured", and `list` had no such run (4 of 25 Ctrl-Cs at random
+    moments of a run's first 0.6 s)."""
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+    from clusterbench.launch.stop_signals import STOP_SIGNALS
+    from clusterbench.run import progress
+
+    def stopped_at_start(*_args, **_kwargs):
+        raise KeyboardInterrupt   # what the signal handler raises wherever the main thread is
+
+    store = tmp_path / "results.db"
+    monkeypatch.setattr(progress, "Progress", stopped_at_start)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *STOP_SIGNALS)}
+    try:   # the command drops stop signals as it leaves: this process's own are given back after
+        r = CliRunner().invoke(cli, ["run", "null", "--seconds=0", "--repeat", "1", "--db", str(store)],
+                               env={"CLUSTERBENCH_CBK": cbk_bin, "COLUMNS": "200"})
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert r.exit_code == 130, r.output
+    assert r.output.strip().splitlines() == ["interrupted before the run began: it was not stored"], r.output
+    assert run_ids(store) == []
+
+
 def test_a_run_closed_by_a_stop_leaves_none_of_its_steps_running(tmp_path):
     """A step's row is written before its launch starts and is closed by the
     code around the launch: a Ctrl-C in between (the launcher's command

@@ -81,9 +81,10 @@ def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
         raise
     except KeyboardInterrupt as e:
         from clusterbench.launch.stop_signals import leaving
+        from clusterbench.run.runner import stop_line
 
         status = leaving(e)   # first: a second stop from here on would say another line
-        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        click.echo(stop_line(e), err=True)
         sys.exit(status)
     if show and not quiet:
         _print_run(store, run_id)

@@ -390,6 +390,16 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
     return run_id
 
 
+def stop_line(stop: BaseException) -> str:
+    """What a run's stop says: the run stored as interrupted only where
+    stored_run closed one. A stop before its row was written (while the
+    progress display was imported, or the conditions applied) said so too,
+    and `list` showed no such run."""
+    if getattr(stop, "run_id", None) is None:
+        return "interrupted before the run began: it was not stored"
+    return "interrupted: the run is stored as interrupted, with what it measured"
+
+
 def failure_text(e: BaseException) -> str:
     return e.message if isinstance(e, click.ClickException) else f"{type(e).__name__}: {e}"
 
@@ -453,7 +463,9 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
             with stop_signals.deferred():
                 close_despite_failure(store, lambda: store.finish_run(run_id, "interrupted",
                                                                      f"interrupted by {name}"))
-        raise KeyboardInterrupt(name) from None
+        stop = KeyboardInterrupt(name)
+        stop.run_id = run_id   # what the stop line may say was stored (stop_line)
+        raise stop from None
     except BaseException as e:
         if run_id is None:
             raise   # nothing stored: the store said why itself

@@ -70,9 +70,10 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
         raise
     except KeyboardInterrupt as e:
         from clusterbench.launch.stop_signals import leaving
+        from clusterbench.run.runner import stop_line
 
         status = leaving(e)   # first: a second stop from here on would say another line
-        click.echo("interrupted: the run is stored as interrupted, with what it measured", err=True)
+        click.echo(stop_line(e), err=True)
         sys.exit(status)
     if not quiet:
         print_cluster(stdout_console(), load_run(store, run_id))
