@@ -158,3 +158,53 @@ def test_a_comparisons_rates_are_shown_in_the_unit_their_steps_table_takes_and_j
     copy = next(p for p in compare_data.as_dict(table)["points"]
                 if p["title"] == "stream sweep: copy" and p["mode"] == "best, 2 threads")
     assert copy["unit"] == "MiB/s" and round(copy["results"]["base"]["median"]) == 122519
+
+
+@pytest.mark.timeout(180)
+def test_two_steps_of_a_suite_that_differ_only_in_their_directory_are_two_figures(cli, tmp_path):
+    """The match ignores the directory (the same measurement on two file
+    systems is what compare compares), so a suite's seqio on a disk and
+    its seqio on a tmpfs, run before and after a change, were pooled into
+    one figure under the first step's name: n = 6 of 3 repetitions, the
+    disk's and the memory's rates mixed in one median."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    step = ('[[steps]]\nname = "{name}"\nkernel = "seqio"\nrepeat = 3\n'
+            'params = {{ dir = "{dir}", file-size = "64k", block-size = "4k", write = "buffered", read = "warm" }}\n')
+    suite = tmp_path / "two-dirs.toml"
+    suite.write_text(step.format(name="first", dir=first) + step.format(name="second", dir=second))
+    for label in ("before", "after"):
+        assert cli("run", str(suite), "--label", label, "--quiet", "--report-dir", str(tmp_path)).status == 0
+    r = cli("compare", "before", "after", "--format", "json")
+    assert r.status == 0, r.stderr
+    points = json.loads(r.stdout)["points"]
+    assert {p["title"] for p in points} == {"first: read", "first: write", "second: read", "second: write"}
+    assert {(p["title"], label): p["results"][label]["n"] for p in points for label in ("before", "after")} == \
+        {(p["title"], label): 3 for p in points for label in ("before", "after")}
+
+
+def test_a_step_whose_twin_failed_in_one_run_still_matches_its_own(tmp_path):
+    """The marks that keep two alike steps apart are read from the steps,
+    not their samples: in a run whose tmpfs step failed before its first
+    figure, the disk step still matches the disk step of the run where both
+    measured, not nothing."""
+    from clusterbench.analysis import comparison
+    from clusterbench.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    for label, measured in (("both", ("disk", "memory")), ("one", ("disk",))):
+        run = store.begin_run(label=label, command="test", suite="two-dirs")
+        for position, (name, where) in enumerate((("disk", "/d"), ("memory", "/dev/shm/m"))):
+            step = store.begin_step(run, position=position, name=name, kernel="seqio",
+                                    params={"dir": where, "file-size": "64k"}, launcher="local", ranks=1,
+                                    ranks_per_node=None)
+            for i in range(3) if name in measured else ():
+                store.add_sample(step, {"repetition": i, "phase": "write", "mode": "fsync",
+                                        "rate": 100.0 + i + 1000 * position, "rate_unit": "MiB/s"}, [])
+            store.finish_step(step, "ok" if name in measured else "failed")
+        store.finish_run(run, "ok" if len(measured) == 2 else "failed")
+    table = comparison.build(store, ["both", "one"])
+    assert [(p.step, sorted(p.values["both"]), sorted(p.values["one"])) for p in table.points] == \
+        [("disk", [100.0, 101.0, 102.0], [100.0, 101.0, 102.0])]
+    assert [(p.step, sorted(p.values)) for p in table.partial] == [("memory", ["both"])]

@@ -154,6 +154,14 @@ def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
              or is_size_list(p)}, defaults(k))
 
 
+def _where_params(kernel: str) -> set[str]:
+    """The parameters that say where a step ran (its directory, a peer's address)."""
+    from clusterbench.results.params import kernel_of
+
+    k = kernel_of(kernel)
+    return {"dir"} if k is None else {p.name for p in k.params if p.role == "where" or p.type == "path"}
+
+
 def _step_title(st) -> str:
     return st.name or st.kernel
 
@@ -181,6 +189,30 @@ def _check_disjoint(configs: list[Config]) -> None:
             owner[i] = cfg.name
 
 
+def _told_apart(steps, alike_of: dict) -> dict[int, tuple[str, int]]:
+    """Steps of one run that the match cannot tell apart (alike_of: a step's
+    kernel and parameters but where it ran: a suite's seqio on a disk and on
+    a tmpfs, which differ only in the directory the match ignores) each get
+    a mark of their own: the step's name, and its place among the run's
+    steps of that name. Matched on kernel and parameters alone, the two
+    were pooled into one figure under the first step's name, twice the n,
+    the disk's and the memory's rates mixed. Read from the steps, not their
+    samples, so a step that failed in one run still marks its neighbour as
+    in the others; the same suite gives the same marks, so its steps match
+    across configurations; a step alone in its run has none, as before."""
+    counts: dict = {}
+    for st, _samples in steps:
+        counts[alike_of[st.id]] = counts.get(alike_of[st.id], 0) + 1
+    marks: dict[int, tuple[str, int]] = {}
+    of_name: dict[str, int] = {}
+    for st, _samples in steps:
+        if counts[alike_of[st.id]] > 1:
+            name = st.name or ""
+            marks[st.id] = (name, of_name.get(name, 0))
+            of_name[name] = of_name.get(name, 0) + 1
+    return marks
+
+
 def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
             link_bits_per_s: float | None = None, keep_step=None) -> tuple[list[Config], list[Point]]:
     """Every measured point of the configurations, matched across them;
@@ -198,9 +230,10 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
                      if keep_step is None or keep_step(st)]
             envs, host = store.environments_of(run_id), store.run(run_id).host
             others = [s for _, ss in steps for s in ss]
-            for st, samples in steps:
-                ctx = ceilings.Context(ceilings.host_env(envs, host, st.build), others, link_bits_per_s)
+            matched_of, alike_of = {}, {}
+            for st, _samples in steps:
                 skip, defaults = kernels.setdefault(st.kernel, kernel_params(st.kernel))
+                where = _where_params(st.kernel)
                 ran = as_run(kernel_of(st.kernel), st.params, (st.build or {}).get("parameters"))
                 params = {k: v for k, v in sorted(ran.items()) if k not in skip}
                 params["np"] = str(st.ranks)  # rank counts are part of what was measured
@@ -209,8 +242,16 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
                 # a parameter left at its default matches one given as the default (an imported
                 # run states every parameter its tool's file shows)
                 matched = {**{k: v for k, v in defaults.items() if k not in skip}, **params}
+                matched_of[st.id] = (params, tuple(sorted(matched.items())))
+                # the lists a step's records name item by item (mpi's sizes) tell steps apart already
+                listed = tuple(sorted((k, v) for k, v in ran.items() if k in skip and k not in where))
+                alike_of[st.id] = (st.kernel, matched_of[st.id][1], listed)
+            apart = _told_apart(steps, alike_of)
+            for st, samples in steps:
+                ctx = ceilings.Context(ceilings.host_env(envs, host, st.build), others, link_bits_per_s)
+                params, matched = matched_of[st.id]
                 for s in samples:
-                    key = (st.kernel, tuple(sorted(matched.items())), s.key())
+                    key = (st.kernel, matched, s.key(), apart.get(st.id))
                     p = points.setdefault(key, Point(_step_title(st), st.kernel, params, s.key(),
                                                      step_words=_step_words(st), exclude_outliers=exclude_outliers))
                     if s.value is not None:
