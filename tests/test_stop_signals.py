@@ -192,6 +192,46 @@ def test_a_stop_before_the_runs_row_is_written_does_not_say_the_run_was_stored(c
     assert run_ids(store) == []
 
 
+@pytest.mark.timeout(120)
+def test_a_stop_while_the_command_line_is_imported_is_one_line_not_a_traceback(tmp_path):
+    """The command line takes a tenth of a second or more to import (click,
+    rich), before any stop handler is installed: a Ctrl-C then printed a
+    20-line traceback ending in KeyboardInterrupt, half of the Ctrl-Cs sent
+    in `list`'s first 0.3 s. Here click's import waits until the test has
+    sent the Ctrl-C, so it lands there every time."""
+    shadow = tmp_path / "shadow" / "click"
+    shadow.mkdir(parents=True)
+    ready = tmp_path / "importing"
+    (shadow / "__init__.py").write_text(f"import pathlib, time\npathlib.Path({str(ready)!r}).touch()\n"
+                                        "time.sleep(60)\n")
+    src = Path(__file__).resolve().parent.parent / "src"
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path / 'shadow'}{os.pathsep}{src}",
+               CLUSTERBENCH_DB=str(tmp_path / "results.db"))
+    p = start(["list"], env)
+    wait_for(ready.exists, p, "click's import began")
+    out, err = stop(p, signal.SIGINT)
+    assert p.returncode == 130, err
+    assert err.splitlines() == ["clusterbench: interrupted by SIGINT"], err
+    assert out == ""
+
+
+@pytest.mark.timeout(120)
+def test_a_stop_while_clusterbench_reads_its_own_options_exits_130_not_aborted(tmp_path):
+    """`clusterbench --version` runs cbk and mpiexec while click reads the
+    group's options, outside any command: a Ctrl-C there was click's
+    "Aborted!" and exit 1, a failed measurement's status."""
+    ready = tmp_path / "describing"
+    cbk = tmp_path / "cbk"
+    cbk.write_text(f"#!/bin/sh\ntouch {ready}\nexec sleep 60\n")
+    cbk.chmod(0o755)
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(cbk), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    p = start(["--version"], env)
+    wait_for(ready.exists, p, "cbk was asked to describe itself")
+    out, err = stop(p, signal.SIGINT)
+    assert p.returncode == 130, err
+    assert err.splitlines() == ["clusterbench: interrupted by SIGINT"], err
+
+
 def test_a_run_closed_by_a_stop_leaves_none_of_its_steps_running(tmp_path):
     """A step's row is written before its launch starts and is closed by the
     code around the launch: a Ctrl-C in between (the launcher's command

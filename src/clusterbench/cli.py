@@ -4,6 +4,7 @@ so `clusterbench --help` stays instant."""
 from __future__ import annotations
 
 import gc
+import sys
 
 import click
 
@@ -43,6 +44,16 @@ def one_line(e: click.UsageError) -> click.UsageError:
     return plain
 
 
+def stopped_outside_a_command(stop: KeyboardInterrupt) -> click.exceptions.Exit:
+    """A stop before any command is under way (while clusterbench sets its
+    streams up, or reads its own options: --version runs cbk and mpiexec):
+    click's answer was "Aborted!" and exit 1, or a traceback."""
+    from clusterbench.launch.stop_signals import leaving, signal_name
+
+    click.echo(f"clusterbench: interrupted by {signal_name(stop)}", err=True)
+    return click.exceptions.Exit(leaving(stop))
+
+
 def stopped(ctx: click.Context, stop: KeyboardInterrupt) -> click.exceptions.Exit:
     """A command a stop signal ended: one line, exit 128 + the signal's number."""
     from clusterbench.launch.stop_signals import leaving, signal_name
@@ -73,6 +84,8 @@ class LazyGroup(click.Group):
             return super().make_context(*args, **kwargs)
         except click.UsageError as e:
             raise one_line(e) from None
+        except KeyboardInterrupt as e:
+            raise stopped_outside_a_command(e) from None
 
     def invoke(self, ctx):
         try:
@@ -153,14 +166,17 @@ def cli():
 
 
 def main():
-    from clusterbench.output.narrow_encoding import spell_what_the_encoding_lacks
-    from clusterbench.output.reader_gone import keep_writing_when_the_reader_leaves
+    try:
+        from clusterbench.output.narrow_encoding import spell_what_the_encoding_lacks
+        from clusterbench.output.reader_gone import keep_writing_when_the_reader_leaves
 
-    spell_what_the_encoding_lacks()   # before the wrapping: it reconfigures Python's own streams
-    keep_writing_when_the_reader_leaves()
-    from clusterbench.launch.stop_signals import dropped_from_now, stop_as_ctrl_c
+        spell_what_the_encoding_lacks()   # before the wrapping: it reconfigures Python's own streams
+        keep_writing_when_the_reader_leaves()
+        from clusterbench.launch.stop_signals import dropped_from_now, stop_as_ctrl_c
 
-    stop_as_ctrl_c()
+        stop_as_ctrl_c()
+    except KeyboardInterrupt as stop:
+        sys.exit(stopped_outside_a_command(stop).exit_code)
     try:
         cli(prog_name="clusterbench")
     finally:
