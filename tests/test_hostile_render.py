@@ -201,3 +201,22 @@ def test_render_text_per_format():
     assert render_text.plain("run \u202eevil\u202c 1\u2067x\u2069") == "run evil 1x"
     assert render_text.csv_cell("\u202e=1+1") == "'=1+1"
     assert render_text.html("\u05e9\u05dc\u05d5\u05dd") == "\u05e9\u05dc\u05d5\u05dd"
+
+
+def test_a_label_with_a_character_the_plot_font_lacks_is_in_the_plot_without_a_python_warning(cli, tmp_path):
+    """The plots keep real text in their SVG, drawn by the browser with its
+    own fonts; matplotlib still measured each label with DejaVu Sans, which
+    has no emoji, and printed "UserWarning: Glyph 128640 (\\N{ROCKET})
+    missing from font(s) DejaVu Sans." and a line of our source under
+    every report of such a label or step name."""
+    for label in ("launch🚀", "plain"):
+        r = cli("run", "null", "--seconds=0.001", "--repeat", "3", "--label", label, "--quiet",
+                "--report-dir", str(tmp_path))
+        assert r.status == 0, r.stderr
+        assert "Warning" not in r.stderr, r.stderr
+    out = tmp_path / "r.html"
+    r = cli("report", "launch🚀", "plain", "-o", str(out))
+    assert r.status == 0, r.stderr
+    assert (r.stdout + r.stderr).strip() == f"wrote {out}", r.stdout + r.stderr
+    plots = [svg for svg in out.read_text().split("<svg")[1:] if "launch🚀" in svg.split("</svg>")[0]]
+    assert plots, "no plot names the label"

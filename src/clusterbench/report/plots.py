@@ -10,8 +10,15 @@ from clusterbench.output.unit_symbols import unit_shown
 
 
 def _svg(fig) -> str:
+    import warnings
+
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", dpi=300)  # any raster part (a heat map) at print resolution
+    with warnings.catch_warnings():
+        # The SVG keeps real text (svg.fonttype "none"), drawn by the browser with its fonts: a
+        # character matplotlib's own font lacks (an emoji in a label or step name) is there all the
+        # same, and matplotlib's warning, two lines on the user's terminal, said something untrue.
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
+        fig.savefig(buf, format="svg", bbox_inches="tight", dpi=300)  # a raster part (a heat map) at print resolution
     import matplotlib.pyplot as plt
 
     plt.close(fig)
