@@ -208,3 +208,19 @@ def test_a_step_whose_twin_failed_in_one_run_still_matches_its_own(tmp_path):
     assert [(p.step, sorted(p.values["both"]), sorted(p.values["one"])) for p in table.points] == \
         [("disk", [100.0, 101.0, 102.0], [100.0, 101.0, 102.0])]
     assert [(p.step, sorted(p.values)) for p in table.partial] == [("memory", ["both"])]
+
+
+def test_a_configuration_whose_runs_measured_nothing_is_said_to_have_nothing_not_other_parameters(cli):
+    """Two runs of one command line that both failed before their first
+    figure were refused with "no measurement with equal kernel and
+    parameters in all of: a, b": their kernel and parameters are equal,
+    and the user went looking for a difference between them."""
+    for label in ("a", "b"):
+        r = cli("run", "null", "--fail-at=0", "--repeat", "3", "--label", label, "--quiet")
+        assert r.status == 1, r.stderr
+    assert cli("run", "null", "--repeat", "3", "--label", "c", "--quiet").status == 0
+    for args in (("a", "b"), ("c", "a")):
+        r = cli("compare", *args)
+        assert r.status == 2, r.stderr
+        assert r.stderr.strip().splitlines() == \
+            ["Error: a has no measurement to compare: run 1 failed (null: failing at repetition 0 as asked)"], r.stderr

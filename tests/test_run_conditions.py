@@ -585,7 +585,7 @@ def test_two_settings_whose_runs_failed_before_any_sample_end_in_the_failure_not
     r = cli("run", str(suite), f"--setting-a=vm.dirty_expire_centisecs={int(expire) + 1}",
             f"--setting-b=vm.dirty_expire_centisecs={int(expire) + 2}")
     assert r.status == 1, r.stderr
-    assert "no comparison: no measurement with equal kernel and parameters" in r.stdout
+    assert "no comparison: 1 has no measurement to compare: run 1 failed" in r.stdout
     assert "steps failed" in r.stderr
     assert store_rows(store_url, "select status from runs order by id") == [("failed",), ("failed",)]
     assert selected(EXPIRE) == expire and journals(state_dir) == []

@@ -271,11 +271,30 @@ def build(store: Store, refs: list[str], exclude_outliers: bool = False,
     full = [p for p in points if all(n in p.values for n in names)]
     partial = [p for p in points if not all(n in p.values for n in names)]
     if not full:
+        for cfg in configs:
+            if not any(cfg.name in p.values for p in points):
+                # said as such: "no measurement with equal kernel and parameters" sent the user looking for
+                # a difference in parameters between two runs of one command line that had both failed
+                raise NothingInCommon(f"{cfg.name} has no measurement to compare: "
+                                      f"{_no_samples_why(store, cfg.run_ids)}")
         raise NothingInCommon(f"no measurement with equal kernel and parameters in all of: {', '.join(names)}"
                               + nearest_difference(points, names))
     imported = [f"{c.name}: run {i} imported from {store.run(i).imported_from}"
                 for c in configs for i in c.run_ids if store.run(i).imported_from]
     return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported)
+
+
+def _no_samples_why(store: Store, run_ids: list[int]) -> str:
+    """'run 4 failed (null: failing at repetition 0 as asked)' for each run, at most three."""
+    said = []
+    for i in run_ids[:3]:
+        run = store.run(i)
+        step = next((st for st in store.steps_of(i) if st.message), None)
+        why = (step.message if step else run.message or "").strip().splitlines()
+        said.append(f"run {i} {run.status}" + (f" ({why[0][:200]})" if why else "")
+                    + ("" if run.status in ("failed", "interrupted", "killed") else ", no figure stored"))
+    more = f" and {len(run_ids) - 3} more" if len(run_ids) > 3 else ""
+    return "; ".join(said) + more
 
 
 def nearest_difference(points: list[Point], names: list[str]) -> str:
