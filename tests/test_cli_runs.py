@@ -248,6 +248,33 @@ def test_suite_run_ends_with_an_html_report(cli, tmp_path):
     assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "MiB/s" in text and "interval of the median" in text
 
 
+@pytest.mark.both_stores
+@pytest.mark.timeout(120)
+def test_a_dead_runs_pid_taken_by_a_later_process_does_not_keep_the_run_running(cli, store_url):
+    """A run is reaped as killed when its process is gone, found by host and
+    pid. After a reboot (a node's power lost mid-run), or in a container
+    where each clusterbench is pid 1 of its namespace, the pid belongs to a
+    later process, and the dead run stayed `running` for good. A live run,
+    whose process started before its row, is kept."""
+    import datetime as dt
+
+    from clusterbench.store import Store
+
+    store = Store(store_url, writing=True)
+    dead = store.begin_run(label="dead", command="clusterbench run null", suite=None)
+    live = store.begin_run(label="live", command="clusterbench run null", suite=None)   # this test's process
+    later = subprocess.Popen(["sleep", "300"])   # the dead run's pid, given again an hour after it began
+    try:
+        an_hour_before = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)
+        store.rows.update("runs", {"id": dead}, {"pid": later.pid, "started": an_hour_before})
+        r = cli("list")
+        assert r.status == 0, r.stderr
+        assert store_rows(store_url, "select id, status from runs order by id") == [(dead, "killed"), (live, "running")]
+    finally:
+        later.kill()
+        later.wait()
+
+
 @pytest.mark.timeout(60)
 def test_what_a_killed_suite_left_running_is_swept_and_a_live_suites_is_not(tmp_path):
     """A suite killed with -9 leaves tagged processes whose pytest is gone: the next

@@ -300,7 +300,7 @@ class Store:
     def reap_dead_runs(self) -> None:
         """A run still 'running' whose process on this host is gone was killed."""
         for row in self.rows.select("runs", {"status": "running", "host": socket.gethostname()}):
-            if row.pid and not _alive(row.pid):
+            if row.pid and not _alive(row.pid, row.started):
                 # each update only touches what is still running: two commands reaping at once agree
                 self.rows.update("runs", {"id": row.id, "status": "running"}, {
                     "status": "killed", "message": "the run's process ended without closing the run"})
@@ -382,11 +382,27 @@ def _user() -> str | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+# How much later than its run's row the process that wrote it may seem to have
+# started: its start is read as boot time + ticks, and a clock set forward since
+# moves the boot time with it. Generous, since a live run taken for dead is marked
+# killed under its user; a pid reused within this of a dead run's start is missed.
+PROCESS_START_SLACK_S = 60
+
+
+def _alive(pid: int, started: dt.datetime) -> bool:
+    """Whether the process that began a run at `started` is still there. A
+    process with its pid that started after the run began is another one:
+    the pid was reused, after a reboot (a node's power lost mid-run) or in
+    a container, where each clusterbench may be pid 1 of its own namespace,
+    and the dead run stayed `running` for good (`list --status running`)."""
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        process_started = psutil.Process(pid).create_time()
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    return True
+    except psutil.Error:
+        return True   # a process there that cannot be read: not ours to call dead
+    if started.tzinfo is None:   # SQLite keeps the UTC time without its zone
+        started = started.replace(tzinfo=dt.timezone.utc)
+    return process_started <= started.timestamp() + PROCESS_START_SLACK_S
