@@ -83,6 +83,7 @@ MALFORMED = {
     "np-empty-list": ("np = []", "np = []"),
     "np-past-mpis-int": ("np = 2147483648", "np = 2147483648"),   # what --np refuses (launch.MAX_RANKS)
     "name-with-nul": ('name = "a\\u0000b"', "name ="),
+    "env-value-with-nul": ('env = { A = "x\\u0000y" }', "env.A: a value cannot hold a NUL character"),
     "params-table": ("params = { seconds = { a = 1 } }", "params.seconds"),
     "unknown-key": ("color = 1", "color"),
     "million-point-sweep": ("params = { seconds = [" + ", ".join(["0.1"] * 1000) + "], x = ["
@@ -152,6 +153,28 @@ def test_a_malformed_suite_is_refused_before_anything_runs(case, tmp_path, cbk_b
     assert r.exit_code == 2 and not (r.exception and not isinstance(r.exception, SystemExit)), r.output
     assert len(r.output.strip().splitlines()) == 1 and expected in r.output, r.output
     assert sorted(os.listdir(tmp_path)) == ["bad.toml"]  # no store, nothing else
+
+
+def test_a_whole_number_in_a_steps_env_reaches_its_launch_as_text(tmp_path, cbk_bin):
+    """The schema takes a step's env values as strings or whole numbers, and
+    env = { OMP_NUM_THREADS = 4 } ended in a TypeError traceback (os.fsencode
+    of an int) once the run was stored, failed."""
+    import subprocess
+    import sys
+
+    suite = tmp_path / "env.toml"
+    seen = tmp_path / "seen"
+    # a cbk that records the variable, then runs the real one
+    wrapper = tmp_path / "cbk"
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = null ] && echo "$OMP_NUM_THREADS" >> {seen}\nexec {cbk_bin} "$@"\n')
+    wrapper.chmod(0o755)
+    suite.write_text('[[steps]]\nkernel = "null"\nrepeat = 2\nenv = { OMP_NUM_THREADS = 4 }\n')
+    env = dict(os.environ, CLUSTERBENCH_CBK=str(wrapper), CLUSTERBENCH_DB=str(tmp_path / "store.db"),
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-m", "clusterbench", "run", str(suite), "--quiet", "--report-dir",
+                        str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert seen.read_text().split() == ["4"], seen.read_text()
 
 
 def test_a_suites_rank_counts_stop_where_the_command_lines_do():

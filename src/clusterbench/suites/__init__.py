@@ -159,6 +159,20 @@ def check_variables_used(name: str, given: dict[str, str], used: set[str]) -> No
         raise BadInput(f"suite {name} uses no {', '.join(f'--{k}' for k in unused)} ({takes})")
 
 
+def step_env(env: dict | None, where: str) -> dict[str, str]:
+    """A step's environment variables as its launch passes them: text, a
+    whole number as written (the schema takes env = { OMP_NUM_THREADS = 4 },
+    and it was a TypeError traceback once the run was stored, failed), and
+    no NUL, which no environment can hold (a ValueError traceback)."""
+    out = {}
+    for key, value in (env or {}).items():
+        text = str(value)
+        if "\x00" in text:
+            raise BadInput(f"{where}: env.{key}: a value cannot hold a NUL character")
+        out[key] = text
+    return out
+
+
 def gpu_binding(steps: list[Step], s: dict, where: str) -> list[Step]:
     """The step keys gpus-per-rank = N and share-gpus = true (see clusterbench.launch.gpubind)."""
     n = s["gpus-per-rank"]
@@ -214,7 +228,7 @@ def load(target: str, variables: dict[str, str]) -> Suite:
         params = {k: _substitute(v, values, where, used) for k, v in s.get("params", {}).items()}
         new = expand(s["kernel"], params, repeat=int(s.get("repeat", 5)), ranks=s.get("np", 1),
                      ranks_per_node=s.get("ppn"), launcher=s.get("launcher"), name=s.get("name"),
-                     requires=tuple(s.get("requires", ())), env=s.get("env"))
+                     requires=tuple(s.get("requires", ())), env=step_env(s.get("env"), where))
         steps += gpu_binding(new, s, where) if "gpus-per-rank" in s else new
     if not steps:
         raise BadInput(f"suite {name} has no steps")
