@@ -650,6 +650,27 @@ def test_suite_conditions_keys_are_read_and_checked(tmp_path):
             suites.load(str(path), {})
 
 
+@pytest.mark.parametrize("blocks", [
+    '[[conditions]]\nmemory-limit = "1g"\n[[conditions]]\nmemory-limit = "1g"\n',
+    '[[conditions]]\nname = "x"\nmemory-limit = "1g"\n[[conditions]]\nname = "x"\nmemory-limit = "2g"\n',
+    # alike once merged with the suite's own settings: the second block only restates them
+    'settings = { "vm.dirty_ratio" = 5 }\n[[conditions]]\nsettings = { "vm.dirty_ratio" = 5 }\n'
+    '[[conditions]]\nmemory-limit = "1g"\n[[conditions]]\nmemory-limit = "1g"\n'
+    'settings = { "vm.dirty_ratio" = "5" }\n',
+], ids=["same-limit", "same-name", "same-once-merged"])
+def test_two_conditions_blocks_alike_are_refused_before_the_store_is_opened(cli, store_url, tmp_path, blocks):
+    """Each run of a suite's [[conditions]] is labelled with its conditions:
+    two blocks alike ran the suite twice under one label, which every later
+    `compare` of it pooled, and compared the two with each other (the
+    command line's --setting-a and --setting-b alike were refused)."""
+    suite = tmp_path / "twice.toml"
+    suite.write_text(blocks + '[[steps]]\nkernel = "null"\n')
+    r = cli("run", str(suite), "--repeat", "1")
+    assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "suite twice: conditions blocks" in r.stderr and "nothing to compare" in r.stderr, r.stderr
+    assert not os.path.exists(store_url.removeprefix("sqlite:///"))
+
+
 FAKE_TUNED_ADM = """#!/bin/sh
 # Stands in for tuned-adm, whose daemon (D-Bus, systemd) this test machine cannot run and whose
 # profiles would retune the whole shared machine; prints what tuned-adm 2.20 prints.

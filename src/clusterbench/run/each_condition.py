@@ -19,8 +19,21 @@ def conditions_of(req, variants: tuple[Conditions, ...]) -> list[Conditions]:
 
 
 def check_all(req, variants: tuple[Conditions, ...]) -> None:
-    """Refuses (BadInput) what any of the runs could not apply, before the first starts."""
-    for c in conditions_of(req, variants) if variants else [req.conditions]:
+    """Refuses (BadInput) what any of the runs could not apply, before the
+    first starts, and two conditions alike: each run is labelled with its
+    conditions, so a suite's two [[conditions]] blocks of one title (the
+    same settings, or the same name) were two runs of one label, pooled
+    by every later `compare` of it, and compared with each other."""
+    from clusterbench.errors import BadInput
+
+    each = conditions_of(req, variants) if variants else [req.conditions]
+    titles = [c.title() for c in each] if variants else []
+    for i, title in enumerate(titles):
+        if title in titles[:i]:
+            where = f"suite {req.suite}: conditions blocks" if req.suite else "conditions"
+            raise BadInput(f"{where} {titles.index(title) + 1} and {i + 1} are both {title!r}: nothing to "
+                           f"compare; give each its own settings, memory limit or name")
+    for c in each:
         apply.check(c, req)
 
 
