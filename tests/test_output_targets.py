@@ -119,6 +119,25 @@ def test_the_store_or_any_sqlite_database_is_never_replaced_by_a_report(cli, sto
     assert store_rows(store_url, "select count(*) from runs") == [(1,)]
 
 
+def test_a_runs_report_never_replaces_the_suite_or_host_file_the_run_reads(cli, store_url, tmp_path, one_run):
+    """`run s.toml --report s.toml` (the suite's name, completed by the
+    shell) ran the suite, then wrote the report over it: the user's suite
+    was gone. The suite and the host file, through a link too, are refused
+    before the run, and left as they were."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[steps]]\nkernel = "null"\nrepeat = 1\n')
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost\n")
+    (tmp_path / "link.toml").symlink_to(suite)
+    for args in (["run", str(suite), "--report", str(suite)], ["run", str(suite), "--report", str(tmp_path / "link.toml")],
+                 ["run", "null", "--np", "1", "--launcher", "mpiexec", "--hostfile", str(hosts), "--report", str(hosts)]):
+        r = cli(*args)
+        _one_line_error(r, 2)
+        assert "is what this command reads" in r.stderr and "give another name" in r.stderr, (args, r.stderr)
+    assert suite.read_text() == '[[steps]]\nkernel = "null"\nrepeat = 1\n' and hosts.read_text() == "localhost\n"
+    assert store_rows(store_url, "select count(*) from runs") == [(1,)]
+
+
 def test_a_character_device_is_written_not_replaced(cli, tmp_path, one_run):
     if os.geteuid() != 0:
         pytest.skip("mknod of a character device needs root")

@@ -221,7 +221,9 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     if report_path:
         from clusterbench.files import output_target
 
-        output_target.check(report_path, "--report")   # refused before the run, not after it
+        # refused before the run, not after it; never over the suite or host file the run reads
+        output_target.check(report_path, "--report", tuple(
+            name for name in (target if target.endswith(".toml") else None, hostfile) if name))
     if label is not None:
         from clusterbench.store.storable import check_label
 

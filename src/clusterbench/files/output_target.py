@@ -7,7 +7,8 @@ goes, decided by what is at that name now:
   this process's descriptors (/dev/stdout, /dev/fd/N): written as a stream,
   so a reader gets the bytes and the device stays a device;
 - a directory, a block device, a socket: refused, exit 2, nothing touched;
-- an SQLite database or its -wal, -shm, -journal (the store, named by
+- a file the command reads (a run's suite or host file), an SQLite database
+  or its -wal, -shm, -journal (the store, named by
   mistake), and stdout or a descriptor the command was started without:
   refused the same way.
 
@@ -112,9 +113,19 @@ def _database_at(path: str) -> str | None:
     return None
 
 
-def check(path: str, option: str = "-o") -> None:
+def _same_file(path: str, other: str) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except OSError:   # either missing (the output not made yet), or not to be looked at
+        return False
+
+
+def check(path: str, option: str = "-o", reads: tuple[str, ...] = ()) -> None:
     """Refuses (exit 2) a target that cannot be written, before any work is
-    done for it: a run's report is refused before the run, not after."""
+    done for it: a run's report is refused before the run, not after.
+    reads: files the command reads (a run's suite and host file), which it
+    must not replace: `run s.toml --report s.toml` wrote the report over
+    the suite."""
     if not path:
         raise BadInput(f"{option}: give the name of a file to write (- for stdout)")
     if "\x00" in path:
@@ -133,6 +144,10 @@ def check(path: str, option: str = "-o") -> None:
         return
     if kind not in (None, "replace"):
         raise BadInput(f"{option} {path}: {kind}; give the name of a file to write")
+    read = next((name for name in reads if _same_file(path, name)), None)
+    if read is not None:
+        raise BadInput(f"{option} {path}: {read} is what this command reads, which the output would replace; "
+                       "give another name")
     database = _database_at(path)
     if database == path:
         raise BadInput(f"{option} {path}: an SQLite database (a results store?), which a report or export would "
