@@ -412,3 +412,25 @@ def test_gpucopy_sizes_with_an_empty_item_are_refused(cuda_cbk):
     p = subprocess.run([cuda_cbk, "--check", "gpucopy", "--sizes=8,,16"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 2, p.stderr
     assert json.loads(p.stderr)["message"] == "--sizes=8,,16 has an empty item (a comma too many?)"
+
+
+@pytest.mark.parametrize("value,says", [
+    ("0x10", "--seconds=0x10 is not a number"),          # strtod's hexadecimal: ran 16 s, stored as typed
+    ("0x1p-3", "--seconds=0x1p-3 is not a number"),
+    (" 1", "--seconds= 1 is not a number"),               # a blank strtod skips
+    ("\u0663", "--seconds=\u0663 is not a number"),       # an Arabic-Indic 3
+])
+def test_a_real_parameter_is_decimal_digits_only(cbk_bin, value, says):
+    p = subprocess.run([cbk_bin, "--check", "null", f"--seconds={value}"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and json.loads(p.stderr.splitlines()[-1])["message"] == says, p.stderr
+
+
+@pytest.mark.parametrize("value", ["1e-3", ".5", "+2", "1.5e+1", "3"])
+def test_a_real_parameter_in_decimal_notation_is_taken(cbk_bin, value):
+    p = subprocess.run([cbk_bin, "--check", "null", f"--seconds={value}"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+
+
+def test_an_integer_parameter_with_a_leading_blank_is_refused(cbk_bin):
+    p = subprocess.run([cbk_bin, "--check", "null", "--repetitions= 3"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "--repetitions= 3 is not an integer" in p.stderr, p.stderr

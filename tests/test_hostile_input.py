@@ -261,3 +261,18 @@ def test_a_sqlite_url_argument_the_driver_would_ignore_is_refused_not_warned_abo
     assert (tmp_path / "s.db").read_bytes() == before and sorted(os.listdir(tmp_path)) == ["s.db"]
     r = cli("list", "--db", f"sqlite:///{tmp_path / 's.db'}?timeout=5")
     assert r.status == 0 and "null" in r.stdout and r.stderr == "", r.stderr
+
+
+@pytest.mark.parametrize("args,says", [
+    # other scripts' digits: Python's int() and float() read them, cbk does not; '٣' ran as 3, stored as typed
+    (["--seconds=\u0663"], "null: --seconds=\u0663 is not a number"),
+    (["--seconds=1_0"], "null: --seconds=1_0 is not a number"),
+    (["--repeat", "\u0661"], "--repeat \u0661: give a number from 1 to 100000, or auto"),
+    (["--repeat", "\u00b2"], "--repeat \u00b2: give a number from 1 to 100000, or auto"),   # isdigit(), then int() raised
+    (["--np", "\u0662"], "'\u0662' is not a whole number written in the digits 0-9"),
+    (["--repeat", "auto", "--ci-target", "\u0665"], "'\u0665' is not a decimal number written in the digits 0-9"),
+])
+def test_numbers_in_other_digits_than_0_9_are_refused_in_one_line_and_nothing_is_stored(cli, store_url, args, says):
+    r = cli("run", "null", "--seconds=0.01", *args) if not args[0].startswith("--seconds") else cli("run", "null", *args)
+    assert r.status == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert cli("list").status == 2   # no store was made: nothing was stored

@@ -80,9 +80,20 @@ int cbk_parse_size(const char *text, uint64_t *out)
  * malformed */
 enum { NOT_NUMBER = -1, PAST_TYPE = -2 };
 
+/* Decimal notation only: strtoll and strtod also take leading blanks, and
+ * strtod hexadecimal ("0x10" ran 16 s of null while the store kept the
+ * text, which no run of --seconds=16 matches). */
+static bool decimal_text(const char *text, bool real)
+{
+    const char *allowed = real ? "0123456789+-.eE" : "0123456789+-";
+    if (!*text || !strchr(real ? "0123456789+-." : "0123456789+-", *text))
+        return false;
+    return text[strspn(text, allowed)] == '\0';
+}
+
 static int parse_int(const char *text, int64_t *out)
 {
-    if (!text || !*text)
+    if (!text || !decimal_text(text, false))
         return NOT_NUMBER;
     errno = 0;
     char *end;
@@ -99,7 +110,7 @@ static int parse_int(const char *text, int64_t *out)
 
 static int parse_real(const char *text, double *out)
 {
-    if (!text || !*text)
+    if (!text || !decimal_text(text, true))
         return NOT_NUMBER;
     errno = 0;
     char *end;

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 
 import click
 
@@ -107,19 +108,37 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
     return c or None
 
 
-RANK_COUNT = click.IntRange(1, MAX_RANKS)   # --np, --ppn
+# What Python's int() and float() take beyond the digits 0-9 people type: other scripts' digits
+# ('--np ٤' ran 4 ranks, stored as typed), '1_000', blanks around; float() also 'inf', '0x' never.
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+class Digits(click.IntRange):
+    """A whole number within the bounds, written in the digits 0-9."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not _WHOLE.fullmatch(value):
+            self.fail(f"{value!r} is not a whole number written in the digits 0-9", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+RANK_COUNT = Digits(1, MAX_RANKS)   # --np, --ppn
 
 
 class Finite(click.FloatRange):
     """A number within the bounds, and a number: click's FloatRange lets nan
     through every bound (each comparison with it is false) and inf through an
     open one, so --threshold nan never failed a --fail-if gate, --ci-target
-    nan was never reached, and --step-timeout nan timed every step out."""
+    nan was never reached, and --step-timeout nan timed every step out.
+    Written in decimal digits 0-9, as Digits is."""
 
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value} is not a finite number", param, ctx)
+        if isinstance(value, str) and not _DECIMAL.fullmatch(value):
+            self.fail(f"{value!r} is not a decimal number written in the digits 0-9", param, ctx)
         return number
 
 

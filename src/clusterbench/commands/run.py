@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import (RANK_COUNT, Finite, PathParam, db_option, hostfile_option,
+from clusterbench.commands.options import (RANK_COUNT, Digits, Finite, PathParam, db_option, hostfile_option,
                                            link_speed_option, memory_limit_option, run_conditions, setting_option,
                                            width_option)
 from clusterbench.errors import BadInput
@@ -120,7 +120,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
                    "--ci-target (run cluster: on each node's own samples).")
 @click.option("--ci-target", type=Finite(0.1, 100), default=5.0, show_default=True,
               help="With --repeat auto: the CI width to reach, in % of the median.")
-@click.option("--max-repeat", type=click.IntRange(6, 100000), default=30, show_default=True,
+@click.option("--max-repeat", type=Digits(6, 100000), default=30, show_default=True,
               help="With --repeat auto: stop after this many repetitions.")
 @click.option("--max-time", type=Finite(1), default=600, show_default=True,
               help="With --repeat auto: stop a step after this many seconds.")
@@ -142,7 +142,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="With --setting-b: run everything twice, under A then under B, and compare them. Repeatable.")
 @click.option("--setting-b", "settings_b", multiple=True, metavar="NAME=VALUE",
               help="The second condition of --setting-a. Repeatable.")
-@click.option("--gpus-per-rank", type=click.IntRange(1), default=None, metavar="N",
+@click.option("--gpus-per-rank", type=Digits(1), default=None, metavar="N",
               help="Give each rank N GPUs of its own from those the batch system granted (SGE_HGR_gpu, "
                    "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
 @click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
@@ -215,7 +215,8 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
 
         auto, repeat = AutoRepeat(ci_target / 100, 6, max_repeat, max_time), None
     elif repeat is not None:
-        if not repeat.isdigit() or not 1 <= int(repeat) <= 100000:
+        # isdigit() alone took '²' (then int() raised) and other scripts' digits ('٥' ran 5, stored as typed)
+        if not (repeat.isascii() and repeat.isdigit()) or not 1 <= int(repeat) <= 100000:
             raise BadInput(f"--repeat {repeat}: give a number from 1 to 100000, or auto")
         repeat = int(repeat)
     if report_path:

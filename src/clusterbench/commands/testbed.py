@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from clusterbench.commands.options import db_option
+from clusterbench.commands.options import Digits, db_option
 from clusterbench.errors import BadInput, MeasurementFailed
 
 
@@ -164,7 +164,7 @@ def down_cmd(state_dir):
 
 @command.command("netfs-compare")
 @click.option("--size", default="128m", show_default=True, help="Bytes per process (IOR -b) and seqio's file size.")
-@click.option("--repeat", type=click.IntRange(1), help="Repetitions of each step [default: the suite's, 3].")
+@click.option("--repeat", type=Digits(1), help="Repetitions of each step [default: the suite's, 3].")
 @click.option("--dir", "state_root", type=click.Path(file_okay=False, path_type=Path),
               default="/run/clusterbench/netfs-compare", show_default=True,
               help="Where each configuration's test cluster lives while it runs.")

@@ -28,7 +28,10 @@ import re
 
 from clusterbench.results.sizes import parse_size, size_arg
 
-_INT = re.compile(r"[+-]?\d+")
+# The digits 0-9 only, as cbk's parser reads them: \d, int() and float() also take other scripts'
+# digits ('--seconds=٣' ran as 3 while cbk refuses it), float() '1_0' and blanks around
+_INT = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _TRUE = frozenset({"1", "true", "yes", "on"})     # cbk's parse_flag (kernels/core/params.c)
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -51,13 +54,12 @@ def canonical_value(param, value: object) -> str:
         sizes = [parse_size(x) for x in text.split(",")]
         return text if any(n is None for n in sizes) else ",".join(size_arg(n) for n in sizes)
     if t == "int":
-        return str(int(text)) if _INT.fullmatch(text.strip()) else text
+        return str(int(text)) if _INT.fullmatch(text) else text
     if t == "real":
-        try:
-            x = float(text)
-        except ValueError:
-            return text
-        return repr(x).removesuffix(".0") if x == x and abs(x) != float("inf") else text
+        if not _REAL.fullmatch(text):
+            return text   # as given: cbk refuses it in one line
+        x = float(text)
+        return repr(x).removesuffix(".0") if abs(x) != float("inf") else text
     if t == "bool":
         low = text.strip().lower()
         return "true" if low in _TRUE else "false" if low in _FALSE else text
@@ -134,10 +136,7 @@ def typed(param, text: str) -> object:
     if t == "int" and _INT.fullmatch(text):
         return int(text)
     if t == "real":
-        try:
-            return float(text)
-        except ValueError:
-            return text
+        return float(text) if _REAL.fullmatch(text) else text
     if t == "bool" and text in ("true", "false"):
         return text == "true"
     if t == "choice-list":
