@@ -168,6 +168,10 @@ def test_the_batch_job_is_named_from_the_schedulers_variables(env, expected):
     ([50.0, 150.0, 100.0, 60.0, 140.0, 90.0], 6, 1.0, None),
     # under 6 values there is no 95 % CI: never the CI rule, however tight
     ([100.0] * 5, 5, 1.0, None),
+    # figures all 0 (a CI of no width around a median of 0): the CI rule, not max-repeat
+    ([0.0] * 6, 6, 1.0, "ci: 95 % CI within 0.0% of the median"),
+    # a median of 0 with a CI of some width: no relative width reaches a target
+    ([-1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0], 8, 1.0, "max-repeat: 8"),
 ])
 def test_auto_stop_rules(values, done, elapsed_s, expected):
     from clusterbench.run.plan import AutoRepeat

@@ -196,11 +196,16 @@ def summarize(values: list[float], exclude_outliers: bool = False) -> Summary:
 
 
 def ci_width_ratio(values: list[float]) -> float | None:
-    """CI width relative to the median, for adaptive repetition; None while no 95 % CI exists."""
+    """CI width relative to the median, for adaptive repetition; None while no 95 % CI exists.
+    A CI of no width is 0 whatever its median: figures all 0 (a count of errors, a rate
+    that stayed 0) ran --repeat auto to --max-repeat and said the target was out of reach."""
     s = summarize(values)
-    if s.ci_coverage is None or s.ci_coverage < CONFIDENCE or not s.median:
+    if s.ci_coverage is None or s.ci_coverage < CONFIDENCE:
         return None
-    return (s.ci_high - s.ci_low) / abs(s.median)
+    width = s.ci_high - s.ci_low
+    if width == 0:
+        return 0.0
+    return width / abs(s.median) if s.median else math.inf
 
 
 class Verdict(str, Enum):
