@@ -150,3 +150,22 @@ def test_fail_if_exits_3_when_the_condition_holds(cli, store_url):
     assert cli("compare", "base", "pr").status == 0  # no gate asked: the comparison only
     bad = cli("compare", "base", "pr", "--threshold", "5")
     assert bad.status == 2 and "--threshold applies with --fail-if" in bad.stderr
+
+
+def test_a_warning_is_counted_in_repetitions_where_a_repetition_has_several_samples_of_a_row():
+    """linkmatrix --np 2 gives two links of one row per repetition: a warning
+    every link carried read '4 of 4 repetitions' of a step that ran 2."""
+    from clusterbench.analysis.step_summary import rows
+    from clusterbench.results.sample import Sample
+
+    shared = "more than one rank per node: some pairs share a node, so not every pair is a link"
+    samples = [Sample("link_bandwidth", "n/a", None, "MiB/s", 100.0 + i, repetition=rep, warnings=[shared])
+               for rep in (0, 1) for i in (0, 1)]
+    samples[3].warnings.append("link 1 -> 0 at 101 MiB/s is slow")   # one link of repetition 1 alone
+    (row,) = rows(samples)
+    assert row.n == 4
+    assert row.warnings == [f"2 of 2 repetitions: {shared}", "1 of 2 repetitions: link 1 -> 0 at 101 MiB/s is slow"]
+    # one sample a repetition, as most kernels give: counted as before
+    (single,) = rows([Sample("read", "cold", "cold", "MiB/s", 1.0, repetition=r, warnings=[shared] if r else [])
+                      for r in range(3)])
+    assert single.warnings == [f"2 of 3 repetitions: {shared}"]

@@ -25,6 +25,7 @@ class Row:
     decimal: list[float] = field(default_factory=list)   # MB/s beside MiB/s
     decimal_unit: str | None = None
     sample_warnings: list[list[str]] = field(default_factory=list)  # per sample, as stored
+    sample_repetitions: list[int | None] = field(default_factory=list)  # per sample: its repetition
     condition: tuple[str, ...] = ()  # what the mode column holds: Sample.condition_names
     rank_us: list[tuple[float, float, float]] = field(default_factory=list)  # mpi: per sample t_min/avg/max
     bandwidth_mb_s: list[float] = field(default_factory=list)  # mpi pingpong/bw: per sample MB/s
@@ -71,8 +72,16 @@ class Row:
 
     @property
     def warnings(self) -> list[str]:
-        """The samples' warnings, each once: repeated ones folded with their count and range."""
-        return warning_fold.fold(self.sample_warnings, self.n)
+        """The samples' warnings, each once: repeated ones folded with their count and range,
+        counted in repetitions: a kernel with several samples of one row in a repetition
+        (linkmatrix's links) said '4 of 4 repetitions' of 2."""
+        reps = self.sample_repetitions
+        if len(reps) != len(self.sample_warnings) or None in reps or len(set(reps)) == len(reps):
+            return warning_fold.fold(self.sample_warnings, self.n)
+        per_repetition: dict[int, list[str]] = {}
+        for rep, warnings in zip(reps, self.sample_warnings):
+            per_repetition.setdefault(rep, []).extend(warnings)
+        return warning_fold.fold(list(per_repetition.values()), len(per_repetition))
 
     def all_warnings(self) -> list[str]:
         """The samples' warnings, plus one naming the outliers (flagged, never dropped)."""
@@ -125,6 +134,7 @@ def rows(samples: list[Sample], ceiling_context=None) -> list[Row]:
             row.decimal.append(s.decimal)
             row.decimal_unit = s.decimal_unit
         row.sample_warnings.append(list(s.warnings))
+        row.sample_repetitions.append(s.repetition)
         if s.rank_us is not None:
             row.rank_us.append(s.rank_us)
         if s.bandwidth_mb_s is not None and s.phase in BANDWIDTH_BESIDE:

@@ -17,6 +17,7 @@ def _plain(o):
         d = dataclasses.asdict(o)
         # the row's warnings as shown (repeats folded); per-sample ones stay in the samples
         d.pop("sample_warnings", None)
+        d.pop("sample_repetitions", None)
         d["warnings"] = o.warnings
         st = o.stats
         # the statistics of docs/statistics.md; outliers as indices into "values", kept in every figure
