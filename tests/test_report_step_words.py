@@ -87,3 +87,23 @@ def test_a_step_stored_with_its_swept_names_is_titled_from_them(cbk_bin, monkeyp
     assert title({**step, "swept": ["sizes"]}) == "scaling: 2 nodes x 1 rank [op=allreduce]"
     step = _step("seqio [write=fsync, np=8, ppn=4]", "seqio", {"write": "fsync"}, 8, 4)
     assert title({**step, "swept": ["write", "np", "ppn"]}) == "seqio, fsync, 8 ranks, 4 ranks per node"
+
+
+@pytest.mark.timeout(180)
+def test_a_comparison_names_the_parameter_that_tells_a_steps_measurements_apart_in_words(cli, tmp_path):
+    """Two labels that ran seqio at other block sizes: each measurement made by one
+    of them only was listed as "only in a: seqio (block-size=1m): write fsync",
+    cbk's option as typed, under tables whose titles read "block size 1 MiB".
+    Every format says it in the words of a step's title."""
+    for label, size in (("a", "1m"), ("a", "4m"), ("b", "2m"), ("b", "4m")):
+        r = cli("run", "null", "--seconds=0.001", f"--bytes={size}", "--repeat", "3", "--label", label, "--quiet")
+        assert r.status == 0, r.stderr
+    for name in ("c.md", "c.html"):
+        assert cli("report", "a", "b", "-o", str(tmp_path / name)).status == 0
+    md, html = (tmp_path / "c.md").read_text(), (tmp_path / "c.html").read_text()
+    shown = cli("compare", "a", "b").stdout
+    assert "only in a: null (bytes 1 MiB): " in md and "only in b: null (bytes 2 MiB): " in md
+    assert "<p>only in a: null (bytes 1 MiB): " in html
+    assert "only in b: null (bytes 2 MiB): " in shown
+    only = [line for text in (md, html, shown) for line in text.splitlines() if "only in " in line]
+    assert len(only) == 6 and not any("bytes=" in line for line in only), only   # the command lines keep cbk's options

@@ -131,10 +131,18 @@ class Table:
 
 
 def varying_text(p: Point, points: list[Point]) -> str:
-    """' (block_bytes=1m)': the parameters whose values differ among the points of p's step."""
+    """' (block size 1 MiB)': the parameters whose values differ among the points of p's step, in the
+    words a step's title gives them (step_words.part_words); as stored, ' (block-size=1m)', they were
+    cbk's option names in a customer's table."""
+    from clusterbench.results.params import kernel_of
+    from clusterbench.results.step_words import part_words
+
     same = [q for q in points if q.step == p.step and q.kernel == p.kernel]
     keys = [k for k in p.params if len({q.params.get(k) for q in same}) > 1]
-    return f" ({', '.join(f'{k}={p.params[k]}' for k in keys)})" if keys else ""
+    if not keys:
+        return ""
+    kernel = kernel_of(p.kernel)
+    return f" ({', '.join(part_words(kernel, k, str(p.params[k])) for k in keys)})"
 
 
 def kernel_params(kernel: str) -> tuple[set[str], dict[str, str]]:
