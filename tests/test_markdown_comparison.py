@@ -181,7 +181,7 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
         assert md_row == [markdown_cell(c) for c in html_row]
 
     # and the analysis layer's figures, with their units, are what the cells say
-    from clusterbench.report.compare_data import row_units, unit_key
+    from clusterbench.report.compare_data import n_after_interval, row_units, unit_key
 
     table = report.comparison
     names = table.names
@@ -194,7 +194,7 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
         for i, n in enumerate(names):
             s = u.summary(p.summary(n))
             assert row[3 + i].startswith(median(s))   # at its interval's decimals
-            assert row[3 + i].endswith(f"; {ci_words(s)}, n = {s.n}")
+            assert row[3 + i].endswith(f"; {ci_words(s)}{n_after_interval(s)}")   # n once: ci_words says it below n = 6
             if u.unit == "MiB/s":
                 assert f"({number(s.median * 2**20 / 1e6)} MB/s)" in row[3 + i]
             if u.unit == "GiB/s":
@@ -257,7 +257,7 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     s = write.summary("base")
     assert s.n == 4
     row = next(line for line in with_md.splitlines() if line.startswith("| disk (E1): write |"))
-    assert f"| {median(s)} !1 (" in row and ", n = 4 |" in row
+    assert f"| {median(s)} !1 (" in row and ", n = 4, coverage 88 %) |" in row
     assert comparison_table(rendered(with_md).tables) == [
         [markdown_cell(c) for c in r] for r in html_comparison(Tables(with_html))]
 

@@ -167,6 +167,25 @@ def test_a_step_tables_interval_words_are_said_once_in_its_heading(golden_url, m
     assert cells == ['<span class="fig">548..1,662</span>', '<span class="fig">342..1,037</span>'], cells
 
 
+@pytest.mark.timeout(120)
+def test_a_comparisons_figure_cell_says_n_once_and_holds_no_empty_line(golden_url, monkeypatch):
+    """base vs tuned: every figure cell read "548..1,662 ([min, max], n = 5, coverage
+    94 %), n = 5", n twice, and a figure with no MB/s beside it (IOPS, µs) had an
+    empty line between median and interval. In HTML and Markdown n is said once."""
+    page = rendered(golden_url, ["base", "tuned"], monkeypatch)
+    table = tables_after(page, "<h2>Comparison, baseline base</h2>")
+    cells = re.findall(r"<td class=cmp>(.*?)</td>", table)
+    assert len(cells) == 2 * 17, len(cells)
+    assert all(c.count("n&nbsp;=&nbsp;") == 1 for c in cells), cells
+    assert '<small class="fig"></small>' not in page
+    iops = next(c for c in cells if c.startswith('<span class="fig">12,915</span>'))
+    assert iops == ('<span class="fig">12,915</span><br><small><span class="fig">12,657..13,173</span> '
+                    '<small>([min, max], n&nbsp;=&nbsp;3, coverage 75&nbsp;%)</small></small>'), iops
+    md = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
+    row = next(line for line in md.splitlines() if line.startswith("| random read: randread |"))
+    assert "| 12,915; 12,657..13,173 (\\[min, max\\], n = 3, coverage 75 %) |" in row, row
+
+
 def test_the_hosts_of_a_run_with_one_environment_line_share_one_row(tmp_path, monkeypatch):
     """"System measured" of a cluster run gave each host a row of the same
     line (CPU, memory, OS): 16 nodes, 16 rows before the summary. Hosts whose

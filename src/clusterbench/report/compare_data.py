@@ -33,6 +33,15 @@ def limit_cell(limit) -> str:
     return ("! " if limit.exceeded else "") + limit.text
 
 
+def n_after_interval(s) -> str:
+    """', n = 8' after a configuration's interval in a comparison's figure cell, where the
+    interval's words (terminal.ci_words) do not already say n: "548..1,662 ([min, max],
+    n = 5, coverage 94 %), n = 5" said it twice in every cell of a short run."""
+    from clusterbench.report.terminal import ci_words
+
+    return "" if "n = " in ci_words(s) else f", n = {s.n}"
+
+
 def ratio_text(c: stats.Comparison) -> str:
     """Another configuration's median over the baseline's as every view
     shows it, "1.089 (+8.9%)"; "-" when there is no ratio."""

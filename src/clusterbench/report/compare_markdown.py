@@ -13,7 +13,8 @@ from clusterbench.environment.key_words import key_words
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report import table_units
-from clusterbench.report.compare_data import limit_cell, median_beside, outliers_excluded_text, ratio_text, row_units, unit_key
+from clusterbench.report.compare_data import (limit_cell, median_beside, n_after_interval, outliers_excluded_text,
+                                              ratio_text, row_units, unit_key)
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.output import figure_digits
 from clusterbench.report.terminal import ci_words
@@ -29,12 +30,12 @@ def table_row(cells: list[str]) -> str:
 def figure_cell(p: Point, config: str, marks: list[int], shown: table_units.ShownUnit | None = None) -> str:
     """The HTML's figure cell on one line: the median with the numbers of
     its warnings and MB/s (Gbit/s) beside it; then its interval, named by
-    its coverage, and n. shown: the row's unit (compare_data.row_units)."""
+    its coverage, and n (once). shown: the row's unit (compare_data.row_units)."""
     shown = shown or table_units.ShownUnit(p.unit)
     s = shown.summary(p.summary(config))
     extra = median_beside(p, config, shown)
     median = figure_digits.median(s) + "".join(f" !{i}" for i in marks) + (f" {extra}" if extra else "")
-    return md(f"{median}; {ci_words(s)}, n = {s.n}")
+    return md(f"{median}; {ci_words(s)}{n_after_interval(s)}")
 
 
 def note_mark(number: int) -> str:

@@ -12,7 +12,8 @@ from clusterbench.report.data import Report, kernel_command, step_title, stop_te
 from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.report.compare_markdown import env_blocks, no_difference_text
-from clusterbench.report.compare_data import median_beside, outliers_excluded_text, ratio_text, row_units, unit_key
+from clusterbench.report.compare_data import (median_beside, n_after_interval, outliers_excluded_text, ratio_text,
+                                              row_units, unit_key)
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
@@ -206,8 +207,9 @@ def _cell(p, n: str, notes_of_cell: list[int], shown: table_units.ShownUnit) -> 
     s = shown.summary(p.summary(n))
     extra = median_beside(p, n, shown)
     marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
-    return (f'<td class=cmp><span class="fig">{figure_digits.median(s)}{marks}</span><br><small class="fig">{esc(extra)}</small>'
-            f"<br><small>{ci_cell(s)}, n&nbsp;=&nbsp;{s.n}</small></td>")
+    extra = f'<br><small class="fig">{esc(extra)}</small>' if extra else ""   # no empty line under an IOPS figure
+    count = n_after_interval(s).replace(" = ", "&nbsp;=&nbsp;")
+    return f'<td class=cmp><span class="fig">{figure_digits.median(s)}{marks}</span>{extra}<br><small>{ci_cell(s)}{count}</small></td>'
 
 
 def comparison_section(table, notes: Footnotes) -> list[str]:
