@@ -186,6 +186,31 @@ def test_a_comparisons_figure_cell_says_n_once_and_holds_no_empty_line(golden_ur
     assert "| 12,915; 12,657..13,173 (\\[min, max\\], n = 3, coverage 75 %) |" in row, row
 
 
+@pytest.mark.timeout(300)
+def test_a_terms_meaning_is_printed_on_the_page_of_the_term(tmp_path, monkeypatch):
+    """The cluster report's "How to read the figures" on A4: "CV" stood at the foot
+    of page 5, "coefficient of variation ..." at the top of page 6. Each term is kept
+    with its meaning."""
+    from test_cluster_report import fill_cluster_store
+
+    from clusterbench.report import reading_guide
+    from clusterbench.report.pdf import html_to_pdf
+
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")) or not shutil.which("pdftotext"):
+        pytest.skip("chromium and poppler-utils are needed (scripts/apt-packages*.txt list them)")
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    page = rendered(url, [str(fill_cluster_store(url))], monkeypatch)
+    pdf = tmp_path / "cluster.pdf"
+    pdf.write_bytes(html_to_pdf(page))
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = [[line.strip() for line in p.splitlines()] for p in text.split("\f")]
+    terms = reading_guide.used(page)
+    assert [t for t, _ in terms][:4] == ["median", "n", "interval of the median (95 % CI)", "CV"]
+    for term, meaning in terms:
+        (on,) = [i for i, lines in enumerate(pages) if term in lines]
+        assert any(line.startswith(meaning[:40]) for line in pages[on]), (term, on + 1)
+
+
 def test_the_hosts_of_a_run_with_one_environment_line_share_one_row(tmp_path, monkeypatch):
     """"System measured" of a cluster run gave each host a row of the same
     line (CPU, memory, OS): 16 nodes, 16 rows before the summary. Hosts whose

@@ -36,7 +36,7 @@ table.step td:nth-child(-n+2){white-space:nowrap}
 h2,h3{break-after:avoid}
 @page{margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9pt} th,td{font-size:7.5pt;padding:.1em .3em}
- svg,table.headline,table.env,tr,li{break-inside:avoid} thead{display:table-header-group} section.step{break-inside:avoid-page} h2,h3{break-after:avoid}
+ svg,table.headline,table.env,tr,li,dl.guide div{break-inside:avoid} thead{display:table-header-group} section.step{break-inside:avoid-page} h2,h3{break-after:avoid}
  h2+p,h3+p{break-after:avoid}
  a{color:inherit;text-decoration:none}}
 td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}

@@ -46,7 +46,8 @@ def used(text: str) -> list[tuple[str, str]]:
 def html_section(body_text: str) -> str:
     from clusterbench.output.render_text import html as esc
 
-    items = "".join(f"<dt>{esc(term)}</dt><dd>{esc(meaning)}.</dd>" for term, meaning in used(body_text))
+    # each term and its meaning in one <div> the print CSS keeps whole: "CV" stood at the foot of a page, its meaning on the next
+    items = "".join(f"<div><dt>{esc(term)}</dt><dd>{esc(meaning)}.</dd></div>" for term, meaning in used(body_text))
     return f'<h2>How to read the figures</h2><dl class="guide">{items}</dl>'
 
 
