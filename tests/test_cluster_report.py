@@ -175,6 +175,18 @@ def test_the_test_environment_is_given_once_and_then_what_differs_per_host(clust
             '<td class="flag">h03: range not available; governor powersave; turbo on</td></tr>') in html
 
 
+def test_the_link_matrixs_table_and_plots_name_its_figures_in_words(cluster_store, monkeypatch):
+    """The link matrix's step table and its two plots read "link_bandwidth" and
+    "link_latency", the record's phase, 24 rows and 24 bar labels of identifiers
+    under a heat map that says "link bandwidth". The phase is shown in words."""
+    html, md = rendered(cluster_store, "html", monkeypatch), rendered(cluster_store, "md", monkeypatch)
+    for text in (html, md):
+        assert "link_bandwidth" not in text and "link_latency" not in text
+    assert "<tr><td>link bandwidth</td><td>h01, h02</td>" in html and "<tr><td>link latency</td><td>h01, h02</td>" in html
+    assert ">link bandwidth h01, h02</text>" in html and ">link latency h04, h03</text>" in html   # the bars' labels
+    assert "| link bandwidth | h01, h02 | 3 |" in md
+
+
 def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_store):
     from rich.console import Console
 

@@ -68,7 +68,7 @@ def of_group(group: list[dict], run_id) -> list[str]:
     shown = table_units.of_rows([r for st in group for r in st["summary"]])
     for unit in dict.fromkeys(k.unit for k in sized):
         u = shown[unit]
-        series = {f"{k.phase} {k.condition or ''}".strip(): [(x, u.value(y)) for x, y in pts]
+        series = {f"{k.label} {k.condition or ''}".strip(): [(x, u.value(y)) for x, y in pts]
                   for k, pts in sized.items() if k.unit == unit}
         if any(len(pts) > 1 for pts in series.values()):
             out.append(plots.curves(title, "size", u.unit or "", series, sizes=True))
@@ -81,7 +81,7 @@ def of_group(group: list[dict], run_id) -> list[str]:
             u = shown[unit]
             s = [(u.value(r.stats.median), u.value(r.stats.ci_low), u.value(r.stats.ci_high)) for r in same]
             out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", u.unit or "",
-                                  [f"{r.phase} {r.mode or ''}" for r in same], {f"run {run_id}": s},
+                                  [f"{r.label} {r.mode or ''}" for r in same], {f"run {run_id}": s},
                                   flags={f"run {run_id}": [flag_reason(r) for r in same]}))
     return out
 

@@ -33,8 +33,10 @@ class SampleKey:
 
     @property
     def label(self) -> str:
-        """The phase as printed: with its size when the kernel swept sizes."""
-        return self.phase if self.size_bytes is None else f"{self.phase} {size_text(self.size_bytes)}"
+        """The phase as printed: in words ("link bandwidth", the record's `link_bandwidth`: an
+        identifier in a customer's table), with its size when the kernel swept sizes."""
+        words = self.phase.replace("_", " ")
+        return words if self.size_bytes is None else f"{words} {size_text(self.size_bytes)}"
 
     def curve(self) -> SampleKey:
         """The key without its size: the samples of one curve over a size sweep."""
