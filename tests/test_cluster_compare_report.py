@@ -64,8 +64,8 @@ def test_the_reports_of_two_cluster_runs_say_what_the_repair_fixed_node_by_node_
             f'{VERDICT.replace(">", "&gt;")}</p>') in html
 
     # titled by their nodes, as one cluster run's report is: the launch host named first, as "h01 and 4 other
-    # hosts" (login1 a node among them), was the title before
-    title = "Cluster comparison: 1 vs 2 of 4 nodes, h01, h02, h03, h04, 2026-01-15"
+    # hosts" (login1 a node among them), was the title before; each run by its id and label, not "1 vs 2"
+    title = "Cluster comparison: run 1 (acceptance) vs run 2 (new cable) of 4 nodes, h01, h02, h03, h04, 2026-01-15"
     assert md.startswith(f"# {title}\n"), md[:200]
     assert re.sub(r"<[^>]+>", "", html[html.index("<h1>"):html.index("</h1>")]) == title
 
@@ -125,12 +125,12 @@ def test_two_cluster_runs_pool_no_nodes_anywhere_and_say_alike_environments_once
         f"Cluster run 2 (new cable) against run 1 (acceptance): {VERDICT}"), summary[:300]
     assert "headline figure" not in summary   # no table quoting one pooled "compute (Himeno)"
     assert "h03: compute (Himeno), jacobi (time) 83 % below the median of 4 nodes" in summary   # each run's findings
-    comparison = plain[plain.index("Comparison, baseline 1"):plain.index("Cluster run 1: 4 nodes")]
+    comparison = plain[plain.index("Comparison, baseline run 1 (acceptance)"):plain.index("Cluster run 1: 4 nodes")]
     assert "n = 12" not in comparison and "link_bandwidth" not in comparison and "himeno: jacobi" not in comparison
     assert "scaling: 4 nodes x 1 rank" in comparison   # what no node-by-node table holds is still compared
     assert plain.count("do not differ in any key captured") == 1
-    assert ("The environments recorded for 1 and 2 do not differ in any key captured on any of 5 hosts, each against "
-            "itself: h01, h02, h03, h04, login1.") in plain
+    assert ("The environments recorded for run 1 (acceptance) and run 2 (new cable) do not differ in any key captured "
+            "on any of 5 hosts, each against itself: h01, h02, h03, h04, login1.") in plain
 
 
 @pytest.mark.parametrize("fmt", ["md", "html"])

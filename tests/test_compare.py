@@ -62,7 +62,7 @@ def test_compare_three_labels_and_steps_on_one_side_only(cli, tmp_path, tmpfs_di
      ["compare", "a", "b"], "no measurement with equal kernel and parameters"),
     # one configuration twice pooled its samples twice (n=10 for 5 repetitions, p=1, a narrower CI)
     ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"]], ["compare", "a", "a"], "a is given twice"),
-    ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"]], ["compare", "a", "1"], "run 1 is in both a and 1"),
+    ([["run", "null", "--repeat", "5", "--label", "a", "--quiet"]], ["compare", "a", "1"], "run 1 is in both a and run 1 (a)"),
 ])
 def test_compare_bad_input_is_one_line_exit_2(cli, tmp_path, setup, args, message):
     for s in setup:

@@ -211,6 +211,34 @@ def test_a_terms_meaning_is_printed_on_the_page_of_the_term(tmp_path, monkeypatc
         assert any(line.startswith(meaning[:40]) for line in pages[on]), (term, on + 1)
 
 
+@pytest.mark.timeout(120)
+def test_runs_compared_by_their_ids_are_named_run_and_label_not_by_a_bare_number(golden_url, monkeypatch, cbk_bin):
+    """`report 1 2`: the title read "1 vs 2", the columns "1", "2" and "2/1" (a
+    fraction), the verdicts "but 1 is above the link and 2 is above the link".
+    Each run given by its id is "run 1 (base)" in every part of the report, and
+    in `compare`'s table and JSON."""
+    import json
+    import os
+    import sys
+
+    md = rendered(golden_url, ["1", "2"], monkeypatch, "md")
+    assert md.startswith("# Performance comparison: run 1 (base) vs run 2 (tuned) on node01, 2026-01-15\n"), md[:100]
+    assert "| headline figure (median) | run 1 (base) | run 2 (tuned) | run 2 (tuned)/run 1 (base) | verdict |" in md
+    assert "but run 1 (base) is above the link and run 2 (tuned) is above the link" in md
+    assert "## Comparison, baseline run 1 (base)\n" in md and "| 2/1 |" not in md
+    html = rendered(golden_url, ["1", "2"], monkeypatch)
+    assert "<tr><td>run 1 (base)</td><td class=n>1</td><td>node01</td>" in html   # Systems compared
+    # a label is named as given, a run by id beside it as run and label
+    assert rendered(golden_url, ["base", "2"], monkeypatch, "md").startswith(
+        "# Performance comparison: base vs run 2 (tuned) on node01")
+    env = dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, CLUSTERBENCH_DB=golden_url)
+    p = subprocess.run([sys.executable, "-m", "clusterbench", "compare", "1", "2", "--format", "json"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["configs"] == [{"name": "run 1 (base)", "runs": [1]}, {"name": "run 2 (tuned)", "runs": [2]}]
+
+
 def test_the_hosts_of_a_run_with_one_environment_line_share_one_row(tmp_path, monkeypatch):
     """"System measured" of a cluster run gave each host a row of the same
     line (CPU, memory, OS): 16 nodes, 16 rows before the summary. Hosts whose

@@ -27,8 +27,21 @@ class NothingInCommon(BadInput):
 
 @dataclass
 class Config:
-    name: str               # the label or run id as the user gave it
+    name: str               # the label as the user gave it, or a run given by its id: "run 12 (e8)" (config_name)
     run_ids: list[int]
+
+
+def config_name(store: Store, ref: str) -> str:
+    """A configuration as every view names it: a label as given; a run given by its
+    id as "run 12 (e8)". The bare id stood as a column "3", a ratio "6/3" and a
+    title "3 vs 6", a fraction and numbers where a reader looks for what was compared."""
+    from clusterbench.store.run_ref import run_id_of
+
+    run_id = run_id_of(ref)
+    if run_id is None or store.resolve(ref) != [run_id]:
+        return ref
+    label = store.run(run_id).label
+    return f"run {run_id}" + (f" ({label})" if label else "")
 
 
 @dataclass
@@ -228,7 +241,7 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
     from clusterbench.limits import ceilings
     from clusterbench.results.params import as_run, kernel_of
 
-    configs = [Config(ref, store.resolve(ref)) for ref in refs]
+    configs = [Config(config_name(store, ref), store.resolve(ref)) for ref in refs]
     _check_disjoint(configs)
     points: dict[tuple, Point] = {}
     kernels: dict[str, tuple[set[str], dict[str, str]]] = {}

@@ -152,6 +152,9 @@ class Report:
         return compare.collect(self.store, self.refs, link_bits_per_s=self.link_bits_per_s)[1] \
             if self.store is not None else []
 
-    @property
+    @cached_property
     def config_names(self) -> list[str]:
-        return list(self.refs)
+        """The configurations as every part of the report names them (compare.config_name): "run 3 (a)", not "3"."""
+        from clusterbench.analysis.comparison import config_name
+
+        return [config_name(self.store, ref) for ref in self.refs] if self.store is not None else list(self.refs)

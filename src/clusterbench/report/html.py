@@ -281,22 +281,13 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     return out
 
 
-def config_heading(name: str, runs: list[dict]) -> str:
-    """A configuration as a column heading: a label as given; a run given by
-    its id as "run 12 (e8)", not a bare "12" over a column of figures."""
-    run = next((r for r in runs if name.isdigit() and str(r["id"]) == name), None)
-    if run is None:
-        return name
-    return f"run {run['id']}" + (f" ({run['label']})" if run["label"] else "")
-
-
-def sweep_section(points, names: list[str], runs: list[dict] = ()) -> list[str]:
+def sweep_section(points, names: list[str]) -> list[str]:
     from clusterbench.analysis.comparison import sweeps
     from clusterbench.report import plots
 
     out = []
     for sw in sweeps(points):
-        head = "".join(f"<th>{esc(config_heading(n, list(runs)))}: median [CI]</th>" for n in names)
+        head = "".join(f"<th>{esc(n)}: median [CI]</th>" for n in names)
         out.append(f"<h3>Sweep of {esc(sw.param)}: {esc(sw.title)}</h3><table><tr><th>{esc(sw.param)}</th>{head}</tr>")
         for v, p in zip(sw.values, sw.points):
             cells = "".join(f"<td class=n>{figure_digits.median(p.summary(n))}"
@@ -306,7 +297,7 @@ def sweep_section(points, names: list[str], runs: list[dict] = ()) -> list[str]:
         out.append("</table>")
         xs = sw.numeric()
         if xs:
-            series = {config_heading(n, list(runs)): [(x, p.summary(n).median) for x, p in zip(xs, sw.points)
+            series = {n: [(x, p.summary(n).median) for x, p in zip(xs, sw.points)
                                                       if p.summary(n).median is not None] for n in names}
             out.append(plots.curves(f"sweep of {sw.param}", sw.param, sw.unit or "", series,
                                     sizes=all(v >= 1024 for v in xs) or sw.param.endswith(("size", "bytes"))))
@@ -341,9 +332,11 @@ def measured_dates(runs: list[dict]) -> str:
 def config_runs(report: Report) -> dict[str, list[dict]]:
     """Each configuration (label or run id as given) with its runs."""
     groups: dict[str, list[dict]] = {}
-    for ref in report.config_names or [str(r["id"]) for r in report.runs]:
+    if not report.refs:
+        return {str(r["id"]): [r] for r in report.runs}
+    for ref, name in zip(report.refs, report.config_names):
         ids = set(report.store.resolve(ref)) if report.store is not None else set()
-        groups[ref] = [r for r in report.runs if r["id"] in ids or str(r["id"]) == ref]
+        groups[name] = [r for r in report.runs if r["id"] in ids or str(r["id"]) == ref]
     return groups
 
 
@@ -426,7 +419,7 @@ def render(report: Report) -> str:
     # a cluster run's scaling steps are its scaling table and plot (cluster_html.py): as sweeps of np,
     # one section per collective and size, they came before what was found across the nodes
     if report.points and not all(r.get("kind") == run_kinds.CLUSTER for r in report.runs):
-        body += sweep_section(report.points, report.config_names, report.runs)
+        body += sweep_section(report.points, report.config_names)
     for run in report.runs:
         if run.get("kind") == run_kinds.CLUSTER:
             from clusterbench.report.cluster_html import section
