@@ -163,11 +163,11 @@ def test_a_node_cells_spread_names_n_once_whatever_the_interval():
 def test_the_test_environment_is_given_once_and_then_what_differs_per_host(cluster_store, monkeypatch):
     # five near-identical blocks (4 nodes and the launching host) hid the one line that differs
     md = rendered(cluster_store, "md", monkeypatch)
-    assert "### Environment: h01" not in md and "### Environment: login1" not in md
+    assert "### Test environment: h01" not in md and "### Test environment: login1" not in md
     assert md.count("- **CPU**: 1 x Example CPU 9000, 8 cores / 16 threads") == 1
     assert "Hosts: h01, h02, h03, h04 and login1 (launched the run, not a node)." in md
-    assert ("| CPU clock | range unavailable; governor performance; turbo on "
-            "| h03: range unavailable; governor powersave; turbo on |") in md
+    assert ("| CPU clock | range not available; governor performance; turbo on "
+            "| h03: range not available; governor powersave; turbo on |") in md   # the HTML's words
     assert "- **CPU clock**" not in md   # it differs: not among the lines the same on every host
     html = rendered(cluster_store, "html", monkeypatch)
     assert "<h3>Test environment: h01</h3>" not in html and html.count("<tr><td>CPU</td>") == 1

@@ -18,7 +18,7 @@ def test_an_imported_runs_environment_is_one_line_and_what_its_file_stated(cli, 
         r = cli("report", "1", "-o", str(tmp_path / name))
         assert r.status == 0, r.stderr
     md = (tmp_path / "r.md").read_text()
-    block = md.split("### Environment: vm\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    block = md.split("### Test environment: vm\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
     # the file's "Machine": "Linux vm": its host and OS, then the rest said once
     assert block == ["- **Host**: vm", "- **OS**: Linux", f"- **Environment**: {SAID_ONCE}"]
     html = (tmp_path / "r.html").read_text()

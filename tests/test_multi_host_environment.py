@@ -47,12 +47,12 @@ def tcp_store(tmp_path_factory):
 
 def test_a_run_over_several_hosts_gives_its_environment_once_and_then_what_differs(tcp_store, monkeypatch):
     md = rendered(tcp_store, "md", monkeypatch)
-    assert "### Environment: h01" not in md and "### Environment: h02" not in md
+    assert "### Test environment: h01" not in md and "### Test environment: h02" not in md
     assert md.count("- **CPU**: 1 x Example CPU 9000, 8 cores / 16 threads") == 1
     # no host of a run over --hosts is said to be no node: the launching host may be one of them
     assert "Hosts: h01, h02 and h03." in md
-    assert ("| CPU clock | range unavailable; governor performance; turbo on "
-            "| h02: range unavailable; governor powersave; turbo on |") in md
+    assert ("| CPU clock | range not available; governor performance; turbo on "
+            "| h02: range not available; governor powersave; turbo on |") in md   # the HTML's words
     assert "- **CPU clock**" not in md
     html = rendered(tcp_store, "html", monkeypatch)
     assert "<h3>Test environment: h01</h3>" not in html and html.count("<tr><td>CPU</td>") == 1

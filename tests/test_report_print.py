@@ -239,6 +239,52 @@ def test_runs_compared_by_their_ids_are_named_run_and_label_not_by_a_bare_number
     assert data["configs"] == [{"name": "run 1 (base)", "runs": [1]}, {"name": "run 2 (tuned)", "runs": [2]}]
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("cluster", [False, True])
+def test_the_markdown_test_environment_says_not_available_with_a_note_as_the_html_does(cluster, tmp_path, monkeypatch):
+    """The Markdown report's systems table said "DIMM layout not available (note 1)",
+    its test environment under it "DIMM layout unavailable: dmidecode not installed
+    (not on PATH)": two words and the collector's text in one document. The block
+    (one host's, and a cluster's the same on every host) numbers the reason as the
+    HTML's does, under Notes, and is titled "Test environment" as there."""
+    import test_cluster_report
+    from test_golden_reports import ENV_BASE
+
+    from clusterbench import environment
+    from clusterbench.results.sample import Sample
+    from clusterbench.store import Store
+
+    reason = "dmidecode not installed (not on PATH)"
+    env = {**ENV_BASE, "memory.dimms_error": reason, "tuned.profile_error": "no such file /etc/tuned/active_profile"}
+    del env["tuned.profile"]
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    if cluster:
+        monkeypatch.setattr(test_cluster_report, "ENV_BASE", env)
+        run_id = test_cluster_report.fill_cluster_store(url)
+    else:
+        store = Store(url)
+        run_id = store.begin_run(label="one", command="clusterbench run himeno", suite=None, user="test")
+        store.link_host(run_id, "node01", store.add_environment(env, environment.snapshot_hash(env)))
+        step = store.begin_step(run_id, position=0, name="himeno", kernel="himeno", params={}, launcher="local",
+                                ranks=1, ranks_per_node=None)
+        for rep in range(3):
+            store.add_sample(step, Sample.from_record({"phase": "jacobi", "mode": "time", "rate": 600.0 + rep,
+                                                       "rate_unit": "MFLOPS", "repetition": rep}), [])
+        store.finish_step(step, "ok")
+        store.finish_run(run_id, "ok")
+    md = rendered(url, [str(run_id)], monkeypatch, "md")
+    block = md[md.index("### Test environment: "):]
+    block = block[:block.index("\n### ", 1)]
+    assert "- **Memory**: 32 GiB; DIMM layout not available (note 1)" in block, block
+    assert "- **Tuned profile**: not available (note 2)" in block, block
+    assert "unavailable" not in md
+    notes = md[md.index("## Notes"):]
+    assert f"1. not available: {reason}\n2. not available: no such file /etc/tuned/active_profile\n" in notes, notes
+    html = rendered(url, [str(run_id)], monkeypatch)
+    assert 'DIMM layout not available<sup><a href="#note1">1</a></sup>' in html
+    assert '<td>not available<sup><a href="#note2">2</a></sup></td>' in html
+
+
 def test_the_hosts_of_a_run_with_one_environment_line_share_one_row(tmp_path, monkeypatch):
     """"System measured" of a cluster run gave each host a row of the same
     line (CPU, memory, OS): 16 nodes, 16 rows before the summary. Hosts whose

@@ -118,16 +118,20 @@ def before_after_lines(found: BeforeAfter) -> list[str]:
     return out
 
 
-def environment_lines(run: dict) -> list[str]:
+def environment_lines(run: dict, notes) -> list[str]:
     """The run's test environment: what is the same on every host once, then
-    only what differs (cluster_environment.py), not a block per host."""
+    only what differs (cluster_environment.py), not a block per host; a value
+    not read is "not available" with its number in `notes` (footnotes.py), as the HTML's."""
+    from clusterbench.report.compare_markdown import note_mark
+
     c = cluster_environment(run)
     out = ["### Test environment: the same on every host", "", f"Hosts: {md(hosts_text(c))}.", ""]
-    out += [f"- **{md(k)}**: {md(v)}" for k, v in c.same] + [""]
+    out += [f"- **{md(k)}**: {md(notes.text(v, note_mark))}" for k, v in c.same] + [""]
     if not c.differ:
         return out + [f"Nothing else differs between the {len(c.hosts)} hosts (their names aside).", ""]
     out += ["### Test environment: what differs between the hosts", "",
             table_row(["item", "on most hosts", "hosts that differ"]), "|---|---|---|"]
-    out += [table_row([md(d.key), md(d.most), md("; ".join(f"{h}: {v}" for h, v in d.differ.items()))])
+    out += [table_row([md(d.key), md(notes.text(d.most, note_mark)),
+                       md(notes.text("; ".join(f"{h}: {v}" for h, v in d.differ.items()), note_mark))])
             for d in c.differ]
     return out + [""]

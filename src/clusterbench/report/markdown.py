@@ -85,13 +85,15 @@ def render(report: Report) -> str:
         if len(run["environments"]) > 1:   # a cluster run, or a run over --hosts
             from clusterbench.report.cluster_markdown import environment_lines
 
-            out += environment_lines(run)   # the same on every host once, then what differs
+            out += environment_lines(run, notes)   # the same on every host once, then what differs
         else:
             for host, env in run["environments"].items():
                 from clusterbench.environment import summary_block
+                from clusterbench.report.compare_markdown import note_mark
 
-                out.append(f"### Environment: {md(host)}\n")
-                out += [f"- **{md(k)}**: {md(v)}" for k, v in summary_block(env)]
+                # as the HTML's: "not available (note 3)", the reason under Notes, as the systems table has it
+                out.append(f"### Test environment: {md(host)}\n")
+                out += [f"- **{md(k)}**: {md(notes.text(v, note_mark))}" for k, v in summary_block(env)]
                 out.append("")
         for st in run["steps"]:
             out.append(f"### {md(step_title(st))}: {st['status']}\n")

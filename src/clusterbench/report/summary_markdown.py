@@ -72,7 +72,7 @@ def systems_lines(report: Report, notes: Footnotes) -> list[str]:
     return [f"## {systems_measured.heading(report)}", "", table_row(head),
             "|" + ("---|" if several else "") + "---:|---|---|",
             *(table_row(([md(r.configuration)] if several else []) + [str(r.run["id"]), md(", ".join(r.hosts)),
-                                                                       notes.text(md(r.line), note_mark)])
+                                                                       md(notes.text(r.line, note_mark))])
               for r in rows), ""]
 
 
