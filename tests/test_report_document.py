@@ -336,3 +336,28 @@ def test_a_sweep_table_of_a_run_given_by_its_id_names_the_run_not_a_bare_number(
     out = tmp_path / "l.html"
     assert cli("report", "e8", "-o", str(out)).status == 0
     assert set(re.findall(r"<th>([^<]*): median \[CI\]</th>", out.read_text())) == {"e8"}
+
+
+@pytest.mark.timeout(10)
+def test_a_snapshot_without_a_mounts_details_leaves_them_out_not_question_marks():
+    """A snapshot with a target's file system and device but not its source,
+    mount point, options or disks, and a NIC without MTU or state (an older
+    capture's): the report read "nfs4 on ? mounted at ? (); device
+    server:/export; disk(s) : model ..." and "1000 Mbit/s, MTU ?, ?"."""
+    from clusterbench.environment import summary_block
+
+    env = {"target./scratch.fs_type": "nfs4", "target./scratch.device": "server:/export",
+           "net.interfaces": "eth0", "net.eth0.speed_mbps": 1000}
+    cells = dict(summary_block(env))
+    assert cells["Target /scratch"] == ("nfs4; device server:/export; model unavailable; "
+                                        "rotational unavailable; scheduler unavailable")
+    assert cells["NIC eth0"] == "1000 Mbit/s"
+    assert not any("?" in v or "()" in v for v in cells.values()), cells
+    # a full snapshot's line is as before
+    env.update({"target./scratch.source": "server:/export", "target./scratch.mount_point": "/scratch",
+                "target./scratch.mount_options": "rw,vers=4.2", "target./scratch.disks": "sda",
+                "net.eth0.mtu": 9000, "net.eth0.operstate": "up"})
+    cells = dict(summary_block(env))
+    assert cells["Target /scratch"].startswith("nfs4 on server:/export mounted at /scratch (rw,vers=4.2); "
+                                               "device server:/export; disk(s) sda: model unavailable")
+    assert cells["NIC eth0"] == "1000 Mbit/s, MTU 9000, up"

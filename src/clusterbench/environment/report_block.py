@@ -115,8 +115,14 @@ def _targets(env: dict) -> list[tuple[str, str]]:
         if k + "fs_type" not in env:
             out.append((f"Target {t}", _why(env, k + "fs_type")))
             continue
-        text = f"{env[k + 'fs_type']} on {env.get(k + 'source', '?')} mounted at {env.get(k + 'mount_point', '?')}"
-        text += f" ({env.get(k + 'mount_options', '')})"
+        # what the snapshot holds of the mount, no more: a snapshot without its source, mount point or
+        # options read "nfs4 on ? mounted at ? ()" in a customer's report
+        text = str(env[k + "fs_type"])
+        for before, key in ((" on ", "source"), (" mounted at ", "mount_point")):
+            if env.get(k + key):
+                text += f"{before}{env[k + key]}"
+        if env.get(k + "mount_options"):
+            text += f" ({env[k + 'mount_options']})"
         if k + "device" not in env:
             out.append((f"Target {t}", f"{text}; block device {_why(env, k + 'device')}"))
             continue
@@ -136,7 +142,7 @@ def _targets(env: dict) -> list[tuple[str, str]]:
             details.append(f"write cache {env[k + 'write_cache']}")
         if k + "read_ahead_kb" in env:
             details.append(f"read-ahead {env[k + 'read_ahead_kb']} KiB")
-        out.append((f"Target {t}", f"{text}; device {dev}; disk(s) {disks}: {_join(details)}"))
+        out.append((f"Target {t}", f"{text}; device {dev}; {f'disk(s) {disks}: ' if disks else ''}{_join(details)}"))
     return out
 
 
@@ -145,7 +151,8 @@ def _network(env: dict) -> list[tuple[str, str]]:
     for n in str(env.get("net.interfaces", "")).split():
         k = f"net.{n}."
         speed = f"{env[k + 'speed_mbps']} Mbit/s" if k + "speed_mbps" in env else f"speed {_why(env, k + 'speed_mbps')}"
-        parts = [speed, f"MTU {env.get(k + 'mtu', '?')}", str(env.get(k + "operstate", "?"))]
+        parts = [speed] + ([f"MTU {env[k + 'mtu']}"] if k + "mtu" in env else []) \
+            + ([str(env[k + "operstate"])] if k + "operstate" in env else [])   # not "MTU ?, ?"
         if k + "driver" in env:
             parts.append(f"driver {env[k + 'driver']}")
         if k + "bond_mode" in env:
