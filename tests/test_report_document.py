@@ -361,3 +361,22 @@ def test_a_snapshot_without_a_mounts_details_leaves_them_out_not_question_marks(
     assert cells["Target /scratch"].startswith("nfs4 on server:/export mounted at /scratch (rw,vers=4.2); "
                                                "device server:/export; disk(s) sda: model unavailable")
     assert cells["NIC eth0"] == "1000 Mbit/s, MTU 9000, up"
+
+
+@pytest.mark.timeout(10)
+def test_the_systems_line_names_an_item_it_could_not_read():
+    """The systems table's line of a snapshot without its OS read "32 GiB; DIMM
+    layout not available; not available; kernel not available": which item was
+    not available, it did not say. It says "OS not available" (and "CPU ...",
+    "memory ..." where those are the item not read)."""
+    from clusterbench.environment.report_block import summary_line
+    from clusterbench.report.footnotes import Footnotes
+
+    env = {"cpu.model": "Example CPU", "cpu.sockets": 1, "memory.total_bytes": 2**35,
+           "os.name_error": "no such file /etc/os-release or /usr/lib/os-release", "kernel.release": "6.1.0"}
+    line = Footnotes().text(summary_line(env), lambda n: f"[{n}]")
+    assert line == "1 x Example CPU; 32 GiB; DIMM layout not available; OS not available[1]; kernel 6.1.0", line
+    env = {"cpu.model_error": "no model name", "memory.total_bytes_error": "no /proc/meminfo", "os.name": "Debian 12",
+           "kernel.release": "6.1.0"}
+    line = Footnotes().text(summary_line(env), lambda n: f"[{n}]")
+    assert line == "CPU not available[1]; memory not available[2]; DIMM layout not available; Debian 12, kernel 6.1.0"

@@ -295,7 +295,10 @@ def summary_line(env: dict) -> str:
         stated = "; ".join(f"{k} {v}" for k, v in stated_by_file(env))
         return f"environment not recorded by {env['import.source']}" + (f" (the file states: {stated})" if stated else "")
     items = dict(summary_block(env))
-    return "; ".join(str(items[k]) for k in ("CPU", "Memory", "OS") if k in items)
+    # an item not read is named: its line read "32 GiB; not available; kernel not available", the OS unsaid
+    named = {"CPU": "CPU", "Memory": "memory", "OS": "OS"}
+    return "; ".join(f"{named[k]} {v}" if str(v).startswith("unavailable") else str(v)
+                     for k, v in items.items() if k in named)
 
 
 def summary_block(env: dict) -> list[tuple[str, str]]:
