@@ -187,6 +187,15 @@ def test_the_link_matrixs_table_and_plots_name_its_figures_in_words(cluster_stor
     assert "| link bandwidth | h01, h02 | 3 |" in md
 
 
+def test_a_steps_plots_of_two_units_are_titled_each_with_its_unit(cluster_store, monkeypatch):
+    """The link matrix's two bar charts, bandwidth and latency, one under the
+    other, had one title; only the axis told them apart."""
+    html = rendered(cluster_store, "html", monkeypatch)
+    title = "link matrix (mpiGraph shift pattern): median, bars = interval of the median"
+    assert f">{title} (MiB/s)</text>" in html and f">{title} (µs)</text>" in html
+    assert ">node h01: himeno: median, bars = interval of the median</text>" in html   # one unit: as it was
+
+
 def test_show_of_a_cluster_run_says_when_it_ran_in_utc_and_for_how_long(cluster_store):
     from rich.console import Console
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.report import table_units
 from clusterbench.report.data import step_title
 
@@ -76,11 +77,14 @@ def of_group(group: list[dict], run_id) -> list[str]:
         return out
     for st in group:
         rows = [r for r in st["summary"] if r.median is not None]
-        for unit in dict.fromkeys(r.unit for r in rows):
+        units = list(dict.fromkeys(r.unit for r in rows))
+        for unit in units:
             same = [r for r in rows if r.unit == unit]
             u = shown[unit]
             s = [(u.value(r.stats.median), u.value(r.stats.ci_low), u.value(r.stats.ci_high)) for r in same]
-            out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median", u.unit or "",
+            # a step of several units has a plot each: the link matrix's two were titled alike, told apart by the axis
+            of_unit = f" ({unit_shown(u.unit)})" if len(units) > 1 else ""
+            out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median{of_unit}", u.unit or "",
                                   [f"{r.label} {r.mode or ''}" for r in same], {f"run {run_id}": s},
                                   flags={f"run {run_id}": [flag_reason(r) for r in same]}))
     return out
