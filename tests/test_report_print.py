@@ -76,6 +76,33 @@ def test_a_scaling_plots_time_axis_reads_in_numbers_not_a_power_of_two(monkeypat
         plt.close(fig)
 
 
+@pytest.mark.parametrize("times_us", [(21.0, 41.0), (1.3, 2.9), (15.0, 870.0), (2.0, 9000.0)])
+def test_a_scaling_plots_points_lie_between_labelled_ticks(monkeypatch, times_us):
+    """Of 21 and 41 µs the axis ran from about 20.5 to 42: labels 30 and 40, the 21 µs
+    point below the lowest label, its time not to be read. The axis runs from the
+    labelled tick below the fastest time to the one above the slowest."""
+    from clusterbench.analysis.cluster.analysis import ClusterView
+    from clusterbench.report import cluster_html, plots
+
+    drawn = []
+    monkeypatch.setattr(plots, "_svg", lambda fig: drawn.append(fig) or "<svg></svg>")
+    fast, slow = times_us
+    cluster_html.scaling(ClusterView(hosts=["h01", "h02", "h03", "h04"],
+                                     scaling={"allreduce 8 B (1 rank/node)": {2: fast, 4: slow}}))
+    (fig,) = drawn
+    try:
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        low, high = ax.get_ylim()
+        labelled = [y for t, y in zip(ax.get_yticklabels(), ax.get_yticks()) if low <= y <= high and t.get_text()]
+        assert min(labelled) <= fast and max(labelled) >= slow, (labelled, times_us)
+        assert low < fast and slow < high   # no point on the frame
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
 def test_a_flagged_link_in_the_heat_map_stays_marked_in_a_greyscale_print(tmp_path, monkeypatch):
     """h03's slow links sit at viridis' dark end, whose grey is the red box's
     own: printed in greyscale the box vanished. Each flagged cell's box now

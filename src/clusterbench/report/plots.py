@@ -224,6 +224,20 @@ def log_value_axis(ax, values: list[float], which: str = "y", floor: float | Non
             ax.set_xlim(left=lower)
         else:
             ax.set_ylim(bottom=lower)
+    elif shown:
+        # from a labelled tick below the smallest value to one above the largest: the scaling
+        # plot of 21 and 41 µs had ticks 30 and 40 only, its 21 µs point under the last label
+        limits = (_tick_beyond(min(shown) / 1.02, subs, -1), _tick_beyond(max(shown) * 1.02, subs, 1))
+        (ax.set_xlim if which == "x" else ax.set_ylim)(*limits)
+
+
+def _tick_beyond(value: float, subs, direction: int) -> float:
+    """The log axis' tick (s * 10^e, s in subs) nearest value on its side: below it (-1) or above it (1)."""
+    import math
+
+    e = math.floor(math.log10(value))
+    ticks = [s * 10.0 ** k for k in (e - 1, e, e + 1) for s in subs]
+    return max(t for t in ticks if t <= value) if direction < 0 else min(t for t in ticks if t >= value)
 
 
 def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[float, float]]],
