@@ -5,6 +5,8 @@ from `cbk --describe` (results/step_words.py); the stored name, and the
 data exports that carry it, stay as they were."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 
@@ -103,7 +105,27 @@ def test_a_comparison_names_the_parameter_that_tells_a_steps_measurements_apart_
     md, html = (tmp_path / "c.md").read_text(), (tmp_path / "c.html").read_text()
     shown = cli("compare", "a", "b").stdout
     assert "only in a: null (bytes 1 MiB): " in md and "only in b: null (bytes 2 MiB): " in md
-    assert "<p>only in a: null (bytes 1 MiB): " in html
+    assert "<li>only in a: null (bytes 1 MiB): " in html
     assert "only in b: null (bytes 2 MiB): " in shown
-    only = [line for text in (md, html, shown) for line in text.splitlines() if "only in " in line]
-    assert len(only) == 6 and not any("bytes=" in line for line in only), only   # the command lines keep cbk's options
+    only = [item for text in (md, html, shown) for item in re.findall(r"only in [^<\n]*", text)]
+    assert len(only) == 6 and not any("bytes=" in item for item in only), only   # the command lines keep cbk's options
+
+
+@pytest.mark.timeout(180)
+def test_the_measurements_not_compared_are_one_list_under_one_sentence(cli, tmp_path):
+    """a vs b, each with a size the other did not measure: each "only in ..."
+    was a paragraph of its own, twelve of them half an A4 page in a real
+    report. They are one list, said once to be not compared."""
+    for label, size in (("a", "1m"), ("a", "3m"), ("a", "4m"), ("b", "2m"), ("b", "4m")):
+        r = cli("run", "null", "--seconds=0.001", f"--bytes={size}", "--repeat", "3", "--label", label, "--quiet")
+        assert r.status == 0, r.stderr
+    for name in ("c.md", "c.html"):
+        assert cli("report", "a", "b", "-o", str(tmp_path / name)).status == 0
+    md, html = (tmp_path / "c.md").read_text(), (tmp_path / "c.html").read_text()
+    intro = "Not compared, measured by some of the configurations only:"
+    # a's newer run first, as the label's runs are taken
+    assert (f"<p>{intro}</p><ul class=\"partial\"><li>only in a: null (bytes 3 MiB): null n/a</li>"
+            "<li>only in a: null (bytes 1 MiB): null n/a</li><li>only in b: null (bytes 2 MiB): null n/a</li></ul>") in html
+    assert "<p>only in" not in html
+    assert (f"\n\n{intro}\n\n- only in a: null (bytes 3 MiB): null n/a\n- only in a: null (bytes 1 MiB): null n/a\n"
+            "- only in b: null (bytes 2 MiB): null n/a\n") in md

@@ -21,6 +21,10 @@ from clusterbench.report.terminal import ci_words
 from clusterbench.output.unit_symbols import unit_shown
 
 
+# Said once over the measurements some configurations made and the others did not
+PARTIAL_INTRO = "Not compared, measured by some of the configurations only:"
+
+
 def table_row(cells: list[str]) -> str:
     """A table row of cells already escaped: md() turns a '|' inside a cell
     into '\\|' and a line break into a space, so no cell splits a row."""
@@ -76,8 +80,9 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         out.append(table_row(cells))
     if warnings:
         out += [""] + [f"{i}. warning: {md(w)}" for i, w in enumerate(warnings, 1)]
-    for p in table.partial:
-        out += ["", f"only in {md(', '.join(n for n in names if n in p.values))}: {md(table.title(p))} {md(p.mode)}"]
+    if table.partial:   # one list, as the HTML's
+        out += ["", PARTIAL_INTRO, ""] + [f"- only in {md(', '.join(n for n in names if n in p.values))}: "
+                                          f"{md(table.title(p))} {md(p.mode)}" for p in table.partial]
     for line in table.imported:
         out += ["", f"note: {md(line)}; its environment is what the file states, the rest not recorded"]
     for d, alike in env_blocks(table.env_diffs):

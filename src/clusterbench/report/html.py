@@ -11,7 +11,7 @@ from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, kernel_command, step_title, stop_text
 from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
-from clusterbench.report.compare_markdown import env_blocks, no_difference_text
+from clusterbench.report.compare_markdown import PARTIAL_INTRO, env_blocks, no_difference_text
 from clusterbench.report.compare_data import (median_beside, n_after_interval, outliers_excluded_text, ratio_text,
                                               row_units, unit_key)
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
@@ -248,9 +248,10 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     if warnings:
         out.append('<ol class="notes">' + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings)
                    + "</ol>")
-    for p in table.partial:
-        out.append(f"<p>only in {esc(', '.join(n for n in names if n in p.values))}: {esc(table.title(p))} "
-                   f"{esc(p.mode)}</p>")
+    if table.partial:   # one list: a paragraph each, twelve of them ran down half an A4 page
+        out.append(f"<p>{esc(PARTIAL_INTRO)}</p><ul class=\"partial\">" + "".join(
+            f"<li>only in {esc(', '.join(n for n in names if n in p.values))}: {esc(table.title(p))} {esc(p.mode)}</li>"
+            for p in table.partial) + "</ul>")
     for line in table.imported:
         out.append(f"<p>note: {esc(line)}; its environment is what the file states, the rest not recorded</p>")
     # one plot per kernel and unit: on one MiB/s axis a disk's GiB/s hid the MPI and memory bars beside it
