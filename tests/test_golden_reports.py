@@ -37,7 +37,7 @@ ENV_BASE = {
     "capture.schema": 1, "host.name": "node01", "cpu.model": "Example CPU 9000", "cpu.sockets": 1,
     "cpu.cores": 8, "cpu.threads": 16, "cpu.governor": "performance", "cpu.turbo": True,
     "memory.total_bytes": 34359738368, "memory.available_bytes": 30000000000, "numa.nodes": 1,
-    "numa.node0.cpus": "0-15", "os.pretty_name": "Debian GNU/Linux 12", "os.kernel": "6.1.0-18-amd64",
+    "numa.node0.cpus": "0-15", "os.name": "Debian GNU/Linux 12", "kernel.release": "6.1.0-18-amd64",
     "target./scratch/golden.fs_type": "nfs4", "target./scratch/golden.device": "server:/export",
     "net.interfaces": "eth0", "net.eth0.speed_mbps": 1000, "vm.dirty_ratio": 20,
     "tuned.profile": "balanced",
