@@ -585,7 +585,9 @@ def test_two_settings_whose_runs_failed_before_any_sample_end_in_the_failure_not
     r = cli("run", str(suite), f"--setting-a=vm.dirty_expire_centisecs={int(expire) + 1}",
             f"--setting-b=vm.dirty_expire_centisecs={int(expire) + 2}")
     assert r.status == 1, r.stderr
-    assert "no comparison: 1 has no measurement to compare: run 1 failed" in r.stdout
+    # the configuration given by run id is named "run 1 (its setting)", as every comparison names it
+    assert re.search(r"no comparison: run 1 \(vm\.dirty_expire_centisecs=\d+\) has no measurement to compare: "
+                     r"run 1 failed", r.stdout), r.stdout
     assert "steps failed" in r.stderr
     assert store_rows(store_url, "select status from runs order by id") == [("failed",), ("failed",)]
     assert selected(EXPIRE) == expire and journals(state_dir) == []
