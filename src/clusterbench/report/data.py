@@ -113,7 +113,8 @@ class Report:
     @classmethod
     def of(cls, store: Store, refs: list[str], exclude_outliers: bool = False,
            link_bits_per_s: float | None = None, made_by: str | None = None) -> Report:
-        ids = list(dict.fromkeys(i for ref in refs for i in store.resolve(ref)))
+        # a label's runs in the order they ran (resolve gives them newest first: a report read Run 3, 2, 1)
+        ids = list(dict.fromkeys(i for ref in refs for i in sorted(store.resolve(ref))))
         return cls([load_run(store, i, link_bits_per_s) for i in ids], store, list(refs), exclude_outliers,
                    link_bits_per_s, made_by)
 
