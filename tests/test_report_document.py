@@ -380,3 +380,13 @@ def test_the_systems_line_names_an_item_it_could_not_read():
            "kernel.release": "6.1.0"}
     line = Footnotes().text(summary_line(env), lambda n: f"[{n}]")
     assert line == "CPU not available[1]; memory not available[2]; DIMM layout not available; Debian 12, kernel 6.1.0"
+
+
+def test_a_labels_runs_are_reported_in_the_order_they_ran(cli, tmp_path):
+    """store.resolve gives a label's runs newest first; the report read Run 2 before Run 1."""
+    for _ in range(2):
+        assert cli("run", "null", "--seconds=0.001", "--repeat", "2", "--label", "nightly", "--quiet").status == 0
+    out = tmp_path / "r.md"
+    assert cli("report", "nightly", "-o", str(out)).status == 0
+    text = out.read_text()
+    assert text.index("## Run 1 (nightly)") < text.index("## Run 2 (nightly)"), text
