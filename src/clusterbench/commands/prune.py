@@ -38,5 +38,5 @@ def command(before, refs, keep_labels, dry_run, db_url):
     which = f"started before {day_text(before)}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
     click.echo(f"{verb} {counted(n['runs'], 'run')}, {counted(n['steps'], 'step')}, {counted(n['samples'], 'sample')} "
                f"and {counted(n['environments'], 'environment')} {which} from {store.url}"
-               + (" (labelled runs kept)" if keep_labels else "")
-               + (f"; {len(run_ids) - n['runs']} still running, kept" if run_ids and n["runs"] < len(run_ids) else ""))
+               + (f"; {counted(n['kept_labelled'], 'labelled run')} kept" if keep_labels else "")
+               + (f"; {counted(n['kept_running'], 'run')} still running, kept" if n["kept_running"] else ""))

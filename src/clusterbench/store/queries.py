@@ -37,11 +37,16 @@ def prune(engine: sa.engine.Engine, before: dt.datetime | None = None, *, run_id
           keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
     """Deletes runs started before `before`, or the runs `run_ids` (not running ones; with keep_labels
     not labelled ones), their steps, samples and host links, then environments no run uses. One
-    transaction. Returns how many rows of each went (or would go, with dry_run)."""
-    doomed = sa.select(runs.c.id).where(runs.c.status != "running")
-    doomed = doomed.where(runs.c.started < before) if run_ids is None else doomed.where(runs.c.id.in_(run_ids))
+    transaction. Returns how many rows of each went (or would go, with dry_run), and of the runs asked
+    for, how many were kept because they are running ("kept_running") or labelled ("kept_labelled"):
+    the two reasons are told apart, where one count called every labelled run kept "still running"."""
+    asked = sa.select(runs.c.id, runs.c.status, runs.c.label)
+    asked = asked.where(runs.c.started < before) if run_ids is None else asked.where(runs.c.id.in_(run_ids))
+    asked = asked.subquery()
+    running = asked.c.status == "running"
+    doomed = sa.select(asked.c.id).where(~running)
     if keep_labels:
-        doomed = doomed.where(runs.c.label.is_(None))
+        doomed = doomed.where(asked.c.label.is_(None))
     doomed_steps = sa.select(steps.c.id).where(steps.c.run_id.in_(doomed))
     unused_env = sa.select(environments.c.hash).where(~sa.exists().where(
         run_hosts.c.environment_hash == environments.c.hash, run_hosts.c.run_id.not_in(doomed)))
@@ -50,7 +55,10 @@ def prune(engine: sa.engine.Engine, before: dt.datetime | None = None, *, run_id
         n = {"runs": c.execute(sa.select(count).select_from(doomed.subquery())).scalar(),
              "steps": c.execute(sa.select(count).select_from(doomed_steps.subquery())).scalar(),
              "samples": c.execute(sa.select(count).where(samples.c.step_id.in_(doomed_steps))).scalar(),
-             "environments": c.execute(sa.select(count).select_from(unused_env.subquery())).scalar()}
+             "environments": c.execute(sa.select(count).select_from(unused_env.subquery())).scalar(),
+             "kept_running": c.execute(sa.select(count).where(running)).scalar(),
+             "kept_labelled": c.execute(sa.select(count).where(~running, asked.c.label.is_not(None))).scalar()
+             if keep_labels else 0}
         if not dry_run:
             c.execute(samples.delete().where(samples.c.step_id.in_(doomed_steps)))
             c.execute(steps.delete().where(steps.c.run_id.in_(doomed)))

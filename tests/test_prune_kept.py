@@ -1,0 +1,36 @@
+"""What prune says it kept and why: `prune --run L --keep-labels` said
+"1 still running, kept" of a labelled run that had finished long ago (one
+count stood for both reasons a named run is kept)."""
+from __future__ import annotations
+
+
+def _store(url: str) -> dict[str, int]:
+    from clusterbench.store import Store
+
+    store = Store(url)
+    ids = {}
+    for name, label in (("labelled", "base"), ("plain", None), ("running", "base")):
+        ids[name] = store.begin_run(label=label, command="clusterbench run null", suite=None, user="t")
+        if name != "running":
+            store.finish_run(ids[name], "ok")
+    return ids
+
+
+def test_prune_says_a_labelled_run_was_kept_for_its_label_not_as_running(cli, store_url):
+    ids = _store(store_url)
+    out = cli("prune", "--run", str(ids["labelled"]), "--keep-labels", "--dry-run")
+    assert out.status == 0, out.stderr
+    assert out.stdout.startswith("would delete 0 runs, "), out.stdout
+    assert "; 1 labelled run kept" in out.stdout and "running" not in out.stdout, out.stdout
+
+
+def test_prune_tells_labelled_and_running_runs_apart(cli, store_url):
+    ids = _store(store_url)
+    out = cli("prune", "--run", "base", "--run", str(ids["plain"]), "--keep-labels")
+    assert out.status == 0, out.stderr
+    assert out.stdout.startswith("deleted 1 run, "), out.stdout
+    assert "; 1 labelled run kept; 1 run still running, kept" in out.stdout, out.stdout
+    listed = cli("list").stdout
+    assert "base" in listed   # both base runs are still there
+    gone = cli("show", str(ids["plain"]))
+    assert gone.status == 2 and "no run" in gone.stderr.lower(), gone
