@@ -895,3 +895,24 @@ def test_env_diff_names_each_key_in_words_and_keeps_the_stored_key_under_it(cli,
         i = first.index(words)
         assert first[i + 1] == key and cells[i + 1][1:] == ["", ""], out.stdout   # the key, alone, below
     assert first.count("zz.unnamed") == 1   # a key with no words: as stored, once
+
+
+@pytest.mark.timeout(60)
+def test_env_diff_of_two_imported_runs_lists_what_the_files_state_not_what_neither_recorded(cli, store_url):
+    """Two imported runs of different formats: each key neither file stated
+    was a line of its own ("imported from OSU 7.4 text: not recorded"
+    against "imported from iperf3 3.12 JSON: not recorded", 26 of the 31
+    lines), burying the lines where the files differ."""
+    imports = FIXTURES.parent / "import"
+    assert cli("import", "--label", "osu", str(imports / "osu-7.4-bw.txt")).status == 0
+    assert cli("import", "--label", "iperf", str(imports / "iperf3-3.12-tcp.json")).status == 0
+    out = cli("env", "--diff", "osu", "iperf")
+    assert out.status == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith("│")]
+    # what a file stated stays: the host, the files, their formats, iperf3's system line
+    for stated in ("import.file", "OSU 7.4 text", "iperf3 3.12 JSON", "Linux vm"):
+        assert stated in out.stdout, out.stdout
+    assert "_error" not in out.stdout, out.stdout
+    assert re.search(r"\(\d{2,} more keys\) .*imported from OSU 7.4 text: not recorded .*imported from iperf3 "
+                     r"3.12 JSON: not recorded", rows[-1]), rows[-1]
+    assert len(rows) <= 12, out.stdout

@@ -44,8 +44,8 @@ def command(diff, targets, as_json, db_url):
                 t.add_row(_key_cell(key), terminal(environment.value_text(key, va)),
                           terminal(environment.value_text(key, vb)))
             if unrecorded:
-                t.add_row(f"({unrecorded[1]} more keys)", *(terminal(unrecorded[0]) if side else ""
-                                                             for side in unrecorded[2]))
+                folded, reasons = unrecorded
+                t.add_row(f"({folded} more keys)", *(terminal(why) for why in reasons))
             for column in t.columns:   # a path or a reason longer than its column folds, never cut with "…"
                 column.overflow = "fold"
             console.print(t)
@@ -77,18 +77,27 @@ def _not_recorded(value) -> bool:
 
 
 def _recorded(lines: list, env_a: dict, env_b: dict) -> tuple[list, tuple | None]:
-    """The lines of a diff an imported run's file can speak to, and (why,
-    how many, which side) for the rest: an imported run's snapshot holds
-    only what its file stated, and each key it lacks was a line of its own
-    ("imported from OSU 7.4 text: not recorded", about 150 of them)."""
+    """The lines of a diff an imported run's file can speak to, and (how
+    many, (why in a, why in b)) for the rest: an imported run's snapshot
+    holds only what its file stated, and each key it lacks was a line of its
+    own ("imported from OSU 7.4 text: not recorded", about 150 of them). Of
+    two imported runs, a key neither file stated is no difference either,
+    though the two reasons name different formats."""
     why_a = next((v for v in env_a.values() if _not_recorded(v)), None)
     why_b = next((v for v in env_b.values() if _not_recorded(v)), None)
-    if not (why_a or why_b) or (why_a and why_b):
+    if not (why_a or why_b):
         return lines, None
-    side = 1 if why_a else 2   # the imported run's column of (key, value a, value b)
-    kept = [ln for ln in lines if not (ln[side] is None or _not_recorded(ln[side]))]
+
+    def lacks(value) -> bool:
+        return value is None or _not_recorded(value)
+
+    if why_a and why_b:
+        kept = [ln for ln in lines if not (lacks(ln[1]) and lacks(ln[2]))]
+    else:
+        side = 1 if why_a else 2   # the imported run's column of (key, value a, value b)
+        kept = [ln for ln in lines if not lacks(ln[side])]
     folded = len(lines) - len(kept)
-    return kept, ((why_a or why_b), folded, (bool(why_a), bool(why_b))) if folded else None
+    return kept, (folded, (why_a or "", why_b or "")) if folded else None
 
 
 def _host_pairs(hosts_a: list[str], hosts_b: list[str]) -> list[tuple[str, str]]:
