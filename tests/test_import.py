@@ -771,7 +771,9 @@ def test_two_ior_csv_tables_in_one_file_are_two_runs(tmp_path):
     # with IOR's text banner (stdout holding both), the runs are cut at the banners, each with its version
     head = "\n".join((FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text().split("\n")[:3]) + "\n"
     table = (FIXTURES / "ior-csv-4.0.0-posix.csv").read_text()
-    (tmp_path / "ior.out").write_text(head + table + head + table)
+    later = head.replace(" 21:20:", " 22:20:")   # the second run an hour later (the same run twice is taken once)
+    assert later != head
+    (tmp_path / "ior.out").write_text(head + table + later + table)
     runs = parse_file(str(tmp_path / "ior.out"))
     assert [(r.version, len(r.steps), len(r.steps[0].samples)) for r in runs] == [("4.0.0", 1, 4), ("4.0.0", 1, 4)]
 

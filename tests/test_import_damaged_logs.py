@@ -5,6 +5,7 @@ states; what cannot be taken is left out with a note, or refused in one
 line (docs/import.md, "Damaged files" and "Several runs in one file")."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 
@@ -63,11 +64,40 @@ def test_iperf3_text_of_two_streams_cut_before_its_sum_is_not_one_streams_rate()
 def test_two_runs_in_one_job_log_are_two_runs_each_with_its_own_figures(name):
     data = (FIXTURES / name).read_bytes()
     one = parse_bytes("f", data)
-    two = parse_bytes("f", data + b"srun: error: n01: task 1: Exited with exit code 1\n" + data)
+    # the job's second run, an hour later (one file holding one run twice is taken once: below)
+    two = parse_bytes("f", data + b"srun: error: n01: task 1: Exited with exit code 1\n" + an_hour_later(data))
     assert len(two) == 2 * len(one)
     # not the second run's tests taken as more tests of the first (IOR), nor its rows over the first's (mdtest)
     assert figures(two[:1]) == figures(one) and figures(two[1:]) == figures(one)
-    assert two[1].started == one[0].started and two[1].version == one[0].version
+    assert two[1].version == one[0].version
+    assert two[1].started == (one[0].started and one[0].started + dt.timedelta(hours=1))
+
+
+def an_hour_later(data: bytes) -> bytes:
+    """The log of the same run an hour later: every clock time (hh:mm:ss) and
+    Unix time of 2026 (fio's "timestamp", iperf3's "timesecs") an hour on."""
+    data = re.sub(rb"\b(\d\d):(\d\d):(\d\d)\b", lambda m: b"%02d:%s:%s" % ((int(m[1]) + 1) % 24, m[2], m[3]), data)
+    return re.sub(rb"\b17[6-9]\d{7}\b", lambda m: b"%d" % (int(m[0]) + 3600), data)
+
+
+@pytest.mark.parametrize("name", ["ior-4.0.0-posix-fpp.txt", "mdtest-4.0.0.txt", "imb-2021.3-mpi1.txt",
+                                  "fio-3.33-randread.txt", "fio-3.33-randread.json", "iperf3-3.12-tcp.json",
+                                  "mdtest-1.9.3-llnl.txt"])
+def test_a_log_holding_one_run_twice_stores_it_once_and_says_so(name):
+    """`cat a.log a.log > all.log`, or tee -a and >> on one file: the same run
+    twice (the same date to the second, the same figures) was two runs, its
+    samples pooled twice by compare and trend."""
+    data = (FIXTURES / name).read_bytes()
+    one = parse_bytes("f", data)
+    twice = parse_bytes("f", data + b"\n" + data)
+    assert len(twice) == len(one) and figures(twice) == figures(one)
+    assert any("holds this run twice" in n for r in twice for n in r.notes), [r.notes for r in twice]
+
+
+def test_runs_the_file_does_not_date_are_never_taken_for_one_another():
+    """OSU and IOR's CSV print no date: osu_barrier's one figure can be the same in two runs, so both are kept."""
+    data = (FIXTURES / "osu-7.4-barrier.txt").read_bytes()
+    assert len(parse_bytes("f", data + data)) == 2 * len(parse_bytes("f", data))
 
 
 def test_fio_text_of_two_runs_appended_to_one_log_is_two_runs():
@@ -160,7 +190,7 @@ def test_json_documents_appended_to_one_log_are_one_run_each(name):
     data = (FIXTURES / name).read_bytes()
     one = parse_bytes("f", data)
     # iperf3 was refused ('Extra data'); fio kept the first document and dropped the second without a word
-    two = parse_bytes("f", data + data)
+    two = parse_bytes("f", data + an_hour_later(data))
     assert len(two) == 2 and figures(two[:1]) == figures(one) == figures(two[1:])
 
 

@@ -213,13 +213,33 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
         # the parser's notes say why (a job fio reported an error for, figures not finite): the one line names it
         why = next((n for r in runs for n in r.notes if "not taken" in n or "another locale" in n), None)
         raise BadInput(f"{path}: {fmt}: no measurement in this file" + (f" ({why})" if why else ""))
-    runs = taken
+    runs = _each_run_once(taken)
     _storable(runs, f"{path}: {fmt}: ")
     try:
         plausibility.check(runs, text)
     except plausibility.Implausible as e:
         raise BadInput(f"{path}: {fmt}: {e}") from None
     return runs
+
+
+def _each_run_once(runs: list[ImportedRun]) -> list[ImportedRun]:
+    """The file's runs, a run it holds twice taken once. A log appended to
+    itself (`cat a.log a.log > all.log`, `tee -a log >> log`) holds one run
+    of the tool twice: the same start, to the second, and the same figures,
+    which two runs never print. Stored twice, its samples were pooled twice
+    by compare and trend, the harm the same file given twice is refused for.
+    A run the file does not date (OSU's output) is never taken for another:
+    osu_barrier's one figure can come out the same in two runs."""
+    kept: list[ImportedRun] = []
+    for number, run in enumerate(runs, 1):
+        twin = next((k for k in kept if run.started is not None and (k.started, k.finished, k.hosts, k.command,
+                     k.steps) == (run.started, run.finished, run.hosts, run.command, run.steps)), None)
+        if twin is None:
+            kept.append(run)
+        else:
+            twin.notes.append(f"the file holds this run twice (its run {number} has the same date and figures, "
+                              f"a log appended to itself): taken once")
+    return kept
 
 
 def _storable(runs: list[ImportedRun], where: str) -> None:
