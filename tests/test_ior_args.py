@@ -144,6 +144,23 @@ BAD = [
 ]
 
 
+@pytest.mark.parametrize("line,said", [
+    # a size that did not read was checked as 8 bytes: "-b 8 -t 65536: block size must be a multiple of
+    # transfer size (IOR); -b 8 -t 65536: block size must not be smaller than transfer size (IOR)"
+    ("ior -b 1mb -t 64k", "IOR line refused: -b 1mb: expected a size like 4g, 4m, 512k or 4096"),
+    ("ior -b 4m -t 1.5m -z", "IOR line refused: -t 1.5m: expected a size like 4g, 4m, 512k or 4096"),
+    # one reason for a pair of sizes, the first IOR's ValidateTests stops at, with the sizes as written
+    ("ior -t 4m -b 1m", "IOR line refused: -b 1m -t 4m: block size must be a multiple of transfer size (IOR)"),
+    ("ior -t 2m", "IOR line refused: -b 1m (IOR's default) -t 2m: block size must be a multiple of transfer size "
+                  "(IOR)"),
+    ("ior -b 0 -t 1m", "IOR line refused: -b 0 -t 1m: block size must not be smaller than transfer size (IOR)"),
+])
+def test_a_refused_size_is_named_as_written_and_nothing_is_said_of_sizes_nobody_wrote(line, said):
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split(line))
+    assert e.value.message == said
+
+
 def test_dummy_options_alone_are_noted_and_nothing_else_is_said_of_dummy():
     with pytest.raises(BadInput) as e:
         translate(shlex.split("ior -a dummy --dummy.delay-create=1000 -b 2m -t 1m"))

@@ -263,14 +263,12 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
                             f"pario offers the APIs {', '.join(APIS)}")
         api = "POSIX"
     params["api"] = APIS[api.upper()]
-    sizes: dict[str, int] = {}
+    sizes: dict[str, int | None] = {}
     for name, label, key in (("blocksize", "-b", "block-size"), ("transfersize", "-t", "transfer-size")):
         value = s.get(name, DEFAULTS[name])
-        n = bytes_of(value)
+        n = sizes[key] = bytes_of(value)
         if n is None:
             problems.append(f"{label} {value}: expected a size like 4g, 4m, 512k or 4096")
-            n = 8
-        sizes[key] = n
         # as the user wrote it when cbk reads it the same way (4g, 1m), else bytes
         params[key] = value.strip().lower() if re.fullmatch(r"\d+[kmgt]?", value.strip().lower()) else str(n)
     block, transfer = sizes["block-size"], sizes["transfer-size"]
@@ -278,12 +276,19 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     if int(params["segments"]) > 100000000:
         problems.append(f"-s {params['segments']}: more segments than pario takes (10^8)")
     repetitions = _count(s, "repetitions", "-i", problems, 1)
-    # IOR's own checks (ior.c ValidateTests), so a line IOR rejects fails here too
-    if transfer == 0:
+    # IOR's own checks (ior.c ValidateTests), so a line IOR rejects fails here too; one reason for the pair
+    # of sizes, the first IOR stops at, and none against a size that did not read (a stand-in of 8 bytes
+    # gave "-b 8 -t 65536: block size must be a multiple of transfer size" for -b 1mb, a size nobody wrote)
+    sizes_read = block is not None and transfer is not None
+    pair = " ".join(f"{flag} {s[name]}" if name in s else f"{flag} {DEFAULTS[name]} (IOR's default)"
+                    for flag, name in (("-b", "blocksize"), ("-t", "transfersize")))
+    if sizes_read and transfer == 0:
         problems.append("-t 0: test will not complete with zero transfer size (IOR)")
-    elif block % transfer:
-        problems.append(f"-b {block} -t {transfer}: block size must be a multiple of transfer size (IOR)")
-    elif block % 8 or transfer % 8:
+    elif sizes_read and block % transfer:
+        problems.append(f"{pair}: block size must be a multiple of transfer size (IOR)")
+    elif sizes_read and block < transfer:
+        problems.append(f"{pair}: block size must not be smaller than transfer size (IOR)")
+    elif sizes_read and (block % 8 or transfer % 8):
         problems.append("block and transfer size must be multiples of 8 bytes (IOR's access size)")
     if not any(on(n) for n in ("writefile", "readfile", "checkwrite", "checkread")):
         s["writefile"] = s["readfile"] = "1"
@@ -300,12 +305,10 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     if on("randomoffset") and shared and (on("reordertasksrandom") or on("reordertasks")):
         problems.append("-z with -C or -Z on a single shared file: random offset and reorder tasks specified with "
                         "single-shared-file. Choose one and resubmit (IOR)")
-    if transfer and block < transfer:
-        problems.append(f"-b {block} -t {transfer}: block size must not be smaller than transfer size (IOR)")
     if on("randomoffset") and check_read and "random-offset-seed" not in s:
         problems.append("-z with -R: random offset with read check option requires to set the random seed "
                         "(--random-offset-seed, IOR)")
-    if on("randomoffset") and block == transfer:
+    if on("randomoffset") and sizes_read and block == transfer:
         problems.append("-z with -b equal to -t: IOR randomizes access within a block, choose blocksize > transferSize")
     if on("dualmount") and shared:
         problems.append("-y: Dual Mount can only be used with File Per Process (IOR)")
