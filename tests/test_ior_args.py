@@ -161,6 +161,28 @@ def test_a_refused_size_is_named_as_written_and_nothing_is_said_of_sizes_nobody_
     assert e.value.message == said
 
 
+@pytest.mark.parametrize("line,ranks,ppn", [
+    ("srun -n 4 ior -b 1m", 4, None), ("srun -n4 ior", 4, None), ("srun --ntasks=8 -N 2 ior", 8, 4),
+    ("srun --ntasks 6 --ntasks-per-node 3 ior", 6, 3), ("srun --nodes=2 -n 6 --ntasks-per-node=3 ior", 6, 3)])
+def test_an_srun_prefix_gives_the_ranks_and_the_srun_launcher(line, ranks, ppn):
+    t = translate(shlex.split(line))
+    assert (t.ranks, t.ranks_per_node, t.launcher) == (ranks, ppn, "srun")
+    assert translate(shlex.split("mpiexec -n 2 ior")).launcher is None   # the default launcher, as before
+
+
+@pytest.mark.parametrize("line,said", [
+    ("srun -n 4 --mpi=pmi2 ior", "launcher option --mpi=pmi2 is not understood here: give the ranks with -n N (and "
+                                 "-N nodes or --ntasks-per-node M)"),
+    ("srun -N 3 -n 8 ior", "srun -N 3: give -n, a multiple of the nodes, so every node runs as many ranks"),
+    ("srun -N 2 ior", "srun -N 2: give -n, a multiple of the nodes, so every node runs as many ranks"),
+    ("srun -n 0 ior", "launcher option -n needs a positive count"),
+])
+def test_an_srun_prefix_it_cannot_follow_is_refused_in_one_line(line, said):
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split(line))
+    assert e.value.message == said
+
+
 def test_dummy_options_alone_are_noted_and_nothing_else_is_said_of_dummy():
     with pytest.raises(BadInput) as e:
         translate(shlex.split("ior -a dummy --dummy.delay-create=1000 -b 2m -t 1m"))

@@ -166,3 +166,17 @@ def test_ctrl_c_stops_an_srun_step_at_once_and_leaves_neither_files_nor_an_alloc
     assert left_at_exit == 0 and os.listdir(work) == [], (left_at_exit, os.listdir(work))
     assert left_jobs == set(), left_jobs
     assert store_rows(f"sqlite:///{store}", "select status from steps") == [("interrupted",)]
+
+
+@pytest.mark.timeout(240)
+def test_an_ior_or_mdtest_line_pasted_with_its_srun_prefix_runs_through_srun(scli, mpiexec, store_url, tmp_path):
+    """`srun -n 2 ior ...` was refused as four unexpected words ('srun', -n, '2', 'ior'); mpiexec's
+    prefix was understood. It runs through the srun launcher, with srun's counts."""
+    r = scli("ior", "srun", "-n", "2", "ior", "-b", "256k", "-t", "64k", "-F", "-o", str(tmp_path / "f"))
+    assert r.status == 0, r.stderr
+    r = scli("mdtest", "srun", "--ntasks=2", "-N", "1", "mdtest", "-F", "-n", "8", "-d", str(tmp_path))
+    assert r.status == 0, r.stderr
+    assert store_rows(store_url, "select kernel, launcher, ranks, ranks_per_node, status from steps order by id") == [
+        ("pario", "srun", 2, None, "ok"), ("metadata", "srun", 2, 2, "ok")]
+    clash = scli("ior", "--launcher", "mpiexec", "srun", "-n", "2", "ior", "-o", str(tmp_path / "g"))
+    assert clash.status == 2 and "--launcher mpiexec and the line's srun disagree" in clash.stderr, clash.stderr

@@ -39,13 +39,14 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     from clusterbench import catalogue
     from clusterbench.tools import ior_output
     from clusterbench.tools.ior_args import translate
-    from clusterbench.run.measure import checked_request, execute_and_show, tool_ranks
+    from clusterbench.run.measure import checked_request, execute_and_show, tool_launcher, tool_ranks
     from clusterbench.run.plan import expand
     from clusterbench.report.data import load_run
 
     t = translate(list(args))
     ranks = tool_ranks(ranks, t.ranks)
     ppn = ppn or t.ranks_per_node
+    launcher = tool_launcher(launcher, t.launcher)
     cat = catalogue.load()
     kernel = cat.kernel("pario")  # BadInput when cbk was built without MPI
     steps = []

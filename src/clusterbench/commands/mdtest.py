@@ -33,7 +33,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     """
     from clusterbench import catalogue
     from clusterbench.tools import mdtest_output
-    from clusterbench.run.measure import checked_request, execute_and_show, tool_ranks
+    from clusterbench.run.measure import checked_request, execute_and_show, tool_launcher, tool_ranks
     from clusterbench.tools.mdtest_args import translate
     from clusterbench.run.plan import expand
     from clusterbench.report.data import load_run
@@ -41,6 +41,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     line = translate(list(args))
     ranks = tool_ranks(ranks, line.ranks)
     ppn = ppn or line.ranks_per_node
+    launcher = tool_launcher(launcher, line.launcher)
     cat = catalogue.load()
     kernel = cat.kernel("metadata")
     cat.check_params(kernel, line.params)

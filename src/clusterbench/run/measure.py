@@ -44,6 +44,15 @@ def tool_ranks(option_ranks: int | None, line_ranks: int | None) -> int:
     return option_ranks or line_ranks or 1
 
 
+def tool_launcher(option_launcher: str | None, line_launcher: str | None) -> str | None:
+    """--launcher, or the tool line's (srun for `srun -n N ior ...`); both only when they agree."""
+    from clusterbench.errors import BadInput
+
+    if option_launcher and line_launcher and option_launcher != line_launcher:
+        raise BadInput(f"--launcher {option_launcher} and the line's {line_launcher} disagree: give one of them")
+    return option_launcher or line_launcher
+
+
 def checked_request(cat, steps, label, hostfile, oversubscribe, conditions):
     """The request of a translated tool line (ior, mdtest), with absolute
     paths and the run's command line (its store password masked); bad input

@@ -25,9 +25,13 @@ from clusterbench.tools.ior_options import (BACKEND_OPTION_PREFIXES, BACKENDS, D
                                       NOTES, REFUSED, SHORT)
 from clusterbench.tools.option_tokens import tokens
 
-LAUNCHERS = {"mpiexec", "mpirun", "mpiexec.hydra"}
+LAUNCHERS = {"mpiexec", "mpirun", "mpiexec.hydra", "srun"}
 LAUNCHER_RANKS = {"-n", "-np", "--np", "--n"}
 LAUNCHER_PPN = {"-ppn", "--ppn", "-npernode", "--npernode", "-perhost"}
+# srun's: -n4, -n 4, --ntasks=4, --ntasks 4; -N/--nodes gives the ranks per node with the ranks
+SRUN_RANKS = {"-n", "--ntasks"}
+SRUN_NODES = {"-N", "--nodes"}
+SRUN_PPN = {"--ntasks-per-node"}
 
 APIS = {"POSIX": "posix", "MPIIO": "mpiio"}
 SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtTpP]?)\s*$")
@@ -76,6 +80,7 @@ class Translation:
     verbose: int = 0
     summary_file: str | None = None
     argv: list[str] = field(default_factory=list)  # the IOR program and its options, as given
+    launcher: str | None = None                  # "srun" for a line that starts with srun
 
 
 def int_of(text: str) -> int:
@@ -92,23 +97,41 @@ def bytes_of(text: str) -> int | None:
     return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}[m.group(2).lower()]
 
 
-def _launcher(argv: list[str]) -> tuple[int | None, int | None, list[str]]:
+def _launcher(argv: list[str]) -> tuple[int | None, int | None, str | None, list[str]]:
+    """(ranks, ranks per node, launcher, the rest) of a line that starts
+    with `mpiexec -n N [-ppn M]` or `srun -n N [-N nodes | --ntasks-per-node M]`:
+    srun's line runs through the srun launcher (it was four "unexpected
+    word" problems: 'srun', -n, '4', 'ior'); mpiexec's through the default."""
     if not argv or os.path.basename(argv[0]) not in LAUNCHERS:
-        return None, None, argv
-    ranks = ppn = None
+        return None, None, None, argv
+    srun = os.path.basename(argv[0]) == "srun"
+    ranks_opts, ppn_opts, nodes_opts = ((SRUN_RANKS, SRUN_PPN, SRUN_NODES) if srun
+                                        else (LAUNCHER_RANKS, LAUNCHER_PPN, set()))
+    counts: dict[str, int] = {}
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
-        opt = argv[i]
-        if opt not in LAUNCHER_RANKS | LAUNCHER_PPN:
-            raise BadInput(f"launcher option {opt} is not understood here: give the ranks with -n N (and -ppn N)")
-        if i + 1 >= len(argv) or not argv[i + 1].isdigit() or int(argv[i + 1]) < 1:
-            raise BadInput(f"launcher option {opt} needs a positive count")
-        if opt in LAUNCHER_RANKS:
-            ranks = int(argv[i + 1])
+        word = argv[i]
+        glued = re.fullmatch(r"(-[nN])(\d+)", word) if srun else None
+        if glued:
+            opt, eq, value = glued[1], "=", glued[2]
         else:
-            ppn = int(argv[i + 1])
-        i += 2
-    return ranks, ppn, argv[i:]
+            opt, eq, value = word.partition("=") if word.startswith("--") else (word, "", "")
+        if opt not in ranks_opts | ppn_opts | nodes_opts:
+            how = "-n N (and -N nodes or --ntasks-per-node M)" if srun else "-n N (and -ppn N)"
+            raise BadInput(f"launcher option {word} is not understood here: give the ranks with {how}")
+        if not eq:
+            i += 1
+            value = argv[i] if i < len(argv) else ""
+        if not value.isdigit() or int(value) < 1:
+            raise BadInput(f"launcher option {opt} needs a positive count")
+        counts["ranks" if opt in ranks_opts else "ppn" if opt in ppn_opts else "nodes"] = int(value)
+        i += 1
+    ranks, ppn, nodes = counts.get("ranks"), counts.get("ppn"), counts.get("nodes")
+    if nodes is not None:
+        if ranks is None or ranks % nodes or (ppn is not None and ppn * nodes != ranks):
+            raise BadInput(f"srun -N {nodes}: give -n, a multiple of the nodes, so every node runs as many ranks")
+        ppn = ranks // nodes
+    return ranks, ppn, "srun" if srun else None, argv[i:]
 
 
 def directives(text: str, where: str, problems: list[str]) -> list[tuple[str, str]]:
@@ -405,7 +428,7 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
 
 
 def translate(argv: list[str]) -> Translation:
-    ranks, ppn, rest = _launcher(list(argv))
+    ranks, ppn, launcher, rest = _launcher(list(argv))
     program = "ior"
     if rest and os.path.basename(rest[0]).lower() in ("ior", "ior.exe"):
         program, rest = rest[0], rest[1:]
@@ -433,4 +456,4 @@ def translate(argv: list[str]) -> Translation:
         params["repetitions"] = str(first.repetitions)
     return Translation(params, ranks, ppn, list(dict.fromkeys(notes)), tests, output,
                        max(int_of(s.get("verbose", "0")) for s in settings_list), last.get("summaryfile"),
-                       [program, *rest])
+                       [program, *rest], launcher)

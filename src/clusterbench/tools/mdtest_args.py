@@ -79,6 +79,7 @@ class MdtestLine:
     argv: list[str] = field(default_factory=list)  # the mdtest program and its options, as given
     path: str = "./out"                 # mdtest's -d, for its Path line
     notes: list[str] = field(default_factory=list)
+    launcher: str | None = None         # "srun" for a line that starts with srun
 
 
 def _dir_of(path: str, notes: list[str], here: bool) -> str:
@@ -100,7 +101,7 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
     """here: the line is to run on this machine (clusterbench mdtest), so
     -d is looked up in its file system; False for a line an imported file
     holds, which ran elsewhere."""
-    ranks, ppn, rest = _launcher(list(argv))
+    ranks, ppn, launcher, rest = _launcher(list(argv))
     program = "mdtest"
     if rest and os.path.basename(rest[0]).lower() == "mdtest":
         program, rest = rest[0], rest[1:]
@@ -112,7 +113,7 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
     files = dirs = False
     random_order = False
     show = "rate"
-    line = MdtestLine(params, ranks, ppn, argv=[program, *rest])
+    line = MdtestLine(params, ranks, ppn, argv=[program, *rest], launcher=launcher)
     for opt, value in parsed.options:
         if opt in UNSUPPORTED:
             problems.append(f"{opt}: {UNSUPPORTED[opt]}")
