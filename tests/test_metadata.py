@@ -283,6 +283,16 @@ def test_mdtest_lines_translate(line, ranks, params, reps):
     assert (t.ranks, t.repetitions) == (ranks, reps)
 
 
+@pytest.mark.parametrize("line,shown", [
+    ("mdtest -n 5 -P", ("rate", "time")), ("mdtest -n 5 -Z", ("time",)), ("mdtest -n 5 -Z -P", ("rate", "time")),
+    # -P wins wherever it stands (mdtest.c summarize_results: print_rate_and_time before print_time);
+    # a -Z after it printed the time table alone, and a script reading the rate table found none
+    ("mdtest -n 5 -P -Z", ("rate", "time")), ("mdtest -n 5 -PZ", ("rate", "time"))])
+def test_mdtest_summary_tables_as_mdtest_prints_them_whatever_the_order_of_p_and_z(line, shown):
+    from clusterbench.tools.mdtest_args import translate
+    assert translate(shlex.split(line)).show == shown
+
+
 # Holds every file of repetition 0 open (an unlinked file keeps its inode
 # while open), then lets the run on by reading its listing FIFO, as often as
 # it comes back to it.

@@ -160,7 +160,7 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
             params["fsync"] = "true"
         elif opt == "-Y":
             params["sync-phase"] = "true"
-        elif opt == "-Z":
+        elif opt == "-Z" and show != "both":   # -P wins wherever it is: mdtest prints both tables then
             show = "time"
         elif opt == "-P":
             show = "both"
