@@ -183,6 +183,22 @@ def test_an_srun_prefix_it_cannot_follow_is_refused_in_one_line(line, said):
     assert e.value.message == said
 
 
+def test_unique_directories_per_rank_are_refused_with_f_and_noted_without():
+    """IOR -u -F opens /dir/<rank>/file.<rank>: every rank creates its file in its
+    own directory. pario noted "-u ignored" and created all of them in one
+    directory, whose create contention is in the open time IOR's figure holds."""
+    for line in ("ior -u -F -b 1m -t 64k", "ior -uF -b 1m -t 64k", "ior -F -O uniqueDir=1 -b 1m -t 64k"):
+        with pytest.raises(BadInput) as e:
+            translate(shlex.split(line))
+        assert e.value.message == ("IOR line refused: -u with -F: a directory per rank (IOR writes "
+                                   "/dir/<rank>/file.<rank>) is not implemented; pario's ranks would create their "
+                                   "files in one directory, a different open time"), line
+    # without -F IOR has one shared file and reads no -u: a note, and nothing said of an -O uniqueDir=0
+    assert "-u ignored: without -F, IOR's one shared file takes no directory per rank either" in translate(
+        shlex.split("ior -u -b 1m -t 64k")).notes
+    assert not [n for n in translate(shlex.split("ior -F -O uniqueDir=0 -b 1m -t 64k")).notes if "-u" in n]
+
+
 def test_dummy_options_alone_are_noted_and_nothing_else_is_said_of_dummy():
     with pytest.raises(BadInput) as e:
         translate(shlex.split("ior -a dummy --dummy.delay-create=1000 -b 2m -t 1m"))

@@ -420,6 +420,9 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
         if backend in BACKENDS and backend not in APIS:
             if backend != api.upper():   # a selected one is refused above, with -a
                 notes.append(f"--{name} ignored: an option of IOR's {backend} backend, which this line does not use")
+        elif name == "uniquedir" and not (on(name) and on("fileperproc")):
+            if on(name):   # IOR reads -u with -F only
+                notes.append(f"-u ignored:{NOTES[name].split(':', 1)[1]}")
         elif name in REFUSED:
             problems.append(REFUSED[name])
         elif NOTES.get(name):

@@ -45,7 +45,7 @@ NOTES = {
     "settimestampsignature": "-G: pario's data carries offset and writer rank in every 4 KiB, not a time stamp",
     "datapackettype": "-l: pario writes its own incompressible pattern",
     "outlierthreshold": "-j: no outlier warnings; every record keeps the slowest rank and the per-rank spread",
-    "uniquedir": "-u: the files live in one private directory",
+    "uniquedir": "-u: without -F, IOR's one shared file takes no directory per rank either",
     "singlexferattempt": "-x: pario completes short transfers (a failed one is an error)",
     "random-offset-seed": "--random-offset-seed: pario draws the random offsets from the run id",
     "warningaserrors": "--warningAsErrors: every failure is already an error",
@@ -59,6 +59,10 @@ REFUSED = {
     "stonewallingstatusfile": "stoneWallingStatusFile: splitting write and read into two runs is not possible "
                               "(pario removes its files)",
     "maxtimeduration": "-T: a time limit per test is not implemented",
+    # IOR -u -F opens /dir/<rank>/file.<rank>: each rank creates its file in its own directory, not all N
+    # in one, whose create contention (one directory's lock or token on Lustre, GPFS) is in the open time
+    "uniquedir": "-u with -F: a directory per rank (IOR writes /dir/<rank>/file.<rank>) is not implemented; "
+                 "pario's ranks would create their files in one directory, a different open time",
     "mintimeduration": "minTimeDuration: a minimum run time is not implemented",
     "memorypernode": "-M: the memory hog is not implemented (it would shrink the page cache the figures see)",
     "memorypertask": "memoryPerTask: the memory hog is not implemented (it would shrink the page cache the figures "
