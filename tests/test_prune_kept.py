@@ -34,3 +34,15 @@ def test_prune_tells_labelled_and_running_runs_apart(cli, store_url):
     assert "base" in listed   # both base runs are still there
     gone = cli("show", str(ids["plain"]))
     assert gone.status == 2 and "no run" in gone.stderr.lower(), gone
+
+
+def test_prune_before_a_date_in_the_future_is_refused_and_deletes_nothing(cli, store_url):
+    """--before 2999-01 (a typo'd year) deleted every run, as any date after the newest run does."""
+    import datetime as dt
+
+    _store(store_url)
+    out = cli("prune", "--before", "2999-01")
+    assert out.status == 2 and "--before 2999-01-01 is in the future" in out.stderr, out.stderr
+    tomorrow = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).strftime("%Y-%m-%d")
+    taken = cli("prune", "--before", tomorrow, "--dry-run")   # every run of today: a date still taken
+    assert taken.status == 0 and taken.stdout.startswith("would delete 2 runs"), taken.stdout + taken.stderr

@@ -29,6 +29,8 @@ def command(before, refs, keep_labels, dry_run, db_url):
     """
     if (before is None) == (not refs):
         raise BadInput("give --before DATE (runs older than it) or --run ID|LABEL (those runs), one of them")
+    if before is not None:
+        _check_before(utc(before))
     store = open_store(db_url)
     if store.read_only and not dry_run:   # say so before counting, not at the first delete
         raise BadInput(f"cannot prune {store.url}: its file system is read-only (--dry-run still counts)")
@@ -40,3 +42,15 @@ def command(before, refs, keep_labels, dry_run, db_url):
                f"and {counted(n['environments'], 'environment')} {which} from {store.url}"
                + (f"; {counted(n['kept_labelled'], 'labelled run')} kept" if keep_labels else "")
                + (f"; {counted(n['kept_running'], 'run')} still running, kept" if n["kept_running"] else ""))
+
+
+def _check_before(before) -> None:
+    """A date past the day after tomorrow (UTC) deletes every run, as today's would: a typo'd year
+    (2999-01) emptied the store. 'Before the day after tomorrow' is the latest: all of tomorrow, where a
+    zone ahead of UTC already is."""
+    import datetime as dt
+
+    latest = dt.datetime.now(dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=2)
+    if before > latest:
+        raise BadInput(f"--before {day_text(before)} is in the future: every run started before it, and all would "
+                       f"be deleted; give a date up to {day_text(latest)}")
