@@ -328,3 +328,13 @@ def test_a_file_system_that_runs_out_of_inodes_mid_run_is_a_failed_measurement(c
     assert r.stdout == "rc=1\nlisting\n", (r.stdout, r.stderr)
     (line,) = [ln for ln in r.stderr.splitlines() if '"type":"error"' in ln]
     assert "No space left on device" in json.loads(line)["message"], line
+
+
+def test_mdtest_i_0_is_refused_as_clusterbench_ior_refuses_it_not_run_once():
+    """mdtest -i 0 runs no iteration (and prints a NaN summary); it silently ran one here."""
+    from clusterbench.errors import BadInput
+    from clusterbench.tools.mdtest_args import translate
+
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split("mdtest -n 5 -i 0"))
+    assert e.value.message == "mdtest line refused: -i 0: expected a count of at least 1"

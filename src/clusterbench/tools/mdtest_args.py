@@ -125,6 +125,8 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
             if not COUNT.match(value or ""):
                 problems.append(f"{opt} {value}: expected a count (0, 1, 2, ...)")
             elif opt == "-i":
+                if int(value) < 1:   # mdtest runs no iteration and prints a NaN summary; it ran one here
+                    problems.append(f"-i {value}: expected a count of at least 1")
                 line.repetitions = max(1, int(value))
             else:
                 params[VALUE_PARAMS[opt]] = str(int(value))
