@@ -770,6 +770,10 @@ def test_env_diff_of_runs_on_different_host_counts_shows_every_host(cli, store_u
         assert out.status == 0, out.stderr
         # h02, the host whose tuned profile differs, is compared too, not left out
         assert "(h02)" in out.stdout and "latency-performance" in out.stdout, out.stdout
+    # RUN@ with no host after it was taken as the whole run: the user meant one host and named none
+    out = cli("env", "--diff", "two@", "one")
+    assert out.status == 2 and "two@: no host after '@' (hosts of run 2: h01, h02)" in out.stderr, out.stderr
+    assert cli("env", "--diff", "two@h02", "one").status == 0
 
 
 @pytest.mark.timeout(60)

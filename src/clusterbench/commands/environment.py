@@ -112,11 +112,13 @@ def _host_pairs(hosts_a: list[str], hosts_b: list[str]) -> list[tuple[str, str]]
 
 def _environments(store, ref: str) -> tuple[int, dict[str, dict]]:
     """RUN (every host's snapshot) or RUN@HOST (that host's) -> (run id, {host: snapshot})."""
-    run_ref, _, host = ref.rpartition("@") if "@" in ref else (ref, "", "")
+    run_ref, at, host = ref.rpartition("@") if "@" in ref else (ref, "", "")
     run_id = store.resolve(run_ref)[0]
     envs = store.environments_of(run_id)
     if not envs:
         raise BadInput(f"run {run_id} has no stored environment")
+    if at and not host:   # '1@' was taken as the whole run, every host, as if no host were named
+        raise BadInput(f"{ref}: no host after '@' (hosts of run {run_id}: {', '.join(sorted(envs))})")
     if host:
         if host not in envs:
             raise BadInput(f"run {run_id} has no snapshot of host '{host}' (hosts: {', '.join(sorted(envs))})")
