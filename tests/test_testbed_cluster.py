@@ -351,7 +351,10 @@ def test_a_launch_that_fails_on_one_host_leaves_nothing_running_on_the_others(tm
         env = {**os.environ, **tc.Cluster.load(d).env()}   # what `testbed env` exports
         failed = subprocess.run([mpiexec, "-n", "2", "-ppn", "1", "-f", str(hosts), "true"], capture_output=True,
                                 text=True, env=env, timeout=60)
-        assert failed.returncode != 0 and "no host 'h09'" in failed.stderr, failed.stderr
+        # the stand-in ssh says "no host 'h09'"; under load Hydra may end on the failed launch before it has
+        # read that line from the dead ssh, and says only "Launch proxy failed" (seen side by side, 1 in 2)
+        assert failed.returncode != 0 and ("no host 'h09'" in failed.stderr
+                                           or "Launch proxy failed" in failed.stderr), failed.stderr
         for _ in range(100):   # h01's proxy sees mpiexec gone and ends
             left = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
             if not left:
