@@ -3,6 +3,7 @@ corrupt, empty, newer-schema and mistyped stores give one line and exit 2
 and leave the file as it was; a store on a read-only file system is read."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 import shutil
@@ -204,10 +205,12 @@ def test_a_store_on_a_read_only_file_system_is_read(cli, tmp_path, good_store, c
     # a private mount namespace: the read-only mount ends with the shell
     script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99\n'
               'for c in list "show 1" "export --format csv 1"; do "$2" -m clusterbench $c --db "$1/good.db" || exit 1; done\n'
-              '"$2" -m clusterbench prune --before 2100-01-01 --dry-run --db "$1/good.db" || exit 1\n'
-              '"$2" -m clusterbench prune --before 2100-01-01 --db "$1/good.db"; echo "prune=$?"\n'
+              '"$2" -m clusterbench prune --before "$3" --dry-run --db "$1/good.db" || exit 1\n'
+              '"$2" -m clusterbench prune --before "$3" --db "$1/good.db"; echo "prune=$?"\n'
               '"$2" -m clusterbench run null --seconds=0.01 --db "$1/good.db"; echo "run=$?"')
-    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(ro), py],
+    # every run: before tomorrow (a date past the day after is refused as a typo)
+    tomorrow = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).strftime("%Y-%m-%d")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(ro), py, tomorrow],
                        capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin, COLUMNS="200"))
     if r.returncode == 99:
