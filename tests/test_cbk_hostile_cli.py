@@ -289,8 +289,6 @@ def test_a_garbage_store_run_id_never_makes_the_owner_stamp_unreadable(cbk_bin, 
 
 def _deep_dir(root, length: int):
     """A path of `length` characters under root, in components of 200."""
-    import os
-
     path = str(root)
     while len(path) + 201 < length:
         path += "/" + "d" * 200
