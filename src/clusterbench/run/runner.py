@@ -199,11 +199,12 @@ REFUSED_HERE = "cbk refused its input on this machine"
 
 def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Step, req: RunRequest,
              env: dict, progress: Progress, refusal_skips: bool = False) -> str:
-    """Runs one step; returns its status (ok, failed, skipped). cbk refusing
-    the step's input here (exit 2, after preflight's check passed: what this
-    machine cannot take, as arrays larger than the GPU's free memory) raises
-    BadInput, or with refusal_skips (a suite) stores the step skipped with
-    cbk's reason, so the steps after it still run."""
+    """Runs one step; returns its status (ok, failed, skipped, refused). cbk
+    refusing the step's input here (exit 2, after preflight's check passed:
+    what this machine cannot take, as arrays larger than the GPU's free
+    memory) raises BadInput, or with refusal_skips (a suite) stores the step
+    skipped with cbk's reason, so the steps after it still run, and returns
+    "refused": unlike a step skipped for a missing requirement, it was meant to run."""
     why = missing_requirement(step, cat)
     if why:
         # before choosing a launcher: a build without MPI may have no mpiexec either
@@ -252,7 +253,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
     said = msg if msg.startswith(f"{step.title()}: ") else f"{step.title()}: {msg}"
     if skipped:
         progress.note(f"skipped {step.title()}: {REFUSED_HERE}: {msg}")
-        return "skipped"
+        return "refused"
     if status == 2:
         raise BadInput(said)
     progress.note(f"step failed: {said}")
@@ -371,14 +372,11 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
     warnings: list[str] = []
     with stored_run(store, req.label, req.command, req.suite, warnings=warnings) as (run_id, statuses):
         env = capture_environment(store, cat, run_id, req)
-        refused: list[str] = []   # the steps cbk refused here, not those skipped for a missing requirement
         with progress:
             for i, step in enumerate(req.steps):
-                required = missing_requirement(step, cat) is None
                 statuses.append(run_step(store, cat, run_id, i, step, req, env, progress,
                                          refusal_skips=len(req.steps) > 1))
-                if statuses[-1] == "skipped" and required:
-                    refused.append(step.title())
+        refused = [step.title() for step, status in zip(req.steps, statuses) if status == "refused"]
         if "ok" not in statuses and "failed" not in statuses:
             # every step refused at run time: a run that measured nothing is no "ok" one
             raise BadInput(f"{'suite ' + req.suite if req.suite else 'this run'}: every step was refused here, "
