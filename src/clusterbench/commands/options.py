@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 
 import click
 
 from clusterbench.launch import MAX_RANKS
+from clusterbench.results.params import DECIMAL_NUMBER, WHOLE_NUMBER
 
 # a UTC date on the command line (list, history, trend, prune)
 DAY = click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m"])
@@ -108,17 +108,11 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
     return c or None
 
 
-# What Python's int() and float() take beyond the digits 0-9 people type: other scripts' digits
-# ('--np ٤' ran 4 ranks, stored as typed), '1_000', blanks around; float() also 'inf', '0x' never.
-_WHOLE = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-
-
 class Digits(click.IntRange):
     """A whole number within the bounds, written in the digits 0-9."""
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and not _WHOLE.fullmatch(value):
+        if isinstance(value, str) and not WHOLE_NUMBER.fullmatch(value):
             self.fail(f"{value!r} is not a whole number written in the digits 0-9", param, ctx)
         return super().convert(value, param, ctx)
 
@@ -137,7 +131,7 @@ class Finite(click.FloatRange):
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value} is not a finite number", param, ctx)
-        if isinstance(value, str) and not _DECIMAL.fullmatch(value):
+        if isinstance(value, str) and not DECIMAL_NUMBER.fullmatch(value):
             self.fail(f"{value!r} is not a decimal number written in the digits 0-9", param, ctx)
         return number
 

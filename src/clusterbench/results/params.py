@@ -28,10 +28,12 @@ import re
 
 from clusterbench.results.sizes import parse_size, size_arg
 
-# The digits 0-9 only, as cbk's parser reads them: \d, int() and float() also take other scripts'
-# digits ('--seconds=٣' ran as 3 while cbk refuses it), float() '1_0' and blanks around
-_INT = re.compile(r"[+-]?[0-9]+")
-_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# Numbers in the digits 0-9 only, as cbk's parser reads them (kernels/core/params.c), for kernel
+# parameters and clusterbench's own options alike: \d, int() and float() also take other scripts'
+# digits ('--seconds=٣' ran as 3 while cbk refuses it, '--np ٤' ran 4 ranks), float() '1_0' and
+# blanks around
+WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
+DECIMAL_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _TRUE = frozenset({"1", "true", "yes", "on"})     # cbk's parse_flag (kernels/core/params.c)
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -54,9 +56,9 @@ def canonical_value(param, value: object) -> str:
         sizes = [parse_size(x) for x in text.split(",")]
         return text if any(n is None for n in sizes) else ",".join(size_arg(n) for n in sizes)
     if t == "int":
-        return str(int(text)) if _INT.fullmatch(text) else text
+        return str(int(text)) if WHOLE_NUMBER.fullmatch(text) else text
     if t == "real":
-        if not _REAL.fullmatch(text):
+        if not DECIMAL_NUMBER.fullmatch(text):
             return text   # as given: cbk refuses it in one line
         x = float(text)
         return repr(x).removesuffix(".0") if abs(x) != float("inf") else text
@@ -133,10 +135,10 @@ def typed(param, text: str) -> object:
     if is_size_list(param):
         sizes = [parse_size(x) for x in text.split(",")]
         return text if any(n is None for n in sizes) else sizes
-    if t == "int" and _INT.fullmatch(text):
+    if t == "int" and WHOLE_NUMBER.fullmatch(text):
         return int(text)
     if t == "real":
-        return float(text) if _REAL.fullmatch(text) else text
+        return float(text) if DECIMAL_NUMBER.fullmatch(text) else text
     if t == "bool" and text in ("true", "false"):
         return text == "true"
     if t == "choice-list":
