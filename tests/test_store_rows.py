@@ -241,3 +241,28 @@ def test_every_view_prints_a_year_before_1000_with_four_digits(cli, store_url, t
     shown["history"] = (tmp_path / "history.html").read_text()
     for view, text in shown.items():
         assert "0001-01" in text and not re.search(r"(?<![0-9])1-01-01", text), (view, text[-2000:])
+
+
+
+def test_a_stop_that_leaves_a_cursors_lock_taken_does_not_hang_the_step_closing_after_it(tmp_path):
+    """A stop raised in contextlib's __enter__ after _cursor's generator took the lock leaves the
+    generator suspended, holding it, for as long as the stop's traceback lives; the handler of that
+    stop then closes the step through the same store, in the same thread. With a plain lock it waited
+    for good (a SIGTERM'd run seqio, once in 8 CI runs). Here the lock is left taken by hand, as the
+    stop leaves it, in a thread of its own so a hang is seen, not suffered."""
+    import threading
+
+    store = _current_store(tmp_path / "results.db")
+    rows = store.rows.rows
+    assert isinstance(rows, SqliteRows)
+    found = []
+
+    def stop_then_close():
+        leaked = rows._cursor()
+        leaked.__enter__()   # never exited: the generator holds the lock, as after the stop
+        found.append(rows.select("runs", {}))   # the handler's write: waited for good on a plain lock
+
+    worker = threading.Thread(target=stop_then_close, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive() and found == [[]]

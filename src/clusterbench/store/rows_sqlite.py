@@ -35,7 +35,12 @@ class SqliteRows:
         self._conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
         for pragma in ("journal_mode=WAL", "busy_timeout=60000", "foreign_keys=ON"):
             self._conn.execute(f"PRAGMA {pragma}")
-        self._lock = threading.Lock()   # one connection; a cluster run's waiter threads share it
+        # one connection; a cluster run's waiter threads share it. Reentrant: a stop (Ctrl-C, SIGTERM)
+        # raised in contextlib's __enter__ after _cursor's generator took the lock leaves it taken until
+        # the generator is collected, and the traceback that keeps it alive is the one whose handler
+        # closes the step: a plain lock hung that handler for good (run seqio stopped by SIGTERM, found
+        # with py-spy: the main thread waiting in _cursor under finish_step)
+        self._lock = threading.RLock()
         self._columns: dict[str, dict[str, str]] = {}
         self._row_types: dict[str, type] = {}
 
