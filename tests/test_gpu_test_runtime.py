@@ -22,7 +22,7 @@ GPU_KERNELS = ("gpucopy", "gpumem", "gpupeer")
 
 def run(cbk: str, *args: str, gpus: int = 1, fault: str | None = None, env: dict | None = None,
         timeout: float = 120) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("CBK_TEST_GPU")}
+    e = {k: v for k, v in os.environ.items() if not k.startswith("CBK_TEST_GPU") and k != "CUDA_VISIBLE_DEVICES"}
     e.update(CBK_TEST_GPUS=str(gpus), **(env or {}))
     if fault:
         e["CBK_TEST_GPU_FAULT"] = fault
@@ -141,6 +141,44 @@ def test_no_device_visible_is_refused_in_one_line_with_exit_2(gpu_test_cbk, kern
     assert error_message(p.stderr).startswith("no GPU visible to this process")
 
 
+# As CUDA reads CUDA_VISIBLE_DEVICES (PyTorch's _parse_visible_devices mirrors it): the
+# devices named, in that order, renumbered from 0; the list stops at an entry without
+# digits or past the node's devices; a device named twice hides them all.
+@pytest.mark.parametrize("visible, seen", [
+    ("2", ["test GPU 2"]),
+    ("2,0", ["test GPU 2", "test GPU 0"]),
+    (" 1gpu,0", ["test GPU 1", "test GPU 0"]),   # strtoul: blanks, then the leading digits
+    ("1,7,0", ["test GPU 1"]),
+    ("1,x,0", ["test GPU 1"]),
+    ("1,,0", ["test GPU 1"]),
+    ("", []),
+    ("7", []),
+    ("GPU-8f3c2a1e", []),    # the test devices have no UUIDs
+    ("0,2,0", []),
+])
+def test_the_runtime_sees_the_devices_cuda_visible_devices_names_as_cuda_does(gpu_test_cbk, visible, seen):
+    """gpupeer opens every visible device and names each pair's devices; with one
+    device gpupeer refuses, and gpucopy names the one it measured."""
+    env = {"CUDA_VISIBLE_DEVICES": visible}
+    if len(seen) == 1:
+        p = run(gpu_test_cbk, "gpucopy", "--sizes=4k", "--direction=h2d", "--host-memory=pinned", gpus=3, env=env)
+        assert p.returncode == 0, p.stderr
+        assert {m["gpu_name"] for m in measurements(p.stdout)} == {f"{seen[0]} (host memory)"}
+        return
+    p = run(gpu_test_cbk, "gpupeer", "--size=4k", "--iterations=1", "--direction=unidir", "--peer=on", gpus=3, env=env)
+    if not seen:
+        assert p.returncode == 2 and p.stdout == "", p.stderr
+        assert error_message(p.stderr) == (f"no GPU visible to this process (CUDA_VISIBLE_DEVICES={visible}): it "
+                                           "leaves none of the test runtime's 3 devices (CBK_TEST_GPUS; a cbk for "
+                                           "tests: docs/gpu.md)")
+        return
+    assert p.returncode == 0, p.stderr
+    # the pair's GPU indices are the process's, its names the node's
+    named = {m["gpus"]: (m["src_gpu_name"], m["dst_gpu_name"]) for m in measurements(p.stdout)}
+    assert named == {"0>1": (f"{seen[0]} (host memory)", f"{seen[1]} (host memory)"),
+                     "1>0": (f"{seen[1]} (host memory)", f"{seen[0]} (host memory)")}
+
+
 def test_gpupeer_measures_every_pair_one_way_and_both_ways_with_each_gpus_own_data(gpu_test_cbk):
     p = run(gpu_test_cbk, "gpupeer", "--size=64k", "--iterations=2", gpus=3)
     assert p.returncode == 0, p.stderr
@@ -200,8 +238,13 @@ def test_mpi_device_buffers_are_staged_and_labelled_where_the_runtime_is_not_cud
     assert {m["buffer_query"] for m in out["device"]} == {"not asked: the GPU runtime is not CUDA"}
 
 
+# what gpubind reads a grant from: a test sets its own
+GRANTS = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "SGE_HGR_gpu", "SLURM_JOB_ID",
+          "SLURM_STEP_GPUS", "SLURM_JOB_GPUS")
+
+
 def cli_env(gpu_test_cbk: str, tmp_path, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CBK_TEST_GPU")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CBK_TEST_GPU") and k not in GRANTS}
     env.update(CLUSTERBENCH_CBK=gpu_test_cbk, CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'results.db'}", COLUMNS="200",
                **extra)
     return env
@@ -316,3 +359,79 @@ def test_the_reports_headline_names_the_slowest_gpu_pair_one_way_with_peer_acces
     assert clusterbench(env, "report", "1", "-o", str(md)).returncode == 0
     headline = next(line for line in md.read_text().splitlines() if line.startswith("| GPU to GPU copy"))
     assert headline.startswith(f"| GPU to GPU copy, one way (slowest pair: {slowest['mode']}) | ")
+
+
+# --gpus-per-rank end to end: clusterbench.launch.gpubind narrows each rank's
+# CUDA_VISIBLE_DEVICES to its share of the grant, and the GPU kernels open what it leaves.
+BOUND = [
+    ("gpucopy", ("--sizes=4k", "--direction=h2d", "--host-memory=pinned", "--volume=64k")),
+    ("gpumem", ("--array-size=64k", "--passes=2")),
+    ("mpi", ("--buffer=device", "--op=pingpong", "--sizes=8", "--iterations=5", "--warmup=1")),
+]
+
+
+def bound_run(env: dict, kernel: str, args: tuple, *binding: str) -> subprocess.CompletedProcess:
+    return clusterbench(env, "run", kernel, *args, "--np", "2", *binding, "--repeat", "1", "--quiet")
+
+
+def stored_steps(env: dict) -> list[dict]:
+    """The steps of run 1, [] when nothing was stored."""
+    p = clusterbench(env, "export", "1", "--format", "json")
+    return json.loads(p.stdout)["runs"][0]["steps"] if p.returncode == 0 else []
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("kernel, args", BOUND, ids=[k for k, _ in BOUND])
+def test_each_rank_measures_the_gpu_its_binding_leaves_it(gpu_test_cbk, mpiexec, tmp_path, kernel, args):
+    # the grant lists the node's GPU 1 first: rank 0 gets it, rank 1 GPU 0
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="2", CUDA_VISIBLE_DEVICES="1,0")
+    p = bound_run(env, kernel, args, "--gpus-per-rank", "1")
+    assert p.returncode == 0, p.stdout + p.stderr
+    [step] = stored_steps(env)
+    assert step["build"]["gpu_devices"] == ["1", "0"]
+    # a record names rank 0's device (the mpi kernel's name none)
+    names = {s["record"].get("gpu_name") for s in step["samples"]}
+    assert names == ({None} if kernel == "mpi" else {"test GPU 1 (host memory)"})
+    assert "GPUs seen: rank 0: 1; rank 1: 0" in " ".join(clusterbench(env, "show", "1").stdout.split())
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("kernel, args", BOUND, ids=[k for k, _ in BOUND])
+def test_a_grant_naming_more_gpus_than_the_node_has_is_refused_by_the_rank_left_without_one(
+        gpu_test_cbk, mpiexec, tmp_path, kernel, args):
+    # two GPUs granted, one on the node: rank 1's CUDA_VISIBLE_DEVICES=1 leaves it none
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="1", CUDA_VISIBLE_DEVICES="0,1")
+    p = bound_run(env, kernel, args, "--gpus-per-rank", "1")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.strip().splitlines()[-1] == (
+        f"Error: {kernel}: no GPU visible to this process (CUDA_VISIBLE_DEVICES=1): it leaves none of the test "
+        "runtime's 1 devices (CBK_TEST_GPUS; a cbk for tests: docs/gpu.md)")
+
+
+@pytest.mark.timeout(120)
+def test_more_gpus_per_rank_than_granted_is_refused_before_anything_is_stored(gpu_test_cbk, tmp_path):
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="2", CUDA_VISIBLE_DEVICES="0,1")
+    kernel, args = BOUND[0]
+    p = bound_run(env, kernel, args, "--gpus-per-rank", "2")
+    assert (p.returncode, p.stderr.strip()) == (2, "Error: --gpus-per-rank 2 x 2 rank(s) on a node needs 4 GPUs, "
+                                                   "but CUDA_VISIBLE_DEVICES grants 2 (0 1): use fewer ranks per "
+                                                   "node, or --share-gpus")
+    assert stored_steps(env) == []
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("kernel, args", BOUND[:2], ids=[k for k, _ in BOUND[:2]])
+def test_two_ranks_sharing_one_gpu_measure_it_both_and_every_figure_says_so(gpu_test_cbk, mpiexec, tmp_path,
+                                                                            kernel, args):
+    import socket
+
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="2", CUDA_VISIBLE_DEVICES="1")
+    p = bound_run(env, kernel, args, "--gpus-per-rank", "1", "--share-gpus")
+    assert p.returncode == 0, p.stdout + p.stderr
+    [step] = stored_steps(env)
+    assert step["build"]["gpu_devices"] == ["1", "1"]
+    assert {s["record"]["gpu_name"] for s in step["samples"]} == {"test GPU 1 (host memory)"}
+    shared = (f"ranks 0, 1 on {socket.gethostname()} share GPU 1: each figure is a share of it "
+              "(bind one GPU per rank with --gpus-per-rank 1)")
+    assert all(shared in row["warnings"] for row in step["summary"])
+    assert shared in " ".join(clusterbench(env, "show", "1").stdout.split())

@@ -18,7 +18,10 @@
  *                               stream move nothing), "triad" (triad uses
  *                               the wrong scalar), "alloc" (device memory
  *                               cannot be had), "no-peer" (no two devices
- *                               reach each other's memory) */
+ *                               reach each other's memory)
+ * and CUDA_VISIBLE_DEVICES narrows the node's devices to those a process
+ * may see, as CUDA does (visible_devices), so a rank bound to its GPU by
+ * clusterbench.launch.gpubind measures that GPU and names it. */
 #include "gpu_runtime.h"
 
 #include "../core/params.h"
@@ -39,7 +42,7 @@ struct block_header {
 };
 
 static int current;                        /* the process's current device */
-static uint64_t used_bytes[MAX_DEVICES];   /* device memory handed out, per device */
+static uint64_t used_bytes[MAX_DEVICES];   /* device memory handed out, per visible device */
 
 static bool fault(const char *name)
 {
@@ -47,11 +50,57 @@ static bool fault(const char *name)
     return f && !strcmp(f, name);
 }
 
-static int device_count(void)
+/* The node's devices, "test GPU 0" to "test GPU n-1". */
+static int node_device_count(void)
 {
     const char *v = getenv("CBK_TEST_GPUS");
     long n = v && *v ? strtol(v, NULL, 10) : 1;
     return n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : (int)n;
+}
+
+/* The node's devices this process sees, in the order CUDA_VISIBLE_DEVICES
+ * names them: visible device i is node device node_index[i]. Read as the
+ * CUDA driver reads it (PyTorch's _parse_visible_devices mirrors it): each
+ * comma-separated entry is read as strtoul reads it (blanks first, then
+ * the leading digits: "1gpu" is 1); the list stops at the first entry
+ * with no digits or naming no device of the node, so an empty value hides
+ * every device; an index named twice hides them all. Unset: all visible.
+ * The test devices have no UUIDs, so a GPU- or MIG- entry stops the list
+ * here. */
+static int visible_devices(int node_index[MAX_DEVICES])
+{
+    int node = node_device_count();
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (!v) {
+        for (int i = 0; i < node; i++)
+            node_index[i] = i;
+        return node;
+    }
+    int n = 0;
+    for (const char *entry = v; n < MAX_DEVICES; entry++) {
+        while (*entry == ' ' || *entry == '\t')
+            entry++;
+        if (*entry < '0' || *entry > '9')
+            break;
+        char *end;
+        unsigned long index = strtoul(entry, &end, 10);
+        if (index >= (unsigned long)node)
+            break;
+        for (int i = 0; i < n; i++)
+            if (node_index[i] == (int)index)
+                return 0;
+        node_index[n++] = (int)index;
+        entry = strchr(end, ',');
+        if (!entry)
+            break;
+    }
+    return n;
+}
+
+static int device_count(void)
+{
+    int node_index[MAX_DEVICES];
+    return visible_devices(node_index);
 }
 
 static uint64_t memory_bytes(void)
@@ -67,19 +116,28 @@ static const char *probe(char *why, size_t len)
 {
     if (device_count() > 0)
         return NULL;
-    snprintf(why, len, "no GPU visible to this process: the test runtime was given CBK_TEST_GPUS=0 "
-             "(a cbk for tests: docs/gpu.md)");
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (visible && node_device_count() > 0)
+        snprintf(why, len, "no GPU visible to this process (CUDA_VISIBLE_DEVICES=%s): it leaves none of the test "
+                 "runtime's %d devices (CBK_TEST_GPUS; a cbk for tests: docs/gpu.md)", visible, node_device_count());
+    else
+        snprintf(why, len, "no GPU visible to this process: the test runtime was given CBK_TEST_GPUS=0 "
+                 "(a cbk for tests: docs/gpu.md)");
     return why;
 }
 
 static const char *device_info_at(int device, struct cbk_gpu_device_info *d)
 {
-    if (device < 0 || device >= device_count())
+    int node_index[MAX_DEVICES];
+    if (device < 0 || device >= visible_devices(node_index))
         return "invalid device ordinal";
     memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "test GPU %d (host memory)", device);
+    /* named by the node's numbering, as nvidia-smi names a GPU whatever a
+     * process's CUDA_VISIBLE_DEVICES calls it */
+    int node = node_index[device];
+    snprintf(d->name, sizeof d->name, "test GPU %d (host memory)", node);
     /* a bus no real device sits on: a lookup of its PCIe link finds none */
-    snprintf(d->bus_id, sizeof d->bus_id, "0000:%02x:00.0", 0xc0 + device);
+    snprintf(d->bus_id, sizeof d->bus_id, "0000:%02x:00.0", 0xc0 + node);
     d->memory_bytes = memory_bytes();
     d->free_bytes = d->memory_bytes > used_bytes[device] ? d->memory_bytes - used_bytes[device] : 0;
     const char *peak = getenv("CBK_TEST_GPU_PEAK_GB_PER_S");
