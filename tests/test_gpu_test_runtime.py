@@ -431,7 +431,8 @@ def test_two_ranks_sharing_one_gpu_measure_it_both_and_every_figure_says_so(gpu_
     [step] = stored_steps(env)
     assert step["build"]["gpu_devices"] == ["1", "1"]
     assert {s["record"]["gpu_name"] for s in step["samples"]} == {"test GPU 1 (host memory)"}
+    # they were bound: the advice is not to bind them
     shared = (f"ranks 0, 1 on {socket.gethostname()} share GPU 1: each figure is a share of it "
-              "(bind one GPU per rank with --gpus-per-rank 1)")
+              "(one GPU per rank: no more ranks per node than GPUs granted, without --share-gpus)")
     assert all(shared in row["warnings"] for row in step["summary"])
     assert shared in " ".join(clusterbench(env, "show", "1").stdout.split())

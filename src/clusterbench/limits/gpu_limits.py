@@ -165,7 +165,14 @@ def shared_gpu(build: dict | None) -> str | None:
         ranks.setdefault(key, []).append(rank)
     for (host, device), sharing in ranks.items():
         if len(sharing) > 1:
-            which = f"GPU {device}" if device is not None else "one GPU (none bound: each opens device 0)"
+            if device is None:
+                which = "one GPU (none bound: each opens device 0)"
+                cure = "bind one GPU per rank with --gpus-per-rank 1"
+            else:
+                # bound: --share-gpus dealt them out, or each rank's own variable named it; "bind with
+                # --gpus-per-rank 1" was no advice to a step that had
+                which = f"GPU {device}"
+                cure = "one GPU per rank: no more ranks per node than GPUs granted, without --share-gpus"
             return (f"ranks {', '.join(map(str, sharing))} on {host} share {which}: each figure is a share of it "
-                    f"(bind one GPU per rank with --gpus-per-rank 1)")
+                    f"({cure})")
     return None
