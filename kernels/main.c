@@ -101,6 +101,7 @@ static int describe(void)
         for (const char *const *r = (*k)->detail_records; r && *r; r++)
             cbk_json_text(&j, NULL, *r);
         cbk_json_close(&j);
+        cbk_write_phase_words(&j, *k);
         cbk_describe_params(&j, "parameters", (*k)->params);
         cbk_json_close(&j);
     }

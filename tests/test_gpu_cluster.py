@@ -78,6 +78,13 @@ def snapshot(host_n: int, odd: dict | None = None, gpus_per_node=2) -> dict:
     return env
 
 
+# the run records' phase words, as gpucopy's and gpupeer's cbk writes them (cbk --describe)
+BUILDS = {"gpucopy": {"family": "gpu", "phase_words": {"h2d": "host to device", "d2h": "device to host",
+                                                       "bidir": "both directions", "d2d": "device to device"}},
+          "gpumem": {"family": "gpu"},
+          "gpupeer": {"family": "gpu", "phase_words": {"unidir": "one way", "bidir": "both ways"}}}
+
+
 def cluster_run(copy_gb_s, triad_gb_s, envs) -> dict:
     """Four nodes of two GPUs, each node's gpucopy and gpumem as a cluster suite stores them."""
     steps = []
@@ -91,8 +98,10 @@ def cluster_run(copy_gb_s, triad_gb_s, envs) -> dict:
                        copy_record("h2d", b, 7.0, host_memory="pageable")]
             triad = triad_gb_s.get((host, g), TRIAD_GB_S)
             mems += [memory_record(p, b, triad * f) for p, f in (("copy", 0.95), ("triad", 1.0))]
-        steps.append({"name": "gpucopy", "host": host, "kernel": "gpucopy", "status": "ok", "samples": copies})
-        steps.append({"name": "gpumem", "host": host, "kernel": "gpumem", "status": "ok", "samples": mems})
+        steps.append({"name": "gpucopy", "host": host, "kernel": "gpucopy", "status": "ok", "samples": copies,
+                      "build": BUILDS["gpucopy"]})
+        steps.append({"name": "gpumem", "host": host, "kernel": "gpumem", "status": "ok", "samples": mems,
+                      "build": BUILDS["gpumem"]})
     return {"steps": steps, "environments": envs, "suite": "cluster", "kind": "cluster"}
 
 
@@ -312,7 +321,7 @@ def test_recorded_gpu_figures_go_through_run_show_and_export(cuda_cbk, tmp_path)
     cli("run", "gpucopy", "--repeat", "1", "--quiet")
     cli("run", "gpumem", "--repeat", "1", "--quiet")
     shown = " ".join(cli("show", "1").split())
-    assert "h2d" in shown and "bidir" in shown and "pageable" in shown and "pinned" in shown, shown
+    assert "host to device" in shown and "both directions" in shown and "pageable" in shown and "pinned" in shown, shown
     assert "faster than the pinned one" in shown   # the cross-sample check, stored with the run
     memory = " ".join(cli("show", "2").split())
     # the limit each figure is bound by, beside it (this machine's snapshot has no GPU: the memory's rate,
@@ -378,9 +387,11 @@ def test_recorded_gpupeer_figures_go_through_run_show_and_export(cuda_cbk, tmp_p
 
     cli("run", "gpupeer", "--repeat", "1", "--quiet")
     shown = " ".join(cli("show", "1").split())
-    for text in ("unidir", "bidir", "0>1", "1>0", "0<>1", "cannot reach each other's memory"):
+    # the phases in gpupeer's words (cbk --describe), the pairs as its records name them
+    for text in ("one way", "both ways", "0>1", "1>0", "0<>1", "cannot reach each other's memory"):
         assert text in shown, (text, shown)
     text = json.dumps(json.loads(cli("export", "1", "--format", "json")))
+    assert '"phase": "unidir"' in text and '"phase": "bidir"' in text   # the export keeps the record's phase
     assert '"event_gb_per_s": 370.0' in text and '"peer_direct": false' in text and '"gpus": "0<>1"' in text
 
 
@@ -394,7 +405,8 @@ def test_the_cluster_suite_flags_a_slow_pair_of_gpus_and_says_where_to_look():
         rate = 60.0 if h == 2 else 370.0
         samples = [Sample.from_record(peer_record("unidir", 0, 1, "on", rate)),
                    Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]
-        steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "status": "ok", "samples": samples})
+        steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "status": "ok", "samples": samples,
+                      "build": BUILDS["gpupeer"]})
     view = analysis.analyse({"steps": steps, "environments": envs, "suite": "cluster", "kind": "cluster"})
     pair = next(f for f in view.gpus if f.name == "GPU to GPU, one way 0>1, peer on")
     assert len(pair.gpus) == 4 and [v.host for v in pair.flagged] == ["h02 GPU 0"]
@@ -421,7 +433,7 @@ def test_the_cluster_report_puts_every_gpu_side_by_side_and_marks_the_odd_one():
         samples = [Sample.from_record(peer_record("unidir", 0, 1, "on", 60.0 if h == 2 else 370.0)),
                    Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]
         run["steps"].append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "status": "ok",
-                             "samples": samples})
+                             "samples": samples, "build": BUILDS["gpupeer"]})
     view = analysis.analyse(run)
     tb = gpus.tables(view.gpus)
     # the flagged GPU first, then every other by node and index
@@ -568,7 +580,7 @@ def gpu_cluster_store(url: str):
     envs["h03"] = snapshot(3, {(1, "pcie_width_current"): 8})
     steps = cluster_run({("h03", 1): 27.6}, {}, envs)["steps"]
     for h in range(1, 5):
-        steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "samples": [
+        steps.append({"name": "gpupeer", "host": f"h0{h}", "kernel": "gpupeer", "build": BUILDS["gpupeer"], "samples": [
             Sample.from_record(peer_record("unidir", 0, 1, "on", 60.0 if h == 2 else 370.0)),
             Sample.from_record(peer_record("unidir", 1, 0, "on", 368.0))]})
     store = Store(url)
@@ -581,7 +593,7 @@ def gpu_cluster_store(url: str):
                                 launcher="mpiexec", ranks=1, ranks_per_node=None, host=st["host"])
         for s in st["samples"]:
             store.add_sample(step, s, [])
-        store.finish_step(step, "ok")
+        store.finish_step(step, "ok", build=st["build"])
     store.finish_run(run_id, "ok")
     pin_times(store)
     return store, run_id

@@ -272,16 +272,27 @@ def test_a_gpucopy_run_is_stored_shown_reported_and_exported_flagged_as_no_gpus(
     assert p.returncode == 0, p.stdout + p.stderr
     shown = clusterbench(env, "show", "1")
     assert shown.returncode == 0, shown.stderr
-    assert "h2d 1 MiB" in shown.stdout and TEST_RUNTIME_WARNING in " ".join(shown.stdout.split())
+    # the phase in gpucopy's own words (cbk --describe's phase_words)
+    assert "host to device 1 MiB" in shown.stdout and "h2d 1 MiB" not in shown.stdout
+    assert TEST_RUNTIME_WARNING in " ".join(shown.stdout.split())
     assert "pageable host memory" in shown.stdout
     md, js = tmp_path / "r.md", tmp_path / "r.json"
     for path in (md, js):
         r = clusterbench(env, "report", "1", "-o", str(path))
         assert r.returncode == 0, r.stderr
     assert TEST_RUNTIME_WARNING in md.read_text()
+    assert "| host to device 1 MiB | pinned, copy |" in md.read_text()
     exported = json.loads(js.read_text())
     text = json.dumps(exported)
     assert TEST_RUNTIME_WARNING in text and '"copy_bytes"' in text
+    # the data keeps the phase as the kernel wrote it
+    [step] = exported["runs"][0]["steps"]
+    assert {s["phase"] for s in step["samples"]} == {r["phase"] for r in step["summary"]} == {"h2d"}
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(clusterbench(env, "export", "1", "--format", "csv").stdout)))
+    assert rows and {r["phase"] for r in rows} == {"h2d"}
 
 
 def test_a_gpumem_figure_above_the_memory_peak_the_runtime_told_is_flagged_on_the_page(gpu_test_cbk, tmp_path):
@@ -436,3 +447,18 @@ def test_two_ranks_sharing_one_gpu_measure_it_both_and_every_figure_says_so(gpu_
               "(one GPU per rank: no more ranks per node than GPUs granted, without --share-gpus)")
     assert all(shared in row["warnings"] for row in step["summary"])
     assert shared in " ".join(clusterbench(env, "show", "1").stdout.split())
+
+
+def test_a_stored_gpu_run_reads_in_its_kernels_words_where_cbk_has_no_gpu_kernels(gpu_test_cbk, cbk_bin, tmp_path):
+    """The run record carries the words: a login node's cbk, built without the GPU
+    kernels, still prints gpupeer's phases as gpupeer names them."""
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="2")
+    p = clusterbench(env, "run", "gpupeer", "--size=64k", "--iterations=1", "--peer=on", "--repeat=1", "--quiet")
+    assert p.returncode == 0, p.stdout + p.stderr
+    elsewhere = {**env, "CLUSTERBENCH_CBK": cbk_bin}
+    described = json.loads(subprocess.run([cbk_bin, "--describe"], capture_output=True, text=True).stdout)
+    assert "gpupeer" not in {k["name"] for k in described["kernels"]}
+    shown = clusterbench(elsewhere, "show", "1")
+    assert shown.returncode == 0, shown.stderr
+    rows = [line for line in shown.stdout.splitlines() if "0>1" in line or "0<>1" in line]
+    assert len(rows) == 2 and "one way" in rows[0] and "both ways" in rows[1], shown.stdout

@@ -21,6 +21,9 @@ def test_every_kernel_declares_a_known_family(cbk_bin):
     for k in describe(cbk_bin)["kernels"]:
         assert k["family"] in catalogue.FAMILIES, k["name"]
         assert isinstance(k["detail_records"], list), k["name"]
+        # a kernel that names its phases in no words has {}: its phases print as named
+        assert isinstance(k["phase_words"], dict), k["name"]
+    assert describe(cbk_bin)["kernels"][0]["phase_words"] == {}
 
 
 def test_parameter_roles_say_where_a_kernel_ran(cbk_bin):
@@ -35,7 +38,7 @@ def test_parameter_roles_say_where_a_kernel_ran(cbk_bin):
 
 
 TOY = {"name": "toyfs", "summary": "a toy file-system kernel", "parallel": True, "family": "io",
-       "detail_records": ["toyfs_ranks"],
+       "detail_records": ["toyfs_ranks"], "phase_words": {"mkdir_rate": "directories made"},
        "parameters": [
            {"name": "peer", "type": "string", "default": "any", "unit": None, "choices": None, "min": None,
             "max": None, "help": "where the toy talks to", "role": "where"},
@@ -149,3 +152,20 @@ def test_a_cbk_that_gave_only_the_reason_for_a_left_out_kernel_still_loads(cbk_b
     assert cat.left_out_of_family(catalogue.GPU) == {}
     with pytest.raises(catalogue.BadInput, match="gpuold is not in this cbk .*: built without CUDA"):
         cat.kernel("gpuold")
+
+
+def test_a_new_kernels_phases_print_in_its_own_words_and_are_stored_as_it_named_them(toy_cbk):
+    from clusterbench.catalogue import step_phase_words
+    from clusterbench.results.sample import Sample, in_words
+
+    assert catalogue.load().kernels["toyfs"].phase_words == {"mkdir_rate": "directories made"}
+    assert step_phase_words("toyfs", None) == {"mkdir_rate": "directories made"}
+    # a stored run's record names them itself: a cbk without the kernel still prints them
+    assert step_phase_words("gone", {"phase_words": {"x": "the x"}}) == {"x": "the x"}
+    assert step_phase_words("null", None) == {} and step_phase_words("nosuchkernel", None) == {}
+    made, other = (Sample.from_record({"phase": p, "mode": "n/a", "rate": 1.0, "rate_unit": "op/s"})
+                   for p in ("mkdir_rate", "stat_rate"))
+    worded, plain = in_words([made, other], step_phase_words("toyfs", None))
+    assert (worded.label, plain.label) == ("directories made", "stat rate")
+    # printing is all the words change: the same measurement, the same phase
+    assert worded.key() == made.key() and hash(worded.key()) == hash(made.key()) and worded.phase == "mkdir_rate"

@@ -40,6 +40,8 @@ NOT_RUN_HERE = {
     ("measurement", "linkmatrix"): ({"tcp_bytes_sent", "tcp_bytes_retransmitted"},
                                     "link_retransmits needs ranks on two addresses whose MPI links are TCP "
                                     "(tests/test_cluster_run.py runs it on the test cluster)"),
+    ("run", None): ({"phase_words"}, "only the GPU kernels name their phases in words (the GPU test runtime's "
+                                     "run records carry them: tests/test_gpu_test_runtime.py)"),
 }
 ENVELOPE = ("schema", "type", "kernel")  # every record's first keys: the page's rules, above its first section
 # Records the page lists that cbk does not write: the runner's wrapper prints them into the same stream.

@@ -212,6 +212,11 @@ struct cbk_phase {
 #define CBK_FAMILY_GPU "gpu"         /* accelerators and their links */
 #define CBK_FAMILY_DEBUG "debug"     /* the harness itself */
 
+/* One phase a kernel writes and its words for a reader (cbk --describe). */
+struct cbk_phase_words {
+    const char *phase, *words;
+};
+
 struct cbk_kernel {
     const char *name;
     const char *summary;       /* one line */
@@ -221,6 +226,10 @@ struct cbk_kernel {
      * NULL: none. */
     const char *const *detail_records;
     unsigned flags;            /* CBK_PARALLEL: meaningful on many ranks */
+    /* Its phases in words, as reports print them ("h2d" reads "host to
+     * device"); the records keep the phase as written. Ends with a NULL
+     * phase; NULL: every phase is printed as it is named. */
+    const struct cbk_phase_words *phase_words;
     const struct cbk_param *params; /* ends with an entry whose name is NULL */
     size_t options_size;       /* sizeof the struct `params` bind into */
     /* Checks input before anything is created. Returns 0, or fills `why`

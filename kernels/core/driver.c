@@ -423,6 +423,8 @@ static void write_run_record(struct cbk_ctx *c, const struct cbk_args *a, double
     /* stored as the step's build: a stored run is judged by its kernels'
      * families (the GPU analysis) where no cbk that knows them is at hand */
     cbk_json_text(&j, "family", c->kernel ? c->kernel->family : NULL);
+    if (c->kernel && c->kernel->phase_words)   /* the other kernels' run records stay as they were */
+        cbk_write_phase_words(&j, c->kernel);
     cbk_write_args(&j, "parameters", a);
     cbk_json_i64(&j, "ranks", c->size);
     cbk_json_i64(&j, "ranks_per_node", c->node_size);

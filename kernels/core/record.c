@@ -45,6 +45,14 @@ int cbk_check_records_out(FILE *out, char *why, size_t why_len)
     return 0;
 }
 
+void cbk_write_phase_words(struct cbk_json *j, const struct cbk_kernel *k)
+{
+    cbk_json_object(j, "phase_words");
+    for (const struct cbk_phase_words *w = k ? k->phase_words : NULL; w && w->phase; w++)
+        cbk_json_text(j, w->phase, w->words);
+    cbk_json_close(j);
+}
+
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f)
 {
     switch (f->type) {

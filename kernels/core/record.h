@@ -27,6 +27,12 @@ int cbk_check_records_out(FILE *out, char *why, size_t why_len);
 
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f);
 
+/* A kernel's phases in words (struct cbk_kernel's phase_words), as the
+ * object `phase_words`: {} for a kernel that names none. In --describe and
+ * in each run record, so a stored run reads in words without a cbk that
+ * has its kernel. */
+void cbk_write_phase_words(struct cbk_json *j, const struct cbk_kernel *k);
+
 /* The one error record, on stderr: status (2 bad input, 1 failed
  * measurement), the rank the error concerns, one line a person can act on,
  * and optional facts (the offset of a wrong byte, ...). `c` may be NULL

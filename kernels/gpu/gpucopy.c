@@ -26,6 +26,11 @@
 
 enum direction { H2D, D2H, BIDIR, D2D, DIRECTIONS };
 static const char *const direction_names[] = { "h2d", "d2h", "bidir", "d2d", NULL };
+/* each direction's phase as a report prints it (the record keeps the name) */
+static const struct cbk_phase_words phase_words[] = {
+    { "h2d", "host to device" }, { "d2h", "device to host" }, { "bidir", "both directions" },
+    { "d2d", "device to device" }, { NULL, NULL },
+};
 enum host_memory { PINNED, PAGEABLE, HOST_MEMORIES };
 static const char *const host_memory_names[] = { "pinned", "pageable", NULL };
 enum engine { ENGINE_COPY, ENGINE_KERNEL };
@@ -403,6 +408,7 @@ const struct cbk_kernel cbk_kernel_gpucopy = {
     .summary = "host-to-device, device-to-host and bidirectional copy bandwidth and latency over the GPU's link (nvbandwidth's cases)",
     .family = CBK_FAMILY_GPU,
     .flags = CBK_PARALLEL,
+    .phase_words = phase_words,
     .params = params,
     .options_size = sizeof(OPT),
     .validate = validate,

@@ -32,6 +32,10 @@ enum peer { PEER_ON, PEER_OFF };
 static const char *const peer_names[] = { "on", "off", NULL };
 enum direction { UNIDIR, BIDIR };
 static const char *const direction_names[] = { "unidir", "bidir", NULL };
+/* each direction's phase as a report prints it (the record keeps the name) */
+static const struct cbk_phase_words phase_words[] = {
+    { "unidir", "one way" }, { "bidir", "both ways" }, { NULL, NULL },
+};
 
 struct gpupeer_options {
     enum pairs pairs;
@@ -327,6 +331,7 @@ const struct cbk_kernel cbk_kernel_gpupeer = {
     .summary = "copy bandwidth between the GPUs of one node, one way and both ways, peer access on and off "
                "(nvbandwidth's device-to-device cases)",
     .family = CBK_FAMILY_GPU,
+    .phase_words = phase_words,
     .params = params,
     .options_size = sizeof(OPT),
     .validate = validate,

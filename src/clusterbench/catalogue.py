@@ -48,6 +48,9 @@ class Kernel:
     family: str = "compute"
     # record types that break a measurement down (per pair, per rank)
     detail_records: tuple[str, ...] = ()
+    # its phases in words, as reports print them (gpucopy's "h2d": "host to device"); {} from a
+    # kernel that names none, or an older cbk
+    phase_words: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -169,7 +172,8 @@ def _param(d: dict) -> Param:
 
 def _kernel(k: dict) -> Kernel:
     return Kernel(k["name"], k["summary"], k["parallel"], tuple(_param(p) for p in k["parameters"]),
-                  k.get("family") or "compute", tuple(k.get("detail_records") or ()))
+                  k.get("family") or "compute", tuple(k.get("detail_records") or ()),
+                  dict(k.get("phase_words") or {}))
 
 
 # `cbk --describe` output by cbk path, as load() read it: the environment
@@ -207,6 +211,21 @@ def step_family(step: dict) -> str | None:
     the installed cbk's description of its kernel (a run stored before cbk
     wrote it); None when neither knows it."""
     return (step.get("build") or {}).get("family") or family_of(step["kernel"])
+
+
+def step_phase_words(kernel: str, build: dict | None) -> dict[str, str]:
+    """A stored step's phases in words: its run record's (cbk writes them
+    there), else the installed cbk's description of its kernel (a run stored
+    before cbk wrote them); {} when neither names them (the phases then print
+    as the kernel named them)."""
+    words = (build or {}).get("phase_words")
+    if isinstance(words, dict):
+        return words
+    try:
+        k = load().kernels.get(kernel)
+    except BadInput:
+        return {}
+    return k.phase_words if k else {}
 
 
 def family_of(kernel: str) -> str | None:

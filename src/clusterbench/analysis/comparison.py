@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from clusterbench.analysis import stats
 from clusterbench.results import warning_fold
 from clusterbench.errors import BadInput
-from clusterbench.results.sample import Sample, SampleKey
+from clusterbench.catalogue import step_phase_words
+from clusterbench.results.sample import Sample, SampleKey, in_words
 from clusterbench.store import Store
 
 
@@ -247,8 +248,8 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
     kernels: dict[str, tuple[set[str], dict[str, str]]] = {}
     for cfg in configs:
         for run_id in cfg.run_ids:
-            steps = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)
-                     if keep_step is None or keep_step(st)]
+            steps = [(st, in_words(store.samples_of(st.id), step_phase_words(st.kernel, st.build)))
+                     for st in store.steps_of(run_id) if keep_step is None or keep_step(st)]
             envs, host = store.environments_of(run_id), store.run(run_id).host
             others = [s for _, ss in steps for s in ss]
             matched_of, alike_of = {}, {}

@@ -31,15 +31,17 @@ class Row:
     bandwidth_mb_s: list[float] = field(default_factory=list)  # mpi pingpong/bw: per sample MB/s
     limit: str | None = None         # the binding ceiling at the median (limits/ceilings.py), when one is known
     limit_exceeded: bool = False     # the median is above that ceiling: not through that component alone
+    phase_words: str | None = None   # the phase as printed (SampleKey.words)
 
     @classmethod
     def of(cls, sample: Sample) -> Row:
         key = sample.key()
-        return cls(key.phase, key.condition, key.unit, key.size_bytes, condition=sample.condition_names)
+        return cls(key.phase, key.condition, key.unit, key.size_bytes, condition=sample.condition_names,
+                   phase_words=key.words)
 
     @property
     def key(self) -> SampleKey:
-        return SampleKey(self.phase, self.mode, self.unit, self.size_bytes)
+        return SampleKey(self.phase, self.mode, self.unit, self.size_bytes, self.phase_words)
 
     @property
     def stats(self) -> stats.Summary:

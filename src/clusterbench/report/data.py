@@ -8,6 +8,8 @@ from functools import cached_property
 
 from clusterbench.analysis import step_summary
 from clusterbench.analysis.cluster.naming import judged_node_by_node
+from clusterbench.catalogue import step_phase_words
+from clusterbench.results.sample import in_words
 from clusterbench.store import Store
 
 
@@ -20,7 +22,9 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
 
     run = store.run(run_id)
     envs = store.environments_of(run_id)
-    steps_samples = [(st, store.samples_of(st.id)) for st in store.steps_of(run_id)]
+    # printed with the kernel's words for its phases; the samples export as recorded
+    steps_samples = [(st, in_words(store.samples_of(st.id), step_phase_words(st.kernel, st.build)))
+                     for st in store.steps_of(run_id)]
     # a step's limits are judged among the samples of its host: a per-node step
     # (steps.host) against its own node's figures, never another node's disk
     by_host: dict[str | None, list] = {}

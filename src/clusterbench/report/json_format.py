@@ -18,6 +18,7 @@ def _plain(o):
         # the row's warnings as shown (repeats folded); per-sample ones stay in the samples
         d.pop("sample_warnings", None)
         d.pop("sample_repetitions", None)
+        d.pop("phase_words", None)   # how a table prints the phase; the data keeps the kernel's name
         d["warnings"] = o.warnings
         st = o.stats
         # the statistics of docs/statistics.md; outliers as indices into "values", kept in every figure

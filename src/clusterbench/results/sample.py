@@ -11,6 +11,7 @@ same Sample, so stored runs and new ones group and print alike.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from clusterbench.results.sizes import size_text
@@ -30,12 +31,16 @@ class SampleKey:
     condition: str | None   # the mode column: cache state, qualifiers, a non-size sweep value
     unit: str | None
     size_bytes: int | None  # a byte-size sweep value (message size), shown in the label
+    # the kernel's words for the phase (cbk --describe's phase_words): how it prints, not what it is
+    words: str | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
-        """The phase as printed: in words ("link bandwidth", the record's `link_bandwidth`: an
-        identifier in a customer's table), with its size when the kernel swept sizes."""
-        words = self.phase.replace("_", " ")
+        """The phase as printed: in words, the kernel's own where it names them (gpucopy's
+        `h2d` reads "host to device"), else the name with spaces ("link bandwidth", the
+        record's `link_bandwidth`: an identifier in a customer's table), with its size when
+        the kernel swept sizes."""
+        words = self.words or self.phase.replace("_", " ")
         return words if self.size_bytes is None else f"{words} {size_text(self.size_bytes)}"
 
     def curve(self) -> SampleKey:
@@ -69,6 +74,7 @@ class Sample:
     warnings: list[str] = field(default_factory=list)
     record: dict = field(default_factory=dict, compare=False)  # the raw record, for export
     id: int | None = None            # the store's sample id, once stored
+    phase_words: str | None = field(default=None, compare=False)  # the phase as printed: in_words()
 
     @classmethod
     def from_record(cls, rec: dict) -> Sample:
@@ -152,7 +158,7 @@ class Sample:
 
     def key(self) -> SampleKey:
         """The one grouping of samples: summaries, compare, CSV outliers, adaptive repetition."""
-        return SampleKey(self.phase, self.condition, self.unit, self.size_bytes)
+        return SampleKey(self.phase, self.condition, self.unit, self.size_bytes, self.phase_words)
 
     @property
     def label(self) -> str:
@@ -169,6 +175,15 @@ class Sample:
         return {"repetition": self.repetition, "phase": self.phase, "mode": self.condition, "value": self.value,
                 "unit": self.unit, "seconds": self.seconds, "bytes": self.bytes, "ops": self.ops,
                 "warnings": self.warnings, "record": self.record}
+
+
+def in_words(samples: list[Sample], phase_words: Mapping[str, str]) -> list[Sample]:
+    """The samples of one kernel, each with its phase's words from that
+    kernel's phase_words (catalogue.step_phase_words), for the tables and
+    plots; the phase itself, and what the exports write, stay as recorded."""
+    if not phase_words:
+        return samples
+    return [replace(s, phase_words=phase_words.get(s.phase)) for s in samples]
 
 
 def _data_bytes(rec: dict) -> int | None:

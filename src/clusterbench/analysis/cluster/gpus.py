@@ -92,6 +92,8 @@ def _figures_of(step) -> dict[tuple[str, str, str], dict[str, list[float]]]:
     says the pair ("GPU to GPU, one way 0>1, peer on"), so identical nodes'
     same pairs are judged together."""
     samples = [s for s in step["samples"] if s.value is not None]
+    # each phase in the kernel's words (its run record's, else cbk --describe's)
+    words = catalogue.step_phase_words(step["kernel"], step.get("build"))
     largest: dict = {}
     for s in samples:
         if is_gpu_copy(s) and s.extra("host_memory") == "pinned":
@@ -103,7 +105,8 @@ def _figures_of(step) -> dict[tuple[str, str, str], dict[str, list[float]]]:
             bus = bus_key(s.extra("src_gpu_bus_id"))
             value = s.extra("event_gb_per_s")
             if bus is not None and isinstance(value, (int, float)) and value > 0:
-                name = gpu_figure_name(step["kernel"], s.phase, f" {s.extra('gpus')}, peer {s.extra('peer')}")
+                name = gpu_figure_name(step["kernel"], words.get(s.phase, s.phase),
+                                       f" {s.extra('gpus')}, peer {s.extra('peer')}")
                 out.setdefault((name, "GB/s", PEER_COPY), {}).setdefault(bus, []).append(float(value))
             continue
         bus = bus_key(s.extra("gpu_bus_id"))
@@ -112,9 +115,11 @@ def _figures_of(step) -> dict[tuple[str, str, str], dict[str, list[float]]]:
         if is_gpu_copy(s) and s.extra("host_memory") == "pinned" \
                 and s.extra("copy_bytes") == largest.get((s.phase, s.extra("engine"), bus)):
             engine = "copy engine" if s.extra("engine") == "copy" else "copy kernel"
-            name, value = gpu_figure_name(step["kernel"], s.phase, f" (pinned, {engine})"), s.extra("event_gb_per_s")
+            name = gpu_figure_name(step["kernel"], words.get(s.phase, s.phase), f" (pinned, {engine})")
+            value = s.extra("event_gb_per_s")
         elif is_gpu_memory(s):
-            name, value = gpu_figure_name(step["kernel"], s.phase), (s.extra("best_mb_per_s") or 0) / 1e3
+            name = gpu_figure_name(step["kernel"], words.get(s.phase, s.phase))
+            value = (s.extra("best_mb_per_s") or 0) / 1e3
         else:
             continue
         if isinstance(value, (int, float)) and value > 0:

@@ -50,20 +50,21 @@ def judged_node_by_node(step) -> bool:
 
 @functools.cache
 def _gpu_parts() -> dict[str, dict]:
-    """kernel -> its per-GPU part in the suite (title, words for its phases)."""
+    """kernel -> its per-GPU part in the suite (its title)."""
     return {e["kernel"]: e for e in suite_document()["per-gpu"]}
 
 
 def gpu_figure_name(kernel: str, phase: str, detail: str = "") -> str:
     """A per-GPU figure as the reports name it: its part's title and the
-    phase in words, then what sets it apart (detail): "GPU link, host to
-    device (pinned, copy engine)", "GPU memory, triad", "GPU to GPU, one
-    way 0>1, peer on". A kernel the suite has no part for keeps its name:
-    "gpucopy h2d (pinned, copy engine)"."""
+    phase in the kernel's words (the caller's: catalogue.step_phase_words),
+    then what sets it apart (detail): "GPU link, host to device (pinned,
+    copy engine)", "GPU memory, triad", "GPU to GPU, one way 0>1, peer on".
+    A kernel the suite has no part for keeps its name: "gpucopy host to
+    device (pinned, copy engine)"."""
     part = _gpu_parts().get(kernel)
     if not part or "title" not in part:
         return f"{kernel} {phase}{detail}"
-    return f"{part['title']}, {part.get('phases', {}).get(phase, phase)}{detail}"
+    return f"{part['title']}, {phase}{detail}"
 
 
 def steps_text(names: list[str]) -> str:
