@@ -552,6 +552,32 @@ def test_the_cluster_suite_gives_each_gpu_of_each_node_a_launch_of_its_own(cuda_
         [], "no node's snapshot lists a GPU (gpu.count)")
 
 
+def test_a_swept_gpu_part_gives_each_gpu_a_step_whose_title_reads_the_sweep_in_words(gpu_test_cbk, monkeypatch):
+    """A per-GPU part whose params hold a list is a sweep: each value a step of
+    each GPU, named with the plan's bracket last, as every swept step is, so
+    the reports read it in words; the part was looked up by the bracketed
+    name, and the run failed with a KeyError before any GPU was measured."""
+    from clusterbench import catalogue
+    from clusterbench.analysis.cluster import naming
+    from clusterbench.results.step_words import title
+    from clusterbench.run.cluster import execute
+
+    doc = naming.suite_document()
+    next(e for e in doc["per-gpu"] if e["part"] == "gpu-memory")["params"]["passes"] = [10, 20]
+    monkeypatch.setattr(execute, "suite_document", lambda: doc)
+    cat = catalogue.load(gpu_test_cbk)
+    _, per_gpu, _ = execute.plan(cluster_request(["h01"]), cat, 2)
+    swept = [s for s in per_gpu if s.kernel == "gpumem"]
+    assert [s.name for s in swept] == ["gpu-memory [passes=10]", "gpu-memory [passes=20]"]
+    steps, why = execute.gpu_steps(swept[1], cat, ["h01"], {"h01": snapshot(1)})
+    assert why is None
+    assert [(s.name, s.env["CUDA_VISIBLE_DEVICES"], s.params["passes"]) for s, _ in steps] == [
+        ("gpu-memory GPU 0 [passes=20]", "0", "20"), ("gpu-memory GPU 1 [passes=20]", "1", "20")]
+    stored = {"name": steps[1][0].name, "kernel": "gpumem", "params": steps[1][0].params, "ranks": 1,
+              "ranks_per_node": None, "swept": list(steps[1][0].swept)}
+    assert title(stored) == "gpu-memory GPU 1, passes 20"
+
+
 def test_a_cluster_suite_override_of_a_gpu_part_is_checked_before_the_run(cuda_cbk, cbk_bin):
     from clusterbench import catalogue
     from clusterbench.errors import BadInput

@@ -41,6 +41,7 @@ from clusterbench.launch.kept_output import KeptOutput
 from clusterbench.launch.messages import failure_line
 from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import AutoRepeat, Step, expand
+from clusterbench.results.step_words import sweep_bracket
 from clusterbench.run.cluster.declared_time import Declared, launch_time
 from clusterbench.run.cluster.straggler import StragglerRule
 from clusterbench.run.progress import Progress
@@ -272,10 +273,16 @@ def gpu_steps(step: Step, cat: Catalogue, hosts: list[str], envs: dict[str, dict
     counted in PCI bus order as nvidia-smi counts); each record names its
     GPU by bus id, which is what the per-GPU analysis goes by. A part that
     wants every GPU of a node in one process (every-gpu = false) runs once
-    on each node with at least its min-gpus."""
+    on each node with at least its min-gpus. A step of a sweep (a list in
+    the part's params) is named "PART GPU i [name=value]": its bracket,
+    rebuilt from the values the plan swept (plan.Step.swept), stays at the
+    end, where a report reads it in words (results/step_words.py); before
+    the bracket, its part was looked up by the whole name and not found."""
     if not cat.of_family(GPU):
         return [], next(iter(cat.left_out_of_family(GPU).values()), "cbk was built without the GPU kernels")
-    entry = suite_entries()[step.name]
+    bracket = sweep_bracket({k: step.params[k] for k in step.swept}) if step.swept else ""
+    part = step.name[:-len(bracket)] if bracket else step.name
+    entry = suite_entries()[part]
     least = int(entry.get("min-gpus", 1))
     counts = {h: gpu_count(envs.get(h, {})) for h in hosts}
     if not any(n >= least for n in counts.values()):
@@ -288,7 +295,7 @@ def gpu_steps(step: Step, cat: Catalogue, hosts: list[str], envs: dict[str, dict
     out = []
     for i in range(max(counts.values())):
         env = {**step.env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": str(i)}
-        out.append((dataclasses.replace(step, name=f"{step.name} GPU {i}", env=env),
+        out.append((dataclasses.replace(step, name=f"{part} GPU {i}{bracket}", env=env),
                     [h for h in hosts if counts[h] > i]))
     return out, None
 
