@@ -142,11 +142,10 @@ def pageable_above_pinned(samples) -> dict[int, list[str]]:
         best = pinned.get(key(s))
         figure = _figure_gb_per_s(s)
         if s.extra("host_memory") == "pageable" and best and figure > PAGEABLE_MARGIN * best and s.id is not None:
-            # the case is the row's (its phase in the kernel's words, size, host memory); named here by
-            # the record's phase it read "pageable h2d copy" beside the row "host to device 1 MiB"
-            out[s.id] = [f"this pageable copy, at {figure:,.1f} GB/s, is faster than the pinned one "
-                         f"({best:,.1f} GB/s) of the same direction, size and GPU: one of the two is not a "
-                         "link figure"]
+            # the case as its row is titled (the phase in the kernel's words where the caller gave them,
+            # Sample.phase_words, and the size): the report lists warnings under the table, not by row
+            out[s.id] = [f"pageable {s.label} copy at {figure:,.1f} GB/s is faster than the pinned one "
+                         f"({best:,.1f} GB/s): one of the two is not a link figure"]
     return out
 
 

@@ -273,10 +273,14 @@ def add_cross_warnings(store: Store, run_id: int) -> None:
     against the same node's direct read, never another node's."""
     from clusterbench.limits import gpu_limits as limits_gpu
 
+    from clusterbench.results.sample import in_words
+
     steps = store.steps_of(run_id)
     by_host: dict[str | None, list[Sample]] = {}
     for st in steps:
-        by_host.setdefault(st.host, []).extend(store.samples_of(st.id))
+        # in the kernel's words: a warning names its figure as the step's table does
+        by_host.setdefault(st.host, []).extend(in_words(store.samples_of(st.id),
+                                                        catalogue.step_phase_words(st.kernel, st.build)))
     for samples in by_host.values():
         for sid, extra in limits.cross_sample_warnings(samples).items():
             store.add_sample_warnings(sid, extra)
