@@ -207,3 +207,26 @@ def test_the_report_ends_with_what_its_figures_and_marks_mean(cli, tmp_path):
     # the Markdown tables have no CV column: not explained there; its "Flagged (1)" is
     assert "## How to read the figures" in md and "- **flagged, !, a hatched bar**: " in md and "**CV**" not in md
     assert md.index("## How to read the figures") > md.index("## Run ")
+
+
+def test_flagged_figures_are_listed_so_names_with_commas_stay_apart_and_a_whole_step_is_said_once():
+    """A GPU step flags each row by the same warning: its 156 names in one line,
+    joined by ", " though each had commas of its own ("host to device 8 B pinned,
+    copy, host to device 16 B pinned, copy, ...")."""
+    from clusterbench.analysis.step_summary import Row
+    from clusterbench.report.headline import flagged_by_step
+
+    def row(phase, size, mode, warning=None):
+        return Row(phase, mode, "MiB/s", size, values=[1.0], sample_warnings=[[warning] if warning else []],
+                   sample_repetitions=[0])
+
+    test_runtime = "measured by a cbk built on the test runtime: host memory stood in for the GPU"
+    every = [row("h2d", 8 << k, m, test_runtime) for m in ("pinned, copy", "pageable, copy") for k in range(3)]
+    some = [row("h2d", 8, "pinned, copy", "slow"), row("h2d", 16, "pinned, copy", "slow"), row("h2d", 32, "pinned, copy")]
+    plain = [row("seq_write", None, "fsync", "slow"), row("seq_read", None, "cold", "slow"), row("seq_read", None, "warm")]
+    run = {"steps": [{"name": n, "kernel": "gpucopy", "summary": rows} for n, rows in
+                     (("all", every), ("some", some), ("plain", plain))]}
+    assert flagged_by_step(run) == [
+        ("all", ["every figure (6): measured by a cbk built on the test runtime"]),   # the warning, short
+        ("some", ["h2d 8 B pinned, copy; h2d 16 B pinned, copy: slow"]),
+        ("plain", ["seq write fsync, seq read cold: slow"])]
