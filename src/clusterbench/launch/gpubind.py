@@ -72,6 +72,25 @@ def preflight(step, hostfile: str | None) -> None:
     check(grant, min(local_ranks, step.ranks), step.gpus_per_rank, step.share_gpus)
 
 
+def local_bindings(step, hostfile: str | None) -> list[dict[str, str | None]]:
+    """The variables each rank of a step that runs on this host alone gets
+    (binding_env of its devices), each distinct set once; [] for a step whose
+    ranks start elsewhere (a host file, srun, qrsh: their grant is read there).
+    run checks cbk's input under each, before anything is stored: a grant
+    naming a GPU this host does not have was found only by the rank given
+    it, after the run was stored."""
+    if hostfile is not None or step.launcher in ("srun", "qrsh"):
+        return []
+    grant = require_grant(os.environ, step.gpus_per_rank)
+    amd = Path("/dev/kfd").exists()
+    out: list[dict[str, str | None]] = []
+    for rank in range(min(step.ranks_per_node or step.ranks, step.ranks)):
+        env = binding_env(assign(grant, rank, step.gpus_per_rank, step.share_gpus), amd)
+        if env not in out:
+            out.append(env)
+    return out
+
+
 def local_rank(environ: Mapping[str, str]) -> int:
     for var in LOCAL_RANK_VARIABLES:
         value = environ.get(var, "")

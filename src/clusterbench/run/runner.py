@@ -333,6 +333,13 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
         if not req.oversubscribe and launcher.on_this_host_only(job):
             host_ranks.check(step.ranks, step.title())   # Hydra started all of 100,000 ranks on 2 cores
         why = cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
+        if why is None and step.gpus_per_rank:
+            from clusterbench.launch.gpubind import local_bindings
+
+            # what each rank will see: a grant may name a GPU this host lacks, which the check in this
+            # process's own environment (every granted GPU visible) does not find
+            why = next((w for b in local_bindings(step, req.hostfile)
+                        if (w := cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()), b)) is not None), None)
         if why is not None:
             raise BadInput(f"{step.title()}: {why}")
     if req.steps and len(skipped) == len(req.steps):
@@ -344,18 +351,28 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
 
 # Kernel arguments `cbk --check` accepted in this process, by cbk: `run` checks
 # before it opens the store, and execute() again for callers that did not.
-# The check reads only the arguments, so once is enough.
-_ACCEPTED: set[tuple[str, ...]] = set()
+# The check reads only the arguments (and, for a rank bound to its GPUs, the
+# binding it is checked under), so once is enough.
+_ACCEPTED: set[tuple] = set()
 
 
-def cbk_refusal(cbk: str, args: tuple[str, ...]) -> str | None:
-    """Why cbk refuses these kernel arguments, or None."""
-    if (cbk, *args) in _ACCEPTED:
+def cbk_refusal(cbk: str, args: tuple[str, ...], binding: dict[str, str | None] | None = None) -> str | None:
+    """Why cbk refuses these kernel arguments, or None; with `binding`, in
+    the environment a rank bound to its GPUs gets (gpubind.binding_env: None
+    removes a variable)."""
+    key = (cbk, *args, *sorted((k, v or "") for k, v in (binding or {}).items()))
+    if key in _ACCEPTED:
         return None
-    check = subprocess.run([cbk, "--check", *args], capture_output=True, text=True, timeout=60, env=query_env())
+    env = query_env()
+    for var, value in (binding or {}).items():
+        if value is None:
+            env.pop(var, None)
+        else:
+            env[var] = value
+    check = subprocess.run([cbk, "--check", *args], capture_output=True, text=True, timeout=60, env=env)
     if check.returncode:
         return error_message(check.stderr) or check.stderr.strip()
-    _ACCEPTED.add((cbk, *args))
+    _ACCEPTED.add(key)
     return None
 
 
