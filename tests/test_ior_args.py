@@ -147,8 +147,11 @@ BAD = [
 @pytest.mark.parametrize("line,said", [
     # a size that did not read was checked as 8 bytes: "-b 8 -t 65536: block size must be a multiple of
     # transfer size (IOR); -b 8 -t 65536: block size must not be smaller than transfer size (IOR)"
-    ("ior -b 1mb -t 64k", "IOR line refused: -b 1mb: expected a size like 4g, 4m, 512k or 4096"),
-    ("ior -b 4m -t 1.5m -z", "IOR line refused: -t 1.5m: expected a size like 4g, 4m, 512k or 4096"),
+    ("ior -b 1mx -t 64k", "IOR line refused: -b 1mx: IOR would read 1048576 and ignore 'x'; give a whole number with "
+                          "an optional k, m, g, t or p (binary multiples)"),
+    ("ior -b 4m -t 1.5m -z", "IOR line refused: -t 1.5m: IOR would read 1 and ignore '.5m'; give a whole number with "
+                             "an optional k, m, g, t or p (binary multiples)"),
+    ("ior -b four", "IOR line refused: -b four: expected a size like 4g, 4m, 512k or 4096"),
     # one reason for a pair of sizes, the first IOR's ValidateTests stops at, with the sizes as written
     ("ior -t 4m -b 1m", "IOR line refused: -b 1m -t 4m: block size must be a multiple of transfer size (IOR)"),
     ("ior -t 2m", "IOR line refused: -b 1m (IOR's default) -t 2m: block size must be a multiple of transfer size "
@@ -159,6 +162,47 @@ def test_a_refused_size_is_named_as_written_and_nothing_is_said_of_sizes_nobody_
     with pytest.raises(BadInput) as e:
         translate(shlex.split(line))
     assert e.value.message == said
+
+
+@pytest.mark.parametrize("line,block,transfer,segments,repetitions", [
+    # IOR's string_to_bytes is sscanf(" %lld %c "): the first letter after the number is the multiple and the
+    # rest is never read, so IOR runs these as 1 GiB, 4 MiB, 1 MiB (its output says so); they were refused
+    ("ior -b 1gb -t 4MB", "1073741824", "4194304", "1", 1),
+    ("ior -b 1G -t 1MiB", "1g", "1048576", "1", 1),
+    ("ior -b '1 g' -t 64KiB", "1073741824", "65536", "1", 1),
+    ("ior -O blockSize=2mb,transferSize=1kib -s 4096b", "2097152", "1024", "4096", 1),
+    # -s and the 'd' options (-i, -X, -N, ...) go through the same reader: -s 1k is 1024 segments to IOR
+    ("ior -b 1m -t 1k -s 1K -i 1k", "1m", "1k", "1024", 1024),
+])
+def test_sizes_and_counts_read_as_iors_sscanf_reads_them(line, block, transfer, segments, repetitions):
+    t = translate(shlex.split(line))
+    assert (t.params["block-size"], t.params["transfer-size"], t.params["segments"]) == (block, transfer, segments)
+    assert t.tests[0].repetitions == repetitions
+
+
+def test_a_size_not_written_as_iors_help_writes_it_says_the_bytes_it_was_read_as():
+    """"1GB" is 2^30 to IOR, not 10^9: the note says what was read."""
+    notes = translate(shlex.split("ior -b 1GB -t 4m")).notes
+    assert ("-b 1GB read as 1073741824 bytes (1 GiB): IOR takes the letter after the number as a binary multiple "
+            "and reads nothing after it") in notes
+    assert not [n for n in notes if n.startswith("-t")]   # 4m is IOR's own spelling: nothing to say
+
+
+@pytest.mark.parametrize("line,said", [
+    # what IOR reads without a word, and what it reads (checked against IOR 4.1's -a DUMMY output)
+    ("ior -b 8.5g -t 8", "-b 8.5g: IOR would read 8 and ignore '.5g'"),
+    ("ior -b 16x -t 8", "-b 16x: IOR would read 16 and ignore 'x'"),
+    ("ior -b 1g -t 4k2", "-t 4k2: IOR would read 4096 and ignore '2'"),
+    ("ior -b 1m -t 1k -s 2.5", "-s 2.5: IOR would read 2 and ignore '.5'"),
+    ("ior -b 1m -t 1k -i 2x", "-i 2x: IOR would read 2 and ignore 'x'"),
+    ("ior -b 1e6", "-b 1e6: IOR would read 1 and ignore 'e6'"),
+    ("ior -d five", "-d five: expected a whole number"),
+    ("ior -b 99999999p", "-b 99999999p: larger than IOR's 64-bit numbers"),
+])
+def test_a_value_ior_would_misread_is_refused_with_what_ior_would_read(line, said):
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split(line))
+    assert said in e.value.message and "\n" not in e.value.message
 
 
 @pytest.mark.parametrize("line,ranks,ppn", [
@@ -358,6 +402,7 @@ def e(ops=WR, fpp=0, api="POSIX", reps=(1,), **kw):
 RUNS = [
     (2, "-a POSIX -b 64k -t 16k", e()),
     (2, "-a POSIX -b 64k -t 16k -F", e(fpp=1)),
+    (2, "-a POSIX -b 64kb -t 16KiB -F", e(fpp=1)),   # IOR reads the first letter: 64 KiB, 16 KiB
     (2, "-a MPIIO -b 64k -t 16k", e(api="MPIIO")),
     (2, "-a MPIIO -b 64k -t 16k -F", e(api="MPIIO", fpp=1)),
     (2, "-a MPIIO -c -b 64k -t 16k", e(api="MPIIO")),

@@ -271,6 +271,9 @@ MDTEST_LINES = [
     # -n and -I are sizes to mdtest's parser (string_to_bytes): 1k is 1024 items
     ("mdtest -n 1k", None, {"items": "1024"}, 1),
     ("mdtest -I 2K -z 1", None, {"items": "0", "items-per-dir": "2048", "depth": "1"}, 1),
+    # string_to_bytes reads the first letter after the number and nothing after it: 1kb, 4KiB as mdtest runs them
+    ("mdtest -F -n 1kb -w 4KiB -e 4KiB", None, {"items": "1024", "kind": "files", "write-bytes": "4096",
+                                                 "read-bytes": "4096"}, 1),
 ]
 
 
@@ -328,6 +331,21 @@ def test_a_file_system_that_runs_out_of_inodes_mid_run_is_a_failed_measurement(c
     assert r.stdout == "rc=1\nlisting\n", (r.stdout, r.stderr)
     (line,) = [ln for ln in r.stderr.splitlines() if '"type":"error"' in ln]
     assert "No space left on device" in json.loads(line)["message"], line
+
+
+def test_mdtest_values_it_would_misread_are_refused_and_read_ones_are_noted():
+    from clusterbench.errors import BadInput
+    from clusterbench.tools.mdtest_args import translate
+
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split("mdtest -n 1.5k -z 1x"))
+    assert e.value.message == ("mdtest line refused: -n 1.5k: mdtest would read 1 and ignore '.5k'; give a whole "
+                               "number with an optional k, m, g, t or p (binary multiples); -z 1x: mdtest would read "
+                               "1 and ignore 'x'; give a whole number with an optional k, m, g, t or p (binary "
+                               "multiples)")
+    notes = translate(shlex.split("mdtest -n 1kb")).notes
+    assert "-n 1kb read as 1024 items: mdtest takes the letter after the number as a binary multiple and reads " \
+           "nothing after it" in notes
 
 
 def test_mdtest_i_0_is_refused_as_clusterbench_ior_refuses_it_not_run_once():

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from clusterbench.errors import BadInput
 from clusterbench.tools.ior_options import (BACKEND_OPTION_PREFIXES, BACKENDS, DEFAULTS, DIRECTIVES, FLAG_SETTINGS, GRAMMAR,
-                                      NOTES, REFUSED, SHORT)
-from clusterbench.tools.option_tokens import tokens
+                                      NOTES, NUMBER_SHORT, REFUSED, SHORT)
+from clusterbench.tools.option_tokens import number, tokens
 
 LAUNCHERS = {"mpiexec", "mpirun", "mpiexec.hydra", "srun"}
 LAUNCHER_RANKS = {"-n", "-np", "--np", "--n"}
@@ -34,7 +34,6 @@ SRUN_NODES = {"-N", "--nodes"}
 SRUN_PPN = {"--ntasks-per-node"}
 
 APIS = {"POSIX": "posix", "MPIIO": "mpiio"}
-SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgGtTpP]?)\s*$")
 
 
 @dataclass
@@ -90,11 +89,31 @@ def int_of(text: str) -> int:
 
 
 def bytes_of(text: str) -> int | None:
-    """IOR's string_to_bytes: a count with an optional k/m/g/t/p suffix (binary)."""
-    m = SIZE.match(text or "")
-    if not m:
+    """IOR's string_to_bytes: a count with an optional k/m/g/t/p multiple
+    (binary; "1gb", "4MiB" as IOR reads them), None for a value that is
+    negative or does not read as written (option_tokens.number)."""
+    n = number(text).value
+    return n if n is not None and n >= 0 else None
+
+
+def size_read(flag: str, text: str, tool: str, problems: list[str], notes: list[str], expected: str,
+              unit: str = "bytes") -> int | None:
+    """The bytes or count of `flag text` as IOR reads it, else None and the
+    problem; a value not written as IOR's help writes sizes (1gb, 4MiB,
+    "1 g") gets a note of what was read, as the binary multiple a "GB" user
+    may not expect."""
+    read = number(text, tool)
+    if read.value is None or read.value < 0:
+        problems.append(f"{flag} {text}: " + (read.problem if read.value is None and read.problem != "not a number"
+                                              else expected))
         return None
-    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}[m.group(2).lower()]
+    if not read.plain:
+        bits = next((b for b in (50, 40, 30, 20, 10) if read.value and read.value % (1 << b) == 0), 0)
+        binary = f" ({read.value >> bits} {'KMGTP'[bits // 10 - 1]}iB)" if bits and unit == "bytes" else ""
+        what = " ".join(w for w in (str(read.value), unit) if w) + binary
+        notes.append(f"{flag} {text.strip()} read as {what}: {tool} takes the letter after the number as a binary "
+                     f"multiple and reads nothing after it")
+    return read.value
 
 
 def _launcher(argv: list[str]) -> tuple[int | None, int | None, str | None, list[str]]:
@@ -241,6 +260,13 @@ def _settings_of_line(rest: list[str], problems: list[str]) -> tuple[dict[str, s
             settings[name] = value if value is not None else str(int_of(settings.get(name, "0")) + 1)
         else:
             name = SHORT[opt[1]]
+            if opt[1] in NUMBER_SHORT:   # string_to_bytes, as -b: -i 1k is 1024 to IOR
+                read = number(value)
+                if read.value is None:
+                    problems.append(f"{opt} {value}: " + (read.problem if read.problem != "not a number"
+                                                          else "expected a whole number"))
+                    continue
+                value = str(read.value)
             if name in FLAG_SETTINGS:
                 settings[name] = str(int_of(value)) if value is not None else str(int_of(settings.get(name, "0")) + 1)
             else:
@@ -248,11 +274,18 @@ def _settings_of_line(rest: list[str], problems: list[str]) -> tuple[dict[str, s
     return settings, script
 
 
-def _count(s: dict[str, str], name: str, label: str, problems: list[str], minimum: int = 0) -> int:
+def _count(s: dict[str, str], name: str, label: str, problems: list[str], minimum: int = 0,
+           notes: list[str] | None = None) -> int:
     value = s.get(name, DEFAULTS.get(name, "0"))
-    n = bytes_of(value) if name == "segmentcount" else (int(value) if re.fullmatch(r"\s*-?\d+\s*", value) else None)
+    expected = f"expected a count of at least {minimum}"
+    if name == "segmentcount":   # string_to_bytes in every form: -s 1k, segmentCount=1k are 1024
+        n = size_read(label, value, "IOR", problems, notes if notes is not None else [], expected, "segments")
+        if n is None:
+            return minimum
+    else:
+        n = int(value) if re.fullmatch(r"\s*-?\d+\s*", value) else None
     if n is None or n < minimum:
-        problems.append(f"{label} {value}: expected a count of at least {minimum}")
+        problems.append(f"{label} {value}: {expected}")
         return minimum
     return n
 
@@ -289,13 +322,11 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
     sizes: dict[str, int | None] = {}
     for name, label, key in (("blocksize", "-b", "block-size"), ("transfersize", "-t", "transfer-size")):
         value = s.get(name, DEFAULTS[name])
-        n = sizes[key] = bytes_of(value)
-        if n is None:
-            problems.append(f"{label} {value}: expected a size like 4g, 4m, 512k or 4096")
+        n = sizes[key] = size_read(label, value, "IOR", problems, notes, "expected a size like 4g, 4m, 512k or 4096")
         # as the user wrote it when cbk reads it the same way (4g, 1m), else bytes
         params[key] = value.strip().lower() if re.fullmatch(r"\d+[kmgt]?", value.strip().lower()) else str(n)
     block, transfer = sizes["block-size"], sizes["transfer-size"]
-    params["segments"] = str(_count(s, "segmentcount", "-s", problems, 1))
+    params["segments"] = str(_count(s, "segmentcount", "-s", problems, 1, notes))
     if int(params["segments"]) > 100000000:
         problems.append(f"-s {params['segments']}: more segments than pario takes (10^8)")
     repetitions = _count(s, "repetitions", "-i", problems, 1)

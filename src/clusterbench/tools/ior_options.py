@@ -19,6 +19,8 @@ SHORT = {"a": "api", "A": "refnum", "b": "blocksize", "c": "collective", "C": "r
          "X": "reordertasksrandomseed", "y": "dualmount", "Y": "fsyncperwrite", "z": "randomoffset",
          "Z": "reordertasksrandom"}
 SHORT_VALUES = set("aAbdDfGijlMNoOQstTX")
+# the value options IOR reads with string_to_bytes as numbers ('d' in its table; -b, -t, -s are sizes)
+NUMBER_SHORT = set("AdDGijNQTX")
 # long options of IOR and of its POSIX and MPIIO modules
 LONG_FLAGS = {"collective", "warningAsErrors", "dryRun", "posix.odirect", "posix.rangelocks",
               "posix.gpfs.hintaccess", "posix.gpfs.finegrainwritesharing", "posix.gpfs.finegrainreadsharing",

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 
 from clusterbench.errors import BadInput
-from clusterbench.tools.ior_args import _launcher, bytes_of
-from clusterbench.tools.option_tokens import Grammar, tokens
+from clusterbench.tools.ior_args import _launcher, size_read
+from clusterbench.tools.option_tokens import Grammar, number, tokens
 
 # mdtest 4.0's options (src/mdtest.c, mdtest_run's option table)
 GRAMMAR = Grammar(
@@ -29,7 +29,6 @@ GRAMMAR = Grammar(
 )
 VALUE_PARAMS = {"-n": "items", "-I": "items-per-dir", "-z": "depth", "-b": "branching", "-N": "stride",
                 "-i": "repetitions", "--random-seed": "seed"}
-SIZED_COUNTS = {"-n", "-I"}   # mdtest reads these with string_to_bytes (option type 'l'): -n 1k is 1024
 SIZE_PARAMS = {"-w": "write-bytes", "-e": "read-bytes"}
 PHASE_FLAGS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
 UNSUPPORTED = {
@@ -120,23 +119,23 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
         elif opt in IGNORED:
             notes.append(f"{opt} ignored: {IGNORED[opt]}")
         elif opt in VALUE_PARAMS:
-            if opt in SIZED_COUNTS and SIZE.match(value or ""):
-                value = str(bytes_of(value))
-            if not COUNT.match(value or ""):
-                problems.append(f"{opt} {value}: expected a count (0, 1, 2, ...)")
-            elif opt == "-i":
-                if int(value) < 1:   # mdtest runs no iteration and prints a NaN summary; it ran one here
+            # string_to_bytes, as IOR's -b: -n 1k is 1024 (and -z 1k a depth of 1024)
+            n = size_read(opt, value, "mdtest", problems, notes, "expected a count (0, 1, 2, ...)",
+                          "items" if opt in ("-n", "-I") else "")
+            if n is None:
+                continue
+            if opt == "-i":
+                if n < 1:   # mdtest runs no iteration and prints a NaN summary; it ran one here
                     problems.append(f"-i {value}: expected a count of at least 1")
-                line.repetitions = max(1, int(value))
+                line.repetitions = max(1, n)
             else:
-                params[VALUE_PARAMS[opt]] = str(int(value))
-                if opt == "--random-seed" and int(value) > 0:
+                params[VALUE_PARAMS[opt]] = str(n)
+                if opt == "--random-seed" and n > 0:
                     random_order = True  # mdtest: a seed alone makes stat and read random
         elif opt in SIZE_PARAMS:
-            if not SIZE.match(value or ""):
-                problems.append(f"{opt} {value}: expected a byte count like 3901 or 4k")
-            else:
-                params[SIZE_PARAMS[opt]] = value.lower()
+            n = size_read(opt, value, "mdtest", problems, notes, "expected a byte count like 3901 or 4k")
+            if n is not None:
+                params[SIZE_PARAMS[opt]] = str(n) if not SIZE.match(value) else value.lower()
         elif opt in PHASE_FLAGS:
             phases.append(PHASE_FLAGS[opt])
         elif opt == "-a":

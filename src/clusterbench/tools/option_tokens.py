@@ -11,11 +11,51 @@ bug that `-t1k` (`-k` too) shows; here a glued value ends the token, as
 getopt does (docs/kernels/pario.md, "Deliberate differences").
 
 `tokens()` never raises on an unknown option: it returns every problem of
-the line, so a refusal can name them all at once.
+the line, so a refusal can name them all at once. `number()` reads a value
+as both tools read their numbers and sizes.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+# IOR's string_to_bytes (src/option.c), which IOR and mdtest use for every
+# number and size option (-b, -t, -s, -i, -n, -I, -w, --random-seed, ...):
+# sscanf(text, " %lld %c "), a whole number then the first non-blank
+# character after it, a binary multiple if it is k, m, g, t or p (either
+# case); nothing after that character is read. So "1gb", "4MB" and "1MiB"
+# are 1 GiB, 4 MiB and 1 MiB, and IOR prints them so; but "1.5g" is 1
+# ('.' is no multiple) and "4k5" is 4096. The multiple followed by "b" or
+# "ib" (or "b" alone) reads as written; anything else after the number is
+# a value IOR misreads without a word, refused here.
+MULTIPLE_BITS = {"k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
+_AS_WRITTEN = re.compile(r"\s*([+-]?\d+)\s*(?:([kmgtp])(i?b)?|b)?\s*", re.I)
+_AS_IOR_READS = re.compile(r"\s*([+-]?\d+)\s*(\S?)(.*)", re.S)
+LARGEST = 2**63 - 1   # IOR's int64_t
+
+
+@dataclass(frozen=True)
+class Number:
+    value: int | None      # as written; None where it does not read as written
+    problem: str = ""      # why not, one clause ("" when it reads)
+    plain: bool = True     # digits with at most the multiple's letter, as IOR's help writes sizes (4k, 1g)
+
+
+def number(text: str, tool: str = "IOR") -> Number:
+    """text as `tool` (IOR or mdtest) reads it, or why not."""
+    m = _AS_WRITTEN.fullmatch(text or "")
+    if m:
+        value = int(m[1]) << MULTIPLE_BITS.get((m[2] or "").lower(), 0)
+        if abs(value) > LARGEST:
+            return Number(None, "larger than IOR's 64-bit numbers")
+        return Number(value, plain=re.fullmatch(r"[+-]?\d+[kmgtp]?", text, re.I) is not None)
+    r = _AS_IOR_READS.fullmatch(text or "")
+    if not r:
+        return Number(None, "not a number")
+    read = int(r[1]) << MULTIPLE_BITS.get(r[2].lower(), 0)
+    rest = r[3] if r[2].lower() in MULTIPLE_BITS else r[2] + r[3]
+    return Number(None, f"{tool} would read {read} and ignore '{rest.strip()}'; give a whole number with "
+                        f"an optional k, m, g, t or p (binary multiples)")
 
 
 @dataclass(frozen=True)
