@@ -274,13 +274,23 @@ MDTEST_LINES = [
     # string_to_bytes reads the first letter after the number and nothing after it: 1kb, 4KiB as mdtest runs them
     ("mdtest -F -n 1kb -w 4KiB -e 4KiB", None, {"items": "1024", "kind": "files", "write-bytes": "4096",
                                                  "read-bytes": "4096"}, 1),
+    # mdtest takes a negative seed and, without -R, orders nothing at random with it
+    ("mdtest -n 10 --random-seed=-5", None, {"items": "10"}, 1),
+    ("mdtest -n 10 --random-seed -5 -R", None, "refused", None),
 ]
 
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("line,ranks,params,reps", MDTEST_LINES, ids=[t[0] for t in MDTEST_LINES])
 def test_mdtest_lines_translate(line, ranks, params, reps):
+    from clusterbench.errors import BadInput
     from clusterbench.tools.mdtest_args import translate
+    if params == "refused":
+        # mdtest adds the rank to the seed and orders at random only where that is above 0: a mix of orders
+        with pytest.raises(BadInput) as e:
+            translate(shlex.split(line))
+        assert e.value.message.startswith("mdtest line refused: -R with --random-seed=-5: mdtest adds the rank")
+        return
     t = translate(shlex.split(line))
     assert t.params == {"dir": ".", **params}
     assert (t.ranks, t.repetitions) == (ranks, reps)
@@ -343,9 +353,10 @@ def test_mdtest_values_it_would_misread_are_refused_and_read_ones_are_noted():
                                "number with an optional k, m, g, t or p (binary multiples); -z 1x: mdtest would read "
                                "1 and ignore 'x'; give a whole number with an optional k, m, g, t or p (binary "
                                "multiples)")
-    notes = translate(shlex.split("mdtest -n 1kb")).notes
+    notes = translate(shlex.split("mdtest -n 1kb --random-seed=-5")).notes
     assert "-n 1kb read as 1024 items: mdtest takes the letter after the number as a binary multiple and reads " \
            "nothing after it" in notes
+    assert "--random-seed=-5: stat and read stay in order, as mdtest keeps them for a seed below 1 without -R" in notes
 
 
 def test_mdtest_i_0_is_refused_as_clusterbench_ior_refuses_it_not_run_once():

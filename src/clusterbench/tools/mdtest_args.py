@@ -111,6 +111,7 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
     phases: list[str] = []
     files = dirs = False
     random_order = False
+    negative_seed = None
     show = "rate"
     line = MdtestLine(params, ranks, ppn, argv=[program, *rest], launcher=launcher)
     for opt, value in parsed.options:
@@ -118,6 +119,16 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
             problems.append(f"{opt}: {UNSUPPORTED[opt]}")
         elif opt in IGNORED:
             notes.append(f"{opt} ignored: {IGNORED[opt]}")
+        elif opt == "--random-seed":
+            read = number(value, "mdtest")
+            if read.value is None:
+                problems.append(f"{opt} {value}: " + (read.problem if read.problem != "not a number"
+                                                      else "expected a whole number"))
+            elif read.value < 0:
+                negative_seed = value
+            else:
+                params["seed"] = str(read.value)
+                random_order = random_order or read.value > 0   # mdtest: a seed alone makes stat and read random
         elif opt in VALUE_PARAMS:
             # string_to_bytes, as IOR's -b: -n 1k is 1024 (and -z 1k a depth of 1024)
             n = size_read(opt, value, "mdtest", problems, notes, "expected a count (0, 1, 2, ...)",
@@ -130,8 +141,6 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
                 line.repetitions = max(1, n)
             else:
                 params[VALUE_PARAMS[opt]] = str(n)
-                if opt == "--random-seed" and n > 0:
-                    random_order = True  # mdtest: a seed alone makes stat and read random
         elif opt in SIZE_PARAMS:
             n = size_read(opt, value, "mdtest", problems, notes, "expected a byte count like 3901 or 4k")
             if n is not None:
@@ -165,6 +174,15 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
             show = "time"
         elif opt == "-P":
             show = "both"
+    if negative_seed is not None:
+        # mdtest orders a rank's stat and read at random where its seed is above 0, and -R adds the rank to it
+        if random_order:
+            problems.append(f"-R with --random-seed={negative_seed}: mdtest adds the rank to the seed and orders at "
+                            f"random only where that is above 0, so its low ranks in order and the others at random, "
+                            f"a mix the metadata kernel does not do; give a seed of 0 (a new one per run) or above")
+        else:
+            notes.append(f"--random-seed={negative_seed}: stat and read stay in order, as mdtest keeps them for a "
+                         f"seed below 1 without -R")
     if problems:
         raise BadInput("mdtest line refused: " + "; ".join(problems))
     if files != dirs:
