@@ -50,6 +50,7 @@ TABLE = [
     ("ior -O useO_DIRECT=1 -a POSIX -b 4m -t 4m", None, None,
      {"direct": "true", "block-size": "4m", "transfer-size": "4m"}),
     ("ior -zk -b 8k -t 4k", None, None, {"offsets": "random", "block-size": "8k", "transfer-size": "4k"}),
+    ("ior -g -O intraTestBarriers=1", None, None, {"phase-barriers": "true"}),
     ("ior -z-k -b 8k -t 4k", None, None, {"offsets": "random", "block-size": "8k", "transfer-size": "4k"}),
     ("ior -Fb 8k -t=4k --collective -a MPIIO", None, None,
      {"strategy": "split", "api": "mpiio", "block-size": "8k", "transfer-size": "4k"}),
@@ -90,8 +91,8 @@ def test_option_forms_as_iors_parser_reads_them(argv, options):
 
 @pytest.mark.timeout(10)
 def test_notes_say_what_is_ignored():
-    t = translate(shlex.split("ior -k -g -x -j 3 -o /x/y"))
-    for opt in ("-k", "-g", "-x", "-j"):
+    t = translate(shlex.split("ior -k -x -j 3 -o /x/y"))
+    for opt in ("-k", "-x", "-j"):
         assert any(n.startswith(f"{opt} ignored") for n in t.notes), t.notes
     t = translate(shlex.split("ior -c -a POSIX"))
     assert any("POSIX has no collective I/O" in n for n in t.notes)
@@ -517,6 +518,24 @@ def test_random_task_reordering_reads_the_file_ior_would_pick(cli, mpiexec, stor
     assert r.status == 0, r.stderr
     (read,) = [x for x in run_records(store_url, r.stderr) if x["phase"] == "read"]
     assert read["rank0_read_data_of_rank"] == expected and read["verify_ok"] is True
+
+
+@pytest.mark.timeout(120)
+def test_g_makes_every_rank_wait_for_the_slowest_open_inside_its_time(cli, mpiexec, store_url, tmp_path):
+    """IOR -g (intraTestBarriers): a barrier after the open and one after the
+    transfers, inside the timing, so a slow open holds every rank. With rank
+    1's open made 1 s slower (a test hook), rank 0's own time holds the wait.
+    -g was noted as changing nothing, and rank 0 wrote its file meanwhile."""
+    target = tmp_path / "t"
+    target.mkdir()
+    r = cli("ior", "mpiexec", "-n", "2", "ior", "-g", "-F", "-w", "-b", "64k", "-t", "16k", "-o", str(target / "f"),
+            env={"CBK_TEST_PARIO_SLOW_OPEN_MS": "1000"})
+    assert r.status == 0, r.stderr
+    (write,) = [x for x in run_records(store_url, r.stderr) if x["phase"] == "write"]
+    assert write["open_s_max"] >= 1.0                  # the hook slowed rank 1's open
+    # rank 0 began its open at most a fraction of a second before rank 1 did, and passed the barrier after it
+    assert write["rank_seconds_min"] >= 0.5, write
+    assert tree(target) == []
 
 
 @pytest.mark.timeout(120)

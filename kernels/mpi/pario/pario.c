@@ -79,6 +79,7 @@ struct pario_options {
     const char *hints;      /* MPI-IO hints, "none" = none */
     double delay;
     bool huge_pages;
+    bool phase_barriers;    /* IOR -g */
 };
 #define OPT struct pario_options
 static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
@@ -143,6 +144,9 @@ static const struct cbk_param params[] = {
       .help = "the transfer buffers on transparent huge pages (madvise), so an O_DIRECT transfer pins a few pages, not one per 4 KiB; "
               "false = 4 KiB pages, as IOR. The record says how much the kernel gave (buffer_huge_bytes, the least of any rank)",
       .before = "false" },
+    { .name = "phase-barriers", CBK_AT_BOOL(OPT, phase_barriers), .default_value = "false",
+      .help = "a barrier after the open and after the last transfer (and fsync), inside the timing (IOR -g): every rank "
+              "starts its transfers when the slowest open ends and closes when the slowest transfer ends" },
     { 0 },
 };
 
@@ -165,6 +169,10 @@ struct pario {
     size_t read_huge_bytes, master_huge_bytes; /* how much of each huge pages back */
     uint64_t *written;      /* transfers each rank wrote this repetition (stonewalling) */
     int repetition;         /* the one the names are for */
+    /* Test hook: CBK_TEST_PARIO_SLOW_OPEN_MS=N makes rank 1 take N ms more
+     * in every timed open, as a rank whose open waits on a busy metadata
+     * server (read at set-up, never in the timed loop) */
+    long slow_open_ms;
 };
 
 /* Per-rank block from the parameters (file-size wins when set). */
@@ -431,6 +439,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
     if (!s)
         cbk_fail(c, CBK_EXIT_FAILED, "pario: out of memory");
     c->state = s;
+    const char *slow_open = getenv("CBK_TEST_PARIO_SLOW_OPEN_MS");
+    s->slow_open_ms = slow_open ? atol(slow_open) : 0;
     s->api = apis[opt(a)->api];
     s->strategy = opt(a)->strategy;
     s->collective = s->strategy == COLLECTIVE;
@@ -490,9 +500,31 @@ static _Noreturn void io_fail(struct cbk_ctx *c, const struct pario_file *f)
     cbk_fail(c, cbk_io_status(errno), "pario: rank %d: %s", c->rank, f->err);
 }
 
-/* One rank's view of a phase: open start, open end, transfer end, end of
- * the fsync (-e; = transfer end without), close end. */
-struct times { double open_begin, open_end, xfer_end, sync_end, close_end; };
+/* One rank's view of a phase: open start, open end, transfer start (= open
+ * end without phase-barriers), transfer end, end of the fsync (-e; =
+ * transfer end without), close start (= fsync end without phase-barriers),
+ * close end. */
+struct times { double open_begin, open_end, xfer_begin, xfer_end, sync_end, close_begin, close_end; };
+
+/* IOR's -g (intraTestBarriers): a barrier between open and transfer and
+ * one between transfer and close, each outside the step it follows and
+ * the one it precedes, inside the phase's time, as IOR's TestIoSys. */
+static double after_open(const struct cbk_args *a, struct cbk_ctx *c, const struct pario *s, struct times *t)
+{
+    if (s->slow_open_ms > 0 && c->rank == 1)
+        usleep((useconds_t)(s->slow_open_ms * 1000));
+    t->open_end = cbk_now(c);
+    if (opt(a)->phase_barriers)
+        cbk_barrier(c);
+    return t->xfer_begin = opt(a)->phase_barriers ? cbk_now(c) : t->open_end;
+}
+
+static void before_close(const struct cbk_args *a, struct cbk_ctx *c, struct times *t)
+{
+    if (opt(a)->phase_barriers)
+        cbk_barrier(c);
+    t->close_begin = opt(a)->phase_barriers ? cbk_now(c) : t->sync_end;
+}
 
 /* Adds the common fields and the open/transfer/close spread over ranks
  * (every rank calls it: it reduces). */
@@ -500,7 +532,8 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
                        const struct times *t)
 {
     const struct pario_layout *l = &s->layout;
-    double mine[3] = { t->open_end - t->open_begin, t->xfer_end - t->open_end, t->close_end - t->xfer_end };
+    double mine[3] = { t->open_end - t->open_begin, t->xfer_end - t->xfer_begin,
+                       (t->sync_end - t->xfer_end) + (t->close_end - t->close_begin) };
     double lo[3], hi[3];
     MPI_Reduce(mine, lo, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
     MPI_Reduce(mine, hi, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
@@ -524,14 +557,14 @@ static void add_fields(const struct cbk_args *a, struct cbk_ctx *c, const struct
     /* IOR's Results columns: each step from the earliest start to the latest
      * end over ranks (fsync, -e, counts in wr/rd as in IOR), and its latency
      * column, rank 0's transfer time per transfer of one block */
-    double starts[3] = { t->open_begin, t->open_end, t->sync_end }, ends[3] = { t->open_end, t->sync_end, t->close_end };
+    double starts[3] = { t->open_begin, t->xfer_begin, t->close_begin }, ends[3] = { t->open_end, t->sync_end, t->close_end };
     double first[3], last[3];
     MPI_Reduce(starts, first, 3, MPI_DOUBLE, MPI_MIN, 0, c->comm);
     MPI_Reduce(ends, last, 3, MPI_DOUBLE, MPI_MAX, 0, c->comm);
     cbk_phase_field(p, CBK_REAL("open_span_s", last[0] - first[0]));
     cbk_phase_field(p, CBK_REAL("transfer_span_s", last[1] - first[1]));
     cbk_phase_field(p, CBK_REAL("close_span_s", last[2] - first[2]));
-    cbk_phase_field(p, CBK_REAL("rank0_transfer_s", t->sync_end - t->open_end));
+    cbk_phase_field(p, CBK_REAL("rank0_transfer_s", t->sync_end - t->xfer_begin));
 }
 
 /* The transfer buffer's pages on a phase's record (every rank calls it):
@@ -587,21 +620,22 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     t.open_begin = cbk_now(c);
     if (opens(s, c) && api->open(&f, s->path, PARIO_WRITE, open_comm(s, c)))
         io_fail(c, &f);
-    t.open_end = cbk_now(c);
+    double xfer_begin = after_open(a, c, s, &t);   /* the stonewall clock starts here, as IOR's */
     uint64_t done = 0, target;
     struct pario_stonewall sw;
     while (done < l->ops) {
         write_one(c, s, &f, done++, each);
-        if (pario_stonewall_hit(c, &s->deadline, t.open_end))
+        if (pario_stonewall_hit(c, &s->deadline, xfer_begin))
             break;
     }
-    target = pario_stonewall_target(c, &s->deadline, done, t.open_end, &sw);
+    target = pario_stonewall_target(c, &s->deadline, done, xfer_begin, &sw);
     while (done < target)
         write_one(c, s, &f, done++, each);
     t.xfer_end = cbk_now(c);
     if (opens(s, c) && end && api->sync(&f))
         io_fail(c, &f);
     t.sync_end = cbk_now(c);
+    before_close(a, c, &t);
     if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
     t.close_end = cbk_now(c);
@@ -762,20 +796,21 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     const char *path = s->strategy == IO_MASTER ? s->path : s->src_path;
     if (opens(s, c) && api->open(&f, path, PARIO_READ, open_comm(s, c)))
         io_fail(c, &f);
-    t.open_end = cbk_now(c);
+    double xfer_begin = after_open(a, c, s, &t);
     /* a stonewalled write left fewer transfers: read what the writer wrote */
     uint64_t limit = s->written[s->strategy == IO_MASTER ? 0 : s->src], done = 0, target;
     struct pario_stonewall sw;
     while (done < limit) {
         read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
         done++;
-        if (pario_stonewall_hit(c, &s->deadline, t.open_end))
+        if (pario_stonewall_hit(c, &s->deadline, xfer_begin))
             break;
     }
-    target = pario_stonewall_target(c, &s->deadline, done, t.open_end, &sw);
+    target = pario_stonewall_target(c, &s->deadline, done, xfer_begin, &sw);
     for (; done < target && done < limit; done++)
         read_one(c, s, &f, done, buf, verify, &bad, &bad_offset);
     t.xfer_end = t.sync_end = cbk_now(c);
+    before_close(a, c, &t);
     if (opens(s, c) && api->close(&f))
         io_fail(c, &f);
     t.close_end = cbk_now(c);

@@ -395,6 +395,8 @@ def test_params(s: dict[str, str], ranks: int | None, notes: list[str], problems
         params["verify"] = "true"
     if on("multifile"):
         params["multi-file"] = "true"
+    if on("intratestbarriers"):
+        params["phase-barriers"] = "true"
     if on("posix.odirect"):
         if params["api"] != "posix":
             problems.append("--posix.odirect needs -a POSIX")

@@ -43,7 +43,6 @@ FLAG_SETTINGS = {SHORT[c] for c in GRAMMAR.short_flags}
 NOTES = {
     "keepfile": "-k: pario always removes its files (they live in its private directory)",
     "keepfilewitherror": "-K: pario removes its files, also after a verify error",
-    "intratestbarriers": "-g: the open, transfer and close times are already taken from every rank",
     "settimestampsignature": "-G: pario's data carries offset and writer rank in every 4 KiB, not a time stamp",
     "datapackettype": "-l: pario writes its own incompressible pattern",
     "outlierthreshold": "-j: no outlier warnings; every record keeps the slowest rank and the per-rank spread",
