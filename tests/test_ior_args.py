@@ -228,6 +228,24 @@ def test_an_srun_prefix_it_cannot_follow_is_refused_in_one_line(line, said):
     assert e.value.message == said
 
 
+@pytest.mark.parametrize("line,said", [
+    # io500's ior-rnd4K read: IOR after 4.0 draws random offsets (repeats too) for -z -z, and allows -b = -t then
+    ("ior -r -D 30 -z -z -t=4096 -b=4096 -s=100 -O stoneWallingWearOut=1 -C -Q 2 -F -a POSIX",
+     "IOR line refused: -z twice (randomOffset above 1): IOR 4.1 draws the offsets at random, repeats and overlaps "
+     "included, which is not implemented; -z once for a shuffled order of the block's offsets (IOR 4.0 read -z -z "
+     "as -z)"),
+    ("ior -O randomOffset=2 -b 64k -t 16k", "IOR line refused: -z twice (randomOffset above 1): IOR 4.1 draws"),
+    ("ior -F -Z -Z -b 64k -t 16k", "IOR line refused: -Z twice (reorderTasksRandom above 1): IOR 4.1 shuffles the "
+                                   "ranks (every file read by exactly one rank), which is not implemented"),
+])
+def test_a_flag_ior_reads_as_another_mode_when_given_twice_is_refused_not_taken_as_once(line, said):
+    """-z -z and -Z -Z ran as -z and -Z: shuffled offsets and a random draw of
+    files where IOR 4.1 draws offsets with repeats and shuffles the ranks."""
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split(line))
+    assert e.value.message.startswith(said)
+
+
 def test_unique_directories_per_rank_are_refused_with_f_and_noted_without():
     """IOR -u -F opens /dir/<rank>/file.<rank>: every rank creates its file in its
     own directory. pario noted "-u ignored" and created all of them in one
