@@ -268,6 +268,8 @@ MDTEST_LINES = [
      {"items": "100", "kind": "dirs", "order": "random", "seed": "7", "fsync": "true", "sync-phase": "true"}, 1),
     ("mdtest -F -D -n 5 -E", None, {"items": "5", "phases": "read"}, 1),
     ("mdtest -Cn 5", None, {"items": "5", "phases": "create"}, 1),
+    # mdtest 4.1's -U selects the directory rename phase, as -C the create phase; it was "-U: unknown option"
+    ("mdtest -D -C -U -r -n 5", None, {"items": "5", "kind": "dirs", "phases": "create,rename,remove"}, 1),
     # -n and -I are sizes to mdtest's parser (string_to_bytes): 1k is 1024 items
     ("mdtest -n 1k", None, {"items": "1024"}, 1),
     ("mdtest -I 2K -z 1", None, {"items": "0", "items-per-dir": "2048", "depth": "1"}, 1),

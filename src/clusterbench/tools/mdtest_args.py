@@ -21,7 +21,7 @@ from clusterbench.tools.option_tokens import Grammar, number, tokens
 # mdtest 4.0's options (src/mdtest.c, mdtest_run's option table)
 GRAMMAR = Grammar(
     short_values=frozenset("abdefGiIlnNpsVwWxz"),
-    short_flags=frozenset("BCTErDFgkLPRSctuvXyYZ"),
+    short_flags=frozenset("BCTErDFgkLPRSctuUvXyYZ"),
     long_values=frozenset({"random-seed", "dataPacketType", "run-cmd-before-phase", "run-cmd-after-phase",
                            "saveRankPerformanceDetails", "posix.rangelocks"}),
     long_flags=frozenset({"print-all-procs", "verify-read", "verify-write", "allocateBufferOnGPU", "warningAsErrors",
@@ -30,7 +30,8 @@ GRAMMAR = Grammar(
 VALUE_PARAMS = {"-n": "items", "-I": "items-per-dir", "-z": "depth", "-b": "branching", "-N": "stride",
                 "-i": "repetitions", "--random-seed": "seed"}
 SIZE_PARAMS = {"-w": "write-bytes", "-e": "read-bytes"}
-PHASE_FLAGS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
+# -U: mdtest after 4.0 selects its directory-rename phase as -C selects create (4.0 ran it only in "all")
+PHASE_FLAGS = {"-C": "create", "-T": "stat", "-E": "read", "-U": "rename", "-r": "remove"}
 UNSUPPORTED = {
     "-S": "shared-file mode (-S: every rank creates the same file) is not implemented",
     "-c": "collective creates (-c: rank 0 creates every rank's items) are not implemented",
