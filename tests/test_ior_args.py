@@ -131,6 +131,9 @@ BAD = [
     ("ior -O stoneWallingWearOut=1", ["only sensible when setting a stonewall deadline with -D"]),
     ("ior -O summaryFormat=XML", ["Unknown summaryFormat"]),
     ("ior -O frobnicate=1", ["-O frobnicate: unknown IOR parameter"]),
+    # IOR 4.1's: refused for what they do, not as unknown
+    ("ior -O savePerOpDataCSV=ops --posix.lustre.pool=fast", ["savePerOpDataCSV: per-operation CSV files are not "
+                                                             "written", "--posix.lustre.pool: file-system specific"]),
     # directives IOR 4.0's DecodeDirective knows though no option lists them: refused for what they do
     ("ior -O interIODelay=100,memoryPerTask=1g", ["interIODelay: a wait between transfers",
                                                  "memoryPerTask: the memory hog"]),

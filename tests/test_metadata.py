@@ -361,6 +361,17 @@ def test_mdtest_values_it_would_misread_are_refused_and_read_ones_are_noted():
     assert "--random-seed=-5: stat and read stay in order, as mdtest keeps them for a seed below 1 without -R" in notes
 
 
+def test_mdtest_4_1_options_are_refused_for_what_they_do_not_as_unknown():
+    from clusterbench.errors import BadInput
+    from clusterbench.tools.mdtest_args import translate
+
+    with pytest.raises(BadInput) as e:
+        translate(shlex.split("mdtest -n 5 --savePerOpDataCSV=ops --GPUid=1 --gpuDirect"))
+    assert e.value.message == ("mdtest line refused: --savePerOpDataCSV: per-operation CSV files are not written; "
+                               "export the run instead; --GPUid: GPU buffers are not implemented; --gpuDirect: GPU "
+                               "buffers are not implemented")
+
+
 def test_mdtest_i_0_is_refused_as_clusterbench_ior_refuses_it_not_run_once():
     """mdtest -i 0 runs no iteration (and prints a NaN summary); it silently ran one here."""
     from clusterbench.errors import BadInput

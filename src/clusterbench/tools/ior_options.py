@@ -28,7 +28,7 @@ LONG_FLAGS = {"collective", "warningAsErrors", "dryRun", "posix.odirect", "posix
               "mpiio.preallocate", "mpiio.useStridedDatatype", "mpiio.useFileView"}
 LONG_VALUES = {"dataPacketType", "randomPrefill", "random-offset-seed", "posix.beegfs.NumTargets",
                "posix.beegfs.ChunkSize", "posix.gpfs.releasetoken", "posix.lustre.stripecount",
-               "posix.lustre.stripesize", "posix.lustre.startost", "mpiio.hintsFileName"}
+               "posix.lustre.stripesize", "posix.lustre.startost", "posix.lustre.pool", "mpiio.hintsFileName"}
 GRAMMAR = Grammar(frozenset(SHORT_VALUES), frozenset(set(SHORT) - SHORT_VALUES - {"f", "O"}),
                   frozenset(LONG_VALUES), frozenset(LONG_FLAGS))  # backend prefixes: set below, with BACKENDS
 # IOR's -O / script names, case-insensitive, as IOR's DecodeDirective knows them
@@ -36,7 +36,8 @@ DIRECTIVES = set(SHORT.values()) | {
     "summaryfile", "summaryformat", "saverankperformancedetailscsv", "debug", "platform", "allocatebufferongpu",
     "gpuid", "gpudirect", "stonewallingwearout", "stonewallingwearoutiterations", "stonewallingstatusfile",
     "mintimeduration", "numnodes", "numtasksonnode0", "reordertasksconstant", "warningaserrors", "useo_direct",
-    "randomprefill", "random-offset-seed", "dryrun", "summaryalways", "interiodelay", "memorypertask"} | {n.lower() for n in LONG_FLAGS | LONG_VALUES}
+    "randomprefill", "random-offset-seed", "dryrun", "summaryalways", "interiodelay", "memorypertask",
+    "saveperopdatacsv"} | {n.lower() for n in LONG_FLAGS | LONG_VALUES}   # saveperopdatacsv: IOR 4.1's
 FLAG_SETTINGS = {SHORT[c] for c in GRAMMAR.short_flags}
 
 # Accepted; nothing changes here (the note says why).
@@ -73,6 +74,7 @@ REFUSED = {
     "randomprefill": "--randomPrefill is not implemented",
     "dryrun": "--dryRun: pario always does the I/O",
     "saverankperformancedetailscsv": "saveRankPerformanceDetailsCSV: per-rank CSV files are not written",
+    "saveperopdatacsv": "savePerOpDataCSV: per-operation CSV files are not written",
     "allocatebufferongpu": "GPU buffers are not implemented", "gpuid": "GPU buffers are not implemented",
     "gpudirect": "GPU buffers are not implemented",
     "numnodes": "numNodes: the launcher places the ranks",
@@ -86,7 +88,7 @@ REFUSED = {
 for _name in ("posix.beegfs.numtargets", "posix.beegfs.chunksize", "posix.gpfs.hintaccess", "posix.gpfs.releasetoken",
               "posix.gpfs.finegrainwritesharing", "posix.gpfs.finegrainreadsharing", "posix.gpfs.createsharing",
               "posix.lustre.stripecount", "posix.lustre.stripesize", "posix.lustre.startost",
-              "posix.lustre.ignorelocks"):
+              "posix.lustre.ignorelocks", "posix.lustre.pool"):
     REFUSED[_name] = f"--{_name}: file-system specific hints are not implemented"
 
 # IOR 4.0's backends (src/aiori.c available_aiori; -a names them, case-insensitive) -> what each is.

@@ -23,9 +23,9 @@ GRAMMAR = Grammar(
     short_values=frozenset("abdefGiIlnNpsVwWxz"),
     short_flags=frozenset("BCTErDFgkLPRSctuUvXyYZ"),
     long_values=frozenset({"random-seed", "dataPacketType", "run-cmd-before-phase", "run-cmd-after-phase",
-                           "saveRankPerformanceDetails", "posix.rangelocks"}),
+                           "saveRankPerformanceDetails", "posix.rangelocks", "savePerOpDataCSV", "GPUid"}),
     long_flags=frozenset({"print-all-procs", "verify-read", "verify-write", "allocateBufferOnGPU", "warningAsErrors",
-                          "showRankStatistics", "posix.odirect"}),
+                          "showRankStatistics", "posix.odirect", "gpuDirect"}),
 )
 VALUE_PARAMS = {"-n": "items", "-I": "items-per-dir", "-z": "depth", "-b": "branching", "-N": "stride",
                 "-i": "repetitions", "--random-seed": "seed"}
@@ -53,6 +53,9 @@ UNSUPPORTED = {
     "--run-cmd-before-phase": "commands around phases are not run",
     "--run-cmd-after-phase": "commands around phases are not run",
     "--allocateBufferOnGPU": "GPU buffers are not implemented",
+    "--GPUid": "GPU buffers are not implemented",
+    "--gpuDirect": "GPU buffers are not implemented",
+    "--savePerOpDataCSV": "per-operation CSV files are not written; export the run instead",
     "--posix.odirect": "O_DIRECT for mdtest's file data is not implemented",
     "--posix.rangelocks": "range locks are not implemented",
 }
