@@ -602,6 +602,32 @@ def test_stonewalling_stops_at_the_deadline_and_wear_out_evens_the_ranks(cli, mp
     assert read["bytes"] <= write["bytes"] and read["verify_ok"] is True
     (row, _) = parse_summary(r.stdout)
     assert float(row["Stonewall(s)"]) >= 1.0 and float(row["Stonewall(MiB)"]) > 0
+    # IOR's lines with wear-out: one before each result row, and the first write's count at the test's end
+    lines = r.stdout.splitlines()
+    before = lines[next(i for i, line in enumerate(lines) if line.startswith("write "))  - 1]
+    m = re.fullmatch(r"stonewalling pairs accessed min: (\d+) max: (\d+) -- min data: [\d.]+ GiB mean data: [\d.]+ "
+                     r"GiB time: ([\d.]+)s", before)
+    assert m and (int(m[1]), int(m[2])) == (write["stonewall_transfers_min"], write["transfers_max"]), before
+    assert int(m[1]) <= int(m[2]) and float(m[3]) >= 1.0
+    assert f"Pairs deadlineForStonewallingaccessed: {write['transfers_max']}" in lines
+    assert tree(target) == []
+
+
+@pytest.mark.timeout(120)
+def test_with_a_summary_file_iors_stonewall_lines_stay_on_stdout_as_iors_do(cli, mpiexec, tmp_path):
+    """IOR prints its stonewalling lines on its log (stdout) and its results
+    into -O summaryFile: the file a script reads holds no line IOR's lacks."""
+    target, summary = tmp_path / "t", tmp_path / "summary.txt"
+    target.mkdir()
+    r = cli("ior", "--quiet", "mpiexec", "-n", "2", "ior", "-w", "-D", "30", "-O", "stoneWallingWearOut=1",
+            "-b", "64k", "-t", "16k", "-O", f"summaryFile={summary}", "-o", str(target / "f"))
+    assert r.status == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0] == f"Writing output to {summary}"
+    assert re.fullmatch(r"stonewalling pairs accessed min: 4 max: 4 -- min data: 0\.0 GiB mean data: 0\.0 GiB "
+                        r"time: [\d.]+s", out[1]) and out[2:] == ["Pairs deadlineForStonewallingaccessed: 4"]
+    text = summary.read_text()
+    assert "pairs accessed" not in text and "Pairs" not in text and "Summary of all tests:" in text
     assert tree(target) == []
 
 

@@ -30,14 +30,17 @@ void pario_stonewall_fields(struct cbk_ctx *c, const struct pario_deadline *d, s
 {
     if (d->seconds <= 0)
         return;
-    uint64_t lo, hi, sum, at = sw->at_wall;
+    uint64_t lo, hi, sum, at_lo, at = sw->at_wall;
     MPI_Reduce(&done, &lo, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
     MPI_Reduce(&done, &hi, 1, MPI_UINT64_T, MPI_MAX, 0, c->comm);
     MPI_Reduce(&at, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, c->comm);
+    MPI_Reduce(&at, &at_lo, 1, MPI_UINT64_T, MPI_MIN, 0, c->comm);
     cbk_phase_field(p, CBK_REAL("stonewall_deadline_s", d->seconds));
     cbk_phase_field(p, CBK_BOOL("stonewall_wear_out", d->wear_out));
     cbk_phase_field(p, CBK_REAL("stonewall_s", sw->wall_s));
     cbk_phase_field(p, CBK_REAL("stonewall_bytes_mean", (double)sum * (double)transfer_bytes / c->size));
+    /* IOR's "stonewalling pairs accessed min:" (the most is the wear-out's target, transfers_max) */
+    cbk_phase_field(p, CBK_U64("stonewall_transfers_min", at_lo));
     cbk_phase_field(p, CBK_U64("transfers_min", lo));
     cbk_phase_field(p, CBK_U64("transfers_max", hi));
     if (lo < ops)

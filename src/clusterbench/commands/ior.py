@@ -73,10 +73,12 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     job = ior_output.Job(ranks=ranks, tasks_per_node=build.get("ranks_per_node", ppn or ranks),
                          nodes=build.get("nodes", 1), machine=f"{uname.sysname} {uname.nodename}",
                          platform=f"{uname.nodename}({uname.sysname})", began=began, finished=finished)
-    text = ior_output.render(t, job, [step["samples"] for step in run["steps"]])
+    log: list[str] | None = [] if t.summary_file else None   # IOR's log lines stay on stdout, as IOR's
+    text = ior_output.render(t, job, [step["samples"] for step in run["steps"]], log)
     if t.summary_file:
         output_target.write(t.summary_file, text, "summaryFile")
         click.echo(f"Writing output to {t.summary_file}")
+        click.echo("".join(log or []), nl=False)
     else:
         click.echo(text, nl=False)
     if not quiet:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from clusterbench.tools.ior_args import IorTest, Translation, int_of
 from clusterbench.results.sample import Sample
 
-MIB, MB, KIB = 1048576.0, 1e6, 1024.0
+MIB, MB, KIB, GIB = 1048576.0, 1e6, 1024.0, 1073741824.0
 VERSION = "4.0.0"
 
 
@@ -167,6 +167,8 @@ class Point:
     rank0_wrrd_s: float
     stonewall_s: float = 0.0          # time to the stonewall (-D), rank 0's
     stonewall_bytes_mean: float = 0.0  # bytes a rank had moved at the stonewall, mean over ranks
+    stonewall_transfers_min: int = 0   # the fewest transfers a rank had made at the stonewall
+    transfers_max: int = 0             # the most any rank made (with wear-out, every rank's)
 
 
 def points(samples: list[Sample], op: str) -> list[Point]:
@@ -177,7 +179,16 @@ def points(samples: list[Sample], op: str) -> list[Point]:
     chosen.sort(key=lambda s: s.repetition)
     return [Point(i, s.bytes, s.seconds, s.ops, s.extra("open_span_s", -1.0), s.extra("transfer_span_s", -1.0),
                   s.extra("close_span_s", -1.0), s.extra("rank0_transfer_s", -1.0), s.extra("stonewall_s", 0.0),
-                  s.extra("stonewall_bytes_mean", 0.0)) for i, s in enumerate(chosen)]
+                  s.extra("stonewall_bytes_mean", 0.0), s.extra("stonewall_transfers_min", 0),
+                  s.extra("transfers_max", 0)) for i, s in enumerate(chosen)]
+
+
+def stonewall_line(p: Point, transfer: int) -> str:
+    """What IOR's WriteOrRead prints on rank 0 after the stonewall of a
+    phase with stoneWallingWearOut, before its result row."""
+    return (f"stonewalling pairs accessed min: {p.stonewall_transfers_min} max: {p.transfers_max} -- min data: "
+            f"{p.stonewall_transfers_min * transfer / GIB:.1f} GiB mean data: {p.stonewall_bytes_mean / GIB:.1f} GiB "
+            f"time: {p.stonewall_s:.1f}s\n")
 
 
 @dataclass
@@ -392,9 +403,17 @@ def _hints(samples: list[Sample]) -> dict[str, str]:
     return out
 
 
-def render(tr: Translation, job: Job, runs: list[list[Sample]]) -> str:
-    """IOR's whole output; runs[i] holds the samples of test i."""
+def render(tr: Translation, job: Job, runs: list[list[Sample]], log: list[str] | None = None) -> str:
+    """IOR's whole output; runs[i] holds the samples of test i. `log`: where
+    the lines IOR prints on its log (stdout) rather than its result file go,
+    for a line with summaryFile; None, inline as IOR's stdout holds both."""
     e = Emitter(tr.output)
+
+    def log_line(text: str) -> None:
+        if log is None:
+            e.w(text)
+        else:
+            log.append(text)
     verbose = tr.verbose
     if e.fmt != "csv":  # PrintHeader
         e.start_section()
@@ -440,6 +459,8 @@ def render(tr: Translation, job: Job, runs: list[list[Sample]]) -> str:
                 if rep < len(pts):
                     if op in hints and e.fmt == "default":
                         e.w(hints[op])
+                    if t.flag("stonewallingwearout") and e.fmt == "default":
+                        log_line(stonewall_line(pts[rep], t.transfer))
                     _result(e, op, pts[rep], t, job.ranks)
         e.array_end()  # PrintRepeatEnd
         if verbose > 0:  # PrintShortSummary
@@ -457,6 +478,10 @@ def render(tr: Translation, job: Job, runs: list[list[Sample]]) -> str:
                     e.kv_double(f"{op}MB", bw / MB)
                 e.end_section()
         if e.fmt != "csv":  # ShowTestEnd
+            if t.flag("stonewallingwearout") and e.fmt == "default":
+                # IOR's line (sic): the first repetition's write, the most transfers a rank made; 0 without a write
+                writes = ops.get("write", [])
+                log_line(f"Pairs deadlineForStonewallingaccessed: {writes[0].transfers_max if writes else 0}\n")
             e.end_section()
     # PrintLongSummaryAllTests: always (IOR raises verbose to 1 for it)
     e.array_end()
