@@ -150,6 +150,19 @@ def test_file_size_divides_among_ranks_and_repetitions_each_leave_files(run_cbk,
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("phases,waits", [("both", 2), ("write-only", 1), ("read-only", 1)])
+def test_delay_waits_before_each_write_and_each_read_as_ior_d_does(run_cbk, mpiexec, tmp_path, phases, waits):
+    """IOR -d waits before the write and before the read of every repetition
+    (TestIoSys's DelaySecs), the first included; pario waited only between
+    repetitions, so IOR's -d 1 -i 1 waited not at all. A read-only run's
+    untimed write waits for nothing, as IOR -r writes nothing."""
+    res, _ = run_pario(run_cbk, mpiexec, tmp_path, 2, "--block-size=64k", "--transfer-size=16k", "--delay=0.5",
+                       f"--phases={phases}")
+    assert res.status == 0, res.stderr
+    assert res.run_record()["seconds"] >= 0.5 * waits
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("strategy,offset,writer,reader,name", [
     ("collective", 70000, 1, 0, "data"),        # rank 1's block starts at 64 KiB; rank 0 reads it (shift 1)
     ("io-master", 5000, 0, 1, "data"),

@@ -139,7 +139,8 @@ static const struct cbk_param params[] = {
       .help = "api mpiio: MPI-IO hints for MPI_File_open, key=value[,key=value] (IOR --mpiio.hintsFileName), or none; "
               "the hints the library used are recorded either way" },
     { .name = "delay", CBK_AT_REAL(OPT, delay), .default_value = "0", .unit = "s", .min = "0", .max = "86400",
-      .help = "pause before every repetition after the first (IOR -d)" },
+      .help = "pause before every timed write and every read, outside the timing, in every repetition (IOR -d, which "
+              "waits before each write and each read)" },
     { .name = "huge-pages", CBK_AT_BOOL(OPT, huge_pages), .default_value = "true",
       .help = "the transfer buffers on transparent huge pages (madvise), so an O_DIRECT transfer pins a few pages, not one per 4 KiB; "
               "false = 4 KiB pages, as IOR. The record says how much the kernel gave (buffer_huge_bytes, the least of any rank)",
@@ -581,6 +582,19 @@ static void add_buffer_pages(const struct cbk_args *a, struct cbk_ctx *c, const 
     cbk_phase_buffer_pages(p, opt(a)->huge_pages, (size_t)least);
 }
 
+/* IOR's -d (interTestDelay): TestIoSys calls DelaySecs before each write
+ * and each read of every repetition, outside the timing, so the file system
+ * settles between the write and the read; not only between repetitions. */
+static void delay_phase(const struct cbk_args *a)
+{
+    double delay = opt(a)->delay;
+    if (delay <= 0)
+        return;
+    struct timespec ts = { (time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9) };
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+}
+
 /* Who opens: every rank, except under io-master where rank 0 alone does.
  * With which communicator: all ranks for a shared file opened by all. */
 static bool opens(const struct pario *s, const struct cbk_ctx *c) { return s->strategy != IO_MASTER || c->rank == 0; }
@@ -616,6 +630,8 @@ static void write_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pari
     struct pario_file f = { .fd = -1, .direct = opt(a)->direct, .hints = hints_of(a) };
     struct times t;
 
+    if (report)   /* IOR -r alone writes nothing, so waits before nothing but the read */
+        delay_phase(a);
     cbk_barrier(c);
     t.open_begin = cbk_now(c);
     if (opens(s, c) && api->open(&f, s->path, PARIO_WRITE, open_comm(s, c)))
@@ -784,6 +800,7 @@ static int read_phase(const struct cbk_args *a, struct cbk_ctx *c, struct pario 
     bool verify = opt(a)->verify;
     const struct pario_api *api = s->api;
     const char *method;
+    delay_phase(a);   /* before emptying the cache: what the wait let the file system do is done */
     double resident = prepare_read(a, c, s, &method);
     struct pario_file f = { .fd = -1, .direct = opt(a)->direct, .hints = hints_of(a) };
     struct times t;
@@ -888,12 +905,6 @@ static void test_listing(const struct pario *s, const struct cbk_ctx *c)
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
     struct pario *s = c->state;
-    double delay = opt(a)->delay;
-    if (c->repetition > 0 && delay > 0) {
-        struct timespec ts = { (time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9) };
-        while (nanosleep(&ts, &ts) && errno == EINTR)
-            ;
-    }
     enum pario_phases phases = opt(a)->phases;
     choose_files(a, c, s);
     write_phase(a, c, s, phases != PARIO_PHASES_READ_ONLY);
