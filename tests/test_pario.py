@@ -150,6 +150,23 @@ def test_file_size_divides_among_ranks_and_repetitions_each_leave_files(run_cbk,
 
 
 @pytest.mark.timeout(60)
+def test_a_run_with_a_deadline_is_not_refused_for_space_only_its_whole_block_would_need(cbk_bin, tmp_path):
+    """io500's ior-easy asks IOR for 9.5 TiB per rank and stops it after -D
+    300 s; IOR runs it, pario refused it for space the deadline never lets it
+    use. Without a deadline the whole block is written, and checked for."""
+    import subprocess
+
+    def check(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([cbk_bin, "--check", "pario", f"--dir={tmp_path}", f"--block-size={1 << 50}",
+                               "--transfer-size=1m", *extra], capture_output=True, text=True, timeout=60)
+    refused = check()
+    assert refused.returncode == 2 and "not enough space" in refused.stderr + refused.stdout
+    taken = check("--deadline=300")
+    assert taken.returncode == 0, taken.stderr + taken.stdout
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("phases,waits", [("both", 2), ("write-only", 1), ("read-only", 1)])
 def test_delay_waits_before_each_write_and_each_read_as_ior_d_does(run_cbk, mpiexec, tmp_path, phases, waits):
     """IOR -d waits before the write and before the read of every repetition
