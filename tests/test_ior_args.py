@@ -138,6 +138,9 @@ BAD = [
     ("ior -O interIODelay=100,memoryPerTask=1g", ["interIODelay: a wait between transfers",
                                                  "memoryPerTask: the memory hog"]),
     ("ior -O blocksize", ["expected key=value"]),
+    # IOR's value ends at the first blank: it runs these with a block of 64 bytes (checked with IOR 4.1)
+    ("ior -O 'blockSize=64 k'", ["-O blockSize=64 k: IOR reads the value up to the first blank ('64') and ignores "
+                                 "the rest; write it without blanks"]),
     ("ior -b", ["-b: needs a value"]),
     ("ior -b four", ["-b four: expected a size"]),
     ("ior -s 0", ["-s 0: expected a count of at least 1"]),

@@ -172,6 +172,12 @@ def directives(text: str, where: str, problems: list[str]) -> list[tuple[str, st
         if name not in DIRECTIVES and not any(name.startswith(p) for p in BACKEND_OPTION_PREFIXES):
             problems.append(f"{where} {key}: unknown IOR parameter")
             continue
+        if len(value.split()) > 1:
+            # DecodeDirective's sscanf "%[^# \t\r\n]": the value ends at the first blank, so IOR ran
+            # "blockSize = 64 k" with a block of 64 bytes (as written it read 64 KiB here)
+            problems.append(f"{where} {key}={value}: IOR reads the value up to the first blank ('{value.split()[0]}') "
+                            f"and ignores the rest; write it without blanks")
+            continue
         out.append((name, value))
     return out
 
