@@ -161,9 +161,6 @@ struct pario {
     char dir[CBK_PATH_MAX];
     char path[CBK_PATH_MAX + 32];     /* the file this rank writes */
     char src_path[CBK_PATH_MAX + 32]; /* the file this rank reads */
-    uint64_t *offsets;      /* this rank's write offsets, in order */
-    uint64_t *src_offsets;  /* the offsets of the data this rank reads */
-    uint64_t *master_offsets; /* io-master, rank 0: every rank's, rank-major */
     int *master_src;        /* io-master, rank 0: source rank of each reader */
     struct cbk_pattern pat, src_pat;
     unsigned char *read_buf, *master_buf;
@@ -258,8 +255,7 @@ static int check_local(const struct cbk_args *a, struct cbk_ctx *c, char *why, s
     }
     uint64_t block = block_of(a, c->size);
     cbk_format_size(block, b, sizeof b);
-    /* wrapped, the product passed the space check as a few bytes and the
-     * offsets of its transfers failed to allocate in setup */
+    /* wrapped, the product passed the space check as a few bytes */
     if (block > UINT64_MAX / (uint64_t)segments) {
         snprintf(why, len, "block size %s x %" PRId64 " segments is more than 16 EiB per rank", b, segments);
         return -1;
@@ -456,14 +452,8 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
                                            .lockstep = s->collective || s->strategy == IO_MASTER };
     const struct pario_layout *l = &s->layout;
     s->written = alloc_or_fail(c, (size_t)c->size * sizeof *s->written);
-    s->offsets = alloc_or_fail(c, l->ops * sizeof *s->offsets);
-    s->src_offsets = alloc_or_fail(c, l->ops * sizeof *s->src_offsets);
-    pario_layout_offsets(l, c->rank, s->offsets);
     if (s->strategy == IO_MASTER && c->rank == 0) {
-        s->master_offsets = alloc_or_fail(c, (size_t)c->size * l->ops * sizeof *s->master_offsets);
         s->master_src = alloc_or_fail(c, (size_t)c->size * sizeof *s->master_src);
-        for (int w = 0; w < c->size; w++)
-            pario_layout_offsets(l, w, s->master_offsets + (size_t)w * l->ops);
         size_t bytes = (size_t)c->size * l->transfer;
         if (!(s->master_buf = cbk_buffer_alloc_pages(bytes, opt(a)->huge_pages, &s->master_huge_bytes)))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: io-master: cannot allocate %d x %" PRIu64 " bytes on rank 0",
@@ -489,7 +479,6 @@ static void choose_files(const struct cbk_args *a, struct cbk_ctx *c, struct par
         if (s->src >= 0)
             cbk_pattern_free(&s->src_pat);
         s->src = src;
-        pario_layout_offsets(l, s->src, s->src_offsets);
         if (cbk_pattern_init(&s->src_pat, c->run_id, (uint32_t)s->src, l->transfer))
             cbk_fail(c, CBK_EXIT_BAD_INPUT, "pario: cannot allocate three buffers of %" PRIu64 " bytes", l->transfer);
     }
@@ -612,16 +601,17 @@ static void write_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, 
     const struct pario_layout *l = &s->layout;
     const struct pario_api *api = s->api;
     unsigned char *buf = s->pat.pool;
-    cbk_pattern_fill(&s->pat, buf, s->offsets[i]);
+    uint64_t offset = pario_layout_offset(l, c->rank, i);
+    cbk_pattern_fill(&s->pat, buf, offset);
     if (s->strategy == IO_MASTER) {
         MPI_Gather(buf, (int)l->transfer, MPI_BYTE, s->master_buf, (int)l->transfer, MPI_BYTE, 0, c->comm);
         if (c->rank != 0)
             return;
         for (int w = 0; w < c->size; w++)
-            if (api->write_at(f, s->master_offsets[(size_t)w * l->ops + i], s->master_buf + (size_t)w * l->transfer,
+            if (api->write_at(f, pario_layout_offset(l, w, i), s->master_buf + (size_t)w * l->transfer,
                               l->transfer, false) || (each && api->sync(f)))
                 io_fail(c, f);
-    } else if (api->write_at(f, s->offsets[i], buf, l->transfer, s->collective) || (each && api->sync(f))) {
+    } else if (api->write_at(f, offset, buf, l->transfer, s->collective) || (each && api->sync(f))) {
         io_fail(c, f);
     }
 }
@@ -738,19 +728,20 @@ static void read_one(struct cbk_ctx *c, struct pario *s, struct pario_file *f, u
 {
     const struct pario_layout *l = &s->layout;
     const struct pario_api *api = s->api;
+    uint64_t offset = pario_layout_offset(l, s->src, i);
     if (s->strategy == IO_MASTER) {
         if (c->rank == 0)
             for (int r = 0; r < c->size; r++)
-                if (api->read_at(f, s->master_offsets[(size_t)s->master_src[r] * l->ops + i],
+                if (api->read_at(f, pario_layout_offset(l, s->master_src[r], i),
                                  s->master_buf + (size_t)r * l->transfer, l->transfer, false))
                     io_fail(c, f);
         MPI_Scatter(s->master_buf, (int)l->transfer, MPI_BYTE, buf, (int)l->transfer, MPI_BYTE, 0, c->comm);
-    } else if (api->read_at(f, s->src_offsets[i], buf, l->transfer, s->collective)) {
+    } else if (api->read_at(f, offset, buf, l->transfer, s->collective)) {
         io_fail(c, f);
     }
     /* a collective read must go on to the end on every rank: only the
      * first bad byte is kept */
-    if (verify && !*bad && !cbk_pattern_check(&s->src_pat, buf, l->transfer, s->src_offsets[i], bad_offset))
+    if (verify && !*bad && !cbk_pattern_check(&s->src_pat, buf, l->transfer, offset, bad_offset))
         *bad = true;
 }
 
@@ -934,9 +925,6 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
         cbk_pattern_free(&s->src_pat);
     cbk_buffer_free(s->read_buf);
     cbk_buffer_free(s->master_buf);
-    free(s->offsets);
-    free(s->src_offsets);
-    free(s->master_offsets);
     free(s->master_src);
     free(s->written);
     free(s);

@@ -20,6 +20,7 @@ struct pario_layout {
     uint64_t chunk;        /* block / pieces */
     uint64_t ops;          /* transfers per rank */
     bool random_order;     /* each rank's transfers in a permutation (IOR -z) */
+    unsigned order_bits;   /* of the power of two the permutation runs on: ops - 1 fits in it */
     uint64_t seed;         /* of the permutations: the run's id, the same on every rank */
     bool multi_file;       /* names carry the repetition (IOR -m) */
 };
@@ -29,8 +30,9 @@ struct pario_layout {
 void pario_layout_init(struct pario_layout *l, bool shared, int ranks, uint64_t block, uint64_t transfer,
                        int64_t segments, int64_t pieces, bool random_order, uint64_t seed, bool multi_file);
 
-/* Writer w's offsets (l->ops of them) in the order it moves them. */
-void pario_layout_offsets(const struct pario_layout *l, int w, uint64_t *out);
+/* The offset of writer w's transfer i (0 .. l->ops - 1), in the order it
+ * moves them: computed each time, never tabled. */
+uint64_t pario_layout_offset(const struct pario_layout *l, int w, uint64_t i);
 
 /* Bytes in one file: the shared file holds every rank's blocks. */
 uint64_t pario_layout_file_bytes(const struct pario_layout *l);
