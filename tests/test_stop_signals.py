@@ -232,6 +232,66 @@ def test_a_stop_while_clusterbench_reads_its_own_options_exits_130_not_aborted(t
     assert err.splitlines() == ["clusterbench: interrupted by SIGINT"], err
 
 
+def _invoked_with_stop_handlers_kept(args: list[str], env: dict):
+    """CliRunner's run of the command line; the command drops stop signals
+    as it leaves: this process's own are given back after."""
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+    from clusterbench.launch.stop_signals import STOP_SIGNALS
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *STOP_SIGNALS)}
+    try:
+        return CliRunner().invoke(cli, args, env=env)
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def test_a_stop_after_an_ok_run_was_stored_names_the_run_it_kept(cbk_bin, tmp_path, monkeypatch):
+    """A Ctrl-C that lands after the run is closed ok, between its "run 1:
+    ok" table and the "stored as run 1" line, said only "clusterbench run:
+    interrupted by SIGINT": nothing told the user the run was kept, nor
+    its id."""
+    from clusterbench.report import terminal
+
+    def stopped_while_printed(console, run):
+        console.print(f"run {run['id']}: {run['status']}", markup=False)
+        raise KeyboardInterrupt   # what the signal handler raises wherever the main thread is
+
+    store = tmp_path / "results.db"
+    monkeypatch.setattr(terminal, "print_run", stopped_while_printed)
+    r = _invoked_with_stop_handlers_kept(["run", "null", "--seconds=0", "--repeat", "1", "--db", str(store)],
+                                         {"CLUSTERBENCH_CBK": cbk_bin, "COLUMNS": "200"})
+    assert r.exit_code == 130, r.output
+    assert r.output.strip().splitlines()[-2:] == ["run 1: ok", "interrupted: run 1 is stored (ok): clusterbench "
+                                                               "show 1"], r.output
+    assert store_rows(f"sqlite:///{store}", "select id, status from runs") == [(1, "ok")]
+
+
+def test_a_stop_while_an_ok_run_is_closed_waits_for_the_close_and_names_the_run(cbk_bin, tmp_path, monkeypatch):
+    """A Ctrl-C inside the write that closes a run ok (an fsync, a wait on
+    another writer) was raised there: the command said "interrupted before
+    the run began: it was not stored" of a run the store held, or left it
+    `running` when the write had not committed. The stop is held until the
+    run's row says ok, then raised."""
+    from clusterbench.store import database
+
+    finish = database.Store.finish_run
+
+    def stopped_while_closing(self, run_id, status, message=None):
+        os.kill(os.getpid(), signal.SIGINT)   # Python runs its handler at the next bytecode: inside the close
+        finish(self, run_id, status, message)
+
+    store = tmp_path / "results.db"
+    monkeypatch.setattr(database.Store, "finish_run", stopped_while_closing)
+    r = _invoked_with_stop_handlers_kept(["run", "null", "--seconds=0", "--repeat", "1", "--quiet",
+                                          "--db", str(store)], {"CLUSTERBENCH_CBK": cbk_bin})
+    assert r.exit_code == 130, r.output
+    assert r.output.strip().splitlines() == ["interrupted: run 1 is stored (ok): clusterbench show 1"], r.output
+    assert store_rows(f"sqlite:///{store}", "select id, status from runs") == [(1, "ok")]
+
+
 def test_a_run_closed_by_a_stop_leaves_none_of_its_steps_running(tmp_path):
     """A step's row is written before its launch starts and is closed by the
     code around the launch: a Ctrl-C in between (the launcher's command
@@ -456,7 +516,7 @@ def test_a_stop_while_the_environment_is_captured_ends_the_capture_and_its_comma
         if smi and running(smi):
             os.kill(smi, signal.SIGKILL)
     assert p.returncode == 128 + sig, err
-    assert err.splitlines() == ["interrupted: the run is stored as interrupted, with what it measured"], err
+    assert err.splitlines() == ["interrupted: run 1 is stored as interrupted, with what it measured"], err
     assert log.read_text().split("stop\n")[1] == "", log.read_text()   # nothing asked after the stop
     assert not left_running, "nvidia-smi was left running"
     assert store_rows(f"sqlite:///{store}", "select status from runs") == [("interrupted",)]
@@ -504,7 +564,7 @@ def test_a_stop_while_the_nodes_environments_are_captured_ends_their_launches_an
             if pid and running(pid):
                 os.kill(pid, signal.SIGKILL)
     assert p.returncode == 128 + sig, err
-    assert err.splitlines() == ["interrupted: the run is stored as interrupted, with what it measured"], err
+    assert err.splitlines() == ["interrupted: run 1 is stored as interrupted, with what it measured"], err
     assert not left_running, f"left running: {left_running} (nvidia-smi {smi}, the node's collector {collector})"
     # ended by the collector itself, not by the SIGKILL after the launch's grace
     assert stop_s < STOP_GRACE_S, f"the stop took {stop_s:.1f} s"

@@ -39,7 +39,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     from clusterbench import catalogue
     from clusterbench.tools import ior_output
     from clusterbench.tools.ior_args import translate
-    from clusterbench.run.measure import checked_request, execute_and_show, tool_launcher, tool_ranks
+    from clusterbench.run.measure import checked_request, execute_and_show, stops_said, tool_launcher, tool_ranks
     from clusterbench.run.plan import expand
     from clusterbench.report.data import load_run
 
@@ -64,31 +64,32 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     if t.summary_file:
         output_target.check(t.summary_file, "summaryFile")   # before the run, not after it
     store = open_store(db_url, writing=True)
-    began = time.time()
-    run_id = execute_and_show(store, cat, req, quiet, show=False)
-    finished = time.time()
-    run = load_run(store, run_id)
-    build = run["steps"][0]["build"] or {}
-    uname = os.uname()
-    job = ior_output.Job(ranks=ranks, tasks_per_node=build.get("ranks_per_node", ppn or ranks),
-                         nodes=build.get("nodes", 1), machine=f"{uname.sysname} {uname.nodename}",
-                         platform=f"{uname.nodename}({uname.sysname})", began=began, finished=finished)
-    log: list[str] | None = [] if t.summary_file else None   # IOR's log lines stay on stdout, as IOR's
-    text = ior_output.render(t, job, [step["samples"] for step in run["steps"]], log)
-    if t.summary_file:
-        output_target.write(t.summary_file, text, "summaryFile")
-        click.echo(f"Writing output to {t.summary_file}")
-        click.echo("".join(log or []), nl=False)
-    else:
-        click.echo(text, nl=False)
-    if not quiet:
-        # IOR prints no caveat: what a figure cannot claim (no fsync, read from the cache) is said here,
-        # on stderr beside the run number, as show says it under its table
-        from clusterbench.output.render_text import plain
-        from clusterbench.results.warning_fold import step_lines
+    with stops_said(store):
+        began = time.time()
+        run_id = execute_and_show(store, cat, req, quiet, show=False)
+        finished = time.time()
+        run = load_run(store, run_id)
+        build = run["steps"][0]["build"] or {}
+        uname = os.uname()
+        job = ior_output.Job(ranks=ranks, tasks_per_node=build.get("ranks_per_node", ppn or ranks),
+                             nodes=build.get("nodes", 1), machine=f"{uname.sysname} {uname.nodename}",
+                             platform=f"{uname.nodename}({uname.sysname})", began=began, finished=finished)
+        log: list[str] | None = [] if t.summary_file else None   # IOR's log lines stay on stdout, as IOR's
+        text = ior_output.render(t, job, [step["samples"] for step in run["steps"]], log)
+        if t.summary_file:
+            output_target.write(t.summary_file, text, "summaryFile")
+            click.echo(f"Writing output to {t.summary_file}")
+            click.echo("".join(log or []), nl=False)
+        else:
+            click.echo(text, nl=False)
+        if not quiet:
+            # IOR prints no caveat: what a figure cannot claim (no fsync, read from the cache) is said here,
+            # on stderr beside the run number, as show says it under its table
+            from clusterbench.output.render_text import plain
+            from clusterbench.results.warning_fold import step_lines
 
-        for test, step in zip(t.tests, run["steps"]):   # one step per test, "test N" as the line above named it
-            for w in step_lines(step["summary"]):
-                click.echo(f"warning: test {test.id}: {plain(w)}", err=True)
-    click.echo(f"stored as run {run_id} in {store.url}" + ("" if quiet else f" (clusterbench show {run_id}: "
-                                                             "its tables, limits and warnings)"), err=True)
+            for test, step in zip(t.tests, run["steps"]):   # one step per test, "test N" as the line above named it
+                for w in step_lines(step["summary"]):
+                    click.echo(f"warning: test {test.id}: {plain(w)}", err=True)
+        click.echo(f"stored as run {run_id} in {store.url}" + ("" if quiet else f" (clusterbench show {run_id}: "
+                                                                 "its tables, limits and warnings)"), err=True)

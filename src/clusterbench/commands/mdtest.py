@@ -33,7 +33,7 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
     """
     from clusterbench import catalogue
     from clusterbench.tools import mdtest_output
-    from clusterbench.run.measure import checked_request, execute_and_show, tool_launcher, tool_ranks
+    from clusterbench.run.measure import checked_request, execute_and_show, stops_said, tool_launcher, tool_ranks
     from clusterbench.tools.mdtest_args import translate
     from clusterbench.run.plan import expand
     from clusterbench.report.data import load_run
@@ -53,25 +53,26 @@ def command(ranks, ppn, hostfile, launcher, oversubscribe, label, memory_limit, 
         for note in line.notes:
             click.echo("note: " + note)
     store = open_store(db_url, writing=True)
-    started = time.time()
-    run_id = execute_and_show(store, cat, req, quiet)
-    if not quiet:
-        step = load_run(store, run_id)["steps"][0]
-        samples = step["samples"]
-        build = step["build"] or {}
-        # the records say it; a line that stores no item phase (-D -E: mdtest reads no directory) has -n still
-        per_rank = next((s.extra("items_per_rank") for s in samples if not s.phase.startswith("tree")), None) \
-            or int(line.params.get("items") or 0)
-        kind = line.params.get("kind", "both")
-        phases = line.params.get("phases", "all")
-        read_without_bytes = kind != "dirs" and ("read" in phases or phases == "all") \
-            and line.params.get("read-bytes", "0") == "0"
-        out = mdtest_output.banner_lines(line.argv, ranks, build.get("hosts", []), line.path, step["params"]["dir"],
-                                         started, read_without_bytes)
-        out.append(mdtest_output.items_line(ranks, per_rank, kind))
-        for what in line.show:
-            out += ["", *mdtest_output.summary_lines(samples, kind, line.repetitions, what)]
-        out.append(mdtest_output.finished_line(time.time()))
-        for text in out:
-            click.echo(text)
-    click.echo(f"stored as run {run_id} in {store.url}")
+    with stops_said(store):
+        started = time.time()
+        run_id = execute_and_show(store, cat, req, quiet)
+        if not quiet:
+            step = load_run(store, run_id)["steps"][0]
+            samples = step["samples"]
+            build = step["build"] or {}
+            # the records say it; a line that stores no item phase (-D -E: mdtest reads no directory) has -n still
+            per_rank = next((s.extra("items_per_rank") for s in samples if not s.phase.startswith("tree")), None) \
+                or int(line.params.get("items") or 0)
+            kind = line.params.get("kind", "both")
+            phases = line.params.get("phases", "all")
+            read_without_bytes = kind != "dirs" and ("read" in phases or phases == "all") \
+                and line.params.get("read-bytes", "0") == "0"
+            out = mdtest_output.banner_lines(line.argv, ranks, build.get("hosts", []), line.path, step["params"]["dir"],
+                                             started, read_without_bytes)
+            out.append(mdtest_output.items_line(ranks, per_rank, kind))
+            for what in line.show:
+                out += ["", *mdtest_output.summary_lines(samples, kind, line.repetitions, what)]
+            out.append(mdtest_output.finished_line(time.time()))
+            for text in out:
+                click.echo(text)
+        click.echo(f"stored as run {run_id} in {store.url}")

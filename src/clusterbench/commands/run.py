@@ -13,7 +13,7 @@ from clusterbench.commands.options import (RANK_COUNT, Digits, Finite, PathParam
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
 from clusterbench.store.command_options import BareFlag, parse_extra
-from clusterbench.run.measure import absolute_paths, execute_and_show
+from clusterbench.run.measure import absolute_paths, execute_and_show, stops_said
 from clusterbench.run.cluster import straggler as straggler_rule
 from clusterbench.store.opening import open_store
 from clusterbench.store.redact import mask_secrets
@@ -318,18 +318,19 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
 
     preflight(cat, req)  # a refused parameter too: nothing is created
     store = open_store(db_url, writing=True)
-    if variants:
-        run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
-    else:
-        run_ids = [execute_and_show(store, cat, req, quiet)]
-    if suite_name == "io500-like":
-        from clusterbench.analysis.io500_score import score_lines
-        from clusterbench.report.data import load_run
+    with stops_said(store):
+        if variants:
+            run_ids = recipe.run_under_each(store, cat, req, variants, quiet, execute_and_show)
+        else:
+            run_ids = [execute_and_show(store, cat, req, quiet)]
+        if suite_name == "io500-like":
+            from clusterbench.analysis.io500_score import score_lines
+            from clusterbench.report.data import load_run
 
-        for run_id in run_ids:
-            for line in score_lines(load_run(store, run_id)):
-                click.echo(line)
-    click.echo(f"stored as run{'s' if len(run_ids) > 1 else ''} {', '.join(map(str, run_ids))} in {store.url}")
+            for run_id in run_ids:
+                for line in score_lines(load_run(store, run_id)):
+                    click.echo(line)
+        click.echo(f"stored as run{'s' if len(run_ids) > 1 else ''} {', '.join(map(str, run_ids))} in {store.url}")
     if report_path or report_dir or suite_name:
         from clusterbench.report import write_report
 

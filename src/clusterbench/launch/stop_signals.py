@@ -146,6 +146,35 @@ def deferred() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """A stop signal during the body is kept and raised as the body ends,
+    through the handler it would have met: what the body writes (a run's
+    closing row) is either all written or not begun when the stop is
+    raised. Short bodies only. Main thread only; elsewhere the body runs as
+    it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    kept: list[int] = []
+    previous = {}
+    for sig in (signal.SIGINT, *STOP_SIGNALS):
+        handler = signal.getsignal(sig)
+        if handler not in (signal.SIG_IGN, None):
+            previous[sig] = signal.signal(sig, lambda signum, _frame: kept.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if kept:   # raised here, at once, also over an exception the body raised: the stop wins
+            handler = previous[kept[0]]
+            if callable(handler):
+                handler(kept[0], None)
+            else:
+                signal.raise_signal(kept[0])
+
+
 def dropped_from_now() -> None:
     """Every stop signal is taken and dropped from here on: the command has
     ended and said so, and what is left is its exit, which closes the store

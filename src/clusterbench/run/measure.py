@@ -3,6 +3,7 @@ steps with absolute paths, a request checked before anything runs, then
 execute and print the result tables."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -76,8 +77,8 @@ def checked_request(cat, steps, label, hostfile, oversubscribe, conditions):
 
 def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
     """Runs the request; prints the result tables (also of a run whose steps
-    failed, before its exit 1); exit 128 + the signal's number after a stop
-    signal (130 after Ctrl-C). Returns the run id."""
+    failed, before its exit 1). Returns the run id. A stop goes up: the
+    command says what was kept (stops_said)."""
     from clusterbench.errors import MeasurementFailed
     from clusterbench.run.progress import Progress
     from clusterbench.run.runner import execute
@@ -88,16 +89,28 @@ def execute_and_show(store, cat, req, quiet: bool, show: bool = True) -> int:
         if not quiet:
             _print_run(store, e.run_id)
         raise
+    if show and not quiet:
+        _print_run(store, run_id)
+    return run_id
+
+
+@contextlib.contextmanager
+def stops_said(store):
+    """Around a command's runs, up to its "stored as run N" line: a stop
+    (Ctrl-C, SIGTERM) says in one line which runs were kept, by id and
+    status, or that none was (runner.stop_line), and exits 128 + the
+    signal's number (130 after Ctrl-C). Only the run's own stop said so
+    before: one that landed after an ok run was closed (while its tables
+    were printed) said "interrupted", and the run's id never."""
+    try:
+        yield
     except KeyboardInterrupt as e:
         from clusterbench.launch.stop_signals import leaving
         from clusterbench.run.runner import stop_line
 
         status = leaving(e)   # first: a second stop from here on would say another line
-        click.echo(stop_line(e), err=True)
+        click.echo(stop_line(e, store), err=True)
         sys.exit(status)
-    if show and not quiet:
-        _print_run(store, run_id)
-    return run_id
 
 
 def _print_run(store, run_id: int) -> None:

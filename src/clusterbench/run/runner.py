@@ -405,14 +405,22 @@ def _execute(store: Store, cat: Catalogue, req: RunRequest, progress: Progress) 
     return run_id
 
 
-def stop_line(stop: BaseException) -> str:
-    """What a run's stop says: the run stored as interrupted only where
-    stored_run closed one. A stop before its row was written (while the
-    progress display was imported, or the conditions applied) said so too,
-    and `list` showed no such run."""
-    if getattr(stop, "run_id", None) is None:
+def stop_line(stop: BaseException, store: Store) -> str:
+    """What a command's stop says of the runs it kept: each run the store
+    closed, by its id and status (the run stored as interrupted only where
+    stored_run closed one). A stop before its row was written (while the
+    progress display was imported, or the conditions applied) said it was
+    stored too, and `list` showed no such run; one after an ok run was
+    closed (while its tables were printed) said nothing of the run, whose
+    id the "stored as run N" line it cut off was to give."""
+    kept = dict(store.closed_runs)
+    if getattr(stop, "run_id", None) is not None:
+        kept.setdefault(stop.run_id, "interrupted")   # its close failed: it is `killed` in `list`
+    if not kept:
         return "interrupted before the run began: it was not stored"
-    return "interrupted: the run is stored as interrupted, with what it measured"
+    return "interrupted: " + "; ".join(
+        f"run {run_id} is stored as interrupted, with what it measured" if status == "interrupted"
+        else f"run {run_id} is stored ({status}): clusterbench show {run_id}" for run_id, status in kept.items())
 
 
 def failure_text(e: BaseException) -> str:
@@ -464,11 +472,19 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
     previous = stop_signals.install(_raise_interrupted)
     statuses: list[str] = []
     run_id: int | None = None
+    closing = False
     try:
         run_id = store.begin_run(label=label, command=command, suite=suite, kind=kind)
         yield run_id, statuses
+        closing = True
+        # a stop is held until the run's row says ok or failed: raised inside that write, it left the run
+        # `running` and the command said no run was stored
+        with stop_signals.held():
+            _close(store, run_id, statuses, warnings)
     except (KeyboardInterrupt, Interrupted) as e:
         name = signal_name(e)
+        if closing:
+            raise KeyboardInterrupt(name) from None   # after the close: the run stays as closed (stop_line)
         if run_id is None:
             # stopped while its row was written (an fsync, or a wait on another writer): the row may be
             # committed without its id handed back, and would stay `running` while this said interrupted
@@ -482,14 +498,18 @@ def stored_run(store: Store, label: str | None, command: str, suite: str | None,
         stop.run_id = run_id   # what the stop line may say was stored (stop_line)
         raise stop from None
     except BaseException as e:
-        if run_id is None:
-            raise   # nothing stored: the store said why itself
+        if run_id is None or closing:
+            raise   # nothing stored: the store said why itself; or the close's own failure
         if not close_despite_failure(store, lambda: store.finish_run(run_id, "failed", failure_text(e))):
             raise StoreFailed(f"{failure_text(e)}; run {run_id} could not be closed: "
                               "`list` will show it killed") from None
         raise
     finally:
         stop_signals.restore(previous)
+
+
+def _close(store: Store, run_id: int, statuses: list[str], warnings: list[str] | None) -> None:
+    """Closes a run whose body ended: failed (MeasurementFailed) if a step failed, else ok."""
     warned = "; ".join(warnings or [])
     if "failed" in statuses:
         close_despite_failure(store, lambda: store.finish_run(run_id, "failed", f"{statuses.count('failed')} step(s) "

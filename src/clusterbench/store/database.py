@@ -119,6 +119,8 @@ class Store:
         if raw_at_in_password(secret_url):
             raise BadInput(f"store URL {self.url}: its password holds a raw '@'; write it as %40")
         self.read_only = False
+        # run id -> status of each run this store closed, in order: what a stop may say was kept (run/runner.stop_line)
+        self.closed_runs: dict[int, str] = {}
         self._secret_url = secret_url
         self._reserve = None
         with store_failures(self.url, secret_url):   # "disk I/O error" at open: one line
@@ -249,6 +251,7 @@ class Store:
             # closes it (its launch not started yet, or a second Ctrl-C during its stop): not left running
             self.rows.update("steps", {"run_id": run_id, "status": "running"}, {"status": status, "finished": now()})
         self.rows.update("runs", {"id": run_id}, {"status": status, "finished": now(), "message": message})
+        self.closed_runs[run_id] = status
 
     def begin_step(self, run_id: int, *, position: int, name: str | None, kernel: str, params: dict,
                    launcher: str, ranks: int, ranks_per_node: int | None, host: str | None = None,

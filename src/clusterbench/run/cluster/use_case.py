@@ -60,24 +60,19 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
     from clusterbench.run.progress import Progress
     from clusterbench.report.cluster_terminal import print_cluster
     from clusterbench.report.data import load_run
+    from clusterbench.run.measure import stops_said
 
     store = open_store(db_url, writing=True)
-    try:
-        run_id = cluster.execute(store, cat, req, Progress(enabled=not quiet))
-    except MeasurementFailed as e:
+    with stops_said(store):
+        try:
+            run_id = cluster.execute(store, cat, req, Progress(enabled=not quiet))
+        except MeasurementFailed as e:
+            if not quiet:
+                print_cluster(stdout_console(), load_run(store, e.run_id))
+            raise
         if not quiet:
-            print_cluster(stdout_console(), load_run(store, e.run_id))
-        raise
-    except KeyboardInterrupt as e:
-        from clusterbench.launch.stop_signals import leaving
-        from clusterbench.run.runner import stop_line
-
-        status = leaving(e)   # first: a second stop from here on would say another line
-        click.echo(stop_line(e), err=True)
-        sys.exit(status)
-    if not quiet:
-        print_cluster(stdout_console(), load_run(store, run_id))
-    click.echo(f"stored as run {run_id} in {store.url}")
+            print_cluster(stdout_console(), load_run(store, run_id))
+        click.echo(f"stored as run {run_id} in {store.url}")
     from clusterbench.report import write_report
 
     path = report_path_for(store.url, run_id)
