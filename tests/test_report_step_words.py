@@ -129,3 +129,25 @@ def test_the_measurements_not_compared_are_one_list_under_one_sentence(cli, tmp_
     assert "<p>only in" not in html
     assert (f"\n\n{intro}\n\n- only in a: null (bytes 3 MiB): null n/a\n- only in a: null (bytes 1 MiB): null n/a\n"
             "- only in b: null (bytes 2 MiB): null n/a\n") in md
+
+
+@pytest.mark.timeout(180)
+def test_a_suites_two_identical_unnamed_steps_are_told_apart_by_their_number_and_the_export_keeps_them(cli, tmp_path):
+    """A suite with the same unnamed [[steps]] twice: show, the Markdown and
+    the HTML report gave two identical tables under one title, "null",
+    nothing telling them apart. Each now says its number in the run; the
+    stored name (none: the kernel) and the exports stay as they were."""
+    suite = tmp_path / "twice.toml"
+    step = '[[steps]]\nkernel = "null"\nrepeat = 2\nparams = { seconds = "0.001" }\n'
+    suite.write_text(step + step)
+    assert cli("run", str(suite), "--label", "a").status == 0
+    for name in ("r.md", "r.html"):
+        r = cli("report", "a", "-o", str(tmp_path / name))
+        assert r.status == 0, r.stderr
+    md, html = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
+    assert re.findall(r"^### (null.*): ok$", md, re.M) == ["null (step 1)", "null (step 2)"], md
+    assert re.findall(r"<h3>(null.*?): ok</h3>", html) == ["null (step 1)", "null (step 2)"]
+    assert "null (step 1): median" in html and "null (step 2): median" in html   # the plots' titles
+    assert re.findall(r"^(null.*) \[ok\]", cli("show", "a").stdout, re.M) == ["null (step 1)", "null (step 2)"]
+    exported = cli("export", "--format", "csv", "a").stdout
+    assert "(step" not in exported

@@ -3,6 +3,7 @@ Report every format renders."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -69,6 +70,17 @@ def step_title(step: dict) -> str:
 
     name = title(step)
     return f"node {step['host']}: {name}" if step.get("host") else name
+
+
+def step_titles(steps: list[dict]) -> dict[int, str]:
+    """Each step's title (step_title) by its id. A title two steps of the run
+    share (a suite with the same unnamed [[steps]] twice) ends with each
+    one's number in the run, "null (step 2)": show and the reports gave two
+    identical tables under one title, with nothing telling them apart."""
+    titles = {st["id"]: step_title(st) for st in steps}
+    shared = {t for t, n in Counter(titles.values()).items() if n > 1}
+    return {st["id"]: f"{titles[st['id']]} (step {st['position'] + 1})" if titles[st["id"]] in shared
+            else titles[st["id"]] for st in steps}
 
 
 def stop_text(reason: str | None) -> str | None:

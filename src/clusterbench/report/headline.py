@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from clusterbench.catalogue import GPU, family_of, step_family
 from clusterbench.output.figure_digits import places
-from clusterbench.report.data import step_title
+from clusterbench.report.data import step_titles
 from clusterbench.results.sizes import parse_size, size_text
 from clusterbench.output.unit_symbols import unit_shown
 
@@ -216,6 +216,7 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
     """Each flagged figure once, under its step's title (said once); figures
     flagged for the same reason share one item: 'clock 1 busy, clock 2 busy: why'."""
     out = []
+    titles = step_titles(run["steps"])
     for st in run["steps"]:
         reasons: dict[str, list[str]] = {}
         for r in st["summary"]:
@@ -224,8 +225,8 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
             if why:
                 reasons.setdefault(why, []).append(f"{r.label} {r.mode or ''}".strip())
         if reasons:
-            out.append((step_title(st), [f"{_figures_text(list(dict.fromkeys(names)), len(st['summary']))}: {why}"
-                                         for why, names in reasons.items()]))
+            out.append((titles[st["id"]], [f"{_figures_text(list(dict.fromkeys(names)), len(st['summary']))}: {why}"
+                                           for why, names in reasons.items()]))
     return out
 
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from clusterbench.output.counted_text import counted
 from clusterbench.report import reading_guide, table_units
 from clusterbench.report.summary_html import summary_section
-from clusterbench.report.data import Report, kernel_command, step_title, stop_text
+from clusterbench.report.data import Report, kernel_command, step_titles, stop_text
 from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.report.compare_markdown import PARTIAL_INTRO, env_blocks, no_difference_text
@@ -152,8 +152,9 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         for host, env in run["environments"].items():
             out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
     plots_after = step_plots.after_step(run["steps"], run["id"])
+    titles = step_titles(run["steps"])
     for st in run["steps"]:
-        out.append(f'<section class="step"><h3>{esc(step_title(st))}: {esc(st["status"])}</h3>')
+        out.append(f'<section class="step"><h3>{esc(titles[st["id"]])}: {esc(st["status"])}</h3>')
         stop = f"; {esc(stop_text(st['stop_reason']))}" if st.get("stop_reason") else ""
         out.append(f"<p><code>{esc(kernel_command(st))}</code>, {counted(st['ranks'], 'rank')}{stop}</p>")
         from clusterbench.conditions.apply import cgroup_caption

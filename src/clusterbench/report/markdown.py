@@ -10,7 +10,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
 from clusterbench.report import compare_markdown, reading_guide, table_units
-from clusterbench.report.data import Report, kernel_command, step_title
+from clusterbench.report.data import Report, kernel_command, step_titles
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
 from clusterbench.report.terminal import ci_words, condition_header, limit_text
@@ -95,8 +95,9 @@ def render(report: Report) -> str:
                 out.append(f"### Test environment: {md(host)}\n")
                 out += [f"- **{md(k)}**: {md(notes.text(v, note_mark))}" for k, v in summary_block(env)]
                 out.append("")
+        titles = step_titles(run["steps"])
         for st in run["steps"]:
-            out.append(f"### {md(step_title(st))}: {st['status']}\n")
+            out.append(f"### {md(titles[st['id']])}: {st['status']}\n")
             out.append(f"{markdown_code(kernel_command(st))}, {counted(st['ranks'], 'rank')}\n")
             from clusterbench.conditions.apply import cgroup_caption
 

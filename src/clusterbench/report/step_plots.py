@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.report import table_units
-from clusterbench.report.data import step_title
+from clusterbench.report.data import step_titles
 
 
 def _differing(a: dict, b: dict) -> list[str]:
@@ -51,20 +51,20 @@ def _sized(group: list[dict]) -> dict:
     return sized
 
 
-def group_title(group: list[dict]) -> str:
+def group_title(group: list[dict], titles: dict[int, str]) -> str:
     if len(group) == 1:
-        return step_title(group[0])
+        return titles[group[0]["id"]]
     key = _differing(group[0]["params"], group[1]["params"])[0]
     return f"{group[0]['kernel']}, {key} {' vs '.join(str(st['params'].get(key)) for st in group)}"
 
 
-def of_group(group: list[dict], run_id) -> list[str]:
+def of_group(group: list[dict], run_id, titles: dict[int, str]) -> list[str]:
     """The SVG plots of one step or of one group of variants."""
     from clusterbench.report import plots
 
     out = []
     sized = _sized(group)
-    title = group_title(group)
+    title = group_title(group, titles)
     # in the unit the steps' tables show (table_units): 3,645 GiB/s under the table, not 3,732,681 MiB/s
     shown = table_units.of_rows([r for st in group for r in st["summary"]])
     for unit in dict.fromkeys(k.unit for k in sized):
@@ -84,7 +84,7 @@ def of_group(group: list[dict], run_id) -> list[str]:
             s = [(u.value(r.stats.median), u.value(r.stats.ci_low), u.value(r.stats.ci_high)) for r in same]
             # a step of several units has a plot each: the link matrix's two were titled alike, told apart by the axis
             of_unit = f" ({unit_shown(u.unit)})" if len(units) > 1 else ""
-            out.append(plots.bars(f"{step_title(st)}: median, bars = interval of the median{of_unit}", u.unit or "",
+            out.append(plots.bars(f"{titles[st['id']]}: median, bars = interval of the median{of_unit}", u.unit or "",
                                   [f"{r.label} {r.mode or ''}" for r in same], {f"run {run_id}": s},
                                   flags={f"run {run_id}": [flag_reason(r) for r in same]}))
     return out
@@ -94,9 +94,10 @@ def after_step(steps: list[dict], run_id) -> dict[int, list[str]]:
     """Step id -> the plots to show after that step: a group's curves after
     its last step; bars (nothing swept) after each step."""
     out = {}
+    titles = step_titles(steps)
     for group in variant_groups(steps):
         if _sized(group):
-            out[group[-1]["id"]] = of_group(group, run_id)
+            out[group[-1]["id"]] = of_group(group, run_id, titles)
         else:
-            out.update({st["id"]: of_group([st], run_id) for st in group})
+            out.update({st["id"]: of_group([st], run_id, titles) for st in group})
     return out

@@ -10,7 +10,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, number, places, span
 from clusterbench.report import table_units
-from clusterbench.report.data import kernel_command, step_title, stop_text
+from clusterbench.report.data import kernel_command, step_titles, stop_text
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.report.when import started_text
 
@@ -92,8 +92,10 @@ WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD, FOLD = range(5)
 PROSE_WIDTH = 20   # the narrowest a column of words (the limit) is drawn before a tier gives way
 
 
-def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE, prose: int = PROSE_WIDTH) -> Table:
-    """One step's table at a tier (above); .min_width_needed says the width it needs."""
+def step_table(st: dict, title: str, condition: str | None, decimal: bool, tier: int = WHOLE,
+               prose: int = PROSE_WIDTH) -> Table:
+    """One step's table at a tier (above), under title (data.step_titles); .min_width_needed says the width it
+    needs."""
     caption = f"{kernel_command(st)}, {counted(st['ranks'], 'rank')}"
     if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):   # a fixed count: n says it
         caption += f"; {stop_text(st['stop_reason'])}"
@@ -112,7 +114,7 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
         caption += f"\n{cgroup_caption(st.get('build'))}"
     if gpu_caption(st.get("build")):
         caption += f"\n{gpu_caption(st.get('build'))}"
-    t = Table(title=terminal(f"{step_title(st)} [{st['status']}]"), title_justify="left",
+    t = Table(title=terminal(f"{title} [{st['status']}]"), title_justify="left",
               caption="\n".join(terminal(line) for line in caption.split("\n")), caption_justify="left",
               pad_edge=tier < CI_LINES)
     limit = any(r.limit for r in st["summary"])  # which ceiling binds (limits/ceilings.py), when one is known
@@ -178,15 +180,15 @@ def step_table(st: dict, condition: str | None, decimal: bool, tier: int = WHOLE
     return t
 
 
-def fitting_table(st: dict, width: int) -> Table:
+def fitting_table(st: dict, title: str, width: int) -> Table:
     decimal = any(r.median_decimal is not None for r in st["summary"])  # MB/s beside MiB/s
     condition = condition_header(st["summary"], st["kernel"])  # no column for kernels without one (null)
     for prose in (PROSE_WIDTH, 0):   # a column of words a few to a line if any tier allows, else a word a line
         for tier in (WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD):
-            t = step_table(st, condition, decimal, tier, prose)
+            t = step_table(st, title, condition, decimal, tier, prose)
             if t.min_width_needed <= width:
                 return share_width(t, width)
-    return step_table(st, condition, decimal, FOLD)
+    return step_table(st, title, condition, decimal, FOLD)
 
 
 def share_width(t: Table, width: int) -> Table:
@@ -234,13 +236,14 @@ def print_run(console: Console, run: dict) -> None:
             by_line.setdefault(summary_line(env), []).append(host)
         for line, hosts in by_line.items():
             console.print(Text(plain(f"{', '.join(hosts)}: {line}"), style="cyan"))
+    titles = step_titles(run["steps"])
     for st in run["steps"]:
         if st["status"] == "skipped" and not st["summary"]:
             # nothing ran: no table of no rows under a command line that was never run, just why
-            console.print(Text(plain(f"{step_title(st)} [skipped]: {st['message'] or ''}")))
+            console.print(Text(plain(f"{titles[st['id']]} [skipped]: {st['message'] or ''}")))
             console.print()
             continue
-        console.print(fitting_table(st, console.width))
+        console.print(fitting_table(st, titles[st["id"]], console.width))
         if st["message"]:
             console.print(Padding(Text(plain(st["message"]), style="red"), (0, 0, 0, 2), expand=False))
         from clusterbench.report import latency
