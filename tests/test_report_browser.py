@@ -110,3 +110,60 @@ def test_pdf_report_of_a_sweep_comparison_reads_as_a_document(cli, tmp_path):
     assert "64 KiB" in svg_text and "16 MiB" in svg_text and "1e6" not in svg_text
     assert "95 % CI" in page or "coverage" in page
     assert "MB/s" in page  # decimal beside binary
+
+
+LINES_OF_EACH_COMMAND = """<script>
+window.addEventListener("load", () => {
+  const out = [];
+  for (const code of document.querySelectorAll("code")) {
+    const lines = []; let top = null, line = "";
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (let i = 0; i < n.length; i++) {
+        const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+        const rects = r.getClientRects();
+        if (!rects.length) { line += n.data[i]; continue; }
+        const t = Math.round(rects[0].top);
+        if (top !== null && t > top + 2) { lines.push(line); line = ""; }
+        top = t; line += n.data[i];
+      }
+    }
+    lines.push(line); out.push(lines);
+  }
+  const pre = document.createElement("pre"); pre.id = "lines"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.mark.timeout(180)
+def test_a_runs_command_line_breaks_only_between_its_arguments(cli, tmp_path):
+    """The run's command in the HTML report (and the PDF printed from it)
+    wrapped wherever the browser may break a line, after any hyphen: "--"
+    alone at a line's end with "report /tmp/r.html" on the next, "--db" on
+    one line and its URL on the next. Measured in Chromium: each line of
+    each code span, as laid out in a page narrowed to make them wrap."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("chromium is not installed (scripts/apt-packages.txt lists it)")
+    r = cli("run", "null", "--seconds=0.001", "--repeat", "2", "--label", "a-long-label-to-wrap", "--quiet",
+            "--report", str(tmp_path / "run-report.html"))
+    assert r.status == 0, r.stderr
+    page = tmp_path / "measured.html"
+    page.write_text((tmp_path / "run-report.html").read_text().replace(
+        "</body>", "<style>body{max-width:24em}</style>" + LINES_OF_EACH_COMMAND + "</body>"))
+    dom = dump_dom(chromium, page, tmp_path / "profile", tmp_path / "net.json")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'<pre id="lines">(.*?)</pre>', dom.stdout, re.S)
+    assert found, dom.stdout[-2000:]
+    commands = [lines for lines in json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+                if lines[0].startswith("clusterbench run")]
+    assert commands, found.group(1)
+    for lines in commands:
+        assert len(lines) > 2, lines   # the page is narrow enough to break it
+        assert "".join(lines).startswith("clusterbench run null --seconds=0.001 --repeat 2 --label")
+        assert any("--label a-long-label-to-wrap" in line for line in lines), lines   # not broken at its hyphens
+        for line in lines[:-1]:
+            last = line.split()[-1]
+            assert not last.endswith("--"), lines
+            assert last not in ("--repeat", "--label", "--report"), lines   # an option without its value

@@ -43,7 +43,7 @@ td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
 .env td:first-child{font-weight:bold;white-space:nowrap} .env td+td,td code{overflow-wrap:anywhere}
-code{background:#f6f6f6;padding:0 .2em}
+code{background:#f6f6f6;padding:0 .2em} code.cmd>span{display:inline-block}
 .fig,td.n{white-space:nowrap} td.ci small{font-size:.85em} td.ok{color:#0a5a0a} tr.flagged td:first-child{border-left:4px solid #8a5a00}
 table.headline td:first-child{font-weight:bold}
 footer{margin-top:2em;font-size:.85em}
@@ -133,13 +133,38 @@ def pair_rows(st: dict) -> list[str]:
             "</table>"]
 
 
+# A shell word: bare characters, quoted strings (shlex.join's '...'), escapes
+SHELL_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:\\.|[^"\\])*"|\\.)+""")
+
+
+def command_html(command: str) -> str:
+    """A command line as a code span that breaks only between its
+    arguments: each word, an option with its value ("--repeat 2") kept as
+    one, is a box no line break enters (unless it alone is wider than the
+    line). A browser breaks a line after any hyphen: the report's command
+    wrapped after "--" ("--" at a line's end, "report /tmp/r.html" on the
+    next) and between "--db" and its URL. The text copied is the command
+    as stored."""
+    words = SHELL_WORD.findall(command)
+    if SHELL_WORD.sub("", command).strip():   # not shell words (an unclosed quote): as it is
+        return f"<code>{esc(command)}</code>"
+    groups: list[str] = []
+    for word in words:
+        if groups and groups[-1].startswith("-") and " " not in groups[-1] and "=" not in groups[-1] \
+                and not word.startswith("-"):
+            groups[-1] += " " + word   # an option and its value (or a flag and the word after it: kept whole too)
+        else:
+            groups.append(word)
+    return '<code class="cmd">' + " ".join(f"<span>{esc(g)}</span>" for g in groups) + "</code>"
+
+
 def run_section(run: dict, notes: Footnotes) -> list[str]:
     from clusterbench.report import step_plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
            f"<p>{esc(started_text(run))}" + (f" on {esc(run['host'])}" if run["host"] else "")
            + (f" by {esc(run['user'])}" if run["user"] else "")
-           + (f": <code>{esc(run['command'])}</code>" if run["command"] else "") + "</p>"]
+           + (f": {command_html(run['command'])}" if run["command"] else "") + "</p>"]
     if run.get("message"):   # why it failed, or its warning ("part of the suite skipped: ...")
         out.append(f'<p class="warn">{esc(run["message"])}</p>')
     if run.get("imported_from"):
@@ -156,7 +181,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     for st in run["steps"]:
         out.append(f'<section class="step"><h3>{esc(titles[st["id"]])}: {esc(st["status"])}</h3>')
         stop = f"; {esc(stop_text(st['stop_reason']))}" if st.get("stop_reason") else ""
-        out.append(f"<p><code>{esc(kernel_command(st))}</code>, {counted(st['ranks'], 'rank')}{stop}</p>")
+        out.append(f"<p>{command_html(kernel_command(st))}, {counted(st['ranks'], 'rank')}{stop}</p>")
         from clusterbench.conditions.apply import cgroup_caption
 
         if cgroup_caption(st.get("build")):
@@ -387,7 +412,7 @@ def footer(report: Report, today) -> str:
 
     made_by = report.made_by or "; ".join(dict.fromkeys(r["command"] for r in report.runs if r["command"]))
     return (f'<footer class="meta"><hr>clusterbench {esc(__version__)}, report of {today:%Y-%m-%d} (UTC)'
-            + (f", made by <code>{esc(made_by)}</code>" if made_by else "")
+            + (f", made by {command_html(made_by)}" if made_by else "")
             + ". Statistics: medians with order-statistic intervals (clusterbench's docs/statistics.md).</footer>")
 
 
