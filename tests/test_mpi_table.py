@@ -22,7 +22,7 @@ def test_op_list_runs_each_operation_in_one_launch_with_rank_times_and_mb_s(cli)
     allreduce = [line for line in show.stdout.splitlines() if line.startswith("│ allreduce")]
     assert len(pingpong) == 2 and len(allreduce) == 2  # both operations, both sizes, in order
     assert show.stdout.index("│ pingpong") < show.stdout.index("│ allreduce")
-    assert "t_min / t_avg / t_max (ranks, µs)" in show.stdout and "MB/s" in show.stdout
+    assert "fastest / mean / slowest rank (µs)" in show.stdout and "MB/s" in show.stdout
     for row in pingpong + allreduce:
         cells = [c.strip() for c in row.strip("│").split("│")]
         t_min, t_avg, t_max = (float(x.replace(",", "")) for x in cells[-2].split(" / "))

@@ -118,7 +118,7 @@ def test_a_metadata_rate_has_a_direction_and_its_regression_fails_the_gate():
     table = Table([Config("old", [1]), Config("new", [2])], [point], [], [])
     (line,) = compare_gate.failing(table, "slower", 5.0)
     # medians 10,500 and 5,200 items/s: 5,200 / 10,500 - 1 = -50.5 %; the exact p of 5 vs 5 apart is 2/252
-    assert line == "new vs old: mdtest: file-create : slower (p=0.00794), -50.5%"
+    assert line == "new vs old: mdtest: file-create: slower (p=0.00794), -50.5%"
 
 
 def test_too_few_repetitions_are_undecidable_not_significant():

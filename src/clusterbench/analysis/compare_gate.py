@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from clusterbench.analysis.comparison import Table
 from clusterbench.analysis.stats import Verdict
+from clusterbench.results.sample import condition_shown
 
 GATE_EXIT = 3
 CONDITIONS = ("slower", "faster", "different")
@@ -29,6 +30,6 @@ def failing(table: Table, condition: str, threshold_pct: float) -> list[str]:
             # no change ratio: the baseline's median is 0 and this one's is not, past any threshold
             if holds(c.verdict, condition) and (c.change is None or abs(c.change) * 100 >= threshold_pct):
                 change = f"{c.change:+.1%}" if c.change is not None else "from a median of 0"
-                out.append(f"{n} vs {names[0]}: {table.title(p)} {p.mode or ''}: {p.verdict_text(names[0], n)}, "
+                out.append(f"{n} vs {names[0]}: {f'{table.title(p)} {condition_shown(p.mode)}'.rstrip()}: {p.verdict_text(names[0], n)}, "
                            f"{change}")
     return out

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from clusterbench.analysis import stats
 from clusterbench.results import warning_fold
-from clusterbench.results.sample import Sample, SampleKey
+from clusterbench.results.sample import Sample, SampleKey, condition_shown
 
 
 # Point-to-point phases whose latency IMB prints with its MB/s beside it.
@@ -93,7 +93,7 @@ class Row:
             from clusterbench.output.figure_digits import number
 
             vals = ", ".join(number(v) for v in self.outlier_values)
-            out.append(f"{agreeing(len(self.outlier_values), 'outlier')} by {stats.outlier_rule(self.stats.n)} ({self.label} {self.mode or ''}): "
+            out.append(f"{agreeing(len(self.outlier_values), 'outlier')} by {stats.outlier_rule(self.stats.n)} ({f'{self.label} {condition_shown(self.mode)}'.rstrip()}): "
                        f"{vals} {self.unit or ''}; kept in median, min and max")
         return out
 

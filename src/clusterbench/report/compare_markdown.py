@@ -19,6 +19,7 @@ from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.output import figure_digits
 from clusterbench.report.terminal import ci_words
 from clusterbench.output.unit_symbols import unit_shown
+from clusterbench.results.sample import condition_shown
 
 
 # Said once over the measurements some configurations made and the others did not
@@ -66,7 +67,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     units = row_units(table)
     for p in table.points:
         u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
-        cells = [md(table.title(p)), md(p.mode), md(unit_shown(u.unit))]
+        cells = [md(table.title(p)), md(condition_shown(p.mode)), md(unit_shown(u.unit))]
         for n in names:
             marks = []
             for w in p.warnings(n):
@@ -82,7 +83,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         out += [""] + [f"{i}. warning: {md(w)}" for i, w in enumerate(warnings, 1)]
     if table.partial:   # one list, as the HTML's
         out += ["", PARTIAL_INTRO, ""] + [f"- only in {md(', '.join(n for n in names if n in p.values))}: "
-                                          f"{md(table.title(p))} {md(p.mode)}" for p in table.partial]
+                                          f"{md(table.title(p))} {md(condition_shown(p.mode))}".rstrip() for p in table.partial]
     for line in table.imported:
         out += ["", f"note: {md(line)}; its environment is what the file states, the rest not recorded"]
     for d, alike in env_blocks(table.env_diffs):

@@ -18,6 +18,7 @@ from clusterbench.output.figure_digits import median
 from clusterbench.report.terminal import ci_text
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.output.whole_columns import print_whole
+from clusterbench.results.sample import condition_shown
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
@@ -108,7 +109,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                 notes.append(f"{n}, {table.title(p)}: {w}")
                 marks.append(f"!{len(notes)}")
             cells.append((cell(p, n, " ".join(marks), u), cell(p, n, shown=u) + (" " + " ".join(marks) if marks else "")))
-        row = [(terminal(table.title(p)), plain(table.title(p))), (terminal(p.mode), plain(p.mode)),
+        row = [(terminal(table.title(p)), plain(table.title(p))), (terminal(condition_shown(p.mode)), plain(condition_shown(p.mode))),
                (unit_shown(u.unit), unit_shown(u.unit)), *cells]
         for n in names[1:]:
             c = p.versus(names[0], n)
@@ -158,4 +159,4 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
                                       for s in [u.summary(p.summary(n))]])
         console.print(folding(st))
     for p in table.partial:
-        console.print(terminal(f"  only in {', '.join(n for n in names if n in p.values)}: {table.title(p)} {p.mode or ''}"))
+        console.print(terminal(f"  only in {', '.join(n for n in names if n in p.values)}: {table.title(p)} {condition_shown(p.mode)}".rstrip()))

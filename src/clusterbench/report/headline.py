@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from clusterbench.catalogue import GPU, family_of, step_family
 from clusterbench.output.figure_digits import places
 from clusterbench.report.data import step_titles
+from clusterbench.results.sample import condition_shown
 from clusterbench.results.sizes import parse_size, size_text
 from clusterbench.output.unit_symbols import unit_shown
 
@@ -167,7 +168,7 @@ def point_flag(point, config: str) -> str | None:
     said "write (buffered): flagged (quickB)" and never why."""
     flag = point.flag(config)
     warnings = point.warnings(config) if flag == "flagged" else []
-    return short_warning(warnings[0], f"{point.label} {point.mode or ''}") if warnings else flag
+    return short_warning(warnings[0], f"{point.label} {condition_shown(point.mode)}") if warnings else flag
 
 
 def verdict(row) -> tuple[str, bool]:
@@ -175,7 +176,7 @@ def verdict(row) -> tuple[str, bool]:
     if row.limit_exceeded:
         return "flagged: faster than the component measured can be (see its limit)", True
     if row.warnings:
-        return f"flagged: {short_warning(row.warnings[0], row.label + ' ' + (row.mode or ''))}", True
+        return f"flagged: {short_warning(row.warnings[0], row.label + ' ' + condition_shown(row.mode))}", True
     cv = row.stats.cv
     if cv is not None and cv > WIDE_CV:
         # the CV to the step table's precision (45.6%), not rounded apart from it (46 %)
@@ -220,10 +221,10 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
     for st in run["steps"]:
         reasons: dict[str, list[str]] = {}
         for r in st["summary"]:
-            why = r.limit if r.limit_exceeded else short_warning(r.warnings[0], f"{r.label} {r.mode or ''}") \
+            why = r.limit if r.limit_exceeded else short_warning(r.warnings[0], f"{r.label} {condition_shown(r.mode)}") \
                 if r.warnings else None
             if why:
-                reasons.setdefault(why, []).append(f"{r.label} {r.mode or ''}".strip())
+                reasons.setdefault(why, []).append(f"{r.label} {condition_shown(r.mode)}".strip())
         if reasons:
             out.append((titles[st["id"]], [f"{_figures_text(list(dict.fromkeys(names)), len(st['summary']))}: {why}"
                                            for why, names in reasons.items()]))

@@ -18,7 +18,8 @@ from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
 from clusterbench.output.figure_digits import at, number, places
-from clusterbench.report.terminal import ci_words, condition_header, limit_text
+from clusterbench.report.terminal import RANK_TIMES, ci_words, condition_header, limit_text
+from clusterbench.results.sample import condition_shown
 from clusterbench.report.units_text import beside
 from clusterbench.report.verdict_notes import ReasonNotes
 from clusterbench.report.when import started_text
@@ -191,15 +192,17 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         if not st["summary"]:   # skipped, or failed before a figure: its message says why, no empty table
             out += plots_after.get(st["id"], []) + ["</section>"]
             continue
-        condition = condition_header(st["summary"], st["kernel"]) or "mode"
+        # no mode column where no figure has a condition (null, himeno): as show, not a column of "n/a"
+        condition = condition_header(st["summary"], st["kernel"])
         limits = any(r.limit for r in st["summary"])
         ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
         bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
         said = shared_interval_words(st["summary"])
-        out.append(f'<table class="step"><tr><th>phase</th><th>{esc(condition)}</th><th>n</th><th>median</th>'
+        heading = f"<th>{esc(condition)}</th>" if condition else ""
+        out.append(f'<table class="step"><tr><th>phase</th>{heading}<th>n</th><th>median</th>'
                    f"<th>interval of the median{' ' + esc(said) if said else ''}</th><th>min</th><th>max</th><th>CV</th>"
                    "<th>unit</th>"
-                   + (f"<th>t_min / t_avg / t_max over ranks ({unit_shown('us')})</th>" if ranks else "")
+                   + (f"<th>{RANK_TIMES} ({unit_shown('us')})</th>" if ranks else "")
                    + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
         for r in st["summary"]:
@@ -208,7 +211,8 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
             flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
             d = places(s)   # median, interval, min and max to the interval's decimal place
-            out.append(f"<tr><td>{esc(r.label)}</td><td>{esc(r.mode)}</td><td class=n>{r.n}</td>"
+            out.append(f"<tr><td>{esc(r.label)}</td>{f'<td>{esc(condition_shown(r.mode))}</td>' if condition else ''}"
+                       f"<td class=n>{r.n}</td>"
                        f"<td class=n>{at(s.median, d)}{flag}</td><td class=ci>{ci_cell(s, said)}</td>"
                        f"<td class=n>{at(s.minimum, d)}</td><td class=n>{at(s.maximum, d)}</td><td class=n>{cv}</td>"
                        f"<td>{unit_cell(u.unit, beside(s.median, u.unit))}</td>"
@@ -268,7 +272,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         if limits:   # as wide as a limit's words need: beside nowrap figures and a wide verdict it fell to a word a line
             cells += '<td class="limit">' + "".join(f"<div>{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}</div>"
                                                    for n in names if (lim := p.limit(n))) + "</td>"
-        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(p.mode)}</td><td>{esc(unit_shown(u.unit))}</td>{cells}</tr>")
+        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(condition_shown(p.mode))}</td><td>{esc(unit_shown(u.unit))}</td>{cells}</tr>")
     out.append("</table>")
     out += reasons.html()
     if warnings:
@@ -276,7 +280,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
                    + "</ol>")
     if table.partial:   # one list: a paragraph each, twelve of them ran down half an A4 page
         out.append(f"<p>{esc(PARTIAL_INTRO)}</p><ul class=\"partial\">" + "".join(
-            f"<li>only in {esc(', '.join(n for n in names if n in p.values))}: {esc(table.title(p))} {esc(p.mode)}</li>"
+            f"<li>only in {esc(', '.join(n for n in names if n in p.values))}: {esc(f'{table.title(p)} {condition_shown(p.mode)}'.rstrip())}</li>"
             for p in table.partial) + "</ul>")
     for line in table.imported:
         out.append(f"<p>note: {esc(line)}; its environment is what the file states, the rest not recorded</p>")
@@ -292,7 +296,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         # every flagged bar hatched with its reason, as its table cell is marked: a warning too, not only a ceiling
         flags = {n: [point_flag(p, n) for p in pts] for n in names}
         out.append(plots.bars(f"{kernel}: median per configuration, bars = interval of the median ({unit_shown(u.unit)})",
-                              u.unit or "", [f"{table.title(p)} {p.mode or ''}" for p in pts], series, flags=flags))
+                              u.unit or "", [f"{table.title(p)} {condition_shown(p.mode)}".strip() for p in pts], series, flags=flags))
     for d, alike in env_blocks(table.env_diffs):
         if alike:   # said, not a table of headings over no rows
             out.append(f"<h3>Environment: {esc(d.base)} vs {esc(d.other)}</h3><p>{esc(no_difference_text(alike))}</p>")

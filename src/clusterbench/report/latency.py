@@ -9,6 +9,7 @@ import statistics
 from dataclasses import dataclass
 from clusterbench.output.counted_text import counted
 from clusterbench.output.unit_symbols import unit_shown
+from clusterbench.results.sample import condition_shown
 
 # lat_us_p99_9 -> p99.9; the prefix names the unit (microseconds)
 FIELD = re.compile(r"(?:lat|latency)_us_(p\d+(?:_\d+)?|max)")
@@ -34,7 +35,7 @@ def of_step(step: dict) -> list[Percentiles]:
             if found:
                 values.append((name.replace("_", "."), statistics.median(found)))
         if values:
-            out.append(Percentiles(f"{row.label} {row.mode or ''}".strip(), len(records), values))
+            out.append(Percentiles(f"{row.label} {condition_shown(row.mode)}".strip(), len(records), values))
     return out
 
 

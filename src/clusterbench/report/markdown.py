@@ -17,6 +17,7 @@ from clusterbench.report.terminal import ci_words, condition_header, limit_text
 from clusterbench.output.figure_digits import at, number, places
 from clusterbench.store import run_kinds
 from clusterbench.output.unit_symbols import unit_shown
+from clusterbench.results.sample import condition_shown
 
 
 def latency_table(st: dict) -> list[str]:
@@ -109,10 +110,11 @@ def render(report: Report) -> str:
                 continue
             limits = any(r.limit for r in st["summary"])
             # the mode column named after what it holds in this step (cache, algorithm, busy cpus), as show and HTML
-            condition = condition_header(st["summary"], st["kernel"]) or "mode"
-            out.append(f"| phase | {md(condition)} | n | median | interval of the median | min | max | unit |"
-                       + (" limit |" if limits else ""))
-            out.append("|---|---|---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
+            # none where no figure has a condition (null, himeno): as show, not a column of "n/a"
+            condition = condition_header(st["summary"], st["kernel"])
+            out.append(f"| phase |{f' {md(condition)} |' if condition else ''} n | median | interval of the median | "
+                       "min | max | unit |" + (" limit |" if limits else ""))
+            out.append(f"|---|{'---|' if condition else ''}---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
             shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
             for r in st["summary"]:
                 u = shown[r.unit]
@@ -123,7 +125,7 @@ def render(report: Report) -> str:
                 flag = " !" if r.warnings or r.limit_exceeded else ""
                 s = u.summary(r.stats)
                 d = places(s)   # median, interval, min and max to the interval's decimal place
-                out.append(f"| {md(r.label)} | {md(r.mode)} | {r.n} | {at(s.median, d)}{flag} | {ci_words(s)} | "
+                out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, d)}{flag} | {ci_words(s)} | "
                            f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
             out += latency_table(st) + pair_table(st)
             warnings = [w for r in st["summary"] for w in r.all_warnings()]

@@ -12,6 +12,7 @@ from collections import defaultdict
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.report import table_units
 from clusterbench.report.data import step_titles
+from clusterbench.results.sample import condition_shown
 
 
 def _differing(a: dict, b: dict) -> list[str]:
@@ -39,7 +40,7 @@ def flag_reason(row) -> str | None:
     from clusterbench.report.headline import short_warning
 
     cached = [w for w in row.warnings if "cache" in w]
-    return short_warning(cached[0], f"{row.label} {row.mode or ''}") if cached else None
+    return short_warning(cached[0], f"{row.label} {condition_shown(row.mode)}") if cached else None
 
 
 def _sized(group: list[dict]) -> dict:
@@ -85,7 +86,7 @@ def of_group(group: list[dict], run_id, titles: dict[int, str]) -> list[str]:
             # a step of several units has a plot each: the link matrix's two were titled alike, told apart by the axis
             of_unit = f" ({unit_shown(u.unit)})" if len(units) > 1 else ""
             out.append(plots.bars(f"{titles[st['id']]}: median, bars = interval of the median{of_unit}", u.unit or "",
-                                  [f"{r.label} {r.mode or ''}" for r in same], {f"run {run_id}": s},
+                                  [f"{r.label} {condition_shown(r.mode)}".strip() for r in same], {f"run {run_id}": s},
                                   flags={f"run {run_id}": [flag_reason(r) for r in same]}))
     return out
 

@@ -21,6 +21,7 @@ from clusterbench.report.headline import nothing_flagged, point_flag
 from clusterbench.output.figure_digits import median
 from clusterbench.analysis.stats import Verdict
 from clusterbench.output.unit_symbols import unit_shown
+from clusterbench.results.sample import condition_shown
 
 MAX_DIFFERENCES = 3
 
@@ -55,7 +56,7 @@ def difference_sentence(table: Table, p: Point, other: str) -> str:
     a, b = median(p.summary(base)), median(p.summary(other))
     verb = f"is {c.verdict.value} than" if c.verdict in (Verdict.FASTER, Verdict.SLOWER) else "differs from"
     times = f"{c.ratio:.2f} times {base}'s figure" if c.ratio is not None else f"from {base}'s median of 0"
-    text = (f"{other} {verb} {base} in {table.title(p)} ({p.mode or 'no mode'}): {b} vs {a} "
+    text = (f"{other} {verb} {base} in {table.title(p)} ({condition_shown(p.mode) or 'no mode'}): {b} vs {a} "
             f"{unit_shown(p.unit)}, {times} (p = {c.p:.2g}).")
     # a ceiling reads as what the figure is ("disk is page cache"), a warning as why it is flagged
     flags = [f"{n} is {f}" if p.flag(n) != "flagged" else f"{n} is flagged ({f})"
@@ -143,5 +144,5 @@ def flagged_by_step(table: Table) -> list[tuple[str, list[str]]]:
                 why.setdefault(reason, []).append(n)
         if why:
             steps.setdefault(p.step, []).append(
-                f"{p.label} ({p.mode or 'no mode'}): " + ", ".join(f"{f} ({' and '.join(ns)})" for f, ns in why.items()))
+                f"{p.label} ({condition_shown(p.mode) or 'no mode'}): " + ", ".join(f"{f} ({' and '.join(ns)})" for f, ns in why.items()))
     return list(steps.items())

@@ -12,6 +12,7 @@ from clusterbench.output.figure_digits import at, number, places, span
 from clusterbench.report import table_units
 from clusterbench.report.data import kernel_command, step_titles, stop_text
 from clusterbench.output.unit_symbols import unit_shown
+from clusterbench.results.sample import condition_shown
 from clusterbench.report.when import started_text
 
 
@@ -84,11 +85,14 @@ def gpu_caption(build: dict | None) -> str | None:
 
 # How a step's table gives way on a narrow terminal, in order: drop the MB/s
 # column (MiB/s stays), let the CI break after its '..' and drop the padding
-# at the table's edges, drop the spread columns (min, max, t_min / t_avg /
-# t_max, MB/s: the CI and CV stay), and at last let the words (phase, mode,
+# at the table's edges, drop the spread columns (min, max, fastest / mean /
+# slowest rank, MB/s: the CI and CV stay), and at last let the words (phase, mode,
 # unit, limit, headings) fold. A figure is never cut short (…) nor split
 # over lines: it is shown whole or not at all.
 WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD, FOLD = range(5)
+# The heading of the medians of IMB's t_min, t_avg and t_max (the record's t_min_us, ...: the mean iteration
+# time of the fastest rank, of the average over ranks, of the slowest rank), in words as the other headings
+RANK_TIMES = "fastest / mean / slowest rank"
 PROSE_WIDTH = 20   # the narrowest a column of words (the limit) is drawn before a tier gives way
 
 
@@ -104,7 +108,7 @@ def step_table(st: dict, title: str, condition: str | None, decimal: bool, tier:
     ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
     bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
     left_out = (["MB/s"] if dropped else []) + (
-        ["min", "max"] + (["t_min/t_avg/t_max"] if ranks else []) + (["MB/s"] if bandwidth else [])
+        ["min", "max"] + ([RANK_TIMES] if ranks else []) + (["MB/s"] if bandwidth else [])
         if tier >= NO_SPREAD else []) + (["CV"] if tier == FOLD else [])
     if left_out:
         caption += f"; {', '.join(dict.fromkeys(left_out))} left out to fit (--width)"
@@ -125,7 +129,7 @@ def step_table(st: dict, title: str, condition: str | None, decimal: bool, tier:
         ("CI of median", "right", False, True, False), ("min", "right", True, True, True),
         ("max", "right", True, True, True), ("CV", "right", True, True, False), ("unit", "left", True, False, False)] + (
         [("median, decimal", "right", True, True, False)] if decimal else []) + (
-        [(f"t_min / t_avg / t_max (ranks, {unit_shown('us')})", "right", False, True, True)] if ranks else []) + (
+        [(f"{RANK_TIMES} ({unit_shown('us')})", "right", False, True, True)] if ranks else []) + (
         [("MB/s", "right", True, True, True)] if bandwidth else []) + ([("limit", "left", False, False, False)] if limit else [])
 
     rows = []
@@ -135,7 +139,7 @@ def step_table(st: dict, title: str, condition: str | None, decimal: bool, tier:
         s = u.summary(r.stats)
         ci = ci_text(s).replace("..", "..\n") if tier >= CI_LINES else ci_text(s)
         d = places(s)   # median, interval, min and max to the interval's decimal place
-        cells = [r.label] + ([r.mode or ""] if condition else []) + [
+        cells = [r.label] + ([condition_shown(r.mode)] if condition else []) + [
             str(r.n), at(s.median, d), ci, at(s.minimum, d), at(s.maximum, d),
             f"{s.cv:.1%}" if s.cv is not None else "-", unit_shown(u.unit)]
         if decimal:

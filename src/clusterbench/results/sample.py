@@ -20,6 +20,16 @@ from clusterbench.results.sizes import size_text
 CACHE_MODES = frozenset({"fsync", "fsync-each", "direct", "buffered", "buffered+sync", "cold", "warm"})
 NOT_APPLICABLE = "n/a"
 
+
+
+def condition_shown(condition: str | None) -> str:
+    """A figure's condition (the mode column) as a reader is shown it: ""
+    where none applies. The record's "n/a" was printed as it is, in a column
+    of words ("null n/a", a mode column of "n/a"); the store, the records and
+    the JSON and CSV exports keep it."""
+    return "" if condition in (None, NOT_APPLICABLE) else condition
+
+
 # How a swept value that is not a byte size is shown beside the mode.
 SWEEP_TEXT = {"threads": "{} threads", "busy_cpus": "{} busy"}
 

@@ -3,11 +3,11 @@ the latest figure, so a long run shows it is alive and what it sees."""
 from __future__ import annotations
 
 from clusterbench.output.render_text import terminal
-from clusterbench.results.sample import Sample
+from clusterbench.results.sample import Sample, condition_shown
 
 
 def figure(sample: Sample) -> str:
-    text = f"{sample.phase} {sample.condition or ''}".strip()
+    text = f"{sample.phase} {condition_shown(sample.condition)}".strip()
     if sample.value is not None:
         text += f" {sample.value:,.1f} {sample.unit or ''}"
     return text
