@@ -414,3 +414,22 @@ def test_a_terminal_that_cannot_spell_micro_gets_us_not_a_traceback(cli, tmp_pat
         r.stdout.encode("ascii")
     shown = cli("show", "1", env=ascii_only)
     assert shown.status == 0 and "| us " in shown.stdout and "lat\\xfc" in shown.stdout, shown.stdout
+
+
+def test_an_ok_runs_warning_is_still_said_when_list_leaves_the_command_out(cli, store_url):
+    """An ok run's warning (a cluster run whose link matrix was skipped) was
+    printed under its command: below about 60 columns the command column is
+    left out, and the warning went with it, leaving "ok (warning)" and no
+    word of what. It is said under the table then, with the run's id."""
+    from clusterbench.store import Store
+
+    store = Store(store_url)
+    run_id = store.begin_run(label="c", command="clusterbench run cluster --hostfile hosts", suite=None)
+    store.finish_run(run_id, "ok", "link matrix skipped: h02 unreachable")
+    for width in (40, 50, 100):
+        out = cli("list", env={"COLUMNS": str(width)}).stdout
+        assert _widest(out) <= width, (width, out)
+        flat = " ".join(re.sub("[│┃]", " ", out).split())   # a cell's lines read on, other cells blank there
+        assert "(warning)" in out and "link matrix skipped: h02 unreachable" in flat, (width, out)
+        if "command left out" in flat:
+            assert f"run {run_id}: warning: link matrix skipped" in flat, (width, out)

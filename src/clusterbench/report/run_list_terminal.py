@@ -26,19 +26,24 @@ GIVE_WAY = ("batch job", "user", "host", "duration", "command", "label")
 def cells(r: Any) -> dict[str, str]:
     """A store.list_runs row as the columns' texts."""
     status = r.status + (" (imported)" if r.imported_from else "")
-    command = terminal(r.command or r.imported_from)
+    warning = ""
     if r.status == "ok" and r.message:   # ok, with a warning: a cluster run whose link matrix was skipped
         status += " (warning)"
-        command += f"\nwarning: {terminal(r.message)}"
+        warning = f"warning: {terminal(r.message)}"
     return {"id": str(r.id), "label": terminal(r.label), "status": status, "started (UTC)": second_text(r.started),
             "duration": duration_text((r.finished - r.started).total_seconds()) if r.finished else "-",
             "host": terminal(r.host), "user": terminal(r.user), "batch job": terminal(r.batch_job),
-            "command": command}
+            "command": terminal(r.command or r.imported_from), "warning": warning}
 
 
 def _table(rows: list[dict[str, str]], left_out: list[str]) -> Table:
-    caption = f"{', '.join(left_out)} left out to fit (--width)" if left_out else None
-    t = Table(caption=caption, caption_justify="left")
+    """An ok run's warning is said under its command; with the command left
+    out, under the table with the run's id (it went with the column, and
+    only "ok (warning)" was left)."""
+    below = [f"{', '.join(left_out)} left out to fit (--width)"] if left_out else []
+    if "command" in left_out:
+        below += [f"run {row['id']}: {row['warning']}" for row in rows if row["warning"]]
+    t = Table(caption="\n".join(below) or None, caption_justify="left")
     shown = [name for name in COLUMNS if name not in left_out]
     # an id and a duration never wrap, a date and a time are never broken (output/whole_columns.py); the
     # others wrap between words, and a word longer than the column (a path) folds
@@ -46,7 +51,8 @@ def _table(rows: list[dict[str, str]], left_out: list[str]) -> Table:
         t.add_column(name, no_wrap=name in ("id", "duration"),
                      overflow="ellipsis" if name in ("status", "started (UTC)") else "fold")
     for row in rows:
-        t.add_row(*(row[name] for name in shown))
+        t.add_row(*(row[name] + (f"\n{row['warning']}" if name == "command" and row["warning"] else "")
+                    for name in shown))
     return t
 
 
