@@ -29,8 +29,9 @@ SLOWER_READ = 0.7
 
 
 def _env(host: str, kernel: str) -> dict:
-    return {"capture.schema": 1, "host.name": host, "os.kernel": kernel, "cpu.model": "Example CPU 9000",
-            "cpu.cores": 8, "os.pretty_name": "Debian GNU/Linux 12"}
+    # the keys the environment capture stores (environment/system.py), as tests/golden/runs.jsonl has them
+    return {"capture.schema": 1, "host.name": host, "kernel.release": kernel, "cpu.model": "Example CPU 9000",
+            "cpu.cores": 8, "os.name": "Debian GNU/Linux 12"}
 
 
 def fill(url: str, runs: int = 60, samples_per_run: int = 4, seed: int = 1, days: float = 180.0) -> dict:

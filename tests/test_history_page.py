@@ -70,7 +70,7 @@ def test_history_page_in_chromium_filters_sorts_and_finds_the_planted_change(cli
     figure, date, between, _, step, _, env = cells(change)
     assert figure.startswith("seqio:read:cold") and between.endswith(f"run {planted['change_run']}")
     assert dt.date.fromisoformat(date) >= CHANGE_AT.date() and float(step.split()[0]) == pytest.approx(-30, abs=5)
-    assert f"os.kernel: {KERNEL_BEFORE} → {KERNEL_AFTER}" in env
+    assert f"kernel.release: {KERNEL_BEFORE} → {KERNEL_AFTER}" in env
     assert html.count('class="change"') == 1    # one dashed line in the plots
 
 
@@ -105,7 +105,11 @@ def test_trend_prints_the_series_and_the_planted_change(cli, store_url):
     assert r.status == 0, r.stderr
     assert "1 change point" in r.stdout and "1 change points" not in r.stdout
     assert f"-> run {planted['change_run']})" in r.stdout
-    assert f"os.kernel: {KERNEL_BEFORE} -> {KERNEL_AFTER}" in r.stdout and "Pettitt" in r.stdout
+    assert f"kernel.release: {KERNEL_BEFORE} -> {KERNEL_AFTER}" in r.stdout and "Pettitt" in r.stdout
+    # the generated environments hold the keys the capture stores: a report of one says its OS and kernel
+    # (with the old os.pretty_name and os.kernel it said "OS not available; kernel not available")
+    r = cli("report", str(planted["change_run"]), "--format", "md", "-o", "-")
+    assert r.status == 0 and f"Debian GNU/Linux 12, kernel {KERNEL_AFTER}" in r.stdout, r.stdout + r.stderr
     r = cli("trend", "seqio:write:fsync", "--param", "size=1m")
     assert r.status == 0 and "0 change points" in r.stdout
     assert "no run that ended ok" in cli("trend", "seqio:read", "--host", "node02").stdout

@@ -27,7 +27,7 @@ def fill(url: str, runs: int, phases: int, envs: int = 1) -> None:
     env_rows, run_rows, host_rows, step_rows, sample_rows = {}, [], [], [], []
     for i in range(runs):
         run_id, started = i + 1, START + dt.timedelta(days=i)
-        env = {"capture.schema": 1, "host.name": "node01", "os.kernel": f"6.1.0-{i * envs // runs}-amd64"}
+        env = {"capture.schema": 1, "host.name": "node01", "kernel.release": f"6.1.0-{i * envs // runs}-amd64"}
         env_hash = environment.snapshot_hash(env)
         env_rows.setdefault(env_hash, {"hash": env_hash, "captured": started, "data": env})
         run_rows.append({"id": run_id, "label": None, "user": "ana", "host": "node01", "pid": None,
