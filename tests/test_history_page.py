@@ -70,7 +70,7 @@ def test_history_page_in_chromium_filters_sorts_and_finds_the_planted_change(cli
     figure, date, between, _, step, _, env = cells(change)
     assert figure.startswith("seqio:read:cold") and between.endswith(f"run {planted['change_run']}")
     assert dt.date.fromisoformat(date) >= CHANGE_AT.date() and float(step.split()[0]) == pytest.approx(-30, abs=5)
-    assert f"kernel.release: {KERNEL_BEFORE} → {KERNEL_AFTER}" in env
+    assert f"kernel release: {KERNEL_BEFORE} → {KERNEL_AFTER}" in env
     assert html.count('class="change"') == 1    # one dashed line in the plots
 
 
@@ -105,7 +105,7 @@ def test_trend_prints_the_series_and_the_planted_change(cli, store_url):
     assert r.status == 0, r.stderr
     assert "1 change point" in r.stdout and "1 change points" not in r.stdout
     assert f"-> run {planted['change_run']})" in r.stdout
-    assert f"kernel.release: {KERNEL_BEFORE} -> {KERNEL_AFTER}" in r.stdout and "Pettitt" in r.stdout
+    assert f"kernel release: {KERNEL_BEFORE} -> {KERNEL_AFTER}" in r.stdout and "Pettitt" in r.stdout
     # the generated environments hold the keys the capture stores: a report of one says its OS and kernel
     # (with the old os.pretty_name and os.kernel it said "OS not available; kernel not available")
     r = cli("report", str(planted["change_run"]), "--format", "md", "-o", "-")
@@ -237,3 +237,46 @@ def test_history_page_prints_figures_as_the_reports_do_never_in_exponent_notatio
     assert not re.search(r"\de[+-]\d", text)
     titles = re.findall(r"<title>run \d+ [\d-]+: ([^<]+) IOPS</title>", text)
     assert titles and all(re.fullmatch(r"\d\d,\d{3}", t) for t in titles), titles[:5]
+
+
+@pytest.mark.timeout(120)
+def test_trend_and_the_history_page_say_what_changed_in_words_as_compare_does(cli, store_url, tmp_path):
+    """The environment lines under a change point printed the stored key and
+    Python's text of each value: "memory.total_bytes: 17179869184 ->
+    34359738368", and "tuned.profile: None -> latency-performance" for a
+    key one side lacks, where compare says "memory, total" in binary units.
+    They now say the key in words, each value as compare does, and
+    "(absent)" for a side without the key."""
+    from clusterbench import environment
+    from clusterbench.store import Store
+
+    store = Store(store_url)
+    before = {"capture.schema": 1, "host.name": "node01", "kernel.release": "6.1.0-18-amd64",
+              "memory.total_bytes": 16 * 2**30}
+    after = {**before, "kernel.release": "6.1.0-21-amd64", "memory.total_bytes": 32 * 2**30,
+             "tuned.profile": "latency-performance"}
+    for i in range(20):
+        env = before if i < 10 else after
+        env_hash = environment.snapshot_hash(env)
+        store.add_environment(env, env_hash)
+        run_id = store.begin_run(label=None, command="clusterbench run seqio", suite=None)
+        store.link_host(run_id, "node01", env_hash)
+        step = store.begin_step(run_id, position=0, name=None, kernel="seqio", params={}, launcher="local",
+                                ranks=1, ranks_per_node=None)
+        for rep in range(3):
+            store.add_sample(step, {"repetition": rep, "phase": "read", "mode": "cold",
+                                    "rate": (1000.0 if i < 10 else 700.0) + i % 3 + rep, "rate_unit": "MiB/s"}, [])
+        store.finish_step(step, "ok")
+        store.finish_run(run_id, "ok")
+    r = cli("trend", "seqio:read:cold")
+    assert r.status == 0 and "1 change point" in r.stdout, r.stdout + r.stderr
+    changed = r.stdout.split("(run 10 -> run 11)")[1].splitlines()[1:4]
+    compared = cli("compare", "10", "11").stdout
+    assert "16 GiB" in compared and "memory" in compared and "memory.total_bytes" not in compared   # compare's words
+    assert [line.strip() for line in changed] == [   # the tuned profile first, as every diff lists it
+        "tuned profile: (absent) -> latency-performance", "kernel release: 6.1.0-18-amd64 -> 6.1.0-21-amd64",
+        "memory: 16 GiB -> 32 GiB"], r.stdout
+    assert cli("history", "-o", str(tmp_path / "h.html")).status == 0
+    page = (tmp_path / "h.html").read_text()
+    assert ("tuned profile: (absent) → latency-performance; kernel release: 6.1.0-18-amd64 → 6.1.0-21-amd64; "
+            "memory: 16 GiB → 32 GiB") in page, page

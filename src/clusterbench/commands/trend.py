@@ -44,6 +44,7 @@ def command(figure, label, host, params, since, last, db_url):
     from rich.table import Table
 
     from clusterbench.analysis import trend_series as trend
+    from clusterbench.environment import change_text
     from clusterbench.output.console import stdout_console
     from clusterbench.output.whole_columns import print_whole
     from clusterbench.report.terminal import ci_text
@@ -94,6 +95,8 @@ def command(figure, label, host, params, since, last, db_url):
                        f"{number(c.before_median)} -> {number(c.after_median)} {unit_shown(s.unit)} ({c.change * 100:+.1f} %), "
                        f"p = {c.p_value:.2g}")
             # plain: environment values are read from the machine (host names, paths), not trusted text
-            for key, a, b in c.env_diff or [("environment", "no difference", "")]:
-                click.echo(f"    {plain(key)}: {plain(a)} -> {plain(b)}" if b != "" else f"    {plain(key)}: {plain(a)}")
+            for key, a, b in c.env_diff:
+                click.echo(f"    {plain(change_text(key, a, b))}")
+            if not c.env_diff:
+                click.echo("    environment: no difference")
     click.echo(f"change points: {trend.METHOD}")

@@ -42,7 +42,7 @@ VOLATILE_KEYS = frozenset({
 # the tuned profile is usually the one line that explains a comparison.
 FIRST_IN_DIFFS = ("conditions.", "tuned.profile")
 
-__all__ = ["collect", "snapshot_hash", "diff", "summary_block", "is_volatile", "COLLECTORS", "VOLATILE_KEYS"]
+__all__ = ["collect", "snapshot_hash", "diff", "change_text", "summary_block", "is_volatile", "COLLECTORS", "VOLATILE_KEYS"]
 
 
 def __getattr__(name: str):
@@ -184,6 +184,21 @@ def value_text(key: str, value: object) -> str:
             if key.endswith(ending):
                 return f"{value:,g} {unit}" if isinstance(value, float) else f"{value:,} {unit}"
     return str(value)
+
+
+def change_text(key: str, a: object, b: object, arrow: str = "->") -> str:
+    """One line of a diff as a change: "kernel release: 6.1.0-18 -> 6.1.0-21",
+    the key in words and each value as value_text gives it, "(absent)" for
+    a side without the key (as the cluster report's differences say). trend
+    and the history page printed the stored key and Python's text of the
+    value ("memory.total_bytes: None -> 34359738368"), where compare says
+    the same difference in words."""
+    from clusterbench.environment.key_words import key_words
+
+    def side(key_value: object) -> str:
+        return "(absent)" if key_value is None else value_text(key, key_value) or str(key_value)
+
+    return f"{key_words(key)}: {side(a)} {arrow} {side(b)}"
 
 
 def diff(a: dict, b: dict) -> list[tuple[str, object, object]]:

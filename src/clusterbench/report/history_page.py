@@ -20,6 +20,7 @@ from clusterbench.output.date_text import day_text, minute_text
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.analysis.run_groups import summarise
+from clusterbench.environment import change_text
 from clusterbench.results.sizes import rounded_size_text as format_bytes
 from clusterbench.report.when import duration_text
 from clusterbench.output.unit_symbols import unit_shown
@@ -160,7 +161,7 @@ def _trend_section(store, since: dt.datetime | None) -> str:
             parts.append(f'<h3 class="figure">{_e(s.title)}</h3>{_plot(s)}')
             for c in s.changes:
                 before, after = s.points[c.index - 1], s.points[c.index]
-                diff = "; ".join(f"{k}: {a} → {b}" for k, a, b in c.env_diff) or "no environment difference"
+                diff = "; ".join(change_text(k, a, b, "→") for k, a, b in c.env_diff) or "no environment difference"
                 date = day_text(after.started)
                 change_rows.append([(s.title, s.title), (date, date),
                                     (f"run {before.run_id} → run {after.run_id}", after.run_id),
