@@ -46,3 +46,18 @@ def test_prune_before_a_date_in_the_future_is_refused_and_deletes_nothing(cli, s
     tomorrow = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).strftime("%Y-%m-%d")
     taken = cli("prune", "--before", tomorrow, "--dry-run")   # every run of today: a date still taken
     assert taken.status == 0 and taken.stdout.startswith("would delete 2 runs"), taken.stdout + taken.stderr
+
+
+def test_prune_before_a_time_of_day_says_the_time_not_only_its_day(cli, store_url):
+    """--before '2026-12-07 12:30' said "would delete 2 runs ... started
+    before 2026-12-07": read as keeping that day's runs, which it deletes."""
+    import datetime as dt
+
+    _store(store_url)
+    soon = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0) + dt.timedelta(minutes=2)
+    soon += dt.timedelta(minutes=1) if (soon.hour, soon.minute) == (0, 0) else dt.timedelta()   # midnight: a day
+    out = cli("prune", "--before", f"{soon:%Y-%m-%d %H:%M}", "--dry-run")
+    assert out.status == 0 and out.stdout.startswith("would delete 2 runs"), out.stdout + out.stderr
+    assert f"started before {soon:%Y-%m-%d %H:%M} (UTC) from" in out.stdout, out.stdout
+    day = cli("prune", "--before", "2020-01-01", "--dry-run")
+    assert "started before 2020-01-01 (UTC) from" in day.stdout, day.stdout

@@ -5,7 +5,7 @@ import click
 from clusterbench.commands.options import DAY, db_option, utc
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import counted
-from clusterbench.output.date_text import day_text
+from clusterbench.output.date_text import cutoff_text, day_text
 from clusterbench.store.opening import open_store
 
 
@@ -37,7 +37,7 @@ def command(before, refs, keep_labels, dry_run, db_url):
     run_ids = sorted({i for ref in refs for i in store.resolve(ref)}) if refs else None
     n = store.prune(utc(before) if before else None, run_ids=run_ids, keep_labels=keep_labels, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
-    which = f"started before {day_text(before)}" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
+    which = f"started before {cutoff_text(before)} (UTC)" if before else "named (" + ", ".join(map(str, run_ids)) + ")"
     click.echo(f"{verb} {counted(n['runs'], 'run')}, {counted(n['steps'], 'step')}, {counted(n['samples'], 'sample')} "
                f"and {counted(n['environments'], 'environment')} {which} from {store.url}"
                + (f"; {counted(n['kept_labelled'], 'labelled run')} kept" if keep_labels else "")
@@ -52,5 +52,5 @@ def _check_before(before) -> None:
 
     latest = dt.datetime.now(dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=2)
     if before > latest:
-        raise BadInput(f"--before {day_text(before)} is in the future: every run started before it, and all would "
+        raise BadInput(f"--before {cutoff_text(before)} is in the future: every run started before it, and all would "
                        f"be deleted; give a date up to {day_text(latest)}")

@@ -26,6 +26,13 @@ def minute_text(when: dt.datetime) -> str:
     return when.isoformat(sep=" ", timespec="minutes")[:16]
 
 
+def cutoff_text(when: dt.datetime) -> str:
+    """A --before or --since as given: '2026-12-07' for a day, '2026-12-07
+    12:30' for a time in it. Said as its day alone, 'before 2026-12-07'
+    read as keeping that day's runs that a cutoff at 12:30 deletes."""
+    return day_text(when) if (when.hour, when.minute, when.second) == (0, 0, 0) else minute_text(when)
+
+
 def second_text(when: dt.datetime) -> str:
     """'2026-12-07 08:05:09' (no zone: the caller says UTC)."""
     return when.isoformat(sep=" ", timespec="seconds")[:19]
