@@ -112,8 +112,13 @@ def test_trend_prints_the_series_and_the_planted_change(cli, store_url):
     assert r.status == 0 and f"Debian GNU/Linux 12, kernel {KERNEL_AFTER}" in r.stdout, r.stdout + r.stderr
     r = cli("trend", "seqio:write:fsync", "--param", "size=1m")
     assert r.status == 0 and "0 change points" in r.stdout
-    assert "no run that ended ok" in cli("trend", "seqio:read", "--host", "node02").stdout
-    assert "no run that ended ok" in cli("trend", "seqio:read", "--param", "size=4m").stdout
+    # the store measured the figure: the line names the filters that left no run, or it read as if it never had
+    assert "no run that ended ok measured seqio:read (host node02) in " in \
+        cli("trend", "seqio:read", "--host", "node02").stdout
+    assert "no run that ended ok measured seqio:read (label seqio-ana, size=4m, since 2026-03-02 08:30) in " in \
+        cli("trend", "seqio:read", "--param", "size=4m", "--label", "seqio-ana", "--since", "2026-03-02 08:30").stdout
+    page = cli("history", "-o", "-", "--since", "2026-06-01 12:00").stdout
+    assert "runs since 2026-06-01 12:00," in page   # not "since 2026-06-01": that day's morning is left out
     for bad in ("seqio", "seqio::cold", "a:b:c:d"):
         r = cli("trend", bad)
         assert r.status == 2 and r.stderr.count("\n") == 1 and "KERNEL:PHASE" in r.stderr

@@ -5,7 +5,7 @@ import click
 from clusterbench.commands.options import DAY, db_option, utc, width_option
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import counted
-from clusterbench.output.date_text import day_text, minute_text
+from clusterbench.output.date_text import cutoff_text, day_text, minute_text
 from clusterbench.store.opening import open_store
 from clusterbench.output.unit_symbols import unit_shown
 
@@ -62,7 +62,13 @@ def command(figure, label, host, params, since, last, db_url):
     store = open_store(db_url)
     found = trend.load(store, kernel, phase, mode, label=label, host=host, params=wanted, since=utc(since))
     if not found:
-        click.echo(f"no run that ended ok measured {figure} in {store.url}")
+        # the store measured the figure (load refuses one it never did): the filters, or no run that ended ok,
+        # left nothing; said without them the line read as if the store had never measured it
+        given = [f"label {label}" if label is not None else "", f"host {host}" if host is not None else "",
+                 *(f"{k}={v}" for k, v in wanted.items()), f"since {cutoff_text(utc(since))}" if since else ""]
+        filters = ", ".join(g for g in given if g)
+        click.echo(plain(f"no run that ended ok measured {figure}" + (f" ({filters})" if filters else "")
+                         + f" in {store.url}"))
         return
     console = stdout_console()
     for s in found:

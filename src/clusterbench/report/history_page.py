@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterbench.analysis import trend_series as trend
-from clusterbench.output.date_text import day_text, minute_text
+from clusterbench.output.date_text import cutoff_text, day_text, minute_text
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.analysis.run_groups import summarise
@@ -218,7 +218,7 @@ def render(store, since: dt.datetime | None = None, now: dt.datetime | None = No
     size = store.size_bytes()
     ok = sum(r.status == "ok" for r in rows)
     head = (f"<h1>Run history</h1><p>Store {_e(store.url)}: {len(rows)} runs"
-            + (f" since {day_text(since)}" if since else "")
+            + (f" since {cutoff_text(since)}" if since else "")
             + (f", {day_text(rows[0].started)} to {day_text(rows[-1].started)}" if rows else "")
             + f"; {ok} ok. Store size {format_bytes(size) if size is not None else 'unknown'}."
             + f" Written {now:%Y-%m-%d %H:%M} UTC. Cut short: interrupted by a signal or killed.</p>")
