@@ -285,3 +285,24 @@ def test_trend_and_the_history_page_say_what_changed_in_words_as_compare_does(cl
     page = (tmp_path / "h.html").read_text()
     assert ("tuned profile: (absent) → latency-performance; kernel release: 6.1.0-18-amd64 → 6.1.0-21-amd64; "
             "memory: 16 GiB → 32 GiB") in page, page
+
+
+def test_a_run_whose_end_is_before_its_start_has_no_duration_anywhere(cli, store_url):
+    """A run during which the clock stepped back (or an imported file's
+    dates) ends before it starts: list said "-3600.0 s", and list --by and
+    the history page took an hour off its group's time used and median run.
+    show already gave it no time; now list, list --by and the history page
+    agree: no duration, and none counted."""
+    from clusterbench.store import Store
+
+    store = Store(store_url)
+    back = store.begin_run(label="back", command="clusterbench run null", suite=None)
+    store.finish_run(back, "ok")
+    store.rows.update("runs", {"id": back}, {"finished": store.run(back).started - dt.timedelta(hours=1)})
+    listed = cli("list").stdout
+    assert re.search(r"│ back +│ ok +│ [0-9-]+ [0-9:]+ +│ - +│", listed), listed
+    by_month = cli("list", "--by", "month").stdout
+    assert "3600" not in by_month and re.search(r"│ +1 │ +1 │ +0 │ +0 │ +0 │ +- │ +- │", by_month), by_month
+    page = cli("history", "-o", "-").stdout
+    assert "3600" not in page and "-1.0 h" not in page and "-60.0 min" not in page
+    assert "took" not in cli("show", str(back)).stdout

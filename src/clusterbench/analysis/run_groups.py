@@ -25,6 +25,16 @@ GROUPS: dict[str, Callable[[Any, list[str]], list[str]]] = {
 CUT_SHORT = ("interrupted", "killed")
 
 
+def run_seconds(started, finished) -> float | None:
+    """How long a run took; None with no end, or an end before its start (the
+    clock stepped back while it ran, an imported file's dates): list said
+    "-3600.0 s" of such a run, and its group's time used and median run
+    went down by an hour. show already said no time for it (report/when.py)."""
+    if started is None or finished is None or finished < started:
+        return None
+    return (finished - started).total_seconds()
+
+
 @dataclass
 class Group:
     key: str
@@ -71,5 +81,6 @@ def _count(g: Group, r: Any, bytes_written: int) -> None:
         g.cut_short += 1
     else:
         g.running += 1
-    if r.finished:
-        g.durations_s.append((r.finished - r.started).total_seconds())
+    seconds = run_seconds(r.started, r.finished)
+    if seconds is not None:
+        g.durations_s.append(seconds)

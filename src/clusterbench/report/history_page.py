@@ -19,7 +19,7 @@ from clusterbench.analysis import trend_series as trend
 from clusterbench.output.date_text import cutoff_text, day_text, minute_text
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
-from clusterbench.analysis.run_groups import summarise
+from clusterbench.analysis.run_groups import run_seconds, summarise
 from clusterbench.environment import change_text
 from clusterbench.results.sizes import rounded_size_text as format_bytes
 from clusterbench.report.when import duration_text
@@ -60,7 +60,7 @@ def load_runs(store, since: dt.datetime | None) -> History:
     kernels, written, step_error = details["kernels"], details["bytes_written"], details["step_error"]
     out = []
     for r in rows:
-        seconds = (r.finished - r.started).total_seconds() if r.finished else None
+        seconds = run_seconds(r.started, r.finished)
         error = r.message or step_error.get(r.id)
         out.append(RunRow(r.id, r.started, r.user or "-", r.host or "-", r.label or "-", r.suite or "-", r.status,
                           seconds, kernels.get(r.id, []), written.get(r.id, 0),

@@ -10,6 +10,7 @@ from typing import Any, Iterator
 from rich.console import Console
 from rich.table import Table
 
+from clusterbench.analysis.run_groups import run_seconds
 from clusterbench.output.date_text import second_text
 from clusterbench.output.render_text import terminal
 from clusterbench.output.whole_columns import print_first_fitting
@@ -31,7 +32,7 @@ def cells(r: Any) -> dict[str, str]:
         status += " (warning)"
         warning = f"warning: {terminal(r.message)}"
     return {"id": str(r.id), "label": terminal(r.label), "status": status, "started (UTC)": second_text(r.started),
-            "duration": duration_text((r.finished - r.started).total_seconds()) if r.finished else "-",
+            "duration": duration_text(run_seconds(r.started, r.finished)),
             "host": terminal(r.host), "user": terminal(r.user), "batch job": terminal(r.batch_job),
             "command": terminal(r.command or r.imported_from), "warning": warning}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from clusterbench.analysis.run_groups import run_seconds
 from clusterbench.output.date_text import second_text
 
 
@@ -34,7 +35,7 @@ def started_text(run: dict) -> str:
     if started is None:
         return "start not recorded"
     text = f"{second_text(started)} UTC"
-    finished = _parse(run.get("finished"))
-    if finished is not None and finished >= started:
-        text += f" (took {duration_text((finished - started).total_seconds())})"
+    seconds = run_seconds(started, _parse(run.get("finished")))
+    if seconds is not None:
+        text += f" (took {duration_text(seconds)})"
     return text
