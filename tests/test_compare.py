@@ -224,3 +224,31 @@ def test_a_configuration_whose_runs_measured_nothing_is_said_to_have_nothing_not
         assert r.status == 2, r.stderr
         assert r.stderr.strip().splitlines() == \
             ["Error: a has no measurement to compare: run 1 failed (null: failing at repetition 0 as asked)"], r.stderr
+
+
+def test_a_configuration_whose_runs_ran_on_two_machines_says_so(cli, tmp_path):
+    """A label's runs are pooled, and the environment differences are its
+    newest run's: a label measured on n01 and n03 compared as "m1 (n03) vs
+    m2 (n02)", nothing saying half its samples came from n01. A note says
+    which configuration pooled more than one environment, in every format."""
+    from jsonschema import validate
+
+    from clusterbench.report.compare_data import schema
+    from conftest import REPO
+
+    osu = str(REPO / "tests" / "fixtures" / "import" / "osu-7.4-bw.txt")
+    for label, host in (("m1", "n01"), ("m1", "n03"), ("m2", "n02"), ("m2", "n02")):
+        r = cli("import", "--again", "--label", label, "--host", host, "--date", "2024-01-01", osu)
+        assert r.status == 0, r.stderr
+    note = ("note: m1: its 2 runs ran in 2 different environments (hosts n01, n03), pooled here; "
+            "the environment differences are of run 2 alone")
+    r = cli("compare", "m1", "m2")
+    assert r.status == 0 and note in r.stdout, r.stdout
+    assert "m2: its" not in r.stdout   # two runs of one environment: nothing to say
+    doc = json.loads(cli("compare", "m1", "m2", "--format", "json").stdout)
+    validate(doc, schema())
+    assert doc["pooled_environments"] == [note.removeprefix("note: ")]
+    assert cli("report", "m1", "m2", "-o", str(tmp_path / "r.md")).status == 0
+    assert note in (tmp_path / "r.md").read_text()
+    assert cli("report", "m1", "m2", "-o", str(tmp_path / "r.html")).status == 0
+    assert f"<p>{note}</p>" in (tmp_path / "r.html").read_text()

@@ -133,6 +133,7 @@ class Table:
     env_diffs: list[EnvDiff]
     exclude_outliers: bool = False
     imported: list[str] = field(default_factory=list)   # "NAME: run 5 imported from fio 3.33 JSON, file ..."
+    pooled: list[str] = field(default_factory=list)     # "NAME: its 2 runs ran in 2 environments ...": pooled_environments
 
     @property
     def names(self) -> list[str]:
@@ -303,7 +304,8 @@ def build(store: Store, refs: list[str], exclude_outliers: bool = False,
                               + nearest_difference(points, names))
     imported = [f"{c.name}: run {i} imported from {store.run(i).imported_from}"
                 for c in configs for i in c.run_ids if store.run(i).imported_from]
-    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported)
+    return Table(configs, full, partial, env_diffs(store, configs), exclude_outliers, imported,
+                 pooled_environments(store, configs))
 
 
 def _no_samples_why(store: Store, run_ids: list[int]) -> str:
@@ -355,6 +357,25 @@ def single_target(env: dict) -> dict:
     prefix = f"target.{d}."
     out = {("target." + k[len(prefix):] if k.startswith(prefix) else k): v for k, v in env.items()}
     out["target.path"] = d
+    return out
+
+
+def pooled_environments(store: Store, configs: list[Config]) -> list[str]:
+    """A note per configuration whose runs ran in more than one environment
+    (a label's runs on two machines, or before and after an update): its
+    samples are pooled, and the environment differences are its newest
+    run's alone (env_diffs), so "m1 (n03) vs m2 (n02)" said nothing of the
+    m1 runs measured on n01."""
+    out = []
+    for c in configs:
+        runs_of: dict[frozenset, list[int]] = {}
+        for run_id in c.run_ids:
+            runs_of.setdefault(store.environment_hashes_of(run_id), []).append(run_id)
+        if len(runs_of) > 1:
+            hosts = sorted({host for snapshot in runs_of for host, _ in snapshot})
+            out.append(f"{c.name}: its {len(c.run_ids)} runs ran in {len(runs_of)} different environments "
+                       f"(hosts {', '.join(hosts)}), pooled here; the environment differences are of run "
+                       f"{c.run_ids[0]} alone")
     return out
 
 

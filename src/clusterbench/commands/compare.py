@@ -72,6 +72,8 @@ def command(refs, env_lines, exclude_outliers, fmt, fail_if, threshold_pct, link
         # its environment was not recorded: the differences above stop at what its file stated;
         # beside a machine-readable format the note goes to stderr
         click.echo(f"note: {line}; its environment is what the file states, the rest not recorded", err=fmt != "table")
+    for line in table.pooled:
+        click.echo(f"note: {line}", err=fmt != "table")
     if fail_if:
         found = compare_gate.failing(table, fail_if, threshold_pct)
         for line in found:

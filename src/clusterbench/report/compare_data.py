@@ -114,6 +114,7 @@ def as_dict(table: Table) -> dict:
             "lines": [{"key": k, "base": a, "other": b} for k, a, b in d.lines],
         } for d in table.env_diffs],
         "imported": table.imported,   # "NAME: run 5 imported from fio 3.33 JSON, ...": its environment not recorded
+        "pooled_environments": table.pooled,   # "NAME: its 2 runs ran in 2 different environments ...": pooled
     }
 
 

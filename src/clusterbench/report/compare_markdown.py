@@ -86,6 +86,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
                                           f"{md(table.title(p))} {md(condition_shown(p.mode))}".rstrip() for p in table.partial]
     for line in table.imported:
         out += ["", f"note: {md(line)}; its environment is what the file states, the rest not recorded"]
+    out += [line for note in table.pooled for line in ("", f"note: {md(note)}")]
     for d, alike in env_blocks(table.env_diffs):
         if alike:   # said, not a table of headings over no rows
             out += ["", f"### Environment: {md(d.base)} vs {md(d.other)}", "", md(no_difference_text(alike))]

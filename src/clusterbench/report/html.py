@@ -284,6 +284,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
             for p in table.partial) + "</ul>")
     for line in table.imported:
         out.append(f"<p>note: {esc(line)}; its environment is what the file states, the rest not recorded</p>")
+    out += [f"<p>note: {esc(line)}</p>" for line in table.pooled]
     # one plot per kernel and unit: on one MiB/s axis a disk's GiB/s hid the MPI and memory bars beside it
     by_kernel_unit = defaultdict(list)
     for p in table.points:

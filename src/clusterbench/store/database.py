@@ -368,6 +368,10 @@ class Store:
     def samples_of(self, step_id: int) -> list[Sample]:
         return [Sample.from_row(r) for r in self.rows.select("samples", {"step_id": step_id}, order_by="id")]
 
+    def environment_hashes_of(self, run_id: int) -> frozenset[tuple[str, str]]:
+        """(host, environment hash) of each host of the run: which snapshots it ran in, not read."""
+        return frozenset((link.host, link.environment_hash) for link in self.rows.select("run_hosts", {"run_id": run_id}))
+
     def environments_of(self, run_id: int) -> dict[str, dict]:
         out = {}
         for link in self.rows.select("run_hosts", {"run_id": run_id}):
