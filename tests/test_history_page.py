@@ -306,3 +306,33 @@ def test_a_run_whose_end_is_before_its_start_has_no_duration_anywhere(cli, store
     page = cli("history", "-o", "-").stdout
     assert "3600" not in page and "-1.0 h" not in page and "-60.0 min" not in page
     assert "took" not in cli("show", str(back)).stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_change_from_a_median_of_0_is_said_so_not_nan(cli, store_url):
+    """A figure whose runs read 0 (a rate that measured nothing) and then
+    did not: the change point's change divided by 0, and trend and the
+    history page printed "+nan %". They say "from a median of 0", as the
+    regression gate does; the page sorts it above every ratio."""
+    from clusterbench import environment
+    from clusterbench.store import Store
+
+    store = Store(store_url)
+    env = {"host.name": "node01"}
+    store.add_environment(env, environment.snapshot_hash(env))
+    for i in range(20):
+        run_id = store.begin_run(label=None, command="clusterbench run null", suite=None)
+        store.link_host(run_id, "node01", environment.snapshot_hash(env))
+        step = store.begin_step(run_id, position=0, name=None, kernel="null", params={}, launcher="local", ranks=1,
+                                ranks_per_node=None)
+        for rep in range(3):
+            store.add_sample(step, {"repetition": rep, "phase": "null", "mode": "n/a",
+                                    "rate": 0.0 if i < 10 else 100.0 + rep, "rate_unit": "MiB/s"}, [])
+        store.finish_step(step, "ok")
+        store.finish_run(run_id, "ok")
+    r = cli("trend", "null:null")
+    assert r.status == 0 and "1 change point" in r.stdout, r.stdout + r.stderr
+    assert "nan" not in r.stdout and "median 0 -> 101 MiB/s (from a median of 0), p = " in r.stdout, r.stdout
+    page = cli("history", "-o", "-").stdout
+    assert "nan %" not in page and 'data-sort="nan"' not in page
+    assert '<td data-sort="Infinity">from a median of 0</td>' in page

@@ -55,8 +55,10 @@ class ChangePoint:
     env_diff: list[tuple[str, Any, Any]] = field(default_factory=list)
 
     @property
-    def change(self) -> float:
-        return self.after_median / self.before_median - 1 if self.before_median else math.nan
+    def change(self) -> float | None:
+        """The relative change; None from a median of 0, which no ratio is of
+        (it was NaN, and trend and the history page printed "+nan %")."""
+        return self.after_median / self.before_median - 1 if self.before_median else None
 
 
 @dataclass

@@ -45,6 +45,7 @@ def command(figure, label, host, params, since, last, db_url):
 
     from clusterbench.analysis import trend_series as trend
     from clusterbench.environment import change_text
+    from clusterbench.report.compare_data import change_percent_text
     from clusterbench.output.console import stdout_console
     from clusterbench.output.whole_columns import print_whole
     from clusterbench.report.terminal import ci_text
@@ -80,7 +81,7 @@ def command(figure, label, host, params, since, last, db_url):
             medians = [p.median for p in s.points[a:b]]
             seg.add_row(day_text(s.points[a].started), day_text(s.points[b - 1].started),
                         str(b - a), number(_median(medians)),
-                        f"{starts[a].change * 100:+.1f} %" if a in starts else "")
+                        change_percent_text(starts[a].change) if a in starts else "")
         print_whole(console, seg)   # a date or a figure never cut to '2026…' on a narrow terminal
         shown = s.points[-last:] if last else []
         first = len(s.points) - len(shown)
@@ -90,7 +91,7 @@ def command(figure, label, host, params, since, last, db_url):
         for column in t.columns[2:4]:
             column.overflow = "fold"   # a label or a host may be one word longer than the column
         for i, p in enumerate(shown, first):
-            mark = f"◀ change {starts[i].change * 100:+.1f} %" if i in starts else ""
+            mark = f"◀ change {change_percent_text(starts[i].change)}" if i in starts else ""
             t.add_row(str(p.run_id), minute_text(p.started), terminal(p.label), terminal(p.host),
                       number(p.median), ci_text(p), str(p.n), mark)
         if shown:
@@ -98,7 +99,7 @@ def command(figure, label, host, params, since, last, db_url):
         for c in s.changes:
             before, after = s.points[c.index - 1], s.points[c.index]
             click.echo(f"change at {day_text(after.started)} (run {before.run_id} -> run {after.run_id}): median "
-                       f"{number(c.before_median)} -> {number(c.after_median)} {unit_shown(s.unit)} ({c.change * 100:+.1f} %), "
+                       f"{number(c.before_median)} -> {number(c.after_median)} {unit_shown(s.unit)} ({change_percent_text(c.change)}), "
                        f"p = {c.p_value:.2g}")
             # plain: environment values are read from the machine (host names, paths), not trusted text
             for key, a, b in c.env_diff:

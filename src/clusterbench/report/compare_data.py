@@ -48,6 +48,13 @@ def ratio_text(c: stats.Comparison) -> str:
     return f"{c.ratio:.3f} ({c.change:+.1%})" if c.ratio is not None else "-"
 
 
+def change_percent_text(change: float | None) -> str:
+    """A change point's change as trend and the history page say it,
+    "-30.8 %"; "from a median of 0" where there is no ratio, as the
+    regression gate says (analysis/compare_gate.py)."""
+    return f"{change * 100:+.1f} %" if change is not None else "from a median of 0"
+
+
 def outliers_excluded_text(table: Table) -> str:
     """What a comparison made with --exclude-outliers says of itself: the
     rule that chose the outliers (analysis/stats.py; its bound depends on

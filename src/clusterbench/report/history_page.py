@@ -21,6 +21,7 @@ from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import html as esc  # the one HTML escape: markup and control characters
 from clusterbench.analysis.run_groups import run_seconds, summarise
 from clusterbench.environment import change_text
+from clusterbench.report.compare_data import change_percent_text
 from clusterbench.results.sizes import rounded_size_text as format_bytes
 from clusterbench.report.when import duration_text
 from clusterbench.output.unit_symbols import unit_shown
@@ -163,10 +164,11 @@ def _trend_section(store, since: dt.datetime | None) -> str:
                 before, after = s.points[c.index - 1], s.points[c.index]
                 diff = "; ".join(change_text(k, a, b, "→") for k, a, b in c.env_diff) or "no environment difference"
                 date = day_text(after.started)
+                growth = c.change if c.change is not None else "Infinity"   # from 0: sorted above every ratio
                 change_rows.append([(s.title, s.title), (date, date),
                                     (f"run {before.run_id} → run {after.run_id}", after.run_id),
-                                    (f"{number(c.before_median)} → {number(c.after_median)} {unit_shown(s.unit)}", c.change),
-                                    (f"{c.change * 100:+.1f} %", c.change), (f"{c.p_value:.2g}", c.p_value),
+                                    (f"{number(c.before_median)} → {number(c.after_median)} {unit_shown(s.unit)}", growth),
+                                    (change_percent_text(c.change), growth), (f"{c.p_value:.2g}", c.p_value),
                                     (diff, diff)])
     if not shown:
         parts.append(f"<p>No figure was measured by {TREND_MIN_RUNS} runs yet.</p>")
