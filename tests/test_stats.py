@@ -127,6 +127,10 @@ def test_too_few_repetitions_are_undecidable_not_significant():
     assert "do not overlap" in c.reason and "not a result" in c.reason
     assert "the CIs overlap" in stats.compare([1.0, 2.0, 3.0], [2.5, 3.5, 4.0], "MiB/s").reason
     assert stats.compare([], [1.0], "s").verdict is Verdict.UNDECIDABLE
+    # one value is no interval: no "CIs (0%, 0% coverage) do not overlap" hint from intervals never there
+    for a, b in (([1.0], [2.0]), ([1.0], [1.0]), ([1.0, 1.1, 1.2], [5.0])):
+        reason = stats.compare(a, b, "MiB/s").reason
+        assert "CIs" not in reason and reason.endswith("one value is no interval: nothing to overlap"), reason
 
 
 def test_significant_change_below_threshold_is_no_difference():

@@ -245,6 +245,10 @@ def _overlap_note(a: list[float], b: list[float]) -> str:
     [min, max] at 75 % coverage (n = 3), and non-overlapping ranges of 3 vs 3
     are the most extreme ordering, p = 0.1, not significant at 0.05."""
     sa, sb = summarize(a), summarize(b)
+    if min(len(a), len(b)) < 2:
+        # one value is no interval (its "CI" is the value, coverage 0 %; show prints "-"): "the CIs
+        # (0%, 0% coverage) do not overlap" read as a hint from intervals that were never there
+        return "one value is no interval: nothing to overlap"
     if sa.ci_high < sb.ci_low or sb.ci_high < sa.ci_low:
         return (f"the CIs ({sa.ci_coverage:.0%}, {sb.ci_coverage:.0%} coverage) do not overlap: "
                 "a hint worth measuring again, not a result")
