@@ -224,8 +224,8 @@ def test_flagged_figures_are_listed_so_names_with_commas_stay_apart_and_a_whole_
     every = [row("h2d", 8 << k, m, test_runtime) for m in ("pinned, copy", "pageable, copy") for k in range(3)]
     some = [row("h2d", 8, "pinned, copy", "slow"), row("h2d", 16, "pinned, copy", "slow"), row("h2d", 32, "pinned, copy")]
     plain = [row("seq_write", None, "fsync", "slow"), row("seq_read", None, "cold", "slow"), row("seq_read", None, "warm")]
-    run = {"steps": [{"name": n, "kernel": "gpucopy", "summary": rows} for n, rows in
-                     (("all", every), ("some", some), ("plain", plain))]}
+    run = {"steps": [{"id": i, "position": i, "name": n, "kernel": "gpucopy", "summary": rows} for i, (n, rows) in
+                     enumerate((("all", every), ("some", some), ("plain", plain)))]}
     assert flagged_by_step(run) == [
         ("all", ["every figure (6): measured by a cbk built on the test runtime"]),   # the warning, short
         ("some", ["h2d 8 B pinned, copy; h2d 16 B pinned, copy: slow"]),
