@@ -102,6 +102,32 @@ def test_ior_text_rows_become_pario_samples_of_the_same_line():
     assert "iops" not in old.steps[0].samples[0].record
 
 
+def test_ior_3_0_text_and_its_older_headings_keep_every_repetition():
+    """IOR 3.0 and 3.1 print `Command line used:`, `Test 0 started:`, a `Summary:` block of
+    `key = value` options and the results table with no `Results:` line before it. Read with
+    3.2's headings only, the file lost its rows (the summary's mean became one sample) and its
+    command line (an ior step, not the pario step of the same line)."""
+    run = one("ior-3.0.1-posix-fpp.txt")
+    assert (run.tool, run.version, run.hosts) == ("IOR", "3.0.1", ["vm"])
+    assert run.command.endswith("ior -a POSIX -b 4m -t 1m -F -C -e -i 2 -o /tmp/pi/iorrun/t")
+    assert (run.started, run.finished) == (dt.datetime(2026, 12, 7, 12, 13, 40, tzinfo=dt.timezone.utc),) * 2
+    (st,) = run.steps
+    assert st.kernel == "pario" and st.ranks == 2 and st.ranks_per_node is None
+    assert st.params["strategy"] == "split" and st.params["fsync"] == "end" and st.params["block-size"] == "4m"
+    assert figures(run) == [("pario", "write", "fsync", "MiB/s", 0, None, 529.80),
+                            ("pario", "read", "cold", "MiB/s", 0, None, 13609.0),
+                            ("pario", "write", "fsync", "MiB/s", 1, None, 466.79),
+                            ("pario", "read", "cold", "MiB/s", 1, None, 40799.0)]
+    assert st.samples[0].record["transfer_s"] == 0.014236 and run.notes == []
+    # without its command line, the options block gives the ranks: "clients = 2 (4 per node)"
+    text = (FIXTURES / "ior-3.0.1-posix-fpp.txt").read_text()
+    text = re.sub(r"Command line used:.*\n", "", text).replace("2 (2 per node)", "8 (4 per node)")
+    (run,) = importers.get("ior").parse(text)
+    (st,) = run.steps
+    assert (st.kernel, st.ranks, st.ranks_per_node, st.params["api"]) == ("ior", 8, 4, "POSIX")
+    assert [s.repetition for s in st.samples] == [0, 0, 1, 1]
+
+
 def test_ior_json_versions_and_their_real_defects():
     new = one("ior-4.0.0-shared.json")
     assert figures(new) == [("pario", "write", "buffered", "MiB/s", 0, None, 2124.9086),

@@ -1,6 +1,9 @@
 """IOR 3.x and 4.x text output: the banner (version, Began, Command line,
 Machine), per test its Options block and Results table (one row per
 repetition and operation), and the `Summary of all tests` table.
+IOR 3.0 and 3.1 print the same figures under other headings: `Command line
+used:`, `Test 0 started:`, a `Summary:` block of `key = value` lines for
+the options, and the results table with no `Results:` line before it.
 
 Samples come from the Results rows (bandwidth in MiB/s as IOR printed it,
 with its IOPS, latency and open/wr-rd/close/total times in the record).
@@ -20,6 +23,10 @@ from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sampl
 LINE = "\0line"   # a row's line in the file, kept beside its columns (no heading is that)
 BANNER = re.compile(r"^IOR-(\S+): MPI Coordinated Test of Parallel I/O", re.M)
 KEY_VALUE = re.compile(r"^([A-Za-z][\w /()#.-]*?)\s*: ?(.*)$")
+# IOR 3.0/3.1: "Test 0 started: ..." opens a test; its "Summary:" block is "\tapi                = POSIX"
+OLD_TEST = re.compile(r"^Test \d+ started:")
+OLD_SETUP = re.compile(r"^\s+([a-z][\w ]*?)\s*= ?(.*)$")
+OLD_CLIENTS = re.compile(r"(\d+) \((\d+) per node\)")
 RESULT_COLUMNS = {"bw(MiB/s)": "bw", "IOPS": "iops", "Latency(s)": "latency_s", "block(KiB)": "block_kib",
                   "xfer(KiB)": "xfer_kib", "open(s)": "open_s", "wr/rd(s)": "transfer_s", "close(s)": "close_s",
                   "total(s)": "total_s", "iter": "iter"}
@@ -58,15 +65,29 @@ def _run(text: str, first_line: int) -> ImportedRun:
     summary: list[dict[str, str]] = []
     for line_no, line in enumerate(lines[1:], start=banner_line + 1):
         stripped = line.strip()
-        if stripped.startswith("TestID"):
+        if stripped.startswith("TestID") or OLD_TEST.match(stripped):
             tests.append({"options": {}, "rows": []})
             section = "test"
             continue
         if stripped.startswith("Options:"):
             section = "options"
             continue
+        if stripped == "Summary:" and section == "test":   # IOR 3.0/3.1's options
+            section = "setup"
+            continue
         if stripped.startswith("Results:"):
             section, columns = "results", None
+            continue
+        if section in ("test", "setup") and stripped.startswith("access") and "bw(MiB/s)" in stripped:
+            section = "results"   # IOR 3.0/3.1: the table's heading with no "Results:" line before it
+        if section == "setup":
+            kv = OLD_SETUP.match(line)
+            if kv and tests:
+                clients = OLD_CLIENTS.fullmatch(kv.group(2).strip())
+                if kv.group(1) == "clients" and clients:
+                    tests[-1]["options"].update({"tasks": clients.group(1), "clients per node": clients.group(2)})
+                else:
+                    tests[-1]["options"][kv.group(1)] = kv.group(2).strip()
             continue
         if stripped.startswith("Summary of all tests:"):
             section = "summary"
@@ -95,7 +116,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
             tests[-1]["options"][key] = value
         elif section is None or section == "test":
             head.setdefault(key, value)
-    run = ImportedRun("IOR", m.group(1), "text", head.get("Command line"))
+    run = ImportedRun("IOR", m.group(1), "text", head.get("Command line", head.get("Command line used")))
     run.started, run.finished = _date(head.get("Began")), _date(head.get("Finished"))
     machine = head.get("Machine", "").split()
     if len(machine) >= 2:
