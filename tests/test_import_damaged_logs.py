@@ -144,6 +144,16 @@ def test_a_fio_job_that_reported_an_error_is_not_taken_json_and_text():
     assert "fio reported error 5 (Input/output error)" in e.value.message
 
 
+def test_a_fio_text_job_that_failed_partway_is_not_taken_nor_added_to_the_job_before_it():
+    """fio prints an error's place beside its number (`err=27 (file:io_u.c:1876, func=io_u error,
+    error=File too large): pid=...`): that line was not read as a job's, so the failed job's
+    write figures (512 KiB before EFBIG) were added to the randread job printed before it."""
+    (run,) = parse_bytes("f", (FIXTURES / "fio-3.33-write-error.txt").read_bytes())
+    (st,) = run.steps
+    assert st.name == "fio job good" and [(s.phase, s.value) for s in st.samples] == [("read", 16000.0)]
+    assert any(n.startswith("job bad: fio reported error 27 (File too large)") for n in run.notes), run.notes
+
+
 def test_ior_text_nan_and_inf_are_left_out_with_a_note():
     data = (FIXTURES / "ior-4.0.0-posix-fpp.txt").read_text()
     for bad in ("nan   ", "-nan  ", "inf   "):

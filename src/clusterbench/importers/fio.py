@@ -216,7 +216,8 @@ TEXT_VERSION = re.compile(r"^fio-(\d[\w.\-]*)\s*$", re.M)
 # the job lines fio prints before its version line ("rr: (g=0): rw=randread, ...", "..." for numjobs > 1),
 # which open the run
 TEXT_JOB_LINES = re.compile(r"(?:^\S.*?: \(g=\d+\): rw=[^\n]*\n(?:\.\.\.\n)?)+", re.M)
-TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+): pid=\d+: (.+)$", re.M)
+# a job fio reported an error for says where: "err=27 (file:io_u.c:1876, func=io_u error, error=File too large): pid="
+TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)(?: \(.*\))?: pid=\d+: (.+)$", re.M)
 # 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)"; 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec"
 TEXT_DIR3 = re.compile(r"^\s+(read|write)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMG]i?B)/s.*?\((\d+(?:\.\d+)?)([KMGT]?i?B)"
                        r"/(\d+)msec\)", re.M)
