@@ -444,6 +444,23 @@ def test_fio_text_output_gives_the_main_figures():
     assert (run.form, s.phase, s.value, s.seconds) == ("text", "read", 27000.0, 1.001)
 
 
+def test_fio_unified_rw_reporting_mixed_figures_are_taken_not_refused():
+    """fio --unified_rw_reporting=1 reports reads and writes as one "mixed" direction (JSON member and
+    text line, fio 2.x and 3.x): the file was refused as holding no measurement."""
+    doc = json.loads((FIXTURES / "fio-3.33-unified-randrw.json").read_text())["jobs"][0]["mixed"]
+    run = one("fio-3.33-unified-randrw.json")
+    (st,) = run.steps
+    (s,) = st.samples
+    # reads and writes together are no randio phase: a fio step with fio's options
+    assert (st.kernel, st.params["rw"], st.params["unified_rw_reporting"]) == ("fio", "randrw", "1")
+    assert (s.phase, s.condition, s.unit, s.value) == ("mixed", "buffered", "IOPS", doc["iops"])
+    assert (s.record["bytes"], s.seconds, s.record["mib_per_s"]) == (2097152, 0.013, doc["bw"] / 1024)
+    assert s.record["clat_us_p50"] == doc["clat_ns"]["percentile"]["50.000000"] / 1e3
+    text = one("fio-3.33-unified-randrw.txt")
+    (s,) = text.steps[0].samples
+    assert (s.phase, s.value, s.record["bytes"], s.seconds) == ("mixed", 39400.0, 2048 * 1024, 0.013)
+
+
 def test_iperf3_sums_directions_and_old_single_stream_files():
     run = one("iperf3-3.12-bidir.json")
     (st,) = run.steps

@@ -77,11 +77,13 @@ def _parse_json(doc: dict) -> ImportedRun:
             continue
         step = _step(name, opts, len(entries))
         for direction, rand_phase in DIRECTIONS:
-            parts = [e[direction] for e in entries if isinstance(e.get(direction), dict)]
-            if not any(_num(p.get("io_bytes")) and p["io_bytes"] > 0 for p in parts):
-                continue
-            phase = rand_phase if step.kernel == "randio" else direction
-            step.samples.append(_sample(phase, opts, parts, run))
+            parts = _moved(entries, direction)
+            if parts:
+                step.samples.append(_sample(rand_phase if step.kernel == "randio" else direction, opts, parts, run))
+        if not step.samples and _moved(entries, "mixed"):
+            # unified_rw_reporting=1: reads and writes as one "mixed" figure, which is no randio phase
+            step = ImportedStep(f"fio job {name}", "fio", dict(opts), 1)
+            step.samples.append(_sample("mixed", opts, _moved(entries, "mixed"), run))
         if step.samples:
             run.steps.append(step)
     ts = doc.get("timestamp")
@@ -94,6 +96,12 @@ def _parse_json(doc: dict) -> ImportedRun:
     return run
 
 
+def _moved(entries: list[dict], direction: str) -> list[dict]:
+    """The entries' figures of one direction, where any of them moved data."""
+    parts = [e[direction] for e in entries if isinstance(e.get(direction), dict)]
+    return parts if any(_num(p.get("io_bytes")) and p["io_bytes"] > 0 for p in parts) else []
+
+
 def _job_seconds(job: dict) -> float:
     """How long a job ran: the longest of its `elapsed` (whole seconds, the
     ramp included, but 0 for a job under half a second: such a run listed as
@@ -101,7 +109,7 @@ def _job_seconds(job: dict) -> float:
     each direction's `runtime`, which every figure imported has)."""
     times = [float(job["elapsed"])] if _num(job.get("elapsed")) else []
     times += [float(job["job_runtime"]) / 1e3] if _num(job.get("job_runtime")) else []
-    times += [float(job[d]["runtime"]) / 1e3 for d in ("read", "write", "trim")
+    times += [float(job[d]["runtime"]) / 1e3 for d in ("read", "write", "trim", "mixed")
               if isinstance(job.get(d), dict) and _num(job[d].get("runtime"))]
     # a damaged or hand-edited file: a time that is no time (NaN, negative, centuries) says nothing
     return max((t for t in times if 0 <= t < 1e9), default=0.0)
@@ -218,10 +226,11 @@ TEXT_VERSION = re.compile(r"^fio-(\d[\w.\-]*)\s*$", re.M)
 TEXT_JOB_LINES = re.compile(r"(?:^\S.*?: \(g=\d+\): rw=[^\n]*\n(?:\.\.\.\n)?)+", re.M)
 # a job fio reported an error for says where: "err=27 (file:io_u.c:1876, func=io_u error, error=File too large): pid="
 TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)(?: \(.*\))?: pid=\d+: (.+)$", re.M)
-# 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)"; 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec"
-TEXT_DIR3 = re.compile(r"^\s+(read|write)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMG]i?B)/s.*?\((\d+(?:\.\d+)?)([KMGT]?i?B)"
+# 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)"; 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec";
+# "mixed" for reads and writes together (unified_rw_reporting)
+TEXT_DIR3 = re.compile(r"^\s+(read|write|mixed)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMG]i?B)/s.*?\((\d+(?:\.\d+)?)([KMGT]?i?B)"
                        r"/(\d+)msec\)", re.M)
-TEXT_DIR2 = re.compile(r"^\s+(read|write)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, iops=(\d+), runt=\s*(\d+)msec",
+TEXT_DIR2 = re.compile(r"^\s+(read|write|mixed)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, iops=(\d+), runt=\s*(\d+)msec",
                        re.M)
 SCALE = {"": 1, "k": 1e3, "M": 1e6}
 BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "KB": 1024, "MB": 1024**2,
@@ -278,6 +287,8 @@ def _text_run(text: str, first_line: int) -> ImportedRun:
             for m in TEXT_DIR2.finditer(block):
                 figures.setdefault(m.group(1), []).append((float(m.group(6)), float(m.group(2)) * BYTES[m.group(3)],
                                                            int(m.group(7)), at + block.count("\n", 0, m.start(1))))
+        if figures.keys() - {"mixed"}:   # unified_rw_reporting=both prints read, write and their mix: the first two
+            figures.pop("mixed", None)
         for direction, each in figures.items():
             data, runtime_ms = sum(f[1] for f in each), max(f[2] for f in each)
             step.samples.append(measurement(direction, "n/a", sum(f[0] for f in each), "IOPS",
