@@ -523,6 +523,18 @@ def test_iperf3_udp_before_3_5_is_the_receivers_rate_not_the_senders():
     assert (both.value, both.record["packets"], both.record["lost_packets"]) == (0.18, 2563, 382)
 
 
+def test_iperf3_udp_json_up_to_3_10_is_read_from_its_sum_and_the_note_names_the_right_versions():
+    """iperf3 wrote UDP's sum_sent/sum_received from 3.11 on: 3.2-3.10 write only `sum`, the sender's
+    bytes and rate with the receiver's loss and time (receiver_time). The note said the file was
+    iperf3 3.1 or older, of a real 3.9 output."""
+    run = one("iperf3-3.9-udp.json")
+    (s,) = run.steps[0].samples
+    assert run.version == "3.9"
+    assert s.value == pytest.approx(382 * 32768 * 8 / 1.039981 / 1e9) and s.bytes == 382 * 32768
+    assert s.record["sender_gbit_per_s"] == pytest.approx(0.1001311977665742)
+    assert any("no sum_received (iperf3 before 3.11)" in n for n in run.notes), run.notes
+
+
 def test_osu_tables_become_mpi_sweeps():
     lat = one("osu-5.3-latency.txt")
     (st,) = lat.steps

@@ -7,7 +7,7 @@ same work compares key by key. The sender's figure, retransmits, per-stream
 figures and the per-interval rates are kept in the record. Versions that
 omit the sums for one stream (3.0-3.1) are read from that stream. A UDP
 test is an `iperf3` step with the receiver's rate, jitter and loss: where
-the file has only iperf3's `sum` (3.1 and before), whose bytes and rate are
+the file has only iperf3's `sum` (before 3.11), whose bytes and rate are
 the sender's beside the receiver's loss, the receiver's are its datagrams
 (packets less lost) times the block size (udp_received).
 """
@@ -166,7 +166,7 @@ def _udp(end: dict, block_bytes, run: ImportedRun):
                            else None, **loss)
     if not _num(sent.get("bits_per_second")):
         return None
-    # iperf3 3.1's only sum: the bytes sent and their rate, with the receiver's loss beside them
+    # before 3.11, UDP's only sum: the bytes sent and their rate, with the receiver's loss beside them
     got = udp_received(sent.get("packets"), sent.get("lost_packets"), block_bytes, sent.get("seconds"))
     if got is None:
         run.notes.append("udp: the file gives only the sender's rate (no sum_received, no block size): "
@@ -174,7 +174,7 @@ def _udp(end: dict, block_bytes, run: ImportedRun):
         return measurement("udp", "n/a", sent["bits_per_second"] / GBIT, "Gbit/s", member=MEMBERS,
                            qualifiers={"rate_basis": "sender"}, bytes=sent.get("bytes"), seconds=sent.get("seconds"),
                            **loss)
-    run.notes.append("udp: no sum_received (iperf3 3.1 and before): the receiver's rate is its datagrams "
+    run.notes.append("udp: no sum_received (iperf3 before 3.11): the receiver's rate is its datagrams "
                      "(packets less lost) times the block size; the sender's is kept as sender_gbit_per_s")
     return measurement("udp", "n/a", got[1], "Gbit/s", member=MEMBERS, bytes=got[0], seconds=sent.get("seconds"),
                        sender_gbit_per_s=sent["bits_per_second"] / GBIT, **loss)
