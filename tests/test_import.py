@@ -444,6 +444,24 @@ def test_fio_text_output_gives_the_main_figures():
     assert (run.form, s.phase, s.value, s.seconds) == ("text", "read", 27000.0, 1.001)
 
 
+def test_fio_2_text_of_2_18_and_older_is_fio_text():
+    """fio 2.18 and older (Ubuntu 16.04's 2.2.10) print their job lines `bs=4K-4K/4K-4K/4K-4K`,
+    not 2.19's `bs=(R) 4096B-4096B, ...`: their normal output was no known format."""
+    data = (FIXTURES / "fio-2.2.10-randread.txt").read_text()
+    assert importers.detect(data) == "fio"
+    run = one("fio-2.2.10-randread.txt")
+    (st,) = run.steps
+    (s,) = st.samples
+    assert (run.version, st.params) == ("2.2.10", {"rw": "randread", "bs": "4k", "ioengine": "psync", "iodepth": "1"})
+    assert (s.phase, s.value, s.record["bytes"], s.seconds) == ("read", 13473.0, 1024 * 1024, 0.019)
+    jobs = one("fio-2.2.10-randrw-jobs.txt")   # numjobs=2 without group_reporting: the two blocks summed
+    assert [(s.phase, s.value, s.record["bytes"]) for s in jobs.steps[0].samples] == [
+        ("read", 54200.0, 2 * 1084 * 1024), ("write", 48200.0, 2 * 987136)]
+    # above 999,999, fio 2.x's num2str writes iops=1234K
+    (big,) = importers.get("fio").parse(data.replace("iops=13473,", "iops=1234K,"))
+    assert big.steps[0].samples[0].value == 1234000.0
+
+
 def test_fio_unified_rw_reporting_mixed_figures_are_taken_not_refused():
     """fio --unified_rw_reporting=1 reports reads and writes as one "mixed" direction (JSON member and
     text line, fio 2.x and 3.x): the file was refused as holding no measurement."""

@@ -27,7 +27,10 @@ ENGINES = {"io_uring", "libaio", "psync"}
 DIRECTIONS = (("read", "randread"), ("write", "randwrite"))
 # where each checked figure of a sample is in the document, for the plausibility gate's message
 MEMBERS = {"value": "iops", "seconds": "runtime", "bytes": "io_bytes", "mib_per_s": "bw", "ops": "total_ios"}
-TEXT_JOB = re.compile(r"^(\S.*?): \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-.*?ioengine=(\w+), iodepth=(\d+)", re.M)
+# "rr: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) ..., ioengine=psync, iodepth=1"; fio 2.18 and older print
+# "bs=4K-4K/4K-4K/4K-4K" (or "bs(seq/rand)=...") there
+TEXT_JOB = re.compile(r"^(\S.*?): \(g=\d+\): rw=(\w+), bs(?:\(seq/rand\))?=(?:\(R\) )?(\S+?)-.*?ioengine=(\w+), "
+                      r"iodepth=(\d+)", re.M)
 
 
 def detect(text: str) -> bool:
@@ -230,9 +233,10 @@ TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)(?
 # "mixed" for reads and writes together (unified_rw_reporting)
 TEXT_DIR3 = re.compile(r"^\s+(read|write|mixed)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMG]i?B)/s.*?\((\d+(?:\.\d+)?)([KMGT]?i?B)"
                        r"/(\d+)msec\)", re.M)
-TEXT_DIR2 = re.compile(r"^\s+(read|write|mixed)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, iops=(\d+), runt=\s*(\d+)msec",
+TEXT_DIR2 = re.compile(r"^\s+(read|write|mixed)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, iops=(\d+)([KM]?), runt=\s*(\d+)msec",
                        re.M)
 SCALE = {"": 1, "k": 1e3, "M": 1e6}
+SCALE2 = {"": 1, "K": 1e3, "M": 1e6}   # fio 2.x: iops=1234K (num2str's decimal suffixes)
 BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "KB": 1024, "MB": 1024**2,
          "GB": 1024**3, "TB": 1024**4}
 
@@ -285,8 +289,9 @@ def _text_run(text: str, first_line: int) -> ImportedRun:
                                                            float(m.group(6)) * BYTES[m.group(7)], int(m.group(8)),
                                                            at + block.count("\n", 0, m.start(1))))
             for m in TEXT_DIR2.finditer(block):
-                figures.setdefault(m.group(1), []).append((float(m.group(6)), float(m.group(2)) * BYTES[m.group(3)],
-                                                           int(m.group(7)), at + block.count("\n", 0, m.start(1))))
+                figures.setdefault(m.group(1), []).append((float(m.group(6)) * SCALE2[m.group(7)],
+                                                           float(m.group(2)) * BYTES[m.group(3)], int(m.group(8)),
+                                                           at + block.count("\n", 0, m.start(1))))
         if figures.keys() - {"mixed"}:   # unified_rw_reporting=both prints read, write and their mix: the first two
             figures.pop("mixed", None)
         for direction, each in figures.items():
