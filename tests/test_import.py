@@ -817,6 +817,21 @@ def test_ior_csv_rows_become_samples(tmp_path):
                                                                                                "fsync")
 
 
+@pytest.mark.parametrize("name,zeros", [("ior-4.1.0+dev-zero-time.json", 2), ("ior-csv-4.1.0+dev-zero-time.csv", 1)])
+def test_ior_json_and_csv_time_printed_as_0_is_too_short_to_print_not_refused(name, zeros):
+    """IOR's JSON and CSV print times to 4 decimals (%.4f) and bandwidth from the time unrounded: a
+    read of a small file from the page cache, under 50 us, prints totalTime 0.0000 beside 31,300 MiB/s.
+    Real IOR outputs were refused as data moved in no time."""
+    (run,) = parse_file(str(FIXTURES / name))
+    samples = [s for st in run.steps for s in st.samples]
+    assert len(samples) == 4
+    zero = [s for s in samples if s.record["total_s"] == 0]
+    assert len(zero) == zeros
+    assert all(s.phase == "read" and s.seconds is None and s.value > 0 for s in zero)
+    assert all(any("printed as 0" in w for w in s.warnings) for s in zero)
+    assert all(s.seconds == s.record["total_s"] > 0 for s in samples if s not in zero)
+
+
 def test_ior_4_csv_of_a_real_run_is_imported_and_ior_3_3_csv_holding_no_result_is_refused(tmp_path):
     """IOR 4.0.0 built from hpc/ior and run here with -O summaryFormat=CSV:
     every write/read row a sample. IOR 3.3.0's CSV output (same line) prints

@@ -70,9 +70,23 @@ def _reads_files(argv: list[str]) -> bool:
     return any(a.startswith("-f") or "hintsfilename" in a.lower() for a in argv)
 
 
-def sample(op: str, modes: tuple[str, str], mib_per_s: float, repetition: int, **fields):
+# IOR's JSON and CSV print times to 4 decimals (%.4f), its bandwidth from the time unrounded: a repetition
+# under 50 us (a small file read from the page cache) prints totalTime 0.0000 beside its MiB/s, a time too
+# short to print, not none. The text prints 6 decimals: 0.000000 there (under 0.5 us for an open, a
+# transfer and a close) is no time IOR measures, and the plausibility gate refuses it.
+JSON_CSV_TIME_RESOLUTION_S = 1e-4
+TIME_TOO_SHORT = "imported from IOR: its time printed as 0 (under the 4 decimals IOR prints): not known"
+
+
+def sample(op: str, modes: tuple[str, str], mib_per_s: float, repetition: int, *,
+           time_resolution_s: float | None = None, **fields):
     mode = modes[0] if op == "write" else modes[1]
+    too_short = time_resolution_s is not None and fields.get("seconds") == 0 and (mib_per_s or 0) > 0
+    if too_short:
+        fields["seconds"] = None
     s = measurement(op, mode, mib_per_s, "MiB/s", repetition=repetition, **fields)
+    if too_short:
+        s.warnings.append(TIME_TOO_SHORT)
     if op == "read" and mode == "cold":
         s.warnings.append(READ_WARNING)
     return s
@@ -99,7 +113,7 @@ def count(text) -> int | None:
 
 
 def summary_means(run, step: ImportedStep, test_id: int, modes: tuple[str, str], summary: list[dict],
-                  keys: dict[str, str]) -> None:
+                  keys: dict[str, str], time_resolution_s: float | None = None) -> None:
     """A test without Results rows (IOR ran with fewer details, or the rows
     were lost): each Summary line's mean over repetitions as one sample.
     `keys` names the summary's fields in this format (text column headings
@@ -112,6 +126,7 @@ def summary_means(run, step: ImportedStep, test_id: int, modes: tuple[str, str],
                                        max_mib_per_s=number(s.get(keys["max"])),
                                        min_mib_per_s=number(s.get(keys["min"])),
                                        repetitions=count(s.get(keys["repetitions"])),
-                                       seconds=number(s.get(keys["seconds"]))))
+                                       seconds=number(s.get(keys["seconds"])),
+                                       time_resolution_s=time_resolution_s))
     if step.samples:
         run.notes.append(f"test {test_id}: no Results rows: the summary's mean over repetitions taken as one sample")

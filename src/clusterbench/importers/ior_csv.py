@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from clusterbench.importers import ImportedRun, Unreadable, invocations
-from clusterbench.importers.ior_common import count, number, sample, step_for
+from clusterbench.importers.ior_common import JSON_CSV_TIME_RESOLUTION_S, count, number, sample, step_for
 from clusterbench.importers.ior_text import BANNER, _date
 
 # the whole column list, so another tool's CSV that borrowed IOR's first two names is not taken for IOR's
@@ -89,7 +89,8 @@ def _step(run: ImportedRun, test_id: int, table: str, first_line: int):
         fields = {name: number(row.get(col)) for col, name in COLUMNS.items() if col in row}
         rep = count(row.get("iter"))
         step.samples.append(sample(row["access"], (write_mode, read_mode), bw, rep or 0, line=n,
-                                   seconds=fields.get("total_s"), **fields))
+                                   seconds=fields.get("total_s"), time_resolution_s=JSON_CSV_TIME_RESOLUTION_S,
+                                   **fields))
     return step if step.samples else None
 
 

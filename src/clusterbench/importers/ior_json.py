@@ -15,7 +15,8 @@ import datetime as dt
 import re
 
 from clusterbench.importers import ImportedRun, Unreadable, lenient_json
-from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sample, step_for, summary_means
+from clusterbench.importers.ior_common import (DATE_FORMATS, JSON_CSV_TIME_RESOLUTION_S, count, number, sample,
+                                               step_for, summary_means)
 
 ROW_FIELDS = {"iops": "iops", "latency": "latency_s", "openTime": "open_s", "wrRdTime": "transfer_s",
               "closeTime": "close_s", "totalTime": "total_s", "blockKiB": "block_kib", "xferKiB": "xfer_kib"}
@@ -117,11 +118,11 @@ def _test(run: ImportedRun, i: int, t: dict, summary: list[dict]) -> None:
             continue
         fields = {name: number(row.get(key)) for key, name in ROW_FIELDS.items()}
         step.samples.append(sample(op, (write_mode, read_mode), bw, rep, seconds=fields.get("total_s"),
-                                   member=MEMBERS, **fields))
+                                   time_resolution_s=JSON_CSV_TIME_RESOLUTION_S, member=MEMBERS, **fields))
     if not step.samples:
         summary_means(run, step, i, (write_mode, read_mode), summary,
                       {"operation": "operation", "mean": "bwMeanMIB", "max": "bwMaxMIB", "min": "bwMinMIB",
-                       "repetitions": "repetitions", "seconds": "MeanTime"})
+                       "repetitions": "repetitions", "seconds": "MeanTime"}, JSON_CSV_TIME_RESOLUTION_S)
     if step.samples:
         run.steps.append(step)
 
