@@ -585,6 +585,19 @@ def _osu_on(tmp_path, fixture: str, accelerator: str, buffers: str | None) -> Im
     return run
 
 
+def test_osu_rows_whose_validation_failed_are_not_taken():
+    """OSU's -c checks the data each size moved and prints Pass or Fail in a Validation column: a
+    size whose data came out wrong was stored as a latency like any other."""
+    run = one("osu-7.4-allreduce-validate.txt")   # a real -c run: every row Pass
+    assert [(s.size_bytes, s.value) for s in run.steps[0].samples][:3] == [(4, 0.24), (8, 0.23), (16, 4.41)]
+    assert len(run.steps[0].samples) == 7 and not any("validation" in n for n in run.notes)
+    text = (FIXTURES / "osu-7.4-allreduce-validate.txt").read_text()
+    text = text.replace("4.41              Pass", "4.41              Fail")
+    (bad,) = importers.get("osu").parse(text)
+    assert [s.size_bytes for s in bad.steps[0].samples] == [4, 8, 32, 64, 128, 256]
+    assert "OSU Allreduce Latency: 1 row(s) whose validation (-c) failed, not taken (line 7)" in bad.notes
+
+
 def test_osu_on_gpu_buffers_is_the_mpi_kernel_on_those_buffers_never_on_host_memory(tmp_path):
     # an osu_latency -d cuda D D was stored as the mpi kernel's pingpong on host memory (its default
     # buffer), so `compare` set GPU-to-GPU latencies against host ones as the same measurement

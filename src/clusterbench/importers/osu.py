@@ -107,6 +107,7 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
             params["window"] = window.group(1)
     step = ImportedStep(f"OSU {title}", "mpi" if op else "osu", params, ranks)
     table = None
+    failed: list[int] = []   # lines of rows OSU's own check (-c) failed
     phase, element = op or _slug(title), datatype.group(1) if datatype else None
     # the body starts on the title's line (after the title), so its line i is the file's title_line + i
     for i, line in enumerate(body.split("\n")):
@@ -121,10 +122,18 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
         fields = s.split()
         if table is None or len(fields) != table.width:
             continue
+        if table.validation is not None and fields[table.validation] != "Pass":
+            failed.append(title_line + i)
+            continue
         try:
             step.samples.append(table.sample(fields, title_line + i))
         except ValueError:
             continue   # a line of other output in the table
+    if failed:
+        # -c: OSU checked the data each size moved and found it wrong; the time is of an operation that
+        # did not do its work, as a fio job with an error
+        run.notes.append(f"OSU {title}: {len(failed)} row(s) whose validation (-c) failed, not taken "
+                         f"(line {', '.join(map(str, failed))})")
     return step
 
 
@@ -147,6 +156,7 @@ class _Table:
         self.rate = where.get("Messages/s")
         self.avg = first("Latency (us)", "Avg Latency(us)", "Latency(us)")
         self.lo, self.hi = where.get("Min Latency(us)"), where.get("Max Latency(us)")
+        self.validation = where.get("Validation")   # -c: "Pass", or "Fail" where the data moved was wrong
         if self.bw is None and self.avg is None:
             raise ValueError("no figure column")
 
