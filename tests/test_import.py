@@ -444,6 +444,18 @@ def test_fio_text_output_gives_the_main_figures():
     assert (run.form, s.phase, s.value, s.seconds) == ("text", "read", 27000.0, 1.001)
 
 
+def test_fio_2_2_json_without_job_options_says_its_parameters_are_unknown():
+    """fio 2.2 (before 2.3) writes no "job options" into its JSON: a randread job became a fio step
+    "read" with no parameter at all, and nothing said why."""
+    run = one("fio-2.2.10-randread.json")
+    (st,) = run.steps
+    (s,) = st.samples
+    assert (run.version, st.kernel, st.params, s.phase, s.value) == ("2.2.10", "fio", {}, "read", 12800.0)
+    assert (s.record["bytes"], s.record["mib_per_s"], s.seconds) == (1024 * 1024, 50.0, 0.02)   # io_bytes in KiB
+    assert any("no job options (fio before 2.3 writes none)" in n for n in run.notes), run.notes
+    assert not any("job options" in n for n in one("fio-2.19-randread.json").notes)
+
+
 def test_fio_2_text_of_2_18_and_older_is_fio_text():
     """fio 2.18 and older (Ubuntu 16.04's 2.2.10) print their job lines `bs=4K-4K/4K-4K/4K-4K`,
     not 2.19's `bs=(R) 4096B-4096B, ...`: their normal output was no known format."""

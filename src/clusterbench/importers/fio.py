@@ -65,6 +65,11 @@ def _parse_json(doc: dict) -> ImportedRun:
                and "bins" in j[d]["clat_ns"] for j in doc["jobs"] for d in ("read", "write"))
     run = ImportedRun("fio", version, "json+" if plus else "JSON", None)
     glob = doc.get("global options") if isinstance(doc.get("global options"), dict) else {}
+    if not glob and not any(isinstance(j, dict) and j.get("job options") for j in doc["jobs"]):
+        # fio before 2.3 writes neither: a randread job is then a fio step "read" with no parameter,
+        # which compare matches with any other job of its name
+        run.notes.append("the file holds no job options (fio before 2.3 writes none): the jobs' rw, bs, "
+                         "iodepth and engine are not known (fio's normal output prints them)")
     by_name: dict[tuple, list[dict]] = {}
     for j in doc["jobs"]:
         if not isinstance(j, dict) or "jobname" not in j:
