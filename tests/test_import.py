@@ -765,6 +765,21 @@ def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_
     assert dry.status == 0 and "(ranks 4)" in dry.stdout and "--np" not in dry.stderr, (dry.stdout, dry.stderr)
 
 
+def test_imb_io_aggregate_and_non_aggregate_sections_are_two_steps():
+    """IMB-IO (and IMB-EXT) run each benchmark in two modes, `MODE: AGGREGATE` and `MODE:
+    NON-AGGREGATE`, printed as two sections of one name: they were two steps of one name and the same
+    parameters, which compare matched as one measurement (17.70 us and 2,543.66 us for 1 byte)."""
+    run = one("imb-2021.9-io.txt")
+    steps = {st.name: st for st in run.steps}
+    assert list(steps) == ["IMB S_Write_Indv np 1 aggregate", "IMB S_Write_Indv np 1 non-aggregate",
+                           "IMB P_Read_Shared np 2 aggregate"]
+    agg, non = steps["IMB S_Write_Indv np 1 aggregate"], steps["IMB S_Write_Indv np 1 non-aggregate"]
+    assert (agg.params, non.params) == ({"benchmark": "S_Write_Indv", "mode": "aggregate"},
+                                        {"benchmark": "S_Write_Indv", "mode": "non-aggregate"})
+    assert [s.value for s in agg.samples][1] == 17.70 and [s.value for s in non.samples][1] == 2543.66
+    assert "mode" not in one("imb-2021.3-mpi1.txt").steps[0].params   # IMB-MPI1 prints no mode
+
+
 def test_imb_2017_and_2018_banners_and_shell_prompts_around_them(tmp_path):
     run = one("imb-2017u2-mpi1.txt")   # "Intel (R) MPI Benchmarks 2017 update 2"
     assert (run.version, run.facts["import.system"].split()[:2]) == ("2017u2", ["Darwin", "16.7.0"])

@@ -88,9 +88,15 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
     """`first_line`: the file's line the body starts on (the process count's);
     `binary_megabytes`: its Mbytes/sec are 2^20 bytes/s (IMB 3.x, 4.x)."""
     op = MPI_OPS.get(name)
-    step = ImportedStep(f"IMB {name} np {ranks}", "mpi" if op else "imb",
-                        ({"op": op} | ({"sync": "none"} if op != "pingpong" else {})) if op else {"benchmark": name},
-                        ranks)
+    params = ({"op": op} | ({"sync": "none"} if op != "pingpong" else {})) if op else {"benchmark": name}
+    # IMB-IO and IMB-EXT run each benchmark twice, "MODE: AGGREGATE" (one synchronisation per -iter
+    # calls) and "MODE: NON-AGGREGATE" (one per call): two sections of one name whose times differ a
+    # hundredfold, which one step held as one measurement
+    mode = re.search(r"^#\s+MODE: ([\w-]+)", body.split("#bytes", 1)[0], re.M)
+    if mode:
+        params["mode"] = mode.group(1).lower()
+    step = ImportedStep(f"IMB {name} np {ranks}" + (f" {params['mode']}" if mode else ""), "mpi" if op else "imb",
+                        params, ranks)
     columns: list[str] = []
     for n, line in enumerate(body.split("\n")):
         s = line.strip()
