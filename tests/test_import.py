@@ -780,6 +780,21 @@ def test_imb_io_aggregate_and_non_aggregate_sections_are_two_steps():
     assert "mode" not in one("imb-2021.3-mpi1.txt").steps[0].params   # IMB-MPI1 prints no mode
 
 
+def test_imb_nbc_overlap_tables_are_taken_not_refused():
+    """IMB-NBC's tables have no t[usec] or t_avg[usec] but t_ovrl, t_pure, t_CPU and overlap[%]: a real
+    IMB-NBC file was refused as holding no benchmark table. The sample is t_pure, the non-blocking
+    collective alone (what IMB-MPI1's t_avg is of the blocking one)."""
+    run = one("imb-2021.9-nbc.txt")
+    steps = {st.name: st for st in run.steps}
+    assert list(steps) == ["IMB Ibcast np 2", "IMB Iallreduce np 2"]
+    ibcast = steps["IMB Ibcast np 2"]
+    assert (ibcast.kernel, ibcast.params) == ("imb", {"benchmark": "Ibcast"})
+    s = ibcast.samples[3]   # "4   20   4.25   2.61   1.80   6.18"
+    assert (s.size_bytes, s.value, s.unit) == (4, 2.61, "us")
+    assert (s.record["t_ovrl_us"], s.record["t_cpu_us"], s.record["overlap_percent"]) == (4.25, 1.80, 6.18)
+    assert [x.size_bytes for x in steps["IMB Iallreduce np 2"].samples] == [0, 4, 8, 16]
+
+
 def test_imb_2017_and_2018_banners_and_shell_prompts_around_them(tmp_path):
     run = one("imb-2017u2-mpi1.txt")   # "Intel (R) MPI Benchmarks 2017 update 2"
     assert (run.version, run.facts["import.system"].split()[:2]) == ("2017u2", ["Darwin", "16.7.0"])

@@ -7,7 +7,8 @@ Each (benchmark, process count) is a step. One the mpi kernel also runs
 (PingPong as pingpong; Allreduce, Reduce, Alltoall, Allgather, Bcast,
 Barrier) is an mpi step with sync=none (IMB times back-to-back calls,
 docs/kernels/mpi.md) whose samples are the kernel's: phase the op, one per
-size, the time in us (PingPong's t, else t_avg), with t_min/t_max,
+size, the time in us (PingPong's t, else t_avg; IMB-NBC's t_pure, the
+non-blocking collective alone, with t_ovrl, t_CPU and overlap), with t_min/t_max,
 repetitions and Mbytes/sec in the record as bandwidth_mb_s (10^6 bytes/s).
 IMB 2018 on divides by 10^6 (IMB_output.c: MEGA = 1.0/1e6); IMB 3.x and 4.x
 by 2^20 (MEGA = 1.0/1048576.0: 4.1's PingPong prints 9426.16 for 4 MiB in
@@ -28,7 +29,11 @@ MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce",
            "Allgather": "allgather", "Bcast": "bcast", "Barrier": "barrier"}
 COLUMNS = {"#bytes": "message_bytes", "#repetitions": "repetitions", "t[usec]": "t_usec", "t_min[usec]": "t_min_us",
            "t_max[usec]": "t_max_us", "t_avg[usec]": "t_avg_us", "Mbytes/sec": "bandwidth_mb_s",
-           "Msg/sec": "messages_per_s"}
+           "Msg/sec": "messages_per_s",
+           # IMB-NBC: the collective alone (t_pure), overlapped with computation (t_ovrl), the computation
+           # alone (t_CPU), and how much of the communication the computation hid
+           "t_pure[usec]": "t_pure_us", "t_ovrl[usec]": "t_ovrl_us", "t_CPU[usec]": "t_cpu_us",
+           "overlap[%]": "overlap_percent"}
 
 
 def detect(text: str) -> bool:
@@ -112,7 +117,7 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
             row = {COLUMNS.get(c, c): float(v) for c, v in zip(columns, fields)}
         except ValueError:
             continue
-        t = row.get("t_usec", row.get("t_avg_us"))
+        t = row.get("t_usec", row.get("t_avg_us", row.get("t_pure_us")))
         if t is None:
             continue
         size = int(row["message_bytes"]) if "message_bytes" in row else 0 if op == "barrier" else None
