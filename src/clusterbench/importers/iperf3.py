@@ -1,4 +1,4 @@
-"""iperf3 -J output (3.0-3.17), and its plain text (iperf3_text): a TCP test becomes a tcp step (streams,
+"""iperf3 -J output (3.0-3.20), and its plain text (iperf3_text): a TCP test becomes a tcp step (streams,
 duration, message size, direction in the tcp kernel's names) whose samples
 are the tcp kernel's: phase `send` (client to server) or `receive` (server
 to client: -R, and the reverse half of --bidir), rate in Gbit/s as the
