@@ -474,6 +474,21 @@ def test_fio_2_text_of_2_18_and_older_is_fio_text():
     assert big.steps[0].samples[0].value == 1234000.0
 
 
+def test_fio_3_text_with_kb_base_1000_is_read_in_decimal_units():
+    """fio 3.x with kb_base=1000 prints decimal units first: `BW=419MB/s (400MiB/s)(2097kB/5msec)`.
+    `kB` was not read (the file was refused as holding no measurement), and fio 3's MB, GB (10^6,
+    10^9) would have been taken as fio 2's (2^20, 2^30): 4.9 % and 7.4 % too much data."""
+    run = one("fio-3.33-seqread-kb1000.txt")
+    (s,) = run.steps[0].samples
+    assert (s.phase, s.value, s.record["bytes"], s.seconds) == ("read", 6400.0, 2097000, 0.005)
+    assert s.record["mib_per_s"] == pytest.approx(2097000 / 2**20 / 0.005)   # fio's own (400MiB/s)
+    text = (FIXTURES / "fio-3.33-seqread-kb1000.txt").read_text().replace("(2097kB/5msec)", "(2097MB/5001msec)")
+    (big,) = importers.get("fio").parse(text)
+    assert big.steps[0].samples[0].record["bytes"] == 2097 * 10**6
+    # fio 2.x's KB and MB are 2^10 and 2^20 (its kb_base 1024 default), as before
+    assert one("fio-2.2.10-randread.txt").steps[0].samples[0].record["bytes"] == 1024 * 1024
+
+
 def test_fio_unified_rw_reporting_mixed_figures_are_taken_not_refused():
     """fio --unified_rw_reporting=1 reports reads and writes as one "mixed" direction (JSON member and
     text line, fio 2.x and 3.x): the file was refused as holding no measurement."""

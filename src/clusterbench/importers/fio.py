@@ -236,14 +236,19 @@ TEXT_JOB_LINES = re.compile(r"(?:^\S.*?: \(g=\d+\): rw=[^\n]*\n(?:\.\.\.\n)?)+",
 TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)(?: \(.*\))?: pid=\d+: (.+)$", re.M)
 # 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)"; 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec";
 # "mixed" for reads and writes together (unified_rw_reporting)
-TEXT_DIR3 = re.compile(r"^\s+(read|write|mixed)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMG]i?B)/s.*?\((\d+(?:\.\d+)?)([KMGT]?i?B)"
-                       r"/(\d+)msec\)", re.M)
+# with kb_base=1000, 3.x prints decimal units first: "BW=419MB/s (400MiB/s)(2097kB/5msec)"
+TEXT_DIR3 = re.compile(r"^\s+(read|write|mixed)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([kKMGT]?i?B)/s.*?"
+                       r"\((\d+(?:\.\d+)?)([kKMGTP]?i?B)/(\d+)msec\)", re.M)
 TEXT_DIR2 = re.compile(r"^\s+(read|write|mixed)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, iops=(\d+)([KM]?), runt=\s*(\d+)msec",
                        re.M)
 SCALE = {"": 1, "k": 1e3, "M": 1e6}
 SCALE2 = {"": 1, "K": 1e3, "M": 1e6}   # fio 2.x: iops=1234K (num2str's decimal suffixes)
+# fio 2.x's KB, MB... are 2^10, 2^20 (kb_base=1024, its default); fio 3.x names those KiB, MiB, and its
+# kB, MB, GB are 10^3, 10^6, 10^9 (kb_base=1000)
 BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "KB": 1024, "MB": 1024**2,
          "GB": 1024**3, "TB": 1024**4}
+BYTES3 = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "PiB": 1024**5,
+          "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
 
 
 def _mib_per_s(data_bytes: float, runtime_ms: int) -> float | None:
@@ -291,7 +296,7 @@ def _text_run(text: str, first_line: int) -> ImportedRun:
             at = first_line + text.count("\n", 0, r.end())
             for m in TEXT_DIR3.finditer(block):
                 figures.setdefault(m.group(1), []).append((float(m.group(2)) * SCALE[m.group(3)],
-                                                           float(m.group(6)) * BYTES[m.group(7)], int(m.group(8)),
+                                                           float(m.group(6)) * BYTES3[m.group(7)], int(m.group(8)),
                                                            at + block.count("\n", 0, m.start(1))))
             for m in TEXT_DIR2.finditer(block):
                 figures.setdefault(m.group(1), []).append((float(m.group(6)) * SCALE2[m.group(7)],
