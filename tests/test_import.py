@@ -128,6 +128,17 @@ def test_ior_3_0_text_and_its_older_headings_keep_every_repetition():
     assert [s.repetition for s in st.samples] == [0, 0, 1, 1]
 
 
+def test_ior_script_of_two_tests_is_two_steps_and_says_why_once():
+    """`ior -f SCRIPT` (IOR 3.0.1, two RUNs): each test is an ior step with the parameters the output
+    shows. The note saying why was written once per test: twice, word for word, in one run."""
+    run = one("ior-3.0.1-script-two-tests.txt")
+    assert [(st.kernel, st.params["blocksize"], [s.value for s in st.samples]) for st in run.steps] == [
+        ("ior", "1 MiB", [1446.78, 2026.23]), ("ior", "2 MiB", [2666.28, 3351.31])]
+    assert [n for n in run.notes if "script or hints file" in n] == [
+        "the command line names a script or hints file, which the output does not hold: "
+        "stored as an ior step with the parameters the output shows"]
+
+
 def test_ior_json_versions_and_their_real_defects():
     new = one("ior-4.0.0-shared.json")
     assert figures(new) == [("pario", "write", "buffered", "MiB/s", 0, None, 2124.9086),

@@ -40,8 +40,10 @@ def step_for(command_line: str | None, test_id: int, tasks: int, tasks_per_node:
 
     ppn = tasks_per_node if tasks_per_node and tasks_per_node != tasks else None
     if command_line and _reads_files(argv_of(command_line)):
-        notes.append("the command line names a script or hints file, which the output does not hold: "
-                     "stored as an ior step with the parameters the output shows")
+        note = ("the command line names a script or hints file, which the output does not hold: "
+                "stored as an ior step with the parameters the output shows")
+        if note not in notes:   # once per run, not once per test of the script
+            notes.append(note)
     elif command_line:
         try:
             t = translate(["mpiexec", "-n", str(tasks), *argv_of(command_line)])
