@@ -500,6 +500,27 @@ def test_fio_3_text_with_kb_base_1000_is_read_in_decimal_units():
     assert one("fio-2.2.10-randread.txt").steps[0].samples[0].record["bytes"] == 1024 * 1024
 
 
+def test_fio_client_server_json_is_taken_without_fios_all_clients_sum():
+    """fio --client=HOST writes its jobs as "client_stats" (each with the server's hostname and port),
+    not "jobs": such files were refused. With two servers fio adds an "All clients" entry summing
+    the others, which must not be added to them."""
+    one_server = one("fio-3.33-client.json")
+    (st,) = one_server.steps
+    assert (one_server.hosts, st.kernel, st.params["pattern"]) == (["127.0.0.1"], "randio", "randread")
+    assert [(s.phase, s.value) for s in st.samples] == [("randread", 17066.666667)]
+    doc = json.loads((FIXTURES / "fio-3.33-two-clients.json").read_text())
+    servers = [c for c in doc["client_stats"] if c["jobname"] != "All clients"]
+    assert len(servers) == 2 and len(doc["client_stats"]) == 3
+    run = one("fio-3.33-two-clients.json")
+    (st,) = run.steps
+    (s,) = st.samples
+    # one job on two servers is no randio step of one node's jobs
+    assert (st.kernel, st.params["rw"], st.params["clients"]) == ("fio", "randread", "2")
+    assert s.value == pytest.approx(sum(c["read"]["iops"] for c in servers))
+    assert s.record["bytes"] == sum(c["read"]["io_bytes"] for c in servers) == 2 * 2**20
+    assert any("the jobs of 2 servers" in n and "All clients" in n for n in run.notes), run.notes
+
+
 def test_fio_unified_rw_reporting_mixed_figures_are_taken_not_refused():
     """fio --unified_rw_reporting=1 reports reads and writes as one "mixed" direction (JSON member and
     text line, fio 2.x and 3.x): the file was refused as holding no measurement."""

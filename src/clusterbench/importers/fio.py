@@ -58,20 +58,31 @@ def parse(text: str) -> list[ImportedRun]:
 
 # -- JSON ------------------------------------------------------------------
 def _parse_json(doc: dict) -> ImportedRun:
-    if not isinstance(doc.get("jobs"), list):
-        raise Unreadable("no \"jobs\" list")
+    jobs, clients, all_clients = doc.get("jobs"), set(), False
+    if not isinstance(jobs, list) and isinstance(doc.get("client_stats"), list):
+        # fio --client=HOST (its servers on other nodes): each entry a job on one server, named by its
+        # hostname and port; with two or more, fio adds an "All clients" entry summing them, which would
+        # count every figure twice
+        jobs = [j for j in doc["client_stats"] if not (isinstance(j, dict) and j.get("jobname") == "All clients")]
+        all_clients = len(jobs) < len(doc["client_stats"])
+        clients = {(j.get("hostname"), j.get("port")) for j in jobs if isinstance(j, dict)}
+    if not isinstance(jobs, list):
+        raise Unreadable("no \"jobs\" list (nor fio --client's \"client_stats\")")
     version = str(doc.get("fio version", "")).removeprefix("fio-") or None
     plus = any(isinstance(j, dict) and isinstance(j.get(d), dict) and isinstance(j[d].get("clat_ns"), dict)
-               and "bins" in j[d]["clat_ns"] for j in doc["jobs"] for d in ("read", "write"))
+               and "bins" in j[d]["clat_ns"] for j in jobs for d in ("read", "write"))
     run = ImportedRun("fio", version, "json+" if plus else "JSON", None)
+    if len(clients) > 1:
+        run.notes.append(f"fio --client: the jobs of {len(clients)} servers, each job's figures summed over them"
+                         + (" (fio's own \"All clients\" sum left out)" if all_clients else ""))
     glob = doc.get("global options") if isinstance(doc.get("global options"), dict) else {}
-    if not glob and not any(isinstance(j, dict) and j.get("job options") for j in doc["jobs"]):
+    if not glob and not any(isinstance(j, dict) and j.get("job options") for j in jobs):
         # fio before 2.3 writes neither: a randread job is then a fio step "read" with no parameter,
         # which compare matches with any other job of its name
         run.notes.append("the file holds no job options (fio before 2.3 writes none): the jobs' rw, bs, "
                          "iodepth and engine are not known (fio's normal output prints them)")
     by_name: dict[tuple, list[dict]] = {}
-    for j in doc["jobs"]:
+    for j in jobs:
         if not isinstance(j, dict) or "jobname" not in j:
             run.notes.append("a job entry without a name was skipped")
             continue
@@ -84,6 +95,8 @@ def _parse_json(doc: dict) -> ImportedRun:
             run.notes.append(_errored(name, errors[0]))
             continue
         step = _step(name, opts, len(entries))
+        if len(clients) > 1:   # one job on several nodes is no randio step of one node's jobs
+            step = ImportedStep(f"fio job {name}", "fio", {**opts, "clients": str(len(clients))}, 1)
         for direction, rand_phase in DIRECTIONS:
             parts = _moved(entries, direction)
             if parts:
@@ -97,9 +110,9 @@ def _parse_json(doc: dict) -> ImportedRun:
     ts = doc.get("timestamp")
     if _num(ts):
         ended = dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)   # fio writes it as the run ends
-        elapsed = max((_job_seconds(j) for j in doc["jobs"] if isinstance(j, dict)), default=0.0)
+        elapsed = max((_job_seconds(j) for j in jobs if isinstance(j, dict)), default=0.0)
         run.started, run.finished = ended - dt.timedelta(seconds=elapsed), ended
-    hosts = {str(j["hostname"]) for j in doc["jobs"] if isinstance(j, dict) and j.get("hostname")}
+    hosts = {str(j["hostname"]) for j in jobs if isinstance(j, dict) and j.get("hostname")}
     run.hosts = sorted(hosts)
     return run
 
