@@ -612,6 +612,25 @@ def test_iperf3_udp_json_up_to_3_10_is_read_from_its_sum_and_the_note_names_the_
     assert any("no sum_received (iperf3 before 3.11)" in n for n in run.notes), run.notes
 
 
+def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
+    """iperf3 --json-stream (3.17 on) writes one JSON object per line, {"event": "start" | "interval" |
+    "end", "data": ...}: a real 3.20 file was refused as holding no end-of-test result."""
+    events = [json.loads(line) for line in (FIXTURES / "iperf3-3.20-tcp-json-stream.json").read_text().splitlines()]
+    assert [e["event"] for e in events] == ["start", "interval", "end"]
+    end = events[-1]["data"]
+    run = one("iperf3-3.20-tcp-json-stream.json")
+    (st,) = run.steps
+    (s,) = st.samples
+    assert (run.version, run.hosts, st.kernel, st.params["direction"]) == ("3.20", ["vm"], "tcp", "send")
+    assert (s.phase, s.value) == ("send", end["sum_received"]["bits_per_second"] / 1e9)
+    assert s.record["retransmits"] == end["sum_sent"]["retransmits"]
+    assert s.record["interval_gbit_per_s"] == [events[1]["data"]["sum"]["bits_per_second"] / 1e9]
+    assert run.started == dt.datetime.fromtimestamp(events[0]["data"]["timestamp"]["timesecs"], dt.timezone.utc)
+    # two tests' events appended to one log: a run per "start" event
+    text = (FIXTURES / "iperf3-3.20-tcp-json-stream.json").read_text()
+    assert len(importers.get("iperf3").parse(text + text)) == 2
+
+
 def test_osu_tables_become_mpi_sweeps():
     lat = one("osu-5.3-latency.txt")
     (st,) = lat.steps

@@ -51,10 +51,28 @@ def parse(text: str) -> list[ImportedRun]:
         return iperf3_text.parse(text)   # plain text (without -J)
     # `iperf3 -J >> log` run several times: one run per document
     docs, skipped = json_documents.documents(text)
-    runs = [_run(doc) for doc in docs]
+    runs = [_run(doc) for doc in _whole_documents(docs)]
     if skipped:
         runs[0].notes.append("lines of other output around the JSON were skipped")
     return runs
+
+
+def _whole_documents(docs: list[dict]) -> list[dict]:
+    """iperf3 --json-stream (3.17 on) writes one object per line, {"event": "start" | "interval" |
+    "end" | "error", "data": ...}, where -J writes one document: the events of each test, from its
+    "start", put together as -J's document. Other documents are as they are."""
+    whole: list[dict] = []
+    for d in docs:
+        event = d.get("event") if set(d) == {"event", "data"} else None
+        if event is None:
+            whole.append(d)
+        elif event == "start" or not whole or "event_stream" not in whole[-1]:
+            whole.append({"event_stream": True, "start": d["data"] if event == "start" else {}, "intervals": []})
+        if event == "interval":
+            whole[-1]["intervals"].append(d["data"])
+        elif event in ("end", "error"):
+            whole[-1][event] = d["data"]
+    return whole
 
 
 def _run(doc: dict) -> ImportedRun:
