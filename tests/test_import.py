@@ -612,6 +612,18 @@ def test_iperf3_udp_json_up_to_3_10_is_read_from_its_sum_and_the_note_names_the_
     assert any("no sum_received (iperf3 before 3.11)" in n for n in run.notes), run.notes
 
 
+def test_iperf3_text_with_a_bytes_format_is_read_in_bits():
+    """iperf3 -f M (K, G, T) prints rates in its 1024-based bytes per second (units.c's
+    conversion_bytes): `2677 MBytes/sec`. Such a file was refused as holding no end-of-test line."""
+    run = one("iperf3-3.20-tcp-format-MBytes.txt")
+    (s,) = run.steps[0].samples
+    assert (s.phase, s.condition) == ("send", "receiver")
+    assert s.value == pytest.approx(2677 * 2**20 * 8 / 1e9)   # 22.46 Gbit/s
+    assert s.record["sender_gbit_per_s"] == pytest.approx(2681 * 2**20 * 8 / 1e9)
+    # the transfer it states, 2.62 GBytes in 1.00 s, is the same rate to iperf3's 3 figures
+    assert s.value == pytest.approx(2.62 * 2**30 * 8 / 1e9, rel=0.01)
+
+
 def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     """iperf3 --json-stream (3.17 on) writes one JSON object per line, {"event": "start" | "interval" |
     "end", "data": ...}: a real 3.20 file was refused as holding no end-of-test result."""

@@ -22,7 +22,7 @@ from clusterbench.results.sizes import size_arg
 CONNECTING = re.compile(r"^Connecting to host (\S+), port (\d+)\s*$", re.M)
 SUMMARY = re.compile(
     r"^\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+(?P<start>[\d.]+)-\s*(?P<end>[\d.]+)\s+sec\s+"
-    r"(?P<bytes>[\d.]+) (?P<bunit>[KMGT]?)Bytes\s+(?P<rate>[\d.]+) (?P<runit>[KMGT]?)bits/sec"
+    r"(?P<bytes>[\d.]+) (?P<bunit>[KMGT]?)Bytes\s+(?P<rate>[\d.]+) (?P<runit>[KMGT]?)(?P<rkind>bits|Bytes)/sec"
     r"(?P<rest>.*?)\s*(?P<side>sender|receiver)?\s*$")
 UDP_REST = re.compile(r"^\s*(?P<jitter>[\d.]+) ms\s+(?P<lost>\d+)/\s*(?P<total>\d+) \((?P<pct>[\d.e+-]+)%\)")
 RATE = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}       # to Gbit/s (iperf3's bits are 1000-based)
@@ -69,7 +69,7 @@ def _runs(text: str) -> list[ImportedRun]:
         if run is not None:
             runs.append(run)
     if not runs:
-        raise Unreadable("no end-of-test line (\"... sec ... bits/sec ... receiver\")")
+        raise Unreadable("no end-of-test line (\"... sec ... bits/sec ... receiver\", or Bytes/sec with -f K/M/G)")
     return runs
 
 
@@ -150,6 +150,8 @@ def _pick(ends, side: str, streams: int, sum_required: bool = False):
 
 
 def _gbit(m) -> float:
+    if m.group("rkind") == "Bytes":   # -f K/M/G/T: the rate in iperf3's 1024-based bytes per second
+        return float(m.group("rate")) * BYTES[m.group("runit")] * 8 / 1e9
     return float(m.group("rate")) * RATE[m.group("runit")]
 
 
