@@ -624,6 +624,18 @@ def test_iperf3_text_with_a_bytes_format_is_read_in_bits():
     assert s.value == pytest.approx(2.62 * 2**30 * 8 / 1e9, rel=0.01)
 
 
+def test_iperf3_text_with_timestamps_is_read_and_dated_by_them():
+    """iperf3 --timestamps (3.9 on) puts "Mon Dec  7 12:33:42 2026 " before every line: such a log
+    was no known format. The time on its "Connecting to host" line dates the run (local time)."""
+    data = (FIXTURES / "iperf3-3.20-tcp-timestamps.txt").read_text()
+    assert importers.detect(data) == "iperf3"
+    run = one("iperf3-3.20-tcp-timestamps.txt")
+    (s,) = run.steps[0].samples
+    assert (s.phase, s.condition, s.value, s.record["sender_gbit_per_s"]) == ("send", "receiver", 15.0, 15.0)
+    assert run.started == dt.datetime(2026, 12, 7, 12, 33, 42, tzinfo=dt.timezone.utc)
+    assert any("--timestamps" in n and "local time" in n for n in run.notes), run.notes
+
+
 def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     """iperf3 --json-stream (3.17 on) writes one JSON object per line, {"event": "start" | "interval" |
     "end", "data": ...}: a real 3.20 file was refused as holding no end-of-test result."""

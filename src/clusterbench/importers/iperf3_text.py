@@ -35,21 +35,34 @@ DONE = re.compile(r"^iperf Done\.\s*$", re.M)
 TIME = re.compile(r"^Time: (\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d) GMT", re.M)
 
 
+# --timestamps (3.9 on) puts the time before every line, "%c " by default: "Mon Dec  7 12:33:43 2026 "
+STAMP = re.compile(r"^(\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}) ", re.M)
+
+
+def _stamped(text: str) -> bool:
+    return bool(re.search(STAMP.pattern + "Connecting to host ", text[:8192], re.M))
+
+
 def detect(text: str) -> bool:
-    head = text[:8192]
+    head = STAMP.sub("", text[:8192]) if _stamped(text) else text[:8192]
     return bool(CONNECTING.search(head)) and bool(re.search(r"^\[ ID\](\[Role\])? Interval\s+Transfer\s+"
                                                              r"(Bitrate|Bandwidth)", head, re.M))
 
 
 def parse(text: str) -> list[ImportedRun]:
     text, cut = cut_short.whole_lines(text)
-    runs = _runs(text)
+    connected = None
+    if _stamped(text):
+        connected = [m.group(1) for m in re.finditer(STAMP.pattern + "Connecting to host ", text, re.M)]
+        text = STAMP.sub("", text)
+    runs = _runs(text, connected)
     if cut:
         runs[-1].notes.append(cut)
     return runs
 
 
-def _runs(text: str) -> list[ImportedRun]:
+def _runs(text: str, connected: list[str] | None = None) -> list[ImportedRun]:
+    """`connected`: each "Connecting to host" line's --timestamps time, where the lines had one."""
     starts = [c.start() for c in CONNECTING.finditer(text)]
     if not starts:
         raise Unreadable("no \"Connecting to host\" line")
@@ -66,6 +79,13 @@ def _runs(text: str) -> list[ImportedRun]:
         version = VERSION.search(block)
         run = _run(block, text.count("\n", 0, begin) + 1, CONNECTING.search(block).group(1),
                    version.group(1) if version else None)
+        if run is not None and run.started is None and connected and i < len(connected):
+            try:
+                run.started = dt.datetime.strptime(" ".join(connected[i].split()), "%a %b %d %H:%M:%S %Y") \
+                    .replace(tzinfo=dt.timezone.utc)
+                run.notes.append("the date is --timestamps' (iperf3's local time), stored as UTC")
+            except ValueError:
+                pass
         if run is not None:
             runs.append(run)
     if not runs:
