@@ -636,6 +636,18 @@ def test_iperf3_text_with_timestamps_is_read_and_dated_by_them():
     assert any("--timestamps" in n and "local time" in n for n in run.notes), run.notes
 
 
+def test_iperf3_server_json_of_a_reverse_test_stores_the_senders_rate_not_0():
+    """iperf3 -s -J of a -R test (the server sends) is never told what the client received: its
+    sum_received is 0 bits/s, which was stored as the test's receiver rate, 0 Gbit/s."""
+    end = json.loads((FIXTURES / "iperf3-3.20-server-reverse.json").read_text())["end"]
+    assert end["sum_received"]["bits_per_second"] == 0 and end["sum_sent"]["bytes"] > 0
+    run = one("iperf3-3.20-server-reverse.json")
+    (s,) = run.steps[0].samples
+    assert (s.phase, s.condition, s.unit) == ("receive", "sender", "Gbit/s")
+    assert s.value == end["sum_sent"]["bits_per_second"] / 1e9 > 1
+    assert any("holds no receiver figure" in n for n in run.notes), run.notes
+
+
 def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     """iperf3 --json-stream (3.17 on) writes one JSON object per line, {"event": "start" | "interval" |
     "end", "data": ...}: a real 3.20 file was refused as holding no end-of-test result."""

@@ -147,6 +147,14 @@ def _tcp(phase: str, end: dict, sent_key: str, received_key: str, reverse_half: 
                          "summed from the streams")
     if not _num(received.get("bits_per_second")):
         return None
+    if not received.get("bytes") and _num(sent.get("bytes")) and sent["bytes"] > 0:
+        # the sending side's own file where it was not told what the receiver got: iperf3 -s -J of a -R
+        # test writes sum_received 0 (a receiver rate of 0 Gbit/s, which no TCP test that sent data has)
+        run.notes.append(f"{phase}: the file is the sending side's and holds no receiver figure ({received_key} "
+                         "is 0): the sender's rate is stored (rate_basis sender)")
+        return measurement(phase, "n/a", sent["bits_per_second"] / GBIT, "Gbit/s", member=MEMBERS,
+                           qualifiers={"rate_basis": "sender"}, bytes=sent.get("bytes"), seconds=sent.get("seconds"),
+                           retransmits=sent.get("retransmits"), streams=len(end.get("streams") or []) or None)
     rates = []
     for iv in intervals if isinstance(intervals, list) else []:
         s = _dict(iv, "sum_bidir_reverse" if reverse_half else "sum")
