@@ -648,6 +648,20 @@ def test_iperf3_server_json_of_a_reverse_test_stores_the_senders_rate_not_0():
     assert any("holds no receiver figure" in n for n in run.notes), run.notes
 
 
+def test_iperf3_server_json_is_the_server_side_not_a_client():
+    """iperf3 -s -J names no server ("connecting_to") but the client it accepted: it was stored as
+    role client, on the server's host, repeating the client's file's test with nothing said."""
+    run = one("iperf3-3.20-server-reverse.json")
+    assert run.steps[0].params["role"] == "loopback" and run.facts["import.client"] == "127.0.0.1"
+    assert any("the server's side of the test (iperf3 -s, client 127.0.0.1)" in n for n in run.notes), run.notes
+    doc = json.loads((FIXTURES / "iperf3-3.20-server-reverse.json").read_text())
+    doc["start"]["accepted_connection"]["host"] = "198.18.0.5"
+    (remote,) = importers.get("iperf3").parse(json.dumps(doc))
+    assert (remote.steps[0].params["role"], remote.hosts) == ("server", ["vm"])
+    assert one("iperf3-3.12-tcp.json").steps[0].params["role"] == "loopback"   # a client's file, as before
+    assert "import.client" not in one("iperf3-3.12-tcp.json").facts
+
+
 def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     """iperf3 --json-stream (3.17 on) writes one JSON object per line, {"event": "start" | "interval" |
     "end", "data": ...}: a real 3.20 file was refused as holding no end-of-test result."""

@@ -98,8 +98,13 @@ def _run(doc: dict) -> ImportedRun:
     streams = int(ts["num_streams"]) if _num(ts.get("num_streams")) else 1
     bidir = "sum_sent_bidir_reverse" in end or bool(ts.get("bidir"))
     reverse = bool(ts.get("reverse")) and not bidir
-    loopback = str(server or "").startswith("127.") or server in ("::1", "localhost")
-    params = {"role": "loopback" if loopback else "client", "streams": str(streams)}
+    peer = _dict(start, "accepted_connection").get("host") if not server else None
+    if peer:   # iperf3 -s -J: the server's side of the test, the client's address beside it
+        run.facts["import.client"] = str(peer)
+        run.notes.append(f"the server's side of the test (iperf3 -s, client {peer}): the same test as the "
+                         "client's file, whose figures it repeats; import one of the two")
+    loopback = any(str(h or "").startswith("127.") or h in ("::1", "localhost") for h in (server, peer))
+    params = {"role": "loopback" if loopback else "server" if peer else "client", "streams": str(streams)}
     if _num(ts.get("duration")) and ts["duration"] > 0:
         params["duration"] = f"{ts['duration']:g}"
     if _num(ts.get("blksize")) and ts["blksize"] > 0:
