@@ -726,6 +726,18 @@ def test_osu_rows_whose_validation_failed_are_not_taken():
     assert "OSU Allreduce Latency: 1 row(s) whose validation (-c) failed, not taken (line 7)" in bad.notes
 
 
+def test_osu_one_sided_window_and_synchronization_are_parameters():
+    """OSU's one-sided tests print how the window was made and how each operation was synchronised:
+    osu_put_latency -s flush and -s lock (0.14 us and 12,309.83 us for 1 byte) became steps of the
+    same parameters, which compare matched as one measurement."""
+    flush, lock = one("osu-7.4-put-latency-flush.txt"), one("osu-7.4-put-latency-lock.txt")
+    assert flush.steps[0].params == {"test": "MPI_Put Latency", "window-creation": "MPI_Win_allocate",
+                                     "synchronization": "MPI_Win_flush"}
+    assert lock.steps[0].params["synchronization"] == "MPI_Win_lock/unlock"
+    assert (flush.steps[0].samples[0].value, lock.steps[0].samples[0].value) == (0.14, 12309.83)
+    assert "synchronization" not in one("osu-7.4-latency.txt").steps[0].params
+
+
 def test_osu_on_gpu_buffers_is_the_mpi_kernel_on_those_buffers_never_on_host_memory(tmp_path):
     # an osu_latency -d cuda D D was stored as the mpi kernel's pingpong on host memory (its default
     # buffer), so `compare` set GPU-to-GPU latencies against host ones as the same measurement
