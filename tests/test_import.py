@@ -738,6 +738,14 @@ def test_osu_one_sided_window_and_synchronization_are_parameters():
     assert "synchronization" not in one("osu-7.4-latency.txt").steps[0].params
 
 
+def test_osu_one_sided_tests_ran_on_two_ranks_not_an_unknown_count():
+    """osu_put_latency (and every one-sided test but the Multi ones) requires exactly two processes:
+    it was stored as 0 ranks with a note calling it a collective ("give --np")."""
+    run = one("osu-7.4-put-latency-flush.txt")
+    assert run.steps[0].ranks == 2
+    assert not any("rank count" in n for n in run.notes), run.notes
+
+
 def test_osu_on_gpu_buffers_is_the_mpi_kernel_on_those_buffers_never_on_host_memory(tmp_path):
     # an osu_latency -d cuda D D was stored as the mpi kernel's pingpong on host memory (its default
     # buffer), so `compare` set GPU-to-GPU latencies against host ones as the same measurement

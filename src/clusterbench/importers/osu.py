@@ -89,7 +89,10 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
         else:
             op = None
     pairs = re.search(r"\[ pairs: (\d+) \]", body)
-    ranks = 2 * int(pairs.group(1)) if pairs else 2 if title in POINT_TO_POINT else 0
+    # the one-sided tests ("MPI_Put Latency", "MPI_Get Bandwidth", ...) but their Multi ones need exactly two
+    # processes ("This test requires exactly two processes"), as the point-to-point ones do
+    one_sided = title.startswith("MPI_") and "Multi" not in title
+    ranks = 2 * int(pairs.group(1)) if pairs else 2 if title in POINT_TO_POINT or one_sided else 0
     if ranks == 0 and not any("rank count" in n for n in run.notes):
         run.notes.append("OSU prints no rank count for collectives: stored as 0 ranks (give --np)")
     datatype = re.search(r"^# Datatype: (\w+)", body, re.M)
