@@ -931,6 +931,21 @@ def test_imb_nbc_overlap_tables_are_taken_not_refused():
     assert [x.size_bytes for x in steps["IMB Iallreduce np 2"].samples] == [0, 4, 8, 16]
 
 
+def test_imb_multi_sections_are_taken_not_silently_dropped():
+    """IMB-MPI1 -multi 0|1 heads a benchmark "# ( 2 groups of 2 processes each running simultaneous )"
+    instead of "# #processes = 4": its Multi-PingPong section was left out with nothing said, the
+    file stored with its Allreduce alone."""
+    run = one("imb-2021.9-multi0.txt")
+    steps = {st.name: st for st in run.steps}
+    assert list(steps) == ["IMB Multi-PingPong np 4", "IMB Allreduce np 4"]
+    multi = steps["IMB Multi-PingPong np 4"]
+    assert (multi.kernel, multi.params, multi.ranks) == ("imb", {"benchmark": "Multi-PingPong", "groups": "2"}, 4)
+    assert [(s.size_bytes, s.value, s.record["t_max_us"]) for s in multi.samples][1] == (1, 456.62, 1050.26)
+    # -multi 1: a row per group and size
+    (each,) = one("imb-2021.9-multi1.txt").steps
+    assert [(s.size_bytes, s.record["group"], s.value) for s in each.samples][:2] == [(0, 0.0, 767.72), (0, 1.0, 637.13)]
+
+
 def test_imb_2017_and_2018_banners_and_shell_prompts_around_them(tmp_path):
     run = one("imb-2017u2-mpi1.txt")   # "Intel (R) MPI Benchmarks 2017 update 2"
     assert (run.version, run.facts["import.system"].split()[:2]) == ("2017u2", ["Darwin", "16.7.0"])

@@ -24,12 +24,14 @@ from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invoca
 
 # 4.x to 2018 print "Intel (R)", 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
 BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
-SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# #processes = (\d+)", re.M)
+# -multi 0|1: "# Benchmarking Multi-PingPong", "# ( 2 groups of 2 processes each running simultaneous )"
+SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# (?:#processes = (\d+)|\( (\d+) groups of (\d+) processes each running "
+                     r"simultaneous \))", re.M)
 MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce", "Alltoall": "alltoall",
            "Allgather": "allgather", "Bcast": "bcast", "Barrier": "barrier"}
 COLUMNS = {"#bytes": "message_bytes", "#repetitions": "repetitions", "t[usec]": "t_usec", "t_min[usec]": "t_min_us",
            "t_max[usec]": "t_max_us", "t_avg[usec]": "t_avg_us", "Mbytes/sec": "bandwidth_mb_s",
-           "Msg/sec": "messages_per_s",
+           "Msg/sec": "messages_per_s", "Group": "group",   # -multi 1: a row per group
            # IMB-NBC: the collective alone (t_pure), overlapped with computation (t_ovrl), the computation
            # alone (t_CPU), and how much of the communication the computation hid
            "t_pure[usec]": "t_pure_us", "t_ovrl[usec]": "t_ovrl_us", "t_CPU[usec]": "t_cpu_us",
@@ -74,7 +76,10 @@ def _run(text: str, first_line: int) -> ImportedRun:
         line += text.count("\n", counted, s.end())
         counted = s.end()
         body = text[s.end(): sections[i + 1].start() if i + 1 < len(sections) else len(text)]
-        step = _section(s.group(1), int(s.group(2)), body, line, binary)
+        groups = int(s.group(3)) if s.group(3) else None
+        step = _section(s.group(1), int(s.group(2)) if s.group(2) else groups * int(s.group(4)), body, line, binary)
+        if groups:   # the benchmark in that many groups at once: an imb step, never the mpi kernel's one pair
+            step.params["groups"] = str(groups)
         if step.samples:
             run.steps.append(step)
     if not run.steps:
@@ -105,7 +110,7 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
     columns: list[str] = []
     for n, line in enumerate(body.split("\n")):
         s = line.strip()
-        if s.startswith("#bytes") or s.startswith("#repetitions"):
+        if s.startswith(("#bytes", "#repetitions", "Group ")):
             columns = s.split()
             continue
         if s.startswith("#") and columns:
