@@ -128,6 +128,23 @@ def test_ior_3_0_text_and_its_older_headings_keep_every_repetition():
     assert [s.repetition for s in st.samples] == [0, 0, 1, 1]
 
 
+def test_ior_2_10_text_takes_its_summary_table_not_refused():
+    """IOR 2.10.3 prints no row per repetition, only "Operation  Max (MiB)  Min (MiB)  Mean (MiB) ...
+    Mean (s)" under its "Summary:" options block, and dates "Run began:"/"Run finished:": a real
+    2.10.3 file was refused as holding no Results row and no Summary row."""
+    run = one("ior-2.10.3-posix-fpp.txt")
+    assert (run.version, run.hosts) == ("2.10.3", ["vm"])
+    assert (run.started, run.finished) == (dt.datetime(2026, 12, 7, 12, 38, 41, tzinfo=dt.timezone.utc),) * 2
+    (st,) = run.steps
+    assert (st.kernel, st.ranks, st.params["fsync"], st.params["block-size"]) == ("pario", 2, "end", "4m")
+    assert figures(run) == [("pario", "write", "fsync", "MiB/s", 0, None, 806.80),
+                            ("pario", "read", "cold", "MiB/s", 0, None, 18987.60)]
+    write = st.samples[0]
+    assert (write.record["max_mib_per_s"], write.record["min_mib_per_s"], write.record["repetitions"],
+            write.seconds) == (965.60, 648.00, 2, 0.01032)
+    assert any("the summary's mean over repetitions taken as one sample" in n for n in run.notes)
+
+
 def test_ior_script_of_two_tests_is_two_steps_and_says_why_once():
     """`ior -f SCRIPT` (IOR 3.0.1, two RUNs): each test is an ior step with the parameters the output
     shows. The note saying why was written once per test: twice, word for word, in one run."""

@@ -4,6 +4,8 @@ repetition and operation), and the `Summary of all tests` table.
 IOR 3.0 and 3.1 print the same figures under other headings: `Command line
 used:`, `Test 0 started:`, a `Summary:` block of `key = value` lines for
 the options, and the results table with no `Results:` line before it.
+IOR 2.10 prints `Run began:`/`Run finished:`, that `Summary:` block, and no
+row per repetition: only its summary table ("Operation  Max (MiB) ...").
 
 Samples come from the Results rows (bandwidth in MiB/s as IOR printed it,
 with its IOPS, latency and open/wr-rd/close/total times in the record).
@@ -72,7 +74,9 @@ def _run(text: str, first_line: int) -> ImportedRun:
         if stripped.startswith("Options:"):
             section = "options"
             continue
-        if stripped == "Summary:" and section == "test":   # IOR 3.0/3.1's options
+        if stripped == "Summary:" and section in ("test", None):   # IOR 2.10 and 3.0/3.1's options
+            if section is None:   # IOR 2.10 starts no "Test 0": its one test opens here
+                tests.append({"options": {}, "rows": []})
             section = "setup"
             continue
         if stripped.startswith("Results:"):
@@ -80,6 +84,8 @@ def _run(text: str, first_line: int) -> ImportedRun:
             continue
         if section in ("test", "setup") and stripped.startswith("access") and "bw(MiB/s)" in stripped:
             section = "results"   # IOR 3.0/3.1: the table's heading with no "Results:" line before it
+        if section in ("test", "setup") and stripped.startswith("Operation") and "Max (MiB)" in stripped:
+            section = "summary"   # IOR 2.10: the summary of its one test, with no "Summary of all tests:" line
         if section == "setup":
             kv = OLD_SETUP.match(line)
             if kv and tests:
@@ -102,10 +108,16 @@ def _run(text: str, first_line: int) -> ImportedRun:
             continue
         if section == "summary":
             if stripped.startswith("Operation"):
-                summary_cols = stripped.split()
+                # IOR 2.10 heads "Max (MiB)  Min (MiB)  Mean (MiB)   Std Dev ... Mean (s)", 2 spaces apart:
+                # named as 3.x names them ("Max(MiB)", "Mean(s)")
+                summary_cols = [c.replace(" ", "") for c in re.split(r"\s{2,}", stripped)] \
+                    if "Max (MiB)" in stripped else stripped.split()
             elif summary_cols and stripped.split()[:1] in (["write"], ["read"]):
-                summary.append({**dict(zip(summary_cols, stripped.split())), LINE: line_no})
-            elif stripped.startswith("Finished") and KEY_VALUE.match(stripped):
+                row = dict(zip(summary_cols, stripped.split()))
+                if "reps" not in row and tests and tests[-1]["options"].get("repetitions"):
+                    row["reps"] = tests[-1]["options"]["repetitions"]   # IOR 2.10: from its options
+                summary.append({**row, LINE: line_no})
+            elif stripped.startswith(("Finished", "Run finished")) and KEY_VALUE.match(stripped):
                 head["Finished"] = KEY_VALUE.match(stripped).group(2)
             continue
         kv = KEY_VALUE.match(line)
@@ -117,7 +129,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
         elif section is None or section == "test":
             head.setdefault(key, value)
     run = ImportedRun("IOR", m.group(1), "text", head.get("Command line", head.get("Command line used")))
-    run.started, run.finished = _date(head.get("Began")), _date(head.get("Finished"))
+    run.started, run.finished = _date(head.get("Began", head.get("Run began"))), _date(head.get("Finished"))
     machine = head.get("Machine", "").split()
     if len(machine) >= 2:
         run.hosts = [machine[1]]
