@@ -963,6 +963,27 @@ def test_imb_multi_sections_are_taken_not_silently_dropped():
     assert [(s.size_bytes, s.record["group"], s.value) for s in each.samples][:2] == [(0, 0.0, 767.72), (0, 1.0, 637.13)]
 
 
+def test_imb_uniband_and_biband_are_taken_not_silently_dropped():
+    """IMB-MPI1's Uniband and Biband print no time, only Mbytes/sec and Msg/sec: their sections were
+    left out with nothing said, the file stored with PingPong alone."""
+    run = one("imb-2021.9-uniband.txt")
+    steps = {st.name: st for st in run.steps}
+    assert list(steps) == ["IMB PingPong np 2", "IMB Uniband np 2", "IMB Biband np 2"]
+    uni = steps["IMB Uniband np 2"]
+    assert (uni.kernel, uni.params) == ("imb", {"benchmark": "Uniband"})
+    # "4   20   0.47   116897": MB/s (10^6) as MiB/s; the 0-byte row, a rate of 0 by definition, is left out
+    s = uni.samples[2]
+    assert (s.size_bytes, s.unit, s.value) == (4, "MiB/s", 0.47 * 1e6 / 2**20)
+    assert (s.record["bandwidth_mb_s"], s.record["messages_per_s"], s.record["iterations"]) == (0.47, 116897, 20)
+    assert [x.size_bytes for x in steps["IMB Biband np 2"].samples] == [1, 2, 4, 8]
+    # a table of no column read is named in the note, not dropped unsaid
+    text = (FIXTURES / "imb-2021.9-uniband.txt").read_text().replace("Mbytes/sec      Msg/sec", "Gbits/sec      Msg/sec")
+    (cut,) = importers.get("imb").parse(text)
+    assert [st.name for st in cut.steps] == ["IMB PingPong np 2"]
+    assert "IMB Uniband: no row read (no t[usec], t_avg[usec], t_pure[usec] or Mbytes/sec column): not taken" \
+        in cut.notes
+
+
 def test_imb_2017_and_2018_banners_and_shell_prompts_around_them(tmp_path):
     run = one("imb-2017u2-mpi1.txt")   # "Intel (R) MPI Benchmarks 2017 update 2"
     assert (run.version, run.facts["import.system"].split()[:2]) == ("2017u2", ["Darwin", "16.7.0"])

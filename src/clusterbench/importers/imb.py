@@ -82,6 +82,9 @@ def _run(text: str, first_line: int) -> ImportedRun:
             step.params["groups"] = str(groups)
         if step.samples:
             run.steps.append(step)
+        else:   # a table whose columns hold no figure read here: say so rather than store the file without it
+            run.notes.append(f"IMB {s.group(1)}: no row read (no t[usec], t_avg[usec], t_pure[usec] or Mbytes/sec "
+                             "column): not taken")
     if not run.steps:
         raise Unreadable("no benchmark table (\"# Benchmarking NAME\", \"# #processes = N\", rows)")
     return run
@@ -123,7 +126,7 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
         except ValueError:
             continue
         t = row.get("t_usec", row.get("t_avg_us", row.get("t_pure_us")))
-        if t is None:
+        if t is None and "bandwidth_mb_s" not in row:
             continue
         size = int(row["message_bytes"]) if "message_bytes" in row else 0 if op == "barrier" else None
         if op in ("allreduce", "reduce") and size == 0:
@@ -132,9 +135,13 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
         if binary_megabytes and "bandwidth_mb_s" in row:
             row["bandwidth_mib_s"] = row.pop("bandwidth_mb_s")
             row["bandwidth_mb_s"] = row["bandwidth_mib_s"] * 2**20 / 1e6
-        step.samples.append(measurement(op or name.lower(), "n/a", t, "us",
-                                        sweep=("size_bytes", size) if size is not None else None,
-                                        qualifiers={"algorithm": "library"}, seconds=t / 1e6, line=first_line + n,
-                                        iterations=int(row.pop("repetitions")) if "repetitions" in row else None,
-                                        **row))
+        where = {"sweep": ("size_bytes", size) if size is not None else None, "qualifiers": {"algorithm": "library"},
+                 "line": first_line + n, "iterations": int(row.pop("repetitions")) if "repetitions" in row else None}
+        if t is None:   # Uniband, Biband (2018 on): no time, the rate of a window of messages in flight
+            if not size:
+                continue   # 0 bytes: a rate of 0 MiB/s by definition, no measurement of the link
+            step.samples.append(measurement(name.lower(), "n/a", row["bandwidth_mb_s"] * 1e6 / 2**20, "MiB/s",
+                                            **where, **row))
+            continue
+        step.samples.append(measurement(op or name.lower(), "n/a", t, "us", seconds=t / 1e6, **where, **row))
     return step
