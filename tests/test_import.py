@@ -484,6 +484,17 @@ def test_fio_2_2_json_without_job_options_says_its_parameters_are_unknown():
     assert not any("job options" in n for n in one("fio-2.19-randread.json").notes)
 
 
+def test_fio_2_json_percentile_padding_is_no_0th_percentile():
+    """fio 2.x fills its percentile list up to 20 entries with "0.00": 0 (stat.c: `if (i >= len)
+    json_object_add_value_int(percentile_object, "0.00", 0)`): that was stored as clat_us_p0 = 0 us,
+    a latency no I/O had."""
+    for name in ("fio-2.19-randread.json", "fio-2.2.10-randread.json"):
+        doc = json.loads((FIXTURES / name).read_text())["jobs"][0]["read"]["clat"]["percentile"]
+        assert doc["0.00"] == 0 and doc["1.000000"] > 0
+        record = one(name).steps[0].samples[0].record
+        assert "clat_us_p0" not in record and record["clat_us_p1"] == doc["1.000000"], name
+
+
 def test_fio_2_text_of_2_18_and_older_is_fio_text():
     """fio 2.18 and older (Ubuntu 16.04's 2.2.10) print their job lines `bs=4K-4K/4K-4K/4K-4K`,
     not 2.19's `bs=(R) 4096B-4096B, ...`: their normal output was no known format."""

@@ -171,7 +171,8 @@ def _latency(d: dict, name: str) -> dict:
     pct = stats.get("percentile")
     if isinstance(pct, dict):
         for p, v in pct.items():
-            if _num(v):
+            # fio 2.x pads its list to 20 entries with "0.00": 0 (real ones print "%f", "1.000000"): no p0 of 0 us
+            if _num(v) and p != "0.00":
                 out[f"{name}_us_p{p.rstrip('0').rstrip('.').replace('.', '_')}"] = v * scale
     if isinstance(stats.get("bins"), dict):
         out[f"{name}_ns_bins"] = {str(k): v for k, v in stats["bins"].items() if _num(v)}
