@@ -754,6 +754,16 @@ def test_osu_rows_whose_validation_failed_are_not_taken():
     assert "OSU Allreduce Latency: 1 row(s) whose validation (-c) failed, not taken (line 7)" in bad.notes
 
 
+def test_osu_tail_latency_columns_are_kept():
+    """OSU 7.x -z prints each size's P50/P90/P99 over the iterations ("P99 Tail Lat(us)"): the columns
+    were read past, the figures lost."""
+    run = one("osu-7.4-latency-tail.txt")
+    s = run.steps[0].samples[0]   # "1   5.49   1.18   18.37   28.52"
+    assert (s.size_bytes, s.value) == (1, 5.49)
+    assert (s.record["tail_p50_us"], s.record["tail_p90_us"], s.record["tail_p99_us"]) == (1.18, 18.37, 28.52)
+    assert not any(k.startswith("tail_") for k in one("osu-7.4-latency.txt").steps[0].samples[0].record)
+
+
 def test_osu_one_sided_window_and_synchronization_are_parameters():
     """OSU's one-sided tests print how the window was made and how each operation was synchronised:
     osu_put_latency -s flush and -s lock (0.14 us and 12,309.83 us for 1 byte) became steps of the

@@ -166,6 +166,9 @@ class _Table:
         self.avg = first("Latency (us)", "Avg Latency(us)", "Latency(us)")
         self.lo, self.hi = where.get("Min Latency(us)"), where.get("Max Latency(us)")
         self.validation = where.get("Validation")   # -c: "Pass", or "Fail" where the data moved was wrong
+        # -z (7.3 on): "P50 Tail Lat(us)", "P99 Tail BW(MB/s)": the percentiles of the iterations' figures
+        self.tails = {i: (f"tail_p{m.group(1)}_us" if m.group(2) == "Lat(us)" else f"tail_p{m.group(1)}_mb_s")
+                      for c, i in where.items() for m in [re.fullmatch(r"P(\d+) Tail (Lat\(us\)|BW\(MB/s\))", c)] if m}
         if self.bw is None and self.avg is None:
             raise ValueError("no figure column")
 
@@ -174,17 +177,18 @@ class _Table:
         size = int(f[self.size]) if self.size is not None else 0 if self.phase == "barrier" else None
         sweep = ("size_bytes", size) if size is not None else None
         iterations = int(f[self.iterations]) if self.iterations is not None else None
+        tails = {name: float(f[i]) for i, name in self.tails.items()}
         if self.bw is not None:
             mb = float(f[self.bw])
             return measurement(self.phase, "n/a", mb * MB / MIB, "MiB/s", sweep=sweep, line=line,
                                qualifiers=LIBRARY, rate_decimal=mb, rate_decimal_unit="MB/s",
                                messages_per_s=float(f[self.rate]) if self.rate is not None else None,
-                               iterations=iterations, element_type=self.element)
+                               iterations=iterations, element_type=self.element, **tails)
         avg = float(f[self.avg])
         return measurement(self.phase, "n/a", avg, "us", sweep=sweep, line=line, qualifiers=LIBRARY,
                            t_avg_us=avg, t_min_us=float(f[self.lo]) if self.lo is not None else None,
                            t_max_us=float(f[self.hi]) if self.hi is not None else None,
-                           seconds=avg / 1e6, iterations=iterations, element_type=self.element)
+                           seconds=avg / 1e6, iterations=iterations, element_type=self.element, **tails)
 
 
 LIBRARY = {"algorithm": "library"}
