@@ -26,14 +26,14 @@ from clusterbench.results.sample import Sample
 # JSON formats first: their first character settles it)
 IMPORTERS = Registry("format", [
     ("ior-json", "clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
-    ("fio", "clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x)"),
+    ("fio", "clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x, --client too) or its normal text"),
     ("iperf3", "clusterbench.importers.iperf3", "iperf3 -J (3.0-3.20) or its plain text output"),
     # before "ior": IOR writing CSV to stdout may print its text banner too
     ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, IOR 4.0)"),
-    ("ior", "clusterbench.importers.ior_text", "IOR 3.x/4.x text output"),
+    ("ior", "clusterbench.importers.ior_text", "IOR 2.10, 3.x and 4.x text output"),
     ("mdtest", "clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
     ("osu", "clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
-    ("imb", "clusterbench.importers.imb", "Intel MPI Benchmarks 2017-2021 text"),
+    ("imb", "clusterbench.importers.imb", "Intel MPI Benchmarks 4.1-2021 text (IMB-MPI1, IMB-IO, IMB-NBC)"),
 ], extra_choices=("auto",))
 
 
