@@ -73,6 +73,26 @@ def test_two_runs_in_one_job_log_are_two_runs_each_with_its_own_figures(name):
     assert two[1].started == (one[0].started and one[0].started + dt.timedelta(hours=1))
 
 
+def test_a_job_log_of_two_tools_stores_each_tools_runs():
+    """A job that ran IOR, then mdtest (or OSU, then IMB; fio, then iperf3) writes both outputs to one
+    log: the first tool detected was stored, the other's runs left out with nothing said."""
+    def text(name):
+        return (FIXTURES / name).read_bytes()
+    for first, second in (("ior-3.3.0-posix-fpp.txt", "mdtest-3.3.0.txt"), ("mdtest-3.3.0.txt", "ior-3.3.0-posix-fpp.txt"),
+                          ("osu-7.4-latency.txt", "imb-2021.3-mpi1.txt"), ("fio-3.33-randread.txt", "iperf3-3.12-tcp.txt")):
+        runs = parse_bytes("job.log", text(first) + text(second))
+        alone = parse_bytes("a", text(first)) + parse_bytes("b", text(second))
+        assert sorted(figures(runs)) == sorted(figures(alone)), (first, second)
+        assert {r.tool for r in runs} == {r.tool for r in alone} and len({r.tool for r in runs}) == 2
+        assert any("the file holds the output of" in n for n in runs[0].notes), runs[0].notes
+    # a tool's part that cannot be taken (mdtest killed after its launch line) is named, the rest stored
+    killed = b"\n".join(text("mdtest-3.3.0.txt").split(b"\n")[:3]) + b"\n"
+    (ior,) = parse_bytes("job.log", text("ior-3.3.0-posix-fpp.txt") + killed)
+    assert ior.tool == "IOR" and any(n.startswith("also in the file, not taken: mdtest:") for n in ior.notes), ior.notes
+    # a file of one tool is as before: no note
+    assert not any("holds the output of" in n for r in parse_bytes("f", text("mdtest-3.3.0.txt")) for n in r.notes)
+
+
 def an_hour_later(data: bytes) -> bytes:
     """The log of the same run an hour later: every clock time (hh:mm:ss) and
     Unix time of 2026 (fio's "timestamp", iperf3's "timesecs") an hour on."""

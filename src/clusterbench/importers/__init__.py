@@ -94,6 +94,20 @@ def detect(text: str) -> str | None:
     return None
 
 
+def other_tools_in(text: str, found: str) -> list[str]:
+    """The formats of other tools whose output the file holds besides
+    `found`'s: a job's log that ran IOR, then mdtest (each format's MARK,
+    where its runs start, searched through the whole text; detection reads
+    only the head). IOR's JSON, CSV and text are one tool."""
+    tool = {"ior-json": "ior", "ior-csv": "ior"}
+    others: list[str] = []
+    for name in IMPORTERS.names():
+        mark = getattr(get(name), "MARK", None)
+        if tool.get(name, name) != tool.get(found, found) and mark is not None and mark.search(text):
+            others.append(name)
+    return others
+
+
 def measurement(phase: str, mode: str, value: float | None, unit: str, *, repetition: int = 0,
                 sweep: tuple[str, object] | None = None, qualifiers: dict[str, object] | None = None,
                 line: int | None = None, member: dict[str, str] | None = None, **fields) -> Sample:

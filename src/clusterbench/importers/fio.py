@@ -31,6 +31,7 @@ MEMBERS = {"value": "iops", "seconds": "runtime", "bytes": "io_bytes", "mib_per_
 # "bs=4K-4K/4K-4K/4K-4K" (or "bs(seq/rand)=...") there
 TEXT_JOB = re.compile(r"^(\S.*?): \(g=\d+\): rw=(\w+), bs(?:\(seq/rand\))?=(?:\(R\) )?(\S+?)-.*?ioengine=(\w+), "
                       r"iodepth=(\d+)", re.M)
+MARK = TEXT_JOB   # where a fio run (its job lines) starts, anywhere in a file (importers.other_tools_in)
 
 
 def detect(text: str) -> bool:

@@ -24,6 +24,7 @@ from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invoca
 
 # 4.x to 2018 print "Intel (R)", 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
 BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
+MARK = BANNER   # where an IMB run starts, anywhere in a file (importers.other_tools_in)
 # -multi 0|1: "# Benchmarking Multi-PingPong", "# ( 2 groups of 2 processes each running simultaneous )"
 SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# (?:#processes = (\d+)|\( (\d+) groups of (\d+) processes each running "
                      r"simultaneous \))", re.M)

@@ -154,10 +154,35 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
         found = importers.detect(text)
         if found is None:
             raise BadInput(f"{path}: not any known format (formats: {', '.join(importers.names())})")
-        fmt = found
+        with without_cycle_collection():
+            return _each_tools_runs(path, text, [found, *importers.other_tools_in(text, found)])
     module = importers.get(fmt)
     with without_cycle_collection():
         return _parsed(path, text, fmt, module)
+
+
+def _each_tools_runs(path: str, text: str, formats: list[str]) -> list[ImportedRun]:
+    """The runs of every tool whose output the file holds: a job's log that
+    ran IOR, then mdtest, stored IOR's runs alone, mdtest's left out with
+    nothing said. A tool's part that cannot be taken is named in the note of
+    the runs taken; a file where no tool's part can be taken is refused with
+    the first tool's reason."""
+    runs: list[ImportedRun] = []
+    refused: list[BadInput] = []
+    for fmt in formats:
+        try:
+            runs += _parsed(path, text, fmt, importers.get(fmt))
+        except BadInput as e:
+            refused.append(e)
+    if not runs:
+        raise refused[0]
+    if len(formats) > 1:
+        tools = list(dict.fromkeys(r.tool for r in runs))
+        if len(tools) > 1:
+            runs[0].notes.append(f"the file holds the output of {', '.join(tools)}: each tool's runs taken")
+        for e in refused:
+            runs[0].notes.append(f"also in the file, not taken: {e.message.removeprefix(path + ': ')}")
+    return runs
 
 
 def _decoded(data: bytes) -> str | None:

@@ -24,6 +24,7 @@ from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sampl
 
 LINE = "\0line"   # a row's line in the file, kept beside its columns (no heading is that)
 BANNER = re.compile(r"^IOR-(\S+): MPI Coordinated Test of Parallel I/O", re.M)
+MARK = BANNER   # where an IOR run starts, anywhere in a file (importers.other_tools_in)
 KEY_VALUE = re.compile(r"^([A-Za-z][\w /()#.-]*?)\s*: ?(.*)$")
 # IOR 3.0/3.1: "Test 0 started: ..." opens a test; its "Summary:" block is "\tapi                = POSIX"
 OLD_TEST = re.compile(r"^Test \d+ started:")

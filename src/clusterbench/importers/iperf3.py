@@ -23,6 +23,7 @@ GBIT = 1e9
 # where each checked figure of a sample is in the document, for the plausibility gate's message
 MEMBERS = {"value": "bits_per_second", "seconds": "seconds", "bytes": "bytes", "sender_gbit_per_s": "bits_per_second",
            "retransmits": "retransmits", "jitter_ms": "jitter_ms", "lost_packets": "lost_packets"}
+MARK = iperf3_text.CONNECTING   # where an iperf3 client run starts (importers.other_tools_in)
 
 
 def detect(text: str) -> bool:

@@ -29,6 +29,7 @@ from clusterbench.importers.ior_common import argv_of, number
 
 # LLNL's mdtest 1.8 and older: "... on 1 nodes"
 LAUNCHED = re.compile(r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node(?:\(s\)|s)", re.M)
+MARK = LAUNCHED   # where an mdtest run starts, anywhere in a file (importers.other_tools_in)
 COMMAND = re.compile(r"^Command line used: (.+)$", re.M)
 # 3.x/4.0: "SUMMARY rate: (of 2 iterations)" and "SUMMARY time: ..."; 1.9.x (LLNL's, before
 # IOR took it in): "SUMMARY: (of 3 iterations)", rates only; IOR's master since 2023 (commit

@@ -22,6 +22,7 @@ import re
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
 
 TITLE = re.compile(r"^# OSU (?:MPI(?:-(?P<accelerator>\w+))? )?(?P<title>.+?) Test v(?P<version>\S+)\s*$", re.M)
+MARK = TITLE   # where an OSU test starts, anywhere in a file (importers.other_tools_in)
 # -d cuda|rocm|openacc|sycl (util/osu_util.c's print_header): "MPI-CUDA" in the title, and for
 # point-to-point tests where each side's buffer is: HOST (H), DEVICE (D), MANAGED (M), (MD) or (MH)
 BUFFERS = re.compile(r"^# Send Buffer on (HOST|DEVICE|MANAGED) \(\w+\) and Receive Buffer on (HOST|DEVICE|MANAGED)",
