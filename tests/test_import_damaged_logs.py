@@ -93,6 +93,17 @@ def test_a_job_log_of_two_tools_stores_each_tools_runs():
     assert not any("holds the output of" in n for r in parse_bytes("f", text("mdtest-3.3.0.txt")) for n in r.notes)
 
 
+@pytest.mark.parametrize("name", ["ior-3.3.0-posix-fpp.txt", "osu-7.4-bw.txt", "fio-3.33-randread.txt",
+                                  "iperf3-3.12-tcp.txt"])
+def test_a_job_log_whose_script_echoed_pages_before_the_tool_is_read(name):
+    """Detection reads a file's head (IOR's 8 KiB, OSU's 4 KiB): a job log whose script echoed 10 KiB
+    (module loads, set -x) before the tool's output was "not any known format"."""
+    data = (FIXTURES / name).read_bytes()
+    preamble = b"".join(b"+ module load tools/%d # loaded, environment set\n" % i for i in range(250))
+    assert len(preamble) > 10_000
+    assert figures(parse_bytes("job.log", preamble + data)) == figures(parse_bytes("f", data))
+
+
 def an_hour_later(data: bytes) -> bytes:
     """The log of the same run an hour later: every clock time (hh:mm:ss) and
     Unix time of 2026 (fio's "timestamp", iperf3's "timesecs") an hour on."""

@@ -94,7 +94,7 @@ def detect(text: str) -> str | None:
     return None
 
 
-def other_tools_in(text: str, found: str) -> list[str]:
+def other_tools_in(text: str, found: str | None) -> list[str]:
     """The formats of other tools whose output the file holds besides
     `found`'s: a job's log that ran IOR, then mdtest (each format's MARK,
     where its runs start, searched through the whole text; detection reads

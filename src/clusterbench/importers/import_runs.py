@@ -152,10 +152,13 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
         raise BadInput(f"{path}: a binary file, not any known format (formats: {', '.join(importers.names())})")
     if fmt == "auto":
         found = importers.detect(text)
-        if found is None:
+        # detection reads the head (IOR's 8 KiB, OSU's 4 KiB): a job log whose script echoed more than that
+        # before the tool's output was no known format; where the tool's output starts is searched for too
+        formats = [found, *importers.other_tools_in(text, found)] if found else importers.other_tools_in(text, None)
+        if not formats:
             raise BadInput(f"{path}: not any known format (formats: {', '.join(importers.names())})")
         with without_cycle_collection():
-            return _each_tools_runs(path, text, [found, *importers.other_tools_in(text, found)])
+            return _each_tools_runs(path, text, formats)
     module = importers.get(fmt)
     with without_cycle_collection():
         return _parsed(path, text, fmt, module)
