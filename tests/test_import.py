@@ -484,6 +484,21 @@ def test_fio_2_2_json_without_job_options_says_its_parameters_are_unknown():
     assert not any("job options" in n for n in one("fio-2.19-randread.json").notes)
 
 
+def test_fio_2_json_plus_bins_are_latencies_in_ns_not_bin_indices():
+    """fio 2.x's json+ names its histogram bins by index ("0" ... "1215") beside FIO_IO_U_PLAT_BITS and
+    _VAL, which map an index to its latency in us (stat.c plat_idx_to_val); fio 3 names each bin by its
+    latency in ns. The 2.x indices were stored as if ns (bin 173, 219 us, as 173 ns), the constants as
+    bins, and the file called JSON, not json+."""
+    clat = json.loads((FIXTURES / "fio-2.19-randwrite.jsonplus").read_text())["jobs"][0]["write"]["clat"]
+    run = one("fio-2.19-randwrite.jsonplus")
+    (s,) = run.steps[0].samples
+    bins = s.record["clat_ns_bins"]
+    assert run.form == "json+" and "FIO_IO_U_PLAT_BITS" not in bins
+    assert bins["2000"] == clat["bins"]["2"] and bins["219000"] == clat["bins"]["173"]   # 128 + 45.5 x 2 us
+    assert sum(bins.values()) == s.record["ops"] == 256
+    assert min(map(int, bins)) == clat["min"] * 1000 and max(map(int, bins)) <= clat["max"] * 1000 * 1.05
+
+
 def test_fio_2_json_percentile_padding_is_no_0th_percentile():
     """fio 2.x fills its percentile list up to 20 entries with "0.00": 0 (stat.c: `if (i >= len)
     json_object_add_value_int(percentile_object, "0.00", 0)`): that was stored as clat_us_p0 = 0 us,

@@ -70,8 +70,8 @@ def _parse_json(doc: dict) -> ImportedRun:
     if not isinstance(jobs, list):
         raise Unreadable("no \"jobs\" list (nor fio --client's \"client_stats\")")
     version = str(doc.get("fio version", "")).removeprefix("fio-") or None
-    plus = any(isinstance(j, dict) and isinstance(j.get(d), dict) and isinstance(j[d].get("clat_ns"), dict)
-               and "bins" in j[d]["clat_ns"] for j in jobs for d in ("read", "write"))
+    plus = any(isinstance(j, dict) and isinstance(j.get(d), dict) and isinstance(j[d].get(c), dict)
+               and "bins" in j[d][c] for j in jobs for d in ("read", "write") for c in ("clat_ns", "clat"))
     run = ImportedRun("fio", version, "json+" if plus else "JSON", None)
     if len(clients) > 1:
         run.notes.append(f"fio --client: the jobs of {len(clients)} servers, each job's figures summed over them"
@@ -175,9 +175,24 @@ def _latency(d: dict, name: str) -> dict:
             # fio 2.x pads its list to 20 entries with "0.00": 0 (real ones print "%f", "1.000000"): no p0 of 0 us
             if _num(v) and p != "0.00":
                 out[f"{name}_us_p{p.rstrip('0').rstrip('.').replace('.', '_')}"] = v * scale
-    if isinstance(stats.get("bins"), dict):
-        out[f"{name}_ns_bins"] = {str(k): v for k, v in stats["bins"].items() if _num(v)}
+    bins = stats.get("bins")
+    if isinstance(bins, dict) and _num(bins.get("FIO_IO_U_PLAT_BITS")) and _num(bins.get("FIO_IO_U_PLAT_VAL")):
+        # fio 2.x json+: every bin by its index ("0" ... "1215"), with the constants that map an index to
+        # its latency in us; fio 3 names each non-empty bin by its latency in ns
+        bits, val = int(bins["FIO_IO_U_PLAT_BITS"]), int(bins["FIO_IO_U_PLAT_VAL"])
+        out[f"{name}_ns_bins"] = {str(_bin_us(int(k), bits, val) * 1000): v for k, v in bins.items()
+                                  if k.isdigit() and _num(v) and v}
+    elif isinstance(bins, dict):
+        out[f"{name}_ns_bins"] = {str(k): v for k, v in bins.items() if _num(v)}
     return out
+
+
+def _bin_us(idx: int, bits: int, val: int) -> int:
+    """fio 2.x's latency (us) of histogram bin `idx`: stat.c plat_idx_to_val (the bin's middle, truncated)."""
+    if idx < (val << 1):
+        return idx
+    error_bits = (idx >> bits) - 1
+    return int((1 << (error_bits + bits)) + (idx % val + 0.5) * (1 << error_bits))
 
 
 def _sample(phase: str, opts: dict, parts: list[dict], run: ImportedRun):
