@@ -104,6 +104,19 @@ def test_a_job_log_whose_script_echoed_pages_before_the_tool_is_read(name):
     assert figures(parse_bytes("job.log", preamble + data)) == figures(parse_bytes("f", data))
 
 
+@pytest.mark.parametrize("name", ["fio-3.33-randread.json", "iperf3-3.12-tcp.json", "ior-4.0.0-shared.json"])
+def test_json_after_pages_of_other_output_in_a_job_log_is_read(name):
+    """IOR -O summaryFormat=JSON and iperf3 -J print to stdout: in a job's log, after the script's echo.
+    Detection reads the first 4 KiB: past that, the JSON was "not any known format"."""
+    data = (FIXTURES / name).read_bytes()
+    preamble = b"".join(b"+ module load tools/%d # loaded, environment set\n" % i for i in range(120))
+    assert len(preamble) > 4096
+    runs = parse_bytes("job.log", preamble + data)
+    assert figures(runs) == figures(parse_bytes("f", data))
+    assert "120 line(s) of other output before the JSON (a job script's, the scheduler's) were skipped" \
+        in runs[0].notes
+
+
 def an_hour_later(data: bytes) -> bytes:
     """The log of the same run an hour later: every clock time (hh:mm:ss) and
     Unix time of 2026 (fio's "timestamp", iperf3's "timesecs") an hour on."""

@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import gc
 import hashlib
+import itertools
 import math
 import os
 import stat
@@ -22,7 +23,8 @@ from pathlib import Path
 from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun, Unreadable, locale_numbers, plausibility, sibling_params
+from clusterbench.importers import (ImportedRun, Unreadable, json_documents, locale_numbers, plausibility,
+                                   sibling_params)
 from clusterbench.output.date_text import minute_text
 from clusterbench.results.sample import Sample
 from clusterbench.store import text_limits
@@ -155,13 +157,36 @@ def parse_bytes(path: str, data: bytes, fmt: str = "auto") -> list[ImportedRun]:
         # detection reads the head (IOR's 8 KiB, OSU's 4 KiB): a job log whose script echoed more than that
         # before the tool's output was no known format; where the tool's output starts is searched for too
         formats = [found, *importers.other_tools_in(text, found)] if found else importers.other_tools_in(text, None)
+        skipped = 0
+        if not formats:
+            text, skipped, found = _json_after_other_output(text)
+            formats = [found] if found else []
         if not formats:
             raise BadInput(f"{path}: not any known format (formats: {', '.join(importers.names())})")
         with without_cycle_collection():
-            return _each_tools_runs(path, text, formats)
+            runs = _each_tools_runs(path, text, formats)
+        if skipped:
+            runs[0].notes.append(f"{skipped} line(s) of other output before the JSON (a job script's, the "
+                                 "scheduler's) were skipped")
+        return runs
     module = importers.get(fmt)
     with without_cycle_collection():
         return _parsed(path, text, fmt, module)
+
+
+def _json_after_other_output(text: str) -> tuple[str, int, str | None]:
+    """(the text, the lines before its JSON blanked; how many had text; the
+    JSON's format) for a tool's JSON printed to a job's log after pages of
+    other output (IOR -O summaryFormat=JSON and iperf3 -J print to stdout):
+    detection reads the first 4 KiB, which held none of it. The lines are
+    blanked, not cut, so every line keeps its number in the messages."""
+    for m in itertools.islice(json_documents.OPENING.finditer(text), 8):
+        before = text[:m.start()]
+        blanked = "\n" * before.count("\n") + text[m.start():]
+        found = importers.detect(blanked)
+        if found:
+            return blanked, sum(1 for line in before.split("\n") if line.strip()), found
+    return text, 0, None
 
 
 def _each_tools_runs(path: str, text: str, formats: list[str]) -> list[ImportedRun]:
