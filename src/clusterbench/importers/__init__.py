@@ -26,7 +26,8 @@ from clusterbench.results.sample import Sample
 # JSON formats first: their first character settles it)
 IMPORTERS = Registry("format", [
     ("ior-json", "clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
-    ("fio", "clusterbench.importers.fio", "fio --output-format=json or json+ (2.x-3.x, --client too) or its normal text"),
+    ("fio", "clusterbench.importers.fio",
+     "fio --output-format=json or json+ (2.x-3.x, --client too) or its normal text"),
     ("iperf3", "clusterbench.importers.iperf3", "iperf3 -J (3.0-3.20) or its plain text output"),
     # before "ior": IOR writing CSV to stdout may print its text banner too
     ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, IOR 4.0)"),

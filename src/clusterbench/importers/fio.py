@@ -264,13 +264,13 @@ TEXT_VERSION = re.compile(r"^fio-(\d[\w.\-]*)\s*$", re.M)
 TEXT_JOB_LINES = re.compile(r"(?:^\S.*?: \(g=\d+\): rw=[^\n]*\n(?:\.\.\.\n)?)+", re.M)
 # a job fio reported an error for says where: "err=27 (file:io_u.c:1876, func=io_u error, error=File too large): pid="
 TEXT_RESULT = re.compile(r"^(\S.*?): \(groupid=\d+, jobs=(\d+)\): err=\s*(\d+)(?: \(.*\))?: pid=\d+: (.+)$", re.M)
-# 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)"; 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec";
-# "mixed" for reads and writes together (unified_rw_reporting)
+# 3.x: "  read: IOPS=27.0k, BW=105MiB/s (111MB/s)(106MiB/1001msec)";
+# 2.x: "  read : io=..., bw=..., iops=27011, runt= 1001msec"; "mixed": reads and writes together (unified_rw_reporting)
 # with kb_base=1000, 3.x prints decimal units first: "BW=419MB/s (400MiB/s)(2097kB/5msec)"
 TEXT_DIR3 = re.compile(r"^\s+(read|write|mixed)\s*: IOPS=([\d.]+)([kM]?), BW=([\d.]+)([kKMGT]?i?B)/s.*?"
                        r"\((\d+(?:\.\d+)?)([kKMGTP]?i?B)/(\d+)msec\)", re.M)
-TEXT_DIR2 = re.compile(r"^\s+(read|write|mixed)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, iops=(\d+)([KM]?), runt=\s*(\d+)msec",
-                       re.M)
+TEXT_DIR2 = re.compile(r"^\s+(read|write|mixed)\s*: io=([\d.]+)([KMGT]?B), bw=([\d.]+)([KMG]?B)/s, "
+                       r"iops=(\d+)([KM]?), runt=\s*(\d+)msec", re.M)
 SCALE = {"": 1, "k": 1e3, "M": 1e6}
 SCALE2 = {"": 1, "K": 1e3, "M": 1e6}   # fio 2.x: iops=1234K (num2str's decimal suffixes)
 # fio 2.x's KB, MB... are 2^10, 2^20 (kb_base=1024, its default); fio 3.x names those KiB, MiB, and its

@@ -26,8 +26,8 @@ from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invoca
 BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
 MARK = BANNER   # where an IMB run starts, anywhere in a file (importers.other_tools_in)
 # -multi 0|1: "# Benchmarking Multi-PingPong", "# ( 2 groups of 2 processes each running simultaneous )"
-SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# (?:#processes = (\d+)|\( (\d+) groups of (\d+) processes each running "
-                     r"simultaneous \))", re.M)
+SECTION = re.compile(r"^# Benchmarking (\S+)\s*\n# (?:#processes = (\d+)|"
+                     r"\( (\d+) groups of (\d+) processes each running simultaneous \))", re.M)
 MPI_OPS = {"PingPong": "pingpong", "Allreduce": "allreduce", "Reduce": "reduce", "Alltoall": "alltoall",
            "Allgather": "allgather", "Bcast": "bcast", "Barrier": "barrier"}
 COLUMNS = {"#bytes": "message_bytes", "#repetitions": "repetitions", "t[usec]": "t_usec", "t_min[usec]": "t_min_us",
