@@ -705,6 +705,15 @@ def test_iperf3_server_json_is_the_server_side_not_a_client():
     assert "import.client" not in one("iperf3-3.12-tcp.json").facts
 
 
+def test_iperf3_omitted_warm_up_intervals_are_not_among_the_interval_rates():
+    """iperf3 -O 1 reports its warm-up second as an interval marked "omitted", which the end-of-test sums
+    leave out: a 2 s test listed 3 interval rates, the warm-up's first."""
+    doc = json.loads((FIXTURES / "iperf3-3.20-tcp-omit.json").read_text())
+    assert [iv["sum"]["omitted"] for iv in doc["intervals"]] == [True, False, False]
+    (s,) = one("iperf3-3.20-tcp-omit.json").steps[0].samples
+    assert s.record["interval_gbit_per_s"] == [iv["sum"]["bits_per_second"] / 1e9 for iv in doc["intervals"][1:]]
+
+
 def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     """iperf3 --json-stream (3.17 on) writes one JSON object per line, {"event": "start" | "interval" |
     "end", "data": ...}: a real 3.20 file was refused as holding no end-of-test result."""

@@ -164,7 +164,8 @@ def _tcp(phase: str, end: dict, sent_key: str, received_key: str, reverse_half: 
     rates = []
     for iv in intervals if isinstance(intervals, list) else []:
         s = _dict(iv, "sum_bidir_reverse" if reverse_half else "sum")
-        if _num(s.get("bits_per_second")):
+        # -O N's warm-up seconds are intervals too, "omitted": true, which the end sums leave out
+        if _num(s.get("bits_per_second")) and not s.get("omitted"):
             rates.append(s["bits_per_second"] / GBIT)
     return measurement(phase, "n/a", received["bits_per_second"] / GBIT, "Gbit/s", member=MEMBERS,
                        qualifiers={"rate_basis": "receiver"}, bytes=received.get("bytes"),
