@@ -117,6 +117,22 @@ def test_json_after_pages_of_other_output_in_a_job_log_is_read(name):
         in runs[0].notes
 
 
+def test_fio_status_interval_reports_are_one_run_its_final_report():
+    """fio --status-interval=1 writes a JSON report every second, each of the run so far, then its final
+    one: a 3 s run was stored as 4 runs, their figures pooled four times by compare and trend."""
+    data = (FIXTURES / "fio-3.33-status-interval.json").read_bytes()
+    reports = [json.loads(d) for d in re.split(rb"\n(?=\{)", data)]
+    assert len(reports) == 4 and [r["jobs"][0]["read"]["runtime"] for r in reports] == [883, 1882, 2883, 3001]
+    (run,) = parse_bytes("f", data)
+    (s,) = run.steps[0].samples
+    assert (s.value, s.record["ops"]) == (reports[-1]["jobs"][0]["read"]["iops"], 40174)
+    assert "3 interim report(s) of this run (--status-interval) before fio's final one: left out" in run.notes
+    # the same job run again an hour later, appended to the log: two runs, each its final report
+    later = json.loads(data[data.rindex(b"\n{") + 1:])
+    later["timestamp"] += 3600
+    assert len(parse_bytes("f", data + json.dumps(later).encode())) == 2
+
+
 def an_hour_later(data: bytes) -> bytes:
     """The log of the same run an hour later: every clock time (hh:mm:ss) and
     Unix time of 2026 (fio's "timestamp", iperf3's "timesecs") an hour on."""

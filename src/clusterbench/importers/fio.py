@@ -46,7 +46,18 @@ def parse(text: str) -> list[ImportedRun]:
         # one run per document (fio --output=log run twice); --output-format=json,normal prints the
         # JSON, then the same results as text, which are left out
         docs, skipped = json_documents.documents(text)
-        runs = [_parse_json(doc) for doc in docs]
+        # --status-interval=N writes a report every N seconds, each of the run so far, then the final one
+        reports: list[list[dict]] = []
+        for doc in docs:
+            if reports and _continues(reports[-1][-1], doc):
+                reports[-1].append(doc)
+            else:
+                reports.append([doc])
+        runs = [_parse_json(each[-1]) for each in reports]
+        for each, run in zip(reports, runs):
+            if len(each) > 1:
+                run.notes.append(f"{len(each) - 1} interim report(s) of this run (--status-interval) before fio's "
+                                 "final one: left out")
         if skipped:
             runs[0].notes.append("lines around the JSON (fio's normal output with json,normal, or other "
                                  "output) were skipped")
@@ -58,6 +69,34 @@ def parse(text: str) -> list[ImportedRun]:
 
 
 # -- JSON ------------------------------------------------------------------
+def _continues(before: dict, doc: dict) -> bool:
+    """Whether `doc` is a later report of the run `before` reported on
+    (--status-interval): the same jobs, each having run longer and done no
+    fewer I/Os, reported no later than the extra run time allows (fio's
+    timestamps are whole seconds). A second run of the job file appended to
+    the log starts its run time again, or reports after its whole run."""
+    jobs_before, jobs = before.get("jobs"), doc.get("jobs")
+    if not (isinstance(jobs_before, list) and isinstance(jobs, list)) or len(jobs_before) != len(jobs) or not jobs:
+        return False
+    if not all(isinstance(a, dict) and isinstance(b, dict) for a, b in zip(jobs_before, jobs)):
+        return False
+    if any((a.get("jobname"), a.get("groupid")) != (b.get("jobname"), b.get("groupid")) for a, b in zip(jobs_before, jobs)):
+        return False
+    if all("job_start" in j for j in jobs_before + jobs):   # fio 3.36 on: when each job started
+        return all(a["job_start"] == b["job_start"] for a, b in zip(jobs_before, jobs))
+    grown = []
+    for a, b in zip(jobs_before, jobs):
+        for d in ("read", "write", "mixed"):
+            da, db = a.get(d), b.get(d)
+            if isinstance(da, dict) and isinstance(db, dict) and _num(da.get("runtime")) and _num(db.get("runtime")):
+                if db["runtime"] < da["runtime"] or (db.get("total_ios") or 0) < (da.get("total_ios") or 0):
+                    return False
+                grown.append(db["runtime"] - da["runtime"])
+    t0, t1 = before.get("timestamp"), doc.get("timestamp")
+    # no run time gained: the same report twice (a log appended to itself), which _each_run_once says
+    return bool(grown) and max(grown) > 0 and _num(t0) and _num(t1) and 0 <= t1 - t0 <= max(grown) / 1000 + 1
+
+
 def _parse_json(doc: dict) -> ImportedRun:
     jobs, clients, all_clients = doc.get("jobs"), set(), False
     if not isinstance(jobs, list) and isinstance(doc.get("client_stats"), list):
