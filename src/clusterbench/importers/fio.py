@@ -80,7 +80,8 @@ def _continues(before: dict, doc: dict) -> bool:
         return False
     if not all(isinstance(a, dict) and isinstance(b, dict) for a, b in zip(jobs_before, jobs)):
         return False
-    if any((a.get("jobname"), a.get("groupid")) != (b.get("jobname"), b.get("groupid")) for a, b in zip(jobs_before, jobs)):
+    if any((a.get("jobname"), a.get("groupid")) != (b.get("jobname"), b.get("groupid"))
+           for a, b in zip(jobs_before, jobs)):
         return False
     if all("job_start" in j for j in jobs_before + jobs):   # fio 3.36 on: when each job started
         return all(a["job_start"] == b["job_start"] for a, b in zip(jobs_before, jobs))
