@@ -564,6 +564,21 @@ def test_fio_client_server_json_is_taken_without_fios_all_clients_sum():
     assert any("the jobs of 2 servers" in n and "All clients" in n for n in run.notes), run.notes
 
 
+def test_fio_client_server_text_is_read_without_fios_all_clients_block():
+    """fio --client's normal output starts with a "hostname=..., fio=fio-3.33" line per server and
+    prefixes the servers' lines with "<host> ": it was no known format. Its "All clients" block sums
+    the servers' blocks and must not be added to them."""
+    data = (FIXTURES / "fio-3.33-two-clients.txt").read_text()
+    assert importers.detect(data) == "fio" and "All clients: (groupid=0, jobs=2)" in data
+    run = one("fio-3.33-two-clients.txt")
+    (st,) = run.steps
+    (s,) = st.samples
+    assert (run.version, run.hosts) == ("3.33", ["vm"])
+    assert (st.params["rw"], st.params["clients"], "numjobs" in st.params) == ("randread", "2", False)
+    assert (s.phase, s.value, s.record["bytes"]) == ("read", 12800.0 + 18300.0, 2 * 2**20)
+    assert any("a result block per server of 2 (fio --client)" in n for n in run.notes), run.notes
+
+
 def test_fio_unified_rw_reporting_mixed_figures_are_taken_not_refused():
     """fio --unified_rw_reporting=1 reports reads and writes as one "mixed" direction (JSON member and
     text line, fio 2.x and 3.x): the file was refused as holding no measurement."""

@@ -34,10 +34,19 @@ TEXT_JOB = re.compile(r"^(\S.*?): \(g=\d+\): rw=(\w+), bs(?:\(seq/rand\))?=(?:\(
 MARK = TEXT_JOB   # where a fio run (its job lines) starts, anywhere in a file (importers.other_tools_in)
 
 
+# fio --client=HOST's normal output: a line per server, then the servers' lines prefixed "<host> " but for
+# the result blocks, and an "All clients" block summing them
+CLIENT_SERVER = re.compile(r"^hostname=(\S+), be=\d+, \d+-bit, os=\S+, arch=\S+, fio=fio-(\S+), flags=\d+\s*$", re.M)
+CLIENT_PREFIX = re.compile(r"^<[^>\n]+> ", re.M)
+
+
 def detect(text: str) -> bool:
     head = text[:4096]
     if re.search(r'"fio version"\s*:', head):
         return True
+    if CLIENT_SERVER.search(head):
+        head = CLIENT_PREFIX.sub("", head)
+        return bool(TEXT_JOB.search(head))
     return bool(re.search(r"^fio-[23]\.\d+", head, re.M) and TEXT_JOB.search(head))
 
 
@@ -329,13 +338,19 @@ def _mib_per_s(data_bytes: float, runtime_ms: int) -> float | None:
 
 def _parse_text(text: str) -> ImportedRun:
     text, cut = cut_short.whole_lines(text)
-    run = _text_run(text, 1)
+    servers = CLIENT_SERVER.findall(text)
+    if servers:   # fio --client: the "<host> " before the servers' lines set aside (each line keeps its number)
+        text = CLIENT_PREFIX.sub("", text)
+    run = _text_run(text, 1, len(servers))
+    if servers:
+        run.version = run.version or servers[0][1]
+        run.hosts = sorted({h for h, _ in servers})
     if cut:
         run.notes.append(cut)
     return run
 
 
-def _text_run(text: str, first_line: int) -> ImportedRun:
+def _text_run(text: str, first_line: int, servers: int = 0) -> ImportedRun:
     """One run of fio's normal output: `text` from its job lines to the
     next run's; `first_line` is the file's line it starts on."""
     v = TEXT_VERSION.search(text)
@@ -350,6 +365,8 @@ def _text_run(text: str, first_line: int) -> ImportedRun:
     for i, r in enumerate(results):
         blocks.setdefault(r.group(1), []).append((r, text[r.end(): results[i + 1].start() if i + 1 < len(results)
                                                   else len(text)]))
+    if servers:   # fio --client: fio's own sum of the servers' blocks, which would count each figure twice
+        blocks.pop("All clients", None)
     for name, parts in blocks.items():
         head = heads.get(name)
         errors = [int(r.group(3)) for r, _ in parts if int(r.group(3))]
@@ -358,8 +375,10 @@ def _text_run(text: str, first_line: int) -> ImportedRun:
             continue
         opts = {"rw": head.group(2), "bs": _size_text(head.group(3)), "ioengine": head.group(4),
                 "iodepth": head.group(5)} if head else {}
-        if len(parts) > 1:
-            opts["numjobs"] = str(len(parts))
+        # a block per clone (numjobs without group_reporting), on each server (fio --client)
+        per_server = len(parts) // servers if servers > 1 and len(parts) % servers == 0 else len(parts)
+        if per_server > 1:
+            opts["numjobs"] = str(per_server)
         step = ImportedStep(f"fio job {name}", "fio", opts, 1)
         figures: dict[str, list[tuple[float, float, int, int]]] = {}   # direction -> (IOPS, bytes, ms, line)
         for r, block in parts:
@@ -380,7 +399,11 @@ def _text_run(text: str, first_line: int) -> ImportedRun:
                                             seconds=runtime_ms / 1000, line=each[0][3], bytes=int(data),
                                             mib_per_s=_mib_per_s(data, runtime_ms),
                                             **({"jobs": len(each)} if len(each) > 1 else {})))
-        if len(parts) > 1 and step.samples:
+        if len(parts) > 1 and step.samples and servers > 1:
+            opts["clients"] = str(servers)
+            run.notes.append(f"job {name}: a result block per server of {servers} (fio --client): their IOPS and "
+                             "bytes summed (fio's own \"All clients\" sum left out)")
+        elif len(parts) > 1 and step.samples:
             run.notes.append(f"job {name}: {len(parts)} result blocks (numjobs without group_reporting): "
                              "their IOPS and bytes summed, as fio's group_reporting sums them")
         if re.search(r"issued r\w*: total=(\d+),(\d+)", parts[0][1]) and step.samples:
