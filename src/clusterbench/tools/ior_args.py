@@ -210,7 +210,7 @@ def read_script(path: str, base: dict[str, str], problems: list[str]) -> list[di
         return [dict(base)]
     tests = [dict(base)]
     ran = False
-    for number, w in enumerate(words[start + 1:], start + 2):
+    for line_no, w in enumerate(words[start + 1:], start + 2):
         if not w or w.startswith("#"):
             continue
         if w.lower() == "ior stop":
@@ -223,7 +223,7 @@ def read_script(path: str, base: dict[str, str], problems: list[str]) -> list[di
         if ran:
             tests.append(dict(tests[-1]))
             ran = False
-        for name, value in directives(w, f"{os.path.basename(path)}:{number}", problems):
+        for name, value in directives(w, f"{os.path.basename(path)}:{line_no}", problems):
             tests[-1][name] = value
     return tests
 
