@@ -131,6 +131,30 @@ def test_nodes_left_on_one_device_beside_a_node_with_its_own_are_not_judged_but_
                        "the device's spread, not judged per node"), said
 
 
+def test_a_part_swept_by_a_list_is_judged_at_each_of_its_points():
+    """`run cluster --stream.array-size=1m,64m` plans a step per point,
+    "stream [array-size=1m]" and "stream [array-size=64m]". The analysis
+    looked each up in the suite by that whole name, found no part, and named
+    both points' figures "stream copy": one figure, each node's last point
+    overwriting its first, so h04, slow at 64 MiB only, was judged on
+    whichever point came last."""
+    from clusterbench.analysis.cluster.analysis import node_figures
+    from clusterbench.results.sample import Sample
+
+    rates = {"1m": {"h01": 9000, "h02": 9100, "h03": 8900, "h04": 9050},
+             "64m": {"h01": 5000, "h02": 5100, "h03": 4900, "h04": 2000}}
+    steps = [{"name": f"stream [array-size={size}]", "host": h, "kernel": "stream", "status": "ok",
+              "params": {"threads": 0, "array-size": size}, "ranks": 1, "ranks_per_node": None,
+              "swept": ["array-size"],
+              "samples": [Sample("copy", None, None, "MiB/s", v * (1 + i / 1000), repetition=i) for i in range(3)]}
+             for size in ("64m", "1m") for h, v in rates[size].items()]
+    figs = {f.name: f for f in node_figures(steps, 0.10)}
+    assert set(figs) == {"memory bandwidth (STREAM), array size 1 MiB, copy",
+                         "memory bandwidth (STREAM), array size 64 MiB, copy"}, set(figs)
+    assert [n.host for n in figs["memory bandwidth (STREAM), array size 64 MiB, copy"].flagged] == ["h04"]
+    assert figs["memory bandwidth (STREAM), array size 1 MiB, copy"].flagged == []
+
+
 def test_nodes_of_one_machine_run_at_once_are_contention_said_once_not_flagged():
     """#40, by hand: `run cluster` all at once on the test cluster's four
     namespaces of one 2-core machine flagged h04's 8 B pingpong at 4,010 us

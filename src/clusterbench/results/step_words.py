@@ -76,23 +76,51 @@ def _facts(step: dict) -> dict[str, str]:
 
 
 def _in_words(step: dict, base: str, parts: list[tuple[str, str]]) -> str:
+    return f"{base}, {_parts_in_words(step, parts)}"
+
+
+def _parts_in_words(step: dict, parts: list[tuple[str, str]]) -> str:
     from clusterbench.results.params import kernel_of
 
     kernel = kernel_of(step["kernel"])
-    return f"{base}, {', '.join(part_words(kernel, k, v) for k, v in parts)}"
+    return ", ".join(part_words(kernel, k, v) for k, v in parts)
 
 
-def _title_from_bracket(step: dict, name: str) -> str:
+def _split_bracket(step: dict, name: str) -> tuple[str, list[tuple[str, str]]]:
     """A step stored before steps.swept: its name's bracket, read where each item is one of its facts."""
     found = _bracket(name)
     if found is None:
-        return name
+        return name, []
     base, items = found
     facts = _facts(step)
     parts = [item.partition("=")[::2] for item in items]
     if any(facts.get(k) != v for k, v in parts):
-        return name
-    return _in_words(step, base, parts)
+        return name, []
+    return base, parts
+
+
+def name_and_sweep(step: dict) -> tuple[str, list[tuple[str, str]]]:
+    """The step's name before the plan's bracket, and what it swept
+    [(name, value)]; (the name, []) for a step that swept nothing, or whose
+    name does not end with its bracket (a GPU's " GPU 0")."""
+    name = step.get("name") or step["kernel"]
+    swept = step.get("swept")
+    if swept is None:
+        return _split_bracket(step, name)
+    facts = _facts(step)
+    if not swept or any(k not in facts for k in swept):
+        return name, []
+    told = {k: facts[k] for k in swept}
+    bracket = sweep_bracket(told)
+    if not name.endswith(bracket):
+        return name, []
+    return name[:-len(bracket)], list(told.items())
+
+
+def sweep_in_words(step: dict) -> tuple[str, str]:
+    """(the name before the plan's bracket, the sweep in words: 'array size 1 MiB'); '' where it swept nothing."""
+    base, parts = name_and_sweep(step)
+    return base, _parts_in_words(step, parts) if parts else ""
 
 
 def title(step: dict) -> str:
@@ -100,15 +128,5 @@ def title(step: dict) -> str:
     'scaling: 2 nodes x 1 rank, allreduce'. step: name, kernel, params,
     ranks, ranks_per_node and swept as the store gives them (swept missing
     or None: a step stored before it)."""
-    name = step.get("name") or step["kernel"]
-    swept = step.get("swept")
-    if swept is None:
-        return _title_from_bracket(step, name)
-    facts = _facts(step)
-    if not swept or any(k not in facts for k in swept):
-        return name
-    told = {k: facts[k] for k in swept}
-    bracket = sweep_bracket(told)
-    if not name.endswith(bracket):   # a name the plan did not end with its bracket (a GPU's " GPU 0"): as given
-        return name
-    return _in_words(step, name[:-len(bracket)], list(told.items()))
+    base, parts = name_and_sweep(step)
+    return _in_words(step, base, parts) if parts else base

@@ -19,6 +19,7 @@ from clusterbench.analysis.stats import direction
 from clusterbench.environment import is_volatile, value_text
 from clusterbench.limits.thresholds import RATE_SLACK
 from clusterbench.store import run_kinds
+from clusterbench.results.step_words import sweep_in_words
 
 LINK_CLASS_KEY = "fabric.switch"   # a snapshot key naming the node's switch, when known (execute.switch_of)
 
@@ -170,8 +171,11 @@ def node_figures(steps, threshold: float, envs: dict[str, dict] | None = None,
         if host is None or st["status"] != "ok" or gpu_analysis.is_gpu_step(st):
             continue
         dirs = {s.directory for s in st["samples"] if s.directory}
+        # a part swept by a list is a step per point, "stream [array-size=1m]": looked up by that whole
+        # name, every point fell back to one figure ("stream copy"), each node's last point overwriting the rest
+        part, sweep = sweep_in_words(st)
         for key, values in _values_by_key(st["samples"]).items():
-            fig = (figure_name(st["name"], st["kernel"], key), key.unit or "")
+            fig = (figure_name(part, st["kernel"], key, sweep), key.unit or "")
             per.setdefault(fig, {})[host] = values
             directory[fig] = next(iter(dirs)) if len(dirs) == 1 else None
     figures = []

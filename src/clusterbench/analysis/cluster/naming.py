@@ -24,20 +24,23 @@ def part_titles() -> dict[str, str]:
     return {e["part"]: e["title"] for e in suite_document()["per-node"] if "title" in e}
 
 
-def figure_name(part: str, kernel: str, key) -> str:
+def figure_name(part: str, kernel: str, key, sweep: str = "") -> str:
     """A per-node figure as the reports name it: the part's title in the
     suite, then the phase (with its size) and the condition, as a suite's
     step names its figures in a single-node report ("disk (E1): write",
     mode fsync): "compute (Himeno), jacobi (time)"; a comma, as the name
     follows a node's "h03: " in the findings. A step of no part the
     suite titles (a part since removed) keeps its kernel's name:
-    "himeno jacobi (time)"."""
+    "himeno jacobi (time)". `sweep`: the point of a part swept by a list
+    (--stream.array-size=1m,64m), in words: "memory bandwidth (STREAM),
+    array size 1 MiB, copy"."""
     label = key.label
     cond = f" ({key.condition})" if key.condition and key.condition != "n/a" else ""
     title = part_titles().get(part)
+    point = f", {sweep}" if sweep else ""
     if title:
-        return f"{title}, {label}{cond}"
-    return f"{kernel} {label}{cond}" if label != kernel else f"{kernel}{cond}"
+        return f"{title}{point}, {label}{cond}"
+    return (f"{kernel}{point} {label}{cond}" if label != kernel else f"{kernel}{point}{cond}")
 
 
 def judged_node_by_node(step) -> bool:
