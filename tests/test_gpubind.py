@@ -153,3 +153,45 @@ def test_a_suite_step_binds_gpus_with_its_own_key(cli, mpiexec, store_url, tmp_p
     # refused by the suite's schema before anything runs
     assert (r.status, r.stderr.strip()) == (2, "Error: suite gpus, step 1: gpus-per-rank = 0: expected a whole number "
                                                "from 1")
+
+
+def wrapped_env(tmp_path, environ: dict, per_rank: int) -> dict:
+    """The variables a rank's wrapper hands to the program it execs (a real
+    wrapper process, exec'ing a Python that writes its environment)."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "env.json"
+    dump = f"import json, os; open({str(out)!r}, 'w').write(json.dumps(dict(os.environ)))"
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SGE_", "CUDA_", "ROCR_", "ZE_"))}
+    r = subprocess.run([sys.executable, "-m", "clusterbench.launch.gpubind", f"--per-rank={per_rank}", "--",
+                        sys.executable, "-c", dump], env={**keep, **environ}, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text())
+
+
+# task 1 of a two-task srun step in a job submitted with --gpus-per-task=1 on a
+# two-GPU node: srun(1) says --gpus-per-task implies --gpu-bind=per_task, so the
+# task sees its own GPU alone while the step has two on the node
+SLURM_TASK_1_BOUND = {**SLURM, "SLURM_LOCALID": "1", "SLURM_GPUS_PER_TASK": "1", "SLURM_GPUS_ON_NODE": "2",
+                      "SLURM_STEP_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "1", "PMI_SIZE": "2"}
+
+
+def test_a_task_srun_bound_to_its_own_gpu_keeps_it(tmp_path):
+    """Indexing the task's one-GPU list by its node-local rank asked task 1 for a
+    second GPU it cannot see: "--gpus-per-rank 1 x 2 rank(s) on a node needs 2
+    GPUs, but CUDA_VISIBLE_DEVICES grants 1", on every job that asked Slurm for
+    --gpus-per-task."""
+    env = wrapped_env(tmp_path, SLURM_TASK_1_BOUND, 1)
+    assert "CBK_LAUNCH_ERROR" not in env, env["CBK_LAUNCH_ERROR"]
+    assert (env["CUDA_VISIBLE_DEVICES"], env["CLUSTERBENCH_GPU_GRANT"]) == ("1", "CUDA_VISIBLE_DEVICES")
+    # the step's whole grant (not bound per task) is still split by node-local rank
+    unbound = {**SLURM_TASK_1_BOUND, "CUDA_VISIBLE_DEVICES": "0,1"}
+    assert wrapped_env(tmp_path, unbound, 1)["CUDA_VISIBLE_DEVICES"] == "1"
+    # a bound task with fewer GPUs than each rank wants: the wrapper's one line, for cbk to fail with
+    too_few = wrapped_env(tmp_path, SLURM_TASK_1_BOUND, 2)
+    assert too_few["CBK_LAUNCH_ERROR"] == ("--gpus-per-rank 2: srun bound this task to 1 GPU(s) "
+                                           "(CUDA_VISIBLE_DEVICES=1, of 2 on the node): ask Slurm for "
+                                           "--gpus-per-task=2, or drop --gpus-per-task for --gpus-per-node")

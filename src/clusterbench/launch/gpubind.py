@@ -57,6 +57,31 @@ def assign(grant: Grant, local_rank: int, per_rank: int, share: bool) -> tuple[s
     return tuple(grant.devices[(local_rank * per_rank + j) % n] for j in range(per_rank))
 
 
+def bound_by_slurm(grant: Grant, environ: Mapping[str, str]) -> bool:
+    """Whether srun already gave this task devices of its own: its
+    visibility variable names fewer GPUs than the step has on the node
+    (SLURM_GPUS_ON_NODE). `--gpus-per-task=N` implies `--gpu-bind=per_task:N`
+    (srun(1)), so in a job submitted with it every task sees only its own N
+    devices; indexing that one-task list by the node-local rank asked rank 1
+    for a second GPU its task cannot see, and the step failed."""
+    on_node = environ.get("SLURM_GPUS_ON_NODE", "")
+    return (bool(environ.get("SLURM_JOB_ID")) and grant.source in ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                                                                    "ZE_AFFINITY_MASK")
+            and on_node.isdigit() and len(grant.devices) < int(on_node))
+
+
+def rank_devices(grant: Grant, environ: Mapping[str, str], per_rank: int, share: bool) -> tuple[str, ...]:
+    """This rank's devices: its slice of the node's grant, or, where srun
+    bound the task already (bound_by_slurm), the first per_rank of its own."""
+    if not bound_by_slurm(grant, environ):
+        return assign(grant, local_rank(environ), per_rank, share)
+    if per_rank > len(grant.devices):
+        raise BadInput(f"--gpus-per-rank {per_rank}: srun bound this task to {len(grant.devices)} GPU(s) "
+                       f"({grant.source}={','.join(grant.devices)}, of {environ['SLURM_GPUS_ON_NODE']} on the node): "
+                       f"ask Slurm for --gpus-per-task={per_rank}, or drop --gpus-per-task for --gpus-per-node")
+    return grant.devices[:per_rank]
+
+
 def preflight(step, hostfile: str | None) -> None:
     """Before anything is stored: the grant exists, parses, and holds enough
     devices for the ranks this node will run (every rank of a one-node
@@ -127,7 +152,7 @@ def main(args: list[str]) -> int:
     per_rank = next((int(o.split("=", 1)[1]) for o in opts if o.startswith("--per-rank=")), 0)
     try:
         grant = require_grant(os.environ, per_rank)
-        devices = assign(grant, local_rank(os.environ), per_rank, "--share" in opts)
+        devices = rank_devices(grant, os.environ, per_rank, "--share" in opts)
     except BadInput as e:
         # exiting here would leave the other ranks waiting in MPI_Init: cbk
         # starts anyway and fails its validation with this line on every rank
