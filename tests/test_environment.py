@@ -920,3 +920,34 @@ def test_env_diff_of_two_imported_runs_lists_what_the_files_state_not_what_neith
     assert re.search(r"\(\d{2,} more keys\) .*imported from OSU 7.4 text: not recorded .*imported from iperf3 "
                      r"3.12 JSON: not recorded", rows[-1]), rows[-1]
     assert len(rows) <= 12, out.stdout
+
+
+def test_the_batch_job_is_described_as_the_scheduler_states_it():
+    """A run's snapshot said nothing of its job (only runs.batch_job's id): not
+    the partition or queue, the nodes, nor the CPUs and GPUs it was given.
+    The variables below are the forms sites' jobs carry."""
+    from clusterbench.environment import batchjob
+
+    slurm = {"SLURM_JOB_ID": "7001", "SLURM_ARRAY_JOB_ID": "7000", "SLURM_ARRAY_TASK_ID": "3",
+             "SLURM_JOB_PARTITION": "gpu", "SLURM_JOB_NODELIST": "rack1-n[001-002],rack2-n[003],a[1-2]b[3-4]",
+             "SLURM_JOB_NUM_NODES": "7", "SLURM_JOB_CPUS_PER_NODE": "2(x3),1", "SLURM_TASKS_PER_NODE": "2(x3),1",
+             "SLURM_CPUS_PER_TASK": "4", "SLURM_GPUS_PER_TASK": "a100:1", "SLURM_CPUS_ON_NODE": "1"}
+    assert batchjob.keys(slurm) == {
+        "batchjob.system": "slurm", "batchjob.partition": "gpu",
+        "batchjob.nodes": "rack1-n[001-002],rack2-n[003],a[1-2]b[3-4]", "batchjob.node_count": 7,
+        "batchjob.cpus_per_node": "2(x3),1", "batchjob.cpus_per_task": 4,
+        "batchjob.gpus_per_task": "a100:1"}
+    # a per-node form that is one number stays text, as in every other job
+    assert batchjob.keys({"SLURM_JOB_ID": "1", "SLURM_JOB_CPUS_PER_NODE": "2"})["batchjob.cpus_per_node"] == "2"
+    sge = {"JOB_ID": "5678", "SGE_ROOT": "/opt/sge", "SGE_TASK_ID": "undefined", "QUEUE": "all.q", "PE": "mpi",
+           "NSLOTS": "6", "NHOSTS": "2", "PE_HOSTFILE": "/opt/sge/default/spool/n01/active_jobs/5678.1/pe_hostfile"}
+    assert batchjob.keys(sge) == {
+        "batchjob.system": "sge", "batchjob.queue": "all.q", "batchjob.parallel_environment": "mpi",
+        "batchjob.slots": 6, "batchjob.node_count": 2}
+    assert batchjob.keys({"JOB_ID": "5"}) == {}   # JOB_ID alone is no Grid Engine job
+    # in the report's environment block, one line
+    env = {**batchjob.keys(slurm), "host.name": "n01"}
+    assert ("Batch job", "slurm, partition gpu, nodes 7, on rack1-n[001-002],rack2-n[003],a[1-2]b[3-4], "
+                         "CPUs per node 2(x3),1, CPUs per task 4, GPUs per task a100:1") \
+        in summary_block(env)
+    assert not [k for k, _ in summary_block({"host.name": "n01"}) if k == "Batch job"]

@@ -71,6 +71,13 @@ def test_the_example_job_script_runs_under_qsub(cli, sge, mpiexec, cbk_bin, tmp_
     exported = json.loads(cli("export", "1", "--format", "json").stdout)
     assert exported["runs"][0]["batch_job"] == f"sge {job}"
     assert not [p for p in tree(tmp_path) if "cbk-" in p]
+    # what the job was given, in each run's snapshot (its id is the run's): queue, PE, slots, hosts count
+    for (data,) in store_rows(store_url, "select e.data from run_hosts h join environments e "
+                                         "on e.hash = h.environment_hash"):
+        env = json.loads(data)
+        assert {k: v for k, v in env.items() if k.startswith("batchjob.")} == {
+            "batchjob.system": "sge", "batchjob.queue": "all.q", "batchjob.parallel_environment": "mpi",
+            "batchjob.slots": 2, "batchjob.node_count": 1}, env
 
 
 @pytest.mark.timeout(180)

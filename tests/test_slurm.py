@@ -83,6 +83,13 @@ def test_the_example_batch_script_runs_under_sbatch(slurm, cli, cbk_bin, tmp_pat
     assert exported["runs"][0]["batch_job"] == f"slurm {job}"
     assert store_rows(store_url, "select launcher, ranks from steps order by id") == [("srun", 2), ("local", 1)]
     assert not [p for p in tree(tmp_path) if "cbk-" in p]
+    # what the job was given, in each run's snapshot (its id is the run's): partition, nodes, CPUs
+    for (data,) in store_rows(store_url, "select e.data from run_hosts h join environments e "
+                                         "on e.hash = h.environment_hash"):
+        env = json.loads(data)
+        assert {k: v for k, v in env.items() if k.startswith("batchjob.")} == {
+            "batchjob.system": "slurm", "batchjob.partition": "test", "batchjob.nodes": socket.gethostname(),
+            "batchjob.node_count": 1, "batchjob.cpus_per_node": "2"}, env
 
 
 @pytest.mark.timeout(180)

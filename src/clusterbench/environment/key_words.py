@@ -161,6 +161,18 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("conditions.memory_limit_bytes", "memory limit of the run (--memory-limit)"),
     ("conditions.setting.<name>.before", "setting <name> before the run"),
     ("conditions.setting.<name>", "setting <name> for the run (--setting)"),
+    ("batchjob.system", "batch system"),
+    ("batchjob.partition", "batch job, partition"),
+    ("batchjob.queue", "batch job, queue"),
+    ("batchjob.parallel_environment", "batch job, parallel environment"),
+    ("batchjob.slots", "batch job, slots"),
+    ("batchjob.nodes", "batch job, nodes"),
+    ("batchjob.node_count", "batch job, node count"),
+    ("batchjob.cpus_per_node", "batch job, CPUs per node"),
+    ("batchjob.cpus_per_task", "batch job, CPUs per task"),
+    ("batchjob.gpus", "batch job, GPUs"),
+    ("batchjob.gpus_per_node", "batch job, GPUs per node"),
+    ("batchjob.gpus_per_task", "batch job, GPUs per task"),
 )
 
 # a comparison of one target directory against another names each one's keys target.* and its path

@@ -254,6 +254,21 @@ def _container(env: dict) -> list[tuple[str, str]]:
     return [("Container", f"{runtime}" + (f" {env['container.image']}" if env.get("container.image") else ""))]
 
 
+def _batch_job(env: dict) -> list[tuple[str, str]]:
+    """Only inside a batch job: "slurm, partition gpu, 4 nodes node[01-04], CPUs per node 2(x3),1, ..."."""
+    system = env.get("batchjob.system")
+    if not system:
+        return []
+    parts = [str(system)]
+    for key, words in (("partition", "partition"), ("queue", "queue"), ("parallel_environment", "parallel environment"),
+                       ("slots", "slots"), ("node_count", "nodes"), ("nodes", "on"),
+                       ("cpus_per_node", "CPUs per node"), ("cpus_per_task", "CPUs per task"), ("gpus", "GPUs"), ("gpus_per_node", "GPUs per node"),
+                       ("gpus_per_task", "GPUs per task")):
+        if f"batchjob.{key}" in env:
+            parts.append(f"{words} {env[f'batchjob.{key}']}")
+    return [("Batch job", ", ".join(parts))]
+
+
 def _software(env: dict) -> str:
     return _join([f"Python {_val(env, 'python.version')}", f"clusterbench {_val(env, 'clusterbench.version')}"])
 
@@ -314,5 +329,5 @@ def summary_block(env: dict) -> list[tuple[str, str]]:
     lines += [("Compiler", _compiler(env)), ("cbk", cbk_text(env)), ("Tuned profile", _val(env, "tuned.profile")),
               ("vm.dirty", _dirty(env)), ("Transparent huge pages", _thp(env)), ("GPUs", _gpus(env)),
               ("Software", _software(env))]
-    lines += _modules(env) + _container(env)
+    lines += _modules(env) + _container(env) + _batch_job(env)
     return lines
