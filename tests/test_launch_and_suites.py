@@ -43,6 +43,40 @@ def test_srun_command_line():
         "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "--disable-status", "cbk", "null"]
 
 
+def test_slurm_cpus_per_node_is_read_in_the_forms_slurm_writes():
+    from clusterbench.launch.srun import cpus_per_node
+
+    assert cpus_per_node("2(x3),1") == [2, 2, 2, 1]
+    assert cpus_per_node("64") == [64]
+    assert cpus_per_node("36(x2),72,1(x3)") == [36, 36, 72, 1, 1, 1]
+    assert cpus_per_node("2(x3),x") is None and cpus_per_node("") is None
+
+
+def test_a_step_larger_than_the_slurm_allocation_is_told_before_srun_refuses_it():
+    """srun refused these after the run was stored: 'Only allocated 1 nodes
+    asked for 2', 'More processors requested than permitted' (exit 1, a
+    failed run); they are bad input, known from the job's own variables."""
+    from clusterbench.launch.srun import allocation_misfit
+
+    job = {"SLURM_JOB_ID": "77", "SLURM_JOB_NUM_NODES": "4", "SLURM_JOB_CPUS_PER_NODE": "2(x3),1"}
+    argv = ("cbk", "null")
+    assert allocation_misfit(Job(argv, 7), job) is None
+    assert allocation_misfit(Job(argv, 8), job) == (
+        "8 ranks; Slurm job 77 was given 7 CPU(s) (SLURM_JOB_CPUS_PER_NODE=2(x3),1): ask sbatch/salloc for more "
+        "(--ntasks=8), or pass --oversubscribe (srun --overcommit)")
+    assert allocation_misfit(Job(argv, 8, oversubscribe=True), job) is None
+    assert allocation_misfit(Job(argv, 6, 2), job) is None   # three nodes of 2 CPUs
+    assert allocation_misfit(Job(argv, 8, 2), job) == (
+        "8 ranks, 2 a node, need 4 nodes of 2 CPUs; Slurm job 77 has 3 (SLURM_JOB_CPUS_PER_NODE=2(x3),1): "
+        "ask sbatch/salloc for more, or pass --oversubscribe (srun --overcommit)")
+    assert allocation_misfit(Job(argv, 10, 2, oversubscribe=True), job) == (
+        "10 ranks, 2 a node, need 5 nodes; Slurm job 77 has 4 (SLURM_JOB_NUM_NODES): ask sbatch/salloc for more "
+        "(--nodes=5), or give fewer ranks")
+    # outside an allocation srun asks for its own; inside a step, srun within srun is not checked
+    assert allocation_misfit(Job(argv, 99, 2), {}) is None
+    assert allocation_misfit(Job(argv, 99, 2), {**job, "SLURM_STEP_ID": "0"}) is None
+
+
 def test_qrsh_command_line():
     inner = ["/usr/bin/mpiexec", "-n", "8", "/opt/cb/cbk", "null"]
     assert qrsh_command("/usr/bin/qrsh", JOB, "mpi", inner) == [

@@ -106,6 +106,28 @@ def test_inside_an_allocation_every_node_gets_an_environment_snapshot(slurm, tmp
     assert got == [socket.gethostname()]
 
 
+@pytest.mark.timeout(240)
+def test_a_step_larger_than_the_allocation_is_refused_before_anything_is_stored(slurm, cbk_bin, tmp_path):
+    """srun refused them only after the run was begun: exit 1 and a failed run stored."""
+    store = tmp_path / "results.db"
+    env = {**slurm.env, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": f"sqlite:///{store}", "COLUMNS": "200"}
+    run = [sys.executable, "-m", "clusterbench", "run", "null", "--launcher", "srun", "--seconds=0.01",
+           "--repeat", "1", "--quiet"]
+    too_many = subprocess.run(["salloc", "--nodes=1", "--ntasks=1", *run, "--np", "2"], capture_output=True,
+                              text=True, env=env, timeout=200)
+    too_wide = subprocess.run(["salloc", "--nodes=1", "--ntasks=2", *run, "--np", "4", "--ppn", "2"],
+                              capture_output=True, text=True, env=env, timeout=200)
+    said = [[line for line in r.stderr.splitlines() if not line.startswith("salloc:")] for r in (too_many, too_wide)]
+    assert (too_many.returncode, too_wide.returncode) == (2, 2), said
+    assert len(said[0]) == 1 and said[0][0].startswith("Error: null: 2 ranks; Slurm job ") and \
+        said[0][0].endswith(" was given 1 CPU(s) (SLURM_JOB_CPUS_PER_NODE=1): ask sbatch/salloc for more "
+                            "(--ntasks=2), or pass --oversubscribe (srun --overcommit)"), said
+    assert len(said[1]) == 1 and "4 ranks, 2 a node, need 2 nodes; Slurm job " in said[1][0] and \
+        said[1][0].endswith(" has 1 (SLURM_JOB_NUM_NODES): ask sbatch/salloc for more (--nodes=2), "
+                            "or give fewer ranks"), said
+    assert not store.exists() or store_rows(f"sqlite:///{store}", "select count(*) from runs") == [(0,)]
+
+
 @pytest.mark.timeout(180)
 def test_srun_ranks_bind_their_own_gpus_by_slurm_local_id(scli, mpiexec, store_url):
     # no GPU gres on the test cluster: the grant is set as Slurm sets it in a

@@ -130,8 +130,8 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @hostfile_option
 @click.option("--launcher", help=launcher_help())
 @click.option("--oversubscribe", is_flag=True,
-              help="Allow more ranks than cores (Open MPI needs it said), and more than 16 per hardware thread on "
-                   "this host alone (refused otherwise).")
+              help="Allow more ranks than cores (Open MPI needs it said; srun gets --overcommit, past the "
+                   "Slurm job's CPUs), and more than 16 per hardware thread on this host alone (refused otherwise).")
 @click.option("--mpi-algorithm", "mpi_algorithms", multiple=True, metavar="COLLECTIVE=ALGORITHM",
               help="Make the MPI library use this algorithm, e.g. allreduce=ring (MPICH CVARs or Open MPI "
                    "MCA parameters, passed through the launcher and recorded). Repeatable.")

@@ -48,6 +48,12 @@ class Launcher:
         bounds how many); False where the launcher or a scheduler places them."""
         return False
 
+    def misfit(self, job: Job) -> str | None:
+        """Why the job cannot start where this launcher would place it (a
+        batch allocation too small for it), checked before anything is
+        stored; None when it fits or the launcher cannot tell."""
+        return None
+
     def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
         """The argv that runs `argv` once on every node a step of `ranks`
         ranks would use (the per-node environment snapshot), or None when

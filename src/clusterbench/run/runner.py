@@ -330,6 +330,8 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
         job = Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe, step.env,
                   program=cat.cbk)
         launcher.command(job)
+        if why := launcher.misfit(job):
+            raise BadInput(f"{step.title()}: {why}")
         if not req.oversubscribe and launcher.on_this_host_only(job):
             host_ranks.check(step.ranks, step.title())   # Hydra started all of 100,000 ranks on 2 cores
         why = cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()))
