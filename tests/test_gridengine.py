@@ -80,6 +80,29 @@ def test_the_example_job_script_runs_under_qsub(cli, sge, mpiexec, cbk_bin, tmp_
             "batchjob.slots": 2, "batchjob.node_count": 1}, env
 
 
+@pytest.mark.timeout(240)
+def test_more_ranks_than_the_jobs_slots_are_refused_inside_a_qsub_job(sge, mpiexec, cbk_bin, tmp_path):
+    """mpiexec (Hydra) inside a two-slot job started all four ranks on the two
+    slots, and the run was stored as ok: two ranks to each CPU granted."""
+    store = tmp_path / "results.db"
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n"
+                      f"{sys.executable} -m clusterbench run null --launcher mpiexec --np 4 --seconds=0.01 "
+                      "--repeat 1 --quiet\necho exit=$?\n")
+    env = {**os.environ, **sge_env(sge), "CLUSTERBENCH_DB": f"sqlite:///{store}", "CLUSTERBENCH_CBK": cbk_bin,
+           "PATH": f"{Path(cbk_bin).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run(["qsub", "-sync", "y", "-V", "-cwd", "-S", "/bin/bash", "-pe", "mpi", "2", "-j", "y",
+                        "-o", str(tmp_path / "job.out"), str(script)], cwd=tmp_path, capture_output=True, text=True,
+                       env=env, timeout=200)
+    out = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
+    assert r.returncode == 0, r.stdout + r.stderr + out
+    job = r.stdout.split("Your job ")[1].split()[0]
+    assert out.splitlines()[-2:] == [
+        f"Error: null: 4 ranks; Grid Engine job {job} was granted 2 slot(s) (NSLOTS): ask qsub for -pe mpi 4, "
+        "or pass --oversubscribe", "exit=2"], out
+    assert not store.exists() or store_rows(f"sqlite:///{store}", "select count(*) from runs") == [(0,)]
+
+
 @pytest.mark.timeout(180)
 def test_qrsh_ranks_bind_their_own_gpus_from_the_resource_map(cli, sge, mpiexec, store_url):
     # this Grid Engine has no resource maps: SGE_HGR_gpu is set as a Univa/Altair

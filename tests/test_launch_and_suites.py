@@ -44,7 +44,7 @@ def test_srun_command_line():
 
 
 def test_slurm_cpus_per_node_is_read_in_the_forms_slurm_writes():
-    from clusterbench.launch.srun import cpus_per_node
+    from clusterbench.launch.allocation import cpus_per_node
 
     assert cpus_per_node("2(x3),1") == [2, 2, 2, 1]
     assert cpus_per_node("64") == [64]
@@ -52,29 +52,46 @@ def test_slurm_cpus_per_node_is_read_in_the_forms_slurm_writes():
     assert cpus_per_node("2(x3),x") is None and cpus_per_node("") is None
 
 
-def test_a_step_larger_than_the_slurm_allocation_is_told_before_srun_refuses_it():
+def test_a_step_larger_than_its_batch_job_is_told_before_anything_runs():
     """srun refused these after the run was stored: 'Only allocated 1 nodes
     asked for 2', 'More processors requested than permitted' (exit 1, a
-    failed run); they are bad input, known from the job's own variables."""
-    from clusterbench.launch.srun import allocation_misfit
+    failed run), and Hydra ran every rank on the slots it was granted; they
+    are bad input, known from the job's own variables."""
+    from clusterbench.launch.allocation import misfit as allocation_misfit
 
     job = {"SLURM_JOB_ID": "77", "SLURM_JOB_NUM_NODES": "4", "SLURM_JOB_CPUS_PER_NODE": "2(x3),1"}
     argv = ("cbk", "null")
     assert allocation_misfit(Job(argv, 7), job) is None
     assert allocation_misfit(Job(argv, 8), job) == (
         "8 ranks; Slurm job 77 was given 7 CPU(s) (SLURM_JOB_CPUS_PER_NODE=2(x3),1): ask sbatch/salloc for more "
-        "(--ntasks=8), or pass --oversubscribe (srun --overcommit)")
+        "(--ntasks=8), or pass --oversubscribe")
     assert allocation_misfit(Job(argv, 8, oversubscribe=True), job) is None
     assert allocation_misfit(Job(argv, 6, 2), job) is None   # three nodes of 2 CPUs
     assert allocation_misfit(Job(argv, 8, 2), job) == (
         "8 ranks, 2 a node, need 4 nodes of 2 CPUs; Slurm job 77 has 3 (SLURM_JOB_CPUS_PER_NODE=2(x3),1): "
-        "ask sbatch/salloc for more, or pass --oversubscribe (srun --overcommit)")
+        "ask sbatch/salloc for more, or pass --oversubscribe")
     assert allocation_misfit(Job(argv, 10, 2, oversubscribe=True), job) == (
         "10 ranks, 2 a node, need 5 nodes; Slurm job 77 has 4 (SLURM_JOB_NUM_NODES): ask sbatch/salloc for more "
         "(--nodes=5), or give fewer ranks")
     # outside an allocation srun asks for its own; inside a step, srun within srun is not checked
     assert allocation_misfit(Job(argv, 99, 2), {}) is None
     assert allocation_misfit(Job(argv, 99, 2), {**job, "SLURM_STEP_ID": "0"}) is None
+    # Grid Engine: the slots and hosts of the parallel environment; JOB_ID alone is someone else's variable
+    sge = {"JOB_ID": "5678", "SGE_ROOT": "/opt/sge", "PE": "mpi", "NSLOTS": "6", "NHOSTS": "2",
+           "PE_HOSTFILE": "/opt/sge/default/spool/n01/active_jobs/5678.1/pe_hostfile"}
+    assert allocation_misfit(Job(argv, 6), sge) is None and allocation_misfit(Job(argv, 6, 3), sge) is None
+    assert allocation_misfit(Job(argv, 8), sge) == (
+        "8 ranks; Grid Engine job 5678 was granted 6 slot(s) (NSLOTS): ask qsub for -pe mpi 8, "
+        "or pass --oversubscribe")
+    assert allocation_misfit(Job(argv, 8, oversubscribe=True), sge) is None
+    assert allocation_misfit(Job(argv, 6, 2), sge) == (
+        "6 ranks, 2 a node, need 3 hosts; Grid Engine job 5678 was granted 2 (NHOSTS): ask qsub for more "
+        "(-pe mpi ...), or give fewer ranks")
+    assert allocation_misfit(Job(argv, 99), {"JOB_ID": "5678", "NSLOTS": "1"}) is None
+    # a job of no parallel environment has one slot, and Hydra started every rank there
+    assert allocation_misfit(Job(argv, 2), {"JOB_ID": "9", "SGE_ROOT": "/opt/sge", "NSLOTS": "1", "NHOSTS": "1"}) == (
+        "2 ranks; Grid Engine job 9 was granted 1 slot(s) (NSLOTS): ask qsub for -pe <parallel environment> 2, "
+        "or pass --oversubscribe")
 
 
 def test_qrsh_command_line():

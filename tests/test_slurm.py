@@ -107,8 +107,9 @@ def test_inside_an_allocation_every_node_gets_an_environment_snapshot(slurm, tmp
 
 
 @pytest.mark.timeout(240)
-def test_a_step_larger_than_the_allocation_is_refused_before_anything_is_stored(slurm, cbk_bin, tmp_path):
-    """srun refused them only after the run was begun: exit 1 and a failed run stored."""
+def test_a_step_larger_than_the_allocation_is_refused_before_anything_is_stored(slurm, cbk_bin, mpiexec, tmp_path):
+    """srun refused them only after the run was begun: exit 1 and a failed run
+    stored; mpiexec started them all on the job's CPUs."""
     store = tmp_path / "results.db"
     env = {**slurm.env, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": f"sqlite:///{store}", "COLUMNS": "200"}
     run = [sys.executable, "-m", "clusterbench", "run", "null", "--launcher", "srun", "--seconds=0.01",
@@ -117,11 +118,16 @@ def test_a_step_larger_than_the_allocation_is_refused_before_anything_is_stored(
                               text=True, env=env, timeout=200)
     too_wide = subprocess.run(["salloc", "--nodes=1", "--ntasks=2", *run, "--np", "4", "--ppn", "2"],
                               capture_output=True, text=True, env=env, timeout=200)
-    said = [[line for line in r.stderr.splitlines() if not line.startswith("salloc:")] for r in (too_many, too_wide)]
-    assert (too_many.returncode, too_wide.returncode) == (2, 2), said
+    # Hydra inside the allocation ran both ranks on the job's one CPU, and the run was stored as ok
+    hydra = subprocess.run(["salloc", "--nodes=1", "--ntasks=1", *run, "--np", "2", "--launcher", "mpiexec"],
+                           capture_output=True, text=True, env=env, timeout=200)
+    said = [[line for line in r.stderr.splitlines() if not line.startswith("salloc:")]
+            for r in (too_many, too_wide, hydra)]
+    assert (too_many.returncode, too_wide.returncode, hydra.returncode) == (2, 2, 2), said
+    assert len(said[2]) == 1 and said[2][0].split(" was given ")[1] == said[0][0].split(" was given ")[1], said
     assert len(said[0]) == 1 and said[0][0].startswith("Error: null: 2 ranks; Slurm job ") and \
         said[0][0].endswith(" was given 1 CPU(s) (SLURM_JOB_CPUS_PER_NODE=1): ask sbatch/salloc for more "
-                            "(--ntasks=2), or pass --oversubscribe (srun --overcommit)"), said
+                            "(--ntasks=2), or pass --oversubscribe"), said
     assert len(said[1]) == 1 and "4 ranks, 2 a node, need 2 nodes; Slurm job " in said[1][0] and \
         said[1][0].endswith(" has 1 (SLURM_JOB_NUM_NODES): ask sbatch/salloc for more (--nodes=2), "
                             "or give fewer ranks"), said

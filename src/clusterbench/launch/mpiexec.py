@@ -90,6 +90,14 @@ class MpiExec(Launcher):
 
         return not job.hostfile and batchjob.current() is None
 
+    def misfit(self, job: Job) -> str | None:
+        """Inside a batch job mpiexec places the ranks on the job's slots
+        (Hydra reads SLURM_TASKS_PER_NODE or $PE_HOSTFILE) and starts more
+        than it was granted; with a host file the user placed them."""
+        from clusterbench.launch.allocation import misfit
+
+        return None if job.hostfile else misfit(job, os.environ)
+
     def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
         """With a host file, one process on each of its hosts (one rank runs
         on the first host of the file, not here: that host is the one)."""

@@ -8,9 +8,7 @@ runs, which the runner rejects."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
-from typing import Mapping
 
 from clusterbench.errors import BadInput
 from clusterbench.launch.job import Job, Launcher
@@ -42,57 +40,6 @@ def srun_command(srun: str, job: Job, mpi: str) -> list[str]:
     return cmd + list(job.argv)
 
 
-_CPUS_ITEM = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
-
-
-def cpus_per_node(text: str) -> list[int] | None:
-    """Slurm's SLURM_JOB_CPUS_PER_NODE (also SLURM_TASKS_PER_NODE's form) as
-    one count per node: "2(x3),1" -> [2, 2, 2, 1]; None for a form it is not."""
-    counts: list[int] = []
-    for item in text.strip().split(","):
-        m = _CPUS_ITEM.match(item.strip())
-        if not m:
-            return None
-        counts += [int(m.group(1))] * int(m.group(2) or 1)
-    return counts
-
-
-def allocation_misfit(job: Job, environ: Mapping[str, str]) -> str | None:
-    """Why srun, inside this Slurm allocation, would refuse the step: more
-    nodes than the job has ("Only allocated 1 nodes asked for 2"), or more
-    ranks than its CPUs without --overcommit ("More processors requested
-    than permitted"). Those reached srun, and the run was stored as failed.
-    A lower bound: a node that allots whole cores holds fewer tasks than
-    CPUs, and srun then refuses what passes here. None outside an allocation
-    and inside a step (srun within srun)."""
-    job_id = environ.get("SLURM_JOB_ID")
-    if not job_id or environ.get("SLURM_STEP_ID"):
-        return None
-    nodes_text = environ.get("SLURM_JOB_NUM_NODES") or environ.get("SLURM_NNODES") or ""
-    cpus_text = environ.get("SLURM_JOB_CPUS_PER_NODE", "")
-    cpus = cpus_per_node(cpus_text) if cpus_text else None
-    ask = "ask sbatch/salloc for more"
-    if job.ranks_per_node and nodes_text.isdigit():
-        need = -(-job.ranks // job.ranks_per_node)
-        if need > int(nodes_text):
-            return (f"{job.ranks} ranks, {job.ranks_per_node} a node, need {need} nodes; Slurm job {job_id} has "
-                    f"{nodes_text} (SLURM_JOB_NUM_NODES): {ask} (--nodes={need}), or give fewer ranks")
-    if job.oversubscribe or not cpus:
-        return None
-    if job.ranks_per_node:
-        fit = sum(1 for c in cpus if c >= job.ranks_per_node)
-        need = -(-job.ranks // job.ranks_per_node)
-        if fit < need:
-            return (f"{job.ranks} ranks, {job.ranks_per_node} a node, need {need} nodes of {job.ranks_per_node} CPUs; "
-                    f"Slurm job {job_id} has {fit} (SLURM_JOB_CPUS_PER_NODE={cpus_text}): {ask}, "
-                    f"or pass --oversubscribe (srun --overcommit)")
-    elif job.ranks > sum(cpus):
-        return (f"{job.ranks} ranks; Slurm job {job_id} was given {sum(cpus)} CPU(s) "
-                f"(SLURM_JOB_CPUS_PER_NODE={cpus_text}): {ask} (--ntasks={job.ranks}), "
-                f"or pass --oversubscribe (srun --overcommit)")
-    return None
-
-
 class Srun(Launcher):
     name = "srun"
     node_output_labelled = True
@@ -110,7 +57,9 @@ class Srun(Launcher):
         return srun_command(srun, job, self.mpi())
 
     def misfit(self, job: Job) -> str | None:
-        return None if job.hostfile else allocation_misfit(job, os.environ)
+        from clusterbench.launch.allocation import slurm_misfit
+
+        return None if job.hostfile else slurm_misfit(job, os.environ)
 
     def node_command(self, argv: tuple[str, ...], ranks: int, hostfile: str | None) -> list[str] | None:
         """Inside an allocation (salloc, sbatch), one task on each of its nodes."""
