@@ -77,6 +77,14 @@ def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snaps
     assert store_rows(store, "select label, status, batch_job from runs") == [(f"smoke-{job}", "ok", f"slurm {job}")]
     hosts = sorted(h for (h,) in store_rows(store, "select host from run_hosts"))
     assert hosts == ["h01", "h02"]
+    # each node's snapshot (taken by an srun step of its own) names the job as the batch step's does:
+    # the job-wide variables only, so the two nodes do not differ by them
+    for (data,) in store_rows(store, "select e.data from run_hosts h join environments e "
+                                     "on e.hash = h.environment_hash"):
+        env = json.loads(data)
+        assert {k: v for k, v in env.items() if k.startswith("batchjob.")} == {
+            "batchjob.system": "slurm", "batchjob.partition": "test", "batchjob.nodes": "h[01-02]",
+            "batchjob.node_count": 2, "batchjob.cpus_per_node": "4(x2)"}, env.get("host.name")
     steps = store_rows(store, "select launcher, ranks, ranks_per_node, status from steps order by id")
     assert steps == [("srun", 2, 1, "ok"), ("srun", 4, 4, "ok"), ("srun", 4, 2, "ok")]
     placed = store_rows(store, "select json_extract(record, '$.nodes'), json_extract(record, '$.same_node') "
