@@ -36,11 +36,13 @@ def test_openmpi_command_line():
 
 def test_srun_command_line():
     assert srun_command("/usr/bin/srun", JOB, "pmi2") == [
-        "/usr/bin/srun", "--ntasks=8", "--mpi=pmi2", "--kill-on-bad-exit=1", "--disable-status", "--nodes=2",
+        "/usr/bin/srun", "--ntasks=8", "--mpi=pmi2", "--kill-on-bad-exit=1", "--disable-status", "--export=ALL",
+        "--nodes=2",
         "--ntasks-per-node=4", "--nodefile=/tmp/hosts", "--overcommit", "/opt/cb/cbk", "null", "--seconds=1",
         "--repetitions=3"]
     assert srun_command("srun", Job(("cbk", "null")), "pmix") == [
-        "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "--disable-status", "cbk", "null"]
+        "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "--disable-status", "--export=ALL", "cbk",
+        "null"]
 
 
 def test_slurm_cpus_per_node_is_read_in_the_forms_slurm_writes():

@@ -135,12 +135,16 @@ def test_a_step_larger_than_the_allocation_is_refused_before_anything_is_stored(
 
 
 @pytest.mark.timeout(180)
-def test_srun_ranks_bind_their_own_gpus_by_slurm_local_id(scli, mpiexec, store_url):
+@pytest.mark.parametrize("export", [{}, {"SLURM_EXPORT_ENV": "NONE"}], ids=["export-default", "export-none"])
+def test_srun_ranks_bind_their_own_gpus_by_slurm_local_id(scli, mpiexec, store_url, export):
     # no GPU gres on the test cluster: the grant is set as Slurm sets it in a
     # GPU job (CUDA_VISIBLE_DEVICES, passed on by srun); the node-local rank is
-    # the SLURM_LOCALID srun gives each task
+    # the SLURM_LOCALID srun gives each task. In a job submitted with
+    # `sbatch --export=NONE` (SLURM_EXPORT_ENV=NONE) srun gave the ranks none
+    # of the step's variables: the binding's wrapper found no clusterbench
+    # (PYTHONPATH) and no grant, as --mpi-algorithm's CVARs were dropped
     r = scli("run", "null", "--launcher", "srun", "--np", "2", "--gpus-per-rank", "1", "--seconds=0.01",
-             "--repeat", "1", "--quiet", env={"CUDA_VISIBLE_DEVICES": "1,0"})
+             "--repeat", "1", "--quiet", env={"CUDA_VISIBLE_DEVICES": "1,0", **export})
     assert r.status == 0, r.stderr + failed_steps(store_url)   # once failed in a full run, passed alone
     ((build,),) = store_rows(store_url, "select build from steps")
     assert json.loads(build)["gpu_devices"] == ["1", "0"]

@@ -25,7 +25,13 @@ def srun_command(srun: str, job: Job, mpi: str) -> list[str]:
     # srun passes the one SIGINT to every task and ends when they have.
     # (--quit-on-interrupt is not it: srun then aborts the step at once, and
     # cbk is killed while it removes its files.)
-    cmd = [srun, f"--ntasks={job.ranks}", f"--mpi={mpi}", "--kill-on-bad-exit=1", "--disable-status"]
+    # --export=ALL: the ranks get this process's environment, where the
+    # runner put the step's own variables (MPI algorithm CVARs, the GPU
+    # binding's). A job submitted with `sbatch --export=NONE` has
+    # SLURM_EXPORT_ENV=NONE, which srun obeys: its ranks started with no
+    # variable but Slurm's, and --mpi-algorithm's choice was dropped, the
+    # library's own algorithm timed under the chosen one's name.
+    cmd = [srun, f"--ntasks={job.ranks}", f"--mpi={mpi}", "--kill-on-bad-exit=1", "--disable-status", "--export=ALL"]
     if job.ranks_per_node:
         # without --nodes srun spreads the tasks over the whole allocation
         # and only warns that it cannot honour --ntasks-per-node
@@ -35,8 +41,6 @@ def srun_command(srun: str, job: Job, mpi: str) -> list[str]:
         cmd.append(f"--nodefile={job.hostfile}")
     if job.oversubscribe:
         cmd.append("--overcommit")
-    # srun passes this process's environment on; the job's own variables are
-    # set in that environment by the runner, so they need no --export here
     return cmd + list(job.argv)
 
 
