@@ -426,8 +426,30 @@ def test_a_node_that_only_sends_slowly_is_named_by_its_send_side():
     hosts = ["h01", "h02", "h03", "h04"]
     matrix = {(a, b): (20.0 if a == "h02" else 108.0) for a in hosts for b in hosts if a != b}
     said = link_sentences(ClusterView(hosts, links=link_matrix(link_steps(matrix), {}, 0.25)))
-    assert said == ["h02 sends slowly to every node (6 links, at most 19 % of the class's best link, 108 MiB/s): "
+    # its 3 sends, not its 3 receives too, which run at the others' rate
+    assert said == ["h02 sends slowly to every node (3 links, at most 19 % of the class's best link, 108 MiB/s): "
                     "look at h02's send side (its TCP settings, its transmit path)"]
+
+
+def test_a_port_shaped_one_way_is_named_by_that_side_and_counts_only_its_slow_links():
+    """h03's port shaped to a quarter in one direction only (tc tbf 50mbit on one end of its
+    cable, 200 Mbit/s elsewhere; a 3-host test cluster, best of 2 repetitions): the side is
+    named, and the count is of the links it explains (its slow ones), not every link it has."""
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import link_sentences
+
+    hosts = ["h01", "h02", "h03"]
+    sends_shaped = {("h01", "h02"): 21.86, ("h01", "h03"): 22.42, ("h02", "h01"): 22.23, ("h02", "h03"): 21.85,
+                    ("h03", "h01"): 5.72, ("h03", "h02"): 5.69}
+    said = link_sentences(ClusterView(hosts, links=link_matrix(link_steps(sends_shaped), {}, 0.5)))
+    assert said == ["h03 sends slowly to every node (2 links, at most 26 % of the class's best link, 22.42 MiB/s): "
+                    "look at h03's send side (its TCP settings, its transmit path)"], said
+    receives_shaped = {("h01", "h02"): 22.88, ("h01", "h03"): 5.71, ("h02", "h01"): 22.92, ("h02", "h03"): 5.69,
+                       ("h03", "h01"): 20.55, ("h03", "h02"): 8.08}
+    said = link_sentences(ClusterView(hosts, links=link_matrix(link_steps(receives_shaped), {}, 0.5)))
+    # its two receives and its send to h02 (8.08 MiB/s, flagged: the acknowledgements crossing the shaped way)
+    assert len(said) == 1 and said[0].startswith("h03 receives slowly from every node (3 links,") \
+        and "look at h03's receive side" in said[0], said
 
 
 def test_the_mistuned_tcp_stack_recorded_on_the_test_cluster_is_h02s_send_side():

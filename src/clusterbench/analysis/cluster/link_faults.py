@@ -35,7 +35,7 @@ SIDE_RATIO = 0.75   # one side named when below this fraction of the other
 class NodeFault:
     host: str
     side: str                  # "port" (both directions), "send" or "receive"
-    links: int                 # the links it explains
+    links: int                 # the links it explains: its flagged ones (a send side's receives may be fine)
     send_mib_s: float | None   # geometric mean of its sends to healthy nodes (or to all when none)
     receive_mib_s: float | None
 
@@ -71,5 +71,7 @@ def node_faults(links, hosts: list[str]) -> list[NodeFault]:
             side = "port"
         else:
             side = "send" if all_sends else "receive"
-        out.append(NodeFault(h, side, len(sends[h]) + len(receives[h]), send, receive))
+        # the flagged links only: a port shaped one way left h03's receives at the wire's rate, and
+        # "h03 sends slowly to every node (4 links" counted them with its 2 slow sends
+        out.append(NodeFault(h, side, sum(lk.flagged for lk in sends[h] + receives[h]), send, receive))
     return out
