@@ -389,7 +389,9 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     # each on its one node
     differ = {d.key: (d.most, d.differ) for d in configuration(view)}
     assert set(differ) == {"kernel.shmmni", *(f"sysctl.{k}" for k in TCP_MISTUNED), "threads.env.OMP_NUM_THREADS",
-                           "memory.cgroup_limit_bytes"}, differ
+                           "memory.cgroup_limit_bytes", "cpu.cgroup_quota_cpus"}, differ
+    # h03's CPU cap named as the cause of its slow Himeno, not only seen in it
+    assert differ["cpu.cgroup_quota_cpus"] == ("none", {"h03": "0.15"}), differ
     assert differ["kernel.shmmni"] == ("4096", {"h03": "8192"}), differ
     assert differ["threads.env.OMP_NUM_THREADS"] == ("(absent)", {"h04": "1"}), differ
     assert differ["memory.cgroup_limit_bytes"][1] == {"h04": "1 GiB"}, differ   # H04_MEMORY_LIMIT, as a person reads it
@@ -405,6 +407,7 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     assert "sysctl net.ipv4.tcp_wmem: h02 has 4096 8192 16384" in show, show
     assert "threads environment variable OMP_NUM_THREADS: h04 has 1, the other nodes (absent)" in show, show
     assert "memory limit of the cgroup: h04 has 1 GiB" in show, show
+    assert "CPU time the cgroup allows, in CPUs (its CPU quota): h03 has 0.15, the other nodes none" in show, show
     # env --diff between two hosts of the run: h02's network keys, with both values (#40)
     diff = cli(cluster, store, "env", "--diff", "faulty@h01", "faulty@h02")
     assert diff.returncode == 0, diff.stderr

@@ -423,6 +423,44 @@ def test_memory_cgroup_limit_is_the_tightest_over_the_jobs_cgroup_and_those_abov
 
 
 @pytest.mark.timeout(10)
+def test_a_cgroup_cpu_quota_is_recorded_in_cpus_the_tightest_over_the_levels(tmp_path):
+    """A node whose jobs run under a CPU quota (a container's --cpus, a slice's CPUQuota=) has every
+    CPU online and in its cpuset: only the quota says why its figures fall."""
+    from clusterbench.environment.cpu import collect
+
+    # v2: a container's limit of 1.5 CPUs (150 ms a 100 ms period) above its job's 4: 1.5 binds
+    v2 = _cgroup_tree(tmp_path / "v2", "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+                      "0::/kubepods/pod1/job\n",
+                      {"sys/fs/cgroup/cgroup.controllers": "cpuset cpu memory\n",
+                       "sys/fs/cgroup/kubepods/cpu.max": "max 100000\n",
+                       "sys/fs/cgroup/kubepods/pod1/cpu.max": "150000 100000\n",
+                       "sys/fs/cgroup/kubepods/pod1/job/cpu.max": "400000 100000\n"})
+    env: dict = {}
+    collect(env, v2)
+    assert env["cpu.cgroup_quota_cpus"] == 1.5, env
+    # v1 (a hybrid host, as this VM): the cpu cgroup's own CFS quota over its period, 15 % of a CPU
+    v1 = _cgroup_tree(tmp_path / "v1", "30 1 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                      "31 1 0:27 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n",
+                      "3:cpu:/slow\n0::/\n",
+                      {"sys/fs/cgroup/unified/cgroup.controllers": "\n",
+                       "sys/fs/cgroup/cpu/slow/cpu.cfs_quota_us": "1500\n",
+                       "sys/fs/cgroup/cpu/slow/cpu.cfs_period_us": "10000\n"})
+    env = {}
+    collect(env, v1)
+    assert env["cpu.cgroup_quota_cpus"] == 0.15, env
+    # no quota: said, so a node with one differs from it
+    free = _cgroup_tree(tmp_path / "free", "31 1 0:27 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n",
+                        "3:cpu:/\n", {"sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1\n",
+                                       "sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000\n"})
+    env = {}
+    collect(env, free)
+    assert env["cpu.cgroup_quota_cpus"] == "none", env
+    env = {}
+    collect(env, Context(root=tmp_path / "nothing"))
+    assert "cpu.cgroup_quota_cpus_error" in env and "/proc/self/mountinfo" in env["cpu.cgroup_quota_cpus_error"]
+
+
+@pytest.mark.timeout(10)
 def test_cpuset_cgroup_cpus_are_the_nearest_levels_that_has_them(tmp_path):
     from clusterbench.environment import cpuset_cgroup
 

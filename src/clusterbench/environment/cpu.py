@@ -7,7 +7,7 @@ virtual machines) gets *_error keys saying so, not the nominal clock.
 """
 from __future__ import annotations
 
-from clusterbench.environment import cpuset_cgroup
+from clusterbench.environment import cpu_quota_cgroup, cpuset_cgroup
 from clusterbench.environment.sources import (Context, Reading, format_cpu_list, khz_to_mhz, parse_cpu_list, put,
                                               put_file)
 
@@ -41,6 +41,7 @@ def collect(env: dict, ctx: Context) -> None:
     _model(env, cpuinfo.error, first, blocks)
     _topology(env, ctx, procs, cpuinfo.error)
     cpuset_cgroup.collect_into(env, ctx)
+    cpu_quota_cgroup.collect_into(env, ctx)
     _frequency(env, ctx, first)
     _idle(env, ctx)
 

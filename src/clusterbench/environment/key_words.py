@@ -53,6 +53,7 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("cpu.threads", "CPU threads"),
     ("cpu.online", "CPUs online"),
     ("cpu.cgroup_cpus", "CPUs of the cgroup"),
+    ("cpu.cgroup_quota_cpus", "CPU time the cgroup allows, in CPUs (its CPU quota)"),
     ("cpu.sockets", "CPU sockets"),
     ("cpu.cores", "CPU cores"),
     ("cpu.threads_per_core", "threads per core"),
