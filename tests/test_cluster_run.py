@@ -183,6 +183,7 @@ def remove_cgroup(group: Path) -> None:
 
 
 H04_MEMORY_LIMIT = 1 << 30
+H04_LOCKED_KIB = 64   # ulimit -l: RDMA registers no more than this; the other hosts keep the machine's
 
 
 @pytest.fixture
@@ -190,14 +191,16 @@ def odd_h04(cluster, slow_h03):
     """Faults the suite was not tuned for, each of the environment: h04's
     login profile exports OMP_NUM_THREADS=1 (every user's OpenMP program
     runs on one core there; cbk sets its own thread count, so no figure
-    shows it), and h04's jobs land in a 1 GiB memory cgroup (a stale
-    cgroup.conf: what fits on the others is killed there). Spliced into
+    shows it), h04's jobs land in a 1 GiB memory cgroup (a stale
+    cgroup.conf: what fits on the others is killed there), and h04's jobs
+    may lock 64 KiB of memory (a limits.conf line missing: InfiniBand
+    registers no more; over TCP nothing shows it). Spliced into
     the ssh stand-in after slow_h03's splice, undone before it."""
     group = memory_cgroup(f"cbk-test-mem-{cluster.id}-{secrets.token_hex(2)}", H04_MEMORY_LIMIT)
     before = cluster.ssh.read_text()
     assert before.count("\nexec ") == 1
     cluster.ssh.write_text(before.replace("\nexec ", f'\n[ "$h" = h04 ] && export OMP_NUM_THREADS=1 && '
-                                          f'echo $$ > {group / "cgroup.procs"}\nexec ', 1))
+                                          f'ulimit -l {H04_LOCKED_KIB} && echo $$ > {group / "cgroup.procs"}\nexec ', 1))
     yield
     cluster.ssh.write_text(before)
     remove_cgroup(group)
@@ -389,7 +392,8 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     # each on its one node
     differ = {d.key: (d.most, d.differ) for d in configuration(view)}
     assert set(differ) == {"kernel.shmmni", *(f"sysctl.{k}" for k in TCP_MISTUNED), "threads.env.OMP_NUM_THREADS",
-                           "memory.cgroup_limit_bytes", "cpu.cgroup_quota_cpus"}, differ
+                           "memory.cgroup_limit_bytes", "cpu.cgroup_quota_cpus", "limits.locked_memory_bytes"}, differ
+    assert differ["limits.locked_memory_bytes"][1] == {"h04": "64 KiB"}, differ
     # h03's CPU cap named as the cause of its slow Himeno, not only seen in it
     assert differ["cpu.cgroup_quota_cpus"] == ("none", {"h03": "0.15"}), differ
     assert differ["kernel.shmmni"] == ("4096", {"h03": "8192"}), differ
@@ -407,6 +411,7 @@ def test_planted_faults_are_flagged_and_only_they(cluster, store, tmp_path, slow
     assert "sysctl net.ipv4.tcp_wmem: h02 has 4096 8192 16384" in show, show
     assert "threads environment variable OMP_NUM_THREADS: h04 has 1, the other nodes (absent)" in show, show
     assert "memory limit of the cgroup: h04 has 1 GiB" in show, show
+    assert "locked memory limit (ulimit -l): h04 has 64 KiB" in show, show
     assert "CPU time the cgroup allows, in CPUs (its CPU quota): h03 has 0.15, the other nodes none" in show, show
     # env --diff between two hosts of the run: h02's network keys, with both values (#40)
     diff = cli(cluster, store, "env", "--diff", "faulty@h01", "faulty@h02")

@@ -41,6 +41,10 @@ def test_two_socket_xeon_with_hyperthreading_is_described_exactly():
         "cpu.model": "Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz", "cpu.vendor": "GenuineIntel",
         "cpu.sockets": 2, "cpu.cores": 4, "cpu.threads": 8, "cpu.threads_per_core": 2, "cpu.online": "0-7",
         "cpu.cgroup_cpus": "0-3,6",   # the cpuset cgroup of the capturing process (a Slurm job's), not every CPU online
+        # the job's soft resource limits (/proc/self/limits): locked memory unlimited, as RDMA needs
+        "limits.locked_memory_bytes": "unlimited", "limits.stack_bytes": "unlimited", "limits.open_files": 51200,
+        "limits.core_file_bytes": 0, "limits.cpu_seconds": "unlimited", "limits.address_space_bytes": "unlimited",
+        "limits.data_bytes": "unlimited", "limits.file_size_bytes": "unlimited",
         "cpu.smt_active": True, "cpu.hypervisor": False, "cpu.isa_extensions": "sse4_2 avx avx2 fma avx512f",
         "cpu.freq_min_mhz": 1000, "cpu.freq_base_mhz": 2300, "cpu.freq_max_mhz": 3700, "cpu.scaling_max_mhz": 3700,
         "cpu.freq_cur_mhz": 2950, "cpu.governor": "performance", "cpu.scaling_driver": "intel_pstate",

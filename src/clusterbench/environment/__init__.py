@@ -28,7 +28,7 @@ SCHEMA = 1
 COLLECTORS = Registry("environment collector", [
     (topic, f"clusterbench.environment.{topic}:collect")
     for topic in ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "netstack", "netdev_tuning",
-                  "software", "gpu", "modules", "fabric", "container", "batchjob")])
+                  "software", "gpu", "modules", "fabric", "container", "batchjob", "limits")])
 # Values that change between two captures of an unchanged machine. They are
 # kept in the snapshot (the limit checks read free memory) but left out of
 # its hash and of diffs, so they neither split snapshots nor hide the line
