@@ -605,6 +605,25 @@ def test_a_port_that_drops_packets_is_named_by_its_links_retransmissions_not_twi
     assert link_matrix(steps, {}, 0.5)[0].retransmit_pct is None
 
 
+def test_a_port_that_drops_one_percent_is_named_by_every_link_it_carries():
+    """h03's port dropping 1 % of its frames each way (nftables on the test cluster's bridge, 3
+    hosts, medians of 3 repetitions): TCP resent 0.56 to 1.5 % on each of its links, 0.0 on the
+    other two. At a bound of 1 % only h03->h02 was lossy and the summary named that link alone;
+    every link to and from h03 resends, so it is h03's port."""
+    from clusterbench.analysis.cluster.analysis import ClusterView, link_matrix
+    from clusterbench.analysis.cluster.findings import loss_sentences
+
+    hosts = ("h01", "h02", "h03")
+    recorded = {("h01", "h02"): 22.2, ("h01", "h03"): 22.2, ("h02", "h01"): 22.59, ("h02", "h03"): 22.54,
+                ("h03", "h01"): 22.4, ("h03", "h02"): 22.18}
+    resent = {("h01", "h02"): [0.0] * 3, ("h02", "h01"): [0.0] * 3, ("h01", "h03"): [0.69] * 3,
+              ("h02", "h03"): [0.71] * 3, ("h03", "h01"): [0.56] * 3, ("h03", "h02"): [1.5] * 3}
+    links = link_matrix(link_steps_with_retransmits(recorded, resent), {}, 0.5)
+    assert loss_sentences(ClusterView(list(hosts), links=links)) == [
+        "every link to and from h03 resends (4 links: TCP sent 0.56 to 1.5 % of their bytes again): "
+        "look at h03's port or cable (packet loss both ways)"]
+
+
 def test_the_figures_of_one_machine_run_at_once_are_listed_apart_though_their_names_hold_commas():
     """A figure's name is its part's title, the phase and the condition
     ("memory bandwidth (STREAM), copy (best)"): listed with ", " between them,

@@ -518,7 +518,7 @@ def test_a_port_that_drops_packets_is_named_by_what_tcp_resent(cluster, tmp_path
     show = " ".join(cli(cluster, store, "show", "lossy").stdout.split())
     assert "h04's port or cable" in show, show
     if view.lossy_links:   # the link table marks them
-        assert "~ = TCP resent 1 % or more of its bytes" in show, show
+        assert "~ = TCP resent 0.25 % or more of its bytes" in show, show
 
 
 @pytest.mark.timeout(300)

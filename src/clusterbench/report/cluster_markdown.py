@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import matrix_cell, why_listed
+from clusterbench.analysis.cluster.outliers import LINK_RETRANSMIT_BOUND_PCT
 from clusterbench.environment.key_words import key_words
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
@@ -56,7 +57,7 @@ def gpu_tables(view: ClusterView) -> list[str]:
 
 def link_tables(view: ClusterView) -> list[str]:
     """The matrix (row sends to column), then each link to look at and why."""
-    lossy = ", ~ = TCP resent 1 % or more of its bytes (packet loss)" if view.lossy_links else ""
+    lossy = f", ~ = TCP resent {LINK_RETRANSMIT_BOUND_PCT:g} % or more of its bytes (packet loss)" if view.lossy_links else ""
     out = [f"### Links: bandwidth MiB/s (best repetition), row sends to column (median latency {unit_shown('us')}); "
            f"! = below the bound of its class, ^ = above the link's rate{lossy}", "",
            table_row(["from \\\\ to", *(md(h) for h in view.hosts)]), "|---|" + "---:|" * len(view.hosts)]
