@@ -624,6 +624,33 @@ def test_a_port_that_drops_one_percent_is_named_by_every_link_it_carries():
         "look at h03's port or cable (packet loss both ways)"]
 
 
+def test_a_node_whose_scratch_is_another_file_system_is_one_finding_not_thirteen_keys():
+    """h03's --scratch on a tmpfs of its own where the others have the machine's ext4 disk (the
+    snapshots of a 3-host test cluster run): its device, disks, model, read-ahead, scheduler, size,
+    write cache ... differed too, each a sentence of the summary, the one fact lost among them. Said
+    once, as its mount; the table keeps every key. A key of the directory that differs on a node
+    whose mount does not is its own finding."""
+    from clusterbench.analysis.cluster.analysis import ClusterView
+    from clusterbench.analysis.cluster.findings import env_sentences
+
+    t = "target./tmp/me/scratch."
+    disk = {t + "device": "vda", t + "disks": "vda", t + "fs_type": "ext4",
+            t + "model_error": "no such file /sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda/device/model",
+            t + "mount_options": "rw,relatime,discard", t + "mount_point": "/", t + "read_ahead_kb": 8192,
+            t + "rotational": True, t + "scheduler": "mq-deadline", t + "size_bytes": 274877906944,
+            t + "source": "/dev/vda", t + "write_cache": "write back"}
+    tmpfs = {t + "device_error": "tmpfs on cbkprobe is not a local block device (device 0:59 not in /sys/dev/block)",
+             t + "fs_type": "tmpfs", t + "mount_options": "rw,relatime,size=65536k", t + "mount_point": "/tmp/me/scratch",
+             t + "source": "cbkprobe"}
+    envs = {"h01": disk, "h02": dict(disk), "h03": tmpfs, "h04": {**disk, t + "scheduler": "none"}, "h05": dict(disk)}
+    view = ClusterView(sorted(envs), env=env_differences(envs))
+    assert len(view.env) == 13
+    assert env_sentences(view) == [
+        "file system of /tmp/me/scratch: h03 has tmpfs from cbkprobe mounted at /tmp/me/scratch, the other nodes "
+        "ext4 from /dev/vda mounted at / (9 more keys of /tmp/me/scratch differ with it, in the table)",
+        "/tmp/me/scratch, I/O scheduler: h03 has (absent), h04 has none, the other nodes mq-deadline"], env_sentences(view)
+
+
 def test_the_figures_of_one_machine_run_at_once_are_listed_apart_though_their_names_hold_commas():
     """A figure's name is its part's title, the phase and the condition
     ("memory bandwidth (STREAM), copy (best)"): listed with ", " between them,

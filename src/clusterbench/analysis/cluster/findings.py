@@ -137,11 +137,59 @@ def loss_sentences(view: ClusterView) -> list[str]:
     return out
 
 
+# a target directory's mount: where its file system is another, every key of the device under it
+# differs with it
+_MOUNT_FACTS = {"fs_type": "{}", "source": "from {}", "mount_point": "mounted at {}"}
+
+
+def _target_fact(key: str) -> tuple[str, str] | None:
+    """("/scratch", "fs_type") of "target./scratch.fs_type" (a fact's name has no dot, a directory may)."""
+    if not key.startswith("target."):
+        return None
+    directory, _, fact = key[len("target."):].rpartition(".")
+    return (directory, fact) if directory else None
+
+
+def _mount_sentences(singled_out: list) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """For each target directory some nodes have on another mount (file system, source or mount
+    point), one sentence, and those nodes: h03's --scratch on tmpfs where the others have ext4
+    differed in 13 keys (its device, disks, model, read-ahead, scheduler, ...; a tmpfs has none),
+    and the summary listed each, the one fact lost among them."""
+    facts: dict[str, dict[str, object]] = {}
+    for d in singled_out:
+        where = _target_fact(d.key)
+        if where and where[1] in _MOUNT_FACTS:
+            facts.setdefault(where[0], {})[where[1]] = d
+    sentences, hosts = {}, {}
+    for directory, diffs in facts.items():
+        ordered = [(fact, diffs[fact]) for fact in _MOUNT_FACTS if fact in diffs]
+        moved = sorted({h for _, d in ordered for h in d.differ})
+
+        def mount_text(host: str | None) -> str:
+            return " ".join(_MOUNT_FACTS[fact].format(d.differ.get(host, d.most) if host else d.most)
+                            for fact, d in ordered)
+        who = ", ".join(f"{h} has {mount_text(h)}" for h in moved)
+        follow = sum(1 for d in singled_out if (w := _target_fact(d.key)) and w[0] == directory
+                     and w[1] not in _MOUNT_FACTS and set(d.differ) <= set(moved))
+        sentences[directory] = (f"file system of {directory}: {who}, the other nodes {mount_text(None)}"
+                                + (f" ({follow} more keys of {directory} differ with it, in the table)" if follow else ""))
+        hosts[directory] = set(moved)
+    return sentences, hosts
+
+
 def env_sentences(view: ClusterView) -> list[str]:
-    out = []
-    for d in view.env:
-        if len(d.differ) * 2 >= len(view.hosts):
-            continue   # no majority to differ from: listed in the table, not singled out
+    # no majority to differ from: listed in the table, not singled out
+    singled_out = [d for d in view.env if len(d.differ) * 2 < len(view.hosts)]
+    mounts, moved = _mount_sentences(singled_out)
+    out, said = [], set()
+    for d in singled_out:
+        where = _target_fact(d.key)
+        # said once, as its mount; a key of it that differs on other nodes too is its own finding
+        if where and where[0] in mounts and (where[1] in _MOUNT_FACTS or set(d.differ) <= moved[where[0]]):
+            if where[0] not in said:
+                said.add(where[0])
+                out.append(mounts[where[0]])
+            continue
         who = ", ".join(f"{h} has {v}" for h, v in d.differ.items())
         out.append(f"{key_words(d.key)}: {who}, the other nodes {d.most}")
     return out
