@@ -479,6 +479,32 @@ def test_a_timed_out_launch_names_whom_its_ranks_last_said_they_waited_on():
                                     "rank were stopped")
 
 
+def test_a_timed_out_launch_whose_ranks_noted_no_wait_says_what_cbk_said_last():
+    """h03's cbk exited 1 before MPI_Init (a 3-host test cluster, the link matrix): Hydra waited
+    for ever on the other ranks, held in MPI_Init where no note of a wait is made, and the step
+    ended at --step-timeout saying only that it timed out. Its stderr as recorded there."""
+    import subprocess
+
+    from clusterbench.launch.processes import Deadline
+
+    stderr = ("cbk: linkmatrix: cannot open /dev/infiniband/uverbs0: No such device\n"
+              "[mpiexec@vm] HYDU_sock_write (/mpich-5.0.2/src/pm/hydra/lib/utils/sock.c:250): write error "
+              "(Bad file descriptor)\n"
+              "[mpiexec@vm] main (/mpich-5.0.2/src/pm/hydra/mpiexec/mpiexec.c:270): process manager error waiting "
+              "for completion\n")
+    with subprocess.Popen(["true"]) as proc:
+        deadline = Deadline(proc, 15)
+        deadline.cancel()
+    assert deadline.message(stderr) == (
+        "timed out: still running after 15 s (--step-timeout); the launcher and every rank were stopped; "
+        "before it a rank said: cbk: linkmatrix: cannot open /dev/infiniband/uverbs0: No such device")
+    # a note of a wait is named as such, not as what cbk said last; srun --label's prefix is not cbk's
+    assert deadline.message("2: cbk: rank 2 (h03) has waited 2 s on rank 0 (h01)\n").endswith(
+        "; rank 2 (h03) waited 2 s on rank 0 (h01)")
+    assert deadline.message("1: cbk: seqio: open /scratch/x: Permission denied\n").endswith(
+        "; before it a rank said: cbk: seqio: open /scratch/x: Permission denied")
+
+
 def test_a_launcher_killed_by_sigpipe_after_cbks_run_record_keeps_the_whole_measurement():
     # ci24, 2026-11-28: a 4-rank link matrix across test hosts stored all its samples and cbk's
     # run record, then Hydra's mpiexec died of SIGPIPE (exit status -13, nothing on stderr)

@@ -109,6 +109,19 @@ def waits_named(stderr: str) -> str:
     return "; ".join(([holders] if holders else []) + waits)
 
 
+# a line cbk wrote of its own, anywhere in a line (srun --label puts "2: " before it)
+_CBK_SAID = re.compile(r"(?:^|\s)(cbk: .+)$", re.M)
+
+
+def last_cbk_line(stderr: str) -> str:
+    """The last line cbk wrote that is not a note of a long wait; "" when none. A rank that
+    fails before MPI_Init (h03's cbk exiting 1 there) says why on stderr, and Hydra then
+    waits for ever on the ranks its peers hold in MPI_Init, where no note is made: a step
+    ended at its time limit had only "timed out" to say, the failure of its node unsaid."""
+    lines = [m.group(1).strip() for m in _CBK_SAID.finditer(stderr) if not _WAITED_ON.search(m.group(1))]
+    return lines[-1][:MESSAGE_MAX_CHARS] if lines else ""
+
+
 # cbk's watchdog line (kernels/core/finalize.c)
 _FINALIZE_STALL = re.compile(r"^cbk: rank (\d+): MPI_Finalize did not return within ([\d.e+]+) s", re.M)
 

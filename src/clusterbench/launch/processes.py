@@ -121,12 +121,17 @@ class Deadline:
 
     def message(self, stderr: str = "") -> str:
         """Why it was ended, and whom its ranks said they waited on (stderr: what the launch wrote)."""
-        from clusterbench.launch.messages import waits_named
+        from clusterbench.launch.messages import last_cbk_line, waits_named
 
         waits = waits_named(stderr)
         why = self.reason or (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
                               f"the launcher and every rank were stopped")
-        return f"{why}; {waits}" if waits else why
+        if waits:
+            return f"{why}; {waits}"
+        # no rank waited where a note is made (the others held in MPI_Init by a rank that failed
+        # before it): what cbk said last is the cause, where it said anything
+        said = last_cbk_line(stderr)
+        return f"{why}; before it a rank said: {said}" if said else why
 
     def __enter__(self) -> Deadline:
         return self
