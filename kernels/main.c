@@ -215,6 +215,19 @@ static void stop_parallel(int status)
     cbk_finalize(status);
 }
 
+/* Whether a process manager started this cbk as one rank of a job (Hydra
+ * and Slurm's PMI, PMIx, Open MPI's launcher), so that other ranks wait on
+ * it in MPI_Init: a rank that refuses its kernel alone, before MPI_Init,
+ * holds them there for ever. */
+static bool rank_of_a_job(void)
+{
+    const char *managed[] = { "PMI_RANK", "PMI_FD", "PMIX_RANK", "OMPI_COMM_WORLD_RANK" };
+    for (size_t i = 0; i < sizeof managed / sizeof *managed; i++)
+        if (getenv(managed[i]))
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -248,29 +261,30 @@ int main(int argc, char **argv)
     }
     const struct cbk_kernel *k = cbk_find_kernel(argv[1]);
     const char *left_out = k ? NULL : cbk_left_out_why(argv[1]);
+    char why[CBK_MESSAGE_MAX];
     if (left_out) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s is not in this cbk: %s", argv[1], left_out);
-        bad_input(msg);
+        snprintf(why, sizeof why, "%s is not in this cbk: %s", argv[1], left_out);
+    } else if (!k) {
+        int n = snprintf(why, sizeof why, "no such kernel: '%s' (kernels:", argv[1]);
+        for (const struct cbk_kernel *const *q = cbk_kernels; *q && n < (int)sizeof why; q++)
+            n += snprintf(why + n, sizeof why - (size_t)n, " %s", (*q)->name);
+        if (n < (int)sizeof why)
+            snprintf(why + n, sizeof why - (size_t)n, ")");
+    }
+    /* a rank of a job refuses its kernel with the others, as a parameter
+     * (below): a node's older cbk without the link matrix's kernel left
+     * alone, and Hydra kept the other ranks in MPI_Init for ever */
+    if (!k && (check_only || !rank_of_a_job())) {
+        bad_input(why);
         return CBK_EXIT_BAD_INPUT;
     }
-    if (!k) {
-        char msg[512];
-        int n = snprintf(msg, sizeof msg, "no such kernel: '%s' (kernels:", argv[1]);
-        for (const struct cbk_kernel *const *q = cbk_kernels; *q && n < (int)sizeof msg; q++)
-            n += snprintf(msg + n, sizeof msg - (size_t)n, " %s", (*q)->name);
-        if (n < (int)sizeof msg)
-            snprintf(msg + n, sizeof msg - (size_t)n, ")");
-        bad_input(msg);
-        return CBK_EXIT_BAD_INPUT;
-    }
-    if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+    if (k && argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
         kernel_help(k);
         return stdout_status(0);
     }
     struct cbk_args args;
-    char why[CBK_MESSAGE_MAX];
-    int parse_failed = cbk_parse_args(k, argc - 2, argv + 2, &args, why, sizeof why);
+    memset(&args, 0, sizeof args);
+    int parse_failed = k ? cbk_parse_args(k, argc - 2, argv + 2, &args, why, sizeof why) : 1;
     if (parse_failed && check_only) {
         bad_input(why);
         return CBK_EXIT_BAD_INPUT;

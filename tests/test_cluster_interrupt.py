@@ -337,6 +337,30 @@ def test_a_node_whose_cbk_refuses_a_parameter_fails_the_link_matrix_at_once_nami
 
 
 @pytest.mark.timeout(180)
+def test_a_node_whose_cbk_lacks_the_kernel_fails_the_link_matrix_at_once_naming_it(cluster, tmp_path):
+    """h02's cbk is an older one, without the link matrix's kernel (here: a wrapper asking its
+    cbk for a kernel it does not have). Its rank refused the kernel alone, before MPI_Init, and
+    Hydra kept h01's rank in MPI_Init for ever (probed 2026-12-07): the run hung without
+    --step-timeout and timed out with it, naming no node. A rank of a job now refuses its kernel
+    with the others, as a parameter, and says so with its host."""
+    cbk = find_cbk()
+    real = tmp_path / "cbk.real"
+    shutil.copy2(cbk, real)
+    older = tmp_path / "cbk-older"
+    older.write_text(f'#!/bin/sh\n[ "$1" = linkmatrix ] && {{ shift; exec {real} nosuchkernel "$@"; }}\n'
+                     f'exec {real} "$@"\n')
+    older.chmod(0o755)
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
+    with before_each_command(cluster, bind_over_cbk("h02", older, cbk)):
+        out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=links", "--links.size=64k",
+                           "--repeat", "1", "--step-timeout", "20", "--quiet"], timeout=150, env=env)
+    assert out.returncode == 2, out.stdout[-2000:] + out.stderr[-2000:]
+    (status, message), = store_rows(store, "select status, message from steps")
+    assert status == "failed" and "rank 1 (h02): no such kernel: 'nosuchkernel'" in message, message
+
+
+@pytest.mark.timeout(180)
 def test_a_rank_that_fails_before_mpi_init_is_said_when_its_step_times_out(cluster, tmp_path):
     """A fault the suite was not tuned for (probed 2026-12-07): h02's cbk exits 1 before
     MPI_Init in the link matrix alone (its snapshot says it runs, so the link matrix is not
