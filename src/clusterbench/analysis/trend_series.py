@@ -71,6 +71,8 @@ class Series:
     points: list[Point]
     changes: list[ChangePoint] = field(default_factory=list)
     key: SampleKey | None = None   # the measurement (Sample.key()): phase, condition, unit, message size
+    host: str | None = None        # the machine measured: a per-node step's node, else the run's host
+    hosts_apart: bool = False      # the answer holds series of several machines: the title names its own
 
     @property
     def title(self) -> str:
@@ -78,7 +80,8 @@ class Series:
         if self.key is not None and self.key.size_bytes is not None:
             figure += f" {size_text(self.key.size_bytes)}"
         shown = " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-        return f"{figure} {shown}".strip()
+        on = f" on {self.host}" if self.hosts_apart and self.host else ""
+        return f"{figure} {shown}".strip() + on
 
 
 def pettitt(values: list[float]) -> float:
@@ -263,15 +266,17 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     # a step's run record (its build, with detail records: the largest column) is read only for a
     # kernel with a parameter that says what runs from before it ran at (results.params.as_run)
     olders = k is not None and any(p.before is not None for p in k.params)
+    # the machine a figure is of: a per-node step's node (run cluster), else the host the run started on
+    machine = sa.func.coalesce(steps.c.host, runs.c.host)
     q = (sa.select(steps.c.id, steps.c.run_id, steps.c.params, steps.c.ranks, steps.c.ranks_per_node,
                    *([steps.c.build] if olders else []),
-                   runs.c.started, runs.c.label, runs.c.host)
+                   runs.c.started, runs.c.label, machine.label("host"))
          .join(runs, runs.c.id == steps.c.run_id)
          .where(steps.c.kernel == kernel, runs.c.status == "ok"))
     if label:
         q = q.where(runs.c.label == label)
     if host:
-        q = q.where(runs.c.host == host)
+        q = q.where(machine == host)
     if since:
         q = q.where(runs.c.started >= since)
     with store.engine.connect() as c:
@@ -303,32 +308,37 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
                 key = Sample.key_of_row(row)
                 if size is None or key.size_bytes == size:
                     found.setdefault(row.step_id, []).append((key, float(row.value)))
+    # a series per machine: the runs of two nodes by turns made one series whose "change points" were
+    # host switches, and a cluster run's nodes were pooled into one point
     by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
     for r in step_rows:
         params_key = _params_key({**{n: v for n, v in ran[r.id].items() if n not in lists}, **_placement(r)})
         for key, value in found.get(r.id, []):
-            run = by_series.setdefault((params_key, key), {}).setdefault(r.run_id, (r, []))
-            run[1].append(value)   # a run with several such steps pools them
+            run = by_series.setdefault((params_key, key, r.host), {}).setdefault(r.run_id, (r, []))
+            run[1].append(value)   # a run with several such steps on one machine pools them
     out = []
-    for (params_key, key), by_run in by_series.items():
+    for (params_key, key, host), by_run in by_series.items():
         points = []
         for run_id, (r, vs) in sorted(by_run.items(), key=lambda kv: (kv[1][0].started, kv[0])):
             lo, hi, coverage = median_ci(vs)
             points.append(Point(run_id, r.started, r.label, r.host, _median(vs), lo, hi, len(vs), coverage))
-        s = Series(kernel, phase, key.condition, key.unit, json.loads(params_key), points, key=key)
-        s.changes = _changes(store, points)
+        s = Series(kernel, phase, key.condition, key.unit, json.loads(params_key), points, key=key, host=host)
+        s.changes = _changes(store, points, host)
         out.append(s)
     if not out:   # filters that leave no run are an empty answer; a figure that names nothing is not
         refuse_unmeasured_figure(store, kernel, phase, mode)
+    if len({s.host for s in out}) > 1:
+        for s in out:
+            s.hosts_apart = True
     return sorted(out, key=lambda s: (-len(s.points), s.key.size_bytes or 0, s.title))
 
 
-def _changes(store, points: list[Point]) -> list[ChangePoint]:
+def _changes(store, points: list[Point], host: str | None = None) -> list[ChangePoint]:
     from clusterbench import environment
 
     medians = [p.median for p in points]
     found = change_points(medians)
-    envs = _first_envs(store, {points[j].run_id for i, _ in found for j in (i - 1, i)})
+    envs = _first_envs(store, {points[j].run_id for i, _ in found for j in (i - 1, i)}, host)
     out = []
     bounds = [0] + [i for i, _ in found] + [len(points)]
     for k, (i, p) in enumerate(found):
@@ -338,10 +348,11 @@ def _changes(store, points: list[Point]) -> list[ChangePoint]:
     return out
 
 
-def _first_envs(store, run_ids: set[int]) -> dict[int, dict]:
-    """Each run's first host's environment (by host name; {} for a run with
-    none), for the runs either side of a series' change points, a query a
-    thousand runs: a query per run grew with the change points years hold."""
+def _first_envs(store, run_ids: set[int], host: str | None = None) -> dict[int, dict]:
+    """Each run's environment on `host` (the series' machine), else its
+    first host's (by host name; {} for a run with none), for the runs either
+    side of a series' change points, a query a thousand runs: a query per
+    run grew with the change points years hold."""
     from clusterbench.analysis.comparison import single_target
     from clusterbench.store.schema import environments
 
@@ -351,11 +362,14 @@ def _first_envs(store, run_ids: set[int]) -> dict[int, dict]:
     ids = sorted(run_ids)
     with store.engine.connect() as c:
         for i in range(0, len(ids), 1000):
-            q = (sa.select(run_hosts.c.run_id, environments.c.data)
+            q = (sa.select(run_hosts.c.run_id, run_hosts.c.host, environments.c.data)
                  .join(environments, environments.c.hash == run_hosts.c.environment_hash)
                  .where(run_hosts.c.run_id.in_(ids[i:i + 1000])).order_by(run_hosts.c.run_id, run_hosts.c.host))
             for row in c.execute(q):
-                first.setdefault(row.run_id, row.data)
+                if row.host == host:
+                    first[row.run_id] = row.data
+                else:
+                    first.setdefault(row.run_id, row.data)
     return {run_id: single_target(first[run_id]) if run_id in first else {} for run_id in ids}
 
 
