@@ -75,17 +75,6 @@ def _facts(step: dict) -> dict[str, str]:
             "ppn": str(step.get("ranks_per_node"))}
 
 
-def _in_words(step: dict, base: str, parts: list[tuple[str, str]]) -> str:
-    return f"{base}, {_parts_in_words(step, parts)}"
-
-
-def _parts_in_words(step: dict, parts: list[tuple[str, str]]) -> str:
-    from clusterbench.results.params import kernel_of
-
-    kernel = kernel_of(step["kernel"])
-    return ", ".join(part_words(kernel, k, v) for k, v in parts)
-
-
 def _split_bracket(step: dict, name: str) -> tuple[str, list[tuple[str, str]]]:
     """A step stored before steps.swept: its name's bracket, read where each item is one of its facts."""
     found = _bracket(name)
@@ -99,7 +88,7 @@ def _split_bracket(step: dict, name: str) -> tuple[str, list[tuple[str, str]]]:
     return base, parts
 
 
-def name_and_sweep(step: dict) -> tuple[str, list[tuple[str, str]]]:
+def _name_and_sweep(step: dict) -> tuple[str, list[tuple[str, str]]]:
     """The step's name before the plan's bracket, and what it swept
     [(name, value)]; (the name, []) for a step that swept nothing, or whose
     name does not end with its bracket (a GPU's " GPU 0")."""
@@ -119,8 +108,11 @@ def name_and_sweep(step: dict) -> tuple[str, list[tuple[str, str]]]:
 
 def sweep_in_words(step: dict) -> tuple[str, str]:
     """(the name before the plan's bracket, the sweep in words: 'array size 1 MiB'); '' where it swept nothing."""
-    base, parts = name_and_sweep(step)
-    return base, _parts_in_words(step, parts) if parts else ""
+    from clusterbench.results.params import kernel_of
+
+    base, parts = _name_and_sweep(step)
+    kernel = kernel_of(step["kernel"]) if parts else None
+    return base, ", ".join(part_words(kernel, k, v) for k, v in parts)
 
 
 def title(step: dict) -> str:
@@ -128,5 +120,5 @@ def title(step: dict) -> str:
     'scaling: 2 nodes x 1 rank, allreduce'. step: name, kernel, params,
     ranks, ranks_per_node and swept as the store gives them (swept missing
     or None: a step stored before it)."""
-    base, parts = name_and_sweep(step)
-    return _in_words(step, base, parts) if parts else base
+    base, words = sweep_in_words(step)
+    return f"{base}, {words}" if words else base
