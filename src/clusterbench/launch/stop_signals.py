@@ -123,27 +123,35 @@ def _noted(_signum, _frame):
 
 
 @contextlib.contextmanager
+def _handled_by(handler) -> Iterator[dict | None]:
+    """Every stop signal not ignored goes to handler during the body; the
+    handlers before, yielded, are put back after it. Only the main thread
+    can change handlers: elsewhere None, and the body runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    previous = {}
+    for sig in (signal.SIGINT, *STOP_SIGNALS):
+        before = signal.getsignal(sig)
+        if before not in (signal.SIG_IGN, None):
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield previous
+    finally:
+        for sig, before in previous.items():
+            signal.signal(sig, before)
+
+
+@contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """While a launch is being stopped and its step closed, a further Ctrl-C
     or stop signal is taken and dropped instead of raised. Raised, the
     second Ctrl-C of an impatient user abandoned the stop: clusterbench
     exited while cbk was still removing its files (and its step stayed
     `running`). What is deferred is bounded: the launch's grace period, then
-    SIGKILL (launch/processes.py). Only the main thread can change handlers;
-    elsewhere the body runs as it is."""
-    if threading.current_thread() is not threading.main_thread():
+    SIGKILL (launch/processes.py). Main thread only."""
+    with _handled_by(_noted):
         yield
-        return
-    previous = {}
-    for sig in (signal.SIGINT, *STOP_SIGNALS):
-        handler = signal.getsignal(sig)
-        if handler not in (signal.SIG_IGN, None):
-            previous[sig] = signal.signal(sig, _noted)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager
@@ -151,22 +159,13 @@ def held() -> Iterator[None]:
     """A stop signal during the body is kept and raised as the body ends,
     through the handler it would have met: what the body writes (a run's
     closing row) is either all written or not begun when the stop is
-    raised. Short bodies only. Main thread only; elsewhere the body runs as
-    it is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    raised. Short bodies only. Main thread only."""
     kept: list[int] = []
-    previous = {}
-    for sig in (signal.SIGINT, *STOP_SIGNALS):
-        handler = signal.getsignal(sig)
-        if handler not in (signal.SIG_IGN, None):
-            previous[sig] = signal.signal(sig, lambda signum, _frame: kept.append(signum))
+    previous = None
     try:
-        yield
+        with _handled_by(lambda signum, _frame: kept.append(signum)) as previous:
+            yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         if kept:   # raised here, at once, also over an exception the body raised: the stop wins
             handler = previous[kept[0]]
             if callable(handler):
