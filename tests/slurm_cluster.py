@@ -68,9 +68,12 @@ ReturnToService=2
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
-# sbatch --wait polls after 2 s, then 8 more, then 32, unless MinJobAge/3 caps the
-# step (slurm's sbatch.c): at the default 300 a 12 s job returned after 42 s
-MinJobAge=6
+# sbatch --wait sleeps 2 s, then 8, then 32 between polls, each step taken only while
+# it is under MinJobAge/2 (slurm 22.05's sbatch.c): at the default 300 a 12 s job
+# returned after 42 s. A job purged before a poll makes sbatch exit 0 whatever the
+# job's own exit ("no longer found"): at 6 the polls came every 8 s and a failed
+# suite passed as done (a CI run). At 16 they come every 8 s and a job is kept 16.
+MinJobAge=16
 SlurmctldTimeout=30
 SlurmdTimeout=30
 NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
@@ -184,9 +187,12 @@ ReturnToService=2
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
-# sbatch --wait polls after 2 s, then 8 more, then 32, unless MinJobAge/3 caps the
-# step (slurm's sbatch.c): at the default 300 a 12 s job returned after 42 s
-MinJobAge=6
+# sbatch --wait sleeps 2 s, then 8, then 32 between polls, each step taken only while
+# it is under MinJobAge/2 (slurm 22.05's sbatch.c): at the default 300 a 12 s job
+# returned after 42 s. A job purged before a poll makes sbatch exit 0 whatever the
+# job's own exit ("no longer found"): at 6 the polls came every 8 s and a failed
+# suite passed as done (a CI run). At 16 they come every 8 s and a job is kept 16.
+MinJobAge=16
 SlurmctldTimeout=30
 SlurmdTimeout=30
 {nodes}

@@ -74,7 +74,9 @@ def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snaps
     log = out.read_text() if out.exists() else ""
     job = r.stdout.split()[-1] if r.stdout.split() else "?"
     assert r.returncode == 0, r.stderr + log[-3000:] + "\n" + slurm.job_log(job)
-    assert store_rows(store, "select label, status, batch_job from runs") == [(f"smoke-{job}", "ok", f"slurm {job}")]
+    steps_said = store_rows(store, "select name, status, message from steps order by id")
+    assert store_rows(store, "select label, status, batch_job from runs") == [(f"smoke-{job}", "ok", f"slurm {job}")], \
+        f"{steps_said}\n{log[-3000:]}\n{slurm.job_log(job)}"
     hosts = sorted(h for (h,) in store_rows(store, "select host from run_hosts"))
     assert hosts == ["h01", "h02"]
     # each node's snapshot (taken by an srun step of its own) names the job as the batch step's does:
@@ -112,7 +114,8 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     log = out.read_text() if out.exists() else ""
     job = r.stdout.split()[-1] if r.stdout.split() else "?"
     assert r.returncode == 0, r.stderr + log[-3000:] + "\n" + slurm.job_log(job)
-    assert store_rows(store, "select label, status, batch_job from runs") == [(f"n4-{job}", "ok", f"slurm {job}")]
+    assert store_rows(store, "select label, status, batch_job from runs") == [(f"n4-{job}", "ok", f"slurm {job}")], \
+        f"{store_rows(store, 'select name, status, message from steps order by id')}\n{log[-3000:]}"
     assert sorted(h for (h,) in store_rows(store, "select host from run_hosts")) == ["h01", "h02", "h03", "h04"]
     assert {launcher for (launcher,) in store_rows(store, "select launcher from steps")} == {"srun"}
     from clusterbench.analysis.cluster.analysis import analyse, thresholds_of
