@@ -254,8 +254,15 @@ def no_process_left_behind(request):
 def pytest_sessionstart(session):
     """The controller (or a run without workers) marks its pytest folder and
     takes down what a suite killed with -9 left up or mounted
-    (tests/stale_suites.py); its processes were swept in pytest_configure."""
-    if os.environ.get("PYTEST_XDIST_WORKER") or os.geteuid() != 0:
+    (tests/stale_suites.py); its processes were swept in pytest_configure.
+    It notes the MPI files in /dev/shm, to remove at its end those its
+    killed ranks leave (tests/shm_debris.py)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import shm_debris
+
+    session.config.shm_before = shm_debris.mpi_files()
+    if os.geteuid() != 0:
         return
     import stale_suites
 
@@ -275,6 +282,13 @@ def pytest_sessionfinish(session, exitstatus):
         print("\nprocesses of the suite outlived it (killed now): "
               + "; ".join(f"{pid} {cmd[:160]}" for pid, cmd in left))
         session.exitstatus = 1
+    if not os.environ.get("PYTEST_XDIST_WORKER") and hasattr(session.config, "shm_before"):
+        import shm_debris
+
+        files, size = shm_debris.remove_left(session.config.shm_before)
+        if files:
+            print(f"\nconftest: removed {files} MPI shared-memory file(s), {size / 2**20:.0f} MiB, "
+                  "that ranks killed with -9 left in /dev/shm")
 
 
 def pytest_collection_modifyitems(config, items):
