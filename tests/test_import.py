@@ -73,7 +73,7 @@ def test_every_fixture_imports_with_its_tool_version_and_units(name):
 def test_detection_reads_the_content_not_the_name(tmp_path):
     for name, fmt in (("ior-4.0.0-shared.json", "ior-json"), ("ior-3.3.0-posix-fpp.txt", "ior"),
                       ("mdtest-3.3.0.txt", "mdtest"), ("fio-3.33-randread.json", "fio"),
-                      ("fio-3.33-randread.txt", "fio"), ("iperf3-3.12-tcp.json", "iperf3"),
+                      ("fio-3.33-randread.txt", "fio"), ("fio-3.33-terse4-randrw.txt", "fio"), ("iperf3-3.12-tcp.json", "iperf3"),
                       ("osu-7.4-bw.txt", "osu"), ("imb-2021.3-mpi1.txt", "imb"), ("imb-2017u2-mpi1.txt", "imb"),
                       ("mdtest-1.9.3-llnl.txt", "mdtest"), ("iperf3-3.12-tcp.txt", "iperf3"),
                       ("ior-csv-hermes-checkpoint.csv", "ior-csv")):
@@ -594,6 +594,63 @@ def test_fio_unified_rw_reporting_mixed_figures_are_taken_not_refused():
     text = one("fio-3.33-unified-randrw.txt")
     (s,) = text.steps[0].samples
     assert (s.phase, s.value, s.record["bytes"], s.seconds) == ("mixed", 39400.0, 2048 * 1024, 0.013)
+
+
+def _terse_fields(name: str) -> list[list[str]]:
+    """The fixture's terse lines split as fio's HOWTO ("Terse output") numbers them: 5 head fields, then a
+    41-field block per direction (47 in version 5)."""
+    return [line.split(";") for line in (FIXTURES / name).read_text().splitlines()]
+
+
+def test_fio_terse_lines_give_iops_bandwidth_and_latency_percentiles_as_fio_printed_them():
+    """fio --minimal / --output-format=terse (versions 3, 4, 5: a line of ;-separated fields per job) was
+    refused as no known format."""
+    (f,) = _terse_fields("fio-3.33-terse3-randread.txt")
+    run = one("fio-3.33-terse3-randread.txt")
+    assert (run.tool, run.version, run.form, f[:5]) == ("fio", "3.33", "terse v3", ["3", "fio-3.33", "rr", "0", "0"])
+    (st,) = run.steps
+    (s,) = st.samples
+    assert (st.kernel, st.name, s.phase, s.unit) == ("fio", "fio job rr", "read", "IOPS")
+    # read block: KiB, KiB/s, IOPS, ms; slat, clat (min max mean stdev); 20 "P%=us"; lat; bw
+    assert (s.value, s.record["mib_per_s"], s.record["bytes"], s.seconds) == (
+        11130.0, 44521 / 1024, 2048 * 1024, 0.046) == (float(f[7]), int(f[6]) / 1024, int(f[5]) * 1024, int(f[8]) / 1e3)
+    assert f[13:17] == ["39", "7189", "87.574580", "420.719818"] and f[29] == "99.000000%=259"
+    assert (s.record["clat_us_min"], s.record["clat_us_max"], s.record["clat_us_mean"]) == (39, 7189, 87.57458)
+    assert (s.record["clat_us_p50"], s.record["clat_us_p99"], s.record["clat_us_p99_99"]) == (46, 259, 7176)
+    assert s.record["lat_us_mean"] == float(f[39]) == 87.597412
+    assert "clat_us_p0" not in s.record        # fio pads its 20 places with "0%=0"
+    assert "slat_us_min" not in s.record       # psync: fio printed 0;0;0;0, no submission latency measured
+    assert any("holds no job options" in n for n in run.notes)
+    # version 4 adds a trim block after write; the write block starts at field 5 + 41
+    (f,) = _terse_fields("fio-3.33-terse4-randrw.txt")
+    run = one("fio-3.33-terse4-randrw.txt")
+    assert run.form == "terse v4" and len(f) == 5 + 3 * 41 + 5 + 7 + 10 + 12 + 9
+    read, write = run.steps[0].samples
+    assert [(s.phase, s.value) for s in (read, write)] == [("read", 13538.0), ("write", 6153.0)]
+    assert (write.value, write.record["bytes"], write.record["clat_us_p99"]) == (
+        float(f[46 + 2]), int(f[46]) * 1024, 10) and f[46 + 12 + 12] == "99.000000%=10"
+    (f,) = _terse_fields("fio-3.33-terse5-randread.txt")   # version 5: 47 fields a direction
+    (s,) = one("fio-3.33-terse5-randread.txt").steps[0].samples
+    assert (s.value, s.record["clat_us_p99"]) == (float(f[7]), 1499) and len(f) == 5 + 3 * 47 + 5 + 7 + 10 + 12 + 9
+    # numjobs=2 without group_reporting: a line per clone, summed as the JSON's entries are
+    lines = _terse_fields("fio-3.33-terse3-numjobs2.txt")
+    run = one("fio-3.33-terse3-numjobs2.txt")
+    (s,) = run.steps[0].samples
+    assert s.value == sum(float(f[7]) for f in lines) == 40172.0 and s.record["jobs"] == 2
+    assert s.record["bytes"] == sum(int(f[5]) for f in lines) * 1024 and "clat_us_p99" not in s.record
+    # unified_rw_reporting=1: one block, the mixed one
+    (f,) = _terse_fields("fio-3.33-terse3-unified-randrw.txt")
+    (s,) = one("fio-3.33-terse3-unified-randrw.txt").steps[0].samples
+    assert (s.phase, s.value, len(f)) == ("mixed", float(f[7]), 5 + 41 + 5 + 7 + 10 + 12 + 9)
+
+
+def test_fio_terse_line_of_another_field_count_is_refused_in_one_line(tmp_path):
+    (f,) = _terse_fields("fio-3.33-terse3-randread.txt")
+    (tmp_path / "terse.txt").write_text(";".join(f[:20] + f[21:]) + "\n")   # a read percentile taken out
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "terse.txt"))
+    assert "line 1: 129 fields do not fall into terse version 3's blocks of 41 per direction" in e.value.message
+    assert "\n" not in e.value.message
 
 
 def test_iperf3_sums_directions_and_old_single_stream_files():

@@ -1,6 +1,7 @@
 """fio's JSON and json+ output (--output-format=json / json+, fio 2.x-3.x),
-and its normal text output for the main figures; a log several runs were
-appended to is a run per JSON document or per run's text.
+its normal text output for the main figures, and its terse lines
+(fio_terse: --minimal); a log several runs were appended to is a run per
+JSON document or per run's text.
 
 Per job name (the entries of one job with numjobs>1 and no group_reporting
 summed, as randio's --jobs are) and per direction: IOPS as the sample, with
@@ -18,8 +19,8 @@ import json
 import os
 import re
 
-from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, invocations, json_documents,
-                                   measurement)
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, fio_terse, invocations,
+                                   json_documents, measurement)
 from clusterbench.results.sizes import parse_size, size_arg
 
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
@@ -42,7 +43,7 @@ CLIENT_PREFIX = re.compile(r"^<[^>\n]+> ", re.M)
 
 def detect(text: str) -> bool:
     head = text[:4096]
-    if re.search(r'"fio version"\s*:', head):
+    if re.search(r'"fio version"\s*:', head) or fio_terse.detect(head):
         return True
     if CLIENT_SERVER.search(head):
         head = CLIENT_PREFIX.sub("", head)
@@ -51,6 +52,8 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
+    if fio_terse.detect(text[:4096]):
+        return fio_terse.parse(text)   # --minimal: a line of fields per job
     if re.search(r'"fio version"\s*:', text[:4096]):
         # one run per document (fio --output=log run twice); --output-format=json,normal prints the
         # JSON, then the same results as text, which are left out

@@ -1,0 +1,152 @@
+"""fio's terse output (`fio --minimal`, `--output-format=terse`), terse
+versions 3, 4 and 5: one line of semicolon-separated fields per job.
+
+The field order is fio's stat.c (show_thread_status_terse_all,
+show_ddir_status_terse; fio's HOWTO, "Terse output"): version, fio version,
+job name, group id, error; then a block of 41 fields per direction (read,
+write, and from version 4 trim; version 5 adds 6 more to each: bandwidth
+samples and the IOPS statistics); then CPU, I/O depths, latency
+distributions and disk use, which are not read. A block is: KiB moved,
+bandwidth KiB/s, IOPS, run time ms, slat min/max/mean/stdev, clat
+min/max/mean/stdev, 20 clat percentiles (`99.000000%=259`, padded with
+`0%=0`), lat min/max/mean/stdev (all us), bandwidth min/max/share/mean/stdev.
+With unified_rw_reporting=1 there is one block, the mixed one; with =both
+the mixed block follows the others.
+
+The lines hold no job option (rw, bs, iodepth, engine): each job is a `fio`
+step named after it, as fio 2.2's JSON (which holds none either), and the
+note says so. Lines of one job name and group (numjobs without
+group_reporting) are summed, as the JSON importer sums its entries.
+"""
+from __future__ import annotations
+
+import re
+
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+
+# "3;fio-3.33;rr;0;0;..." (fio 2.x writes the same for version 3)
+LINE = re.compile(r"^([345]);fio-(\d[\w.\-+]*);", re.M)
+MARK = LINE
+BLOCK = {3: 41, 4: 41, 5: 47}
+DIRECTIONS = {3: ("read", "write"), 4: ("read", "write", "trim"), 5: ("read", "write", "trim")}
+HEAD = 5   # version, fio version, job name, group id, error
+
+
+def detect(text: str) -> bool:
+    return LINE.search(text[:4096]) is not None
+
+
+def parse(text: str) -> list[ImportedRun]:
+    text, cut = cut_short.whole_lines(text)
+    jobs: dict[tuple[str, str], list[tuple[int, list[str]]]] = {}
+    versions = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        if LINE.match(line):
+            fields = line.rstrip("\n").split(";")
+            versions.add(fields[1].removeprefix("fio-"))
+            jobs.setdefault((fields[2], fields[3]), []).append((number, fields))
+    if not jobs:
+        raise Unreadable("no fio terse line (\"3;fio-3.33;JOB;...\")")
+    run = ImportedRun("fio", sorted(versions)[0], f"terse v{next(iter(jobs.values()))[0][1][0]}", None)
+    if len(versions) > 1:
+        run.notes.append(f"lines of several fio versions ({', '.join(sorted(versions))}): the first named")
+    run.notes.append("terse output holds no job options (rw, bs, iodepth, engine): each job is a fio step of its "
+                     "name, its parameters not known; IOPS and KiB/s as fio truncated them (whole numbers)")
+    for (name, _), lines in jobs.items():
+        errors = [f[4] for _, f in lines if f[4] not in ("0", "")]
+        if errors:
+            run.notes.append(f"job {name}: fio reported error {errors[0]}: its figures cover only what ran before "
+                             "it; not taken")
+            continue
+        step = ImportedStep(f"fio job {name}", "fio", {}, 1)
+        blocks = [(number, _blocks(number, f)) for number, f in lines]
+        for direction in blocks[0][1]:
+            parts = [(number, b[direction]) for number, b in blocks if direction in b]
+            if any(_int(b[0], number) > 0 for number, b in parts):
+                step.samples.append(_sample(direction, parts, run))
+        if len(lines) > 1 and step.samples:
+            run.notes.append(f"job {name}: {len(lines)} lines (numjobs without group_reporting): their IOPS and "
+                             "bytes summed, as fio's group_reporting sums them")
+        if step.samples:
+            run.steps.append(step)
+    if cut:
+        run.notes.append(cut)
+    return [run]
+
+
+def _blocks(number: int, fields: list[str]) -> dict[str, list[str]]:
+    """The line's direction blocks by name. A block's first two fields
+    (KiB, KiB/s) are whole numbers; the CPU fields after the last block
+    are percentages ("2.440000%"), which is where the blocks end. Each
+    block's 20 percentiles ("99.000000%=259") and bandwidth share ("0.0%")
+    are where its version puts them, or the line is not that version's:
+    a field left out or added shifts every figure after it."""
+    version = int(fields[0])
+    size, at, found = BLOCK[version], HEAD, []
+    while at + size <= len(fields) and not fields[at].endswith("%"):
+        found.append(fields[at: at + size])
+        at += size
+    shaped = all(all("%=" in p for p in b[12:32]) and b[38].endswith("%") for b in found)
+    if not (found and shaped and at + 1 < len(fields) and fields[at].endswith("%") and fields[at + 1].endswith("%")):
+        raise Unreadable(f"line {number}: {len(fields)} fields do not fall into terse version {version}'s blocks of "
+                         f"{size} per direction (20 'P%=us' percentiles each) followed by the CPU figures "
+                         "(a field cut or added?)")
+    names = DIRECTIONS[version]
+    if len(found) == 1:
+        return {"mixed": found[0]}        # unified_rw_reporting=1: one block, reads and writes together
+    if len(found) == len(names) + 1:
+        names = names + ("mixed",)        # unified_rw_reporting=both: the mix after the others
+    if len(found) != len(names):
+        raise Unreadable(f"line {number}: {len(found)} direction blocks, terse version {version} prints "
+                         f"{len(names)} ({', '.join(names)})")
+    return dict(zip(names, found))
+
+
+def _int(v: str, number: int) -> int:
+    try:
+        return int(v)
+    except ValueError:
+        raise Unreadable(f"line {number}: {v!r} is not a whole number") from None
+
+
+def _float(v: str, number: int) -> float:
+    try:
+        return float(v)
+    except ValueError:
+        raise Unreadable(f"line {number}: {v!r} is not a number") from None
+
+
+def _latency(name: str, stats: list[str], number: int) -> dict[str, float]:
+    """min/max/mean (us) as the JSON importer names them; all four 0 is fio
+    printing no samples (its calc_lat failed: psync has no submission latency)."""
+    if all(_float(v, number) == 0 for v in stats):
+        return {}
+    return {f"{name}_us_{k}": _float(v, number) for k, v in zip(("min", "max", "mean"), stats)}
+
+
+def _percentiles(fields: list[str], number: int) -> dict[str, float]:
+    out = {}
+    for f in fields:
+        p, _, v = f.partition("%=")
+        if p != "0":   # fio pads its 20 places with "0%=0": no percentile
+            out[f"clat_us_p{p.rstrip('0').rstrip('.').replace('.', '_')}"] = _float(v, number)
+    return out
+
+
+def _sample(direction: str, parts: list[tuple[int, list[str]]], run: ImportedRun):
+    number = parts[0][0]
+    kib = sum(_int(b[0], n) for n, b in parts)
+    kib_per_s = sum(_int(b[1], n) for n, b in parts)
+    iops = sum(_int(b[2], n) for n, b in parts)
+    runtime_ms = max(_int(b[3], n) for n, b in parts)
+    fields: dict = {"mib_per_s": kib_per_s / 1024, "seconds": runtime_ms / 1000, "bytes": kib * 1024,
+                    "jobs": len(parts)}
+    if len(parts) == 1:
+        b = parts[0][1]
+        fields.update(_latency("slat", b[4:8], number))
+        fields.update(_latency("clat", b[8:12], number))
+        fields.update(_percentiles(b[12:32], number))
+        fields.update(_latency("lat", b[32:36], number))
+    elif not any("latency percentiles" in n for n in run.notes):
+        run.notes.append("latency percentiles of jobs without group_reporting are not combined: not taken")
+    return measurement(direction, "n/a", float(iops), "IOPS", line=number, **fields)
