@@ -25,7 +25,9 @@ FIXTURES = REPO / "tests" / "fixtures" / "import"
 ALL = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
 FAILED_RUNS = {"ior-3.2.1-failed-run.json",    # IOR aborted before any result: refused
                "ior-csv-3.3.0-no-results.csv",  # IOR 3.3.0 writes no results in CSV (its CSV branches are empty)
-               "mdtest-4.1.0+dev-time-table-only.txt"}  # mdtest -Z prints no rates
+               "mdtest-4.1.0+dev-time-table-only.txt",  # mdtest -Z prints no rates
+               "iperf3-3.20-json-stream-error.json",    # the client could not connect: iperf3's error alone
+               "iperf3-3.20-error.json"}
 
 
 def one(name: str, fmt: str = "auto"):
@@ -803,6 +805,59 @@ def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     # two tests' events appended to one log: a run per "start" event
     text = (FIXTURES / "iperf3-3.20-tcp-json-stream.json").read_text()
     assert len(importers.get("iperf3").parse(text + text)) == 2
+
+
+def test_iperf3_server_text_gives_the_receivers_sum_and_per_stream_rates_as_the_server_printed_them():
+    """What `iperf3 -s` prints (to the terminal or --logfile; real 3.12 and 3.20 runs between two test bed
+    namespaces) was refused as no known format."""
+    run = one("iperf3-3.12-server-tcp.txt")
+    (st,) = run.steps
+    (s,) = st.samples
+    assert (run.tool, run.form, run.facts["import.client"]) == ("iperf3", "server text", "198.18.0.1")
+    assert (st.kernel, st.params) == ("tcp", {"role": "server", "streams": "1", "duration": "1", "direction": "send"})
+    # "[  5]   0.00-1.00   sec   839 MBytes  7.01 Gbits/sec   receiver"
+    assert (s.phase, s.condition, s.value, s.bytes, s.seconds) == ("send", "receiver", 7.01, 839 * 2**20, 1.0)
+    assert any("the server's side of the test" in n for n in run.notes)
+    # -P 2: the [SUM] receiver line, each stream's beside it; the client's own file says the same
+    (s,) = one("iperf3-3.12-server-P2.txt").steps[0].samples
+    assert (s.value, s.record["stream_gbit_per_s"], s.record["streams"], s.seconds) == (4.76, [2.40, 2.36], 2, 1.02)
+    (c,) = one("iperf3-3.12-server-P2-its-client.txt").steps[0].samples
+    assert c.value == s.value and c.bytes == s.bytes
+    # 3.20 prints a last short interval after a second rule: the end lines are the receiver's, not it
+    (s,) = one("iperf3-3.20-server-P2.txt").steps[0].samples
+    assert (s.value, s.record["stream_gbit_per_s"]) == (9.21, [5.53, 3.68])
+    # -R: the server sent, and prints only its sender line
+    (s,) = one("iperf3-3.12-server-reverse.txt").steps[0].samples
+    assert (s.phase, s.condition, s.value, s.record["retransmits"]) == ("receive", "sender", 4.66, 2)
+    st = one("iperf3-3.12-server-bidir.txt").steps[0]   # [RX-S] is the client's send half, [TX-S] its receive
+    assert st.params["direction"] == "bidir" and st.params["streams"] == "1"
+    assert [(s.phase, s.condition, s.value) for s in st.samples] == [("send", "receiver", 4.31),
+                                                                      ("receive", "sender", 4.04)]
+    (s,) = one("iperf3-3.12-server-udp.txt").steps[0].samples
+    assert (s.value, s.record["jitter_ms"], s.record["lost_packets"], s.record["packets"]) == (0.0984, 0.006, 132, 8630)
+    verbose = one("iperf3-3.12-server-verbose.txt")   # -V: version, uname, time, the test's parameters
+    assert (verbose.version, verbose.hosts, verbose.started) == (
+        "3.12", ["vm"], dt.datetime(2026, 12, 7, 15, 15, 10, tzinfo=dt.timezone.utc))
+    assert verbose.steps[0].params["message-size"] == "128k" and verbose.steps[0].samples[0].value == 5.66
+    # a server left running, --logfile: a run per test it served
+    first, second = parse_file(str(FIXTURES / "iperf3-3.12-server-logfile-two-tests.txt"))
+    assert [r.steps[0].samples[0].value for r in (first, second)] == [5.64, 7.90]
+    assert second.steps[0].samples[0].record["stream_gbit_per_s"] == [4.03, 3.87]
+    (s,) = one("iperf3-3.20-server-logfile.txt").steps[0].samples
+    assert s.value == 3.60
+
+
+@pytest.mark.parametrize("name", ["iperf3-3.20-json-stream-error.json", "iperf3-3.20-error.json"])
+def test_iperf3_file_holding_only_its_connect_error_is_refused_with_iperf3s_words_and_nothing_stored(
+        cli, store_url, name):
+    """iperf3 -c to a closed port (3.20, --json-stream: an "error" event and an empty "end") was refused as no
+    known format, which says nothing of why."""
+    assert cli("import", str(FIXTURES / "iperf3-3.12-tcp.json")).status == 0
+    r = cli("import", str(FIXTURES / name))
+    assert r.status == 2 and r.stderr.strip().count("\n") == 0, r.stderr
+    assert ("the file holds no result, only iperf3's error: \"unable to connect to server - server may have "
+            "stopped running or use a different port, firewall issue, etc.: Connection refused\"") in r.stderr
+    assert store_rows(store_url, "select count(*) from runs") == [(1,)]
 
 
 def test_osu_tables_become_mpi_sweeps():

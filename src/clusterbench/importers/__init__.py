@@ -28,7 +28,7 @@ IMPORTERS = Registry("format", [
     ("ior-json", "clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
     ("fio", "clusterbench.importers.fio",
      "fio --output-format=json or json+ (2.x-3.x, --client too), its normal text or terse (--minimal, v3-5)"),
-    ("iperf3", "clusterbench.importers.iperf3", "iperf3 -J (3.0-3.20) or its plain text output"),
+    ("iperf3", "clusterbench.importers.iperf3", "iperf3 -J (3.0-3.20), its plain text output, or the server's (iperf3 -s)"),
     # before "ior": IOR writing CSV to stdout may print its text banner too
     ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, IOR 4.0)"),
     ("ior", "clusterbench.importers.ior_text", "IOR 2.10, 3.x and 4.x text output"),

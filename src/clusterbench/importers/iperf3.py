@@ -1,4 +1,4 @@
-"""iperf3 -J output (3.0-3.20), and its plain text (iperf3_text): a TCP test becomes a tcp step (streams,
+"""iperf3 -J output (3.0-3.20), and its plain text (iperf3_text; the server's, iperf3_server_text): a TCP test becomes a tcp step (streams,
 duration, message size, direction in the tcp kernel's names) whose samples
 are the tcp kernel's: phase `send` (client to server) or `receive` (server
 to client: -R, and the reverse half of --bidir), rate in Gbit/s as the
@@ -16,7 +16,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, iperf3_text, json_documents, measurement
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, iperf3_server_text, iperf3_text,
+                                   json_documents, measurement)
 from clusterbench.results.sizes import size_arg
 
 GBIT = 1e9
@@ -28,10 +29,16 @@ MARK = iperf3_text.CONNECTING   # where an iperf3 client run starts (importers.o
 
 def detect(text: str) -> bool:
     head = text[:4096]
-    return _is_json(head, text) or iperf3_text.detect(text)
+    return _is_json(head, text) or iperf3_text.detect(text) or iperf3_server_text.detect(text)
+
+
+# iperf3 --json-stream's first event: "start", or "error" alone where the client ran no test (no server)
+STREAM_OPENING = re.compile(r'^\{"event":\s*"(?:start|error)",\s*"data":', re.M)
 
 
 def _is_json(head: str, text: str) -> bool:
+    if STREAM_OPENING.search(head):
+        return True
     # the document's first line "{", after any lines a job's log holds before it (Slurm's, MPI's warnings)
     brace = json_documents.OPENING.search(head)
     return brace is not None and '"start"' in head[brace.start():] \
@@ -49,6 +56,8 @@ def _dict(d, key) -> dict:
 
 def parse(text: str) -> list[ImportedRun]:
     if not _is_json(text[:4096], text):
+        if not iperf3_text.detect(text) and iperf3_server_text.detect(text):
+            return iperf3_server_text.parse(text)   # iperf3 -s's own lines
         return iperf3_text.parse(text)   # plain text (without -J)
     # `iperf3 -J >> log` run several times: one run per document
     docs, skipped = json_documents.documents(text)
@@ -78,7 +87,8 @@ def _whole_documents(docs: list[dict]) -> list[dict]:
 
 def _run(doc: dict) -> ImportedRun:
     if doc.get("error") and not _dict(doc, "end"):
-        raise Unreadable(f"iperf3 reported an error and no result: {str(doc['error'])[:200]}")
+        # the client ran no test (no server at the address, refused, timed out): iperf3's own words
+        raise Unreadable(f"the file holds no result, only iperf3's error: \"{str(doc['error'])[:200]}\"")
     start, end = _dict(doc, "start"), _dict(doc, "end")
     ts = _dict(start, "test_start")
     version = str(start.get("version", "")).removeprefix("iperf ").strip() or None

@@ -132,7 +132,7 @@ def _run(block: str, first_line: int, server: str, version: str | None) -> Impor
     params["direction"] = "bidir" if bidir else "reverse" if reverse else "send"
     if udp:
         step = ImportedStep("iperf3 UDP", "iperf3", {**params, "protocol": "udp"})
-        s = _udp(ends, int(starting.group(3)) if starting else None, run)
+        s = udp_sample(ends, int(starting.group(3)) if starting else None, run)
         if s:
             step.samples.append(s)
     else:
@@ -158,7 +158,7 @@ def _duration(ends) -> str | None:
     return None
 
 
-def _pick(ends, side: str, streams: int, sum_required: bool = False):
+def end_line(ends, side: str, streams: int, sum_required: bool = False):
     """The [SUM] line of `side` for several streams, else the one stream's.
     `sum_required`: with several streams, only the [SUM] line (a file cut
     before it holds one stream's line, a fraction of the test's rate)."""
@@ -169,35 +169,35 @@ def _pick(ends, side: str, streams: int, sum_required: bool = False):
     return lines[-1] if lines else None
 
 
-def _gbit(m) -> float:
+def gbit_per_s(m) -> float:
     if m.group("rkind") == "Bytes":   # -f K/M/G/T: the rate in iperf3's 1024-based bytes per second
         return float(m.group("rate")) * BYTES[m.group("runit")] * 8 / 1e9
     return float(m.group("rate")) * RATE[m.group("runit")]
 
 
-def _bytes(m) -> int:
+def transfer_bytes(m) -> int:
     return int(round(float(m.group("bytes")) * BYTES[m.group("bunit")]))
 
 
 def _tcp(phase: str, ends, streams: int):
-    received, sent = _pick(ends, "receiver", streams, True), _pick(ends, "sender", streams, True)
+    received, sent = end_line(ends, "receiver", streams, True), end_line(ends, "sender", streams, True)
     if received is None:
         return None
     line, m = received
     retr = sent[1].group("rest").split() if sent else []
-    return measurement(phase, "n/a", _gbit(m), "Gbit/s", qualifiers={"rate_basis": "receiver"}, line=line,
-                       bytes=_bytes(m), seconds=float(m.group("end")) - float(m.group("start")),
-                       sender_gbit_per_s=_gbit(sent[1]) if sent else None,
+    return measurement(phase, "n/a", gbit_per_s(m), "Gbit/s", qualifiers={"rate_basis": "receiver"}, line=line,
+                       bytes=transfer_bytes(m), seconds=float(m.group("end")) - float(m.group("start")),
+                       sender_gbit_per_s=gbit_per_s(sent[1]) if sent else None,
                        retransmits=int(retr[0]) if retr and retr[0].isdigit() else None,
                        streams=streams if streams > 1 else None)
 
 
-def _udp(ends, block_bytes: int | None, run: ImportedRun):
+def udp_sample(ends, block_bytes: int | None, run: ImportedRun):
     """The receiver's line (3.5 on: "receiver" after it); 3.1 prints one end line per stream (and a
     [SUM]) whose transfer and rate are the sender's, the receiver's loss beside them."""
     from clusterbench.importers.iperf3 import udp_received
 
-    picked = _pick(ends, "receiver", 2)
+    picked = end_line(ends, "receiver", 2)
     sender_only = picked is None
     if sender_only:
         lines = [(n, m) for n, m in ends if UDP_REST.match(m.group("rest"))]
@@ -212,14 +212,14 @@ def _udp(ends, block_bytes: int | None, run: ImportedRun):
                "packets": int(loss.group("total")) if loss else None,
                "lost_percent": float(loss.group("pct")) if loss else None}
     if not sender_only:
-        return measurement("udp", "n/a", _gbit(m), "Gbit/s", line=line, bytes=_bytes(m), seconds=seconds, **figures)
+        return measurement("udp", "n/a", gbit_per_s(m), "Gbit/s", line=line, bytes=transfer_bytes(m), seconds=seconds, **figures)
     got = udp_received(figures["packets"], figures["lost_packets"], block_bytes, seconds)
     if got is None:
         run.notes.append("udp: the file gives only the sender's rate (no receiver line; the block size needs -V): "
                          "stored as the sender's (rate_basis sender)")
-        return measurement("udp", "n/a", _gbit(m), "Gbit/s", qualifiers={"rate_basis": "sender"}, line=line,
-                           bytes=_bytes(m), seconds=seconds, **figures)
+        return measurement("udp", "n/a", gbit_per_s(m), "Gbit/s", qualifiers={"rate_basis": "sender"}, line=line,
+                           bytes=transfer_bytes(m), seconds=seconds, **figures)
     run.notes.append("udp: no receiver line (iperf3 3.1 and before): the receiver's rate is its datagrams "
                      "(packets less lost) times the block size; the sender's is kept as sender_gbit_per_s")
     return measurement("udp", "n/a", got[1], "Gbit/s", line=line, bytes=got[0], seconds=seconds,
-                       sender_gbit_per_s=_gbit(m), **figures)
+                       sender_gbit_per_s=gbit_per_s(m), **figures)
