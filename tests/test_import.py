@@ -17,7 +17,7 @@ from conftest import REPO, store_rows
 from clusterbench import importers
 from clusterbench.analysis.stats import direction
 from clusterbench.errors import BadInput
-from clusterbench.importers import ImportedRun
+from clusterbench.importers import ImportedRun, mdtest_text
 from clusterbench.importers.import_runs import Overrides, parse_file, store_runs
 from clusterbench.store import Store
 
@@ -414,6 +414,63 @@ def test_mdtest_output_whose_every_phase_did_nothing_is_refused(tmp_path):
     with pytest.raises(BadInput) as e:
         parse_file(str(tmp_path / "md.txt"))
     assert "every phase printed 0: no operation was done" in e.value.message
+
+
+MDTEST_V_LINE = re.compile(r"^V-1: .*?((?:Directory|File|Tree) \w+)\s*:\s+[\d.]+ sec,\s+([\d.]+) ops/sec$", re.M)
+
+
+def _printed_iterations(name: str) -> dict[str, list[float]]:
+    """Each phase's per-iteration rates as mdtest -v printed them in the fixture."""
+    out: dict[str, list[float]] = {}
+    for m in MDTEST_V_LINE.finditer((FIXTURES / name).read_text()):
+        out.setdefault(m.group(1), []).append(float(m.group(2)))
+    return out
+
+
+@pytest.mark.parametrize("name,iterations", [("mdtest-4.0.0-verbose-iterations.txt", 3),
+                                             ("mdtest-4.0.0-vv-iterations.txt", 2),
+                                             ("mdtest-3.3.0-verbose-iterations.txt", 2),
+                                             ("mdtest-4.1.0+dev-verbose-iterations.txt", 3)])
+def test_mdtest_verbose_per_iteration_lines_of_one_rank_are_the_repetitions(name, iterations):
+    """mdtest -v (-vv) prints each iteration's rate of each phase; they were not read, and the SUMMARY
+    mean was stored as one sample. On one rank they are the iterations the SUMMARY row is of."""
+    printed = _printed_iterations(name)
+    run = one(name)
+    by_phase: dict[str, list] = {}
+    for s in run.steps[0].samples:
+        by_phase.setdefault(s.phase, []).append(s)
+    assert len(by_phase) == len(printed) >= 8
+    for heading, rates in printed.items():
+        samples = by_phase[mdtest_text.PHASES[heading]]
+        assert [s.value for s in samples] == rates and len(rates) == iterations
+        assert [s.repetition for s in samples] == list(range(iterations))
+        # the SUMMARY row they give back (each figure printed to 3 decimals), kept beside them
+        assert abs(sum(rates) / iterations - samples[0].record["mean_items_per_s"]) <= 0.0011
+        assert (max(rates), min(rates)) == (samples[0].record["max_items_per_s"], samples[0].record["min_items_per_s"])
+    if name == "mdtest-4.0.0-verbose-iterations.txt":   # the figures, as printed
+        assert [s.value for s in by_phase["dir-create"]] == [7117.434, 7261.607, 7873.670]
+        assert [s.record["iteration_seconds"] for s in by_phase["dir-remove"]] == [0.004, 0.036, 0.011]
+        assert [s.value for s in by_phase["tree-remove"]] == [6288.312, 5592.405, 148.524]
+        assert by_phase["dir-create"][0].record["max_items_per_s"] == 7873.670   # the SUMMARY row beside them
+    assert not any("mean stored as one sample" in n for n in run.notes)
+
+
+@pytest.mark.parametrize("name,ranks0,tree", [
+    ("mdtest-4.0.0-verbose-two-ranks.txt", [405.415, 6180.819], [6061.133, 8.728]),
+    ("mdtest-3.3.0-verbose-two-ranks.txt", [661.242, 907.523], [3987.638, 20.871])])
+def test_mdtest_verbose_lines_of_several_ranks_are_rank_0s_kept_beside_the_summary_mean(name, ranks0, tree):
+    """On more ranks the lines are rank 0's own (4.0 on: its items over its time; 3.3: its view of the
+    iteration); the SUMMARY is over every rank: 4.0.0's dir-create lines 405.415 and 6180.819 beside a
+    row of max 810.830, min 558.786. Taken as the repetitions they would be neither. The tree phases
+    are rank 0's in both, and are the repetitions."""
+    run = one(name)
+    st = run.steps[0]
+    (create,) = [s for s in st.samples if s.phase == "dir-create"]
+    assert create.record["rank0_iteration_items_per_s"] == ranks0 == _printed_iterations(name)["Directory creation"]
+    assert create.value == {"mdtest-4.0.0-verbose-two-ranks.txt": 684.808,
+                            "mdtest-3.3.0-verbose-two-ranks.txt": 1034.872}[name]   # the SUMMARY mean
+    assert [s.value for s in st.samples if s.phase == "tree-create"] == tree
+    assert any("are rank 0's own figures, not the iteration's over the 2 ranks" in n for n in run.notes)
 
 
 def test_fio_json_jobs_become_randio_steps():

@@ -32,7 +32,7 @@ IMPORTERS = Registry("format", [
     # before "ior": IOR writing CSV to stdout may print its text banner too
     ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, IOR 4.0)"),
     ("ior", "clusterbench.importers.ior_text", "IOR 2.10, 3.x and 4.x text output"),
-    ("mdtest", "clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables)"),
+    ("mdtest", "clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables; -v's per-iteration lines)"),
     ("osu", "clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
     ("imb", "clusterbench.importers.imb", "Intel MPI Benchmarks 4.1-2021 text (IMB-MPI1, IMB-IO, IMB-NBC)"),
 ], extra_choices=("auto",))

@@ -4,7 +4,9 @@ IOR 3.3, 4.0 and IOR's master after 4.0, "4.1.0+dev"): the launch line
 time) tables, one row per operation.
 
 mdtest prints only the max, min, mean and standard deviation over its
-iterations, so each operation is one sample: the mean rate in items/s,
+iterations (each iteration's figure with -v, rank 0's: mdtest_iterations.py
+takes them as the repetitions where they are the iterations), so each
+operation is otherwise one sample: the mean rate in items/s,
 under the metadata kernel's phase name (dir-create, file-stat, tree-remove,
 ...), with max, min, standard deviation, iterations, the mean time, the
 items per rank and the tree's shape in the record (mdtest_items.py). A
@@ -24,7 +26,7 @@ import re
 
 from clusterbench.errors import BadInput
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, invocations, mdtest_failed_items,
-                                   mdtest_items, mdtest_status_file, mdtest_stonewall, measurement)
+                                   mdtest_items, mdtest_iterations, mdtest_status_file, mdtest_stonewall, measurement)
 from clusterbench.importers.ior_common import argv_of, number
 
 # LLNL's mdtest 1.8 and older: "... on 1 nodes"
@@ -159,9 +161,26 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
         note = status.note(ranks, items[-1].group(0) if items else None, asked)
         if note:
             run.notes.append(note)
+    # -v's per-iteration lines (LLNL's -I -L rates were scaled above: their lines are not)
+    per_iteration = mdtest_iterations.read(text, first_line) if not leaf_factor else {}
+    rank0_only, as_mean = [], False
     for phase, f in rates.items():
         if f.get("mean_items_per_s") is None or phase in idle:
             continue
+        each = per_iteration.get(phase, [])
+        if mdtest_iterations.are_the_iterations(each, f["iterations"], f["max_items_per_s"], f["min_items_per_s"],
+                                                f["mean_items_per_s"]):
+            f.pop("line")
+            if "seconds" in f:   # the time table's mean over the iterations is not this iteration's time
+                f["mean_seconds"] = f.pop("seconds")
+            for j, it in enumerate(each):
+                step.samples.append(measurement(phase, "n/a", it.items_per_s, "items/s", repetition=j, line=it.line,
+                                                iteration_seconds=it.seconds, **f))
+            continue
+        if each:
+            f["rank0_iteration_items_per_s"] = [it.items_per_s for it in each]
+            rank0_only.append(phase)
+        as_mean = as_mean or f.get("iterations", 1) > 1
         mean = f.pop("mean_items_per_s")
         step.samples.append(measurement(phase, "n/a", mean, "items/s", **f))
     if not step.samples:
@@ -170,8 +189,11 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     if idle:
         run.notes.append(f"{len(idle)} phase(s) printed a rate of 0 (no operation done: not run, or 0 items), "
                          f"left out: {', '.join(idle)}")
-    if any(f.get("iterations", 1) > 1 for f in rates.values()):
-        run.notes.append("mdtest prints only max/min/mean over its iterations: the mean stored as one sample")
+    if rank0_only:
+        run.notes.append(mdtest_iterations.note(rank0_only, ranks))
+    if as_mean and not rank0_only:
+        run.notes.append("mdtest prints only max/min/mean over its iterations (each iteration's figure with -v, on "
+                         "one rank): the mean stored as one sample")
     run.steps.append(step)
     return run
 
