@@ -39,17 +39,17 @@ def detect(text: str) -> bool:
 def parse(text: str) -> list[ImportedRun]:
     text, cut = cut_short.whole_lines(text)
     jobs: dict[tuple[str, str], list[tuple[int, list[str]]]] = {}
-    versions = set()
+    versions: dict[str, None] = {}   # in the order of the lines
     for number, line in enumerate(text.splitlines(), 1):
         if LINE.match(line):
-            fields = line.rstrip("\n").split(";")
-            versions.add(fields[1].removeprefix("fio-"))
+            fields = line.split(";")
+            versions[fields[1].removeprefix("fio-")] = None
             jobs.setdefault((fields[2], fields[3]), []).append((number, fields))
     if not jobs:
         raise Unreadable("no fio terse line (\"3;fio-3.33;JOB;...\")")
-    run = ImportedRun("fio", sorted(versions)[0], f"terse v{next(iter(jobs.values()))[0][1][0]}", None)
+    run = ImportedRun("fio", next(iter(versions)), f"terse v{next(iter(jobs.values()))[0][1][0]}", None)
     if len(versions) > 1:
-        run.notes.append(f"lines of several fio versions ({', '.join(sorted(versions))}): the first named")
+        run.notes.append(f"lines of several fio versions ({', '.join(versions)}): the first line's named")
     run.notes.append("terse output holds no job options (rw, bs, iodepth, engine): each job is a fio step of its "
                      "name, its parameters not known; IOPS and KiB/s as fio truncated them (whole numbers)")
     for (name, _), lines in jobs.items():
