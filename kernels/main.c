@@ -10,6 +10,9 @@
 #include "core/pattern.h"
 #include "core/record.h"
 #include "core/timer.h"
+#ifdef CBK_HAVE_GPU
+#include "gpu/visible_gpus.h"
+#endif
 
 #include <errno.h>
 #include <stdbool.h>
@@ -119,9 +122,10 @@ static int describe(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cbk --describe | --version | [--check] KERNEL [--name=value ...] | KERNEL --help\n"
+    fprintf(f, "usage: cbk --describe | --version | --gpus | [--check] KERNEL [--name=value ...] | KERNEL --help\n"
                "Runs one measurement kernel and prints JSON records, one per line.\n"
-               "--check only parses and validates the parameters (exit 0 or 2), creating nothing.\nkernels:\n");
+               "--check only parses and validates the parameters (exit 0 or 2), creating nothing.\n"
+               "--gpus prints how many GPUs this process sees (0 without GPU kernels).\nkernels:\n");
     for (const struct cbk_kernel *const *k = cbk_kernels; *k; k++)
         fprintf(f, "  %-12s %s\n", (*k)->name, (*k)->summary);
     /* a kernel this build left out is listed too, with why: --help was silent about it */
@@ -248,6 +252,15 @@ int main(int argc, char **argv)
         mpi_library(lib, sizeof lib);
         printf("cbk %s (MPI: %s; built with %s)\n", CBK_VERSION, lib, cbk_mpi_built_with());
         return stdout_status(0);
+    }
+    if (!strcmp(argv[1], "--gpus")) {
+#ifdef CBK_HAVE_GPU
+        return cbk_print_visible_gpus();
+#else
+        fprintf(stderr, "this cbk has no GPU kernels\n");
+        printf("0\n");
+        return stdout_status(0);
+#endif
     }
     /* --check: parse and validate only, on this host, as one process */
     bool check_only = !strcmp(argv[1], "--check");

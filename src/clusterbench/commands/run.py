@@ -285,6 +285,10 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
                            "--gpus-per-rank binds each rank of a parallel kernel to its own GPUs")
         steps = [s if s.kernel in cat.kernels and not cat.kernels[s.kernel].parallel
                  else dataclasses.replace(s, gpus_per_rank=gpus_per_rank, share_gpus=share_gpus) for s in steps]
+    # without it, two ranks of a GPU step on one node still get GPUs of their own where the node has them
+    from clusterbench.launch.gpubind import bind_by_default
+
+    steps = [bind_by_default(s, cat.family(s.kernel)) for s in steps]
     if mpi_algorithms:
         tuning = library_selection(mpi_algorithms, cat.cbk)
         steps = [dataclasses.replace(s, env={**s.env, **tuning}) for s in steps]

@@ -14,10 +14,20 @@ before cbk (`python -m clusterbench.launch.gpubind --per-rank=N -- cbk ...`): it
 sets the variables and execs cbk, which states in its run record the
 devices each rank saw. Two ranks get the same device only with --share
 (round-robin), never by accident: too few granted devices is bad input.
+
+By default (`--default`, bind_by_default): a step of two or more ranks a
+node whose figures are a GPU's gets one GPU per rank without any option,
+shared round-robin where the node has fewer GPUs than ranks (a node with
+one: both ranks on it, which the report says once). Its grant is the
+batch system's as above, else, outside a batch job, the node's own GPUs
+as the GPU runtime counts them (`cbk --gpus`): every rank opening device 0
+measured GPU 0 talking to itself on a node with eight.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -28,11 +38,28 @@ from clusterbench.errors import BadInput
 # Node-local rank as MPICH Hydra, Open MPI, Slurm, Cray PALS and MVAPICH export it.
 LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "PALS_LOCAL_RANKID",
                         "MV2_COMM_WORLD_LOCAL_RANK")
+NODE_SOURCE = "the node's GPUs (cbk --gpus)"   # the default binding's grant where no variable names one
 HINT = "qsub -l gpu=N on Grid Engine, sbatch --gpus-per-node=N on Slurm, or set CUDA_VISIBLE_DEVICES=0,1,..."
 
 
-def require_grant(environ: Mapping[str, str], per_rank: int) -> Grant:
+def node_gpus(cbk: str) -> Grant:
+    """The GPUs this process sees, as the GPU runtime counts them: the
+    default binding's grant where no batch system granted any. None (0) on
+    a cbk without GPU kernels or a node without a usable GPU."""
+    try:
+        p = subprocess.run([cbk, "--gpus"], capture_output=True, text=True, timeout=120)
+        count = int(p.stdout.strip()) if p.returncode == 0 and p.stdout.strip().isdigit() else 0
+    except (OSError, subprocess.SubprocessError):
+        count = 0
+    return Grant(NODE_SOURCE, tuple(str(i) for i in range(count)))
+
+
+def require_grant(environ: Mapping[str, str], per_rank: int, cbk: str | None = None) -> Grant:
+    """The grant a binding splits; with `cbk` (the default binding), the
+    node's own GPUs where no variable names a grant."""
     grant = granted(environ)
+    if grant is None and cbk is not None:
+        return node_gpus(cbk)
     if grant is None:
         raise BadInput(f"--gpus-per-rank {per_rank}: no GPUs granted to this job (no SGE_HGR_gpu, "
                        f"SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES): {HINT}")
@@ -82,12 +109,32 @@ def rank_devices(grant: Grant, environ: Mapping[str, str], per_rank: int, share:
     return grant.devices[:per_rank]
 
 
-def preflight(step, hostfile: str | None) -> None:
+def bind_by_default(step, family: str | None):
+    """The step as the default binding leaves it: one GPU per rank, shared
+    where the node has too few (the grant, else the node's own GPUs), for
+    a step of GPU figures with two or more ranks on a node and no binding
+    of its own; any other step unchanged."""
+    from clusterbench.limits.gpu_limits import uses_gpu
+
+    if step.gpus_per_rank or step.ranks < 2 or step.ranks_per_node == 1 or not uses_gpu(family, step.params):
+        return step
+    return dataclasses.replace(step, gpus_per_rank=1, share_gpus=True, gpus_by_default=True)
+
+
+def _grant_of(step, cbk: str) -> Grant:
+    return require_grant(os.environ, step.gpus_per_rank, cbk if step.gpus_by_default else None)
+
+
+def preflight(step, hostfile: str | None, cbk: str) -> None:
     """Before anything is stored: the grant exists, parses, and holds enough
     devices for the ranks this node will run (every rank of a one-node
     step, else --ppn). Multi-node steps without --ppn are checked by each
-    rank's wrapper instead, which fails the step with the same line."""
-    grant = require_grant(os.environ, step.gpus_per_rank)
+    rank's wrapper instead, which fails the step with the same line. A
+    default binding on a node without a GPU binds nothing: cbk's own check
+    of the kernel says why it cannot run."""
+    grant = _grant_of(step, cbk)
+    if step.gpus_by_default and not grant.devices:
+        return
     if step.ranks_per_node:
         local_ranks = step.ranks_per_node
     elif hostfile is None and step.launcher not in ("srun", "qrsh"):
@@ -97,7 +144,7 @@ def preflight(step, hostfile: str | None) -> None:
     check(grant, min(local_ranks, step.ranks), step.gpus_per_rank, step.share_gpus)
 
 
-def local_bindings(step, hostfile: str | None) -> list[dict[str, str | None]]:
+def local_bindings(step, hostfile: str | None, cbk: str) -> list[dict[str, str | None]]:
     """The variables each rank of a step that runs on this host alone gets
     (binding_env of its devices), each distinct set once; [] for a step whose
     ranks start elsewhere (a host file, srun, qrsh: their grant is read there).
@@ -106,7 +153,9 @@ def local_bindings(step, hostfile: str | None) -> list[dict[str, str | None]]:
     it, after the run was stored."""
     if hostfile is not None or step.launcher in ("srun", "qrsh"):
         return []
-    grant = require_grant(os.environ, step.gpus_per_rank)
+    grant = _grant_of(step, cbk)
+    if not grant.devices:
+        return []   # a default binding on a node without a GPU: none
     amd = Path("/dev/kfd").exists()
     out: list[dict[str, str | None]] = []
     for rank in range(min(step.ranks_per_node or step.ranks, step.ranks)):
@@ -138,20 +187,24 @@ def binding_env(devices: Sequence[str], amd: bool) -> dict[str, str | None]:
     return {"CUDA_VISIBLE_DEVICES": ids, "ROCR_VISIBLE_DEVICES": ids, "ZE_AFFINITY_MASK": ids}
 
 
-def wrap(argv: Sequence[str], per_rank: int, share: bool) -> tuple[str, ...]:
+def wrap(argv: Sequence[str], per_rank: int, share: bool, by_default: bool = False) -> tuple[str, ...]:
     """The argv each rank runs: the wrapper, then cbk's own argv."""
     return (sys.executable, "-m", "clusterbench.launch.gpubind", f"--per-rank={per_rank}",
-            *(("--share",) if share else ()), "--", *argv)
+            *(("--share",) if share else ()), *(("--default",) if by_default else ()), "--", *argv)
 
 
 def main(args: list[str]) -> int:
     if "--" not in args:
-        print("usage: python -m clusterbench.launch.gpubind --per-rank=N [--share] -- PROGRAM [ARGS...]", file=sys.stderr)
+        print("usage: python -m clusterbench.launch.gpubind --per-rank=N [--share] [--default] -- PROGRAM [ARGS...]",
+              file=sys.stderr)
         return 2
     opts, argv = args[:args.index("--")], args[args.index("--") + 1:]
     per_rank = next((int(o.split("=", 1)[1]) for o in opts if o.startswith("--per-rank=")), 0)
     try:
-        grant = require_grant(os.environ, per_rank)
+        # the default binding: the node's own GPUs where nothing granted any, counted by the cbk it starts
+        grant = require_grant(os.environ, per_rank, argv[0] if "--default" in opts else None)
+        if not grant.devices and "--default" in opts:
+            os.execv(argv[0], argv)   # no GPU here: cbk refuses its kernel with the runtime's reason
         devices = rank_devices(grant, os.environ, per_rank, "--share" in opts)
     except BadInput as e:
         # exiting here would leave the other ranks waiting in MPI_Init: cbk

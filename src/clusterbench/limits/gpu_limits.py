@@ -155,26 +155,45 @@ def uses_gpu(family: str | None, params: dict) -> bool:
     return family == GPU or (family == "mpi" and str(params.get("buffer", "host")) != "host")
 
 
-def shared_gpu(build: dict | None) -> str | None:
-    """Two ranks of one host on one GPU (cbk's run record: each rank's host
-    and the devices it was given, null when every device was visible, so
-    each opened device 0): each figure is then a share of the GPU."""
+def _ranks_by_device(build: dict | None) -> dict[tuple, list[int]]:
+    """(host, device) -> the ranks on it, from cbk's run record (each rank's
+    host and the devices it was given, null when every device was visible,
+    so each opened device 0); {} for a record without them."""
     hosts, devices = (build or {}).get("hosts") or [], (build or {}).get("gpu_devices") or []
     if len(hosts) != len(devices):
-        return None
+        return {}
     ranks: dict = {}
     for rank, key in enumerate(zip(hosts, devices)):
         ranks.setdefault(key, []).append(rank)
-    for (host, device), sharing in ranks.items():
-        if len(sharing) > 1:
-            if device is None:
-                which = "one GPU (none bound: each opens device 0)"
-                cure = "bind one GPU per rank with --gpus-per-rank 1"
-            else:
-                # bound: --share-gpus dealt them out, or each rank's own variable named it; "bind with
-                # --gpus-per-rank 1" was no advice to a step that had
-                which = f"GPU {device}"
-                cure = "one GPU per rank: no more ranks per node than GPUs granted, without --share-gpus"
-            return (f"ranks {', '.join(map(str, sharing))} on {host} share {which}: each figure is a share of it "
-                    f"({cure})")
+    return ranks
+
+
+def shared_gpu(build: dict | None) -> str | None:
+    """Two ranks of one host on one GPU that nothing bound: each opened
+    device 0 while the node's others idled, by accident. Every figure of
+    the step is then a share of it, and gets this warning."""
+    for (host, device), sharing in _ranks_by_device(build).items():
+        if len(sharing) > 1 and device is None:
+            return (f"ranks {', '.join(map(str, sharing))} on {host} share one GPU (none bound: each opens device 0): "
+                    f"each figure is a share of it (bind one GPU per rank with --gpus-per-rank 1)")
     return None
+
+
+def shared_gpu_note(build: dict | None) -> str | None:
+    """Ranks of one host bound to one GPU: the binding gave them one each
+    while there were GPUs to give, so this host had fewer than its ranks
+    (a node with one GPU, or --share-gpus over a smaller grant). Said once
+    with the step, in plain words, not as a warning on every figure: no
+    option gives a node GPUs it does not have."""
+    ranks = _ranks_by_device(build)
+    notes = []
+    for (host, device), sharing in ranks.items():
+        if len(sharing) < 2 or device is None:
+            continue
+        on_host = [d for (h, d) in ranks if h == host]
+        ranks_on_host = sum(len(r) for (h, _), r in ranks.items() if h == host)
+        which = ("the only GPU they had there" if len(on_host) == 1
+                 else f"{len(on_host)} GPUs for {ranks_on_host} ranks there")
+        who = " and ".join(map(str, sharing)) if len(sharing) == 2 else ", ".join(map(str, sharing))
+        notes.append(f"ranks {who} on {host} share GPU {device}, {which}: each figure is a share of it")
+    return "; ".join(notes) or None

@@ -187,6 +187,10 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
 
         if cgroup_caption(st.get("build")):
             out.append(f"<p>{esc(cgroup_caption(st.get('build')))}</p>")
+        from clusterbench.report.gpu_caption import gpu_caption
+
+        if gpu_caption(st.get("build")):
+            out += [f"<p>{esc(line)}</p>" for line in gpu_caption(st.get("build")).splitlines()]
         if st["message"]:
             out.append(f'<p class="warn">{esc(st["message"])}</p>')
         if not st["summary"]:   # skipped, or failed before a figure: its message says why, no empty table

@@ -104,6 +104,10 @@ def render(report: Report) -> str:
 
             if cgroup_caption(st.get("build")):
                 out.append(cgroup_caption(st.get("build")) + "\n")
+            from clusterbench.report.gpu_caption import gpu_caption
+
+            if gpu_caption(st.get("build")):   # a line each: the devices, and a shared GPU said once
+                out += [md(line) + "\n" for line in gpu_caption(st.get("build")).splitlines()]
             if st["message"]:
                 out.append(f"> {md(st['message'])}\n")
             if not st["summary"]:   # skipped, or failed before a figure: its message says why, no empty table

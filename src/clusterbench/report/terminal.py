@@ -11,6 +11,7 @@ from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, number, places, span
 from clusterbench.report import table_units
 from clusterbench.report.data import kernel_command, step_titles, stop_text
+from clusterbench.report.gpu_caption import gpu_caption
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.results.sample import condition_shown
 from clusterbench.report.when import started_text
@@ -67,20 +68,6 @@ def condition_header(rows, kernel: str) -> str | None:
         if len(named) == 1:
             names[names.index("mode")] = named[0]
     return " / ".join(n.replace("_", " ") for n in names) or None
-
-
-def gpu_caption(build: dict | None) -> str | None:
-    """The GPUs each rank saw (the run record's gpu_devices, per rank; null:
-    every device visible), with the rank's host when the step spans hosts;
-    None when no rank was bound (no GPU binding, or an older record)."""
-    devices = (build or {}).get("gpu_devices") or []
-    if not any(d is not None for d in devices):
-        return None
-    hosts = (build or {}).get("hosts") or []
-    on_host = len(set(hosts)) > 1 and len(hosts) == len(devices)
-    parts = [f"rank {r}" + (f" on {hosts[r]}" if on_host else "") + f": {'all' if d is None else d}"
-             for r, d in enumerate(devices)]
-    return "GPUs seen: " + "; ".join(parts)
 
 
 # How a step's table gives way on a narrow terminal, in order: drop the MB/s

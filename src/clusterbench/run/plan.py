@@ -35,6 +35,8 @@ class Step:
     auto: AutoRepeat | None = None
     gpus_per_rank: int = 0     # >0: each rank bound to its own granted GPUs (clusterbench.launch.gpubind)
     share_gpus: bool = False   # with too few granted GPUs, ranks share them round-robin
+    # bound by default (gpubind.bind_by_default), not by --gpus-per-rank: the node's own GPUs where no grant
+    gpus_by_default: bool = False
     timeout_s: float | None = None   # one launch's time limit (--step-timeout); None: no limit
     # what tells this step from its siblings, in the order its name's bracket gives them: swept parameters'
     # names, then "np" and "ppn" where several rank counts or placements were swept; () outside a sweep.
@@ -50,7 +52,7 @@ class Step:
         if self.gpus_per_rank:
             from clusterbench.launch.gpubind import wrap
 
-            return wrap(argv, self.gpus_per_rank, self.share_gpus)
+            return wrap(argv, self.gpus_per_rank, self.share_gpus, self.gpus_by_default)
         return argv
 
     def cbk_args(self, repetitions: int | None = None) -> tuple[str, ...]:

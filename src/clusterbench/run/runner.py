@@ -325,7 +325,7 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
         if step.gpus_per_rank:
             from clusterbench.launch.gpubind import preflight as gpu_preflight
 
-            gpu_preflight(step, req.hostfile)
+            gpu_preflight(step, req.hostfile, cat.cbk)
         launcher = choose(step.launcher, step.ranks, cat.cbk)
         job = Job(step.argv(cat.cbk), step.ranks, step.ranks_per_node, req.hostfile, req.oversubscribe, step.env,
                   program=cat.cbk)
@@ -340,7 +340,7 @@ def preflight(cat: Catalogue, req: RunRequest) -> None:
 
             # what each rank will see: a grant may name a GPU this host lacks, which the check in this
             # process's own environment (every granted GPU visible) does not find
-            why = next((w for b in local_bindings(step, req.hostfile)
+            why = next((w for b in local_bindings(step, req.hostfile, cat.cbk)
                         if (w := cbk_refusal(cat.cbk, (step.kernel, *step.cbk_args()), b)) is not None), None)
         if why is not None:
             raise BadInput(f"{step.title()}: {why}")
