@@ -511,9 +511,14 @@ def test_two_ranks_on_one_gpu_are_named():
     assert limits_gpu.shared_gpu({"hosts": ["h01", "h01"], "gpu_devices": [None, None]}) == (
         "ranks 0, 1 on h01 share one GPU (none bound: each opens device 0): each figure is a share of it "
         "(bind one GPU per rank with --gpus-per-rank 1)")
-    assert limits_gpu.shared_gpu({"hosts": ["h01", "h02", "h02"], "gpu_devices": ["3", "3", "3"]}) == (
-        "ranks 1, 2 on h02 share GPU 3: each figure is a share of it (one GPU per rank: no more ranks per node than "
-        "GPUs granted, without --share-gpus)")
+    # bound to one GPU: the host had fewer than its ranks; said once with the step, no advice to act on
+    bound = {"hosts": ["h01", "h02", "h02"], "gpu_devices": ["3", "3", "3"]}
+    assert limits_gpu.shared_gpu(bound) is None
+    assert limits_gpu.shared_gpu_note(bound) == ("ranks 1 and 2 on h02 share GPU 3, the only GPU they had there: "
+                                                 "each figure is a share of it")
+    assert limits_gpu.shared_gpu_note({"hosts": ["h01"] * 3, "gpu_devices": ["0", "1", "0"]}) == (
+        "ranks 0 and 2 on h01 share GPU 0, 2 GPUs for 3 ranks there: each figure is a share of it")
+    assert limits_gpu.shared_gpu_note({"hosts": ["h01", "h01"], "gpu_devices": ["0", "1"]}) is None
     assert limits_gpu.uses_gpu("mpi", {"buffer": "device"}) and not limits_gpu.uses_gpu("mpi", {"op": "bw"})
     assert limits_gpu.uses_gpu("gpu", {}) and not limits_gpu.uses_gpu("compute", {})
 
