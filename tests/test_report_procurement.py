@@ -226,9 +226,15 @@ def test_flagged_figures_are_listed_so_names_with_commas_stay_apart_and_a_whole_
     every = [row("h2d", 8 << k, m, test_runtime) for m in ("pinned, copy", "pageable, copy") for k in range(3)]
     some = [row("h2d", 8, "pinned, copy", "slow"), row("h2d", 16, "pinned, copy", "slow"), row("h2d", 32, "pinned, copy")]
     plain = [row("seq_write", None, "fsync", "slow"), row("seq_read", None, "cold", "slow"), row("seq_read", None, "warm")]
+    # one GPU's link out of range at 12 sizes of one curve, and 2 of another: the 12 as their range
+    link = "GPU 3's PCIe link is x8 of its x16: host copies are capped at 15.8 GB/s per direction"
+    curve = [row("h2d", 8 << k, "pinned, copy", link) for k in range(12)] + \
+        [row("d2h", 8 << k, "pinned, copy", link) for k in range(2)] + [row("d2h", 1 << 30, "pinned, copy")]
     run = {"steps": [{"id": i, "position": i, "name": n, "kernel": "gpucopy", "summary": rows} for i, (n, rows) in
-                     enumerate((("all", every), ("some", some), ("plain", plain)))]}
+                     enumerate((("all", every), ("some", some), ("plain", plain), ("curve", curve)))]}
     assert flagged_by_step(run) == [
         ("all", ["every figure (6): measured by a cbk built on the test runtime"]),   # the warning, short
         ("some", ["h2d 8 B pinned, copy; h2d 16 B pinned, copy: slow"]),
-        ("plain", ["seq write fsync, seq read cold: slow"])]
+        ("plain", ["seq write fsync, seq read cold: slow"]),
+        ("curve", ["h2d pinned, copy at 8 B .. 16 KiB (12 figures); d2h 8 B pinned, copy; d2h 16 B pinned, copy: "
+                   "GPU 3's PCIe link is x8 of its x16"])]

@@ -219,25 +219,47 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
     out = []
     titles = step_titles(run["steps"])
     for st in run["steps"]:
-        reasons: dict[str, list[str]] = {}
+        reasons: dict[str, list] = {}
         for r in st["summary"]:
             why = r.limit if r.limit_exceeded else short_warning(r.warnings[0], f"{r.label} {condition_shown(r.mode)}") \
                 if r.warnings else None
             if why:
-                reasons.setdefault(why, []).append(f"{r.label} {condition_shown(r.mode)}".strip())
+                reasons.setdefault(why, []).append(r)
         if reasons:
-            out.append((titles[st["id"]], [f"{_figures_text(list(dict.fromkeys(names)), len(st['summary']))}: {why}"
-                                           for why, names in reasons.items()]))
+            out.append((titles[st["id"]], [f"{_figures_text(rows, len(st['summary']))}: {why}"
+                                           for why, rows in reasons.items()]))
     return out
 
 
-def _figures_text(names: list[str], figures_of_step: int) -> str:
+# A curve (one phase and mode over sizes) with this many flagged sizes or more is said as
+# its size range: one GPU's link out of range at 12 sizes was 12 names in one line
+SIZE_RANGE_FROM = 3
+
+
+def _figures_text(rows: list, figures_of_step: int) -> str:
     """The figures one reason flags: "every figure (156)" where it flags all
     of a step's (a GPU step on the test runtime listed 156 names in one
     line); else their names, joined by "; " where a name has commas of its
-    own ("host to device 8 B pinned, copy"): by ", ", two read as four."""
-    if len(names) == figures_of_step > 2:
+    own ("host to device 8 B pinned, copy"): by ", ", two read as four. A
+    curve flagged at SIZE_RANGE_FROM sizes or more reads as its range, as an
+    integrator pastes it: "host to device pinned, copy at 8 B .. 64 KiB (12
+    figures)"."""
+    if len(rows) == figures_of_step > 2:
         return f"every figure ({figures_of_step})"
+    from clusterbench.results.sample import size_text
+
+    curves: dict = {}
+    for r in rows:
+        curves.setdefault(r.key.curve(), []).append(r)
+    names = []
+    for curve, members in curves.items():
+        sizes = sorted({r.size_bytes for r in members if r.size_bytes is not None})
+        if len(sizes) >= SIZE_RANGE_FROM:
+            names.append(f"{f'{curve.label} {condition_shown(curve.condition)}'.strip()} at {size_text(sizes[0])} .. "
+                         f"{size_text(sizes[-1])} ({len(members)} figures)")
+        else:
+            names += [f"{r.label} {condition_shown(r.mode)}".strip() for r in members]
+    names = list(dict.fromkeys(names))
     return ("; " if any(", " in n for n in names) else ", ").join(names)
 
 
