@@ -445,7 +445,8 @@ def test_two_ranks_sharing_one_gpu_measure_it_both_and_every_figure_says_so(gpu_
     assert step["build"]["gpu_devices"] == ["1", "1"]
     assert {s["record"]["gpu_name"] for s in step["samples"]} == {"test GPU 1 (host memory)"}
     # asked for: said once under the step, in plain words, not a warning on every figure
-    shared = f"Ranks 0 and 1 on {socket.gethostname()} share GPU 1, the only GPU they had there: each figure is a share of it."
+    shared = (f"Ranks 0 and 1 on {socket.gethostname()} share GPU 1, the only GPU they had there: each figure is a "
+              "share of it.")
     assert not any("share" in w for row in step["summary"] for w in row["warnings"])
     assert shared in " ".join(clusterbench(env, "show", "1").stdout.split())
 
