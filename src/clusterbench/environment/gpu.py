@@ -133,8 +133,10 @@ def grant_keys(environ) -> dict[str, object]:
     except BadInput as e:
         return {"gpu.granted_error": e.message}
     if grant is None:
+        # what a default binding then splits instead: the node's own GPUs (launch/gpubind.py)
         return {"gpu.granted_error": "no grant in the environment (SGE_HGR_gpu, SLURM_STEP_GPUS, SLURM_JOB_GPUS, "
-                                     "CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK unset)"}
+                                     "CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK unset): a GPU "
+                                     "step's ranks get the node's own GPUs, one each"}
     return {"gpu.granted": " ".join(grant.devices), "gpu.granted_source": grant.source}
 
 
