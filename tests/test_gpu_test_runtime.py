@@ -503,6 +503,15 @@ def test_a_grant_inside_a_batch_job_is_what_the_default_binding_splits(gpu_test_
     assert stored_steps(env)[0]["build"]["gpu_devices"] == ["2", "1"]
 
 
+@pytest.mark.timeout(120)
+def test_the_default_binding_on_a_node_without_a_gpu_leaves_the_refusal_to_the_kernel(gpu_test_cbk, tmp_path):
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="0")
+    p = bound_run(env, *BOUND[2])
+    assert (p.returncode, p.stderr.strip()) == (2, "Error: mpi: no GPU visible to this process: the test runtime was "
+                                                   "given CBK_TEST_GPUS=0 (a cbk for tests: docs/gpu.md)")
+    assert stored_steps(env) == []
+
+
 def test_cbk_counts_the_gpus_its_process_sees(gpu_test_cbk):
     counts = [run(gpu_test_cbk, "--gpus", gpus=n).stdout.strip() for n in (0, 1, 2)]
     assert counts == ["0", "1", "2"]
