@@ -226,7 +226,7 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
             if why:
                 reasons.setdefault(why, []).append(r)
         if reasons:
-            out.append((titles[st["id"]], [f"{_figures_text(rows, len(st['summary']))}: {why}"
+            out.append((titles[st["id"]], [f"{_figures_text(rows, st['summary'])}: {why}"
                                            for why, rows in reasons.items()]))
     return out
 
@@ -236,16 +236,17 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
 SIZE_RANGE_FROM = 3
 
 
-def _figures_text(rows: list, figures_of_step: int) -> str:
+def _figures_text(rows: list, step_rows: list) -> str:
     """The figures one reason flags: "every figure (156)" where it flags all
     of a step's (a GPU step on the test runtime listed 156 names in one
     line); else their names, joined by "; " where a name has commas of its
     own ("host to device 8 B pinned, copy"): by ", ", two read as four. A
     curve flagged at SIZE_RANGE_FROM sizes or more reads as its range, as an
     integrator pastes it: "host to device pinned, copy at 8 B .. 64 KiB (12
-    figures)"."""
-    if len(rows) == figures_of_step > 2:
-        return f"every figure ({figures_of_step})"
+    figures)"; where the curve has sizes in that range that are not flagged,
+    "at 5 of its sizes from 8 B to 64 KiB": a range read as every size in it."""
+    if len(rows) == len(step_rows) > 2:
+        return f"every figure ({len(step_rows)})"
     from clusterbench.results.sample import size_text
 
     curves: dict = {}
@@ -255,8 +256,13 @@ def _figures_text(rows: list, figures_of_step: int) -> str:
     for curve, members in curves.items():
         sizes = sorted({r.size_bytes for r in members if r.size_bytes is not None})
         if len(sizes) >= SIZE_RANGE_FROM:
-            names.append(f"{f'{curve.label} {condition_shown(curve.condition)}'.strip()} at {size_text(sizes[0])} .. "
-                         f"{size_text(sizes[-1])} ({len(members)} figures)")
+            name = f"{curve.label} {condition_shown(curve.condition)}".strip()
+            between = {r.size_bytes for r in step_rows if r.key.curve() == curve and r.size_bytes is not None
+                       and sizes[0] <= r.size_bytes <= sizes[-1]}
+            names.append(f"{name} at {size_text(sizes[0])} .. {size_text(sizes[-1])} ({len(members)} figures)"
+                         if len(between) == len(sizes) else
+                         f"{name} at {len(sizes)} of its sizes from {size_text(sizes[0])} to {size_text(sizes[-1])} "
+                         f"({len(members)} figures)")
         else:
             names += [f"{r.label} {condition_shown(r.mode)}".strip() for r in members]
     names = list(dict.fromkeys(names))
