@@ -354,6 +354,9 @@ int main(int argc, char **argv)
         stop_parallel(CBK_EXIT_BAD_INPUT);
         return CBK_EXIT_BAD_INPUT;
     }
+    /* every rank is past MPI_Init (the agreements above were collectives of them all) */
+    ctx.kernel = k;
+    cbk_started_record(&ctx);
     ctx.timer_resolution_s = cbk_timer_resolution();
     int status = cbk_run(k, &args, &ctx);
     cbk_cleanup_run();

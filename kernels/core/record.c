@@ -24,6 +24,17 @@ void cbk_record_end(struct cbk_json *j, struct cbk_ctx *c)
         cbk_fail(c, CBK_EXIT_FAILED, "cannot write the records to standard output: %s", strerror(failed_errno));
 }
 
+void cbk_started_record(struct cbk_ctx *c)
+{
+    if (c->size < 2 || c->rank != 0)
+        return;   /* one process has no peer to wait on in MPI_Init */
+    struct cbk_json j;
+    cbk_record_begin(&j, c->out, c, "started");
+    cbk_json_i64(&j, "ranks", c->size);
+    cbk_json_i64(&j, "nodes", c->nodes);
+    cbk_record_end(&j, c);
+}
+
 int cbk_check_records_out(FILE *out, char *why, size_t why_len)
 {
     int fd = fileno(out), flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);

@@ -25,6 +25,13 @@ void cbk_record_end(struct cbk_json *j, struct cbk_ctx *c);
  * removed. */
 int cbk_check_records_out(FILE *out, char *why, size_t why_len);
 
+/* The `started` record, on rank 0 of a job of more than one rank, once
+ * every rank is past MPI_Init (call it after a collective of them all): the
+ * orchestrator bounds a launch's start by it (--start-timeout), as a rank
+ * that dies before MPI_Init (a node's loader missing a library) holds the
+ * others there for ever under MPICH's Hydra. */
+void cbk_started_record(struct cbk_ctx *c);
+
 void cbk_write_field(struct cbk_json *j, const struct cbk_field *f);
 
 /* A kernel's phases in words (struct cbk_kernel's phase_words), as the
