@@ -360,14 +360,9 @@ def test_a_node_whose_cbk_lacks_the_kernel_fails_the_link_matrix_at_once_naming_
     assert status == "failed" and "rank 1 (h02): no such kernel: 'nosuchkernel'" in message, message
 
 
-@pytest.mark.timeout(180)
-def test_a_rank_that_fails_before_mpi_init_is_said_when_its_step_times_out(cluster, tmp_path):
-    """A fault the suite was not tuned for (probed 2026-12-07): h02's cbk exits 1 before
-    MPI_Init in the link matrix alone (its snapshot says it runs, so the link matrix is not
-    skipped for it). Hydra then waits for ever on h01's rank, held in MPI_Init, where no note of
-    a wait is made: the step ended at --step-timeout said only that it timed out. Now it says
-    what cbk said last, the failure."""
-    cbk = find_cbk()
+def cbk_failing_before_mpi_init(cbk: str, tmp_path) -> Path:
+    """A copy of cbk behind a wrapper that fails the link matrix before MPI_Init, saying why
+    (as a node without its InfiniBand device would), and runs everything else."""
     real = tmp_path / "cbk.real"
     shutil.copy2(cbk, real)
     failing = tmp_path / "cbk-failing"
@@ -375,6 +370,41 @@ def test_a_rank_that_fails_before_mpi_init_is_said_when_its_step_times_out(clust
                        '/dev/infiniband/uverbs0: No such device" >&2; exit 1; }\n'
                        f'exec {real} "$@"\n')
     failing.chmod(0o755)
+    return failing
+
+
+@pytest.mark.timeout(180)
+def test_a_rank_that_fails_before_mpi_init_ends_its_step_by_itself_saying_what_it_said(cluster, tmp_path):
+    """A fault the suite was not tuned for (probed 2026-12-07): h02's cbk exits 1 before
+    MPI_Init in the link matrix alone (its snapshot says it runs, so the link matrix is not
+    skipped for it), as a node's loader missing a library exits 127. Hydra then waits for ever
+    on h01's rank, held in MPI_Init, where no note of a wait is made: without --step-timeout,
+    which has no default, the run never ended. The step's ranks must now all be past MPI_Init
+    within --start-timeout (cbk's `started` record); the step is ended, stored failed with what
+    the rank said, and the suite goes on (here: nothing after it, so the run fails, exit 1)."""
+    cbk = find_cbk()
+    failing = cbk_failing_before_mpi_init(cbk, tmp_path)
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
+    with before_each_command(cluster, bind_over_cbk("h02", failing, cbk)):
+        # no --step-timeout; a --start-timeout shorter than its default (120 s) keeps the test short
+        out = run_bounded([sys.executable, "-m", "clusterbench", "run", "cluster", "--only=links", "--links.size=64k",
+                           "--repeat", "1", "--start-timeout", "20", "--quiet"], timeout=150, env=env)
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    (status, message), = store_rows(store, "select status, message from steps")
+    assert status == "failed" and message == (
+        "did not start: not every rank was past MPI_Init after 20 s (--start-timeout); the launcher and every "
+        "rank were stopped; before it a rank said: cbk: linkmatrix: cannot open /dev/infiniband/uverbs0: "
+        "No such device"), message
+    assert not host_processes(cluster)
+
+
+@pytest.mark.timeout(180)
+def test_a_rank_that_fails_before_mpi_init_is_said_when_its_step_times_out_first(cluster, tmp_path):
+    """As above, with a --step-timeout shorter than --start-timeout: the step's own limit ends
+    it first, and says what cbk said last, the failure."""
+    cbk = find_cbk()
+    failing = cbk_failing_before_mpi_init(cbk, tmp_path)
     store = f"sqlite:///{tmp_path / 'r.db'}"
     env = {**os.environ, **cluster.env(), "CLUSTERBENCH_CBK": cbk, "CLUSTERBENCH_DB": store}
     with before_each_command(cluster, bind_over_cbk("h02", failing, cbk)):

@@ -304,8 +304,8 @@ def documented(text: str) -> tuple[Emitted, str]:
             doc[("measurement", kernel)] = names(scan(item))
         elif kernel:
             doc[("measurement", kernel)] |= nested(item)
-    # run, error, stopped: the first paragraph, and its list items as nested objects
-    for kind in ("run", "error", "stopped"):
+    # run, started, error, stopped: the first paragraph, and its list items as nested objects
+    for kind in ("run", "started", "error", "stopped"):
         lines = by_heading[heading[kind]]
         doc[(kind, None)] = names(scan(first_paragraph(lines)))
         for _, item in list_items(lines):
@@ -434,6 +434,7 @@ def test_the_reader_sees_a_missing_field_a_stale_one_and_the_notation():
         "  reads: `verify`.", "  - `tree`: `leaf` (a leaf), `depth`",
         "## `run`: one per launch", "`hosts` (one per rank), `features` (built in):",
         "- `features`: `cuda`", "", "Not a field: `build`.",
+        "## `started`: every rank is past MPI_Init", "`ranks`, `nodes`.",
         "## `error`: on stderr", "`status`, `message`.",
         "## `stopped`: on stderr", "`signal`.",
         "## Kernel-specific records", "- `toy_detail` (toy): `rows`: one object per row:",

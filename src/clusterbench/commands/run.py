@@ -12,6 +12,7 @@ from clusterbench.commands.options import (RANK_COUNT, Digits, Finite, PathParam
                                            width_option)
 from clusterbench.errors import BadInput
 from clusterbench.launch import help_text as launcher_help
+from clusterbench.launch.processes import START_TIMEOUT_S
 from clusterbench.store.command_options import BareFlag, parse_extra
 from clusterbench.run.measure import absolute_paths, execute_and_show, stops_said
 from clusterbench.run.cluster import straggler as straggler_rule
@@ -151,6 +152,11 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               envvar="CLUSTERBENCH_STEP_TIMEOUT", show_envvar=True,
               help="End a launch of a step that runs longer than this (its launcher and every rank), store the "
                    "step as failed with the reason, and go on with the next (default: no limit).")
+@click.option("--start-timeout", type=Finite(1, LONGEST_WAIT_S), default=START_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", envvar="CLUSTERBENCH_START_TIMEOUT", show_envvar=True,
+              help="End a launch of several ranks whose ranks are not all past MPI_Init after this long (a rank "
+                   "that died before it holds the others there for ever under MPICH), store the step as failed "
+                   "with what the ranks said, and go on with the next; docs/reliability.md.")
 @click.option("--stall-floor", type=Finite(1, LONGEST_WAIT_S), default=straggler_rule.FLOOR_S, show_default=True,
               metavar="SECONDS",
               help="run cluster, per-node steps: a node still running when the others ended is ended as stalled "
@@ -173,7 +179,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
 @click.pass_context
 def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, ppn, hostfile, launcher, oversubscribe, mpi_algorithms,
             memory_limit, link_speed, settings, settings_a, settings_b, gpus_per_rank, share_gpus, step_timeout,
-            stall_floor, stall_factor, quiet, report_path,
+            start_timeout, stall_floor, stall_factor, quiet, report_path,
             report_dir, db_url):
     """Run TARGET, a kernel (clusterbench kernels), a suite (quick, or a
     path to a .toml file), or cluster (every node, every link: docs/cluster.md),
@@ -236,7 +242,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         if report_dir:
             check_writable_folder(report_dir)
         return run_cluster(cat, extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
-                           quiet=quiet, db_url=db_url, step_timeout_s=step_timeout, auto=auto,
+                           quiet=quiet, db_url=db_url, step_timeout_s=step_timeout, start_timeout_s=start_timeout, auto=auto,
                            report_path_for=lambda url, run_id: report_path or default_report_path(url, run_id,
                                                                                                    report_dir),
                            conditions=run_conditions(memory_limit, ()),
@@ -275,6 +281,7 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
         steps = [dataclasses.replace(s, auto=auto) for s in steps]
     if step_timeout:
         steps = [dataclasses.replace(s, timeout_s=step_timeout) for s in steps]
+    steps = [dataclasses.replace(s, start_timeout_s=start_timeout) for s in steps]
     if share_gpus and not gpus_per_rank:
         raise BadInput("--share-gpus applies with --gpus-per-rank N")
     if gpus_per_rank:

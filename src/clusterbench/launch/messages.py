@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.results.records import error_message
+from clusterbench.results.records import error_message, parse_line
 
 # Longer than any sentence a launcher prints for one failure; a runaway
 # stderr is not stored whole.
@@ -119,6 +119,14 @@ def last_cbk_line(stderr: str) -> str:
     waits for ever on the ranks its peers hold in MPI_Init, where no note is made: a step
     ended at its time limit had only "timed out" to say, the failure of its node unsaid."""
     lines = [m.group(1).strip() for m in _CBK_SAID.finditer(stderr) if not _WAITED_ON.search(m.group(1))]
+    return lines[-1][:MESSAGE_MAX_CHARS] if lines else ""
+
+
+def last_said(stderr: str) -> str:
+    """The last line of stderr that is not a record (cbk's "stopped" as the stop reached it):
+    what a rank that never started cbk said, "/opt/cbk: error while loading shared libraries:
+    libmpi.so.12: cannot open shared object file"; "" when none."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip() and not parse_line(line)]
     return lines[-1][:MESSAGE_MAX_CHARS] if lines else ""
 
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 
 # How long a stopped launch may take to end after SIGINT (cbk removes its
 # files on it, mpiexec forwards it) before what is left of it is killed.
@@ -89,23 +90,60 @@ def stop_trees(pids: list[int], grace_s: float = STOP_GRACE_S) -> None:
     _wait_gone(left, 5.0)
 
 
+# How long a launch of several ranks may take until cbk's `started` record
+# says every rank is past MPI_Init (--start-timeout). A rank that dies
+# before MPI_Init (a node's loader missing a library, a wrong path, a
+# missing device) leaves the others there for ever under MPICH's Hydra.
+# Generous: a healthy start over ssh on a loaded node takes seconds, one of
+# thousands of ranks reading their libraries from a shared file system
+# tens of seconds.
+START_TIMEOUT_S = 120.0
+
+
 class Deadline:
     """Ends a launch's process tree when it outlives timeout_s (None: never),
-    or when told to (end). `expired` says afterwards whether it did."""
+    when its ranks have not all started within start_timeout_s (None: no
+    bound; `started` once cbk says they have), or when told to (end).
+    `expired` says afterwards whether it did. heard: what the launch wrote
+    on stderr so far, kept as it stood when the launch was ended, so the
+    message quotes what the ranks said before the stop's own chatter."""
 
-    def __init__(self, proc: subprocess.Popen, timeout_s: float | None):
+    def __init__(self, proc: subprocess.Popen, timeout_s: float | None, start_timeout_s: float | None = None,
+                 heard: Callable[[], str] | None = None):
         self.proc = proc
         self.timeout_s = timeout_s
+        self.start_timeout_s = start_timeout_s
         self.expired = False
-        self.reason: str | None = None   # why it was ended before its time limit (end)
-        self._timer = threading.Timer(timeout_s, self._expire) if timeout_s else None
-        if self._timer:
-            self._timer.daemon = True
-            self._timer.start()
+        self.reason: str | None = None   # why it was ended before its time limit (end, not started)
+        self._heard = heard
+        self._said_before_stop: str | None = None
+        self._lock = threading.Lock()
+        self._started = start_timeout_s is None
+        self._timers = [threading.Timer(timeout_s, self._expire)] if timeout_s else []
+        if start_timeout_s:
+            self._timers.append(threading.Timer(start_timeout_s, self._not_started))
+        for timer in self._timers:
+            timer.daemon = True
+            timer.start()
+
+    def started(self) -> None:
+        """cbk said every rank is past MPI_Init (its first record): the start bound is met."""
+        with self._lock:
+            self._started = True
+
+    def _not_started(self) -> None:
+        with self._lock:
+            if self._started or self.reason:
+                return
+            self.reason = (f"did not start: not every rank was past MPI_Init after {self.start_timeout_s:g} s "
+                           f"(--start-timeout); the launcher and every rank were stopped")
+        self._expire()
 
     def _expire(self) -> None:
         if self.proc.poll() is None:
             self.expired = True
+            if self._heard:
+                self._said_before_stop = self._heard()
             stop_tree(self.proc.pid)
 
     def end(self, reason: str) -> None:
@@ -116,21 +154,23 @@ class Deadline:
         threading.Thread(target=self._expire, daemon=True).start()
 
     def cancel(self) -> None:
-        if self._timer:
-            self._timer.cancel()
+        for timer in self._timers:
+            timer.cancel()
 
     def message(self, stderr: str = "") -> str:
         """Why it was ended, and whom its ranks said they waited on (stderr: what the launch wrote)."""
-        from clusterbench.launch.messages import last_cbk_line, waits_named
+        from clusterbench.launch.messages import last_cbk_line, last_said, waits_named
 
-        waits = waits_named(stderr)
+        said_before = self._said_before_stop if self._said_before_stop is not None else stderr
+        waits = waits_named(said_before)
         why = self.reason or (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
                               f"the launcher and every rank were stopped")
         if waits:
             return f"{why}; {waits}"
         # no rank waited where a note is made (the others held in MPI_Init by a rank that failed
-        # before it): what cbk said last is the cause, where it said anything
-        said = last_cbk_line(stderr)
+        # before it): what cbk said last is the cause, where it said anything; a rank that never
+        # became cbk (its loader's "error while loading shared libraries") said it in its own words
+        said = last_cbk_line(said_before) or (last_said(said_before) if not self._started else "")
         return f"{why}; before it a rank said: {said}" if said else why
 
     def __enter__(self) -> Deadline:

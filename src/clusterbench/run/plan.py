@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from clusterbench.launch.processes import START_TIMEOUT_S
+
 
 @dataclass(frozen=True)
 class AutoRepeat:
@@ -38,6 +40,8 @@ class Step:
     # bound by default (gpubind.bind_by_default), not by --gpus-per-rank: the node's own GPUs where no grant
     gpus_by_default: bool = False
     timeout_s: float | None = None   # one launch's time limit (--step-timeout); None: no limit
+    # how long a launch of several ranks may take until they are all past MPI_Init (--start-timeout)
+    start_timeout_s: float = START_TIMEOUT_S
     # what tells this step from its siblings, in the order its name's bracket gives them: swept parameters'
     # names, then "np" and "ppn" where several rank counts or placements were swept; () outside a sweep.
     # Stored with the step (steps.swept, 0012), so a report puts the name in words from these facts

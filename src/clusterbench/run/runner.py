@@ -34,7 +34,7 @@ from clusterbench.launch.processes import Deadline
 from clusterbench.run.plan import Step
 from clusterbench.run.progress import Progress
 from clusterbench.run.host_files_dir import host_files_dir
-from clusterbench.results.records import RunRecord, error_message
+from clusterbench.results.records import RunRecord, error_message, parse_line
 from clusterbench.results.sample import Sample
 from clusterbench.store import Store, run_kinds
 
@@ -276,7 +276,12 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
         raise
     proc.stdout, proc.stderr = pipes.started()
     stderr_chunks: list[str] = []
-    reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
+
+    def read_stderr() -> None:
+        for said in proc.stderr:   # line by line: a launch ended unstarted quotes what it said before the stop
+            stderr_chunks.append(said)
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
 
     offset = count.done
@@ -286,10 +291,14 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
         progress.record(item, item.repetition + offset)
 
     records = step_engine.LaunchRecords(store, step_id, env, offset, step_engine.detail_records(step.kernel), sampled)
-    deadline = Deadline(proc, step.timeout_s)
+    # several ranks: bounded until cbk's first record says every one is past MPI_Init
+    deadline = Deadline(proc, step.timeout_s, step.start_timeout_s if step.ranks > 1 else None,
+                        heard=lambda: "".join(stderr_chunks))
     try:
         with stop_signals.suspended_together([proc.pid]):   # its own group: Ctrl-Z reaches us alone
             for line in proc.stdout:
+                if parse_line(line) is not None:   # `started`, or an older cbk's first record
+                    deadline.started()
                 records.take(line)
             status = proc.wait()
     except BaseException as e:

@@ -39,7 +39,7 @@ from clusterbench.launch import Job, choose
 from clusterbench.launch.job import hostfile_hosts
 from clusterbench.launch.kept_output import KeptOutput
 from clusterbench.launch.messages import failure_line
-from clusterbench.launch.processes import Deadline
+from clusterbench.launch.processes import START_TIMEOUT_S, Deadline
 from clusterbench.run.plan import AutoRepeat, Step, expand
 from clusterbench.results.step_words import sweep_bracket
 from clusterbench.run.cluster.declared_time import Declared, launch_time
@@ -73,6 +73,7 @@ class ClusterRequest:
     auto: AutoRepeat | None = None        # --repeat auto: every step repeats until its CI rule says stop
     conditions: Conditions | None = None  # --memory-limit: each node's kernel in a memory cgroup (cgexec)
     straggler: StragglerRule = StragglerRule()   # --stall-floor, --stall-factor: a stopped node is ended
+    start_timeout_s: float = START_TIMEOUT_S      # --start-timeout: a cluster-wide step's ranks past MPI_Init
     # node (its own host name) -> the host-file entry it is reached by, where they differ (named_by_snapshots)
     addresses: dict[str, str] = field(default_factory=dict)
 
@@ -818,7 +819,7 @@ def _execute(store: Store, cat: Catalogue, req: ClusterRequest, progress: Progre
                     position += 1
             unable = unfit_nodes(req.hosts, envs, stalled, local_env)
             for i, step in enumerate(cluster):
-                step = dataclasses.replace(step, timeout_s=req.step_timeout_s)
+                step = dataclasses.replace(step, timeout_s=req.step_timeout_s, start_timeout_s=req.start_timeout_s)
                 if unable:
                     statuses.append(_skip(store, run_id, position, step, unable, progress))
                     skipped.setdefault(unable, []).append(step.name)
@@ -867,7 +868,7 @@ def checked_scratch(scratch: str) -> str:
 def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, oversubscribe: bool,
             label: str | None, command: str, step_timeout_s: float | None = None,
             auto: AutoRepeat | None = None, conditions: Conditions | None = None,
-            straggler: StragglerRule = StragglerRule()) -> ClusterRequest:
+            straggler: StragglerRule = StragglerRule(), start_timeout_s: float = START_TIMEOUT_S) -> ClusterRequest:
     options, overrides = split_options(extra)
     hosts, hostfile, launcher = find_hosts(hostfile)
     if len(hosts) < 2:
@@ -888,7 +889,7 @@ def request(extra: dict[str, str], *, hostfile: str | None, repeat: int | None, 
                           flag_option(options, "one-at-a-time"), flag_option(options, "links-one-pair"), overrides,
                           scratch, oversubscribe,
                           switch_of(options.get("topology") or os.environ.get("CLUSTERBENCH_TESTBED_TOPOLOGY")),
-                          label, command, step_timeout_s, auto, conditions, straggler)
+                          label, command, step_timeout_s, auto, conditions, straggler, start_timeout_s)
 
 
 __all__ = ["ClusterRequest", "execute", "request"]

@@ -40,7 +40,7 @@ def refuse(refused: dict) -> None:
 
 def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, label, quiet, db_url,
                 report_path_for, refused: dict, step_timeout_s: float | None = None, auto=None,
-                conditions=None, straggler) -> None:
+                conditions=None, straggler, start_timeout_s: float) -> None:
     """report_path_for(store_url, run_id): where the HTML report goes;
     refused: the options of `run` a cluster run does not take (refuse);
     conditions: --memory-limit, applied on every node;
@@ -51,7 +51,7 @@ def run_cluster(cat, extra: dict[str, str], *, hostfile, repeat, oversubscribe, 
     req = cluster.request(extra, hostfile=hostfile, repeat=repeat, oversubscribe=oversubscribe, label=label,
                           command=mask_secrets(shlex.join(["clusterbench", *sys.argv[1:]])),
                           step_timeout_s=step_timeout_s, auto=auto, conditions=conditions,
-                          straggler=straggler)
+                          straggler=straggler, start_timeout_s=start_timeout_s)
     cluster.check_conditions(req)   # a refused memory limit: exit 2 before the store is opened
     # what only a run needs, imported once the request is accepted
     from clusterbench.store.opening import open_store
