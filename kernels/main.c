@@ -9,6 +9,7 @@
 #include "core/params.h"
 #include "core/pattern.h"
 #include "core/record.h"
+#include "core/start_watch.h"
 #include "core/timer.h"
 #ifdef CBK_HAVE_GPU
 #include "gpu/visible_gpus.h"
@@ -192,7 +193,9 @@ static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
 #ifdef CBK_HAVE_MPI
     /* FUNNELED: OpenMP kernels (himeno) call MPI only outside parallel regions */
     int provided;
+    struct cbk_stall_watch *start_watch = cbk_start_watch_begin();
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    cbk_start_watch_end(start_watch);
     cbk_mpich_note_slabs();
     c->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(c->comm, &c->rank);

@@ -455,4 +455,5 @@ def test_the_reader_sees_a_missing_field_a_stale_one_and_the_notation():
                                                "toy_detail": ["rows.seconds"],
                                                "listening": ["(no section for this record type or kernel)"]}
     assert stale(found, doc, set()) == {"error": ["message", "status"], "measurement *": ["rate_unit"],
-                                        "measurement toy": ["gone"], "stopped": ["signal"]}
+                                        "measurement toy": ["gone"], "started": ["nodes", "ranks"],
+                                        "stopped": ["signal"]}
