@@ -43,7 +43,12 @@ def failure_line(stderr: str, status: int) -> str:
             elif inside and line:
                 block.append(line)
         if block:
-            return " ".join(block)[:MESSAGE_MAX_CHARS]
+            # a rank that failed before the launcher ended the job said why above its banner (Open MPI:
+            # a node's loader missing a library, exit 127, then "prterun detected that one or more
+            # processes exited with non-zero status")
+            said = rank_said(stderr.split(next(line for line in lines if _is_rule(line)), 1)[0])
+            return (" ".join(" ".join(line.split()) for line in block)
+                    + (f"; before it a rank said: {said}" if said else ""))[:MESSAGE_MAX_CHARS]
     words = [line for line in lines if line and not _is_rule(line)]
     said = [line for line in words if not _HYDRA_TRACE.match(line)] or words
     return said[-1][:MESSAGE_MAX_CHARS] if said else f"exit status {status}"
@@ -123,11 +128,32 @@ def last_cbk_line(stderr: str) -> str:
 
 
 def last_said(stderr: str) -> str:
-    """The last line of stderr that is not a record (cbk's "stopped" as the stop reached it):
-    what a rank that never started cbk said, "/opt/cbk: error while loading shared libraries:
-    libmpi.so.12: cannot open shared object file"; "" when none."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip() and not parse_line(line)]
+    """The last line of stderr that is neither a record (cbk's "stopped" as the stop reached it)
+    nor a note of a long wait: what a rank that never started cbk said, "/opt/cbk: error while
+    loading shared libraries: libmpi.so.12: cannot open shared object file"; "" when none."""
+    lines = [line.strip() for line in stderr.splitlines()
+             if line.strip() and not parse_line(line) and not _WAITED_ON.search(line)]
     return lines[-1][:MESSAGE_MAX_CHARS] if lines else ""
+
+
+def rank_said(stderr: str) -> str:
+    """What a rank said last in its own words: cbk's last line, else the last line that is no
+    record, no note of a wait and not a launcher's own, tagged "[host:pid]" or "[mpiexec@host]"
+    (Open MPI's "[vm:3213] PMIX ERROR: ..."), nor a rule; "" when none."""
+    return last_cbk_line(stderr) or last_said("\n".join(
+        line for line in stderr.splitlines() if not line.lstrip().startswith("[") and not _is_rule(line.strip())))
+
+
+# Open MPI's words when it ended a job because a rank exited badly (prterun 5, mpirun 4): it sent
+# the other ranks SIGTERM, which their cbk reports as a stop ("stopped" record), though no one asked
+_JOB_ENDED_BY_A_RANK = re.compile(r"detected that one or more processes exited with non-zero status|"
+                                  r"\d+ processe?s? returned\s+a non-zero exit code")
+
+
+def launcher_ended_the_job(stderr: str) -> bool:
+    """Whether the launcher ended the job itself, for a rank that exited badly: the stop signal
+    the other ranks then say they ended by is the launcher's, not a user's or a batch system's."""
+    return bool(_JOB_ENDED_BY_A_RANK.search(stderr))
 
 
 # cbk's watchdog line (kernels/core/finalize.c)

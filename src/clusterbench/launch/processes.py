@@ -159,19 +159,20 @@ class Deadline:
 
     def message(self, stderr: str = "") -> str:
         """Why it was ended, and whom its ranks said they waited on (stderr: what the launch wrote)."""
-        from clusterbench.launch.messages import last_cbk_line, last_said, waits_named
+        from clusterbench.launch.messages import last_cbk_line, rank_said, waits_named
 
         said_before = self._said_before_stop if self._said_before_stop is not None else stderr
         waits = waits_named(said_before)
         why = self.reason or (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
                               f"the launcher and every rank were stopped")
-        if waits:
+        if waits and self._started:
             return f"{why}; {waits}"
-        # no rank waited where a note is made (the others held in MPI_Init by a rank that failed
-        # before it): what cbk said last is the cause, where it said anything; a rank that never
-        # became cbk (its loader's "error while loading shared libraries") said it in its own words
-        said = last_cbk_line(said_before) or (last_said(said_before) if not self._started else "")
-        return f"{why}; before it a rank said: {said}" if said else why
+        # no rank waited where a note is made, or the ranks waited in MPI_Init (their notes name the
+        # rank that did not, kernels/core/start_watch.h): what cbk said last is the cause, where it
+        # said anything; a rank that never became cbk (its loader's "error while loading shared
+        # libraries") said it in its own words, not in the launcher's tagged lines
+        said = rank_said(said_before) if not self._started else last_cbk_line(said_before)
+        return "; ".join([why, *([waits] if waits else []), *([f"before it a rank said: {said}"] if said else [])])
 
     def __enter__(self) -> Deadline:
         return self

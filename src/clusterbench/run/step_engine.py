@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection
 
 from clusterbench import catalogue, limits
 from clusterbench.conditions import apply as conditions
-from clusterbench.launch.messages import finalize_stall
+from clusterbench.launch.messages import finalize_stall, launcher_ended_the_job
 from clusterbench.launch.processes import STOP_GRACE_S, stop_trees
 from clusterbench.run.plan import AutoRepeat, Step
 from clusterbench.results.records import OtherRecord, RunRecord, error_message, read_line, stop_signal
@@ -44,8 +44,10 @@ def stopped_by(status: int, stderr: str) -> str | None:
     """The stop signal (Ctrl-C's or one of STOP_SIGNALS) a launch ended by:
     cbk's "stopped" record says it whatever the launcher makes of it (Hydra
     exits 2 for a rank ended by SIGINT); else -N from Popen when cbk itself
-    was the launch."""
-    if status == 0:
+    was the launch. None where the launcher ended the job itself for a rank
+    that exited badly: Open MPI then sends the others SIGTERM, which is no
+    one's stop (the run went on as interrupted, exit 143)."""
+    if status == 0 or launcher_ended_the_job(stderr):
         return None
     stops = {s.name for s in (signal.SIGINT, *STOP_SIGNALS)}
     said = stop_signal(stderr)
