@@ -215,7 +215,8 @@ def test_under_mpiexec_the_stdout_of_rank_0_decides_for_every_rank(cbk_bin, mpie
         (line,) = p.stderr.splitlines()
         assert json.loads(line)["message"].startswith("standard output is closed")
     else:
-        assert [json.loads(line)["type"] for line in p.stdout.splitlines()] == ["measurement", "run"], p.stdout
+        assert [json.loads(line)["type"] for line in p.stdout.splitlines()] == ["started", "measurement", "run"], \
+            p.stdout
 
 
 @pytest.mark.timeout(240)

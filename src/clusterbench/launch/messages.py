@@ -46,7 +46,7 @@ def failure_line(stderr: str, status: int) -> str:
             # a rank that failed before the launcher ended the job said why above its banner (Open MPI:
             # a node's loader missing a library, exit 127, then "prterun detected that one or more
             # processes exited with non-zero status")
-            said = rank_said(stderr.split(next(line for line in lines if _is_rule(line)), 1)[0])
+            said = rank_said(stderr)
             return (" ".join(" ".join(line.split()) for line in block)
                     + (f"; before it a rank said: {said}" if said else ""))[:MESSAGE_MAX_CHARS]
     words = [line for line in lines if line and not _is_rule(line)]
@@ -137,11 +137,14 @@ def last_said(stderr: str) -> str:
 
 
 def rank_said(stderr: str) -> str:
-    """What a rank said last in its own words: cbk's last line, else the last line that is no
-    record, no note of a wait and not a launcher's own, tagged "[host:pid]" or "[mpiexec@host]"
-    (Open MPI's "[vm:3213] PMIX ERROR: ..."), nor a rule; "" when none."""
-    return last_cbk_line(stderr) or last_said("\n".join(
-        line for line in stderr.splitlines() if not line.lstrip().startswith("[") and not _is_rule(line.strip())))
+    """What a rank said last in its own words, above any banner of the launcher's (Open MPI's,
+    framed by rules): cbk's last line, else the last line that is no record, no note of a wait
+    and not a launcher's own, tagged "[host:pid]" or "[mpiexec@host]" (Open MPI's "[vm:3213]
+    PMIX ERROR: ..."); "" when none."""
+    lines = stderr.splitlines()
+    above = lines[:next((i for i, line in enumerate(lines) if _is_rule(line.strip())), len(lines))]
+    return last_cbk_line("\n".join(above)) or last_said("\n".join(
+        line for line in above if not line.lstrip().startswith("[")))
 
 
 # Open MPI's words when it ended a job because a rank exited badly (prterun 5, mpirun 4): it sent
