@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import time
 
 import pytest
 
@@ -134,6 +135,18 @@ def test_repetitions_each_report_every_phase(run_cbk, mpiexec, tmp_path):
     assert res.status == 0, res.stderr
     assert len(res.measurements("dir-rename")) == len(res.measurements("file-remove")) == 3
     assert sorted(seen) == [(r, k) for r in range(3) for k in ("dirs", "files")]
+
+
+@pytest.mark.timeout(60)
+def test_the_pre_delay_pauses_before_each_test_of_each_repetition_outside_every_timing(run_cbk, mpiexec, tmp_path):
+    """mdtest -p: a pause before the directory test and before the file test of
+    every iteration (DelaySecs), the phases' barriers after it: no phase's time holds it."""
+    started = time.monotonic()
+    res, _ = run_md(run_cbk, mpiexec, tmp_path, 2, "--items=4", "--repetitions=2", "--pre-delay=1.5")
+    assert res.status == 0, res.stderr
+    assert time.monotonic() - started >= 4 * 1.5   # two tests in each of two repetitions
+    timed = res.measurements()
+    assert len(res.measurements("file-create")) == 2 and all(m["seconds"] < 1.5 for m in timed), timed
 
 
 BAD = [
@@ -279,6 +292,9 @@ MDTEST_LINES = [
     # mdtest takes a negative seed and, without -R, orders nothing at random with it
     ("mdtest -n 10 --random-seed=-5", None, {"items": "10"}, 1),
     ("mdtest -n 10 --random-seed -5 -R", None, "refused", None),
+    # -p: mdtest's pause before its directory test and its file test, in whole seconds
+    ("mdtest -n 5 -p 2", None, {"items": "5", "pre-delay": "2"}, 1),
+    ("mdtest -n 5 -p 0", None, {"items": "5"}, 1),
 ]
 
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Tree depth is bounded so cleanup (core/cleanup.c, which recurses from a
@@ -49,6 +50,7 @@ struct metadata_options {
     enum md_order order;
     int64_t seed;
     bool fsync, sync_phase;
+    double pre_delay;
 };
 #define OPT struct metadata_options
 static const OPT *opt(const struct cbk_args *a) { return cbk_options(a); }
@@ -88,6 +90,9 @@ static const struct cbk_param params[] = {
       .help = "fsync each file after its write, inside the create timing (mdtest -y)" },
     { .name = "sync-phase", CBK_AT_BOOL(OPT, sync_phase), .default_value = "false",
       .help = "syncfs() the tested file system at the end of every phase, inside its timing (mdtest -Y)" },
+    { .name = "pre-delay", CBK_AT_REAL(OPT, pre_delay), .default_value = "0", .unit = "s", .min = "0", .max = "86400",
+      .help = "pause before the directory test and before the file test of every repetition, outside every timing "
+              "(mdtest -p)" },
     { 0 },
 };
 
@@ -645,9 +650,22 @@ static void test_listing(const struct metadata *m, struct cbk_ctx *c, bool dirs)
     }
 }
 
+/* mdtest's -p: before its directory test and before its file test, in every
+ * iteration, mdtest pauses (DelaySecs) so the file system settles; the
+ * phases' barriers follow, so the pause is outside every timing. Every rank
+ * sleeps here rather than spinning in the barrier. */
+static void pre_delay(const struct cbk_args *a)
+{
+    double delay = opt(a)->pre_delay;
+    if (delay <= 0)
+        return;
+    struct timespec ts = { (time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9) };
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+}
+
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {
-    (void)a;
     struct metadata *m = c->state;
     tree_pass(c, m, true);
     /* mdtest's order: the whole directory test, then the whole file test */
@@ -655,6 +673,7 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
         bool dirs = kind == 0;
         if (!(dirs ? m->dirs : m->files))
             continue;
+        pre_delay(a);
         run_phase(c, m, CREATE, dirs);
         test_listing(m, c, dirs);
         for (enum phase k = STAT; k <= REMOVE; k++)

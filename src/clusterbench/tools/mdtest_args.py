@@ -66,7 +66,6 @@ IGNORED = {
     "-G": "the data-buffer offset changes nothing measured",
     "--dataPacketType": "the data is cbk's incompressible pattern",
     "--warningAsErrors": "every failed operation is already an error here",
-    "-p": "the pre-iteration delay is not applied (it is outside every timing)",
 }
 COUNT = re.compile(r"^\d+$")
 SIZE = re.compile(r"^\d+[kKmMgGtT]?$")
@@ -133,6 +132,11 @@ def translate(argv: list[str], here: bool = True) -> MdtestLine:
             else:
                 params["seed"] = str(read.value)
                 random_order = random_order or read.value > 0   # mdtest: a seed alone makes stat and read random
+        elif opt == "-p":
+            # mdtest's pre-iteration delay, whole seconds as string_to_bytes reads them
+            n = size_read(opt, value, "mdtest", problems, notes, "expected a delay in whole seconds (0, 1, 2, ...)", "s")
+            if n:
+                params["pre-delay"] = str(n)
         elif opt in VALUE_PARAMS:
             # string_to_bytes, as IOR's -b: -n 1k is 1024 (and -z 1k a depth of 1024)
             n = size_read(opt, value, "mdtest", problems, notes, "expected a count (0, 1, 2, ...)",
