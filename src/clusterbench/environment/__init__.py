@@ -28,14 +28,14 @@ SCHEMA = 1
 COLLECTORS = Registry("environment collector", [
     (topic, f"clusterbench.environment.{topic}:collect")
     for topic in ("system", "cpu", "memory", "numa", "storage", "netfs", "network", "netstack", "netdev_tuning",
-                  "software", "gpu", "modules", "fabric", "container", "batchjob", "limits")])
+                  "software", "gpu", "modules", "fabric", "container", "batchjob", "limits", "busy_processes", "host_address")])
 # Values that change between two captures of an unchanged machine. They are
 # kept in the snapshot (the limit checks read free memory) but left out of
 # its hash and of diffs, so they neither split snapshots nor hide the line
 # that matters. Their *_error twins are volatile too.
 VOLATILE_KEYS = frozenset({
     "capture.time", "capture.seconds", "cpu.freq_cur_mhz", "memory.available_bytes", "memory.free_bytes",
-    "system.load_1min", "system.boot_time",
+    "system.load_1min", "system.boot_time", "processes.busy",
 })
 
 # Diffs list these first: a run condition (--setting, --memory-limit) or

@@ -16,7 +16,7 @@ from clusterbench.analysis.cluster import outliers
 from clusterbench.analysis.cluster.naming import LINKS_ALONE_STEP, LINKS_STEP, SCALING_PREFIX, figure_name, steps_text
 from clusterbench.analysis import stats
 from clusterbench.analysis.stats import direction
-from clusterbench.environment import is_volatile, value_text
+from clusterbench.environment import busy_processes, is_volatile, value_text
 from clusterbench.limits.thresholds import RATE_SLACK
 from clusterbench.store import run_kinds
 from clusterbench.results.step_words import sweep_in_words
@@ -288,12 +288,20 @@ def physical_rate_bits_per_s(envs: dict[str, dict], members: list[Link], nominal
     return rate if best_mib_s >= rate * outliers.MIB_PER_S_PER_BIT_PER_S / 2 else None
 
 
+# Volatile keys that are still compared between the nodes of one run: its snapshots are taken at
+# one moment, so a node whose processes were busy while the others' were not has a neighbour of its
+# own (environment/busy_processes.py), not a moment of the machine's load.
+AT_ONE_MOMENT_KEYS = frozenset({busy_processes.KEY, busy_processes.KEY + "_error"})
+
+
 def env_differences(envs: dict[str, dict]) -> list[EnvDifference]:
     """Keys whose value differs between nodes: "key | value on most nodes |
     nodes that differ". Volatile keys (free memory, load, the host name) are
-    not configuration and are left out, as `env --diff` leaves them out."""
+    not configuration and are left out, as `env --diff` leaves them out, but
+    for those a node differs in at one moment (AT_ONE_MOMENT_KEYS)."""
     hosts = sorted(envs)
-    keys = sorted({k for e in envs.values() for k in e if not is_volatile(k) and k != "host.name"})
+    keys = sorted({k for e in envs.values() for k in e
+                   if (not is_volatile(k) or k in AT_ONE_MOMENT_KEYS) and k != "host.name"})
     out = []
     for key in keys:
         # as a person reads it ("1 GiB", not 1073741824), as `env --diff` shows it
