@@ -17,6 +17,11 @@ h04's profile exporting OMP_NUM_THREADS=1 and h04's jobs in a 1 GiB memory
 cgroup, each one environment key of h04's. The link faults again with the
 Open MPI build, links only. Not yet: the faults with the per-node figures all at once.
 
+A third probe of faults it was not tuned for (2026-12-07) found two
+missed and one kept: a busy loop beside h03's commands (processes.busy),
+h04's MTU at 1280 (host_address.mtu) and h02's port shaped one way (its
+receive side), in one links-only run.
+
 The four test hosts share this machine's two cores, so the per-node
 figures run --one-at-a-time (all at once, each host's Himeno would time
 the others' start and end: 60 % spread seen with no fault). The machine is
@@ -283,6 +288,34 @@ def confined_cpus(cluster, host: str):
         remove_cgroup(group)
 
 
+@contextlib.contextmanager
+def busy_neighbour(cluster, host: str, pids: Path):
+    """A busy loop on host for as long as each command the ssh stand-in starts there runs (a
+    runaway process, a job left on the node): in host's namespaces, beside the command, ended with
+    it. Its pids are kept in `pids`; one left running (its command killed) is ended at the end."""
+    before = cluster.ssh.read_text()
+    assert before.count("\nexec ") == 1
+    cluster.ssh.write_text(before.replace("\nexec ", f'\n[ "$h" = {host} ] && set -- "(while :; do :; done) & '
+                                          f'echo \\$! >> {pids}; busy=\\$!; $*; rc=\\$?; kill \\$busy; exit \\$rc"\nexec ', 1))
+    try:
+        yield
+    finally:
+        cluster.ssh.write_text(before)
+        for pid in (pids.read_text().split() if pids.exists() else []):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
+
+def shape_one_way(cluster, host: str, rate: str) -> None:
+    """host's port shaped in what it receives only: the egress of its cable's switch end."""
+    tbf = ["root", "handle", "2:", "tbf", "rate", rate, "burst", "64kb", "latency", "20ms"]
+    subprocess.run(["tc", "qdisc", "change", "dev", cluster.host(host).veth, *tbf], check=True)
+
+
+def set_mtu(cluster, host: str, mtu: int) -> None:
+    subprocess.run(["ip", "-n", cluster.host(host).ns, "link", "set", "eth0", "mtu", str(mtu)], check=True)
+
+
 TCP_MISTUNED = {"net.ipv4.tcp_rmem": "4096 8192 16384", "net.ipv4.tcp_wmem": "4096 8192 16384",
                 "net.ipv4.tcp_congestion_control": "reno"}
 
@@ -519,6 +552,42 @@ def test_a_port_that_drops_packets_is_named_by_what_tcp_resent(cluster, tmp_path
     assert "h04's port or cable" in show, show
     if view.lossy_links:   # the link table marks them
         assert "~ = TCP resent 0.25 % or more of its bytes" in show, show
+
+
+@pytest.mark.timeout(300)
+def test_a_busy_neighbour_a_one_way_port_and_an_odd_mtu_are_each_named_on_their_node(cluster, tmp_path):
+    """Faults the suite was not tuned for, one on each of three nodes (probed 2026-12-07). A busy
+    loop on h03 beside its commands: on this machine's two shared cores it slowed nothing the run
+    could single out (Himeno 0.94 of the median) and nothing was said; the snapshot now names the
+    processes runnable through its window (processes.busy). h04's eth0 at MTU 1280: every link at
+    the others' rate, and no key held it (network.py lists hardware interfaces, and the machine's
+    /sys is not h04's); now host_address.mtu. h02's port shaped in what it receives only: found
+    before, as one direction (3 links at 0.25 of the best), and kept so."""
+    store = f"sqlite:///{tmp_path / 'neighbour.db'}"
+    try:
+        with busy_neighbour(cluster, "h03", tmp_path / "busy.pids"):
+            set_mtu(cluster, "h04", 1280)
+            shape_one_way(cluster, "h02", SLOW_RATE)
+            p = cli(cluster, store, "run", "cluster", *[a for a in QUICK if a != "--only=himeno,links"], "--only=links",
+                    "--label", "neighbour")
+    finally:
+        shape_one_way(cluster, "h02", RATE)
+        set_mtu(cluster, "h04", 1500)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    view = view_of(store, "neighbour")
+    differ = {d.key: (d.most, d.differ) for d in configuration(view)}
+    assert set(differ) == {"processes.busy", "host_address.mtu"}, differ
+    most, busy = differ["processes.busy"]
+    assert most == "none" and set(busy) == {"h03"} and re.fullmatch(r"sh \(pid \d+, \d+ % of a CPU\)", busy["h03"]), busy
+    assert differ["host_address.mtu"] == ("1500", {"h04": "1280"}), differ
+    # h02's receive side: the three links into it, said as one direction
+    assert {(lk.src, lk.dst) for lk in view.flagged_links} == {(a, "h02") for a in HOSTS if a != "h02"}, \
+        [(lk.src, lk.dst, round(lk.mib_s, 2)) for lk in view.links]
+    show = " ".join(cli(cluster, store, "show", "neighbour").stdout.split())
+    assert "h02 receives slowly from every node (3 links" in show and "look at h02's receive side" in show, show
+    assert "h02's port" not in show, show
+    assert "processes keeping a CPU busy beside the job (runnable through the snapshot): h03 has sh (pid" in show, show
+    assert "MTU of the interface holding the node's address (its host name's): h04 has 1280, the other nodes 1500" in show, show
 
 
 @pytest.mark.timeout(300)

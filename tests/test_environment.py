@@ -993,3 +993,31 @@ def test_the_batch_job_is_described_as_the_scheduler_states_it():
                          "CPUs per node 2(x3),1, CPUs per task 4, GPUs per task a100:1") \
         in summary_block(env)
     assert not [k for k, _ in summary_block({"host.name": "n01"}) if k == "Batch job"]
+
+
+def test_a_process_kept_busy_beside_the_capture_is_named_and_its_own_commands_are_not():
+    """processes.busy (busy_processes.py): a busy loop not started by the capture (detached, as a
+    neighbour's) is named, however little CPU it gets on a loaded machine (it is runnable at every
+    sample); a sleeping process is not, nor a busy loop the capturing process started itself (the
+    other collectors' commands)."""
+    from clusterbench.environment import busy_processes
+
+    loop = "while :; do :; done"
+    # started through a shell that exits at once: the loop's parent is then no kin of this process
+    neighbour = int(subprocess.run(["sh", "-c", f"sh -c '{loop}' >/dev/null 2>&1 & echo $!"], capture_output=True,
+                                   text=True, check=True).stdout)
+    own = subprocess.Popen(["sh", "-c", loop])
+    sleeper = int(subprocess.run(["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"], capture_output=True,
+                                 text=True, check=True).stdout)
+    try:
+        env: dict = {}
+        busy_processes.collect(env, Context())
+    finally:
+        for pid in (neighbour, sleeper):
+            os.kill(pid, 9)
+        own.kill()
+        own.wait()
+    said = env[busy_processes.KEY]
+    assert re.search(rf"\bsh \(pid {neighbour}, \d+ % of a CPU\)", said), said
+    assert f"pid {own.pid}," not in said and f"pid {sleeper}," not in said, said
+    assert environment.is_volatile(busy_processes.KEY)
