@@ -8,6 +8,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -112,3 +113,45 @@ def settle() -> None:
     file's blocks are freed at the commit), so a run does not pay for what
     the run before it left to write, whichever tool that was."""
     os.sync()
+
+
+IOR_TAG = "4.0.0"
+
+
+def ior_source(spec: str | None, into: str) -> None:
+    """IOR's source into `into` (absent yet): from $IOR_SRC when given, a source
+    directory or a git directory with @TAG (default 4.0.0), e.g. a local mirror
+    on a machine without internet; else cloned from GitHub at that tag."""
+    if not spec:
+        cmd = ["git", "clone", "-q", "--depth", "1", "--branch", IOR_TAG, "https://github.com/hpc/ior", into]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode:
+            sys.exit(f"cloning IOR failed ({p.stderr.strip()[-300:]}): set IOR_SRC to a local IOR git "
+                     f"directory[@TAG] or source directory, or IOR_BIN_DIR to a built one")
+        return
+    path, _, tag = spec.partition("@")
+    src = Path(path)
+    gitdir = src / ".git" if (src / ".git").is_dir() else src
+    if (gitdir / "objects").is_dir():
+        archive = subprocess.run(["git", f"--git-dir={gitdir}", "archive", tag or IOR_TAG], capture_output=True)
+        if archive.returncode:
+            sys.exit(f"IOR_SRC={spec}: git archive failed: {archive.stderr.decode().strip()[-300:]}")
+        os.makedirs(into)
+        subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
+    elif (src / "configure.ac").is_file():
+        shutil.copytree(src, into)
+    else:
+        sys.exit(f"IOR_SRC={spec}: not an IOR source directory or git directory")
+
+
+def build_ior(work: str, mpicc: str) -> str:
+    """IOR (ior and mdtest) built under `work` with `mpicc`; returns the
+    directory holding the binaries."""
+    src = os.path.join(work, "ior")
+    ior_source(os.environ.get("IOR_SRC"), src)
+    for cmd in (["./bootstrap"], ["./configure", f"CC={mpicc}", "--without-gpfs", "--without-lustre"],
+                ["make", "-j2"]):
+        p = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
+        if p.returncode:
+            sys.exit(f"building IOR failed at {' '.join(cmd)}: {p.stderr.strip()[-400:]}")
+    return os.path.join(src, "src")
