@@ -606,6 +606,14 @@ static void tree_pass(struct cbk_ctx *c, const struct metadata *m, bool create)
     }
     double end = cbk_now(c);
     cbk_barrier(c);
+    if (!m->unique) {
+        /* a shared tree is rank 0's work alone: the other ranks report its interval, so
+         * the phase spans the tree's making (as mdtest times it on rank 0), not also the
+         * skew between the ranks' clocks and barrier exits (ms on a busy machine) */
+        double span_s[2] = { begin, end };
+        bcast(c, span_s, (int)sizeof span_s);
+        begin = span_s[0], end = span_s[1];
+    }
     if (!create && c->rank == 0)
         for (uint64_t loop = 0; loop < m->l.loops; loop++) {
             test_dir(m, c, loop, root, sizeof root);
