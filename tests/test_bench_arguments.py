@@ -155,3 +155,21 @@ def test_the_positional_benches_find_the_cbk_setup_installed_and_name_the_missin
     assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
     assert "no cbk" not in p.stderr and says in p.stderr.strip().splitlines()[-1], p.stderr
     assert list(quiet_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("script", ["ior_vs_ior", "mdtest_vs_mdtest"])
+def test_ior_src_that_is_no_ior_source_is_named_in_one_line_and_nothing_is_left(script, quiet_dir, tmp_path):
+    """Where GitHub cannot be reached IOR is built from IOR_SRC (a local git
+    directory[@TAG] or a source tree); these benches cloned GitHub regardless."""
+    beside = Path(sys.executable).parent / "cbk"
+    if not os.access(beside, os.X_OK):
+        pytest.skip("no cbk beside this Python (not the venv setup.sh makes)")
+    not_ior, tmp = tmp_path / "not-ior", tmp_path / "tmp"
+    not_ior.mkdir()
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CLUSTERBENCH_CBK", "IOR_BIN_DIR")}
+    p = subprocess.run([sys.executable, str(BENCH / script), "1"], capture_output=True, text=True, timeout=120,
+                       cwd=quiet_dir, env={**env, "IOR_SRC": f"{not_ior}@4.0.0", "TMPDIR": str(tmp)})
+    assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip().splitlines()[-1] == f"IOR_SRC={not_ior}@4.0.0: not an IOR source directory or git directory"
+    assert list(quiet_dir.iterdir()) == [] and list(tmp.iterdir()) == []
