@@ -1,7 +1,8 @@
 """What the bench scripts share: finding the cbk to measure, sizes in
 cbk's syntax (binary suffixes k, m, g, t), the argument types that refuse a
 bad value in argparse's one line (exit 2) before anything is made, the
-spread they print, and a sync before each run."""
+spread they print, a sync before each run, and IOR's build (ior_vs_ior,
+mdtest_vs_mdtest)."""
 from __future__ import annotations
 
 import argparse
