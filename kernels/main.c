@@ -200,11 +200,10 @@ static void start_parallel(struct cbk_ctx *c, int *argc, char ***argv)
     c->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
-    MPI_Comm node;
-    MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &c->node_rank);
-    MPI_Comm_size(node, &c->node_size);
-    MPI_Comm_free(&node);
+    /* kept: the driver takes each repetition's time origin over it (core/driver.c) */
+    MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &c->node_comm);
+    MPI_Comm_rank(c->node_comm, &c->node_rank);
+    MPI_Comm_size(c->node_comm, &c->node_size);
     int leader = c->node_rank == 0;
     MPI_Allreduce(&leader, &c->nodes, 1, MPI_INT, MPI_SUM, c->comm);
     /* one run id for all ranks: data written by one rank is checked by another */

@@ -162,6 +162,22 @@ def test_a_shared_tree_is_timed_over_its_makers_work_alone(run_cbk, mpiexec, tmp
         assert m["rank_seconds_min"] == m["rank_seconds_max"] == m["seconds"] > 0, m
 
 
+@pytest.mark.timeout(60)
+def test_a_rank_late_out_of_the_repetitions_barrier_does_not_stretch_a_phase(run_cbk, mpiexec, tmp_path):
+    """Each rank took its time origin as it left the repetition's barrier: rank 1,
+    descheduled there for 2 s (as on a loaded node, for milliseconds), began each
+    phase 2 s "earlier", and every phase's span over the ranks (latest end minus
+    earliest begin) held those 2 s. A node's ranks now share the earliest origin."""
+    data = tmp_path / "target"
+    data.mkdir()
+    res = run_cbk("metadata", f"--dir={data}", "--items=4", "--kind=files", "--unique-dir", "--phases=create,stat",
+                  launcher=[mpiexec, "-n", "2"], timeout=60, env={"CBK_TEST_LATE_ORIGIN": "1:2"})
+    assert res.status == 0, res.stderr
+    for phase in ("file-create", "file-stat"):
+        (m,) = res.measurements(phase)
+        assert m["seconds"] < 2 and m["rank_seconds_max"] < 2, m
+
+
 BAD = [
     (["--items=0"], "nothing to create"),
     (["--items=10", "--items-per-dir=3"], "not a multiple of items-per-dir"),

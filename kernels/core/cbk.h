@@ -141,6 +141,7 @@ struct cbk_ctx {
     int nodes;               /* distinct hosts */
 #ifdef CBK_HAVE_MPI
     MPI_Comm comm;
+    MPI_Comm node_comm;      /* the ranks on this rank's node (MPI_COMM_TYPE_SHARED) */
     /* whom the driver's own waits are on (core/patient_wait.h), from its
      * start to its end; NULL with one rank or no memory: MPI's plain calls */
     const struct patient_peers *waits_on;
@@ -149,7 +150,7 @@ struct cbk_ctx {
     const struct cbk_kernel *kernel;
     const struct cbk_args *args;
     int repetition;          /* set by the driver before each run() */
-    double epoch_s;          /* cbk_clock() just after the repetition's barrier */
+    double epoch_s;          /* cbk_clock() as the repetition's barrier released this node's ranks */
     uint64_t run_id;         /* random per invocation; stamps data blocks */
     double timer_resolution_s;
     void *state;             /* owned by the kernel: setup() to teardown() */
@@ -173,8 +174,8 @@ struct cbk_field {
 #define CBK_PAIRS(k, items, n) ((struct cbk_field){ .key = (k), .type = CBK_F_PAIRS, .v.pairs = { (items), (n) } })
 
 /* One timed phase as seen by one rank. Times are seconds since the
- * driver's barrier that opened this repetition, so ranks on different
- * nodes are comparable (IOR's method: rate = all bytes over latest end
+ * driver's barrier that opened this repetition (its release on the rank's
+ * node: one origin for a node's ranks), so ranks on different nodes are comparable (IOR's method: rate = all bytes over latest end
  * minus earliest begin). */
 struct cbk_phase {
     const char *phase;       /* "write", "read", ... */

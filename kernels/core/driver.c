@@ -17,12 +17,15 @@
 #include "patient_wait.h"
 #endif
 
+#include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -128,6 +131,35 @@ static void repetition_barrier(struct cbk_ctx *c)
         cbk_patient_barrier(c->comm, c->waits_on);
 #endif
     cbk_barrier(c);
+}
+
+/* The repetition's time origin: the moment the barrier before it released
+ * this node's ranks, the earliest of their clock reads (a node's ranks read
+ * one CLOCK_MONOTONIC). Each rank's own read was its origin: a rank
+ * descheduled as it left the barrier (milliseconds on a loaded node) read a
+ * later one, its begin looked that much earlier, and every span across ranks
+ * (latest end minus earliest begin: pario's and metadata's rates) that much
+ * longer: a 1000-item stat phase of 1 ms read as 3 beside mdtest
+ * (bench/mdtest_vs_mdtest, 2026-12-07). A node's ranks share its origin; the
+ * nodes keep their own, their clocks being other clocks.
+ * CBK_TEST_LATE_ORIGIN=RANK:SECONDS (tests): that rank reads its clock that
+ * long after the barrier, as a descheduled rank does. */
+static double repetition_origin(const struct cbk_ctx *c)
+{
+    const char *late = getenv("CBK_TEST_LATE_ORIGIN");
+    int late_rank;
+    double late_s;
+    if (late && sscanf(late, "%d:%lf", &late_rank, &late_s) == 2 && late_rank == c->rank && late_s > 0) {
+        struct timespec ts = { (time_t)late_s, (long)((late_s - (double)(time_t)late_s) * 1e9) };
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+    }
+    double origin = cbk_clock();
+#ifdef CBK_HAVE_MPI
+    if (c->size > 1 && c->node_size > 1)
+        MPI_Allreduce(MPI_IN_PLACE, &origin, 1, MPI_DOUBLE, MPI_MIN, c->node_comm);
+#endif
+    return origin;
 }
 
 _Noreturn void cbk_fail(struct cbk_ctx *c, int status, const char *fmt, ...)
@@ -497,7 +529,7 @@ static int validate_and_run(const struct cbk_kernel *k, const struct cbk_args *a
     for (int64_t r = 0; r < reps && status == CBK_EXIT_OK; r++) {
         c->repetition = (int)r;
         repetition_barrier(c);
-        c->epoch_s = cbk_clock();
+        c->epoch_s = repetition_origin(c);
         status = k->run(a, c);
     }
     if (k->teardown)
