@@ -1011,7 +1011,7 @@ def test_a_process_kept_busy_beside_the_capture_is_named_and_its_own_commands_ar
                                  text=True, check=True).stdout)
     try:
         env: dict = {}
-        busy_processes.collect(env, Context())
+        busy_processes.collect(env, Context(sample_processes=True))
     finally:
         for pid in (neighbour, sleeper):
             os.kill(pid, 9)

@@ -121,13 +121,15 @@ def _collect_side_by_side(ctx: Context, stop_grace: Callable[[], ContextManager]
 
 
 def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: bool = True,
-            keep_versions: bool = True,
+            keep_versions: bool = True, sample_processes: bool = False,
             stop_grace: Callable[[], ContextManager] = contextlib.nullcontext) -> dict:
     """Describes this host (or the file tree at `root`) and each target
     directory's file system and devices. Never raises, except a stop
     signal's KeyboardInterrupt. keep_versions: take version commands'
     output from this boot's cache (command_cache.py); the snapshot is the
-    same either way. stop_grace: what holds further stop signals off while
+    same either way. sample_processes: name the processes busy beside
+    the capture (busy_processes.py; half a second of sampling, so only in
+    a node's capture, where the nodes are compared). stop_grace: what holds further stop signals off while
     a stopped capture's topics end (_collect_side_by_side)."""
     from clusterbench.environment.sources import Context
 
@@ -137,7 +139,7 @@ def collect(targets: Sequence[str] = (), root: str | Path = "/", run_commands: b
         from clusterbench.environment.command_cache import CommandCache
 
         cache = CommandCache.for_this_boot()
-    ctx = Context(Path(root), tuple(str(t) for t in targets), run_commands, cache)
+    ctx = Context(Path(root), tuple(str(t) for t in targets), run_commands, cache, sample_processes=sample_processes)
     env: dict = {"capture.schema": SCHEMA,
                  "capture.time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     for part in _collect_side_by_side(ctx, stop_grace):

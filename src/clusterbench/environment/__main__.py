@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also describe the file system and devices of this directory (repeatable)")
     ap.add_argument("--root", default="/", help="read /proc, /sys and /etc under this directory (fixture trees)")
     ap.add_argument("--no-commands", action="store_true", help="do not run mpiexec, cc, dmidecode, nvidia-smi, ...")
+    ap.add_argument("--busy", action="store_true",
+                    help="also name the processes keeping a CPU busy beside the capture (half a second of sampling)")
     ap.add_argument("--summary", action="store_true", help="print the report's environment block instead of JSON")
     ap.add_argument("--line", action="store_true",
                     help="JSON on one line (one line per node when several nodes print at once)")
@@ -43,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if signal.getsignal(sig) is not signal.SIG_IGN:   # one ignored at start stays so (nohup)
             signal.signal(sig, _stop)
     try:
-        env = collect(args.target, root=args.root, run_commands=not args.no_commands)
+        env = collect(args.target, root=args.root, run_commands=not args.no_commands, sample_processes=args.busy)
     except KeyboardInterrupt as stop:
         name = stop.args[0] if stop.args else "SIGINT"
         print(f"python -m clusterbench.environment: interrupted by {name}", file=sys.stderr)

@@ -80,6 +80,9 @@ class Context:
     targets: tuple[str, ...] = ()
     run_commands: bool = True
     command_cache: CommandCache | None = field(default=None, compare=False)  # for commands marked stable
+    # sample the processes busy beside the capture (busy_processes.py): half a second, so only where
+    # nodes are compared (a per-node capture: python -m clusterbench.environment --busy)
+    sample_processes: bool = False
     stopped: threading.Event = field(default_factory=threading.Event, compare=False)
 
     @property

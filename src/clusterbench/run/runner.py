@@ -114,7 +114,8 @@ def collect_all(cmds: list[list[str]], labelled: bool = False, timeout: float = 
 
 
 def collector_argv(targets: list[str]) -> tuple[str, ...]:
-    return (sys.executable, "-m", "clusterbench.environment", "--line", *(f"--target={t}" for t in targets))
+    """A node's capture: with --busy, as the nodes' snapshots are compared (a noisy neighbour)."""
+    return (sys.executable, "-m", "clusterbench.environment", "--line", "--busy", *(f"--target={t}" for t in targets))
 
 
 def labelled_objects(out: str) -> list[dict]:
