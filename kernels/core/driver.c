@@ -17,7 +17,6 @@
 #include "patient_wait.h"
 #endif
 
-#include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -25,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 
@@ -149,11 +147,8 @@ static double repetition_origin(const struct cbk_ctx *c)
     const char *late = getenv("CBK_TEST_LATE_ORIGIN");
     int late_rank;
     double late_s;
-    if (late && sscanf(late, "%d:%lf", &late_rank, &late_s) == 2 && late_rank == c->rank && late_s > 0) {
-        struct timespec ts = { (time_t)late_s, (long)((late_s - (double)(time_t)late_s) * 1e9) };
-        while (nanosleep(&ts, &ts) && errno == EINTR)
-            ;
-    }
+    if (late && sscanf(late, "%d:%lf", &late_rank, &late_s) == 2 && late_rank == c->rank)
+        cbk_sleep_s(late_s);
     double origin = cbk_clock();
 #ifdef CBK_HAVE_MPI
     if (c->size > 1 && c->node_size > 1)

@@ -15,6 +15,7 @@
 #include "../core/fileio.h"
 #include "../core/params.h"
 #include "../core/pattern.h"
+#include "../core/timer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Tree depth is bounded so cleanup (core/cleanup.c, which recurses from a
@@ -662,15 +662,7 @@ static void test_listing(const struct metadata *m, struct cbk_ctx *c, bool dirs)
  * iteration, mdtest pauses (DelaySecs) so the file system settles; the
  * phases' barriers follow, so the pause is outside every timing. Every rank
  * sleeps here rather than spinning in the barrier. */
-static void pre_delay(const struct cbk_args *a)
-{
-    double delay = opt(a)->pre_delay;
-    if (delay <= 0)
-        return;
-    struct timespec ts = { (time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9) };
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
+static void pre_delay(const struct cbk_args *a) { cbk_sleep_s(opt(a)->pre_delay); }
 
 static int run(const struct cbk_args *a, struct cbk_ctx *c)
 {

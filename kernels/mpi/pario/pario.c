@@ -18,6 +18,7 @@
 #include "../../core/params.h"
 #include "../../core/pattern.h"
 #include "../../core/record.h"
+#include "../../core/timer.h"
 #include "pario_api.h"
 #include "pario_layout.h"
 #include "pario_stonewall.h"
@@ -578,15 +579,7 @@ static void add_buffer_pages(const struct cbk_args *a, struct cbk_ctx *c, const 
 /* IOR's -d (interTestDelay): TestIoSys calls DelaySecs before each write
  * and each read of every repetition, outside the timing, so the file system
  * settles between the write and the read; not only between repetitions. */
-static void delay_phase(const struct cbk_args *a)
-{
-    double delay = opt(a)->delay;
-    if (delay <= 0)
-        return;
-    struct timespec ts = { (time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9) };
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
+static void delay_phase(const struct cbk_args *a) { cbk_sleep_s(opt(a)->delay); }
 
 /* Who opens: every rank, except under io-master where rank 0 alone does.
  * With which communicator: all ranks for a shared file opened by all. */
