@@ -46,6 +46,7 @@ step pytest env CLUSTERBENCH_CBK="$cbk" CLUSTERBENCH_CBK_CUDA="$cbk" \
 step gpucopy "$cbk" gpucopy
 step gpucopy_kernel "$cbk" gpucopy --engine=copy,kernel --host-memory=pinned --sizes=8,4k,1m,64m,256m
 step gpumem "$cbk" gpumem
+step gpus_seen "$cbk" --gpus
 # copies between GPUs: measured where there are several, the one-line refusal (exit 2) where there is one
 if [ "$(nvidia-smi -L | grep -c '^GPU ')" -ge 2 ]; then
   step gpupeer "$cbk" gpupeer
@@ -60,6 +61,8 @@ step cli_run bash -c "'$python' -m clusterbench run gpumem --passes=5 && '$pytho
 # each figure beside its limit, from this machine's snapshot: the link as negotiated, the memory's peak
 # (the export's rows carry the limit column's text; show folds it to the terminal's width)
 step limits_shown bash -c "'$python' -m clusterbench export 1 --format json | grep '\"limit\": \"GPU memory peak: ' && '$python' -m clusterbench export 2 --format json | grep '\"limit\": \"PCIe Gen[0-9] x[0-9]* per direction: '"
+# two ranks of a GPU step bound by default (a GPU each where the node has two, else one shared and said once)
+step run_mpi_device bash -c "'$python' -m clusterbench run mpi --np 2 --buffer=device --op=pingpong,bw --sizes=8,4m && '$python' -m clusterbench show 3"
 # the cluster suite's GPU parts on this one machine named twice (two "nodes"): every GPU its own launch
 printf 'localhost\n127.0.0.1\n' >"$out/hosts"
 step cluster_gpu timeout 300 "$python" -m clusterbench run cluster --hostfile "$out/hosts" --only=gpu-link,gpu-memory,gpu-peer \
