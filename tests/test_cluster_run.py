@@ -230,6 +230,45 @@ def dropping_port(cluster, host: str, percent: int):
         subprocess.run(["nft", "delete", "table", "bridge", table], check=True)
 
 
+def _nft(ns: str | None, *args: str, rules: str | None = None) -> subprocess.CompletedProcess:
+    """nft in the machine's network namespace, or in host namespace `ns` (a netdev table is its namespace's)."""
+    where = ["nsenter", f"--net=/run/netns/{ns}"] if ns else []
+    return subprocess.run([*where, "nft", *args], input=rules, text=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def duplicating_port(cluster, host: str, percent: int):
+    """host's port sends `percent` % of the frames each way twice, at random: an nftables `dup to`
+    on the egress of each end of host's cable (the bridge's port towards it, its eth0 towards the
+    bridge). This kernel's nftables has `dup` in the netdev family only (the bridge family's
+    forward hook, where dropping_port drops, refuses it), so the duplicate leaves the device it
+    is a copy of. Both tables go when it ends."""
+    if not shutil.which("nft") or not shutil.which("nsenter"):
+        pytest.skip("no nft (Debian package nftables) or nsenter to duplicate a port's packets with")
+    h = cluster.host(host)
+    table = f"cbkdup{cluster.id}{host}"
+    ends = [(None, h.veth), (h.ns, "eth0")]
+
+    def rules(device: str) -> str:
+        return (f"table netdev {table} {{\n chain egress {{\n type filter hook egress device {device} priority 0;\n"
+                f"  numgen random mod 100 < {percent} dup to {device}\n }}\n}}\n")
+    check = _nft(None, "--check", "-f", "-", rules=rules(h.veth))
+    if check.returncode:
+        pytest.skip(f"this kernel's nftables cannot duplicate on a device's egress (netdev egress hook, "
+                    f"Linux 5.16, and `dup to`): {check.stderr.strip()}")
+    made = []
+    try:
+        for ns, device in ends:
+            p = _nft(ns, "-f", "-", rules=rules(device))
+            assert p.returncode == 0, p.stderr
+            made.append(ns)
+        yield
+    finally:
+        for ns in made:
+            p = _nft(ns, "delete", "table", "netdev", table)
+            assert p.returncode == 0, p.stderr
+
+
 @contextlib.contextmanager
 def slow_disk(cluster, host: str, scratch: Path, bytes_per_s: int):
     """host's `scratch` on a disk of its own that reads and writes bytes_per_s: an ext4 loop
@@ -552,6 +591,33 @@ def test_a_port_that_drops_packets_is_named_by_what_tcp_resent(cluster, tmp_path
     assert "h04's port or cable" in show, show
     if view.lossy_links:   # the link table marks them
         assert "~ = TCP resent 0.25 % or more of its bytes" in show, show
+
+
+@pytest.mark.timeout(300)
+def test_a_port_that_duplicates_packets_is_named_by_the_segments_delivered_twice(cluster, tmp_path):
+    """A fault the suite was not tuned for: h04's cable sending 3 % of its frames twice each way.
+    The receiver drops the second copy, so every link ran at full rate, TCP resent nothing, and the
+    run said "Nothing flagged". The receiver tells the sender of each copy with a D-SACK, which
+    linkmatrix counts (link_retransmits' tcp_segments_duplicated): every link that touches h04
+    has its segments delivered twice, and the summary names h04's port."""
+    store = f"sqlite:///{tmp_path / 'duplicating.db'}"
+    with duplicating_port(cluster, "h04", 3):
+        p = cli(cluster, store, "run", "cluster", *[a for a in QUICK if a != "--only=himeno,links"], "--only=links",
+                "--label", "duplicating")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    view = view_of(store, "duplicating")
+    twice = {(lk.src, lk.dst): (lk.duplicate_pct, lk.retransmit_pct, lk.mib_s) for lk in view.links}
+    h04s = {(a, b) for a in HOSTS for b in HOSTS if a != b and "h04" in (a, b)}
+    assert {(lk.src, lk.dst) for lk in view.links if lk.duplicating} == h04s, twice
+    from clusterbench.analysis.cluster.findings import paragraph
+
+    said = paragraph(view)
+    assert re.search(r"every link to and from h04 delivers segments twice \(6 links: the network delivered "
+                     r"[0-9.]+( to [0-9.]+)? % of their segments twice\): look at h04's port or its switch", said), said
+    assert not re.search(r"h0[123]'s|h0[123] (sends|receives)|link h0[123]->h0[123]\b", said), said
+    show = " ".join(cli(cluster, store, "show", "duplicating").stdout.split())
+    assert "look at h04's port or its switch" in show, show
+    assert "+ = the network delivered 0.5 % or more of its segments twice" in show, show
 
 
 @pytest.mark.timeout(300)

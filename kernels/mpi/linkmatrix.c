@@ -23,7 +23,8 @@
  * Where the MPI library carries the links over TCP, every link also has a
  * `link_retransmits` record: the share of the bytes its sender sent that
  * TCP sent again during the rounds (tcp_retransmits.h), a lossy link's
- * mark when its bandwidth and latency hide the loss.
+ * mark when its bandwidth and latency hide the loss, and the data segments
+ * its receiver got twice (D-SACKs), a link that duplicates packets.
  *
  * Every wait of the rounds and barriers is patient (patient_wait.h): a
  * rank whose link is slow, or that waits for its turn, sleeps after 1 ms
@@ -87,7 +88,8 @@ struct linkmatrix_state {
     double *bw_s, *lat_s;         /* [round][iteration]: this rank as receiver */
     double *zero, *scratch;       /* an idle rank's times; cbk_report_iterations' scratch */
     double *sender_s;             /* one-pair: the sending side's times, not reported */
-    uint64_t *tcp_sent, *tcp_retransmitted;   /* [src * size + dst], on rank 0: TCP bytes of the rounds */
+    struct cbk_tcp_counts *tcp;   /* [src * size + dst], on rank 0: what TCP did in the rounds */
+    bool tcp_duplicates_known;    /* every rank's kernel counts D-SACKs */
     /* Test hook: CBK_TEST_LATE_RECEIVER_MS=N makes rank 1 start each
      * round's clock N ms late, as a receiver descheduled on a loaded node
      * does (read at set-up, never in the timed loop) */
@@ -123,8 +125,7 @@ static int setup(const struct cbk_args *a, struct cbk_ctx *c)
         !(s->zero = calloc((size_t)longest(o), sizeof(double))) ||
         !(s->scratch = calloc((size_t)longest(o), sizeof(double))) ||
         !(s->sender_s = calloc((size_t)longest(o), sizeof(double))) ||
-        !(s->tcp_sent = calloc((size_t)c->size * (size_t)c->size, sizeof(uint64_t))) ||
-        !(s->tcp_retransmitted = calloc((size_t)c->size * (size_t)c->size, sizeof(uint64_t))))
+        !(s->tcp = calloc((size_t)c->size * (size_t)c->size, sizeof *s->tcp)))
         cbk_fail(c, CBK_EXIT_FAILED, "linkmatrix: out of memory");
     memset(s->send, 0xa5, bytes);
     const char *late = getenv("CBK_TEST_LATE_RECEIVER_MS");
@@ -323,7 +324,8 @@ static int report_link(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state 
 static void report_retransmits(struct cbk_ctx *c, const OPT *o, struct linkmatrix_state *s, int src, int dst)
 {
     size_t at = (size_t)src * (size_t)c->size + (size_t)dst;
-    uint64_t sent = s->tcp_sent[at], again = s->tcp_retransmitted[at];
+    const struct cbk_tcp_counts *tcp = &s->tcp[at];
+    uint64_t sent = tcp->bytes_sent, again = tcp->bytes_retransmitted;
     struct cbk_phase p = { .phase = "link_retransmits", .value_unit = "%", .begin_s = 0.0, .end_s = 1.0,
                            .bytes = c->rank == 0 ? sent : 0 };
     p.value = c->rank == 0 && sent ? 100.0 * (double)again / (double)sent : 0.0;
@@ -336,6 +338,10 @@ static void report_retransmits(struct cbk_ctx *c, const OPT *o, struct linkmatri
     cbk_phase_field(&p, CBK_I64("nodes", c->nodes));
     cbk_phase_field(&p, CBK_U64("tcp_bytes_sent", sent));
     cbk_phase_field(&p, CBK_U64("tcp_bytes_retransmitted", again));
+    if (s->tcp_duplicates_known) {   /* a kernel before 4.19 has no D-SACK count: no field, not a zero */
+        cbk_phase_field(&p, CBK_U64("tcp_segments_sent", tcp->segments_sent));
+        cbk_phase_field(&p, CBK_U64("tcp_segments_duplicated", tcp->segments_duplicated));
+    }
     if (!sent)
         cbk_phase_warn(&p, "no TCP bytes went from src to dst in the rounds: the library carried this link otherwise");
     cbk_report(c, &p);
@@ -362,15 +368,13 @@ static int run(const struct cbk_args *a, struct cbk_ctx *c)
                           "that does not say so holds it", s->on.every_rank);
     cbk_test_stop_at(c->rank, "closing");
     struct cbk_tcp_sockets *after = cbk_tcp_census();
-    uint64_t *sent = s->tcp_sent + (size_t)c->rank * (size_t)c->size;
-    uint64_t *again = s->tcp_retransmitted + (size_t)c->rank * (size_t)c->size;
-    bool tcp = cbk_tcp_retransmits_by_rank(c->comm, before, after, sent, again);
+    struct cbk_tcp_counts *row = s->tcp + (size_t)c->rank * (size_t)c->size;
+    bool tcp = cbk_tcp_retransmits_by_rank(c->comm, before, after, row, &s->tcp_duplicates_known);
     cbk_tcp_census_free(before);
     cbk_tcp_census_free(after);
     if (tcp) {   /* every rank's row to rank 0 (in place there) */
-        MPI_Gather(c->rank ? sent : MPI_IN_PLACE, c->size, MPI_UINT64_T, s->tcp_sent, c->size, MPI_UINT64_T, 0, c->comm);
-        MPI_Gather(c->rank ? again : MPI_IN_PLACE, c->size, MPI_UINT64_T, s->tcp_retransmitted, c->size, MPI_UINT64_T,
-                   0, c->comm);
+        int u64 = c->size * (int)CBK_TCP_COUNTS_U64;
+        MPI_Gather(c->rank ? (void *)row : MPI_IN_PLACE, u64, MPI_UINT64_T, s->tcp, u64, MPI_UINT64_T, 0, c->comm);
     }
     for (int bw = 1; bw >= (o->latency ? 0 : 1); bw--)
         for (int src = 0; src < c->size; src++)
@@ -405,8 +409,7 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
     free(s->zero);
     free(s->scratch);
     free(s->sender_s);
-    free(s->tcp_sent);
-    free(s->tcp_retransmitted);
+    free(s->tcp);
     free(s);
     c->state = NULL;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <linux/tcp.h>   /* tcpi_bytes_sent and tcpi_bytes_retrans (Linux 4.19), which glibc's lacks */
+#include <linux/tcp.h>   /* tcpi_bytes_sent, tcpi_bytes_retrans, tcpi_dsack_dups (Linux 4.19), which glibc's lacks */
 
 #define ADDRESS_BYTES 16
 #define MAX_ADDRESSES 8   /* distinct local addresses of one rank's sockets */
@@ -20,7 +20,8 @@ struct endpoint {
 
 struct tcp_socket {
     struct endpoint local, peer;
-    uint64_t bytes_sent, bytes_retransmitted;
+    struct cbk_tcp_counts counts;
+    bool duplicates_known;   /* the kernel's TCP_INFO reaches tcpi_dsack_dups */
 };
 
 struct cbk_tcp_sockets {
@@ -69,8 +70,11 @@ static bool read_socket(int fd, struct tcp_socket *out)
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) ||
         len < offsetof(struct tcp_info, tcpi_bytes_retrans) + sizeof info.tcpi_bytes_retrans)
         return false;   /* a kernel older than 4.19 has no byte counts */
-    out->bytes_sent = info.tcpi_bytes_sent;
-    out->bytes_retransmitted = info.tcpi_bytes_retrans;
+    out->counts.bytes_sent = info.tcpi_bytes_sent;
+    out->counts.bytes_retransmitted = info.tcpi_bytes_retrans;
+    out->counts.segments_sent = info.tcpi_data_segs_out;
+    out->duplicates_known = len >= offsetof(struct tcp_info, tcpi_dsack_dups) + sizeof info.tcpi_dsack_dups;
+    out->counts.segments_duplicated = out->duplicates_known ? info.tcpi_dsack_dups : 0;
     return true;
 }
 
@@ -133,14 +137,29 @@ static const struct tcp_socket *find(const struct cbk_tcp_sockets *s, const stru
     return NULL;
 }
 
+/* now - then, field by field; the counters are the kernel's 32-bit ones for segments, so a
+ * difference is taken in their width (a connection sending 2^32 segments wraps) */
+static void add_difference(struct cbk_tcp_counts *sum, const struct cbk_tcp_counts *now,
+                           const struct cbk_tcp_counts *then)
+{
+    static const struct cbk_tcp_counts zero;
+    if (!then)
+        then = &zero;
+    sum->bytes_sent += now->bytes_sent - then->bytes_sent;
+    sum->bytes_retransmitted += now->bytes_retransmitted - then->bytes_retransmitted;
+    sum->segments_sent += (uint32_t)(now->segments_sent - then->segments_sent);
+    sum->segments_duplicated += (uint32_t)(now->segments_duplicated - then->segments_duplicated);
+}
+
 bool cbk_tcp_retransmits_by_rank(MPI_Comm comm, const struct cbk_tcp_sockets *before,
-                                 const struct cbk_tcp_sockets *after, uint64_t *sent, uint64_t *retransmitted)
+                                 const struct cbk_tcp_sockets *after, struct cbk_tcp_counts *to,
+                                 bool *duplicates_known)
 {
     int size, rank;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
-    memset(sent, 0, (size_t)size * sizeof *sent);
-    memset(retransmitted, 0, (size_t)size * sizeof *retransmitted);
+    memset(to, 0, (size_t)size * sizeof *to);
+    int known = 1;
     /* this rank's distinct local addresses, so a socket's peer address names a rank */
     unsigned char mine[MAX_ADDRESSES][ADDRESS_BYTES];
     memset(mine, 0, sizeof mine);
@@ -176,11 +195,13 @@ bool cbk_tcp_retransmits_by_rank(MPI_Comm comm, const struct cbk_tcp_sockets *be
         if (owner < 0)
             continue;   /* the launcher's, a file system's: not a link of this communicator */
         reached = 1;
-        sent[owner] += now->bytes_sent - (then ? then->bytes_sent : 0);
-        retransmitted[owner] += now->bytes_retransmitted - (then ? then->bytes_retransmitted : 0);
+        known &= now->duplicates_known;
+        add_difference(&to[owner], &now->counts, then ? &then->counts : NULL);
     }
     free(all);
-    int flags[2] = { reached, shared }, any[2];
-    MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm);
+    /* unknown on one rank: unknown on all (a missing count is not a zero) */
+    int flags[3] = { reached, shared, !known }, any[3];
+    MPI_Allreduce(flags, any, 3, MPI_INT, MPI_MAX, comm);
+    *duplicates_known = !any[2];
     return any[0] && !any[1];
 }

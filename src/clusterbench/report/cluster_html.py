@@ -108,7 +108,7 @@ def link_section(view: ClusterView) -> list[str]:
     """The heat map, then a row for each link to look at: below the bound
     of its class, above its rate, or lossy (which the summary also says)."""
     out = ["<h3>Links: bandwidth MiB/s, best repetition</h3>", heat_map(view)]
-    listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy]
+    listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy or lk.duplicating]
     if listed:
         out.append("<table><tr><th>link</th><th>MiB/s</th><th>why listed</th><th>class</th>"
                    f"<th>latency {unit_shown('us')}</th></tr>")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of
 from clusterbench.analysis.cluster.findings import matrix_cell, why_listed
-from clusterbench.analysis.cluster.outliers import LINK_RETRANSMIT_BOUND_PCT
+from clusterbench.analysis.cluster.outliers import LINK_DUPLICATE_BOUND_PCT, LINK_RETRANSMIT_BOUND_PCT
 from clusterbench.environment.key_words import key_words
 from clusterbench.output.figure_digits import number
 from clusterbench.output.render_text import markdown as md
@@ -58,6 +58,8 @@ def gpu_tables(view: ClusterView) -> list[str]:
 def link_tables(view: ClusterView) -> list[str]:
     """The matrix (row sends to column), then each link to look at and why."""
     lossy = f", ~ = TCP resent {LINK_RETRANSMIT_BOUND_PCT:g} % or more of its bytes (packet loss)" if view.lossy_links else ""
+    lossy += (f", + = the network delivered {LINK_DUPLICATE_BOUND_PCT:g} % or more of its segments twice "
+              "(duplicated packets)") if view.duplicating_links else ""
     out = [f"### Links: bandwidth MiB/s (best repetition), row sends to column (median latency {unit_shown('us')}); "
            f"! = below the bound of its class, ^ = above the link's rate{lossy}", "",
            table_row(["from \\\\ to", *(md(h) for h in view.hosts)]), "|---|" + "---:|" * len(view.hosts)]
@@ -70,7 +72,7 @@ def link_tables(view: ClusterView) -> list[str]:
                 continue
             cells.append(md(matrix_cell(lk)))
         out.append(table_row([md(src), *cells]))
-    listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy]
+    listed = [lk for lk in view.links if lk.flagged or lk.above_rate or lk.lossy or lk.duplicating]
     if listed:
         out += ["", table_row(["link", "MiB/s", "why listed", "class"]), "|---|---:|---|---|"]
         out += [table_row([md(f"{lk.src} -> {lk.dst}"), number(lk.mib_s), md(why_listed(lk)), md(lk.link_class)])

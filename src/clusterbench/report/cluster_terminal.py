@@ -9,7 +9,7 @@ from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of, unfinished
 from clusterbench.analysis.cluster.findings import matrix_cell, paragraph
-from clusterbench.analysis.cluster.outliers import LINK_RETRANSMIT_BOUND_PCT
+from clusterbench.analysis.cluster.outliers import LINK_DUPLICATE_BOUND_PCT, LINK_RETRANSMIT_BOUND_PCT
 from clusterbench.environment.key_words import key_words
 from clusterbench.output.render_text import terminal
 from clusterbench.output.figure_digits import number
@@ -53,6 +53,8 @@ def gpu_tables(view: ClusterView) -> list[Table]:
 
 def link_table(view: ClusterView) -> Table:
     lossy = f"; ~ = TCP resent {LINK_RETRANSMIT_BOUND_PCT:g} % or more of its bytes (packet loss)" if view.lossy_links else ""
+    lossy += (f"; + = the network delivered {LINK_DUPLICATE_BOUND_PCT:g} % or more of its segments twice "
+              "(duplicated packets)") if view.duplicating_links else ""
     t = Table(title=f"Links: bandwidth MiB/s (best repetition), row sends to column (median latency {unit_shown('us')}); "
                     f"! = below the bound of its class, ^ = above the link's rate{lossy}",
               title_justify="left")

@@ -61,6 +61,9 @@ class Link:
     above_rate: float | None = None   # the link's rate (MiB/s) when the figure is above it: not the link's
     retransmit_pct: float | None = None   # % of its TCP bytes sent again (median of the repetitions); None: not TCP
     lossy: bool = False               # retransmit_pct at or above outliers.LINK_RETRANSMIT_BOUND_PCT
+    # % of its TCP data segments the receiver got twice (D-SACKs; median of the repetitions); None: not counted
+    duplicate_pct: float | None = None
+    duplicating: bool = False         # duplicate_pct at or above outliers.LINK_DUPLICATE_BOUND_PCT
 
 
 @dataclass
@@ -101,6 +104,10 @@ class ClusterView:
     @property
     def lossy_links(self) -> list[Link]:
         return [lk for lk in self.links if lk.lossy]
+
+    @property
+    def duplicating_links(self) -> list[Link]:
+        return [lk for lk in self.links if lk.duplicating]
 
 
 def _median_by_key(samples) -> dict:
@@ -217,6 +224,7 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
     nominal: dict[tuple[str, str], list[float]] = {}
     lat: dict[tuple[str, str], list[float]] = {}
     retransmits: dict[tuple[str, str], list[float]] = {}
+    duplicates: dict[tuple[str, str], list[float]] = {}
     both_ways: set[tuple[str, str]] = set()
     for st in steps:
         if st["name"] != step_name:
@@ -229,6 +237,9 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
             if s.phase == "link_retransmits":
                 if s.record.get("tcp_bytes_sent"):   # none: the library carried the link otherwise
                     retransmits.setdefault(pair, []).append(s.value)
+                segments, twice = s.record.get("tcp_segments_sent"), s.record.get("tcp_segments_duplicated")
+                if segments and isinstance(twice, int):   # absent: a kernel without D-SACK counts
+                    duplicates.setdefault(pair, []).append(100.0 * twice / segments)
                 continue
             {"link_bandwidth": bw, "link_latency": lat}.get(s.phase, {}).setdefault(pair, []).append(s.value)
             if s.phase == "link_bandwidth" and s.link_bits_per_s:
@@ -244,10 +255,12 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
     # queue in one repetition, where a lossy cable drops in every one
     links = [Link(src, dst, max(v), statistics.median(lat[(src, dst)]) if (src, dst) in lat else None,
                   link_class(envs, src, dst), both_ways_at_once=(src, dst) in both_ways,
-                  retransmit_pct=statistics.median(retransmits[(src, dst)]) if (src, dst) in retransmits else None)
+                  retransmit_pct=statistics.median(retransmits[(src, dst)]) if (src, dst) in retransmits else None,
+                  duplicate_pct=statistics.median(duplicates[(src, dst)]) if (src, dst) in duplicates else None)
              for (src, dst), v in sorted(bw.items())]
     for lk in links:
         lk.lossy = lk.retransmit_pct is not None and lk.retransmit_pct >= outliers.LINK_RETRANSMIT_BOUND_PCT
+        lk.duplicating = lk.duplicate_pct is not None and lk.duplicate_pct >= outliers.LINK_DUPLICATE_BOUND_PCT
     for cls in {lk.link_class for lk in links}:
         members = [lk for lk in links if lk.link_class == cls]
         best = max(lk.mib_s for lk in members)

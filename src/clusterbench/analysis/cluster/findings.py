@@ -69,17 +69,20 @@ def why_listed(lk) -> str:
     above its rate, below the bound of its class, or lossy."""
     if lk.above_rate:
         return f"above the link's rate ({number(lk.above_rate)} MiB/s): not a figure of the link"
-    resent = f"TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)" if lk.lossy else ""
-    if not lk.flagged:
-        return resent
-    return f"{lk.mib_s / lk.reference * 100:.0f} % of {lk.reference_is}" + (f"; {resent}" if resent else "")
+    said = [f"TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)"] if lk.lossy else []
+    said += [f"the network delivered {lk.duplicate_pct:.2g} % of its segments twice (duplicated packets)"] \
+        if lk.duplicating else []
+    if lk.flagged:
+        said.insert(0, f"{lk.mib_s / lk.reference * 100:.0f} % of {lk.reference_is}")
+    return "; ".join(said)
 
 
 def matrix_cell(lk) -> str:
     """A link's cell in the text matrices (terminal, Markdown): its marks
-    (! below its class's bound, ^ above the link's rate, ~ lossy), MiB/s and
-    median latency: '!84.2 (31.5)'."""
-    marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}"
+    (! below its class's bound, ^ above the link's rate, ~ lossy, + duplicating),
+    MiB/s and median latency: '!84.2 (31.5)'."""
+    marks = f"{'!' if lk.flagged else ''}{'^' if lk.above_rate else ''}{'~' if lk.lossy else ''}" \
+        f"{'+' if lk.duplicating else ''}"
     latency = f" ({number(lk.latency_us)})" if lk.latency_us is not None else ""
     return f"{marks}{number(lk.mib_s)}{latency}"
 
@@ -134,6 +137,34 @@ def loss_sentences(view: ClusterView) -> list[str]:
                    f"{_LOSS_WHERE[fault.side].format(h=fault.host)}")
     out += [f"link {lk.src}->{lk.dst}: TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)"
             for lk in lossy if not lk.flagged and lk.src not in named and lk.dst not in named]
+    return out
+
+
+_TWICE = {"port": "every link to and from {h} delivers segments twice", "send": "every link {h} sends on delivers "
+          "segments twice", "receive": "every link into {h} delivers segments twice"}
+_TWICE_WHERE = {"port": "look at {h}'s port or its switch", "send": "look at {h}'s transmit path or its switch port",
+                "receive": "look at the switch port towards {h}"}
+
+
+def duplicate_sentences(view: ClusterView) -> list[str]:
+    """Links whose receiver got at least LINK_DUPLICATE_BOUND_PCT of the data segments twice (the
+    D-SACKs their sender received): a port or switch that duplicates frames, which slows nothing
+    and has TCP resend nothing. Explained by a node as slow and lossy links are (link_faults.py)."""
+    twice = view.duplicating_links
+    if not twice:
+        return []
+    as_flags = [dataclasses.replace(lk, flagged=lk.duplicating) for lk in view.links]
+    out, named = [], set()
+    for fault in node_faults(as_flags, view.hosts):
+        named.add(fault.host)
+        shares = [lk.duplicate_pct for lk in twice if fault.host in (lk.src, lk.dst)]
+        lo, hi = f"{min(shares):.2g}", f"{max(shares):.2g}"
+        out.append(f"{_TWICE[fault.side].format(h=fault.host)} ({len(shares)} links: the network delivered "
+                   f"{lo if lo == hi else f'{lo} to {hi}'} % of their segments twice): "
+                   f"{_TWICE_WHERE[fault.side].format(h=fault.host)}")
+    out += [f"link {lk.src}->{lk.dst}: the network delivered {lk.duplicate_pct:.2g} % of its segments twice: "
+            f"look at the ports of {lk.src} and {lk.dst} or the switch between them"
+            for lk in twice if lk.src not in named and lk.dst not in named]
     return out
 
 
@@ -198,7 +229,7 @@ def env_sentences(view: ClusterView) -> list[str]:
 def paragraph(view: ClusterView) -> str:
     n = len(view.hosts)
     found = node_sentences(view) + gpu_sentences(view.gpus, view.gpu_findings) + link_sentences(view) \
-        + loss_sentences(view) + env_sentences(view)
+        + loss_sentences(view) + duplicate_sentences(view) + env_sentences(view)
     found += [f"not measured: {what}" for what in view.unfinished]
     if view.no_snapshot:
         found.append(f"no environment snapshot from {', '.join(view.no_snapshot)} (its keys are not compared)")

@@ -56,6 +56,10 @@ LINK_THRESHOLD = 0.25  # default relative bound of a link below its class refere
 # below such a bound. 0.25 % is five times the most a healthy node resent and half the least a
 # 1 % port did; and a fabric that drops 0.25 % of its frames is broken.
 LINK_RETRANSMIT_BOUND_PCT = 0.25
+# A link duplicates when its receiver got at least this share of the data segments its sender sent
+# twice (the D-SACKs the sender received, linkmatrix's link_retransmits record, the median of the
+# repetitions). Absolute, as the loss bound: measured below.
+LINK_DUPLICATE_BOUND_PCT = 0.5
 
 
 @dataclass(frozen=True)
