@@ -37,7 +37,8 @@ NAME_MAPS = {("run", "parameters"), ("measurement", "library_tuning"), ("describ
 # Documented fields no launch here writes, and why: checked only where they can run.
 NOT_RUN_HERE = {
     ("measurement", "mpi"): ({"buffer", "buffer_path", "buffer_query"}, "--buffer=device needs a GPU"),
-    ("measurement", "linkmatrix"): ({"tcp_bytes_sent", "tcp_bytes_retransmitted"},
+    ("measurement", "linkmatrix"): ({"tcp_bytes_sent", "tcp_bytes_retransmitted", "tcp_segments_sent",
+                                     "tcp_segments_duplicated"},
                                     "link_retransmits needs ranks on two addresses whose MPI links are TCP "
                                     "(tests/test_cluster_run.py runs it on the test cluster)"),
     ("run", None): ({"phase_words"}, "only the GPU kernels name their phases in words (the GPU test runtime's "
