@@ -619,6 +619,11 @@ def test_a_port_that_duplicates_packets_is_named_by_the_segments_delivered_twice
     show = " ".join(cli(cluster, store, "show", "duplicating").stdout.split())
     assert "look at h04's port or its switch" in show, show
     assert "+ = the network delivered 0.5 % or more of its segments twice" in show, show
+    report = tmp_path / "duplicating.md"
+    assert cli(cluster, store, "report", "duplicating", "-o", str(report)).returncode == 0
+    text = " ".join(report.read_text().split())
+    assert "every link to and from h04 delivers segments twice" in text and "look at h04's port or its switch" in text
+    assert "of its segments twice (duplicated packets)" in text, text   # each link listed under the matrix
 
 
 @pytest.mark.timeout(300)
