@@ -712,6 +712,15 @@ def test_fio_terse_line_of_another_field_count_is_refused_in_one_line(tmp_path):
     assert "\n" not in e.value.message
 
 
+def test_fio_terse_job_name_holding_semicolons_is_one_name_not_a_refused_line():
+    """fio prints the job name raw: --name='rd;4k;p=1' made the line three fields longer, refused as cut."""
+    run = one("fio-3.33-terse3-name-with-semicolons.txt")
+    (st,) = run.steps
+    (s,) = st.samples
+    f = _terse_fields("fio-3.33-terse3-name-with-semicolons.txt")[0]
+    assert (st.name, s.phase, s.value) == ("fio job rd;4k;p=1", "read", float(f[9]))
+
+
 def test_iperf3_sums_directions_and_old_single_stream_files():
     run = one("iperf3-3.12-bidir.json")
     (st,) = run.steps

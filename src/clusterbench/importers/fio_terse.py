@@ -17,6 +17,10 @@ The lines hold no job option (rw, bs, iodepth, engine): each job is a `fio`
 step named after it, as fio 2.2's JSON (which holds none either), and the
 note says so. Lines of one job name and group (numjobs without
 group_reporting) are summed, as the JSON importer sums its entries.
+
+fio prints the job name as it was given, so a name holding ';' ("[read;4k]")
+spans several fields: the name is as many fields as make the rest of the
+line fall into its version's blocks.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ LINE = re.compile(r"^([345]);fio-(\d[\w.\-+]*);", re.M)
 MARK = LINE
 BLOCK = {3: 41, 4: 41, 5: 47}
 DIRECTIONS = {3: ("read", "write"), 4: ("read", "write", "trim"), 5: ("read", "write", "trim")}
+WHOLE = re.compile(r"^-?\d+$")
 HEAD = 5   # version, fio version, job name, group id, error
 
 
@@ -42,7 +47,7 @@ def parse(text: str) -> list[ImportedRun]:
     versions: dict[str, None] = {}   # in the order of the lines
     for number, line in enumerate(text.splitlines(), 1):
         if LINE.match(line):
-            fields = line.split(";")
+            fields = _rejoin_name(number, line.split(";"))
             versions[fields[1].removeprefix("fio-")] = None
             jobs.setdefault((fields[2], fields[3]), []).append((number, fields))
     if not jobs:
@@ -72,6 +77,24 @@ def parse(text: str) -> list[ImportedRun]:
     if cut:
         run.notes.append(cut)
     return [run]
+
+
+def _rejoin_name(number: int, fields: list[str]) -> list[str]:
+    """The fields with a job name that held ';' joined back into one: the
+    fewest name fields after which the group id and error are whole numbers
+    and the rest falls into the line's blocks (a line shifted by a field has
+    no percentile where its blocks hold them). A line that fits no way is
+    left as it is, for _blocks to refuse."""
+    for extra in range(len(fields) - HEAD):
+        joined = fields[:2] + [";".join(fields[2:3 + extra])] + fields[3 + extra:]
+        if not all(WHOLE.match(v) for v in joined[3:5]):
+            continue
+        try:
+            _blocks(number, joined)
+            return joined
+        except Unreadable:
+            continue
+    return fields
 
 
 def _blocks(number: int, fields: list[str]) -> dict[str, list[str]]:
