@@ -873,6 +873,16 @@ def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     assert len(importers.get("iperf3").parse(text + text)) == 2
 
 
+def test_iperf3_server_text_says_a_test_that_ended_before_its_results():
+    """A server log whose first client was killed mid-test stored the second test alone, saying nothing of
+    the first."""
+    (run,) = parse_file(str(FIXTURES / "iperf3-3.12-server-client-killed.txt"))
+    assert [s.value for st in run.steps for s in st.samples] == [10.9]
+    assert ("1 of the 2 tests the server accepted ended before their results (client stopped, or the file cut?), "
+            "not taken: accepted at line 4 (127.0.0.1: 'the client has unexpectedly closed the connection')"
+            in run.notes)
+
+
 def test_iperf3_server_text_gives_the_receivers_sum_and_per_stream_rates_as_the_server_printed_them():
     """What `iperf3 -s` prints (to the terminal or --logfile; real 3.12 and 3.20 runs between two test bed
     namespaces) was refused as no known format."""

@@ -29,6 +29,8 @@ ACCEPTED = re.compile(r"^Accepted connection from (\S+), port (\d+)\s*$", re.M)
 LISTENING = re.compile(r"^Server listening on \d+(?: \(test #\d+\))?\s*$", re.M)
 # "[  5] local 198.18.0.2 port 5201 connected to 198.18.0.1 port 59408": one per data stream
 CONNECTED = re.compile(r"^\[\s*\d+\] local \S+ port \d+ connected to \S+ port \d+\s*$", re.M)
+# "iperf3: the client has unexpectedly closed the connection": why a test has no results
+IPERF3_ERROR = re.compile(r"^iperf3: (.+)$", re.M)
 MARK = ACCEPTED
 
 
@@ -43,7 +45,7 @@ def parse(text: str) -> list[ImportedRun]:
     if not accepted:
         raise Unreadable("no \"Accepted connection from\" line: the server ran no test")
     version, uname = VERSION.search(text), UNAME.search(text)   # -V prints them once, as the server starts
-    runs = []
+    runs, unfinished = [], []
     listening = [m.start() for m in LISTENING.finditer(text)]
     for i, acc in enumerate(accepted):
         # a test's lines: from its "Server listening" line (-V's "Time:" follows it) to the next one
@@ -51,7 +53,10 @@ def parse(text: str) -> list[ImportedRun]:
         stop = min([at for at in listening if at > acc.start()]
                    + [accepted[i + 1].start() if i + 1 < len(accepted) else len(text)])
         run = _run(text[begin:stop], text.count("\n", 0, begin) + 1, acc.group(1))
-        if run is None:
+        if run is None:   # the client stopped, or the file was cut, before the test's results
+            said = IPERF3_ERROR.search(text, acc.end(), stop)
+            unfinished.append(f"line {text.count(chr(10), 0, acc.start()) + 1} ({acc.group(1)}"
+                              + (f": '{said.group(1).strip()}'" if said else "") + ")")
             continue
         run.version = version.group(1) if version else None
         if uname:
@@ -62,6 +67,10 @@ def parse(text: str) -> list[ImportedRun]:
         raise Unreadable("no end-of-test line (\"... sec ... bits/sec ... receiver\" or \"sender\") after any "
                          "\"Accepted connection from\": every test the server accepted ended before its results "
                          "(client stopped?)")
+    if unfinished:
+        runs[-1].notes.append(f"{len(unfinished)} of the {len(accepted)} tests the server accepted ended before "
+                              f"their results (client stopped, or the file cut?), not taken: accepted at "
+                              f"{', '.join(unfinished)}")
     if cut:
         runs[-1].notes.append(cut)
     return runs
