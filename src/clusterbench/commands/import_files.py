@@ -10,6 +10,7 @@ from clusterbench.commands.options import RANK_COUNT, PathParam, db_option, widt
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import agreeing, counted
 from clusterbench.output.date_text import minute_text
+from clusterbench.output.render_text import plain
 from clusterbench.store.opening import open_existing_store, open_store
 
 class ByteSize(click.ParamType):
@@ -93,7 +94,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     for path, said in held:
         if not again:
             raise BadInput(f"{path}: {said}; --again imports it again")
-        click.echo(f"note: {path}: {said}; {'would be ' if dry_run else ''}imported again (--again)", err=True)
+        click.echo(plain(f"note: {path}: {said}; {'would be ' if dry_run else ''}imported again (--again)"), err=True)
     stored: list[int] = []
     for f in read:
         path = f.path
@@ -109,15 +110,16 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
             what = (f"{path}: {run.source}, {counted(len(run.steps), 'step')}, {counted(run.sample_count, 'sample')}"
                     + (f", started {minute_text(run.started)} UTC" if run.started else "")
                     + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
+            # plain: a job name, a path or a host is the file's text (fio prints a job name as given)
             if dry_run:
                 given_ranks(run, over.ranks)
-                click.echo("would store " + what)
+                click.echo(plain("would store " + what))
                 for st in run.steps:
-                    click.echo(f"  {st.name or st.kernel}: {st.kernel} "
-                               + " ".join(f"--{k}={v}" for k, v in st.params.items()) + f" (ranks {st.ranks})")
+                    click.echo(plain(f"  {st.name or st.kernel}: {st.kernel} "
+                                     + " ".join(f"--{k}={v}" for k, v in st.params.items()) + f" (ranks {st.ranks})"))
                     for s in st.samples:
-                        click.echo(f"    rep {s.repetition} {s.label} [{s.condition}] {s.value} {s.unit}")
+                        click.echo(plain(f"    rep {s.repetition} {s.label} [{s.condition}] {s.value} {s.unit}"))
             else:
-                click.echo(f"stored as run {ids[i]}: " + what)
+                click.echo(plain(f"stored as run {ids[i]}: " + what))
             for note in run.notes:
-                click.echo(f"note: {path}: {note}", err=True)
+                click.echo(plain(f"note: {path}: {note}"), err=True)
