@@ -1021,3 +1021,24 @@ def test_a_process_kept_busy_beside_the_capture_is_named_and_its_own_commands_ar
     assert re.search(rf"\bsh \(pid {neighbour}, \d+ % of a CPU\)", said), said
     assert f"pid {own.pid}," not in said and f"pid {sleeper}," not in said, said
     assert environment.is_volatile(busy_processes.KEY)
+
+
+def test_a_busy_neighbour_named_to_fool_the_reader_is_named_as_it_named_itself():
+    """A process may name itself anything but NUL (/proc/PID/comm): ')' and ' R 1 (' are /proc/PID/stat's own
+    separators, a newline split the key's line, and a '%' in the name was rewritten to ' %'."""
+    from clusterbench.environment import busy_processes
+
+    name = "a%b) R 1 (\nz"
+    spin = f"open('/proc/self/comm', 'w').write({name!r})\nwhile True: pass"
+    pid = int(subprocess.run(["sh", "-c", f'"{sys.executable}" -c "$0" >/dev/null 2>&1 & echo $!', spin],
+                             capture_output=True, text=True, check=True).stdout)
+    try:
+        while Path(f"/proc/{pid}/comm").read_text() != name + "\n":
+            pass   # the interpreter has not yet named itself
+        env: dict = {}
+        busy_processes.collect(env, Context())
+    finally:
+        os.kill(pid, 9)
+    said = env[busy_processes.KEY]
+    assert re.search(rf"(^|, )a%b\) R 1 \(\\nz \(pid {pid}, \d+ % of a CPU\)", said), said
+    assert "\n" not in said

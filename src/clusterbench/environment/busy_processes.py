@@ -84,9 +84,14 @@ def busy_text(samples: list[dict], self_pid: str, own_net: str | None, net_of, w
             continue
         first, last = samples[0].get(pid), samples[-1].get(pid)
         share = (last[3] - first[3]) / ticks_per_s / window_s if first and last and window_s > 0 else 0.0
-        busy.append((-share, (last or first)[0], int(pid)))
-    return ", ".join(f"{name} (pid {pid}, {-share:.0%} of a CPU)".replace("%", " %")
-                     for share, name, pid in sorted(busy)) or "none"
+        busy.append((-share, _shown((last or first)[0]), int(pid)))
+    return ", ".join(f"{name} (pid {pid}, {-share * 100:.0f} % of a CPU)" for share, name, pid in sorted(busy)) or "none"
+
+
+def _shown(name: str) -> str:
+    """A command name as a process set it (prctl, /proc/PID/comm: any bytes but NUL), its control
+    characters written as escapes: a name holding a newline cannot add a line of its own to the key."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in name)
 
 
 def collect(env: dict, ctx: Context) -> None:
