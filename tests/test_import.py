@@ -719,6 +719,9 @@ def test_fio_terse_job_name_holding_semicolons_is_one_name_not_a_refused_line():
     (s,) = st.samples
     f = _terse_fields("fio-3.33-terse3-name-with-semicolons.txt")[0]
     assert (st.name, s.phase, s.value) == ("fio job rd;4k;p=1", "read", float(f[9]))
+    # fio keeps 127 bytes of a name: the longest a line can hold, and the bound on the fields joined
+    (st,) = one("fio-3.33-terse3-longest-name.txt").steps
+    assert st.name == "fio job " + ";".join(["ab"] * 50)[:127] and st.samples[0].phase == "read"
 
 
 def test_iperf3_sums_directions_and_old_single_stream_files():

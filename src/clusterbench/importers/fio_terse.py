@@ -33,6 +33,9 @@ LINE = re.compile(r"^([345]);fio-(\d[\w.\-+]*);", re.M)
 MARK = LINE
 BLOCK = {3: 41, 4: 41, 5: 47}
 DIRECTIONS = {3: ("read", "write"), 4: ("read", "write", "trim"), 5: ("read", "write", "trim")}
+# fio keeps a job name in FIO_JOBNAME_SIZE bytes, its NUL included (thread_stat.name): a longer
+# "name" is no name that held ';' (and trying every field of a long line as one took minutes)
+JOB_NAME_BYTES = 128
 WHOLE = re.compile(r"^-?\d+$")
 HEAD = 5   # version, fio version, job name, group id, error
 
@@ -86,7 +89,10 @@ def _rejoin_name(number: int, fields: list[str]) -> list[str]:
     no percentile where its blocks hold them). A line that fits no way is
     left as it is, for _blocks to refuse."""
     for extra in range(len(fields) - HEAD):
-        joined = fields[:2] + [";".join(fields[2:3 + extra])] + fields[3 + extra:]
+        name = ";".join(fields[2:3 + extra])
+        if len(name.encode()) >= JOB_NAME_BYTES:
+            break
+        joined = fields[:2] + [name] + fields[3 + extra:]
         if not all(WHOLE.match(v) for v in joined[3:5]):
             continue
         try:
