@@ -85,7 +85,8 @@ def busy_text(samples: list[dict], self_pid: str, own_net: str | None, net_of, w
         first, last = samples[0].get(pid), samples[-1].get(pid)
         share = (last[3] - first[3]) / ticks_per_s / window_s if first and last and window_s > 0 else 0.0
         busy.append((-share, _shown((last or first)[0]), int(pid)))
-    return ", ".join(f"{name} (pid {pid}, {-share * 100:.0f} % of a CPU)" for share, name, pid in sorted(busy)) or "none"
+    return ", ".join(f"{name} (pid {pid}, {-share * 100:.0f} % of a CPU)"
+                     for share, name, pid in sorted(busy)) or "none"
 
 
 def _shown(name: str) -> str:
