@@ -27,7 +27,7 @@ FAILED_RUNS = {"ior-3.2.1-failed-run.json",    # IOR aborted before any result: 
                "ior-csv-3.3.0-no-results.csv",  # IOR 3.3.0 writes no results in CSV (its CSV branches are empty)
                "mdtest-4.1.0+dev-time-table-only.txt",  # mdtest -Z prints no rates
                "iperf3-3.20-json-stream-error.json",    # the client could not connect: iperf3's error alone
-               "iperf3-3.20-error.json"}
+               "iperf3-3.20-error.json", "iperf3-3.12-connect-refused.txt", "iperf3-3.12-connect-refused-verbose.txt"}
 
 
 def one(name: str, fmt: str = "auto"):
@@ -937,6 +937,16 @@ def test_iperf3_file_holding_only_its_connect_error_is_refused_with_iperf3s_word
     assert ("the file holds no result, only iperf3's error: \"unable to connect to server - server may have "
             "stopped running or use a different port, firewall issue, etc.: Connection refused\"") in r.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(1,)]
+
+
+@pytest.mark.parametrize("name", ["iperf3-3.12-connect-refused.txt", "iperf3-3.12-connect-refused-verbose.txt"])
+def test_iperf3_text_holding_only_its_connect_error_is_refused_with_iperf3s_words(cli, name):
+    """The text twin of the above: iperf3 -c to a closed port prints its error line alone (after -V's version
+    and uname), refused as no known format where the JSON said why."""
+    r = cli("import", str(FIXTURES / name))
+    assert r.status == 2 and r.stderr.strip().count("\n") == 0, r.stderr
+    assert ("the file holds no result, only iperf3's error: \"unable to connect to server: Connection refused\""
+            in r.stderr)
 
 
 def test_osu_tables_become_mpi_sweeps():

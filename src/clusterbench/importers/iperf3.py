@@ -29,7 +29,8 @@ MARK = iperf3_text.CONNECTING   # where an iperf3 client run starts (importers.o
 
 def detect(text: str) -> bool:
     head = text[:4096]
-    return _is_json(head, text) or iperf3_text.detect(text) or iperf3_server_text.detect(text)
+    return (_is_json(head, text) or iperf3_text.detect(text) or iperf3_server_text.detect(text)
+            or iperf3_text.error_only(head) is not None)
 
 
 # iperf3 --json-stream's first event: "start", or "error" alone where the client ran no test (no server)
@@ -56,6 +57,9 @@ def _dict(d, key) -> dict:
 
 def parse(text: str) -> list[ImportedRun]:
     if not _is_json(text[:4096], text):
+        said = iperf3_text.error_only(text)
+        if said is not None:   # the client ran no test: iperf3's own words, as for -J's lone error
+            raise Unreadable(f"the file holds no result, only iperf3's error: \"{said[:200]}\"")
         if not iperf3_text.detect(text) and iperf3_server_text.detect(text):
             return iperf3_server_text.parse(text)   # iperf3 -s's own lines
         return iperf3_text.parse(text)   # plain text (without -J)

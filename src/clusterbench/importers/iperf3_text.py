@@ -29,6 +29,17 @@ RATE = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}       # to Gbit/s (i
 BYTES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}   # its Bytes are 1024-based
 VERSION = re.compile(r"^iperf (3\.\d+(?:\.\d+)?)\b", re.M)
 UNAME = re.compile(r"^(Linux|Darwin|FreeBSD|SunOS|CYGWIN\S*) (\S+) .*$", re.M)
+# a client that ran no test prints only its error ("iperf3: error - unable to connect to server: Connection
+# refused"), after -V's version and uname lines: the text twin of -J's lone "error"
+ERROR = re.compile(r"^iperf3: error - (.+?)\s*$", re.M)
+
+
+def error_only(text: str) -> str | None:
+    """iperf3's words where the file holds its error and nothing else it prints (-V's lines aside)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    said = ERROR.search(text)
+    rest = [line for line in lines if not (ERROR.match(line) or VERSION.match(line) or UNAME.match(line))]
+    return said.group(1) if said and not rest else None
 STARTING = re.compile(r"^Starting Test: protocol: (\w+), (\d+) streams, (\d+) byte blocks, omitting \d+ seconds, "
                       r"(\d+) second test", re.M)
 DONE = re.compile(r"^iperf Done\.\s*$", re.M)
