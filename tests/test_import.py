@@ -949,6 +949,15 @@ def test_iperf3_text_holding_only_its_connect_error_is_refused_with_iperf3s_word
             in r.stderr)
 
 
+def test_json_cut_inside_a_string_says_where_in_one_at(tmp_path):
+    """json's own message ends in "at": it read "Unterminated string starting at at line 10 column 11"."""
+    text = (FIXTURES / "iperf3-3.20-error.json").read_text()
+    (tmp_path / "cut.json").write_text(text[:text.index("unable to connect") + 6])
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "cut.json"))
+    assert e.value.message.endswith("iperf3: not complete JSON: Unterminated string starting at line 10 column 11")
+
+
 def test_osu_tables_become_mpi_sweeps():
     lat = one("osu-5.3-latency.txt")
     (st,) = lat.steps

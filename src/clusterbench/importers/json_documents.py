@@ -31,7 +31,8 @@ def documents(text: str) -> tuple[list[dict], bool]:
             doc, pos = decoder.raw_decode(text, start)
         except json.JSONDecodeError as e:
             where = f"line {e.lineno} column {e.colno}"
-            raise Unreadable(f"not complete JSON: {e.msg} at {where}"
+            # json's "Unterminated string starting at" and "Invalid control character at" end in their "at"
+            raise Unreadable(f"not complete JSON: {e.msg.removesuffix(' at')} at {where}"
                              + (f" (document {len(docs) + 1} of the file)" if docs else "")) from None
         if not isinstance(doc, dict):
             raise Unreadable("the JSON document is not an object")
