@@ -1023,6 +1023,17 @@ def test_a_process_kept_busy_beside_the_capture_is_named_and_its_own_commands_ar
     assert environment.is_volatile(busy_processes.KEY)
 
 
+def test_a_busy_process_started_after_the_first_sample_is_given_its_share_not_0():
+    """The share was taken between the first and the last sample: a busy loop that started after the first
+    (runnable at the other 9 of 10) read '0 % of a CPU' beside being named busy. Samples as /proc gives them:
+    pid -> (name, state, parent, CPU ticks), 10 of them over 0.45 s at 100 ticks a second."""
+    from clusterbench.environment import busy_processes
+
+    samples = [{"1": ("init", "S", 0, 7)} | ({"500": ("spin", "R", 1, 40 + 5 * i)} if i else {}) for i in range(10)]
+    said = busy_processes.busy_text(samples, "9999", "net:[1]", lambda pid: "net:[1]", 0.45, 100)
+    assert said == "spin (pid 500, 100 % of a CPU)"
+
+
 def test_a_busy_neighbour_named_to_fool_the_reader_is_named_as_it_named_itself():
     """A process may name itself anything but NUL (/proc/PID/comm): ')' and ' R 1 (' are /proc/PID/stat's own
     separators, a newline split the key's line, and a '%' in the name was rewritten to ' %'."""

@@ -82,9 +82,12 @@ def busy_text(samples: list[dict], self_pid: str, own_net: str | None, net_of, w
     for pid, count in runnable.items():
         if count < RUNNABLE_SHARE * len(samples) or pid in kin or net_of(pid) != own_net:
             continue
-        first, last = samples[0].get(pid), samples[-1].get(pid)
-        share = (last[3] - first[3]) / ticks_per_s / window_s if first and last and window_s > 0 else 0.0
-        busy.append((-share, _shown((last or first)[0]), int(pid)))
+        # over the samples that hold it: one started after the first sample read 0 % of a CPU
+        held = [i for i, sample in enumerate(samples) if pid in sample]
+        first, last = samples[held[0]][pid], samples[held[-1]][pid]
+        span_s = window_s * (held[-1] - held[0]) / max(1, len(samples) - 1)
+        share = (last[3] - first[3]) / ticks_per_s / span_s if span_s > 0 else 0.0
+        busy.append((-share, _shown(last[0]), int(pid)))
     return ", ".join(f"{name} (pid {pid}, {-share * 100:.0f} % of a CPU)"
                      for share, name, pid in sorted(busy)) or "none"
 
