@@ -1023,6 +1023,29 @@ def test_a_process_kept_busy_beside_the_capture_is_named_and_its_own_commands_ar
     assert environment.is_volatile(busy_processes.KEY)
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("second", [False, True], ids=["first-address", "second-address"])
+def test_the_mtu_is_found_where_the_host_name_is_an_interfaces_second_address(tmp_path, second):
+    """SIOCGIFADDR answers an interface's primary address alone: a host name on the second address of its
+    interface (a cluster address beside a management one) had no MTU, 'no interface holds' it. A network,
+    mount and host-name namespace of its own: a veth at MTU 1280 with 198.18.77.1 and .2, the name on one."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        pytest.skip("needs root, unshare and ip for a network namespace")
+    hosts = tmp_path / "hosts"
+    hosts.write_text(f"127.0.0.1 localhost\n198.18.77.{2 if second else 1} probe-host\n")
+    code = ("import json; from clusterbench.environment import host_address; "
+            "from clusterbench.environment.sources import Context; "
+            "env = {}; host_address.collect(env, Context()); print(json.dumps(env))")
+    prep = (f"mount --bind {hosts} /etc/hosts && hostname probe-host && "
+            "ip link add v0 type veth peer name v1 && ip link set v0 mtu 1280 up && ip link set v1 up && "
+            "ip addr add 198.18.77.1/24 dev v0 && ip addr add 198.18.77.2/24 dev v0 && ")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.run(["unshare", "--net", "--mount", "--uts", "sh", "-c", f'{prep}exec "$0" -c "$1"',
+                        sys.executable, code], capture_output=True, text=True, timeout=50, env=env)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"host_address.mtu": 1280}
+
+
 def test_a_busy_process_started_after_the_first_sample_is_given_its_share_not_0():
     """The share was taken between the first and the last sample: a busy loop that started after the first
     (runnable at the other 9 of 10) read '0 % of a CPU' beside being named busy. Samples as /proc gives them:
