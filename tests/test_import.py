@@ -724,6 +724,17 @@ def test_fio_terse_job_name_holding_semicolons_is_one_name_not_a_refused_line():
     assert st.name == "fio job " + ";".join(["ab"] * 50)[:127] and st.samples[0].phase == "read"
 
 
+def test_fio_json_and_terse_in_one_file_is_read_from_the_json():
+    """--output-format=json,terse prints the terse line first: it was read, and the JSON's job options, date
+    and latency lost ('terse output holds no job options' of a file that holds them)."""
+    run = one("fio-3.33-json-terse.txt")
+    assert (run.form, run.started is not None) == ("JSON", True)
+    (st,) = run.steps
+    assert (st.kernel, st.params["pattern"], st.params["block-size"]) == ("randio", "randread", "4k")
+    assert st.samples[0].value == float(_terse_fields("fio-3.33-json-terse.txt")[0][7])
+    assert any("its terse lines with json,terse" in n for n in run.notes)
+
+
 def test_iperf3_sums_directions_and_old_single_stream_files():
     run = one("iperf3-3.12-bidir.json")
     (st,) = run.steps

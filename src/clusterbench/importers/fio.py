@@ -52,9 +52,13 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> list[ImportedRun]:
-    if fio_terse.detect(text[:4096]):
+    # --output-format=json,terse prints the terse lines, then the JSON, which holds all they do and the job
+    # options: the JSON is read, wherever it starts
+    json_doc = re.search(r'"fio version"\s*:', text[:4096]) or (
+        fio_terse.detect(text[:4096]) and re.search(r'^\{\s*\n\s*"fio version"\s*:', text, re.M))
+    if fio_terse.detect(text[:4096]) and not json_doc:
         return fio_terse.parse(text)   # --minimal: a line of fields per job
-    if re.search(r'"fio version"\s*:', text[:4096]):
+    if json_doc:
         # one run per document (fio --output=log run twice); --output-format=json,normal prints the
         # JSON, then the same results as text, which are left out
         docs, skipped = json_documents.documents(text)
@@ -71,8 +75,8 @@ def parse(text: str) -> list[ImportedRun]:
                 run.notes.append(f"{len(each) - 1} interim report(s) of this run (--status-interval) before fio's "
                                  "final one: left out")
         if skipped:
-            runs[0].notes.append("lines around the JSON (fio's normal output with json,normal, or other "
-                                 "output) were skipped")
+            runs[0].notes.append("lines around the JSON (fio's normal output with json,normal, its terse lines "
+                                 "with json,terse, or other output) were skipped")
         return runs
     if TEXT_VERSION.search(text):
         # one run per "fio-3.33" line (a log that two runs were appended to), each from its job lines
