@@ -1070,7 +1070,7 @@ def test_a_busy_neighbour_named_to_fool_the_reader_is_named_as_it_named_itself()
         while Path(f"/proc/{pid}/comm").read_text() != name + "\n":
             pass   # the interpreter has not yet named itself
         env: dict = {}
-        busy_processes.collect(env, Context())
+        busy_processes.collect(env, Context(sample_processes=True))
     finally:
         os.kill(pid, 9)
     said = env[busy_processes.KEY]
