@@ -75,7 +75,8 @@ def test_export_formats_are_valid(cli, tmp_path):
     (["ior", "mpiexec", "-n", "2147483648", "ior", "-w"], "more than MPI can count"),
     (["import", "--np", "2147483648", "osu.txt"], "1<=x<=2147483647"),
     # a timer thread's OverflowError, the run stored without any timeout; nan timed every step out at once
-    (["run", "null", "--step-timeout", "1e308"], "1<=x<=31536000"),
+    (["run", "null", "--step-timeout", "1e308"], "1<=x<=31536000 (seconds)"),
+    (["run", "null", "--start-timeout", "0.5"], "1<=x<=31536000 (seconds)"),
     (["run", "null", "--step-timeout", "nan"], "nan is not a finite number"),
     (["run", "null", "--repeat", "auto", "--ci-target", "nan"], "nan is not a finite number"),   # never reached
     (["compare", "a", "b", "--fail-if", "slower", "--threshold", "nan"], "nan is not a finite number"),   # never failed

@@ -127,6 +127,13 @@ class Finite(click.FloatRange):
     nan was never reached, and --step-timeout nan timed every step out.
     Written in decimal digits 0-9, as Digits is."""
 
+    def __init__(self, min=None, max=None, unit: str | None = None, **kwargs):
+        super().__init__(min, max, **kwargs)
+        self.unit = unit   # said after the range: "1<=x<=31536000 (seconds)", not a bare number
+
+    def _describe_range(self) -> str:
+        return f"{super()._describe_range()} ({self.unit})" if self.unit else super()._describe_range()
+
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):

@@ -123,7 +123,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="With --repeat auto: the CI width to reach, in % of the median.")
 @click.option("--max-repeat", type=Digits(6, 100000), default=30, show_default=True,
               help="With --repeat auto: stop after this many repetitions.")
-@click.option("--max-time", type=Finite(1), default=600, show_default=True,
+@click.option("--max-time", type=Finite(1, unit="seconds"), default=600, show_default=True,
               help="With --repeat auto: stop a step after this many seconds.")
 @click.option("--label", help="Name of the configuration measured, e.g. nfs-rdma or tuned=balanced.")
 @click.option("--np", "ranks", type=RANK_COUNT, default=None, help="MPI ranks (kernels only).")
@@ -148,16 +148,16 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
                    "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
 @click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
               "when too few are granted (otherwise that is an error).")
-@click.option("--step-timeout", type=Finite(1, LONGEST_WAIT_S), default=None, metavar="SECONDS",
+@click.option("--step-timeout", type=Finite(1, LONGEST_WAIT_S, unit="seconds"), default=None, metavar="SECONDS",
               envvar="CLUSTERBENCH_STEP_TIMEOUT", show_envvar=True,
               help="End a launch of a step that runs longer than this (its launcher and every rank), store the "
                    "step as failed with the reason, and go on with the next (default: no limit).")
-@click.option("--start-timeout", type=Finite(1, LONGEST_WAIT_S), default=START_TIMEOUT_S, show_default=True,
+@click.option("--start-timeout", type=Finite(1, LONGEST_WAIT_S, unit="seconds"), default=START_TIMEOUT_S, show_default=True,
               metavar="SECONDS", envvar="CLUSTERBENCH_START_TIMEOUT", show_envvar=True,
               help="End a launch of several ranks whose ranks are not all past MPI_Init after this long (a rank "
                    "that died before it holds the others there for ever under MPICH), store the step as failed "
                    "with what the ranks said, and go on with the next; docs/reliability.md.")
-@click.option("--stall-floor", type=Finite(1, LONGEST_WAIT_S), default=straggler_rule.FLOOR_S, show_default=True,
+@click.option("--stall-floor", type=Finite(1, LONGEST_WAIT_S, unit="seconds"), default=straggler_rule.FLOOR_S, show_default=True,
               metavar="SECONDS",
               help="run cluster, per-node steps: a node still running when the others ended is ended as stalled "
                    "once it has run the greater of this and --stall-factor x their median duration (with "
