@@ -319,15 +319,15 @@ def test_an_error_about_a_long_path_keeps_its_reason(run_cbk, tmp_path, length, 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("kernel, arg, message", [
-    ("manyfiles", "--files=9223372036854775808", "--files=9223372036854775808 is out of range [1, 1000000]"),
-    ("manyfiles", "--files=-99999999999999999999", "--files=-99999999999999999999 is out of range [1, 1000000]"),
+    ("manyfiles", "--files=9223372036854775808", "--files=9223372036854775808 is out of range [1, 1000000] (count)"),
+    ("manyfiles", "--files=-99999999999999999999", "--files=-99999999999999999999 is out of range [1, 1000000] (count)"),
     ("randio", "--seed=99999999999999999999", "--seed=99999999999999999999 is out of range [0, 9223372036854775807]"),
-    ("seqio", "--file-size=16777216t", "--file-size=16777216t is out of range [4k, 18446744073709551615]"),
+    ("seqio", "--file-size=16777216t", "--file-size=16777216t is out of range [4k, 18446744073709551615] (bytes)"),
     ("seqio", "--file-size=18446744073709551616", "--file-size=18446744073709551616 is out of range "
-                                                  "[4k, 18446744073709551615]"),
-    ("mpi", "--max-size=99999999999999999999k", "--max-size=99999999999999999999k is out of range [0, 1g]"),
-    ("null", "--seconds=1e400", "--seconds=1e400 is out of range [0, 3600]"),
-    ("tcp", "--duration=1e-400", "--duration=1e-400 is out of range [0.01, 86400]"),
+                                                  "[4k, 18446744073709551615] (bytes)"),
+    ("mpi", "--max-size=99999999999999999999k", "--max-size=99999999999999999999k is out of range [0, 1g] (bytes)"),
+    ("null", "--seconds=1e400", "--seconds=1e400 is out of range [0, 3600] (s)"),
+    ("tcp", "--duration=1e-400", "--duration=1e-400 is out of range [0.01, 86400] (s)"),
 ])
 def test_a_number_past_its_type_is_out_of_range_not_malformed(run_cbk, tmp_path, kernel, arg, message):
     """A count of 2^63, a size past 2^64 bytes or a real past a double was

@@ -187,6 +187,15 @@ static int convert_list(const struct cbk_param *p, const char *text, struct cbk_
     }
 }
 
+/* "--NAME=TEXT is out of range [LO, HI] (UNIT)": the unit where the
+ * parameter has one, so "[0, 86400]" is read as seconds, not guessed. */
+static void out_of_range(const struct cbk_param *p, const char *text, const char *lo, const char *hi, char *why,
+                         size_t why_len)
+{
+    snprintf(why, why_len, "--%s=%s is out of range [%s, %s]%s%s%s", p->name, text, lo, hi, p->unit ? " (" : "",
+             p->unit ? p->unit : "", p->unit ? ")" : "");
+}
+
 /* Converts one value and checks its bounds. */
 static int convert(const struct cbk_param *p, const char *text, union cbk_value *v,
                    char *why, size_t why_len)
@@ -196,8 +205,7 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         uint64_t lo = 0, hi = UINT64_MAX;
         int bad = cbk_parse_size(text, &v->size);
         if (bad == CBK_SIZE_TOO_LARGE) {
-            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text, p->min ? p->min : "0",
-                     p->max ? p->max : "18446744073709551615");
+            out_of_range(p, text, p->min ? p->min : "0", p->max ? p->max : "18446744073709551615", why, why_len);
             return -1;
         }
         if (bad == CBK_SIZE_NOT_WHOLE) {
@@ -211,8 +219,7 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         }
         if ((p->min && !cbk_parse_size(p->min, &lo) && v->size < lo) ||
             (p->max && !cbk_parse_size(p->max, &hi) && v->size > hi)) {
-            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
-                     p->min ? p->min : "0", p->max ? p->max : "unbounded");
+            out_of_range(p, text, p->min ? p->min : "0", p->max ? p->max : "unbounded", why, why_len);
             return -1;
         }
         return 0;
@@ -221,8 +228,8 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         int64_t lo, hi;
         int bad = parse_int(text, &v->integer);
         if (bad == PAST_TYPE) {
-            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
-                     p->min ? p->min : "-9223372036854775808", p->max ? p->max : "9223372036854775807");
+            out_of_range(p, text, p->min ? p->min : "-9223372036854775808", p->max ? p->max : "9223372036854775807",
+                         why, why_len);
             return -1;
         }
         if (bad) {
@@ -231,8 +238,7 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         }
         if ((p->min && !parse_int(p->min, &lo) && v->integer < lo) ||
             (p->max && !parse_int(p->max, &hi) && v->integer > hi)) {
-            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
-                     p->min ? p->min : "-inf", p->max ? p->max : "inf");
+            out_of_range(p, text, p->min ? p->min : "-inf", p->max ? p->max : "inf", why, why_len);
             return -1;
         }
         return 0;
@@ -241,8 +247,8 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         double lo, hi;
         int bad = parse_real(text, &v->real);
         if (bad == PAST_TYPE) {
-            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
-                     p->min ? p->min : "-1.7976931348623157e308", p->max ? p->max : "1.7976931348623157e308");
+            out_of_range(p, text, p->min ? p->min : "-1.7976931348623157e308",
+                         p->max ? p->max : "1.7976931348623157e308", why, why_len);
             return -1;
         }
         if (bad) {
@@ -251,8 +257,7 @@ static int convert(const struct cbk_param *p, const char *text, union cbk_value 
         }
         if ((p->min && !parse_real(p->min, &lo) && v->real < lo) ||
             (p->max && !parse_real(p->max, &hi) && v->real > hi)) {
-            snprintf(why, why_len, "--%s=%s is out of range [%s, %s]", p->name, text,
-                     p->min ? p->min : "-inf", p->max ? p->max : "inf");
+            out_of_range(p, text, p->min ? p->min : "-inf", p->max ? p->max : "inf", why, why_len);
             return -1;
         }
         return 0;
