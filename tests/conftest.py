@@ -262,6 +262,7 @@ def pytest_sessionstart(session):
     import shm_debris
 
     session.config.shm_before = shm_debris.mpi_files()
+    session.config.hydra_before = shm_debris.hydra_files()
     if os.geteuid() != 0:
         return
     import stale_suites
@@ -289,6 +290,9 @@ def pytest_sessionfinish(session, exitstatus):
         if files:
             print(f"\nconftest: removed {files} MPI shared-memory file(s), {size / 2**20:.0f} MiB, "
                   "that ranks killed with -9 left in /dev/shm")
+        hydra = shm_debris.remove_hydra_left(session.config.hydra_before)
+        if hydra:
+            print(f"conftest: removed {hydra} hwloc topology file(s) that an mpiexec killed with -9 left")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,11 +12,18 @@ Only what appeared while this suite ran is touched, and of that only a file
 no live process has mapped or open, and that has stood unused a while (a
 rank of a suite running beside this one opens and maps its segment within
 microseconds of creating it). What was there before the suite is left.
+
+MPICH's mpiexec (Hydra) killed with -9 leaves, alike, the hwloc topology it
+wrote for its proxies, /tmp/hydra_hwloc_xmlfile_* (30-50 a suite, 8 KiB
+each); it removes it at its exit. A proxy reads it once, at its start: one
+of those the suite's run left that no process holds open and that is a
+minute old is no launch's any more.
 """
 from __future__ import annotations
 
 import os
 import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,21 +39,21 @@ def mpi_files() -> set[str]:
         return set()
 
 
-def _in_use() -> set[str]:
-    """The /dev/shm paths some live process maps or holds open."""
+def _in_use(folder: Path = SHM) -> set[str]:
+    """The paths in folder that some live process maps or holds open."""
     used: set[str] = set()
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             with open(f"/proc/{pid}/maps") as maps:
-                used.update(line.split(None, 5)[5].strip() for line in maps if " /dev/shm/" in line)
+                used.update(line.split(None, 5)[5].strip() for line in maps if f" {folder}/" in line)
         except (OSError, IndexError):
             pass
         try:
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if target.startswith("/dev/shm/"):
+                if target.startswith(f"{folder}/"):
                     used.add(target)
         except OSError:
             pass
@@ -76,3 +83,36 @@ def remove_left(before: set[str]) -> tuple[int, int]:
             continue
         files, size = files + 1, size + st.st_size
     return files, size
+
+
+HYDRA_PREFIX = "hydra_hwloc_xmlfile_"
+HYDRA_UNUSED_FOR_S = 60.0
+
+
+def hydra_files() -> set[str]:
+    try:
+        return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith(HYDRA_PREFIX)}
+    except OSError:
+        return set()
+
+
+def remove_hydra_left(before: set[str]) -> int:
+    """Removes Hydra's topology files that appeared since `before` was taken,
+    are a minute old and no process holds open. Returns how many."""
+    new = hydra_files() - before
+    if not new:
+        return 0
+    folder = Path(tempfile.gettempdir())
+    used = _in_use(folder)
+    now, removed = time.time(), 0
+    for name in new:
+        path = folder / name
+        try:
+            st = path.lstat()
+            if str(path) in used or now - st.st_mtime < HYDRA_UNUSED_FOR_S or not stat.S_ISREG(st.st_mode):
+                continue
+            path.unlink()
+        except OSError:
+            continue
+        removed += 1
+    return removed

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -86,4 +87,30 @@ def test_a_segment_there_before_the_suite_or_just_made_is_left(tmp_path):
         assert there.exists() and fresh.exists()
     finally:
         there.unlink()
+        fresh.unlink()
+
+
+@pytest.mark.timeout(120)
+def test_the_topology_file_of_an_mpiexec_killed_with_9_is_removed_and_a_fresh_one_is_left(mpiexec, cbk_bin):
+    before = shm_debris.hydra_files()
+    job = subprocess.Popen([mpiexec, "-n", "2", cbk_bin, "null", "--seconds=30", "--repetitions=1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        if not _wait_for(lambda: shm_debris.hydra_files() - before, 30):
+            pytest.skip("this mpiexec writes no hwloc topology file (not MPICH's Hydra)")
+        ours = shm_debris.hydra_files() - before
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    folder = Path(tempfile.gettempdir())
+    assert ours <= shm_debris.hydra_files(), "killed with -9, mpiexec left no topology file: nothing to remove"
+    fresh = folder / f"{shm_debris.HYDRA_PREFIX}cbtest{os.getpid():x}"
+    fresh.write_text("<topology/>")   # a launch's, a moment old: its proxies may not have read it yet
+    try:
+        old = time.time() - 2 * shm_debris.HYDRA_UNUSED_FOR_S
+        for n in ours:
+            os.utime(folder / n, (old, old))
+        assert shm_debris.remove_hydra_left(before) >= len(ours)
+        assert not (shm_debris.hydra_files() & ours) and fresh.exists()
+    finally:
         fresh.unlink()
