@@ -37,6 +37,12 @@ def detect(text: str) -> bool:
 STREAM_OPENING = re.compile(r'^\{"event":\s*"(?:start|error)",\s*"data":', re.M)
 
 
+def _error_alone(said: str) -> Unreadable:
+    """A file of iperf3's error alone (the client ran no test: no server at the address, refused,
+    timed out), -J's, --json-stream's or the text's: refused in iperf3's own words."""
+    return Unreadable(f"the file holds no result, only iperf3's error: \"{said[:200]}\"")
+
+
 def _is_json(head: str, text: str) -> bool:
     if STREAM_OPENING.search(head):
         return True
@@ -59,7 +65,7 @@ def parse(text: str) -> list[ImportedRun]:
     if not _is_json(text[:4096], text):
         said = iperf3_text.error_only(text)
         if said is not None:   # the client ran no test: iperf3's own words, as for -J's lone error
-            raise Unreadable(f"the file holds no result, only iperf3's error: \"{said[:200]}\"")
+            raise _error_alone(said)
         if not iperf3_text.detect(text) and iperf3_server_text.detect(text):
             return iperf3_server_text.parse(text)   # iperf3 -s's own lines
         return iperf3_text.parse(text)   # plain text (without -J)
@@ -91,8 +97,7 @@ def _whole_documents(docs: list[dict]) -> list[dict]:
 
 def _run(doc: dict) -> ImportedRun:
     if doc.get("error") and not _dict(doc, "end"):
-        # the client ran no test (no server at the address, refused, timed out): iperf3's own words
-        raise Unreadable(f"the file holds no result, only iperf3's error: \"{str(doc['error'])[:200]}\"")
+        raise _error_alone(str(doc["error"]))
     start, end = _dict(doc, "start"), _dict(doc, "end")
     ts = _dict(start, "test_start")
     version = str(start.get("version", "")).removeprefix("iperf ").strip() or None

@@ -112,6 +112,28 @@ _LOSS_WHERE = {"port": "look at {h}'s port or cable (packet loss both ways)",
                "send": "look at {h}'s transmit path (packet loss)", "receive": "look at {h}'s receive path (packet loss)"}
 
 
+def _span(shares: list[float]) -> str:
+    lo, hi = f"{min(shares):.2g}", f"{max(shares):.2g}"
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def _said_by_node(view: ClusterView, marked: list, mark, sides: dict, wheres: dict, shares, link_line,
+                  skip: frozenset = frozenset(), alone=lambda lk: True) -> list[str]:
+    """The marked links explained by a node where every link it sends on, receives on, or both is
+    marked (link_faults.py), "SIDE (N links: SHARES): WHERE"; the others one line each (link_line)
+    where `alone` keeps them and neither end is named. Hosts in `skip` are not named again."""
+    as_flags = [dataclasses.replace(lk, flagged=mark(lk)) for lk in view.links]
+    out, named = [], set(skip)
+    for fault in node_faults(as_flags, view.hosts):
+        if fault.host in skip:
+            continue
+        named.add(fault.host)
+        touching = [lk for lk in marked if fault.host in (lk.src, lk.dst)]
+        out.append(f"{sides[fault.side].format(h=fault.host)} ({len(touching)} links: {shares(touching)}): "
+                   f"{wheres[fault.side].format(h=fault.host)}")
+    return out + [link_line(lk) for lk in marked if alone(lk) and lk.src not in named and lk.dst not in named]
+
+
 def loss_sentences(view: ClusterView) -> list[str]:
     """Links on which TCP sent again at least LINK_RETRANSMIT_BOUND_PCT of its bytes: packet loss,
     which the bandwidth (the best repetition) and the latency (the median) can hide. Explained by a
@@ -119,25 +141,18 @@ def loss_sentences(view: ClusterView) -> list[str]:
     A slow link drops what overflows the queue before it (a shaper's, a switch's buffer before a
     slow port: h03's port shaped to a quarter on the test cluster had TCP resend 4 to 11 % into
     it), so a node or link already said to be slow is not said again as lossy."""
-    lossy = view.lossy_links
-    if not lossy:
+    if not view.lossy_links:
         return []
-    slow = {f.host for f in node_faults(view.links, view.hosts)}
-    as_flags = [dataclasses.replace(lk, flagged=lk.lossy) for lk in view.links]
-    out, named = [], set(slow)
-    for fault in node_faults(as_flags, view.hosts):
-        if fault.host in slow:
-            continue
-        named.add(fault.host)
-        touching = [lk for lk in lossy if fault.host in (lk.src, lk.dst)]
+
+    def resent(touching: list) -> str:
         mine = [lk.retransmit_pct for lk in touching if not lk.flagged] or [lk.retransmit_pct for lk in touching]
-        lo, hi = f"{min(mine):.2g}", f"{max(mine):.2g}"
-        out.append(f"{_LOSS[fault.side].format(h=fault.host)} ({len(touching)} links: TCP sent "
-                   f"{lo if lo == hi else f'{lo} to {hi}'} % of their bytes again): "
-                   f"{_LOSS_WHERE[fault.side].format(h=fault.host)}")
-    out += [f"link {lk.src}->{lk.dst}: TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)"
-            for lk in lossy if not lk.flagged and lk.src not in named and lk.dst not in named]
-    return out
+        return f"TCP sent {_span(mine)} % of their bytes again"
+
+    return _said_by_node(view, view.lossy_links, lambda lk: lk.lossy, _LOSS, _LOSS_WHERE, resent,
+                         lambda lk: f"link {lk.src}->{lk.dst}: TCP sent {lk.retransmit_pct:.2g} % of its bytes again "
+                                    "(packet loss)",
+                         skip=frozenset(f.host for f in node_faults(view.links, view.hosts)),
+                         alone=lambda lk: not lk.flagged)
 
 
 _TWICE = {"port": "every link to and from {h} delivers segments twice", "send": "every link {h} sends on delivers "
@@ -150,22 +165,14 @@ def duplicate_sentences(view: ClusterView) -> list[str]:
     """Links whose receiver got at least LINK_DUPLICATE_BOUND_PCT of the data segments twice (the
     D-SACKs their sender received): a port or switch that duplicates frames, which slows nothing
     and has TCP resend nothing. Explained by a node as slow and lossy links are (link_faults.py)."""
-    twice = view.duplicating_links
-    if not twice:
+    if not view.duplicating_links:
         return []
-    as_flags = [dataclasses.replace(lk, flagged=lk.duplicating) for lk in view.links]
-    out, named = [], set()
-    for fault in node_faults(as_flags, view.hosts):
-        named.add(fault.host)
-        shares = [lk.duplicate_pct for lk in twice if fault.host in (lk.src, lk.dst)]
-        lo, hi = f"{min(shares):.2g}", f"{max(shares):.2g}"
-        out.append(f"{_TWICE[fault.side].format(h=fault.host)} ({len(shares)} links: the network delivered "
-                   f"{lo if lo == hi else f'{lo} to {hi}'} % of their segments twice): "
-                   f"{_TWICE_WHERE[fault.side].format(h=fault.host)}")
-    out += [f"link {lk.src}->{lk.dst}: the network delivered {lk.duplicate_pct:.2g} % of its segments twice: "
-            f"look at the ports of {lk.src} and {lk.dst} or the switch between them"
-            for lk in twice if lk.src not in named and lk.dst not in named]
-    return out
+    return _said_by_node(
+        view, view.duplicating_links, lambda lk: lk.duplicating, _TWICE, _TWICE_WHERE,
+        lambda touching: f"the network delivered {_span([lk.duplicate_pct for lk in touching])} % of their "
+                         "segments twice",
+        lambda lk: f"link {lk.src}->{lk.dst}: the network delivered {lk.duplicate_pct:.2g} % of its segments twice: "
+                   f"look at the ports of {lk.src} and {lk.dst} or the switch between them")
 
 
 # a target directory's mount: where its file system is another, every key of the device under it
