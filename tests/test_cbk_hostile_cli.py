@@ -263,7 +263,8 @@ def test_a_garbage_store_run_id_never_makes_the_owner_stamp_unreadable(cbk_bin, 
     reads, so a run killed with -9 left a directory `clusterbench clean` could
     never prove was cbk's and never removed; '12abc' claimed store run 12, and
     70 digits were cut to 63, another number. A value that is not a run id is
-    null."""
+    null. The stamp is read the moment it appears: it was created empty and
+    written after, and a reader under load (or a kill -9 then) found it empty."""
     import os
     import signal
     import time
@@ -278,8 +279,7 @@ def test_a_garbage_store_run_id_never_makes_the_owner_stamp_unreadable(cbk_bin, 
         deadline = time.monotonic() + 30
         while not list(tmp_path.glob("cbk-seqio-*/.cbk-owner")) and time.monotonic() < deadline:
             time.sleep(0.02)
-        (stamp,) = tmp_path.glob("cbk-seqio-*/.cbk-owner")
-        time.sleep(0.2)   # written whole
+        (stamp,) = tmp_path.glob("cbk-seqio-*/.cbk-owner")   # read at once: it appears whole
         assert json.loads(stamp.read_text())["store_run"] == store_run
     finally:
         p.send_signal(signal.SIGKILL)

@@ -295,6 +295,36 @@ static void read_line(const char *path, char *out, size_t len)
     fclose(f);
 }
 
+/* The stamp appears whole or not at all: written to an unnamed file
+ * (O_TMPFILE) then linked in, so a kill -9 between creating and writing it
+ * cannot leave an empty stamp that `clean` could never read as ours, and a
+ * reader never catches it half written. File systems without O_TMPFILE
+ * (NFS, FUSE) get the text composed first and written by one call. */
+static int write_whole(const char *dir, const char *path, const char *text, size_t len)
+{
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        int rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
+        if (!rc && linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
+            rc = -errno;
+        if (close(fd) && !rc)
+            rc = -errno;
+        if (rc != -ENOENT) /* ENOENT: no /proc to link it through; write it in place */
+            return rc;
+    } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+        return -errno;
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
+    if (close(fd) && !rc)
+        rc = -errno;
+    return rc;
+}
+
 int cbk_write_owner_stamp(const char *dir)
 {
     char path[CBK_PATH_MAX + 32], host[256] = "", boot[64];
@@ -317,21 +347,15 @@ int cbk_write_owner_stamp(const char *dir)
         if (strlen(significant) < sizeof run)
             snprintf(run, sizeof run, "%s", significant);
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
     char text[1024];
     int len = snprintf(text, sizeof text,
                        "{\"owner\":\"cbk\",\"host\":\"%s\",\"boot_id\":\"%s\",\"pid\":%ld,"
                        "\"start_ticks\":%llu,\"started_unix_s\":%lld,\"run_id\":\"%016" PRIx64 "\",\"store_run\":%s}\n",
                        host, boot, (long)getpid(), cbk_start_ticks((long)getpid()), (long long)time(NULL), owner_run_id,
                        run[0] ? run : "null");
-    int rc = 0;
-    if (len < 0 || (size_t)len >= sizeof text || write(fd, text, (size_t)len) != len)
-        rc = -EIO;
-    if (close(fd) && !rc)
-        rc = -errno;
-    return rc;
+    if (len < 0 || (size_t)len >= sizeof text)
+        return -EIO;
+    return write_whole(dir, path, text, (size_t)len);
 }
 
 int cbk_dir_place(const char *dir, struct cbk_dir_place *out)
