@@ -1,5 +1,5 @@
 """Importers: output files of the tools clusterbench replaces (IOR, mdtest,
-fio, iperf3, OSU, IMB) read into runs of the store.
+fio, iperf3, OSU, IMB, Himeno, STREAM) read into runs of the store.
 
 Each format is one module, registered here by name and imported when used
 (as launchers and report formats; the registry line says what it reads,
@@ -35,6 +35,8 @@ IMPORTERS = Registry("format", [
     ("mdtest", "clusterbench.importers.mdtest_text", "mdtest text output (SUMMARY tables; -v's per-iteration lines)"),
     ("osu", "clusterbench.importers.osu", "OSU micro-benchmarks 5.x-7.x text"),
     ("imb", "clusterbench.importers.imb", "Intel MPI Benchmarks 4.1-2021 text (IMB-MPI1, IMB-IO, IMB-NBC)"),
+    ("himeno", "clusterbench.importers.himeno", "RIKEN's Himeno text (himenoBMTxpa, himenoBMTxps, the C+MPI versions)"),
+    ("stream", "clusterbench.importers.stream", "McCalpin's STREAM text (stream.c 5.x, stream.f)"),
 ], extra_choices=("auto",))
 
 

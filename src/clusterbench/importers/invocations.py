@@ -66,3 +66,8 @@ def text_runs(text: str, banner: re.Pattern, parse_one, missing: str, lead: re.P
     if cut:
         runs[-1].notes.append(cut)
     return runs
+
+
+def line_of(part: str, position: int, first_line: int) -> int:
+    """The file's line number of `position` in a run's part that starts on `first_line` (see parts)."""
+    return first_line + part.count("\n", 0, position)
