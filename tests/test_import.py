@@ -1,5 +1,5 @@
-"""clusterbench import: real output files of IOR, mdtest, fio, iperf3, OSU
-and IMB (tests/fixtures/import, made as tests/fixtures/README says) read
+"""clusterbench import: real output files of IOR, mdtest, fio, iperf3, OSU,
+IMB, Himeno and STREAM (tests/fixtures/import, made as tests/fixtures/README says) read
 into runs with the kernels' phase/mode/unit vocabulary, stored whole or
 not at all, and shown as imported."""
 from __future__ import annotations
@@ -27,7 +27,10 @@ FAILED_RUNS = {"ior-3.2.1-failed-run.json",    # IOR aborted before any result: 
                "ior-csv-3.3.0-no-results.csv",  # IOR 3.3.0 writes no results in CSV (its CSV branches are empty)
                "mdtest-4.1.0+dev-time-table-only.txt",  # mdtest -Z prints no rates
                "iperf3-3.20-json-stream-error.json",    # the client could not connect: iperf3's error alone
-               "iperf3-3.20-error.json", "iperf3-3.12-connect-refused.txt", "iperf3-3.12-connect-refused-verbose.txt"}
+               "iperf3-3.20-error.json", "iperf3-3.12-connect-refused.txt", "iperf3-3.12-connect-refused-verbose.txt",
+               # STREAM's check failed; Himeno's Gosa 0 from the first sweeps: not the benchmark's arithmetic
+               "stream-5.10-failed-validation.txt", "stream-5.9-copy-failed-validation.txt",
+               "himeno-mpi-dynamic-XS-gosa-zero.txt"}
 
 
 def one(name: str, fmt: str = "auto"):
@@ -61,12 +64,12 @@ def test_at_least_thirty_real_files_every_format_at_two_versions():
 @pytest.mark.parametrize("name", [n for n in ALL if n not in FAILED_RUNS])
 def test_every_fixture_imports_with_its_tool_version_and_units(name):
     for run in parse_file(str(FIXTURES / name)):
-        assert run.tool in ("IOR", "mdtest", "fio", "iperf3", "OSU", "IMB")
+        assert run.tool in ("IOR", "mdtest", "fio", "iperf3", "OSU", "IMB", "Himeno", "STREAM")
         assert run.version or name in NO_VERSION_PRINTED
         assert run.sample_count > 0
         for st in run.steps:
             for s in st.samples:
-                assert s.unit in ("MiB/s", "IOPS", "items/s", "Gbit/s", "us"), (name, s)
+                assert s.unit in ("MiB/s", "IOPS", "items/s", "Gbit/s", "us", "MFLOPS"), (name, s)
                 # compare's faster/slower comes from the unit (mdtest's items/s had none)
                 assert direction(s.unit) != 0, (name, s.unit)
                 assert s.value is not None and s.value >= 0
@@ -78,7 +81,9 @@ def test_detection_reads_the_content_not_the_name(tmp_path):
                       ("fio-3.33-randread.txt", "fio"), ("fio-3.33-terse4-randrw.txt", "fio"), ("iperf3-3.12-tcp.json", "iperf3"),
                       ("osu-7.4-bw.txt", "osu"), ("imb-2021.3-mpi1.txt", "imb"), ("imb-2017u2-mpi1.txt", "imb"),
                       ("mdtest-1.9.3-llnl.txt", "mdtest"), ("iperf3-3.12-tcp.txt", "iperf3"),
-                      ("ior-csv-hermes-checkpoint.csv", "ior-csv")):
+                      ("ior-csv-hermes-checkpoint.csv", "ior-csv"), ("himeno-xpa-XS.txt", "himeno"),
+                      ("himeno-mpi-static-XS-1x1x2.txt", "himeno"), ("himeno-f90-XS.txt", "himeno"),
+                      ("stream-5.10-omp2.txt", "stream"), ("stream-f-5.6-omp2.txt", "stream")):
         misleading = tmp_path / "results.csv"
         shutil.copy(FIXTURES / name, misleading)
         assert importers.detect(misleading.read_text()) == fmt, name
@@ -1189,7 +1194,7 @@ def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_
     junk.write_text("meeting notes\n")
     bad = cli("import", str(FIXTURES / "iperf3-3.12-tcp.json"), str(junk))
     assert bad.status == 2 and bad.stderr.strip().count("\n") == 0
-    assert "not any known format (formats: ior-json, fio, iperf3, ior-csv, ior, mdtest, osu, imb)" in bad.stderr
+    assert "not any known format (formats: ior-json, fio, iperf3, ior-csv, ior, mdtest, osu, imb, himeno, stream)" in bad.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(2,)]   # the good file was not stored either
     dry = cli("import", "--dry-run", str(FIXTURES / "ior-4.0.0-shared.json"))
     assert dry.status == 0 and "would store" in dry.stdout and "write [buffered] 2124.9086 MiB/s" in dry.stdout

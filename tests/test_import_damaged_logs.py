@@ -60,7 +60,9 @@ def test_iperf3_text_of_two_streams_cut_before_its_sum_is_not_one_streams_rate()
 @pytest.mark.parametrize("name", ["ior-4.0.0-posix-fpp.txt", "ior-3.2.1-posix-fpp.txt", "mdtest-4.0.0.txt",
                                   "mdtest-1.9.3-llnl.txt", "imb-2021.3-mpi1.txt", "osu-7.4-latency.txt",
                                   "fio-3.33-randread.txt", "fio-2.19-seqwrite.txt", "fio-3.5-seqwrite.txt",
-                                  "ior-csv-4.0.0-posix.csv"])
+                                  "ior-csv-4.0.0-posix.csv", "himeno-xpa-L-size-prompt.txt",
+                                  "himeno-mpi-static-XS-1x1x2.txt", "himeno-f90-XS.txt", "stream-5.10-omp2.txt",
+                                  "stream-f-5.6-omp2.txt"])
 def test_two_runs_in_one_job_log_are_two_runs_each_with_its_own_figures(name):
     data = (FIXTURES / name).read_bytes()
     one = parse_bytes("f", data)
@@ -94,7 +96,7 @@ def test_a_job_log_of_two_tools_stores_each_tools_runs():
 
 
 @pytest.mark.parametrize("name", ["ior-3.3.0-posix-fpp.txt", "osu-7.4-bw.txt", "fio-3.33-randread.txt",
-                                  "iperf3-3.12-tcp.txt"])
+                                  "iperf3-3.12-tcp.txt", "himeno-mpi-static-XS-1rank.txt", "stream-f-5.6-omp2.txt"])
 def test_a_job_log_whose_script_echoed_pages_before_the_tool_is_read(name):
     """Detection reads a file's head (IOR's 8 KiB, OSU's 4 KiB): a job log whose script echoed 10 KiB
     (module loads, set -x) before the tool's output was "not any known format"."""

@@ -111,3 +111,20 @@ def test_an_ior_write_without_fsync_and_parios_are_both_buffered_and_compare(cli
     assert cli("import", "--label", "ior", str(FIXTURES / "ior-4.0.0-shared.json")).status == 0
     assert matched(store_url, ["ior", "pario"]) == {("pario", "write", "buffered", "MiB/s"),
                                                     ("pario", "read", "cold", "MiB/s")}
+
+
+@pytest.mark.timeout(120)
+def test_stream_and_himeno_logs_compare_with_the_kernels_of_the_same_work(cli, store_url):
+    """STREAM 5.10 of 1,000,000 doubles on one thread, 10 passes, and himenoBMTxpa's XS with a 0.5 s
+    target (tests/fixtures/README) against the stream and himeno kernels given the same work: matched
+    key by key, phase by phase (the MB/s converted to the kernel's MiB/s, xpa's flop count to the
+    kernel's)."""
+    assert cli("run", "stream", "--array-size=8000000", "--threads=1", "--passes=10", "--repeat", "1",
+               "--label", "kernel").status == 0
+    assert cli("run", "himeno", "--size=XS", "--mode=time", "--seconds=0.5", "--repeat", "1",
+               "--label", "kernel").status == 0
+    r = cli("import", "--label", "old", str(FIXTURES / "stream-5.10-serial.txt"), str(FIXTURES / "himeno-xpa-XS.txt"))
+    assert r.status == 0, r.stderr
+    assert matched(store_url, ["old", "kernel"]) == {("stream", phase, "best", "MiB/s")
+                                                     for phase in ("copy", "scale", "add", "triad")} \
+        | {("himeno", "jacobi", "time", "MFLOPS")}

@@ -25,19 +25,24 @@ from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invoca
 
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 # The first line each version prints, at the start of a line: the MPI versions' heading (their mimax
-# lines are indented), the serial versions' array line; himenoBMTxpa asked for the size prints its
-# "For example:" list and "Grid-size = " prompt first (the lead moved into the run it opens)
-BANNER = re.compile(r"^(?:Sequential version array size|mimax = \d+ mjmax = \d+ mkmax = \d+)[ \t]*$", re.M)
+# lines are indented), the serial versions' array line, the Fortran versions' list-directed one
+# ("  mimax=          65  mjmax=          33  mkmax=          33"); himenoBMTxpa asked for the size prints
+# its "For example:" list and "Grid-size = " prompt first, himenoBMTxp.f90 "Select Grid-size:" (the
+# lead, moved into the run it opens)
+BANNER = re.compile(r"^(?:Sequential version array size|mimax = \d+ mjmax = \d+ mkmax = \d+"
+                    r"| +mimax= +\d+ +mjmax= +\d+ +mkmax= +\d+)[ \t]*$", re.M)
 MARK = BANNER   # where a Himeno run starts, anywhere in a file (importers.other_tools_in)
-PROMPT = re.compile(r"^For example: *$", re.M)
-ARRAYS = re.compile(r"^[ \t]*mimax = (\d+) mjmax = (\d+) mkmax = (\d+)[ \t]*$", re.M)
-LOCAL = re.compile(r"^[ \t]*imax = (\d+) jmax = (\d+) kmax = *(\d+)[ \t]*$", re.M)
+PROMPT = re.compile(r"^(?:For example: *| Select Grid-size:)$", re.M)
+ARRAYS = re.compile(r"^[ \t]*mimax ?= +(\d+) +mjmax ?= +(\d+) +mkmax ?= +(\d+)[ \t]*$", re.M)
+LOCAL = re.compile(r"^[ \t]*imax ?= +(\d+) +jmax ?= +(\d+) +kmax ?= *(\d+)[ \t]*$", re.M)
 DECOMPOSITION = re.compile(r"^[ \t]*I-decomp = (\d+) J-decomp = (\d+) K-decomp = *(\d+)[ \t]*$", re.M)
-REHEARSAL = re.compile(rf"^[ \t]*MFLOPS: ({NUMBER}) time\(s\): ({NUMBER}) ({NUMBER})[ \t]*$", re.M)
-LOOPS = re.compile(r"^[ \t]*Loop executed for (\d+) times[ \t]*$", re.M)
-GOSA = re.compile(rf"^[ \t]*Gosa : ({NUMBER})[ \t]*$", re.M)
+REHEARSAL = re.compile(rf"^[ \t]*MFLOPS: +({NUMBER}) +time\(s\): +({NUMBER}) +({NUMBER})[ \t]*$", re.M)
+LOOPS = re.compile(r"^[ \t]*Loop executed for +(\d+) +times[ \t]*$", re.M)
+GOSA = re.compile(rf"^[ \t]*Gosa : +({NUMBER})[ \t]*$", re.M)
 MPI_CPU = re.compile(rf"^[ \t]*cpu : ({NUMBER}) sec\.[ \t]*$", re.M)
 MEASURED = re.compile(rf"^[ \t]*MFLOPS measured : ({NUMBER})(?:\s+cpu : ({NUMBER}))?[ \t]*$", re.M)
+# the Fortran versions print their figure as their rehearsal's, without the Gosa
+FORTRAN_MEASURED = re.compile(rf"^[ \t]*MFLOPS: +({NUMBER}) +time\(s\): +({NUMBER})[ \t]*$", re.M)
 SCORE = re.compile(rf"^[ \t]*Score based on Pentium III 600MHz( using Fortran 77)? ?: ({NUMBER})", re.M)
 # RIKEN's sizes (paramset.sh, himenoBMTxpa's set_param), points per axis as the kernel's --size names them
 SIZES = {(32, 32, 64): "XS", (64, 64, 128): "S", (128, 128, 256): "M", (256, 256, 512): "L", (512, 512, 1024): "XL"}
@@ -56,14 +61,15 @@ def parse(text: str) -> list[ImportedRun]:
 
 
 def _run(text: str, first_line: int) -> ImportedRun:
-    measured = MEASURED.search(text)
-    loops = LOOPS.search(text)
     rehearsal = REHEARSAL.search(text)
+    fortran = bool(re.match(r" +mimax=", text[BANNER.search(text).start():])) if BANNER.search(text) else False
+    measured = (FORTRAN_MEASURED if fortran else MEASURED).search(text, rehearsal.end() if rehearsal else 0)
+    loops = LOOPS.search(text)
     if not (measured and loops and rehearsal):
         raise Unreadable("the run ends before its results (no 'Loop executed for N times' and 'MFLOPS measured' "
                          "lines): cut short, or killed?")
     mpi = text.lstrip().startswith("Sequential version array size")
-    version, grid, ranks, decomposition = _program(text, mpi)
+    version, grid, ranks, decomposition = _program(text, mpi, fortran)
     iterations = int(loops.group(1))
     if iterations == 0:
         raise Unreadable(f"line {invocations.line_of(text, loops.start(), first_line)}: the loop was executed 0 times (its 3 rehearsal "
@@ -94,7 +100,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
                          decomposition=decomposition, points=points, reference_points=counted,
                          calibration_seconds=float(rehearsal.group(2)), calibration_mflops=float(rehearsal.group(1)),
                          calibration_gosa=rehearsal_gosa, target_seconds=float(target_s),
-                         flop_count=f"34 per interior point per sweep, interior = (I-2)(J-2)(K-2) points", **extra)
+                         flop_count=f"{FLOPS_PER_POINT} per interior point per sweep, interior = (I-2)(J-2)(K-2) points", **extra)
     step = ImportedStep(f"Himeno {size or grid_text}" + (f" {decomposition}" if ranks > 1 else ""), "himeno",
                         params, ranks, samples=[sample])
     run = ImportedRun("Himeno", version, "text", None, steps=[step])
@@ -106,13 +112,17 @@ def _run(text: str, first_line: int) -> ImportedRun:
     return run
 
 
-def _program(text: str, mpi: bool) -> tuple[str, tuple[int, int, int], int, str]:
+def _program(text: str, mpi: bool, fortran: bool) -> tuple[str, tuple[int, int, int], int, str]:
     """(the version, the grid in points per axis as the kernel names it, ranks, decomposition)."""
     arrays = ARRAYS.search(text)
     local = LOCAL.search(text)
     if not arrays or not local:
         raise Unreadable("no 'mimax = ... mkmax = ...' and 'imax = ... kmax = ...' lines: the grid is unknown")
     printed = tuple(int(x) for x in arrays.groups())
+    if fortran:
+        # Fortran's first index is C's last: mimax = 65 is the long axis of XS (64x32x32 in its words);
+        # its arrays hold one point more per axis, as the static C version's
+        return "Fortran", tuple(m - 1 for m in reversed(printed)), 1, "1x1x1"
     if not mpi:
         score = SCORE.search(text)
         # himenoBMTxpa allocates its grid (mimax = 128 for M) and says it in its score line; the static

@@ -79,9 +79,8 @@ def parse(text: str) -> list[ImportedRun]:
 def _run(block: str, first_line: int, client: str) -> ImportedRun | None:
     run = ImportedRun("iperf3", None, "server text", None)
     run.facts["import.client"] = client
-    when = TIME.search(block)
-    if when:
-        run.started = dt.datetime.strptime(when.group(1), "%a, %d %b %Y %H:%M:%S").replace(tzinfo=dt.timezone.utc)
+    # a damaged Time: line ("Mof, 07 Dec 2026") was a ValueError: "cannot read this file" for the whole log
+    iperf3_text.time_line_date(block, run)
     ends = []
     for n, line in enumerate(block.split("\n")):
         m = SUMMARY.match(line)

@@ -111,12 +111,7 @@ def _run(block: str, first_line: int, server: str, version: str | None) -> Impor
         run.hosts = [uname.group(2)]
         run.facts["import.system_info"] = uname.group(0).strip()
     run.facts["import.server"] = server
-    when = TIME.search(block)
-    try:
-        run.started = dt.datetime.strptime(when.group(1), "%a, %d %b %Y %H:%M:%S").replace(
-            tzinfo=dt.timezone.utc) if when else None
-    except ValueError:
-        run.notes.append(f"the time '{when.group(1)}' is not iperf3's format: not taken")
+    time_line_date(block, run)
     rule = block.find("- - - - -")
     lines = block.split("\n")
     ends: list[tuple[int, re.Match]] = []
@@ -234,3 +229,15 @@ def udp_sample(ends, block_bytes: int | None, run: ImportedRun):
                      "(packets less lost) times the block size; the sender's is kept as sender_gbit_per_s")
     return measurement("udp", "n/a", got[1], "Gbit/s", line=line, bytes=got[0], seconds=seconds,
                        sender_gbit_per_s=gbit_per_s(m), **figures)
+
+
+def time_line_date(block: str, run: ImportedRun) -> None:
+    """The run's date from -V's `Time:` line (client and server print the same), or a note where the line
+    is not iperf3's format (a weekday that is no weekday: a damaged log)."""
+    when = TIME.search(block)
+    if not when:
+        return
+    try:
+        run.started = dt.datetime.strptime(when.group(1), "%a, %d %b %Y %H:%M:%S").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        run.notes.append(f"the time '{when.group(1)}' is not iperf3's format: not taken")
