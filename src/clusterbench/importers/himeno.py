@@ -61,31 +61,28 @@ def parse(text: str) -> list[ImportedRun]:
 
 
 def _run(text: str, first_line: int) -> ImportedRun:
+    banner = BANNER.search(text)
+    if not banner:   # the array line itself was the line cut short
+        raise Unreadable("no Himeno array line (\"mimax = 128 mjmax = 128 mkmax = 256\")")
+    fortran = banner.group(0).startswith(" ")
     rehearsal = REHEARSAL.search(text)
-    fortran = bool(re.match(r" +mimax=", text[BANNER.search(text).start():])) if BANNER.search(text) else False
     measured = (FORTRAN_MEASURED if fortran else MEASURED).search(text, rehearsal.end() if rehearsal else 0)
     loops = LOOPS.search(text)
     if not (measured and loops and rehearsal):
         raise Unreadable("the run ends before its results (no 'Loop executed for N times' and 'MFLOPS measured' "
                          "lines): cut short, or killed?")
-    mpi = text.lstrip().startswith("Sequential version array size")
-    version, grid, ranks, decomposition = _program(text, mpi, fortran)
     iterations = int(loops.group(1))
     if iterations == 0:
-        raise Unreadable(f"line {invocations.line_of(text, loops.start(), first_line)}: the loop was executed 0 times (its 3 rehearsal "
-                         "sweeps took longer than 3 times the target): no measurement")
-    rehearsal_gosa = float(rehearsal.group(3))
-    if rehearsal_gosa == 0:
+        raise Unreadable(f"line {invocations.line_of(text, loops.start(), first_line)}: the loop was executed 0 "
+                         "times (its 3 rehearsal sweeps took longer than 3 times the target): no measurement")
+    if float(rehearsal.group(3)) == 0:
         # from Himeno's initial state the residual of 3 sweeps is never 0 (XS: 6.227474e-03): the sweeps
         # did not run Himeno's problem, as a STREAM whose check failed did not run its arithmetic
-        raise Unreadable(f"line {invocations.line_of(text, rehearsal.start(), first_line)}: Gosa 0 after the 3 rehearsal sweeps: "
-                         "the program did not solve Himeno's problem (its residual is never 0 there); not taken")
-    cpu = MPI_CPU.search(text) if mpi else None
-    seconds = float(cpu.group(1)) if cpu else float(measured.group(2)) if measured.group(2) else None
-    printed = float(measured.group(1))
-    points = math.prod(m - 2 for m in grid)
-    counted = points if version != "himenoBMTxpa" else math.prod(m - 3 for m in grid)
-    gosa = GOSA.search(text, rehearsal.end())
+        raise Unreadable(f"line {invocations.line_of(text, rehearsal.start(), first_line)}: Gosa 0 after the 3 "
+                         "rehearsal sweeps: the program did not solve Himeno's problem (its residual is never 0 "
+                         "there); not taken")
+    mpi = banner.group(0).startswith("Sequential version array size")
+    version, grid, ranks, decomposition = _program(text, mpi, fortran)
     target_s, target_note = _target(iterations, float(rehearsal.group(2)))
     size = SIZES.get(grid)
     grid_text = "x".join(map(str, grid))
@@ -93,23 +90,39 @@ def _run(text: str, first_line: int) -> ImportedRun:
     params.update({"mode": "time", "seconds": target_s})
     if ranks > 1:
         params["decomposition"] = decomposition
-    extra = {"mflops_reference_count": printed} if counted != points else {"mflops_printed": printed}
-    sample = measurement("jacobi", "n/a", printed * points / counted, "MFLOPS", qualifiers={"run_length": "time"},
-                         line=invocations.line_of(text, measured.start(), first_line), seconds=seconds, iterations=iterations, ops=iterations,
-                         gosa=float(gosa.group(1)) if gosa else None, grid=grid_text, size=size,
-                         decomposition=decomposition, points=points, reference_points=counted,
-                         calibration_seconds=float(rehearsal.group(2)), calibration_mflops=float(rehearsal.group(1)),
-                         calibration_gosa=rehearsal_gosa, target_seconds=float(target_s),
-                         flop_count=f"{FLOPS_PER_POINT} per interior point per sweep, interior = (I-2)(J-2)(K-2) points", **extra)
+    cpu = MPI_CPU.search(text) if mpi else None
+    seconds = float(cpu.group(1)) if cpu else float(measured.group(2)) if measured.group(2) else None
+    gosa = GOSA.search(text, rehearsal.end())
+    sample = _sample(float(measured.group(1)), grid, version, line=invocations.line_of(text, measured.start(),
+                                                                                        first_line),
+                     seconds=seconds, iterations=iterations, ops=iterations,
+                     gosa=float(gosa.group(1)) if gosa else None, grid=grid_text, size=size,
+                     decomposition=decomposition, calibration_seconds=float(rehearsal.group(2)),
+                     calibration_mflops=float(rehearsal.group(1)), calibration_gosa=float(rehearsal.group(3)),
+                     target_seconds=float(target_s))
     step = ImportedStep(f"Himeno {size or grid_text}" + (f" {decomposition}" if ranks > 1 else ""), "himeno",
                         params, ranks, samples=[sample])
     run = ImportedRun("Himeno", version, "text", None, steps=[step])
-    if counted != points:
-        run.notes.append(f"himenoBMTxpa counts 34 flops on {counted:,} points, not the {points:,} it updates: "
-                         f"its {printed:.6f} MFLOPS is {sample.value:.6f} as the himeno kernel counts them")
+    rec = sample.record
+    if "mflops_reference_count" in rec:
+        run.notes.append(f"himenoBMTxpa counts 34 flops on {rec['reference_points']:,} points, not the "
+                         f"{rec['points']:,} it updates: its {rec['mflops_reference_count']:.6f} MFLOPS is "
+                         f"{sample.value:.6f} as the himeno kernel counts them")
     if target_note:
         run.notes.append(target_note)
     return run
+
+
+def _sample(printed_mflops: float, axes: tuple[int, int, int], version: str, **fields):
+    """The jacobi sample in the kernel's count: 34 flops on each interior point a sweep updates,
+    (I-2)(J-2)(K-2); himenoBMTxpa's figure counts (I-3)(J-3)(K-3) and is scaled, kept as printed."""
+    points = math.prod(m - 2 for m in axes)
+    counted = math.prod(m - 3 for m in axes) if version == "himenoBMTxpa" else points
+    printed = {"mflops_reference_count" if counted != points else "mflops_printed": printed_mflops}
+    return measurement("jacobi", "n/a", printed_mflops * points / counted, "MFLOPS",
+                       qualifiers={"run_length": "time"}, points=points, reference_points=counted,
+                       flop_count=f"{FLOPS_PER_POINT} per interior point per sweep, interior = (I-2)(J-2)(K-2) "
+                                  "points", **printed, **fields)
 
 
 def _program(text: str, mpi: bool, fortran: bool) -> tuple[str, tuple[int, int, int], int, str]:

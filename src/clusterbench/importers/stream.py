@@ -67,8 +67,9 @@ def _run(text: str, first_line: int) -> ImportedRun:
         raise Unreadable("the run ends before its results (no 'Function ... Rate' table): cut short, or killed?")
     failed = FAILED.search(text, rows[-1].end())
     if failed:
-        raise Unreadable(f"line {invocations.line_of(text, failed.start(), first_line)}: STREAM's check failed ('Failed Validation on "
-                         f"array {failed.group(1)}'): its figures time arithmetic that went wrong; not taken")
+        raise Unreadable(f"line {invocations.line_of(text, failed.start(), first_line)}: STREAM's check failed "
+                         f"('Failed Validation on array {failed.group(1)}'): its figures time arithmetic that went "
+                         "wrong; not taken")
     if not VALIDATES.search(text, rows[-1].end()):
         raise Unreadable("the run ends before STREAM's check of its arrays ('Solution Validates'): nothing says "
                          "its arithmetic was right (cut short?); not taken")
