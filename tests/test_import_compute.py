@@ -99,6 +99,18 @@ def test_himeno_fortran_axes_are_reversed_into_the_kernels_grid():
     assert (s.value, s.seconds, s.record["iterations"], s.record["gosa"]) == (18972.0, 0.001, 10, 5.10933856e-03)
 
 
+def test_himeno_loop_timed_at_0_s_is_no_measurement():
+    """A loop within one tick of the clock: C prints inf MFLOPS (not finite: left out), Fortran, which
+    divides only `if(cpu /= 0.0)`, prints its rehearsal's figure again beside time(s) 0."""
+    data = (FIXTURES / "himeno-f90-XS.txt").read_bytes()
+    timed_at_0 = data.replace(b"18972.0000       time(s):   1.0000000000000000E-003",
+                              b"5691.59961       time(s):   0.0000000000000000")
+    assert "line 20: the loop took 0 s on its clock" in refusal("f.txt", timed_at_0)
+    data = (FIXTURES / "himeno-xpa-XS.txt").read_bytes()
+    message = refusal("c.txt", data.replace(b"1850.173853\tcpu : 1.202937", b"inf\tcpu : 0.000000"))
+    assert "figure(s) not finite (nan, inf): not taken" in message, message
+
+
 def test_stream_5_10_is_the_stream_kernels_best_rate_in_mib_per_s():
     run, step = one("stream-5.10-omp2.txt")
     assert (run.tool, run.version, step.kernel) == ("STREAM", "5.10", "stream")

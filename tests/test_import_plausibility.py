@@ -68,6 +68,11 @@ def refused(cli, store_url, path: str) -> str:
     ("fio-3.33-randread.json", 29, "33516.483516", "5000000000.0", r"line 29 .* beyond any system"),
     ("iperf3-3.12-tcp.txt", 9, "11.0 Gbits", "11.0 Tbits", r"line 9: send 11,000 Gbit/s is beyond any link ever built"),
     ("imb-2017u2-mpi1.txt", 61, " 2.28", "-2.28", r"line 61: pingpong 4 KiB -2.28 us is negative"),
+    # Himeno's MFLOPS: negative, and beyond any processor (himenoBMTxpa's, scaled to the kernel's count)
+    ("himeno-mpi-static-XS-1rank.txt", 20, "6732.726495", "-6732.726495", r"line 20: jacobi -6,732.73 MFLOPS is "
+                                                                           r"negative"),
+    ("himeno-xpa-XS.txt", 15, "1850.173853", "1850173853000.0", r"line 15: jacobi 2\.01243e\+12 MFLOPS is beyond "
+                                                                  r"any processor ever built \(100 TFLOPS per rank"),
     # counts beyond the store's integer columns: once an OverflowError traceback at store time
     ("fio-3.33-randread.json", 25, "137420800", "18446744073709551616",
      r"line 25 \(\"io_bytes\"\): randread bytes 18,446,744,073,709,551,616 is more than 8 EiB"),

@@ -24,6 +24,8 @@ import re
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement
 
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+# the figure of a loop timed at 0 s: C's printf writes inf (or -nan), taken as not finite (import_runs' note)
+FIGURE = rf"(?:{NUMBER}|[-+]?(?:inf|nan))"
 # The first line each version prints, at the start of a line: the MPI versions' heading (their mimax
 # lines are indented), the serial versions' array line, the Fortran versions' list-directed one
 # ("  mimax=          65  mjmax=          33  mkmax=          33"); himenoBMTxpa asked for the size prints
@@ -40,7 +42,7 @@ REHEARSAL = re.compile(rf"^[ \t]*MFLOPS: +({NUMBER}) +time\(s\): +({NUMBER}) +({
 LOOPS = re.compile(r"^[ \t]*Loop executed for +(\d+) +times[ \t]*$", re.M)
 GOSA = re.compile(rf"^[ \t]*Gosa : +({NUMBER})[ \t]*$", re.M)
 MPI_CPU = re.compile(rf"^[ \t]*cpu : ({NUMBER}) sec\.[ \t]*$", re.M)
-MEASURED = re.compile(rf"^[ \t]*MFLOPS measured : ({NUMBER})(?:\s+cpu : ({NUMBER}))?[ \t]*$", re.M)
+MEASURED = re.compile(rf"^[ \t]*MFLOPS measured : ({FIGURE})(?:\s+cpu : ({NUMBER}))?[ \t]*$", re.M)
 # the Fortran versions print their figure as their rehearsal's, without the Gosa
 FORTRAN_MEASURED = re.compile(rf"^[ \t]*MFLOPS: +({NUMBER}) +time\(s\): +({NUMBER})[ \t]*$", re.M)
 SCORE = re.compile(rf"^[ \t]*Score based on Pentium III 600MHz( using Fortran 77)? ?: ({NUMBER})", re.M)
@@ -92,6 +94,10 @@ def _run(text: str, first_line: int) -> ImportedRun:
         params["decomposition"] = decomposition
     cpu = MPI_CPU.search(text) if mpi else None
     seconds = float(cpu.group(1)) if cpu else float(measured.group(2)) if measured.group(2) else None
+    if fortran and seconds == 0:
+        # the Fortran versions compute MFLOPS only `if(cpu /= 0.0)`: at 0 s they print the rehearsal's again
+        raise Unreadable(f"line {invocations.line_of(text, measured.start(), first_line)}: the loop took 0 s on "
+                         "its clock (under one tick): its MFLOPS is the rehearsal's, printed again; no measurement")
     gosa = GOSA.search(text, rehearsal.end())
     sample = _sample(float(measured.group(1)), grid, version, line=invocations.line_of(text, measured.start(),
                                                                                         first_line),

@@ -8,7 +8,9 @@ What no tool prints (docs/import.md, "Figures no tool prints"):
 - a rate beyond any link or memory ever built: 10 TB/s per rank for a
   data rate (above one GPU's HBM3e, about 8 TB/s), 10 Tbit/s for a network
   test (above eight 800G ports), 10^9 operations or items per second per
-  job or rank (one per nanosecond: no system call is that fast);
+  job or rank (one per nanosecond: no system call is that fast), 100
+  TFLOPS per rank for a floating-point rate (Himeno's MFLOPS: above one
+  GPU's FP32 peak, 67 TFLOPS on an H100, the most a rank computes with);
 - a byte or operation count beyond 64 bits, or a rank count beyond a C int;
 - an OSU message size that is not a power of two: OSU doubles the size from
   1 (or from the -m minimum, which the table's first row then shows);
@@ -33,6 +35,8 @@ BYTES_PER_S = {"MiB/s": 2**20, "MB/s": 1e6, "GiB/s": 2**30, "GB/s": 1e9}
 MAX_BYTES_PER_S_PER_RANK = 1e13      # 10 TB/s
 MAX_NETWORK_GBIT_PER_S = 1e4         # 10 Tbit/s
 MAX_OPS_PER_S_PER_RANK = 1e9         # IOPS, items/s
+FLOPS = {"MFLOPS": 1e6, "GFLOPS": 1e9}
+MAX_FLOPS_PER_RANK = 1e14            # 100 TFLOPS
 # The longest a run of a benchmark lasts: a year, beyond any batch system's
 # time limit (sites grant days to weeks) and a node's uptime between kernel
 # updates. A real slow system is far below it: a 10 s alltoall per call, 1,000
@@ -111,6 +115,9 @@ def _figure(s, ranks: int) -> tuple[str, str] | None:
                          f"({MAX_BYTES_PER_S_PER_RANK / 1e12:g} TB/s per rank, {ranks} rank(s))")
     if unit == "Gbit/s" and v > MAX_NETWORK_GBIT_PER_S:
         return "value", f"{_what(s)} is beyond any link ever built ({MAX_NETWORK_GBIT_PER_S / 1e3:g} Tbit/s)"
+    if unit in FLOPS and v * FLOPS[unit] / ranks > MAX_FLOPS_PER_RANK:
+        return "value", (f"{_what(s)} is beyond any processor ever built ({MAX_FLOPS_PER_RANK / 1e12:g} TFLOPS per "
+                         f"rank, {ranks} rank(s))")
     if unit in ("IOPS", "items/s"):
         jobs = s.record.get("jobs")
         jobs = jobs if type(jobs) is int and jobs > 0 else ranks
