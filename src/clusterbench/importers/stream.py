@@ -81,7 +81,8 @@ def _run(text: str, first_line: int) -> ImportedRun:
                          "unknown")
     elements = int(array.group(1))
     word_bytes = int(next(g for g in word.groups() if g))
-    offset = array.group(2) or (OFFSET.search(text).group(1) if OFFSET.search(text) else None)
+    offset_line = OFFSET.search(text)   # stream.f prints its offset on a line of its own
+    offset = array.group(2) or (offset_line.group(1) if offset_line else None)
     ntimes = int(next(g for g in passes.groups() if g))
     threads = {kind or "set": int(n) for kind, n in THREADS.findall(text)}
     # a build without OpenMP prints no thread line (stream.c's are under #ifdef _OPENMP, stream.f's !$)
