@@ -82,7 +82,7 @@ def test_detection_reads_the_content_not_the_name(tmp_path):
                       ("osu-7.4-bw.txt", "osu"), ("imb-2021.3-mpi1.txt", "imb"), ("imb-2017u2-mpi1.txt", "imb"),
                       ("mdtest-1.9.3-llnl.txt", "mdtest"), ("iperf3-3.12-tcp.txt", "iperf3"),
                       ("ior-csv-hermes-checkpoint.csv", "ior-csv"), ("himeno-xpa-XS.txt", "himeno"),
-                      ("himeno-mpi-static-XS-1x1x2.txt", "himeno"), ("himeno-f90-XS.txt", "himeno"),
+                      ("himeno-mpi-static-XS-1x1x2.txt", "himeno"), ("himeno-f90-XS.txt", "himeno"), ("himeno-f90-mpi-XS-2x1x1.txt", "himeno"),
                       ("stream-5.10-omp2.txt", "stream"), ("stream-f-5.6-omp2.txt", "stream")):
         misleading = tmp_path / "results.csv"
         shutil.copy(FIXTURES / name, misleading)

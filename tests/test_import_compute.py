@@ -99,6 +99,21 @@ def test_himeno_fortran_axes_are_reversed_into_the_kernels_grid():
     assert (s.value, s.seconds, s.record["iterations"], s.record["gosa"]) == (18972.0, 0.001, 10, 5.10933856e-03)
 
 
+def test_himeno_fortran_mpi_decomposition_is_named_in_the_kernels_axes():
+    """HimenoBMTxp_f90_MPI's I-decomp splits its first axis, the long one: `2 1 1` is the kernel's
+    --decomposition=1x1x2. Its array lines under the headings are not runs of their own, and the
+    MPI library's warnings after the run are lines it does not read."""
+    runs = parse_file(str(FIXTURES / "himeno-f90-mpi-XS-2x1x1.txt"))
+    (run,) = runs
+    (step,) = run.steps
+    (s,) = step.samples
+    assert (run.version, step.ranks, step.params) == ("Fortran+MPI", 2, {"size": "XS", "mode": "time",
+                                                                          "seconds": "0.5",
+                                                                          "decomposition": "1x1x2"})
+    assert (s.value, s.seconds, s.record["iterations"], s.record["grid"]) == (856.69110094819018,
+                                                                             0.17937994199999707, 81, "32x32x64")
+
+
 def test_himeno_loop_timed_at_0_s_is_no_measurement():
     """A loop within one tick of the clock: C prints inf MFLOPS (not finite: left out), Fortran, which
     divides only `if(cpu /= 0.0)`, prints its rehearsal's figure again beside time(s) 0."""

@@ -31,13 +31,16 @@ FIGURE = rf"(?:{NUMBER}|[-+]?(?:inf|nan))"
 # ("  mimax=          65  mjmax=          33  mkmax=          33"); himenoBMTxpa asked for the size prints
 # its "For example:" list and "Grid-size = " prompt first, himenoBMTxp.f90 "Select Grid-size:" (the
 # lead, moved into the run it opens)
+# The Fortran MPI version's headings are indented a space, its array lines under them are no run's start
 BANNER = re.compile(r"^(?:Sequential version array size|mimax = \d+ mjmax = \d+ mkmax = \d+"
-                    r"| +mimax= +\d+ +mjmax= +\d+ +mkmax= +\d+)[ \t]*$", re.M)
+                    r"| Sequential version array size"
+                    r"|(?<!Sequential version array size\n)(?<!Parallel version  array size\n)"
+                    r" +mimax= +\d+ +mjmax= +\d+ +mkmax= +\d+)[ \t]*$", re.M)
 MARK = BANNER   # where a Himeno run starts, anywhere in a file (importers.other_tools_in)
-PROMPT = re.compile(r"^(?:For example: *| Select Grid-size:)$", re.M)
+PROMPT = re.compile(r"^(?: ?For example: *| Select Grid-size:)$", re.M)
 ARRAYS = re.compile(r"^[ \t]*mimax ?= +(\d+) +mjmax ?= +(\d+) +mkmax ?= +(\d+)[ \t]*$", re.M)
 LOCAL = re.compile(r"^[ \t]*imax ?= +(\d+) +jmax ?= +(\d+) +kmax ?= *(\d+)[ \t]*$", re.M)
-DECOMPOSITION = re.compile(r"^[ \t]*I-decomp = (\d+) J-decomp = (\d+) K-decomp = *(\d+)[ \t]*$", re.M)
+DECOMPOSITION = re.compile(r"^[ \t]*I-decomp ?= +(\d+) +J-decomp ?= +(\d+) +K-decomp ?= *(\d+)[ \t]*$", re.M)
 REHEARSAL = re.compile(rf"^[ \t]*MFLOPS: +({NUMBER}) +time\(s\): +({NUMBER}) +({NUMBER})[ \t]*$", re.M)
 LOOPS = re.compile(r"^[ \t]*Loop executed for +(\d+) +times[ \t]*$", re.M)
 GOSA = re.compile(rf"^[ \t]*Gosa : +({NUMBER})[ \t]*$", re.M)
@@ -66,7 +69,9 @@ def _run(text: str, first_line: int) -> ImportedRun:
     banner = BANNER.search(text)
     if not banner:   # the array line itself was the line cut short
         raise Unreadable("no Himeno array line (\"mimax = 128 mjmax = 128 mkmax = 256\")")
-    fortran = banner.group(0).startswith(" ")
+    mpi = banner.group(0).lstrip().startswith("Sequential version array size")
+    arrays = ARRAYS.search(text)
+    fortran = bool(arrays) and "mimax=" in arrays.group(0)   # list-directed: "mimax=" and its figure apart
     rehearsal = REHEARSAL.search(text)
     measured = (FORTRAN_MEASURED if fortran else MEASURED).search(text, rehearsal.end() if rehearsal else 0)
     loops = LOOPS.search(text)
@@ -83,7 +88,6 @@ def _run(text: str, first_line: int) -> ImportedRun:
         raise Unreadable(f"line {invocations.line_of(text, rehearsal.start(), first_line)}: Gosa 0 after the 3 "
                          "rehearsal sweeps: the program did not solve Himeno's problem (its residual is never 0 "
                          "there); not taken")
-    mpi = banner.group(0).startswith("Sequential version array size")
     version, grid, ranks, decomposition = _program(text, mpi, fortran)
     target_s, target_note = _target(iterations, float(rehearsal.group(2)))
     size = SIZES.get(grid)
@@ -138,10 +142,12 @@ def _program(text: str, mpi: bool, fortran: bool) -> tuple[str, tuple[int, int, 
     if not arrays or not local:
         raise Unreadable("no 'mimax = ... mkmax = ...' and 'imax = ... kmax = ...' lines: the grid is unknown")
     printed = tuple(int(x) for x in arrays.groups())
-    if fortran:
-        # Fortran's first index is C's last: mimax = 65 is the long axis of XS (64x32x32 in its words);
-        # its arrays hold one point more per axis, as the static C version's
-        return "Fortran", tuple(m - 1 for m in reversed(printed)), 1, "1x1x1"
+    # Fortran's first index is C's last: mimax= 65 is the long axis of XS (64x32x32 in its words), and
+    # its decomposition's I-decomp splits that axis; its arrays hold one point more per axis, as the
+    # static C version's
+    in_kernel_order = (lambda axes: tuple(reversed(axes))) if fortran else tuple
+    if fortran and not mpi:
+        return "Fortran", in_kernel_order([m - 1 for m in printed]), 1, "1x1x1"
     if not mpi:
         score = SCORE.search(text)
         # himenoBMTxpa allocates its grid (mimax = 128 for M) and says it in its score line; the static
@@ -158,14 +164,14 @@ def _program(text: str, mpi: bool, fortran: bool) -> tuple[str, tuple[int, int, 
     block = tuple(int(x) for x in local.groups())
     # "Sequential version array size" prints MX0 (grid + 1) in the static version and the grid itself in
     # the dynamic-array one; rank 0's block ("imax = 17" for 32 points in 2 parts) tells which
-    fits = [(name, g) for name, g in (("C+MPI static arrays", tuple(m - 1 for m in printed)),
-                                      ("C+MPI dynamic arrays", printed))
-            if all(_rank0_block(n, p) == b for n, p, b in zip(g, parts, block))]
+    versions = ((("Fortran+MPI", tuple(m - 1 for m in printed)),) if fortran else
+                (("C+MPI static arrays", tuple(m - 1 for m in printed)), ("C+MPI dynamic arrays", printed)))
+    fits = [(name, g) for name, g in versions if all(_rank0_block(n, p) == b for n, p, b in zip(g, parts, block))]
     if len(fits) != 1:
         raise Unreadable(f"the array line ({'x'.join(map(str, printed))}) and rank 0's block "
                          f"({'x'.join(map(str, block))}) fit no grid of the static or dynamic MPI version")
     (version, grid), = fits
-    return version, grid, math.prod(parts), "x".join(map(str, parts))
+    return version, in_kernel_order(grid), math.prod(parts), "x".join(map(str, in_kernel_order(parts)))
 
 
 def _rank0_block(points: int, parts: int) -> int:
