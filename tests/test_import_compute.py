@@ -61,6 +61,15 @@ def test_himeno_size_l_asked_at_the_prompt_is_the_l_grid():
     assert s.value == pytest.approx(2842.788077 * 254 * 254 * 510 / (253 * 253 * 509))
 
 
+def test_himeno_static_serial_version_allocates_one_point_more_and_counts_as_the_kernel():
+    """The static C version prints mimax = 33 for XS (its arrays, one point more per axis than the grid)
+    and a score line without himenoBMTxpa's "using Fortran 77"; its count is the kernel's."""
+    run, step = one("himeno-xps-serial-XS.txt")
+    (s,) = step.samples
+    assert (run.version, step.params["size"], s.record["grid"]) == ("himenoBMTxps", "XS", "32x32x64")
+    assert s.value == 18714.488636 == s.record["mflops_printed"] and s.seconds == 0.202752
+
+
 def test_himeno_mpi_static_counts_as_the_kernel_and_its_decomposition_is_its_ranks():
     run, step = one("himeno-mpi-static-XS-1rank.txt")
     assert (run.version, step.ranks, step.params["size"]) == ("C+MPI static arrays", 1, "XS")
