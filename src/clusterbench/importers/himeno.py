@@ -1,16 +1,18 @@
 """RIKEN's Himeno benchmark, its text output: the dynamic-array C version
 himenoBMTxpa (`mimax = 128 ...`, `MFLOPS measured : ...<tab>cpu : ...`,
 `Score based on Pentium III 600MHz using Fortran 77`), the static serial C
-version (the same lines, its score line without "using Fortran 77") and
-the C+MPI versions with static or dynamic arrays (`Sequential version
-array size`, `I-decomp = 1 J-decomp = 1 K-decomp =2`, `cpu : ... sec.`).
+version (the same lines, its score line without "using Fortran 77"), the
+C+MPI versions with static or dynamic arrays (`Sequential version array
+size`, `I-decomp = 1 J-decomp = 1 K-decomp =2`, `cpu : ... sec.`) and the
+Fortran 90 versions, serial and MPI (list-directed: `mimax=   65`,
+`MFLOPS:  ...  time(s):  ...`, their axes C's reversed).
 
 Every version runs the same Jacobi sweeps of the same problem as the
 himeno kernel's `--mode=time` (3 timed sweeps, then as many as fit the
 target), so a run is a himeno step of its grid: phase jacobi, qualifier
 run_length "time", MFLOPS counted as the kernel counts them (34 flops per
-interior point, (I-2)(J-2)(K-2) points). The static versions and the MPI
-ones count so; himenoBMTxpa updates the same points but counts
+interior point, (I-2)(J-2)(K-2) points). The static versions, the MPI and
+the Fortran ones count so; himenoBMTxpa updates the same points but counts
 (I-3)(J-3)(K-3) of them (`fflop(imax, ...)` with imax = mimax - 1 on its
 grid of mimax points): its figure is scaled to the kernel's count and
 kept as printed in `mflops_reference_count`, the name the kernel's
@@ -26,12 +28,11 @@ from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invoca
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 # the figure of a loop timed at 0 s: C's printf writes inf (or -nan), taken as not finite (import_runs' note)
 FIGURE = rf"(?:{NUMBER}|[-+]?(?:inf|nan))"
-# The first line each version prints, at the start of a line: the MPI versions' heading (their mimax
-# lines are indented), the serial versions' array line, the Fortran versions' list-directed one
-# ("  mimax=          65  mjmax=          33  mkmax=          33"); himenoBMTxpa asked for the size prints
-# its "For example:" list and "Grid-size = " prompt first, himenoBMTxp.f90 "Select Grid-size:" (the
-# lead, moved into the run it opens)
-# The Fortran MPI version's headings are indented a space, its array lines under them are no run's start
+# The first line each version prints: the C+MPI versions' heading at the start of a line (their mimax
+# lines are indented), Fortran+MPI's a space in (its array lines under its headings open no run), the
+# serial C versions' array line, the serial Fortran one's list-directed ("  mimax=          65  mjmax=
+# ..."). Asked for the size, himenoBMTxpa and the Fortran versions print a "For example:" list and a
+# prompt first, himenoBMTxp.f90 "Select Grid-size:": the lead, moved into the run it opens.
 BANNER = re.compile(r"^(?:Sequential version array size|mimax = \d+ mjmax = \d+ mkmax = \d+"
                     r"| Sequential version array size"
                     r"|(?<!Sequential version array size\n)(?<!Parallel version  array size\n)"
