@@ -280,7 +280,10 @@ def test_a_stop_while_an_ok_run_is_closed_waits_for_the_close_and_names_the_run(
     finish = database.Store.finish_run
 
     def stopped_while_closing(self, run_id, status, message=None):
-        os.kill(os.getpid(), signal.SIGINT)   # Python runs its handler at the next bytecode: inside the close
+        # raised in this thread, whose handler runs before raise_signal returns: inside the close. os.kill
+        # let the kernel hand it to pytest-xdist's I/O thread, and CPython 3.11 then ran the handler only
+        # once the main thread next took the GIL: after the command had ended (exit 0, a CI run under load)
+        signal.raise_signal(signal.SIGINT)
         finish(self, run_id, status, message)
 
     store = tmp_path / "results.db"
