@@ -36,10 +36,10 @@ SERVER = re.compile(r"^Server listening on (TCP|UDP) port (\d+)", re.M)
 MARK = re.compile(f"{CLIENT.pattern}|{SERVER.pattern}", re.M)
 CONNECTION = re.compile(r"^\[\s*\*?(?P<id>\d+)\] local (?P<local>[^\s%]+)(?:%\S+)? port (?P<lport>\d+) connected "
                         r"with (?P<peer>\S+) port (?P<pport>\d+)(?P<rest>.*)$")
-REPORT = re.compile(r"^\[\s*\*?(?P<id>\d+|SUM(?:-\d+)?)\]\s+(?P<start>[\d.]+)\s*-\s*(?P<end>[\d.]+) sec\s+"
-                    r"(?P<bytes>[\d.]+) (?P<bunit>[KMGT]?)Bytes\s+(?P<rate>[\d.]+) (?P<runit>[KMGT]?)"
+REPORT = re.compile(r"^\[\s*\*?(?P<id>\d+|SUM(?:-\d+)?)\]\s+(?P<start>\d+(?:\.\d+)?)\s*-\s*(?P<end>\d+(?:\.\d+)?) sec\s+"
+                    r"(?P<bytes>\d+(?:\.\d+)?) (?P<bunit>[KMGT]?)Bytes\s+(?P<rate>\d+(?:\.\d+)?) (?P<runit>[KMGT]?)"
                     r"(?P<rkind>bits|Bytes)/sec(?P<rest>.*)$")
-UDP_LOSS = re.compile(r"^\s*(?P<jitter>[\d.]+) ms\s+(?P<lost>-?\d+)/\s*(?P<total>\d+) \((?P<pct>[\d.e+-]+)%\)")
+UDP_LOSS = re.compile(r"^\s*(?P<jitter>\d+(?:\.\d+)?) ms\s+(?P<lost>-?\d+)/\s*(?P<total>\d+) \((?P<pct>-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)%\)")
 SERVER_REPORT = re.compile(r"^\[\s*\*?\d+\] Server Report:")
 DATAGRAMS = re.compile(r"^(?:Sending|Receiving) (\d+) byte datagrams", re.M)
 WRITE_SIZE = re.compile(r"^Write buffer size:\s+(\d+) Byte", re.M)

@@ -26,7 +26,7 @@ from collections import Counter
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
 
 ROW = re.compile(r"^(?P<date>\d{14})(?:\.\d+)?,(?P<local>[^,\s]+),(?P<lport>\d+),(?P<remote>[^,\s]+),(?P<rport>\d+),"
-                 r"(?P<id>-?\d+),(?P<start>[\d.]+)-(?P<end>[\d.]+),(?P<bytes>\d+),(?P<bps>\d+)(?P<tail>(?:,[^,\n]*)*)\s*$",
+                 r"(?P<id>-?\d+),(?P<start>\d+(?:\.\d+)?)-(?P<end>\d+(?:\.\d+)?),(?P<bytes>\d+),(?P<bps>\d+)(?P<tail>(?:,[^,\n]*)*)\s*$",
                  re.M)
 
 
@@ -45,7 +45,7 @@ def parse(text: str) -> list[ImportedRun]:
     if cut:
         run.notes.append(cut)
     streams = [(n, m) for n, m in rows if m.group("id") != "-1"]
-    udp = any(len(m.group("tail").split(",")) >= 6 for _, m in streams)
+    udp = any(UDP_TAIL.match(m.group("tail")) for _, m in streams)
     _date(run, rows[0][1])
     if rows[0][1].group("date").startswith("1970"):
         step = _rows_of_2_1(streams, udp, run)
@@ -123,6 +123,8 @@ def _finals(rows):
     for n, m in rows:
         if float(m.group("start")) == 0.0:
             last[(m.group("local"), m.group("lport"), m.group("remote"), m.group("rport"), m.group("id"))] = (n, m)
+    if not last:
+        raise Unreadable("no row from 0 s, the end of a test (only -i's intervals: cut short?)")
     return list(last.values())
 
 
@@ -150,15 +152,20 @@ def _tcp(finals, sums, basis: str, run: ImportedRun, phase: str = "send"):
                        seconds=seconds, streams=len(finals), stream_gbit_per_s=rates)
 
 
+# a UDP row's tail: jitter ms, lost, total, lost %, out of order
+UDP_TAIL = re.compile(r"^,(?P<jitter>\d+(?:\.\d+)?),(?P<lost>-?\d+),(?P<total>-?\d+),(?P<pct>-?\d+(?:\.\d+)?),")
+
+
 def _received(m) -> bool:
     """A row of the receiver's report: jitter, lost, total (2.1's client writes total -1 in its own)."""
-    tail = m.group("tail").split(",")
-    return len(tail) >= 6 and not tail[3].startswith("-")
+    tail = UDP_TAIL.match(m.group("tail"))
+    return bool(tail) and not tail.group("total").startswith("-")
 
 
 def _udp(streams, run: ImportedRun):
-    received = [(n, m) for n, m in _finals(streams) if _received(m)]
-    sent = [(n, m) for n, m in _finals(streams) if not _received(m)]
+    finals = _finals(streams)
+    received = [(n, m) for n, m in finals if _received(m)]
+    sent = [(n, m) for n, m in finals if not _received(m)]
     if len(received) > 1 or len(sent) > 1:
         run.notes.append("udp: several streams: only the first's rows are taken")
     if not received:
@@ -168,7 +175,7 @@ def _udp(streams, run: ImportedRun):
         return measurement("udp", "n/a", int(m.group("bps")) / 1e9, "Gbit/s", qualifiers={"rate_basis": "sender"},
                            line=line, bytes=int(m.group("bytes")), seconds=_seconds(m))
     line, m = received[0]
-    jitter, lost, total, pct = m.group("tail").split(",")[1:5]
+    jitter, lost, total, pct = UDP_TAIL.match(m.group("tail")).group("jitter", "lost", "total", "pct")
     return measurement("udp", "n/a", int(m.group("bps")) / 1e9, "Gbit/s", line=line, bytes=int(m.group("bytes")),
                        seconds=_seconds(m), sender_gbit_per_s=int(sent[0][1].group("bps")) / 1e9 if sent else None,
                        jitter_ms=float(jitter), lost_packets=int(lost), packets=int(total), lost_percent=float(pct))
