@@ -231,7 +231,8 @@ def _decoded(data: bytes) -> str | None:
 
 
 def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
-    localized = locale_numbers.lines_of(text)
+    # dd printfs in the user's locale: its decimal commas are its own, read by its parser
+    localized = [] if getattr(module, "READS_DECIMAL_COMMA", False) else locale_numbers.lines_of(text)
     try:
         runs = module.parse(text)
     except Unreadable as e:

@@ -1,7 +1,8 @@
 """Figures written for another locale: "1.234,5" or "26,05", a decimal
 comma (and dots between thousands), as a spreadsheet or a report tool
 writes them when someone "tidies" a log. None of the tools read here prints
-them (they printf in the C locale), so no parser reads such a row: it is
+them (they printf in the C locale) but dd, whose importer reads its own
+(READS_DECIMAL_COMMA), so no other parser reads such a row: it is
 skipped like any line of other output, and was skipped without a word.
 This counts those lines, so the run's note (or the refusal of a file left
 with nothing) says how many were not read."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from clusterbench.results.sizes import size_text
 
 # The cache/durability states `mode` may hold (docs/records.md); "n/a" where none applies.
-CACHE_MODES = frozenset({"fsync", "fsync-each", "direct", "buffered", "buffered+sync", "cold", "warm"})
+CACHE_MODES = frozenset({"fsync", "fsync-each", "direct", "buffered", "buffered+sync", "cold", "warm", "unknown"})
 NOT_APPLICABLE = "n/a"
 
 
