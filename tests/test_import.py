@@ -31,7 +31,7 @@ FAILED_RUNS = {"ior-3.2.1-failed-run.json",    # IOR aborted before any result: 
                # STREAM's check failed; Himeno's Gosa 0 from the first sweeps: not the benchmark's arithmetic
                "stream-5.10-failed-validation.txt", "stream-5.9-copy-failed-validation.txt",
                "himeno-mpi-dynamic-XS-gosa-zero.txt",
-               "dd-9.1-no-space.txt"}   # dd: error writing '/dev/full': its figures cover what it did before
+               "dd-9.1-no-space.txt", "netperf-2.7.1-no-server.txt"}   # dd: error writing '/dev/full': its figures cover what it did before
 
 
 def one(name: str, fmt: str = "auto"):
@@ -45,10 +45,10 @@ def figures(run) -> list[tuple]:
 
 
 # Outputs that print no version of their tool: IOR's CSV, iperf3's text without -V, iperf 2's output
-NO_VERSION_PRINTED = {n for n in ALL if n.startswith(("ior-csv", "iperf-", "dd-")) or (n.startswith("iperf3") and n.endswith(".txt")
+NO_VERSION_PRINTED = {n for n in ALL if n.startswith(("ior-csv", "iperf-", "dd-", "netperf-")) or (n.startswith("iperf3") and n.endswith(".txt")
                                                                                  and "verbose" not in n)}
 # formats none of whose outputs print the tool's version (their fixtures' versions are in tests/fixtures/README)
-VERSION_NEVER_PRINTED = {"ior-csv", "iperf2", "dd"}
+VERSION_NEVER_PRINTED = {"ior-csv", "iperf2", "dd", "netperf"}
 
 
 def test_at_least_thirty_real_files_every_format_at_two_versions():
@@ -60,19 +60,19 @@ def test_at_least_thirty_real_files_every_format_at_two_versions():
             versions.setdefault(importers.detect((FIXTURES / name).read_text()), set()).add(run.version)
     assert sum(1 for n in ALL if "damaged" not in n) >= 30
     assert set(versions) == set(importers.names())
-    # IOR's CSV names no version (only IOR 4.0 writes its result rows), nor do iperf 2 (2.0.6 and 2.1.8 here) and dd
+    # IOR's CSV names no version (only IOR 4.0 writes its result rows), nor do iperf 2 (2.0.6 and 2.1.8 here), dd and netperf
     assert all(len(v) >= 2 for f, v in versions.items() if f not in VERSION_NEVER_PRINTED), versions
 
 
 @pytest.mark.parametrize("name", [n for n in ALL if n not in FAILED_RUNS])
 def test_every_fixture_imports_with_its_tool_version_and_units(name):
     for run in parse_file(str(FIXTURES / name)):
-        assert run.tool in ("IOR", "mdtest", "fio", "iperf3", "iperf", "dd", "OSU", "IMB", "Himeno", "STREAM")
+        assert run.tool in ("IOR", "mdtest", "fio", "iperf3", "iperf", "dd", "netperf", "OSU", "IMB", "Himeno", "STREAM")
         assert run.version or name in NO_VERSION_PRINTED
         assert run.sample_count > 0
         for st in run.steps:
             for s in st.samples:
-                assert s.unit in ("MiB/s", "IOPS", "items/s", "Gbit/s", "us", "MFLOPS"), (name, s)
+                assert s.unit in ("MiB/s", "IOPS", "items/s", "Gbit/s", "us", "MFLOPS", "transactions/s"), (name, s)
                 # compare's faster/slower comes from the unit (mdtest's items/s had none)
                 assert direction(s.unit) != 0, (name, s.unit)
                 assert s.value is not None and s.value >= 0
@@ -1197,7 +1197,7 @@ def test_cli_imports_lists_shows_and_refuses_unknown_files(cli, tmp_path, store_
     junk.write_text("meeting notes\n")
     bad = cli("import", str(FIXTURES / "iperf3-3.12-tcp.json"), str(junk))
     assert bad.status == 2 and bad.stderr.strip().count("\n") == 0
-    assert "not any known format (formats: ior-json, fio, iperf3, iperf2, dd, ior-csv, ior, mdtest, osu, imb, himeno, stream)" in bad.stderr
+    assert "not any known format (formats: ior-json, fio, iperf3, iperf2, dd, netperf, ior-csv, ior, mdtest, osu, imb, himeno, stream)" in bad.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(2,)]   # the good file was not stored either
     dry = cli("import", "--dry-run", str(FIXTURES / "ior-4.0.0-shared.json"))
     assert dry.status == 0 and "would store" in dry.stdout and "write [buffered] 2124.9086 MiB/s" in dry.stdout

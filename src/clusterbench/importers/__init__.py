@@ -1,5 +1,5 @@
 """Importers: output files of the tools clusterbench replaces (IOR, mdtest,
-fio, iperf3, iperf 2, dd, OSU, IMB, Himeno, STREAM) read into runs of the store.
+fio, iperf3, iperf 2, dd, netperf, OSU, IMB, Himeno, STREAM) read into runs of the store.
 
 Each format is one module, registered here by name and imported when used
 (as launchers and report formats; the registry line says what it reads,
@@ -33,6 +33,8 @@ IMPORTERS = Registry("format", [
      "iperf 2 (2.0, 2.1) text, the client's or the server's (-P, -u, -i, -e, -r, -d, -R), and its -y C CSV"),
     ("dd", "clusterbench.importers.dd",
      "GNU dd's summaries (coreutils 9.x, 8.x, older; any locale), with the command from a transcript or set -x"),
+    ("netperf", "clusterbench.importers.netperf",
+     "netperf 2.4-2.7: classic and omni tests, -P 0 rows with their command, -o/-k output selectors"),
     # before "ior": IOR writing CSV to stdout may print its text banner too
     ("ior-csv", "clusterbench.importers.ior_csv", "IOR's CSV results (-O summaryFormat=CSV, IOR 4.0)"),
     ("ior", "clusterbench.importers.ior_text", "IOR 2.10, 3.x and 4.x text output"),

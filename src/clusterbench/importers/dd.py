@@ -12,7 +12,7 @@ Forms read: 9.x's "(SI, IEC)", 8.x's "(SI)" alone (9.x too, from 1000 to
 and the "%g seconds" that 8.x's source says it used to print; dd printfs in the
 user's locale, so `LC_ALL=de_DE.UTF-8` prints "Bytes ... kopiert, 0,0643 s,
 2,1 GB/s": the words are not read, and a decimal comma is taken as the
-decimal point (READS_DECIMAL_COMMA). status=progress's "\\r"-separated
+decimal point (locale_lines). status=progress's "\\r"-separated
 lines before the summary are not figures of the run's end; SIGUSR1's
 status reports after one command are, but for its last.
 
@@ -36,8 +36,14 @@ import shlex
 from dataclasses import dataclass, field
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+from clusterbench.importers.shell_transcript import PROMPT, command
 
-READS_DECIMAL_COMMA = True   # dd prints its seconds and rate in the user's locale (import_runs: not "another locale")
+
+
+def locale_lines(text: str) -> list[int]:
+    """None of dd's lines holds another locale's figures: dd printfs its
+    seconds and rate in the user's locale, and this parser reads them."""
+    return []
 
 NUMBER = r"\d+(?:[.,]\d+)?(?:e[+-]?\d+)?"
 # \s between the words: French puts a no-break space after the byte count ("134217728\u00a0octets")
@@ -45,10 +51,7 @@ SUMMARY = re.compile(rf"^(?P<bytes>\d+)\s\S+(?:\s\((?P<sizes>[^()]*)\))?\s\S+,\s
                      rf"(?P<seconds>{NUMBER})\s(?:s|seconds?),\s(?P<rate>{NUMBER}|Infinity)\s"
                      rf"(?P<prefix>[kKMGTPEZYRQ]?)B/s\s*$")
 RECORDS = re.compile(r"^(\d+)\+(\d+)\s\S")
-PROMPT = r"(?:.*?[$#>%] +|\++ +)?"
-# the operands, then what the shell does with dd's output ("2>&1 | tee log", "; sync")
-COMMAND = re.compile(rf"^{PROMPT}(?:(?:sudo|time|command|nice|ionice|\w+=\S*)\s+)*(?:\S*/)?dd(?P<operands>(?: +\w+=\S*)+)"
-                     r"(?:\s+\d*[<>|;&].*)?\s*$")
+COMMAND = command("dd", r"(?P<operands>(?: +\w+=\S*)+)")
 DROP_CACHES = re.compile(r"drop_caches|vm\.drop_caches")
 DD_SAYS = re.compile(r"^dd: (?P<said>.+?)\s*$")
 MARK = re.compile(rf"^{PROMPT}(?:\S*/)?dd +(?:if|of|bs)=\S*|^\d+\+\d+ records in$", re.M)

@@ -231,8 +231,9 @@ def _decoded(data: bytes) -> str | None:
 
 
 def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
-    # dd printfs in the user's locale: its decimal commas are its own, read by its parser
-    localized = [] if getattr(module, "READS_DECIMAL_COMMA", False) else locale_numbers.lines_of(text)
+    # an importer whose tool prints decimal commas of its own (dd in the user's locale, netperf's "-r 64,1024")
+    # says which of its lines are another locale's
+    localized = getattr(module, "locale_lines", locale_numbers.lines_of)(text)
     try:
         runs = module.parse(text)
     except Unreadable as e:

@@ -2,7 +2,8 @@
 comma (and dots between thousands), as a spreadsheet or a report tool
 writes them when someone "tidies" a log. None of the tools read here prints
 them (they printf in the C locale) but dd, whose importer reads its own
-(READS_DECIMAL_COMMA), so no other parser reads such a row: it is
+(an importer's locale_lines says which of its lines are another locale's),
+so no other parser reads such a row: it is
 skipped like any line of other output, and was skipped without a word.
 This counts those lines, so the run's note (or the refusal of a file left
 with nothing) says how many were not read."""
