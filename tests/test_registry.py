@@ -24,7 +24,8 @@ def test_registering_a_name_twice_fails():
     ("clusterbench.launch:LAUNCHERS", "slurm", "no such launcher: 'slurm' (launchers: local, mpiexec, srun, qrsh)"),
     ("clusterbench.report:FORMATS", "xlsx", "no such format: 'xlsx' (formats: json, csv, md, html)"),
     ("clusterbench.importers:IMPORTERS", "ior2", "no such format: 'ior2' (formats: auto, ior-json, fio, iperf3, "
-                                                "ior-csv, ior, mdtest, osu, imb, himeno, stream)"),
+                                                "iperf2, dd, netperf, ior-csv, ior, mdtest, osu, imb, himeno, "
+                                                "stream)"),
     ("clusterbench.environment:COLLECTORS", "bios", "no such environment collector: 'bios' (environment collectors: "
                                                    "system, cpu,"),
     ("clusterbench.commands.compare:RENDERERS", "xml", "no such format: 'xml' (formats: table, json, csv, md)"),

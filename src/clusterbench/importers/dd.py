@@ -35,7 +35,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement
 from clusterbench.importers.shell_transcript import PROMPT, command
 
 
@@ -86,17 +86,8 @@ class _Invocation:
 
 def parse(text: str) -> list[ImportedRun]:
     text, cut = cut_short.whole_lines(text)
-    invocations = _invocations(text.split("\n"))
-    runs, skipped, first_error = [], [], None
-    for inv in invocations:
-        try:
-            runs.append(_run(inv))
-        except Unreadable as e:
-            first_error = first_error or e
-            skipped.append(f"the dd at line {inv.line} was not taken: {e}")
-    if not runs:
-        raise first_error or Unreadable("no dd summary (\"... bytes ... copied, ... s, ... B/s\")")
-    runs[0].notes.extend(skipped)
+    runs = invocations.each_taken(_invocations(text.split("\n")), _run, lambda inv: f"the dd at line {inv.line}",
+                                  "no dd summary (\"... bytes ... copied, ... s, ... B/s\")")
     if cut:
         runs[-1].notes.append(cut)
     return runs

@@ -35,20 +35,29 @@ def parts(text: str, banner: re.Pattern, lead: re.Pattern | None = None) -> list
 
 def runs_of(text: str, banner: re.Pattern, parse_one, lead: re.Pattern | None = None) -> list:
     """parse_one(part, first_line) -> ImportedRun for each run in text (see
-    parts). A run with nothing to take (one killed before its results, then
-    run again in the same job) is left out with a note on the runs taken;
-    when no run has anything, the first one's Unreadable is raised."""
+    parts), as each_taken takes them."""
+    return each_taken(parts(text, banner, lead), lambda part: parse_one(text[part[0]:part[1]], part[2]),
+                      lambda part: f"the run starting at line {part[2]}")
+
+
+def each_taken(items, parse_one, named, missing: str = "nothing to read") -> list:
+    """parse_one(item) -> ImportedRun for each of a file's runs (a text part,
+    a dd command, a netperf test). A run with nothing to take (one killed
+    before its results, then run again in the same job) is left out with a
+    note on the runs taken, named by named(item) ("the dd at line 4"); when
+    no run has anything, the first one's Unreadable is raised (or
+    Unreadable(missing) for a file of none)."""
     from clusterbench.importers import Unreadable
 
     runs, skipped, first_error = [], [], None
-    for start, end, first_line in parts(text, banner, lead):
+    for item in items:
         try:
-            runs.append(parse_one(text[start:end], first_line))
+            runs.append(parse_one(item))
         except Unreadable as e:
             first_error = first_error or e
-            skipped.append(f"the run starting at line {first_line} was not taken: {e}")
+            skipped.append(f"{named(item)} was not taken: {e}")
     if not runs:
-        raise first_error
+        raise first_error or Unreadable(missing)
     runs[0].notes.extend(skipped)
     return runs
 

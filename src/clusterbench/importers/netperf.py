@@ -29,7 +29,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, locale_numbers, measurement
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, invocations, locale_numbers,
+                                   measurement)
 from clusterbench.importers.shell_transcript import command
 from clusterbench.results.sizes import size_arg
 
@@ -146,16 +147,8 @@ def parse(text: str) -> list[ImportedRun]:
             blocks.append(_Block(n, None, b))
         elif blocks:
             blocks[-1].lines.append((n, line))
-    runs, skipped, first_error = [], [], None
-    for block in blocks:
-        try:
-            runs.append(_run(block))
-        except Unreadable as e:
-            first_error = first_error or e
-            skipped.append(f"the netperf test at line {block.line} was not taken: {e}")
-    if not runs:
-        raise first_error or Unreadable("no netperf banner (\"... TEST from ... to ...\") or command")
-    runs[0].notes.extend(skipped)
+    runs = invocations.each_taken(blocks, _run, lambda block: f"the netperf test at line {block.line}",
+                                  "no netperf banner (\"... TEST from ... to ...\") or command")
     if cut:
         runs[-1].notes.append(cut)
     return runs
