@@ -113,6 +113,12 @@ def test_iperf2_runs_appended_to_one_log_are_a_run_each():
     assert second.steps[0].samples[0].record["streams"] == 2
 
 
+def test_iperf2_server_left_running_gives_a_run_per_test_it_served():
+    first, second = parse_file(str(FIXTURES / "iperf-2.1.8-server-two-tests.txt"))
+    assert [(r.steps[0].params["streams"], r.steps[0].samples[0].value) for r in (first, second)] == [
+        ("1", 11.8), ("2", 26.1)]
+
+
 def test_iperf2_streams_cut_before_their_end_reports_are_refused():
     text = (FIXTURES / "iperf-2.0.6-P2-client.txt").read_text()
     cut = text[:text.index("[  4]  0.0- 2.0")]   # stream 3's report, then killed
