@@ -58,10 +58,7 @@ def detect(text: str) -> bool:
 
 @dataclass
 class _Link:
-    """One data connection of a run: who opened it, which way its data went, its report lines."""
-    id: str
-    line: int
-    opened: bool                  # this side opened it (else accepted it)
+    """One data connection of a run: which way its data went, its report lines."""
     sends: bool                   # this side sent its data
     peer: str
     after_reports: bool           # it came after every earlier connection's end report (-r's second half)
@@ -120,13 +117,14 @@ def _blocks(text: str) -> list[tuple[list[str], int, set[str]]]:
     return blocks
 
 
-def _run(lines: list[str], first: int, listening: set[str]) -> ImportedRun | None:
-    text = "\n".join(lines)
+def _links(lines: list[str], first: int, listening: set[str]) -> tuple[dict[str, _Link], list, str | None]:
+    """The run's connections by id, its [SUM] lines, and its side ("client"
+    when its first connection is one it opened, else "server")."""
     listening = set(listening)
     links: dict[str, _Link] = {}
     sums: list[tuple[int, re.Match]] = []
     role = None
-    awaiting_server_report = None
+    awaiting_server_report = False
     for i, line in enumerate(lines):
         s = SERVER.match(line)
         if s:
@@ -139,8 +137,7 @@ def _run(lines: list[str], first: int, listening: set[str]) -> ImportedRun | Non
             # a server's connection back to its client (-r, -d) sends, "(reverse)" or not
             sends = True if opened and role == "server" else opened != reverse
             done = all(link.reports for link in links.values())
-            links[c.group("id")] = _Link(c.group("id"), first + i, opened, sends, c.group("peer"),
-                                         bool(links) and done)
+            links[c.group("id")] = _Link(sends, c.group("peer"), bool(links) and done)
             continue
         if SERVER_REPORT.match(line):
             awaiting_server_report = True
@@ -153,9 +150,15 @@ def _run(lines: list[str], first: int, listening: set[str]) -> ImportedRun | Non
         elif r.group("id") in links:
             if awaiting_server_report:
                 links[r.group("id")].received = (first + i, r)
-                awaiting_server_report = None
+                awaiting_server_report = False
             else:
                 links[r.group("id")].reports.append((first + i, r))
+    return links, sums, role
+
+
+def _run(lines: list[str], first: int, listening: set[str]) -> ImportedRun | None:
+    text = "\n".join(lines)
+    links, sums, role = _links(lines, first, listening)
     if not links or not any(link.reports or link.received for link in links.values()):
         return None
     client = CLIENT.search(text)
@@ -171,59 +174,68 @@ def _run(lines: list[str], first: int, listening: set[str]) -> ImportedRun | Non
         run.notes.append("the server's side of the test (iperf -s): its client's file holds the sender's figures "
                          "of the same test")
     when = WHEN.search(text)
-    if when:
-        run.started = dt.datetime.strptime(when.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc)
-        if when.group(2) != "UTC":
-            run.notes.append(f"the date is in {when.group(2)}, stored as UTC")
+    try:
+        run.started = dt.datetime.strptime(when.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc) \
+            if when else None
+    except ValueError:
+        run.notes.append(f"the date '{when.group(1)}' is not a date: not taken")
+    if run.started and when.group(2) != "UTC":
+        run.notes.append(f"the date is in {when.group(2)}, stored as UTC")
     loopback = any(h.startswith("127.") or h in ("::1", "localhost") for h in peers | {server or ""})
     common = {"role": "loopback" if loopback else role}
     # the flow from the host that ran -c to the server is the test's `send`
     flows = {"send": [], "receive": []}
     for link in links.values():
         flows["send" if link.sends == (role == "client") else "receive"].append(link)
-    all_one_flow = not flows["send"] or not flows["receive"]
-    sequential = bool(flows["receive"]) and bool(flows["send"]) and all(link.after_reports for link in flows["receive"]
-                                                                        + flows["send"][1:])
-    if udp:
-        step = ImportedStep("iperf 2 UDP", "iperf", {**common, "protocol": "udp"})
-        datagram = DATAGRAMS.search(text)
-        if datagram:
-            step.params["message-size"] = size_arg(int(datagram.group(1)))
-        for phase, flow in flows.items():
-            s = _udp(phase, flow, role, run)
-            if s:
-                step.samples.append(s)
-        steps = [step]
-    else:
-        steps = []
-        written = WRITE_SIZE.search(text)
-        for phase, flow in flows.items():
-            if not flow:
-                continue
-            direction = ("bidir" if not all_one_flow and not sequential else
-                         "send" if phase == "send" else "reverse")
-            s = _tcp(phase, flow, sums if all_one_flow else [], run)
-            if s is None:
-                continue
-            params = {**common, "streams": str(len(flow)), "direction": direction}
-            seconds = s.record.get("seconds")
-            if seconds:
-                params["duration"] = str(round(seconds)) if abs(seconds - round(seconds)) < 0.15 else f"{seconds:g}"
-            if written:
-                params["message-size"] = size_arg(int(written.group(1)))
-            same = next((st for st in steps if st.params["direction"] == direction == "bidir"), None)
-            if same:
-                same.samples.append(s)
-            else:
-                steps.append(ImportedStep(f"iperf 2 TCP {phase}" if sequential else "iperf 2 TCP", "tcp", params,
-                                          samples=[s]))
-        if sequential:
-            run.notes.append("-r (tradeoff): the two directions one after the other, a step each")
+    steps = _udp_steps(flows, common, text, run) if udp else _tcp_steps(flows, sums, common, text, run)
     run.steps = [st for st in steps if st.samples]
     if not run.steps:
         return None
     run.notes.append("text output: rates and transfers as iperf rounded them (3 figures)")
     return run
+
+
+def _tcp_steps(flows: dict[str, list[_Link]], sums, common: dict, text: str, run: ImportedRun) -> list[ImportedStep]:
+    """A tcp step per direction the test ran in turn (-r), one for both at
+    once (-d: `bidir`) or for the one direction; -P's streams in each."""
+    all_one_flow = not flows["send"] or not flows["receive"]
+    sequential = not all_one_flow and all(link.after_reports for link in flows["receive"] + flows["send"][1:])
+    written = WRITE_SIZE.search(text)
+    steps: list[ImportedStep] = []
+    for phase, flow in flows.items():
+        s = _tcp(phase, flow, sums if all_one_flow else [], run) if flow else None
+        if s is None:
+            continue
+        direction = "bidir" if not all_one_flow and not sequential else "send" if phase == "send" else "reverse"
+        params = {**common, "streams": str(len(flow)), "direction": direction}
+        seconds = s.record.get("seconds")
+        if seconds:
+            params["duration"] = str(round(seconds)) if abs(seconds - round(seconds)) < 0.15 else f"{seconds:g}"
+        if written:
+            params["message-size"] = size_arg(int(written.group(1)))
+        if direction == "bidir" and steps:
+            steps[0].samples.append(s)
+        else:
+            steps.append(ImportedStep(f"iperf 2 TCP {phase}" if sequential else "iperf 2 TCP", "tcp", params,
+                                      samples=[s]))
+    if sequential:
+        run.notes.append("-r (tradeoff): the two directions one after the other, a step each")
+    return steps
+
+
+def _udp_steps(flows: dict[str, list[_Link]], common: dict, text: str, run: ImportedRun) -> list[ImportedStep]:
+    step = ImportedStep("iperf 2 UDP", "iperf", {**common, "protocol": "udp"})
+    datagram = DATAGRAMS.search(text)
+    if datagram:
+        step.params["message-size"] = size_arg(int(datagram.group(1)))
+    taken = [(phase, flow) for phase, flow in flows.items() if flow]
+    if len(taken) > 1:
+        run.notes.append("udp both ways (-d, -r): only the client's sending is taken")
+    s = _udp(taken[0][1], run) if taken else None
+    if s:
+        step.params["direction"] = "send" if taken[0][0] == "send" else "reverse"
+        step.samples.append(s)
+    return [step]
 
 
 def gbit_per_s(m: re.Match) -> float:
@@ -277,13 +289,11 @@ def _tcp(phase: str, flow: list[_Link], sums, run: ImportedRun):
                        stream_gbit_per_s=streams)
 
 
-def _udp(phase: str, flow: list[_Link], role: str, run: ImportedRun):
+def _udp(flow: list[_Link], run: ImportedRun):
     """The receiver's report of one UDP stream (the server's own line, or
     the one the client printed after "Server Report:"), else the sender's rate."""
-    if not flow:
-        return None
     if len(flow) > 1:
-        run.notes.append(f"udp {phase}: {len(flow)} streams: only the first's report is taken")
+        run.notes.append(f"udp: {len(flow)} streams: only the first's report is taken")
     link = flow[0]
     own = _final(link)
     picked = link.received or (own if not link.sends else None)

@@ -65,6 +65,12 @@ LATENCY_FIELDS = {"MIN_LATENCY": "latency_us_min", "MAX_LATENCY": "latency_us_ma
 UNITS_PER_GBIT = {"10^3bits": 1e6, "10^6bits": 1e3, "10^9bits": 1.0, "KBytes": 1e9 / 8 / 2**10,
                   "MBytes": 1e9 / 8 / 2**20, "GBytes": 1e9 / 8 / 2**30}
 FORMAT_UNITS = {"k": "10^3bits", "m": "10^6bits", "g": "10^9bits", "K": "KBytes", "M": "MBytes", "G": "GBytes"}
+# the result rows, by test: whole numbers where netperf prints sizes and counts, decimals for times and rates
+I, F = r"\s+(\d+)", r"\s+(\d+(?:\.\d+)?)"
+STREAM_ROW = re.compile(rf"^{I}{I}{I}{F}{F}(?:{F}{F}{F}{F})?\s*$")   # recv/send socket, message, s, rate[, -c -C]
+RR_ROW = re.compile(rf"^{I}{I}{I}{I}{F}{F}")                        # send/recv socket, request, response, s, rate
+UDP_SENT_ROW = re.compile(rf"^{I}{I}{F}{I}{I}{F}\s*$")              # socket, message, s, sent, errors, rate
+UDP_RECEIVED_ROW = re.compile(rf"^{I}{F}{I}{F}\s*$")                # socket, s, received, rate
 UNIT = re.compile(r"\b(10\^[369]bits|[KMG]Bytes)/s(?:ec)?\b")
 
 
@@ -169,8 +175,7 @@ def _run(block: _Block) -> ImportedRun:
         run.notes.append("netperf: " + " ".join(w for w in warning if w))
     said = [line.strip() for _, line in block.lines if re.match(r"^(?:netperf|establish[ _]control|recv_response)\b", line)]
     fields, field_lines = _selected(block, cmd)
-    rows = [(n, line.split()) for n, line in block.lines
-            if line.split() and all(NUMBER.fullmatch(tok) for tok in line.split())]
+    rows = [(n, " " + line) for n, line in block.lines]
     units = _units(block, cmd)
     role = "loopback" if host and (host.startswith("127.") or host in ("localhost", "::1")) else "client"
     common = {"role": role}
@@ -234,8 +239,13 @@ def _duration(cmd: _Command, elapsed: float | None) -> dict[str, str]:
     return {"duration": str(round(elapsed)) if abs(elapsed - round(elapsed)) < 0.1 else f"{elapsed:g}"}
 
 
+def _row(rows, pattern: re.Pattern) -> tuple[int, tuple[str, ...]] | None:
+    """The first row of the pattern: its line and fields."""
+    return next(((n, m.groups()) for n, m in ((n, pattern.match(line)) for n, line in rows) if m), None)
+
+
 def _stream(test: str, rows, units: str, common: dict, cmd: _Command):
-    row = next(((n, r) for n, r in rows if len(r) >= 5), None)
+    row = _row(rows, STREAM_ROW)
     if row is None:
         return None
     n, r = row
@@ -244,7 +254,7 @@ def _stream(test: str, rows, units: str, common: dict, cmd: _Command):
     params = {**common, "streams": "1", **_duration(cmd, elapsed), "message-size": size_arg(int(r[2])),
               "direction": "reverse" if phase == "receive" else "send"}
     cpu = {}
-    if len(r) >= 9:   # -c -C: utilization (%) and service demand (us/KB), local and remote
+    if r[5] is not None:   # -c -C: utilization (%) and service demand (us/KB), local and remote
         cpu = {"cpu_local_percent": float(r[5]), "cpu_remote_percent": float(r[6]),
                "service_demand_local_us_per_kb": float(r[7]), "service_demand_remote_us_per_kb": float(r[8])}
     s = measurement(phase, "n/a", rate, "Gbit/s", qualifiers={"rate_basis": "receiver"}, line=n, seconds=elapsed,
@@ -253,7 +263,7 @@ def _stream(test: str, rows, units: str, common: dict, cmd: _Command):
 
 
 def _rr(test: str, rows, common: dict, cmd: _Command, run: ImportedRun, latency_us: float | None = None):
-    row = next(((n, r) for n, r in rows if len(r) >= 6), None)
+    row = _row(rows, RR_ROW)
     if row is None:
         return None
     n, r = row
@@ -285,8 +295,7 @@ def _udp(rows, units: str, common: dict, cmd: _Command):
     """UDP_STREAM's two rows: the sender's (socket, message size, elapsed,
     messages sent, errors, rate) and the receiver's (socket, elapsed,
     messages received, rate); the receiver's is the sample."""
-    sent = next(((n, r) for n, r in rows if len(r) >= 6), None)
-    got = next(((n, r) for n, r in rows if len(r) == 4), None)
+    sent, got = _row(rows, UDP_SENT_ROW), _row(rows, UDP_RECEIVED_ROW)
     if sent is None or got is None:
         return None
     (_, s), (n, g) = sent, got
