@@ -28,6 +28,7 @@ def test_dd_transcript_is_bytes_over_seconds_in_the_mode_its_flags_make():
     # "268435456 bytes (268 MB, 256 MiB) copied, 0.237256 s, 1.1 GB/s": the rate from bytes and seconds, not 1.1
     assert (s.phase, s.condition, s.unit) == ("write", "fsync", "MiB/s")
     assert s.value == 268435456 / 0.237256 / 2**20 and s.record["dd_rate"] == "1.1 GB/s"
+    assert (s.record["rate_decimal"], s.record["rate_decimal_unit"]) == (268435456 / 0.237256 / 1e6, "MB/s")
     assert s.record["block_bytes"] == 2**20 and not s.warnings
     (s,) = warm.steps[0].samples   # the file it had just written, no drop_caches between
     assert (s.phase, s.condition) == ("read", "warm") and "page cache" in s.warnings[0]

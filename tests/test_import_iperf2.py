@@ -46,6 +46,8 @@ def test_iperf2_parallel_streams_take_sum_and_dualtest_sums_each_direction_apart
     assert samples("iperf-2.1.8-dualtest-P2-client.txt") == [
         ("tcp", "bidir", "send", "sender", pytest.approx(4.75 + 5.17)),
         ("tcp", "bidir", "receive", "receiver", pytest.approx(5.82 + 5.59))]
+    notes = one("iperf-2.1.8-dualtest-P2-client.txt").notes
+    assert "send: iperf's [SUM] adds both directions (-d): this direction's rate is the sum of its streams'" in notes
     assert samples("iperf-2.1.8-dualtest-P2-server.txt") == [
         ("tcp", "bidir", "send", "receiver", pytest.approx(5.18 + 4.78)),
         ("tcp", "bidir", "receive", "sender", pytest.approx(5.79 + 5.58))]

@@ -204,7 +204,7 @@ def _run(inv: _Invocation) -> ImportedRun:
         raise Unreadable(f"line {line}: dd copied 0 bytes")
     phase, mode, warning = _meaning(inv, run)
     printed_b_per_s = _printed_rate(m)
-    fields = {"bytes": data, "seconds": seconds, "rate_decimal": data / seconds / 1e6,
+    fields = {"bytes": data, "seconds": seconds, "rate_decimal": data / seconds / 1e6, "rate_decimal_unit": "MB/s",
               "dd_rate": _printed_text(m)}
     if operands is not None:
         block = size_bytes(operands.get("bs") or operands.get("obs" if phase != "read" else "ibs"))

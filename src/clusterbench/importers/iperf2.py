@@ -203,7 +203,7 @@ def _tcp_steps(flows: dict[str, list[_Link]], sums, common: dict, text: str, run
     written = WRITE_SIZE.search(text)
     steps: list[ImportedStep] = []
     for phase, flow in flows.items():
-        s = _tcp(phase, flow, sums if all_one_flow else [], run) if flow else None
+        s = _tcp(phase, flow, sums, not all_one_flow, run) if flow else None
         if s is None:
             continue
         direction = "bidir" if not all_one_flow and not sequential else "send" if phase == "send" else "reverse"
@@ -254,7 +254,9 @@ def _seconds(m: re.Match) -> float:
     return float(m.group("end")) - float(m.group("start"))
 
 
-def _tcp(phase: str, flow: list[_Link], sums, run: ImportedRun):
+def _tcp(phase: str, flow: list[_Link], sums, both_ways: bool, run: ImportedRun):
+    """The direction's end report: its stream's, or -P's [SUM] (not -d's,
+    which adds both ways: then its streams' rates added)."""
     finals = [(link, _final(link)) for link in flow]
     finals = [(link, f) for link, f in finals if f]
     if not finals:
@@ -272,12 +274,12 @@ def _tcp(phase: str, flow: list[_Link], sums, run: ImportedRun):
         return None
     streams = [gbit_per_s(m) for _, (_, m) in finals]
     whole = [(n, m) for n, m in sums if float(m.group("start")) == 0.0]
-    if whole:
+    if whole and not both_ways:
         line, m = whole[-1]
         return measurement(phase, "n/a", gbit_per_s(m), "Gbit/s", qualifiers={"rate_basis": basis}, line=line,
                            bytes=round(float(m.group("bytes")) * BYTES[m.group("bunit")]), seconds=_seconds(m),
                            streams=len(flow), stream_gbit_per_s=streams)
-    if sums:
+    if whole:
         run.notes.append(f"{phase}: iperf's [SUM] adds both directions (-d): this direction's rate is the sum "
                          "of its streams'")
     else:
