@@ -9,6 +9,7 @@ import pytest
 from conftest import store_rows
 
 from clusterbench import importers
+from clusterbench.errors import BadInput
 from clusterbench.importers import Unreadable, netperf
 from clusterbench.importers.import_runs import parse_file
 from test_import import FIXTURES, one
@@ -96,6 +97,14 @@ def test_netperf_confidence_warning_is_kept_in_the_note():
     run = one("netperf-2.7.1-tcp-stream-confidence.txt")
     assert any("Desired confidence was not achieved" in n and "541.240%" in n for n in run.notes)
     assert run.steps[0].samples[0].value == pytest.approx(6.70448)
+
+
+def test_netperf_transaction_rate_no_system_reaches_is_refused_with_its_line(tmp_path):
+    """The plausibility gate held transactions/s to nothing: 63 trillion per second was taken."""
+    text = (FIXTURES / "netperf-2.7.1-tcp-rr.txt").read_text().replace("63285.44", "63285440000000.44")
+    (tmp_path / "rr.txt").write_text(text)
+    with pytest.raises(BadInput, match=r"netperf: line 7: rr 6.32854e\+13 transactions/s is beyond any system"):
+        parse_file(str(tmp_path / "rr.txt"))
 
 
 def test_netperf_test_that_printed_no_result_is_refused_in_one_line(cli, store_url):

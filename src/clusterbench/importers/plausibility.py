@@ -118,7 +118,7 @@ def _figure(s, ranks: int) -> tuple[str, str] | None:
     if unit in FLOPS and v * FLOPS[unit] / ranks > MAX_FLOPS_PER_RANK:
         return "value", (f"{_what(s)} is beyond any processor ever built ({MAX_FLOPS_PER_RANK / 1e12:g} TFLOPS per "
                          f"rank, {ranks} rank(s))")
-    if unit in ("IOPS", "items/s"):
+    if unit in ("IOPS", "items/s", "transactions/s"):   # netperf's TCP_RR, a kernel's rr
         jobs = s.record.get("jobs")
         jobs = jobs if type(jobs) is int and jobs > 0 else ranks
         if v / jobs > MAX_OPS_PER_S_PER_RANK:
@@ -129,7 +129,7 @@ def _figure(s, ranks: int) -> tuple[str, str] | None:
 # Units whose positive figure says data moved. Not items/s: mdtest prints its
 # times to 3 decimals, so a fast phase's mean time reads 0.000 beside its rate.
 _NUMBERS = (int, float)
-MOVES_DATA = frozenset((*BYTES_PER_S, "Gbit/s", "IOPS"))
+MOVES_DATA = frozenset((*BYTES_PER_S, "Gbit/s", "IOPS", "transactions/s"))
 _NEVER_NEGATIVE: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
