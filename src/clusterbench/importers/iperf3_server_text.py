@@ -17,11 +17,10 @@ The test's parameters are the client's, so the step is the client's test
 """
 from __future__ import annotations
 
-import datetime as dt
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, iperf3_text, measurement
-from clusterbench.importers.iperf3_text import (STARTING, SUMMARY, TIME, UNAME, VERSION, end_line, gbit_per_s,
+from clusterbench.importers.iperf3_text import (STARTING, SUMMARY, UNAME, VERSION, end_line, gbit_per_s,
                                                 transfer_bytes)
 from clusterbench.results.sizes import size_arg
 
