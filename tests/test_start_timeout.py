@@ -62,7 +62,8 @@ def test_a_rank_dead_before_mpi_init_ends_its_step_by_itself_and_the_run_goes_on
     (first, first_message), second = store_rows(store_url, "select status, message from steps order by position")
     assert first == "failed" and first_message.startswith(
         "did not start: not every rank was past MPI_Init after 15 s (--start-timeout); the launcher and every rank "
-        "were stopped; rank 1 said nothing: the likely holder of the others' waits; "), first_message
+        f"were stopped; rank 1 (placed on {socket.gethostname()}) said nothing: the likely holder of the others' "
+        "waits; "), first_message
     for waiting in (0, 2):   # their notes, past CBK_WAIT_NOTE_S, in whichever order they came
         assert re.search(rf"; rank {waiting} \({re.escape(socket.gethostname())}\) waited \d+ s in MPI_Init of "
                          rf"3 ranks;", first_message), first_message
@@ -71,6 +72,52 @@ def test_a_rank_dead_before_mpi_init_ends_its_step_by_itself_and_the_run_goes_on
     assert store_rows(store_url, "select status from runs") == [("failed",)]
     left = [cmd for _, cmd in process_guard.tagged(os.environ[process_guard.VAR]) if "null" in cmd]
     assert left == [], left
+
+
+@pytest.mark.timeout(120)
+def test_a_silent_rank_of_a_launch_over_a_host_file_is_named_with_the_host_it_was_placed_on(cli, mpiexec, cbk_bin,
+                                                                                          tmp_path, store_url):
+    """Over hosts, the rank that said nothing names no host of its own, and the others' notes of
+    MPI_Init are made before any host is known: the message said "rank 2 said nothing", and the
+    user of 40 nodes had to work out where rank 2 ran. Its host is the host file's placement, in
+    Hydra's way (two slots on the first line, the next line's after): two names of this host,
+    which Hydra starts locally."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost:2\n127.0.0.1\n")
+    wrapper = loader_failure(cbk_bin, tmp_path, "--seconds=0.25").read_text().replace("= 1 ]", "= 2 ]")
+    (tmp_path / "cbk-rank2").write_text(wrapper)
+    (tmp_path / "cbk-rank2").chmod(0o755)
+    r = cli("run", "null", "--np", "3", "--hostfile", str(hosts), "--seconds=0.25", "--repeat", "1",
+            "--start-timeout", "8", "--quiet",
+            env={"CLUSTERBENCH_CBK": str(tmp_path / "cbk-rank2"), "CBK_WAIT_NOTE_S": "1"})
+    assert r.status == 1, r.stdout + r.stderr
+    (message,), = store_rows(store_url, "select message from steps")
+    assert "; rank 2 (placed on 127.0.0.1) said nothing: the likely holder of the others' waits; " in message, message
+
+
+def test_each_rank_is_placed_as_hydra_and_open_mpi_place_it_from_a_host_file():
+    """Hydra's placement as mpiexec 5.0.2 made it (each rank's proxy, -launcher fork); Open MPI's
+    only where no core count of a node decides it."""
+    from clusterbench.launch.hostfile import HostEntry
+    from clusterbench.launch.messages import waits_named
+    from clusterbench.launch.rank_placement import hydra, open_mpi
+
+    lines = (HostEntry("ha", 2), HostEntry("hb", None), HostEntry("hc", 3))
+    assert hydra(lines, 9, None) == ["ha", "ha", "hb", "hc", "hc", "hc", "ha", "ha", "hb"]
+    assert hydra(lines, 9, 2) == ["ha", "ha", "hb", "hb", "hc", "hc", "ha", "ha", "hb"]
+    assert hydra((HostEntry("ha", None), HostEntry("hb", None), HostEntry("ha", None)), 5, None) == \
+        ["ha", "hb", "ha", "ha", "hb"]
+    assert open_mpi((HostEntry("ha", 2), HostEntry("hc", 3)), 4, None) == ["ha", "ha", "hc", "hc"]
+    assert open_mpi((HostEntry("ha", 2), HostEntry("hc", 3)), 4, 1) is None   # past ppr:1:node's 2 slots
+    assert open_mpi(lines, 3, None) is None          # hb's slots are its cores
+    assert open_mpi((HostEntry("ha", 2), HostEntry("ha", 2)), 3, None) is None
+    said = ("cbk: rank 0 (h01) has waited 30 s in MPI_Init of 6 ranks\n"
+            "cbk: rank 1 (h01) has waited 30 s in MPI_Init of 6 ranks\n"
+            "cbk: rank 3 (h02) has waited 30 s in MPI_Init of 6 ranks\n")
+    assert waits_named(said, ["h01", "h01", "h02", "h02", "h03", "h03"]).startswith(
+        "ranks 2 (placed on h02), 4-5 (placed on h03) said nothing: the likely holders")
+    # a placement of fewer ranks than the notes say is none of theirs
+    assert waits_named(said, ["h01"]).startswith("ranks 2, 4-5 said nothing: the likely holders")
 
 
 @pytest.mark.timeout(180)

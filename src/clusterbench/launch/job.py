@@ -48,6 +48,12 @@ class Launcher:
         bounds how many); False where the launcher or a scheduler places them."""
         return False
 
+    def placement(self, job: Job) -> list[str] | None:
+        """The host each rank starts on (rank i on [i]), as this launcher
+        places them, for a message naming a rank that said nothing; None
+        where a scheduler places them or the launcher cannot tell."""
+        return None
+
     def misfit(self, job: Job) -> str | None:
         """Why the job cannot start where this launcher would place it (a
         batch allocation too small for it), checked before anything is

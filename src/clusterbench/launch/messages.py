@@ -77,13 +77,27 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def _silent(last: dict[str, tuple[str, str]]) -> str:
+def _placed(silent: list[int], placement: list[str] | None) -> str:
+    """The silent ranks by the host the launcher placed each on, "1-2 (placed on h02), 5 (placed on h03)";
+    the ranks alone where the placement is not known (or is of fewer ranks than the notes say)."""
+    if not placement or max(silent) >= len(placement):
+        return _ranges(silent)
+    by_host: dict[str, list[int]] = {}
+    for r in silent:
+        by_host.setdefault(placement[r], []).append(r)
+    return ", ".join(f"{_ranges(ranks)} (placed on {host})" for host, ranks in by_host.items())
+
+
+def _silent(last: dict[str, tuple[str, str]], placement: list[str] | None = None) -> str:
     """The ranks that said nothing while the others said they wait in a
     barrier or collective of every rank: the ones holding them (stopped,
     or busy where no wait is watched), a rank's own note cannot know which
-    (kernels/core/patient_wait.h). With them each host none of whose ranks
-    said anything, where the notes name every host. "" when every rank
-    spoke or no note was of every rank."""
+    (kernels/core/patient_wait.h). Each with the host the launcher placed
+    it on (placement: a host per rank, launch/rank_placement.py): a rank
+    dead before MPI_Init names none, and the others' notes of MPI_Init are
+    made before any host is known. With them each host none of whose
+    ranks said anything, where the notes name every host. "" when every
+    rank spoke or no note was of every rank."""
     of = [_OF_EVERY_RANK.search(on) for _, on in last.values()]
     of = [m for m in of if m]
     if not of:
@@ -95,22 +109,23 @@ def _silent(last: dict[str, tuple[str, str]]) -> str:
         return ""
     hosts = next((m.group(2).split(", ") for m in of if m.group(2) and not m.group(2).startswith("more than")), [])
     quiet_hosts = [h for h in hosts if h not in spoke.values()]
-    said = f"rank{'s' if len(silent) > 1 else ''} {_ranges(silent)} said nothing"
+    said = f"rank{'s' if len(silent) > 1 else ''} {_placed(silent, placement)} said nothing"
     if quiet_hosts:
         said += f", nor any rank on {', '.join(quiet_hosts)}"
     return f"{said}: the likely holder{'s' if len(silent) > 1 else ''} of the others' waits"
 
 
-def waits_named(stderr: str) -> str:
+def waits_named(stderr: str, placement: list[str] | None = None) -> str:
     """What each rank that waited long said last of whom it waits on,
     "rank 0 (h01) waited 30 s on rank 2 (h03); ..."; "" when none did. A
     step that timed out or stalled then names the node it waited on. Where
     ranks waited in a barrier or collective (no peer of their own), first
     the ranks that said nothing, "rank 2 said nothing, nor any rank on h03:
-    the likely holder of the others' waits"."""
+    the likely holder of the others' waits"; placement (a host per rank)
+    names the host each silent rank was placed on."""
     last = {rank: (seconds, on) for rank, seconds, on in _WAITED_ON.findall(stderr)}
     waits = [f"{rank} waited {seconds} s {on}" for rank, (seconds, on) in last.items()]
-    holders = _silent(last)
+    holders = _silent(last, placement)
     return "; ".join(([holders] if holders else []) + waits)
 
 

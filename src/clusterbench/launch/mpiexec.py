@@ -7,11 +7,13 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
 from clusterbench.errors import BadInput
 from clusterbench.launch import hostfile as hostfiles
+from clusterbench.launch import rank_placement
 from clusterbench.launch.job import Job, Launcher, hostfile_hosts
 
 
@@ -89,6 +91,22 @@ class MpiExec(Launcher):
         from clusterbench.environment import batchjob
 
         return not job.hostfile and batchjob.current() is None
+
+    def placement(self, job: Job) -> list[str] | None:
+        """This host for every rank, or the host file's placement in the
+        MPI's own way (launch/rank_placement.py); None in a batch job
+        without a host file (the job's nodes are mpiexec's to read)."""
+        if self.on_this_host_only(job):
+            return [socket.gethostname()] * job.ranks
+        exe = find_mpiexec(job.cbk)
+        if not job.hostfile or not exe:
+            return None
+        try:
+            entries = hostfiles.read(job.hostfile).entries
+        except BadInput:
+            return None
+        place = {"mpich": rank_placement.hydra, "openmpi": rank_placement.open_mpi}.get(flavour(exe))
+        return place(entries, job.ranks, job.ranks_per_node) if place else None
 
     def misfit(self, job: Job) -> str | None:
         """Inside a batch job mpiexec places the ranks on the job's slots

@@ -106,16 +106,19 @@ class Deadline:
     bound; `started` once cbk says they have), or when told to (end).
     `expired` says afterwards whether it did. heard: what the launch wrote
     on stderr so far, kept as it stood when the launch was ended, so the
-    message quotes what the ranks said before the stop's own chatter."""
+    message quotes what the ranks said before the stop's own chatter.
+    placement: the host each rank was placed on (Launcher.placement), so
+    that a rank that said nothing is named with its host."""
 
     def __init__(self, proc: subprocess.Popen, timeout_s: float | None, start_timeout_s: float | None = None,
-                 heard: Callable[[], str] | None = None):
+                 heard: Callable[[], str] | None = None, placement: list[str] | None = None):
         self.proc = proc
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
         self.expired = False
         self.reason: str | None = None   # why it was ended before its time limit (end, not started)
         self._heard = heard
+        self._placement = placement
         self._said_before_stop: str | None = None
         self._lock = threading.Lock()
         self._started = start_timeout_s is None
@@ -162,7 +165,7 @@ class Deadline:
         from clusterbench.launch.messages import last_cbk_line, rank_said, waits_named
 
         said_before = self._said_before_stop if self._said_before_stop is not None else stderr
-        waits = waits_named(said_before)
+        waits = waits_named(said_before, self._placement)
         why = self.reason or (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
                               f"the launcher and every rank were stopped")
         if waits and self._started:

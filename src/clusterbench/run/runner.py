@@ -223,7 +223,8 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
         batch = count.next_batch()
         job = Job(conditions.wrap(req.conditions, step.argv(cat.cbk, batch)), step.ranks, step.ranks_per_node,
                   req.hostfile, req.oversubscribe, step.env, program=cat.cbk)
-        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, count, run_id)
+        status, stderr, b = run_batch(store, launcher.command(job), step, step_id, env, progress, count, run_id,
+                                      launcher.placement(job))
         build = b or build
         status, stderr, stall = step_engine.judge(status, stderr, b, step, launcher.name)
         if stall:
@@ -262,9 +263,11 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
 
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
-              count: step_engine.Repetitions, run_id: int) -> tuple[int, str, RunRecord | None]:
+              count: step_engine.Repetitions, run_id: int,
+              placement: list[str] | None = None) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive, and to
-    count (numbered on after its repetitions so far).
+    count (numbered on after its repetitions so far); placement: the host
+    of each rank, as its launcher placed them (named for a rank that said nothing).
     Returns (exit status, stderr, cbk's run record)."""
     # the launch keeps a reader of its own output: a kill -9 of this process must not end mpiexec by
     # SIGPIPE before its ranks have removed their files (launch/kept_output.py)
@@ -294,7 +297,7 @@ def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict,
     records = step_engine.LaunchRecords(store, step_id, env, offset, step_engine.detail_records(step.kernel), sampled)
     # several ranks: bounded until cbk's first record says every one is past MPI_Init
     deadline = Deadline(proc, step.timeout_s, step.start_timeout_s if step.ranks > 1 else None,
-                        heard=lambda: "".join(stderr_chunks))
+                        heard=lambda: "".join(stderr_chunks), placement=placement)
     try:
         with stop_signals.suspended_together([proc.pid]):   # its own group: Ctrl-Z reaches us alone
             for line in proc.stdout:
