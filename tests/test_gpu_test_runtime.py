@@ -20,7 +20,7 @@ from gpu_records import error_message, measurements
 GPU_KERNELS = ("gpucopy", "gpumem", "gpupeer")
 
 
-def run(cbk: str, *args: str, gpus: int = 1, fault: str | None = None, env: dict | None = None,
+def run(cbk: str, *args: str, gpus: int | str = 1, fault: str | None = None, env: dict | None = None,
         timeout: float = 120) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items() if not k.startswith("CBK_TEST_GPU") and k != "CUDA_VISIBLE_DEVICES"}
     e.update(CBK_TEST_GPUS=str(gpus), **(env or {}))
@@ -510,6 +510,32 @@ def test_the_default_binding_on_a_node_without_a_gpu_leaves_the_refusal_to_the_k
     assert (p.returncode, p.stderr.strip()) == (2, "Error: mpi: no GPU visible to this process: the test runtime was "
                                                    "given CBK_TEST_GPUS=0 (a cbk for tests: docs/gpu.md)")
     assert stored_steps(env) == []
+
+
+def test_a_test_node_shaped_by_a_value_it_cannot_take_is_refused_naming_the_value_as_given(gpu_test_cbk, tmp_path):
+    """CBK_TEST_GPUS=abc (or -3) was read by strtol as 0 devices, and the refusal said
+    "CBK_TEST_GPUS=0"; 100 was 64 devices; a mistyped fault was a run with none planted."""
+    refused = {value: error_message(run(gpu_test_cbk, "gpumem", "--array-size=64k", "--passes=2",
+                                        "--repetitions=1", **shape).stderr)
+               for value, shape in [("abc", {"gpus": "abc"}), ("100", {"gpus": "100"}), ("fault", {"fault": "tripple"}),
+                                    ("memory", {"env": {"CBK_TEST_GPU_MEMORY": "lots"}})]}
+    assert refused == {
+        "abc": "the test runtime's CBK_TEST_GPUS=abc is no number of devices from 0 to 64 (a cbk for tests: "
+               "docs/gpu.md)",
+        "100": "the test runtime's CBK_TEST_GPUS=100 is no number of devices from 0 to 64 (a cbk for tests: "
+               "docs/gpu.md)",
+        "fault": "the test runtime's CBK_TEST_GPU_FAULT=tripple is no fault it plants (lost-copy, triad, alloc, "
+                 "no-peer; a cbk for tests: docs/gpu.md)",
+        "memory": "the test runtime's CBK_TEST_GPU_MEMORY=lots is no size in bytes above 0 (1g, 512m; a cbk for "
+                  "tests: docs/gpu.md)"}
+    counted = run(gpu_test_cbk, "--gpus", gpus="-3")
+    assert (counted.stdout, counted.stderr) == ("0\n", "the test runtime's CBK_TEST_GPUS=-3 is no number of devices "
+                                                        "from 0 to 64 (a cbk for tests: docs/gpu.md)\n")
+    # through the default binding: the kernel's refusal is the one line, nothing stored
+    env = cli_env(gpu_test_cbk, tmp_path, CBK_TEST_GPUS="abc")
+    p = bound_run(env, *BOUND[1])
+    assert (p.returncode, p.stderr.strip()) == (2, "Error: gpumem: the test runtime's CBK_TEST_GPUS=abc is no number "
+                                                   "of devices from 0 to 64 (a cbk for tests: docs/gpu.md)")
 
 
 def test_cbk_counts_the_gpus_its_process_sees(gpu_test_cbk):

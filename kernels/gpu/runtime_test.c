@@ -26,7 +26,9 @@
 
 #include "../core/params.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +52,60 @@ static bool fault(const char *name)
     return f && !strcmp(f, name);
 }
 
-/* The node's devices, "test GPU 0" to "test GPU n-1". */
+/* The node's devices, "test GPU 0" to "test GPU n-1"; -1 where
+ * CBK_TEST_GPUS is no whole number from 0 to MAX_DEVICES, which probe()
+ * refuses as given: read with strtol alone, "abc" and "-3" were 0 devices
+ * (and said "CBK_TEST_GPUS=0"), "100" was 64. */
 static int node_device_count(void)
 {
     const char *v = getenv("CBK_TEST_GPUS");
-    long n = v && *v ? strtol(v, NULL, 10) : 1;
-    return n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : (int)n;
+    if (!v || !*v)
+        return 1;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    return end == v || *end || errno || n < 0 || n > MAX_DEVICES ? -1 : (int)n;
+}
+
+static const char *const FAULTS[] = { "lost-copy", "triad", "alloc", "no-peer" };
+
+/* Why the environment that shapes the test node is not one it can take
+ * (NULL: it is): each variable named as given, so that a typo is not a
+ * node of defaults (a fault never planted, 1 GiB of memory). */
+static const char *environment_refusal(char *why, size_t len)
+{
+    const char *v;
+    uint64_t bytes;
+    if (node_device_count() < 0) {
+        snprintf(why, len, "the test runtime's CBK_TEST_GPUS=%s is no number of devices from 0 to %d "
+                 "(a cbk for tests: docs/gpu.md)", getenv("CBK_TEST_GPUS"), MAX_DEVICES);
+        return why;
+    }
+    if ((v = getenv("CBK_TEST_GPU_MEMORY")) && *v && (cbk_parse_size(v, &bytes) || bytes == 0)) {
+        snprintf(why, len, "the test runtime's CBK_TEST_GPU_MEMORY=%s is no size in bytes above 0 (1g, 512m; "
+                 "a cbk for tests: docs/gpu.md)", v);
+        return why;
+    }
+    if ((v = getenv("CBK_TEST_GPU_PEAK_GB_PER_S")) && *v) {
+        char *end;
+        double rate = strtod(v, &end);
+        if (end == v || *end || !isfinite(rate) || rate < 0) {
+            snprintf(why, len, "the test runtime's CBK_TEST_GPU_PEAK_GB_PER_S=%s is no rate in GB/s of 0 or more "
+                     "(a cbk for tests: docs/gpu.md)", v);
+            return why;
+        }
+    }
+    if ((v = getenv("CBK_TEST_GPU_FAULT")) && *v) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof FAULTS / sizeof *FAULTS; i++)
+            known = known || !strcmp(v, FAULTS[i]);
+        if (!known) {
+            snprintf(why, len, "the test runtime's CBK_TEST_GPU_FAULT=%s is no fault it plants (lost-copy, triad, "
+                     "alloc, no-peer; a cbk for tests: docs/gpu.md)", v);
+            return why;
+        }
+    }
+    return NULL;
 }
 
 /* The node's devices this process sees, in the order CUDA_VISIBLE_DEVICES
@@ -71,6 +121,8 @@ static int visible_devices(int node_index[MAX_DEVICES])
 {
     int node = node_device_count();
     const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (node <= 0)
+        return 0;
     if (!v) {
         for (int i = 0; i < node; i++)
             node_index[i] = i;
@@ -114,6 +166,8 @@ static uint64_t memory_bytes(void)
 
 static const char *probe(char *why, size_t len)
 {
+    if (environment_refusal(why, len))
+        return why;
     if (device_count() > 0)
         return NULL;
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
@@ -121,8 +175,8 @@ static const char *probe(char *why, size_t len)
         snprintf(why, len, "no GPU visible to this process (CUDA_VISIBLE_DEVICES=%s): it leaves none of the test "
                  "runtime's %d devices (CBK_TEST_GPUS; a cbk for tests: docs/gpu.md)", visible, node_device_count());
     else
-        snprintf(why, len, "no GPU visible to this process: the test runtime was given CBK_TEST_GPUS=0 "
-                 "(a cbk for tests: docs/gpu.md)");
+        snprintf(why, len, "no GPU visible to this process: the test runtime was given CBK_TEST_GPUS=%s "
+                 "(a cbk for tests: docs/gpu.md)", getenv("CBK_TEST_GPUS"));
     return why;
 }
 
