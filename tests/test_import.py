@@ -463,6 +463,25 @@ def test_mdtest_verbose_per_iteration_lines_of_one_rank_are_the_repetitions(name
     assert not any("mean stored as one sample" in n for n in run.notes)
 
 
+def test_mdtest_garbled_figure_in_a_per_iteration_or_stonewall_line_is_refused_naming_its_line(tmp_path):
+    """'0.0.28' fits the lines' pattern of digits and dots: the import said "cannot read this file
+    (ValueError: could not convert string to float: '0.0.28')"."""
+    text = (FIXTURES / "mdtest-4.0.0-verbose-iterations.txt").read_text()
+    garbled = text.replace("Directory creation:          0.001 sec", "Directory creation:          0.0.01 sec", 1)
+    line = text[:text.index("Directory creation:          0.001 sec")].count("\n") + 1
+    (tmp_path / "v.txt").write_text(garbled)
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "v.txt"))
+    assert e.value.message.endswith(f"mdtest: line {line}: '0.0.01' is not a number"), e.value.message
+    wall = (FIXTURES / "mdtest-4.1.0+dev-stonewall.txt").read_text()
+    hit = re.search(r"^Continue stonewall hit min: \d+ max: \d+ avg: ([\d.]+)", wall, re.M)
+    (tmp_path / "w.txt").write_text(wall[:hit.start(1)] + "1.2." + wall[hit.start(1):])
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "w.txt"))
+    assert e.value.message.endswith(f"mdtest: line {wall[:hit.start()].count(chr(10)) + 1}: "
+                                    f"'1.2.{hit.group(1)}' is not a number"), e.value.message
+
+
 @pytest.mark.parametrize("name,ranks0,tree", [
     ("mdtest-4.0.0-verbose-two-ranks.txt", [405.415, 6180.819], [6061.133, 8.728]),
     ("mdtest-3.3.0-verbose-two-ranks.txt", [661.242, 907.523], [3987.638, 20.871])])

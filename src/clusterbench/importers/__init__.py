@@ -84,6 +84,16 @@ class ImportedRun:
         return sum(len(s.samples) for s in self.steps)
 
 
+def number_on_line(text: str, line: int) -> float:
+    """A figure a pattern of digits and dots took from the file's line
+    `line`, refused in one line naming it where it is no number ("0.0.28",
+    a figure garbled in the copy): Python's ValueError was the message."""
+    try:
+        return float(text)
+    except ValueError:
+        raise Unreadable(f"line {line}: {text!r} is not a number") from None
+
+
 def names() -> list[str]:
     return IMPORTERS.names()
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement, number_on_line
 
 # "3;fio-3.33;rr;0;0;..." (fio 2.x writes the same for version 3)
 LINE = re.compile(r"^([345]);fio-(\d[\w.\-+]*);", re.M)
@@ -138,19 +138,14 @@ def _int(v: str, number: int) -> int:
         raise Unreadable(f"line {number}: {v!r} is not a whole number") from None
 
 
-def _float(v: str, number: int) -> float:
-    try:
-        return float(v)
-    except ValueError:
-        raise Unreadable(f"line {number}: {v!r} is not a number") from None
 
 
 def _latency(name: str, stats: list[str], number: int) -> dict[str, float]:
     """min/max/mean (us) as the JSON importer names them; all four 0 is fio
     printing no samples (its calc_lat failed: psync has no submission latency)."""
-    if all(_float(v, number) == 0 for v in stats):
+    if all(number_on_line(v, number) == 0 for v in stats):
         return {}
-    return {f"{name}_us_{k}": _float(v, number) for k, v in zip(("min", "max", "mean"), stats)}
+    return {f"{name}_us_{k}": number_on_line(v, number) for k, v in zip(("min", "max", "mean"), stats)}
 
 
 def _percentiles(fields: list[str], number: int) -> dict[str, float]:
@@ -158,7 +153,7 @@ def _percentiles(fields: list[str], number: int) -> dict[str, float]:
     for f in fields:
         p, _, v = f.partition("%=")
         if p != "0":   # fio pads its 20 places with "0%=0": no percentile
-            out[f"clat_us_p{p.rstrip('0').rstrip('.').replace('.', '_')}"] = _float(v, number)
+            out[f"clat_us_p{p.rstrip('0').rstrip('.').replace('.', '_')}"] = number_on_line(v, number)
     return out
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from clusterbench.importers import number_on_line
+
 PHASES = {"Directory creation": "dir-create", "Directory stat": "dir-stat", "Directory rename": "dir-rename",
           "Directory read": "dir-read", "Directory removal": "dir-remove", "File creation": "file-create",
           "File stat": "file-stat", "File read": "file-read", "File removal": "file-remove",
@@ -41,8 +43,9 @@ def read(text: str, first_line: int) -> dict[str, list[Iteration]]:
     """Each phase's per-iteration lines in order; `first_line`: the file's line `text` starts on."""
     out: dict[str, list[Iteration]] = {}
     for m in LINE.finditer(text):
+        line = first_line + text.count("\n", 0, m.start())
         out.setdefault(PHASES[m.group(1)], []).append(
-            Iteration(float(m.group(3)), float(m.group(2)), first_line + text.count("\n", 0, m.start())))
+            Iteration(number_on_line(m.group(3), line), number_on_line(m.group(2), line), line))
     return out
 
 

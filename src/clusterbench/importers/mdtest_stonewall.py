@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterbench.importers import number_on_line
 from clusterbench.importers.ior_common import argv_of, number
 
 HIT = re.compile(r"^Continue stonewall hit min: (\d+) max: (\d+) avg: ([\d.]+)", re.M)
@@ -86,8 +87,11 @@ class Stonewall:
                 f"the limit is in file-create's record)")
 
 
-def read(text: str, ranks: int) -> Stonewall:
-    return Stonewall(ranks, [(int(m.group(1)), int(m.group(2)), float(m.group(3))) for m in HIT.finditer(text)])
+def read(text: str, ranks: int, first_line: int = 1) -> Stonewall:
+    """`first_line`: the file's line `text` starts on, named where a figure is garbled."""
+    return Stonewall(ranks, [(int(m.group(1)), int(m.group(2)),
+                              number_on_line(m.group(3), first_line + text.count("\n", 0, m.start())))
+                             for m in HIT.finditer(text)])
 
 
 def limit_seconds(command: str | None) -> float | None:

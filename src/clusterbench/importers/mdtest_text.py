@@ -97,7 +97,7 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     leaf_factor = tree and mdtest_items.llnl_leaf_factor(tree, tables[0].group(1) is None)
     if leaf_factor:
         asked = tree.items_per_dir_option * tree.leaves * ranks
-    stonewall = mdtest_stonewall.read(text, ranks)
+    stonewall = mdtest_stonewall.read(text, ranks, first_line)
     status = mdtest_status_file.read(text, run.command, written)
     mdtest_status_file.remember(status, written, mdtest_stonewall.limit_seconds(run.command) is not None,
                                 stonewall.hits, asked, ranks, iterations, first_line)
