@@ -762,6 +762,30 @@ def test_fio_json_and_terse_in_one_file_is_read_from_the_json():
     assert any("its terse lines with json,terse" in n for n in run.notes)
 
 
+def test_fio_terse_and_normal_in_one_file_takes_the_lines_figures_and_the_texts_options_and_date(tmp_path):
+    """--output-format=terse,normal prints each job's terse line, then the normal text: it was read from the
+    lines alone, a fio step with no parameter and no date, though the text beside them names both."""
+    (f,) = [line.split(";") for line in (FIXTURES / "fio-3.33-terse3-normal-randrw.txt").read_text().splitlines()
+            if line.startswith("3;fio-")]
+    run = one("fio-3.33-terse3-normal-randrw.txt")
+    assert (run.form, run.started) == ("terse v3 and text", dt.datetime(2026, 12, 7, 17, 54, 21, tzinfo=dt.timezone.utc))
+    (st,) = run.steps
+    assert st.params == {"rw": "randrw", "bs": "4k", "ioengine": "psync", "iodepth": "1"}
+    read, write = st.samples
+    # the lines' exact figures (the text printed read IOPS=18.1k), their percentiles too
+    assert [(read.phase, read.value), (write.phase, write.value)] == [("read", float(f[7])), ("write", float(f[48]))]
+    assert read.record["clat_us_p99"] == float(f[29].partition("%=")[2])
+    assert not any("holds no job options" in n for n in run.notes)
+    # a text of other figures is no twin of the lines: refused in one line
+    text = (FIXTURES / "fio-3.33-terse3-normal-randrw.txt").read_text()
+    (tmp_path / "other.txt").write_text(text.replace("read: IOPS=18.1k", "read: IOPS=28.1k"))
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "other.txt"))
+    assert e.value.message.endswith("fio: fio job mix read: its terse line says 18050 IOPS, 5840896 bytes, its "
+                                    "normal text 28100 IOPS, 5840896 bytes: not one run's (--output-format="
+                                    "terse,normal prints the same results twice)"), e.value.message
+
+
 def test_iperf3_sums_directions_and_old_single_stream_files():
     run = one("iperf3-3.12-bidir.json")
     (st,) = run.steps

@@ -57,7 +57,18 @@ def parse(text: str) -> list[ImportedRun]:
     json_doc = re.search(r'"fio version"\s*:', text[:4096]) or (
         fio_terse.detect(text[:4096]) and re.search(r'^\{\s*\n\s*"fio version"\s*:', text, re.M))
     if fio_terse.detect(text[:4096]) and not json_doc:
-        return fio_terse.parse(text)   # --minimal: a line of fields per job
+        runs = fio_terse.parse(text)   # --minimal: a line of fields per job
+        # --output-format=terse,normal: the text beside them (each terse line blanked, so lines keep their numbers)
+        beside = "\n".join("" if fio_terse.LINE.match(line) else line for line in text.split("\n"))
+        if TEXT_RESULT.search(beside):
+            from clusterbench.importers.fio_terse_normal import merge
+
+            text_runs = parse(beside)
+            if len(text_runs) != 1:
+                raise Unreadable(f"its terse lines are beside the normal text of {len(text_runs)} runs of fio: "
+                                 "which run each line is of cannot be told (import each run's output alone)")
+            return [merge(runs[0], text_runs[0])]
+        return runs
     if json_doc:
         # one run per document (fio --output=log run twice); --output-format=json,normal prints the
         # JSON, then the same results as text, which are left out
