@@ -31,7 +31,9 @@ FAILED_RUNS = {"ior-3.2.1-failed-run.json",    # IOR aborted before any result: 
                # STREAM's check failed; Himeno's Gosa 0 from the first sweeps: not the benchmark's arithmetic
                "stream-5.10-failed-validation.txt", "stream-5.9-copy-failed-validation.txt",
                "himeno-mpi-dynamic-XS-gosa-zero.txt",
-               "dd-9.1-no-space.txt", "netperf-2.7.1-no-server.txt"}   # dd: error writing '/dev/full': its figures cover what it did before
+               # dd: error writing '/dev/full': its figures cover what it did before; netperf: no netserver answered
+               "dd-9.1-no-space.txt", "netperf-2.7.1-no-server.txt",
+               "fio-1.58-terse2-randrw.txt"}            # fio 1.58's terse lines hold no IOPS
 
 
 def one(name: str, fmt: str = "auto"):
@@ -44,9 +46,10 @@ def figures(run) -> list[tuple]:
             for st in run.steps for s in st.samples]
 
 
-# Outputs that print no version of their tool: IOR's CSV, iperf3's text without -V, iperf 2's output
-NO_VERSION_PRINTED = {n for n in ALL if n.startswith(("ior-csv", "iperf-", "dd-", "netperf-")) or (n.startswith("iperf3") and n.endswith(".txt")
-                                                                                 and "verbose" not in n)}
+# Outputs that print no version of their tool: IOR's CSV, iperf3's text without -V, iperf 2's output, dd,
+# netperf, fio's terse version 2
+NO_VERSION_PRINTED = {n for n in ALL if n.startswith(("ior-csv", "iperf-", "dd-", "netperf-")) or "-terse2-" in n
+                      or (n.startswith("iperf3") and n.endswith(".txt") and "verbose" not in n)}
 # formats none of whose outputs print the tool's version (their fixtures' versions are in tests/fixtures/README)
 VERSION_NEVER_PRINTED = {"ior-csv", "iperf2", "dd", "netperf"}
 
@@ -728,6 +731,32 @@ def test_fio_terse_lines_give_iops_bandwidth_and_latency_percentiles_as_fio_prin
     (f,) = _terse_fields("fio-3.33-terse3-unified-randrw.txt")
     (s,) = one("fio-3.33-terse3-unified-randrw.txt").steps[0].samples
     assert (s.phase, s.value, len(f)) == ("mixed", float(f[7]), 5 + 41 + 5 + 7 + 10 + 12 + 9)
+
+
+def test_fio_terse_version_2_lines_are_read_in_each_layout_fio_gave_them():
+    """--terse-version=2 ("2;JOB;GROUP;ERROR;...": no fio version) was no known format. Today's fio prints
+    read, write and trim blocks of version 4's; fio 2.0.9 read and write alone (and its bandwidth field was
+    bytes/ms before 2.0.8); fio 1.58 20 fields a direction, without IOPS, refused in one line."""
+    (f,) = _terse_fields("fio-3.33-terse2-randrw.txt")
+    run = one("fio-3.33-terse2-randrw.txt")
+    assert (run.version, run.form, len(f)) == (None, "terse v2", 4 + 3 * 41 + 5 + 7 + 10 + 12)
+    read, write = run.steps[0].samples
+    assert (read.value, read.record["bytes"], read.record["mib_per_s"], read.seconds) == (
+        float(f[6]), int(f[4]) * 1024, int(f[5]) / 1024, int(f[7]) / 1000)
+    assert (write.value, write.record["clat_us_p99"]) == (float(f[4 + 41 + 2]), float(f[4 + 41 + 24].split("=")[1]))
+    (f, _blank) = _terse_fields("fio-2.0.9-terse2-randrw.txt")   # fio 2.0.9 also prints a ';' line per job
+    run = one("fio-2.0.9-terse2-randrw.txt")
+    assert len(f) == 4 + 2 * 41 + 5 + 7 + 10 + 12 and f[16] == "1.00%=32"
+    read, write = run.steps[0].samples
+    assert [(s.phase, s.value) for s in (read, write)] == [("read", float(f[6])), ("write", float(f[4 + 41 + 2]))]
+    assert read.record["clat_us_p1"] == 32 and read.record["clat_us_p99_5"] == float(f[29].split("=")[1])
+    # KiB over the run time: its field (KiB/s in 2.0.9, bytes/ms before 2.0.8) is not what tells
+    assert read.record["mib_per_s"] == int(f[4]) / 1024 / (int(f[7]) / 1000)
+    assert any("fio 2.0 to 2.0.9 (no trim block)" in n for n in run.notes)
+    with pytest.raises(BadInput) as e:
+        parse_file(str(FIXTURES / "fio-1.58-terse2-randrw.txt"))
+    assert e.value.message.endswith("fio: line 2: terse version 2 of fio 1.58 or older (20 fields a direction: no "
+                                    "IOPS, no latency percentiles) is not read; fio 2.0 and later print IOPS in it")
 
 
 def test_fio_terse_line_of_another_field_count_is_refused_in_one_line(tmp_path):

@@ -27,7 +27,7 @@ from clusterbench.results.sample import Sample
 IMPORTERS = Registry("format", [
     ("ior-json", "clusterbench.importers.ior_json", "IOR's JSON summary (-O summaryFormat=JSON), damaged ones too"),
     ("fio", "clusterbench.importers.fio",
-     "fio --output-format=json or json+ (2.x-3.x, --client too), its normal text or terse (--minimal, v3-5)"),
+     "fio --output-format=json or json+ (2.x-3.x, --client too), its normal text or terse (--minimal, v2-5)"),
     ("iperf3", "clusterbench.importers.iperf3", "iperf3 -J (3.0-3.20), its plain text output, or the server's (iperf3 -s)"),
     ("iperf2", "clusterbench.importers.iperf2",
      "iperf 2 (2.0, 2.1) text, the client's or the server's (-P, -u, -i, -e, -r, -d, -R), and its -y C CSV"),

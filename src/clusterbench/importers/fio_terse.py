@@ -1,5 +1,5 @@
 """fio's terse output (`fio --minimal`, `--output-format=terse`), terse
-versions 3, 4 and 5: one line of semicolon-separated fields per job.
+versions 2 to 5: one line of semicolon-separated fields per job.
 
 The field order is fio's stat.c (show_thread_status_terse_all,
 show_ddir_status_terse; fio's HOWTO, "Terse output"): version, fio version,
@@ -21,6 +21,15 @@ group_reporting) are summed, as the JSON importer sums its entries.
 fio prints the job name as it was given, so a name holding ';' ("[read;4k]")
 spans several fields: the name is as many fields as make the rest of the
 line fall into its version's blocks.
+
+Version 2 (fio 1.x's format, kept by --terse-version=2 to this day) names
+no fio version ("2;JOB;GROUP;ERROR;..."), and its blocks changed with fio
+(stat.c's history): from 2.0.10 the three blocks of today's versions 3-4
+(read, write, trim); in 2.0 to 2.0.9 read and write alone, whose bandwidth
+field was bytes/ms before 2.0.8 (commit 033bbb51, "Off by 1.024") and KiB/s
+after, so their KiB/s is their KiB over their run time; in 1.99.x the total
+latency before the percentiles, and in 1.58 and older 20 fields a
+direction, without IOPS or percentiles: those two are refused in one line.
 """
 from __future__ import annotations
 
@@ -28,11 +37,15 @@ import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement, number_on_line
 
-# "3;fio-3.33;rr;0;0;..." (fio 2.x writes the same for version 3)
-LINE = re.compile(r"^([345]);fio-(\d[\w.\-+]*);", re.M)
+# "3;fio-3.33;rr;0;0;..." (fio 2.x writes the same for version 3); "2;rr;0;0;...", with the CPU figures
+# ("0.000000%;25.000000%;") somewhere after, as no other format's line starting "2;" has them
+LINE = re.compile(r"^(?:([345]);fio-(\d[\w.\-+]*);|2;(?=[^\n]*;[\d.]+%;[\d.]+%;))", re.M)
 MARK = LINE
-BLOCK = {3: 41, 4: 41, 5: 47}
-DIRECTIONS = {3: ("read", "write"), 4: ("read", "write", "trim"), 5: ("read", "write", "trim")}
+BLOCK = {2: 41, 3: 41, 4: 41, 5: 47}
+DIRECTIONS = {2: ("read", "write", "trim"), 3: ("read", "write"), 4: ("read", "write", "trim"),
+              5: ("read", "write", "trim")}
+# fio 2.0 to 2.0.9's version 2: read and write blocks, no trim
+V2_BEFORE_TRIM = ("read", "write")
 # fio keeps a job name in FIO_JOBNAME_SIZE bytes, its NUL included (thread_stat.name): a longer
 # "name" is no name that held ';' (and trying every field of a long line as one took minutes)
 JOB_NAME_BYTES = 128
@@ -50,12 +63,16 @@ def parse(text: str) -> list[ImportedRun]:
     versions: dict[str, None] = {}   # in the order of the lines
     for number, line in enumerate(text.splitlines(), 1):
         if LINE.match(line):
-            fields = _rejoin_name(number, line.split(";"))
-            versions[fields[1].removeprefix("fio-")] = None
+            split = line.split(";")
+            if split[0] == "2":   # no fio version: an empty one in its place, so every version's head is 5 fields
+                split.insert(1, "")
+            fields = _rejoin_name(number, split)
+            if fields[1]:
+                versions[fields[1].removeprefix("fio-")] = None
             jobs.setdefault((fields[2], fields[3]), []).append((number, fields))
     if not jobs:
         raise Unreadable("no fio terse line (\"3;fio-3.33;JOB;...\")")
-    run = ImportedRun("fio", next(iter(versions)), f"terse v{next(iter(jobs.values()))[0][1][0]}", None)
+    run = ImportedRun("fio", next(iter(versions), None), f"terse v{next(iter(jobs.values()))[0][1][0]}", None)
     if len(versions) > 1:
         run.notes.append(f"lines of several fio versions ({', '.join(versions)}): the first line's named")
     run.notes.append("terse output holds no job options (rw, bs, iodepth, engine): each job is a fio step of its "
@@ -68,10 +85,14 @@ def parse(text: str) -> list[ImportedRun]:
             continue
         step = ImportedStep(f"fio job {name}", "fio", {}, 1)
         blocks = [(number, _blocks(number, f)) for number, f in lines]
+        before_trim = lines[0][1][0] == "2" and tuple(blocks[0][1]) == V2_BEFORE_TRIM
+        if before_trim:
+            run.notes.append("terse version 2 of fio 2.0 to 2.0.9 (no trim block): its bandwidth field is bytes/ms "
+                             "before 2.0.8 and KiB/s after, so KiB/s is taken as KiB over the run time")
         for direction in blocks[0][1]:
             parts = [(number, b[direction]) for number, b in blocks if direction in b]
             if any(_int(b[0], number) > 0 for number, b in parts):
-                step.samples.append(_sample(direction, parts, run))
+                step.samples.append(_sample(direction, parts, run, before_trim))
         if len(lines) > 1 and step.samples:
             run.notes.append(f"job {name}: {len(lines)} lines (numjobs without group_reporting): their IOPS and "
                              "bytes summed, as fio's group_reporting sums them")
@@ -111,6 +132,9 @@ def _blocks(number: int, fields: list[str]) -> dict[str, list[str]]:
     are where its version puts them, or the line is not that version's:
     a field left out or added shifts every figure after it."""
     version = int(fields[0])
+    if version == 2 and not any("%=" in f for f in fields):
+        raise Unreadable(f"line {number}: terse version 2 of fio 1.58 or older (20 fields a direction: no IOPS, no "
+                         "latency percentiles) is not read; fio 2.0 and later print IOPS in it")
     size, at, found = BLOCK[version], HEAD, []
     while at + size <= len(fields) and not fields[at].endswith("%"):
         found.append(fields[at: at + size])
@@ -121,6 +145,8 @@ def _blocks(number: int, fields: list[str]) -> dict[str, list[str]]:
                          f"{size} per direction (20 'P%=us' percentiles each) followed by the CPU figures "
                          "(a field cut or added?)")
     names = DIRECTIONS[version]
+    if version == 2 and len(found) == len(V2_BEFORE_TRIM):
+        names = V2_BEFORE_TRIM
     if len(found) == 1:
         return {"mixed": found[0]}        # unified_rw_reporting=1: one block, reads and writes together
     if len(found) == len(names) + 1:
@@ -157,10 +183,14 @@ def _percentiles(fields: list[str], number: int) -> dict[str, float]:
     return out
 
 
-def _sample(direction: str, parts: list[tuple[int, list[str]]], run: ImportedRun):
+def _sample(direction: str, parts: list[tuple[int, list[str]]], run: ImportedRun, rate_of_runtime: bool = False):
+    """rate_of_runtime: KiB/s as KiB over the run time, not the bandwidth field (fio 2.0-2.0.9's version 2)."""
     number = parts[0][0]
     kib = sum(_int(b[0], n) for n, b in parts)
-    kib_per_s = sum(_int(b[1], n) for n, b in parts)
+    if rate_of_runtime:
+        kib_per_s = sum(_int(b[0], n) * 1000 / _int(b[3], n) for n, b in parts if _int(b[3], n) > 0)
+    else:
+        kib_per_s = sum(_int(b[1], n) for n, b in parts)
     iops = sum(_int(b[2], n) for n, b in parts)
     runtime_ms = max(_int(b[3], n) for n, b in parts)
     fields: dict = {"mib_per_s": kib_per_s / 1024, "seconds": runtime_ms / 1000, "bytes": kib * 1024,
