@@ -766,6 +766,12 @@ def test_fio_terse_line_of_another_field_count_is_refused_in_one_line(tmp_path):
         parse_file(str(tmp_path / "terse.txt"))
     assert "line 1: 129 fields do not fall into terse version 3's blocks of 41 per direction" in e.value.message
     assert "\n" not in e.value.message
+    # a count past what fio's %llu prints ended the import as Python's OverflowError
+    (tmp_path / "huge.txt").write_text(";".join(f[:7] + ["1" + "0" * 400] + f[8:]) + "\n")
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "huge.txt"))
+    assert e.value.message.endswith("fio: line 1: 10000000000000000000... (401 digits) is past the largest count fio "
+                                    "prints (2^64 - 1)"), e.value.message
 
 
 def test_fio_terse_job_name_holding_semicolons_is_one_name_not_a_refused_line():

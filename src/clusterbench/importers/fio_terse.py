@@ -50,6 +50,7 @@ V2_BEFORE_TRIM = ("read", "write")
 # "name" is no name that held ';' (and trying every field of a long line as one took minutes)
 JOB_NAME_BYTES = 128
 WHOLE = re.compile(r"^-?\d+$")
+FIO_COUNT_MAX = 2**64 - 1   # fio prints its counts (KiB, KiB/s, IOPS, ms) as unsigned long long
 HEAD = 5   # version, fio version, job name, group id, error
 
 
@@ -158,10 +159,16 @@ def _blocks(number: int, fields: list[str]) -> dict[str, list[str]]:
 
 
 def _int(v: str, number: int) -> int:
+    """A count fio printed with %llu: past 2^64 - 1 it is none of fio's (a 400-digit IOPS field ended
+    the import as "OverflowError: int too large to convert to float")."""
     try:
-        return int(v)
+        n = int(v)
     except ValueError:
         raise Unreadable(f"line {number}: {v!r} is not a whole number") from None
+    if abs(n) > FIO_COUNT_MAX:
+        raise Unreadable(f"line {number}: {v[:20]}... ({len(v)} digits) is past the largest count fio prints "
+                         "(2^64 - 1)")
+    return n
 
 
 
