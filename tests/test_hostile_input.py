@@ -263,6 +263,40 @@ def test_a_sqlite_url_argument_the_driver_would_ignore_is_refused_not_warned_abo
     assert r.status == 0 and "null" in r.stdout and r.stderr == "", r.stderr
 
 
+def test_every_numeric_option_of_every_command_refuses_a_word_in_one_line_naming_its_range_and_unit():
+    """--start-timeout abc said "'abc' is not a valid float range" (click's words: no number, no unit), and
+    --ci-target's range "0.1<=x<=100" was of no unit (% of the median); testbed up --hosts abc "is not a
+    valid integer". In-process: each option's own type, as the command line reaches it."""
+    import click
+
+    from clusterbench.cli import cli
+
+    def commands(group, ctx, path):
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            yield f"{path} {name}", command
+            if isinstance(command, click.Group):
+                yield from commands(command, click.Context(command, parent=ctx), f"{path} {name}")
+
+    root = click.Context(cli)
+    numeric = [(where, p) for where, command in commands(cli, root, "clusterbench") for p in command.params
+               if isinstance(p.type, (click.types._NumberRangeBase, click.types.IntParamType, click.types.FloatParamType))]
+    assert len(numeric) >= 15, numeric
+    unitless = [f"{where} {p.name}" for where, p in numeric if not getattr(p.type, "unit", None)]
+    assert unitless == [], unitless
+    for where, p in numeric:
+        with pytest.raises(click.BadParameter) as e:
+            p.type.convert("abc", p, None)
+        said = e.value.message
+        assert said.startswith("'abc' is not a ") and said.endswith(f"{p.type.unit})" if p.type.min is not None
+                                                                     or p.type.max is not None
+                                                                     else f"a number of {p.type.unit}"), (where, said)
+    (start,) = [p for _, p in numeric if p.name == "start_timeout"]
+    with pytest.raises(click.BadParameter) as e:
+        start.type.convert("abc", start, None)
+    assert e.value.message == "'abc' is not a decimal number written in the digits 0-9; give 1<=x<=31536000 (seconds)"
+
+
 @pytest.mark.parametrize("args,says", [
     # other scripts' digits: Python's int() and float() read them, cbk does not; '٣' ran as 3, stored as typed
     (["--seconds=\u0663"], "null: --seconds=\u0663 is not a number"),

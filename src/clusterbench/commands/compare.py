@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import Finite, db_option, link_speed_option, width_option
+from clusterbench.commands.options import Digits, Finite, db_option, link_speed_option, width_option
 from clusterbench.extensions.registry import Registry
 from clusterbench.store.opening import open_store
 
@@ -17,7 +17,7 @@ FORMATS = tuple(RENDERERS.choices())
 
 @click.command("compare")
 @click.argument("refs", nargs=-1, required=True)
-@click.option("--env-lines", type=click.IntRange(0), default=40, show_default=True,
+@click.option("--env-lines", type=Digits(0, unit="lines"), default=40, show_default=True,
               help="At most this many environment differences per host pair (table format).")
 @click.option("--exclude-outliers", is_flag=True,
               help="Leave modified-Z outliers out of medians, CIs and tests (the table says so).")
@@ -26,7 +26,7 @@ FORMATS = tuple(RENDERERS.choices())
 @click.option("--fail-if", "fail_if", type=click.Choice(("slower", "faster", "different")), default=None,
               help="Exit with status 3 when a configuration is significantly slower (faster, different) than "
                    "the baseline in some measurement: a regression gate for CI pipelines.")
-@click.option("--threshold", "threshold_pct", type=Finite(0), default=0.0, show_default=True,
+@click.option("--threshold", "threshold_pct", type=Finite(0, unit="%"), default=0.0, show_default=True,
               metavar="PCT", help="With --fail-if: only a change of at least PCT percent counts.")
 @link_speed_option
 @db_option

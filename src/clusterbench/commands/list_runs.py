@@ -3,7 +3,7 @@ from __future__ import annotations
 import click
 
 from clusterbench.analysis.run_groups import GROUPS
-from clusterbench.commands.options import DAY, db_option, utc, width_option
+from clusterbench.commands.options import DAY, Digits, db_option, utc, width_option
 from clusterbench.output.counted_text import counted
 from clusterbench.store.opening import open_store
 
@@ -21,7 +21,7 @@ STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 @click.option("--by", type=click.Choice(sorted(GROUPS)),
               help="Instead of the runs, one line per month/user/host/...: how many ran, failed or were "
                    "cut short, and how long they took. Counts every matching run (--limit is ignored).")
-@click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="Newest runs listed.")
+@click.option("--limit", type=Digits(1, unit="runs"), default=50, show_default=True, help="Newest runs listed.")
 @db_option
 @width_option
 def command(label, user, host, status, kernel, since, until, by, limit, db_url):

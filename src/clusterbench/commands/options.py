@@ -109,15 +109,31 @@ def run_conditions(memory_limit: str | None, settings: tuple[str, ...]):
 
 
 class Digits(click.IntRange):
-    """A whole number within the bounds, written in the digits 0-9."""
+    """A whole number within the bounds, written in the digits 0-9; its
+    range said with its unit ("1<=x<=2147483647 (ranks)"), in --help and in
+    a refusal alike."""
+
+    def __init__(self, min=None, max=None, unit: str | None = None, **kwargs):
+        super().__init__(min, max, **kwargs)
+        self.unit = unit
+
+    def _describe_range(self) -> str:
+        if self.min is None and self.max is None:   # bounds checked where the value is used (testbed's --hosts)
+            return f"a number of {self.unit}" if self.unit else "a whole number"
+        return f"{super()._describe_range()} ({self.unit})" if self.unit else super()._describe_range()
 
     def convert(self, value, param, ctx):
         if isinstance(value, str) and not WHOLE_NUMBER.fullmatch(value):
-            self.fail(f"{value!r} is not a whole number written in the digits 0-9", param, ctx)
+            self.fail(f"{value!r} is not a whole number written in the digits 0-9; give {self._describe_range()}",
+                      param, ctx)
         return super().convert(value, param, ctx)
 
 
-RANK_COUNT = Digits(1, MAX_RANKS)   # --np, --ppn
+RANK_COUNT = Digits(1, MAX_RANKS, unit="ranks")   # --np, --ppn
+
+
+# what float() reads as no finite number: said as such ("nan is not a finite number"), not as no decimal
+NOT_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
 class Finite(click.FloatRange):
@@ -135,6 +151,10 @@ class Finite(click.FloatRange):
         return f"{super()._describe_range()} ({self.unit})" if self.unit else super()._describe_range()
 
     def convert(self, value, param, ctx):
+        # before click's own reading: "'abc' is not a valid float range" named no number and no unit
+        if isinstance(value, str) and not DECIMAL_NUMBER.fullmatch(value) and value.strip().lower() not in NOT_FINITE:
+            self.fail(f"{value!r} is not a decimal number written in the digits 0-9; give {self._describe_range()}",
+                      param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value} is not a finite number", param, ctx)
@@ -152,7 +172,7 @@ def _keep_width(ctx, _param, value):
 
 
 # 40: output/console.py MIN_WIDTH, the narrowest a table is drawn (not imported here: it loads rich)
-width_option = click.option("--width", type=click.IntRange(40, 1000), default=None, metavar="COLUMNS",
+width_option = click.option("--width", type=Digits(40, 1000, unit="characters"), default=None, metavar="COLUMNS",
                             expose_value=False, callback=_keep_width,
                             help="Width of the tables in characters (default: the terminal's; 160 when piped, "
                                  "unless $COLUMNS says).")

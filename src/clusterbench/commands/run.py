@@ -119,9 +119,9 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="Repetitions of each step (default 5: fewer cannot show a significant difference; a suite's "
                    "own counts unless given; run cluster: 3), or auto: repeat until the median's 95 % CI is within "
                    "--ci-target (run cluster: on each node's own samples).")
-@click.option("--ci-target", type=Finite(0.1, 100), default=5.0, show_default=True,
+@click.option("--ci-target", type=Finite(0.1, 100, unit="% of the median"), default=5.0, show_default=True,
               help="With --repeat auto: the CI width to reach, in % of the median.")
-@click.option("--max-repeat", type=Digits(6, 100000), default=30, show_default=True,
+@click.option("--max-repeat", type=Digits(6, 100000, unit="repetitions"), default=30, show_default=True,
               help="With --repeat auto: stop after this many repetitions.")
 @click.option("--max-time", type=Finite(1, unit="seconds"), default=600, show_default=True,
               help="With --repeat auto: stop a step after this many seconds.")
@@ -143,7 +143,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
               help="With --setting-b: run everything twice, under A then under B, and compare them. Repeatable.")
 @click.option("--setting-b", "settings_b", multiple=True, metavar="NAME=VALUE",
               help="The second condition of --setting-a. Repeatable.")
-@click.option("--gpus-per-rank", type=Digits(1), default=None, metavar="N",
+@click.option("--gpus-per-rank", type=Digits(1, unit="GPUs a rank"), default=None, metavar="N",
               help="Give each rank N GPUs of its own from those the batch system granted (SGE_HGR_gpu, "
                    "SLURM_STEP_GPUS/SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES); records name each rank's devices.")
 @click.option("--share-gpus", is_flag=True, help="With --gpus-per-rank: let ranks share GPUs round-robin "
@@ -163,7 +163,7 @@ def library_selection(requests: tuple[str, ...], cbk: str) -> dict[str, str]:
                    "once it has run the greater of this and --stall-factor x their median duration (with "
                    "--one-at-a-time: of the step's launches that ended well on other nodes earlier; the step's "
                    "first node has no bound). No --step-timeout needed for a stopped node; docs/cluster.md.")
-@click.option("--stall-factor", type=Finite(2), default=straggler_rule.FACTOR, show_default=True,
+@click.option("--stall-factor", type=Finite(2, unit="times the median duration"), default=straggler_rule.FACTOR, show_default=True,
               metavar="K",
               help="run cluster: see --stall-floor (10: a node 2-3x slower than the others is a finding, "
                    "flagged, not ended).")

@@ -46,18 +46,18 @@ def command():
 
 
 @command.command("up")
-@click.option("--hosts", "host_count", type=int, default=4, show_default=True, help="Number of test hosts (h01, h02, ...).")
+@click.option("--hosts", "host_count", type=Digits(unit="hosts"), default=4, show_default=True, help="Number of test hosts (h01, h02, ...).")
 @click.option("--link", metavar="RATE[,DELAY]", help="Shape every host's link, both directions: a tc rate "
               "(100mbit, 1gbit) and optionally a one-way delay (500us, 2ms).")
 @click.option("--subnet", help="Addresses to use, inside 198.18.0.0/15 [default: the first free /24 of 198.19.0.0/16].")
-@click.option("--switches", type=int, default=1, show_default=True,
+@click.option("--switches", type=Digits(unit="switches"), default=1, show_default=True,
               help="1, or 2: the first half of the hosts on one switch, the rest on another, joined by a trunk (E6).")
-@click.option("--trunk", "trunk_links", type=int, help="Links between the two switches (1-16) [default: 1]; flows "
+@click.option("--trunk", "trunk_links", type=Digits(unit="links"), help="Links between the two switches (1-16) [default: 1]; flows "
               "are spread over them by a hash of their addresses and ports (ECMP), as a LAG does.")
 @click.option("--trunk-rate", metavar="RATE", help="Shape each trunk link, both directions (a tc rate: 1gbit).")
-@click.option("--glusterfs", "gluster_servers", type=int, metavar="N",
+@click.option("--glusterfs", "gluster_servers", type=Digits(unit="servers"), metavar="N",
               help="Serve a GlusterFS volume from the last N hosts, mounted on the others and here (docs/netfs.md).")
-@click.option("--bricks", type=int, help="Bricks of the volume, spread over the servers [default: one a server; "
+@click.option("--bricks", type=Digits(unit="bricks"), help="Bricks of the volume, spread over the servers [default: one a server; "
               "2 replicated, 3 dispersed].")
 @click.option("--layout", type=click.Choice(["distributed", "replicated", "dispersed"]), default="distributed",
               show_default=True, help="The volume's layout.")
@@ -164,7 +164,7 @@ def down_cmd(state_dir):
 
 @command.command("netfs-compare")
 @click.option("--size", default="128m", show_default=True, help="Bytes per process (IOR -b) and seqio's file size.")
-@click.option("--repeat", type=Digits(1), help="Repetitions of each step [default: the suite's, 3].")
+@click.option("--repeat", type=Digits(1, unit="repetitions"), help="Repetitions of each step [default: the suite's, 3].")
 @click.option("--dir", "state_root", type=click.Path(file_okay=False, path_type=Path),
               default="/run/clusterbench/netfs-compare", show_default=True,
               help="Where each configuration's test cluster lives while it runs.")

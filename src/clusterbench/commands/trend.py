@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from clusterbench.commands.options import DAY, db_option, utc, width_option
+from clusterbench.commands.options import DAY, Digits, db_option, utc, width_option
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import counted
 from clusterbench.output.date_text import cutoff_text, day_text, minute_text
@@ -26,7 +26,7 @@ def _figure(text: str) -> tuple[str, str, str | None]:
               help="Only steps run with this parameter value (repeatable), read by the parameter's type "
                    "(1g = 1024m): e.g. --param file-size=1g; --param sizes=1m picks mpi's 1 MiB messages.")
 @click.option("--since", type=DAY, help="Only runs started on or after this UTC date.")
-@click.option("--last", type=click.IntRange(0), default=30, show_default=True,
+@click.option("--last", type=Digits(0, unit="runs"), default=30, show_default=True,
               help="Runs listed one per line, newest (the segments and change points cover them all).")
 @db_option
 @width_option
