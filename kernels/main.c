@@ -240,6 +240,16 @@ int main(int argc, char **argv)
         usage(stderr);
         return CBK_EXIT_BAD_INPUT;
     }
+    /* the queries take no argument: `cbk --gpus 2` printed the count and
+     * exit 0, as if 2 had been taken */
+    const char *queries[] = { "--describe", "--help", "-h", "--version", "--gpus" };
+    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
+        if (!strcmp(argv[1], queries[i]) && argc > 2) {
+            char why[CBK_MESSAGE_MAX];
+            snprintf(why, sizeof why, "cbk %s takes no argument (given: '%.200s')", argv[1], argv[2]);
+            bad_input(why);
+            return CBK_EXIT_BAD_INPUT;
+        }
     if (!strcmp(argv[1], "--describe")) {
         if (check_tables())
             return CBK_EXIT_FAILED;

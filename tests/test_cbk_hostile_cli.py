@@ -449,3 +449,13 @@ def test_a_seconds_knob_set_to_no_number_of_seconds_is_refused_not_taken_as_its_
     taken = subprocess.run([cbk_bin, "--check", "null"], capture_output=True, text=True, timeout=30,
                            env={**os.environ, knob: "inf"})
     assert taken.returncode == 0, taken.stderr
+
+
+def test_a_query_given_an_argument_is_refused_not_answered_as_if_it_were_taken(cbk_bin):
+    """`cbk --gpus 2` printed the count and exit 0, as if 2 had been taken; --version, --describe alike."""
+    said = {}
+    for query in ("--gpus", "--version", "--describe", "--help"):
+        p = subprocess.run([cbk_bin, query, "2"], capture_output=True, text=True, timeout=30)
+        said[query] = (p.returncode, p.stdout, json.loads(p.stderr.splitlines()[-1])["message"] if p.stderr else "")
+    assert said == {q: (2, "", f"cbk {q} takes no argument (given: '2')")
+                    for q in ("--gpus", "--version", "--describe", "--help")}
