@@ -334,6 +334,27 @@ def test_a_reader_that_leaves_early_ends_neither_the_work_nor_its_exit_status(cb
     assert shown.stdout.startswith("run 1: ok"), shown.stdout
 
 
+@pytest.mark.timeout(120)
+def test_output_to_a_full_disk_is_said_in_one_line_and_fails_the_command_not_the_work(cbk_bin, store_url):
+    """`export 1 > out.json` on a full disk (ENOSPC: /dev/full) ended in a traceback of click's echo; a
+    run's table alike. Said in one line; the run is still stored; exit 1, as what was printed is lost."""
+    import subprocess
+
+    env = {**os.environ, "CLUSTERBENCH_CBK": cbk_bin, "CLUSTERBENCH_DB": store_url}
+
+    def to_full_disk(*args):
+        with open("/dev/full", "w") as full:
+            return subprocess.run([sys.executable, "-m", "clusterbench", *args], stdout=full, stderr=subprocess.PIPE,
+                                  text=True, env=env, timeout=100)
+
+    said = "Error: cannot write standard output (No space left on device): the rest of it is lost\n"
+    ran = to_full_disk("run", "null", "--seconds=0.01", "--repeat", "1", "--quiet")
+    assert (ran.returncode, ran.stderr) == (1, said)
+    exported = to_full_disk("export", "1", "--format", "json")
+    assert (exported.returncode, exported.stderr) == (1, said)
+    assert store_rows(store_url, "select status from runs") == [("ok",)]
+
+
 @pytest.mark.timeout(180)
 def test_a_step_table_with_a_limit_fits_every_width_without_being_cropped(cli, tmp_path):
     """`show 2 --width 100` of a buffered-write, warm-read seqio run: rich

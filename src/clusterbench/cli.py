@@ -178,7 +178,12 @@ def main():
     except KeyboardInterrupt as stop:
         sys.exit(stopped_outside_a_command(stop).exit_code)
     try:
-        cli(prog_name="clusterbench")
+        try:
+            cli(prog_name="clusterbench")
+        except SystemExit as done:
+            from clusterbench.output.reader_gone import exit_status
+
+            sys.exit(exit_status(done.code))
     finally:
         dropped_from_now()
         # What is left at exit is only freed: the interpreter's last collections walked SQLAlchemy's
