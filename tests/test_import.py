@@ -973,7 +973,7 @@ def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     assert len(importers.get("iperf3").parse(text + text)) == 2
 
 
-def test_iperf3_server_text_says_a_test_that_ended_before_its_results():
+def test_iperf3_server_text_says_a_test_that_ended_before_its_results(tmp_path):
     """A server log whose first client was killed mid-test stored the second test alone, saying nothing of
     the first."""
     (run,) = parse_file(str(FIXTURES / "iperf3-3.12-server-client-killed.txt"))
@@ -981,6 +981,13 @@ def test_iperf3_server_text_says_a_test_that_ended_before_its_results():
     assert ("1 of the 2 tests the server accepted ended before their results (client stopped, or the file cut?), "
             "not taken: accepted at line 4 (127.0.0.1: 'the client has unexpectedly closed the connection')"
             in run.notes)
+    # a server no client reached (its log up to the first accepted test) was "not any known format"
+    text = (FIXTURES / "iperf3-3.12-server-client-killed.txt").read_text()
+    (tmp_path / "listening.txt").write_text(text[:text.index("Accepted connection from")])
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "listening.txt"))
+    assert e.value.message.endswith("iperf3: no \"Accepted connection from\" line: the server ran no test"), \
+        e.value.message
 
 
 def test_iperf3_server_text_gives_the_receivers_sum_and_per_stream_rates_as_the_server_printed_them():
