@@ -128,3 +128,26 @@ def test_the_first_launch_of_a_step_one_at_a_time_is_bounded_by_the_time_the_sui
         assert launch_time(parts[part], parts[part]["params"], 1, cpus=8) is None, part
     rule = StragglerRule(floor_s=60, factor=10)
     assert rule.bound_first_s(None) is None and rule.bound_first_s(2.0) == 60 and rule.bound_first_s(64.0) == 640
+
+
+def test_seconds_and_shares_in_the_messages_are_written_without_an_exponent():
+    """Python's :.2g and :g wrote a stalled node's "median 1.5e+02 s" (other nodes took 150 s), "after 1e+06 s
+    (--step-timeout)" of --step-timeout 1000000, and a link duplicating every segment "1e+02 %"."""
+    import subprocess
+
+    from clusterbench.analysis.cluster.analysis import Link
+    from clusterbench.analysis.cluster.findings import why_listed
+    from clusterbench.launch.processes import Deadline
+    from clusterbench.run.cluster.straggler import StragglerRule
+
+    said = StragglerRule(floor_s=1e6, factor=10).message(2e6, [140.0, 150.0, 160.0])
+    assert "ended in a median 150 s (bound: the greater of --stall-floor 1000000 s and --stall-factor 10 x" in said
+    assert "which should last 120 s (" in StragglerRule().message_first(1300, 120.0, "--himeno.seconds=120")
+    with subprocess.Popen(["true"]) as proc:
+        deadline = Deadline(proc, 1e6)
+        deadline.cancel()
+    assert deadline.message("").startswith("timed out: still running after 1000000 s (--step-timeout)")
+    every = Link("h01", "h02", 100.0, None, "tcp", retransmit_pct=150.0, lossy=True, duplicate_pct=100.0,
+                 duplicating=True)
+    assert why_listed(every) == ("TCP sent 150 % of its bytes again (packet loss); the network delivered 100 % of "
+                                 "its segments twice (duplicated packets)")

@@ -10,6 +10,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from clusterbench.output.figure_digits import as_given
+
 # How long a stopped launch may take to end after SIGINT (cbk removes its
 # files on it, mpiexec forwards it) before what is left of it is killed.
 STOP_GRACE_S = 15
@@ -138,7 +140,7 @@ class Deadline:
         with self._lock:
             if self._started or self.reason:
                 return
-            self.reason = (f"did not start: not every rank was past MPI_Init after {self.start_timeout_s:g} s "
+            self.reason = (f"did not start: not every rank was past MPI_Init after {as_given(self.start_timeout_s)} s "
                            f"(--start-timeout); the launcher and every rank were stopped")
         self._expire()
 
@@ -166,7 +168,7 @@ class Deadline:
 
         said_before = self._said_before_stop if self._said_before_stop is not None else stderr
         waits = waits_named(said_before, self._placement)
-        why = self.reason or (f"timed out: still running after {self.timeout_s:g} s (--step-timeout); "
+        why = self.reason or (f"timed out: still running after {as_given(self.timeout_s)} s (--step-timeout); "
                               f"the launcher and every rank were stopped")
         if waits and self._started:
             return f"{why}; {waits}"

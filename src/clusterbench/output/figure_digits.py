@@ -30,6 +30,18 @@ def number(v: float | None) -> str:
     return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
+def two_digits(v: float) -> str:
+    """A share or duration said in a sentence, to 2 significant digits below 100, whole from 100:
+    Python's :.2g wrote 150 as "1.5e+02" (a stalled node's "median 1.5e+02 s")."""
+    return f"{v:.2g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def as_given(v: float) -> str:
+    """A number an option was given (seconds, a factor), as a person writes it: :g wrote
+    --step-timeout 1000000 as "1e+06 s"; 15 digits hold every option's range and drop float noise."""
+    return f"{v:.15g}"
+
+
 def places(s) -> int | None:
     """The decimal places a Summary's median and interval are printed with;
     None without an interval of some width (then number() applies)."""

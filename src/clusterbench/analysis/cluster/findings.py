@@ -8,7 +8,7 @@ from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresho
 from clusterbench.analysis.cluster.gpus import gpu_sentences, gpus_measured
 from clusterbench.analysis.cluster.link_faults import node_faults
 from clusterbench.environment.key_words import key_words
-from clusterbench.output.figure_digits import number
+from clusterbench.output.figure_digits import number, two_digits
 from clusterbench.output.unit_symbols import unit_shown
 
 
@@ -69,8 +69,8 @@ def why_listed(lk) -> str:
     above its rate, below the bound of its class, or lossy."""
     if lk.above_rate:
         return f"above the link's rate ({number(lk.above_rate)} MiB/s): not a figure of the link"
-    said = [f"TCP sent {lk.retransmit_pct:.2g} % of its bytes again (packet loss)"] if lk.lossy else []
-    said += [f"the network delivered {lk.duplicate_pct:.2g} % of its segments twice (duplicated packets)"] \
+    said = [f"TCP sent {two_digits(lk.retransmit_pct)} % of its bytes again (packet loss)"] if lk.lossy else []
+    said += [f"the network delivered {two_digits(lk.duplicate_pct)} % of its segments twice (duplicated packets)"] \
         if lk.duplicating else []
     if lk.flagged:
         said.insert(0, f"{lk.mib_s / lk.reference * 100:.0f} % of {lk.reference_is}")
@@ -113,7 +113,7 @@ _LOSS_WHERE = {"port": "look at {h}'s port or cable (packet loss both ways)",
 
 
 def _span(shares: list[float]) -> str:
-    lo, hi = f"{min(shares):.2g}", f"{max(shares):.2g}"
+    lo, hi = two_digits(min(shares)), two_digits(max(shares))
     return lo if lo == hi else f"{lo} to {hi}"
 
 
@@ -149,7 +149,7 @@ def loss_sentences(view: ClusterView) -> list[str]:
         return f"TCP sent {_span(mine)} % of their bytes again"
 
     return _said_by_node(view, view.lossy_links, lambda lk: lk.lossy, _LOSS, _LOSS_WHERE, resent,
-                         lambda lk: f"link {lk.src}->{lk.dst}: TCP sent {lk.retransmit_pct:.2g} % of its bytes again "
+                         lambda lk: f"link {lk.src}->{lk.dst}: TCP sent {two_digits(lk.retransmit_pct)} % of its bytes again "
                                     "(packet loss)",
                          skip=frozenset(f.host for f in node_faults(view.links, view.hosts)),
                          alone=lambda lk: not lk.flagged)
@@ -171,7 +171,7 @@ def duplicate_sentences(view: ClusterView) -> list[str]:
         view, view.duplicating_links, lambda lk: lk.duplicating, _TWICE, _TWICE_WHERE,
         lambda touching: f"the network delivered {_span([lk.duplicate_pct for lk in touching])} % of their "
                          "segments twice",
-        lambda lk: f"link {lk.src}->{lk.dst}: the network delivered {lk.duplicate_pct:.2g} % of its segments twice: "
+        lambda lk: f"link {lk.src}->{lk.dst}: the network delivered {two_digits(lk.duplicate_pct)} % of its segments twice: "
                    f"look at the ports of {lk.src} and {lk.dst} or the switch between them")
 
 

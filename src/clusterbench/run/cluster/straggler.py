@@ -25,6 +25,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from clusterbench.output.figure_digits import as_given, two_digits
+
 FLOOR_S = 60.0
 FACTOR = 10.0
 
@@ -68,8 +70,8 @@ class StragglerRule:
     def message_first(self, running_s: float, declared_s: float, declared_by: str) -> str:
         """Why the step's first launch, one at a time, was ended (bound_first_s)."""
         return (f"stalled: still running {running_s:.0f} s after its start, the step's first launch one at a time "
-                f"(no other node's to go by), which should last {declared_s:.2g} s ({declared_by}) (bound: the "
-                f"greater of --stall-floor {self.floor_s:g} s and --stall-factor {self.factor:g} x that); the "
+                f"(no other node's to go by), which should last {two_digits(declared_s)} s ({declared_by}) (bound: the "
+                f"greater of --stall-floor {as_given(self.floor_s)} s and --stall-factor {as_given(self.factor)} x that); the "
                 "launcher and every rank were stopped")
 
     def message(self, running_s: float, ended_well_s: list[float], alone: bool = False) -> str:
@@ -79,5 +81,5 @@ class StragglerRule:
         others = (f"the other nodes' {len(ended_well_s)} earlier launch{'es' if len(ended_well_s) > 1 else ''} of "
                   f"this step, one at a time, ended" if alone else "the other nodes ended")
         return (f"stalled: still running {running_s:.0f} s after its start, when {others} in a median "
-                f"{median_s:.2g} s (bound: the greater of --stall-floor {self.floor_s:g} s and --stall-factor "
-                f"{self.factor:g} x that median); the launcher and every rank were stopped")
+                f"{two_digits(median_s)} s (bound: the greater of --stall-floor {as_given(self.floor_s)} s and --stall-factor "
+                f"{as_given(self.factor)} x that median); the launcher and every rank were stopped")
