@@ -503,6 +503,14 @@ def test_mdtest_verbose_lines_of_several_ranks_are_rank_0s_kept_beside_the_summa
     assert any("are rank 0's own figures, not the iteration's over the 2 ranks" in n for n in run.notes)
 
 
+def test_fio_run_times_are_kept_as_fio_was_given_them_not_in_exponent_notation():
+    """runtime=1234567 (seconds) was the parameter "1.23457e+06": six digits of it, and no run of the same
+    runtime matched it."""
+    from clusterbench.importers.fio import _seconds
+
+    assert [_seconds(v) for v in ("1234567", "1500ms", "2m", "30")] == ["1234567", "1.5", "120", "30"]
+
+
 def test_fio_json_jobs_become_randio_steps():
     run = one("fio-3.33-randread.json")
     assert (run.version, run.form) == ("3.33", "JSON")

@@ -21,6 +21,7 @@ import re
 
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, fio_terse, invocations,
                                    json_documents, measurement)
+from clusterbench.output.figure_digits import as_given
 from clusterbench.results.sizes import parse_size, size_arg
 
 RANDIO_PATTERNS = {"randread": "randread", "randwrite": "randwrite", "randrw": "randrw", "randrw,": "randrw"}
@@ -292,7 +293,7 @@ def _seconds(v: str) -> str:
         return v
     n = float(m.group(1)) * {"s": 1, "sec": 1, None: 1, "m": 60, "min": 60, "h": 3600, "ms": 1e-3,
                              "us": 1e-6}[m.group(2)]
-    return f"{n:g}"
+    return as_given(n)   # :g wrote runtime=1234567 as "1.23457e+06": another run's parameter, 6 digits of it
 
 
 def _step(name: str, opts: dict, entries: int) -> ImportedStep:

@@ -13,6 +13,7 @@ parameter, which compare matched with any job of its name.
 from __future__ import annotations
 
 from clusterbench.importers import ImportedRun, Unreadable
+from clusterbench.output.figure_digits import as_given
 
 # fio's text prints IOPS and sizes to 3 significant figures ("14.2k" of 14222, "106MiB"): 0.5 of the last one
 TEXT_ROUNDING = 0.005
@@ -36,8 +37,8 @@ def merge(terse: ImportedRun, text: ImportedRun) -> ImportedRun:
         for s in step.samples:
             twin = said.get(s.phase)
             if twin is None or not (_agree(s.value, twin.value) and _agree(s.record["bytes"], twin.record["bytes"])):
-                printed = f"{twin.value:g} IOPS, {twin.record.get('bytes')} bytes" if twin else "no result"
-                raise Unreadable(f"{step.name} {s.phase}: its terse line says {s.value:g} IOPS, "
+                printed = f"{as_given(twin.value)} IOPS, {twin.record.get('bytes')} bytes" if twin else "no result"
+                raise Unreadable(f"{step.name} {s.phase}: its terse line says {as_given(s.value)} IOPS, "
                                  f"{s.record.get('bytes')} bytes, its normal text {printed}: not one run's "
                                  "(--output-format=terse,normal prints the same results twice)")
         step.params = dict(steps[step.name].params)
