@@ -1579,3 +1579,37 @@ def test_a_date_the_file_gives_out_of_range_is_refused_or_replaced_by_date(cli, 
     assert store_rows(store_url, "select started, finished from runs") == [("2024-02-29 12:00:00.000000", None)]
     (said,) = store_rows(store_url, "select imported_from from runs")[0]
     assert "the file dates it" in said and "stored at --date" in said, said
+
+
+def test_an_import_stopped_by_ctrl_c_between_files_says_what_it_stored_and_what_it_did_not(tmp_path, monkeypatch):
+    """Ctrl-C during `import a b c ...` left some files' runs stored, the last of them stored but never said
+    ("stored as run N" not printed), and said only "interrupted": the import run again was refused as
+    "already imported" for files it had not said it stored. In-process, a real SIGINT as file 2 is stored."""
+    import os
+    import signal
+
+    from click.testing import CliRunner
+
+    from clusterbench.cli import cli
+    from clusterbench.importers import import_runs
+
+    names = ["fio-3.33-terse3-randread.txt", "fio-3.33-terse2-randrw.txt", "osu-7.4-bw.txt", "imb-2021.3-mpi1.txt"]
+    real = import_runs.store_runs
+    calls = []
+
+    def store_then_ctrl_c(*args, **kwargs):
+        ids = real(*args, **kwargs)
+        calls.append(ids)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)   # arrives while the file's rows are written, before they are said
+        return ids
+
+    monkeypatch.setattr(import_runs, "store_runs", store_then_ctrl_c)
+    db = tmp_path / "s.db"
+    r = CliRunner().invoke(cli, ["import", *(str(FIXTURES / n) for n in names), "--host", "h", "--date", "2026-01-01",
+                                 "--db", str(db)])
+    assert r.exit_code == 130, r.output
+    assert len(re.findall(r"^stored as run \d+: ", r.output, re.M)) == 2 == len(calls)
+    assert (f"note: stopped after 2 files of 4, stored as runs 1-2; {FIXTURES / names[2]} and the 1 after it not "
+            "stored\n") in r.output, r.output
+    assert store_rows(f"sqlite:///{db}", "select id from runs order by id") == [(1,), (2,)]

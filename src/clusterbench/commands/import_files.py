@@ -79,9 +79,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     clusterbench import --label lustre-2023 old-logs/ior-*.txt
     clusterbench import --dry-run results.json
     """
-    from clusterbench.importers.import_runs import (Overrides, check_file_dates, given_ranks, held_text,
-                                                    imported_before, read_files, store_runs)
-    from clusterbench.store.imported_run import AlreadyImported
+    from clusterbench.importers.import_runs import Overrides, check_file_dates, imported_before, read_files
     from clusterbench.store.storable import check_host, check_label
 
     check_label(label)   # as `run` does: PostgreSQL would refuse some, and digits are a run id
@@ -91,36 +89,69 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     check_file_dates(read, over)
     store = open_existing_store(db_url) if dry_run else open_store(db_url, writing=True)
     # all looked up before any is stored: a refusal leaves nothing, and --again's notes name only older runs
-    held = [] if store is None else [(f.path, said) for f in read if (said := imported_before(store, f))]
-    for path, said in held:
+    before = [] if store is None else [(f.path, said) for f in read if (said := imported_before(store, f))]
+    for path, said in before:
         if not again:
             raise BadInput(f"{path}: {said}; --again imports it again")
         click.echo(plain(f"note: {path}: {said}; {'would be ' if dry_run else ''}imported again (--again)"), err=True)
+    from clusterbench.launch.stop_signals import held
+
     stored: list[int] = []
-    for f in read:
-        path = f.path
-        if not dry_run:
-            try:   # looked up again inside the storing transaction: another import may have stored it since
-                ids = store_runs(store, f.runs, path, over, f.sha256, again=again)
-            except AlreadyImported as e:
-                runs = f"{agreeing(len(stored), 'run')} {', '.join(map(str, stored))}"
-                earlier = f" (this command stored {runs} before it)" if stored else ""
-                raise BadInput(f"{path}: {held_text(e.runs)}; --again imports it again{earlier}") from None
-            stored += ids
-        for i, run in enumerate(f.runs):
-            what = (f"{path}: {run.source}, {counted(len(run.steps), 'step')}, {counted(run.sample_count, 'sample')}"
-                    + (f", started {minute_text(run.started)} UTC" if run.started else "")
-                    + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
-            # plain: a job name, a path or a host is the file's text (fio prints a job name as given)
-            if dry_run:
-                given_ranks(run, over.ranks)
-                click.echo(plain("would store " + what))
-                for st in run.steps:
-                    click.echo(plain(f"  {st.name or st.kernel}: {st.kernel} "
-                                     + " ".join(f"--{k}={v}" for k, v in st.params.items()) + f" (ranks {st.ranks})"))
-                    for s in st.samples:
-                        click.echo(plain(f"    rep {s.repetition} {s.label} [{s.condition}] {s.value} {s.unit}"))
-            else:
-                click.echo(plain(f"stored as run {ids[i]}: " + what))
-            for note in run.notes:
-                click.echo(plain(f"note: {path}: {note}"), err=True)
+    done = 0
+    try:
+        for f in read:
+            with held():   # a stop between two files: each file's runs are stored and said, or not begun
+                stored += _import_one(store, f, over, again, dry_run, stored)
+                done += 1
+    except KeyboardInterrupt:
+        if done < len(read) and not dry_run:
+            rest = len(read) - done - 1
+            click.echo(plain(f"note: stopped after {counted(done, 'file')} of {len(read)}"
+                             + (f", stored as {agreeing(len(stored), 'run')} {_ranges(stored)}" if stored else "")
+                             + f"; {read[done].path}{f' and the {rest} after it' if rest else ''} not stored"),
+                       err=True)
+        raise
+
+
+def _ranges(ids: list[int]) -> str:
+    """[3, 4, 5, 9] -> "3-5, 9"."""
+    out: list[list[int]] = []
+    for n in ids:
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out)
+
+
+def _import_one(store, f, over, again: bool, dry_run: bool, stored: list[int]) -> list[int]:
+    """Stores one file's runs (or, dry_run, says what it would) and says each; returns their ids."""
+    from clusterbench.importers.import_runs import given_ranks, held_text, store_runs
+    from clusterbench.store.imported_run import AlreadyImported
+
+    path, ids = f.path, []
+    if not dry_run:
+        try:   # looked up again inside the storing transaction: another import may have stored it since
+            ids = store_runs(store, f.runs, path, over, f.sha256, again=again)
+        except AlreadyImported as e:
+            runs = f"{agreeing(len(stored), 'run')} {', '.join(map(str, stored))}"
+            earlier = f" (this command stored {runs} before it)" if stored else ""
+            raise BadInput(f"{path}: {held_text(e.runs)}; --again imports it again{earlier}") from None
+    for i, run in enumerate(f.runs):
+        what = (f"{path}: {run.source}, {counted(len(run.steps), 'step')}, {counted(run.sample_count, 'sample')}"
+                + (f", started {minute_text(run.started)} UTC" if run.started else "")
+                + (f", host {', '.join(run.hosts)}" if run.hosts else ""))
+        # plain: a job name, a path or a host is the file's text (fio prints a job name as given)
+        if dry_run:
+            given_ranks(run, over.ranks)
+            click.echo(plain("would store " + what))
+            for st in run.steps:
+                click.echo(plain(f"  {st.name or st.kernel}: {st.kernel} "
+                                 + " ".join(f"--{k}={v}" for k, v in st.params.items()) + f" (ranks {st.ranks})"))
+                for s in st.samples:
+                    click.echo(plain(f"    rep {s.repetition} {s.label} [{s.condition}] {s.value} {s.unit}"))
+        else:
+            click.echo(plain(f"stored as run {ids[i]}: " + what))
+        for note in run.notes:
+            click.echo(plain(f"note: {path}: {note}"), err=True)
+    return ids
