@@ -10,6 +10,7 @@ from clusterbench.commands.options import RANK_COUNT, PathParam, db_option, widt
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import agreeing, counted
 from clusterbench.output.date_text import minute_text
+from clusterbench.output.number_ranges import ranges_text
 from clusterbench.output.render_text import plain
 from clusterbench.store.opening import open_existing_store, open_store
 
@@ -107,21 +108,10 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
         if done < len(read) and not dry_run:
             rest = len(read) - done - 1
             click.echo(plain(f"note: stopped after {counted(done, 'file')} of {len(read)}"
-                             + (f", stored as {agreeing(len(stored), 'run')} {_ranges(stored)}" if stored else "")
+                             + (f", stored as {agreeing(len(stored), 'run')} {ranges_text(stored)}" if stored else "")
                              + f"; {read[done].path}{f' and the {rest} after it' if rest else ''} not stored"),
                        err=True)
         raise
-
-
-def _ranges(ids: list[int]) -> str:
-    """[3, 4, 5, 9] -> "3-5, 9"."""
-    out: list[list[int]] = []
-    for n in ids:
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out)
 
 
 def _import_one(store, f, over, again: bool, dry_run: bool, stored: list[int]) -> list[int]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from clusterbench.output.number_ranges import ranges_text
 from clusterbench.results.records import error_message, parse_line
 
 # Longer than any sentence a launcher prints for one failure; a runaway
@@ -66,26 +67,15 @@ _OF_EVERY_RANK = re.compile(r"of (\d+) ranks(?: on (more than \d+ hosts|[^\s,:]+
 _RANK = re.compile(r"rank (\d+) \(([^)]*)\)")
 
 
-def _ranges(numbers: list[int]) -> str:
-    """[2, 4, 5, 6] -> "2, 4-6"."""
-    runs: list[list[int]] = []
-    for n in numbers:
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
-
-
 def _placed(silent: list[int], placement: list[str] | None) -> str:
     """The silent ranks by the host the launcher placed each on, "1-2 (placed on h02), 5 (placed on h03)";
     the ranks alone where the placement is not known (or is of fewer ranks than the notes say)."""
     if not placement or max(silent) >= len(placement):
-        return _ranges(silent)
+        return ranges_text(silent)
     by_host: dict[str, list[int]] = {}
     for r in silent:
         by_host.setdefault(placement[r], []).append(r)
-    return ", ".join(f"{_ranges(ranks)} (placed on {host})" for host, ranks in by_host.items())
+    return ", ".join(f"{ranges_text(ranks)} (placed on {host})" for host, ranks in by_host.items())
 
 
 def _silent(last: dict[str, tuple[str, str]], placement: list[str] | None = None) -> str:
