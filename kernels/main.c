@@ -9,6 +9,7 @@
 #include "core/params.h"
 #include "core/pattern.h"
 #include "core/record.h"
+#include "core/seconds_knob.h"
 #include "core/start_watch.h"
 #include "core/timer.h"
 #ifdef CBK_HAVE_GPU
@@ -310,6 +311,10 @@ int main(int argc, char **argv)
     struct cbk_args args;
     memset(&args, 0, sizeof args);
     int parse_failed = k ? cbk_parse_args(k, argc - 2, argv + 2, &args, why, sizeof why) : 1;
+    /* refused as a parameter is, with the other ranks and by --check: a bad
+     * value fell back to its default unsaid */
+    if (!parse_failed && cbk_seconds_knobs_refusal(why, sizeof why))
+        parse_failed = 1;
     if (parse_failed && check_only) {
         bad_input(why);
         return CBK_EXIT_BAD_INPUT;

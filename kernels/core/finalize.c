@@ -2,6 +2,7 @@
 
 #include "cbk.h"
 #include "mpich_slab.h"
+#include "seconds_knob.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -71,13 +72,8 @@ static void *watch(void *arg)
 
 static double finalize_timeout_s(void)
 {
-    const char *text = getenv("CBK_FINALIZE_TIMEOUT_S");
-    if (!text || !*text)
-        return CBK_FINALIZE_TIMEOUT_S_DEFAULT;
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v >= 0))
-        return CBK_FINALIZE_TIMEOUT_S_DEFAULT;
+    double v;
+    cbk_seconds_knob("CBK_FINALIZE_TIMEOUT_S", CBK_FINALIZE_TIMEOUT_S_DEFAULT, &v);   /* refused at the start when bad */
     /* inf, or a bound past any deadline a timespec holds (1e300 made
      * (time_t) undefined and the deadline garbage): no bound, as 0 */
     return v > CBK_FINALIZE_TIMEOUT_S_MAX ? 0 : v;

@@ -127,6 +127,11 @@ static int parse_real(const char *text, double *out)
     return 0;
 }
 
+int cbk_parse_real(const char *text, double *out)
+{
+    return parse_real(text, out) ? -1 : 0;
+}
+
 static int parse_flag(const char *text, bool *out)
 {
     static const char *const yes[] = { "1", "true", "yes", "on" };

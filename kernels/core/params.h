@@ -12,6 +12,10 @@
 enum { CBK_SIZE_INVALID = -1, CBK_SIZE_NOT_WHOLE = -2, CBK_SIZE_TOO_LARGE = -3 };
 int cbk_parse_size(const char *text, uint64_t *out);
 
+/* A finite real in decimal notation ("0.5", "1e-3"; not "0x10", " 1",
+ * "inf"), as a real parameter is read: 0, or -1 for any other text. */
+int cbk_parse_real(const char *text, double *out);
+
 /* Fills `a` from defaults and argv ("--name=value" or "--flag"). Returns 0,
  * or writes one line to `why`. */
 int cbk_parse_args(const struct cbk_kernel *k, int argc, char **argv,

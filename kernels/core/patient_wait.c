@@ -2,6 +2,8 @@
 /* Only where MPI is built in: core builds without it too (CMakeLists.txt). */
 #ifdef CBK_HAVE_MPI
 #include "patient_wait.h"
+
+#include "seconds_knob.h"
 #include "threads.h"
 #include "test_stop.h"
 
@@ -183,10 +185,9 @@ int cbk_patient_barrier(MPI_Comm comm, const struct patient_peers *on)
 
 double cbk_wait_note_s(void)
 {
-    const char *text = getenv("CBK_WAIT_NOTE_S");
-    char *end = NULL;
-    double v = text && *text ? strtod(text, &end) : PATIENT_NOTE_S_DEFAULT;
-    return end && (end == text || *end || !(v >= 0)) ? PATIENT_NOTE_S_DEFAULT : v;
+    double v;
+    cbk_seconds_knob("CBK_WAIT_NOTE_S", PATIENT_NOTE_S_DEFAULT, &v);   /* refused at the start when bad */
+    return v;
 }
 
 /* "3 ranks on h01, h02, h03": each host once, in the order of its first
