@@ -102,22 +102,30 @@ def test_each_rank_is_placed_as_hydra_and_open_mpi_place_it_from_a_host_file():
     from clusterbench.launch.messages import waits_named
     from clusterbench.launch.rank_placement import hydra, open_mpi
 
+    def hosts(placement, ranks):
+        return placement and [placement.host_of(r) for r in range(ranks)]
+
     lines = (HostEntry("ha", 2), HostEntry("hb", None), HostEntry("hc", 3))
-    assert hydra(lines, 9, None) == ["ha", "ha", "hb", "hc", "hc", "hc", "ha", "ha", "hb"]
-    assert hydra(lines, 9, 2) == ["ha", "ha", "hb", "hb", "hc", "hc", "ha", "ha", "hb"]
-    assert hydra((HostEntry("ha", None), HostEntry("hb", None), HostEntry("ha", None)), 5, None) == \
+    assert hosts(hydra(lines, 9, None), 9) == ["ha", "ha", "hb", "hc", "hc", "hc", "ha", "ha", "hb"]
+    assert hosts(hydra(lines, 9, 2), 9) == ["ha", "ha", "hb", "hb", "hc", "hc", "ha", "ha", "hb"]
+    assert hosts(hydra((HostEntry("ha", None), HostEntry("hb", None), HostEntry("ha", None)), 5, None), 5) == \
         ["ha", "hb", "ha", "ha", "hb"]
-    assert open_mpi((HostEntry("ha", 2), HostEntry("hc", 3)), 4, None) == ["ha", "ha", "hc", "hc"]
+    assert hosts(open_mpi((HostEntry("ha", 2), HostEntry("hc", 3)), 4, None), 4) == ["ha", "ha", "hc", "hc"]
     assert open_mpi((HostEntry("ha", 2), HostEntry("hc", 3)), 4, 1) is None   # past ppr:1:node's 2 slots
     assert open_mpi(lines, 3, None) is None          # hb's slots are its cores
     assert open_mpi((HostEntry("ha", 2), HostEntry("ha", 2)), 3, None) is None
+    # one rank at a time: a host of a billion slots and two billion ranks is no list to build
+    huge = hydra((HostEntry("ha", 10**9), HostEntry("hb", 1)), 2 * 10**9, None)
+    assert (huge.host_of(10**9), huge.host_of(10**9 + 1), huge.host_of(2 * 10**9)) == ("hb", "ha", None)
     said = ("cbk: rank 0 (h01) has waited 30 s in MPI_Init of 6 ranks\n"
             "cbk: rank 1 (h01) has waited 30 s in MPI_Init of 6 ranks\n"
             "cbk: rank 3 (h02) has waited 30 s in MPI_Init of 6 ranks\n")
-    assert waits_named(said, ["h01", "h01", "h02", "h02", "h03", "h03"]).startswith(
+    six = hydra((HostEntry("h01", 2), HostEntry("h02", 2), HostEntry("h03", 2)), 6, None)
+    assert waits_named(said, six).startswith(
         "ranks 2 (placed on h02), 4-5 (placed on h03) said nothing: the likely holders")
     # a placement of fewer ranks than the notes say is none of theirs
-    assert waits_named(said, ["h01"]).startswith("ranks 2, 4-5 said nothing: the likely holders")
+    assert waits_named(said, hydra((HostEntry("h01", 1),), 1, None)).startswith(
+        "ranks 2, 4-5 said nothing: the likely holders")
 
 
 @pytest.mark.timeout(180)

@@ -48,10 +48,10 @@ class Launcher:
         bounds how many); False where the launcher or a scheduler places them."""
         return False
 
-    def placement(self, job: Job) -> list[str] | None:
-        """The host each rank starts on (rank i on [i]), as this launcher
-        places them, for a message naming a rank that said nothing; None
-        where a scheduler places them or the launcher cannot tell."""
+    def placement(self, job: Job):
+        """Where each rank starts (launch/rank_placement.py's Placement), as
+        this launcher places them, for a message naming a rank that said
+        nothing; None where a scheduler places them or it cannot tell."""
         return None
 
     def misfit(self, job: Job) -> str | None:

@@ -67,23 +67,24 @@ _OF_EVERY_RANK = re.compile(r"of (\d+) ranks(?: on (more than \d+ hosts|[^\s,:]+
 _RANK = re.compile(r"rank (\d+) \(([^)]*)\)")
 
 
-def _placed(silent: list[int], placement: list[str] | None) -> str:
+def _placed(silent: list[int], placement) -> str:
     """The silent ranks by the host the launcher placed each on, "1-2 (placed on h02), 5 (placed on h03)";
-    the ranks alone where the placement is not known (or is of fewer ranks than the notes say)."""
-    if not placement or max(silent) >= len(placement):
+    the ranks alone where the placement (launch/rank_placement.py) is not known, or knows no host of one."""
+    hosts = [placement.host_of(r) for r in silent] if placement else [None]
+    if None in hosts:
         return ranges_text(silent)
     by_host: dict[str, list[int]] = {}
-    for r in silent:
-        by_host.setdefault(placement[r], []).append(r)
+    for r, host in zip(silent, hosts):
+        by_host.setdefault(host, []).append(r)
     return ", ".join(f"{ranges_text(ranks)} (placed on {host})" for host, ranks in by_host.items())
 
 
-def _silent(last: dict[str, tuple[str, str]], placement: list[str] | None = None) -> str:
+def _silent(last: dict[str, tuple[str, str]], placement=None) -> str:
     """The ranks that said nothing while the others said they wait in a
     barrier or collective of every rank: the ones holding them (stopped,
     or busy where no wait is watched), a rank's own note cannot know which
     (kernels/core/patient_wait.h). Each with the host the launcher placed
-    it on (placement: a host per rank, launch/rank_placement.py): a rank
+    it on (placement: launch/rank_placement.py's Placement): a rank
     dead before MPI_Init names none, and the others' notes of MPI_Init are
     made before any host is known. With them each host none of whose
     ranks said anything, where the notes name every host. "" when every
@@ -105,13 +106,13 @@ def _silent(last: dict[str, tuple[str, str]], placement: list[str] | None = None
     return f"{said}: the likely holder{'s' if len(silent) > 1 else ''} of the others' waits"
 
 
-def waits_named(stderr: str, placement: list[str] | None = None) -> str:
+def waits_named(stderr: str, placement=None) -> str:
     """What each rank that waited long said last of whom it waits on,
     "rank 0 (h01) waited 30 s on rank 2 (h03); ..."; "" when none did. A
     step that timed out or stalled then names the node it waited on. Where
     ranks waited in a barrier or collective (no peer of their own), first
     the ranks that said nothing, "rank 2 said nothing, nor any rank on h03:
-    the likely holder of the others' waits"; placement (a host per rank)
+    the likely holder of the others' waits"; placement (Launcher.placement)
     names the host each silent rank was placed on."""
     last = {rank: (seconds, on) for rank, seconds, on in _WAITED_ON.findall(stderr)}
     waits = [f"{rank} waited {seconds} s {on}" for rank, (seconds, on) in last.items()]

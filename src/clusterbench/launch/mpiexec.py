@@ -92,12 +92,12 @@ class MpiExec(Launcher):
 
         return not job.hostfile and batchjob.current() is None
 
-    def placement(self, job: Job) -> list[str] | None:
+    def placement(self, job: Job) -> rank_placement.Placement | None:
         """This host for every rank, or the host file's placement in the
         MPI's own way (launch/rank_placement.py); None in a batch job
         without a host file (the job's nodes are mpiexec's to read)."""
         if self.on_this_host_only(job):
-            return [socket.gethostname()] * job.ranks
+            return rank_placement.Placement((socket.gethostname(),), (job.ranks,), job.ranks, False)
         exe = find_mpiexec(job.cbk)
         if not job.hostfile or not exe:
             return None

@@ -113,7 +113,7 @@ class Deadline:
     that a rank that said nothing is named with its host."""
 
     def __init__(self, proc: subprocess.Popen, timeout_s: float | None, start_timeout_s: float | None = None,
-                 heard: Callable[[], str] | None = None, placement: list[str] | None = None):
+                 heard: Callable[[], str] | None = None, placement=None):
         self.proc = proc
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s

@@ -3,35 +3,55 @@ from a host file: what a message names for a rank that said nothing (a rank
 dead before MPI_Init names no host of its own, and the others' notes are
 made before any host is known: kernels/core/start_watch.h).
 
-Each function returns one host per rank (rank i on [i]), or None where the
-placement depends on what this host cannot see (a node's core count).
+A placement answers for one rank at a time, never as a list of every rank:
+`--np 2000000000` over a host file of `h01:1000000000` is a launch mpiexec
+may refuse, not a list for this process to build.
 """
 from __future__ import annotations
 
-from itertools import cycle, islice
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
 
 from clusterbench.launch.hostfile import HostEntry
 
 
-def hydra(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -> list[str]:
+@dataclass(frozen=True)
+class Placement:
+    """Hosts in order, each with the ranks it takes in one round; `rounds`:
+    whether ranks past one round start over at the first host (Hydra)."""
+    hosts: tuple[str, ...]
+    slots: tuple[int, ...]
+    ranks: int
+    rounds: bool
+
+    def host_of(self, rank: int) -> str | None:
+        """The host rank `rank` starts on; None for a rank past the launch's."""
+        if not 0 <= rank < self.ranks:
+            return None
+        ends = list(accumulate(self.slots))
+        at = rank % ends[-1] if self.rounds else rank
+        return self.hosts[bisect_right(ends, at)] if at < ends[-1] else None
+
+
+def hydra(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -> Placement:
     """MPICH's Hydra: each line of the file is a node of its own (a host
     named twice is two), filled in order with its slots (1 when none is
     given), or --ppn ranks a node in place of the slots, round and round
     until every rank is placed (mpiexec 5.0.2, seen by the proxy each rank
     ran under)."""
-    slots = [per_node or e.slots or 1 for e in entries]
-    return list(islice(cycle([e.host for e, n in zip(entries, slots) for _ in range(n)]), ranks))
+    return Placement(tuple(e.host for e in entries), tuple(per_node or e.slots or 1 for e in entries), ranks, True)
 
 
-def open_mpi(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -> list[str] | None:
+def open_mpi(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -> Placement | None:
     """Open MPI: each host's slots filled in the order of the file
     (ppr:N:node: N a host). None where a host's slots are its core count
     (no slots given), for a host named twice (its lines' slots are joined),
     or past the slots, where Open MPI's oversubscription decides."""
-    hosts = [e.host for e in entries]
+    hosts = tuple(e.host for e in entries)
     if len(set(hosts)) != len(hosts):
         return None
-    slots = [per_node] * len(entries) if per_node else [e.slots for e in entries]
+    slots = tuple([per_node] * len(entries) if per_node else [e.slots for e in entries])
     if None in slots or ranks > sum(slots):
         return None
-    return [h for h, n in zip(hosts, slots) for _ in range(n)][:ranks]
+    return Placement(hosts, slots, ranks, False)

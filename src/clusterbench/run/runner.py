@@ -264,7 +264,7 @@ def run_step(store: Store, cat: Catalogue, run_id: int, position: int, step: Ste
 
 def run_batch(store: Store, cmd: list[str], step: Step, step_id: int, env: dict, progress: Progress,
               count: step_engine.Repetitions, run_id: int,
-              placement: list[str] | None = None) -> tuple[int, str, RunRecord | None]:
+              placement=None) -> tuple[int, str, RunRecord | None]:
     """One cbk launch; its records go to the store as they arrive, and to
     count (numbered on after its repetitions so far); placement: the host
     of each rank, as its launcher placed them (named for a rank that said nothing).
