@@ -483,6 +483,17 @@ def test_mdtest_garbled_figure_in_a_per_iteration_or_stonewall_line_is_refused_n
         parse_file(str(tmp_path / "w.txt"))
     assert e.value.message.endswith(f"mdtest: line {wall[:hit.start()].count(chr(10)) + 1}: "
                                     f"'1.2.{hit.group(1)}' is not a number"), e.value.message
+    # a SUMMARY row: its phase was dropped unsaid ("1.2.3"), or the row was no row (printf's nan, inf)
+    summary = (FIXTURES / "mdtest-4.0.0.txt").read_text()
+    row = next(line for line in summary.splitlines() if line.startswith("   Directory creation"))
+    (tmp_path / "s.txt").write_text(summary.replace(row, row.replace("1528.119", "1.2.3")))
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "s.txt"))
+    assert e.value.message.endswith(f"mdtest: line {summary.splitlines().index(row) + 1}: '1.2.3' is not a number")
+    (tmp_path / "n.txt").write_text(summary.replace(row, row.replace("1528.119", "-nan")))
+    (run,) = parse_file(str(tmp_path / "n.txt"))
+    assert "dir-create" not in {s.phase for st in run.steps for s in st.samples}
+    assert any("1 figure(s) not finite (nan, inf): not taken" in n for n in run.notes), run.notes
 
 
 @pytest.mark.parametrize("name,ranks0,tree", [

@@ -26,7 +26,8 @@ import re
 
 from clusterbench.errors import BadInput
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, invocations, mdtest_failed_items,
-                                   mdtest_items, mdtest_iterations, mdtest_status_file, mdtest_stonewall, measurement)
+                                   mdtest_items, mdtest_iterations, mdtest_status_file, mdtest_stonewall, measurement,
+                                   number_on_line)
 from clusterbench.importers.ior_common import argv_of, number
 
 # LLNL's mdtest 1.8 and older: "... on 1 nodes"
@@ -37,7 +38,8 @@ COMMAND = re.compile(r"^Command line used: (.+)$", re.M)
 # IOR took it in): "SUMMARY: (of 3 iterations)", rates only; IOR's master since 2023 (commit
 # 05742a7) "SUMMARY rate (in ops/sec): ...", and since 2024 (dcc4e40) "SUMMARY time (in ms/op): ..."
 TABLE = re.compile(r"^SUMMARY(?: (rate|time))?(?: \(in ([^)\n]*)\))?:? \(of (\d+) iterations?\)", re.M)
-NUM = r"(-?[\d.]+(?:e[-+]?\d+)?)"
+# printf's nan and inf too: a row holding one was no row, and its phase was dropped unsaid
+NUM = r"(-?[\d.]+(?:e[-+]?\d+)?|-?nan|-?inf)"
 # max, min, mean, std dev over the iterations; with --showRankStatistics (IOR 4.0 and later) first the
 # max, min and mean of every rank's own rate (or time) over ranks and iterations
 ROW = re.compile(rf"^\s+([A-Z][a-z]+(?: [a-z]+)+)\s*:?\s+(?:{NUM}\s+{NUM}\s+{NUM}\s+)?"
@@ -113,12 +115,16 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
             phase = PHASES.get(row.group(1))
             if phase is None:
                 continue
+            at = table_line + body.count("\n", 0, row.start(1))
+            for figure in row.groups()[1:]:   # "1.2.3" fits the pattern: its phase was dropped, unsaid
+                if figure is not None:
+                    number_on_line(figure, at)
             mx, mn, mean, sd = (number(row.group(k)) for k in range(5, 9))
             if t.group(1) in ("rate", None):
                 if leaf_factor and phase.startswith(("dir-", "file-")):   # to the 3 decimals mdtest printed
                     mx, mn, mean, sd = (round(x * leaf_factor, 3) if x is not None else None
                                         for x in (mx, mn, mean, sd))
-                rates[phase] = {"iterations": int(t.group(3)), "line": table_line + body.count("\n", 0, row.start(1)),
+                rates[phase] = {"iterations": int(t.group(3)), "line": at,
                                 "mean_items_per_s": mean, "max_items_per_s": mx, "min_items_per_s": mn,
                                 "stddev_items_per_s": sd}
                 if row.group(2) is not None and not phase.startswith("tree-"):   # a tree's is rank 0's alone
