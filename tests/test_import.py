@@ -514,6 +514,22 @@ def test_mdtest_verbose_lines_of_several_ranks_are_rank_0s_kept_beside_the_summa
     assert any("are rank 0's own figures, not the iteration's over the 2 ranks" in n for n in run.notes)
 
 
+@pytest.mark.parametrize("name,row", [("ior-4.0.0-posix-fpp.txt", "write     840.06"), ("osu-7.4-bw.txt", "1 "),
+                                      ("imb-2021.3-mpi1.txt", "            0          100         1.00"),
+                                      ("ior-csv-4.0.0-posix.csv", "write,1157.3687")])
+def test_a_row_with_a_garbled_figure_is_refused_naming_its_line_not_skipped_unsaid(tmp_path, name, row):
+    """A figure of digits and two dots ("840.06.7": two lines run together, a hand edit) made its row no row:
+    it was skipped as other output, and the import stored the rest without a word of it."""
+    lines = (FIXTURES / name).read_text().split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(row))
+    figure = re.search(r"(?<![\w.])\d+\.\d+(?![\w.])", lines[at]).group(0)
+    lines[at] = lines[at].replace(figure, figure + ".7", 1)
+    (tmp_path / name).write_text("\n".join(lines))
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / name))
+    assert e.value.message.endswith(f": line {at + 1}: '{figure}.7' is not a number"), e.value.message
+
+
 def test_fio_run_times_are_kept_as_fio_was_given_them_not_in_exponent_notation():
     """runtime=1234567 (seconds) was the parameter "1.23457e+06": six digits of it, and no run of the same
     runtime matched it."""

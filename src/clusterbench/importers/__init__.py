@@ -17,6 +17,7 @@ measured one compare key by key. docs/import.md lists what each takes.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 from clusterbench.extensions.registry import Registry
@@ -92,6 +93,18 @@ def number_on_line(text: str, line: int) -> float:
         return float(text)
     except ValueError:
         raise Unreadable(f"line {line}: {text!r} is not a number") from None
+
+
+# digits and dots that are no number ("840.06.7", "1..5"): a figure garbled in the copy (two lines run
+# together, a hand edit). No tool prints one; a row holding it was skipped as other output, unsaid
+_GARBLED = re.compile(r"[-+]?\d*(?:\.\d*){2,}")
+
+
+def refuse_garbled(fields: list[str], line: int) -> None:
+    """Refuses a row of a table (its fields) holding a garbled figure, naming the line."""
+    for f in fields:
+        if _GARBLED.fullmatch(f) and any(c.isdigit() for c in f):
+            number_on_line(f, line)
 
 
 def names() -> list[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement, refuse_garbled
 
 # 4.x to 2018 print "Intel (R)", 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
 BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
@@ -122,6 +122,7 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
         fields = s.split()
         if not columns or len(fields) != len(columns):
             continue
+        refuse_garbled(fields, first_line + n)
         try:
             row = {COLUMNS.get(c, c): float(v) for c, v in zip(columns, fields)}
         except ValueError:

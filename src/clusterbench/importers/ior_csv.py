@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.importers import ImportedRun, Unreadable, invocations
+from clusterbench.importers import ImportedRun, Unreadable, invocations, refuse_garbled
 from clusterbench.importers.ior_common import JSON_CSV_TIME_RESOLUTION_S, count, number, sample, step_for
 from clusterbench.importers.ior_text import BANNER, _date
 
@@ -75,6 +75,7 @@ def _step(run: ImportedRun, test_id: int, table: str, first_line: int):
     for n, line in enumerate(lines[1:], start=first_line + 1):
         fields = line.strip().split(",")
         if fields[0] in ("write", "read") and len(fields) == len(columns):
+            refuse_garbled(fields, n)
             rows.append((n, dict(zip(columns, fields))))
     if not rows:
         return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, Unreadable, invocations
+from clusterbench.importers import ImportedRun, Unreadable, invocations, refuse_garbled
 from clusterbench.importers.ior_common import DATE_FORMATS, count, number, sample, step_for, summary_means
 
 LINE = "\0line"   # a row's line in the file, kept beside its columns (no heading is that)
@@ -105,6 +105,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
                 continue
             fields = stripped.split()
             if columns and fields and fields[0] in ("write", "read") and len(fields) == len(columns) and tests:
+                refuse_garbled(fields, line_no)
                 tests[-1]["rows"].append({**dict(zip(columns, fields)), LINE: line_no})
             continue
         if section == "summary":
@@ -114,6 +115,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
                 summary_cols = [c.replace(" ", "") for c in re.split(r"\s{2,}", stripped)] \
                     if "Max (MiB)" in stripped else stripped.split()
             elif summary_cols and stripped.split()[:1] in (["write"], ["read"]):
+                refuse_garbled(stripped.split(), line_no)
                 row = dict(zip(summary_cols, stripped.split()))
                 if "reps" not in row and tests and tests[-1]["options"].get("repetitions"):
                     row["reps"] = tests[-1]["options"]["repetitions"]   # IOR 2.10: from its options

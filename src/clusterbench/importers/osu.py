@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement, refuse_garbled
 
 TITLE = re.compile(r"^# OSU (?:MPI(?:-(?P<accelerator>\w+))? )?(?P<title>.+?) Test v(?P<version>\S+)\s*$", re.M)
 MARK = TITLE   # where an OSU test starts, anywhere in a file (importers.other_tools_in)
@@ -135,6 +135,7 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
         if table.validation is not None and fields[table.validation] != "Pass":
             failed.append(title_line + i)
             continue
+        refuse_garbled(fields, title_line + i)
         try:
             step.samples.append(table.sample(fields, title_line + i))
         except ValueError:
