@@ -514,15 +514,20 @@ def test_mdtest_verbose_lines_of_several_ranks_are_rank_0s_kept_beside_the_summa
     assert any("are rank 0's own figures, not the iteration's over the 2 ranks" in n for n in run.notes)
 
 
-@pytest.mark.parametrize("name,row", [("ior-4.0.0-posix-fpp.txt", "write     840.06"), ("osu-7.4-bw.txt", "1 "),
-                                      ("imb-2021.3-mpi1.txt", "            0          100         1.00"),
-                                      ("ior-csv-4.0.0-posix.csv", "write,1157.3687")])
-def test_a_row_with_a_garbled_figure_is_refused_naming_its_line_not_skipped_unsaid(tmp_path, name, row):
+@pytest.mark.parametrize("name,row,figure", [
+    ("ior-4.0.0-posix-fpp.txt", "write     840.06", "840.06"), ("osu-7.4-bw.txt", "1 ", "0.08"),
+    ("imb-2021.3-mpi1.txt", "            0          100         1.00", "1.00"),
+    ("ior-csv-4.0.0-posix.csv", "write,1157.3687", "1157.3687"),
+    # these three ended in "ValueError: could not convert string to float"
+    ("iperf3-3.12-server-tcp.txt", "[  5]   0.00-1.00   sec   839 MBytes  7.01 Gbits/sec                  receiver",
+     "7.01"),
+    ("iperf3-3.12-tcp.txt", "[  5]   0.00-2.01   sec  2.56 GBytes", "2.56"),
+    ("fio-3.33-randread.txt", "  read: IOPS=27.0k", "27.0")])
+def test_a_row_with_a_garbled_figure_is_refused_naming_its_line_not_skipped_unsaid(tmp_path, name, row, figure):
     """A figure of digits and two dots ("840.06.7": two lines run together, a hand edit) made its row no row:
     it was skipped as other output, and the import stored the rest without a word of it."""
     lines = (FIXTURES / name).read_text().split("\n")
     at = next(i for i, line in enumerate(lines) if line.startswith(row))
-    figure = re.search(r"(?<![\w.])\d+\.\d+(?![\w.])", lines[at]).group(0)
     lines[at] = lines[at].replace(figure, figure + ".7", 1)
     (tmp_path / name).write_text("\n".join(lines))
     with pytest.raises(BadInput) as e:

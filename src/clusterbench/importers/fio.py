@@ -20,7 +20,7 @@ import os
 import re
 
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, fio_terse, invocations,
-                                   json_documents, measurement)
+                                   json_documents, measurement, number_on_line)
 from clusterbench.output.figure_digits import as_given
 from clusterbench.results.sizes import parse_size, size_arg
 
@@ -402,14 +402,17 @@ def _text_run(text: str, first_line: int, servers: int = 0) -> ImportedRun:
         figures: dict[str, list[tuple[float, float, int, int]]] = {}   # direction -> (IOPS, bytes, ms, line)
         for r, block in parts:
             at = first_line + text.count("\n", 0, r.end())
+            # a figure of digits and dots that is none ("IOPS=27.0.7k") refused naming its line, not a ValueError
             for m in TEXT_DIR3.finditer(block):
-                figures.setdefault(m.group(1), []).append((float(m.group(2)) * SCALE[m.group(3)],
-                                                           float(m.group(6)) * BYTES3[m.group(7)], int(m.group(8)),
-                                                           at + block.count("\n", 0, m.start(1))))
+                n = at + block.count("\n", 0, m.start(1))
+                figures.setdefault(m.group(1), []).append((number_on_line(m.group(2), n) * SCALE[m.group(3)],
+                                                           number_on_line(m.group(6), n) * BYTES3[m.group(7)],
+                                                           int(m.group(8)), n))
             for m in TEXT_DIR2.finditer(block):
-                figures.setdefault(m.group(1), []).append((float(m.group(6)) * SCALE2[m.group(7)],
-                                                           float(m.group(2)) * BYTES[m.group(3)], int(m.group(8)),
-                                                           at + block.count("\n", 0, m.start(1))))
+                n = at + block.count("\n", 0, m.start(1))
+                figures.setdefault(m.group(1), []).append((number_on_line(m.group(6), n) * SCALE2[m.group(7)],
+                                                           number_on_line(m.group(2), n) * BYTES[m.group(3)],
+                                                           int(m.group(8)), n))
         if figures.keys() - {"mixed"}:   # unified_rw_reporting=both prints read, write and their mix: the first two
             figures.pop("mixed", None)
         for direction, each in figures.items():

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, iperf3_text, measurement
-from clusterbench.importers.iperf3_text import (STARTING, SUMMARY, UNAME, VERSION, end_line, gbit_per_s,
+from clusterbench.importers.iperf3_text import (STARTING, UNAME, VERSION, end_line, gbit_per_s, summary_line,
                                                 transfer_bytes)
 from clusterbench.results.sizes import size_arg
 
@@ -83,7 +83,7 @@ def _run(block: str, first_line: int, client: str) -> ImportedRun | None:
     iperf3_text.time_line_date(block, run)
     ends = []
     for n, line in enumerate(block.split("\n")):
-        m = SUMMARY.match(line)
+        m = summary_line(line, first_line + n)
         if m and m.group("side"):   # the end-of-test lines; interval lines name no side
             ends.append((first_line + n, m))
     if not ends:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement, number_on_line
 from clusterbench.results.sizes import size_arg
 
 CONNECTING = re.compile(r"^Connecting to host (\S+), port (\d+)\s*$", re.M)
@@ -32,6 +32,16 @@ UNAME = re.compile(r"^(Linux|Darwin|FreeBSD|SunOS|CYGWIN\S*) (\S+) .*$", re.M)
 # a client that ran no test prints only its error ("iperf3: error - unable to connect to server: Connection
 # refused"), after -V's version and uname lines: the text twin of -J's lone "error"
 ERROR = re.compile(r"^iperf3: error - (.+?)\s*$", re.M)
+
+
+def summary_line(line: str, number: int) -> re.Match | None:
+    """The interval or end-of-test line `line` (the file's line `number`), its figures checked: one of
+    digits and dots that is none ("7.01.7 Gbits/sec") is refused naming the line, not a ValueError."""
+    m = SUMMARY.match(line)
+    if m:
+        for name in ("start", "end", "bytes", "rate"):
+            number_on_line(m.group(name), number)
+    return m
 
 
 def error_only(text: str) -> str | None:
@@ -117,7 +127,7 @@ def _run(block: str, first_line: int, server: str, version: str | None) -> Impor
     ends: list[tuple[int, re.Match]] = []
     rule_line = block.count("\n", 0, rule) if rule >= 0 else len(lines)
     for n in range(rule_line, len(lines)):
-        m = SUMMARY.match(lines[n])
+        m = summary_line(lines[n], first_line + n)
         if m:
             ends.append((first_line + n, m))
     udp = bool(re.search(r"Jitter\s+Lost/Total", block))
@@ -213,10 +223,10 @@ def udp_sample(ends, block_bytes: int | None, run: ImportedRun):
     line, m = picked
     loss = UDP_REST.match(m.group("rest"))
     seconds = float(m.group("end")) - float(m.group("start"))
-    figures = {"jitter_ms": float(loss.group("jitter")) if loss else None,
+    figures = {"jitter_ms": number_on_line(loss.group("jitter"), line) if loss else None,
                "lost_packets": int(loss.group("lost")) if loss else None,
                "packets": int(loss.group("total")) if loss else None,
-               "lost_percent": float(loss.group("pct")) if loss else None}
+               "lost_percent": number_on_line(loss.group("pct"), line) if loss else None}
     if not sender_only:
         return measurement("udp", "n/a", gbit_per_s(m), "Gbit/s", line=line, bytes=transfer_bytes(m), seconds=seconds, **figures)
     got = udp_received(figures["packets"], figures["lost_packets"], block_bytes, seconds)
