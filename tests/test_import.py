@@ -535,6 +535,32 @@ def test_a_row_with_a_garbled_figure_is_refused_naming_its_line_not_skipped_unsa
     assert e.value.message.endswith(f": line {at + 1}: '{figure}.7' is not a number"), e.value.message
 
 
+@pytest.mark.parametrize("name,figure", [("fio-2.19-randread.json", '"runtime" : 0'), ("osu-7.4-bw.txt", "0.08"),
+                                         ("ior-3.3.0-posix-fpp.txt", "tasks               : 2"),
+                                         ("iperf3-3.12-server-P2.txt", "578 MBytes"), ("imb-2021.3-mpi1.txt", "1.00")])
+def test_a_number_past_any_a_tool_prints_is_refused_naming_its_line(tmp_path, name, figure):
+    """A number of 330 digits (or 1e400) met each parser deep inside: 'cannot read this file (OverflowError: int
+    too large to convert to float)', or '... cannot convert float infinity to integer'."""
+    text = (FIXTURES / name).read_text()
+    at = text.index(figure)
+    digits = re.search(r"\d+(?:\.\d+)?", text[at:])
+    (tmp_path / name).write_text(text[:at + digits.start()] + "9" * 330 + text[at + digits.end():])
+    line = text[:at].count("\n") + 1
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / name))
+    assert e.value.message.endswith(f": line {line}: 99999999999999999999... (330 characters) is past the largest "
+                                    "number a tool prints (a double's 1.8e308)"), e.value.message
+    # the same as an exponent, and a hexadecimal address holding one (an MPI dump) is no number
+    (tmp_path / "e.txt").write_text(text[:at + digits.start()] + "1e400" + text[at + digits.end():])
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "e.txt"))
+    assert e.value.message.endswith(f": line {line}: 1e400 is past the largest number a tool prints (a double's "
+                                    "1.8e308)"), e.value.message
+    from clusterbench.importers.huge_numbers import refusal
+
+    assert refusal(text + "\n[vm:1] segfault at 0x55d1e400a2b0\n") is None
+
+
 def test_fio_run_times_are_kept_as_fio_was_given_them_not_in_exponent_notation():
     """runtime=1234567 (seconds) was the parameter "1.23457e+06": six digits of it, and no run of the same
     runtime matched it."""
@@ -806,11 +832,11 @@ def test_fio_terse_line_of_another_field_count_is_refused_in_one_line(tmp_path):
         parse_file(str(tmp_path / "terse.txt"))
     assert "line 1: 129 fields do not fall into terse version 3's blocks of 41 per direction" in e.value.message
     assert "\n" not in e.value.message
-    # a count past what fio's %llu prints ended the import as Python's OverflowError
-    (tmp_path / "huge.txt").write_text(";".join(f[:7] + ["1" + "0" * 400] + f[8:]) + "\n")
+    # a count past what fio's %llu prints (one past a double ended the import as Python's OverflowError)
+    (tmp_path / "huge.txt").write_text(";".join(f[:7] + ["1" + "0" * 24] + f[8:]) + "\n")
     with pytest.raises(BadInput) as e:
         parse_file(str(tmp_path / "huge.txt"))
-    assert e.value.message.endswith("fio: line 1: 10000000000000000000... (401 digits) is past the largest count fio "
+    assert e.value.message.endswith("fio: line 1: 10000000000000000000... (25 digits) is past the largest count fio "
                                     "prints (2^64 - 1)"), e.value.message
 
 

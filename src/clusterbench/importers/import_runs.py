@@ -23,8 +23,8 @@ from pathlib import Path
 from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
-from clusterbench.importers import (ImportedRun, Unreadable, json_documents, locale_numbers, plausibility,
-                                   sibling_params)
+from clusterbench.importers import (ImportedRun, Unreadable, huge_numbers, json_documents, locale_numbers,
+                                   plausibility, sibling_params)
 from clusterbench.output.date_text import minute_text
 from clusterbench.results.sample import Sample
 from clusterbench.store import text_limits
@@ -234,6 +234,9 @@ def _parsed(path: str, text: str, fmt: str, module) -> list[ImportedRun]:
     # an importer whose tool prints decimal commas of its own (dd in the user's locale, netperf's "-r 64,1024")
     # says which of its lines are another locale's
     localized = getattr(module, "locale_lines", locale_numbers.lines_of)(text)
+    huge = huge_numbers.refusal(text)
+    if huge:
+        raise BadInput(f"{path}: {fmt}: {huge}")
     try:
         runs = module.parse(text)
     except Unreadable as e:
