@@ -490,6 +490,11 @@ def test_mdtest_garbled_figure_in_a_per_iteration_or_stonewall_line_is_refused_n
     with pytest.raises(BadInput) as e:
         parse_file(str(tmp_path / "s.txt"))
     assert e.value.message.endswith(f"mdtest: line {summary.splitlines().index(row) + 1}: '1.2.3' is not a number")
+    # a SUMMARY of no iteration (mdtest runs one at least): max() of nothing, a ValueError, was the message
+    (tmp_path / "0.txt").write_text(summary.replace("SUMMARY rate: (of 2 iterations)", "SUMMARY rate: (of 0 iterations)"))
+    with pytest.raises(BadInput) as e:
+        parse_file(str(tmp_path / "0.txt"))
+    assert "': a SUMMARY of no iteration, which mdtest does not print" in e.value.message, e.value.message
     (tmp_path / "n.txt").write_text(summary.replace(row, row.replace("1528.119", "-nan")))
     (run,) = parse_file(str(tmp_path / "n.txt"))
     assert "dir-create" not in {s.phase for st in run.steps for s in st.samples}

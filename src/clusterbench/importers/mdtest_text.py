@@ -90,6 +90,10 @@ def _run(text: str, first_line: int, written: dict) -> ImportedRun:
     if all(t.group(1) == "time" for t in tables):
         raise Unreadable("only the SUMMARY time table (mdtest -Z): the rates are not in this output (run mdtest "
                          "without -Z, or with -P for both tables)")
+    for t in tables:   # mdtest runs one iteration at least: a table of none is a hand edit (max() of nothing)
+        if int(t.group(3)) == 0:
+            raise Unreadable(f"line {first_line + text.count(chr(10), 0, t.start())}: '{t.group(0)}': a SUMMARY "
+                             "of no iteration, which mdtest does not print")
     rates: dict[str, dict] = {}
     times: dict[str, dict] = {}
     items = list(ITEMS.finditer(text))
