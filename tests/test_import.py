@@ -566,6 +566,30 @@ def test_a_number_past_any_a_tool_prints_is_refused_naming_its_line(tmp_path, na
     assert refusal(text + "\n[vm:1] segfault at 0x55d1e400a2b0\n") is None
 
 
+def test_a_date_size_or_count_no_tool_writes_is_refused_or_left_out_not_a_python_error(tmp_path):
+    """Each ended the import as 'cannot read this file (...)': fio's "timestamp" of 2^64 s and iperf3's "timesecs"
+    of 1e308 ("OverflowError: timestamp out of range for platform time_t"), IMB's message size "inf" or "nan"
+    (int() of it), IOR's "clients per node : inf" (int() of it)."""
+    def refused(name, old, new):
+        text = (FIXTURES / name).read_text()
+        assert old in text, old
+        (tmp_path / name).write_text(text.replace(old, new, 1))
+        with pytest.raises(BadInput) as e:
+            parse_file(str(tmp_path / name))
+        return e.value.message.split(": ", 2)[-1]
+
+    assert refused("fio-3.33-randread.json", '"timestamp" : 1795', '"timestamp" : 18446744073709551616 ,"x": 1795') \
+        == '"timestamp" 18446744073709551616 is no date (seconds since 1970 past the year 9999)'
+    assert refused("iperf3-3.12-udp.json", '"timesecs":\t1795469038', '"timesecs":\t1e308') == \
+        '"timesecs" 1e+308 is no date (seconds since 1970 past the year 9999)'
+    assert refused("imb-2021.3-mpi1.txt", "           64          100        30.37",
+                   "           inf          100        30.37").endswith(": 'inf' is no message size in bytes")
+    text = (FIXTURES / "ior-3.3.0-posix-fpp.txt").read_text()
+    (tmp_path / "ior.txt").write_text(text.replace("clients per node    : 2", "clients per node    : inf"))
+    (run,) = parse_file(str(tmp_path / "ior.txt"))   # no count: the ranks per node are not known, as without the line
+    assert run.steps[0].ranks_per_node is None
+
+
 def test_fio_run_times_are_kept_as_fio_was_given_them_not_in_exponent_notation():
     """runtime=1234567 (seconds) was the parameter "1.23457e+06": six digits of it, and no run of the same
     runtime matched it."""

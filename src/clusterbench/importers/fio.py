@@ -21,6 +21,7 @@ import re
 
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, fio_terse, invocations,
                                    json_documents, measurement, number_on_line)
+from clusterbench.importers.run_dates import from_epoch
 from clusterbench.output.figure_digits import as_given
 from clusterbench.results.sizes import parse_size, size_arg
 
@@ -178,7 +179,7 @@ def _parse_json(doc: dict) -> ImportedRun:
             run.steps.append(step)
     ts = doc.get("timestamp")
     if _num(ts):
-        ended = dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)   # fio writes it as the run ends
+        ended = from_epoch(ts, '"timestamp"')   # fio writes it as the run ends
         elapsed = max((_job_seconds(j) for j in jobs if isinstance(j, dict)), default=0.0)
         run.started, run.finished = ended - dt.timedelta(seconds=elapsed), ended
     hosts = {str(j["hostname"]) for j in jobs if isinstance(j, dict) and j.get("hostname")}

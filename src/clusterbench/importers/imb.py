@@ -18,6 +18,7 @@ Sendrecv, Exchange and the rest are `imb` steps named by the benchmark.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement, refuse_garbled
@@ -130,6 +131,10 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
         t = row.get("t_usec", row.get("t_avg_us", row.get("t_pure_us")))
         if t is None and "bandwidth_mb_s" not in row:
             continue
+        if "message_bytes" in row and not (math.isfinite(row["message_bytes"]) and row["message_bytes"] >= 0
+                                           and row["message_bytes"] == int(row["message_bytes"])):
+            # float() read "inf" and "nan", and int() of them ended the import (OverflowError, ValueError)
+            raise Unreadable(f"line {first_line + n}: {fields[columns.index('#bytes')]!r} is no message size in bytes")
         size = int(row["message_bytes"]) if "message_bytes" in row else 0 if op == "barrier" else None
         if op in ("allreduce", "reduce") and size == 0:
             continue   # the kernel's reductions start at one float

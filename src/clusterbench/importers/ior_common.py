@@ -14,6 +14,7 @@ says so in its warnings.
 """
 from __future__ import annotations
 
+import math
 import re
 import shlex
 
@@ -111,7 +112,8 @@ def number(text) -> float | None:
 def count(text) -> int | None:
     """A positive whole number (repetitions), else None."""
     n = number(text)
-    return int(n) if n is not None and n == int(n) and n > 0 else None
+    # "inf" is read (number), and int() of it raised OverflowError: no count
+    return int(n) if n is not None and math.isfinite(n) and n == int(n) and n > 0 else None
 
 
 def summary_means(run, step: ImportedStep, test_id: int, modes: tuple[str, str], summary: list[dict],

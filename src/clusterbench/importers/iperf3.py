@@ -18,6 +18,7 @@ import re
 
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, iperf3_server_text, iperf3_text,
                                    json_documents, measurement)
+from clusterbench.importers.run_dates import from_epoch
 from clusterbench.results.sizes import size_arg
 
 GBIT = 1e9
@@ -104,9 +105,12 @@ def _run(doc: dict) -> ImportedRun:
     run = ImportedRun("iperf3", version, "JSON", None)
     stamp = _dict(start, "timestamp").get("timesecs")
     if _num(stamp):
-        run.started = dt.datetime.fromtimestamp(float(stamp), dt.timezone.utc)
+        run.started = from_epoch(stamp, '"timesecs"')
         if _num(ts.get("duration")):
-            run.finished = run.started + dt.timedelta(seconds=float(ts["duration"]))
+            try:
+                run.finished = run.started + dt.timedelta(seconds=float(ts["duration"]))
+            except OverflowError:
+                raise Unreadable(f'"duration" {float(ts["duration"]):.15g} s is past any test\'s length') from None
     info = start.get("system_info")
     if isinstance(info, str) and len(info.split()) >= 2:
         run.hosts = [info.split()[1]]

@@ -15,6 +15,18 @@ def latest() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
 
 
+def from_epoch(seconds: int | float, what: str) -> dt.datetime:
+    """A tool's seconds since 1970 (fio's "timestamp", iperf3's "timesecs") as a UTC date; one past
+    what a date holds (year 9999) is refused naming `what`, where it was "OverflowError: timestamp out
+    of range for platform time_t". A date out of the store's range is said later (out_of_range)."""
+    from clusterbench.importers import Unreadable
+
+    try:
+        return dt.datetime.fromtimestamp(float(seconds), dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise Unreadable(f"{what} {seconds} is no date (seconds since 1970 past the year 9999)") from None
+
+
 def out_of_range(when: dt.datetime) -> str | None:
     """Why a run cannot be dated `when` (UTC if naive), in words; None if it can."""
     when = when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
