@@ -229,3 +229,14 @@ def test_a_report_on_a_full_file_system_fails_in_one_line_and_leaves_nothing(cbk
     assert sorted(lines[lines.index("old") + 1:]) == ["filler", "r.html"]   # no temporary file left
     errors = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(errors) == 1 and "No space left on device" in errors[0], r.stderr
+
+
+def test_a_runs_report_named_for_another_format_is_refused_before_the_run(cli, store_url, tmp_path, one_run):
+    """`run null --report r.pdf` ran, then wrote HTML into r.pdf, which no PDF reader opens (`report -o r.pdf`
+    writes a PDF). Refused before anything runs or is stored, saying how to get the PDF."""
+    r = cli("run", "null", "--seconds=0.01", "--repeat", "1", "--report", str(tmp_path / "r.pdf"))
+    _one_line_error(r, 2)
+    assert r.stderr.strip() == (f"Error: --report {tmp_path / 'r.pdf'}: run writes an HTML report (a name ending "
+                                f".html); for PDF, write it after the run: clusterbench report RUN -o "
+                                f"{tmp_path / 'r.pdf'}"), r.stderr
+    assert not (tmp_path / "r.pdf").exists() and store_rows(store_url, "select count(*) from runs") == [(1,)]

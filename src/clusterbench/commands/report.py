@@ -23,12 +23,10 @@ def command(refs, fmt, output, exclude_outliers, link_speed, db_url):
     compare), or say why there is none (no measurement they all made). Of
     two cluster runs (before and after a repair) they first give compare's
     verdict and its node by node, GPU by GPU and link by link tables."""
-    from pathlib import Path
-
-    from clusterbench.report import write_report
+    from clusterbench.report import format_of, write_report
 
     if fmt is None:
-        fmt = {".pdf": "pdf", ".json": "json", ".csv": "csv", ".md": "md"}.get(Path(output).suffix.lower(), "html")
+        fmt = format_of(output)
     import shlex
 
     # the footer's command: what made this content (the output file's name is not part of it)

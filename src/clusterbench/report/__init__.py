@@ -25,6 +25,13 @@ def formats() -> list[str]:
     return [*FORMATS.names(), "pdf"]  # pdf: the html format printed by Chromium (report/pdf.py)
 
 
+def format_of(path: str) -> str:
+    """The format a file name asks for by its suffix (.pdf .json .csv .md), else html."""
+    from pathlib import Path
+
+    return {".pdf": "pdf", ".json": "json", ".csv": "csv", ".md": "md"}.get(Path(path).suffix.lower(), "html")
+
+
 def render(fmt: str, report: Report | list[dict]) -> str:
     module = FORMATS.load(fmt)
     return module.render(report if isinstance(report, Report) else Report(report))
