@@ -16,15 +16,20 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
 
 
 def refusal(text: str) -> str | None:
-    """Why the file is refused (its first such number, with its line), or None."""
-    if not _CANDIDATE.search(text):
-        return None
-    for m in _NUMBER.finditer(text):
-        token = m.group(0)
-        if len(token) > 308 or "e" in token.lower():
-            if math.isinf(float(token)):
-                line = text.count("\n", 0, m.start()) + 1
+    """Why the file is refused (its first such number, with its line), or None. Only the lines
+    holding a candidate are read number by number: a 16 MiB file of e+003 exponents stays one scan."""
+    checked = -1
+    for c in _CANDIDATE.finditer(text):
+        start = text.rfind("\n", 0, c.start()) + 1
+        if start <= checked:
+            continue
+        end = text.find("\n", c.end())
+        end = len(text) if end < 0 else end
+        checked = start
+        for m in _NUMBER.finditer(text, start, end):
+            token = m.group(0)
+            if (len(token) > 308 or "e" in token.lower()) and math.isinf(float(token)):
+                line = text.count("\n", 0, start) + 1
                 shown = token if len(token) <= 24 else f"{token[:20]}... ({len(token)} characters)"
-                return (f"line {line}: {shown} is past the largest number a tool prints "
-                        "(a double's 1.8e308)")
+                return f"line {line}: {shown} is past the largest number a tool prints (a double's 1.8e308)"
     return None
