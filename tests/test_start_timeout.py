@@ -123,6 +123,12 @@ def test_each_rank_is_placed_as_hydra_and_open_mpi_place_it_from_a_host_file():
     six = hydra((HostEntry("h01", 2), HostEntry("h02", 2), HostEntry("h03", 2)), 6, None)
     assert waits_named(said, six).startswith(
         "ranks 2 (placed on h02), 4-5 (placed on h03) said nothing: the likely holders")
+    # where the notes name every host, a silent rank on a host none of whose ranks spoke is said by that host
+    in_barrier = ("cbk: rank 0 (h01) has waited 2 s in a barrier of 4 ranks on h01, h02: a rank that does not say "
+                  "so holds it\ncbk: rank 1 (h01) has waited 2 s in a barrier of 4 ranks on h01, h02: a rank that "
+                  "does not say so holds it\n")
+    two = hydra((HostEntry("h01", 2), HostEntry("h02", 2)), 4, None)
+    assert waits_named(in_barrier, two).startswith("ranks 2-3 said nothing, nor any rank on h02: the likely holders")
     # a placement of fewer ranks than the notes say is none of theirs
     assert waits_named(said, hydra((HostEntry("h01", 1),), 1, None)).startswith(
         "ranks 2, 4-5 said nothing: the likely holders")

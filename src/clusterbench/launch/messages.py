@@ -67,11 +67,12 @@ _OF_EVERY_RANK = re.compile(r"of (\d+) ranks(?: on (more than \d+ hosts|[^\s,:]+
 _RANK = re.compile(r"rank (\d+) \(([^)]*)\)")
 
 
-def _placed(silent: list[int], placement) -> str:
+def _placed(silent: list[int], placement, said: list[str]) -> str:
     """The silent ranks by the host the launcher placed each on, "1-2 (placed on h02), 5 (placed on h03)";
-    the ranks alone where the placement (launch/rank_placement.py) is not known, or knows no host of one."""
+    the ranks alone where the placement (launch/rank_placement.py) is not known, or knows no host of one,
+    and where their hosts are all in `said` (named after them: "nor any rank on h03")."""
     hosts = [placement.host_of(r) for r in silent] if placement else [None]
-    if None in hosts:
+    if None in hosts or set(hosts) <= set(said):
         return ranges_text(silent)
     by_host: dict[str, list[int]] = {}
     for r, host in zip(silent, hosts):
@@ -100,7 +101,7 @@ def _silent(last: dict[str, tuple[str, str]], placement=None) -> str:
         return ""
     hosts = next((m.group(2).split(", ") for m in of if m.group(2) and not m.group(2).startswith("more than")), [])
     quiet_hosts = [h for h in hosts if h not in spoke.values()]
-    said = f"rank{'s' if len(silent) > 1 else ''} {_placed(silent, placement)} said nothing"
+    said = f"rank{'s' if len(silent) > 1 else ''} {_placed(silent, placement, quiet_hosts)} said nothing"
     if quiet_hosts:
         said += f", nor any rank on {', '.join(quiet_hosts)}"
     return f"{said}: the likely holder{'s' if len(silent) > 1 else ''} of the others' waits"
