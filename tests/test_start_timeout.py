@@ -88,7 +88,7 @@ def test_a_silent_rank_of_a_launch_over_a_host_file_is_named_with_the_host_it_wa
     (tmp_path / "cbk-rank2").write_text(wrapper)
     (tmp_path / "cbk-rank2").chmod(0o755)
     r = cli("run", "null", "--np", "3", "--hostfile", str(hosts), "--seconds=0.25", "--repeat", "1",
-            "--start-timeout", "8", "--quiet",
+            "--start-timeout", "12", "--quiet",
             env={"CLUSTERBENCH_CBK": str(tmp_path / "cbk-rank2"), "CBK_WAIT_NOTE_S": "1"})
     assert r.status == 1, r.stdout + r.stderr
     (message,), = store_rows(store_url, "select message from steps")
