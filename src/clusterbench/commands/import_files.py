@@ -97,14 +97,20 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
         click.echo(plain(f"note: {path}: {said}; {'would be ' if dry_run else ''}imported again (--again)"), err=True)
     from clusterbench.launch.stop_signals import held
 
+    # the runs each file's bytes were imported as before this command (--again): not this command's
+    known = {} if dry_run else {f.sha256: {r.id for r in store.runs_imported_from(f.sha256)} for f in read}
     stored: list[int] = []
     done = 0
     try:
         for f in read:
-            with held():   # a stop between two files: each file's runs are stored and said, or not begun
-                stored += _import_one(store, f, over, again, dry_run, stored)
+            ids = [] if dry_run else _store_one(store, f, over, again, stored)
+            with held():   # said and counted as one: a stop before it is looked up in the store (below)
+                _say_one(f, ids, over, dry_run)
+                stored += ids
                 done += 1
     except KeyboardInterrupt:
+        if done < len(read) and not dry_run:
+            done, stored = _said_after_a_stop(store, read[done], known, done, stored, over)
         if done < len(read) and not dry_run:
             rest = len(read) - done - 1
             click.echo(plain(f"note: stopped after {counted(done, 'file')} of {len(read)}"
@@ -114,19 +120,44 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
         raise
 
 
-def _import_one(store, f, over, again: bool, dry_run: bool, stored: list[int]) -> list[int]:
-    """Stores one file's runs (or, dry_run, says what it would) and says each; returns their ids."""
-    from clusterbench.importers.import_runs import given_ranks, held_text, store_runs
+def _said_after_a_stop(store, f, known: dict, done: int, stored: list[int], over) -> tuple[int, list[int]]:
+    """A stop while file f was stored: its transaction was rolled back, or it had committed and its
+    runs were not said yet (a stop is not held for a file's whole write: a file of 100,000 rows takes
+    seconds, and Ctrl-C would wait on it). The store says which; a committed file's runs are said
+    now. Returns the files done and the runs stored."""
+    from clusterbench.launch.stop_signals import deferred
+    from clusterbench.errors import StoreFailed
+
+    with deferred():   # a second Ctrl-C must not cut short the lines that say what is kept
+        try:
+            new = [r.id for r in store.runs_imported_from(f.sha256) if r.id not in known[f.sha256]
+                   and r.id not in stored]
+        except StoreFailed:
+            return done, stored
+        if len(new) != len(f.runs):
+            return done, stored
+        _say_one(f, new, over, False)
+    return done + 1, stored + new
+
+
+def _store_one(store, f, over, again: bool, stored: list[int]) -> list[int]:
+    """Stores one file's runs in one transaction; returns their ids."""
+    from clusterbench.importers.import_runs import held_text, store_runs
     from clusterbench.store.imported_run import AlreadyImported
 
-    path, ids = f.path, []
-    if not dry_run:
-        try:   # looked up again inside the storing transaction: another import may have stored it since
-            ids = store_runs(store, f.runs, path, over, f.sha256, again=again)
-        except AlreadyImported as e:
-            runs = f"{agreeing(len(stored), 'run')} {', '.join(map(str, stored))}"
-            earlier = f" (this command stored {runs} before it)" if stored else ""
-            raise BadInput(f"{path}: {held_text(e.runs)}; --again imports it again{earlier}") from None
+    try:   # looked up again inside the storing transaction: another import may have stored it since
+        return store_runs(store, f.runs, f.path, over, f.sha256, again=again)
+    except AlreadyImported as e:
+        runs = f"{agreeing(len(stored), 'run')} {', '.join(map(str, stored))}"
+        earlier = f" (this command stored {runs} before it)" if stored else ""
+        raise BadInput(f"{f.path}: {held_text(e.runs)}; --again imports it again{earlier}") from None
+
+
+def _say_one(f, ids: list[int], over, dry_run: bool) -> None:
+    """Says each of a file's runs: stored as run N (ids), or what would be stored (dry_run)."""
+    from clusterbench.importers.import_runs import given_ranks
+
+    path = f.path
     for i, run in enumerate(f.runs):
         what = (f"{path}: {run.source}, {counted(len(run.steps), 'step')}, {counted(run.sample_count, 'sample')}"
                 + (f", started {minute_text(run.started)} UTC" if run.started else "")
@@ -144,4 +175,3 @@ def _import_one(store, f, over, again: bool, dry_run: bool, stored: list[int]) -
             click.echo(plain(f"stored as run {ids[i]}: " + what))
         for note in run.notes:
             click.echo(plain(f"note: {path}: {note}"), err=True)
-    return ids
