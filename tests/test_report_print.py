@@ -391,3 +391,15 @@ def test_a_chromium_that_hangs_is_stopped_with_every_process_it_started_and_said
     else:
         os.kill(child, signal.SIGKILL)
         pytest.fail("the browser's child outlived it")
+
+
+@pytest.mark.timeout(120)
+def test_a_runs_flagged_count_is_the_figures_it_names_not_its_reasons(golden_url, monkeypatch):
+    """Run base flags four figures under two reasons ("write fsync, read cold: above the
+    link"; "clock 1 busy, clock 2 busy: ..."): its summary said "Flagged (2)" above four
+    names (a quick run: "Flagged (4)" above six), a count a reader checks and finds wrong."""
+    md = rendered(golden_url, ["base"], monkeypatch, "md")
+    assert "Flagged (4): not what their mode claims" in md
+    assert "- **disk (E1)**: write fsync, read cold: cache: above the 1 Gbit/s link" in md
+    html = rendered(golden_url, ["base"], monkeypatch)
+    assert "<h3>Flagged (4): not what their mode claims" in html

@@ -234,10 +234,10 @@ def test_flagged_figures_are_listed_so_names_with_commas_stay_apart_and_a_whole_
     gaps = [row("h2d", 8 << k, "pinned, copy", None if k == 2 else link) for k in range(5)]
     run = {"steps": [{"id": i, "position": i, "name": n, "kernel": "gpucopy", "summary": rows} for i, (n, rows) in
                      enumerate((("all", every), ("some", some), ("plain", plain), ("curve", curve), ("gaps", gaps)))]}
-    assert flagged_by_step(run) == [
-        ("all", ["every figure (6): measured by a cbk built on the test runtime"]),   # the warning, short
-        ("some", ["h2d 8 B pinned, copy; h2d 16 B pinned, copy: slow"]),
-        ("plain", ["seq write fsync, seq read cold: slow"]),
+    assert [(s.title, s.reasons, s.figures) for s in flagged_by_step(run)] == [
+        ("all", ["every figure (6): measured by a cbk built on the test runtime"], 6),   # the warning, short
+        ("some", ["h2d 8 B pinned, copy; h2d 16 B pinned, copy: slow"], 2),
+        ("plain", ["seq write fsync, seq read cold: slow"], 2),
         ("curve", ["h2d pinned, copy at 8 B .. 16 KiB (12 figures); d2h 8 B pinned, copy; d2h 16 B pinned, copy: "
-                   "GPU 3's PCIe link is x8 of its x16"]),
-        ("gaps", ["h2d pinned, copy at 4 of its sizes from 8 B to 128 B (4 figures): GPU 3's PCIe link is x8 of its x16"])]
+                   "GPU 3's PCIe link is x8 of its x16"], 14),
+        ("gaps", ["h2d pinned, copy at 4 of its sizes from 8 B to 128 B (4 figures): GPU 3's PCIe link is x8 of its x16"], 4)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from clusterbench.catalogue import GPU, family_of, step_family
 from clusterbench.output.figure_digits import places
@@ -213,7 +214,17 @@ def figures(run: dict) -> list[Figure]:
     return out
 
 
-def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
+class FlaggedStep(NamedTuple):
+    """A step's flagged figures as the summary lists them: its title, one
+    item per reason ('clock 1 busy, clock 2 busy: why'), and how many
+    figures those items name: the summary's "Flagged (n)" counts figures,
+    not items (two figures sharing a reason read as 4 where 6 were named)."""
+    title: str
+    reasons: list[str]
+    figures: int
+
+
+def flagged_by_step(run: dict) -> list[FlaggedStep]:
     """Each flagged figure once, under its step's title (said once); figures
     flagged for the same reason share one item: 'clock 1 busy, clock 2 busy: why'."""
     out = []
@@ -226,8 +237,9 @@ def flagged_by_step(run: dict) -> list[tuple[str, list[str]]]:
             if why:
                 reasons.setdefault(why, []).append(r)
         if reasons:
-            out.append((titles[st["id"]], [f"{_figures_text(rows, st['summary'])}: {why}"
-                                           for why, rows in reasons.items()]))
+            out.append(FlaggedStep(titles[st["id"]], [f"{_figures_text(rows, st['summary'])}: {why}"
+                                                      for why, rows in reasons.items()],
+                                   sum(len(rows) for rows in reasons.values())))
     return out
 
 

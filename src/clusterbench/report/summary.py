@@ -17,7 +17,7 @@ import math
 
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.output.counted_text import counted
-from clusterbench.report.headline import nothing_flagged, point_flag
+from clusterbench.report.headline import FlaggedStep, nothing_flagged, point_flag
 from clusterbench.output.figure_digits import median
 from clusterbench.analysis.stats import Verdict
 from clusterbench.output.unit_symbols import unit_shown
@@ -119,7 +119,7 @@ def sentences(table: Table) -> list[str]:
         rest.append(f"{undecided} cannot be decided with the repetitions made (repeat at least 4 times each)")
     if rest:
         out.append("; ".join(rest).capitalize() + ".")
-    flagged = sum(len(items) for _, items in flagged_by_step(table))
+    flagged = sum(s.figures for s in flagged_by_step(table))
     if flagged:
         out.append(f"{counted(flagged, 'figure')} {'is' if flagged == 1 else 'are'} flagged and "
                    f"{'is not what its mode claims' if flagged == 1 else 'are not what their mode claims'} "
@@ -133,7 +133,7 @@ def sentences(table: Table) -> list[str]:
 
 
 
-def flagged_by_step(table: Table) -> list[tuple[str, list[str]]]:
+def flagged_by_step(table: Table) -> list[FlaggedStep]:
     """Each flagged figure once, under its step (said once), with the
     configurations it is flagged in: 'read (cold): page cache (a and b)'."""
     steps: dict[str, list[str]] = {}
@@ -145,4 +145,4 @@ def flagged_by_step(table: Table) -> list[tuple[str, list[str]]]:
         if why:
             steps.setdefault(p.step, []).append(
                 f"{p.label} ({condition_shown(p.mode) or 'no mode'}): " + ", ".join(f"{f} ({' and '.join(ns)})" for f, ns in why.items()))
-    return list(steps.items())
+    return [FlaggedStep(step, items, len(items)) for step, items in steps.items()]   # an item per figure

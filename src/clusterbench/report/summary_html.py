@@ -29,11 +29,11 @@ def run_headlines(run: dict) -> list[str]:
             "<th>verdict</th></tr>", *rows, "</table>"]
 
 
-def flagged_list(steps: list[tuple[str, list[str]]], cluster: bool = False) -> list[str]:
+def flagged_list(steps: list[headline.FlaggedStep], cluster: bool = False) -> list[str]:
     if not steps:
         return [f"<p>{esc(headline.nothing_flagged(cluster))}</p>"]
-    items = "".join(f"<li><b>{esc(title)}</b>: {esc('; '.join(why))}</li>" for title, why in steps)
-    count = sum(len(why) for _, why in steps)
+    items = "".join(f"<li><b>{esc(s.title)}</b>: {esc('; '.join(s.reasons))}</li>" for s in steps)
+    count = sum(s.figures for s in steps)
     return [f"<h3>Flagged ({count}): not what their mode claims, or measured under a warning</h3>",
             f'<ul class="summary">{items}</ul>']
 

@@ -25,13 +25,13 @@ def _bracketed(text: str) -> str:
     return text if text.startswith("(") else f"({text})"
 
 
-def flagged_lines(steps: list[tuple[str, list[str]]], cluster: bool = False) -> list[str]:
+def flagged_lines(steps: list[headline.FlaggedStep], cluster: bool = False) -> list[str]:
     """Every flagged figure once, under its step, as the HTML summary lists them."""
     if not steps:
         return [md(headline.nothing_flagged(cluster)), ""]
-    count = sum(len(why) for _, why in steps)
+    count = sum(s.figures for s in steps)
     return [f"Flagged ({count}): not what their mode claims, or measured under a warning:", "",
-            *[f"- **{md(title)}**: {md('; '.join(why))}" for title, why in steps], ""]
+            *[f"- **{md(s.title)}**: {md('; '.join(s.reasons))}" for s in steps], ""]
 
 
 def run_headlines(run: dict) -> list[str]:
