@@ -403,3 +403,17 @@ def test_a_runs_flagged_count_is_the_figures_it_names_not_its_reasons(golden_url
     assert "- **disk (E1)**: write fsync, read cold: cache: above the 1 Gbit/s link" in md
     html = rendered(golden_url, ["base"], monkeypatch)
     assert "<h3>Flagged (4): not what their mode claims" in html
+
+
+@pytest.mark.timeout(120)
+def test_a_comparisons_warning_said_alike_for_two_rows_is_one_note(golden_url, monkeypatch):
+    """base vs tuned: clock 1 busy and clock 2 busy carry the same two warnings per
+    configuration; the notes under the table said each twice (12 notes, 4 repeats),
+    numbered apart, so a reader looked up two notes to find one text."""
+    md = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
+    notes = re.findall(r"^\d+\. warning: (.*)$", md, re.M)
+    assert len(notes) == len(set(notes)) == 8, notes
+    assert "| clock: clock | 1 busy | MHz | 3,571 !5 !6;" in md and "| clock: clock | 2 busy | MHz | 3,621 !5 !6;" in md
+    html = rendered(golden_url, ["base", "tuned"], monkeypatch)
+    notes = re.findall(r'<li class="warn">warning: (.*?)</li>', html.split('<ol class="notes">', 1)[1].split("</ol>", 1)[0])
+    assert len(notes) == len(set(notes)) == 8, notes

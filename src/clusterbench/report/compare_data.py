@@ -12,6 +12,7 @@ from clusterbench.analysis import stats
 from clusterbench.analysis.comparison import Point, Table
 from clusterbench.output.render_text import csv_cell
 from clusterbench.report import table_units
+from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.units_text import beside
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
@@ -81,6 +82,14 @@ def row_units(table: Table) -> dict[tuple[str, str | None], table_units.ShownUni
 
 def unit_key(p: Point) -> tuple[str, str | None]:
     return (p.step, p.unit)
+
+
+def warning_marks(table: Table, p: Point, config: str, notes: Footnotes) -> list[int]:
+    """The note numbers of a comparison cell's warnings, a text numbered once:
+    clock 1 busy and clock 2 busy of one configuration share its warnings'
+    words, and each row took new numbers for them (20 notes, 8 of them
+    repeats, under a quick run's comparison)."""
+    return [notes.number(f"{config}, {table.title(p)}: {w}") for w in p.warnings(config)]
 
 
 def median_beside(p: Point, config: str, shown: table_units.ShownUnit | None = None) -> str:

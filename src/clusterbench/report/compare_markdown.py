@@ -14,7 +14,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report import table_units
 from clusterbench.report.compare_data import (limit_cell, median_beside, n_after_interval, outliers_excluded_text,
-                                              ratio_text, row_units, unit_key)
+                                              ratio_text, row_units, unit_key, warning_marks)
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.output import figure_digits
 from clusterbench.report.terminal import ci_words
@@ -63,24 +63,20 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     if limits:
         head.append(("limit", False))
     out += [table_row([md(h) for h, _ in head]), "|" + "".join("---:|" if right else "---|" for _, right in head)]
-    warnings: list[str] = []
+    warnings = Footnotes()
     units = row_units(table)
     for p in table.points:
         u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
         cells = [md(table.title(p)), md(condition_shown(p.mode)), md(unit_shown(u.unit))]
         for n in names:
-            marks = []
-            for w in p.warnings(n):
-                warnings.append(f"{n}, {table.title(p)}: {w}")
-                marks.append(len(warnings))
-            cells.append(figure_cell(p, n, marks, u))
+            cells.append(figure_cell(p, n, warning_marks(table, p, n, warnings), u))
         for n in names[1:]:
             cells += [md(ratio_text(p.versus(names[0], n))), md(p.verdict_text(names[0], n))]
         if limits:
             cells.append(md("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n)))))
         out.append(table_row(cells))
-    if warnings:
-        out += [""] + [f"{i}. warning: {md(w)}" for i, w in enumerate(warnings, 1)]
+    if warnings.reasons:
+        out += [""] + [f"{i}. warning: {md(w)}" for i, w in enumerate(warnings.reasons, 1)]
     if table.partial:   # one list, as the HTML's
         out += ["", PARTIAL_INTRO, ""] + [f"- only in {md(', '.join(n for n in names if n in p.values))}: "
                                           f"{md(table.title(p))} {md(condition_shown(p.mode))}".rstrip() for p in table.partial]

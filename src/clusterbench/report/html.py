@@ -13,7 +13,7 @@ from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.report.compare_markdown import PARTIAL_INTRO, env_blocks, no_difference_text
 from clusterbench.report.compare_data import (median_beside, n_after_interval, outliers_excluded_text, ratio_text,
-                                              row_units, unit_key)
+                                              row_units, unit_key, warning_marks)
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
@@ -257,18 +257,14 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     limits = any(p.limit(n) for p in table.points for n in names)
     out.append(f'<table class="wide"><tr><th>measurement</th><th>mode</th><th>unit</th>{head}'
                + ("<th>limit</th>" if limits else "") + "</tr>")
-    warnings: list[str] = []
+    warnings = Footnotes()
     reasons = ReasonNotes()
     units = row_units(table)
     for p in table.points:
         u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
         cells = ""
         for n in names:
-            numbers = []
-            for w in p.warnings(n):
-                warnings.append(f"{n}, {table.title(p)}: {w}")
-                numbers.append(len(warnings))
-            cells += _cell(p, n, numbers, u)
+            cells += _cell(p, n, warning_marks(table, p, n, warnings), u)
         for n in names[1:]:
             c = p.versus(names[0], n)
             cells += (f'<td class=n>{ratio_text(c)}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
@@ -279,8 +275,8 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(condition_shown(p.mode))}</td><td>{esc(unit_shown(u.unit))}</td>{cells}</tr>")
     out.append("</table>")
     out += reasons.html()
-    if warnings:
-        out.append('<ol class="notes">' + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings)
+    if warnings.reasons:
+        out.append('<ol class="notes">' + "".join(f'<li class="warn">warning: {esc(w)}</li>' for w in warnings.reasons)
                    + "</ol>")
     if table.partial:   # one list: a paragraph each, twelve of them ran down half an A4 page
         out.append(f"<p>{esc(PARTIAL_INTRO)}</p><ul class=\"partial\">" + "".join(
