@@ -241,3 +241,19 @@ def test_flagged_figures_are_listed_so_names_with_commas_stay_apart_and_a_whole_
         ("curve", ["h2d pinned, copy at 8 B .. 16 KiB (12 figures); d2h 8 B pinned, copy; d2h 16 B pinned, copy: "
                    "GPU 3's PCIe link is x8 of its x16"], 14),
         ("gaps", ["h2d pinned, copy at 4 of its sizes from 8 B to 128 B (4 figures): GPU 3's PCIe link is x8 of its x16"], 4)]
+
+
+def test_an_outlier_warning_gives_its_value_in_the_tables_unit_and_the_guide_explains_its_rule():
+    """A quick run's pingpong table in µs had under it "outlier by modified Z-score > 110.5
+    at n = 3 (...): 717 us": the records' ASCII spelling, and a bound of 110.5 no part of
+    the report explained."""
+    from clusterbench.analysis.step_summary import Row
+    from clusterbench.report import reading_guide
+
+    row = Row("pingpong", "library", "us", 1024, values=[17.0, 18.0, 717.0], sample_warnings=[[], [], []],
+              sample_repetitions=[0, 1, 2])
+    warning = row.all_warnings()[-1]
+    assert warning == "outlier by modified Z-score > 110.5 at n = 3 (pingpong 1 KiB library): 717 µs; kept in median, min and max"
+    terms = dict(reading_guide.used(f"- warning: {warning}"))
+    assert "at n = 3, 110.5, because three values say little" in terms["outlier by modified Z-score > b at n = k"]
+    assert "outlier by modified Z-score > b at n = k" not in dict(reading_guide.used("write fsync 3 258 MiB/s"))

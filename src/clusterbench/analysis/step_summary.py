@@ -91,10 +91,12 @@ class Row:
         if self.outlier_values:
             from clusterbench.output.counted_text import agreeing
             from clusterbench.output.figure_digits import number
+            from clusterbench.output.unit_symbols import unit_shown
 
             vals = ", ".join(number(v) for v in self.outlier_values)
+            # in the unit the table beside it shows: "717 us" stood under a column of µs
             out.append(f"{agreeing(len(self.outlier_values), 'outlier')} by {stats.outlier_rule(self.stats.n)} ({f'{self.label} {condition_shown(self.mode)}'.rstrip()}): "
-                       f"{vals} {self.unit or ''}; kept in median, min and max")
+                       f"{f'{vals} {unit_shown(self.unit)}'.rstrip()}; kept in median, min and max")
         return out
 
     @property

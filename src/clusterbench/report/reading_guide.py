@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from clusterbench.analysis.stats import outlier_bound
+
 # (term, what it means, patterns of the report's text that show it is used: none, every report)
 TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("median", "the centre of a figure's repetitions, the value reported everywhere: a slow first "
@@ -21,6 +23,11 @@ TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "spread, not the figure's accuracy", (r"\bCV\b",)),
     ("p50, p90, p99, p99.9", "latency percentiles: half, 90 %, 99 % and 99.9 % of one repetition's "
      "operations took at most this long; the median of the repetitions' values is shown", (r"\bp99",)),
+    ("outlier by modified Z-score > b at n = k", "a repetition further from the others than chance "
+     "would put it: its distance from the median over the repetitions' median absolute deviation "
+     "(times 0.6745) is above b, the bound that k repetitions of pure noise pass in 1 % of steps (so "
+     f"large at n = 3, {outlier_bound(3):.1f}, because three values say little about their spread); it is named under "
+     "the table and kept in every figure", (r"\boutliers? by modified Z-score\b",)),
     ("limit", "the physical ceiling the figure was checked against (a disk's, a link's, memory's rate, "
      "from the machine's description); a figure above it, marked !, cannot have come through that "
      "component alone", (r"\blimit\b",)),
