@@ -417,3 +417,18 @@ def test_a_comparisons_warning_said_alike_for_two_rows_is_one_note(golden_url, m
     html = rendered(golden_url, ["base", "tuned"], monkeypatch)
     notes = re.findall(r'<li class="warn">warning: (.*?)</li>', html.split('<ol class="notes">', 1)[1].split("</ol>", 1)[0])
     assert len(notes) == len(set(notes)) == 8, notes
+
+
+@pytest.mark.timeout(120)
+def test_a_figures_decimal_twin_is_printed_to_the_figures_own_places(golden_url, monkeypatch):
+    """The MB/s (GB/s) beside a MiB/s (GiB/s) median took 4 significant digits of its own:
+    "119.6 GiB/s (128 GB/s)" beside "82.1 GiB/s (88.13 GB/s)", and a quick run's
+    "0.39 MiB/s (0.4069 MB/s)", two digits its interval had shown meaningless. The
+    twin now keeps the median's decimal places, in step tables and comparisons alike."""
+    md = rendered(golden_url, ["base"], monkeypatch, "md")
+    assert "| copy | best, 2 threads | 3 | 119.6 | 117.3..122.0 ([min, max], n = 3, coverage 75 %) | 117.3 | 122.0 | GiB/s (128.5 GB/s median) |" in md
+    assert "| add | best, 2 threads | 3 | 82.1 | 80.4..83.7 ([min, max], n = 3, coverage 75 %) | 80.4 | 83.7 | GiB/s (88.1 GB/s median) |" in md
+    html = rendered(golden_url, ["base"], monkeypatch)
+    assert re.search(r"<td class=n>82\.1</td>.*?GiB/s <span class=\"fig\">\(88\.1 GB/s\)</span>", html)
+    compared = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
+    assert "| stream sweep: add | best, 2 threads | GiB/s | 82.1 (88.1 GB/s); 80.4..83.7" in compared

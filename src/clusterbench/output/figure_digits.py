@@ -12,8 +12,8 @@ The rule is the metrology convention (GUM 7.2.6, ISO 80000-1 annex B):
   resolution): OSU's 4.4, written so, stays 4.4;
 - never into the integer digits: 45,237 stays 45,237, not 45,200 (a
   rounded integer's trailing zeros cannot say they are not significant);
-- a figure without an interval (one repetition, a percentile, a rate
-  beside a median): 4 significant digits, whole numbers from 100 on, as
+- a rate beside a median (MB/s beside MiB/s): the median's places;
+- a figure without an interval (one repetition, a percentile): 4 significant digits, whole numbers from 100 on, as
   the reports always printed; 1,234.5678 MiB/s reads 1,235.
 """
 from __future__ import annotations

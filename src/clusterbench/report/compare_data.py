@@ -14,6 +14,7 @@ from clusterbench.output.render_text import csv_cell
 from clusterbench.report import table_units
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.units_text import beside
+from clusterbench.output.figure_digits import places
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
 SCHEMA_VERSION = 1
@@ -98,8 +99,8 @@ def median_beside(p: Point, config: str, shown: table_units.ShownUnit | None = N
     the row's median is shown in (row_units); None: the records' unit."""
     first = p.first.get(config)
     shown = shown or table_units.ShownUnit(p.unit)
-    return beside(shown.value(p.summary(config).median), shown.unit,
-                  first is not None and first.link_bits_per_s is not None)
+    s = shown.summary(p.summary(config))
+    return beside(s.median, shown.unit, first is not None and first.link_bits_per_s is not None, places(s))
 
 
 def _versus(p: Point, base: str, other: str) -> dict:

@@ -209,7 +209,7 @@ def figures(run: dict) -> list[Figure]:
             out.append(Figure(rule, name, st, row, value, "us", f"p50 {number(p50)} {unit_shown('us')}" if p50 else "", "", text,
                               flagged))
             continue
-        out.append(Figure(rule, name, st, row, row.median, row.unit or "", beside(row.median, row.unit or ""),
+        out.append(Figure(rule, name, st, row, row.median, row.unit or "", beside(row.median, row.unit or "", decimals=places(row.stats)),
                           row.limit or "", text, flagged, places(row.stats)))
     return out
 

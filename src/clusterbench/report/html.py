@@ -219,7 +219,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
                        f"<td class=n>{r.n}</td>"
                        f"<td class=n>{at(s.median, d)}{flag}</td><td class=ci>{ci_cell(s, said)}</td>"
                        f"<td class=n>{at(s.minimum, d)}</td><td class=n>{at(s.maximum, d)}</td><td class=n>{cv}</td>"
-                       f"<td>{unit_cell(u.unit, beside(s.median, u.unit))}</td>"
+                       f"<td>{unit_cell(u.unit, beside(s.median, u.unit, decimals=d))}</td>"
                        + (f"<td class=n>{' / '.join(number(t) for t in r.rank_medians or ())}</td>" if ranks else "")
                        + (f"<td class=n>{number(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f'<td class="limit">{esc(limit_text(r))}</td>' if limits else "") + "</tr>")

@@ -123,12 +123,12 @@ def render(report: Report) -> str:
             for r in st["summary"]:
                 u = shown[r.unit]
                 unit = unit_shown(u.unit)
-                if r.median_decimal is not None:
-                    decimal, decimal_unit = u.beside(r.median_decimal, r.decimal_unit)
-                    unit += f" ({number(decimal)} {decimal_unit} median)"
-                flag = " !" if r.warnings or r.limit_exceeded else ""
                 s = u.summary(r.stats)
                 d = places(s)   # median, interval, min and max to the interval's decimal place
+                if r.median_decimal is not None:   # the MB/s twin to the same places as the MiB/s median
+                    decimal, decimal_unit = u.beside(r.median_decimal, r.decimal_unit)
+                    unit += f" ({at(decimal, d)} {decimal_unit} median)"
+                flag = " !" if r.warnings or r.limit_exceeded else ""
                 out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, d)}{flag} | {ci_words(s)} | "
                            f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
             out += latency_table(st) + pair_table(st)

@@ -131,7 +131,7 @@ def step_table(st: dict, title: str, condition: str | None, decimal: bool, tier:
             f"{s.cv:.1%}" if s.cv is not None else "-", unit_shown(u.unit)]
         if decimal:
             value, unit = u.beside(r.median_decimal, r.decimal_unit)
-            cells.append(f"{number(value)} {unit}" if value is not None else "")
+            cells.append(f"{at(value, d)} {unit}" if value is not None else "")   # to the median's places
         if ranks:
             cells.append(" / ".join(number(t) for t in r.rank_medians) if r.rank_medians else "")
         if bandwidth:
