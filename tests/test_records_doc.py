@@ -33,7 +33,8 @@ RECORDS_MD = ROOT / "docs" / "records.md"
 # Objects whose keys are names, not fields (a kernel's parameters, the
 # environment's MPI tuning variables, the kernels a build left out): the
 # page documents the object, and these keys are data.
-NAME_MAPS = {("run", "parameters"), ("measurement", "library_tuning"), ("describe", "left_out")}
+NAME_MAPS = {("run", "parameters"), ("measurement", "library_tuning"), ("describe", "left_out"),
+             ("run", "phase_words"), ("describe", "kernels.phase_words")}   # phase -> its words
 # Documented fields no launch here writes, and why: checked only where they can run.
 NOT_RUN_HERE = {
     ("measurement", "mpi"): ({"buffer", "buffer_path", "buffer_query"}, "--buffer=device needs a GPU"),
@@ -41,8 +42,6 @@ NOT_RUN_HERE = {
                                      "tcp_segments_duplicated"},
                                     "link_retransmits needs ranks on two addresses whose MPI links are TCP "
                                     "(tests/test_cluster_run.py runs it on the test cluster)"),
-    ("run", None): ({"phase_words"}, "only the GPU kernels name their phases in words (the GPU test runtime's "
-                                     "run records carry them: tests/test_gpu_test_runtime.py)"),
 }
 ENVELOPE = ("schema", "type", "kernel")  # every record's first keys: the page's rules, above its first section
 # Records the page lists that cbk does not write: the runner's wrapper prints them into the same stream.

@@ -151,3 +151,31 @@ def test_a_suites_two_identical_unnamed_steps_are_told_apart_by_their_number_and
     assert re.findall(r"^(null.*) \[ok\]", cli("show", "a").stdout, re.M) == ["null (step 1)", "null (step 2)"]
     exported = cli("export", "--format", "csv", "a").stdout
     assert "(step" not in exported
+
+
+def test_mpis_and_tcps_abbreviated_phases_read_in_words_in_a_stored_runs_report(cbk_bin, monkeypatch, tmp_path):
+    """An OSU import (or a run stored before cbk wrote phase words) of mpi's `bw` and
+    tcp's `rr`: the step tables read "bw 1 MiB" and "rr", shorthand a customer's
+    reader has no key for. The kernels name them in words (cbk --describe's
+    phase_words), which a stored step takes where its record has none."""
+    from clusterbench.report import render
+    from clusterbench.report.data import Report
+    from clusterbench.results.sample import Sample
+    from clusterbench.store import Store
+
+    monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
+    store = Store(f"sqlite:///{tmp_path / 'results.db'}")
+    run = store.begin_run(label="osu", command="clusterbench import osu-bw.txt", suite=None, user="test")
+    for kernel, phase, unit, sweep in (("mpi", "bw", "MiB/s", {"sweep_key": "size_bytes", "size_bytes": 1 << 20}),
+                                       ("tcp", "rr", "transactions/s", {"sweep_key": None})):
+        step = store.begin_step(run, position=0 if kernel == "mpi" else 1, name=kernel, kernel=kernel, params={},
+                                launcher="local", ranks=2, ranks_per_node=None)
+        for rep in range(3):
+            store.add_sample(step, Sample.from_record({"phase": phase, "mode": "library" if kernel == "mpi" else "round-trip",
+                                                       "rate": 1000.0 + rep, "rate_unit": unit, "repetition": rep,
+                                                       "qualifiers": [], **sweep}), [])
+        store.finish_step(step, "ok")
+    store.finish_run(run, "ok")
+    md = render("md", Report.of(store, ["osu"]))
+    assert "| bandwidth 1 MiB | library | 3 |" in md and "| request/response | round-trip | 3 |" in md
+    assert "| bw " not in md and "| rr " not in md

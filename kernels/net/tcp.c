@@ -423,8 +423,12 @@ static void teardown(const struct cbk_args *a, struct cbk_ctx *c)
 
 static const char *const detail_records[] = { "tcp_pairs", NULL };
 
+/* "rr" in a report's table read as jargon: its phase in words (the records keep "rr") */
+static const struct cbk_phase_words phase_words[] = { { "rr", "request/response" }, { NULL, NULL } };
+
 const struct cbk_kernel cbk_kernel_tcp = {
     .name = "tcp",
+    .phase_words = phase_words,
     .summary = "TCP throughput (parallel streams, both directions) and request/response latency; pairs started together (E2, E5, E6)",
     .family = CBK_FAMILY_NETWORK,
     .detail_records = detail_records,
