@@ -302,8 +302,11 @@ def test_summary_block_reads_like_a_test_environment_list():
         "read-ahead 128 KiB")
     assert d["NIC eno1"] == "10000 Mbit/s, MTU 9000, up, driver ixgbe"
     assert d["Tuned profile"] == "balanced"
-    assert d["vm.dirty"] == ("dirty_ratio=40 dirty_background_ratio=10 dirty_bytes=0 dirty_background_bytes=0 "
-                             "dirty_expire_centisecs=3000 dirty_writeback_centisecs=500")
+    # the sysctls in words: "dirty_ratio=40 ... dirty_expire_centisecs=3000" in a customer's table
+    assert d["Dirty page write-back"] == ("writers throttled at 40 % of memory dirty, background write-back from "
+                                          "10 % of memory, dirty pages written back after 30 s, checked every 5 s")
+    byte_limit = dict(fixture_env("xeon2s_hdd"), **{"vm.dirty_bytes": 268435456, "vm.dirty_ratio": 0})
+    assert dict(summary_block(byte_limit))["Dirty page write-back"].startswith("writers throttled at 256 MiB dirty, ")
     assert d["Transparent huge pages"] == "enabled always, defrag madvise"
     assert "MPI" in d and "Compiler" in d and "GPUs" in d
     ib = dict(summary_block(fixture_env("ib_qdr")))

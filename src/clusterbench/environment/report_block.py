@@ -213,11 +213,35 @@ def cbk_text(env: dict) -> str:
     return _join(parts)
 
 
+def _whole(env: dict, key: str) -> int | None:
+    try:
+        return int(env[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _dirty_limit(env: dict, ratio: str, size: str) -> str | None:
+    """A dirty-page limit as the kernel applies it: the byte form where set (non-zero), else the ratio."""
+    if (n := _whole(env, f"vm.{size}")):
+        return rounded_size_text(n)
+    r = _whole(env, f"vm.{ratio}")
+    return None if r is None else f"{r} % of memory"
+
+
 def _dirty(env: dict) -> str:
-    names = ("dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes",
-             "dirty_expire_centisecs", "dirty_writeback_centisecs")
-    shown = [f"{n}={env[f'vm.{n}']}" for n in names if f"vm.{n}" in env]
-    return " ".join(shown) if shown else _why(env, "vm.dirty_ratio")
+    """The page cache's write-back settings in words: the line read "dirty_ratio=20
+    dirty_background_ratio=10 dirty_bytes=0 ... dirty_expire_centisecs=3000", sysctl
+    spellings and centiseconds in a customer's table (the keys stay in the exports)."""
+    parts = []
+    if blocking := _dirty_limit(env, "dirty_ratio", "dirty_bytes"):
+        parts.append(f"writers throttled at {blocking} dirty")
+    if background := _dirty_limit(env, "dirty_background_ratio", "dirty_background_bytes"):
+        parts.append(f"background write-back from {background}")
+    if (expire := _whole(env, "vm.dirty_expire_centisecs")) is not None:
+        parts.append(f"dirty pages written back after {expire / 100:g} s")
+    if (every := _whole(env, "vm.dirty_writeback_centisecs")) is not None:
+        parts.append(f"checked every {every / 100:g} s" if every else "no periodic write-back")
+    return ", ".join(parts) if parts else _why(env, "vm.dirty_ratio")
 
 
 def _thp(env: dict) -> str:
@@ -327,7 +351,7 @@ def summary_block(env: dict) -> list[tuple[str, str]]:
     lines += _network(env)
     lines += _mpi(env)
     lines += [("Compiler", _compiler(env)), ("cbk", cbk_text(env)), ("Tuned profile", _val(env, "tuned.profile")),
-              ("vm.dirty", _dirty(env)), ("Transparent huge pages", _thp(env)), ("GPUs", _gpus(env)),
+              ("Dirty page write-back", _dirty(env)), ("Transparent huge pages", _thp(env)), ("GPUs", _gpus(env)),
               ("Software", _software(env))]
     lines += _modules(env) + _container(env) + _batch_job(env)
     return lines
