@@ -432,3 +432,18 @@ def test_a_figures_decimal_twin_is_printed_to_the_figures_own_places(golden_url,
     assert re.search(r"<td class=n>82\.1</td>.*?GiB/s <span class=\"fig\">\(88\.1 GB/s\)</span>", html)
     compared = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
     assert "| stream sweep: add | best, 2 threads | GiB/s | 82.1 (88.1 GB/s); 80.4..83.7" in compared
+
+
+@pytest.mark.timeout(120)
+def test_every_column_an_mpi_step_table_prints_is_explained_in_how_to_read_the_figures(golden_url, monkeypatch):
+    """An MPI pingpong table printed "fastest / mean / slowest rank (µs)" and a second
+    "MB/s" beside the unit column's, neither in "How to read the figures": a customer
+    could not tell whose rate the second MB/s was, nor why it differed from the median."""
+    page = rendered(golden_url, ["base"], monkeypatch)
+    table = page[page.index("<h3>MPI pingpong: ok</h3>"):]
+    table = table[:table.index("</table>")]
+    assert "<th>fastest / mean / slowest rank (µs)</th><th>MB/s per pair</th>" in table
+    guide = page.split("<h2>How to read the figures</h2>", 1)[1]
+    terms = re.findall(r"<dt>(.*?)</dt>", guide)
+    assert "fastest / mean / slowest rank" in terms and "MB/s per pair" in terms, terms
+    assert "the figure IMB PingPong and osu_bw print" in guide

@@ -18,7 +18,7 @@ from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
 from clusterbench.output.figure_digits import at, number, places
-from clusterbench.report.terminal import RANK_TIMES, ci_words, condition_header, limit_text
+from clusterbench.report.terminal import PAIR_RATE, RANK_TIMES, ci_words, condition_header, limit_text
 from clusterbench.results.sample import condition_shown
 from clusterbench.report.units_text import beside
 from clusterbench.report.verdict_notes import ReasonNotes
@@ -207,7 +207,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
                    f"<th>interval of the median{' ' + esc(said) if said else ''}</th><th>min</th><th>max</th><th>CV</th>"
                    "<th>unit</th>"
                    + (f"<th>{RANK_TIMES} ({unit_shown('us')})</th>" if ranks else "")
-                   + ("<th>MB/s</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
+                   + (f"<th>{PAIR_RATE}</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
         shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
         for r in st["summary"]:
             u = shown[r.unit]

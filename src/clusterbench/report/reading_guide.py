@@ -21,13 +21,20 @@ TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "n = 3, 94 % at n = 5)", ()),
     ("CV", "coefficient of variation, the repetitions' standard deviation over their mean: their "
      "spread, not the figure's accuracy", (r"\bCV\b",)),
-    ("p50, p90, p99, p99.9", "latency percentiles: half, 90 %, 99 % and 99.9 % of one repetition's "
-     "operations took at most this long; the median of the repetitions' values is shown", (r"\bp99",)),
+    ("p50, p90, p99, p99.9, p99.99", "latency percentiles: half, 90 %, 99 %, 99.9 % and 99.99 % of one "
+     "repetition's operations took at most this long (max: the longest); the median of the repetitions' "
+     "values is shown", (r"\bp99",)),
     ("outlier by modified Z-score > b at n = k", "a repetition further from the others than chance "
      "would put it: its distance from the median over the repetitions' median absolute deviation "
      "(times 0.6745) is above b, the bound that k repetitions of pure noise pass in 1 % of steps (so "
      f"large at n = 3, {outlier_bound(3):.1f}, because three values say little about their spread); it is named under "
      "the table and kept in every figure", (r"\boutliers? by modified Z-score\b",)),
+    ("fastest / mean / slowest rank", "one iteration's time on the fastest rank, averaged over the ranks, "
+     "and on the slowest rank (IMB's t_min, t_avg and t_max), each the median over the repetitions: a "
+     "wide gap says ranks waited for each other", (r"fastest / mean / slowest rank",)),
+    ("MB/s per pair", "one pair of ranks' bytes of one iteration over its mean time, the figure IMB "
+     "PingPong and osu_bw print; beside a latency, the message size over that latency. The median "
+     "in the unit column is the rate of all pairs together", (r"MB/s per pair",)),
     ("limit", "the physical ceiling the figure was checked against (a disk's, a link's, memory's rate, "
      "from the machine's description); a figure above it, marked !, cannot have come through that "
      "component alone", (r"\blimit\b",)),

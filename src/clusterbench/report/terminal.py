@@ -80,6 +80,9 @@ WHOLE, NO_DECIMAL, CI_LINES, NO_SPREAD, FOLD = range(5)
 # The heading of the medians of IMB's t_min, t_avg and t_max (the record's t_min_us, ...: the mean iteration
 # time of the fastest rank, of the average over ranks, of the slowest rank), in words as the other headings
 RANK_TIMES = "fastest / mean / slowest rank"
+# The heading of mpi's bandwidth_mb_s column in a printed report: a second "MB/s" beside the unit's said
+# neither whose rate it was nor why it differed from the median's (records.md: one pair's bytes over t_avg)
+PAIR_RATE = "MB/s per pair"
 PROSE_WIDTH = 20   # the narrowest a column of words (the limit) is drawn before a tier gives way
 
 
