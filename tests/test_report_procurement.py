@@ -32,6 +32,20 @@ def test_a_runs_start_is_said_to_the_second_in_utc_whatever_the_store_gave():
     assert started_text({"started": None}) == "start not recorded"
 
 
+@pytest.mark.timeout(10)
+def test_a_run_timed_to_the_second_is_not_said_to_have_taken_no_time():
+    """An imported IOR run (Began and Finished in the same second, as IOR prints them)
+    read "took 0.0 s" in the report: a 2 GiB write and read that took no time."""
+    from clusterbench.report.when import started_text
+
+    ior = {"started": "2026-11-23T21:20:52", "finished": "2026-11-23T21:20:52"}
+    assert started_text(ior) == "2026-11-23 21:20:52 UTC (took under 1 s)"
+    assert started_text({**ior, "finished": "2026-11-23T21:20:55"}) == "2026-11-23 21:20:52 UTC (took about 3 s)"
+    # a run timed by the clock to the microsecond keeps its tenths
+    assert started_text({"started": "2026-11-23T21:20:52.25", "finished": "2026-11-23T21:20:52.75"}) == \
+        "2026-11-23 21:20:52 UTC (took 0.5 s)"
+
+
 @pytest.mark.timeout(180)
 def test_markdown_report_opens_with_title_headlines_and_a_start_time_with_its_zone(cli, tmp_path):
     """The Markdown report began at a run's tables (or the comparison), with the

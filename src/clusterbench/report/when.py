@@ -35,7 +35,17 @@ def started_text(run: dict) -> str:
     if started is None:
         return "start not recorded"
     text = f"{second_text(started)} UTC"
-    seconds = run_seconds(started, _parse(run.get("finished")))
+    finished = _parse(run.get("finished"))
+    seconds = run_seconds(started, finished)
     if seconds is not None:
-        text += f" (took {duration_text(seconds)})"
+        text += f" (took {_took(seconds, to_the_second=started.microsecond == finished.microsecond == 0)})"
     return text
+
+
+def _took(seconds: float, to_the_second: bool) -> str:
+    """A run whose start and end were written to the second (IOR's Began and
+    Finished, an imported file's dates) took that many whole seconds, give or
+    take one: "took 0.0 s" of an IOR run that wrote 2 GiB claimed it took no time."""
+    if not to_the_second or seconds >= 120:
+        return duration_text(seconds)
+    return "under 1 s" if seconds < 1 else f"about {seconds:.0f} s"
