@@ -52,10 +52,19 @@ COMPARED = ["MPI: pingpong latency and bandwidth, 2 ranks on this node (E7): pin
             "MPI: pingpong latency and bandwidth, 2 ranks on this node (E7): pingpong 1 MiB library"]
 
 
+# the seqio plot of a quick run's comparison: 7 groups, labels wrapped to 18 characters that ran
+# into their neighbours ("warm read (what dd" over "warm read (what dd shows): read warm")
+QUICK_SEQIO = ["disk: durable write, cold read (E1): write fsync", "disk: durable write, cold read (E1): read cold",
+               "disk: O_DIRECT write and read: write direct", "disk: O_DIRECT write and read: read direct",
+               "page cache: buffered write, warm read (what dd shows): write buffered",
+               "page cache: buffered write, warm read (what dd shows): write buffered+sync",
+               "page cache: buffered write, warm read (what dd shows): read warm"]
+
+
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("groups", [COMPARED, [f"page cache: buffered write, warm read (what dd shows): step {i} "
-                                               f"write buffered" for i in range(24)]],
-                         ids=["4 long labels", "24 long labels"])
+@pytest.mark.parametrize("groups", [COMPARED, QUICK_SEQIO, [f"page cache: buffered write, warm read (what dd shows): step {i} "
+                                                            f"write buffered" for i in range(24)]],
+                         ids=["4 long labels", "7 long labels", "24 long labels"])
 def test_a_comparisons_bar_labels_never_run_into_each_other_or_the_flag_note(groups):
     """`report a b`: the comparison's plot of four MPI latencies printed its four
     90-character labels on one line each, over one another; with 24 groups the
