@@ -153,7 +153,7 @@ def test_a_comparisons_rates_are_shown_in_the_unit_their_steps_table_takes_and_j
     assert len(stream) == 8 and all("GiB/s" in line for line in stream)   # the step's every row, one unit
     assert "119.6 [117.3..122.0 (75%)] n=3" in terminal and "122,519" not in terminal
     assert "| GiB/s | 119.6 (128.5 GB/s); 117.3..122.0" in md and "122,519" not in md
-    assert '<span class="fig">119.6</span><br><small class="fig">(128 GB/s)</small>' in html
+    assert '<span class="fig">119.6</span><br><small class="fig">(128.5 GB/s)</small>' in html
     assert "122,519" not in html.split("<h2>Comparison")[1].split("</table>")[0]
     copy = next(p for p in compare_data.as_dict(table)["points"]
                 if p["title"] == "stream sweep: copy" and p["mode"] == "best, 2 threads")
