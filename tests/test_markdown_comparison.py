@@ -173,10 +173,13 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
     page = Tables(render("html", report))
     drawn = rendered(markdown)
     md_rows, html_rows = comparison_table(drawn.tables), html_comparison(page)
+    # a step's title once above its rows: the HTML's one cell across the table, the Markdown's first of a row
+    html_rows = [r + [""] * (len(html_rows[0]) - 1) if len(r) == 1 else r for r in html_rows]
+    groups = {report.comparison.group(p) for p in report.comparison.points}
 
     # the same header and, row for row, the same cells: the HTML's lines on one line
     assert md_rows[0] == html_rows[0]
-    assert len(md_rows) == len(html_rows) == len(report.comparison.points) + 1
+    assert len(md_rows) == len(html_rows) == len(report.comparison.points) + 1 + len(groups)
     for md_row, html_row in zip(md_rows[1:], html_rows[1:]):
         assert md_row == [markdown_cell(c) for c in html_row]
 
@@ -186,7 +189,12 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
     table = report.comparison
     names = table.names
     units = row_units(table)   # a step's figures in a larger unit where they need it (report/table_units.py)
-    by_title = {(r[0], r[1]): r for r in md_rows[1:]}
+    by_title, group = {}, None
+    for r in md_rows[1:]:
+        if r[0] in groups and not any(r[1:]):
+            group = r[0]
+        else:
+            by_title[(f"{group}: {r[0]}", r[1])] = r
     for p in table.points:
         row = by_title[(table.title(p), p.mode)]
         u = units[unit_key(p)]
@@ -227,8 +235,9 @@ def test_every_row_of_every_markdown_table_has_its_headers_column_count(golden_s
         assert re.fullmatch(r"\|( ?:?-+:? ?\|)+", block[1]), block[1]
         assert {columns(line) for line in block} == {columns(block[0])}, block
     comparison = next(b for b in blocks if b[0].startswith("| measurement |"))
-    assert columns(comparison[0]) == 8 and len(comparison) == 2 + 17
-    assert "tu\\|ned: median" in comparison[0] and any(line.startswith("| disk \\| E1: write |") for line in comparison)
+    steps = [line for line in comparison if line.startswith("| **")]   # each step once, above its rows
+    assert columns(comparison[0]) == 8 and len(comparison) == 2 + 17 + len(steps) and len(steps) == 7, steps
+    assert "tu\\|ned: median" in comparison[0] and "| **disk \\| E1** |" + "  |" * 7 in comparison
 
 
 @pytest.mark.timeout(180)
@@ -258,10 +267,13 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     write = next(p for p in excluded.points if excluded.title(p) == "disk (E1): write")
     s = write.summary("base")
     assert s.n == 4
-    row = next(line for line in with_md.splitlines() if line.startswith("| disk (E1): write |"))
+    lines = with_md.splitlines()
+    step = next(i for i, line in enumerate(lines) if line.startswith("| **disk (E1)** |"))   # the step, then its rows
+    row = next(line for line in lines[step:] if line.startswith("| write |"))
     assert f"| {median(s)} !1 (" in row and ", n = 4, coverage 88 %) |" in row
+    html_rows = html_comparison(Tables(with_html))
     assert comparison_table(rendered(with_md).tables) == [
-        [markdown_cell(c) for c in r] for r in html_comparison(Tables(with_html))]
+        [markdown_cell(c) for c in r + [""] * (len(html_rows[0]) - len(r))] for r in html_rows]
 
 
 @pytest.mark.timeout(60)

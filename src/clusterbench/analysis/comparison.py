@@ -142,7 +142,13 @@ class Table:
     def title(self, p: Point) -> str:
         """The point's row title: step, the parameters that tell it apart
         from the same kernel's other points (a sweep's value), measurement."""
-        return f"{p.step_words or p.step}{varying_text(p, self.points + self.partial)}: {p.label}"
+        return f"{self.group(p)}: {p.label}"
+
+    def group(self, p: Point) -> str:
+        """The title's step part, which the printed comparison says once above
+        the step's rows: each row repeated a 60 to 100 character step title in
+        a narrow column, 8 lines a row on A4."""
+        return f"{p.step_words or p.step}{varying_text(p, self.points + self.partial)}"
 
 
 def varying_text(p: Point, points: list[Point]) -> str:

@@ -65,9 +65,13 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     out += [table_row([md(h) for h, _ in head]), "|" + "".join("---:|" if right else "---|" for _, right in head)]
     warnings = Footnotes()
     units = row_units(table)
+    group = None
     for p in table.points:
         u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
-        cells = [md(table.title(p)), md(condition_shown(p.mode)), md(unit_shown(u.unit))]
+        if table.group(p) != group:   # the step once, its rows under it, as the HTML's
+            group = table.group(p)
+            out.append(table_row([f"**{md(group)}**"] + [""] * (len(head) - 1)))
+        cells = [md(p.label), md(condition_shown(p.mode)), md(unit_shown(u.unit))]
         for n in names:
             cells.append(figure_cell(p, n, warning_marks(table, p, n, warnings), u))
         for n in names[1:]:

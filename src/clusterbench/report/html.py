@@ -42,6 +42,7 @@ h2,h3{break-after:avoid}
  a{color:inherit;text-decoration:none}}
 td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
+tr.group th{text-align:left;background:#e4e4e4;break-after:avoid}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
 .env td:first-child{font-weight:bold;white-space:nowrap} .env td+td,td code{overflow-wrap:anywhere}
 code{background:#f6f6f6;padding:0 .2em} code.cmd>span{display:inline-block}
@@ -260,8 +261,13 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     warnings = Footnotes()
     reasons = ReasonNotes()
     units = row_units(table)
+    columns = 3 + 3 * len(names) - 2 + (1 if limits else 0)
+    group = None
     for p in table.points:
         u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
+        if table.group(p) != group:   # the step's title once, across the table, over its rows
+            group = table.group(p)
+            out.append(f'<tr class="group"><th colspan={columns}>{esc(group)}</th></tr>')
         cells = ""
         for n in names:
             cells += _cell(p, n, warning_marks(table, p, n, warnings), u)
@@ -272,7 +278,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         if limits:   # as wide as a limit's words need: beside nowrap figures and a wide verdict it fell to a word a line
             cells += '<td class="limit">' + "".join(f"<div>{esc(n)}: {'<b>!</b> ' if lim.exceeded else ''}{esc(lim.text)}</div>"
                                                    for n in names if (lim := p.limit(n))) + "</td>"
-        out.append(f"<tr><td>{esc(table.title(p))}</td><td>{esc(condition_shown(p.mode))}</td><td>{esc(unit_shown(u.unit))}</td>{cells}</tr>")
+        out.append(f"<tr><td>{esc(p.label)}</td><td>{esc(condition_shown(p.mode))}</td><td>{esc(unit_shown(u.unit))}</td>{cells}</tr>")
     out.append("</table>")
     out += reasons.html()
     if warnings.reasons:
