@@ -271,3 +271,17 @@ def test_an_outlier_warning_gives_its_value_in_the_tables_unit_and_the_guide_exp
     terms = dict(reading_guide.used(f"- warning: {warning}"))
     assert "at n = 3, 110.5, because three values say little" in terms["outlier by modified Z-score > b at n = k"]
     assert "outlier by modified Z-score > b at n = k" not in dict(reading_guide.used("write fsync 3 258 MiB/s"))
+
+
+def test_a_headline_figure_of_one_repetition_is_not_called_ok():
+    """An imported fio or STREAM file holds one figure: its headline's verdict read
+    "ok: no warning (no limit known)" as a figure of 5 agreeing repetitions does,
+    though nothing was known of its spread."""
+    from clusterbench.analysis.step_summary import Row
+    from clusterbench.report.headline import verdict
+
+    one = Row("randread", "direct", "IOPS", None, values=[33516.0], sample_warnings=[[]], sample_repetitions=[0])
+    assert verdict(one) == ("one repetition only: its spread is unknown", False)
+    five = Row("randread", "direct", "IOPS", None, values=[33516.0, 33600.0, 33400.0, 33550.0, 33500.0],
+               sample_warnings=[[]] * 5, sample_repetitions=list(range(5)))
+    assert verdict(five) == ("ok: no warning (no limit known)", False)

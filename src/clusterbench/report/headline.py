@@ -178,6 +178,8 @@ def verdict(row) -> tuple[str, bool]:
         return "flagged: faster than the component measured can be (see its limit)", True
     if row.warnings:
         return f"flagged: {short_warning(row.warnings[0], row.label + ' ' + condition_shown(row.mode))}", True
+    if row.n < 2:   # an imported file's one figure read "ok" beside figures of 5 repetitions
+        return ("within its limit; " if row.limit else "") + "one repetition only: its spread is unknown", False
     cv = row.stats.cv
     if cv is not None and cv > WIDE_CV:
         # the CV to the step table's precision (45.6%), not rounded apart from it (46 %)
