@@ -426,8 +426,8 @@ def test_a_figures_decimal_twin_is_printed_to_the_figures_own_places(golden_url,
     "0.39 MiB/s (0.4069 MB/s)", two digits its interval had shown meaningless. The
     twin now keeps the median's decimal places, in step tables and comparisons alike."""
     md = rendered(golden_url, ["base"], monkeypatch, "md")
-    assert "| copy | best, 2 threads | 3 | 119.6 | 117.3..122.0 ([min, max], n = 3, coverage 75 %) | 117.3 | 122.0 | GiB/s (128.5 GB/s median) |" in md
-    assert "| add | best, 2 threads | 3 | 82.1 | 80.4..83.7 ([min, max], n = 3, coverage 75 %) | 80.4 | 83.7 | GiB/s (88.1 GB/s median) |" in md
+    assert "| copy | best, 2 threads | 3 | 119.6 | 117.3..122.0 | 117.3 | 122.0 | GiB/s (128.5 GB/s median) |" in md
+    assert "| add | best, 2 threads | 3 | 82.1 | 80.4..83.7 | 80.4 | 83.7 | GiB/s (88.1 GB/s median) |" in md
     html = rendered(golden_url, ["base"], monkeypatch)
     assert re.search(r"<td class=n>82\.1</td>.*?GiB/s <span class=\"fig\">\(88\.1 GB/s\)</span>", html)
     compared = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
@@ -465,3 +465,16 @@ def test_a_comparisons_step_title_is_said_once_above_its_rows(golden_url, monkey
     lines = md.splitlines()
     step = lines.index("| **disk (E1)** |" + "  |" * 7)
     assert lines[step + 1].startswith("| write | fsync | MiB/s | 565 !1 (593 MB/s); ")
+
+
+@pytest.mark.timeout(120)
+def test_a_markdown_step_tables_interval_words_are_said_once_in_its_heading_as_the_htmls(golden_url, monkeypatch):
+    """The Markdown step table repeated "([min, max], n = 5, coverage 94 %)" in every row's
+    interval, beside an n column saying 5, where the HTML says it once in the heading."""
+    md = rendered(golden_url, ["base"], monkeypatch, "md")
+    table = md[md.index("### disk (E1): ok"):]
+    head, _, first, second = next(b for b in table.split("\n\n") if b.startswith("| phase")).splitlines()[:4]
+    assert head == ("| phase | cache | n | median | interval of the median (\\[min, max\\], n = 5, coverage 94 %) | "
+                    "min | max | unit | limit |")
+    assert first.startswith("| write | fsync | 5 | 565 ! | 548..1,662 | 548 | 1,662 | MiB/s"), first
+    assert second.startswith("| read | cold | 5 | 353 ! | 342..1,037 | 342 | 1,037 | MiB/s"), second

@@ -18,7 +18,8 @@ from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
 from clusterbench.output.figure_digits import at, number, places
-from clusterbench.report.terminal import PAIR_RATE, RANK_TIMES, ci_words, condition_header, limit_text
+from clusterbench.report.terminal import (PAIR_RATE, RANK_TIMES, ci_words, condition_header, limit_text,
+                                           shared_interval_words)
 from clusterbench.results.sample import condition_shown
 from clusterbench.report.units_text import beside
 from clusterbench.report.verdict_notes import ReasonNotes
@@ -91,13 +92,6 @@ def ci_cell(s, said: str = "") -> str:
     rest = rest.replace(" %", "&nbsp;%").replace("n = ", "n&nbsp;=&nbsp;")
     return f'<span class="fig">{esc(span)}</span>' + (f" <small>{rest}</small>" if sep else "")
 
-
-def shared_interval_words(summary) -> str:
-    """The words every row's interval has ("([min, max], n = 5, coverage 94 %)", "(95 % CI)"), said
-    once in the column's heading; "" where they differ. In every cell of a step's table they
-    doubled the n column beside them and broke each interval over two lines on A4."""
-    kinds = {ci_words(r.stats).partition(" ")[2] for r in summary}
-    return kinds.pop() if len(kinds) == 1 else ""
 
 
 def unit_cell(unit: str | None, beside_text: str) -> str:

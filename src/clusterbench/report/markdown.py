@@ -13,7 +13,7 @@ from clusterbench.report import compare_markdown, reading_guide, table_units
 from clusterbench.report.data import Report, kernel_command, step_titles
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
-from clusterbench.report.terminal import ci_words, condition_header, limit_text
+from clusterbench.report.terminal import ci_words, condition_header, limit_text, shared_interval_words
 from clusterbench.output.figure_digits import at, number, places
 from clusterbench.store import run_kinds
 from clusterbench.output.unit_symbols import unit_shown
@@ -116,8 +116,9 @@ def render(report: Report) -> str:
             # the mode column named after what it holds in this step (cache, algorithm, busy cpus), as show and HTML
             # none where no figure has a condition (null, himeno): as show, not a column of "n/a"
             condition = condition_header(st["summary"], st["kernel"])
-            out.append(f"| phase |{f' {md(condition)} |' if condition else ''} n | median | interval of the median | "
-                       "min | max | unit |" + (" limit |" if limits else ""))
+            said = shared_interval_words(st["summary"])   # once in the heading, as the HTML's
+            out.append(f"| phase |{f' {md(condition)} |' if condition else ''} n | median | "
+                       f"interval of the median{' ' + md(said) if said else ''} | min | max | unit |" + (" limit |" if limits else ""))
             out.append(f"|---|{'---|' if condition else ''}---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
             shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
             for r in st["summary"]:
@@ -129,7 +130,7 @@ def render(report: Report) -> str:
                     decimal, decimal_unit = u.beside(r.median_decimal, r.decimal_unit)
                     unit += f" ({at(decimal, d)} {decimal_unit} median)"
                 flag = " !" if r.warnings or r.limit_exceeded else ""
-                out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, d)}{flag} | {ci_words(s)} | "
+                out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, d)}{flag} | {md(ci_words(s).removesuffix(' ' + said) if said else ci_words(s))} | "
                            f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
             out += latency_table(st) + pair_table(st)
             warnings = [w for r in st["summary"] for w in r.all_warnings()]

@@ -24,6 +24,14 @@ def limit_text(row) -> str:
     return ("! " if row.limit_exceeded else "") + row.limit
 
 
+def shared_interval_words(summary) -> str:
+    """The words every row's interval has ("([min, max], n = 5, coverage 94 %)", "(95 % CI)"), said
+    once in the column's heading of a printed step table (HTML, Markdown); "" where they differ. In
+    every cell they doubled the n column beside them and broke each interval over two lines on A4."""
+    kinds = {ci_words(r.stats).partition(" ")[2] for r in summary}
+    return kinds.pop() if len(kinds) == 1 else ""
+
+
 def ci_words(s) -> str:
     """The interval for a printed report, named by its coverage: '(95 % CI)'
     when it reaches 95 %, else said to be the range with its real coverage."""
