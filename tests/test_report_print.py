@@ -478,3 +478,14 @@ def test_a_markdown_step_tables_interval_words_are_said_once_in_its_heading_as_t
                     "min | max | unit | limit |")
     assert first.startswith("| write | fsync | 5 | 565 ! | 548..1,662 | 548 | 1,662 | MiB/s"), first
     assert second.startswith("| read | cold | 5 | 353 ! | 342..1,037 | 342 | 1,037 | MiB/s"), second
+
+
+@pytest.mark.timeout(120)
+def test_a_single_runs_guide_does_not_explain_a_comparisons_verdict(golden_url, monkeypatch):
+    """A single run's headline table has a "verdict" column (usable, flagged, ok): its
+    guide explained "ratio and verdict" by the Mann-Whitney test of a comparison the
+    report does not hold. A comparison's guide still explains it."""
+    for fmt in ("md", "html"):
+        single = rendered(golden_url, ["base"], monkeypatch, fmt)
+        assert "headline figure (median)" in single and "Mann-Whitney" not in single
+        assert "Mann-Whitney" in rendered(golden_url, ["base", "tuned"], monkeypatch, fmt)

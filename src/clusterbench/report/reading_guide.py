@@ -44,7 +44,7 @@ TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("ratio and verdict", "the other configuration's median over the baseline's. Faster or slower only "
      "where the two-sided Mann-Whitney U test gives p < 0.05 and the change is 2 % or more; \"no "
      "significant difference\" is no proof of equality (compare the intervals); \"undecidable\" where "
-     "the repetitions are too few for any test to reach p < 0.05 (3 against 3 cannot)", (r"\bverdict\b",)),
+     "the repetitions are too few for any test to reach p < 0.05 (3 against 3 cannot)", (r"\bverdict \(p\)",)),
     ("E1 .. E11", "the measurements people make by hand when they characterise a cluster (dd and sync, "
      "drop_caches, iperf, fio, IOR, MPI benchmarks, Himeno): a step named with one measures what that "
      "experiment measures (clusterbench's docs/experiments.md)", (r"\bE(?:[1-9]|1[01])\b",)),
