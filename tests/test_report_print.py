@@ -489,3 +489,32 @@ def test_a_single_runs_guide_does_not_explain_a_comparisons_verdict(golden_url, 
         single = rendered(golden_url, ["base"], monkeypatch, fmt)
         assert "headline figure (median)" in single and "Mann-Whitney" not in single
         assert "Mann-Whitney" in rendered(golden_url, ["base", "tuned"], monkeypatch, fmt)
+
+
+@pytest.mark.timeout(120)
+def test_a_markdown_steps_warnings_are_folded_over_its_rows_as_the_htmls(tmp_path, monkeypatch):
+    """A quick run's cpufreq step: each row's warning differs only in its figures. The HTML
+    said it once with the range over the rows; the Markdown listed each row's line, two
+    near-copies ("clock 4,052-4,080 MHz ..." and "clock 4,051-4,136 MHz ...") naming neither row."""
+    from clusterbench.results.sample import Sample
+    from clusterbench.store import Store
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    store = Store(url)
+    run = store.begin_run(label="clock", command="clusterbench run cpufreq", suite=None, user="test")
+    step = store.begin_step(run, position=0, name="clock", kernel="cpufreq", params={}, launcher="local", ranks=1,
+                            ranks_per_node=None)
+    for busy, mhz in ((1, 4057.0), (2, 4097.0)):
+        for rep in range(3):
+            record = {"phase": "clock", "mode": "n/a", "rate": mhz + rep, "rate_unit": "MHz", "repetition": rep,
+                      "sweep_key": "busy_cpus", "busy_cpus": busy, "qualifiers": []}
+            store.add_sample(step, Sample.from_record(record),
+                             [f"clock {mhz + rep:,.0f} MHz is 1.{56 + busy}x the nominal 2,596 MHz"])
+    store.finish_step(step, "ok")
+    store.finish_run(run, "ok")
+    md = rendered(url, ["clock"], monkeypatch, "md")
+    html = rendered(url, ["clock"], monkeypatch)
+    md_lines = [line for line in md.splitlines() if line.startswith("- warning: ")]
+    html_lines = re.findall(r'<li class="warn">warning: (.*?)</li>', html)
+    assert md_lines == [f"- warning: {w}" for w in html_lines] and len(md_lines) == 1, (md_lines, html_lines)
+    assert "4,057-4,099 MHz" in md_lines[0], md_lines

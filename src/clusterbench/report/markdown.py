@@ -13,6 +13,7 @@ from clusterbench.report import compare_markdown, reading_guide, table_units
 from clusterbench.report.data import Report, kernel_command, step_titles
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
+from clusterbench.results.warning_fold import step_lines
 from clusterbench.report.terminal import ci_words, condition_header, limit_text, shared_interval_words
 from clusterbench.output.figure_digits import at, number, places
 from clusterbench.store import run_kinds
@@ -133,8 +134,9 @@ def render(report: Report) -> str:
                 out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, d)}{flag} | {md(ci_words(s).removesuffix(' ' + said) if said else ci_words(s))} | "
                            f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
             out += latency_table(st) + pair_table(st)
-            warnings = [w for r in st["summary"] for w in r.all_warnings()]
-            out += [""] + [f"- warning: {md(w)}" for w in dict.fromkeys(warnings)]
+            # folded over the rows as HTML and show fold them: listed raw, cpufreq's two rows gave two
+            # lines "clock 4,052-4,080 MHz is 1.56-1.57x ..." and "clock 4,051-4,136 MHz ..." naming neither row
+            out += [""] + [f"- warning: {md(w)}" for w in step_lines(st["summary"])]
             out.append("")
     out += reading_guide.markdown_lines("\n".join(out)) + compare_markdown.notes_lines(notes)
     return "\n".join(out) + "\n"
