@@ -518,3 +518,15 @@ def test_a_markdown_steps_warnings_are_folded_over_its_rows_as_the_htmls(tmp_pat
     html_lines = re.findall(r'<li class="warn">warning: (.*?)</li>', html)
     assert md_lines == [f"- warning: {w}" for w in html_lines] and len(md_lines) == 1, (md_lines, html_lines)
     assert "4,057-4,099 MHz" in md_lines[0], md_lines
+
+
+@pytest.mark.timeout(120)
+def test_a_headline_figure_is_in_the_unit_its_table_shows(golden_url, monkeypatch):
+    """The stream sweep's table reads GiB/s (a figure of six integer digits steps the
+    column up); its headline read "98,248 MiB/s": the same figure in two units and
+    two precisions on one page. The headline takes the table's unit and places."""
+    for refs, expected in ((["base"], "| memory bandwidth (triad) | 95.9 GiB/s (103.0 GB/s) |"),
+                           (["base", "tuned"], "| memory bandwidth (triad) | 95.9 GiB/s | 105.5 GiB/s | 1.100 |")):
+        md = rendered(golden_url, refs, monkeypatch, "md")
+        assert expected in md, [line for line in md.splitlines() if "triad" in line]
+        assert "| triad | best, 2 threads |" in md and "98,248" not in md

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from clusterbench.catalogue import GPU, family_of, step_family
 from clusterbench.output.figure_digits import places
+from clusterbench.report import table_units
 from clusterbench.report.data import step_titles
 from clusterbench.results.sample import condition_shown
 from clusterbench.results.sizes import parse_size, size_text
@@ -211,8 +212,11 @@ def figures(run: dict) -> list[Figure]:
             out.append(Figure(rule, name, st, row, value, "us", f"p50 {number(p50)} {unit_shown('us')}" if p50 else "", "", text,
                               flagged))
             continue
-        out.append(Figure(rule, name, st, row, row.median, row.unit or "", beside(row.median, row.unit or "", decimals=places(row.stats)),
-                          row.limit or "", text, flagged, places(row.stats)))
+        # in the unit its step's table shows: "91,697 MiB/s" headed a table that read 90 GiB/s
+        shown = table_units.of_rows(st["summary"])[row.unit]
+        s = shown.summary(row.stats)
+        out.append(Figure(rule, name, st, row, s.median, shown.unit or "", beside(s.median, shown.unit or "", decimals=places(s)),
+                          row.limit or "", text, flagged, places(s)))
     return out
 
 
@@ -348,11 +352,14 @@ def compared(table, runs: list[dict]) -> list[Compared]:
             p = min(found, key=lambda q: q.summary(names[0]).median or float("inf"))
         else:
             p = found[0]
+        from clusterbench.report.compare_data import row_units, unit_key
+
+        shown = row_units(table)[unit_key(p)]   # in the unit the comparison's row shows
         out.append(Compared(rule, rule.name_at(figure_size(rule, p.kernel, p.params, p.key.size_bytes), p.mode),
-                            p.unit or "",
-                            {n: p.summary(n).median for n in names}, {n: point_flag(p, n) for n in names},
+                            shown.unit or "",
+                            {n: shown.summary(p.summary(n)).median for n in names}, {n: point_flag(p, n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
                             {n: p.verdict_text(names[0], n) for n in names[1:]},
-                            {n: places(p.summary(n)) for n in names},
+                            {n: places(shown.summary(p.summary(n))) for n in names},
                             {n: p.versus(names[0], n).reason for n in names[1:]}))
     return out
