@@ -43,7 +43,7 @@ h2,h3{break-after:avoid}
  a{color:inherit;text-decoration:none}}
 td.n,td.cmp{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f2f2f2}
-tr.group th{text-align:left;background:#e4e4e4;break-after:avoid}
+tr.group{break-after:avoid} tr.group th{text-align:left;background:#e4e4e4}
 .warn{color:#8a5a00} .faster{color:#0a7a0a;font-weight:bold} .slower{color:#b00;font-weight:bold}
 .env td:first-child{font-weight:bold;white-space:nowrap} .env td+td,td code{overflow-wrap:anywhere}
 code{background:#f6f6f6;padding:0 .2em} code.cmd>span{display:inline-block}

@@ -30,7 +30,7 @@ TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      f"large at n = 3, {outlier_bound(3):.1f}, because three values say little about their spread); it is named under "
      "the table and kept in every figure", (r"\boutliers? by modified Z-score\b",)),
     ("fastest / mean / slowest rank", "one iteration's time on the fastest rank, averaged over the ranks, "
-     "and on the slowest rank (IMB's t_min, t_avg and t_max), each the median over the repetitions: a "
+     "and on the slowest rank (IMB's minimum, average and maximum time), each the median over the repetitions: a "
      "wide gap says ranks waited for each other", (r"fastest / mean / slowest rank",)),
     ("MB/s per pair", "one pair of ranks' bytes of one iteration over its mean time, the figure IMB "
      "PingPong and osu_bw print; beside a latency, the message size over that latency. The median "
