@@ -169,17 +169,19 @@ def test_down_lets_what_runs_on_the_hosts_end_on_sigterm_before_it_kills(tmp_pat
     d = tmp_path / "tb"
     assert tb("up", "--hosts", "2", state_dir=d).returncode == 0
     mark = tmp_path / "cleaned"
-    scripts = {"h01": f'trap "echo cleaned > {mark}; exit 0" TERM; while :; do sleep 0.05; done',
-               "h02": 'trap "" TERM; while :; do sleep 0.05; done'}   # one that ignores SIGTERM
+    # each says it is ready once its trap is set: a SIGTERM before that (the host's processes seen, the
+    # shell not yet at its trap, under load) ended h01's shell with no handler run (a CI run, 2026-12-07)
+    scripts = {"h01": f'trap "echo cleaned > {mark}; exit 0" TERM; : > {tmp_path}/h01.ready; '
+                      'while :; do sleep 0.05; done',
+               "h02": f'trap "" TERM; : > {tmp_path}/h02.ready; while :; do sleep 0.05; done'}   # ignores SIGTERM
     procs = [subprocess.Popen([*CLI, "testbed", "exec", "--dir", str(d), h, "--", "sh", "-c", script])
              for h, script in scripts.items()]
     try:
-        namespaces = [h["namespace"] for h in json.loads(tb("status", "--json", state_dir=d).stdout)["hosts"]]
-        for _ in range(200):   # both scripts running on their hosts
-            if all(subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.strip()
-                   for ns in namespaces):
+        for _ in range(1200):   # both scripts running on their hosts, their traps set
+            if all((tmp_path / f"{h}.ready").exists() for h in scripts):
                 break
             time.sleep(0.05)
+        assert all((tmp_path / f"{h}.ready").exists() for h in scripts), "the hosts' scripts did not start"
         t0 = time.monotonic()
         down = tb("down", state_dir=d)
         took = time.monotonic() - t0
