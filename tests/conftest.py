@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -249,6 +250,31 @@ def no_process_left_behind(request):
     if left:
         pytest.fail("processes outlived the test (killed now): "
                     + "; ".join(f"{pid} {cmd[:160]}" for pid, cmd in left), pytrace=False)
+
+
+# the signals whose disposition a command changes as it runs and leaves (launch/stop_signals.py)
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+@pytest.fixture(autouse=True)
+def signal_dispositions_kept():
+    """Puts back this process's signal handlers after each test. A command
+    run in-process (click's CliRunner) leaves its stop signals ignored as it
+    exits (stop_signals.dropped_from_now); a test that did not put them back
+    left the pytest worker ignoring SIGTERM, SIGINT and SIGHUP, and every
+    process a later test started inherited that across fork and exec: a
+    multiprocessing pool that never ended on terminate(), a holder process
+    `kill` could not end, a shell whose `trap ... TERM` a non-interactive sh
+    may not set (three tests of one worker hung or failed, CI runs of
+    2026-12-07)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
+    yield
+    for sig, handler in before.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 def pytest_sessionstart(session):

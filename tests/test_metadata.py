@@ -379,8 +379,9 @@ def test_a_file_system_that_runs_out_of_inodes_mid_run_is_a_failed_measurement(c
     from full_disk import run_on_full_disk
 
     # each process bounded (cbk 60 s, its SIGTERM to end it; the holder 90 s), and what was on the file
-    # system said where cbk did not end as expected: once in a CI run under load the script never ended
-    # (pytest's 120 s), with cbk gone and the holder left, and nothing said why
+    # system said where cbk did not end as expected: once the script never ended (pytest's 120 s), its
+    # holder deaf to `kill` (a test before, in the same pytest worker, had left SIGTERM ignored, which
+    # every child inherits; conftest's signal_dispositions_kept puts the handlers back after each test)
     script = ('mount -o remount,nr_inodes=40 "$FULL" || exit 99; mkfifo "$FULL/listing"; '
               f'CBK_TEST_LISTING="$FULL/listing" timeout 60 "{cbk_bin}" metadata --dir="$FULL" --items=20 '
               '--kind=files --phases=create --repetitions=2 >/dev/null & cbk=$!; '

@@ -169,8 +169,9 @@ def test_down_lets_what_runs_on_the_hosts_end_on_sigterm_before_it_kills(tmp_pat
     d = tmp_path / "tb"
     assert tb("up", "--hosts", "2", state_dir=d).returncode == 0
     mark = tmp_path / "cleaned"
-    # each says it is ready once its trap is set: a SIGTERM before that (the host's processes seen, the
-    # shell not yet at its trap, under load) ended h01's shell with no handler run (a CI run, 2026-12-07)
+    # each says it is ready once its trap is set: a process seen on the host is not yet a trap set. (A
+    # shell started with SIGTERM ignored cannot set one at all: a test before, in the same pytest worker,
+    # had left it ignored; conftest's signal_dispositions_kept puts the handlers back after each test)
     scripts = {"h01": f'trap "echo cleaned > {mark}; exit 0" TERM; : > {tmp_path}/h01.ready; '
                       'while :; do sleep 0.05; done',
                "h02": f'trap "" TERM; : > {tmp_path}/h02.ready; while :; do sleep 0.05; done'}   # ignores SIGTERM
