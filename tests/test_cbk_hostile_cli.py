@@ -435,22 +435,6 @@ def test_an_integer_parameter_with_a_leading_blank_is_refused(cbk_bin):
     assert p.returncode == 2 and "--repetitions= 3 is not an integer" in p.stderr, p.stderr
 
 
-@pytest.mark.parametrize("knob,value", [("CBK_WAIT_NOTE_S", "5s"), ("CBK_FINALIZE_TIMEOUT_S", "0x10"),
-                                        ("CBK_WAIT_NOTE_S", "-1")])
-def test_a_seconds_knob_set_to_no_number_of_seconds_is_refused_not_taken_as_its_default(cbk_bin, knob, value):
-    """CBK_WAIT_NOTE_S=5s (a unit typed in) waited the default 30 s before a rank's first note, said nowhere;
-    CBK_FINALIZE_TIMEOUT_S=0x10 was 20 s. Refused as a parameter is: by --check, before anything runs."""
-    import os
-
-    p = subprocess.run([cbk_bin, "--check", "null"], capture_output=True, text=True, timeout=30,
-                       env={**os.environ, knob: value})
-    assert (p.returncode, json.loads(p.stderr.splitlines()[-1])["message"] if p.stderr else "") == (
-        2, f"{knob}={value} is no number of seconds (a decimal number of 0 or more, or inf)")
-    taken = subprocess.run([cbk_bin, "--check", "null"], capture_output=True, text=True, timeout=30,
-                           env={**os.environ, knob: "inf"})
-    assert taken.returncode == 0, taken.stderr
-
-
 def test_a_query_given_an_argument_is_refused_not_answered_as_if_it_were_taken(cbk_bin):
     """`cbk --gpus 2` printed the count and exit 0, as if 2 had been taken; --version, --describe alike."""
     said = {}
