@@ -80,7 +80,7 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     clusterbench import --label lustre-2023 old-logs/ior-*.txt
     clusterbench import --dry-run results.json
     """
-    from clusterbench.importers.import_runs import Overrides, check_file_dates, imported_before, read_files
+    from clusterbench.importers.import_runs import Overrides, check_file_dates, held_text, read_files
     from clusterbench.store.storable import check_host, check_label
 
     check_label(label)   # as `run` does: PostgreSQL would refuse some, and digits are a run id
@@ -89,16 +89,19 @@ def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_
     read = read_files(files, fmt, max_bytes, again=again)
     check_file_dates(read, over)
     store = open_existing_store(db_url) if dry_run else open_store(db_url, writing=True)
-    # all looked up before any is stored: a refusal leaves nothing, and --again's notes name only older runs
-    before = [] if store is None else [(f.path, said) for f in read if (said := imported_before(store, f))]
-    for path, said in before:
-        if not again:
-            raise BadInput(f"{path}: {said}; --again imports it again")
-        click.echo(plain(f"note: {path}: {said}; {'would be ' if dry_run else ''}imported again (--again)"), err=True)
+    # all looked up before any is stored: a refusal leaves nothing, and --again's notes name only older runs;
+    # a stop mid-import tells this command's runs from these (_said_after_a_stop)
+    earlier = {} if store is None else {f.sha256: store.runs_imported_from(f.sha256) for f in read}
+    for f in read:
+        if earlier.get(f.sha256):
+            said = held_text(earlier[f.sha256])
+            if not again:
+                raise BadInput(f"{f.path}: {said}; --again imports it again")
+            click.echo(plain(f"note: {f.path}: {said}; {'would be ' if dry_run else ''}imported again (--again)"),
+                       err=True)
     from clusterbench.launch.stop_signals import held
 
-    # the runs each file's bytes were imported as before this command (--again): not this command's
-    known = {} if dry_run else {f.sha256: {r.id for r in store.runs_imported_from(f.sha256)} for f in read}
+    known = {sha: {r.id for r in runs} for sha, runs in earlier.items()}
     stored: list[int] = []
     done = 0
     try:

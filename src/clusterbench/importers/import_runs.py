@@ -125,13 +125,6 @@ def read_files(paths, fmt: str = "auto", max_bytes: int = MAX_FILE_BYTES, *, aga
     return out
 
 
-def imported_before(store, file: GivenFile) -> str | None:
-    """What the store holds of this file's bytes, in words; None for nothing
-    (or only runs imported before 0009, which have no hash to compare)."""
-    runs = store.runs_imported_from(file.sha256)
-    return held_text(runs) if runs else None
-
-
 def held_text(runs: list) -> str:
     """The runs imported from a file's bytes, oldest first, in words."""
     ids = [str(r.id) for r in runs]
