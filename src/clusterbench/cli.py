@@ -15,7 +15,7 @@ COMMANDS = Registry("command", [
     ("run", "clusterbench.commands.run", "Run a kernel or a suite and store the results."),
     ("ior", "clusterbench.commands.ior", "Run an IOR command line (IOR's options) with the pario kernel."),
     ("mdtest", "clusterbench.commands.mdtest", "Run an mdtest command line (mdtest's options) with the metadata kernel."),
-    ("import", "clusterbench.commands.import_files", "Import IOR, mdtest, fio, iperf3, OSU, IMB, Himeno and STREAM output files as runs."),
+    ("import", "clusterbench.commands.import_files", "Import IOR, mdtest, fio, iperf3, iperf 2, netperf, dd, OSU, IMB, Himeno and STREAM output files as runs."),
     ("list", "clusterbench.commands.list_runs", "List stored runs."),
     ("show", "clusterbench.commands.show", "Show a run's results: a table per step."),
     ("compare", "clusterbench.commands.compare", "Compare configurations (labels or runs) with statistics."),

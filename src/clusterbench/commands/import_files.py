@@ -64,10 +64,10 @@ DATE = RunDate(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%
 @db_option
 @width_option
 def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_url):
-    """Import output files of IOR, mdtest, fio, iperf3, OSU micro-benchmarks,
-    Intel MPI Benchmarks, Himeno and STREAM as runs: one run per file (or per
-    test of a file holding several), marked as imported, at the date the file
-    gives.
+    """Import output files of IOR, mdtest, fio, iperf3, iperf 2, netperf, dd,
+    OSU micro-benchmarks, Intel MPI Benchmarks, Himeno and STREAM as runs:
+    one run per file (or per test of a file holding several), marked as
+    imported, at the date the file gives.
 
     Every file is read and checked before any is stored: a file that cannot
     be read stops the import with one line, and nothing is stored. So does a
