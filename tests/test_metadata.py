@@ -273,10 +273,30 @@ def test_clusterbench_mdtest_prints_mdtests_summary_and_stores_the_run(cli, mpie
     for name, (mx, mn, mean, sd) in rates.items():
         assert mx >= mean >= mn > 0 and sd >= 0, name
         assert times[name][0] >= times[name][1] >= 0  # seconds, printed to 1 ms as mdtest does
-    run_id = int(re.search(r"stored as run (\d+)", r.stdout).group(1))
+    run_id = int(re.search(r"stored as run (\d+)", r.stderr).group(1))
     shown = cli("export", "--format", "json", str(run_id))
     assert shown.status == 0 and '"dir-create"' in shown.stdout
     assert tree(data) == []
+
+
+@pytest.mark.timeout(120)
+def test_clusterbench_mdtests_stdout_is_mdtests_output_alone_with_quiet_too(cli, mpiexec, tmp_path):
+    """As `clusterbench ior`'s: our table, notes and run number came first on
+    stdout, so a script reading mdtest's output read ours first; and --quiet
+    printed no mdtest output at all, only "stored as run N"."""
+    for quiet in ((), ("--quiet",)):
+        r = cli("mdtest", *quiet, "mpiexec", "-n", "2", "mdtest", "-F", "-n", "4", "-d", str(tmp_path / "out"))
+        assert r.status == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith("-- started at ") and lines[-1].startswith("-- finished at "), r.stdout
+        assert list(summary_rows(r.stdout)) == ["File creation", "File stat", "File read", "File removal",
+                                                "Tree creation", "Tree removal"]
+        assert "stored as run" not in r.stdout and "note:" not in r.stdout and "┃" not in r.stdout, r.stdout
+        said = r.stderr.splitlines()
+        assert re.fullmatch(r"stored as run \d+ in \S+" + ("" if quiet else r" \(clusterbench show \d+: .*"),
+                            said[-1]), r.stderr
+        # -d names the parent: the items are made in a private directory under it, and a note says so
+        assert any(line.startswith("note: -d ") for line in said) != bool(quiet), r.stderr
 
 
 @pytest.mark.timeout(120)
