@@ -47,9 +47,9 @@ def figures(run) -> list[tuple]:
 
 
 # Outputs that print no version of their tool: IOR's CSV, iperf3's text without -V, iperf 2's output, dd,
-# netperf, fio's terse version 2
-NO_VERSION_PRINTED = {n for n in ALL if n.startswith(("ior-csv", "iperf-", "dd-", "netperf-")) or "-terse2-" in n
-                      or (n.startswith("iperf3") and n.endswith(".txt") and "verbose" not in n)}
+# netperf (but transcripts holding `iperf -v`, `dd --version`, `netperf -V`), fio's terse version 2
+NO_VERSION_PRINTED = {n for n in ALL if (n.startswith(("ior-csv", "iperf-", "dd-", "netperf-")) and "-version-" not in n)
+                      or "-terse2-" in n or (n.startswith("iperf3") and n.endswith(".txt") and "verbose" not in n)}
 # formats none of whose outputs print the tool's version (their fixtures' versions are in tests/fixtures/README)
 VERSION_NEVER_PRINTED = {"ior-csv", "iperf2", "dd", "netperf"}
 
@@ -1286,6 +1286,33 @@ def test_stored_run_is_marked_dated_and_its_environment_unavailable(tmp_path):
     # the history counts it at its own date
     assert [r.id for r in store.list_runs(until=started + dt.timedelta(seconds=1))] == [run_id]
     assert store.list_runs(until=started) == []
+
+
+@pytest.mark.parametrize("name, version, reason", [
+    ("dd-9.1-transcript.txt", None, "GNU dd prints no version beside its figures"),
+    ("iperf-2.1.8-tcp-client.txt", None, "iperf 2 prints its version only for iperf -v"),
+    ("iperf-2.1.8-csv-P2-client.csv", None, "iperf 2's -y C rows name no version"),
+    ("netperf-2.7.1-tcp-stream.txt", None, "netperf prints its version only for netperf -V"),
+    ("ior-csv-4.0.0-posix.csv", None, "IOR CSV states no version of IOR"),
+    # the tool's own version line in the transcript: `dd --version` (Debian's "dd (coreutils) 9.1"),
+    # `iperf -v`, `netperf -V` (its -k LOCAL_VERSION printed "Deprecated": not a version)
+    ("dd-9.1-version-transcript.txt", "9.1", None),
+    ("iperf-2.1.8-version-transcript.txt", "2.1.8", None),
+    ("netperf-2.7.1-version-transcript.txt", "2.7.1", None)])
+def test_tool_version_is_the_files_or_stored_unavailable_with_the_reason(tmp_path, name, version, reason):
+    """dd, iperf 2 and netperf print no version beside their figures: their runs stored none and said
+    nothing of why. Now each stores the version its transcript printed, else import.tool_version_error."""
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    path = str(FIXTURES / name)
+    runs = parse_file(path)
+    for run_id in store_runs(store, runs, path, Overrides(host="vm", date=dt.datetime(2026, 12, 7))):
+        (env,) = store.environments_of(run_id).values()
+        assert env.get("import.tool_version") == version
+        if reason:
+            assert env["import.tool_version_error"].startswith(reason)
+        else:
+            assert "import.tool_version_error" not in env
+        assert store.run(run_id).imported_from.startswith(" ".join(x for x in (runs[0].tool, version) if x) + " ")
 
 
 def test_a_run_whose_file_gives_no_end_has_no_duration_not_zero_seconds(cli, store_url):

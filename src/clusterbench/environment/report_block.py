@@ -308,8 +308,9 @@ def _conditions(env: dict) -> list[tuple[str, str]]:
     return [("Run conditions", "; ".join(parts))] if parts else []
 
 
-# Keys every imported snapshot holds that are not facts of the machine (import.file: the file's path).
-_IMPORT_BOOKKEEPING = ("capture.schema", "host.name", "import.source", "import.file")
+# Keys every imported snapshot holds that are not facts of the machine (import.file: the file's path;
+# import.tool_version: already in import.source, "fio 3.33 JSON").
+_IMPORT_BOOKKEEPING = ("capture.schema", "host.name", "import.source", "import.file", "import.tool_version")
 
 
 def stated_by_file(env: dict) -> list[tuple[str, str]]:

@@ -74,6 +74,9 @@ class ImportedRun:
     steps: list[ImportedStep] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)   # what of the file could not be taken
     facts: dict[str, object] = field(default_factory=dict)  # environment keys the file states (fio's OS, iperf3's uname)
+    # why `version` is None where the tool never prints it in this output (dd, iperf 2's tests): stored as
+    # import.tool_version_error, as the collectors store what they could not read
+    no_version: str | None = None
 
     @property
     def source(self) -> str:

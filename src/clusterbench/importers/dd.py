@@ -35,7 +35,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement,
+                                   printed_versions)
 from clusterbench.importers.shell_transcript import PROMPT, command
 
 
@@ -60,6 +61,9 @@ SI = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 
 UNIT_SUFFIX = {"c": 1, "w": 2, "b": 512, "kB": 1000, "K": 1024, "k": 1024}
 POWERS = "KMGTPEZY"
 SOURCES = ("/dev/zero", "/dev/urandom", "/dev/random")
+# `dd --version`'s first line ("dd (GNU coreutils) 9.1"; Debian's says "(coreutils)"): no version beside its figures
+VERSION = re.compile(r"^dd \((?:GNU )?coreutils\) (\d+\.\d+\S*)\s*$", re.M)
+NO_VERSION = "GNU dd prints no version beside its figures (only dd --version, which the file does not hold)"
 
 
 def detect(text: str) -> bool:
@@ -86,7 +90,9 @@ class _Invocation:
 
 def parse(text: str) -> list[ImportedRun]:
     text, cut = cut_short.whole_lines(text)
-    runs = invocations.each_taken(_invocations(text.split("\n")), _run, lambda inv: f"the dd at line {inv.line}",
+    versions = printed_versions.lines_of(text, VERSION)
+    runs = invocations.each_taken(_invocations(text.split("\n")), lambda inv: _run(inv, versions),
+                                  lambda inv: f"the dd at line {inv.line}",
                                   "no dd summary (\"... bytes ... copied, ... s, ... B/s\")")
     if cut:
         runs[-1].notes.append(cut)
@@ -181,7 +187,7 @@ def _number(text: str) -> float:
     return float(text.replace(",", "."))
 
 
-def _run(inv: _Invocation) -> ImportedRun:
+def _run(inv: _Invocation, versions: list[tuple[int, str]]) -> ImportedRun:
     if not inv.summaries:
         why = f": dd said \"{inv.said[-1]}\"" if inv.said else \
             f" ({inv.progress} status=progress line(s), then nothing: killed?)" if inv.progress else " (killed?)"
@@ -190,8 +196,9 @@ def _run(inv: _Invocation) -> ImportedRun:
     if errors:
         raise Unreadable(f"dd reported an error, so its figures cover only what it did before it: \"{errors[0]}\"")
     operands = inv.operands
-    run = ImportedRun("dd", None, "text", "dd " + " ".join(f"{k}={v}" for k, v in operands.items())
-                      if operands is not None else None)
+    run = ImportedRun("dd", printed_versions.before(versions, inv.line), "text",
+                      "dd " + " ".join(f"{k}={v}" for k, v in operands.items()) if operands is not None else None,
+                      no_version=NO_VERSION)
     run.notes.extend(f"dd said: \"{s}\"" for s in inv.said)
     if len(inv.summaries) > 1:
         run.notes.append(f"dd printed {len(inv.summaries) - 1} status report(s) (SIGUSR1) before its final summary: "

@@ -345,6 +345,10 @@ def without_cycle_collection():
 def environment(run: ImportedRun, host: str, path: str) -> dict:
     why = f"imported from {run.source}: not recorded"
     env: dict = {"capture.schema": 1, "host.name": host, "import.source": run.source, "import.file": path}
+    if run.version:
+        env["import.tool_version"] = run.version
+    else:
+        env["import.tool_version_error"] = run.no_version or f"{run.source} states no version of {run.tool}"
     env.update(run.facts)
     for topic in COLLECTORS:
         env.setdefault(f"{topic}.collector_error", why)

@@ -27,7 +27,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, iperf2_csv, measurement
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, iperf2_csv, measurement,
+                                   printed_versions)
 from clusterbench.importers.iperf3_text import BYTES
 from clusterbench.results.sizes import size_arg
 
@@ -47,7 +48,9 @@ WRITE_SIZE = re.compile(r"^Write buffer size:\s+(\d+) Byte", re.M)
 WHEN = re.compile(r" on (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \((UTC|[A-Z]{2,5})\)")
 # bits per Gbit/s by prefix (iperf's bits are 1000-based); dividing keeps "141 Mbits/sec" 0.141, not 0.14100000000000001
 BITS_PER_GBIT = {"": 1e9, "K": 1e6, "M": 1e3, "G": 1.0, "T": 1e-3}
+# `iperf -v`'s line ("iperf version 2.1.8 (12 August 2022) pthreads"): a test's output prints none
 VERSION = re.compile(r"^iperf version (2\.\d+(?:\.\d+)?\S*)", re.M)
+NO_VERSION = "iperf 2 prints its version only for iperf -v, whose line the file does not hold"
 
 
 def detect(text: str) -> bool:
@@ -70,7 +73,8 @@ def parse(text: str) -> list[ImportedRun]:
     if iperf2_csv.detect(text) and not MARK.search(text):
         return iperf2_csv.parse(text)
     text, cut = cut_short.whole_lines(text)
-    runs = [r for r in (_run(*block) for block in _blocks(text)) if r is not None]
+    versions = printed_versions.lines_of(text, VERSION)
+    runs = [r for r in (_run(*block, versions) for block in _blocks(text)) if r is not None]
     if not runs:
         raise Unreadable("no end-of-test line (\"[  1] 0.0-10.0 sec  1.10 GBytes  941 Mbits/sec\")")
     if cut:
@@ -156,15 +160,15 @@ def _links(lines: list[str], first: int, listening: set[str]) -> tuple[dict[str,
     return links, sums, role
 
 
-def _run(lines: list[str], first: int, listening: set[str]) -> ImportedRun | None:
+def _run(lines: list[str], first: int, listening: set[str], versions: list[tuple[int, str]]) -> ImportedRun | None:
     text = "\n".join(lines)
     links, sums, role = _links(lines, first, listening)
     if not links or not any(link.reports or link.received for link in links.values()):
         return None
     client = CLIENT.search(text)
     udp = bool(re.search(r"^(?:Client connecting to \S+, |Server listening on )UDP port", text, re.M))
-    version = VERSION.search(text)
-    run = ImportedRun("iperf", version.group(1) if version else None, "text", None)
+    run = ImportedRun("iperf", printed_versions.before(versions, first + len(lines) - 1), "text", None,
+                      no_version=NO_VERSION)
     server = client.group(1) if role == "client" and client else None
     peers = {link.peer for link in links.values()}
     if server:

@@ -41,7 +41,7 @@ def parse(text: str) -> list[ImportedRun]:
     rows = [(text.count("\n", 0, m.start()) + 1, m) for m in ROW.finditer(text)]
     if not rows:
         raise Unreadable("no iperf -y C row (date,address,port,address,port,id,interval,bytes,bits/s)")
-    run = ImportedRun("iperf", None, "CSV", None)
+    run = ImportedRun("iperf", None, "CSV", None, no_version="iperf 2's -y C rows name no version")
     if cut:
         run.notes.append(cut)
     streams = [(n, m) for n, m in rows if m.group("id") != "-1"]

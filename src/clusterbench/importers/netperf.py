@@ -30,7 +30,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, invocations, locale_numbers,
-                                   measurement)
+                                   measurement, printed_versions)
 from clusterbench.importers.shell_transcript import command
 from clusterbench.results.sizes import size_arg
 
@@ -38,6 +38,9 @@ BANNER = re.compile(r"^(?:MIGRATED )?(?P<test>[A-Z][A-Za-z0-9/| ]*?) TEST from \
                     r"to (?P<host>\S+) \((?P<address>[^)]*)\) port \d+ \S+(?P<rest>.*)$", re.M)
 COMMAND = command("netperf", r"(?P<args>(?:\s+[^\s<>|;&]+)*)")
 MARK = re.compile(f"{BANNER.pattern}|{COMMAND.pattern}", re.M)
+# `netperf -V`'s line (netsh.c): no test prints a version (omni's -k LOCAL_VERSION prints "Deprecated" in 2.7.1)
+VERSION = re.compile(r"^Netperf version (\d+\.\d+\S*)\s*$", re.M)
+NO_VERSION = "netperf prints its version only for netperf -V, whose line the file does not hold"
 KEYVAL = re.compile(r"^(?P<key>[A-Z][A-Z0-9_]*)=(?P<value>.*?)\s*$")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # the banner's test (2.4's classic names, 2.6+'s omni names) -> -t's name
@@ -143,6 +146,8 @@ def parse(text: str) -> list[ImportedRun]:
     blocks: list[_Block] = []
     for n, line in enumerate(text.split("\n"), 1):
         c = COMMAND.match(line) if "netperf" in line else None
+        if c and re.search(r"(?:^|\s)-V(?:\s|$)", c.group("args")):   # netperf -V: its version line, no test
+            continue
         b = BANNER.match(line) if "TEST from" in line else None
         if c:
             blocks.append(_Block(n, _command(c.group("args"))))
@@ -153,20 +158,23 @@ def parse(text: str) -> list[ImportedRun]:
             blocks.append(_Block(n, None, b))
         elif blocks:
             blocks[-1].lines.append((n, line))
-    runs = invocations.each_taken(blocks, _run, lambda block: f"the netperf test at line {block.line}",
+    versions = printed_versions.lines_of(text, VERSION)
+    runs = invocations.each_taken(blocks, lambda block: _run(block, versions),
+                                  lambda block: f"the netperf test at line {block.line}",
                                   "no netperf banner (\"... TEST from ... to ...\") or command")
     if cut:
         runs[-1].notes.append(cut)
     return runs
 
 
-def _run(block: _Block) -> ImportedRun:
+def _run(block: _Block, versions: list[tuple[int, str]]) -> ImportedRun:
     cmd = block.command or _Command()
     banner_test = block.banner.group("test") if block.banner else None
     test = cmd.test or BANNER_TESTS.get(banner_test or "", banner_test)
     if test is None:
         raise Unreadable("the test is not known (no banner, no -t)")
-    run = ImportedRun("netperf", None, "text", cmd.text or None)
+    run = ImportedRun("netperf", printed_versions.before(versions, block.line), "text", cmd.text or None,
+                      no_version=NO_VERSION)
     host = cmd.host or (block.banner.group("host") if block.banner else None)
     if host:
         run.facts["import.server"] = host
