@@ -78,6 +78,26 @@ def test_iperf2_udp_is_the_servers_report_with_its_loss():
     assert (step.kernel, step.params["message-size"], step.samples[0].record["jitter_ms"]) == ("iperf", "1470", 0.004)
 
 
+def test_iperf2_udp_with_parallel_streams_is_all_of_them_not_the_first():
+    """-u -P 2 in a namespace (tests/fixtures/README): the first stream's report was the test's figure."""
+    # the server's [SUM]: "[SUM] 0.0000-1.9874 sec  37.6 MBytes   159 Mbits/sec   8804/35642 (25%)" (no jitter)
+    (s,) = one("iperf-2.1.8-udp-P2-server.txt").steps[0].samples
+    assert (s.value, s.record["lost_packets"], s.record["packets"], s.record["streams"]) == (0.159, 8804, 35642, 2)
+    assert s.record["stream_gbit_per_s"] == [0.0768, 0.082] and s.record["jitter_ms"] == 0.001
+    # the client prints each stream's server report (82.0 and 76.8 Mbits/sec) and no sum of them: added;
+    # its own [SUM] (209 Mbits/sec) is what it sent
+    run = one("iperf-2.1.8-udp-P2-client.txt")
+    (c,) = run.steps[0].samples
+    assert c.value == pytest.approx(0.082 + 0.0768) and c.record["sender_gbit_per_s"] == 0.209
+    assert (c.record["lost_packets"], c.record["packets"]) == (3979 + 4825, 17836 + 17806)
+    assert any("sum of the streams' server reports" in n for n in run.notes)
+    # -y C: 2.1.8 writes no row of id -1; the server's rows added, the client's own rows added (sender)
+    (got,) = one("iperf-2.1.8-csv-udp-P2-server.csv").steps[0].samples
+    assert (got.value, got.record["packets"]) == (pytest.approx(0.104876781 + 0.104876197), 35672)
+    (sent,) = one("iperf-2.1.8-csv-udp-P2-client.csv").steps[0].samples
+    assert (sent.condition, sent.value) == ("sender", pytest.approx(0.104872428 + 0.104870803))
+
+
 def test_iperf2_enhanced_output_gives_date_write_size_and_intervals():
     run = one("iperf-2.1.8-enhanced-interval-client.txt")
     (s,) = run.steps[0].samples

@@ -27,8 +27,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, iperf2_csv, measurement,
-                                   printed_versions)
+from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, iperf2_csv, iperf2_udp,
+                                   measurement, printed_versions)
 from clusterbench.importers.iperf3_text import BYTES
 from clusterbench.results.sizes import size_arg
 
@@ -40,7 +40,8 @@ CONNECTION = re.compile(r"^\[\s*\*?(?P<id>\d+)\] local (?P<local>[^\s%]+)(?:%\S+
 REPORT = re.compile(r"^\[\s*\*?(?P<id>\d+|SUM(?:-\d+)?)\]\s+(?P<start>\d+(?:\.\d+)?)\s*-\s*(?P<end>\d+(?:\.\d+)?) sec\s+"
                     r"(?P<bytes>\d+(?:\.\d+)?) (?P<bunit>[KMGT]?)Bytes\s+(?P<rate>\d+(?:\.\d+)?) (?P<runit>[KMGT]?)"
                     r"(?P<rkind>bits|Bytes)/sec(?P<rest>.*)$")
-UDP_LOSS = re.compile(r"^\s*(?P<jitter>\d+(?:\.\d+)?) ms\s+(?P<lost>-?\d+)/\s*(?P<total>\d+) \((?P<pct>-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)%\)")
+# a server's UDP [SUM] line prints the loss of all its streams without a jitter
+UDP_LOSS = re.compile(r"^\s*(?:(?P<jitter>\d+(?:\.\d+)?) ms\s+)?(?P<lost>-?\d+)/\s*(?P<total>\d+) \((?P<pct>-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)%\)")
 SERVER_REPORT = re.compile(r"^\[\s*\*?\d+\] Server Report:")
 DATAGRAMS = re.compile(r"^(?:Sending|Receiving) (\d+) byte datagrams", re.M)
 WRITE_SIZE = re.compile(r"^Write buffer size:\s+(\d+) Byte", re.M)
@@ -191,7 +192,7 @@ def _run(lines: list[str], first: int, listening: set[str], versions: list[tuple
     flows = {"send": [], "receive": []}
     for link in links.values():
         flows["send" if link.sends == (role == "client") else "receive"].append(link)
-    steps = _udp_steps(flows, common, text, run) if udp else _tcp_steps(flows, sums, common, text, run)
+    steps = _udp_steps(flows, sums, common, text, run) if udp else _tcp_steps(flows, sums, common, text, run)
     run.steps = [st for st in steps if st.samples]
     if not run.steps:
         return None
@@ -227,7 +228,7 @@ def _tcp_steps(flows: dict[str, list[_Link]], sums, common: dict, text: str, run
     return steps
 
 
-def _udp_steps(flows: dict[str, list[_Link]], common: dict, text: str, run: ImportedRun) -> list[ImportedStep]:
+def _udp_steps(flows: dict[str, list[_Link]], sums, common: dict, text: str, run: ImportedRun) -> list[ImportedStep]:
     step = ImportedStep("iperf 2 UDP", "iperf", {**common, "protocol": "udp"})
     datagram = DATAGRAMS.search(text)
     if datagram:
@@ -235,7 +236,7 @@ def _udp_steps(flows: dict[str, list[_Link]], common: dict, text: str, run: Impo
     taken = [(phase, flow) for phase, flow in flows.items() if flow]
     if len(taken) > 1:
         run.notes.append("udp both ways (-d, -r): only the client's sending is taken")
-    s = _udp(taken[0][1], run) if taken else None
+    s = _udp(taken[0][1], sums, run) if taken else None
     if s:
         step.params["direction"] = "send" if taken[0][0] == "send" else "reverse"
         step.samples.append(s)
@@ -295,29 +296,37 @@ def _tcp(phase: str, flow: list[_Link], sums, both_ways: bool, run: ImportedRun)
                        stream_gbit_per_s=streams)
 
 
-def _udp(flow: list[_Link], run: ImportedRun):
-    """The receiver's report of one UDP stream (the server's own line, or
-    the one the client printed after "Server Report:"), else the sender's rate."""
-    if len(flow) > 1:
-        run.notes.append(f"udp: {len(flow)} streams: only the first's report is taken")
-    link = flow[0]
-    own = _final(link)
-    picked = link.received or (own if not link.sends else None)
-    if picked is None:
-        if own is None:
+def _udp(flow: list[_Link], sums, run: ImportedRun):
+    """The receivers' reports of the test's streams (the server's own lines,
+    or those the client printed after "Server Report:") and -P's [SUM]
+    (iperf2_udp); without them the sender's rate."""
+    picked = [link.received or (_final(link) if not link.sends else None) for link in flow]
+    sent = [f for f in (_final(link) for link in flow if link.sends) if f]
+    whole = [(n, m) for n, m in sums if float(m.group("start")) == 0.0]
+    # a client's [SUM] adds what it sent, a server's what it received
+    summed = whole[-1] if whole and len(flow) > 1 else None
+    sender = [summed] if summed and flow[0].sends else sent
+    if None in picked:
+        if not sender:
             return None
-        line, m = own
         run.notes.append("udp: no server report in the file (the client got none): the sender's rate is stored "
                          "(rate_basis sender)")
-        return measurement("udp", "n/a", gbit_per_s(m), "Gbit/s", qualifiers={"rate_basis": "sender"}, line=line,
-                           bytes=round(float(m.group("bytes")) * BYTES[m.group("bunit")]), seconds=_seconds(m))
-    line, m = picked
+        return measurement("udp", "n/a", sum(gbit_per_s(m) for _, m in sender), "Gbit/s",
+                           qualifiers={"rate_basis": "sender"}, line=max(n for n, _ in sender),
+                           bytes=sum(_bytes(m) for _, m in sender), seconds=max(_seconds(m) for _, m in sender))
+    return iperf2_udp.received([_report(n, m) for n, m in picked],
+                               _report(*summed) if summed and not flow[0].sends else None,
+                               sum(gbit_per_s(m) for _, m in sender) if sender else None, run)
+
+
+def _bytes(m: re.Match) -> int:
+    return round(float(m.group("bytes")) * BYTES[m.group("bunit")])
+
+
+def _report(line: int, m: re.Match) -> iperf2_udp.Report:
     loss = UDP_LOSS.match(m.group("rest"))
-    sent = own if link.sends and own else None
-    return measurement("udp", "n/a", gbit_per_s(m), "Gbit/s", line=line,
-                       bytes=round(float(m.group("bytes")) * BYTES[m.group("bunit")]), seconds=_seconds(m),
-                       sender_gbit_per_s=gbit_per_s(sent[1]) if sent else None,
-                       jitter_ms=float(loss.group("jitter")) if loss else None,
-                       lost_packets=int(loss.group("lost")) if loss and int(loss.group("lost")) >= 0 else None,
-                       packets=int(loss.group("total")) if loss else None,
-                       lost_percent=float(loss.group("pct")) if loss else None)
+    return iperf2_udp.Report(line, gbit_per_s(m), _bytes(m), _seconds(m),
+                             jitter_ms=float(loss.group("jitter")) if loss and loss.group("jitter") else None,
+                             lost=int(loss.group("lost")) if loss else None,
+                             total=int(loss.group("total")) if loss else None,
+                             lost_percent=float(loss.group("pct")) if loss else None)

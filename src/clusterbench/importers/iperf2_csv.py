@@ -23,7 +23,7 @@ import datetime as dt
 import re
 from collections import Counter
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, iperf2_udp, measurement
 
 ROW = re.compile(r"^(?P<date>\d{14})(?:\.\d+)?,(?P<local>[^,\s]+),(?P<lport>\d+),(?P<remote>[^,\s]+),(?P<rport>\d+),"
                  r"(?P<id>-?\d+),(?P<start>\d+(?:\.\d+)?)-(?P<end>\d+(?:\.\d+)?),(?P<bytes>\d+),(?P<bps>\d+)(?P<tail>(?:,[^,\n]*)*)\s*$",
@@ -163,19 +163,22 @@ def _received(m) -> bool:
 
 
 def _udp(streams, run: ImportedRun):
+    """The server's report rows of the test's streams (iperf2_udp: -P's added), else the client's own rows."""
     finals = _finals(streams)
     received = [(n, m) for n, m in finals if _received(m)]
     sent = [(n, m) for n, m in finals if not _received(m)]
-    if len(received) > 1 or len(sent) > 1:
-        run.notes.append("udp: several streams: only the first's rows are taken")
     if not received:
-        line, m = sent[0]
         run.notes.append("udp: no row of the server's report (iperf 2.1's client writes none): the sender's "
                          "rate is stored (rate_basis sender)")
-        return measurement("udp", "n/a", int(m.group("bps")) / 1e9, "Gbit/s", qualifiers={"rate_basis": "sender"},
-                           line=line, bytes=int(m.group("bytes")), seconds=_seconds(m))
-    line, m = received[0]
+        return measurement("udp", "n/a", sum(int(m.group("bps")) for _, m in sent) / 1e9, "Gbit/s",
+                           qualifiers={"rate_basis": "sender"}, line=max(n for n, _ in sent),
+                           bytes=sum(int(m.group("bytes")) for _, m in sent), seconds=max(_seconds(m) for _, m in sent),
+                           streams=len(sent) if len(sent) > 1 else None)
+    return iperf2_udp.received([_report(n, m) for n, m in received], None,
+                               sum(int(m.group("bps")) for _, m in sent) / 1e9 if sent else None, run)
+
+
+def _report(line: int, m) -> iperf2_udp.Report:
     jitter, lost, total, pct = UDP_TAIL.match(m.group("tail")).group("jitter", "lost", "total", "pct")
-    return measurement("udp", "n/a", int(m.group("bps")) / 1e9, "Gbit/s", line=line, bytes=int(m.group("bytes")),
-                       seconds=_seconds(m), sender_gbit_per_s=int(sent[0][1].group("bps")) / 1e9 if sent else None,
-                       jitter_ms=float(jitter), lost_packets=int(lost), packets=int(total), lost_percent=float(pct))
+    return iperf2_udp.Report(line, int(m.group("bps")) / 1e9, int(m.group("bytes")), _seconds(m), float(jitter),
+                             int(lost), int(total), float(pct))
