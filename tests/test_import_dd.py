@@ -4,6 +4,8 @@ seconds, and what the command shown in the log makes the figure mean.
 Parsed in process; one import through the command line."""
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from conftest import store_rows
@@ -117,3 +119,31 @@ def test_dd_import_through_the_command_line_and_a_dd_that_failed_is_refused(cli,
     assert r.status == 2 and r.stderr.strip().count("\n") == 0, r.stderr
     assert "No space left on device" in r.stderr
     assert store_rows(store_url, "select count(*) from runs") == [(3,)]
+
+
+def test_dd_under_the_shells_time_keeps_real_user_sys_and_real_is_the_runs_wall_time(cli, store_url):
+    """`time dd ...` (bash: "real\t0m0.047s"), `time -p dd ...` and `/usr/bin/time -p dd ...` ("real 0.04"):
+    the totals were not read, and `time -p` hid its command, so its dd was taken as a status report
+    of the dd before it."""
+    write, read, direct = parse_file(str(FIXTURES / "dd-9.1-time-transcript.txt"))
+    assert [r.command.split()[1] for r in (write, read, direct)] == ["if=/dev/zero", "if=/tmp/imp-work/ddt",
+                                                                      "if=/dev/zero"]
+    (s,) = write.steps[0].samples
+    assert (s.record["shell_real_s"], s.record["shell_user_s"], s.record["shell_sys_s"]) == (0.047, 0.0, 0.014)
+    assert (read.steps[0].samples[0].condition, read.wall_seconds) == ("direct", 0.04)  # dd's 0.0444877 s, cut to 0.04
+    assert direct.steps[0].samples[0].record["shell_sys_s"] == 0.01 and not any(write.notes + read.notes)
+    # stored: the run ends `real` after it starts, as a file's end date makes it
+    r = cli("import", "--date", "2026-12-07T20:00:00", str(FIXTURES / "dd-9.1-time-transcript.txt"))
+    assert r.status == 0, r.stderr
+    spans = store_rows(store_url, "select started, finished from runs order by id")
+    assert [round((dt.datetime.fromisoformat(str(b)) - dt.datetime.fromisoformat(str(a))).total_seconds(), 3)
+            for a, b in spans] == [0.047, 0.04, 0.06]
+
+
+def test_dd_shell_time_shorter_than_dds_own_seconds_is_not_taken():
+    text = "\n".join(["$ time dd if=/dev/zero of=f bs=1M count=64 conv=fdatasync", "64+0 records in",
+                      "64+0 records out", "67108864 bytes (67 MB, 64 MiB) copied, 0.5 s, 134 MB/s", "",
+                      "real\t0m0.047s", "user\t0m0.000s", "sys\t0m0.014s", ""])
+    (run,) = dd.parse(text)
+    assert run.wall_seconds is None and "shell_real_s" not in run.steps[0].samples[0].record
+    assert any("less than dd's own 0.5 s" in n for n in run.notes)

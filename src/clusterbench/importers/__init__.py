@@ -77,6 +77,9 @@ class ImportedRun:
     # why `version` is None where the tool never prints it in this output (dd, iperf 2's tests): stored as
     # import.tool_version_error, as the collectors store what they could not read
     no_version: str | None = None
+    # how long the run took where the file says so but not when it ended (a shell's `time`: its real):
+    # the stored run ends that long after it started, as a file's end date makes it
+    wall_seconds: float | None = None
 
     @property
     def source(self) -> str:

@@ -55,6 +55,9 @@ RECORDS = re.compile(r"^(\d+)\+(\d+)\s\S")
 COMMAND = command("dd", r"(?P<operands>(?: +\w+=\S*)+)")
 DROP_CACHES = re.compile(r"drop_caches|vm\.drop_caches")
 DD_SAYS = re.compile(r"^dd: (?P<said>.+?)\s*$")
+# the shell's `time` of the command: bash's "real\t0m0.053s" and POSIX `time -p`'s "real 0.05" (a decimal
+# comma in some locales)
+SHELL_TIME = re.compile(r"^(?P<which>real|user|sys)[ \t]+(?:(?P<minutes>\d+)m)?(?P<seconds>\d+(?:[.,]\d+)?)s?\s*$")
 MARK = re.compile(rf"^{PROMPT}(?:\S*/)?dd +(?:if|of|bs)=\S*|^\d+\+\d+ records in$", re.M)
 SI = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24}
 # dd's size suffixes (coreutils' xstrtoumax with "bcEGkKMPTwYZ0"): K 1024, KB/kB 1000, KiB 1024, ...
@@ -86,6 +89,7 @@ class _Invocation:
     progress: int = 0                           # status=progress lines
     cold: bool = False                          # a drop_caches line came after the last write of its input
     warm: bool = False                          # the log wrote its input before, with no drop since
+    shell_time: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)  # real/user/sys: line, s, min
 
 
 def parse(text: str) -> list[ImportedRun]:
@@ -125,6 +129,10 @@ def _invocations(lines: list[str]) -> list[_Invocation]:
             if operands.get("of") and operands["of"] != "/dev/null":
                 written[operands["of"]] = False
             out.append(inv)
+            continue
+        t = SHELL_TIME.match(line)
+        if t and out:
+            out[-1].shell_time[t.group("which")] = (n, t.group("seconds"), t.group("minutes"))
             continue
         d = DD_SAYS.match(line)
         if d:
@@ -219,6 +227,7 @@ def _run(inv: _Invocation, versions: list[tuple[int, str]]) -> ImportedRun:
         _check_count(operands, block, data, run)
     if printed_b_per_s is not None:
         _check_rate(printed_b_per_s, data / seconds, m, line, run)
+    fields.update(_shell_time(inv, seconds, run))
     s = measurement(phase, mode, data / seconds / 2**20, "MiB/s", line=line, **fields)
     if warning:
         s.warnings.append(warning)
@@ -226,6 +235,25 @@ def _run(inv: _Invocation, versions: list[tuple[int, str]]) -> ImportedRun:
                                                                  "oflag", "skip", "seek")}
     run.steps.append(ImportedStep(f"dd {phase}", "dd", params, samples=[s]))
     return run
+
+
+def _shell_time(inv: _Invocation, dd_seconds: float, run: ImportedRun) -> dict[str, float]:
+    """The shell's `time` of the command (`time dd ...`): real, user and sys
+    as `shell_real_s`/`_user_s`/`_sys_s`, and real as the run's wall time.
+    A real shorter than dd's own seconds (beyond its printed digits) is not
+    this dd's: noted, not taken."""
+    taken = {}
+    for which, (line, text, minutes) in inv.shell_time.items():
+        taken[which] = (int(minutes or 0) * 60 + _number(text), line, len(re.split(r"[.,]", text + ".")[1]))
+    if "real" not in taken:
+        return {}
+    real, line, decimals = taken["real"]
+    if real + 10 ** -decimals < dd_seconds:
+        run.notes.append(f"line {line}: the shell's time says real {real:g} s, less than dd's own {dd_seconds:g} s: "
+                         "not this dd's, not taken")
+        return {}
+    run.wall_seconds = real
+    return {f"shell_{which}_s": value for which, (value, _, _) in taken.items()}
 
 
 def _meaning(inv: _Invocation, run: ImportedRun) -> tuple[str, str, str | None]:

@@ -432,6 +432,8 @@ def _run_rows(run: ImportedRun, path: str, over: Overrides) -> dict:
         env = environment(run, h, path)
         snapshots[h] = (snapshot_hash(env), env)
     finished = run.finished if run.finished and run.finished >= started else None
+    if finished is None and run.wall_seconds is not None:
+        finished = started + dt.timedelta(seconds=run.wall_seconds)
     return dict(label=over.label, command=run.command, host=host, started=started, finished=finished,
                 imported_from=f"{run.source}, file {path}" + (f" ({'; '.join(run.notes)})" if run.notes else ""),
                 imported_steps=run.steps, snapshots=snapshots)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 
 PROMPT = r"(?:.*?[$#>%] +|\++ +)?"
-BEFORE = r"(?:(?:sudo|time|command|nice|ionice|\w+=\S*)\s+)*"
+# `time -p` and /usr/bin/time -p too: a `time -p dd ...` line was no command, and its dd's summary was taken
+# as a status report of the dd before it
+BEFORE = r"(?:(?:sudo|(?:\S*/)?time(?: +-p)?|command|nice|ionice|\w+=\S*)\s+)*"
 AFTER = r"(?:\s+\d*[<>|;&].*)?\s*$"
 
 
