@@ -166,6 +166,28 @@ def test_stream_fortran_and_stream_c_5_9_tables_are_read():
                                                                                   0.0058)
 
 
+def test_stream_mpi_is_a_stream_step_of_its_ranks_each_with_its_share_of_the_arrays():
+    """stream_mpi.c (the official site's MPI version, 'Total Aggregate Array size'): 'not any known
+    format'-like refusal before ('no Array size ... line'). Its rates count the aggregate arrays."""
+    run, step = one("stream-mpi-1.8-2ranks.txt")
+    assert (run.tool, run.version, step.kernel, step.ranks) == ("STREAM", "1.8 MPI", "stream", 2)
+    # 2,000,000 elements over 2 ranks: each rank's arrays of 1,000,000 doubles are the kernel's --array-size
+    assert step.params == {"array-size": "8000000", "passes": "10", "threads": "1"}
+    copy, _, _, triad = step.samples
+    assert (copy.decimal, copy.bytes, copy.seconds) == (190942.2, 2 * 8 * 2_000_000, 0.000168)
+    assert copy.bytes / copy.seconds / 1e6 == pytest.approx(190942.2, rel=1e-2)   # the time printed to 1 us
+    assert (triad.record["array_elements"], triad.record["total_array_elements"], triad.record["ranks"]) == \
+        (1_000_000, 2_000_000, 2)
+    assert "offset_elements" not in triad.record   # stream_mpi ignores OFFSET
+    # built with -fopenmp: "Number of Threads requested for each MPI rank = 1", "... counted for rank 0 = 1"
+    _, omp = one("stream-mpi-1.8-omp1-2ranks.txt")
+    assert (omp.params["threads"], omp.samples[0].record["threads_requested"]) == ("1", 1)
+    # the ranks' lines gone: refused in one line, not read as one rank's arrays
+    data = (FIXTURES / "stream-mpi-1.8-2ranks.txt").read_bytes()
+    cut = b"".join(line for line in data.splitlines(keepends=True) if b"MPI rank" not in line)
+    assert "its ranks are unknown" in refusal("f.txt", cut)
+
+
 def test_stream_of_floats_is_a_tool_step_not_the_kernels():
     """STREAM_TYPE=float moves 4 bytes an element with float arithmetic: not the kernel's doubles."""
     run, step = one("stream-5.10-float-omp2.txt")
