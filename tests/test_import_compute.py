@@ -104,8 +104,22 @@ def test_himeno_fortran_axes_are_reversed_into_the_kernels_grid():
     """Fortran's first index is C's last: himenoBMTxp.f90 prints XS as mimax= 65 mjmax= 33 mkmax= 33."""
     run, step = one("himeno-f90-XS.txt")
     (s,) = step.samples
-    assert (run.version, step.params["size"], s.record["grid"]) == ("Fortran", "XS", "32x32x64")
+    assert (run.version, step.params["size"], s.record["grid"]) == ("Fortran 90", "XS", "32x32x64")
     assert (s.value, s.seconds, s.record["iterations"], s.record["gosa"]) == (18972.0, 0.001, 10, 5.10933856e-03)
+
+
+def test_himeno_fortran_77_is_its_own_version_timed_by_cpu_time():
+    """RIKEN's himenoBMTxp_s.f (Fortran 77, S): the lines of the Fortran 90 version but no clock
+    tick line; its dtime is CPU time. It was read as "Fortran", the 90 version's name."""
+    run, step = one("himeno-f77-S.txt")
+    (s,) = step.samples
+    assert (run.version, step.kernel, step.params) == ("Fortran 77", "himeno", {"size": "S", "mode": "time",
+                                                                                 "seconds": "60"})
+    assert (s.value, s.seconds, s.record["iterations"], s.record["grid"]) == (9154.91602, 48.0238762, 26698,
+                                                                             "64x64x128")
+    # single precision: 26,698 sweeps took the residual to 0; the rehearsal's 3 left 3.29e-3
+    assert (s.record["gosa"], s.record["calibration_gosa"]) == (0.0, 3.28862783e-03)
+    assert any("dtime: the process's CPU time" in n for n in run.notes)
 
 
 def test_himeno_fortran_mpi_decomposition_is_named_in_the_kernels_axes():

@@ -4,8 +4,9 @@ himenoBMTxpa (`mimax = 128 ...`, `MFLOPS measured : ...<tab>cpu : ...`,
 version (the same lines, its score line without "using Fortran 77"), the
 C+MPI versions with static or dynamic arrays (`Sequential version array
 size`, `I-decomp = 1 J-decomp = 1 K-decomp =2`, `cpu : ... sec.`) and the
-Fortran 90 versions, serial and MPI (list-directed: `mimax=   65`,
-`MFLOPS:  ...  time(s):  ...`, their axes C's reversed).
+Fortran 77 and 90 versions, serial, and 90 with MPI (list-directed:
+`mimax=   65`, `MFLOPS:  ...  time(s):  ...`, their axes C's reversed;
+Fortran 90 says its clock's tick, `Time measurement accuracy`, 77 does not).
 
 Every version runs the same Jacobi sweeps of the same problem as the
 himeno kernel's `--mode=time` (3 timed sweeps, then as many as fit the
@@ -49,6 +50,8 @@ MPI_CPU = re.compile(rf"^[ \t]*cpu : ({NUMBER}) sec\.[ \t]*$", re.M)
 MEASURED = re.compile(rf"^[ \t]*MFLOPS measured : ({FIGURE})(?:\s+cpu : ({NUMBER}))?[ \t]*$", re.M)
 # the Fortran versions print their figure as their rehearsal's, without the Gosa
 FORTRAN_MEASURED = re.compile(rf"^[ \t]*MFLOPS: +({NUMBER}) +time\(s\): +({NUMBER})[ \t]*$", re.M)
+# himenoBMTxp.f90 says its clock's tick (system_clock); RIKEN's Fortran 77 versions, timed by dtime, do not
+F90_ACCURACY = re.compile(r"^[ \t]*Time measurement accuracy :", re.M)
 SCORE = re.compile(rf"^[ \t]*Score based on Pentium III 600MHz( using Fortran 77)? ?: ({NUMBER})", re.M)
 # RIKEN's sizes (paramset.sh, himenoBMTxpa's set_param), points per axis as the kernel's --size names them
 SIZES = {(32, 32, 64): "XS", (64, 64, 128): "S", (128, 128, 256): "M", (256, 256, 512): "L", (512, 512, 1024): "XL"}
@@ -121,6 +124,9 @@ def _run(text: str, first_line: int) -> ImportedRun:
                          f"{sample.value:.6f} as the himeno kernel counts them")
     if target_note:
         run.notes.append(target_note)
+    if version == "Fortran 77":
+        run.notes.append("Fortran 77 times its loop with dtime: the process's CPU time (user and system), not "
+                         "the wall time the other versions and the himeno kernel take")
     return run
 
 
@@ -148,7 +154,8 @@ def _program(text: str, mpi: bool, fortran: bool) -> tuple[str, tuple[int, int, 
     # static C version's
     in_kernel_order = (lambda axes: tuple(reversed(axes))) if fortran else tuple
     if fortran and not mpi:
-        return "Fortran", in_kernel_order([m - 1 for m in printed]), 1, "1x1x1"
+        version = "Fortran 90" if F90_ACCURACY.search(text) else "Fortran 77"
+        return version, in_kernel_order([m - 1 for m in printed]), 1, "1x1x1"
     if not mpi:
         score = SCORE.search(text)
         # himenoBMTxpa allocates its grid (mimax = 128 for M) and says it in its score line; the static
