@@ -202,6 +202,19 @@ def test_stream_mpi_is_a_stream_step_of_its_ranks_each_with_its_share_of_the_arr
     assert "its ranks are unknown" in refusal("f.txt", cut)
 
 
+@pytest.mark.parametrize("name, arrays", [("stream-5.10-omp2.txt", "22.9 MiB"),
+                                          ("stream-mpi-1.8-2ranks.txt", "22.9 MiB a rank"),
+                                          ("stream-f-5.6-omp2.txt", "457.8 MiB"),
+                                          ("stream-5.10-float-omp2.txt", "11.4 MiB")])
+def test_stream_import_says_the_cache_check_was_not_made_with_the_arrays_size(name, arrays):
+    """The stream kernel warns when its three arrays fit in the last-level caches (cache bandwidth);
+    an imported STREAM said nothing. Its file states no cache size and import guesses nothing of the
+    host: the note says the check was not made, and the arrays' size to hold against the caches."""
+    run, _ = one(name)
+    (note,) = [n for n in run.notes if n.startswith("cache check not made")]
+    assert f"three arrays ({arrays})" in note and "fit in the last-level caches" in note
+
+
 def test_stream_of_floats_is_a_tool_step_not_the_kernels():
     """STREAM_TYPE=float moves 4 bytes an element with float arithmetic: not the kernel's doubles."""
     run, step = one("stream-5.10-float-omp2.txt")

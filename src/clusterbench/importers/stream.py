@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement
+from clusterbench.results.sizes import rounded_size_text
 
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 BANNER = re.compile(r"^ ?STREAM [Vv]ersion \$Revision: (\d+(?:\.\d+)*) \$[ \t]*$", re.M)
@@ -64,6 +65,18 @@ def detect(text: str) -> bool:
 def parse(text: str) -> list[ImportedRun]:
     return invocations.text_runs(text, BANNER, _run, "no STREAM banner (\"STREAM version $Revision: 5.10 $\")",
                                  lead=LEAD)
+
+
+def _cache_fit_unchecked(arrays_bytes: int, ranks: int) -> str:
+    """The stream kernel warns when its three arrays fit in the last-level caches (cache
+    bandwidth, not memory: kernels/compute/stream.c, from sysfs of the node it runs on). An
+    import cannot: STREAM prints no cache size, and an imported run's host is known only by
+    what its file states (import_runs.environment), so the check is said not made, with the
+    arrays' size for the reader to hold against the host's caches."""
+    per = " a rank" if ranks > 1 else ""
+    return (f"cache check not made: STREAM states no cache size of its host, so whether its three arrays "
+            f"({rounded_size_text(arrays_bytes)}{per}) fit in the last-level caches, which makes the figures cache "
+            "bandwidth (the stream kernel warns), is not known")
 
 
 def _mpi_layout(text: str) -> tuple[int, int] | None:
@@ -146,6 +159,7 @@ def _run(text: str, first_line: int) -> ImportedRun:
     if not ours:
         run.notes.append(f"STREAM of {word_bytes}-byte elements is not the stream kernel's arithmetic (doubles): "
                          "a mccalpin-stream step, compared only with other imports")
+    run.notes.append(_cache_fit_unchecked(3 * word_bytes * elements, ranks))
     if "requested" in threads and "counted" in threads and threads["requested"] != threads["counted"]:
         run.notes.append(f"STREAM counted {threads['counted']} threads of the {threads['requested']} requested: "
                          f"taken as {thread_count}")
