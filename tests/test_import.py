@@ -1293,7 +1293,10 @@ def test_stored_run_is_marked_dated_and_its_environment_unavailable(tmp_path):
     ("iperf-2.1.8-tcp-client.txt", None, "iperf 2 prints its version only for iperf -v"),
     ("iperf-2.1.8-csv-P2-client.csv", None, "iperf 2's -y C rows name no version"),
     ("netperf-2.7.1-tcp-stream.txt", None, "netperf prints its version only for netperf -V"),
-    ("ior-csv-4.0.0-posix.csv", None, "IOR CSV states no version of IOR"),
+    ("ior-csv-4.0.0-posix.csv", None, "IOR's CSV names no version"),
+    ("iperf3-3.12-tcp.txt", None, "iperf3's text states its version only with -V"),
+    ("iperf3-3.12-server-tcp.txt", None, "iperf3's server text states its version only with -V"),
+    ("fio-3.33-terse2-randrw.txt", None, "fio's terse version 2 names no fio version"),
     # the tool's own version line in the transcript: `dd --version` (Debian's "dd (coreutils) 9.1"),
     # `iperf -v`, `netperf -V` (its -k LOCAL_VERSION printed "Deprecated": not a version)
     ("dd-9.1-version-transcript.txt", "9.1", None),

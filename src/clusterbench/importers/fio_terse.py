@@ -73,7 +73,8 @@ def parse(text: str) -> list[ImportedRun]:
             jobs.setdefault((fields[2], fields[3]), []).append((number, fields))
     if not jobs:
         raise Unreadable("no fio terse line (\"3;fio-3.33;JOB;...\")")
-    run = ImportedRun("fio", next(iter(versions), None), f"terse v{next(iter(jobs.values()))[0][1][0]}", None)
+    run = ImportedRun("fio", next(iter(versions), None), f"terse v{next(iter(jobs.values()))[0][1][0]}", None,
+                      no_version="fio's terse version 2 names no fio version")
     if len(versions) > 1:
         run.notes.append(f"lines of several fio versions ({', '.join(versions)}): the first line's named")
     run.notes.append("terse output holds no job options (rw, bs, iodepth, engine): each job is a fio step of its "

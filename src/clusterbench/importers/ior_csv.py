@@ -49,7 +49,8 @@ def _run(text: str, first_line: int) -> ImportedRun:
     file's line it starts on."""
     banner = BANNER.search(text)
     command = re.search(r"^Command line(?: used)?\s*: (.+)$", text, re.M)   # 3.x "used:", 4.0 aligned
-    run = ImportedRun("IOR", banner.group(1) if banner else None, "CSV", command.group(1).strip() if command else None)
+    run = ImportedRun("IOR", banner.group(1) if banner else None, "CSV", command.group(1).strip() if command else None,
+                      no_version="IOR's CSV names no version (its text banner, where the file holds it, does)")
     began = re.search(r"^Began\s*: (.+)$", text, re.M)
     run.started = _date(began.group(1)) if began else None
     headings = list(HEADING.finditer(text))

@@ -77,7 +77,8 @@ def parse(text: str) -> list[ImportedRun]:
 
 
 def _run(block: str, first_line: int, client: str) -> ImportedRun | None:
-    run = ImportedRun("iperf3", None, "server text", None)
+    run = ImportedRun("iperf3", None, "server text", None,
+                      no_version="iperf3's server text states its version only with -V (its \"iperf 3.x\" line)")
     run.facts["import.client"] = client
     # a damaged Time: line ("Mof, 07 Dec 2026") was a ValueError: "cannot read this file" for the whole log
     iperf3_text.time_line_date(block, run)

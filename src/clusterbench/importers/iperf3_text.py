@@ -115,7 +115,8 @@ def _runs(text: str, connected: list[str] | None = None) -> list[ImportedRun]:
 
 
 def _run(block: str, first_line: int, server: str, version: str | None) -> ImportedRun | None:
-    run = ImportedRun("iperf3", version, "text", None)
+    run = ImportedRun("iperf3", version, "text", None,
+                      no_version="iperf3's text states its version only with -V (its \"iperf 3.x\" line)")
     uname = UNAME.search(block)
     if uname:
         run.hosts = [uname.group(2)]
