@@ -140,10 +140,14 @@ def test_dd_under_the_shells_time_keeps_real_user_sys_and_real_is_the_runs_wall_
             for a, b in spans] == [0.047, 0.04, 0.06]
 
 
-def test_dd_shell_time_shorter_than_dds_own_seconds_is_not_taken():
+def test_dd_shell_time_shorter_than_dds_own_seconds_or_of_another_command_is_not_taken():
     text = "\n".join(["$ time dd if=/dev/zero of=f bs=1M count=64 conv=fdatasync", "64+0 records in",
                       "64+0 records out", "67108864 bytes (67 MB, 64 MiB) copied, 0.5 s, 134 MB/s", "",
                       "real\t0m0.047s", "user\t0m0.000s", "sys\t0m0.014s", ""])
     (run,) = dd.parse(text)
     assert run.wall_seconds is None and "shell_real_s" not in run.steps[0].samples[0].record
     assert any("less than dd's own 0.5 s" in n for n in run.notes)
+    # the time of another command after the dd's summary is not the dd's
+    synced = text.replace("$ time dd", "$ dd").replace("\nreal", "$ time sync\nreal", 1)
+    (run,) = dd.parse(synced.replace("0.5 s, 134 MB/s", "0.04 s, 1.7 GB/s"))
+    assert run.wall_seconds is None and "shell_real_s" not in run.steps[0].samples[0].record

@@ -112,7 +112,14 @@ def _invocations(lines: list[str]) -> list[_Invocation]:
     dropped_ever = False
     said: list[str] = []              # dd's lines before a summary that no command line opened
     progress = 0
+    timed = False   # the lines since a dd's summary are blank or the shell's time of it
     for n, line in enumerate(lines, 1):
+        t = SHELL_TIME.match(line)
+        if t and timed:
+            out[-1].shell_time[t.group("which")] = (n, t.group("seconds"), t.group("minutes"))
+            continue
+        # a `time` of any other command (`$ time sync`) is not the dd's: only totals right after its summary
+        timed = timed and not line.strip()
         if DROP_CACHES.search(line) and not COMMAND.match(line):
             dropped_ever = True
             written = {path: True for path in written}
@@ -129,10 +136,6 @@ def _invocations(lines: list[str]) -> list[_Invocation]:
             if operands.get("of") and operands["of"] != "/dev/null":
                 written[operands["of"]] = False
             out.append(inv)
-            continue
-        t = SHELL_TIME.match(line)
-        if t and out:
-            out[-1].shell_time[t.group("which")] = (n, t.group("seconds"), t.group("minutes"))
             continue
         d = DD_SAYS.match(line)
         if d:
@@ -153,6 +156,7 @@ def _invocations(lines: list[str]) -> list[_Invocation]:
         elif not out:
             continue
         out[-1].summaries.append((n, summary))
+        timed = True
     if not commanded and (said or progress):   # a dd killed after the last summary
         out.append(_Invocation(len(lines), None, said=said, progress=progress))
     return out
