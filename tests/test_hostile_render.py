@@ -91,10 +91,10 @@ def test_markdown_renders_labels_as_text(hostile_store):
     flat = [t for tok in tokens for t in [tok, *(tok.children or [])]]
     assert not [t for t in flat if t.type in ("html_inline", "html_block", "link_open")], "raw HTML or a link"
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2"]
-    # a newline did not split a heading: one per run, after the systems', the summary's and the comparison's,
+    # a newline (shown as \n) did not split a heading: one per run, after the systems', the summary's and the comparison's,
     # before the guide's and the notes' (the reasons the systems table's values were not available)
     assert len(headings) == 7 and headings[:2] == ["Systems compared", "Summary"], headings
-    assert headings[2].startswith("Comparison, baseline run 1 (=1+2 ") and headings[2].endswith(" line2)"), headings
+    assert headings[2].startswith("Comparison, baseline run 1 (=1+2 ") and headings[2].endswith(r"\_u\_\\nline2)"), headings
     assert headings[-2:] == ["How to read the figures", "Notes"], headings
     html = MarkdownIt("commonmark").enable("table").render(r.stdout)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script" not in html
@@ -196,7 +196,7 @@ def test_cluster_views_print_hosts_labels_and_messages_without_escape_codes():
 
 
 def test_render_text_per_format():
-    assert render_text.terminal("[/]\x1b[2J\x1b]0;title\x07ok\n") == "\\[/]ok "
+    assert render_text.terminal("[/]\x1b[2J\x1b]0;title\x07ok\n") == "\\[/]\\x1b[2J\\x1b]0;title\\x07ok\\n"
     assert render_text.csv_cell("-1") == "'-1" and render_text.csv_cell("1-") == "1-"
     assert render_text.markdown("a|b`c<d>") == "a\\|b\\`c\\<d>"
     assert render_text.markdown_code("a ``b`` c") == "```a ``b`` c```"
@@ -204,9 +204,23 @@ def test_render_text_per_format():
     assert render_text.mathtext("$5 _x") == "\\$5 _x" and render_text.mathtext("_hidden").startswith("\u200b")
     assert render_text.plain("caf\udce9") == "caf\ufffd"
     # bidirectional overrides and isolates reorder a line (CVE-2021-42574); right-to-left text is kept
-    assert render_text.plain("run \u202eevil\u202c 1\u2067x\u2069") == "run evil 1x"
-    assert render_text.csv_cell("\u202e=1+1") == "'=1+1"
+    assert render_text.plain("run \u202eevil\u202c 1\u2067x\u2069") == "run \\u202eevil\\u202c 1\\u2067x\\u2069"
+    assert render_text.csv_cell("\u202e=1+1") == "\\u202e=1+1"
     assert render_text.html("\u05e9\u05dc\u05d5\u05dd") == "\u05e9\u05dc\u05d5\u05dd"
+
+
+def test_control_characters_show_as_escapes_in_every_format_none_dropped():
+    """A tab, an escape sequence, a C1 control and a line break were dropped
+    from what was shown ("a\\tb" showed as "ab", "\\x1b[31mred" as "red"):
+    two labels that differ only there looked the same, silently."""
+    text = "a\tb \x1b[31mred\x1b[0m \x9b1m \x07 \x7f x\r\ny \x00"
+    shown = "a\\tb \\x1b[31mred\\x1b[0m \\x9b1m \\x07 \\x7f x\\r\\ny \\x00"
+    assert render_text.plain(text) == shown
+    assert render_text.terminal(text) == shown and render_text.html(text) == shown
+    assert render_text.csv_cell(text) == shown
+    assert MarkdownIt("commonmark").renderInline(render_text.markdown(text)) == shown
+    for out in (render_text.plain(text), render_text.markdown(text), render_text.mathtext(text)):
+        assert not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in out), repr(out)
 
 
 def test_a_label_with_a_character_the_plot_font_lacks_is_in_the_plot_without_a_python_warning(cli, tmp_path):

@@ -1,6 +1,6 @@
 """Every HTML writer escapes through render_text.html: markup in a host
 name, a figure name or an environment value prints as text, and no control
-character (an ESC sequence, a BEL) reaches the page, the SVG inside it
+character (an ESC sequence, a BEL) reaches the page but as its escape (\\x1b), the SVG inside it
 included. The cluster section and the history page once escaped with
 html.escape alone, which keeps control characters."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ def node_step(host: str, phase: str, mib_s: float) -> dict:
             "params": {}, "build": {}, "samples": [Sample.from_record(dict(record)) for _ in range(3)]}
 
 
-def test_cluster_html_escapes_markup_and_drops_control_characters_of_hosts_and_figures():
+def test_cluster_html_escapes_markup_and_control_characters_of_hosts_and_figures():
     hosts = [HOSTILE_HOST, "h02", "h03", "h04"]
     phase = "copy<script>alert(1)</script>\x1b]0;title\x07"
     steps = [node_step(h, phase, 100.0 if h != "h03" else 40.0) for h in hosts]
@@ -34,10 +34,10 @@ def test_cluster_html_escapes_markup_and_drops_control_characters_of_hosts_and_f
     assert "<script>" not in page and "<b>" not in page and "<i>" not in page
     assert "h01&lt;b&gt;" in page                      # the host, shown as text in the tables
     assert "copy&lt;script&gt;alert(1)&lt;/script&gt;" in page   # the figure name
-    assert "6.2&lt;i&gt;red&lt;/i&gt;" in page        # the environment value that differs
+    assert "6.2\\x1b[31m&lt;i&gt;red&lt;/i&gt;" in page   # the value that differs, its ESC shown
 
 
-def test_history_page_escapes_markup_and_drops_control_characters(tmp_path):
+def test_history_page_escapes_markup_and_control_characters(tmp_path):
     from clusterbench.report import history_page
     from clusterbench.store import Store
 

@@ -178,13 +178,13 @@ def test_what_the_store_cannot_hold_is_refused_or_cut_before_an_import_as_before
 
 def test_an_imported_job_name_cannot_retitle_the_terminal_or_split_the_lines_printed(cli, tmp_path):
     """fio keeps a job name as given: the step line and the note printed it raw (an OSC sequence retitled the
-    terminal, a newline made a line of its own), where every report makes it plain."""
+    terminal, a newline made a line of its own), where every report shows its control characters as escapes."""
     job = "rd\x1b]0;pwned\x07\nrep 9 read [n/a] 1e9 IOPS"
     r = cli("import", "--dry-run", "--host", "n01", _fio_named(tmp_path, "odd-job.json", job))
     assert r.status == 0, r.stderr
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", r.stdout + r.stderr)
     (line,) = [x for x in r.stdout.splitlines() if "fio job" in x]
-    assert line.startswith("  fio job rd rep 9 read [n/a] 1e9 IOPS: randio")
+    assert line.startswith("  fio job rd\\x1b]0;pwned\\x07\\nrep 9 read [n/a] 1e9 IOPS: randio")
     assert not any(x.startswith("rep 9") for x in r.stdout.splitlines())
 
 

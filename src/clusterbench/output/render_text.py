@@ -4,15 +4,18 @@ value, a directory, a host name) into text safe for each output format.
 Stored text is kept as the user gave it; it is rendered here, at output:
 
 - terminal: rich markup escaped ("[/]" and "[link=...]" print as written)
-  and control characters dropped (ESC/CSI/OSC sequences, C1 controls, BEL,
-  newlines, bidirectional overrides), so a label cannot move the cursor,
-  retitle the window, make a hyperlink or reorder a line; bytes that are not UTF-8 (surrogate escapes) show as U+FFFD.
-- csv: as for the terminal (no control characters, one line), and a cell
-  a spreadsheet would read as a formula (= + - @, tab or CR first) gets a
-  leading apostrophe (OWASP's CSV-injection guard).
+  and control characters shown as escapes (a tab as \t, a newline as \n,
+  ESC as \x1b, a C1 control as \x9b, a bidirectional override as \u202e),
+  so a label cannot move the cursor, retitle the window, make a hyperlink
+  or reorder a line, and no character of it is silently lost ("\x1b[31m"
+  prints as those eight characters); bytes that are not UTF-8 (surrogate
+  escapes) show as U+FFFD.
+- csv: as for the terminal (control characters as escapes, one line), and
+  a cell a spreadsheet would read as a formula (= + - @, tab or CR first)
+  gets a leading apostrophe (OWASP's CSV-injection guard).
 - markdown: Markdown and inline HTML metacharacters backslash-escaped, a
-  newline and a pipe cannot split a heading or a table row.
-- html: html.escape, control characters dropped.
+  newline (shown as \n) and a pipe cannot split a heading or a table row.
+- html: html.escape, control characters as escapes.
 - mathtext: matplotlib text with "$" escaped (a "$" pair is mathtext).
 """
 from __future__ import annotations
@@ -20,10 +23,8 @@ from __future__ import annotations
 import html as _html
 import re
 
-# ESC-introduced sequences first (CSI ... final byte, OSC ... BEL or ST, a
-# two-byte escape), then any remaining C0/DEL/C1 control character
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
-# ... and Unicode's bidirectional embedding, override and isolate controls,
+# C0, DEL and C1 control characters (an escape sequence is harmless once
+# its ESC shows as \x1b), and Unicode's bidirectional embedding, override and isolate controls,
 # which reorder what follows them on the line ("Trojan Source", CVE-2021-42574):
 # a label could make a table row or a CSV line read otherwise than it is.
 # Right-to-left text needs none of them to show right to left.
@@ -37,13 +38,23 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<|~]|&(?=[A-Za-z#])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
+_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(control: re.Match) -> str:
+    c = control.group()
+    if c in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[c]
+    return f"\\x{ord(c):02x}" if ord(c) <= 0xff else f"\\u{ord(c):04x}"
+
+
 def plain(text: object) -> str:
-    """The text with control characters and escape sequences removed (each
-    line break becomes a space), non-UTF-8 bytes as U+FFFD."""
+    """The text on one line with each control character shown as its escape
+    (\\t, \\n, \\x1b, \\u202e: seen, never acted on, never dropped),
+    non-UTF-8 bytes as U+FFFD."""
     s = "" if text is None else str(text)
     s = _SURROGATES.sub("\ufffd", s)
-    s = _ESCAPES.sub("", s.replace("\r\n", " ").replace("\n", " "))
-    return _CONTROLS.sub("", s)
+    return _CONTROLS.sub(_escaped, s)
 
 
 def stored(value):
