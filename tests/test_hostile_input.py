@@ -270,6 +270,7 @@ def test_every_numeric_option_of_every_command_refuses_a_word_in_one_line_naming
     import click
 
     from clusterbench.cli import cli
+    from clusterbench.commands.options import ByteSize
 
     def commands(group, ctx, path):
         for name in group.list_commands(ctx):
@@ -280,7 +281,8 @@ def test_every_numeric_option_of_every_command_refuses_a_word_in_one_line_naming
 
     root = click.Context(cli)
     numeric = [(where, p) for where, command in commands(cli, root, "clusterbench") for p in command.params
-               if isinstance(p.type, (click.types._NumberRangeBase, click.types.IntParamType, click.types.FloatParamType))]
+               if isinstance(p.type, (click.types._NumberRangeBase, click.types.IntParamType, click.types.FloatParamType,
+                                      ByteSize))]
     assert len(numeric) >= 15, numeric
     unitless = [f"{where} {p.name}" for where, p in numeric if not getattr(p.type, "unit", None)]
     assert unitless == [], unitless

@@ -174,7 +174,18 @@ def test_a_file_over_the_bound_is_refused_and_max_bytes_raises_it(cli, tmp_path,
     assert cli("import", "--max-bytes", "2m", str(big)).status == 0
     assert store_rows(store_url, "select count(*) from samples") == [(40_000,)]
     bad = cli("import", "--max-bytes", "lots", str(big))
-    assert bad.status == 2 and "'lots' is not a size" in bad.stderr
+    assert bad.status == 2 and "'lots' is not a size (such as 64m or 1g); give 1<=x<=1g (bytes)" in bad.stderr
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "-2m", "2g"])
+def test_a_max_bytes_out_of_range_is_said_with_the_range_and_unit_not_as_no_size(cli, tmp_path, given):
+    """--max-bytes 0 said "'0' is not a size": 0 is a size, out of range, and the line named neither the range
+    nor its unit (every numeric option names both)."""
+    path = tmp_path / "osu.txt"
+    path.write_text("# OSU MPI Latency Test v7.4\n# Size          Latency (us)\n1                       1.50\n")
+    r = cli("import", "--max-bytes", given, str(path))
+    assert r.status == 2 and f"{given} is not in the range 1<=x<=1g (bytes)" in r.stderr, r.stderr
+    assert r.stderr.strip().count("\n") == 0
 
 
 @pytest.mark.timeout(120)

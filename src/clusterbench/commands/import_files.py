@@ -6,26 +6,13 @@ import datetime as dt
 import click
 
 from clusterbench import importers
-from clusterbench.commands.options import RANK_COUNT, PathParam, db_option, width_option
+from clusterbench.commands.options import RANK_COUNT, ByteSize, PathParam, db_option, width_option
 from clusterbench.errors import BadInput
 from clusterbench.output.counted_text import agreeing, counted
 from clusterbench.output.date_text import minute_text
 from clusterbench.output.number_ranges import ranges_text
 from clusterbench.output.render_text import plain
 from clusterbench.store.opening import open_existing_store, open_store
-
-class ByteSize(click.ParamType):
-    """A byte count as cbk writes sizes: 16m, 1g, 4096."""
-    name = "size"
-
-    def convert(self, value, param, ctx):
-        from clusterbench.results.sizes import parse_size
-
-        n = value if isinstance(value, int) else parse_size(value)
-        if n is None or n < 1:
-            self.fail(f"'{value}' is not a size (such as 64m or 1g)", param, ctx)
-        return n
-
 
 class RunDate(click.DateTime):
     """When benchmarks ran (UTC), within importers/run_dates.py's range: a
@@ -40,6 +27,9 @@ class RunDate(click.DateTime):
         return when
 
 
+# every file given is held in memory until all are checked (nothing is stored
+# before): a bound far above any benchmark's output, far below a node's memory
+IMPORT_LIMIT = ByteSize(1, 2**30)
 DATE = RunDate(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"])
 
 
@@ -59,8 +49,9 @@ DATE = RunDate(formats=["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%
               help="Import a file whose bytes the store already holds, or that is given twice (refused otherwise: "
                    "its samples would count twice in compare and trend), e.g. to import it under another --label "
                    "or --host; the runs stored before are kept.")
-@click.option("--max-bytes", "max_bytes", type=ByteSize(), default="16m", show_default=True,
-              help="Refuse a file larger than this (k, m, g suffixes): no benchmark output is that big.")
+@click.option("--max-bytes", "max_bytes", type=IMPORT_LIMIT, default="16m", show_default=True,
+              help=f"Refuse a file larger than this ({IMPORT_LIMIT.range_text()}; k, m, g suffixes): "
+                   "no benchmark output is that big.")
 @db_option
 @width_option
 def command(files, label, fmt, host, date, ranks, dry_run, again, max_bytes, db_url):

@@ -132,6 +132,34 @@ class Digits(click.IntRange):
 RANK_COUNT = Digits(1, MAX_RANKS, unit="ranks")   # --np, --ppn
 
 
+class ByteSize(click.ParamType):
+    """A byte count as cbk writes sizes (16m, 1g, 4096) within the bounds,
+    said with its unit as Digits says its range: "0 is not in the range
+    1<=x<=1g (bytes)" (0 was "not a size": it is one, out of range)."""
+    name = "size"
+    unit = "bytes"
+
+    def __init__(self, min: int, max: int):
+        self.min, self.max = min, max
+
+    def range_text(self) -> str:
+        from clusterbench.results.sizes import size_arg
+
+        return f"{size_arg(self.min)}<=x<={size_arg(self.max)} ({self.unit})"
+
+    def convert(self, value, param, ctx):
+        from clusterbench.results.sizes import parse_size
+
+        n = value if isinstance(value, int) else parse_size(value)
+        if n is None and str(value).strip().startswith("-") and parse_size(str(value).strip()[1:]) is not None:
+            n = -1   # a negative size is a size, out of range
+        if n is None:
+            self.fail(f"{value!r} is not a size (such as 64m or 1g); give {self.range_text()}", param, ctx)
+        if not self.min <= n <= self.max:
+            self.fail(f"{value} is not in the range {self.range_text()}", param, ctx)
+        return n
+
+
 # what float() reads as no finite number: said as such ("nan is not a finite number"), not as no decimal
 NOT_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
