@@ -41,11 +41,17 @@ def hostile_store(tmp_path_factory, cbk_bin):
     # the settings held: runs with one environment are what the "do not differ" test reads, and a second
     # copy of the suite may set vm.dirty_* or THP between two of them
     with machine_settings.held(exclusive=False):
-        for label in LABELS:
+        for i, label in enumerate(LABELS):
             r = run_bounded([sys.executable, "-m", "clusterbench", "run", "null", "--seconds=0.01", "--repeat", "3",
-                             "--label", label], timeout=120, env=env)
+                             "--label", f"hostile{i}"], timeout=120, env=env)
             assert r.returncode == 0, r.stderr
-            assert_plain_terminal(r.stdout + r.stderr)
+    # `run` refuses a label holding a control character now; a store written before holds them, and a file's
+    # text (an imported job or host name) still brings them
+    import sqlalchemy as sa
+
+    with sa.create_engine(url).begin() as c:
+        for i, label in enumerate(LABELS):
+            c.execute(sa.text("update runs set label = :label where label = :was"), {"label": label, "was": f"hostile{i}"})
     return d, env
 
 

@@ -52,6 +52,27 @@ def test_a_blank_label_is_refused_before_anything_runs(cli, store_url, label):
     assert not Path(store_url.removeprefix("sqlite:///")).exists()
 
 
+@pytest.mark.parametrize("name, says", [
+    ("a\tb", "character 2 is a tab (U+0009)"), ("two\nlines", "character 4 is a newline (U+000A)"),
+    ("x\x1b[31mred", "character 2 is ESC (U+001B)"), ("a\x01b", "character 2 is a control character (U+0001)"),
+    ("n\x9b1", "character 2 is a control character (U+009B)"), ("ab\u202ec", "character 3 is a bidirectional control (U+202E)"),
+    ("a\u2028b", "character 2 is a line separator (U+2028)")])
+def test_a_name_to_be_stored_holding_a_character_that_does_not_print_is_refused_naming_it(cli, store_url, name, says):
+    """--label 'a<TAB>b' (and a newline, an escape sequence) was stored, and shown without it; so was an import's
+    --host. Refused in one line that names the character and where it is, before anything runs or is stored."""
+    osu = str(Path(__file__).parent / "fixtures" / "import" / "osu-7.4-bw.txt")
+    for args, what in ((["run", "null", "--seconds=0", "--repeat", "1", "--label", name], "--label"),
+                       (["run", "cluster", "--label", name], "--label"), (["ior", "-w", "--label", name], "--label"),
+                       (["import", "--label", name, "--host", "n01", osu], "--label"),
+                       (["import", "--host", name, osu], "--host")):
+        r = cli(*args)
+        _one_line(r)
+        kind = "a label" if what == "--label" else "a host name"
+        assert f"{what} {name!r}: {says}, which does not print; {kind} is printable text only" in r.stderr, \
+            (args, r.stderr)
+    assert not Path(store_url.removeprefix("sqlite:///")).exists()
+
+
 @pytest.mark.parametrize("host", ["", "   ", "\u200b"])
 def test_a_blank_host_is_refused_before_anything_is_imported(cli, store_url, host):
     """import --host '' was stored as the run's host: 'on ' in show, a blank cell in list."""

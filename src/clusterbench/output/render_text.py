@@ -28,7 +28,8 @@ import re
 # which reorder what follows them on the line ("Trojan Source", CVE-2021-42574):
 # a label could make a table row or a CSV line read otherwise than it is.
 # Right-to-left text needs none of them to show right to left.
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# U+2028 and U+2029 end a line in editors, JavaScript and some Markdown readers as a newline does.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 _SURROGATES = re.compile(r"[\udc80-\udcff]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # inline text never starts a line here (headings, list items and table
@@ -46,6 +47,22 @@ def _escaped(control: re.Match) -> str:
     if c in _NAMED_ESCAPES:
         return _NAMED_ESCAPES[c]
     return f"\\x{ord(c):02x}" if ord(c) <= 0xff else f"\\u{ord(c):04x}"
+
+
+_CONTROL_NAMES = {"\t": "a tab", "\n": "a newline", "\r": "a carriage return", "\x1b": "ESC",
+                  "\x7f": "DEL", "\u2028": "a line separator", "\u2029": "a paragraph separator"}
+
+
+def first_control(text: str) -> str | None:
+    """Where text holds the first character plain() would show as an escape,
+    in words ("character 2 is a tab (U+0009)"), or None: a name given to be
+    stored (a label, a host) is refused with it, so what is stored shows as given."""
+    m = _CONTROLS.search(text)
+    if m is None:
+        return None
+    c = m.group()
+    name = _CONTROL_NAMES.get(c, "a bidirectional control" if c >= "\u202a" else "a control character")
+    return f"character {m.start() + 1} is {name} (U+{ord(c):04X})"
 
 
 def plain(text: object) -> str:

@@ -30,6 +30,15 @@ def _shows(character: str) -> bool:
     return not character.isspace() and unicodedata.category(character) not in _UNSEEN_CATEGORIES
 
 
+def check_printable(what: str, value: str | None, kind: str) -> None:
+    """A name given to be stored (a label, a host) is printable text: a tab, a
+    newline or an escape sequence in it was stored, and shown without it."""
+    from clusterbench.output.render_text import first_control
+
+    if value is not None and (where := first_control(value)):
+        raise BadInput(f"{what} {value!r}: {where}, which does not print; {kind} is printable text only")
+
+
 def check_host(host: str | None) -> None:
     """import --host: one the store can hold, and that shows (a blank one was
     stored as the run's host: 'on ' in show, a blank cell in list)."""
@@ -37,6 +46,7 @@ def check_host(host: str | None) -> None:
     if host is not None and not any(map(_shows, host)):
         raise BadInput(f"--host {host!r}: a host name needs a character that shows; leave --host out for "
                        "the file's own (else 'unknown')")
+    check_printable("--host", host, "a host name")
 
 
 def check_label(label: str | None) -> None:
@@ -48,6 +58,7 @@ def check_label(label: str | None) -> None:
     if label is not None and not any(map(_shows, label)):
         # stored as given, it was a blank cell in list and a run that `show ''` named
         raise BadInput(f"--label {label!r}: a label needs a character that shows; leave --label out for none")
+    check_printable("--label", label, "a label")
     if label is not None and run_id_of(label) is not None:
         raise BadInput(f"--label {label}: a label of digits only cannot be told from run {int(label)}'s id"
                        f" (show, compare, report and prune take either): add a word, e.g. --label n{label}")
