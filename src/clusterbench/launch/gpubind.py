@@ -30,7 +30,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from clusterbench.environment.gpu_grant import Grant, granted, parse_devices  # noqa: F401 (the binding's API)
 from clusterbench.errors import BadInput
@@ -42,24 +42,71 @@ NODE_SOURCE = "the node's GPUs (cbk --gpus)"   # the default binding's grant whe
 HINT = "qsub -l gpu=N on Grid Engine, sbatch --gpus-per-node=N on Slurm, or set CUDA_VISIBLE_DEVICES=0,1,..."
 
 
-def node_gpus(cbk: str) -> Grant:
+# How long `cbk --gpus` may take: a runtime's first start on a node of eight
+# GPUs without persistence mode takes tens of seconds. What is waited for is
+# said after SAY_AFTER_S, then every SAY_EVERY_S: the wait was two minutes of
+# nothing, then a count of 0 (no binding), and again in each rank.
+COUNT_LIMIT_S = 120
+SAY_AFTER_S = 2
+SAY_EVERY_S = 30
+
+
+def node_gpus(cbk: str, say: Callable[[str], None] | None = None, limit_s: float = COUNT_LIMIT_S) -> Grant:
     """The GPUs this process sees, as the GPU runtime counts them: the
     default binding's grant where no batch system granted any. None (0) on
-    a cbk without GPU kernels or a node without a usable GPU."""
+    a cbk without GPU kernels or a node without a usable GPU. A runtime that
+    does not answer in limit_s is bad input here (a stuck driver), not a node
+    without GPUs. `cbk --gpus` runs in a process group of its own, ended
+    whole on a timeout or a stop (Ctrl-C): a runtime's helper processes are
+    not left behind."""
+    import signal
+    import time
+
     try:
-        p = subprocess.run([cbk, "--gpus"], capture_output=True, text=True, timeout=120)
-        count = int(p.stdout.strip()) if p.returncode == 0 and p.stdout.strip().isdigit() else 0
-    except (OSError, subprocess.SubprocessError):
-        count = 0
+        proc = subprocess.Popen([cbk, "--gpus"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                start_new_session=True)
+    except OSError:
+        return Grant(NODE_SOURCE, ())
+    started = time.monotonic()
+    try:
+        next_say = SAY_AFTER_S
+        while True:
+            waited = time.monotonic() - started
+            try:
+                out, _ = proc.communicate(timeout=max(0.0, min(next_say, limit_s) - waited))
+                break
+            except subprocess.TimeoutExpired:
+                waited = time.monotonic() - started
+                if say is not None and waited >= next_say:   # said before a refusal: at least once
+                    say(f"waiting for the GPU runtime to count this node's GPUs ({cbk} --gpus): no answer after "
+                        f"{next_say:g} s; given up at {limit_s:g} s (Ctrl-C stops now)")
+                    next_say += SAY_EVERY_S
+                if waited >= limit_s:
+                    raise BadInput(f"the GPU runtime did not count this node's GPUs in {limit_s:g} s ({cbk} --gpus, "
+                                   "stopped): check its driver (nvidia-smi, rocm-smi), or name the GPUs to bind with "
+                                   "CUDA_VISIBLE_DEVICES=0,1,...") from None
+    finally:
+        if proc.returncode is None:   # a timeout or a stop: the group, whatever cbk's runtime started in it
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    count = int(out.strip()) if proc.returncode == 0 and out.strip().isdigit() else 0
     return Grant(NODE_SOURCE, tuple(str(i) for i in range(count)))
 
 
-def require_grant(environ: Mapping[str, str], per_rank: int, cbk: str | None = None) -> Grant:
+def _say_on_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def require_grant(environ: Mapping[str, str], per_rank: int, cbk: str | None = None,
+                  say: Callable[[str], None] | None = None) -> Grant:
     """The grant a binding splits; with `cbk` (the default binding), the
-    node's own GPUs where no variable names a grant."""
+    node's own GPUs where no variable names a grant (a wait for them said with `say`)."""
     grant = granted(environ)
     if grant is None and cbk is not None:
-        return node_gpus(cbk)
+        return node_gpus(cbk, say)
     if grant is None:
         raise BadInput(f"--gpus-per-rank {per_rank}: no GPUs granted to this job (no SGE_HGR_gpu, "
                        f"SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES): {HINT}")
@@ -122,7 +169,8 @@ def bind_by_default(step, family: str | None):
 
 
 def _grant_of(step, cbk: str) -> Grant:
-    return require_grant(os.environ, step.gpus_per_rank, cbk if step.gpus_by_default else None)
+    # the user's own process: a wait for the runtime is said on its stderr (a rank's wrapper says nothing)
+    return require_grant(os.environ, step.gpus_per_rank, cbk if step.gpus_by_default else None, _say_on_stderr)
 
 
 def preflight(step, hostfile: str | None, cbk: str) -> None:
