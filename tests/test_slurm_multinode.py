@@ -139,3 +139,110 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     html = report.read_text()
     assert 'class="heatmap"' in html and all(h in html for h in ("h01", "h02", "h03", "h04"))
     assert "Links alone (one pair at a time)" in html
+
+
+SHAPES = [(2, None), (3, None), (4, None), (5, None), (7, None), (9, None), (12, None), (5, 2), (3, 1), (8, 4), (6, 3),
+          (3, 2), (4, 2), (2, 1)]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("allocation", [("-N", "3", "-n", "12"), ("-N", "2", "-n", "5"), ("-N", "4", "-n", "7")],
+                         ids=["3x4", "2-nodes-5", "4-nodes-7"])
+def test_srun_places_each_task_where_rank_placement_says(slurm, tmp_path, monkeypatch, allocation):
+    """A rank silent at the start deadline was named with its host under mpiexec with a host file, not
+    under srun: its placement is now srun's block layout over the allocation (rank_placement.slurm_block),
+    checked here against where real srun started each task, for the step shapes clusterbench asks of it
+    (--ntasks, and --nodes with --ntasks-per-node for --ppn) in allocations of even and uneven CPUs."""
+    from clusterbench.launch.job import Job
+    from clusterbench.launch.srun import Srun
+
+    out = tmp_path / "job.out"
+    lines = ['echo "ALLOC $SLURM_JOB_ID $SLURM_JOB_NODELIST $SLURM_JOB_CPUS_PER_NODE"']
+    for n, ppn in SHAPES:
+        shape = f"--ntasks={n}" + (f" --nodes={-(-n // ppn)} --ntasks-per-node={ppn}" if ppn else "")
+        lines.append(f"srun {shape} sh -c 'echo TASK {n}:{ppn} $SLURM_PROCID $SLURMD_NODENAME'"
+                     " || echo REFUSED " f"{n}:{ppn}")
+    r = subprocess.run(["sbatch", "--wait", *allocation, f"--output={out}", "--wrap", "\n".join(lines)],
+                       cwd=tmp_path, capture_output=True, text=True, env=slurm.env, timeout=100)
+    log = out.read_text() if out.exists() else ""
+    assert r.returncode == 0, r.stderr + log
+    (alloc,) = [line.split()[1:] for line in log.splitlines() if line.startswith("ALLOC ")]
+    job_id, nodelist, cpus = alloc
+    started: dict[str, dict[int, str]] = {}
+    for line in log.splitlines():
+        if line.startswith("TASK "):
+            _, shape, rank, host = line.split()
+            started.setdefault(shape, {})[int(rank)] = host
+    monkeypatch.setenv("SLURM_JOB_ID", job_id)
+    monkeypatch.setenv("SLURM_JOB_NODELIST", nodelist)
+    monkeypatch.setenv("SLURM_JOB_CPUS_PER_NODE", cpus)
+    monkeypatch.delenv("SLURM_STEP_ID", raising=False)
+    compared = 0
+    for n, ppn in SHAPES:
+        tasks = started.get(f"{n}:{ppn}")
+        if tasks is None:   # srun refused the shape in this allocation (more nodes or tasks than it has)
+            continue
+        placement = Srun().placement(Job(("true",), n, ppn))
+        assert placement is not None, (n, ppn, nodelist, cpus)
+        assert [placement.host_of(rank) for rank in range(n)] == [tasks[rank] for rank in range(n)], \
+            (n, ppn, nodelist, cpus, log)
+        compared += 1
+    assert compared >= 4, log
+
+
+def test_a_slurm_host_list_is_expanded_as_scontrol_expands_it(slurm):
+    from clusterbench.launch.rank_placement import slurm_hostnames
+
+    for nodelist in ("h[01-03,07],gpu[1-2],x", "n[008-010]", "a[1-2]b[3-4]", "node1,node[10-11]", "h01"):
+        r = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True,
+                           env=slurm.env, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert slurm_hostnames(nodelist) == tuple(r.stdout.split()), nodelist
+
+
+@pytest.mark.timeout(200)
+@pytest.mark.parametrize("allocation", [("-N", "3", "-n", "12"), ("-N", "2", "-n", "5"), ("-N", "3")],
+                         ids=["3x4", "2-nodes-5", "3x1"])
+def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(slurm, tmp_path, monkeypatch,
+                                                                             allocation):
+    """mpiexec without a host file inside a Slurm job: Hydra's ranks (and Open MPI's under --ppn) where the
+    job's nodes and SLURM_TASKS_PER_NODE put them, as clusterbench's own mpiexec command line started them."""
+    import shlex
+
+    from clusterbench.launch.job import Job
+    from clusterbench.launch.mpiexec import MpiExec
+
+    shapes = [(4, None), (5, None), (7, None), (9, None), (4, 1), (5, 2)]
+    cbks = {"H": find_cbk(), **({"O": str(OPENMPI_CBK)} if os.access(OPENMPI_CBK, os.X_OK) else {})}
+    jobs = {(tag, n, ppn): Job(("sh", "-c", f"echo {tag} {n}:{ppn} ${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}} $(hostname)"),
+                               n, ppn, program=cbk)
+            for tag, cbk in cbks.items() for n, ppn in shapes if tag == "H" or ppn}
+    out = tmp_path / "job.out"
+    lines = ['echo "ALLOC $SLURM_JOB_ID $SLURM_JOB_NODELIST $SLURM_TASKS_PER_NODE"',
+             *(shlex.join(MpiExec().command(job)) + " 2>/dev/null" for job in jobs.values()),
+             "exit 0"]   # a shape the MPI refuses is left out below, not the job's failure
+    r = subprocess.run(["sbatch", "--wait", *allocation, f"--output={out}", "--wrap", "\n".join(lines)],
+                       cwd=tmp_path, capture_output=True, text=True, env=slurm.env, timeout=180)
+    log = out.read_text() if out.exists() else ""
+    assert r.returncode == 0, r.stderr + log
+    (alloc,) = [line.split()[1:] for line in log.splitlines() if line.startswith("ALLOC ")]
+    started: dict[tuple, dict[int, str]] = {}
+    for line in log.splitlines():
+        words = line.split()
+        if len(words) == 4 and words[0] in cbks and words[2].isdigit():
+            n, ppn = words[1].split(":")
+            started.setdefault((words[0], int(n), None if ppn == "None" else int(ppn)), {})[int(words[2])] = words[3]
+    monkeypatch.setenv("SLURM_JOB_ID", alloc[0])
+    monkeypatch.setenv("SLURM_JOB_NODELIST", alloc[1])
+    monkeypatch.setenv("SLURM_TASKS_PER_NODE", alloc[2])
+    monkeypatch.delenv("SLURM_STEP_ID", raising=False)
+    compared = 0
+    for key, job in jobs.items():
+        ranks = started.get(key, {})
+        if len(ranks) != job.ranks:   # the MPI refused the shape here (Open MPI past a node's slots)
+            continue
+        placement = MpiExec().placement(job)
+        assert placement is not None and [placement.host_of(r) for r in range(job.ranks)] == \
+            [ranks[r] for r in range(job.ranks)], (key, alloc, log)
+        compared += 1
+    assert compared >= len(shapes), log

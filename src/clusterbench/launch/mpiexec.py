@@ -69,6 +69,29 @@ def openmpi_command(mpiexec: str, job: Job, as_root: bool) -> list[str]:
     return cmd + list(job.argv)
 
 
+def slurm_allocation(kind: str, job: Job, environ) -> rank_placement.Placement | None:
+    """mpiexec inside a Slurm job: both MPIs take the job's nodes in order
+    (SLURM_JOB_NODELIST) with SLURM_TASKS_PER_NODE as each node's slots,
+    Hydra round and round, Open MPI with ppr:N:node (--ppn) as from a host
+    file; as each placed its ranks in sbatch jobs on the test cluster
+    (tests/test_slurm_multinode.py). Open MPI without --ppn maps by core,
+    and a node's cores are not known here: None, as outside Slurm."""
+    from clusterbench.launch.allocation import cpus_per_node
+
+    if not environ.get("SLURM_JOB_ID") or environ.get("SLURM_STEP_ID"):
+        return None
+    hosts = rank_placement.slurm_hostnames(environ.get("SLURM_JOB_NODELIST", ""))
+    tasks = cpus_per_node(environ.get("SLURM_TASKS_PER_NODE", ""))
+    if not hosts or not tasks or len(hosts) != len(tasks):
+        return None
+    entries = tuple(hostfiles.HostEntry(h, t) for h, t in zip(hosts, tasks))
+    if kind == "mpich":
+        return rank_placement.hydra(entries, job.ranks, job.ranks_per_node)
+    if kind == "openmpi" and job.ranks_per_node:
+        return rank_placement.open_mpi(entries, job.ranks, job.ranks_per_node)
+    return None
+
+
 class MpiExec(Launcher):
     name = "mpiexec"
 
@@ -94,13 +117,16 @@ class MpiExec(Launcher):
 
     def placement(self, job: Job) -> rank_placement.Placement | None:
         """This host for every rank, or the host file's placement in the
-        MPI's own way (launch/rank_placement.py); None in a batch job
-        without a host file (the job's nodes are mpiexec's to read)."""
+        MPI's own way (launch/rank_placement.py), or inside a Slurm job
+        without a host file the job's nodes as the MPI reads them
+        (slurm_allocation); None where it cannot tell."""
         if self.on_this_host_only(job):
             return rank_placement.Placement((socket.gethostname(),), (job.ranks,), job.ranks, False)
         exe = find_mpiexec(job.cbk)
-        if not job.hostfile or not exe:
+        if not exe:
             return None
+        if not job.hostfile:
+            return slurm_allocation(flavour(exe), job, os.environ)
         try:
             entries = hostfiles.read(job.hostfile).entries
         except BadInput:

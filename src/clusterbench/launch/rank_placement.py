@@ -9,9 +9,10 @@ may refuse, not a list for this process to build.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, product
 
 from clusterbench.launch.hostfile import HostEntry
 
@@ -64,3 +65,90 @@ def open_mpi(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -
     if None in slots or ranks > sum(slots):
         return None
     return Placement(hosts, slots, ranks, False)
+
+
+def slurm_block(hosts: tuple[str, ...], cpus: tuple[int, ...], ranks: int, per_node: int | None) -> Placement | None:
+    """srun's default distribution (block) over an allocation's nodes in
+    their order (SLURM_JOB_NODELIST; cpus: SLURM_JOB_CPUS_PER_NODE), as
+    Slurm's _task_layout_block counts it (slurm_step_layout.c): how many
+    tasks each node takes is dealt cyclically, one a node a round while it
+    has a CPU left, then one a node a round over all (over-subscribed); the
+    tasks are numbered node by node. With --ntasks-per-node (--ppn), the
+    first ceil(ranks / ppn) nodes (srun is given --nodes so), each with ppn
+    of its CPUs at most (a node of 1 CPU under --ntasks-per-node=3 takes 1
+    before the over-subscribed rounds, as real srun placed them); without
+    it, no more nodes than tasks. None where the two lists differ in length."""
+    if len(hosts) != len(cpus) or not hosts or ranks < 1:
+        return None
+    if per_node:
+        nodes = -(-ranks // per_node)
+        if nodes > len(hosts):
+            return None
+        hosts, cpus = hosts[:nodes], tuple(min(per_node, c) for c in cpus[:nodes])
+    elif ranks < len(hosts):
+        hosts, cpus = hosts[:ranks], cpus[:ranks]
+    return Placement(hosts, _dealt(cpus, ranks), ranks, False)
+
+
+def _dealt(cpus: tuple[int, ...], ranks: int) -> tuple[int, ...]:
+    """Tasks a node, dealt one a node a round to nodes with a CPU left, in
+    closed form (a round a task would be 10^9 rounds for 10^9 ranks)."""
+    total = sum(cpus)
+    if ranks >= total:   # every CPU taken, the rest dealt over all nodes alike
+        more, extra = divmod(ranks - total, len(cpus))
+        return tuple(c + more + (i < extra) for i, c in enumerate(cpus))
+    low, high = 0, max(cpus)   # the most full rounds whose tasks fit: sum(min(c, rounds)) <= ranks
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(min(c, mid) for c in cpus) <= ranks:
+            low = mid
+        else:
+            high = mid - 1
+    left = ranks - sum(min(c, low) for c in cpus)
+    counts = []
+    for c in cpus:   # the partial round: the first `left` nodes with a CPU past the full rounds
+        take = 1 if left and c > low else 0
+        left -= take
+        counts.append(min(c, low) + take)
+    return tuple(counts)
+
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def slurm_hostnames(nodelist: str) -> tuple[str, ...] | None:
+    """A Slurm host list ("h[01-03,07],gpu[1-2]", as SLURM_JOB_NODELIST
+    holds it) expanded as `scontrol show hostnames` expands it: each
+    bracket a range or list, zero-padded to its lower bound's width, and a
+    name of two brackets their product; None for a form it is not."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(nodelist):
+        depth += (c == "[") - (c == "]")
+        if depth < 0 or depth > 1:
+            return None
+        if c == "," and depth == 0:
+            items.append(nodelist[start:i])
+            start = i + 1
+    items.append(nodelist[start:])
+    names: list[str] = []
+    for item in items:
+        parts = re.split(r"\[([^\]]*)\]", item.strip())
+        if not item.strip():
+            return None
+        choices: list[list[str]] = []
+        for k, part in enumerate(parts):
+            if k % 2 == 0:
+                choices.append([part])
+                continue
+            numbers = []
+            for piece in part.split(","):
+                m = _RANGE.match(piece.strip())
+                if not m:
+                    return None
+                lo, hi = m.group(1), m.group(2) or m.group(1)
+                if int(hi) < int(lo):
+                    return None
+                numbers += [str(n).zfill(len(lo)) for n in range(int(lo), int(hi) + 1)]
+            choices.append(numbers)
+        names += ["".join(p) for p in product(*choices)]
+    return tuple(names)

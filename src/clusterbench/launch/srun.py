@@ -60,6 +60,21 @@ class Srun(Launcher):
             raise BadInput(NOT_HERE)
         return srun_command(srun, job, self.mpi())
 
+    def placement(self, job: Job):
+        """Inside an allocation, the tasks as srun lays them out over its
+        nodes (launch/rank_placement.py's slurm_block, block distribution);
+        None outside one (srun asks for nodes of its own), inside a step,
+        with a host file (--nodefile), or with --overcommit (--oversubscribe),
+        which changes the CPUs srun counts a node."""
+        from clusterbench.launch.allocation import cpus_per_node
+        from clusterbench.launch.rank_placement import slurm_block, slurm_hostnames
+
+        if job.hostfile or job.oversubscribe or not os.environ.get("SLURM_JOB_ID") or os.environ.get("SLURM_STEP_ID"):
+            return None
+        hosts = slurm_hostnames(os.environ.get("SLURM_JOB_NODELIST", ""))
+        cpus = cpus_per_node(os.environ.get("SLURM_JOB_CPUS_PER_NODE", ""))
+        return slurm_block(hosts, tuple(cpus), job.ranks, job.ranks_per_node) if hosts and cpus else None
+
     def misfit(self, job: Job) -> str | None:
         from clusterbench.launch.allocation import slurm_misfit
 
