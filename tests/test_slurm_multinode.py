@@ -246,3 +246,30 @@ def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(s
             [ranks[r] for r in range(job.ranks)], (key, alloc, log)
         compared += 1
     assert compared >= len(shapes), log
+
+
+@pytest.mark.timeout(200)
+def test_a_silent_rank_under_srun_is_named_with_the_host_srun_started_it_on(slurm, tmp_path):
+    """At the start deadline the message said "rank 2 said nothing" under srun, where under mpiexec with a
+    host file it named the host. Rank 2 here sleeps before it becomes cbk, and says where srun started it."""
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    out = tmp_path / "job.out"
+    wrapper = tmp_path / "cbk-rank2-silent"
+    wrapper.write_text('#!/bin/sh\ncase " $* " in *" --seconds=0.25 "*)\n'
+                       f'  [ "$SLURM_PROCID" = 2 ] && {{ echo "$SLURMD_NODENAME" > {tmp_path}/rank2; exec sleep 600; }};;\n'
+                       f'esac\nexec {find_cbk()} "$@"\n')
+    wrapper.chmod(0o755)
+    bindir = Path(sys.executable).parent
+    env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": str(wrapper), "CLUSTERBENCH_SRUN_MPI": "pmi2",
+           "CBK_WAIT_NOTE_S": "1",
+           "PATH": f"{Path(find_cbk()).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
+    script = (f"{sys.executable} -m clusterbench run null --np 3 --launcher srun --seconds=0.25 --repeat 1 "
+              "--start-timeout 12 --quiet")
+    r = subprocess.run(["sbatch", "--wait", "-N", "2", "-n", "4", f"--output={out}", "--wrap", script],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=180)
+    log = out.read_text() if out.exists() else ""
+    (message,), = store_rows(store, "select message from steps")
+    host = (tmp_path / "rank2").read_text().strip()
+    assert host in ("h01", "h02"), (host, log)
+    assert f"; rank 2 (placed on {host}) said nothing: the likely holder of the others' waits; " in message, \
+        (message, r.stderr, log)
