@@ -83,6 +83,10 @@ MALFORMED = {
     "np-empty-list": ("np = []", "np = []"),
     "np-past-mpis-int": ("np = 2147483648", "np = 2147483648"),   # what --np refuses (launch.MAX_RANKS)
     "name-with-nul": ('name = "a\\u0000b"', "name ="),
+    # as --label: a tab, a C1 control or a bidirectional override was stored and shown without it
+    "name-with-tab": ('name = "a\\tb"', "name = 'a\\tb': expected text without control characters"),
+    "name-with-c1": ('name = "a\\u009bb"', "name = 'a\\x9bb': expected text without control characters"),
+    "name-with-bidi": ('name = "a\\u202eb"', "expected text without control characters"),
     "env-value-with-nul": ('env = { A = "x\\u0000y" }', "env.A: a value cannot hold a NUL character"),
     "params-table": ("params = { seconds = { a = 1 } }", "params.seconds"),
     "unknown-key": ("color = 1", "color"),
