@@ -21,7 +21,7 @@ def check_text(what: str, value: str | None, limit: int | None = None) -> None:
         raise BadInput(f"{what} is {len(value)} characters long; the store holds at most {limit}")
 
 
-# Unicode categories no terminal draws: controls (rich drops them), format characters (a zero-width
+# Unicode categories no terminal draws: controls (shown only as escapes), format characters (a zero-width
 # space, a byte order mark), surrogates and unassigned code points
 _UNSEEN_CATEGORIES = {"Cc", "Cf", "Cs", "Cn"}
 
