@@ -91,3 +91,22 @@ def test_a_gpu_count_that_answers_says_nothing(gpu_test_cbk, tmp_path, monkeypat
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     said: list[str] = []
     assert node_gpus(gpu_test_cbk, said.append).devices == ("0", "1", "2") and said == []
+
+
+@pytest.mark.timeout(120)
+def test_a_run_counts_the_nodes_gpus_once_and_each_rank_once(gpu_test_cbk, mpiexec, tmp_path):
+    """`run` checked the step before opening the store and again as it ran it, each check counting the
+    GPUs for the binding and again for each rank's check: four counts in the run's own process, each a
+    runtime's start (tens of seconds on a node of eight GPUs without persistence mode)."""
+    calls = tmp_path / "calls"
+    counting = tmp_path / "cbk"
+    counting.write_text(f'#!/bin/sh\n[ "$1" = "--gpus" ] && echo "${{PMI_RANK:-run}}" >> {calls}\n'
+                        f'exec {gpu_test_cbk} "$@"\n')
+    counting.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CBK_TEST_GPU", "SGE_HGR", "SLURM"))
+           and k not in ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK")}
+    env.update(CLUSTERBENCH_CBK=str(counting), CLUSTERBENCH_DB=f"sqlite:///{tmp_path / 'r.db'}", CBK_TEST_GPUS="2")
+    r = subprocess.run([sys.executable, "-m", "clusterbench", "run", "gpumem", "--array-size=64k", "--passes=2",
+                        "--np", "2", "--repeat", "1", "--quiet"], env=env, capture_output=True, text=True, timeout=100)
+    assert r.returncode == 0, r.stderr
+    assert sorted(calls.read_text().split()) == ["0", "1", "run"]

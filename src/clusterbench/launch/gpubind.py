@@ -51,14 +51,28 @@ SAY_AFTER_S = 2
 SAY_EVERY_S = 30
 
 
+# Each answer of `cbk --gpus`, by cbk and the environment it ran in: `run`
+# checks a step before it opens the store and again as it runs it, each
+# check binding and then checking each rank's binding, and a runtime's start
+# (tens of seconds on a node of eight GPUs) was waited for four times.
+_COUNTED: dict[tuple, Grant] = {}
+
+
 def node_gpus(cbk: str, say: Callable[[str], None] | None = None, limit_s: float = COUNT_LIMIT_S) -> Grant:
     """The GPUs this process sees, as the GPU runtime counts them: the
     default binding's grant where no batch system granted any. None (0) on
-    a cbk without GPU kernels or a node without a usable GPU. A runtime that
-    does not answer in limit_s is bad input here (a stuck driver), not a node
-    without GPUs. `cbk --gpus` runs in a process group of its own, ended
-    whole on a timeout or a stop (Ctrl-C): a runtime's helper processes are
-    not left behind."""
+    a cbk without GPU kernels or a node without a usable GPU; counted once
+    a process for one cbk and environment. A runtime that does not answer in
+    limit_s is bad input here (a stuck driver), not a node without GPUs.
+    `cbk --gpus` runs in a process group of its own, ended whole on a timeout
+    or a stop (Ctrl-C): a runtime's helper processes are not left behind."""
+    key = (cbk, tuple(sorted(os.environ.items())))
+    if key not in _COUNTED:
+        _COUNTED[key] = _count_gpus(cbk, say, limit_s)
+    return _COUNTED[key]
+
+
+def _count_gpus(cbk: str, say: Callable[[str], None] | None, limit_s: float) -> Grant:
     import signal
     import time
 
