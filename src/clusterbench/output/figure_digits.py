@@ -12,6 +12,8 @@ The rule is the metrology convention (GUM 7.2.6, ISO 80000-1 annex B):
   resolution): OSU's 4.4, written so, stays 4.4;
 - never into the integer digits: 45,237 stays 45,237, not 45,200 (a
   rounded integer's trailing zeros cannot say they are not significant);
+- a median keeps 3 significant digits however wide its interval (median_places): 4.43 beside
+  1..100 read "4", a figure that had lost what was measured; the interval stays coarse;
 - a rate beside a median (MB/s beside MiB/s): the median's places;
 - a figure without an interval (one repetition, a percentile): 4 significant digits, whole numbers from 100 on, as
   the reports always printed; 1,234.5678 MiB/s reads 1,235.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import math
 
 SIGNIFICANT_UNCERTAINTY = 2   # digits of the uncertainty kept (GUM 7.2.6: "at most two")
+SIGNIFICANT_MEDIAN = 3        # digits a median keeps however wide its interval
 
 
 def number(v: float | None) -> str:
@@ -42,22 +45,46 @@ def as_given(v: float) -> str:
     return f"{v:.15g}"
 
 
+def _written_places(s) -> int | None:
+    """The places the values were written with (stats.resolution), None for a computed figure's 1e-13."""
+    written = getattr(s, "resolution", None)
+    return max(0, -round(math.log10(written))) if written else None
+
+
+def _significant_places(v: float, digits: int) -> int:
+    """The places that give v `digits` significant digits, none into the integer digits."""
+    if v == 0 or not math.isfinite(v):
+        return 0
+    return max(0, digits - 1 - math.floor(math.log10(abs(v))))
+
+
 def places(s) -> int | None:
-    """The decimal places a Summary's median and interval are printed with;
+    """The decimal places a Summary's interval (and its min and max) are printed with;
     None without an interval of some width (then number() applies)."""
     if s is None or s.n < 2 or s.ci_low is None or s.ci_high is None:
         return None
     half_width = (s.ci_high - s.ci_low) / 2
     if not (half_width > 0 and math.isfinite(half_width)):
         return None
+    written = _written_places(s)
     exponent = math.floor(math.log10(half_width))
     keep = SIGNIFICANT_UNCERTAINTY - 1 - exponent
     if round(half_width, keep) >= 10.0 ** (exponent + 1):   # 0.0996 rounds to 0.10: one place fewer
         keep -= 1
-    written = getattr(s, "resolution", None)
-    if written:   # no finer than the values were given with (1e-13 for a computed figure)
-        keep = min(keep, max(0, -round(math.log10(written))))
+    if written is not None:   # no finer than the values were given with (1e-13 for a computed figure)
+        keep = min(keep, written)
     return max(0, keep)
+
+
+def median_places(s) -> int | None:
+    """The places a Summary's median (and the MB/s beside it) is printed with: its interval's,
+    or more where that leaves it fewer than 3 significant digits (never finer than written)."""
+    d = places(s)
+    if d is None or s.median is None:
+        return d
+    keep = _significant_places(s.median, SIGNIFICANT_MEDIAN)
+    written = _written_places(s)
+    return max(d, keep if written is None else min(keep, written))
 
 
 def at(v: float | None, decimals: int | None) -> str:
@@ -70,8 +97,9 @@ def at(v: float | None, decimals: int | None) -> str:
 
 
 def median(s) -> str:
-    """A Summary's median at its interval's places: '28.2' beside '26.2..38.1'."""
-    return at(s.median, places(s))
+    """A Summary's median at its interval's places, 3 significant digits at least: '28.2' beside
+    '26.2..38.1', '4.43' beside '1..100'."""
+    return at(s.median, median_places(s))
 
 
 def span(s) -> str:

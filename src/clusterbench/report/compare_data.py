@@ -14,7 +14,7 @@ from clusterbench.output.render_text import csv_cell
 from clusterbench.report import table_units
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.units_text import beside
-from clusterbench.output.figure_digits import places
+from clusterbench.output.figure_digits import median_places
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "comparison.schema.json"
 SCHEMA_VERSION = 1
@@ -100,7 +100,7 @@ def median_beside(p: Point, config: str, shown: table_units.ShownUnit | None = N
     first = p.first.get(config)
     shown = shown or table_units.ShownUnit(p.unit)
     s = shown.summary(p.summary(config))
-    return beside(s.median, shown.unit, first is not None and first.link_bits_per_s is not None, places(s))
+    return beside(s.median, shown.unit, first is not None and first.link_bits_per_s is not None, median_places(s))
 
 
 def _versus(p: Point, base: str, other: str) -> dict:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from clusterbench.catalogue import GPU, family_of, step_family
-from clusterbench.output.figure_digits import places
+from clusterbench.output.figure_digits import median_places
 from clusterbench.report import table_units
 from clusterbench.report.data import step_titles
 from clusterbench.results.sample import condition_shown
@@ -215,8 +215,8 @@ def figures(run: dict) -> list[Figure]:
         # in the unit its step's table shows: "91,697 MiB/s" headed a table that read 90 GiB/s
         shown = table_units.of_rows(st["summary"])[row.unit]
         s = shown.summary(row.stats)
-        out.append(Figure(rule, name, st, row, s.median, shown.unit or "", beside(s.median, shown.unit or "", decimals=places(s)),
-                          row.limit or "", text, flagged, places(s)))
+        out.append(Figure(rule, name, st, row, s.median, shown.unit or "", beside(s.median, shown.unit or "", decimals=median_places(s)),
+                          row.limit or "", text, flagged, median_places(s)))
     return out
 
 
@@ -360,6 +360,6 @@ def compared(table, runs: list[dict]) -> list[Compared]:
                             {n: shown.summary(p.summary(n)).median for n in names}, {n: point_flag(p, n) for n in names},
                             {n: p.versus(names[0], n).ratio for n in names[1:]},
                             {n: p.verdict_text(names[0], n) for n in names[1:]},
-                            {n: places(shown.summary(p.summary(n))) for n in names},
+                            {n: median_places(shown.summary(p.summary(n))) for n in names},
                             {n: p.versus(names[0], n).reason for n in names[1:]}))
     return out

@@ -17,7 +17,7 @@ from clusterbench.report.compare_data import (median_beside, n_after_interval, o
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
-from clusterbench.output.figure_digits import at, number, places
+from clusterbench.output.figure_digits import at, median_places, number, places
 from clusterbench.report.terminal import (PAIR_RATE, RANK_TIMES, ci_words, condition_header, limit_text,
                                            shared_interval_words)
 from clusterbench.results.sample import condition_shown
@@ -209,12 +209,12 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
             s = u.summary(r.stats)
             cv = f"{s.cv:.1%}" if s.cv is not None else "-"
             flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
-            d = places(s)   # median, interval, min and max to the interval's decimal place
+            d, dm = places(s), median_places(s)   # interval, min and max to its decimal place; the median 3 digits at least
             out.append(f"<tr><td>{esc(r.label)}</td>{f'<td>{esc(condition_shown(r.mode))}</td>' if condition else ''}"
                        f"<td class=n>{r.n}</td>"
-                       f"<td class=n>{at(s.median, d)}{flag}</td><td class=ci>{ci_cell(s, said)}</td>"
+                       f"<td class=n>{at(s.median, dm)}{flag}</td><td class=ci>{ci_cell(s, said)}</td>"
                        f"<td class=n>{at(s.minimum, d)}</td><td class=n>{at(s.maximum, d)}</td><td class=n>{cv}</td>"
-                       f"<td>{unit_cell(u.unit, beside(s.median, u.unit, decimals=d))}</td>"
+                       f"<td>{unit_cell(u.unit, beside(s.median, u.unit, decimals=dm))}</td>"
                        + (f"<td class=n>{' / '.join(number(t) for t in r.rank_medians or ())}</td>" if ranks else "")
                        + (f"<td class=n>{number(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
                        + (f'<td class="limit">{esc(limit_text(r))}</td>' if limits else "") + "</tr>")

@@ -15,7 +15,7 @@ from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
 from clusterbench.results.warning_fold import step_lines
 from clusterbench.report.terminal import ci_words, condition_header, limit_text, shared_interval_words
-from clusterbench.output.figure_digits import at, number, places
+from clusterbench.output.figure_digits import at, median_places, number, places
 from clusterbench.store import run_kinds
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.results.sample import condition_shown
@@ -126,12 +126,12 @@ def render(report: Report) -> str:
                 u = shown[r.unit]
                 unit = unit_shown(u.unit)
                 s = u.summary(r.stats)
-                d = places(s)   # median, interval, min and max to the interval's decimal place
+                d, dm = places(s), median_places(s)   # interval, min and max to its decimal place; the median 3 digits at least
                 if r.median_decimal is not None:   # the MB/s twin to the same places as the MiB/s median
                     decimal, decimal_unit = u.beside(r.median_decimal, r.decimal_unit)
-                    unit += f" ({at(decimal, d)} {decimal_unit} median)"
+                    unit += f" ({at(decimal, dm)} {decimal_unit} median)"
                 flag = " !" if r.warnings or r.limit_exceeded else ""
-                out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, d)}{flag} | {md(ci_words(s).removesuffix(' ' + said) if said else ci_words(s))} | "
+                out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, dm)}{flag} | {md(ci_words(s).removesuffix(' ' + said) if said else ci_words(s))} | "
                            f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
             out += latency_table(st) + pair_table(st)
             # folded over the rows as HTML and show fold them: listed raw, cpufreq's two rows gave two

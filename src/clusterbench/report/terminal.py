@@ -8,7 +8,7 @@ from rich.text import Text
 
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
-from clusterbench.output.figure_digits import at, number, places, span
+from clusterbench.output.figure_digits import at, median_places, number, places, span
 from clusterbench.report import table_units
 from clusterbench.report.data import kernel_command, step_titles, stop_text
 from clusterbench.report.gpu_caption import gpu_caption
@@ -136,13 +136,13 @@ def step_table(st: dict, title: str, condition: str | None, decimal: bool, tier:
         u = shown[r.unit]
         s = u.summary(r.stats)
         ci = ci_text(s).replace("..", "..\n") if tier >= CI_LINES else ci_text(s)
-        d = places(s)   # median, interval, min and max to the interval's decimal place
+        d, dm = places(s), median_places(s)   # interval, min and max to its decimal place; the median 3 digits at least
         cells = [r.label] + ([condition_shown(r.mode)] if condition else []) + [
-            str(r.n), at(s.median, d), ci, at(s.minimum, d), at(s.maximum, d),
+            str(r.n), at(s.median, dm), ci, at(s.minimum, d), at(s.maximum, d),
             f"{s.cv:.1%}" if s.cv is not None else "-", unit_shown(u.unit)]
         if decimal:
             value, unit = u.beside(r.median_decimal, r.decimal_unit)
-            cells.append(f"{at(value, d)} {unit}" if value is not None else "")   # to the median's places
+            cells.append(f"{at(value, dm)} {unit}" if value is not None else "")   # to the median's places
         if ranks:
             cells.append(" / ".join(number(t) for t in r.rank_medians) if r.rank_medians else "")
         if bandwidth:
