@@ -1,12 +1,16 @@
 """The digits a report's figure keeps, read back from the rendered Markdown and HTML
 (output/figure_digits.py; docs/statistics.md, "How figures are rounded"): a median keeps 3
-significant digits however wide its interval."""
+significant digits however wide its interval, and no figure shows more places than the tool
+that measured it printed, a converted unit (OSU's MB/s stored as MiB/s) included."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from test_markdown_comparison import Tables, rendered
 
+FIXTURES = Path(__file__).parent / "fixtures" / "import"
 
 
 def step_rows(page: Tables, first_cell: str) -> list[dict[str, str]]:
@@ -51,3 +55,19 @@ def test_a_median_keeps_three_significant_digits_beside_a_very_wide_interval(cli
         assert (row["min"], row["max"]) == ("1", "100"), (fmt, row)   # the spread stays coarse
         interval = next(v for k, v in row.items() if k.startswith("interval of the median"))
         assert interval.startswith("1..100"), (fmt, row)
+
+
+@pytest.mark.timeout(120)
+def test_an_osu_bandwidth_shows_no_more_places_than_osu_printed(cli, tmp_path):
+    """osu_bw prints MB/s to hundredths (0.08); stored as MiB/s (0.0762939...) its one repetition
+    read 0.07629 MiB/s (0.08 MB/s median): digits OSU never measured."""
+    r = cli("import", str(FIXTURES / "osu-7.4-bw.txt"), "--label", "osu", "--host", "h")
+    assert r.status == 0, r.stderr
+    for fmt, page in report_pages(cli, tmp_path, "osu").items():
+        rows = step_rows(page, "bandwidth 1 B")
+        assert len(rows) == 17
+        for row in rows:
+            for figure in (row["median"], row["min"], row["max"]):
+                assert places(figure) <= 2, (fmt, row)
+        first = rows[0]
+        assert first["median"] == "0.08" and "0.08 MB/s" in first["unit"], (fmt, first)

@@ -52,6 +52,7 @@ class Point:
     params: dict
     key: SampleKey          # which measurement of the step
     values: dict[str, list[float]] = field(default_factory=dict)  # config name -> samples
+    written: dict[str, list[float]] = field(default_factory=dict)  # config name -> step_summary.Row.written
     exclude_outliers: bool = False
     sample_warnings: dict[str, list[list[str]]] = field(default_factory=dict)  # config name -> per sample
     first: dict[str, Sample] = field(default_factory=dict, repr=False)  # config name -> a sample, for ceilings
@@ -110,7 +111,8 @@ class Point:
         return self.key.label
 
     def summary(self, config: str) -> stats.Summary:
-        return stats.summarize(self.values.get(config, []), exclude_outliers=self.exclude_outliers)
+        return stats.summarize(self.values.get(config, []), exclude_outliers=self.exclude_outliers,
+                               written=min(self.written.get(config, []), default=None))
 
     def versus(self, base: str, other: str) -> stats.Comparison:
         return stats.compare(self.kept(base), self.kept(other), self.unit)
@@ -285,6 +287,8 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
                                                      step_words=_step_words(st), exclude_outliers=exclude_outliers))
                     if s.value is not None:
                         p.values.setdefault(cfg.name, []).append(s.value)
+                        if s.decimal is not None:   # a tool's MB/s, converted: no finer than it printed
+                            p.written.setdefault(cfg.name, []).append(stats.twin_resolution(s.value, s.decimal))
                     p.sample_warnings.setdefault(cfg.name, []).append(list(s.warnings))
                     p.first.setdefault(cfg.name, s)
                     p.contexts.setdefault(cfg.name, ctx)  # the first run's: one environment per config

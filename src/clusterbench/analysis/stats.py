@@ -78,6 +78,12 @@ def resolution(values: list[float]) -> float:
     return 10.0 ** min([0, *(e for e in exponents if isinstance(e, int))])
 
 
+def twin_resolution(value: float, printed: float) -> float:
+    """The resolution of a value converted from a figure a tool printed (OSU's 0.08 MB/s stored as
+    0.0763 MiB/s): the printed figure's, in the value's unit. The conversion's float hides it."""
+    return resolution([printed]) * abs(value / printed) if printed else 0.0
+
+
 def modified_z(values: list[float]) -> list[float]:
     """|0.6745 (x - median) / MAD| of each value. A MAD of 0 (more than half
     the values equal) is half the values' resolution: a spread too fine for
@@ -179,7 +185,9 @@ def _ci_rank(n: int, confidence: float) -> tuple[int, float]:
     return best, best_inside / total
 
 
-def summarize(values: list[float], exclude_outliers: bool = False) -> Summary:
+def summarize(values: list[float], exclude_outliers: bool = False, written: float | None = None) -> Summary:
+    """written: the step the values' source printed, where it is coarser than the values show (a
+    tool's MB/s converted to MiB/s: twin_resolution); the figures are never printed finer."""
     values = [float(v) for v in values if v is not None and math.isfinite(v)]
     outliers = outlier_indices(values)
     used = [v for i, v in enumerate(values) if i not in set(outliers)] if exclude_outliers else values
@@ -192,7 +200,7 @@ def summarize(values: list[float], exclude_outliers: bool = False) -> Summary:
     lo, hi, cov = median_ci(used)
     return Summary(n, _median(used), mean, min(used), max(used), std,
                    std / mean if std is not None and mean else None, lo, hi, cov, outliers, exclude_outliers,
-                   outlier_bound(len(values)), resolution(used))
+                   outlier_bound(len(values)), max(resolution(used), written or 0.0))
 
 
 def ci_width_ratio(values: list[float]) -> float | None:

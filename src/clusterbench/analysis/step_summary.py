@@ -24,6 +24,7 @@ class Row:
     values: list[float] = field(default_factory=list)
     decimal: list[float] = field(default_factory=list)   # MB/s beside MiB/s
     decimal_unit: str | None = None
+    written: list[float] = field(default_factory=list)   # per sample: the step its tool printed it to (imports)
     sample_warnings: list[list[str]] = field(default_factory=list)  # per sample, as stored
     sample_repetitions: list[int | None] = field(default_factory=list)  # per sample: its repetition
     condition: tuple[str, ...] = ()  # what the mode column holds: Sample.condition_names
@@ -45,7 +46,7 @@ class Row:
 
     @property
     def stats(self) -> stats.Summary:
-        return stats.summarize(self.values)
+        return stats.summarize(self.values, written=min(self.written, default=None))
 
     @property
     def n(self) -> int:
@@ -137,6 +138,8 @@ def rows(samples: list[Sample], ceiling_context=None) -> list[Row]:
         if s.decimal is not None:
             row.decimal.append(s.decimal)
             row.decimal_unit = s.decimal_unit
+            if s.value is not None:   # OSU's MB/s, converted: its MiB/s are no finer than OSU printed
+                row.written.append(stats.twin_resolution(s.value, s.decimal))
         row.sample_warnings.append(list(s.warnings))
         row.sample_repetitions.append(s.repetition)
         if s.rank_us is not None:

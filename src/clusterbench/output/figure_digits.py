@@ -16,7 +16,8 @@ The rule is the metrology convention (GUM 7.2.6, ISO 80000-1 annex B):
   1..100 read "4", a figure that had lost what was measured; the interval stays coarse;
 - a rate beside a median (MB/s beside MiB/s): the median's places;
 - a figure without an interval (one repetition, a percentile): 4 significant digits, whole numbers from 100 on, as
-  the reports always printed; 1,234.5678 MiB/s reads 1,235.
+  the reports always printed; 1,234.5678 MiB/s reads 1,235; never finer than it was written (OSU's
+  0.08 MB/s, stored as 0.0763 MiB/s, reads 0.08, not 0.07629).
 """
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ import math
 
 SIGNIFICANT_UNCERTAINTY = 2   # digits of the uncertainty kept (GUM 7.2.6: "at most two")
 SIGNIFICANT_MEDIAN = 3        # digits a median keeps however wide its interval
+NUMBER_SIGNIFICANT = 4        # number(): digits of a figure without an interval, below 100
 
 
 def number(v: float | None) -> str:
     """A figure without an interval: 4 significant digits below 100, whole from 100."""
     if v is None:
         return "-"
-    return f"{v:,.4g}" if abs(v) < 100 else f"{v:,.0f}"
+    return f"{v:,.{NUMBER_SIGNIFICANT}g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
 def two_digits(v: float) -> str:
@@ -60,13 +62,17 @@ def _significant_places(v: float, digits: int) -> int:
 
 def places(s) -> int | None:
     """The decimal places a Summary's interval (and its min and max) are printed with;
-    None without an interval of some width (then number() applies)."""
-    if s is None or s.n < 2 or s.ci_low is None or s.ci_high is None:
-        return None
-    half_width = (s.ci_high - s.ci_low) / 2
-    if not (half_width > 0 and math.isfinite(half_width)):
+    None without an interval of some width (then number() applies), unless the values were
+    written coarser than number() prints: OSU's 0.08 MB/s, stored as 0.0763 MiB/s, keeps 2."""
+    if s is None:
         return None
     written = _written_places(s)
+    half_width = (s.ci_high - s.ci_low) / 2 if s.n >= 2 and None not in (s.ci_low, s.ci_high) else 0.0
+    if not (half_width > 0 and math.isfinite(half_width)):
+        if written is None or s.median is None:
+            return None
+        shown = 0 if abs(s.median) >= 100 else _significant_places(s.median, NUMBER_SIGNIFICANT)
+        return written if written < shown else None
     exponent = math.floor(math.log10(half_width))
     keep = SIGNIFICANT_UNCERTAINTY - 1 - exponent
     if round(half_width, keep) >= 10.0 ** (exponent + 1):   # 0.0996 rounds to 0.10: one place fewer

@@ -19,6 +19,7 @@ def _plain(o):
         d.pop("sample_warnings", None)
         d.pop("sample_repetitions", None)
         d.pop("phase_words", None)   # how a table prints the phase; the data keeps the kernel's name
+        d.pop("written", None)   # the places a table prints; the samples keep the printed rate_decimal
         d["warnings"] = o.warnings
         st = o.stats
         # the statistics of docs/statistics.md; outliers as indices into "values", kept in every figure
