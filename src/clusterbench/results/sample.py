@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from clusterbench.output.counted_text import counted
 from clusterbench.results.sizes import size_text
 
 # The cache/durability states `mode` may hold (docs/records.md); "n/a" where none applies.
@@ -30,8 +31,10 @@ def condition_shown(condition: str | None) -> str:
     return "" if condition in (None, NOT_APPLICABLE) else condition
 
 
-# How a swept value that is not a byte size is shown beside the mode.
-SWEEP_TEXT = {"threads": "{} threads", "busy_cpus": "{} busy"}
+# How a swept value that is not a byte size is shown beside the mode: a noun counted ("1 thread",
+# "2 threads": "{} threads" wrote "best, 1 threads" in every table and plot of a thread sweep), or a format.
+SWEEP_NOUN = {"threads": "thread"}
+SWEEP_TEXT = {"busy_cpus": "{} busy"}
 
 
 @dataclass(frozen=True)
@@ -241,7 +244,10 @@ def _condition(mode, qualifiers, sweep_key, sweep_value, size_swept: bool, smt_b
     parts = [] if mode in (NOT_APPLICABLE, None) else [str(mode)]
     parts += [str(v) for _, v in qualifiers if v is not None]
     if sweep_key and not size_swept and sweep_value is not None:
-        text = SWEEP_TEXT.get(sweep_key, sweep_key + "={}").format(sweep_value)
+        if sweep_key in SWEEP_NOUN and _number(sweep_value) and sweep_value == int(sweep_value):
+            text = counted(int(sweep_value), SWEEP_NOUN[sweep_key])
+        else:
+            text = SWEEP_TEXT.get(sweep_key, sweep_key + "={}").format(sweep_value)
         if sweep_key == "busy_cpus" and smt_busy:
             text += f" ({smt_busy} SMT)"  # cpufreq: busy CPUs that share a core, as it wrote before the contract
         parts.append(text)
