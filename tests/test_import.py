@@ -103,9 +103,9 @@ def test_ior_text_rows_become_pario_samples_of_the_same_line():
     assert st.kernel == "pario" and st.ranks == 2 and st.ranks_per_node is None
     assert st.params["strategy"] == "split" and st.params["fsync"] == "end" and st.params["block-size"] == "4m"
     assert figures(run) == [("pario", "write", "fsync", "MiB/s", 0, None, 488.44),
-                            ("pario", "read", "cold", "MiB/s", 0, None, 15200.0),
+                            ("pario", "read", "unknown", "MiB/s", 0, None, 15200.0),
                             ("pario", "write", "fsync", "MiB/s", 1, None, 400.54),
-                            ("pario", "read", "cold", "MiB/s", 1, None, 15900.0)]
+                            ("pario", "read", "unknown", "MiB/s", 1, None, 15900.0)]
     read = st.samples[1]
     assert read.record["iops"] == 15557.0 and read.record["total_s"] == 0.000526
     assert any("does not empty the page cache" in w for w in read.warnings)
@@ -128,9 +128,9 @@ def test_ior_3_0_text_and_its_older_headings_keep_every_repetition():
     assert st.kernel == "pario" and st.ranks == 2 and st.ranks_per_node is None
     assert st.params["strategy"] == "split" and st.params["fsync"] == "end" and st.params["block-size"] == "4m"
     assert figures(run) == [("pario", "write", "fsync", "MiB/s", 0, None, 529.80),
-                            ("pario", "read", "cold", "MiB/s", 0, None, 13609.0),
+                            ("pario", "read", "unknown", "MiB/s", 0, None, 13609.0),
                             ("pario", "write", "fsync", "MiB/s", 1, None, 466.79),
-                            ("pario", "read", "cold", "MiB/s", 1, None, 40799.0)]
+                            ("pario", "read", "unknown", "MiB/s", 1, None, 40799.0)]
     assert st.samples[0].record["transfer_s"] == 0.014236 and run.notes == []
     # without its command line, the options block gives the ranks: "clients = 2 (4 per node)"
     text = (FIXTURES / "ior-3.0.1-posix-fpp.txt").read_text()
@@ -151,7 +151,7 @@ def test_ior_2_10_text_takes_its_summary_table_not_refused():
     (st,) = run.steps
     assert (st.kernel, st.ranks, st.params["fsync"], st.params["block-size"]) == ("pario", 2, "end", "4m")
     assert figures(run) == [("pario", "write", "fsync", "MiB/s", 0, None, 806.80),
-                            ("pario", "read", "cold", "MiB/s", 0, None, 18987.60)]
+                            ("pario", "read", "unknown", "MiB/s", 0, None, 18987.60)]
     write = st.samples[0]
     assert (write.record["max_mib_per_s"], write.record["min_mib_per_s"], write.record["repetitions"],
             write.seconds) == (965.60, 648.00, 2, 0.01032)
@@ -172,7 +172,7 @@ def test_ior_script_of_two_tests_is_two_steps_and_says_why_once():
 def test_ior_json_versions_and_their_real_defects():
     new = one("ior-4.0.0-shared.json")
     assert figures(new) == [("pario", "write", "buffered", "MiB/s", 0, None, 2124.9086),
-                            ("pario", "read", "cold", "MiB/s", 0, None, 12501.6513)]
+                            ("pario", "read", "unknown", "MiB/s", 0, None, 12501.6513)]
     assert new.notes == []
     # IOR 3.3 writes segmentCount/blockSize/transferSize twice in its summary
     mid = one("ior-3.3.0-shared.json")

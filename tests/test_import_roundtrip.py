@@ -96,21 +96,21 @@ def test_ior_output_and_clusterbench_ior_of_the_same_line_compare(cli, tmp_path,
                            timeout=120)
         outputs.append(live)
     assert cli("import", "--label", "ior", *map(str, outputs)).status == 0
-    assert matched(store_url, ["ior", "pario"]) == {("pario", "write", "fsync", "MiB/s"),
-                                                    ("pario", "read", "cold", "MiB/s")}
+    # IOR's read is of an unknown cache state (IOR drops no cache): not matched with pario's cold read
+    assert matched(store_url, ["ior", "pario"]) == {("pario", "write", "fsync", "MiB/s")}
 
 
 @pytest.mark.timeout(240)
 def test_an_ior_write_without_fsync_and_parios_are_both_buffered_and_compare(cli, tmp_path, store_url):
     """IOR 4.0.0's own output of this line (tests/fixtures/README) and pario
     of the same line: the write into the page cache is "buffered" on both
-    sides, seqio's name for it (#34), so the write compares as the read does."""
+    sides, seqio's name for it (#34), so the write compares; IOR's read, from a cache state not
+    known, does not pass for pario's cold one."""
     line = ["-a", "POSIX", "-b", "2m", "-t", "256k", "-s", "2", "-w", "-r"]
     r = cli("ior", "--np", "2", "--label", "pario", *line, "-o", str(tmp_path / "s"))
     assert r.status == 0, r.stderr
     assert cli("import", "--label", "ior", str(FIXTURES / "ior-4.0.0-shared.json")).status == 0
-    assert matched(store_url, ["ior", "pario"]) == {("pario", "write", "buffered", "MiB/s"),
-                                                    ("pario", "read", "cold", "MiB/s")}
+    assert matched(store_url, ["ior", "pario"]) == {("pario", "write", "buffered", "MiB/s")}
 
 
 @pytest.mark.timeout(120)

@@ -8,9 +8,11 @@ the time from first open to last close, as pario's rate), so the samples
 are pario's: phase write/read, unit MiB/s, the write's mode the durability
 the line asked for (-e fsync, -Y fsync-each, O_DIRECT direct, else
 buffered: seqio's and pario's name for a write into the page cache) and
-the read's the state pario reads in for that line (cold, or direct).
-IOR itself does not empty the page cache before reading: each read sample
-says so in its warnings.
+the read's `direct` with O_DIRECT, else `unknown`: IOR itself does not
+empty the page cache before reading, so what the read came from is not
+known (as a dd read without drop_caches), and each such sample says why in
+its warnings. It was `cold`, pario's state for the line, beside a warning
+saying no cache was dropped.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from clusterbench.errors import BadInput
 from clusterbench.importers import ImportedStep, measurement
 
 READ_WARNING = "imported from IOR: IOR does not empty the page cache before reading (pario does)"
+UNKNOWN_READ = "unknown"   # the cache state of a read IOR made without O_DIRECT (records.md, cache modes)
 DATE_FORMATS = ("%a %b %d %H:%M:%S %Y",)
 
 
@@ -57,7 +60,7 @@ def step_for(command_line: str | None, test_id: int, tasks: int, tasks_per_node:
             direct = p.get("direct") == "true"
             write = "direct" if direct else {"end": "fsync", "each": "fsync-each"}.get(p.get("fsync", "none"), "buffered")
             return (ImportedStep(f"ior test {test_id}: {command_line}", "pario", dict(p), tasks, ppn),
-                    write, "direct" if direct else "cold")
+                    write, "direct" if direct else UNKNOWN_READ)
     elif not any("no command line" in n for n in notes):
         notes.append("no command line in the file: stored as an ior step with the parameters it shows")
     write = "fsync-each" if described.get("fsyncPerWrite") == "1" else \
@@ -65,7 +68,7 @@ def step_for(command_line: str | None, test_id: int, tasks: int, tasks_per_node:
     if described.get("useO_DIRECT") == "1":
         write = "direct"
     return (ImportedStep(f"ior test {test_id}", "ior", {k: v for k, v in described.items() if v not in ("", None)},
-                         tasks, ppn), write, "direct" if write == "direct" else "cold")
+                         tasks, ppn), write, "direct" if write == "direct" else UNKNOWN_READ)
 
 
 def _reads_files(argv: list[str]) -> bool:
@@ -90,7 +93,7 @@ def sample(op: str, modes: tuple[str, str], mib_per_s: float, repetition: int, *
     s = measurement(op, mode, mib_per_s, "MiB/s", repetition=repetition, **fields)
     if too_short:
         s.warnings.append(TIME_TOO_SHORT)
-    if op == "read" and mode == "cold":
+    if op == "read" and mode == UNKNOWN_READ:
         s.warnings.append(READ_WARNING)
     return s
 
