@@ -3,6 +3,7 @@ cache state of an IOR read, and what is said where the file names no host."""
 from __future__ import annotations
 
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ def reports(cli, tmp_path, *targets: str) -> dict[str, tuple[Tables, str]]:
     md = (tmp_path / "r.md").read_text()
     html = (tmp_path / "r.html").read_text()
     out["md"] = (rendered(md), md)
-    out["html"] = (Tables(html), re.sub(r"<[^>]+>", "", html))
+    out["html"] = (Tables(html), unescape(re.sub(r"<[^>]+>", "", html)))
     return out
 
 
@@ -35,3 +36,36 @@ def test_an_ior_read_is_not_called_cold_when_ior_dropped_no_cache(cli, tmp_path)
         cache = {row[0]: row[1] for row in table[1:]}
         assert cache == {"write": "fsync", "read": "unknown"}, (fmt, table)
         assert "IOR does not empty the page cache before reading" in text, fmt
+
+
+def headline_rows(page: Tables) -> dict[str, list[str]]:
+    table = next(t for t in page.tables if t and t[0][:1] == ["headline figure (median)"])
+    return {row[0]: row[1:] for row in table[1:]}
+
+
+@pytest.mark.timeout(120)
+def test_a_report_of_ior_results_alone_has_their_write_and_read_as_headlines(cli, tmp_path):
+    """A store of IOR imports only: the summary said "None of the headline figures (disk, ...) was
+    measured" above a table of IOR's write and read bandwidth."""
+    assert cli("import", str(FIXTURES / "ior-4.0.0-posix-fpp.txt"), "--label", "ior").status == 0
+    assert cli("import", str(FIXTURES / "ior-3.0.1-script-two-tests.txt"), "--label", "script").status == 0
+    for fmt, (page, text) in reports(cli, tmp_path, "ior").items():
+        rows = headline_rows(page)
+        assert list(rows) == ["parallel write (fsync)", "parallel read (cache: unknown)"], (fmt, rows)
+        assert rows["parallel write (fsync)"][0].startswith("819 MiB/s"), (fmt, rows)
+        assert rows["parallel read (cache: unknown)"][-1].startswith("flagged: IOR does not empty"), (fmt, rows)
+        assert "None of the headline figures" not in text, fmt
+    # a line pario cannot run (-f script) is an `ior` step, and heads its report the same way
+    for fmt, (page, _) in reports(cli, tmp_path, "script").items():
+        assert [name.split(" (")[0] for name in headline_rows(page)] == ["parallel write", "parallel read"], fmt
+
+
+@pytest.mark.timeout(120)
+def test_a_report_without_a_headline_says_why(cli, tmp_path):
+    """OSU's gather is no kernel's figure: the sentence names what was measured instead of leaving the
+    reader to wonder whether the report lost its figures."""
+    assert cli("import", str(FIXTURES / "osu-7.4-gather.txt"), "--label", "g", "--np", "4").status == 0
+    for fmt, (_, text) in reports(cli, tmp_path, "g").items():
+        assert ("was measured: no headline is chosen from osu: every figure is in its step's table below."
+                in " ".join(text.split())), fmt
+

@@ -40,6 +40,9 @@ class Rule:
     # picked first when steps measured several; a name that said "4 KiB" showed 64 KiB IOPS
     size_param: str | None = None
     size_wanted: int | None = None
+    # the headline this one stands in for where that one found nothing: an IOR import (pario) has no
+    # seqio figure, and its report said "None of the headline figures ... was measured"
+    instead_of: str | None = None
 
     def name_at(self, size: int | None, mode: str | None = None) -> str:
         """The name as the table says it: with the size its figure was measured at, and
@@ -50,6 +53,11 @@ class Rule:
 HEADLINES = (
     Rule("durable write (fsync)", "seqio", "write", mode="fsync"),
     Rule("cold read", "seqio", "read", mode="cold"),
+    Rule("parallel write ({mode})", "pario", "write", pick="durable", instead_of="durable write (fsync)"),
+    Rule("parallel read (cache: {mode})", "pario", "read", pick="durable", instead_of="cold read"),
+    # an IOR line pario does not run (a script, a hints file) is imported as an `ior` step
+    Rule("parallel write ({mode})", "ior", "write", pick="durable", instead_of="durable write (fsync)"),
+    Rule("parallel read (cache: {mode})", "ior", "read", pick="durable", instead_of="cold read"),
     Rule("random read, {size}", "randio", "randread", unit="IOPS", size_param="block-size", size_wanted=4096),
     Rule("random read p99 latency, {size}", "randio", "randread", unit="IOPS", percentile="lat_us_p99",
          size_param="block-size", size_wanted=4096),
@@ -67,6 +75,19 @@ HEADLINES = (
     Rule("GPU to GPU copy, one way (slowest pair: {mode})", "", "unidir", mode_ends=", on", pick="lowest",
          family=GPU),
 )
+
+# pick="durable": the mode that says most of the storage first, the page cache's last
+DURABLE_FIRST = ("fsync", "fsync-each", "direct", "cold", "buffered+sync", "unknown", "buffered", "warm")
+
+
+def durable_rank(mode: str | None) -> int:
+    return DURABLE_FIRST.index(mode) if mode in DURABLE_FIRST else len(DURABLE_FIRST)
+
+
+def stands_in(rule: Rule, named: set[str]) -> bool:
+    """Whether the rule is left out: it stands in for a headline that was found (by its rule's name)."""
+    return rule.instead_of is not None and rule.instead_of in named
+
 
 # A row whose spread is above this reads as "usable, but spread" in its verdict.
 WIDE_CV = 0.10
@@ -137,6 +158,8 @@ def _pick(rule: Rule, found: list[tuple[dict, object]]) -> tuple[dict, object] |
         return max(found, key=lambda f: f[1].median)
     if rule.pick == "lowest":
         return min(found, key=lambda f: f[1].median)
+    if rule.pick == "durable":
+        return min(found, key=lambda f: durable_rank(f[1].mode))
     return found[0]
 
 
@@ -190,6 +213,16 @@ def verdict(row) -> tuple[str, bool]:
     return "ok: no warning (no limit known)", False
 
 
+def none_text(run: dict) -> str:
+    """The summary's sentence where no headline matched, saying why: which kernels the run measured
+    that no headline is chosen from, or that no step stored a figure."""
+    kernels = list(dict.fromkeys(st["kernel"] for st in run["steps"] if st["summary"]))
+    why = (f"no headline is chosen from {', '.join(kernels)}: every figure is in its step's table below"
+           if kernels else "no step stored a figure")
+    return ("None of the headline figures (disk, parallel I/O, random read, MPI, memory, compute, TCP, GPU) "
+            f"was measured: {why}.")
+
+
 def figures(run: dict) -> list[Figure]:
     """The run's headline figures, in HEADLINES order; a rule nothing matched is left out."""
     from clusterbench.output.figure_digits import number
@@ -197,6 +230,8 @@ def figures(run: dict) -> list[Figure]:
 
     out = []
     for rule in HEADLINES:
+        if stands_in(rule, {f.rule.name for f in out}):
+            continue
         found = _pick(rule, [(st, r) for st in run["steps"] for r in st["summary"] if _matches(rule, st, r)])
         if found is None:
             continue
@@ -338,7 +373,7 @@ def compared(table, runs: list[dict]) -> list[Compared]:
                                 {n: "no test: one percentile per repetition" for n in names[1:]}))
             continue
         found = [p for p in table.points if _point_matches(rule, p)]
-        if not found:
+        if not found or stands_in(rule, {c.rule.name for c in out}):
             continue
         if rule.size_wanted is not None:
             found.sort(key=lambda q: param_size(rule, q.kernel, q.params) != rule.size_wanted)
@@ -350,6 +385,8 @@ def compared(table, runs: list[dict]) -> list[Compared]:
             p = max(found, key=lambda q: q.summary(names[0]).median or 0)
         elif rule.pick == "lowest":
             p = min(found, key=lambda q: q.summary(names[0]).median or float("inf"))
+        elif rule.pick == "durable":
+            p = min(found, key=lambda q: durable_rank(q.mode))
         else:
             p = found[0]
         from clusterbench.report.compare_data import row_units, unit_key

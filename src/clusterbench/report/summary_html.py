@@ -21,7 +21,7 @@ def _value(v: float | None, unit: str, beside: str = "", decimals: int | None = 
 def run_headlines(run: dict) -> list[str]:
     figures = headline.figures(run)
     if not figures:
-        return ["<p>None of the headline figures (disk, random read, MPI, memory, compute, TCP, GPU) was measured.</p>"]
+        return [f"<p>{esc(headline.none_text(run))}</p>"]
     rows = [f'<tr{" class=flagged" if f.flagged else ""}><td>{esc(f.name)}</td>'
             f"<td class=n>{_value(f.median, f.unit, f.beside, f.places)}</td><td>{esc(f.limit) or '-'}</td>"
             f'<td class="{"warn" if f.flagged else "ok" if f.verdict.startswith("ok") else ""}">{esc(f.verdict)}</td></tr>' for f in figures]

@@ -37,7 +37,7 @@ def flagged_lines(steps: list[headline.FlaggedStep], cluster: bool = False) -> l
 def run_headlines(run: dict) -> list[str]:
     figures = headline.figures(run)
     if not figures:
-        return ["None of the headline figures (disk, random read, MPI, memory, compute, TCP, GPU) was measured."]
+        return [md(headline.none_text(run))]
     rows = [table_row([md(f.name), _value(f.median, f.unit, f.places) + (f" {md(_bracketed(f.beside))}" if f.beside else ""),
                        md(f.limit) or "-", md(f.verdict)]) for f in figures]
     return [table_row(["headline figure (median)", "value", "limit", "verdict"]), "|---|---:|---|---|", *rows]
