@@ -69,3 +69,16 @@ def test_a_report_without_a_headline_says_why(cli, tmp_path):
         assert ("was measured: no headline is chosen from osu: every figure is in its step's table below."
                 in " ".join(text.split())), fmt
 
+
+@pytest.mark.timeout(120)
+def test_an_imports_host_not_given_is_said_so_not_named_unknown(cli, tmp_path):
+    """OSU prints no host: imported without --host, the reports named the machine "unknown" (title,
+    systems table, the run's line, its test environment), as if a host were called so."""
+    assert cli("import", str(FIXTURES / "osu-7.4-latency.txt"), "--label", "osu").status == 0
+    assert cli("import", str(FIXTURES / "osu-7.4-bw.txt"), "--label", "named", "--host", "n01").status == 0
+    for fmt, (page, text) in reports(cli, tmp_path, "osu", "named").items():
+        systems = next(t for t in page.tables if t and t[0][:2] == ["run", "host"])
+        assert [row[1] for row in systems[1:]] == ["a host not given (imported; use --host)", "n01"], (fmt, systems)
+        assert "on a host not given (imported; use --host)" in text, fmt
+        assert "Benchmark report: n01 and a host not given (osu, named)" in text, fmt
+        assert not re.search(r"\bunknown\b", text.replace("its spread is unknown", "")), fmt

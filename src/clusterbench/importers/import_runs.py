@@ -23,6 +23,7 @@ from pathlib import Path
 from clusterbench import importers
 from clusterbench.environment import COLLECTORS, snapshot_hash
 from clusterbench.errors import BadInput
+from clusterbench.importers.no_host import NO_HOST
 from clusterbench.importers import (ImportedRun, Unreadable, huge_numbers, json_documents, locale_numbers,
                                    plausibility, sibling_params)
 from clusterbench.output.date_text import minute_text
@@ -363,7 +364,7 @@ def finish(run: ImportedRun, path: str, over: Overrides) -> tuple[str, dt.dateti
     "unknown" and the file's modification time (said in the run's notes)."""
     host = (run.hosts[0] if run.hosts else None) or over.host
     if host is None:
-        host = "unknown"
+        host = NO_HOST
         run.notes.append("the file names no host (give --host)")
     started = run.started or over.date
     if started is None:

@@ -10,6 +10,7 @@ from functools import cached_property
 from clusterbench.analysis import step_summary
 from clusterbench.analysis.cluster.naming import judged_node_by_node
 from clusterbench.catalogue import step_phase_words
+from clusterbench.importers.no_host import NO_HOST, NO_HOST_WORDS
 from clusterbench.results.sample import in_words
 from clusterbench.store import Store
 
@@ -46,8 +47,12 @@ def load_run(store: Store, run_id: int, link_bits_per_s: float | None = None) ->
             "summary": step_summary.rows(samples, step_ctx),
             "samples": samples,  # Sample objects; the JSON format writes Sample.export()
         })
+    host = run.host
+    if run.imported_from and host == NO_HOST:   # where the host came from, not a machine called "unknown"
+        host = NO_HOST_WORDS
+        envs = {(host if h == NO_HOST else h): ({**e, "host.name": host} if h == NO_HOST else e) for h, e in envs.items()}
     out = {
-        "id": run.id, "label": run.label, "user": run.user, "host": run.host, "command": run.command,
+        "id": run.id, "label": run.label, "user": run.user, "host": host, "command": run.command,
         "suite": run.suite, "kind": run.kind, "status": run.status, "message": run.message, "started": _iso(run.started),
         "finished": _iso(run.finished), "batch_job": run.batch_job, "steps": steps, "environments": envs,
     }

@@ -11,6 +11,7 @@ from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, kernel_command, step_titles, stop_text
 from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
+from clusterbench.importers.no_host import NO_HOST_WORDS
 from clusterbench.report.compare_markdown import PARTIAL_INTRO, env_blocks, no_difference_text
 from clusterbench.report.compare_data import (median_beside, n_after_interval, outliers_excluded_text, ratio_text,
                                               row_units, unit_key, warning_marks)
@@ -340,6 +341,8 @@ def system_name(runs: list[dict]) -> str:
     """The system a set of runs measured: its host, or its first host and how many more."""
     # a run's host may be NULL (a run stored by hand or by a tool before hosts were recorded): not a name
     hosts = list(dict.fromkeys(h for r in runs for h in (r["environments"] or {r["host"]: None}) if h))
+    if NO_HOST_WORDS in hosts:   # said in full in each run's line; in a title, briefly
+        hosts = [h for h in hosts if h != NO_HOST_WORDS] + ["a host not given"]
     if len(hosts) <= 2:
         return " and ".join(hosts) or "no host recorded"
     return f"{hosts[0]} and {len(hosts) - 1} other hosts"
