@@ -38,7 +38,8 @@ def test_a_runtime_library_other_than_the_build_s_is_warned_about():
                              "Open MPI v4.1.5, package: Debian OpenMPI", None)
     assert lines[0] == "MPI: built with MPICH 4.1.2 (/opt/mpich/bin/mpicc)"
     assert warnings == ["cbk was built with MPICH 4.1.2 but loads Open MPI 4.1.5 at run time: load the MPI "
-                        "module it was built with, or reinstall clusterbench against this one (docs/install.md)"]
+                        "module it was built with, or reinstall clusterbench against this one "
+                        "(clusterbench's installation guide)"]
     assert report(None, None, None, None) == (["MPI: not built in (cbk runs its single-process kernels only)"], [])
 
 
@@ -58,7 +59,7 @@ def test_version_warns_when_the_mpiexec_cbk_would_use_is_another_mpi(cbk_bin, mp
     flavour_version = built.removeprefix("MPI: built with ").split(" (")[0]
     assert p.stderr.strip() == (f"warning: cbk was built with {flavour_version} but {fake} is Open MPI 4.1.5: "
                                 "ranks started by another MPI's launcher do not meet; load the MPI module cbk "
-                                "was built with (docs/install.md)")
+                                "was built with (clusterbench's installation guide)")
     # the real pair (the test's cbk and the mpiexec of its MPI) draws no warning
     p = run_bounded([sys.executable, "-m", "clusterbench", "--version"],
                     timeout=60, env=dict(os.environ, CLUSTERBENCH_CBK=cbk_bin))

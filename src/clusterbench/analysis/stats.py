@@ -141,7 +141,8 @@ def outlier_rules(sizes) -> str:
     if not tested:
         return "no outlier test below 3 values"
     if len(tested) > 3:
-        return f"modified Z-score above the bound for each sample's n (n = {tested[0]} to {tested[-1]}; docs/statistics.md)"
+        return (f"modified Z-score above the bound for each sample's n (n = {tested[0]} to {tested[-1]}: "
+                "the bound that n values of pure noise pass in 1 % of steps)")
     return "modified Z-score " + ", ".join(f"> {outlier_bound(n):.1f} at n = {n}" for n in tested)
 
 

@@ -98,13 +98,15 @@ def report(built_with: str | None, compiler: str | None, library: str | None,
     lines.append(f"MPI library at run time: {library_text(library)}")
     if built and runtime and not same(built, runtime):
         warnings.append(f"cbk was built with {built} but loads {runtime} at run time: load the MPI module it "
-                        "was built with, or reinstall clusterbench against this one (docs/install.md)")
+                        "was built with, or reinstall clusterbench against this one "
+                        "(clusterbench's installation guide)")
     if mpiexec:
         launched, first = mpiexec_version(mpiexec)
         lines.append(f"mpiexec: {mpiexec} ({launched or first})")
         if built and launched and not same(built, launched):
             warnings.append(f"cbk was built with {built} but {mpiexec} is {launched}: ranks started by another "
-                            "MPI's launcher do not meet; load the MPI module cbk was built with (docs/install.md)")
+                            "MPI's launcher do not meet; load the MPI module cbk was built with "
+                            "(clusterbench's installation guide)")
     else:
         lines.append("mpiexec: none beside cbk or on PATH")
     return lines, warnings

@@ -180,4 +180,4 @@ def finalize_stall(stderr: str) -> str | None:
         return None
     ranks = sorted({int(r) for r, _ in found})
     return (f"MPI_Finalize did not return within {found[0][1]} s on rank(s) {', '.join(map(str, ranks))}; "
-            f"cbk ended them after their records were written (CBK_FINALIZE_TIMEOUT_S; docs/testbed.md)")
+            f"cbk ended them after their records were written (the environment variable CBK_FINALIZE_TIMEOUT_S sets how long it waits)")

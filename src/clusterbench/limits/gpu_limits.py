@@ -97,7 +97,7 @@ def gpu_warnings(sample: Sample, env: dict) -> list[str]:
     out = []
     if sample.extra("gpu_runtime") == TEST_RUNTIME:
         out.append("measured by a cbk built on the test runtime: host memory stood in for the GPU, so this is no "
-                   "GPU's figure (docs/gpu.md)")
+                   "GPU's figure")
     if not (is_gpu_copy(sample) or is_gpu_memory(sample)):
         return out
     figure = _figure_gb_per_s(sample)

@@ -421,7 +421,8 @@ def footer(report: Report, today) -> str:
     made_by = report.made_by or "; ".join(dict.fromkeys(r["command"] for r in report.runs if r["command"]))
     return (f'<footer class="meta"><hr>clusterbench {esc(__version__)}, report of {today:%Y-%m-%d} (UTC)'
             + (f", made by {command_html(made_by)}" if made_by else "")
-            + ". Statistics: medians with order-statistic intervals (clusterbench's docs/statistics.md).</footer>")
+            + ". Statistics: medians with distribution-free order-statistic intervals, read as "
+            "\u201cHow to read the figures\u201d says.</footer>")
 
 
 def render(report: Report) -> str:

@@ -47,7 +47,10 @@ TERMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "the repetitions are too few for any test to reach p < 0.05 (3 against 3 cannot)", (r"\bverdict \(p\)",)),
     ("E1 .. E11", "the measurements people make by hand when they characterise a cluster (dd and sync, "
      "drop_caches, iperf, fio, IOR, MPI benchmarks, Himeno): a step named with one measures what that "
-     "experiment measures (clusterbench's docs/experiments.md)", (r"\bE(?:[1-9]|1[01])\b",)),
+     "experiment measures: E1 a local disk against the page cache, E2 a network file system, E3 a "
+     "distributed one with IOR, E4 many files over iSCSI, E5 random IOPS and tuning profiles, E6 link "
+     "aggregation, E7 MPI communication, E8 MPI-IO strategies, E9 compute and the clock under load, E10 "
+     "the environment, E11 jobs on a scheduler, GPUs and containers", (r"\bE(?:[1-9]|1[01])\b",)),
 )
 
 
