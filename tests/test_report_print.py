@@ -426,8 +426,8 @@ def test_a_figures_decimal_twin_is_printed_to_the_figures_own_places(golden_url,
     "0.39 MiB/s (0.4069 MB/s)", two digits its interval had shown meaningless. The
     twin now keeps the median's decimal places, in step tables and comparisons alike."""
     md = rendered(golden_url, ["base"], monkeypatch, "md")
-    assert "| copy | best, 2 threads | 3 | 119.6 | 117.3..122.0 | 117.3 | 122.0 | GiB/s (128.5 GB/s median) |" in md
-    assert "| add | best, 2 threads | 3 | 82.1 | 80.4..83.7 | 80.4 | 83.7 | GiB/s (88.1 GB/s median) |" in md
+    assert "| copy | best, 2 threads | 3 | 119.6 | 117.3..122.0 | 117.3 | 122.0 | 2.0% | GiB/s (128.5 GB/s) |" in md
+    assert "| add | best, 2 threads | 3 | 82.1 | 80.4..83.7 | 80.4 | 83.7 | 2.0% | GiB/s (88.1 GB/s) |" in md
     html = rendered(golden_url, ["base"], monkeypatch)
     assert re.search(r"<td class=n>82\.1</td>.*?GiB/s <span class=\"fig\">\(88\.1 GB/s\)</span>", html)
     compared = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
@@ -475,9 +475,9 @@ def test_a_markdown_step_tables_interval_words_are_said_once_in_its_heading_as_t
     table = md[md.index("### disk (E1): ok"):]
     head, _, first, second = next(b for b in table.split("\n\n") if b.startswith("| phase")).splitlines()[:4]
     assert head == ("| phase | cache | n | median | interval of the median (\\[min, max\\], n = 5, coverage 94 %) | "
-                    "min | max | unit | limit |")
-    assert first.startswith("| write | fsync | 5 | 565 ! | 548..1,662 | 548 | 1,662 | MiB/s"), first
-    assert second.startswith("| read | cold | 5 | 353 ! | 342..1,037 | 342 | 1,037 | MiB/s"), second
+                    "min | max | CV | unit | limit |")
+    assert first.startswith("| write | fsync | 5 | 565 ! | 548..1,662 | 548 | 1,662 | 63.0% | MiB/s"), first
+    assert second.startswith("| read | cold | 5 | 353 ! | 342..1,037 | 342 | 1,037 | 63.0% | MiB/s"), second
 
 
 @pytest.mark.timeout(120)

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 
 from clusterbench.output.counted_text import counted
-from clusterbench.report import reading_guide, table_units
+from clusterbench.report import reading_guide, step_table, table_units
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, kernel_command, step_titles, stop_text
 from clusterbench.environment import value_text
@@ -18,11 +18,9 @@ from clusterbench.report.compare_data import (median_beside, n_after_interval, o
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
-from clusterbench.output.figure_digits import at, median_places, number, places
-from clusterbench.report.terminal import (PAIR_RATE, RANK_TIMES, ci_words, condition_header, limit_text,
-                                           shared_interval_words)
+from clusterbench.output.figure_digits import number
+from clusterbench.report.terminal import ci_words
 from clusterbench.results.sample import condition_shown
-from clusterbench.report.units_text import beside
 from clusterbench.report.verdict_notes import ReasonNotes
 from clusterbench.report.when import started_text
 from clusterbench.store import run_kinds
@@ -95,8 +93,37 @@ def ci_cell(s, said: str = "") -> str:
 
 
 
+def step_table_html(table: step_table.StepTable) -> list[str]:
+    """A step's table (report/step_table.py) in HTML: a figure right-aligned, a flag's "!" beside the
+    median, an interval's coverage words in small type, the MB/s beside its unit."""
+    heads = "".join(f"<th>{esc(c.heading)}</th>" for c in table.columns)
+    out = [f'<table class="step"><tr>{heads}</tr>']
+    for row in table.rows:
+        cells = []
+        for column, cell in zip(table.columns, row):
+            if column.kind == step_table.FIGURE:
+                flag = '&nbsp;<span class="flag">!</span>' if cell.flagged else ""
+                cells.append(f"<td class=n>{esc(cell.text)}{flag}</td>")
+            elif column.kind == step_table.INTERVAL:
+                words = esc(cell.note).replace(" %", "&nbsp;%").replace("n = ", "n&nbsp;=&nbsp;")
+                cells.append(f'<td class=ci><span class="fig">{esc(cell.text)}</span>'
+                             + (f" <small>{words}</small>" if cell.note else "") + "</td>")
+            elif column.kind == step_table.UNIT:
+                cells.append(f"<td>{unit_cell_text(cell.text, cell.note)}</td>")
+            elif column.kind == step_table.LIMIT:
+                cells.append(f'<td class="limit">{esc(cell.text)}</td>')
+            else:
+                cells.append(f"<td>{esc(cell.text)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return out + ["</table>"]
+
+
+def unit_cell_text(unit_text: str, beside_text: str) -> str:
+    return esc(unit_text) + (f' <span class="fig">{esc(beside_text)}</span>' if beside_text else "")
+
+
 def unit_cell(unit: str | None, beside_text: str) -> str:
-    return esc(unit_shown(unit)) + (f' <span class="fig">{esc(beside_text)}</span>' if beside_text else "")
+    return unit_cell_text(unit_shown(unit), beside_text)
 
 
 def latency_rows(st: dict) -> list[str]:
@@ -192,34 +219,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
         if not st["summary"]:   # skipped, or failed before a figure: its message says why, no empty table
             out += plots_after.get(st["id"], []) + ["</section>"]
             continue
-        # no mode column where no figure has a condition (null, himeno): as show, not a column of "n/a"
-        condition = condition_header(st["summary"], st["kernel"])
-        limits = any(r.limit for r in st["summary"])
-        ranks = st["ranks"] > 1 and any(r.rank_medians for r in st["summary"])  # IMB's t_min/t_avg/t_max
-        bandwidth = any(r.median_bandwidth_mb_s is not None for r in st["summary"])
-        said = shared_interval_words(st["summary"])
-        heading = f"<th>{esc(condition)}</th>" if condition else ""
-        out.append(f'<table class="step"><tr><th>phase</th>{heading}<th>n</th><th>median</th>'
-                   f"<th>interval of the median{' ' + esc(said) if said else ''}</th><th>min</th><th>max</th><th>CV</th>"
-                   "<th>unit</th>"
-                   + (f"<th>{RANK_TIMES} ({unit_shown('us')})</th>" if ranks else "")
-                   + (f"<th>{PAIR_RATE}</th>" if bandwidth else "") + ("<th>limit</th>" if limits else "") + "</tr>")
-        shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
-        for r in st["summary"]:
-            u = shown[r.unit]
-            s = u.summary(r.stats)
-            cv = f"{s.cv:.1%}" if s.cv is not None else "-"
-            flag = '&nbsp;<span class="flag">!</span>' if r.warnings or r.limit_exceeded else ""
-            d, dm = places(s), median_places(s)   # interval, min and max to its decimal place; the median 3 digits at least
-            out.append(f"<tr><td>{esc(r.label)}</td>{f'<td>{esc(condition_shown(r.mode))}</td>' if condition else ''}"
-                       f"<td class=n>{r.n}</td>"
-                       f"<td class=n>{at(s.median, dm)}{flag}</td><td class=ci>{ci_cell(s, said)}</td>"
-                       f"<td class=n>{at(s.minimum, d)}</td><td class=n>{at(s.maximum, d)}</td><td class=n>{cv}</td>"
-                       f"<td>{unit_cell(u.unit, beside(s.median, u.unit, decimals=dm))}</td>"
-                       + (f"<td class=n>{' / '.join(number(t) for t in r.rank_medians or ())}</td>" if ranks else "")
-                       + (f"<td class=n>{number(r.median_bandwidth_mb_s)}</td>" if bandwidth else "")
-                       + (f'<td class="limit">{esc(limit_text(r))}</td>' if limits else "") + "</tr>")
-        out.append("</table>")
+        out += step_table_html(step_table.of_step(st))
         out += latency_rows(st)
         out += pair_rows(st)
         from clusterbench.results.warning_fold import step_lines

@@ -9,16 +9,26 @@ from __future__ import annotations
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
-from clusterbench.report import compare_markdown, reading_guide, table_units
+from clusterbench.report import compare_markdown, reading_guide, step_table
 from clusterbench.report.data import Report, kernel_command, step_titles
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
 from clusterbench.results.warning_fold import step_lines
-from clusterbench.report.terminal import ci_words, condition_header, limit_text, shared_interval_words
-from clusterbench.output.figure_digits import at, median_places, number, places
+from clusterbench.output.figure_digits import number
 from clusterbench.store import run_kinds
 from clusterbench.output.unit_symbols import unit_shown
-from clusterbench.results.sample import condition_shown
+
+
+def step_table_lines(table: step_table.StepTable) -> list[str]:
+    """A step's table (report/step_table.py) in Markdown: the HTML's columns and cells, a flag as " !",
+    an interval's coverage words and the MB/s beside a unit after the figure."""
+    align = {step_table.FIGURE: "---:", step_table.INTERVAL: "---:"}
+    out = ["| " + " | ".join(md(c.heading) for c in table.columns) + " |",
+           "|" + "|".join(align.get(c.kind, "---") for c in table.columns) + "|"]
+    for row in table.rows:
+        out.append("| " + " | ".join(md(" ".join(filter(None, (cell.text, cell.note)))) + (" !" if cell.flagged else "")
+                                     for cell in row) + " |")
+    return out
 
 
 def latency_table(st: dict) -> list[str]:
@@ -113,26 +123,7 @@ def render(report: Report) -> str:
                 out.append(f"> {md(st['message'])}\n")
             if not st["summary"]:   # skipped, or failed before a figure: its message says why, no empty table
                 continue
-            limits = any(r.limit for r in st["summary"])
-            # the mode column named after what it holds in this step (cache, algorithm, busy cpus), as show and HTML
-            # none where no figure has a condition (null, himeno): as show, not a column of "n/a"
-            condition = condition_header(st["summary"], st["kernel"])
-            said = shared_interval_words(st["summary"])   # once in the heading, as the HTML's
-            out.append(f"| phase |{f' {md(condition)} |' if condition else ''} n | median | "
-                       f"interval of the median{' ' + md(said) if said else ''} | min | max | unit |" + (" limit |" if limits else ""))
-            out.append(f"|---|{'---|' if condition else ''}---:|---:|---:|---:|---:|---|" + ("---|" if limits else ""))
-            shown = table_units.of_rows(st["summary"])   # 3,645 GiB/s, not 3,732,681 MiB/s
-            for r in st["summary"]:
-                u = shown[r.unit]
-                unit = unit_shown(u.unit)
-                s = u.summary(r.stats)
-                d, dm = places(s), median_places(s)   # interval, min and max to its decimal place; the median 3 digits at least
-                if r.median_decimal is not None:   # the MB/s twin to the same places as the MiB/s median
-                    decimal, decimal_unit = u.beside(r.median_decimal, r.decimal_unit)
-                    unit += f" ({at(decimal, dm)} {decimal_unit} median)"
-                flag = " !" if r.warnings or r.limit_exceeded else ""
-                out.append(f"| {md(r.label)} |{f' {md(condition_shown(r.mode))} |' if condition else ''} {r.n} | {at(s.median, dm)}{flag} | {md(ci_words(s).removesuffix(' ' + said) if said else ci_words(s))} | "
-                           f"{at(s.minimum, d)} | {at(s.maximum, d)} | {unit} |" + (f" {md(limit_text(r))} |" if limits else ""))
+            out += step_table_lines(step_table.of_step(st))
             out += latency_table(st) + pair_table(st)
             # folded over the rows as HTML and show fold them: listed raw, cpufreq's two rows gave two
             # lines "clock 4,052-4,080 MHz is 1.56-1.57x ..." and "clock 4,051-4,136 MHz ..." naming neither row
