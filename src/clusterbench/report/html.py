@@ -182,7 +182,8 @@ def command_html(command: str) -> str:
     return '<code class="cmd">' + " ".join(f"<span>{esc(g)}</span>" for g in groups) + "</code>"
 
 
-def run_section(run: dict, notes: Footnotes) -> list[str]:
+def run_section(run: dict, notes: Footnotes, plotted_elsewhere: frozenset = frozenset()) -> list[str]:
+    """plotted_elsewhere: what the comparison's plots show of this run (plotted_in_comparison)."""
     from clusterbench.report import step_plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
@@ -200,7 +201,7 @@ def run_section(run: dict, notes: Footnotes) -> list[str]:
     else:
         for host, env in run["environments"].items():
             out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
-    plots_after = step_plots.after_step(run["steps"], run["id"])
+    plots_after = step_plots.after_step(run["steps"], run["id"], plotted_elsewhere)
     titles = step_titles(run["steps"])
     for st in run["steps"]:
         out.append(f'<section class="step"><h3>{esc(titles[st["id"]])}: {esc(st["status"])}</h3>')
@@ -240,6 +241,34 @@ def _cell(p, n: str, notes_of_cell: list[int], shown: table_units.ShownUnit) -> 
     extra = f'<br><small class="fig">{esc(extra)}</small>' if extra else ""   # no empty line under an IOPS figure
     count = n_after_interval(s).replace(" = ", "&nbsp;=&nbsp;")
     return f'<td class=cmp><span class="fig">{figure_digits.median(s)}{marks}</span>{extra}<br><small>{ci_cell(s)}{count}</small></td>'
+
+
+PLOT_MOST_GROUPS = 24   # a comparison plot's measurements at most: more are no longer read
+
+
+def comparison_plot_points(table) -> dict[tuple, list]:
+    """(kernel, unit) -> the points its comparison plot shows: one plot per kernel and unit, as on one
+    MiB/s axis a disk's GiB/s hid the MPI and memory bars beside it."""
+    by_kernel_unit = defaultdict(list)
+    for p in table.points:
+        by_kernel_unit[(p.kernel, p.unit)].append(p)
+    return {k: pts[:PLOT_MOST_GROUPS] for k, pts in by_kernel_unit.items()}
+
+
+def plotted_in_comparison(table) -> dict[int, frozenset]:
+    """Run id -> the (step name, measurement) the comparison's plots show of it, for each run that is its
+    configuration's only one: its step plots would draw those figures again. None with outliers
+    excluded, where the comparison's figures are not the step's."""
+    if table.exclude_outliers:
+        return {}
+    only = {c.name: c.run_ids[0] for c in table.configs if len(c.run_ids) == 1}
+    out: dict[int, set] = {}
+    for pts in comparison_plot_points(table).values():
+        for p in pts:
+            for name in p.values:
+                if name in only:
+                    out.setdefault(only[name], set()).add((p.step, p.key))
+    return {run_id: frozenset(keys) for run_id, keys in out.items()}
 
 
 def comparison_section(table, notes: Footnotes) -> list[str]:
@@ -286,12 +315,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     for line in table.imported:
         out.append(f"<p>note: {esc(line)}; its environment is what the file states, the rest not recorded</p>")
     out += [f"<p>note: {esc(line)}</p>" for line in table.pooled]
-    # one plot per kernel and unit: on one MiB/s axis a disk's GiB/s hid the MPI and memory bars beside it
-    by_kernel_unit = defaultdict(list)
-    for p in table.points:
-        by_kernel_unit[(p.kernel, p.unit)].append(p)
-    for (kernel, unit), pts in by_kernel_unit.items():
-        pts = pts[:24]
+    for (kernel, unit), pts in comparison_plot_points(table).items():
         # one axis unit for the plot, as its rows' figures are shown (a larger one where they need it)
         u = table_units.of_summaries(unit, [p.summary(n) for p in pts for n in names if n in p.values])
         series = {n: [(s.median, s.ci_low, s.ci_high) for p in pts for s in [u.summary(p.summary(n))]] for n in names}
@@ -448,8 +472,10 @@ def render(report: Report) -> str:
         from clusterbench.report.cluster_html import before_after_section
 
         body += before_after_section(before_after)
+    plotted = {}
     if report.comparison is not None:
         body += comparison_section(report.comparison, notes)
+        plotted = plotted_in_comparison(report.comparison)
     elif report.no_comparison:
         body.append(f"<h2>No comparison</h2><p>{esc(report.no_comparison)}: each run is shown on its own.</p>")
     # a cluster run's scaling steps are its scaling table and plot (cluster_html.py): as sweeps of np,
@@ -461,7 +487,7 @@ def render(report: Report) -> str:
             from clusterbench.report.cluster_html import section
 
             body += section(run)
-        body += run_section(run, notes)
+        body += run_section(run, notes, plotted.get(run["id"], frozenset()))
     body.append(reading_guide.html_section("\n".join(body)))
     if notes.reasons:
         body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(

@@ -91,14 +91,34 @@ def of_group(group: list[dict], run_id, titles: dict[int, str]) -> list[str]:
     return out
 
 
-def after_step(steps: list[dict], run_id) -> dict[int, list[str]]:
+# in place of a step's plot whose every figure a comparison's plot shows (PLOTTED_ELSEWHERE)
+PLOTTED_ELSEWHERE = "<p>Its figures are plotted beside the other configurations' in the comparison above.</p>"
+
+
+def after_step(steps: list[dict], run_id, plotted_elsewhere: frozenset = frozenset()) -> dict[int, list[str]]:
     """Step id -> the plots to show after that step: a group's curves after
-    its last step; bars (nothing swept) after each step."""
+    its last step; bars (nothing swept) after each step. plotted_elsewhere: the
+    (step name, measurement) a comparison's plots show of this run, the run being its
+    configuration's only one; a step all of whose figures are among them is not drawn
+    again (a quick suite's comparison printed each step's bars once per run as well:
+    21 pages)."""
     out = {}
     titles = step_titles(steps)
+    names = [st["name"] for st in steps]
+
+    def elsewhere(group: list[dict]) -> bool:
+        """Drawn by of_group (a curve of two sizes or more, else bars), and every figure in the comparison's."""
+        sized = _sized(group)
+        drawn = any(len(pts) > 1 for pts in sized.values()) if sized else any(
+            r.median is not None for st in group for r in st["summary"])
+        return drawn and all(names.count(st["name"]) == 1 and st["summary"]
+                   and all((st["name"], r.key) in plotted_elsewhere for r in st["summary"] if r.median is not None)
+                   for st in group)
+
     for group in variant_groups(steps):
         if _sized(group):
-            out[group[-1]["id"]] = of_group(group, run_id, titles)
+            out[group[-1]["id"]] = [PLOTTED_ELSEWHERE] if elsewhere(group) else of_group(group, run_id, titles)
         else:
-            out.update({st["id"]: of_group([st], run_id, titles) for st in group})
+            out.update({st["id"]: [PLOTTED_ELSEWHERE] if elsewhere([st]) else of_group([st], run_id, titles)
+                        for st in group})
     return out
