@@ -220,8 +220,8 @@ def test_the_report_ends_with_what_its_figures_and_marks_mean(cli, tmp_path):
     assert terms == ["median", "n", "interval of the median (95 % CI)", "CV", "flagged, !, a hatched bar"], terms
     assert "Mann-Whitney" not in guide   # one run: no verdict to explain
     md = (tmp_path / "r.md").read_text()
-    # the Markdown tables have no CV column: not explained there; its "Flagged (1)" is
-    assert "## How to read the figures" in md and "- **flagged, !, a hatched bar**: " in md and "**CV**" not in md
+    # the Markdown tables have the HTML's CV column (report/step_table.py): explained there too, as "Flagged (1)" is
+    assert "## How to read the figures" in md and "- **flagged, !, a hatched bar**: " in md and "- **CV**: " in md
     assert md.index("## How to read the figures") > md.index("## Run ")
 
 
