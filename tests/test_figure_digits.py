@@ -44,12 +44,14 @@ def test_a_significant_trailing_zero_stays_and_no_figure_is_finer_than_its_tool_
     assert "1.6 [1.5..1.7 (97%)] n=6" in table          # median 1.55 of tenths: not 1.55 beside 1.50..1.70
     assert "1.9 [1.8..2.0 (97%)] n=6" in table
     md = osu_store("compare", "a", "b", "--format", "md").stdout
-    assert "| 4.40; 4.38..4.42 (95 % CI), n = 6 | 4.50; 4.48..4.52 (95 % CI), n = 6 |" in md
-    assert "| 1.6; 1.5..1.7 (95 % CI), n = 6 | 1.9; 1.8..2.0 (95 % CI), n = 6 |" in md
+    # the interval's words once, in the step's row above its figures (compare_data.shared_tails)
+    assert "; intervals (95 % CI), n = 6** |" in md
+    assert "| 4.40; 4.38..4.42 | 4.50; 4.48..4.52 |" in md
+    assert "| 1.6; 1.5..1.7 | 1.9; 1.8..2.0 |" in md
     for name in ("r.md", "r.html"):
         assert osu_store("report", "a", "b", "-o", str(tmp_path / name)).status == 0
     report_md = (tmp_path / "r.md").read_text()
-    assert "4.40; 4.38..4.42 (95 % CI), n = 6" in report_md
+    assert "| 4.40; 4.38..4.42 |" in report_md
     html = (tmp_path / "r.html").read_text()
     assert '<span class="fig">4.40</span>' in html and '<span class="fig">4.38..4.42</span>' in html
     assert '<span class="fig">1.6</span>' in html and '<span class="fig">1.5..1.7</span>' in html

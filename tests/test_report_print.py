@@ -203,14 +203,18 @@ def test_a_comparisons_figure_cell_says_n_once_and_holds_no_empty_line(golden_ur
     table = tables_after(page, "<h2>Comparison, baseline base</h2>")
     cells = re.findall(r"<td class=cmp>(.*?)</td>", table)
     assert len(cells) == 2 * 17, len(cells)
-    assert all(c.count("n&nbsp;=&nbsp;") == 1 for c in cells), cells
+    # n once: in the cell, or in its step's row with the interval's words where all its cells share them
+    groups = re.findall(r'<tr class="group"><th colspan=8>(.*?)</th></tr>', table)
+    assert all(c.count("n&nbsp;=&nbsp;") <= 1 for c in cells), cells
+    assert all(("n = " in g) != any("n&nbsp;=" in c for c in re.findall(r"<td class=cmp>(.*?)</td>", part))
+               for g, part in zip(groups, re.split(r'<tr class="group">', table)[1:])), groups
     assert '<small class="fig"></small>' not in page
     iops = next(c for c in cells if c.startswith('<span class="fig">12,915</span>'))
-    assert iops == ('<span class="fig">12,915</span><br><small><span class="fig">12,657..13,173</span> '
-                    '<small>([min, max], n&nbsp;=&nbsp;3, coverage 75&nbsp;%)</small></small>'), iops
+    assert iops == '<span class="fig">12,915</span><br><small><span class="fig">12,657..13,173</span></small>', iops
+    assert "random read; intervals ([min, max], n = 3, coverage 75 %)" in groups
     md = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
     row = next(line for line in md.splitlines() if line.startswith("| randread |"))
-    assert "| 12,915; 12,657..13,173 (\\[min, max\\], n = 3, coverage 75 %) |" in row, row
+    assert "| 12,915; 12,657..13,173 |" in row, row
 
 
 @pytest.mark.timeout(300)
@@ -457,13 +461,14 @@ def test_a_comparisons_step_title_is_said_once_above_its_rows(golden_url, monkey
     stands once across the table; its rows name the measurement alone."""
     page = rendered(golden_url, ["base", "tuned"], monkeypatch)
     table = tables_after(page, "<h2>Comparison, baseline base</h2>")
-    assert table.count('<tr class="group"><th colspan=8>disk (E1)</th></tr>') == 1
-    after = table.split('<tr class="group"><th colspan=8>disk (E1)</th></tr>', 1)[1]
+    group = '<tr class="group"><th colspan=8>disk (E1); intervals ([min, max], n = 5, coverage 94 %)</th></tr>'
+    assert table.count(group) == 1
+    after = table.split(group, 1)[1]
     assert re.findall(r"<tr><td>(.*?)</td>", after)[:2] == ["write", "read"]
     assert "<td>disk (E1): write</td>" not in table
     md = rendered(golden_url, ["base", "tuned"], monkeypatch, "md")
     lines = md.splitlines()
-    step = lines.index("| **disk (E1)** |" + "  |" * 7)
+    step = lines.index("| **disk (E1); intervals (\\[min, max\\], n = 5, coverage 94 %)** |" + "  |" * 7)
     assert lines[step + 1].startswith("| write | fsync | MiB/s | 565 !1 (593 MB/s); ")
 
 

@@ -44,6 +44,30 @@ def n_after_interval(s) -> str:
     return "" if "n = " in ci_words(s) else f", n = {s.n}"
 
 
+def interval_tail(s) -> str:
+    """What follows the interval in a configuration's figure cell: its words and n,
+    "([min, max], n = 5, coverage 94 %)", "(95 % CI), n = 8"."""
+    from clusterbench.report.terminal import ci_words
+
+    return ci_words(s).partition(" ")[2] + n_after_interval(s)
+
+
+def shared_tails(table) -> dict[str, str]:
+    """Per step group of the table (Table.group), the interval_tail every figure cell of its rows
+    has, said once in the group's row ("disk (E1); intervals ([min, max], n = 5, coverage 94 %)");
+    "" where they differ. In every cell it took two of a cell's four lines on A4, and a quick
+    run's comparison table ran to three pages, as the step tables did before they said it once."""
+    tails: dict[str, set] = {}
+    for p in table.points:
+        tails.setdefault(table.group(p), set()).update(interval_tail(p.summary(n)) for n in table.names)
+    return {group: found.pop() if len(found) == 1 else "" for group, found in tails.items()}
+
+
+def group_text(group: str, tail: str) -> str:
+    """A step group's row: its title, and the interval words its cells leave to it."""
+    return f"{group}; intervals {tail}" if tail else group
+
+
 def ratio_text(c: stats.Comparison) -> str:
     """Another configuration's median over the baseline's as every view
     shows it, "1.089 (+8.9%)"; "-" when there is no ratio."""

@@ -13,8 +13,9 @@ from clusterbench.environment.key_words import key_words
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report import table_units
-from clusterbench.report.compare_data import (limit_cell, median_beside, n_after_interval, outliers_excluded_text,
-                                              ratio_text, row_units, unit_key, warning_marks)
+from clusterbench.report.compare_data import (group_text, limit_cell, median_beside, n_after_interval,
+                                              outliers_excluded_text, ratio_text, row_units, shared_tails, unit_key,
+                                              warning_marks)
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.output import figure_digits
 from clusterbench.report.terminal import ci_words
@@ -32,15 +33,18 @@ def table_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def figure_cell(p: Point, config: str, marks: list[int], shown: table_units.ShownUnit | None = None) -> str:
+def figure_cell(p: Point, config: str, marks: list[int], shown: table_units.ShownUnit | None = None,
+                said: str = "") -> str:
     """The HTML's figure cell on one line: the median with the numbers of
     its warnings and MB/s (Gbit/s) beside it; then its interval, named by
-    its coverage, and n (once). shown: the row's unit (compare_data.row_units)."""
+    its coverage, and n (once), or the interval alone where the column's heading
+    says the rest (`said`, compare_data.shared_tails). shown: the row's unit (compare_data.row_units)."""
     shown = shown or table_units.ShownUnit(p.unit)
     s = shown.summary(p.summary(config))
     extra = median_beside(p, config, shown)
     median = figure_digits.median(s) + "".join(f" !{i}" for i in marks) + (f" {extra}" if extra else "")
-    return md(f"{median}; {ci_words(s)}{n_after_interval(s)}")
+    interval = ci_words(s).partition(" ")[0] if said else f"{ci_words(s)}{n_after_interval(s)}"
+    return md(f"{median}; {interval}")
 
 
 def note_mark(number: int) -> str:
@@ -57,6 +61,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     out = [f"## Comparison, baseline {md(names[0])}{md(excluded)}", ""]
     limits = any(p.limit(n) for p in table.points for n in names)
     # (heading, right-aligned): figures and ratios to the right, as the HTML's td.cmp and td.n
+    said = shared_tails(table)
     head = [("measurement", False), ("mode", False), ("unit", False), *[(f"{n}: median", True) for n in names]]
     for n in names[1:]:
         head += [(f"{n}/{names[0]}", True), ("verdict (p)", False)]
@@ -70,10 +75,10 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
         if table.group(p) != group:   # the step once, its rows under it, as the HTML's
             group = table.group(p)
-            out.append(table_row([f"**{md(group)}**"] + [""] * (len(head) - 1)))
+            out.append(table_row([f"**{md(group_text(group, said[group]))}**"] + [""] * (len(head) - 1)))
         cells = [md(p.label), md(condition_shown(p.mode)), md(unit_shown(u.unit))]
         for n in names:
-            cells.append(figure_cell(p, n, warning_marks(table, p, n, warnings), u))
+            cells.append(figure_cell(p, n, warning_marks(table, p, n, warnings), u, said[group]))
         for n in names[1:]:
             cells += [md(ratio_text(p.versus(names[0], n))), md(p.verdict_text(names[0], n))]
         if limits:

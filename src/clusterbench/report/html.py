@@ -13,8 +13,8 @@ from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.importers.no_host import NO_HOST_WORDS
 from clusterbench.report.compare_markdown import PARTIAL_INTRO, env_blocks, no_difference_text
-from clusterbench.report.compare_data import (median_beside, n_after_interval, outliers_excluded_text, ratio_text,
-                                              row_units, unit_key, warning_marks)
+from clusterbench.report.compare_data import (group_text, median_beside, n_after_interval, outliers_excluded_text,
+                                              ratio_text, row_units, shared_tails, unit_key, warning_marks)
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.report.headline import point_flag
 from clusterbench.output import figure_digits
@@ -233,14 +233,18 @@ def run_section(run: dict, notes: Footnotes, plotted_elsewhere: frozenset = froz
     return out
 
 
-def _cell(p, n: str, notes_of_cell: list[int], shown: table_units.ShownUnit) -> str:
-    """shown: the unit of the comparison's row (compare_data.row_units)."""
+def _cell(p, n: str, notes_of_cell: list[int], shown: table_units.ShownUnit, said: str = "") -> str:
+    """shown: the unit of the comparison's row (compare_data.row_units); said: the interval's words
+    and n, where the column's heading says them for every cell (compare_data.shared_tails)."""
     s = shown.summary(p.summary(n))
     extra = median_beside(p, n, shown)
     marks = "".join(f'&nbsp;<span class="flag">!{i}</span>' for i in notes_of_cell)
     extra = f'<br><small class="fig">{esc(extra)}</small>' if extra else ""   # no empty line under an IOPS figure
-    count = n_after_interval(s).replace(" = ", "&nbsp;=&nbsp;")
-    return f'<td class=cmp><span class="fig">{figure_digits.median(s)}{marks}</span>{extra}<br><small>{ci_cell(s)}{count}</small></td>'
+    if said:
+        interval = f'<span class="fig">{esc(ci_words(s).partition(" ")[0])}</span>'
+    else:
+        interval = ci_cell(s) + n_after_interval(s).replace(" = ", "&nbsp;=&nbsp;")
+    return f'<td class=cmp><span class="fig">{figure_digits.median(s)}{marks}</span>{extra}<br><small>{interval}</small></td>'
 
 
 PLOT_MOST_GROUPS = 24   # a comparison plot's measurements at most: more are no longer read
@@ -277,6 +281,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     names = table.names
     excluded = f", {esc(outliers_excluded_text(table))}" if table.exclude_outliers else ""
     out = [f"<h2>Comparison, baseline {esc(names[0])}{excluded}</h2>"]
+    said = shared_tails(table)
     head = "".join(f"<th>{esc(n)}: median</th>" for n in names)
     head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict (p)</th>" for n in names[1:])
     limits = any(p.limit(n) for p in table.points for n in names)
@@ -291,10 +296,10 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
         u = units[unit_key(p)]   # one unit per step and unit: 119.6 GiB/s, not 122,519 MiB/s
         if table.group(p) != group:   # the step's title once, across the table, over its rows
             group = table.group(p)
-            out.append(f'<tr class="group"><th colspan={columns}>{esc(group)}</th></tr>')
+            out.append(f'<tr class="group"><th colspan={columns}>{esc(group_text(group, said[group]))}</th></tr>')
         cells = ""
         for n in names:
-            cells += _cell(p, n, warning_marks(table, p, n, warnings), u)
+            cells += _cell(p, n, warning_marks(table, p, n, warnings), u, said[group])
         for n in names[1:]:
             c = p.versus(names[0], n)
             cells += (f'<td class=n>{ratio_text(c)}</td><td class="{c.verdict.value.split()[0].strip(",")}">'
