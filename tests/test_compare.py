@@ -252,3 +252,34 @@ def test_a_configuration_whose_runs_ran_on_two_machines_says_so(cli, tmp_path):
     assert note in (tmp_path / "r.md").read_text()
     assert cli("report", "m1", "m2", "-o", str(tmp_path / "r.html")).status == 0
     assert f"<p>{note}</p>" in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.timeout(180)
+def test_a_labels_io_and_memory_runs_on_one_machine_are_one_environment_two_directories_are_two(cli, tmp_path):
+    """A label measured with `run seqio` and `run stream` on one machine was
+    said to have "run in 2 different environments" (the seqio run's snapshot
+    describes its target directory, the stream run's none), and comparing
+    it with a label whose newest run was another kernel listed the 13 keys
+    of that directory as differences. A directory one run describes alone
+    is no difference; two directories measured under one label are."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    seqio = ["--file-size=4m", "--block-size=1m", "--repeat", "1", "--quiet"]
+    stream = ["run", "stream", "--array-size=1m", "--repeat", "1", "--quiet"]
+    for label in ("a", "b"):
+        assert cli("run", "seqio", f"--dir={one}", "--label", label, *seqio).status == 0
+        assert cli(*stream, "--label", label).status == 0   # the newest run of each: no target directory
+    assert cli("run", "seqio", f"--dir={one}", "--label", "c", *seqio).status == 0
+    r = cli("compare", "a", "b", "c")
+    assert r.status == 0, r.stderr
+    assert "different environments" not in r.stdout, r.stdout
+    said = [line for line in r.stdout.splitlines() if line.startswith("environment: ")]
+    assert said == ["environment: a vs b: The environments recorded for a (%s) and b (%s) do not differ in any key "
+                    "captured." % ((os.uname().nodename,) * 2),
+                    "environment: a vs c: The environments recorded for a (%s) and c (%s) do not differ in any key "
+                    "captured." % ((os.uname().nodename,) * 2)], r.stdout
+    assert cli("run", "seqio", f"--dir={two}", "--label", "a", *seqio).status == 0
+    r = cli("compare", "a", "b")
+    assert r.status == 0, r.stderr
+    assert "note: a: its 3 runs ran in 2 different environments" in r.stdout, r.stdout

@@ -375,23 +375,52 @@ def pooled_environments(store: Store, configs: list[Config]) -> list[str]:
     (a label's runs on two machines, or before and after an update): its
     samples are pooled, and the environment differences are its newest
     run's alone (env_diffs), so "m1 (n03) vs m2 (n02)" said nothing of the
-    m1 runs measured on n01."""
+    m1 runs measured on n01. Runs whose snapshots differ only by a target
+    directory that one of them has not (an I/O run beside a stream or mpi
+    run of one label) ran in one environment (same_environment)."""
     out = []
     for c in configs:
         runs_of: dict[frozenset, list[int]] = {}
         for run_id in c.run_ids:
             runs_of.setdefault(store.environment_hashes_of(run_id), []).append(run_id)
-        if len(runs_of) > 1:
+        if len(runs_of) < 2:
+            continue
+        groups: list[tuple[dict, list[frozenset]]] = []   # (one run's environments by host, snapshots alike)
+        for snapshot, run_ids in runs_of.items():
+            envs = {host: single_target(env) for host, env in store.environments_of(run_ids[0]).items()}
+            alike = next((g for g in groups if same_environment(g[0], envs)), None)
+            if alike:
+                alike[1].append(snapshot)
+            else:
+                groups.append((envs, [snapshot]))
+        if len(groups) > 1:
             hosts = sorted({host for snapshot in runs_of for host, _ in snapshot})
-            out.append(f"{c.name}: its {len(c.run_ids)} runs ran in {len(runs_of)} different environments "
+            out.append(f"{c.name}: its {len(c.run_ids)} runs ran in {len(groups)} different environments "
                        f"(hosts {', '.join(hosts)}), pooled here; the environment differences are of run "
                        f"{c.run_ids[0]} alone")
     return out
 
 
-def env_diffs(store: Store, configs: list[Config]) -> list[EnvDiff]:
+def same_environment(a: dict[str, dict], b: dict[str, dict]) -> bool:
+    """Two runs' environments (by host) are one where the same hosts have no
+    difference environment.diff lists (it leaves out what changes between
+    two captures of an unchanged machine), but for a target directory one
+    of them describes alone: only a run that wrote into one describes it
+    (target.*, as single_target names it)."""
+    return set(a) == set(b) and all(not differences(a[host], b[host]) for host in a)
+
+
+def differences(a: dict, b: dict) -> list[tuple[str, object, object]]:
+    """environment.diff of two snapshots, less a target directory one of
+    them describes alone: a stream run beside a seqio run of another label
+    did not run on another disk, it wrote on none."""
     from clusterbench import environment
 
+    return [d for d in environment.diff(a, b)
+            if not (d[0].startswith("target.") and (d[0] not in a or d[0] not in b))]
+
+
+def env_diffs(store: Store, configs: list[Config]) -> list[EnvDiff]:
     base = configs[0]
     base_envs = store.environments_of(base.run_ids[0])
     out = []
@@ -402,7 +431,7 @@ def env_diffs(store: Store, configs: list[Config]) -> list[EnvDiff]:
             list(zip(sorted(base_envs), sorted(envs)))
         for hb, ho in pairs:
             out.append(EnvDiff(base.name, other.name, hb, ho,
-                               environment.diff(single_target(base_envs[hb]), single_target(envs[ho]))))
+                               differences(single_target(base_envs[hb]), single_target(envs[ho]))))
     return out
 
 

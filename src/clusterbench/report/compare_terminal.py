@@ -13,6 +13,7 @@ from clusterbench.environment.key_words import key_words
 from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.report import table_units
+from clusterbench.report.compare_markdown import env_blocks, no_difference_text
 from clusterbench.report.compare_data import limit_cell, outliers_excluded_text, ratio_text, row_units, unit_key
 from clusterbench.output.figure_digits import median
 from clusterbench.report.terminal import ci_text
@@ -78,7 +79,10 @@ def print_blocks(console: Console, title: str, names: list[str], rows: list, lim
 
 def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -> None:
     names = [c.name for c in table.configs]
-    for d in table.env_diffs:
+    for d, alike in env_blocks(table.env_diffs):
+        if alike:   # said, as the Markdown and HTML say it, not a table of headings over no rows
+            console.print(Text(terminal(f"environment: {d.base} vs {d.other}: {no_difference_text(alike)}")))
+            continue
         t = Table("environment key", terminal(f"{d.base} ({d.host_base})"), terminal(f"{d.other} ({d.host_other})"),
                   title=terminal(f"environment: {d.base} vs {d.other}: {counted(len(d.lines), 'difference')}"),
                   title_justify="left")
