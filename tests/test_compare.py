@@ -279,6 +279,13 @@ def test_a_labels_io_and_memory_runs_on_one_machine_are_one_environment_two_dire
                     "captured." % ((os.uname().nodename,) * 2),
                     "environment: a vs c: The environments recorded for a (%s) and c (%s) do not differ in any key "
                     "captured." % ((os.uname().nodename,) * 2)], r.stdout
+    # the report's "Systems compared" says a label's runs of one environment in one row, not a row a run
+    assert cli("report", "a", "b", "-o", str(tmp_path / "r.md")).status == 0
+    text = (tmp_path / "r.md").read_text()
+    table = text[text.index("## Systems compared"):].split("\n\n")[1].splitlines()
+    assert [row.split("|")[1:4] for row in table] == [
+        [" configuration ", " runs ", " host "], ["---", "---:", "---"],
+        [" a ", " 1, 2 ", f" {os.uname().nodename} "], [" b ", " 3, 4 ", f" {os.uname().nodename} "]], table
     assert cli("run", "seqio", f"--dir={two}", "--label", "a", *seqio).status == 0
     r = cli("compare", "a", "b")
     assert r.status == 0, r.stderr

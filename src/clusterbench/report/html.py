@@ -435,10 +435,11 @@ def systems_section(report: Report, notes: Footnotes) -> list[str]:
 
     several = report.comparison is not None
     rows = systems_measured.rows(report)
-    head = ("<th>configuration</th>" if several else "") + f"<th>run</th><th>{systems_measured.hosts_heading(rows)}</th>"
+    head = ("<th>configuration</th>" if several else "") + \
+        f"<th>{systems_measured.runs_heading(rows)}</th><th>{systems_measured.hosts_heading(rows)}</th>"
     return [f"<h2>{systems_measured.heading(report)}</h2><table>"
             f"<tr>{head}<th>environment</th></tr>",
-            *("<tr>" + (f"<td>{esc(r.configuration)}</td>" if several else "") + f"<td class=n>{r.run['id']}</td>"
+            *("<tr>" + (f"<td>{esc(r.configuration)}</td>" if several else "") + f"<td class=n>{systems_measured.run_ids(r)}</td>"
               f"<td>{', '.join(esc(h) for h in r.hosts)}</td><td>{notes.text(esc(r.line), mark)}</td></tr>" for r in rows),
             "</table>"]
 

@@ -68,10 +68,11 @@ def systems_lines(report: Report, notes: Footnotes) -> list[str]:
 
     several = report.comparison is not None
     rows = systems_measured.rows(report)
-    head = (["configuration"] if several else []) + ["run", systems_measured.hosts_heading(rows), "environment"]
+    head = (["configuration"] if several else []) + [systems_measured.runs_heading(rows),
+                                                    systems_measured.hosts_heading(rows), "environment"]
     return [f"## {systems_measured.heading(report)}", "", table_row(head),
             "|" + ("---|" if several else "") + "---:|---|---|",
-            *(table_row(([md(r.configuration)] if several else []) + [str(r.run["id"]), md(", ".join(r.hosts)),
+            *(table_row(([md(r.configuration)] if several else []) + [systems_measured.run_ids(r), md(", ".join(r.hosts)),
                                                                        md(notes.text(r.line, note_mark))])
               for r in rows), ""]
 
