@@ -240,3 +240,35 @@ def test_a_runs_report_named_for_another_format_is_refused_before_the_run(cli, s
                                 f".html); for PDF, write it after the run: clusterbench report RUN -o "
                                 f"{tmp_path / 'r.pdf'}"), r.stderr
     assert not (tmp_path / "r.pdf").exists() and store_rows(store_url, "select count(*) from runs") == [(1,)]
+
+
+def test_a_file_names_suffix_picks_the_format_and_another_documents_is_refused(cli, tmp_path, one_run):
+    """`export 1 -o runs.csv` wrote JSON into runs.csv (export's default was
+    json whatever the name), and `report 1 -o report.docx` wrote HTML into a
+    file Word does not open. A known suffix picks the format; a suffix of
+    another kind of document is refused in one line, nothing written, unless
+    --format says what to write into it."""
+    import csv
+
+    listing = sorted(os.listdir(tmp_path))
+    for args, said in (
+            (["export", "1", "-o", str(tmp_path / "runs.xlsx")], "writes no .xlsx file; name it .json, .csv, .md, .html"),
+            (["export", "1", "-o", str(tmp_path / "runs.pdf")], "a PDF is clusterbench report RUN -o FILE.pdf"),
+            (["report", "1", "-o", str(tmp_path / "r.docx")], "writes no .docx file; name it .json, .csv, .md, "
+                                                             ".html, .pdf, or give --format"),
+            (["run", "null", "--seconds=0.01", "--repeat", "1", "--report", str(tmp_path / "r.txt")],
+             "run writes an HTML report (a name ending .html), not a .txt file")):
+        r = cli(*args)
+        _one_line_error(r, 2)
+        assert said in r.stderr, (args, r.stderr)
+    assert sorted(os.listdir(tmp_path)) == listing
+    assert cli("list").stdout.count("null") == 1   # the refused run --report ran nothing
+    assert cli("export", "1", "-o", str(tmp_path / "runs.csv")).status == 0
+    rows = list(csv.DictReader((tmp_path / "runs.csv").open()))
+    assert [(row["run"], row["kernel"]) for row in rows] == [("1", "null")], rows
+    assert cli("export", "1", "-o", str(tmp_path / "runs.csv"), "--format", "json").status == 0
+    assert (tmp_path / "runs.csv").read_text() == one_run   # --format wins over the name
+    assert cli("report", "1", "-o", str(tmp_path / "r.docx"), "--format", "md").status == 0
+    assert (tmp_path / "r.docx").read_text().startswith("# ")
+    assert cli("report", "1", "-o", str(tmp_path / "r.htm")).status == 0
+    assert (tmp_path / "r.htm").read_text().startswith("<!DOCTYPE html>")

@@ -10,7 +10,8 @@ from clusterbench.store.opening import open_store
 @click.command("report")
 @click.argument("refs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(formats()), default=None,
-              help="Output format (default: from the file name's suffix, .pdf .json .csv .md, else html). "
+              help="Output format (default: from the file name's suffix, .pdf .json .csv .md .html, else html; "
+                   "another document's suffix, such as .docx or .txt, is refused). "
                    "pdf prints the html report with headless Chromium, A4.")
 @click.option("-o", "--output", required=True, metavar="FILE",
               help="File to write; a FIFO or a device is written as a stream, - is stdout.")

@@ -25,11 +25,37 @@ def formats() -> list[str]:
     return [*FORMATS.names(), "pdf"]  # pdf: the html format printed by Chromium (report/pdf.py)
 
 
-def format_of(path: str) -> str:
-    """The format a file name asks for by its suffix (.pdf .json .csv .md), else html."""
+# what each file name's suffix asks for
+SUFFIX_FORMATS = {".pdf": "pdf", ".json": "json", ".csv": "csv", ".md": "md", ".markdown": "md", ".html": "html",
+                  ".htm": "html"}
+# names of documents no format here writes: `-o report.docx` wrote HTML into it, which Word refused to open,
+# and `export -o runs.xlsx` JSON. Other suffixes ("report.2026-12", "-o -") take the command's default.
+OTHER_DOCUMENTS = frozenset({".doc", ".docx", ".odt", ".rtf", ".txt", ".text", ".xls", ".xlsx", ".ods", ".tsv",
+                             ".png", ".jpg", ".jpeg", ".svg", ".eps", ".ps", ".tex", ".xml", ".yaml", ".yml"})
+
+
+def suffix_format(path: str) -> tuple[str, str | None]:
+    """(the file name's suffix in lower case, the format it names or None)."""
     from pathlib import Path
 
-    return {".pdf": "pdf", ".json": "json", ".csv": "csv", ".md": "md"}.get(Path(path).suffix.lower(), "html")
+    suffix = Path(path).suffix.lower()
+    return suffix, SUFFIX_FORMATS.get(suffix)
+
+
+def format_of(path: str, default: str = "html", offered: list[str] | None = None, option: str = "-o") -> str:
+    """The format a file name asks for by its suffix, else `default`. A
+    suffix of another kind of document, or of a format not `offered`, is
+    refused naming the ones that are."""
+    from clusterbench.errors import BadInput
+
+    offered = offered or formats()
+    suffix, fmt = suffix_format(path)
+    if (fmt is None and suffix in OTHER_DOCUMENTS) or (fmt is not None and fmt not in offered):
+        names = ", ".join(f".{f}" for f in offered)
+        raise BadInput(f"{option} {path}: this command writes no {suffix} file; name it {names}, or give --format "
+                       f"({'|'.join(offered)}) to write one of those into it"
+                       + ("; a PDF is clusterbench report RUN -o FILE.pdf" if suffix == ".pdf" else ""))
+    return fmt or default
 
 
 def render(fmt: str, report: Report | list[dict]) -> str:
