@@ -247,7 +247,8 @@ def test_a_file_names_suffix_picks_the_format_and_another_documents_is_refused(c
     json whatever the name), and `report 1 -o report.docx` wrote HTML into a
     file Word does not open. A known suffix picks the format; a suffix of
     another kind of document is refused in one line, nothing written, unless
-    --format says what to write into it."""
+    --format says what to write into it; where a command writes HTML alone
+    (run --report, history), any other is."""
     import csv
 
     listing = sorted(os.listdir(tmp_path))
@@ -257,7 +258,9 @@ def test_a_file_names_suffix_picks_the_format_and_another_documents_is_refused(c
             (["report", "1", "-o", str(tmp_path / "r.docx")], "writes no .docx file; name it .json, .csv, .md, "
                                                              ".html, .pdf, or give --format"),
             (["run", "null", "--seconds=0.01", "--repeat", "1", "--report", str(tmp_path / "r.txt")],
-             "run writes an HTML report (a name ending .html), not a .txt file")):
+             "run writes an HTML report (a name ending .html), not a .txt file"),
+            (["history", "-o", str(tmp_path / "h.pdf")], "history writes an HTML page (a name ending .html); for PDF, "),
+            (["history", "-o", str(tmp_path / "h.docx")], "history writes an HTML page (a name ending .html), not a .docx")):
         r = cli(*args)
         _one_line_error(r, 2)
         assert said in r.stderr, (args, r.stderr)

@@ -22,9 +22,11 @@ def command(output, since, db_url):
     clusterbench history -o history.html --since 2026-06
     """
     from clusterbench.files import output_target
+    from clusterbench.report import check_html_name
     from clusterbench.report.history_page import render
 
     output_target.check(output)
+    check_html_name(output, "-o", "history writes an HTML page", "its page is HTML alone (clusterbench report and export write the others)")
     store = open_store(db_url)
     path = output_target.write(output, render(store, utc(since)))
     click.echo(f"wrote {path}", err=True)   # on stderr: with -o -, stdout is the report

@@ -228,19 +228,13 @@ def command(ctx, target, repeat, ci_target, max_repeat, max_time, label, ranks, 
     if report_path:
         from clusterbench.files import output_target
 
-        from clusterbench.report import OTHER_DOCUMENTS, suffix_format
+        from clusterbench.report import check_html_name
 
         # refused before the run, not after it; never over the suite or host file the run reads
         output_target.check(report_path, "--report", tuple(
             name for name in (target if target.endswith(".toml") else None, hostfile) if name))
-        # run writes HTML: `--report r.pdf` wrote HTML into a file named .pdf, which no PDF reader opens
-        suffix, fmt = suffix_format(report_path)
-        if fmt not in (None, "html"):
-            raise BadInput(f"--report {report_path}: run writes an HTML report (a name ending .html); for "
-                           f"{fmt.upper()}, write it after the run: clusterbench report RUN -o {report_path}")
-        if suffix in OTHER_DOCUMENTS:
-            raise BadInput(f"--report {report_path}: run writes an HTML report (a name ending .html), not a {suffix} "
-                           "file; clusterbench report RUN -o FILE writes PDF, Markdown, CSV and JSON too")
+        check_html_name(report_path, "--report", "run writes an HTML report",
+                        f"write it after the run: clusterbench report RUN -o {report_path}")
     if label is not None:
         from clusterbench.store.storable import check_label
 

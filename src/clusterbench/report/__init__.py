@@ -42,6 +42,19 @@ def suffix_format(path: str) -> tuple[str, str | None]:
     return suffix, SUFFIX_FORMATS.get(suffix)
 
 
+def check_html_name(path: str, option: str, writer: str, instead: str) -> None:
+    """Where a command writes HTML alone (`run --report`, `history -o`): a
+    name that asks for another format or document is refused, `instead`
+    saying what writes it; `--report r.pdf` wrote HTML no PDF reader opens."""
+    from clusterbench.errors import BadInput
+
+    suffix, fmt = suffix_format(path)
+    if fmt not in (None, "html"):
+        raise BadInput(f"{option} {path}: {writer} (a name ending .html); for {fmt.upper()}, {instead}")
+    if suffix in OTHER_DOCUMENTS:
+        raise BadInput(f"{option} {path}: {writer} (a name ending .html), not a {suffix} file")
+
+
 def format_of(path: str, default: str = "html", offered: list[str] | None = None, option: str = "-o") -> str:
     """The format a file name asks for by its suffix, else `default`. A
     suffix of another kind of document, or of a format not `offered`, is
