@@ -1,0 +1,72 @@
+"""OSU micro-benchmarks 5.9, 6.2 and 7.2, the versions between the 5.3 and 7.4 fixtures that sites
+run: every figure each file printed is what the import reads (tests/fixtures/README says how each
+file was made). 7.x adds "# Datatype: MPI_CHAR." under the heading and prints osu_mbw_mr's title
+twice; 6.x and 7.x add the -c Validation column."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from clusterbench.importers.import_runs import parse_file
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
+VERSIONS = ("5.9", "6.2", "7.2")
+OPS = {"latency": "pingpong", "bw": "bw", "bibw": "bibw", "mbw_mr": "bw", "allreduce": "allreduce"}
+NAMES = sorted(p.name for p in FIXTURES.glob("osu-*.txt") if p.name.split("-")[1] in VERSIONS)
+
+
+def printed_rows(name: str) -> list[list[str]]:
+    """The table's rows as the file printed them: every line that starts with a size."""
+    return [line.split() for line in (FIXTURES / name).read_text().splitlines() if re.match(r"\d", line)]
+
+
+def test_every_tool_of_every_version_has_its_real_file():
+    for version in VERSIONS:
+        for tool in OPS:
+            assert (FIXTURES / f"osu-{version}-{tool}.txt").is_file()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_figure_read_is_the_one_the_file_printed(name):
+    version, tool = name.split("-")[1], name.split("-")[2].removesuffix(".txt")
+    (run,) = parse_file(str(FIXTURES / name))
+    (step,) = run.steps
+    assert (run.tool, run.version, step.kernel, step.params["op"]) == ("OSU", version, "mpi", OPS[tool])
+    rows = printed_rows(name)
+    assert [s.size_bytes for s in step.samples] == [int(r[0]) for r in rows]
+    for s, row in zip(step.samples, rows):
+        printed = float(row[1])
+        if s.unit == "MiB/s":   # OSU's MB/s are 10^6 bytes/s
+            assert s.record["rate_decimal"] == printed and s.value == pytest.approx(printed * 1e6 / 2**20)
+        else:
+            assert (s.unit, s.value) == ("us", printed)
+    if tool == "mbw_mr":
+        assert [s.record["messages_per_s"] for s in step.samples] == [float(r[2]) for r in rows]
+        assert step.params["window"] == "64" and step.ranks == 2
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_full_allreduce_keeps_min_max_and_iterations_as_printed(version):
+    name = f"osu-{version}-allreduce-full.txt"
+    (run,) = parse_file(str(FIXTURES / name))
+    got = [(s.size_bytes, s.value, s.record["t_min_us"], s.record["t_max_us"], s.record["iterations"])
+           for s in run.steps[0].samples]
+    assert got == [(int(r[0]), float(r[1]), float(r[2]), float(r[3]), int(r[4])) for r in printed_rows(name)]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if "-validate" in n])
+def test_validated_rows_that_passed_are_all_taken(name):
+    rows = printed_rows(name)
+    assert rows and all(r[-1] == "Pass" for r in rows)
+    (run,) = parse_file(str(FIXTURES / name))
+    assert len(run.steps[0].samples) == len(rows) and not any("validation" in n for n in run.notes)
+
+
+def test_mbw_mr_title_printed_twice_by_7x_is_one_test():
+    # 7.2's osu_mbw_mr prints its title line twice before the table: one step, not a second run
+    text = (FIXTURES / "osu-7.2-mbw_mr.txt").read_text()
+    assert text.count("# OSU MPI Multiple Bandwidth / Message Rate Test v7.2") == 2
+    runs = parse_file(str(FIXTURES / "osu-7.2-mbw_mr.txt"))
+    assert len(runs) == 1 and len(runs[0].steps) == 1
