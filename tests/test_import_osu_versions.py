@@ -14,7 +14,7 @@ from clusterbench.importers.import_runs import parse_file
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
 VERSIONS = ("5.9", "6.2", "7.2")
 OPS = {"latency": "pingpong", "bw": "bw", "bibw": "bibw", "mbw_mr": "bw", "allreduce": "allreduce"}
-NAMES = sorted(p.name for p in FIXTURES.glob("osu-*.txt") if p.name.split("-")[1] in VERSIONS)
+NAMES = sorted(p.name for p in FIXTURES.glob("osu-*.txt") if p.name.split("-")[1] in VERSIONS and "-ddt" not in p.name)
 
 
 def printed_rows(name: str) -> list[list[str]]:
@@ -70,3 +70,24 @@ def test_mbw_mr_title_printed_twice_by_7x_is_one_test():
     assert text.count("# OSU MPI Multiple Bandwidth / Message Rate Test v7.2") == 2
     runs = parse_file(str(FIXTURES / "osu-7.2-mbw_mr.txt"))
     assert len(runs) == 1 and len(runs[0].steps) == 1
+
+
+def test_derived_datatype_runs_are_osu_steps_with_the_bytes_they_sent():
+    """7.x's -D packs each message as a derived datatype and prints the bytes it sent ("Transmit
+    Size"): osu_latency -D vect:2:1 was stored as the mpi kernel's pingpong of Size contiguous bytes,
+    compared with plain runs as one measurement, and its Transmit Size column was dropped."""
+    (run,) = parse_file(str(FIXTURES / "osu-7.2-latency-ddt.txt"))
+    (step,) = run.steps
+    assert (step.kernel, step.params, step.ranks) == (
+        "osu", {"test": "Latency", "derived-datatype": "block_length 1, stride 2"}, 2)
+    rows = printed_rows("osu-7.2-latency-ddt.txt")
+    assert [(s.size_bytes, s.value, s.record["transmit_bytes"]) for s in step.samples] == \
+        [(int(r[0]), float(r[1]), int(r[2])) for r in rows]
+    # a collective prints no layout line; still not the kernel's bcast
+    (run,) = parse_file(str(FIXTURES / "osu-7.2-bcast-ddt.txt"))
+    (step,) = run.steps
+    assert (step.kernel, step.params) == ("osu", {"test": "Broadcast Latency",
+                                                  "derived-datatype": "layout not printed"})
+    rows = printed_rows("osu-7.2-bcast-ddt.txt")
+    assert [(s.size_bytes, s.value, s.record["transmit_bytes"]) for s in step.samples] == \
+        [(int(r[0]), float(r[1]), int(r[2])) for r in rows]

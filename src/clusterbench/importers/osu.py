@@ -13,7 +13,8 @@ other test (gather, scatter, the non-blocking ones, ...) is an `osu` step
 named by its title. OSU prints no rank count for collectives: give --np.
 A test on accelerator buffers (-d cuda ...) is the mpi kernel with
 --buffer=device or managed when both sides are on that memory, else an
-`osu` step with the accelerator and each side's buffer.
+`osu` step with the accelerator and each side's buffer. A test of derived
+datatypes (7.x -D, a "Transmit Size" column) is an `osu` step too.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ MARK = TITLE   # where an OSU test starts, anywhere in a file (importers.other_t
 # point-to-point tests where each side's buffer is: HOST (H), DEVICE (D), MANAGED (M), (MD) or (MH)
 BUFFERS = re.compile(r"^# Send Buffer on (HOST|DEVICE|MANAGED) \(\w+\) and Receive Buffer on (HOST|DEVICE|MANAGED)",
                      re.M)
+DDT_LAYOUT = re.compile(r"# Set Derived DataTypes block_length to (?P<block>\d+), stride to (?P<stride>\d+)\s*")
 MPI_OPS = {"Latency": "pingpong", "Bandwidth": "bw", "Bi-Directional Bandwidth": "bibw",
            "Multiple Bandwidth / Message Rate": "bw", "Multi Latency": "pingpong",
            "Allreduce Latency": "allreduce", "Reduce Latency": "reduce", "All-to-All Personalized Exchange Latency":
@@ -61,7 +63,8 @@ def parse(text: str) -> list[ImportedRun]:
     for i, t in enumerate(titles):
         end = titles[i + 1].start() if i + 1 < len(titles) else len(text)
         body = text[t.end(): end]
-        step = _test(t["title"].strip(), body, runs[-1], line, t["accelerator"])
+        before = text[:t.start()].rstrip("\n").rpartition("\n")[2]   # the line above the title
+        step = _test(t["title"].strip(), body, runs[-1], line, t["accelerator"], DDT_LAYOUT.fullmatch(before))
         if step.samples:
             if any(st.name == step.name and st.params == step.params for st in runs[-1].steps):
                 # the same test again: another run of OSU (a job that ran it twice), not more of this one's rows
@@ -77,8 +80,14 @@ def parse(text: str) -> list[ImportedRun]:
     return runs
 
 
-def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator: str | None) -> ImportedStep:
+def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator: str | None,
+          layout: re.Match | None) -> ImportedStep:
     op = MPI_OPS.get(title)
+    # -D (7.x): each message is a derived datatype OSU packs, its "Transmit Size" the bytes it sends of
+    # a buffer of Size bytes; the mpi kernel sends Size contiguous bytes, so it is not the kernel's op
+    derived = re.search(r"^# Size\b.*\bTransmit Size\s*$", body, re.M)
+    if derived:
+        op = None
     buffer = None
     if accelerator:
         # the mpi kernel's --buffer puts both sides on one kind of memory; a test on GPU buffers taken
@@ -111,6 +120,11 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
         m = re.search(rf"^# {heading}: (\S+)", body, re.M)
         if m:
             params[name] = m.group(1)
+    if derived:
+        # only point-to-point tests print the layout (util/osu_util.c's print_header); -D cont and indx
+        # print the defaults, which they do not use
+        params["derived-datatype"] = (f"block_length {layout['block']}, stride {layout['stride']}" if layout
+                                      else "layout not printed")
     if title == "Multiple Bandwidth / Message Rate":
         window = re.search(r"\[ window size: (\d+) \]", body)
         if window:
@@ -167,6 +181,7 @@ class _Table:
         self.rate = where.get("Messages/s")
         self.avg = first("Latency (us)", "Avg Latency(us)", "Latency(us)")
         self.lo, self.hi = where.get("Min Latency(us)"), where.get("Max Latency(us)")
+        self.transmit = where.get("Transmit Size")   # -D: the bytes a derived datatype of Size bytes sends
         self.validation = where.get("Validation")   # -c: "Pass", or "Fail" where the data moved was wrong
         # -z (7.3 on): "P50 Tail Lat(us)", "P99 Tail BW(MB/s)": the percentiles of the iterations' figures
         self.tails = {i: (f"tail_p{m.group(1)}_us" if m.group(2) == "Lat(us)" else f"tail_p{m.group(1)}_mb_s")
@@ -179,18 +194,20 @@ class _Table:
         size = int(f[self.size]) if self.size is not None else 0 if self.phase == "barrier" else None
         sweep = ("size_bytes", size) if size is not None else None
         iterations = int(f[self.iterations]) if self.iterations is not None else None
-        tails = {name: float(f[i]) for i, name in self.tails.items()}
+        extra = {name: float(f[i]) for i, name in self.tails.items()}
+        if self.transmit is not None:
+            extra["transmit_bytes"] = int(f[self.transmit])
         if self.bw is not None:
             mb = float(f[self.bw])
             return measurement(self.phase, "n/a", mb * MB / MIB, "MiB/s", sweep=sweep, line=line,
                                qualifiers=LIBRARY, rate_decimal=mb, rate_decimal_unit="MB/s",
                                messages_per_s=float(f[self.rate]) if self.rate is not None else None,
-                               iterations=iterations, element_type=self.element, **tails)
+                               iterations=iterations, element_type=self.element, **extra)
         avg = float(f[self.avg])
         return measurement(self.phase, "n/a", avg, "us", sweep=sweep, line=line, qualifiers=LIBRARY,
                            t_avg_us=avg, t_min_us=float(f[self.lo]) if self.lo is not None else None,
                            t_max_us=float(f[self.hi]) if self.hi is not None else None,
-                           seconds=avg / 1e6, iterations=iterations, element_type=self.element, **tails)
+                           seconds=avg / 1e6, iterations=iterations, element_type=self.element, **extra)
 
 
 LIBRARY = {"algorithm": "library"}
