@@ -1,0 +1,61 @@
+"""fio 3.42 (the newest release; tests/fixtures/README says how each file was made): its JSON adds
+`job_start`, `latency_target_ns` and `latency_window_us` to each job beside 3.33's fields, its text
+prints clat in nsec where the times are short. Every figure the import reads is the one the file
+printed: json, json+, normal text and terse versions 3 and 5, with psync, libaio and io_uring."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from clusterbench.importers.import_runs import parse_file
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
+JSON_FILES = ["fio-3.42-randread.json", "fio-3.42-randwrite.jsonplus", "fio-3.42-seqread.json",
+              "fio-3.42-seqwrite-libaio.json", "fio-3.42-randrw-group.json"]
+TEXT_FILES = ["fio-3.42-randread.txt", "fio-3.42-seqread.txt", "fio-3.42-randrw-jobs.txt"]
+DIRECTION = {"randread": "read", "randwrite": "write", "read": "read", "write": "write"}
+
+
+@pytest.mark.parametrize("name", JSON_FILES)
+def test_json_figures_are_the_ones_fio_wrote(name):
+    doc = json.loads((FIXTURES / name).read_text())
+    (job,) = doc["jobs"]
+    (run,) = parse_file(str(FIXTURES / name))
+    assert (run.version, run.form) == ("3.42", "json+" if name.endswith("plus") else "JSON")
+    (step,) = run.steps
+    assert step.params.get("engine", step.params.get("ioengine")) == job["job options"]["ioengine"]
+    moved = [d for d in ("read", "write") if job[d]["io_bytes"]]
+    assert [DIRECTION[s.phase] for s in step.samples] == moved
+    for s in step.samples:
+        figures = job[DIRECTION[s.phase]]
+        assert (s.unit, s.value, s.record["bytes"]) == ("IOPS", figures["iops"], figures["io_bytes"])
+        assert s.record["mib_per_s"] == figures["bw"] / 1024   # fio's bw is KiB/s
+        assert s.record["clat_us_mean"] == pytest.approx(figures["clat_ns"]["mean"] / 1e3)
+        assert s.record["seconds"] == figures["runtime"] / 1e3
+
+
+@pytest.mark.parametrize("name", TEXT_FILES)
+def test_text_iops_are_the_ones_fio_printed(name):
+    text = (FIXTURES / name).read_text()
+    printed: dict[str, float] = {}
+    for direction, iops, k in re.findall(r"^\s+(read|write): IOPS=([\d.]+)(k?),", text, re.M):
+        printed[direction] = printed.get(direction, 0) + float(iops) * (1000 if k else 1)   # numjobs blocks summed
+    (run,) = parse_file(str(FIXTURES / name))
+    assert run.version == "3.42"
+    (step,) = run.steps
+    assert {s.phase: s.value for s in step.samples} == pytest.approx(printed)
+
+
+@pytest.mark.parametrize("name,version", [("fio-3.42-terse3-randread.txt", 3), ("fio-3.42-terse5-randrw.txt", 5)])
+def test_terse_iops_are_the_fields_fio_wrote(name, version):
+    fields = (FIXTURES / name).read_text().strip().split(";")
+    assert (fields[0], fields[1]) == (str(version), "fio-3.42")
+    (run,) = parse_file(str(FIXTURES / name))
+    per_direction = 47 if version == 5 else 41   # fio's HOWTO, "Terse output"
+    got = {s.phase: s.value for s in run.steps[0].samples}
+    assert got["read"] == float(fields[7])
+    if "write" in got:
+        assert got["write"] == float(fields[7 + per_direction])
