@@ -59,3 +59,24 @@ def test_terse_iops_are_the_fields_fio_wrote(name, version):
     assert got["read"] == float(fields[7])
     if "write" in got:
         assert got["write"] == float(fields[7 + per_direction])
+
+
+def test_run_dated_by_its_jobs_start_to_the_millisecond():
+    """fio 3.36 on writes each job's `job_start` and `timestamp_ms`: the run was dated its end less
+    the job's `elapsed`, whole seconds, so a 0.13 s read was stored as starting 1.2 s early."""
+    doc = json.loads((FIXTURES / "fio-3.42-seqread.json").read_text())
+    (run,) = parse_file(str(FIXTURES / "fio-3.42-seqread.json"))
+    assert run.started.timestamp() * 1e3 == pytest.approx(doc["jobs"][0]["job_start"])
+    assert run.finished.timestamp() * 1e3 == pytest.approx(doc["timestamp_ms"])
+    assert (run.finished - run.started).total_seconds() == pytest.approx(0.129)
+
+
+def test_job_start_of_another_clock_is_not_a_date(tmp_path):
+    # job_start_clock_id=1 (CLOCK_MONOTONIC) makes job_start the time since boot, not since 1970
+    doc = json.loads((FIXTURES / "fio-3.42-seqread.json").read_text())
+    doc["jobs"][0]["job options"]["job_start_clock_id"] = "1"
+    doc["jobs"][0]["job_start"] = 86_400_000
+    (tmp_path / "mono.json").write_text(json.dumps(doc))
+    (run,) = parse_file(str(tmp_path / "mono.json"))
+    assert run.started.year == 2026   # the end less the job's time, as before 3.36
+    assert run.finished.timestamp() * 1e3 == pytest.approx(doc["timestamp_ms"])

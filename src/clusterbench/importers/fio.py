@@ -177,11 +177,8 @@ def _parse_json(doc: dict) -> ImportedRun:
             step.samples.append(_sample("mixed", opts, _moved(entries, "mixed"), run))
         if step.samples:
             run.steps.append(step)
-    ts = doc.get("timestamp")
-    if _num(ts):
-        ended = from_epoch(ts, '"timestamp"')   # fio writes it as the run ends
-        elapsed = max((_job_seconds(j) for j in jobs if isinstance(j, dict)), default=0.0)
-        run.started, run.finished = ended - dt.timedelta(seconds=elapsed), ended
+    if _num(doc.get("timestamp")):
+        run.started, run.finished = _span(doc, [j for j in jobs if isinstance(j, dict)], glob)
     hosts = {str(j["hostname"]) for j in jobs if isinstance(j, dict) and j.get("hostname")}
     run.hosts = sorted(hosts)
     return run
@@ -191,6 +188,26 @@ def _moved(entries: list[dict], direction: str) -> list[dict]:
     """The entries' figures of one direction, where any of them moved data."""
     parts = [e[direction] for e in entries if isinstance(e.get(direction), dict)]
     return parts if any(_num(p.get("io_bytes")) and p["io_bytes"] > 0 for p in parts) else []
+
+
+def _span(doc: dict, jobs: list[dict], glob: dict) -> tuple[dt.datetime, dt.datetime]:
+    """When the run began and ended. fio writes `timestamp` (whole seconds) as the run ends, and the
+    start was that less the longest job's time: up to a second early (`elapsed` is whole seconds),
+    and short of jobs run one after another (stonewall). From 3.36 each job's `job_start` (ms of
+    CLOCK_REALTIME, unless the job set `job_start_clock_id`: another clock) dates the start to the
+    millisecond, and `timestamp_ms` the end (the whole second would fall before a short job began)."""
+    starts, end_ms = [j.get("job_start") for j in jobs], doc.get("timestamp_ms")
+
+    def clock(j: dict) -> str:
+        opts = j.get("job options") if isinstance(j.get("job options"), dict) else {}
+        return str(opts.get("job_start_clock_id", glob.get("job_start_clock_id", "0")))
+
+    if (jobs and _num(end_ms) and 0 <= end_ms / 1e3 - doc["timestamp"] < 1
+            and all(_num(t) and 0 < t <= end_ms for t in starts) and all(clock(j) == "0" for j in jobs)):
+        return from_epoch(min(starts) / 1e3, '"job_start"'), from_epoch(end_ms / 1e3, '"timestamp_ms"')
+    ended = from_epoch(doc["timestamp"], '"timestamp"')
+    elapsed = max((_job_seconds(j) for j in jobs), default=0.0)
+    return ended - dt.timedelta(seconds=elapsed), ended
 
 
 def _job_seconds(job: dict) -> float:
