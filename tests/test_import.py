@@ -1062,7 +1062,9 @@ def test_iperf3_json_stream_events_are_one_run_as_its_json_document():
     assert (s.phase, s.value) == ("send", end["sum_received"]["bits_per_second"] / 1e9)
     assert s.record["retransmits"] == end["sum_sent"]["retransmits"]
     assert s.record["interval_gbit_per_s"] == [events[1]["data"]["sum"]["bits_per_second"] / 1e9]
-    assert run.started == dt.datetime.fromtimestamp(events[0]["data"]["timestamp"]["timesecs"], dt.timezone.utc)
+    # 3.20 on: "timemillisecs", the start to the millisecond
+    assert run.started == dt.datetime.fromtimestamp(events[0]["data"]["timestamp"]["timemillisecs"] / 1e3,
+                                                    dt.timezone.utc)
     # two tests' events appended to one log: a run per "start" event
     text = (FIXTURES / "iperf3-3.20-tcp-json-stream.json").read_text()
     assert len(importers.get("iperf3").parse(text + text)) == 2

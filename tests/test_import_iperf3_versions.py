@@ -1,6 +1,6 @@
 """iperf3 3.21, the newest release (tests/fixtures/README says how each file was made, in a network
-namespace on 198.18.0.1): its JSON adds `timemillisecs`, `gso`/`gro`, `fq_rate` and per-stream
-`reorder` beside 3.20's, its text the same lines. Every rate the import reads is the one the file
+namespace on 198.18.0.1): its JSON adds `gso`/`gro` to 3.20's `timemillisecs`, `fq_rate` and
+per-stream `reorder`, its text the same lines. Every rate the import reads is the one the file
 printed, client and server, TCP, -P 2 -R, --bidir (with -P 2: `[SUM][TX-C]` lines) and UDP."""
 from __future__ import annotations
 
@@ -86,3 +86,13 @@ def test_server_text_rates_are_its_end_lines(name, expected):
     (step,) = run.steps
     assert step.params["role"] == "server"
     assert {s.phase: s.value for s in step.samples} == expected
+
+
+def test_run_starts_at_the_millisecond_3_20_on_state():
+    # "timemillisecs" (3.20 on): the start was its whole second, up to 1 s early, as timesecs alone says
+    stamp = json.loads((FIXTURES / "iperf3-3.21-tcp.json").read_text())["start"]["timestamp"]
+    (run,) = parse_file(str(FIXTURES / "iperf3-3.21-tcp.json"))
+    assert run.started.timestamp() * 1e3 == pytest.approx(stamp["timemillisecs"], abs=1)
+    assert (run.finished - run.started).total_seconds() == 1   # -t 1
+    (old,) = parse_file(str(FIXTURES / "iperf3-3.12-tcp.json"))   # timesecs alone
+    assert old.started.microsecond == 0

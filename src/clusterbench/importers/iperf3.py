@@ -103,9 +103,11 @@ def _run(doc: dict) -> ImportedRun:
     ts = _dict(start, "test_start")
     version = str(start.get("version", "")).removeprefix("iperf ").strip() or None
     run = ImportedRun("iperf3", version, "JSON", None)
-    stamp = _dict(start, "timestamp").get("timesecs")
+    stamp, ms = _dict(start, "timestamp").get("timesecs"), _dict(start, "timestamp").get("timemillisecs")
     if _num(stamp):
-        run.started = from_epoch(stamp, '"timesecs"')
+        # 3.20 on: the start in ms, the same second to the millisecond
+        exact = _num(ms) and 0 <= ms / 1e3 - stamp < 1
+        run.started = from_epoch(ms / 1e3, '"timemillisecs"') if exact else from_epoch(stamp, '"timesecs"')
         if _num(ts.get("duration")):
             try:
                 run.finished = run.started + dt.timedelta(seconds=float(ts["duration"]))
