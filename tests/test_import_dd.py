@@ -11,7 +11,7 @@ import pytest
 from conftest import store_rows
 
 from clusterbench import importers
-from clusterbench.importers import Unreadable, dd
+from clusterbench.importers import Unreadable, dd, shell_time
 from clusterbench.importers.import_runs import parse_file
 from test_import import FIXTURES
 
@@ -138,6 +138,29 @@ def test_dd_under_the_shells_time_keeps_real_user_sys_and_real_is_the_runs_wall_
     spans = store_rows(store_url, "select started, finished from runs order by id")
     assert [round((dt.datetime.fromisoformat(str(b)) - dt.datetime.fromisoformat(str(a))).total_seconds(), 3)
             for a, b in spans] == [0.047, 0.04, 0.06]
+
+
+@pytest.mark.parametrize("name,totals", [
+    # zsh's TIMEFMT: "dd if=...  0.00s user 0.01s system 21% cpu 0.066 total"
+    ("dd-9.1-zsh-time-transcript.txt", [(0.066, 0.0, 0.01), (0.05, 0.01, 0.0)]),
+    # GNU time's default format: "0.01user 0.00system 0:00.08elapsed 12%CPU (0avgtext+...)"
+    ("dd-9.1-gnu-time-transcript.txt", [(0.08, 0.01, 0.0), (0.05, 0.0, 0.02)]),
+])
+def test_dd_under_zsh_time_or_gnu_time_default_format_keeps_its_totals(name, totals):
+    """zsh's `time` and GNU time without -p print real, user and sys in one line: they were not read,
+    and the run had no wall time."""
+    runs = parse_file(str(FIXTURES / name))
+    got = [tuple(run.steps[0].samples[0].record[f"shell_{w}_s"] for w in ("real", "user", "sys")) for run in runs]
+    assert got == totals
+    assert [run.wall_seconds for run in runs] == [real for real, _, _ in totals] and not any(r.notes for r in runs)
+
+
+@pytest.mark.parametrize("clock,seconds", [("0m0.047s", (0.047, 3)), ("0,05", (0.05, 2)), ("1:02.345", (62.345, 3)),
+                                           ("1:01:02.345", (3662.345, 3)), ("0:00.08", (0.08, 2)),
+                                           ("1:01:02", (3662.0, 0))])
+def test_shell_time_totals_with_minutes_and_hours(clock, seconds):
+    # zsh's %*E and GNU's %E print minutes and hours past 60 s and 1 h: "1:02.345", "1:01:02"
+    assert shell_time.seconds(clock) == pytest.approx(seconds)
 
 
 def test_dd_shell_time_shorter_than_dds_own_seconds_or_of_another_command_is_not_taken():

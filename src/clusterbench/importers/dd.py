@@ -36,7 +36,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from clusterbench.importers import (ImportedRun, ImportedStep, Unreadable, cut_short, invocations, measurement,
-                                   printed_versions)
+                                   printed_versions, shell_time)
 from clusterbench.importers.shell_transcript import PROMPT, command
 
 
@@ -55,9 +55,6 @@ RECORDS = re.compile(r"^(\d+)\+(\d+)\s\S")
 COMMAND = command("dd", r"(?P<operands>(?: +\w+=\S*)+)")
 DROP_CACHES = re.compile(r"drop_caches|vm\.drop_caches")
 DD_SAYS = re.compile(r"^dd: (?P<said>.+?)\s*$")
-# the shell's `time` of the command: bash's "real\t0m0.053s" and POSIX `time -p`'s "real 0.05" (a decimal
-# comma in some locales)
-SHELL_TIME = re.compile(r"^(?P<which>real|user|sys)[ \t]+(?:(?P<minutes>\d+)m)?(?P<seconds>\d+(?:[.,]\d+)?)s?\s*$")
 MARK = re.compile(rf"^{PROMPT}(?:\S*/)?dd +(?:if|of|bs)=\S*|^\d+\+\d+ records in$", re.M)
 SI = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24}
 # dd's size suffixes (coreutils' xstrtoumax with "bcEGkKMPTwYZ0"): K 1024, KB/kB 1000, KiB 1024, ...
@@ -89,7 +86,7 @@ class _Invocation:
     progress: int = 0                           # status=progress lines
     cold: bool = False                          # a drop_caches line came after the last write of its input
     warm: bool = False                          # the log wrote its input before, with no drop since
-    shell_time: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)  # real/user/sys: line, s, min
+    shell_time: dict[str, tuple[int, str]] = field(default_factory=dict)  # real/user/sys: line, as printed
 
 
 def parse(text: str) -> list[ImportedRun]:
@@ -114,9 +111,9 @@ def _invocations(lines: list[str]) -> list[_Invocation]:
     progress = 0
     timed = False   # the lines since a dd's summary are blank or the shell's time of it
     for n, line in enumerate(lines, 1):
-        t = SHELL_TIME.match(line)
+        t = shell_time.totals(line)
         if t and timed:
-            out[-1].shell_time[t.group("which")] = (n, t.group("seconds"), t.group("minutes"))
+            out[-1].shell_time.update({which: (n, clock) for which, clock in t.items()})
             continue
         # a `time` of any other command (`$ time sync`) is not the dd's: only totals right after its summary
         timed = timed and not line.strip()
@@ -247,11 +244,11 @@ def _shell_time(inv: _Invocation, dd_seconds: float, run: ImportedRun) -> dict[s
     A real shorter than dd's own seconds (beyond its printed digits) is not
     this dd's: noted, not taken."""
     taken = {}
-    for which, (line, text, minutes) in inv.shell_time.items():
-        taken[which] = (int(minutes or 0) * 60 + _number(text), line, len(re.split(r"[.,]", text + ".")[1]))
+    for which, (line, clock) in inv.shell_time.items():
+        taken[which] = (*shell_time.seconds(clock), line)
     if "real" not in taken:
         return {}
-    real, line, decimals = taken["real"]
+    real, decimals, line = taken["real"]
     if real + 10 ** -decimals < dd_seconds:
         run.notes.append(f"line {line}: the shell's time says real {real:g} s, less than dd's own {dd_seconds:g} s: "
                          "not this dd's, not taken")
