@@ -68,3 +68,22 @@ def test_the_environment_differences_of_two_configurations_are_named_in_words(go
     assert "| tuned profile | balanced | throughput-performance |" in out_md.read_text()
     assert "<tr><td>tuned profile</td><td>balanced</td><td>throughput-performance</td></tr>" in out_html.read_text()
     assert "tuned profile" in golden_cli("compare", "base", "tuned")
+
+
+def test_an_imported_runs_own_keys_are_named_in_words(cli, store_url):
+    """Two imports of OSU differ in the tool's version and file: compare listed `import.tool_version`,
+    `import.source` and `import.file` as stored, beside keys named in words."""
+    from clusterbench.environment.key_words import key_words
+    from test_import import FIXTURES
+
+    assert key_words("import.tool_version") == "imported tool's version"
+    assert key_words("import.tool_version_error") == "imported tool's version, why not read"
+    assert (key_words("import.client"), key_words("import.sender")) == ("Client", "Sender")
+    for label, name in (("osu59", "osu-5.9-latency.txt"), ("osu72", "osu-7.2-latency.txt")):
+        r = cli("import", "--label", label, "--host", "n01", "--date", "2026-12-07", str(FIXTURES / name))
+        assert r.status == 0, r.stderr
+    out = cli("compare", "osu59", "osu72").stdout
+    for words in ("imported tool's version", "imported from", "imported file"):
+        assert words in out, (words, out)
+    for key in ("import.tool_version", "import.source", "import.file"):
+        assert key not in out, (key, out)

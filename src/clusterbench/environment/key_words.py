@@ -19,6 +19,12 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("import.system", "System"),
     ("import.system_info", "System"),
     ("import.server", "Server"),
+    ("import.client", "Client"),
+    ("import.sender", "Sender"),
+    # what every imported run stores of its file (importers/import_runs.py)
+    ("import.source", "imported from"),
+    ("import.file", "imported file"),
+    ("import.tool_version", "imported tool's version"),
     ("host.name", "host name"),
     ("system.vendor", "system vendor"),
     ("system.product", "system product"),
