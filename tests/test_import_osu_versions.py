@@ -1,7 +1,7 @@
-"""OSU micro-benchmarks 5.9, 6.2 and 7.2, the versions between the 5.3 and 7.4 fixtures that sites
-run: every figure each file printed is what the import reads (tests/fixtures/README says how each
-file was made). 7.x adds "# Datatype: MPI_CHAR." under the heading and prints osu_mbw_mr's title
-twice; 6.x and 7.x add the -c Validation column."""
+"""OSU micro-benchmarks 5.5, 5.9, 6.2, 7.0, 7.1 and 7.2, the versions between the 5.3 and 7.4
+fixtures that sites run: every figure each file printed is what the import reads
+(tests/fixtures/README says how each file was made). 7.1 adds "# Datatype: MPI_CHAR." under the
+heading, 7.0 on print osu_mbw_mr's title twice, 5.9 on add the -c Validation column."""
 from __future__ import annotations
 
 import re
@@ -12,7 +12,7 @@ import pytest
 from clusterbench.importers.import_runs import parse_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
-VERSIONS = ("5.9", "6.2", "7.2")
+VERSIONS = ("5.5", "5.9", "6.2", "7.0", "7.1", "7.2")
 OPS = {"latency": "pingpong", "bw": "bw", "bibw": "bibw", "mbw_mr": "bw", "allreduce": "allreduce"}
 NAMES = sorted(p.name for p in FIXTURES.glob("osu-*.txt") if p.name.split("-")[1] in VERSIONS and "-ddt" not in p.name)
 
@@ -64,11 +64,12 @@ def test_validated_rows_that_passed_are_all_taken(name):
     assert len(run.steps[0].samples) == len(rows) and not any("validation" in n for n in run.notes)
 
 
-def test_mbw_mr_title_printed_twice_by_7x_is_one_test():
-    # 7.2's osu_mbw_mr prints its title line twice before the table: one step, not a second run
-    text = (FIXTURES / "osu-7.2-mbw_mr.txt").read_text()
-    assert text.count("# OSU MPI Multiple Bandwidth / Message Rate Test v7.2") == 2
-    runs = parse_file(str(FIXTURES / "osu-7.2-mbw_mr.txt"))
+@pytest.mark.parametrize("version", ["7.0", "7.1", "7.2"])
+def test_mbw_mr_title_printed_twice_by_7x_is_one_test(version):
+    # 7.x's osu_mbw_mr prints its title line twice before the table: one step, not a second run
+    text = (FIXTURES / f"osu-{version}-mbw_mr.txt").read_text()
+    assert text.count(f"# OSU MPI Multiple Bandwidth / Message Rate Test v{version}") == 2
+    runs = parse_file(str(FIXTURES / f"osu-{version}-mbw_mr.txt"))
     assert len(runs) == 1 and len(runs[0].steps) == 1
 
 
