@@ -14,7 +14,9 @@ from clusterbench.importers.import_runs import parse_file
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
 VERSIONS = ("5.5", "5.9", "6.2", "7.0", "7.1", "7.2")
 OPS = {"latency": "pingpong", "bw": "bw", "bibw": "bibw", "mbw_mr": "bw", "allreduce": "allreduce"}
-NAMES = sorted(p.name for p in FIXTURES.glob("osu-*.txt") if p.name.split("-")[1] in VERSIONS and "-ddt" not in p.name)
+# the plain runs of each tool; -D and -T runs are tested on their own below
+NAMES = sorted(p.name for p in FIXTURES.glob("osu-*.txt")
+               if p.name.split("-")[1] in VERSIONS and not any(k in p.name for k in ("-ddt", "-types", "-float")))
 
 
 def printed_rows(name: str) -> list[list[str]]:
@@ -33,7 +35,10 @@ def test_every_figure_read_is_the_one_the_file_printed(name):
     version, tool = name.split("-")[1], name.split("-")[2].removesuffix(".txt")
     (run,) = parse_file(str(FIXTURES / name))
     (step,) = run.steps
-    assert (run.tool, run.version, step.kernel, step.params["op"]) == ("OSU", version, "mpi", OPS[tool])
+    if tool == "allreduce" and version in ("7.1", "7.2"):   # MPI_CHARs summed: not the kernel's float sum
+        assert (step.kernel, step.params) == ("osu", {"test": "Allreduce Latency", "datatype": "MPI_CHAR"})
+    else:
+        assert (run.tool, run.version, step.kernel, step.params["op"]) == ("OSU", version, "mpi", OPS[tool])
     rows = printed_rows(name)
     assert [s.size_bytes for s in step.samples] == [int(r[0]) for r in rows]
     for s, row in zip(step.samples, rows):
@@ -92,3 +97,47 @@ def test_derived_datatype_runs_are_osu_steps_with_the_bytes_they_sent():
     rows = printed_rows("osu-7.2-bcast-ddt.txt")
     assert [(s.size_bytes, s.value, s.record["transmit_bytes"]) for s in step.samples] == \
         [(int(r[0]), float(r[1]), int(r[2])) for r in rows]
+
+
+def tables_by_datatype(name: str) -> dict[str, list[tuple[int, float]]]:
+    """Each "# Datatype: X." table's rows (size, figure) as the file printed them."""
+    tables: dict[str, list[tuple[int, float]]] = {}
+    current = None
+    for line in (FIXTURES / name).read_text().splitlines():
+        typed = re.match(r"# Datatype: (\w+)\.", line)
+        if typed:
+            current = tables.setdefault(typed.group(1), [])
+        elif re.match(r"\d", line):
+            current.append((int(line.split()[0]), float(line.split()[1])))
+    return tables
+
+
+@pytest.mark.parametrize("name,kernel_datatype,op,title", [
+    ("osu-7.2-allreduce-all-types.txt", "MPI_FLOAT", "allreduce", "Allreduce Latency"),
+    ("osu-7.2-latency-all-types.txt", "MPI_CHAR", "pingpong", "Latency"),
+])
+def test_each_datatype_table_of_dash_t_all_is_a_step_of_its_own(name, kernel_datatype, op, title):
+    """7.x -T all prints a table per datatype under one title: the three were read as one step, every
+    row tagged with the first datatype, each size three times over. The kernel's op is the table of
+    the datatype it moves (allreduce sums MPI_FLOATs; pingpong moves bytes); the others are osu steps
+    named by their datatype."""
+    (run,) = parse_file(str(FIXTURES / name))
+    tables = tables_by_datatype(name)
+    assert len(run.steps) == len(tables) == 3
+    for step, (datatype, rows) in zip(run.steps, tables.items()):
+        if datatype == kernel_datatype:
+            assert (step.kernel, step.params) == ("mpi", {"op": op})
+        else:
+            assert (step.kernel, step.params) == ("osu", {"test": title, "datatype": datatype})
+        assert [(s.size_bytes, s.value) for s in step.samples] == rows
+        assert {s.record["element_type"] for s in step.samples} == {datatype}
+
+
+def test_allreduce_is_the_kernels_only_where_osu_summed_floats():
+    # the mpi kernel's allreduce sums MPI_FLOATs, as OSU did before 7.1; 7.1 on sum MPI_CHARs unless -T says
+    (floats,) = parse_file(str(FIXTURES / "osu-7.2-allreduce-float.txt"))
+    assert (floats.steps[0].kernel, floats.steps[0].params) == ("mpi", {"op": "allreduce"})
+    (chars,) = parse_file(str(FIXTURES / "osu-7.2-allreduce.txt"))
+    assert chars.steps[0].kernel == "osu" and chars.steps[0].samples[0].phase == "allreduce-latency"
+    (before,) = parse_file(str(FIXTURES / "osu-7.0-allreduce.txt"))   # no Datatype line: floats
+    assert (before.steps[0].kernel, before.steps[0].params) == ("mpi", {"op": "allreduce"})

@@ -14,7 +14,10 @@ named by its title. OSU prints no rank count for collectives: give --np.
 A test on accelerator buffers (-d cuda ...) is the mpi kernel with
 --buffer=device or managed when both sides are on that memory, else an
 `osu` step with the accelerator and each side's buffer. A test of derived
-datatypes (7.x -D, a "Transmit Size" column) is an `osu` step too.
+datatypes (7.x -D, a "Transmit Size" column) is an `osu` step too, and so
+is a table of a datatype the kernel's op does not move (7.1 on print it:
+allreduce and reduce of other than MPI_FLOAT, the rest of other than
+MPI_CHAR); -T all's table per datatype is a step each.
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ MARK = TITLE   # where an OSU test starts, anywhere in a file (importers.other_t
 # point-to-point tests where each side's buffer is: HOST (H), DEVICE (D), MANAGED (M), (MD) or (MH)
 BUFFERS = re.compile(r"^# Send Buffer on (HOST|DEVICE|MANAGED) \(\w+\) and Receive Buffer on (HOST|DEVICE|MANAGED)",
                      re.M)
+DATATYPE = re.compile(r"# Datatype: (\w+)\.?\s*$")   # 7.1 on, above or below each table's heading
+# the datatypes the mpi kernel's ops move (kernels/mpi/mpi_ops.c; MPI_BYTE is OSU's MPI_CHAR); MPI_CHAR for the rest
+KERNEL_DATATYPES = {"allreduce": "MPI_FLOAT", "reduce": "MPI_FLOAT"}
 DDT_LAYOUT = re.compile(r"# Set Derived DataTypes block_length to (?P<block>\d+), stride to (?P<stride>\d+)\s*")
 MPI_OPS = {"Latency": "pingpong", "Bandwidth": "bw", "Bi-Directional Bandwidth": "bibw",
            "Multiple Bandwidth / Message Rate": "bw", "Multi Latency": "pingpong",
@@ -64,8 +70,7 @@ def parse(text: str) -> list[ImportedRun]:
         end = titles[i + 1].start() if i + 1 < len(titles) else len(text)
         body = text[t.end(): end]
         before = text[:t.start()].rstrip("\n").rpartition("\n")[2]   # the line above the title
-        step = _test(t["title"].strip(), body, runs[-1], line, t["accelerator"], DDT_LAYOUT.fullmatch(before))
-        if step.samples:
+        for step in _test(t["title"].strip(), body, runs[-1], line, t["accelerator"], DDT_LAYOUT.fullmatch(before)):
             if any(st.name == step.name and st.params == step.params for st in runs[-1].steps):
                 # the same test again: another run of OSU (a job that ran it twice), not more of this one's rows
                 runs.append(ImportedRun("OSU", t["version"], "text", None, notes=[
@@ -81,7 +86,8 @@ def parse(text: str) -> list[ImportedRun]:
 
 
 def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator: str | None,
-          layout: re.Match | None) -> ImportedStep:
+          layout: re.Match | None) -> list[ImportedStep]:
+    """The test's steps: one, or with -T (7.1 on) one per datatype's table."""
     op = MPI_OPS.get(title)
     # -D (7.x): each message is a derived datatype OSU packs, its "Transmit Size" the bytes it sends of
     # a buffer of Size bytes; the mpi kernel sends Size contiguous bytes, so it is not the kernel's op
@@ -105,7 +111,6 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
     ranks = 2 * int(pairs.group(1)) if pairs else 2 if title in POINT_TO_POINT or one_sided else 0
     if ranks == 0 and not any("rank count" in n for n in run.notes):
         run.notes.append("OSU prints no rank count for collectives: stored as 0 ranks (give --np)")
-    datatype = re.search(r"^# Datatype: (\w+)", body, re.M)
     params = {"op": op} if op else {"test": title}
     if buffer:
         params["buffer"] = buffer
@@ -129,17 +134,31 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
         window = re.search(r"\[ window size: (\d+) \]", body)
         if window:
             params["window"] = window.group(1)
-    step = ImportedStep(f"OSU {title}", "mpi" if op else "osu", params, ranks)
+
+    def step_of(element: str | None) -> ImportedStep:
+        # the mpi kernel sums MPI_FLOATs in allreduce and reduce and moves MPI_BYTEs in the rest
+        # (kernels/mpi/mpi_ops.c), as OSU did before 7.1; 7.1 on sum MPI_CHARs by default, and -T
+        # (mpi_char, mpi_int, mpi_float, or all: a table each) picks others: other measurements
+        if element in (None, KERNEL_DATATYPES.get(op or "", "MPI_CHAR")):
+            return ImportedStep(f"OSU {title}", "mpi" if op else "osu", dict(params), ranks)
+        other = {"test": title, **{k: v for k, v in params.items() if k != "op"}, "datatype": element}
+        return ImportedStep(f"OSU {title}", "osu", other, ranks)
+
+    steps, element = [step_of(None)], None
     table = None
     failed: list[int] = []   # lines of rows OSU's own check (-c) failed
-    phase, element = op or _slug(title), datatype.group(1) if datatype else None
     # the body starts on the title's line (after the title), so its line i is the file's title_line + i
     for i, line in enumerate(body.split("\n")):
         s = line.strip()
+        datatype = DATATYPE.match(s)
+        if datatype:   # a table's datatype: above its heading (collectives) or below it (point-to-point)
+            steps[-1:] = ([steps[-1]] if steps[-1].samples else []) + [step_of(datatype.group(1))]
+            element = datatype.group(1)
+            continue
         if s.startswith("#"):
             if re.search(r"(Latency|Bandwidth|MB/s)", s) and not s.startswith("# OSU"):
                 try:
-                    table = _Table(_columns(s), phase, element)
+                    table = _Table(_columns(s))
                 except ValueError:
                     table = None   # a heading without a figure column
             continue
@@ -150,8 +169,10 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
             failed.append(title_line + i)
             continue
         refuse_garbled(fields, title_line + i)
+        step = steps[-1]
+        phase = step.params["op"] if step.kernel == "mpi" else _slug(title)
         try:
-            step.samples.append(table.sample(fields, title_line + i))
+            step.samples.append(table.sample(fields, title_line + i, phase, element))
         except ValueError:
             continue   # a line of other output in the table
     if failed:
@@ -159,7 +180,7 @@ def _test(title: str, body: str, run: ImportedRun, title_line: int, accelerator:
         # did not do its work, as a fio job with an error
         run.notes.append(f"OSU {title}: {len(failed)} row(s) whose validation (-c) failed, not taken "
                          f"(line {', '.join(map(str, failed))})")
-    return step
+    return [st for st in steps if st.samples]
 
 
 def _slug(title: str) -> str:
@@ -169,13 +190,13 @@ def _slug(title: str) -> str:
 class _Table:
     """A table's columns, placed once from its heading; `sample` reads one row."""
 
-    def __init__(self, columns: list[str], phase: str, element: str | None):
+    def __init__(self, columns: list[str]):
         where = {c: i for i, c in enumerate(columns)}
 
         def first(*names):
             return next((where[n] for n in names if n in where), None)
 
-        self.width, self.phase, self.element = len(columns), phase, element
+        self.width = len(columns)
         self.size, self.iterations = where.get("Size"), where.get("Iterations")
         self.bw = first("Bandwidth (MB/s)", "MB/s", "Bandwidth(MB/s)")
         self.rate = where.get("Messages/s")
@@ -189,9 +210,9 @@ class _Table:
         if self.bw is None and self.avg is None:
             raise ValueError("no figure column")
 
-    def sample(self, f: list[str], line: int):
+    def sample(self, f: list[str], line: int, phase: str, element: str | None):
         # the mpi kernel's barrier is a sweep point of size 0
-        size = int(f[self.size]) if self.size is not None else 0 if self.phase == "barrier" else None
+        size = int(f[self.size]) if self.size is not None else 0 if phase == "barrier" else None
         sweep = ("size_bytes", size) if size is not None else None
         iterations = int(f[self.iterations]) if self.iterations is not None else None
         extra = {name: float(f[i]) for i, name in self.tails.items()}
@@ -199,15 +220,15 @@ class _Table:
             extra["transmit_bytes"] = int(f[self.transmit])
         if self.bw is not None:
             mb = float(f[self.bw])
-            return measurement(self.phase, "n/a", mb * MB / MIB, "MiB/s", sweep=sweep, line=line,
+            return measurement(phase, "n/a", mb * MB / MIB, "MiB/s", sweep=sweep, line=line,
                                qualifiers=LIBRARY, rate_decimal=mb, rate_decimal_unit="MB/s",
                                messages_per_s=float(f[self.rate]) if self.rate is not None else None,
-                               iterations=iterations, element_type=self.element, **extra)
+                               iterations=iterations, element_type=element, **extra)
         avg = float(f[self.avg])
-        return measurement(self.phase, "n/a", avg, "us", sweep=sweep, line=line, qualifiers=LIBRARY,
+        return measurement(phase, "n/a", avg, "us", sweep=sweep, line=line, qualifiers=LIBRARY,
                            t_avg_us=avg, t_min_us=float(f[self.lo]) if self.lo is not None else None,
                            t_max_us=float(f[self.hi]) if self.hi is not None else None,
-                           seconds=avg / 1e6, iterations=iterations, element_type=self.element, **extra)
+                           seconds=avg / 1e6, iterations=iterations, element_type=element, **extra)
 
 
 LIBRARY = {"algorithm": "library"}
