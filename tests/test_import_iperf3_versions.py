@@ -96,3 +96,16 @@ def test_run_starts_at_the_millisecond_3_20_on_state():
     assert (run.finished - run.started).total_seconds() == 1   # -t 1
     (old,) = parse_file(str(FIXTURES / "iperf3-3.12-tcp.json"))   # timesecs alone
     assert old.started.microsecond == 0
+
+
+def test_json_stream_full_output_is_one_test_without_a_note():
+    """--json-stream-full-output (3.20 on) prints the events, then the same test as -J's document:
+    read as the run twice, "a log appended to itself", taken once with that note."""
+    lines = (FIXTURES / "iperf3-3.21-tcp-json-stream-full.json").read_text().splitlines()
+    events = [json.loads(line) for line in lines if line.startswith('{"event"')]
+    document = json.loads("\n".join(line for line in lines if not line.startswith('{"event"')))
+    assert [e["event"] for e in events] == ["start", "interval", "end"] and document["end"] == events[2]["data"]
+    (run,) = parse_file(str(FIXTURES / "iperf3-3.21-tcp-json-stream-full.json"))
+    assert run.notes == []
+    received = document["end"]["sum_received"]["bits_per_second"]
+    assert rates("iperf3-3.21-tcp-json-stream-full.json") == {"send": received / 1e9}

@@ -81,11 +81,15 @@ def parse(text: str) -> list[ImportedRun]:
 def _whole_documents(docs: list[dict]) -> list[dict]:
     """iperf3 --json-stream (3.17 on) writes one object per line, {"event": "start" | "interval" |
     "end" | "error", "data": ...}, where -J writes one document: the events of each test, from its
-    "start", put together as -J's document. Other documents are as they are."""
+    "start", put together as -J's document; --json-stream-full-output writes both, the events and
+    then the document (of the same "start"), which is taken. Other documents are as they are."""
     whole: list[dict] = []
     for d in docs:
         event = d.get("event") if set(d) == {"event", "data"} else None
-        if event is None:
+        if event is None and whole and "event_stream" in whole[-1] and d.get("start") == whole[-1]["start"]:
+            # --json-stream-full-output (3.20 on): the test's events, then the same test as -J's document
+            whole[-1] = d
+        elif event is None:
             whole.append(d)
         elif event == "start" or not whole or "event_stream" not in whole[-1]:
             whole.append({"event_stream": True, "start": d["data"] if event == "start" else {}, "intervals": []})
