@@ -80,3 +80,17 @@ def test_job_start_of_another_clock_is_not_a_date(tmp_path):
     (run,) = parse_file(str(tmp_path / "mono.json"))
     # the end (its whole second) less the job's time, as before 3.36
     assert (run.started.timestamp(), run.finished.timestamp()) == (doc["timestamp"] - 1, doc["timestamp"])
+
+
+def test_a_random_job_that_fsyncs_each_write_is_no_randio_measurement():
+    """--fsync=1 (an fsync after every write) measured 2,683 IOPS and was stored as randio's buffered
+    randwrite, the measurement that does a hundred times more: compare matched them as one."""
+    doc = json.loads((FIXTURES / "fio-3.42-randwrite-fsync.json").read_text())
+    (run,) = parse_file(str(FIXTURES / "fio-3.42-randwrite-fsync.json"))
+    (step,) = run.steps
+    assert step.kernel == "fio" and step.params["fsync"] == "1" and step.params["rw"] == "randwrite"
+    assert step.samples[0].value == doc["jobs"][0]["write"]["iops"]
+    assert run.notes == ["fio job ws: fsync=1, which randio does not do: a fio step, not matched with randio's figures"]
+    # the same job without it is randio's
+    (plain,) = parse_file(str(FIXTURES / "fio-3.42-randwrite.jsonplus"))
+    assert plain.steps[0].kernel == "randio" and plain.notes == []
