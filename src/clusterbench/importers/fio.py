@@ -174,7 +174,8 @@ def _parse_json(doc: dict) -> ImportedRun:
         for direction, rand_phase in DIRECTIONS:
             parts = _moved(entries, direction)
             if parts:
-                step.samples.append(_sample(rand_phase if step.kernel == "randio" else direction, opts, parts, run))
+                step.samples.append(_sample(rand_phase if step.kernel == "randio" else direction, opts, parts, run,
+                                            _syncs(entries) if direction == "write" else {}))
         if not step.samples and _moved(entries, "mixed"):
             # unified_rw_reporting=1: reads and writes as one "mixed" figure, which is no randio phase
             step = ImportedStep(f"fio job {name}", "fio", dict(opts), 1)
@@ -285,7 +286,17 @@ def _bin_us(idx: int, bits: int, val: int) -> int:
     return int((1 << (error_bits + bits)) + (idx % val + 0.5) * (1 << error_bits))
 
 
-def _sample(phase: str, opts: dict, parts: list[dict], run: ImportedRun):
+def _syncs(entries: list[dict]) -> dict:
+    """fio 3.x's per-job "sync" block, the fsync/fdatasync calls (fsync=N, end_fsync...): their count
+    and latency, for the write sample's record (a write's own latency leaves them out: 6 us a write
+    beside 363 us a sync); one job's alone, as latencies of several are not combined."""
+    sync = entries[0].get("sync") if len(entries) == 1 else None
+    if not isinstance(sync, dict) or not _num(sync.get("total_ios")) or not sync["total_ios"]:
+        return {}
+    return {"sync_ops": int(sync["total_ios"]), **_latency({"sync_lat_ns": sync.get("lat_ns")}, "sync_lat")}
+
+
+def _sample(phase: str, opts: dict, parts: list[dict], run: ImportedRun, syncs: dict | None = None):
     iops = sum(_f(p, "iops") for p in parts)
     kib_per_s = sum(_f(p, "bw") for p in parts)
     runtime_ms = max(_f(p, "runtime") for p in parts)
@@ -301,6 +312,7 @@ def _sample(phase: str, opts: dict, parts: list[dict], run: ImportedRun):
             fields.update(_latency(parts[0], name))
     elif not any("latency percentiles" in n for n in run.notes):
         run.notes.append("latency percentiles of jobs without group_reporting are not combined: not taken")
+    fields.update(syncs or {})
     mode = "direct" if _flag(opts.get("direct", "0")) else "buffered"
     return measurement(phase, mode, iops, "IOPS", member=MEMBERS, **fields)
 
