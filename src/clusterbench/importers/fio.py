@@ -197,8 +197,8 @@ def _moved(entries: list[dict], direction: str) -> list[dict]:
 
 def _span(doc: dict, jobs: list[dict], glob: dict) -> tuple[dt.datetime, dt.datetime]:
     """When the run began and ended. fio writes `timestamp` (whole seconds) as the run ends, and the
-    start was that less the longest job's time: up to a second early (`elapsed` is whole seconds),
-    and short of jobs run one after another (stonewall). From 3.36 each job's `job_start` (ms of
+    start was that less the longest job's time: up to a second early (`elapsed` is whole seconds;
+    a stonewalled job's counts from fio's start, its wait included). From 3.36 `job_start` (ms of
     CLOCK_REALTIME, unless the job set `job_start_clock_id`: another clock) dates the start to the
     millisecond, and `timestamp_ms` the end (the whole second would fall before a short job began)."""
     starts, end_ms = [j.get("job_start") for j in jobs], doc.get("timestamp_ms")
