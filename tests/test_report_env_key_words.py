@@ -21,6 +21,9 @@ def test_a_key_is_named_in_words_and_an_unknown_one_as_stored():
     assert key_words("target.fs_type") == "target directory, file system"
     assert key_words("target.netfs.kind") == "target directory, network file system"
     assert key_words("target.path") == "target directory"
+    # a topic whose collector read nothing: `env --diff` showed batchjob.collector_error as stored
+    assert key_words("batchjob.collector_error") == "batchjob collector, why not read"
+    assert key_words("netdev_tuning.collector_error") == "netdev_tuning collector, why not read"
     # a key no pattern names (a collector added later) is shown as stored, never hidden
     assert key_words("acme.widget.count") == "acme.widget.count"
     assert key_words("acme.widget_error") == "acme.widget_error"

@@ -190,6 +190,8 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("batchjob.gpus", "batch job, GPUs"),
     ("batchjob.gpus_per_node", "batch job, GPUs per node"),
     ("batchjob.gpus_per_task", "batch job, GPUs per task"),
+    # a topic none of whose facts was read (environment.COLLECTORS' topics): "batchjob collector, why not read"
+    ("<topic>.collector", "<topic> collector"),
 )
 
 # a comparison of one target directory against another names each one's keys target.* and its path
