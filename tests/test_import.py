@@ -614,6 +614,8 @@ def test_fio_json_jobs_become_randio_steps():
     assert mixed.steps[0].params["rwmix"] == "70" and mixed.steps[0].params["jobs"] == "2"
     assert [(s.phase, s.value) for s in mixed.steps[0].samples] == [("randread", 15304.695305),
                                                                     ("randwrite", 6733.266733)]
+    # group_reporting: one entry for both jobs; its record said "jobs": 1 beside the step's --jobs=2
+    assert [s.record["jobs"] for s in mixed.steps[0].samples] == [2, 2]
     plus = one("fio-3.33-randwrite.jsonplus")
     assert plus.form == "json+" and plus.steps[0].samples[0].record["clat_ns_bins"]
 

@@ -305,8 +305,10 @@ def _sample(phase: str, opts: dict, parts: list[dict], run: ImportedRun, syncs: 
     else:  # fio 2.x: io_bytes in KiB
         data = int(sum(_f(p, "io_bytes") for p in parts) * 1024)
     ios = sum(int(p["total_ios"]) for p in parts if _num(p.get("total_ios"))) or None
+    # an entry per job, but one for all of a group_reporting job's numjobs: "jobs": 1 beside --jobs=2
+    numjobs = int(opts["numjobs"]) if opts.get("numjobs", "").isdigit() else 1
     fields = {"mib_per_s": kib_per_s / 1024, "seconds": runtime_ms / 1000, "bytes": data, "ops": ios,
-              "jobs": len(parts)}
+              "jobs": max(len(parts), numjobs)}
     if len(parts) == 1:
         for name in ("slat", "clat", "lat"):
             fields.update(_latency(parts[0], name))
