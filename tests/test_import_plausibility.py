@@ -165,6 +165,16 @@ def test_dev_zero_and_a_fifo_are_refused_at_once(cli, tmp_path):
         assert time.monotonic() - started < 15
 
 
+def test_a_directory_is_refused_with_the_glob_of_its_files(cli, tmp_path):
+    """`import logs/` said to give `logs//*`: the name as typed, slash and all."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for given in (str(logs), f"{logs}/"):
+        r = cli("import", given)
+        assert r.status == 2 and r.stderr.strip() == \
+            f"Error: {given}: is a directory (give its files: clusterbench import {logs}/*)", r.stderr
+
+
 def test_a_file_over_the_bound_is_refused_and_max_bytes_raises_it(cli, tmp_path, store_url):
     big = tmp_path / "osu-big.txt"
     rows = "".join(f"{1 << (i % 23):<10}{1.5:>20.2f}\n" for i in range(40_000))   # about 1.2 MB

@@ -61,7 +61,7 @@ def read_bytes(path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         raise BadInput("-: import reads saved output files, not standard input: save the output to a file "
                        "(tool ... > out.txt) and give its name")
     if os.path.isdir(path):   # False, not an OSError, for a name too long
-        raise BadInput(f"{path}: is a directory (give its files: clusterbench import {path}/*)")
+        raise BadInput(f"{path}: is a directory (give its files: clusterbench import {path.rstrip('/')}/*)")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
