@@ -224,3 +224,51 @@ def test_run_cluster_in_a_qsub_job_takes_its_nodes_from_the_parallel_environment
     assert len(view.links) == 2 and all(lk.mib_s > 0 for lk in view.links)   # h02->h03 and h03->h02
     assert len(view.figures[0].nodes) == 2
     assert 'class="heatmap"' in report.read_text()
+
+
+@pytest.mark.timeout(200)
+def test_mpiexec_inside_a_qsub_job_places_each_rank_where_pe_hostfile_says(sge_hosts, mpiexec, cbk_bin, tmp_path,
+                                                                          monkeypatch):
+    """A rank silent at the start deadline inside a Grid Engine job was named alone: its placement is now
+    Hydra's over $PE_HOSTFILE's hosts and slots, checked against where clusterbench's own mpiexec command
+    started each rank in a job of uneven slots (two on h02, one on h03)."""
+    import shlex
+
+    from clusterbench.launch.job import Job
+    from clusterbench.launch.mpiexec import MpiExec
+
+    cell = sge_hosts
+    shapes = [(3, None), (4, None), (5, None), (7, None), (2, 1), (3, 2), (4, 2)]
+    jobs = {(n, ppn): Job(("sh", "-c", f"echo H {n}:{ppn} $PMI_RANK $(hostname)"), n, ppn, program=cbk_bin)
+            for n, ppn in shapes}
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\ncp \"$PE_HOSTFILE\" pe_hostfile\necho JOB $JOB_ID\n"
+                      + "".join(shlex.join(MpiExec().command(job)) + " 2>/dev/null\n" for job in jobs.values()))
+    cell._run("qconf", "-mattr", "queue", "slots", "2", "all.q@h02")
+    try:
+        r = cell.run(["qsub", "-sync", "y", "-V", "-cwd", "-pe", "mpi", "3", "-j", "y", "-o", str(tmp_path / "job.out"),
+                      str(script)], cwd=tmp_path, timeout=150,
+                     env={**cell.env, "PATH": f"{Path(mpiexec).parent}{os.pathsep}{cell.env['PATH']}"})
+    finally:   # the module's other tests take one slot a host
+        cell._run("qconf", "-mattr", "queue", "slots", "1", "all.q@h02")
+    log = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
+    assert r.returncode == 0, r.stdout + r.stderr + log
+    pe_hostfile = (tmp_path / "pe_hostfile").read_text()
+    assert sorted(line.split()[:2] for line in pe_hostfile.splitlines()) == [["h02", "2"], ["h03", "1"]], pe_hostfile
+    started: dict[tuple, dict[int, str]] = {}
+    for line in log.splitlines():
+        words = line.split()
+        if len(words) == 4 and words[0] == "H" and words[2].isdigit():
+            n, ppn = words[1].split(":")
+            started.setdefault((int(n), None if ppn == "None" else int(ppn)), {})[int(words[2])] = words[3]
+    (job_id,) = [line.split()[1] for line in log.splitlines() if line.startswith("JOB ")]
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv("JOB_ID", job_id)
+    monkeypatch.setenv("SGE_ROOT", cell.env["SGE_ROOT"])
+    monkeypatch.setenv("PE_HOSTFILE", str(tmp_path / "pe_hostfile"))
+    for key, job in jobs.items():
+        ranks = started.get(key, {})
+        assert len(ranks) == job.ranks, (key, pe_hostfile, log)
+        placement = MpiExec().placement(job)
+        assert placement is not None and [placement.host_of(r) for r in range(job.ranks)] == \
+            [ranks[r] for r in range(job.ranks)], (key, pe_hostfile, log)

@@ -105,10 +105,15 @@ def hosts_of(path: str) -> list[str]:
     return read(path).hosts
 
 
-def grid_engine_hosts(path: str) -> list[str]:
-    """The hosts of Grid Engine's $PE_HOSTFILE ("host slots queue processors"
-    a line), each once: written by Grid Engine for mpiexec's own tight
-    integration, not a host file a user gives."""
+def grid_engine_entries(path: str) -> tuple[HostEntry, ...]:
+    """Grid Engine's $PE_HOSTFILE ("host slots queue processors" a line), a
+    host and its slots a line in the file's order: written by Grid Engine
+    for mpiexec's own tight integration, not a host file a user gives."""
     with open(path, encoding="utf-8", errors="replace") as f:
-        hosts = [line.split()[0] for line in f if line.split()]
-    return list(dict.fromkeys(hosts))
+        words = [line.split() for line in f if line.split()]
+    return tuple(HostEntry(w[0], int(w[1]) if len(w) > 1 and w[1].isdigit() and int(w[1]) else None) for w in words)
+
+
+def grid_engine_hosts(path: str) -> list[str]:
+    """The hosts of Grid Engine's $PE_HOSTFILE, each once."""
+    return list(dict.fromkeys(e.host for e in grid_engine_entries(path)))

@@ -69,13 +69,10 @@ def openmpi_command(mpiexec: str, job: Job, as_root: bool) -> list[str]:
     return cmd + list(job.argv)
 
 
-def slurm_allocation(kind: str, job: Job, environ) -> rank_placement.Placement | None:
-    """mpiexec inside a Slurm job: both MPIs take the job's nodes in order
-    (SLURM_JOB_NODELIST) with SLURM_TASKS_PER_NODE as each node's slots,
-    Hydra round and round, Open MPI with ppr:N:node (--ppn) as from a host
-    file; as each placed its ranks in sbatch jobs on the test cluster
-    (tests/test_slurm_multinode.py). Open MPI without --ppn maps by core,
-    and a node's cores are not known here: None, as outside Slurm."""
+def slurm_entries(environ) -> tuple[hostfiles.HostEntry, ...] | None:
+    """A Slurm job's nodes in order (SLURM_JOB_NODELIST) with
+    SLURM_TASKS_PER_NODE as each node's slots, as both MPIs read them; None
+    outside a job, inside a step, or where the two do not pair up."""
     from clusterbench.launch.allocation import cpus_per_node
 
     if not environ.get("SLURM_JOB_ID") or environ.get("SLURM_STEP_ID"):
@@ -84,11 +81,38 @@ def slurm_allocation(kind: str, job: Job, environ) -> rank_placement.Placement |
     tasks = cpus_per_node(environ.get("SLURM_TASKS_PER_NODE", ""))
     if not hosts or not tasks or len(hosts) != len(tasks):
         return None
-    entries = tuple(hostfiles.HostEntry(h, t) for h, t in zip(hosts, tasks))
+    return tuple(hostfiles.HostEntry(h, t) for h, t in zip(hosts, tasks))
+
+
+def grid_engine_entries(environ) -> tuple[hostfiles.HostEntry, ...] | None:
+    """A Grid Engine job's $PE_HOSTFILE, its lines' hosts and slots in
+    order; None outside a job or where it cannot be read."""
+    path = environ.get("PE_HOSTFILE")
+    if not (environ.get("JOB_ID") and environ.get("SGE_ROOT") and path):
+        return None
+    try:
+        return hostfiles.grid_engine_entries(path) or None
+    except OSError:
+        return None
+
+
+def batch_allocation(kind: str, job: Job, environ) -> rank_placement.Placement | None:
+    """mpiexec without a host file inside a batch job: the job's nodes and
+    slots as the MPI reads them, each placed as from a host file. Hydra
+    round and round over a Slurm job's nodes (slurm_entries) or over
+    $PE_HOSTFILE's lines (its slots, or --ppn a host past them); Open MPI
+    in a Slurm job with ppr:N:node (--ppn); as each placed its ranks in
+    sbatch and qsub jobs on the test clusters (test_slurm_multinode.py,
+    test_gridengine.py). Open MPI without --ppn maps by core, and a node's
+    cores are not known here; Open MPI reads $PE_HOSTFILE only where its
+    runtime was built with Grid Engine support (PRRTE's ras/gridengine,
+    absent from the Open MPI tested): None for both, as outside a job."""
+    slurm = slurm_entries(environ)
     if kind == "mpich":
-        return rank_placement.hydra(entries, job.ranks, job.ranks_per_node)
-    if kind == "openmpi" and job.ranks_per_node:
-        return rank_placement.open_mpi(entries, job.ranks, job.ranks_per_node)
+        entries = slurm or (None if environ.get("SLURM_JOB_ID") else grid_engine_entries(environ))
+        return rank_placement.hydra(entries, job.ranks, job.ranks_per_node) if entries else None
+    if kind == "openmpi" and slurm and job.ranks_per_node:
+        return rank_placement.open_mpi(slurm, job.ranks, job.ranks_per_node)
     return None
 
 
@@ -118,15 +142,15 @@ class MpiExec(Launcher):
     def placement(self, job: Job) -> rank_placement.Placement | None:
         """This host for every rank, or the host file's placement in the
         MPI's own way (launch/rank_placement.py), or inside a Slurm job
-        without a host file the job's nodes as the MPI reads them
-        (slurm_allocation); None where it cannot tell."""
+        or Grid Engine job without a host file the job's nodes as the MPI
+        reads them (batch_allocation); None where it cannot tell."""
         if self.on_this_host_only(job):
             return rank_placement.Placement((socket.gethostname(),), (job.ranks,), job.ranks, False)
         exe = find_mpiexec(job.cbk)
         if not exe:
             return None
         if not job.hostfile:
-            return slurm_allocation(flavour(exe), job, os.environ)
+            return batch_allocation(flavour(exe), job, os.environ)
         try:
             entries = hostfiles.read(job.hostfile).entries
         except BadInput:
