@@ -205,18 +205,19 @@ def test_a_slurm_host_list_is_expanded_as_scontrol_expands_it(slurm):
                          ids=["3x4", "2-nodes-5", "3x1"])
 def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(slurm, tmp_path, monkeypatch,
                                                                              allocation):
-    """mpiexec without a host file inside a Slurm job: Hydra's ranks (and Open MPI's under --ppn) where the
-    job's nodes and SLURM_TASKS_PER_NODE put them, as clusterbench's own mpiexec command line started them."""
+    """mpiexec without a host file inside a Slurm job: Hydra's ranks and Open MPI's where the job's nodes and
+    SLURM_TASKS_PER_NODE put them (Open MPI without --ppn: by core, a node's slots up to its cores), as
+    clusterbench's own mpiexec command line started them."""
     import shlex
 
     from clusterbench.launch.job import Job
     from clusterbench.launch.mpiexec import MpiExec
 
-    shapes = [(4, None), (5, None), (7, None), (9, None), (4, 1), (5, 2)]
+    shapes = [(2, None), (3, None), (4, None), (5, None), (7, None), (9, None), (4, 1), (5, 2)]
     cbks = {"H": find_cbk(), **({"O": str(OPENMPI_CBK)} if os.access(OPENMPI_CBK, os.X_OK) else {})}
     jobs = {(tag, n, ppn): Job(("sh", "-c", f"echo {tag} {n}:{ppn} ${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}} $(hostname)"),
                                n, ppn, program=cbk)
-            for tag, cbk in cbks.items() for n, ppn in shapes if tag == "H" or ppn}
+            for tag, cbk in cbks.items() for n, ppn in shapes}
     out = tmp_path / "job.out"
     lines = ['echo "ALLOC $SLURM_JOB_ID $SLURM_JOB_NODELIST $SLURM_TASKS_PER_NODE"',
              *(shlex.join(MpiExec().command(job)) + " 2>/dev/null" for job in jobs.values()),
@@ -236,7 +237,7 @@ def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(s
     monkeypatch.setenv("SLURM_JOB_NODELIST", alloc[1])
     monkeypatch.setenv("SLURM_TASKS_PER_NODE", alloc[2])
     monkeypatch.delenv("SLURM_STEP_ID", raising=False)
-    compared = 0
+    compared = by_core = 0
     for key, job in jobs.items():
         ranks = started.get(key, {})
         if len(ranks) != job.ranks:   # the MPI refused the shape here (Open MPI past a node's slots)
@@ -245,7 +246,10 @@ def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(s
         assert placement is not None and [placement.host_of(r) for r in range(job.ranks)] == \
             [ranks[r] for r in range(job.ranks)], (key, alloc, log)
         compared += 1
+        by_core += key[0] == "O" and job.ranks_per_node is None
     assert compared >= len(shapes), log
+    # Open MPI without --ppn (mapping by core, a node's slots up to its cores) placed and compared here too
+    assert by_core >= 2 or "O" not in cbks, log
 
 
 @pytest.mark.timeout(200)

@@ -29,6 +29,25 @@ def hardware_threads() -> int:
         return os.cpu_count() or 1
 
 
+def usable_cores(root: str = "/sys/devices/system/cpu") -> int | None:
+    """The cores this process may run on (hardware threads of one core
+    counted once, as Open MPI's mapping by core counts them); None where
+    the topology cannot be read."""
+    try:
+        threads = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        return None
+    cores = set()
+    for cpu in threads:
+        try:
+            with open(f"{root}/cpu{cpu}/topology/physical_package_id") as package, \
+                    open(f"{root}/cpu{cpu}/topology/core_id") as core:
+                cores.add((package.read().strip(), core.read().strip()))
+        except OSError:
+            return None
+    return len(cores) or None
+
+
 def check(ranks: int, what: str, threads: int | None = None) -> None:
     """Raises BadInput where `ranks` on this host alone is past the bound."""
     threads = threads or hardware_threads()

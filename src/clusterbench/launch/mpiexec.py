@@ -14,6 +14,7 @@ from pathlib import Path
 from clusterbench.errors import BadInput
 from clusterbench.launch import hostfile as hostfiles
 from clusterbench.launch import rank_placement
+from clusterbench.launch.host_ranks import usable_cores
 from clusterbench.launch.job import Job, Launcher, hostfile_hosts
 
 
@@ -103,17 +104,28 @@ def batch_allocation(kind: str, job: Job, environ) -> rank_placement.Placement |
     $PE_HOSTFILE's lines (its slots, or --ppn a host past them); Open MPI
     in a Slurm job with ppr:N:node (--ppn); as each placed its ranks in
     sbatch and qsub jobs on the test clusters (test_slurm_multinode.py,
-    test_gridengine.py). Open MPI without --ppn maps by core, and a node's
-    cores are not known here; Open MPI reads $PE_HOSTFILE only where its
-    runtime was built with Grid Engine support (PRRTE's ras/gridengine,
-    absent from the Open MPI tested): None for both, as outside a job."""
+    test_gridengine.py). Open MPI in a Slurm job without --ppn maps by core
+    over the nodes in order, each taking its slots but no more than its
+    cores: 2 a node in a job of 4(x3) tasks on nodes of 2 cores, node after
+    node. Another node's cores are not known here: this node's are taken
+    for every node's, as for the job's alike nodes. Open MPI reads
+    $PE_HOSTFILE only where its runtime was built with Grid Engine support
+    (PRRTE's ras/gridengine, absent from the Open MPI tested): None there,
+    as outside a job."""
     slurm = slurm_entries(environ)
     if kind == "mpich":
         entries = slurm or (None if environ.get("SLURM_JOB_ID") else grid_engine_entries(environ))
         return rank_placement.hydra(entries, job.ranks, job.ranks_per_node) if entries else None
-    if kind == "openmpi" and slurm and job.ranks_per_node:
+    if kind != "openmpi" or not slurm:
+        return None
+    if job.ranks_per_node:
         return rank_placement.open_mpi(slurm, job.ranks, job.ranks_per_node)
-    return None
+    cores = usable_cores()
+    if job.oversubscribe or not cores:   # oversubscribed, Open MPI maps past the slots as it sees fit
+        return None
+    # by core: a node's slots, no more than its cores, those of this one (the job's nodes taken as alike)
+    held = tuple(hostfiles.HostEntry(e.host, min(e.slots, cores)) for e in slurm)
+    return rank_placement.open_mpi(held, job.ranks, None)
 
 
 class MpiExec(Launcher):
