@@ -181,7 +181,10 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
-SchedulerType=sched/builtin
+# backfill: Slurm schedules heterogeneous jobs (sbatch -N1 : -N2) with it alone (builtin refused them,
+# "Requested operation not supported on this system"); its pass each second, not 30: a het job waits for it
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1
 MpiDefault=none
 ReturnToService=2
 JobCompType=jobcomp/none

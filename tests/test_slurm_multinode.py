@@ -277,3 +277,36 @@ def test_a_silent_rank_under_srun_is_named_with_the_host_srun_started_it_on(slur
     assert host in ("h01", "h02"), (host, log)
     assert f"; rank 2 (placed on {host}) said nothing: the likely holder of the others' waits; " in message, \
         (message, r.stderr, log)
+
+
+@pytest.mark.timeout(120)
+def test_srun_mpiexec_and_run_cluster_inside_a_heterogeneous_job_are_refused_in_one_line(slurm, tmp_path):
+    """sbatch -N1 : -N2: the script's SLURM_JOB_NODELIST is the first component's alone, and srun without
+    --het-group runs there, so run cluster took one node of three for the cluster and an srun step ran on
+    it alone. Refused before anything is stored, naming every component and the job to submit instead."""
+    store = tmp_path / "results.db"
+    out = tmp_path / "job.out"
+    bindir = Path(sys.executable).parent
+    env = {**slurm.env, "CLUSTERBENCH_DB": f"sqlite:///{store}", "CLUSTERBENCH_CBK": find_cbk(),
+           "CLUSTERBENCH_SRUN_MPI": "pmi2",
+           "PATH": f"{Path(find_cbk()).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
+    cb = f"{sys.executable} -m clusterbench"
+    script = "\n".join([
+        'echo "NODES $SLURM_JOB_NODELIST"', "echo SRUN $(srun hostname | sort)",
+        f"{cb} run null --launcher srun --np 2 --seconds=0.01 --repeat 1 --quiet; echo exit=$?",
+        f"{cb} run null --launcher mpiexec --np 2 --seconds=0.01 --repeat 1 --quiet; echo exit=$?",
+        f"{cb} run cluster --only=links --quiet; echo exit=$?"])
+    r = subprocess.run(["sbatch", "--wait", "-N1", f"--output={out}", ":", "-N2", "--wrap", script],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=100)
+    log = out.read_text() if out.exists() else ""
+    assert r.returncode == 0, r.stderr + log
+    job = r.stdout.split()[-1]
+    lines = log.splitlines()
+    # what the refusal rests on: the script sees the first component, and srun runs there alone
+    assert lines[:2] == ["NODES h01", "SRUN h01"], log
+    said = (f"Slurm job {job} is heterogeneous (2 components: h01 + h[02-03]), and srun, mpiexec and run cluster "
+            "would see its first component alone (h01): submit one job of all the nodes (sbatch -N 3), "
+            "or one job a component")
+    assert lines[2:] == [f"Error: null: {said}", "exit=2", f"Error: null: {said}", "exit=2",
+                         f"Error: run cluster: {said}", "exit=2"], log
+    assert not store.exists() or store_rows(f"sqlite:///{store}", "select count(*) from runs") == [(0,)]

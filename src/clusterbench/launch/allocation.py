@@ -27,17 +27,38 @@ def cpus_per_node(text: str) -> list[int] | None:
     return counts
 
 
+def heterogeneous(environ: Mapping[str, str]) -> str | None:
+    """Why a launch inside a heterogeneous Slurm job (sbatch -N1 : -N2,
+    #SBATCH hetjob) is refused: the job's script sees its first component
+    alone (SLURM_JOB_NODELIST, SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE
+    are component 0's), and srun without --het-group runs there, so a
+    cluster run or MPI step took a part of the nodes asked for as the whole.
+    None outside one."""
+    size = environ.get("SLURM_HET_SIZE") or environ.get("SLURM_PACK_SIZE") or ""   # PACK: Slurm before 20.02
+    if not size.isdigit() or int(size) < 2:
+        return None
+    parts = [environ.get(f"SLURM_JOB_NODELIST_HET_GROUP_{i}") or "?" for i in range(int(size))]
+    counts = [environ.get(f"SLURM_JOB_NUM_NODES_HET_GROUP_{i}", "") for i in range(int(size))]
+    nodes = f"sbatch -N {sum(map(int, counts))}" if all(c.isdigit() for c in counts) else "sbatch -N <nodes>"
+    return (f"Slurm job {environ.get('SLURM_JOB_ID')} is heterogeneous ({size} components: {' + '.join(parts)}), and "
+            f"srun, mpiexec and run cluster would see its first component alone ({parts[0]}): submit one job of "
+            f"all the nodes ({nodes}), or one job a component")
+
+
 def slurm_misfit(job: Job, environ: Mapping[str, str]) -> str | None:
     """Why the step does not fit this Slurm allocation: more nodes than the
     job has (srun: "Only allocated 1 nodes asked for 2"), or more ranks than
     its CPUs without --overcommit (srun: "More processors requested than
-    permitted"; Hydra placed them all, two ranks to a CPU the job was given).
+    permitted"; Hydra placed them all, two ranks to a CPU the job was given),
+    or a heterogeneous job (heterogeneous).
     A lower bound: a node that allots whole cores holds fewer tasks than
     CPUs, and srun then refuses what passes here. None outside an allocation
     and inside a step (srun within srun)."""
     job_id = environ.get("SLURM_JOB_ID")
     if not job_id or environ.get("SLURM_STEP_ID"):
         return None
+    if why := heterogeneous(environ):
+        return why
     nodes_text = environ.get("SLURM_JOB_NUM_NODES") or environ.get("SLURM_NNODES") or ""
     cpus_text = environ.get("SLURM_JOB_CPUS_PER_NODE", "")
     cpus = cpus_per_node(cpus_text) if cpus_text else None

@@ -36,6 +36,7 @@ from clusterbench.analysis.cluster.naming import (LINKS_ALONE_STEP, LINKS_STEP, 
                                                   suite_document)
 from clusterbench.errors import BadInput
 from clusterbench.launch import Job, choose
+from clusterbench.launch.allocation import heterogeneous
 from clusterbench.launch.job import hostfile_hosts
 from clusterbench.launch.kept_output import KeptOutput
 from clusterbench.launch.messages import failure_line
@@ -87,6 +88,8 @@ def allocation_hosts() -> list[str]:
     nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
     if not os.environ.get("SLURM_JOB_ID") or not nodelist:
         return []
+    if why := heterogeneous(os.environ):   # its nodelist is the first component's: a part taken as the cluster
+        raise BadInput(f"run cluster: {why}")
     # inside a job, a failing scontrol is the news: "run cluster needs nodes (... a Slurm allocation)"
     # said to someone inside one hid it
     why = f"in Slurm job {os.environ['SLURM_JOB_ID']}, `scontrol show hostnames {nodelist}`"
