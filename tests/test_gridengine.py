@@ -272,3 +272,30 @@ def test_mpiexec_inside_a_qsub_job_places_each_rank_where_pe_hostfile_says(sge_h
         placement = MpiExec().placement(job)
         assert placement is not None and [placement.host_of(r) for r in range(job.ranks)] == \
             [ranks[r] for r in range(job.ranks)], (key, pe_hostfile, log)
+
+
+@pytest.mark.timeout(200)
+def test_a_silent_rank_under_qrsh_is_named_with_the_host_grid_engine_granted_it(sge_hosts, mpiexec, cbk_bin,
+                                                                               tmp_path):
+    """Under qrsh the hosts are granted on the execution host after the launch, and the rank that said
+    nothing at the start deadline was named alone. The launch now writes $PE_HOSTFILE on stderr first,
+    and the rank is named with the host Hydra placed it on from it. Rank 1 here sleeps before it becomes
+    cbk, and says where it was started."""
+    cell = sge_hosts
+    wrapper = tmp_path / "cbk-rank1-silent"
+    wrapper.write_text('#!/bin/sh\ncase " $* " in *" --seconds=0.25 "*)\n'
+                       f'  [ "$PMI_RANK" = 1 ] && {{ hostname > {tmp_path}/rank1; exec sleep 600; }};;\n'
+                       f'esac\nexec {cbk_bin} "$@"\n')
+    wrapper.chmod(0o755)
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    env = {**cell.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": str(wrapper), "CBK_WAIT_NOTE_S": "1",
+           "PATH": f"{Path(mpiexec).parent}{os.pathsep}{cell.env['PATH']}"}
+    r = cell.run([sys.executable, "-m", "clusterbench", "run", "null", "--launcher", "qrsh", "--np", "2",
+                  "--seconds=0.25", "--repeat", "1", "--start-timeout", "12", "--quiet"],
+                 env=env, cwd=tmp_path, timeout=150)
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    (message,), = store_rows(store, "select message from steps")
+    host = (tmp_path / "rank1").read_text().strip()
+    assert host in ("h02", "h03"), (host, message)
+    assert f"; rank 1 (placed on {host}) said nothing: the likely holder of the others' waits" in message, message
+    assert "clusterbench placement" not in message, message

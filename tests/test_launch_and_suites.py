@@ -121,6 +121,26 @@ def test_qrsh_quotes_every_word_the_remote_shell_parses(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_qrsh_tells_the_hosts_grid_engine_granted_before_mpiexec_and_they_are_read_back(tmp_path):
+    """The hosts are granted on the execution host: the launch writes $PE_HOSTFILE on stderr (tagged),
+    then is mpiexec itself; the tagged lines give the placement and are never the launch's failure."""
+    from clusterbench.launch.messages import failure_line
+    from clusterbench.launch.qrsh import granted, telling_pe_hostfile
+    from clusterbench.launch.hostfile import HostEntry
+
+    inner = ["/usr/bin/mpiexec", "-n", "3", "/opt/cb/cbk", "null"]
+    assert telling_pe_hostfile(inner) == [
+        "sh", "-c", 'sed "s/^/[clusterbench placement] /" "$PE_HOSTFILE" >&2; exec "$@"', "sh", *inner]
+    (tmp_path / "pe_hostfile").write_text("h03 1 all.q@h03 UNDEFINED\nh02 2 all.q@h02 UNDEFINED\n")
+    line = " ".join(qrsh_command("qrsh", Job(("cbk",)), "mpi", telling_pe_hostfile(["echo", "ran", "$HOME"]))[5:])
+    r = subprocess.run(["sh", "-c", line], cwd=tmp_path, capture_output=True, text=True, check=True,
+                       env={"PE_HOSTFILE": str(tmp_path / "pe_hostfile"), "PATH": "/usr/bin:/bin"})
+    assert r.stdout == "ran $HOME\n"
+    said = r.stderr + "cbk: rank 0 (h03) has waited 1 s in MPI_Init of 3 ranks\n"
+    assert granted(said) == (HostEntry("h03", 1), HostEntry("h02", 2))
+    assert failure_line(r.stderr, 7) == "exit status 7"
+
+
 def test_local_runs_one_process_only():
     assert Local().command(Job(("cbk", "seqio", "--dir=/x"))) == ["cbk", "seqio", "--dir=/x"]
     with pytest.raises(BadInput, match="one process"):

@@ -105,13 +105,18 @@ def hosts_of(path: str) -> list[str]:
     return read(path).hosts
 
 
-def grid_engine_entries(path: str) -> tuple[HostEntry, ...]:
-    """Grid Engine's $PE_HOSTFILE ("host slots queue processors" a line), a
-    host and its slots a line in the file's order: written by Grid Engine
-    for mpiexec's own tight integration, not a host file a user gives."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        words = [line.split() for line in f if line.split()]
+def grid_engine_lines(lines) -> tuple[HostEntry, ...]:
+    """Lines of Grid Engine's $PE_HOSTFILE ("host slots queue processors"
+    a line), a host and its slots a line in their order: written by Grid
+    Engine for mpiexec's own tight integration, not a host file a user gives."""
+    words = [line.split() for line in lines if line.split()]
     return tuple(HostEntry(w[0], int(w[1]) if len(w) > 1 and w[1].isdigit() and int(w[1]) else None) for w in words)
+
+
+def grid_engine_entries(path: str) -> tuple[HostEntry, ...]:
+    """Grid Engine's $PE_HOSTFILE at path (grid_engine_lines)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return grid_engine_lines(f)
 
 
 def grid_engine_hosts(path: str) -> list[str]:

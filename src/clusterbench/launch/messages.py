@@ -18,6 +18,11 @@ MESSAGE_MAX_CHARS = 1000
 _HYDRA_TRACE = re.compile(r"^\[[^\]\s]*@[^\]\s]*\] \w+ \([^()]*:\d+\): ")
 
 
+# A launch's note of where its ranks go, written before them for a message naming a silent rank's
+# host (qrsh: Grid Engine's $PE_HOSTFILE, granted on the execution host): never the launch's failure
+PLACEMENT_NOTE = "[clusterbench placement] "
+
+
 def _is_rule(line: str) -> bool:
     return len(line) >= 3 and set(line) <= set("-=*#")
 
@@ -32,7 +37,7 @@ def failure_line(stderr: str, status: int) -> str:
     msg = error_message(stderr)
     if msg:
         return msg
-    lines = [line.strip() for line in stderr.splitlines()]
+    lines = [line.strip() for line in stderr.splitlines() if not line.startswith(PLACEMENT_NOTE)]
     if any(_is_rule(line) for line in lines):
         block: list[str] = []
         inside = False

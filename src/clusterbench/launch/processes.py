@@ -167,7 +167,7 @@ class Deadline:
         from clusterbench.launch.messages import last_cbk_line, rank_said, waits_named
 
         said_before = self._said_before_stop if self._said_before_stop is not None else stderr
-        waits = waits_named(said_before, self._placement)
+        waits = waits_named(said_before, self._placement and self._placement.heard(said_before))
         why = self.reason or (f"timed out: still running after {as_given(self.timeout_s)} s (--step-timeout); "
                               f"the launcher and every rank were stopped")
         if waits and self._started:

@@ -2,7 +2,8 @@
 the output streams back as from srun. Several ranks ask for a parallel
 environment ($CLUSTERBENCH_SGE_PE, default `mpi`) and start cbk under the
 mpiexec beside it, which finds the granted hosts itself (Hydra and Open MPI
-read $PE_HOSTFILE and start remote ranks with `qrsh -inherit`).
+read $PE_HOSTFILE and start remote ranks with `qrsh -inherit`); it writes
+those hosts on stderr first, known there alone, to name a silent rank's host.
 Inside a job already (qsub), use --launcher mpiexec instead: the job's
 slots are granted, and mpiexec is tightly integrated the same way."""
 from __future__ import annotations
@@ -12,8 +13,11 @@ import shlex
 import shutil
 
 from clusterbench.errors import BadInput
+from clusterbench.launch.hostfile import HostEntry, grid_engine_lines
 from clusterbench.launch.job import Job, Launcher
-from clusterbench.launch.mpiexec import MpiExec
+from clusterbench.launch.messages import PLACEMENT_NOTE
+from clusterbench.launch.mpiexec import MpiExec, find_mpiexec, flavour
+from clusterbench.launch.rank_placement import HeardPlacement, hydra
 
 NOT_HERE = "no qrsh on PATH (this host is not a Grid Engine submit host, or $SGE_ROOT is not set)"
 
@@ -31,6 +35,20 @@ def qrsh_command(qrsh: str, job: Job, pe: str, inner: list[str]) -> list[str]:
     return cmd + [shlex.quote(word) for word in inner]
 
 
+def telling_pe_hostfile(inner: list[str]) -> list[str]:
+    """`inner` run after writing $PE_HOSTFILE's lines on stderr, each after
+    messages.PLACEMENT_NOTE: the hosts Grid Engine granted are known on the
+    execution host alone, and a rank silent at the start deadline is named
+    with the host mpiexec placed it on from them (Qrsh.placement)."""
+    return ["sh", "-c", f'sed "s/^/{PLACEMENT_NOTE}/" "$PE_HOSTFILE" >&2; exec "$@"', "sh", *inner]
+
+
+def granted(said: str) -> tuple[HostEntry, ...]:
+    """The $PE_HOSTFILE lines a launch of telling_pe_hostfile wrote."""
+    return grid_engine_lines(line[len(PLACEMENT_NOTE):] for line in said.splitlines()
+                             if line.startswith(PLACEMENT_NOTE))
+
+
 class Qrsh(Launcher):
     name = "qrsh"
 
@@ -44,8 +62,19 @@ class Qrsh(Launcher):
         if job.hostfile:
             raise BadInput("with --launcher qrsh Grid Engine chooses the hosts: drop --hostfile")
         # several ranks: mpiexec inside the granted slots; its host file is Grid Engine's
-        inner = MpiExec().command(job) if job.ranks > 1 else list(job.argv)
+        inner = telling_pe_hostfile(MpiExec().command(job)) if job.ranks > 1 else list(job.argv)
         return qrsh_command(qrsh, job, os.environ.get("CLUSTERBENCH_SGE_PE", "mpi"), inner)
+
+    def placement(self, job: Job) -> HeardPlacement | None:
+        """Several ranks: Hydra's placement over the $PE_HOSTFILE the launch
+        tells (telling_pe_hostfile), as mpiexec places them inside a qsub
+        job (mpiexec.batch_allocation); None for Open MPI, which reads it
+        only where built with Grid Engine support."""
+        exe = find_mpiexec(job.cbk)
+        if job.ranks < 2 or not exe or flavour(exe) != "mpich":
+            return None
+        return HeardPlacement(lambda said: hydra(entries, job.ranks, job.ranks_per_node)
+                              if (entries := granted(said)) else None)
 
 
 LAUNCHER = Qrsh()

@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate, product
+from typing import Callable
 
 from clusterbench.launch.hostfile import HostEntry
 
@@ -33,6 +34,22 @@ class Placement:
         ends = list(accumulate(self.slots))
         at = rank % ends[-1] if self.rounds else rank
         return self.hosts[bisect_right(ends, at)] if at < ends[-1] else None
+
+    def heard(self, said: str) -> Placement | None:
+        """The placement, given what the launch wrote on stderr: this one,
+        known before the launch."""
+        return self
+
+
+@dataclass(frozen=True)
+class HeardPlacement:
+    """A placement the launch tells on stderr, where the hosts are granted
+    after the launch began (qrsh: on the execution host): `read` makes it
+    from what the launch wrote when a message needs it."""
+    read: Callable[[str], Placement | None]
+
+    def heard(self, said: str) -> Placement | None:
+        return self.read(said)
 
 
 def hydra(entries: tuple[HostEntry, ...], ranks: int, per_node: int | None) -> Placement:
