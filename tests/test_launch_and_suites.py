@@ -75,6 +75,16 @@ def test_a_step_larger_than_its_batch_job_is_told_before_anything_runs():
     assert allocation_misfit(Job(argv, 10, 2, oversubscribe=True), job) == (
         "10 ranks, 2 a node, need 5 nodes; Slurm job 77 has 4 (SLURM_JOB_NUM_NODES): ask sbatch/salloc for more "
         "(--nodes=5), or give fewer ranks")
+    # a heterogeneous job: its script's variables are the first component's (test_slurm_multinode.py); Slurm
+    # before 20.02 spelt HET as PACK
+    het = {**job, "SLURM_HET_SIZE": "2", "SLURM_JOB_NODELIST_HET_GROUP_0": "n01",
+           "SLURM_JOB_NODELIST_HET_GROUP_1": "n[02-04]", "SLURM_JOB_NUM_NODES_HET_GROUP_0": "1",
+           "SLURM_JOB_NUM_NODES_HET_GROUP_1": "3"}
+    said = ("Slurm job 77 is heterogeneous (2 components: n01 + n[02-04]), and srun, mpiexec and run cluster would "
+            "see its first component alone (n01): submit one job of all the nodes (sbatch -N 4), or one job a component")
+    assert allocation_misfit(Job(argv, 2), het) == said
+    assert allocation_misfit(Job(argv, 2), {k.replace("HET", "PACK"): v for k, v in het.items()}) == said
+    assert allocation_misfit(Job(argv, 2), {**het, "SLURM_HET_SIZE": "1"}) is None
     # outside an allocation srun asks for its own; inside a step, srun within srun is not checked
     assert allocation_misfit(Job(argv, 99, 2), {}) is None
     assert allocation_misfit(Job(argv, 99, 2), {**job, "SLURM_STEP_ID": "0"}) is None

@@ -37,8 +37,12 @@ def heterogeneous(environ: Mapping[str, str]) -> str | None:
     size = environ.get("SLURM_HET_SIZE") or environ.get("SLURM_PACK_SIZE") or ""   # PACK: Slurm before 20.02
     if not size.isdigit() or int(size) < 2:
         return None
-    parts = [environ.get(f"SLURM_JOB_NODELIST_HET_GROUP_{i}") or "?" for i in range(int(size))]
-    counts = [environ.get(f"SLURM_JOB_NUM_NODES_HET_GROUP_{i}", "") for i in range(int(size))]
+    def each(name: str) -> list[str]:
+        return [environ.get(f"{name}_HET_GROUP_{i}") or environ.get(f"{name}_PACK_GROUP_{i}") or ""
+                for i in range(int(size))]
+
+    parts = [nodes or "?" for nodes in each("SLURM_JOB_NODELIST")]
+    counts = each("SLURM_JOB_NUM_NODES")
     nodes = f"sbatch -N {sum(map(int, counts))}" if all(c.isdigit() for c in counts) else "sbatch -N <nodes>"
     return (f"Slurm job {environ.get('SLURM_JOB_ID')} is heterogeneous ({size} components: {' + '.join(parts)}), and "
             f"srun, mpiexec and run cluster would see its first component alone ({parts[0]}): submit one job of "
