@@ -196,8 +196,9 @@ def test_a_terminal_of_20_columns_keeps_titles_headings_and_figures_whole(cli, t
     and list, trend and compare's environment table keep every word whole
     (output/whole_columns.py): the terminal wraps the lines."""
     osu = str(REPO / "tests" / "fixtures" / "import" / "osu-7.4-bw.txt")
-    for label in ("a", "b"):
-        assert cli("import", "--again", "--label", label, "--host", "n01", "--date", "2024-01-01", osu).status == 0
+    # two hosts: compare draws an environment table (the host name differs); alike, it says so in a sentence
+    for label, host in (("a", "n01"), ("b", "n02")):
+        assert cli("import", "--again", "--label", label, "--host", host, "--date", "2024-01-01", osu).status == 0
     narrow = {"COLUMNS": "20"}
     shown = cli("show", "1", env=narrow)
     assert shown.status == 0, shown.stderr
