@@ -67,6 +67,19 @@ def test_list_filters_narrow_the_runs(cli, store_url):
     assert r.status == 2 and "yesterday" in r.stderr
 
 
+def test_list_refuses_a_kernel_nothing_knows(cli, store_url):
+    """`list --kernel randoi` said "no matching runs" (exit 0), as if no randio run were stored;
+    trend refuses the same name. A kernel cbk has that no stored run ran is an empty answer."""
+    seed(store_url)
+    r = cli("list", "--kernel", "randoi")
+    assert r.status == 2 and "no such kernel: 'randoi'" in r.stderr and "randio" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("list", "--by", "month", "--kernel", "randoi")
+    assert r.status == 2 and "randoi" in r.stderr
+    r = cli("list", "--kernel", "pario")   # cbk has it; no stored run ran it
+    assert r.status == 0 and "no matching runs" in r.stdout
+
+
 def test_list_by_user_prints_the_report_table(cli, store_url):
     seed(store_url)
     r = cli("list", "--by", "user")

@@ -20,6 +20,18 @@ def _names(values) -> str:
     return ", ".join(sorted(v for v in values if v)) or "none"
 
 
+def cbk_kernel_names() -> list[str]:
+    """Every kernel cbk has, those this cbk was built without (a GPU kernel)
+    included; none when there is no cbk (the stored steps then say which exist)."""
+    from clusterbench import catalogue
+
+    try:
+        cat = catalogue.load()
+    except BadInput:
+        return []
+    return [*cat.kernels, *cat.left_out]
+
+
 def refuse_unknown_kernel(store, kernel: str, catalogue_kernels: list[str]) -> None:
     """Raises BadInput when neither cbk nor any stored step knows the kernel
     (an imported run's kernel, such as ior, is known by its steps)."""

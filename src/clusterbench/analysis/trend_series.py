@@ -247,19 +247,13 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     (mpi --sizes) is not part of the parameter set: its records name each
     size, so a 1 MiB message measured in --sizes=8,1m and in --sizes=1m,4m
     is one series, as compare matches them."""
-    from clusterbench import catalogue
-    from clusterbench.analysis.figure_names import refuse_unknown_kernel, refuse_unmeasured_figure
+    from clusterbench.analysis.figure_names import cbk_kernel_names, refuse_unknown_kernel, refuse_unmeasured_figure
     from clusterbench.results.params import as_run, defaults, is_size_list, kernel_of
     from clusterbench.results.sample import Sample
 
     k = kernel_of(kernel)
     if k is None:
-        try:   # a kernel this cbk was built without (a GPU kernel) is still one of cbk's
-            cat = catalogue.load()
-            cbk_kernels = [*cat.kernels, *cat.left_out]
-        except BadInput:   # no cbk here: the stored steps alone say which kernels exist
-            cbk_kernels = []
-        refuse_unknown_kernel(store, kernel, cbk_kernels)
+        refuse_unknown_kernel(store, kernel, cbk_kernel_names())
     wanted, size = wanted_params(kernel, params or {})
     lists = {p.name for p in k.params if is_size_list(p)} if k else set()
     stated = defaults(k) if k else {}   # a parameter left out was run at its default

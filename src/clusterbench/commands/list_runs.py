@@ -15,7 +15,8 @@ STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 @click.option("--user", help="Only runs started by this user.")
 @click.option("--host", help="Only runs started on this host.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only runs that ended so (or are still running).")
-@click.option("--kernel", help="Only runs with a step of this kernel (e.g. randio).")
+@click.option("--kernel", help="Only runs with a step of this kernel (e.g. randio); a name neither cbk nor a stored run "
+                   "knows is refused (exit 2).")
 @click.option("--since", type=DAY, help="Only runs started on or after this UTC date (YYYY-MM-DD[ HH:MM]).")
 @click.option("--until", type=DAY, help="Only runs started before this UTC date.")
 @click.option("--by", type=click.Choice(sorted(GROUPS)),
@@ -35,6 +36,10 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     from clusterbench.output.console import stdout_console
 
     store = open_store(db_url)
+    if kernel:   # a misspelt kernel is refused, as trend refuses it: "no matching runs" read as none ran
+        from clusterbench.analysis.figure_names import cbk_kernel_names, refuse_unknown_kernel
+
+        refuse_unknown_kernel(store, kernel, cbk_kernel_names())
     rows = store.list_runs(label, None if by else limit, user=user, host=host, status=status, kernel=kernel,
                            since=utc(since), until=utc(until))
     if not rows:
