@@ -849,6 +849,35 @@ def test_env_diff_with_an_imported_run_folds_what_its_file_did_not_record_and_pr
     assert both.status == 0 and "environment differences: 0 lines" in both.stdout
 
 
+@pytest.mark.timeout(60)
+def test_env_diff_json_prints_the_diff_as_json_and_target_is_refused(cli, store_url, tmp_path):
+    """`env --diff A B --json` printed the table, its --json dropped without a word (a script's
+    `| jq` failed on box characters); --target beside --diff was dropped too."""
+    import json
+
+    from clusterbench.store.opening import open_store
+
+    store = open_store(store_url, writing=True)
+    for label, profile in (("a", "balanced"), ("b", "latency-performance")):
+        env = dict(fixture_env("xeon2s_hdd"), **{"host.name": "n01", "tuned.profile": profile})
+        run_id = store.begin_run(label=label, command="test", suite=None)
+        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
+        store.finish_run(run_id, "ok")
+    out = cli("env", "--diff", "a", "b", "--json")
+    assert out.status == 0, out.stderr
+    (pair,) = json.loads(out.stdout)
+    assert pair["a"] == {"run": 1, "host": "n01"} and pair["b"] == {"run": 2, "host": "n01"}
+    assert pair["differences"] == [{"key": "tuned.profile", "a": "balanced", "b": "latency-performance"}]
+    assert pair["not_recorded"] is None
+    osu = FIXTURES.parent / "import" / "osu-7.4-bw.txt"
+    assert cli("import", "--host", "n01", "--label", "old", str(osu)).status == 0
+    (pair,) = json.loads(cli("env", "--diff", "a", "old", "--json").stdout)
+    assert pair["not_recorded"]["keys"] > 10 and pair["not_recorded"]["a"] is None
+    assert pair["not_recorded"]["b"] == "imported from OSU 7.4 text: not recorded"
+    out = cli("env", "--diff", "a", "b", "--target", str(tmp_path))
+    assert out.status == 2 and "--target" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.timeout(120)
 def test_an_environment_diff_says_each_value_with_its_unit_where_a_report_reader_sees_it(cli, store_url, tmp_path):
     """E10: the comparison's environment table, in the terminal, the HTML

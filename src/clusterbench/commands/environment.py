@@ -16,7 +16,8 @@ from clusterbench.store.opening import open_store
                    "(two hosts of one run: --diff 7@h01 7@h02).")
 @click.option("--target", "targets", multiple=True, type=PathParam(exists=True, file_okay=False),
               help="Also describe the file system of this directory (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print every collected key as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print every collected key as JSON; with --diff, each host pair's differing keys, as stored.")
 @db_option
 @width_option
 def command(diff, targets, as_json, db_url):
@@ -30,14 +31,23 @@ def command(diff, targets, as_json, db_url):
     from clusterbench.output.render_text import terminal
 
     console = stdout_console()
+    if diff and targets:   # --target describes this machine, which a diff of two stored runs never reads
+        raise click.UsageError("--target describes this machine; it has nothing to add to --diff of two stored runs")
     if diff:
+        from clusterbench.analysis.comparison import single_target
+
         store = open_store(db_url)
         (a_id, env_a), (b_id, env_b) = (_environments(store, r) for r in diff)
+        pairs = []
         for ha, hb in _host_pairs(sorted(env_a), sorted(env_b)):
-            from clusterbench.analysis.comparison import single_target
-
             lines, unrecorded = _recorded(environment.diff(single_target(env_a[ha]), single_target(env_b[hb])),
                                           env_a[ha], env_b[hb])
+            pairs.append((ha, hb, lines, unrecorded))
+        if as_json:   # a script's diff: the stored keys and values, as `env --json` prints them
+            click.echo(json.dumps([_diff_json(a_id, ha, b_id, hb, lines, unrecorded)
+                                   for ha, hb, lines, unrecorded in pairs], indent=1, default=str))
+            return
+        for ha, hb, lines, unrecorded in pairs:
             t = Table("key", f"run {a_id} ({terminal(ha)})", f"run {b_id} ({terminal(hb)})",
                       title=f"environment differences: {counted(len(lines), 'line')}")
             for key, va, vb in lines:   # values read from machines and files: printed as written
@@ -60,6 +70,15 @@ def command(diff, targets, as_json, db_url):
     for k, v in environment.summary_block(env):
         t.add_row(terminal(k), terminal(v))   # read from the machine: text, never markup
     console.print(t)
+
+
+def _diff_json(a_id: int, ha: str, b_id: int, hb: str, lines: list, unrecorded: tuple | None) -> dict:
+    """One host pair of a diff as JSON: the keys that differ with both stored values (null where
+    a side lacks the key), and the keys an imported run's file did not state, counted, with why."""
+    folded, reasons = unrecorded or (0, ("", ""))
+    return {"a": {"run": a_id, "host": ha}, "b": {"run": b_id, "host": hb},
+            "differences": [{"key": key, "a": va, "b": vb} for key, va, vb in lines],
+            "not_recorded": {"keys": folded, "a": reasons[0] or None, "b": reasons[1] or None} if folded else None}
 
 
 def _key_cell(key: str) -> str:
