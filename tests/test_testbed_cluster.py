@@ -200,6 +200,29 @@ def test_down_lets_what_runs_on_the_hosts_end_on_sigterm_before_it_kills(tmp_pat
 
 @needs_root
 @pytest.mark.timeout(120)
+def test_up_never_overwrites_a_file_of_the_users_in_its_directory(tmp_path):
+    """`up --dir D` wrote its hostfile over the user's own D/hostfile, and `down` then deleted it
+    with the cluster's files. A name the cluster writes that is already there is refused; a file
+    of another name stays, through up and down."""
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "hostfile").write_text("node07\nnode08\n")
+    (d / "notes.txt").write_text("mine\n")
+    try:
+        one_error_line(tb("up", "--hosts", "1", state_dir=d), str(d), "hostfile", "new or empty directory")
+    finally:
+        if (d / tc.STATE_FILE).exists():   # it came up over the user's file: no cluster left behind
+            tb("down", state_dir=d)
+    assert (d / "hostfile").read_text() == "node07\nnode08\n"
+    assert sorted(p.name for p in d.iterdir()) == ["hostfile", "notes.txt"]   # nothing made, no state
+    (d / "hostfile").unlink()
+    assert tb("up", "--hosts", "1", state_dir=d).returncode == 0
+    assert tb("down", state_dir=d).returncode == 0
+    assert sorted(p.name for p in d.iterdir()) == ["notes.txt"] and (d / "notes.txt").read_text() == "mine\n"
+
+
+@needs_root
+@pytest.mark.timeout(120)
 def test_bad_input_is_one_line_exit_2_and_nothing_made(tmp_path):
     """Judged on what this test's clusters own (their id, their state folder):
     another test or suite may bring clusters up and down meanwhile."""

@@ -56,6 +56,8 @@ from clusterbench.testbed.netns import BENCHMARK_NET, TestBedError, rate_bits_pe
 
 DEFAULT_DIR = Path("/run/clusterbench/testbed")
 STATE_FILE = "state.json"
+# what `up` writes in its directory beside STATE_FILE (and gluster.SUBDIR), all removed by `down`
+WRITTEN = ("hosts", "hostfile", "hostfile-across", "ssh", "env.sh", "shm", "uts", "ipc")
 LOCK_FILE = Path("/run/lock/clusterbench-testbed.lock")
 POOL = ipaddress.ip_network("198.19.0.0/16")   # where /24s are allocated from by default
 NS_PREFIX = "cbkc-"
@@ -405,6 +407,11 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
         layout(net, hosts, switches, trunk)
     if (state_dir / STATE_FILE).exists():
         raise BadCluster(f"a test cluster is already up in {state_dir}: clusterbench testbed down first")
+    # a user's own hostfile in --dir was overwritten, and then deleted by `down` with the cluster's
+    taken = [n for n in (*WRITTEN, gluster.SUBDIR) if os.path.lexists(state_dir / n)]
+    if taken:
+        raise BadCluster(f"--dir {state_dir} already holds {', '.join(taken)}, not a test cluster's: "
+                         "give a new or empty directory")
     LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
     with open(LOCK_FILE, "a") as lock:
         # the lock makes choosing a free /24 and taking it (the bridge's
