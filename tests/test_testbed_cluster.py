@@ -216,8 +216,9 @@ def test_up_never_overwrites_a_file_of_the_users_in_its_directory(tmp_path):
     assert (d / "hostfile").read_text() == "node07\nnode08\n"
     assert sorted(p.name for p in d.iterdir()) == ["hostfile", "notes.txt"]   # nothing made, no state
     (d / "hostfile").unlink()
-    assert tb("up", "--hosts", "1", state_dir=d).returncode == 0
+    up = tb("up", "--hosts", "1", state_dir=d)
     assert tb("down", state_dir=d).returncode == 0
+    assert up.returncode == 0 and "(up): 1 host on 198.1" in up.stdout, up.stdout   # it said "1 hosts"
     assert sorted(p.name for p in d.iterdir()) == ["notes.txt"] and (d / "notes.txt").read_text() == "mine\n"
 
 

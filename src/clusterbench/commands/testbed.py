@@ -13,6 +13,7 @@ import click
 
 from clusterbench.commands.options import Digits, db_option
 from clusterbench.errors import BadInput, MeasurementFailed
+from clusterbench.output.counted_text import counted
 
 
 def _dir_option(f):
@@ -84,7 +85,7 @@ def _print_status(s: dict) -> None:
     if s["delay"]:
         link += f", {s['delay']} delay each way"
     state = "up" if s["complete"] else "INCOMPLETE (run testbed down)"
-    click.echo(f"test cluster {s['id']} ({state}): {len(s['hosts'])} hosts on {s['subnet']}, links {link}, "
+    click.echo(f"test cluster {s['id']} ({state}): {counted(len(s['hosts']), 'host')} on {s['subnet']}, links {link}, "
                f"switch {s['bridge']} {s['bridge_address']}")
     trunk = s.get("trunk")
     if trunk:
