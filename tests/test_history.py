@@ -67,6 +67,18 @@ def test_list_filters_narrow_the_runs(cli, store_url):
     assert r.status == 2 and "yesterday" in r.stderr
 
 
+def test_list_refuses_an_empty_date_range(cli, store_url):
+    """`--since 2026-11-05 --until 2026-11-01` (swapped) said "no matching runs", exit 0, as if
+    none ran in November; --until is exclusive, so --since X --until X is empty too."""
+    seed(store_url)
+    for since, until in (("2026-11-05", "2026-11-01"), ("2026-11", "2026-11"), ("2026-11-02 08:00", "2026-11-02")):
+        r = cli("list", "--since", since, "--until", until)
+        assert r.status == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"--since {since if len(since) != 7 else since + '-01'} is not before --until" in r.stderr, r.stderr
+    r = cli("list", "--since", "2026-11-02 07:59", "--until", "2026-11-02 08:01")
+    assert r.status == 0 and [ln.split()[1] for ln in r.stdout.splitlines() if ln.startswith("│ ")] == ["4"]
+
+
 def test_list_refuses_a_kernel_nothing_knows(cli, store_url):
     """`list --kernel randoi` said "no matching runs" (exit 0), as if no randio run were stored;
     trend refuses the same name. A kernel cbk has that no stored run ran is an empty answer."""

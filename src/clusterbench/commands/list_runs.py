@@ -18,7 +18,7 @@ STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 @click.option("--kernel", help="Only runs with a step of this kernel (e.g. randio); a name neither cbk nor a stored run "
                    "knows is refused (exit 2).")
 @click.option("--since", type=DAY, help="Only runs started on or after this UTC date (YYYY-MM-DD[ HH:MM]).")
-@click.option("--until", type=DAY, help="Only runs started before this UTC date.")
+@click.option("--until", type=DAY, help="Only runs started before this UTC date (after --since).")
 @click.option("--by", type=click.Choice(sorted(GROUPS)),
               help="Instead of the runs, one line per month/user/host/...: how many ran, failed or were "
                    "cut short, and how long they took. Counts every matching run (--limit is ignored).")
@@ -35,6 +35,11 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     """
     from clusterbench.output.console import stdout_console
 
+    if since and until and since >= until:   # no run can start in between: it said "no matching runs"
+        from clusterbench.output.date_text import cutoff_text
+
+        raise click.BadParameter(f"--since {cutoff_text(utc(since))} is not before --until {cutoff_text(utc(until))}: "
+                                 "no run can start in between", param_hint="'--until'")
     store = open_store(db_url)
     if kernel:   # a misspelt kernel is refused, as trend refuses it: "no matching runs" read as none ran
         from clusterbench.analysis.figure_names import cbk_kernel_names, refuse_unknown_kernel
