@@ -455,3 +455,19 @@ def test_an_ok_runs_warning_is_still_said_when_list_leaves_the_command_out(cli, 
         assert "(warning)" in out and "link matrix skipped: h02 unreachable" in flat, (width, out)
         if "command left out" in flat:
             assert f"run {run_id}: warning: link matrix skipped" in flat, (width, out)
+
+
+@pytest.mark.timeout(60)
+def test_kernels_on_a_narrow_terminal_never_cuts_a_name_or_a_default(cli):
+    """`kernels mpi` at 50 columns printed '--op' under 'para…' with the default 'ping…' and the
+    values 'pingp…, allre…': nothing there could be typed back. Every name, default and value
+    is whole; only the help's long words may break."""
+    for args in (("kernels", "mpi"), ("kernels", "seqio"), ("kernels",)):
+        r = cli(*args, "--width", "50")
+        assert r.status == 0, r.stderr
+        assert "…" not in r.stdout, r.stdout
+    r = cli("kernels", "mpi", "--width", "50")
+    head = next(line for line in r.stdout.splitlines() if "parameter" in line)
+    assert [c.strip() for c in head.strip("┃").split("┃")] == ["parameter", "type", "default", "unit", "allowed", "help"]
+    first = next(line for line in r.stdout.splitlines() if line.startswith("│--op"))
+    assert [c.strip() for c in first.strip("│").split("│")][:3] == ["--op", "choice-list", "pingpong"], first

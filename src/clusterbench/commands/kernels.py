@@ -11,6 +11,7 @@ from clusterbench.commands.options import width_option
 def command(name):
     """List the kernels (from cbk --describe), or one kernel's parameters."""
     from clusterbench.output.console import stdout_console
+    from clusterbench.output.whole_columns import print_whole
     from rich.table import Table
 
     from clusterbench import catalogue
@@ -26,7 +27,7 @@ def command(name):
             t.caption = "not in this cbk: " + "; ".join(
                 f"{', '.join(names)} ({why})" for why, names in _by_reason(cat.left_out).items())
             t.caption_justify = "left"
-        console.print(t)
+        print_whole(console, t)   # a kernel's name, never cut to 'manyf…' on a narrow terminal
         return
     k = cat.kernel(name)
     t = Table("parameter", "type", "default", "unit", "allowed", "help", title=f"{k.name}: {k.summary}")
@@ -34,7 +35,8 @@ def command(name):
         allowed = ", ".join(p.choices) if p.choices else (
             f"{p.min or ''}..{p.max or ''}" if (p.min or p.max) else "")
         t.add_row(f"--{p.name}", p.type, p.default or "(required)", p.unit or "", allowed, p.help)
-    console.print(t)
+    t.columns[-1].overflow = "fold"   # the help's long words (a|b|c lists) may break; names and values never
+    print_whole(console, t)   # a parameter or its default cut to '--blo…', 'ping…' could not be typed back
 
 
 def _by_reason(left_out: dict[str, str]) -> dict[str, list[str]]:
