@@ -16,7 +16,7 @@ def pingpong_record(rep: int, latency_us: float, ranks_per_node: int) -> dict:
             "rate_unit": "us", "sweep_key": "size_bytes", "qualifiers": [], "warnings": []}
 
 
-def fill(url: str, placements: list[tuple[int, float]]) -> None:
+def fill(url: str, placements: list[tuple[int, float]], params: dict | None = None) -> None:
     """One ok run of `mpi --np 2 --ppn P --op=pingpong --sizes=8` per (P, latency)."""
     from clusterbench.results.sample import Sample
     from clusterbench.store import Store
@@ -24,7 +24,7 @@ def fill(url: str, placements: list[tuple[int, float]]) -> None:
     store = Store(url)
     for ppn, latency in placements:
         run = store.begin_run(label=f"ppn{ppn}", command="clusterbench run mpi", suite=None, user="t")
-        step = store.begin_step(run, position=0, name="mpi", kernel="mpi", params={"op": "pingpong", "sizes": "8"},
+        step = store.begin_step(run, position=0, name="mpi", kernel="mpi", params=params or {"op": "pingpong", "sizes": "8"},
                                 launcher="mpiexec", ranks=2, ranks_per_node=ppn)
         for rep in range(3):
             store.add_sample(step, Sample.from_record(pingpong_record(rep, latency * (1 + rep / 100), ppn)), [])
@@ -58,11 +58,24 @@ def test_trend_takes_the_placement_as_a_filter_and_names_it_when_refusing(cli, s
     fill(store_url, [(2, 1.0), (1, 9.0)])
     r = cli("trend", "mpi:pingpong", "--param", "ppn=2")
     assert r.status == 0, r.stderr
-    assert "mpi:pingpong:library 8 B np=2 op=pingpong ppn=2" in r.stdout and "ppn=1" not in r.stdout, r.stdout
+    assert "mpi:pingpong:library 8 B np=2 ppn=2:" in r.stdout and "ppn=1" not in r.stdout, r.stdout
     r = cli("trend", "mpi:pingpong", "--param", "ppn=two")
     assert r.status == 2 and "--param ppn=two: not a whole number of ranks per node" in r.stderr, r.stderr
     r = cli("trend", "mpi:pingpong", "--param", "nodes=2")
     assert r.status == 2 and "(parameters: " in r.stderr and "the placement: np, ppn" in r.stderr, r.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_parameter_at_its_default_or_an_op_list_is_the_same_series(cli, store_url):
+    """`run mpi --np 2 --sizes=8` and the same with --op=pingpong (mpi's default) were two series,
+    'np=2' and 'np=2 op=pingpong', each with half the history; and --op=pingpong,bw a third.
+    The op is the phase (compare matches them so): one series of three runs."""
+    for params in ({"sizes": "8"}, {"op": "pingpong", "sizes": "8"}, {"op": "pingpong,bw", "sizes": "8"}):
+        fill(store_url, [(2, 1.0)], params)
+    r = cli("trend", "mpi:pingpong")
+    assert r.status == 0, r.stderr
+    assert "mpi:pingpong:library 8 B np=2 ppn=2: 3 runs, 0 change points" in r.stdout, r.stdout
+    assert "op=" not in r.stdout and r.stdout.count("mpi:pingpong:library") == 1, r.stdout
 
 
 @pytest.mark.timeout(60)

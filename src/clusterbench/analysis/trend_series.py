@@ -244,9 +244,10 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     per distinct parameter set (a 4 MiB and a 1 GiB file are different
     figures) and per Sample.key() (the 8 B and the 1 MiB messages of one
     --sizes sweep are different figures), oldest run first. A size list
-    (mpi --sizes) is not part of the parameter set: its records name each
-    size, so a 1 MiB message measured in --sizes=8,1m and in --sizes=1m,4m
-    is one series, as compare matches them."""
+    (mpi --sizes) or a choice list (mpi --op) is not part of the parameter
+    set: its records name each value, so a 1 MiB message measured in
+    --sizes=8,1m and in --sizes=1m,4m is one series, as compare matches
+    them; nor is a parameter given at its default (--op=pingpong is no --op)."""
     from clusterbench.analysis.figure_names import cbk_kernel_names, refuse_unknown_kernel, refuse_unmeasured_figure
     from clusterbench.results.params import as_run, defaults, is_size_list, kernel_of
     from clusterbench.results.sample import Sample
@@ -255,7 +256,9 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     if k is None:
         refuse_unknown_kernel(store, kernel, cbk_kernel_names())
     wanted, size = wanted_params(kernel, params or {})
-    lists = {p.name for p in k.params if is_size_list(p)} if k else set()
+    # not part of a series: a size list and a choice list, whose records name each value (mpi's
+    # --op=pingpong,bw: the phase is the op), as compare matches them
+    lists = {p.name for p in k.params if is_size_list(p) or p.type == "choice-list"} if k else set()
     stated = defaults(k) if k else {}   # a parameter left out was run at its default
     # a step's run record (its build, with detail records: the largest column) is read only for a
     # kernel with a parameter that says what runs from before it ran at (results.params.as_run)
@@ -306,7 +309,10 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
     # host switches, and a cluster run's nodes were pooled into one point
     by_series: dict[tuple, dict[int, tuple[Any, list[float]]]] = {}
     for r in step_rows:
-        params_key = _params_key({**{n: v for n, v in ran[r.id].items() if n not in lists}, **_placement(r)})
+        # a parameter given at its default is the run that left it out: `--op=pingpong` and no --op
+        # were two series
+        params_key = _params_key({**{n: v for n, v in ran[r.id].items() if n not in lists and stated.get(n) != v},
+                                  **_placement(r)})
         for key, value in found.get(r.id, []):
             run = by_series.setdefault((params_key, key, r.host), {}).setdefault(r.run_id, (r, []))
             run[1].append(value)   # a run with several such steps on one machine pools them
