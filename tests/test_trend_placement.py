@@ -76,6 +76,9 @@ def test_a_parameter_at_its_default_or_an_op_list_is_the_same_series(cli, store_
     assert r.status == 0, r.stderr
     assert "mpi:pingpong:library 8 B np=2 ppn=2: 3 runs, 0 change points" in r.stdout, r.stdout
     assert "op=" not in r.stdout and r.stdout.count("mpi:pingpong:library") == 1, r.stdout
+    # the op as a filter picks each of the three: one ran pingpong among other ops
+    r = cli("trend", "mpi:pingpong", "--param", "op=pingpong")
+    assert r.status == 0 and "ppn=2: 3 runs" in r.stdout, r.stdout
 
 
 @pytest.mark.timeout(60)

@@ -286,9 +286,13 @@ def load(store, kernel: str, phase: str, mode: str | None = None, *, label: str 
                                f"and the placement: {', '.join(PLACEMENT)})")
         ran = {r.id: as_run(k, r.params or {}, (r.build or {}).get("parameters") if olders else None)
                for r in all_rows}
-        step_rows = [r for r in all_rows
-                     if all(str({**ran[r.id], **_placement(r, always=True)}.get(n, stated.get(n))) == v
-                            for n, v in wanted.items())]
+        choices = {p.name for p in k.params if p.type == "choice-list"} if k else set()
+
+        def given(r, n: str, v: str) -> bool:   # --param op=pingpong picks a step of --op=pingpong,bw too
+            ran_at = str({**ran[r.id], **_placement(r, always=True)}.get(n, stated.get(n)))
+            return v in ran_at.split(",") if n in choices else ran_at == v
+
+        step_rows = [r for r in all_rows if all(given(r, n, v) for n, v in wanted.items())]
         # per step, (key, value) of each sample: not the Sample, whose record (the raw cbk record, a
         # dict of dozens of fields) made every sample of a figure held at once (406 MiB for
         # seqio:read:cold over 10,000 quick-suite runs)
