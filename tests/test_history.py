@@ -67,6 +67,21 @@ def test_list_filters_narrow_the_runs(cli, store_url):
     assert r.status == 2 and "yesterday" in r.stderr
 
 
+def test_an_empty_list_names_its_filters_and_a_value_no_run_has(cli, store_url):
+    """'no matching runs' alone: `--user Ana` (runs are ana's) or a swapped filter read as an
+    empty store. The answer names the filters, and a user, host or label no run has at all is
+    named with those the store holds."""
+    seed(store_url)
+    r = cli("list", "--user", "Ana", "--since", "2026-10")
+    assert r.status == 0 and len(r.stdout.strip().splitlines()) == 1, r.stdout
+    assert r.stdout.startswith("no matching runs (user Ana, since 2026-10-01) in "), r.stdout
+    assert "; no run has user 'Ana' (users: ana, bo)" in r.stdout, r.stdout
+    r = cli("list", "--user", "bo", "--status", "failed")   # each value exists; together they match nothing
+    assert r.stdout.startswith("no matching runs (user bo, status failed) in ") and "no run has" not in r.stdout
+    r = cli("list", "--label", "ana-randoi")
+    assert "no run has label 'ana-randoi' (labels: ana-randio, ana-seqio, ana-stream, bo-mpi, bo-randio)" in r.stdout
+
+
 def test_list_refuses_an_empty_date_range(cli, store_url):
     """`--since 2026-11-05 --until 2026-11-01` (swapped) said "no matching runs", exit 0, as if
     none ran in November; --until is exclusive, so --since X --until X is empty too."""

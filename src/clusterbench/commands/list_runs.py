@@ -48,7 +48,8 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     rows = store.list_runs(label, None if by else limit, user=user, host=host, status=status, kernel=kernel,
                            since=utc(since), until=utc(until))
     if not rows:
-        click.echo(f"no matching runs in {store.url}")
+        named = {"label": label, "user": user, "host": host}
+        click.echo(_nothing_matched(store, named, status, kernel, since, until))
         return
     if by:
         from clusterbench.analysis.run_groups import summarise
@@ -60,3 +61,21 @@ def command(label, user, host, status, kernel, since, until, by, limit, db_url):
     from clusterbench.report.run_list_terminal import print_runs
 
     print_runs(stdout_console(), rows)
+
+
+def _nothing_matched(store, named: dict, status, kernel, since, until) -> str:
+    """The empty answer with the filters that made it, and a label, user or host no run has at all
+    named with those the store holds: 'no matching runs' alone left `--host VM` (runs on vm) a riddle."""
+    from clusterbench.output.date_text import cutoff_text
+    from clusterbench.output.render_text import plain
+
+    given = [f"{k} {v}" for k, v in (*named.items(), ("status", status), ("kernel", kernel)) if v]
+    given += [f"{k} {cutoff_text(utc(v))}" for k, v in (("since", since), ("until", until)) if v]
+    text = "no matching runs" + (f" ({', '.join(given)})" if given else "") + f" in {store.url}"
+    for column, value in named.items():
+        if value:
+            held = store.run_values(column)
+            if value not in held:
+                shown = ", ".join(held[:10]) + (f", ... ({len(held)})" if len(held) > 10 else "")
+                text += f"; no run has {column} {value!r} ({column}s: {shown or 'none'})"
+    return plain(text)

@@ -316,6 +316,13 @@ class Store:
         with store_failures(self.url, self._secret_url):
             return queries.list_runs(self.engine, label, limit, **filters)
 
+    def run_values(self, column: str) -> list[str]:
+        """The distinct labels, users or hosts of the stored runs (store/queries.py)."""
+        from clusterbench.store import queries
+
+        with store_failures(self.url, self._secret_url):
+            return queries.run_values(self.engine, column)
+
     def run_details(self, since: dt.datetime | None = None) -> dict[str, dict[int, Any]]:
         """Kernels, bytes written and failed step's message per run (store/queries.py)."""
         from clusterbench.store import queries

@@ -33,6 +33,13 @@ def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | N
         return c.execute(q).all()
 
 
+def run_values(engine: sa.engine.Engine, column: str) -> list[str]:
+    """The distinct values the runs hold in a column (label, user, host), sorted, none of them empty."""
+    col = runs.c[column]
+    with engine.connect() as c:
+        return sorted(v for (v,) in c.execute(sa.select(col).distinct().where(col.is_not(None))) if v)
+
+
 def prune(engine: sa.engine.Engine, before: dt.datetime | None = None, *, run_ids: list[int] | None = None,
           keep_labels: bool = False, dry_run: bool = False) -> dict[str, int]:
     """Deletes runs started before `before`, or the runs `run_ids` (not running ones; with keep_labels
