@@ -821,20 +821,25 @@ def test_env_diff_of_runs_on_different_host_counts_shows_every_host(cli, store_u
     assert cli("env", "--diff", "two@h02", "one").status == 0
 
 
+def runs_on_n01(store_url: str, key: str, value_by_label: dict[str, str]) -> None:
+    """One ok run a label on host n01, its snapshot the xeon2s_hdd fixture's with key set to the value."""
+    from clusterbench.store.opening import open_store
+
+    store = open_store(store_url, writing=True)
+    for label, value in value_by_label.items():
+        env = dict(fixture_env("xeon2s_hdd"), **{"host.name": "n01", key: value})
+        run_id = store.begin_run(label=label, command="test", suite=None)
+        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
+        store.finish_run(run_id, "ok")
+
+
 @pytest.mark.timeout(60)
 def test_env_diff_with_an_imported_run_folds_what_its_file_did_not_record_and_prints_values_as_written(
         cli, store_url):
     """Against an imported run, every key its file did not state was a line
     of its own (about 150); and a value holding rich markup ("[/]", from a
     kernel command line or a host's file) ended the diff in a traceback."""
-    from clusterbench.store.opening import open_store
-
-    store = open_store(store_url, writing=True)
-    for label, cmdline in (("measured", "ro quiet [/] x"), ("again", "ro [bold]y")):
-        env = dict(fixture_env("xeon2s_hdd"), **{"host.name": "n01", "kernel.cmdline": cmdline})
-        run_id = store.begin_run(label=label, command="test", suite=None)
-        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
-        store.finish_run(run_id, "ok")
+    runs_on_n01(store_url, "kernel.cmdline", {"measured": "ro quiet [/] x", "again": "ro [bold]y"})
     out = cli("env", "--diff", "measured", "again")
     assert out.status == 0 and "ro quiet [/] x" in out.stdout and "ro [bold]y" in out.stdout, out.stdout + out.stderr
     osu = FIXTURES.parent / "import" / "osu-7.4-bw.txt"
@@ -855,14 +860,7 @@ def test_env_diff_json_prints_the_diff_as_json_and_target_is_refused(cli, store_
     `| jq` failed on box characters); --target beside --diff was dropped too."""
     import json
 
-    from clusterbench.store.opening import open_store
-
-    store = open_store(store_url, writing=True)
-    for label, profile in (("a", "balanced"), ("b", "latency-performance")):
-        env = dict(fixture_env("xeon2s_hdd"), **{"host.name": "n01", "tuned.profile": profile})
-        run_id = store.begin_run(label=label, command="test", suite=None)
-        store.link_host(run_id, "n01", store.add_environment(env, environment.snapshot_hash(env)))
-        store.finish_run(run_id, "ok")
+    runs_on_n01(store_url, "tuned.profile", {"a": "balanced", "b": "latency-performance"})
     out = cli("env", "--diff", "a", "b", "--json")
     assert out.status == 0, out.stderr
     (pair,) = json.loads(out.stdout)
