@@ -98,6 +98,18 @@ def test_a_list_limit_past_the_stores_integers_lists_every_run(cli):
     assert r.status == 0 and "clusterbench run null" in r.stdout, r.stderr
 
 
+def test_show_refuses_a_bad_threshold_whatever_run_it_shows(cli):
+    """`show 1 --threshold abc` (or 150%) printed run 1, exit 0: the thresholds were read only
+    when a cluster run came to be shown, so a typo passed until one did."""
+    assert cli("run", "null", "--seconds=0", "--repeat", "1", "--quiet").status == 0
+    for flag, value, words in (("--threshold", "abc", "give a fraction"), ("--threshold", "150%", "below 100 %"),
+                               ("--link-threshold", "0", "above 0")):
+        r = cli("show", "1", flag, value)
+        assert r.status == 2 and r.stdout == "", (r.stdout, r.stderr)
+        assert f"{flag} {value}: " in r.stderr and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert cli("show", "1", "--threshold", "20%").status == 0
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGUSR1"])  # Ctrl-C; Grid Engine's -notify / s_rt warning
 def test_a_stop_signal_marks_run_interrupted_and_leaves_no_file(cbk_bin, tmp_path, store_url, sig):

@@ -20,10 +20,13 @@ def command(runs, threshold, link_threshold, link_speed, db_url):
     (docs/limits.md) and warnings; a cluster run as docs/cluster.md shows it."""
     from clusterbench.output.console import stdout_console
 
-    from clusterbench.analysis.cluster.analysis import is_cluster_run
+    from clusterbench.analysis.cluster.analysis import is_cluster_run, parse_fraction
     from clusterbench.report.data import load_run
     from clusterbench.report.terminal import print_run
 
+    # read before any run: `--threshold abc` was refused only where a cluster run came to be shown
+    threshold = threshold and parse_fraction(threshold, "threshold")
+    link_threshold = link_threshold and parse_fraction(link_threshold, "link-threshold")
     store = open_store(db_url)
     console = stdout_console()
     # each run once, as report takes them ("show 5 5", or a label and an id of one run, showed it twice);
@@ -33,9 +36,6 @@ def command(runs, threshold, link_threshold, link_speed, db_url):
         if is_cluster_run(run):
             from clusterbench.report.cluster_terminal import print_cluster
 
-            from clusterbench.analysis.cluster.analysis import parse_fraction
-
-            print_cluster(console, run, threshold and parse_fraction(threshold, "threshold"),
-                          link_threshold and parse_fraction(link_threshold, "link-threshold"), link_speed)
+            print_cluster(console, run, threshold, link_threshold, link_speed)
         else:
             print_run(console, run)
