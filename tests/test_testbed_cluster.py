@@ -223,6 +223,28 @@ def test_up_never_overwrites_a_file_of_the_users_in_its_directory(tmp_path):
 
 
 @needs_root
+@pytest.mark.timeout(60)
+def test_a_directory_with_a_space_is_refused_and_a_mount_there_is_seen(tmp_path):
+    """`up --dir '/tmp/with space'` made a cluster on which mpiexec hung (MPI launchers split the
+    ssh stand-in's path at the space), and `down` ended in an OSError traceback (EBUSY): mountinfo
+    writes the space as \\040, so its mounts read as not mounted and were never unmounted."""
+    d = tmp_path / "with space"
+    try:
+        one_error_line(tb("up", "--hosts", "1", state_dir=d), "holds a space", "without one")
+    finally:
+        if (d / tc.STATE_FILE).exists():   # it came up: no cluster left behind
+            tc.down(d)
+    assert not d.exists()
+    d.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "cbktest", str(d)], check=True)
+    try:
+        assert tc._mounted(d)
+    finally:
+        subprocess.run(["umount", str(d)], check=True)
+    assert not tc._mounted(d)
+
+
+@needs_root
 @pytest.mark.timeout(120)
 def test_bad_input_is_one_line_exit_2_and_nothing_made(tmp_path):
     """Judged on what this test's clusters own (their id, their state folder):

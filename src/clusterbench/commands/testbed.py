@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -77,7 +78,8 @@ def up_cmd(host_count, link, subnet, switches, trunk_links, trunk_rate, gluster_
     except TestBedError as e:
         raise MeasurementFailed(f"testbed up failed and was undone: {e}") from None
     _print_status(c.status())
-    click.echo(f'use it: eval "$(clusterbench testbed env --dir {state_dir})"; host file {c.hostfile}')
+    # quoted for the shell: the line is pasted as it is, and a --dir may hold a space
+    click.echo(f'use it: eval "$(clusterbench testbed env --dir {shlex.quote(str(state_dir))})"; host file {c.hostfile}')
 
 
 def _print_status(s: dict) -> None:

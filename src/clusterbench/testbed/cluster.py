@@ -274,8 +274,11 @@ def _links() -> list[str]:
 
 
 def _mounted(path: Path) -> bool:
-    text = Path("/proc/self/mountinfo").read_text()
-    return any(line.split()[4] == str(path) for line in text.splitlines())
+    """Whether path is a mount point; mountinfo escapes a space as \\040, so compared raw a --dir
+    with a space was never mounted: `down` skipped the umount and its unlink failed (EBUSY)."""
+    from clusterbench.environment.storage import parse_mountinfo
+
+    return any(m["mount_point"] == str(path) for m in parse_mountinfo(Path("/proc/self/mountinfo").read_text()))
 
 
 def why_not() -> str | None:
@@ -405,6 +408,10 @@ def up(state_dir: Path, hosts: int, link: str | None = None, subnet: str | None 
         if not (net.version == 4 and net.subnet_of(BENCHMARK_NET)):
             raise BadCluster(f"--subnet {subnet} is outside 198.18.0.0/15, the block reserved for benchmarking (RFC 2544)")
         layout(net, hosts, switches, trunk)
+    if any(ch.isspace() for ch in str(state_dir)):
+        # mpiexec hung: Hydra and PRRTE split the launcher's path (the ssh stand-in here) at a space
+        raise BadCluster(f"--dir {str(state_dir)!r} holds a space, at which MPI launchers split the path of the "
+                         "cluster's ssh stand-in: give a directory without one")
     if (state_dir / STATE_FILE).exists():
         raise BadCluster(f"a test cluster is already up in {state_dir}: clusterbench testbed down first")
     # a user's own hostfile in --dir was overwritten, and then deleted by `down` with the cluster's
@@ -606,7 +613,9 @@ def _write_files(b: _Builder) -> None:
         b.file(c.dir / "hostfile-across", "".join(f"{a}\n{z}\n" for a, z in zip(one, two)))
     cases = "".join(f"  {h.name}|{h.address}) ns={h.ns}; h={h.name} ;;\n" for h in hosts)
     d = shlex.quote(str(c.dir))
-    own_mounts = _host_mounts("'\"$d\"'", "'\"$h\"'")   # spliced into the single-quoted sh -c
+    # the inner sh -c gets the cluster directory and host as $2 and $3: spliced into its text, a
+    # directory with a space was split there ("mountpoint: bad usage")
+    own_mounts = _host_mounts('"$2"', '"$3"')
     # sh's redirections name descriptors 0-9 only; Python closes them all (close_range)
     close_fds = shlex.quote("import os, sys; os.closerange(3, os.sysconf('SC_OPEN_MAX')); "
                             "os.execvp(sys.argv[1], sys.argv[1:])")
@@ -629,9 +638,9 @@ d={d}
 # as ssh does, the command gets stdin, stdout and stderr and no other descriptor
 # of the caller's: Hydra's proxies holding mpiexec's listening socket outlived it
 exec {python} -I -S -c {close_fds} \\
-  nsenter --net=/run/netns/$ns --uts=$d/uts/$h --ipc=$d/ipc/$h -- \\
+  nsenter "--net=/run/netns/$ns" "--uts=$d/uts/$h" "--ipc=$d/ipc/$h" -- \\
   unshare --mount --propagation slave -- \\
-  sh -c 'mount --bind "$0" /etc/hosts && {own_mounts} && exec sh -c "$1"' "$d/hosts" "$*"
+  sh -c 'mount --bind "$0" /etc/hosts && {own_mounts} && exec sh -c "$1"' "$d/hosts" "$*" "$d" "$h"
 """, 0o755)
     env = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in c.env().items())
     b.file(c.dir / "env.sh", env)
