@@ -51,6 +51,7 @@ table.headline td:first-child{font-weight:bold}
 footer{margin-top:2em;font-size:.85em}
 dl.guide dt{font-weight:bold;margin-top:.4em} dl.guide dd{margin-left:1.5em}
 td.limit{min-width:13em} td.limit div+div{margin-top:.3em}
+table.step td.unit{white-space:nowrap}
 """
 
 
@@ -109,7 +110,7 @@ def step_table_html(table: step_table.StepTable) -> list[str]:
                 cells.append(f'<td class=ci><span class="fig">{esc(cell.text)}</span>'
                              + (f" <small>{words}</small>" if cell.note else "") + "</td>")
             elif column.kind == step_table.UNIT:
-                cells.append(f"<td>{unit_cell_text(cell.text, cell.note)}</td>")
+                cells.append(f'<td class="unit">{unit_cell_text(cell.text, cell.note)}</td>')
             elif column.kind == step_table.LIMIT:
                 cells.append(f'<td class="limit">{esc(cell.text)}</td>')
             else:
