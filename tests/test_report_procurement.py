@@ -285,3 +285,24 @@ def test_a_headline_figure_of_one_repetition_is_not_called_ok():
     five = Row("randread", "direct", "IOPS", None, values=[33516.0, 33600.0, 33400.0, 33550.0, 33500.0],
                sample_warnings=[[]] * 5, sample_repetitions=list(range(5)))
     assert verdict(five) == ("ok: no warning (no limit known)", False)
+
+
+def test_a_runs_test_environment_the_same_as_an_earlier_runs_is_printed_once(cli, tmp_path):
+    """Two labels of six runs on one machine: each run printed the same eighteen
+    environment lines, twelve times on A4. A run whose lines are all an earlier
+    run's points to it; the first keeps its lines, in HTML and Markdown alike."""
+    import re
+
+    for label in ("a", "a", "b"):
+        assert cli("run", "null", "--seconds=0.01", "--repeat", "1", "--label", label, "--quiet").status == 0
+    html_path, md_path = tmp_path / "r.html", tmp_path / "r.md"
+    assert cli("report", "a", "b", "-o", str(html_path)).status == 0
+    assert cli("report", "a", "b", "-o", str(md_path)).status == 0
+    page = html_path.read_text()
+    after = re.findall(r"<h3>Test environment: [^<]*</h3>\s*(<table class=\"env\">|<p>[^<]*</p>)", page)
+    assert after == ['<table class="env">', "<p>Every line the same as run 1&#x27;s, above.</p>",
+                     "<p>Every line the same as run 1&#x27;s, above.</p>"], after
+    text = md_path.read_text()
+    after = re.findall(r"### Test environment: .*\n\n(.*)\n", text)
+    assert len(after) == 3 and after[0].startswith("- **"), after
+    assert after[1:] == ["Every line the same as run 1's, above."] * 2, after

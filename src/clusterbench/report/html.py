@@ -9,6 +9,7 @@ from clusterbench.output.counted_text import counted
 from clusterbench.report import reading_guide, step_table, table_units
 from clusterbench.report.summary_html import summary_section
 from clusterbench.report.data import Report, kernel_command, step_titles, stop_text
+from clusterbench.report.environment_said import same_as_earlier, same_text
 from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
 from clusterbench.importers.no_host import NO_HOST_WORDS
@@ -183,8 +184,10 @@ def command_html(command: str) -> str:
     return '<code class="cmd">' + " ".join(f"<span>{esc(g)}</span>" for g in groups) + "</code>"
 
 
-def run_section(run: dict, notes: Footnotes, plotted_elsewhere: frozenset = frozenset()) -> list[str]:
-    """plotted_elsewhere: what the comparison's plots show of this run (plotted_in_comparison)."""
+def run_section(run: dict, notes: Footnotes, plotted_elsewhere: frozenset = frozenset(),
+                env_said_in: int | None = None) -> list[str]:
+    """plotted_elsewhere: what the comparison's plots show of this run (plotted_in_comparison);
+    env_said_in: the earlier run whose test environment reads the same (environment_said)."""
     from clusterbench.report import step_plots
 
     out = [f"<h2>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}: {esc(run['status'])}</h2>",
@@ -201,7 +204,8 @@ def run_section(run: dict, notes: Footnotes, plotted_elsewhere: frozenset = froz
         out += environment_section(run, notes)   # the same on every host once, then what differs
     else:
         for host, env in run["environments"].items():
-            out += [f"<h3>Test environment: {esc(host)}</h3>", *env_block(env, notes)]
+            out += [f"<h3>Test environment: {esc(host)}</h3>",
+                    *([f"<p>{esc(same_text(env_said_in))}</p>"] if env_said_in else env_block(env, notes))]
     plots_after = step_plots.after_step(run["steps"], run["id"], plotted_elsewhere)
     titles = step_titles(run["steps"])
     for st in run["steps"]:
@@ -489,12 +493,13 @@ def render(report: Report) -> str:
     # one section per collective and size, they came before what was found across the nodes
     if report.points and not all(r.get("kind") == run_kinds.CLUSTER for r in report.runs):
         body += sweep_section(report.points, report.config_names)
+    env_said_in = same_as_earlier(report.runs)
     for run in report.runs:
         if run.get("kind") == run_kinds.CLUSTER:
             from clusterbench.report.cluster_html import section
 
             body += section(run)
-        body += run_section(run, notes, plotted.get(run["id"], frozenset()))
+        body += run_section(run, notes, plotted.get(run["id"], frozenset()), env_said_in.get(run["id"]))
     body.append(reading_guide.html_section("\n".join(body)))
     if notes.reasons:
         body += ["<h2>Notes</h2>", '<ol class="notes">' + "".join(

@@ -71,6 +71,7 @@ def comparison_lines(report: Report, notes: Footnotes) -> list[str]:
 
 def render(report: Report) -> str:
     from clusterbench.report.summary_markdown import opening_lines
+    from clusterbench.report.environment_said import same_as_earlier, same_text
 
     notes = Footnotes()
     out = opening_lines(report, notes)
@@ -80,6 +81,7 @@ def render(report: Report) -> str:
 
         out += before_after_lines(before_after)
     out += comparison_lines(report, notes)
+    said_before = same_as_earlier(report.runs)
     for run in report.runs:
         if run.get("kind") == run_kinds.CLUSTER:   # the nodes side by side and what was found, as HTML has them
             from clusterbench.report.cluster_markdown import section
@@ -105,6 +107,9 @@ def render(report: Report) -> str:
 
                 # as the HTML's: "not available (note 3)", the reason under Notes, as the systems table has it
                 out.append(f"### Test environment: {md(host)}\n")
+                if run["id"] in said_before:
+                    out += [same_text(said_before[run["id"]]), ""]
+                    continue
                 out += [f"- **{md(k)}**: {md(notes.text(v, note_mark))}" for k, v in summary_block(env)]
                 out.append("")
         titles = step_titles(run["steps"])
