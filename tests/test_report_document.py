@@ -109,12 +109,12 @@ params = { op = "allreduce", algorithm = ["library", "recursive-doubling"], size
 """
 
 # Run in the page by Chromium: every figure (a .fig span, a number cell, a
-# phase or mode cell, a GPU's name) must sit on one line, and nothing may stick out of the
+# phase or mode cell, a GPU's name, a unit and its MB/s) must sit on one line, and nothing may stick out of the
 # page sideways (a cut table). The verdict is posted to the frame page (FRAMES).
 MEASURE = """<script>
 addEventListener('load', () => {
   const wrapped = [];
-  for (const el of document.querySelectorAll('.fig, td.n, table.step td:nth-child(-n+2), table.gpus td:first-child')) {
+  for (const el of document.querySelectorAll('.fig, td.n, table.step td:nth-child(-n+2), table.gpus td:first-child, table.step td.unit')) {
     const r = document.createRange(); r.selectNodeContents(el);
     // a second line starts below the bottom of the first (small print on the same line does not)
     const rects = [...r.getClientRects()].filter(x => x.width > 0);

@@ -543,7 +543,6 @@ def test_a_step_tables_unit_and_its_decimal_twin_stay_on_one_line_on_a4(golden_u
     "MiB/s" over "(76,726 MB/s)", every row two lines high, where the interval's
     heading or a limit column took the width: the unit and its twin are one cell's
     words and stay on one line; the headings wrap instead."""
-    import test_report_document
     from test_report_document import A4_TEXT_WIDTH_PX, layout_verdicts
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -552,7 +551,5 @@ def test_a_step_tables_unit_and_its_decimal_twin_stay_on_one_line_on_a4(golden_u
     page = rendered(golden_url, ["base", "tuned"], monkeypatch)
     units = re.findall(r'<td class="unit">([^<]*) <span class="fig">\(([\d,.]+ MB/s)\)</span></td>', page)
     assert units, "no step table has a unit cell with its MB/s beside it"
-    monkeypatch.setattr(test_report_document, "MEASURE", test_report_document.MEASURE.replace(
-        "table.gpus td:first-child'", "table.gpus td:first-child, table.step td.unit'"))
     (verdict,) = layout_verdicts(chromium, {"pair": (page, A4_TEXT_WIDTH_PX, True)}, tmp_path).values()
     assert verdict["wrapped"] == [] and not verdict["wide"], verdict

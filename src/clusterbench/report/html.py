@@ -53,6 +53,7 @@ footer{margin-top:2em;font-size:.85em}
 dl.guide dt{font-weight:bold;margin-top:.4em} dl.guide dd{margin-left:1.5em}
 td.limit{min-width:13em} td.limit div+div{margin-top:.3em}
 table.step td.unit{white-space:nowrap}
+@media print{td.limit{min-width:10em}}
 """
 
 
