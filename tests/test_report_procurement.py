@@ -306,3 +306,22 @@ def test_a_runs_test_environment_the_same_as_an_earlier_runs_is_printed_once(cli
     after = re.findall(r"### Test environment: .*\n\n(.*)\n", text)
     assert len(after) == 3 and after[0].startswith("- **"), after
     assert after[1:] == ["Every line the same as run 1's, above."] * 2, after
+
+
+def test_a_comparison_of_single_values_says_they_have_no_interval_in_words(cli, tmp_path):
+    """Two imported dd transcripts, one direct read each: the step's row read "dd read (iflag
+    direct); intervals , n = 1", a stray comma where the interval's words were,
+    and a cell "1,206; -, n = 1". It says there is none, and why."""
+    from pathlib import Path
+
+    imports = Path(__file__).parent / "fixtures" / "import"
+    for label, name in (("old", "dd-9.1-transcript.txt"), ("new", "dd-9.1-time-transcript.txt")):
+        r = cli("import", "--label", label, "--host", "n01", "--date", "2026-01-15 09:30", str(imports / name))
+        assert r.status == 0, r.stderr
+    html_path, md_path = tmp_path / "r.html", tmp_path / "r.md"
+    assert cli("report", "old", "new", "-o", str(html_path)).status == 0
+    assert cli("report", "old", "new", "-o", str(md_path)).status == 0
+    groups = re.findall(r'<tr class="group"><th colspan=\d+>([^<]*)</th></tr>', html_path.read_text())
+    assert groups and all(g.endswith("; intervals (none: n = 1)") for g in groups), groups
+    rows = [line for line in md_path.read_text().splitlines() if line.startswith("| **") and "intervals" in line]
+    assert rows and all("; intervals (none: n = 1)**" in row for row in rows), rows

@@ -41,15 +41,17 @@ def n_after_interval(s) -> str:
     n = 5, coverage 94 %), n = 5" said it twice in every cell of a short run."""
     from clusterbench.report.terminal import ci_words
 
+    if ci_words(s) == "-":   # one value: "-, n = 1" beside the cell's dash, "intervals , n = 1" over a step
+        return f" (none: n = {s.n})"
     return "" if "n = " in ci_words(s) else f", n = {s.n}"
 
 
 def interval_tail(s) -> str:
     """What follows the interval in a configuration's figure cell: its words and n,
-    "([min, max], n = 5, coverage 94 %)", "(95 % CI), n = 8"."""
+    "([min, max], n = 5, coverage 94 %)", "(95 % CI), n = 8", "(none: n = 1)"."""
     from clusterbench.report.terminal import ci_words
 
-    return ci_words(s).partition(" ")[2] + n_after_interval(s)
+    return (ci_words(s).partition(" ")[2] + n_after_interval(s)).strip()
 
 
 def shared_tails(table) -> dict[str, str]:
