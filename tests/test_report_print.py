@@ -553,3 +553,17 @@ def test_a_step_tables_unit_and_its_decimal_twin_stay_on_one_line_on_a4(golden_u
     assert units, "no step table has a unit cell with its MB/s beside it"
     (verdict,) = layout_verdicts(chromium, {"pair": (page, A4_TEXT_WIDTH_PX, True)}, tmp_path).values()
     assert verdict["wrapped"] == [] and not verdict["wide"], verdict
+
+
+@pytest.mark.timeout(120)
+def test_a_rate_per_pair_is_printed_no_finer_than_the_median_time_it_comes_from(golden_url, monkeypatch):
+    """pingpong 8 B at 1,550 µs (1,519..1,581, +-2 %): its MB/s per pair read
+    0.005162, four digits where the time it is computed from holds three. It
+    carries the median's spread: 0.00516; 1 KiB's 501 stays whole."""
+    page = rendered(golden_url, ["base"], monkeypatch)
+    text = rendered(golden_url, ["base"], monkeypatch, fmt="md")
+    for size, rate in (("8 B", "0.00516"), ("1 KiB", "501")):
+        row = re.search(rf"<tr><td>pingpong {size}</td>.*?</tr>", page).group(0)
+        assert re.findall(r"<td class=n>([^<]*)</td></tr>", row) == [rate], row
+        (line,) = [x for x in text.splitlines() if x.startswith(f"| pingpong {size} | library | 3 |")]
+        assert line.rstrip(" |").rsplit("| ", 1)[1] == rate, line

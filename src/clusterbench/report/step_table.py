@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterbench.output.figure_digits import at, median_places, number, places
+from clusterbench.output.figure_digits import at, derived_places, median_places, number, places
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.report import table_units
 from clusterbench.report.terminal import (PAIR_RATE, RANK_TIMES, ci_words, condition_header, limit_text,
@@ -65,7 +65,8 @@ def of_step(st: dict) -> StepTable:
                     Cell(at(s.minimum, d)), Cell(at(s.maximum, d)), Cell(f"{s.cv:.1%}" if s.cv is not None else "-"),
                     Cell(unit_shown(u.unit), beside(s.median, u.unit, decimals=dm))]
                  + ([Cell(" / ".join(number(t) for t in r.rank_medians or ()))] if ranks else [])
-                 + ([Cell(number(r.median_bandwidth_mb_s))] if bandwidth else [])
+                 + ([Cell(at(r.median_bandwidth_mb_s, derived_places(r.median_bandwidth_mb_s, s)))]
+                    if bandwidth else [])
                  + ([Cell(limit_text(r))] if limits else []))
         rows.append(cells)
     return StepTable(columns, rows)
