@@ -325,3 +325,21 @@ def test_a_comparison_of_single_values_says_they_have_no_interval_in_words(cli, 
     assert groups and all(g.endswith("; intervals (none: n = 1)") for g in groups), groups
     rows = [line for line in md_path.read_text().splitlines() if line.startswith("| **") and "intervals" in line]
     assert rows and all("; intervals (none: n = 1)**" in row for row in rows), rows
+
+
+def test_the_summarys_environment_sentence_names_the_key_in_words(cli, tmp_path):
+    """Two imported dd transcripts, of hosts n01 and n02: the summary said "The
+    environments of old and new differ in 2 keys, first host.name: n01 vs n02",
+    the store's spelling, above a table that names it "host name"."""
+    from pathlib import Path
+
+    imports = Path(__file__).parent / "fixtures" / "import"
+    for label, host, name in (("old", "n01", "dd-9.1-transcript.txt"), ("new", "n02", "dd-9.1-time-transcript.txt")):
+        r = cli("import", "--label", label, "--host", host, "--date", "2026-01-15 09:30", str(imports / name))
+        assert r.status == 0, r.stderr
+    out = tmp_path / "r.html"
+    assert cli("report", "old", "new", "-o", str(out)).status == 0
+    summary = out.read_text()
+    summary = summary[summary.index("<h2>Summary</h2>"):summary.index("<h2>Comparison")]
+    (sentence,) = [text_of(li) for li in re.findall(r"<li>(The environments[^<]*)</li>", summary)]
+    assert ", first host name: n01 vs n02." in sentence and "host.name" not in sentence, sentence

@@ -81,7 +81,10 @@ def significant(table: Table) -> list[tuple[Point, str]]:
 
 
 def explaining_line(table: Table, p: Point | None) -> str | None:
-    """The first environment difference, in EXPLAINING_KEYS order for p's kind."""
+    """The first environment difference, in EXPLAINING_KEYS order for p's kind; its key in
+    words ("host name", "kernel release"), as the environment tables under it say it."""
+    from clusterbench.environment.key_words import key_words
+
     if not table.env_diffs:
         return None
     order = EXPLAINING_KEYS[kind(p)] if p is not None else EXPLAINING_KEYS["compute"]
@@ -90,13 +93,13 @@ def explaining_line(table: Table, p: Point | None) -> str | None:
             for key, a, b in d.lines:
                 if (key == prefix or (prefix.endswith(".") and key.startswith(prefix))) and a is not None \
                         and b is not None:
-                    return (f"The environments differ in {key}: {a} ({d.base}) vs {b} ({d.other}); "
+                    return (f"The environments differ in {key_words(key)}: {a} ({d.base}) vs {b} ({d.other}); "
                             "of the differences found, this one most likely explains the result.")
     for d in table.env_diffs:  # none of the usual suspects: the first difference, said as such
         for key, a, b in d.lines:
             if not key.endswith("_error"):
                 return (f"The environments of {d.base} and {d.other} differ in {counted(len(d.lines), 'key')}, "
-                        f"first {key}: {a} vs {b}.")
+                        f"first {key_words(key)}: {a} vs {b}.")
     return None
 
 
