@@ -567,3 +567,21 @@ def test_a_rate_per_pair_is_printed_no_finer_than_the_median_time_it_comes_from(
         assert re.findall(r"<td class=n>([^<]*)</td></tr>", row) == [rate], row
         (line,) = [x for x in text.splitlines() if x.startswith(f"| pingpong {size} | library | 3 |")]
         assert line.rstrip(" |").rsplit("| ", 1)[1] == rate, line
+
+
+@pytest.mark.timeout(120)
+def test_a_compared_headlines_flag_reason_is_a_note_under_the_summary_not_in_each_cell(golden_url, monkeypatch):
+    """base vs tuned: each flagged headline cell carried its reason beside the figure
+    ("1,705 MiB/s ! above the link"), in both configurations' cells; on A4 imported
+    IOR reads widened the figure columns until "parallel read (cache: unknown)" stood
+    in a column of five lines. The cell keeps "!" and a letter; the reason stands
+    once among the table's notes."""
+    page = rendered(golden_url, ["base", "tuned"], monkeypatch)
+    summary = tables_after(page, "<h2>Summary</h2>")
+    table = summary[:summary.index("</table>")]
+    marks = re.findall(r'<span class="flag">!</span>&nbsp;<sup>\((\w+)\)</sup>', table)
+    assert len(marks) >= 2 and len(set(marks)) == 1, table
+    figure_cells = re.findall(r"<td class=n>(.*?)</td>", table)
+    assert figure_cells and not [c for c in figure_cells if "above the link" in c], figure_cells
+    notes = re.findall(r"<li>(.*?)</li>", summary[summary.index('<ol class="notes reasons"'):])
+    assert notes[ord(marks[0]) - ord("a")] == "above the link", notes

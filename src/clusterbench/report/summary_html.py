@@ -49,8 +49,11 @@ def compared_headlines(report: Report) -> list[str]:
     rows = []
     reasons = ReasonNotes()
     for c in found:
+        # a flag's reason lettered, said once under the table: in each cell, beside each configuration's
+        # figure, it widened the figure columns until the figure's name stood in a column of five lines
         cells = "".join(f"<td class=n>{_value(c.medians[n], c.unit, decimals=c.places.get(n))}"
-                        + (f' <span class="flag">!</span> <small>{esc(c.flags[n])}</small>' if c.flags[n] else "")
+                        + (f'&nbsp;<span class="flag">!</span>&nbsp;<sup>({reasons.letter(c.flags[n])})</sup>'
+                           if c.flags[n] else "")
                         + "</td>" for n in names)
         cells += "".join(f"<td class=n>{f'{c.ratio[n]:.3f}' if c.ratio[n] is not None else '-'}</td>"
                          f"<td>{reasons.cell(c.verdict[n], c.reasons.get(n))}</td>" for n in names[1:])
