@@ -570,6 +570,19 @@ def test_a_rate_per_pair_is_printed_no_finer_than_the_median_time_it_comes_from(
         assert line.rstrip(" |").rsplit("| ", 1)[1] == rate, line
 
 
+def test_a_rate_per_pair_of_one_value_is_printed_as_its_tool_printed_it(cli, tmp_path):
+    """IMB PingPong printed 1 B at 1.19 µs, 0.84 MB/s, one value: the table read
+    0.840, a place IMB did not print, once rates carried a median's spread."""
+    from pathlib import Path
+
+    imb = Path(__file__).parent / "fixtures" / "import" / "imb-2021.3-mpi1.txt"
+    assert cli("import", "--host", "n01", str(imb)).status == 0
+    out = tmp_path / "r.md"
+    assert cli("report", "1", "-o", str(out)).status == 0
+    (line,) = [x for x in out.read_text().splitlines() if x.startswith("| pingpong 1 B | library | 1 |")]
+    assert line.rstrip(" |").rsplit("| ", 1)[1] == "0.84", line
+
+
 @pytest.mark.timeout(120)
 def test_a_compared_headlines_flag_reason_is_a_note_under_the_summary_not_in_each_cell(golden_url, monkeypatch):
     """base vs tuned: each flagged headline cell carried its reason beside the figure

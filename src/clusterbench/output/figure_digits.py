@@ -98,10 +98,11 @@ def derived_places(v: float | None, s) -> int | None:
     median time gives): the median's relative half-width carried over to it, rounded as places()
     rounds, 3 significant digits at least, never finer than number(); None without an interval.
     At number()'s 4 digits, 0.005162 MB/s stood beside 1,550 µs known to +-2 %."""
-    if v is None or not math.isfinite(v) or v == 0 or s is None or not s.median or places(s) is None:
-        return None
+    if v is None or not math.isfinite(v) or v == 0 or s is None or not s.median or s.n < 2 \
+            or None in (s.ci_low, s.ci_high) or not s.ci_high > s.ci_low:
+        return None   # no spread to carry (one value, as IMB printed it: 0.84, not 0.840)
     half_width = abs(v) * (s.ci_high - s.ci_low) / 2 / abs(s.median)
-    keep = SIGNIFICANT_UNCERTAINTY - 1 - math.floor(math.log10(half_width)) if half_width > 0 else 0
+    keep = SIGNIFICANT_UNCERTAINTY - 1 - math.floor(math.log10(half_width))
     keep = max(keep, _significant_places(v, SIGNIFICANT_MEDIAN))
     return max(0, min(keep, _significant_places(v, NUMBER_SIGNIFICANT) if abs(v) < 100 else 0))
 
