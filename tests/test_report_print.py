@@ -599,3 +599,21 @@ def test_a_compared_headlines_flag_reason_is_a_note_under_the_summary_not_in_eac
     assert figure_cells and not [c for c in figure_cells if "above the link" in c], figure_cells
     notes = re.findall(r"<li>(.*?)</li>", summary[summary.index('<ol class="notes reasons"'):])
     assert notes[ord(marks[0]) - ord("a")] == "above the link", notes
+
+
+def test_a_size_sweep_from_0_bytes_is_plotted_on_a_size_axis_read_in_bytes(cli, tmp_path):
+    """IMB PingPong, 0 B to 4 KiB: its plot's size axis was linear, ticked "0.0 B,
+    1000 B, 2000 B, 3000 B, 4000 B", and every size up to 256 B stood in one
+    clump at its left end. It reads 0 B, then the sizes in doublings as an
+    mpi step's plot from 1 B does."""
+    from pathlib import Path
+
+    imb = Path(__file__).parent / "fixtures" / "import" / "imb-2021.3-mpi1.txt"
+    assert cli("import", "--host", "n01", str(imb)).status == 0
+    out = tmp_path / "r.html"
+    assert cli("report", "1", "-o", str(out)).status == 0
+    page = out.read_text()
+    start = page.index("<h3>IMB PingPong np 2: ok</h3>")
+    svg = page[page.index("<svg", start):page.index("</svg>", start)]
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert labels[:labels.index("size")] == ["0 B", "1 B", "4 B", "16 B", "64 B", "256 B", "1 KiB", "4 KiB"], labels

@@ -151,6 +151,8 @@ def size_tick(x: float, _pos=None) -> str:
     """A byte count as a tick label: 4 KiB, 1 MiB, 1.5 GiB."""
     from clusterbench.results.sizes import rounded_size_text, size_text
 
+    if x == 0:
+        return "0 B"
     return size_text(int(x)) if x >= 1 and x == int(x) else rounded_size_text(x)
 
 
@@ -255,10 +257,16 @@ def curves(title: str, xlabel: str, unit: str, series: dict[str, list[tuple[floa
         pts = sorted(pts)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=mathtext(name))
     xs = sorted({p[0] for pts in series.values() for p in pts})
-    if len(xs) > 1 and all(b >= 1.9 * a for a, b in zip(xs, xs[1:]) if a > 0) and xs[0] > 0:
-        ax.set_xscale("log", base=2)
+    positive = [x for x in xs if x > 0]
+    if len(positive) > 1 and all(b >= 1.9 * a for a, b in zip(positive, positive[1:])) and xs[0] >= 0:
+        if xs[0] > 0:
+            ax.set_xscale("log", base=2)
+        else:   # IMB's and OSU's 0 B first: linear up to the smallest size, log beyond (a linear axis read
+            # "0.0 B, 1000 B, 2000 B", every size up to 256 B in one clump at its left end)
+            ax.set_xscale("symlog", base=2, linthresh=positive[0], linscale=0.5)
         # ticks at the measured x where they are few, else at most MAX_TICKS powers of 2: labels never collide
-        ticks = xs if len(xs) <= MAX_TICKS else [2.0 ** e for e in _spaced_exponents(xs)]
+        ticks = xs if len(xs) <= MAX_TICKS else \
+            [0.0] * (xs[0] == 0) + [2.0 ** e for e in _spaced_exponents(positive)]
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ys = [p[1] for pts in series.values() for p in pts if p[1] and p[1] > 0]
         if ys and max(ys) > 8 * min(ys):  # log y only where the values span about a decade
