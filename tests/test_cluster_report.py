@@ -139,16 +139,30 @@ def test_the_html_report_of_a_cluster_run_says_what_was_found_first(cluster_stor
 
 def test_the_per_node_table_gives_each_nodes_interval_and_repetitions_in_markdown_and_html(cluster_store, monkeypatch):
     # h03's 101 beside 604 is a finding only if its repetitions agree: each node's cell gives its median,
-    # its ratio, and the interval of the median and n as the step tables word them
+    # its ratio, and the interval of the median; the interval's words and n, the same in every cell
+    # ("([min, max], n = 3, coverage 75 %)", two of a cell's four lines on A4), once in the heading
     md = rendered(cluster_store, "md", monkeypatch)
-    assert ("| compute (Himeno), jacobi (time) | MFLOPS | 604 | 601 (1.00); 600..602 (\\[min, max\\], n = 3, coverage 75 %) "
-            "| 611 (1.01); 610..612 (\\[min, max\\], n = 3, coverage 75 %) "
-            "| 101 (0.17) !; 100..102 (\\[min, max\\], n = 3, coverage 75 %) "
-            "| 606 (1.00); 605..607 (\\[min, max\\], n = 3, coverage 75 %) |") in md
+    assert ("### Per node: median (ratio to the median of the nodes); interval of the median "
+            "(\\[min, max\\], n = 3, coverage 75 %); ! = flagged") in md
+    assert ("| compute (Himeno), jacobi (time) | MFLOPS | 604 | 601 (1.00); 600..602 | 611 (1.01); 610..612 "
+            "| 101 (0.17) !; 100..102 | 606 (1.00); 605..607 |") in md
     html = rendered(cluster_store, "html", monkeypatch)
-    assert ('<td class="n flag">101 (0.17) !<br><small>100..102 ([min, max], n = 3, coverage 75 %)</small></td>'
-            in html)
-    assert '<td class="n">601 (1.00)<br><small>600..602 ([min, max], n = 3, coverage 75 %)</small></td>' in html
+    assert ("<h3>Per node (median, ratio to the median of the nodes; interval of the median "
+            "([min, max], n = 3, coverage 75 %))</h3>") in html
+    assert '<td class="n flag">101 (0.17) !<br><small>100..102</small></td>' in html
+    assert '<td class="n">601 (1.00)<br><small>600..602</small></td>' in html
+    assert "coverage 75 %)</small>" not in html
+
+
+def test_a_node_cells_interval_words_stay_in_it_where_they_differ_from_another_nodes():
+    from clusterbench.analysis.stats import summarize
+    from clusterbench.report.cluster_node_cells import NodeCell, shared_spread_words, spread_shown, spread_words
+
+    three, five = (NodeCell("1", False, spread_words(summarize(v))) for v in ([1.0, 2.0, 3.0], [1.0, 2, 3, 4, 5]))
+    assert shared_spread_words([three, five]) == ""
+    assert spread_shown(three, "") == "1..3 ([min, max], n = 3, coverage 75 %)"
+    one = NodeCell("1", False, spread_words(summarize([1.0])))
+    assert shared_spread_words([three, one]) == "" and shared_spread_words([three, None]) != ""
 
 
 def test_a_node_cells_spread_names_n_once_whatever_the_interval():

@@ -15,7 +15,7 @@ from clusterbench.output.figure_digits import number
 from clusterbench.report.cluster_before_after import BeforeAfter
 from clusterbench.report.cluster_environment import cluster_environment, hosts_text
 from clusterbench.report.cluster_gpu_tables import gpu_tables
-from clusterbench.report.cluster_node_cells import node_cell
+from clusterbench.report.cluster_node_cells import heading_words, node_cell, shared_spread_words, spread_shown
 from clusterbench.output.unit_symbols import unit_shown
 
 CSS = """
@@ -65,21 +65,23 @@ def heat_map(view: ClusterView) -> str:
     return f'<div class="heatmap">{_svg(fig)}</div>'
 
 
-def _node_cell(cell) -> str:
-    """The node's median and ratio, its interval and n under them (cluster_node_cells.py)."""
+def _node_cell(cell, said: str) -> str:
+    """The node's median and ratio, its interval and n under them (cluster_node_cells.py), less the
+    interval's words the heading says (said)."""
     if cell is None:
         return "<td>-</td>"
     flag = (" flag", " !") if cell.flagged else ("", "")
-    spread = f"<br><small>{esc(cell.spread)}</small>" if cell.spread else ""
+    spread = f"<br><small>{esc(spread_shown(cell, said))}</small>" if cell.spread else ""
     return f'<td class="n{flag[0]}">{esc(cell.figure)}{flag[1]}{spread}</td>'
 
 
 def node_table(view: ClusterView) -> list[str]:
     head = "".join(f"<th>{esc(h)}</th>" for h in view.hosts)
-    out = ["<h3>Per node (median, ratio to the median of the nodes; interval of the median, n = repetitions)</h3>",
+    said = shared_spread_words([node_cell(f, h) for f in view.figures for h in view.hosts])
+    out = [f"<h3>Per node (median, ratio to the median of the nodes; {esc(heading_words(said))})</h3>",
            f"<table><tr><th>figure</th><th>unit</th><th>median of the nodes</th>{head}</tr>"]
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
-        cells = "".join(_node_cell(node_cell(f, h)) for h in view.hosts)
+        cells = "".join(_node_cell(node_cell(f, h), said) for h in view.hosts)
         out.append(f"<tr><td>{esc(f.name)}</td><td>{esc(unit_shown(f.unit))}</td><td class=n>{number(f.median)}</td>{cells}</tr>")
     out.append("</table>")
     return out

@@ -18,25 +18,26 @@ from clusterbench.output.render_text import markdown as md
 from clusterbench.report.cluster_before_after import BeforeAfter
 from clusterbench.report.cluster_environment import cluster_environment, hosts_text
 from clusterbench.report.cluster_gpu_tables import gpu_tables as gpu_tables_of
-from clusterbench.report.cluster_node_cells import node_cell
+from clusterbench.report.cluster_node_cells import heading_words, node_cell, shared_spread_words, spread_shown
 from clusterbench.report.compare_markdown import table_row
 from clusterbench.output.unit_symbols import unit_shown
 
 
-def _node(cell) -> str:
+def _node(cell, said: str) -> str:
     if cell is None:
         return "-"
-    return f"{cell.figure}{' !' if cell.flagged else ''}" + (f"; {cell.spread}" if cell.spread else "")
+    return f"{cell.figure}{' !' if cell.flagged else ''}" + (f"; {spread_shown(cell, said)}" if cell.spread else "")
 
 
 def node_table(view: ClusterView) -> list[str]:
-    out = ["### Per node: median (ratio to the median of the nodes); interval of the median, n = repetitions; "
+    said = shared_spread_words([node_cell(f, h) for f in view.figures for h in view.hosts])
+    out = [f"### Per node: median (ratio to the median of the nodes); {md(heading_words(said))}; "
            "! = flagged", "",
            table_row(["figure", "unit", "median of the nodes", *(md(h) for h in view.hosts)]),
            "|---|---|" + "---:|" * (1 + len(view.hosts))]
     for f in sorted(view.figures, key=lambda f: (not f.flagged, f.name)):
         out.append(table_row([md(f.name), md(unit_shown(f.unit)), number(f.median),
-                              *(md(_node(node_cell(f, h))) for h in view.hosts)]))
+                              *(md(_node(node_cell(f, h), said)) for h in view.hosts)]))
     return out + [""]
 
 

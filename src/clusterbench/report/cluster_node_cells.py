@@ -47,3 +47,27 @@ def node_cell(figure: Figure, host: str) -> NodeCell | None:
     if s is None or s.n == 0:
         return NodeCell(f"{figure_digits.number(v.value)} ({v.ratio:.2f})", v.flagged, "")
     return NodeCell(f"{figure_digits.median(s)} ({v.ratio:.2f})", v.flagged, spread_words(s), spread_short(s))
+
+
+def _words_after_span(spread: str) -> str | None:
+    """"([min, max], n = 3, coverage 75 %)" of "600..602 ([min, max], n = 3, coverage 75 %)"; None for "n = 1"."""
+    span, _, words = spread.partition(" ")
+    return words if ".." in span and words else None
+
+
+def shared_spread_words(cells: list[NodeCell | None]) -> str:
+    """The words every node cell's interval has, to be said once in the table's heading; "" where
+    they differ (5 repetitions on one node, 3 on another) or a cell has none. Every cell of a cluster
+    run said "([min, max], n = 3, coverage 75 %)": two of its four lines on A4."""
+    found = {_words_after_span(c.spread) for c in cells if c is not None and c.spread}
+    return found.pop() if len(found) == 1 and None not in found else ""
+
+
+def spread_shown(cell: NodeCell, said: str) -> str:
+    """The cell's interval, less the words the heading says (shared_spread_words)."""
+    return cell.spread[:-len(said) - 1] if said and cell.spread.endswith(" " + said) else cell.spread
+
+
+def heading_words(said: str) -> str:
+    """What the per-node table's heading says of the cells' second line."""
+    return f"interval of the median {said}" if said else "interval of the median, n = repetitions"
