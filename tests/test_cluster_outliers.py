@@ -126,8 +126,8 @@ def test_nodes_left_on_one_device_beside_a_node_with_its_own_are_not_judged_but_
     assert [n.host for n in fig.flagged] == ["h04"] and fig.shared_device == ""
     assert fig.device_sharers == {h: "vda on one machine" for h in ("h01", "h02", "h03")}
     said = node_sentences(ClusterView(sorted(cold), figures=[fig], threshold=0.25))
-    assert said[0].startswith("h04: disk in --scratch (seqio), read (cold) 100 % below the median of 4 nodes"), said
-    assert said[1] == ("disk in --scratch (seqio), read (cold): h01, h02, h03 read one device (vda on one machine), 697 to 2,366 MiB/s: "
+    assert said[0].startswith("h04: disk in the scratch directory (seqio), read (cold) 100 % below the median of 4 nodes"), said
+    assert said[1] == ("disk in the scratch directory (seqio), read (cold): h01, h02, h03 read one device (vda on one machine), 697 to 2,366 MiB/s: "
                        "the device's spread, not judged per node"), said
 
 
