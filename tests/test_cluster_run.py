@@ -741,7 +741,8 @@ def test_a_slow_disk_of_its_own_singles_out_its_node(cluster, tmp_path):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     view = view_of(store, "disk")
     figures = {f.name: f for f in view.figures}
-    assert set(figures) == {"disk in the scratch directory (seqio), write (fsync)", "disk in the scratch directory (seqio), read (cold)"}, figures
+    assert set(figures) == {"disk in the scratch directory (seqio), write (fsync)",
+                            "disk in the scratch directory (seqio), read (cold)"}, figures
     for f in figures.values():
         assert [(nv.host, nv.ratio < 0.5) for nv in f.flagged] == [("h04", True)], f.nodes
         assert not f.shared_device and set(f.device_sharers) == {"h01", "h02", "h03"}, f
