@@ -617,3 +617,21 @@ def test_a_size_sweep_from_0_bytes_is_plotted_on_a_size_axis_read_in_bytes(cli, 
     svg = page[page.index("<svg", start):page.index("</svg>", start)]
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert labels[:labels.index("size")] == ["0 B", "1 B", "4 B", "16 B", "64 B", "256 B", "1 KiB", "4 KiB"], labels
+
+
+@pytest.mark.timeout(120)
+def test_a_markdown_comparisons_summary_says_what_the_htmls_says_under_its_table(golden_url, monkeypatch):
+    """base vs tuned: the HTML summary said "No measurement differs significantly
+    from base", how many verdicts the repetitions cannot decide and which
+    environment difference likely explains the result; the Markdown summary
+    gave its headline table alone."""
+    import html
+
+    page = rendered(golden_url, ["base", "tuned"], monkeypatch)
+    summary = tables_after(page, "<h2>Summary</h2>")
+    said = [html.unescape(t) for t in re.findall(r"<li>(.*?)</li>", summary[summary.index('<ul class="summary">'):])]
+    text = rendered(golden_url, ["base", "tuned"], monkeypatch, fmt="md")
+    part = text[text.index("## Summary"):text.index("## Comparison")]
+    bullets = [re.sub(r"\\(.)", r"\1", line[2:]) for line in part.splitlines() if line.startswith("- ")]
+    assert said and said[0].startswith("No measurement differs significantly from base"), said
+    assert [b for b in bullets if not b.startswith("**")] == said, (said, bullets)

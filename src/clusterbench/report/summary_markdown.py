@@ -88,7 +88,10 @@ def opening_lines(report: Report, notes: Footnotes) -> list[str]:
         from clusterbench.report import summary
 
         steps = summary.flagged_by_step(report.comparison)
-        return out + compared_headlines(report) + [""] + (flagged_lines(steps) if steps else [])
+        # what the data say, as the HTML's list under its table: the Markdown gave the table alone,
+        # without "No measurement differs significantly from base" or the environment difference
+        said = [f"- {md(t)}" for t in summary.sentences(report.comparison)]
+        return out + compared_headlines(report) + [""] + said + [""] + (flagged_lines(steps) if steps else [])
     for run in report.runs:
         if len(report.runs) > 1:
             out += [f"### Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}", ""]
