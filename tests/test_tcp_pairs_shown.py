@@ -76,5 +76,7 @@ def test_markdown_prints_under_a_step_what_show_prints_and_names_its_mode_column
     assert latency[0][1:4] == ["p50", "p90", "p99"], latency
     (row,) = latency[1:]
     assert row[0] == "request/response round-trip" and all(float(v.replace(",", "")) > 0 for v in row[1:4]), row
-    shown = re.search(r"latency request/response round-trip: p50 (\d[\d,]*(?:\.\d+)?)", cli("show", "rr").stdout).group(1)
+    # a figure with thousands separators, not the comma after it ("p50 48, p90 ..." read "48,")
+    shown = re.search(r"latency request/response round-trip: p50 (\d{1,3}(?:,\d{3})*(?:\.\d+)?)",
+                      cli("show", "rr").stdout).group(1)
     assert row[1] == shown   # the same figure as show's line
