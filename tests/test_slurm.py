@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, failed_steps, store_rows, terminal_sigint, tree
-from slurm_cluster import SlurmCluster, why_not
+from slurm_cluster import SlurmCluster, sbatch_wait, why_not
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
@@ -57,7 +57,7 @@ def test_a_pmi_mismatch_fails_the_step_instead_of_storing_one_rank_runs(scli, mp
 
 @pytest.mark.timeout(300)
 def test_the_example_batch_script_runs_under_sbatch(slurm, cli, cbk_bin, tmp_path, store_url):
-    """examples/slurm/quick.sbatch as a user submits it: sbatch --wait, results in the store."""
+    """examples/slurm/quick.sbatch as a user submits it (sbatch, waited for), results in the store."""
     script = REPO / "examples" / "slurm" / "quick.sbatch"
     bindir = Path(sys.executable).parent
     clusterbench = bindir / "clusterbench"
@@ -68,8 +68,7 @@ def test_the_example_batch_script_runs_under_sbatch(slurm, cli, cbk_bin, tmp_pat
     env = {**os.environ, "SLURM_CONF": str(slurm.conf), "CLUSTERBENCH": str(clusterbench),
            "CLUSTERBENCH_DB": store_url, "CLUSTERBENCH_CBK": cbk_bin,
            "PATH": f"{Path(cbk_bin).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
-    r = subprocess.run(["sbatch", "--wait", f"--output={tmp_path}/job.out", str(script)], cwd=tmp_path,
-                       capture_output=True, text=True, env=env, timeout=280)
+    r = sbatch_wait([f"--output={tmp_path}/job.out", str(script)], cwd=tmp_path, env=env, timeout=280)
     out = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
     assert r.returncode == 0, r.stderr + out
     job = r.stdout.split()[-1]

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO, find_cbk, store_rows
 from clusterbench.testbed import cluster as tc
-from slurm_cluster import MultiNodeSlurm, why_not
+from slurm_cluster import MultiNodeSlurm, sbatch_wait, why_not
 
 WHY = tc.why_not() or why_not()
 pytestmark = [pytest.mark.skipif(WHY is not None, reason=str(WHY)),
@@ -51,8 +51,8 @@ def test_srun_and_sbatch_place_tasks_on_several_hosts(slurm, tmp_path):
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.split()) == ["h01", "h02"]
     out = tmp_path / "job.out"
-    r = subprocess.run(["sbatch", "--wait", "-N", "3", f"--output={out}", "--wrap", "srun hostname"],
-                       capture_output=True, text=True, env=slurm.env, timeout=50)
+    r = sbatch_wait(["-N", "3", f"--output={out}", "--wrap", "srun hostname"],
+                    env=slurm.env, timeout=50)
     assert r.returncode == 0, r.stderr
     assert sorted(out.read_text().split()) == ["h01", "h02", "h03"]
 
@@ -69,8 +69,8 @@ def test_a_suite_under_sbatch_on_two_nodes_is_stored_with_its_job_and_both_snaps
     script = (f"{sys.executable} -m clusterbench run cluster-smoke --launcher srun --label smoke-$SLURM_JOB_ID "
               f"--report {tmp_path / 'report.html'}")
     # four tasks a node: the suite places four ranks on one node (1x4) and on two (2x2)
-    r = subprocess.run(["sbatch", "--wait", "-N", "2", "--ntasks-per-node=4", f"--output={out}", "--wrap", script],
-                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
+    r = sbatch_wait(["-N", "2", "--ntasks-per-node=4", f"--output={out}", "--wrap", script],
+                    cwd=tmp_path, env=env, timeout=280)
     log = out.read_text() if out.exists() else ""
     job = r.stdout.split()[-1] if r.stdout.split() else "?"
     assert r.returncode == 0, r.stderr + log[-3000:] + "\n" + slurm.job_log(job)
@@ -109,8 +109,8 @@ def test_run_cluster_under_sbatch_on_four_nodes_takes_its_nodes_from_the_allocat
     script = (f"{sys.executable} -m clusterbench run cluster --only=himeno,links --one-at-a-time --repeat 3 "
               "--himeno.seconds=0.2 --himeno.threads=1 --links.size=256k --links.window=4 --links.iterations=4 "
               f"--links.latency-iterations=20 --links-one-pair --quiet --label n4-$SLURM_JOB_ID --report {report}")
-    r = subprocess.run(["sbatch", "--wait", "-N", "4", f"--output={out}", "--wrap", script],
-                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=280)
+    r = sbatch_wait(["-N", "4", f"--output={out}", "--wrap", script],
+                    cwd=tmp_path, env=env, timeout=280)
     log = out.read_text() if out.exists() else ""
     job = r.stdout.split()[-1] if r.stdout.split() else "?"
     assert r.returncode == 0, r.stderr + log[-3000:] + "\n" + slurm.job_log(job)
@@ -162,8 +162,8 @@ def test_srun_places_each_task_where_rank_placement_says(slurm, tmp_path, monkey
         shape = f"--ntasks={n}" + (f" --nodes={-(-n // ppn)} --ntasks-per-node={ppn}" if ppn else "")
         lines.append(f"srun {shape} sh -c 'echo TASK {n}:{ppn} $SLURM_PROCID $SLURMD_NODENAME'"
                      " || echo REFUSED " f"{n}:{ppn}")
-    r = subprocess.run(["sbatch", "--wait", *allocation, f"--output={out}", "--wrap", "\n".join(lines)],
-                       cwd=tmp_path, capture_output=True, text=True, env=slurm.env, timeout=100)
+    r = sbatch_wait([*allocation, f"--output={out}", "--wrap", "\n".join(lines)],
+                    cwd=tmp_path, env=slurm.env, timeout=100)
     log = out.read_text() if out.exists() else ""
     assert r.returncode == 0, r.stderr + log
     (alloc,) = [line.split()[1:] for line in log.splitlines() if line.startswith("ALLOC ")]
@@ -222,8 +222,8 @@ def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(s
     lines = ['echo "ALLOC $SLURM_JOB_ID $SLURM_JOB_NODELIST $SLURM_TASKS_PER_NODE"',
              *(shlex.join(MpiExec().command(job)) + " 2>/dev/null" for job in jobs.values()),
              "exit 0"]   # a shape the MPI refuses is left out below, not the job's failure
-    r = subprocess.run(["sbatch", "--wait", *allocation, f"--output={out}", "--wrap", "\n".join(lines)],
-                       cwd=tmp_path, capture_output=True, text=True, env=slurm.env, timeout=180)
+    r = sbatch_wait([*allocation, f"--output={out}", "--wrap", "\n".join(lines)],
+                    cwd=tmp_path, env=slurm.env, timeout=180)
     log = out.read_text() if out.exists() else ""
     assert r.returncode == 0, r.stderr + log
     (alloc,) = [line.split()[1:] for line in log.splitlines() if line.startswith("ALLOC ")]
@@ -269,8 +269,8 @@ def test_a_silent_rank_under_srun_is_named_with_the_host_srun_started_it_on(slur
            "PATH": f"{Path(find_cbk()).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
     script = (f"{sys.executable} -m clusterbench run null --np 3 --launcher srun --seconds=0.25 --repeat 1 "
               "--start-timeout 12 --quiet")
-    r = subprocess.run(["sbatch", "--wait", "-N", "2", "-n", "4", f"--output={out}", "--wrap", script],
-                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=180)
+    r = sbatch_wait(["-N", "2", "-n", "4", f"--output={out}", "--wrap", script],
+                    cwd=tmp_path, env=env, timeout=180)
     log = out.read_text() if out.exists() else ""
     (message,), = store_rows(store, "select message from steps")
     host = (tmp_path / "rank2").read_text().strip()
@@ -296,8 +296,8 @@ def test_srun_mpiexec_and_run_cluster_inside_a_heterogeneous_job_are_refused_in_
         f"{cb} run null --launcher srun --np 2 --seconds=0.01 --repeat 1 --quiet; echo exit=$?",
         f"{cb} run null --launcher mpiexec --np 2 --seconds=0.01 --repeat 1 --quiet; echo exit=$?",
         f"{cb} run cluster --only=links --quiet; echo exit=$?"])
-    r = subprocess.run(["sbatch", "--wait", "-N1", f"--output={out}", ":", "-N2", "--wrap", script],
-                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=100)
+    r = sbatch_wait(["-N1", f"--output={out}", ":", "-N2", "--wrap", script],
+                    cwd=tmp_path, env=env, timeout=100)
     log = out.read_text() if out.exists() else ""
     assert r.returncode == 0, r.stderr + log
     job = r.stdout.split()[-1]
