@@ -24,6 +24,14 @@ from cli_client import run_bounded  # noqa: F401  (the tests import it from here
 
 REPO = Path(__file__).resolve().parent.parent
 
+# A suite started as a background job (`nohup ... &`, a CI runner's shell) inherits SIGINT
+# ignored, and Python then installs no KeyboardInterrupt handler: a test that stops a command
+# in-process with SIGINT (signal.raise_signal) saw it ignored and the command end 0, and every
+# child inherited the ignored SIGINT a test sends it (three failures in one such run, 2026-12-07).
+# Each pytest process takes a terminal's SIGINT; a test of an ignored one sets it itself.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # fixtures/ holds copies of /sys trees whose symlinks loop, as the real ones do
 collect_ignore = ["fixtures"]
 
