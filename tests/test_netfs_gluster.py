@@ -208,18 +208,23 @@ def test_netfs_compare_names_the_link_when_shaped_and_not_when_unshaped(tmp_path
     monkeypatch.setenv("CLUSTERBENCH_CBK", cbk_bin)
     monkeypatch.setenv("PATH", f"{Path(cbk_bin).parent}{os.pathsep}{os.environ['PATH']}")
     before = system_state()
-    configs = netfs_compare.CONFIGS[:2]   # 1 Gbit/s and unshaped, one server each
+    # 300 Mbit/s, not the suite's 1 Gbit/s: on a loaded 2-core VM every 1 Gbit/s figure came to 64-70 % of
+    # the link (GlusterFS's FUSE client the limit), so none was named link-bound (a CI run beside another)
+    slow = netfs_compare.Config("300 Mbit/s, 1 server", "300mbit", 1)
+    configs = (slow, netfs_compare.CONFIGS[1])   # and unshaped, one server each
     labels = netfs_compare.run(tmp_path / "nc", "32m", 1, configs, echo=lambda _: None)
     header, rows = netfs_compare.table(Store(store_url), labels)
-    assert header == ["figure", "1 Gbit/s, 1 server MB/s", "limit", "unshaped, 1 server MB/s", "% change", "limit"]
+    assert header == ["figure", "300 Mbit/s, 1 server MB/s", "limit", "unshaped, 1 server MB/s", "% change", "limit"]
     by_name = {r[0]: r[1:] for r in rows}
     shaped_limits = []
     for name in ("pario write (fsync)", "pario read (cold)", "seqio write (fsync)", "seqio read (cold)"):
         shaped, shaped_limit, unshaped, change, unshaped_limit = by_name[name]
-        # every figure is judged against the 1 Gbit/s link and none beats it; small files
-        # on a loaded machine may fall short of the 70 % that makes the link the limit
-        assert float(shaped.replace(",", "")) <= LINK_MB_S * 1.05, rows
-        assert re.fullmatch(r"(link|not the link): \d+ % of 1 Gbit/s", shaped_limit), rows
+        # every figure is judged against the 300 Mbit/s link and none beats it; a figure
+        # under 70 % of it is said to be bound by something else
+        mb_s = float(shaped.replace(",", ""))
+        assert mb_s <= 37.5 * 1.05, rows
+        share = re.fullmatch(r"(link|not the link): (\d+) % of 300 Mbit/s", shaped_limit)
+        assert share and (int(share[2]) >= 70 if share[1] == "link" else int(share[2]) <= 70), rows
         shaped_limits.append(shaped_limit)
         assert not unshaped_limit.startswith("link:") and re.fullmatch(r"[+-]\d+ %", change), rows
     assert any(lim.startswith("link: ") for lim in shaped_limits), rows
