@@ -67,6 +67,24 @@ def test_list_filters_narrow_the_runs(cli, store_url):
     assert r.status == 2 and "yesterday" in r.stderr
 
 
+def test_list_orders_runs_by_when_they_started_not_by_when_they_were_stored(cli, store_url):
+    """An old file imported today was listed above yesterday's runs (by id), though --help says
+    newest first; and --limit 2 kept it over them."""
+    seed(store_url)
+    store = Store(store_url)
+    old = store.begin_run(label="imported-2025", command="clusterbench import", suite=None, user="ana")
+    store.finish_run(old, "ok")
+    with store.engine.begin() as c:
+        c.execute(runs.update().where(runs.c.id == old).values(
+            started=dt.datetime(2025, 6, 1, 12, 0, tzinfo=UTC), finished=dt.datetime(2025, 6, 1, 12, 1, tzinfo=UTC)))
+    r = cli("list")
+    assert r.status == 0, r.stderr
+    assert [line.split()[1] for line in r.stdout.splitlines() if line.startswith("│ ")] == ["5", "4", "3", "2", "1",
+                                                                                              str(old)]
+    r = cli("list", "--limit", "2")
+    assert [line.split()[1] for line in r.stdout.splitlines() if line.startswith("│ ")] == ["5", "4"]
+
+
 def test_an_empty_list_names_its_filters_and_a_value_no_run_has(cli, store_url):
     """'no matching runs' alone: `--user Ana` (runs are ana's) or a swapped filter read as an
     empty store. The answer names the filters, and a user, host or label no run has at all is

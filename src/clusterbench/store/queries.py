@@ -15,8 +15,10 @@ from clusterbench.store.schema import environments, run_hosts, runs, samples, st
 def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | None = None, *, user: str | None = None,
               host: str | None = None, status: str | None = None, kernel: str | None = None,
               since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[Any]:
-    """Runs newest first; each filter given narrows them (times are UTC, `until` exclusive)."""
-    q = sa.select(runs).order_by(runs.c.id.desc())
+    """Runs newest first by when they started (an old file imported today is listed in its own
+    day, not above yesterday's runs as its id would put it; runs started together by id);
+    each filter given narrows them (times are UTC, `until` exclusive)."""
+    q = sa.select(runs).order_by(runs.c.started.desc(), runs.c.id.desc())
     for column, value in ((runs.c.label, label), (runs.c.user, user), (runs.c.host, host),
                           (runs.c.status, status)):
         if value:
