@@ -61,7 +61,9 @@ def test_dash_and_this_process_descriptors_are_stdout(cli, tmp_path, one_run):
     assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
     r = cli("report", "1", "--format", "md", "-o", "-")
     assert r.status == 0 and r.stdout.startswith("# Benchmark report") and "\n## Run 1" in r.stdout
-    assert r.stderr == "wrote -\n"
+    assert r.stderr == "wrote standard output (-o -)\n"   # "wrote -" read as a file named -
+    r = cli("history", "-o", "-")
+    assert r.status == 0 and r.stdout.startswith("<!DOCTYPE html>") and r.stderr == "wrote standard output (-o -)\n"
 
 
 def test_stdout_redirected_to_a_log_with_append_keeps_appending(cbk_bin, store_url, tmp_path, one_run):

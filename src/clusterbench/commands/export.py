@@ -31,6 +31,6 @@ def command(runs, fmt, output, db_url):
     text = render(fmt, Report.of(store, list(runs)))
     if output:
         output_target.write(output, text)
-        click.echo(f"wrote {output}", err=True)
+        click.echo(output_target.written(output), err=True)
     else:
         click.echo(text, nl=False)

@@ -29,4 +29,4 @@ def command(output, since, db_url):
     check_html_name(output, "-o", "history writes an HTML page", "its page is HTML alone (clusterbench report and export write the others)")
     store = open_store(db_url)
     path = output_target.write(output, render(store, utc(since)))
-    click.echo(f"wrote {path}", err=True)   # on stderr: with -o -, stdout is the report
+    click.echo(output_target.written(path), err=True)   # on stderr: with -o -, stdout is the report

@@ -34,4 +34,6 @@ def command(refs, fmt, output, exclude_outliers, link_speed, db_url):
     made_by = shlex.join(["clusterbench", "report", *refs] + (["--exclude-outliers"] if exclude_outliers else [])
                          + ([f"--link-speed={link_speed / 1e9:g}g"] if link_speed else []))
     path = write_report(open_store(db_url), list(refs), fmt, output, exclude_outliers, link_speed, made_by)
-    click.echo(f"wrote {path}", err=True)   # on stderr: with -o -, stdout is the report
+    from clusterbench.files.output_target import written
+
+    click.echo(written(path), err=True)   # on stderr: with -o -, stdout is the report

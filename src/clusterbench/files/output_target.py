@@ -175,6 +175,11 @@ def try_a_file_in(parent: Path, option: str, path: str) -> None:
     os.unlink(tmp)
 
 
+def written(path: str) -> str:
+    """What a command says on stderr once it has written `path`: "wrote -" read as a file named -."""
+    return "wrote standard output (-o -)" if path == STDOUT else f"wrote {path}"
+
+
 def write(path: str, data: str | bytes, option: str = "-o") -> str:
     """Writes data to path as check() describes; returns the name written
     ('-' for stdout)."""
