@@ -595,14 +595,16 @@ def test_a_port_that_drops_packets_is_named_by_what_tcp_resent(cluster, tmp_path
 
 @pytest.mark.timeout(300)
 def test_a_port_that_duplicates_packets_is_named_by_the_segments_delivered_twice(cluster, tmp_path):
-    """A fault the suite was not tuned for: h04's cable sending 3 % of its frames twice each way.
+    """A fault the suite was not tuned for: h04's cable sending 10 % of its frames twice each way.
     The receiver drops the second copy, so every link ran at full rate, TCP resent nothing, and the
     run said "Nothing flagged". The receiver tells the sender of each copy with a D-SACK, which
     linkmatrix counts (link_retransmits' tcp_segments_duplicated): every link that touches h04 had
-    2.2 to 5.1 % of its segments delivered twice (two runs; the bound is 0.5 %, healthy links 0.0,
-    at most 0.03 % under load), and the summary names h04's port."""
+    5.3 to 23 % of its segments delivered twice a repetition (three runs; the bound is 0.5 %, healthy
+    links 0.0, at most 0.03 % under load), and the summary names h04's port. At 3 % (2.2 to 5.1 %
+    a link) the copies made at the egress hook, ahead of the shaper's full queue, were dropped in
+    bursts: a link from h04 came to 0.03 to 7.5 % a repetition, a median of 0.41 % (a CI run)."""
     store = f"sqlite:///{tmp_path / 'duplicating.db'}"
-    with duplicating_port(cluster, "h04", 3):
+    with duplicating_port(cluster, "h04", 10):
         p = cli(cluster, store, "run", "cluster", *[a for a in QUICK if a != "--only=himeno,links"], "--only=links",
                 "--label", "duplicating")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
