@@ -51,7 +51,8 @@ def sbatch_wait(args: list[str], *, env: dict, timeout: float, cwd=None, poll_s:
     from scontrol every `poll_s` until every component has ended. Returns
     what sbatch --wait would: "Submitted batch job N" on stdout, the job's
     exit status (its largest, a signal as 128 + number, 1 for an end that
-    is not COMPLETED with a zero exit) as returncode."""
+    is not COMPLETED with a zero exit) as returncode; a job past `timeout`
+    is cancelled and returns 124, its steps at that moment on stderr."""
     sub = subprocess.run(["sbatch", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
     if sub.returncode != 0:
         return sub
@@ -71,9 +72,11 @@ def sbatch_wait(args: list[str], *, env: dict, timeout: float, cwd=None, poll_s:
                 rc = int(code) or (128 + int(sig) if sig and int(sig) else 0)
                 rcs.append(rc or (0 if rec["JobState"] == "COMPLETED" else 1))
             return subprocess.CompletedProcess(sub.args, max(rcs), sub.stdout, sub.stderr)
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline:   # the test's assertion prints why, with the job's output so far
+            steps = subprocess.run(["squeue", "-s", "-j", job], capture_output=True, text=True, env=env, timeout=30)
             subprocess.run(["scancel", job], env=env, capture_output=True, timeout=30)
-            raise subprocess.TimeoutExpired(sub.args, timeout, sub.stdout, sub.stderr)
+            return subprocess.CompletedProcess(sub.args, 124, sub.stdout, sub.stderr + f"job {job} still running after "
+                                               f"{timeout:g} s, cancelled; its steps then:\n{steps.stdout}")
         time.sleep(poll_s)
 
 
