@@ -108,6 +108,19 @@ def stop_text(reason: str | None) -> str | None:
     return f"repetition stopped by {reason}"
 
 
+def extent_text(st: dict, fixed_count: bool = True) -> str:
+    """What follows a step's command in its caption: "2 ranks; 5 repetitions", or why its repetitions
+    stopped; without fixed_count a fixed count is left to the table's n (the terminal, short of width).
+    One text for every format: the Markdown caption had lost the repetitions the HTML gave."""
+    from clusterbench.output.counted_text import counted
+
+    text = counted(st["ranks"], "rank")
+    reason = st.get("stop_reason")
+    if reason and (fixed_count or not reason.startswith("fixed")):
+        text += f"; {stop_text(reason)}"
+    return text
+
+
 def params_text(step: dict) -> str:
     return " ".join(f"--{k}={v}" for k, v in step["params"].items())
 

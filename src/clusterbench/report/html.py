@@ -8,7 +8,7 @@ from collections import defaultdict
 from clusterbench.output.counted_text import counted
 from clusterbench.report import reading_guide, step_table, table_units
 from clusterbench.report.summary_html import summary_section
-from clusterbench.report.data import Report, kernel_command, step_titles, stop_text
+from clusterbench.report.data import Report, extent_text, kernel_command, step_titles
 from clusterbench.report.environment_said import same_as_earlier, same_text
 from clusterbench.environment import value_text
 from clusterbench.environment.key_words import key_words
@@ -211,8 +211,7 @@ def run_section(run: dict, notes: Footnotes, plotted_elsewhere: frozenset = froz
     titles = step_titles(run["steps"])
     for st in run["steps"]:
         out.append(f'<section class="step"><h3>{esc(titles[st["id"]])}: {esc(st["status"])}</h3>')
-        stop = f"; {esc(stop_text(st['stop_reason']))}" if st.get("stop_reason") else ""
-        out.append(f"<p>{command_html(kernel_command(st))}, {counted(st['ranks'], 'rank')}{stop}</p>")
+        out.append(f"<p>{command_html(kernel_command(st))}, {esc(extent_text(st))}</p>")
         from clusterbench.conditions.apply import cgroup_caption
 
         if cgroup_caption(st.get("build")):
@@ -289,7 +288,7 @@ def comparison_section(table, notes: Footnotes) -> list[str]:
     out = [f"<h2>Comparison, baseline {esc(names[0])}{excluded}</h2>"]
     said = shared_tails(table)
     head = "".join(f"<th>{esc(n)}: median</th>" for n in names)
-    head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>verdict (p)</th>" for n in names[1:])
+    head += "".join(f"<th>{esc(n)}/{esc(names[0])}</th><th>{esc(table.verdict_heading(n))}</th>" for n in names[1:])
     limits = any(p.limit(n) for p in table.points for n in names)
     out.append(f'<table class="wide"><tr><th>measurement</th><th>mode</th><th>unit</th>{head}'
                + ("<th>limit</th>" if limits else "") + "</tr>")

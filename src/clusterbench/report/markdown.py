@@ -6,11 +6,10 @@ one of two cluster runs first gives the second against the first, as
 `compare` prints it (cluster_before_after.py)."""
 from __future__ import annotations
 
-from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import markdown as md
 from clusterbench.output.render_text import markdown_code
 from clusterbench.report import compare_markdown, reading_guide, step_table
-from clusterbench.report.data import Report, kernel_command, step_titles
+from clusterbench.report.data import Report, extent_text, kernel_command, step_titles
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.report.when import started_text
 from clusterbench.results.warning_fold import step_lines
@@ -115,7 +114,7 @@ def render(report: Report) -> str:
         titles = step_titles(run["steps"])
         for st in run["steps"]:
             out.append(f"### {md(titles[st['id']])}: {st['status']}\n")
-            out.append(f"{markdown_code(kernel_command(st))}, {counted(st['ranks'], 'rank')}\n")
+            out.append(f"{markdown_code(kernel_command(st))}, {md(extent_text(st))}\n")
             from clusterbench.conditions.apply import cgroup_caption
 
             if cgroup_caption(st.get("build")):

@@ -6,11 +6,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from clusterbench.output.counted_text import counted
 from clusterbench.output.render_text import plain, terminal
 from clusterbench.output.figure_digits import at, median_places, number, places, span
 from clusterbench.report import table_units
-from clusterbench.report.data import kernel_command, step_titles, stop_text
+from clusterbench.report.data import extent_text, kernel_command, step_titles
 from clusterbench.report.gpu_caption import gpu_caption
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.results.sample import condition_shown
@@ -98,9 +97,7 @@ def step_table(st: dict, title: str, condition: str | None, decimal: bool, tier:
                prose: int = PROSE_WIDTH) -> Table:
     """One step's table at a tier (above), under title (data.step_titles); .min_width_needed says the width it
     needs."""
-    caption = f"{kernel_command(st)}, {counted(st['ranks'], 'rank')}"
-    if st.get("stop_reason") and not st["stop_reason"].startswith("fixed"):   # a fixed count: n says it
-        caption += f"; {stop_text(st['stop_reason'])}"
+    caption = f"{kernel_command(st)}, {extent_text(st, fixed_count=False)}"   # a fixed count: n says it
     dropped = decimal and tier >= NO_DECIMAL
     decimal = decimal and not dropped
     ranks = any(r.rank_medians for r in st["summary"]) and st.get("ranks", 1) > 1  # IMB's t_min/t_avg/t_max
