@@ -290,3 +290,22 @@ def test_a_labels_io_and_memory_runs_on_one_machine_are_one_environment_two_dire
     r = cli("compare", "a", "b")
     assert r.status == 0, r.stderr
     assert "note: a: its 3 runs ran in 2 different environments" in r.stdout, r.stdout
+
+
+@pytest.mark.timeout(120)
+def test_the_verdict_column_promises_a_p_value_only_where_a_row_gives_one(cli, tmp_path):
+    """Two runs of one repetition each: no row has a p-value, and the heading said "verdict (p)"
+    all the same (terminal, Markdown and the report's HTML). With five a side the p is given."""
+    for label, repeat in (("one-a", "1"), ("one-b", "1"), ("five-a", "5"), ("five-b", "5")):
+        assert cli("run", "null", "--seconds=0.01", "--repeat", repeat, "--label", label, "--quiet").status == 0
+    for labels, heading in ((("one-a", "one-b"), "verdict"), (("five-a", "five-b"), "verdict (p)")):
+        terminal = cli("compare", *labels)
+        markdown = cli("compare", *labels, "--format", "md")
+        assert terminal.status == 0 and markdown.status == 0, terminal.stderr + markdown.stderr
+        page = tmp_path / f"{labels[0]}.html"
+        assert cli("report", *labels, "-o", str(page)).status == 0
+        (header,) = [line for line in markdown.stdout.splitlines() if line.startswith("| measurement |")]
+        assert [c.strip() for c in header.strip("|").split("|")][-1] == heading, header
+        assert f"<th>{labels[1]}/{labels[0]}</th><th>{heading}</th>" in page.read_text()
+        assert ("verdict (p)" in terminal.stdout) == (heading == "verdict (p)"), terminal.stdout
+        assert ("(p=" in markdown.stdout) == (heading == "verdict (p)"), markdown.stdout

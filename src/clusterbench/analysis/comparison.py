@@ -141,6 +141,12 @@ class Table:
     def names(self) -> list[str]:
         return [c.name for c in self.configs]
 
+    def verdict_heading(self, other: str) -> str:
+        """The heading of `other`'s verdict column: "(p)" only where a row of it gives a p-value
+        (n = 1 each side gives none; the heading promised one all the same)."""
+        base = self.names[0]
+        return "verdict (p)" if any(p.versus(base, other).p is not None for p in self.points) else "verdict"
+
     def title(self, p: Point) -> str:
         """The point's row title: step, the parameters that tell it apart
         from the same kernel's other points (a sweep's value), measurement."""

@@ -64,7 +64,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
     said = shared_tails(table)
     head = [("measurement", False), ("mode", False), ("unit", False), *[(f"{n}: median", True) for n in names]]
     for n in names[1:]:
-        head += [(f"{n}/{names[0]}", True), ("verdict (p)", False)]
+        head += [(f"{n}/{names[0]}", True), (table.verdict_heading(n), False)]
     if limits:
         head.append(("limit", False))
     out += [table_row([md(h) for h, _ in head]), "|" + "".join("---:|" if right else "---|" for _, right in head)]

@@ -97,7 +97,7 @@ def print_comparison(console: Console, table: Comparison, env_lines: int = 40) -
     ratios = set()   # the ratio columns, right-justified
     for n in names[1:]:
         ratios.add(len(heads))
-        heads += [f"{terminal(n)}/{terminal(names[0])}", "verdict (p)"]
+        heads += [f"{terminal(n)}/{terminal(names[0])}", table.verdict_heading(n)]
     limits = any(p.limit(n) for p in table.points for n in names)
     if limits:
         heads.append("limit")
