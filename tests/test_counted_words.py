@@ -21,8 +21,8 @@ def test_reports_and_compare_count_in_words_that_agree(cli, store_url, tmp_path)
     assert "### Environment: base vs tuned (1 difference)" in md
     assert "<h3>Environment: base vs tuned (1 difference)</h3>" in html
     assert "environment: base vs tuned: 1 difference" in table
-    assert "`seqio --dir=/scratch/golden --file-size=4m --block-size=1m`, 1 rank\n" in md
-    assert "`mpi --op=pingpong --sizes=8,1k`, 2 ranks\n" in md
+    assert "`seqio --dir=/scratch/golden --file-size=4m --block-size=1m`, 1 rank; 5 repetitions\n" in md
+    assert "`mpi --op=pingpong --sizes=8,1k`, 2 ranks; 5 repetitions\n" in md
     assert "4 figures are flagged and are not what their mode claims" in html
     assert "(median of 3 repetitions)" in show and ", 2 ranks" in show
     assert "warning: outlier by modified Z-score > 18.6 at n = 5 (write fsync): 1,662 MiB/s" in show
