@@ -225,7 +225,7 @@ def test_a_kernel_whose_memory_does_not_fit_the_limit_is_refused_by_the_cgroup_n
     r = cli("run", "stream", "--array-size=128m", "--passes=2", "--threads=1", "--repeat", "1",
             "--memory-limit", "256m")
     assert r.status != 0, r.stdout
-    assert "three arrays need 0.38 GiB, more than half of the" in r.stderr, r.stderr
+    assert "--array-size=128 MiB: three arrays need 0.38 GiB, more than half of the" in r.stderr, r.stderr
     assert "available under this process's memory cgroup limit" in r.stderr, r.stderr
     assert "out-of-memory killer" not in r.stderr, r.stderr
     # what fits the cap runs, under it

@@ -113,8 +113,9 @@ static int elements_of(const struct cbk_args *a, size_t *n, char *source, size_t
     double cap = avail > 0 ? 0.5 * 1024.0 * (double)avail / 3.0 : 1e18; /* three arrays in half of free memory */
     if (bytes) {
         if ((double)bytes > cap) {
-            snprintf(why, len, "--array-size=%llu: three arrays need %.2f GiB, more than half of the %.2f GiB "
-                     "available%s", (unsigned long long)bytes, 3.0 * (double)bytes / 1073741824.0,
+            char given[32]; /* as a size, not a byte count: "--array-size=100g" was echoed as 107374182400 */
+            snprintf(why, len, "--array-size=%s: three arrays need %.2f GiB, more than half of the %.2f GiB "
+                     "available%s", cbk_format_size(bytes, given, sizeof given), 3.0 * (double)bytes / 1073741824.0,
                      (double)avail / 1048576.0, cbk_mem_available_note());
             return -1;
         }
