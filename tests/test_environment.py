@@ -285,7 +285,7 @@ def test_summary_block_reads_like_a_test_environment_list():
     d = dict(lines)
     assert d["Host"] == "node01 (Dell Inc. PowerEdge R640, board 0H28RR)"
     assert d["CPU"] == "2 x Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz, 4 cores / 8 threads"
-    assert d["CPU clock"] == ("min 1000 MHz, base 2300 MHz, max 3700 MHz; governor performance (intel_pstate); "
+    assert d["CPU clock"] == ("min 1,000 MHz, base 2,300 MHz, max 3,700 MHz; governor performance (intel_pstate); "
                               "turbo on")
     assert d["CPU idle"] == "intel_idle (governor menu; states POLL, C1, C1E, C6)"
     assert "CPU idle" not in dict(summary_block(fixture_env("sparse")))  # a snapshot without the keys
@@ -300,7 +300,7 @@ def test_summary_block_reads_like_a_test_environment_list():
         "xfs on /dev/sdb1 mounted at /data (rw,noatime,attr2,inode64,noquota); device sdb1, 3.6 TiB; "
         "disk(s) sdb: model ST4000NM0035-1V4107, rotational, scheduler bfq, write cache write through, "
         "read-ahead 128 KiB")
-    assert d["NIC eno1"] == "10000 Mbit/s, MTU 9000, up, driver ixgbe"
+    assert d["NIC eno1"] == "10,000 Mbit/s, MTU 9000, up, driver ixgbe"
     assert d["Tuned profile"] == "balanced"
     # the sysctls in words: "dirty_ratio=40 ... dirty_expire_centisecs=3000" in a customer's table
     assert d["Dirty page write-back"] == ("writers throttled at 40 % of memory dirty, background write-back from "
@@ -311,7 +311,7 @@ def test_summary_block_reads_like_a_test_environment_list():
     assert "MPI" in d and "Compiler" in d and "GPUs" in d
     ib = dict(summary_block(fixture_env("ib_qdr")))
     assert ib["IB mlx4_0 port 1"] == "40 Gb/sec (4X QDR), ACTIVE, InfiniBand, MT26428 MT_0D90110009 fw 2.9.1000"
-    assert ib["CPU clock"] == "min 1500 MHz, max 3000 MHz; governor performance, ondemand (acpi-cpufreq); turbo on"
+    assert ib["CPU clock"] == "min 1,500 MHz, max 3,000 MHz; governor performance, ondemand (acpi-cpufreq); turbo on"
 
 
 @pytest.mark.timeout(10)
@@ -348,7 +348,7 @@ def test_command_outputs_are_parsed():
                     "gpu.0.bus_id": "0000:07:00.0", "gpu.1.bus_id": "0000:0b:00.0",
                     # GPU 1's link idles at gen 1 (power saving): current and max differ
                     "gpu.0.pcie_gen_current": 4, "gpu.1.pcie_gen_current": 1}
-    assert dict(summary_block(gpus))["GPUs"] == "2 x NVIDIA A100-SXM4-40GB (40960 MiB, driver 535.104.05)"
+    assert dict(summary_block(gpus))["GPUs"] == "2 x NVIDIA A100-SXM4-40GB (40,960 MiB, driver 535.104.05)"
 
 
 @pytest.mark.timeout(10)

@@ -351,7 +351,7 @@ def test_a_snapshot_without_a_mounts_details_leaves_them_out_not_question_marks(
     cells = dict(summary_block(env))
     assert cells["Target /scratch"] == ("nfs4; device server:/export; model unavailable; "
                                         "rotational unavailable; scheduler unavailable")
-    assert cells["NIC eth0"] == "1000 Mbit/s"
+    assert cells["NIC eth0"] == "1,000 Mbit/s"
     assert not any("?" in v or "()" in v for v in cells.values()), cells
     # a full snapshot's line is as before
     env.update({"target./scratch.source": "server:/export", "target./scratch.mount_point": "/scratch",
@@ -360,7 +360,7 @@ def test_a_snapshot_without_a_mounts_details_leaves_them_out_not_question_marks(
     cells = dict(summary_block(env))
     assert cells["Target /scratch"].startswith("nfs4 on server:/export mounted at /scratch (rw,vers=4.2); "
                                                "device server:/export; disk(s) sda: model unavailable")
-    assert cells["NIC eth0"] == "1000 Mbit/s, MTU 9000, up"
+    assert cells["NIC eth0"] == "1,000 Mbit/s, MTU 9000, up"
 
 
 @pytest.mark.timeout(10)

@@ -53,11 +53,19 @@ def _cpu(env: dict) -> str:
     return _join(parts)
 
 
+def _unit_text(env: dict, key: str) -> str:
+    """A value with the unit its key names, as env --diff and compare show it ("8,192 KiB", "2,400
+    MHz"): the summary printed "8192 KiB" beside the diff's "8,192 KiB"."""
+    from clusterbench.environment import value_text
+
+    return value_text(key, env.get(key))
+
+
 def _clock(env: dict) -> str:
     parts = []
     for label, key in (("min", "cpu.freq_min_mhz"), ("base", "cpu.freq_base_mhz"), ("max", "cpu.freq_max_mhz")):
         if key in env:
-            parts.append(f"{label} {env[key]:g} MHz")
+            parts.append(f"{label} {_unit_text(env, key)}")
     turbo = ("on" if env["cpu.turbo"] else "off") if "cpu.turbo" in env else _why(env, "cpu.turbo")
     if not parts and "cpu.governor" not in env and \
             env.get("cpu.freq_max_mhz_error") == env.get("cpu.governor_error"):
@@ -79,7 +87,7 @@ def _idle(env: dict) -> list[tuple[str, str]]:
     if env.get("cpu.idle_halt_poll_ns") == 0:
         text += "; guest halt poll 0 ns: every idle is a halt"
     elif "cpu.idle_halt_poll_ns" in env:
-        text += f"; guest halt poll {env['cpu.idle_halt_poll_ns']} ns"
+        text += f"; guest halt poll {_unit_text(env, 'cpu.idle_halt_poll_ns')}"
     return [("CPU idle", text + ")")]
 
 
@@ -141,7 +149,7 @@ def _targets(env: dict) -> list[tuple[str, str]]:
         if k + "write_cache" in env:
             details.append(f"write cache {env[k + 'write_cache']}")
         if k + "read_ahead_kb" in env:
-            details.append(f"read-ahead {env[k + 'read_ahead_kb']} KiB")
+            details.append(f"read-ahead {_unit_text(env, k + 'read_ahead_kb')}")
         out.append((f"Target {t}", f"{text}; device {dev}; {f'disk(s) {disks}: ' if disks else ''}{_join(details)}"))
     return out
 
@@ -150,7 +158,7 @@ def _network(env: dict) -> list[tuple[str, str]]:
     out = []
     for n in str(env.get("net.interfaces", "")).split():
         k = f"net.{n}."
-        speed = f"{env[k + 'speed_mbps']} Mbit/s" if k + "speed_mbps" in env else f"speed {_why(env, k + 'speed_mbps')}"
+        speed = _unit_text(env, k + "speed_mbps") if k + "speed_mbps" in env else f"speed {_why(env, k + 'speed_mbps')}"
         parts = [speed] + ([f"MTU {env[k + 'mtu']}"] if k + "mtu" in env else []) \
             + ([str(env[k + "operstate"])] if k + "operstate" in env else [])   # not "MTU ?, ?"
         if k + "driver" in env:
@@ -254,7 +262,7 @@ def _gpus(env: dict) -> str:
         kinds: Counter[str] = Counter()
         for k in sorted(k for k in env if k.startswith("gpu.") and k.endswith(".name")):
             g = k.removesuffix(".name")
-            kinds[f"{env[k]} ({env.get(g + '.memory_mib')} MiB, driver {env.get(g + '.driver_version')})"] += 1
+            kinds[f"{env[k]} ({_unit_text(env, g + '.memory_mib')}, driver {env.get(g + '.driver_version')})"] += 1
         return ", ".join(f"{n} x {d}" for d, n in kinds.items())
     if count:
         vendors = sorted({v for k, v in env.items() if k.startswith("gpu.pci.")})
