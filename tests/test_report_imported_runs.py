@@ -82,3 +82,22 @@ def test_an_imports_host_not_given_is_said_so_not_named_unknown(cli, tmp_path):
         assert "on a host not given (imported; use --host)" in text, fmt
         assert "Benchmark report: n01 and a host not given (osu, named)" in text, fmt
         assert not re.search(r"\bunknown\b", text.replace("its spread is unknown", "")), fmt
+
+
+@pytest.mark.timeout(120)
+def test_a_comparison_of_an_import_without_a_host_says_so_in_its_environment_table(cli, tmp_path):
+    """The comparison's environment difference named the host "unknown" (compare's table, the
+    report's "Environment: a vs b" heading and its host name row) where the rest of the report
+    says where the host came from."""
+    assert cli("import", str(FIXTURES / "osu-7.4-latency.txt"), "--label", "nohost").status == 0
+    assert cli("import", str(FIXTURES / "osu-7.0-latency.txt"), "--label", "n01", "--host", "n01").status == 0
+    shown = cli("compare", "nohost", "n01", "--format", "md")
+    assert shown.status == 0, shown.stderr
+    # and a key neither file stated is no difference: "imported from OSU 7.4 text: not recorded" against
+    # "... OSU 7.0 text ..." made 34 differences of what differs in 4 (host, file, format, version)
+    terminal = cli("compare", "nohost", "n01")
+    assert "environment: nohost vs n01: 4 differences" in terminal.stdout, terminal.stdout
+    assert "not recorded" not in terminal.stdout.split("comparison, baseline")[0], terminal.stdout
+    for fmt, (_, text) in {"compare": (None, shown.stdout), **reports(cli, tmp_path, "nohost", "n01")}.items():
+        assert "a host not given (imported; use --host)" in text, (fmt, text)
+        assert not re.search(r"\bunknown\b", text.replace("its spread is unknown", "")), (fmt, text)

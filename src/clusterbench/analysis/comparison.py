@@ -19,6 +19,7 @@ from clusterbench.errors import BadInput
 from clusterbench.catalogue import step_phase_words
 from clusterbench.results.sample import Sample, SampleKey, in_words
 from clusterbench.store import Store
+from clusterbench.importers.no_host import env_shown, host_shown
 
 
 class NothingInCommon(BadInput):
@@ -418,17 +419,22 @@ def same_environment(a: dict[str, dict], b: dict[str, dict]) -> bool:
 
 def differences(a: dict, b: dict) -> list[tuple[str, object, object]]:
     """environment.diff of two snapshots, less a target directory one of
-    them describes alone: a stream run beside a seqio run of another label
-    did not run on another disk, it wrote on none."""
+    them describes alone (a stream run beside a seqio run of another label
+    did not run on another disk, it wrote on none), and less a key neither
+    states (two imports' "imported from OSU 7.4 text: not recorded" and
+    "... OSU 7.0 text ..." were 30 differences of two files' formats)."""
     from clusterbench import environment
+    from clusterbench.importers.unrecorded import lacks
 
     return [d for d in environment.diff(a, b)
-            if not (d[0].startswith("target.") and (d[0] not in a or d[0] not in b))]
+            if not (d[0].startswith("target.") and (d[0] not in a or d[0] not in b))
+            and not (lacks(d[1]) and lacks(d[2]))]
 
 
 def env_diffs(store: Store, configs: list[Config]) -> list[EnvDiff]:
     base = configs[0]
     base_envs = store.environments_of(base.run_ids[0])
+    base_imported = _imported(store, base)
     out = []
     for other in configs[1:]:
         envs = store.environments_of(other.run_ids[0])
@@ -436,9 +442,16 @@ def env_diffs(store: Store, configs: list[Config]) -> list[EnvDiff]:
         pairs = [(h, h) for h in sorted(base_envs) if h in envs] or \
             list(zip(sorted(base_envs), sorted(envs)))
         for hb, ho in pairs:
-            out.append(EnvDiff(base.name, other.name, hb, ho,
-                               differences(single_target(base_envs[hb]), single_target(envs[ho]))))
+            # an import that named no host: said so, not a machine called "unknown" (as report/data.py)
+            other_imported = _imported(store, other)
+            out.append(EnvDiff(base.name, other.name, host_shown(hb, base_imported), host_shown(ho, other_imported),
+                               differences(single_target(env_shown(base_envs[hb], base_imported)),
+                                           single_target(env_shown(envs[ho], other_imported)))))
     return out
+
+
+def _imported(store: Store, config: Config) -> bool:
+    return bool(store.run(config.run_ids[0]).imported_from)
 
 
 @dataclass

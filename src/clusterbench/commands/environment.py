@@ -91,10 +91,6 @@ def _key_cell(key: str) -> str:
     return terminal(key) if words == key else f"{terminal(words)}\n[dim]{terminal(key)}[/dim]"
 
 
-def _not_recorded(value) -> bool:
-    return isinstance(value, str) and value.startswith("imported from ") and value.endswith(": not recorded")
-
-
 def _recorded(lines: list, env_a: dict, env_b: dict) -> tuple[list, tuple | None]:
     """The lines of a diff an imported run's file can speak to, and (how
     many, (why in a, why in b)) for the rest: an imported run's snapshot
@@ -102,13 +98,12 @@ def _recorded(lines: list, env_a: dict, env_b: dict) -> tuple[list, tuple | None
     own ("imported from OSU 7.4 text: not recorded", about 150 of them). Of
     two imported runs, a key neither file stated is no difference either,
     though the two reasons name different formats."""
-    why_a = next((v for v in env_a.values() if _not_recorded(v)), None)
-    why_b = next((v for v in env_b.values() if _not_recorded(v)), None)
+    from clusterbench.importers.unrecorded import is_unrecorded, lacks
+
+    why_a = next((v for v in env_a.values() if is_unrecorded(v)), None)
+    why_b = next((v for v in env_b.values() if is_unrecorded(v)), None)
     if not (why_a or why_b):
         return lines, None
-
-    def lacks(value) -> bool:
-        return value is None or _not_recorded(value)
 
     if why_a and why_b:
         kept = [ln for ln in lines if not (lacks(ln[1]) and lacks(ln[2]))]

@@ -344,7 +344,9 @@ def without_cycle_collection():
 
 
 def environment(run: ImportedRun, host: str, path: str) -> dict:
-    why = f"imported from {run.source}: not recorded"
+    from clusterbench.importers.unrecorded import reason
+
+    why = reason(run.source)
     env: dict = {"capture.schema": 1, "host.name": host, "import.source": run.source, "import.file": path}
     if run.version:
         env["import.tool_version"] = run.version
