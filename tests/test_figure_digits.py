@@ -67,10 +67,14 @@ def test_json_and_csv_keep_every_digit_the_text_rounds(osu_store):
     assert {r["ci_high"] for r in rows} == {"2.0", "4.52"}
 
 
-def test_one_repetition_keeps_four_significant_digits(osu_store):
+def test_one_repetition_keeps_four_significant_digits_no_finer_or_coarser_than_its_tool_wrote_it(osu_store):
+    """OSU wrote 4.40: the import kept the float 4.4, and one repetition printed 4.4 beside
+    figures of two decimals; the record keeps the step OSU printed (rate_step)."""
     out = osu_store("show", "1").stdout
     row = next(line for line in out.splitlines() if "128 B" in line)
-    assert re.search(r"│\s+1 │\s+4\.4 │\s+- │\s+4\.4 │\s+4\.4 │", row), row
+    assert re.search(r"│\s+1 │\s+4\.40 │\s+- │\s+4\.40 │\s+4\.40 │", row), row
+    row = next(line for line in out.splitlines() if "8 B" in line and "128 B" not in line)
+    assert re.search(r"│\s+1 │\s+1\.5 │\s+- │\s+1\.5 │\s+1\.5 │", row), row   # written in tenths
 
 
 def _decimals(figure: str) -> int:

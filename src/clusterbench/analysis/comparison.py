@@ -294,8 +294,8 @@ def collect(store: Store, refs: list[str], exclude_outliers: bool = False,
                                                      step_words=_step_words(st), exclude_outliers=exclude_outliers))
                     if s.value is not None:
                         p.values.setdefault(cfg.name, []).append(s.value)
-                        if s.decimal is not None:   # a tool's MB/s, converted: no finer than it printed
-                            p.written.setdefault(cfg.name, []).append(stats.twin_resolution(s.value, s.decimal))
+                        if (step := s.printed_step()) is not None:   # as its tool printed it, no finer or coarser
+                            p.written.setdefault(cfg.name, []).append(step)
                     p.sample_warnings.setdefault(cfg.name, []).append(list(s.warnings))
                     p.first.setdefault(cfg.name, s)
                     p.contexts.setdefault(cfg.name, ctx)  # the first run's: one environment per config

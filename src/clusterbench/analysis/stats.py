@@ -187,8 +187,9 @@ def _ci_rank(n: int, confidence: float) -> tuple[int, float]:
 
 
 def summarize(values: list[float], exclude_outliers: bool = False, written: float | None = None) -> Summary:
-    """written: the step the values' source printed, where it is coarser than the values show (a
-    tool's MB/s converted to MiB/s: twin_resolution); the figures are never printed finer."""
+    """written: the step the values' source printed (Sample.printed_step: a tool's MB/s converted to
+    MiB/s, coarser than the floats show; OSU's 4.40, finer than the float 4.4 shows), the resolution
+    the figures are printed to; without it, the values' own (resolution())."""
     values = [float(v) for v in values if v is not None and math.isfinite(v)]
     outliers = outlier_indices(values)
     used = [v for i, v in enumerate(values) if i not in set(outliers)] if exclude_outliers else values
@@ -201,7 +202,7 @@ def summarize(values: list[float], exclude_outliers: bool = False, written: floa
     lo, hi, cov = median_ci(used)
     return Summary(n, _median(used), mean, min(used), max(used), std,
                    std / mean if std is not None and mean else None, lo, hi, cov, outliers, exclude_outliers,
-                   outlier_bound(len(values)), max(resolution(used), written or 0.0))
+                   outlier_bound(len(values)), written if written else resolution(used))
 
 
 def ci_width_ratio(values: list[float]) -> float | None:

@@ -138,8 +138,8 @@ def rows(samples: list[Sample], ceiling_context=None) -> list[Row]:
         if s.decimal is not None:
             row.decimal.append(s.decimal)
             row.decimal_unit = s.decimal_unit
-            if s.value is not None:   # OSU's MB/s, converted: its MiB/s are no finer than OSU printed
-                row.written.append(stats.twin_resolution(s.value, s.decimal))
+        if (step := s.printed_step()) is not None:   # OSU's MB/s converted, or its latency's printed places
+            row.written.append(step)
         row.sample_warnings.append(list(s.warnings))
         row.sample_repetitions.append(s.repetition)
         if s.rank_us is not None:

@@ -146,6 +146,17 @@ def other_tools_in(text: str, found: str | None) -> list[str]:
     return others
 
 
+def printed_step(token: str) -> float | None:
+    """The step a tool printed a figure to, from the text it printed: "4.40" 0.01, "12" 1; None for an
+    exponent form. Kept as the record's rate_step: the float 4.4 had lost the trailing zero, and the
+    reports printed OSU's 4.40 us as 4.4 beside figures of two decimals."""
+    t = token.strip().lstrip("+-")
+    if not t or "e" in t.lower():
+        return None
+    whole, _, places = t.partition(".")
+    return 10.0 ** -len(places) if (whole + places).isdigit() else None
+
+
 def measurement(phase: str, mode: str, value: float | None, unit: str, *, repetition: int = 0,
                 sweep: tuple[str, object] | None = None, qualifiers: dict[str, object] | None = None,
                 line: int | None = None, member: dict[str, str] | None = None, **fields) -> Sample:

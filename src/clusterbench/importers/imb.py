@@ -21,7 +21,7 @@ import datetime as dt
 import math
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement, refuse_garbled
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, invocations, measurement, printed_step, refuse_garbled
 
 # 4.x to 2018 print "Intel (R)", 2017 "update 2" (IMB_g_info.c's VERSION); 2019 on "Intel(R)", "Update 1"
 BANNER = re.compile(r"^#\s+Intel ?\(R\) MPI Benchmarks (\d+(?:\.\d+)*(?: [Uu]pdate \d+)?)(?:, (.+?))?\s*$", re.M)
@@ -128,7 +128,9 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
             row = {COLUMNS.get(c, c): float(v) for c, v in zip(columns, fields)}
         except ValueError:
             continue
-        t = row.get("t_usec", row.get("t_avg_us", row.get("t_pure_us")))
+        keys = [COLUMNS.get(c, c) for c in columns]
+        t_key = next((k for k in ("t_usec", "t_avg_us", "t_pure_us") if k in row), None)
+        t = row[t_key] if t_key else None
         if t is None and "bandwidth_mb_s" not in row:
             continue
         if "message_bytes" in row and not (math.isfinite(row["message_bytes"]) and row["message_bytes"] >= 0
@@ -150,5 +152,6 @@ def _section(name: str, ranks: int, body: str, first_line: int, binary_megabytes
             step.samples.append(measurement(name.lower(), "n/a", row["bandwidth_mb_s"] * 1e6 / 2**20, "MiB/s",
                                             **where, **row))
             continue
-        step.samples.append(measurement(op or name.lower(), "n/a", t, "us", seconds=t / 1e6, **where, **row))
+        step.samples.append(measurement(op or name.lower(), "n/a", t, "us", seconds=t / 1e6,
+                                        rate_step=printed_step(fields[keys.index(t_key)]), **where, **row))
     return step

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement, refuse_garbled
+from clusterbench.importers import ImportedRun, ImportedStep, Unreadable, cut_short, measurement, printed_step, refuse_garbled
 
 TITLE = re.compile(r"^# OSU (?:MPI(?:-(?P<accelerator>\w+))? )?(?P<title>.+?) Test v(?P<version>\S+)\s*$", re.M)
 MARK = TITLE   # where an OSU test starts, anywhere in a file (importers.other_tools_in)
@@ -226,6 +226,7 @@ class _Table:
                                iterations=iterations, element_type=element, **extra)
         avg = float(f[self.avg])
         return measurement(phase, "n/a", avg, "us", sweep=sweep, line=line, qualifiers=LIBRARY,
+                           rate_step=printed_step(f[self.avg]),
                            t_avg_us=avg, t_min_us=float(f[self.lo]) if self.lo is not None else None,
                            t_max_us=float(f[self.hi]) if self.hi is not None else None,
                            seconds=avg / 1e6, iterations=iterations, element_type=element, **extra)

@@ -120,6 +120,17 @@ class Sample:
             bandwidth_mb_s=float(rec["bandwidth_mb_s"]) if _number(rec.get("bandwidth_mb_s")) else None,
             condition_names=_condition_names(rec), warnings=list(rec.get("warnings") or []), record=rec)
 
+    def printed_step(self) -> float | None:
+        """The step the figure's tool printed it to, in `unit`, where that is known: an imported
+        figure's rate_step (OSU's 4.40 us: 0.01), or its printed MB/s twin's step converted (0.08 MB/s
+        stored as 0.0763 MiB/s: 0.0095). The reports print the figure to that, no finer or coarser."""
+        from clusterbench.analysis.stats import twin_resolution
+
+        if self.decimal is not None and self.value is not None:
+            return twin_resolution(self.value, self.decimal)
+        step = self.record.get("rate_step")
+        return float(step) if type(step) in _NUMBERS and step > 0 else None
+
     @classmethod
     def from_row(cls, row) -> Sample:
         """A stored sample: its record, with the store's repetition, warnings and id."""
