@@ -26,10 +26,10 @@ import functools
 import math
 import statistics
 from dataclasses import dataclass, field
-from decimal import Decimal
 from enum import Enum
 
 from clusterbench.analysis.outlier_bound_table import BOUNDS, FALSE_ALARM
+from clusterbench.results.written_step import resolution
 
 OUTLIER_Z = 3.5        # Iglewicz and Hoaglin's bound: the floor of outlier_bound
 CONFIDENCE = 0.95
@@ -67,21 +67,6 @@ def _median(xs: list[float]) -> float:
     s = sorted(xs)
     m = len(s) // 2
     return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
-
-
-def resolution(values: list[float]) -> float:
-    """The finest step the values were written with, at most 1: 9.41 and
-    9.4 give 0.01, 7.0 gives 1, a computed 1234.5678901234567 about 1e-13.
-    Figures imported from a tool's text are rounded (iperf3 to 3 figures,
-    OSU to 0.01 us); no spread below that step can show in them."""
-    exponents = [Decimal(repr(float(v))).normalize().as_tuple().exponent for v in values]
-    return 10.0 ** min([0, *(e for e in exponents if isinstance(e, int))])
-
-
-def twin_resolution(value: float, printed: float) -> float:
-    """The resolution of a value converted from a figure a tool printed (OSU's 0.08 MB/s stored as
-    0.0763 MiB/s): the printed figure's, in the value's unit. The conversion's float hides it."""
-    return resolution([printed]) * abs(value / printed) if printed else 0.0
 
 
 def modified_z(values: list[float]) -> list[float]:

@@ -48,7 +48,7 @@ def as_given(v: float) -> str:
 
 
 def _written_places(s) -> int | None:
-    """The places the values were written with (stats.resolution), None for a computed figure's 1e-13."""
+    """The places the values were written with (results/written_step.resolution), None for a computed figure's 1e-13."""
     written = getattr(s, "resolution", None)
     return max(0, -round(math.log10(written))) if written else None
 

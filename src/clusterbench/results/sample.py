@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from clusterbench.output.counted_text import counted
 from clusterbench.results.sizes import size_text
+from clusterbench.results.written_step import twin_resolution
 
 # The cache/durability states `mode` may hold (docs/records.md); "n/a" where none applies.
 CACHE_MODES = frozenset({"fsync", "fsync-each", "direct", "buffered", "buffered+sync", "cold", "warm", "unknown"})
@@ -124,8 +125,6 @@ class Sample:
         """The step the figure's tool printed it to, in `unit`, where that is known: an imported
         figure's rate_step (OSU's 4.40 us: 0.01), or its printed MB/s twin's step converted (0.08 MB/s
         stored as 0.0763 MiB/s: 0.0095). The reports print the figure to that, no finer or coarser."""
-        from clusterbench.analysis.stats import twin_resolution
-
         if self.decimal is not None and self.value is not None:
             return twin_resolution(self.value, self.decimal)
         step = self.record.get("rate_step")
