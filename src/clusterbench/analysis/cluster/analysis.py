@@ -59,9 +59,11 @@ class Link:
     flagged: bool = False
     both_ways_at_once: bool = False   # its reverse ran in the same shift round (shift N/2 of N nodes)
     above_rate: float | None = None   # the link's rate (MiB/s) when the figure is above it: not the link's
-    retransmit_pct: float | None = None   # % of its TCP bytes sent again (median of the repetitions); None: not TCP
+    # % of its TCP bytes sent again for data lost (split_resends; median of the repetitions); None: not TCP
+    retransmit_pct: float | None = None
     lossy: bool = False               # retransmit_pct at or above outliers.LINK_RETRANSMIT_BOUND_PCT
-    # % of its TCP data segments the receiver got twice (D-SACKs; median of the repetitions); None: not counted
+    # % of its TCP data segments the network delivered twice (split_resends; median of the repetitions);
+    # None: not counted
     duplicate_pct: float | None = None
     duplicating: bool = False         # duplicate_pct at or above outliers.LINK_DUPLICATE_BOUND_PCT
 
@@ -218,6 +220,24 @@ def link_class(envs: dict[str, dict], src: str, dst: str) -> str:
     return "same switch" if a == b else "across trunk"
 
 
+def split_resends(retransmit_pct: float | None, rec: dict) -> tuple[float | None, float | None]:
+    """One repetition's link_retransmits record as (% of the bytes sent again for data lost, % of the
+    segments the network delivered twice). The receiver reports every segment it got twice with a
+    D-SACK (RFC 2883), whether the network copied it or the sender resent what had arrived: a loaded
+    node's late ACKs made healthy links resend 0.2 to 1.4 % a repetition, every such resend answered by
+    as many D-SACKs (two suites side by side, eight workers on 2 cores, 2026-12-08), while a dropping
+    port's resends had none and a duplicating port's copies were resent by no one. So the resends the
+    D-SACKs match are spurious, and the D-SACKs the resends match are no network copies; each side is
+    what the other leaves over (a link both losing and copying shows the larger, net). None where the
+    record has no TCP counts (the library carried the link otherwise) or no D-SACK counts (the kernel)."""
+    sent, segments, twice = rec.get("tcp_bytes_sent"), rec.get("tcp_segments_sent"), rec.get("tcp_segments_duplicated")
+    doubled = 100.0 * twice / segments if segments and isinstance(twice, int) else None
+    resent = retransmit_pct if sent and retransmit_pct is not None else None
+    lost = max(0.0, resent - (doubled or 0.0)) if resent is not None else None
+    copied = max(0.0, doubled - (resent or 0.0)) if doubled is not None else None
+    return lost, copied
+
+
 def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str = LINKS_STEP,
                 link_bits_per_s: float | None = None) -> list[Link]:
     bw: dict[tuple[str, str], list[float]] = {}
@@ -235,11 +255,11 @@ def link_matrix(steps, envs: dict[str, dict], threshold: float, step_name: str =
             if s.value is None:
                 continue
             if s.phase == "link_retransmits":
-                if s.record.get("tcp_bytes_sent"):   # none: the library carried the link otherwise
-                    retransmits.setdefault(pair, []).append(s.value)
-                segments, twice = s.record.get("tcp_segments_sent"), s.record.get("tcp_segments_duplicated")
-                if segments and isinstance(twice, int):   # absent: a kernel without D-SACK counts
-                    duplicates.setdefault(pair, []).append(100.0 * twice / segments)
+                lost, doubled = split_resends(s.value, s.record)
+                if lost is not None:
+                    retransmits.setdefault(pair, []).append(lost)
+                if doubled is not None:
+                    duplicates.setdefault(pair, []).append(doubled)
                 continue
             {"link_bandwidth": bw, "link_latency": lat}.get(s.phase, {}).setdefault(pair, []).append(s.value)
             if s.phase == "link_bandwidth" and s.link_bits_per_s:
