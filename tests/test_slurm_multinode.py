@@ -157,9 +157,14 @@ def test_srun_places_each_task_where_rank_placement_says(slurm, tmp_path, monkey
     from clusterbench.launch.srun import Srun
 
     out = tmp_path / "job.out"
+    # each step once the one before has left the job: a step created while the last still held its CPUs
+    # went to the nodes that had them free (2 tasks on h03 and h04, two suites side by side), as srun may
+    steps_gone = ("while squeue -h -s -j $SLURM_JOB_ID -o %i | grep -qv -e '[.]batch$' -e '[.]extern$'; "
+                  "do sleep 0.1; done")
     lines = ['echo "ALLOC $SLURM_JOB_ID $SLURM_JOB_NODELIST $SLURM_JOB_CPUS_PER_NODE"']
     for n, ppn in SHAPES:
         shape = f"--ntasks={n}" + (f" --nodes={-(-n // ppn)} --ntasks-per-node={ppn}" if ppn else "")
+        lines.append(steps_gone)
         lines.append(f"srun {shape} sh -c 'echo TASK {n}:{ppn} $SLURM_PROCID $SLURMD_NODENAME'"
                      " || echo REFUSED " f"{n}:{ppn}")
     r = sbatch_wait([*allocation, f"--output={out}", "--wrap", "\n".join(lines)],

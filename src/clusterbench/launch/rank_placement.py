@@ -94,7 +94,10 @@ def slurm_block(hosts: tuple[str, ...], cpus: tuple[int, ...], ranks: int, per_n
     first ceil(ranks / ppn) nodes (srun is given --nodes so), each with ppn
     of its CPUs at most (a node of 1 CPU under --ntasks-per-node=3 takes 1
     before the over-subscribed rounds, as real srun placed them); without
-    it, no more nodes than tasks. None where the two lists differ in length."""
+    it, no more nodes than tasks. None where the two lists differ in length.
+    A step started while the job's previous step still holds its CPUs may be
+    put on other nodes (2 tasks on h03 and h04 of four, a loaded machine):
+    then this names where the layout would have put it."""
     if len(hosts) != len(cpus) or not hosts or ranks < 1:
         return None
     if per_node:
