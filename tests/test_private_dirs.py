@@ -158,8 +158,12 @@ def test_a_kill_9_of_clusterbench_lets_mpiexec_wait_for_its_ranks_to_remove_thei
     r = run_bounded([sys.executable, "-c", KILL_AND_REAP, str(user_dir), *run], timeout=150, env=env)
     assert r.returncode == 0, r.stderr
     ended = json.loads(r.stdout)
-    assert "mpiexec" in ended and f"signal {int(signal.SIGPIPE)}" not in ended["mpiexec"], ended
-    assert snapshot(user_dir) == before
+    assert snapshot(user_dir) == before, ended
+    # not ended by SIGPIPE while its proxy still ran: once (four workers, a fresh-clone CI run, 2026-12-08)
+    # mpiexec died of SIGPIPE after its proxy had exited 0, the ranks ended and the directory gone; what
+    # it wrote to then was not its output (kept open) but, likely, the proxy's closed socket
+    assert "mpiexec" in ended, ended
+    assert f"signal {int(signal.SIGPIPE)}" not in ended["mpiexec"] or ended.get("hydra_pmi_proxy") == ["exit 0"], ended
 
 
 @pytest.mark.timeout(180)
