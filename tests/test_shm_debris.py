@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import shm_debris
+from test_private_dirs import descendants, wait_gone
 
 
 def _wait_for(cond, timeout_s: float) -> bool:
@@ -25,37 +26,7 @@ def _wait_for(cond, timeout_s: float) -> bool:
     return False
 
 
-def _descendants(root: int) -> set[int]:
-    """root's processes below it (Hydra's proxy and ranks each start a session of their own)."""
-    children: dict[int, list[int]] = {}
-    for pid in os.listdir("/proc"):
-        try:
-            if pid.isdigit():
-                ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(pid))
-        except (OSError, IndexError, ValueError):
-            pass
-    out, todo = set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in out:
-                out.add(child)
-                todo.append(child)
-    return out
-
-
-def _alive(pids: set[int]) -> bool:
-    """One of pids still runs (a zombie holds no file open)."""
-    for pid in pids:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                return True
-        except OSError:
-            pass
-    return False
-
-
-def _hydra_files_held(pids: set[int]) -> set[str]:
+def _hydra_files_held(pids) -> set[str]:
     """The Hydra topology files one of pids holds open (a launch's proxy does)."""
     names = set()
     for pid in pids:
@@ -142,16 +113,16 @@ def test_the_topology_file_of_an_mpiexec_killed_with_9_is_removed_and_a_fresh_on
     try:
         # this launch's file, the one its proxy holds open: a launch of another worker's test makes one
         # beside it, and taking every new one took that live file for ours (a run of four workers)
-        if not _wait_for(lambda: _hydra_files_held(_descendants(job.pid)), 30):
+        if not _wait_for(lambda: _hydra_files_held(set(descendants(job.pid))), 30):
             pytest.skip("this mpiexec writes no hwloc topology file (not MPICH's Hydra)")
-        launch = _descendants(job.pid)
+        launch = descendants(job.pid)
         ours = _hydra_files_held(launch)
         assert ours, "the launch's proxy let go of its topology file as it was looked for"
     finally:
         os.killpg(job.pid, signal.SIGKILL)
         job.wait()
     # the proxy and ranks die a moment after mpiexec: until then the file is in use, and kept
-    assert _wait_for(lambda: not _alive(launch), 30), "the killed launch's proxy or ranks lived on"
+    wait_gone(launch, 30)
     folder = Path(tempfile.gettempdir())
     assert ours <= shm_debris.hydra_files(), "killed with -9, mpiexec left no topology file: nothing to remove"
     fresh = folder / f"{shm_debris.HYDRA_PREFIX}cbtest{os.getpid():x}"
