@@ -278,9 +278,9 @@ def test_mpiexec_inside_a_qsub_job_places_each_rank_where_pe_hostfile_says(sge_h
 def test_a_silent_rank_under_qrsh_is_named_with_the_host_grid_engine_granted_it(sge_hosts, mpiexec, cbk_bin,
                                                                                tmp_path):
     """Under qrsh the hosts are granted on the execution host after the launch, and the rank that said
-    nothing at the start deadline was named alone. The launch now writes $PE_HOSTFILE on stderr first,
-    and the rank is named with the host Hydra placed it on from it. Rank 1 here sleeps before it becomes
-    cbk, and says where it was started."""
+    nothing at the start deadline was named alone. Each rank now says first the node it started on
+    (launch/rank_note.py), and the launch writes $PE_HOSTFILE on stderr, for Hydra's placement of a rank
+    that said none. Rank 1 here sleeps before it becomes cbk, and says where it was started."""
     cell = sge_hosts
     wrapper = tmp_path / "cbk-rank1-silent"
     wrapper.write_text('#!/bin/sh\ncase " $* " in *" --seconds=0.25 "*)\n'

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 
@@ -43,6 +44,22 @@ def test_srun_command_line():
     assert srun_command("srun", Job(("cbk", "null")), "pmix") == [
         "srun", "--ntasks=1", "--mpi=pmix", "--kill-on-bad-exit=1", "--disable-status", "--export=ALL", "cbk",
         "null"]
+
+
+def test_each_srun_rank_says_its_node_and_a_silent_rank_is_named_by_it_or_a_layout_none_contradicts():
+    from clusterbench.launch.rank_placement import slurm_block, told_or_laid_out
+    from clusterbench.launch.rank_note import SLURM, telling_node, told_nodes
+
+    rank = subprocess.run(telling_node(("sh", "-c", 'echo "ran $0 $1"', "a b", "c;d"), SLURM), capture_output=True,
+                          text=True, env={**os.environ, "SLURM_PROCID": "2", "SLURMD_NODENAME": "h03"}, timeout=30)
+    assert rank.stdout == "ran a b c;d\n" and rank.returncode == 0, rank
+    assert told_nodes("3: other\n" + rank.stderr + "cbk: null: x\n") == {2: "h03"}
+    layout = slurm_block(("h01", "h02"), (2, 2), 4, None)   # ranks 0-1 on h01, 2-3 on h02
+    agreed = told_or_laid_out({0: "h01", 3: "h02"}, layout)
+    assert [agreed.host_of(r) for r in range(5)] == ["h01", "h01", "h02", "h02", None]
+    moved = told_or_laid_out({0: "h03", 3: "h04"}, layout)   # the step ran elsewhere: the layout names no one
+    assert [moved.host_of(r) for r in range(4)] == ["h03", None, None, "h04"]
+    assert told_or_laid_out({}, None).host_of(0) is None
 
 
 def test_slurm_cpus_per_node_is_read_in_the_forms_slurm_writes():

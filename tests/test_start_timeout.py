@@ -246,3 +246,21 @@ def test_open_mpis_placement_is_what_its_own_mpiexec_maps(tmp_path, lines, ranks
         return
     assert placement is not None and [placement.host_of(r) for r in range(ranks)] == \
         [mapped[r] for r in range(ranks)], shown.stdout
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("family", ["mpich", "openmpi"])
+def test_each_rank_of_either_mpi_says_its_rank_and_node_before_it_becomes_cbk(mpiexec, family, tmp_path):
+    """Under qrsh each rank says first the node it started on (launch/rank_note.py), from the variables
+    its process manager sets: Hydra's PMI_RANK, Open MPI's OMPI_COMM_WORLD_RANK; and then becomes the
+    program, its arguments as given."""
+    from clusterbench.launch.rank_note import MPI, telling_node, told_nodes
+
+    exe = mpiexec if family == "mpich" else str(OPENMPI / "mpiexec")
+    if not os.access(exe, os.X_OK):
+        pytest.skip("no Open MPI in .venv-openmpi (scripts/setup.sh --test builds it)")
+    root = ["--allow-run-as-root"] if family == "openmpi" and os.geteuid() == 0 else []
+    p = run_bounded([exe, *root, "-n", "3", *telling_node(("sh", "-c", 'echo "$0 $1"', "a b", "c;d"), MPI)],
+                    timeout=60, cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.splitlines() == ["a b c;d"] * 3, p
+    assert told_nodes(p.stderr) == {r: socket.gethostname() for r in range(3)}, p.stderr

@@ -13,7 +13,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate, product
-from typing import Callable
+from typing import Callable, Mapping
 
 from clusterbench.launch.hostfile import HostEntry
 
@@ -39,6 +39,29 @@ class Placement:
         """The placement, given what the launch wrote on stderr: this one,
         known before the launch."""
         return self
+
+
+@dataclass(frozen=True)
+class ToldPlacement:
+    """The hosts ranks said they started on (srun: each rank's note before
+    it becomes cbk), and for a rank that said none (its node never started
+    it) the launcher's layout, where that agrees with every rank that told:
+    a step started while the job's previous step still held its CPUs runs
+    on other nodes than the layout's. Made by `told_or_laid_out`."""
+    told: Mapping[int, str]
+    laid_out: Placement | None
+
+    def host_of(self, rank: int) -> str | None:
+        return self.told.get(rank) or (self.laid_out.host_of(rank) if self.laid_out else None)
+
+    def heard(self, said: str) -> ToldPlacement:
+        return self
+
+
+def told_or_laid_out(told: Mapping[int, str], laid_out: Placement | None) -> ToldPlacement:
+    """The ranks' own word, with the layout kept only where no rank contradicts it."""
+    agrees = laid_out is not None and all(laid_out.host_of(rank) == host for rank, host in told.items())
+    return ToldPlacement(told, laid_out if agrees else None)
 
 
 @dataclass(frozen=True)
@@ -97,7 +120,8 @@ def slurm_block(hosts: tuple[str, ...], cpus: tuple[int, ...], ranks: int, per_n
     it, no more nodes than tasks. None where the two lists differ in length.
     A step started while the job's previous step still holds its CPUs may be
     put on other nodes (2 tasks on h03 and h04 of four, a loaded machine):
-    then this names where the layout would have put it."""
+    srun's ranks say where they started (launch/srun.py), and this names
+    only a rank that said nothing of it, where the others agree with it."""
     if len(hosts) != len(cpus) or not hosts or ranks < 1:
         return None
     if per_node:

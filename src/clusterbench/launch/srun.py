@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 
 from clusterbench.errors import BadInput
 from clusterbench.launch.job import Job, Launcher
+from clusterbench.launch.rank_note import SLURM, telling_node, told_nodes
 
 NOT_HERE = "no srun on PATH (this host is not a Slurm client: apt-get install slurm-client, or use mpiexec)"
 
@@ -54,13 +56,33 @@ class Srun(Launcher):
     def mpi(self) -> str:
         return os.environ.get("CLUSTERBENCH_SRUN_MPI", "pmi2")
 
-    def command(self, job: Job) -> list[str]:
+    def _srun(self) -> str:
         srun = shutil.which("srun")
         if not srun:
             raise BadInput(NOT_HERE)
-        return srun_command(srun, job, self.mpi())
+        return srun
+
+    def command(self, job: Job) -> list[str]:
+        """Several ranks each say first the node srun started them on
+        (launch/rank_note.py): srun's block layout (laid_out) names another
+        where a step started while the job's previous step still held its
+        CPUs, or under SLURM_DISTRIBUTION=cyclic, and none with --nodefile
+        or outside an allocation."""
+        told = replace(job, argv=tuple(telling_node(job.argv, SLURM)), program=job.cbk) if job.ranks > 1 else job
+        return srun_command(self._srun(), told, self.mpi())
 
     def placement(self, job: Job):
+        """Where each rank said srun started it (launch/rank_note.py), heard
+        from the launch's stderr; for a rank that said none, the tasks as srun
+        lays them out over the allocation's nodes (laid_out), where the ranks
+        that told agree with it."""
+        from clusterbench.launch.rank_placement import HeardPlacement, told_or_laid_out
+
+        laid_out = self.laid_out(job)
+        return HeardPlacement(lambda said: told_or_laid_out(told_nodes(said), laid_out))
+
+    @staticmethod
+    def laid_out(job: Job):
         """Inside an allocation, the tasks as srun lays them out over its
         nodes (launch/rank_placement.py's slurm_block, block distribution);
         None outside one (srun asks for nodes of its own), inside a step,
@@ -88,7 +110,7 @@ class Srun(Launcher):
         # srun forwards output in chunks of 1 KiB and interleaves the tasks'
         # chunks mid-line; --label tags every chunk with its task, so each
         # task's line can be put back together
-        srun, *rest = self.command(Job(argv, nodes, 1))
+        srun, *rest = srun_command(self._srun(), Job(argv, nodes, 1), self.mpi())
         return [srun, "--label", *rest]
 
 
