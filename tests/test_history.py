@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import socket
 
 import pytest
 
@@ -98,6 +99,17 @@ def test_an_empty_list_names_its_filters_and_a_value_no_run_has(cli, store_url):
     assert r.stdout.startswith("no matching runs (user bo, status failed) in ") and "no run has" not in r.stdout
     r = cli("list", "--label", "ana-randoi")
     assert "no run has label 'ana-randoi' (labels: ana-randio, ana-seqio, ana-stream, bo-mpi, bo-randio)" in r.stdout
+
+
+def test_list_matches_a_host_in_any_case_as_dns_names_it(cli, store_url):
+    """`--host VM` for runs started on vm listed none, and its hint named the host the user had typed."""
+    seed(store_url)
+    host = socket.gethostname()
+    r = cli("list", "--host", host.swapcase() if host.swapcase() != host else host.upper())
+    assert r.status == 0 and sum(line.startswith("│ ") for line in r.stdout.splitlines()) == 5, r.stdout
+    r = cli("list", "--host", host.upper() + "-other")
+    assert r.stdout.startswith("no matching runs") and f"no run has host '{host.upper()}-other' (hosts: {host})" \
+        in r.stdout, r.stdout
 
 
 def test_list_refuses_an_empty_date_range(cli, store_url):

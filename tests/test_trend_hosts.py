@@ -65,6 +65,8 @@ def test_a_cluster_runs_nodes_are_each_their_own_series(tmp_path):
     assert set(found) == {"h01", "h02", "h03"}
     assert [round(p.median) for p in found["h03"].points] == [303] * 3
     assert [s.title for s in trend_series.load(Store(url), "seqio", "read", "cold", host="h03")] == ["seqio:read:cold"]
+    (upper,) = trend_series.load(Store(url), "seqio", "read", "cold", host="H03")   # a host name in any case
+    assert [round(p.median) for p in upper.points] == [303] * 3
 
 
 @pytest.mark.timeout(120)

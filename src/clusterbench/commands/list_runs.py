@@ -13,7 +13,7 @@ STATUSES = ("ok", "failed", "interrupted", "killed", "running")
 @click.command("list")
 @click.option("--label", help="Only runs with this label.")
 @click.option("--user", help="Only runs started by this user.")
-@click.option("--host", help="Only runs started on this host.")
+@click.option("--host", help="Only runs started on this host (its name in any case).")
 @click.option("--status", type=click.Choice(STATUSES), help="Only runs that ended so (or are still running).")
 @click.option("--kernel", help="Only runs with a step of this kernel (e.g. randio); a name neither cbk nor a stored run "
                    "knows is refused (exit 2).")
@@ -75,7 +75,7 @@ def _nothing_matched(store, named: dict, status, kernel, since, until) -> str:
     for column, value in named.items():
         if value:
             held = store.run_values(column)
-            if value not in held:
+            if (value.lower() not in {h.lower() for h in held}) if column == "host" else value not in held:
                 shown = ", ".join(held[:10]) + (f", ... ({len(held)})" if len(held) > 10 else "")
                 text += f"; no run has {column} {value!r} ({column}s: {shown or 'none'})"
     return plain(text)

@@ -21,7 +21,7 @@ def _figure(text: str) -> tuple[str, str, str | None]:
 @click.argument("figure")
 @click.option("--label", help="Only runs with this label.")
 @click.option("--host", help="Only this machine's figures: a per-node step's node (run cluster), else the "
-                              "host the run started on. Without it, each machine is its own series.")
+                              "host the run started on (any case). Without it, each machine is its own series.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Only steps run with this parameter value (repeatable), read by the parameter's type "
                    "(1g = 1024m): e.g. --param file-size=1g; --param sizes=1m picks mpi's 1 MiB messages.")

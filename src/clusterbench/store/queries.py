@@ -12,17 +12,23 @@ from clusterbench.store.run_ref import MAX_RUN_ID
 from clusterbench.store.schema import environments, run_hosts, runs, samples, steps
 
 
+def host_is(column: Any, host: str) -> Any:
+    """A host name matched without case, as DNS matches names (RFC 4343): `--host VM` is vm."""
+    return sa.func.lower(column) == host.lower()
+
+
 def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | None = None, *, user: str | None = None,
               host: str | None = None, status: str | None = None, kernel: str | None = None,
               since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[Any]:
     """Runs newest first by when they started (an old file imported today is listed in its own
     day, not above yesterday's runs as its id would put it; runs started together by id);
-    each filter given narrows them (times are UTC, `until` exclusive)."""
+    each filter given narrows them (times are UTC, `until` exclusive; the host without case)."""
     q = sa.select(runs).order_by(runs.c.started.desc(), runs.c.id.desc())
-    for column, value in ((runs.c.label, label), (runs.c.user, user), (runs.c.host, host),
-                          (runs.c.status, status)):
+    for column, value in ((runs.c.label, label), (runs.c.user, user), (runs.c.status, status)):
         if value:
             q = q.where(column == value)
+    if host:
+        q = q.where(host_is(runs.c.host, host))
     if kernel:
         q = q.where(sa.exists().where(steps.c.run_id == runs.c.id, steps.c.kernel == kernel))
     if since:
