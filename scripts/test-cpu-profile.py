@@ -13,13 +13,18 @@ how long it waited as much as what it cost. Caveats: a process shorter than
 a sample is missed (the totals say how much was seen); what the CLI fork
 server (tests/cli_forkserver.py) forks is charged to the test that started
 the server, and a batch system's jobs to the test that started its daemons,
-so read the files' shares, not single tests'."""
+so read the files' shares, not single tests'. Beside it, each test's own CPU in
+its worker and in the children the worker waited for (scripts/
+test_cpu_per_test.py, a pytest plugin): what the workers do in-process (the
+reports' rendering, analysis) is charged to no test by /proc, whose
+PYTEST_CURRENT_TEST a process has only from its start."""
 from __future__ import annotations
 
 import collections
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,7 +74,11 @@ def main() -> int:
     test_by_pid: dict = {}
     sample(seen, test_by_pid, before=True)
     busy0, idle0 = machine_ticks()
-    suite = subprocess.Popen(["bash", str(REPO / "scripts" / "test.sh"), *sys.argv[1:]], cwd=REPO)
+    per_test = Path(tempfile.mkdtemp(prefix="cpu-per-test-"))
+    env = {**os.environ, "CLUSTERBENCH_TEST_CPU_LOG": str(per_test),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "scripts"), os.environ.get("PYTHONPATH")]))}
+    suite = subprocess.Popen(["bash", str(REPO / "scripts" / "test.sh"), "-p", "test_cpu_per_test", *sys.argv[1:]],
+                             cwd=REPO, env=env)
     while suite.poll() is None:
         sample(seen, test_by_pid)
         time.sleep(0.25)
@@ -87,7 +96,30 @@ def main() -> int:
     print("\nCPU s  command")
     for name, s in by_command.most_common(15):
         print(f"{s:6.1f}  {name}")
+    print_per_test(per_test)
     return suite.returncode
+
+
+def print_per_test(folder: Path) -> None:
+    """The plugin's lines: the tests and files whose own and waited-for children's CPU is most."""
+    tests: dict[str, tuple[float, float, float]] = {}
+    for log in folder.glob("*.tsv"):
+        for line in log.read_text().splitlines():
+            nodeid, own, children, wall = line.split("\t")
+            tests[nodeid] = (float(own), float(children), float(wall))
+        log.unlink()
+    folder.rmdir()
+    own_all, children_all = sum(t[0] for t in tests.values()), sum(t[1] for t in tests.values())
+    print(f"\nper test (in the workers): {own_all:,.0f} s in-process, {children_all:,.0f} s in waited-for children")
+    files: collections.Counter = collections.Counter()
+    for nodeid, (own, children, _) in tests.items():
+        files[nodeid.split("::")[0]] += own + children
+    print("\n   CPU s  test file (in-process + children)")
+    for name, s in files.most_common(25):
+        print(f"{s:8.1f}  {name}")
+    print("\n    own  children   wall  test")
+    for nodeid, (own, children, wall) in sorted(tests.items(), key=lambda t: -(t[1][0] + t[1][1]))[:40]:
+        print(f"{own:7.1f} {children:8.1f} {wall:6.1f}  {nodeid}")
 
 
 if __name__ == "__main__":
