@@ -269,7 +269,7 @@ def test_mpiexec_inside_a_qsub_job_places_each_rank_where_pe_hostfile_says(sge_h
     for key, job in jobs.items():
         ranks = started.get(key, {})
         assert len(ranks) == job.ranks, (key, pe_hostfile, log)
-        placement = MpiExec().placement(job)
+        placement = MpiExec().laid_out(job)
         assert placement is not None and [placement.host_of(r) for r in range(job.ranks)] == \
             [ranks[r] for r in range(job.ranks)], (key, pe_hostfile, log)
 

@@ -251,7 +251,7 @@ def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(s
         ranks = started.get(key, {})
         if len(ranks) != job.ranks:   # the MPI refused the shape here (Open MPI past a node's slots)
             continue
-        placement = MpiExec().placement(job)
+        placement = MpiExec().laid_out(job)
         assert placement is not None and [placement.host_of(r) for r in range(job.ranks)] == \
             [ranks[r] for r in range(job.ranks)], (key, alloc, log)
         compared += 1
@@ -289,6 +289,37 @@ def test_a_silent_rank_under_srun_is_named_with_the_host_srun_started_it_on(slur
     assert "; rank 2 (placed on h01) said nothing: the likely holder of the others' waits; " in message, \
         (message, r.stderr, log)
     assert "[clusterbench placement]" not in message, message
+
+
+@pytest.mark.timeout(200)
+def test_a_silent_rank_of_an_oversubscribed_open_mpi_inside_a_slurm_job_is_named_with_the_node_it_said(slurm,
+                                                                                                     tmp_path):
+    """mpiexec without a host file inside an sbatch job of one slot a node: Open MPI, oversubscribed, places
+    the ranks past the slots as it sees fit, and the batch job's layout (mpiexec.batch_allocation) names no
+    host, as for Open MPI without Grid Engine support in a qsub job; the message said "rank 2 said nothing".
+    Each rank now says first the node it started on (launch/rank_note.py). Rank 2 sleeps before it becomes
+    cbk, and writes its node."""
+    if not os.access(OPENMPI_CBK, os.X_OK):
+        pytest.skip(f"no Open MPI cbk at {OPENMPI_CBK} (scripts/setup.sh --test builds it)")
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    out = tmp_path / "job.out"
+    wrapper = tmp_path / "cbk-rank2-silent"
+    wrapper.write_text('#!/bin/sh\ncase " $* " in *" --seconds=0.25 "*)\n'
+                       f'  [ "$OMPI_COMM_WORLD_RANK" = 2 ] && {{ uname -n > {tmp_path}/rank2; exec sleep 600; }};;\n'
+                       f'esac\nexec {OPENMPI_CBK} "$@"\n')
+    wrapper.chmod(0o755)
+    bindir = Path(sys.executable).parent
+    env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": str(wrapper), "CBK_WAIT_NOTE_S": "1",
+           "PATH": f"{OPENMPI_CBK.parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
+    script = (f"{sys.executable} -m clusterbench run null --np 3 --launcher mpiexec --oversubscribe "
+              "--seconds=0.25 --repeat 1 --start-timeout 12 --quiet")
+    r = sbatch_wait(["-N", "2", "-n", "2", f"--output={out}", "--wrap", script], cwd=tmp_path, env=env, timeout=180)
+    log = out.read_text() if out.exists() else ""
+    (message,), = store_rows(store, "select message from steps")
+    host = (tmp_path / "rank2").read_text().strip()
+    assert host in ("h01", "h02"), (host, log)
+    assert f"; rank 2 (placed on {host}) said nothing: the likely holder of the others' waits; " in message, \
+        (message, r.stderr, log)
 
 
 @pytest.mark.timeout(120)

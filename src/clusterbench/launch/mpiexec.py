@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from clusterbench.errors import BadInput
@@ -16,6 +17,7 @@ from clusterbench.launch import hostfile as hostfiles
 from clusterbench.launch import rank_placement
 from clusterbench.launch.host_ranks import usable_cores
 from clusterbench.launch.job import Job, Launcher, hostfile_hosts
+from clusterbench.launch.rank_note import MPI, telling_node, told_nodes
 
 
 @functools.cache
@@ -135,6 +137,17 @@ class MpiExec(Launcher):
         return None if find_mpiexec(cbk) else "no mpiexec on PATH (install an MPI, or pip install mpich)"
 
     def command(self, job: Job) -> list[str]:
+        """Inside a batch job without a host file, where the job's nodes are
+        the MPI's to place the ranks on, each rank says first the node it
+        started on (launch/rank_note.py): batch_allocation takes another
+        node's cores for this one's, and Open MPI built without Grid Engine
+        support places none from $PE_HOSTFILE."""
+        if job.ranks > 1 and not job.hostfile and not self.on_this_host_only(job):
+            job = replace(job, argv=tuple(telling_node(job.argv, MPI)), program=job.cbk)
+        return self.launch_command(job)
+
+    def launch_command(self, job: Job) -> list[str]:
+        """mpiexec running job.argv as given, in its MPI's spelling."""
         exe = find_mpiexec(job.cbk)
         if not exe:
             raise BadInput("no mpiexec on PATH (install an MPI, or pip install mpich)")
@@ -151,11 +164,20 @@ class MpiExec(Launcher):
 
         return not job.hostfile and batchjob.current() is None
 
-    def placement(self, job: Job) -> rank_placement.Placement | None:
+    def placement(self, job: Job):
         """This host for every rank, or the host file's placement in the
         MPI's own way (launch/rank_placement.py), or inside a Slurm job
-        or Grid Engine job without a host file the job's nodes as the MPI
-        reads them (batch_allocation); None where it cannot tell."""
+        or Grid Engine job without a host file the node each rank said it
+        started on (command), and for a rank that said none the job's nodes
+        as the MPI reads them (batch_allocation), where the ranks that told
+        agree; None where it cannot tell."""
+        if self.on_this_host_only(job) or job.hostfile:
+            return self.laid_out(job)
+        laid_out = self.laid_out(job)
+        return rank_placement.HeardPlacement(lambda said: rank_placement.told_or_laid_out(told_nodes(said), laid_out))
+
+    def laid_out(self, job: Job) -> rank_placement.Placement | None:
+        """Where the MPI places each rank, from the host file or the batch job's nodes; None where not known."""
         if self.on_this_host_only(job):
             return rank_placement.Placement((socket.gethostname(),), (job.ranks,), job.ranks, False)
         exe = find_mpiexec(job.cbk)

@@ -67,7 +67,7 @@ class Qrsh(Launcher):
         # several ranks: mpiexec inside the granted slots; its host file is Grid Engine's, and each
         # rank says first the node it started on (launch/rank_note.py)
         told = replace(job, argv=tuple(telling_node(job.argv, MPI)), program=job.cbk)
-        inner = telling_pe_hostfile(MpiExec().command(told)) if job.ranks > 1 else list(job.argv)
+        inner = telling_pe_hostfile(MpiExec().launch_command(told)) if job.ranks > 1 else list(job.argv)
         return qrsh_command(qrsh, job, os.environ.get("CLUSTERBENCH_SGE_PE", "mpi"), inner)
 
     def placement(self, job: Job) -> HeardPlacement | None:
