@@ -1,5 +1,5 @@
 """The terminal view of a cluster run (`show` of a run of suite
-"cluster"): the summary paragraph, the per-node table (flagged figures
+"cluster"): the summary (a finding a line), the per-node table (flagged figures
 first), the per-GPU tables, the link matrix, the environment keys that
 differ, the scaling."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from clusterbench.analysis.cluster.analysis import ClusterView, analyse, thresholds_of, unfinished
-from clusterbench.analysis.cluster.findings import matrix_cell, paragraph
+from clusterbench.analysis.cluster.findings import matrix_cell, summary
 from clusterbench.analysis.cluster.outliers import LINK_DUPLICATE_BOUND_PCT, LINK_RETRANSMIT_BOUND_PCT
 from clusterbench.environment.key_words import key_words
 from clusterbench.output.render_text import terminal
@@ -123,7 +123,17 @@ def print_cluster(console: Console, run: dict, threshold: float | None = None,
     console.print(f"[bold]Cluster run {run['id']}[/bold]{' (' + terminal(run['label']) + ')' if run['label'] else ''}: "
                   f"{terminal(run['status'])}, {started_text(run)}"   # when, in UTC, and how long: as every report says it
                   + (f": {terminal(run['message'])}" if run.get("message") else ""))   # "part of the suite skipped: ..."
-    console.print(terminal(paragraph(view)))
+    said = summary(view)
+    if said.found:   # a finding a line, as the reports list them, a long one wrapped under its own start
+        console.print(terminal(f"{said.head} Found:"))
+        found = Table.grid(padding=(0, 1))
+        found.add_column(no_wrap=True)
+        found.add_column()
+        for f in said.found:
+            found.add_row("  -", terminal(f))
+        console.print(found)
+    else:
+        console.print(terminal(f"{said.head} {said.nothing}"))
     if view.figures:
         console.print(node_table(view))
     for t in gpu_tables(view):

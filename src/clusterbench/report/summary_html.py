@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from clusterbench.output.counted_text import counted
 from clusterbench.report import headline, summary
-from clusterbench.analysis.cluster.findings import run_paragraph
+from clusterbench.analysis.cluster.findings import run_summary
 from clusterbench.report.data import Report
 from clusterbench.report.verdict_notes import ReasonNotes
 from clusterbench.store import run_kinds
@@ -77,7 +77,12 @@ def summary_section(report: Report) -> list[str]:
             out.append(f"<h3>Run {run['id']}{' (' + esc(run['label']) + ')' if run['label'] else ''}</h3>")
         rows = sum(len(st["summary"]) for st in run["steps"])
         if run.get("kind") == run_kinds.CLUSTER:   # the nodes judged side by side, not one node's figures
-            out.append(f'<p class="summary">{esc(run_paragraph(run))}</p>')
+            said = run_summary(run)
+            if said.found:   # a finding a line: as one paragraph they ran to ten lines of semicolons
+                out.append(f'<p class="summary">{esc(said.head)} Found:</p>')
+                out.append('<ul class="summary">' + "".join(f"<li>{esc(f)}</li>" for f in said.found) + "</ul>")
+            else:
+                out.append(f'<p class="summary">{esc(said.head)} {esc(said.nothing)}</p>')
         else:
             out += run_headlines(run)
         out.append(f"<p>{counted(rows, 'figure')} in {counted(len(run['steps']), 'step')}, run status {esc(run['status'])}; "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from clusterbench.output.render_text import markdown as md
 from clusterbench.report import headline
 from clusterbench.report.compare_markdown import table_row
-from clusterbench.analysis.cluster.findings import run_paragraph
+from clusterbench.analysis.cluster.findings import run_summary
 from clusterbench.report.data import Report
 from clusterbench.report.footnotes import Footnotes
 from clusterbench.store import run_kinds
@@ -96,7 +96,9 @@ def opening_lines(report: Report, notes: Footnotes) -> list[str]:
         if len(report.runs) > 1:
             out += [f"### Run {run['id']}{' (' + md(run['label']) + ')' if run['label'] else ''}", ""]
         if run.get("kind") == run_kinds.CLUSTER:   # the nodes judged side by side, not one node's figures
-            out += [md(run_paragraph(run))]
+            said = run_summary(run)
+            out += [md(f"{said.head} Found:"), "", *(f"- {md(f)}" for f in said.found)] if said.found else \
+                [md(f"{said.head} {said.nothing}")]
         else:
             out += run_headlines(run)
         out += [""] + flagged_lines(headline.flagged_by_step(run), run.get("kind") == run_kinds.CLUSTER)

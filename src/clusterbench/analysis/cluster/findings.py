@@ -233,13 +233,24 @@ def env_sentences(view: ClusterView) -> list[str]:
     return out
 
 
-def paragraph(view: ClusterView) -> str:
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """What a cluster run found, for a summary: `head` counts what was
+    measured; `found` holds one sentence a finding (no full stop), or where
+    none, `nothing` says what was within its bound."""
+    head: str
+    found: tuple[str, ...]
+    nothing: str
+
+
+def summary(view: ClusterView) -> Summary:
     n = len(view.hosts)
     found = node_sentences(view) + gpu_sentences(view.gpus, view.gpu_findings) + link_sentences(view) \
         + loss_sentences(view) + duplicate_sentences(view) + env_sentences(view)
     found += [f"not measured: {what}" for what in view.unfinished]
     if view.no_snapshot:
         found.append(f"no environment snapshot from {', '.join(view.no_snapshot)} (its keys are not compared)")
+
     def count(k: int, one: str, many: str) -> str:
         return f"{k} {one if k == 1 else many}"
 
@@ -251,19 +262,24 @@ def paragraph(view: ClusterView) -> str:
         + ([count(len(view.links), 'link', 'links')] if view.links or not gpus else [])
     head = (", ".join(measured) + ", "
             f"{count(len(view.env), 'environment key that differs', 'environment keys that differ')}.")
-    if not found:
-        within = [f"every node within {view.threshold:.0%} of the median (or within the spread of the others)"] \
-            if view.figures or not gpus else []
-        if gpus:
-            within.append(f"every GPU within {view.threshold:.0%} of the median of the GPUs")
-        if view.links or not gpus:
-            within.append(f"every link within {view.link_threshold:.0%} of its reference (its class's best link, "
-                          "or the link's rate)")
-        return head + " Nothing flagged: " + ", ".join(within) + "."
-    return head + " Found: " + "; ".join(found) + "."
+    within = [f"every node within {view.threshold:.0%} of the median (or within the spread of the others)"] \
+        if view.figures or not gpus else []
+    if gpus:
+        within.append(f"every GPU within {view.threshold:.0%} of the median of the GPUs")
+    if view.links or not gpus:
+        within.append(f"every link within {view.link_threshold:.0%} of its reference (its class's best link, "
+                      "or the link's rate)")
+    return Summary(head, tuple(found), "Nothing flagged: " + ", ".join(within) + ".")
 
 
-def run_paragraph(run: dict) -> str:
-    """The paragraph of a stored cluster run, judged with the thresholds it was run with: what a
-    report's summary opens with (one node's figures as the headline would hide the node that differs)."""
-    return paragraph(analyse(run, **thresholds_of(run)))
+def paragraph(view: ClusterView) -> str:
+    """The summary in one paragraph, the findings joined by semicolons (the terminal's)."""
+    s = summary(view)
+    return f"{s.head} Found: {'; '.join(s.found)}." if s.found else f"{s.head} {s.nothing}"
+
+
+def run_summary(run: dict) -> Summary:
+    """The summary of a stored cluster run, judged with the thresholds it was run with: what a
+    report's summary opens with, a finding a line (one node's figures as the headline would hide
+    the node that differs; the findings as one paragraph ran to ten lines of semicolons)."""
+    return summary(analyse(run, **thresholds_of(run)))
