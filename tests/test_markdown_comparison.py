@@ -27,7 +27,8 @@ PIPE_STEP = "disk | E1"
 class Tables(HTMLParser):
     """Every <table> of an HTML text as rows of cell texts (a <br> kept as a
     line break), the items of every <ol>, in order, and the lettered verdict
-    reasons under a table (report/verdict_notes.py) by the table's index."""
+    reasons under a table (report/verdict_notes.py) by the table's index: the
+    HTML's <ol class="notes reasons">, the Markdown's "(a) ..." paragraphs."""
 
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
@@ -38,6 +39,7 @@ class Tables(HTMLParser):
         self._item: list[str] | None = None
         self._in_ol = 0
         self._reasons_of: int | None = None
+        self._paragraph: list[str] | None = None
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -55,6 +57,8 @@ class Tables(HTMLParser):
                 self._reasons_of = len(self.tables) - 1
         elif tag == "li" and self._in_ol:
             self._item = []
+        elif tag == "p":
+            self._paragraph = []
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None:
@@ -68,9 +72,13 @@ class Tables(HTMLParser):
         elif tag == "ol":
             self._in_ol -= 1
             self._reasons_of = None
+        elif tag == "p" and self._paragraph is not None:
+            if m := re.fullmatch(r"\(([a-z]+)\) (.+)", "".join(self._paragraph).strip(), re.S):
+                self.reasons.setdefault(len(self.tables) - 1, []).append(m.group(2))
+            self._paragraph = None
 
     def handle_data(self, data):
-        for part in (self._cell, self._item):
+        for part in (self._cell, self._item, self._paragraph):
             if part is not None:
                 part.append(data)
 
@@ -81,10 +89,10 @@ def comparison_table(tables: list[list[list[str]]]) -> list[list[str]]:
     return found[0]
 
 
-def html_comparison(page: Tables) -> list[list[str]]:
-    """The HTML comparison table with each verdict's lettered reason written
-    back into its cell ("undecidable (a)" and note a: "undecidable: reason"),
-    as the Markdown cell gives it whole."""
+def whole_verdicts(page: Tables) -> list[list[str]]:
+    """The comparison table (HTML, or Markdown as drawn) with each verdict's
+    lettered reason written back into its cell ("undecidable (a)" and note a:
+    "undecidable: reason"), as the analysis words it."""
     table = comparison_table(page.tables)
     reasons = page.reasons.get(page.tables.index(table), [])
     verdict = table[0].index("verdict (p)")
@@ -172,7 +180,11 @@ def test_the_markdown_comparison_carries_the_html_comparisons_figures_cell_for_c
     markdown = render("md", report)
     page = Tables(render("html", report))
     drawn = rendered(markdown)
-    md_rows, html_rows = comparison_table(drawn.tables), html_comparison(page)
+    # each verdict's reason lettered once under the table in both, the same letters for the same reasons
+    assert [r[6] for r in comparison_table(drawn.tables)] == [r[6] if len(r) > 1 else "" for r in comparison_table(page.tables)]
+    (md_reasons, html_reasons) = (t.reasons[t.tables.index(comparison_table(t.tables))] for t in (drawn, page))
+    assert md_reasons == html_reasons and any(r.startswith("n = 3 vs 3 cannot reach p < 0.05") for r in md_reasons)
+    md_rows, html_rows = whole_verdicts(drawn), whole_verdicts(page)
     # a step's title once above its rows: the HTML's one cell across the table, the Markdown's first of a row
     html_rows = [r + [""] * (len(html_rows[0]) - 1) if len(r) == 1 else r for r in html_rows]
     from clusterbench.report.compare_data import group_text, shared_tails
@@ -278,8 +290,8 @@ def test_report_exclude_outliers_states_it_in_markdown_as_html_does(cli, store_u
     step = next(i for i, line in enumerate(lines) if line.startswith("| **disk (E1)** |"))   # the step, then its rows
     row = next(line for line in lines[step:] if line.startswith("| write |"))
     assert f"| {median(s)} !1 (" in row and ", n = 4, coverage 88 %) |" in row
-    html_rows = html_comparison(Tables(with_html))
-    assert comparison_table(rendered(with_md).tables) == [
+    html_rows = whole_verdicts(Tables(with_html))
+    assert whole_verdicts(rendered(with_md)) == [
         [markdown_cell(c) for c in r + [""] * (len(html_rows[0]) - len(r))] for r in html_rows]
 
 

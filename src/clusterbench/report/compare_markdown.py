@@ -19,6 +19,7 @@ from clusterbench.report.compare_data import (group_text, limit_cell, median_bes
 from clusterbench.report.footnotes import Footnotes, env_diff_rows
 from clusterbench.output import figure_digits
 from clusterbench.report.terminal import ci_words
+from clusterbench.report.verdict_notes import ReasonNotes
 from clusterbench.output.unit_symbols import unit_shown
 from clusterbench.results.sample import condition_shown
 
@@ -69,6 +70,7 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         head.append(("limit", False))
     out += [table_row([md(h) for h, _ in head]), "|" + "".join("---:|" if right else "---|" for _, right in head)]
     warnings = Footnotes()
+    reasons = ReasonNotes()   # a verdict's reason lettered, said once under the table, as the HTML's
     units = row_units(table)
     group = None
     for p in table.points:
@@ -80,10 +82,12 @@ def comparison_lines(table: Table, notes: Footnotes) -> list[str]:
         for n in names:
             cells.append(figure_cell(p, n, warning_marks(table, p, n, warnings), u, said[group]))
         for n in names[1:]:
-            cells += [md(ratio_text(p.versus(names[0], n))), md(p.verdict_text(names[0], n))]
+            c = p.versus(names[0], n)
+            cells += [md(ratio_text(c)), reasons.markdown_cell(p.verdict_text(names[0], n), c.reason)]
         if limits:
             cells.append(md("; ".join(f"{n}: {limit_cell(lim)}" for n in names if (lim := p.limit(n)))))
         out.append(table_row(cells))
+    out += reasons.markdown()
     if warnings.reasons:
         out += [""] + [f"{i}. warning: {md(w)}" for i, w in enumerate(warnings.reasons, 1)]
     if table.partial:   # one list, as the HTML's

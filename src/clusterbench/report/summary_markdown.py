@@ -11,6 +11,7 @@ from clusterbench.report.compare_markdown import table_row
 from clusterbench.analysis.cluster.findings import run_summary
 from clusterbench.report.data import Report
 from clusterbench.report.footnotes import Footnotes
+from clusterbench.report.verdict_notes import ReasonNotes
 from clusterbench.store import run_kinds
 from clusterbench.output.figure_digits import at
 from clusterbench.output.unit_symbols import unit_shown
@@ -50,13 +51,15 @@ def compared_headlines(report: Report) -> list[str]:
         return []
     head = [md(n) for n in names] + [x for n in names[1:] for x in (md(f"{n}/{names[0]}"), "verdict")]
     rows = []
+    reasons = ReasonNotes()   # a flag's and a verdict's reason lettered, said once under the table, as the HTML's
     for c in found:
-        cells = [_value(c.medians[n], c.unit, c.places.get(n)) + (f" ! ({md(c.flags[n])})" if c.flags[n] else "") for n in names]
+        cells = [_value(c.medians[n], c.unit, c.places.get(n)) + (f" ! ({reasons.letter(c.flags[n])})" if c.flags[n] else "")
+                 for n in names]
         cells += [x for n in names[1:] for x in (f"{c.ratio[n]:.3f}" if c.ratio[n] is not None else "-",
-                                                 md(c.verdict[n]))]
+                                                 reasons.markdown_cell(c.verdict[n], c.reasons.get(n)))]
         rows.append(table_row([md(c.name), *cells]))
     return [table_row(["headline figure (median)", *head]), "|---|" + "---:|" * len(names) + "---:|---|" * (len(names) - 1),
-            *rows]
+            *rows, *reasons.markdown()]
 
 
 def systems_lines(report: Report, notes: Footnotes) -> list[str]:

@@ -2,12 +2,14 @@
 (and its p-value and flags) with a letter, the note below the reason. The same
 sentence ("n = 3 vs 3 cannot reach p < 0.05 ...; the CIs ... overlap") in every
 row of a comparison stacked the verdict column, a few words wide, into towers
-of nine lines on a printed page."""
+of nine lines on a printed page. The Markdown report letters them alike:
+there the sentence, repeated in each of fifteen rows, was most of the page."""
 from __future__ import annotations
 
 from string import ascii_lowercase
 
 from clusterbench.output.render_text import html as esc
+from clusterbench.output.render_text import markdown as md
 
 
 class ReasonNotes:
@@ -33,3 +35,15 @@ class ReasonNotes:
         if not self.reasons:
             return []
         return ['<ol class="notes reasons" type="a">' + "".join(f"<li>{esc(r)}</li>" for r in self.reasons) + "</ol>"]
+
+    def markdown_cell(self, text: str, reason: str | None) -> str:
+        """cell() for a Markdown table: the verdict's words and "(a)"."""
+        tail = f": {reason}"
+        if not reason or not text.endswith(tail):
+            return md(text)
+        return f"{md(text[:-len(tail)])} ({self.letter(reason)})"
+
+    def markdown(self) -> list[str]:
+        """The reasons under a Markdown table, each after its letter, a paragraph each (Markdown's
+        lists number, never letter, and a list here ran into the summary's list below it)."""
+        return [line for r in self.reasons for line in ("", f"({self.letter(r)}) {md(r)}")]
