@@ -261,33 +261,41 @@ def test_mpiexec_inside_a_slurm_job_places_each_rank_where_rank_placement_says(s
     assert by_core >= 2 or "O" not in cbks, log
 
 
+def silent_rank_2(slurm, tmp_path, cbk: str, rank: str, node: str, before: str, run: str,
+                  job: list[str]) -> tuple[str, str, str]:
+    """`clusterbench run null --np 3 ... --start-timeout 12` in an sbatch job (`job`: its shape), run
+    after `before` with the options `run`, where rank 2 (`rank`: the variable its process manager
+    names it by) writes its node (`node`, a shell word) and sleeps before it becomes cbk. Returns
+    the node rank 2 wrote, the step's message, and what the job and sbatch said."""
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    out = tmp_path / "job.out"
+    wrapper = tmp_path / "cbk-rank2-silent"
+    wrapper.write_text('#!/bin/sh\ncase " $* " in *" --seconds=0.25 "*)\n'
+                       f'  [ "${rank}" = 2 ] && {{ echo {node} > {tmp_path}/rank2; exec sleep 600; }};;\n'
+                       f'esac\nexec {cbk} "$@"\n')
+    wrapper.chmod(0o755)
+    bindir = Path(sys.executable).parent
+    env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": str(wrapper), "CLUSTERBENCH_SRUN_MPI": "pmi2",
+           "CBK_WAIT_NOTE_S": "1", "PATH": f"{Path(cbk).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
+    script = (f"{before}{sys.executable} -m clusterbench run null --np 3 {run} --seconds=0.25 --repeat 1 "
+              "--start-timeout 12 --quiet")
+    r = sbatch_wait([*job, f"--output={out}", "--wrap", script], cwd=tmp_path, env=env, timeout=180)
+    said = (out.read_text() if out.exists() else "") + r.stderr
+    (message,), = store_rows(store, "select message from steps")
+    return (tmp_path / "rank2").read_text().strip(), message, said
+
+
 @pytest.mark.timeout(200)
 def test_a_silent_rank_under_srun_is_named_with_the_host_srun_started_it_on(slurm, tmp_path):
     """At the start deadline the message said "rank 2 said nothing" under srun, where under mpiexec with a
     host file it named the host. Rank 2 here sleeps before it becomes cbk, and says where srun started it.
     The job asks for cyclic distribution: srun's block layout (rank_placement.slurm_block) puts rank 2 of
     3 on h02 of two nodes of 2 CPUs, where srun starts it on h01; each rank's own note of its node
-    (launch/srun.py's telling_slurm_node) names h01, and the layout, contradicted, names no one."""
-    store = f"sqlite:///{tmp_path / 'results.db'}"
-    out = tmp_path / "job.out"
-    wrapper = tmp_path / "cbk-rank2-silent"
-    wrapper.write_text('#!/bin/sh\ncase " $* " in *" --seconds=0.25 "*)\n'
-                       f'  [ "$SLURM_PROCID" = 2 ] && {{ echo "$SLURMD_NODENAME" > {tmp_path}/rank2; exec sleep 600; }};;\n'
-                       f'esac\nexec {find_cbk()} "$@"\n')
-    wrapper.chmod(0o755)
-    bindir = Path(sys.executable).parent
-    env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": str(wrapper), "CLUSTERBENCH_SRUN_MPI": "pmi2",
-           "CBK_WAIT_NOTE_S": "1",
-           "PATH": f"{Path(find_cbk()).parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
-    script = (f"export SLURM_DISTRIBUTION=cyclic; {sys.executable} -m clusterbench run null --np 3 --launcher srun "
-              "--seconds=0.25 --repeat 1 --start-timeout 12 --quiet")
-    r = sbatch_wait(["-N", "2", "-n", "4", f"--output={out}", "--wrap", script],
-                    cwd=tmp_path, env=env, timeout=180)
-    log = out.read_text() if out.exists() else ""
-    (message,), = store_rows(store, "select message from steps")
-    assert (tmp_path / "rank2").read_text().strip() == "h01", log
-    assert "; rank 2 (placed on h01) said nothing: the likely holder of the others' waits; " in message, \
-        (message, r.stderr, log)
+    (launch/rank_note.py) names h01, and the layout, contradicted, names no one."""
+    node, message, said = silent_rank_2(slurm, tmp_path, find_cbk(), "SLURM_PROCID", "$SLURMD_NODENAME",
+                                        "export SLURM_DISTRIBUTION=cyclic; ", "--launcher srun", ["-N", "2", "-n", "4"])
+    assert node == "h01", said
+    assert "; rank 2 (placed on h01) said nothing: the likely holder of the others' waits; " in message, (message, said)
     assert "[clusterbench placement]" not in message, message
 
 
@@ -301,25 +309,11 @@ def test_a_silent_rank_of_an_oversubscribed_open_mpi_inside_a_slurm_job_is_named
     cbk, and writes its node."""
     if not os.access(OPENMPI_CBK, os.X_OK):
         pytest.skip(f"no Open MPI cbk at {OPENMPI_CBK} (scripts/setup.sh --test builds it)")
-    store = f"sqlite:///{tmp_path / 'results.db'}"
-    out = tmp_path / "job.out"
-    wrapper = tmp_path / "cbk-rank2-silent"
-    wrapper.write_text('#!/bin/sh\ncase " $* " in *" --seconds=0.25 "*)\n'
-                       f'  [ "$OMPI_COMM_WORLD_RANK" = 2 ] && {{ uname -n > {tmp_path}/rank2; exec sleep 600; }};;\n'
-                       f'esac\nexec {OPENMPI_CBK} "$@"\n')
-    wrapper.chmod(0o755)
-    bindir = Path(sys.executable).parent
-    env = {**slurm.env, "CLUSTERBENCH_DB": store, "CLUSTERBENCH_CBK": str(wrapper), "CBK_WAIT_NOTE_S": "1",
-           "PATH": f"{OPENMPI_CBK.parent}{os.pathsep}{bindir}{os.pathsep}{os.environ['PATH']}"}
-    script = (f"{sys.executable} -m clusterbench run null --np 3 --launcher mpiexec --oversubscribe "
-              "--seconds=0.25 --repeat 1 --start-timeout 12 --quiet")
-    r = sbatch_wait(["-N", "2", "-n", "2", f"--output={out}", "--wrap", script], cwd=tmp_path, env=env, timeout=180)
-    log = out.read_text() if out.exists() else ""
-    (message,), = store_rows(store, "select message from steps")
-    host = (tmp_path / "rank2").read_text().strip()
-    assert host in ("h01", "h02"), (host, log)
-    assert f"; rank 2 (placed on {host}) said nothing: the likely holder of the others' waits; " in message, \
-        (message, r.stderr, log)
+    node, message, said = silent_rank_2(slurm, tmp_path, str(OPENMPI_CBK), "OMPI_COMM_WORLD_RANK", "$(uname -n)", "",
+                                        "--launcher mpiexec --oversubscribe", ["-N", "2", "-n", "2"])
+    assert node in ("h01", "h02"), said
+    assert f"; rank 2 (placed on {node}) said nothing: the likely holder of the others' waits; " in message, \
+        (message, said)
 
 
 @pytest.mark.timeout(120)

@@ -24,12 +24,16 @@ class ReasonNotes:
         i = self.reasons.index(reason)
         return ascii_lowercase[i % 26] * (i // 26 + 1)
 
-    def cell(self, text: str, reason: str | None) -> str:
-        """A verdict text ending in ": reason" as its words and the reason's letter."""
+    def _lettered(self, text: str, reason: str | None) -> tuple[str, str | None]:
+        """A verdict text ending in ": reason" as its words and the reason's letter; (text, None) otherwise."""
         tail = f": {reason}"
         if not reason or not text.endswith(tail):
-            return esc(text)
-        return f"{esc(text[:-len(tail)])}&nbsp;<sup>({self.letter(reason)})</sup>"
+            return text, None
+        return text[:-len(tail)], self.letter(reason)
+
+    def cell(self, text: str, reason: str | None) -> str:
+        words, letter = self._lettered(text, reason)
+        return f"{esc(words)}&nbsp;<sup>({letter})</sup>" if letter else esc(words)
 
     def html(self) -> list[str]:
         if not self.reasons:
@@ -38,10 +42,8 @@ class ReasonNotes:
 
     def markdown_cell(self, text: str, reason: str | None) -> str:
         """cell() for a Markdown table: the verdict's words and "(a)"."""
-        tail = f": {reason}"
-        if not reason or not text.endswith(tail):
-            return md(text)
-        return f"{md(text[:-len(tail)])} ({self.letter(reason)})"
+        words, letter = self._lettered(text, reason)
+        return f"{md(words)} ({letter})" if letter else md(words)
 
     def markdown(self) -> list[str]:
         """The reasons under a Markdown table, each after its letter, a paragraph each (Markdown's
