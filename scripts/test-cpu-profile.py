@@ -83,11 +83,12 @@ def main() -> int:
         sample(seen, test_by_pid)
         time.sleep(0.25)
     busy1, idle1 = machine_ticks()
-    by_file, by_command = collections.Counter(), collections.Counter()
+    by_file, by_command, by_test_command = collections.Counter(), collections.Counter(), collections.Counter()
     for ticks, test, comm, base in seen.values():
         used = (ticks - base) / HZ
         by_file[test.split("::")[0] if test else "(no test: pytest itself, the kernel, daemons)"] += used
         by_command[comm] += used
+        by_test_command[(test or "(no test)", comm)] += used
     print(f"\nCPU: {(busy1 - busy0) / HZ:,.0f} s busy, {(idle1 - idle0) / HZ:,.0f} s idle; "
           f"{sum(by_file.values()):,.0f} s seen in processes")
     print("\nCPU s  test file")
@@ -96,6 +97,9 @@ def main() -> int:
     print("\nCPU s  command")
     for name, s in by_command.most_common(15):
         print(f"{s:6.1f}  {name}")
+    print("\nCPU s  command in test (processes /proc saw)")
+    for (test, comm), s in by_test_command.most_common(30):
+        print(f"{s:6.1f}  {comm} in {test}")
     print_per_test(per_test)
     return suite.returncode
 
