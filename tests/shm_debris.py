@@ -17,7 +17,9 @@ MPICH's mpiexec (Hydra) killed with -9 leaves, alike, the hwloc topology it
 wrote for its proxies, /tmp/hydra_hwloc_xmlfile_* (30-50 a suite, 8 KiB
 each); it removes it at its exit. A proxy reads it once, at its start: one
 of those the suite's run left that no process holds open and that is a
-minute old is no launch's any more.
+minute old is no launch's any more; nor is a younger one when no Hydra
+process lives on the machine (those of the suite's last minute were left,
+one or two a run).
 """
 from __future__ import annotations
 
@@ -87,6 +89,21 @@ def remove_left(before: set[str]) -> tuple[int, int]:
 
 HYDRA_PREFIX = "hydra_hwloc_xmlfile_"
 HYDRA_UNUSED_FOR_S = 60.0
+# a process that may yet hand a proxy its topology file (Open MPI's mpiexec counted too: the same name)
+HYDRA_PROCESSES = ("mpiexec", "mpiexec.hydra", "mpirun", "hydra_pmi_proxy")
+
+
+def hydra_running() -> bool:
+    """Whether a Hydra launch (mpiexec or its proxy) of anyone's lives on this machine."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() in HYDRA_PROCESSES:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def hydra_files() -> set[str]:
@@ -97,19 +114,22 @@ def hydra_files() -> set[str]:
 
 
 def remove_hydra_left(before: set[str]) -> int:
-    """Removes Hydra's topology files that appeared since `before` was taken,
-    are a minute old and no process holds open. Returns how many."""
+    """Removes Hydra's topology files that appeared since `before` was taken
+    and no process holds open, and are a minute old or no Hydra process is
+    alive to want them. Returns how many."""
     new = hydra_files() - before
     if not new:
         return 0
     folder = Path(tempfile.gettempdir())
     used = _in_use(folder)
+    young_kept = hydra_running()
     now, removed = time.time(), 0
     for name in new:
         path = folder / name
         try:
             st = path.lstat()
-            if str(path) in used or now - st.st_mtime < HYDRA_UNUSED_FOR_S or not stat.S_ISREG(st.st_mode):
+            young = now - st.st_mtime < HYDRA_UNUSED_FOR_S
+            if str(path) in used or (young and young_kept) or not stat.S_ISREG(st.st_mode):
                 continue
             path.unlink()
         except OSError:

@@ -106,7 +106,8 @@ def test_a_segment_there_before_the_suite_or_just_made_is_left(tmp_path):
 
 
 @pytest.mark.timeout(120)
-def test_the_topology_file_of_an_mpiexec_killed_with_9_is_removed_and_a_fresh_one_is_left(mpiexec, cbk_bin):
+def test_the_topology_file_of_an_mpiexec_killed_with_9_is_removed_and_a_fresh_one_is_left(mpiexec, cbk_bin,
+                                                                                             monkeypatch):
     before = shm_debris.hydra_files()
     job = subprocess.Popen([mpiexec, "-n", "2", cbk_bin, "null", "--seconds=30", "--repetitions=1"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -118,6 +119,7 @@ def test_the_topology_file_of_an_mpiexec_killed_with_9_is_removed_and_a_fresh_on
         launch = descendants(job.pid)
         ours = _hydra_files_held(launch)
         assert ours, "the launch's proxy let go of its topology file as it was looked for"
+        assert shm_debris.hydra_running()
     finally:
         os.killpg(job.pid, signal.SIGKILL)
         job.wait()
@@ -131,7 +133,12 @@ def test_the_topology_file_of_an_mpiexec_killed_with_9_is_removed_and_a_fresh_on
         old = time.time() - 2 * shm_debris.HYDRA_UNUSED_FOR_S
         for n in ours:
             os.utime(folder / n, (old, old))
+        monkeypatch.setattr(shm_debris, "hydra_running", lambda: True)   # a launch beside, whose file it may be
         assert shm_debris.remove_hydra_left(before) >= len(ours)
         assert not (shm_debris.hydra_files() & ours) and fresh.exists()
+        # no Hydra left to read it: no one's. Every other file is taken as there before: a launch of
+        # another worker's test may have written its own a moment ago, its proxy yet to read it
+        monkeypatch.setattr(shm_debris, "hydra_running", lambda: False)
+        assert shm_debris.remove_hydra_left(shm_debris.hydra_files() - {fresh.name}) == 1 and not fresh.exists()
     finally:
-        fresh.unlink()
+        fresh.unlink(missing_ok=True)
