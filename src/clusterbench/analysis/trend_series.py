@@ -26,7 +26,7 @@ from clusterbench.errors import BadInput
 from clusterbench.results.sample import SampleKey
 from clusterbench.results.sizes import size_text
 from clusterbench.analysis.stats import _median, median_ci
-from clusterbench.store.queries import host_is
+from clusterbench.store.queries import host_is, same_host
 from clusterbench.store.schema import run_hosts, runs, samples, steps
 
 ALPHA = 0.01
@@ -371,7 +371,7 @@ def _first_envs(store, run_ids: set[int], host: str | None = None) -> dict[int, 
                  .join(environments, environments.c.hash == run_hosts.c.environment_hash)
                  .where(run_hosts.c.run_id.in_(ids[i:i + 1000])).order_by(run_hosts.c.run_id, run_hosts.c.host))
             for row in c.execute(q):
-                if host and row.host.lower() == host.lower():
+                if same_host(row.host, host):
                     first[row.run_id] = row.data
                 else:
                     first.setdefault(row.run_id, row.data)

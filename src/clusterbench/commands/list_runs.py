@@ -68,6 +68,7 @@ def _nothing_matched(store, named: dict, status, kernel, since, until) -> str:
     named with those the store holds: 'no matching runs' alone left `--host VM` (runs on vm) a riddle."""
     from clusterbench.output.date_text import cutoff_text
     from clusterbench.output.render_text import plain
+    from clusterbench.store.queries import same_host
 
     given = [f"{k} {v}" for k, v in (*named.items(), ("status", status), ("kernel", kernel)) if v]
     given += [f"{k} {cutoff_text(utc(v))}" for k, v in (("since", since), ("until", until)) if v]
@@ -75,7 +76,7 @@ def _nothing_matched(store, named: dict, status, kernel, since, until) -> str:
     for column, value in named.items():
         if value:
             held = store.run_values(column)
-            if (value.lower() not in {h.lower() for h in held}) if column == "host" else value not in held:
+            if not any(same_host(value, h) if column == "host" else value == h for h in held):
                 shown = ", ".join(held[:10]) + (f", ... ({len(held)})" if len(held) > 10 else "")
                 text += f"; no run has {column} {value!r} ({column}s: {shown or 'none'})"
     return plain(text)

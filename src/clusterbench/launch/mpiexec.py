@@ -9,7 +9,6 @@ import os
 import shutil
 import socket
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 from clusterbench.errors import BadInput
@@ -17,7 +16,7 @@ from clusterbench.launch import hostfile as hostfiles
 from clusterbench.launch import rank_placement
 from clusterbench.launch.host_ranks import usable_cores
 from clusterbench.launch.job import Job, Launcher, hostfile_hosts
-from clusterbench.launch.rank_note import MPI, telling_node, told_nodes
+from clusterbench.launch.rank_note import MPI, telling_job, told_nodes
 
 
 @functools.cache
@@ -142,9 +141,11 @@ class MpiExec(Launcher):
         started on (launch/rank_note.py): batch_allocation takes another
         node's cores for this one's, and Open MPI built without Grid Engine
         support places none from $PE_HOSTFILE."""
-        if job.ranks > 1 and not job.hostfile and not self.on_this_host_only(job):
-            job = replace(job, argv=tuple(telling_node(job.argv, MPI)), program=job.cbk)
-        return self.launch_command(job)
+        return self.launch_command(telling_job(job, MPI) if self._ranks_tell(job) else job)
+
+    def _ranks_tell(self, job: Job) -> bool:
+        """Whether the job's nodes, not a host file, place its ranks: inside a batch job without one."""
+        return job.ranks > 1 and not job.hostfile and not self.on_this_host_only(job)
 
     def launch_command(self, job: Job) -> list[str]:
         """mpiexec running job.argv as given, in its MPI's spelling."""
@@ -171,9 +172,9 @@ class MpiExec(Launcher):
         started on (command), and for a rank that said none the job's nodes
         as the MPI reads them (batch_allocation), where the ranks that told
         agree; None where it cannot tell."""
-        if self.on_this_host_only(job) or job.hostfile:
-            return self.laid_out(job)
         laid_out = self.laid_out(job)
+        if not self._ranks_tell(job):
+            return laid_out
         return rank_placement.HeardPlacement(lambda said: rank_placement.told_or_laid_out(told_nodes(said), laid_out))
 
     def laid_out(self, job: Job) -> rank_placement.Placement | None:

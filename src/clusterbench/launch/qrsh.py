@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from dataclasses import replace
 
 from clusterbench.errors import BadInput
 from clusterbench.launch.hostfile import HostEntry, grid_engine_lines
 from clusterbench.launch.job import Job, Launcher
 from clusterbench.launch.messages import PLACEMENT_NOTE
 from clusterbench.launch.mpiexec import MpiExec, find_mpiexec, flavour
-from clusterbench.launch.rank_note import MPI, telling_node, told_nodes
+from clusterbench.launch.rank_note import MPI, telling_job, told_nodes
 from clusterbench.launch.rank_placement import HeardPlacement, hydra, told_or_laid_out
 
 NOT_HERE = "no qrsh on PATH (this host is not a Grid Engine submit host, or $SGE_ROOT is not set)"
@@ -66,8 +65,8 @@ class Qrsh(Launcher):
             raise BadInput("with --launcher qrsh Grid Engine chooses the hosts: drop --hostfile")
         # several ranks: mpiexec inside the granted slots; its host file is Grid Engine's, and each
         # rank says first the node it started on (launch/rank_note.py)
-        told = replace(job, argv=tuple(telling_node(job.argv, MPI)), program=job.cbk)
-        inner = telling_pe_hostfile(MpiExec().launch_command(told)) if job.ranks > 1 else list(job.argv)
+        inner = telling_pe_hostfile(MpiExec().launch_command(telling_job(job, MPI))) if job.ranks > 1 \
+            else list(job.argv)
         return qrsh_command(qrsh, job, os.environ.get("CLUSTERBENCH_SGE_PE", "mpi"), inner)
 
     def placement(self, job: Job) -> HeardPlacement | None:

@@ -43,8 +43,8 @@ class Placement:
 
 @dataclass(frozen=True)
 class ToldPlacement:
-    """The hosts ranks said they started on (srun: each rank's note before
-    it becomes cbk), and for a rank that said none (its node never started
+    """The hosts ranks said they started on (launch/rank_note.py: each rank's
+    note before it becomes cbk), and for a rank that said none (its node never started
     it) the launcher's layout, where that agrees with every rank that told:
     a step started while the job's previous step still held its CPUs runs
     on other nodes than the layout's. Made by `told_or_laid_out`."""
@@ -120,7 +120,7 @@ def slurm_block(hosts: tuple[str, ...], cpus: tuple[int, ...], ranks: int, per_n
     it, no more nodes than tasks. None where the two lists differ in length.
     A step started while the job's previous step still holds its CPUs may be
     put on other nodes (2 tasks on h03 and h04 of four, a loaded machine):
-    srun's ranks say where they started (launch/srun.py), and this names
+    srun's ranks say where they started (launch/rank_note.py), and this names
     only a rank that said nothing of it, where the others agree with it."""
     if len(hosts) != len(cpus) or not hosts or ranks < 1:
         return None

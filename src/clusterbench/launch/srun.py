@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import replace
 
 from clusterbench.errors import BadInput
 from clusterbench.launch.job import Job, Launcher
-from clusterbench.launch.rank_note import SLURM, telling_node, told_nodes
+from clusterbench.launch.rank_note import SLURM, telling_job, told_nodes
 
 NOT_HERE = "no srun on PATH (this host is not a Slurm client: apt-get install slurm-client, or use mpiexec)"
 
@@ -68,7 +67,7 @@ class Srun(Launcher):
         where a step started while the job's previous step still held its
         CPUs, or under SLURM_DISTRIBUTION=cyclic, and none with --nodefile
         or outside an allocation."""
-        told = replace(job, argv=tuple(telling_node(job.argv, SLURM)), program=job.cbk) if job.ranks > 1 else job
+        told = telling_job(job, SLURM) if job.ranks > 1 else job
         return srun_command(self._srun(), told, self.mpi())
 
     def placement(self, job: Job):

@@ -17,6 +17,11 @@ def host_is(column: Any, host: str) -> Any:
     return sa.func.lower(column) == host.lower()
 
 
+def same_host(a: str | None, b: str | None) -> bool:
+    """host_is's rule between two names in hand."""
+    return a is not None and b is not None and a.lower() == b.lower()
+
+
 def list_runs(engine: sa.engine.Engine, label: str | None = None, limit: int | None = None, *, user: str | None = None,
               host: str | None = None, status: str | None = None, kernel: str | None = None,
               since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[Any]:
